@@ -1,0 +1,3 @@
+from jury.cli import main
+
+main()

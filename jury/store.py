@@ -1,0 +1,181 @@
+"""The embedded store: one SQLite file (default ``.jury/store.db``) for everything paid for.
+
+Executions are keyed by the database file's sha256 and the exact SQL text, so the gold
+query of a question runs once however many models are scored and a rerun executes
+nothing. Model calls and votes (added by the jury) live here too, each committed as it
+arrives, so a crash loses nothing that was paid for.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from jury.errors import StoreError
+from jury.records import ExecResult
+
+migrations = Migrations("jury")
+
+
+@migrations()
+def m001_executions(db: sqlite_utils.Database) -> None:
+    db["files"].create(
+        {"path": str, "size": int, "mtime_ns": int, "sha256": str}, pk="path"
+    )
+    db["executions"].create(
+        {
+            "key": str,
+            "db_sha256": str,
+            "sql": str,
+            "status": str,
+            "columns": str,
+            "rows": str,
+            "row_count": int,
+            "truncated": int,
+            "result_sha256": str,
+            "error": str,
+            "elapsed_s": float,
+            "timeout_s": float,
+            "row_cap": int,
+            "created_at": str,
+        },
+        pk="key",
+    )
+
+
+def execution_key(db_sha256: str, sql: str) -> str:
+    return hashlib.sha256(f"{db_sha256}\0{sql}".encode()).hexdigest()
+
+
+def _encode_value(v):
+    if isinstance(v, bytes):
+        return {"$bytes": base64.b64encode(v).decode()}
+    return v
+
+
+def _decode_value(v):
+    if isinstance(v, dict) and "$bytes" in v:
+        return base64.b64decode(v["$bytes"])
+    return v
+
+
+def encode_rows(rows: list[tuple]) -> str:
+    return json.dumps([[_encode_value(v) for v in r] for r in rows], separators=(",", ":"))
+
+
+def decode_rows(text: str) -> list[tuple]:
+    return [tuple(_decode_value(v) for v in r) for r in json.loads(text)]
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Store:
+    """A handle on the store file. Cheap to open; every write commits at once."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self.db = sqlite_utils.Database(conn)
+            migrations.apply(self.db)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"{self.path}: cannot open the store: {exc}") from None
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ file hashes
+    def file_sha256(self, path: str | Path) -> str:
+        """sha256 of a file, cached by (path, size, mtime) so big databases hash once."""
+        from jury.io import sha256_file
+
+        p = Path(path).resolve()
+        st = p.stat()
+        row = self.db.execute(
+            "SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [str(p)]
+        ).fetchone()
+        if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
+            return row[2]
+        digest = sha256_file(p)
+        self.db["files"].upsert(
+            {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest},
+            pk="path",
+        )
+        return digest
+
+    # ------------------------------------------------------------ executions
+    def get_execution(self, key: str) -> ExecResult | None:
+        row = self.db.execute(
+            "SELECT status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s "
+            "FROM executions WHERE key = ?",
+            [key],
+        ).fetchone()
+        if row is None:
+            return None
+        return ExecResult(
+            status=row[0],
+            columns=json.loads(row[1]),
+            rows=decode_rows(row[2]),
+            row_count=row[3],
+            truncated=bool(row[4]),
+            result_sha256=row[5],
+            error=row[6],
+            elapsed_s=row[7],
+        )
+
+    def known_executions(self, keys: list[str], *, timeout_s: float = 0.0) -> set[str]:
+        """Keys already executed; a timeout under a shorter limit than ``timeout_s`` is not known."""
+        found: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT key FROM executions WHERE key IN ({marks}) "
+                    "AND NOT (status = 'timeout' AND timeout_s < ?)",
+                    [*chunk, timeout_s],
+                ).fetchall()
+            )
+        return found
+
+    def put_execution(
+        self, key: str, db_sha256: str, sql: str, result: ExecResult, *, timeout_s: float, row_cap: int
+    ) -> None:
+        self.db["executions"].upsert(
+            {
+                "key": key,
+                "db_sha256": db_sha256,
+                "sql": sql,
+                "status": result.status,
+                "columns": json.dumps(result.columns),
+                "rows": encode_rows(result.rows),
+                "row_count": result.row_count,
+                "truncated": int(result.truncated),
+                "result_sha256": result.result_sha256,
+                "error": result.error,
+                "elapsed_s": result.elapsed_s,
+                "timeout_s": timeout_s,
+                "row_cap": row_cap,
+                "created_at": now_iso(),
+            },
+            pk="key",
+        )

@@ -1,0 +1,91 @@
+import json
+
+import pytest
+
+from jury.errors import InputError
+from jury.io import import_bird_predictions, load_gold, load_gold_list, load_runs
+from helpers import GOLD, write_gold, write_runs
+
+
+def test_gold_accepts_sql_alias_and_order_override(tmp_path):
+    items = [dict(GOLD[0]), dict(GOLD[1])]
+    items[0]["sql"] = items[0].pop("SQL")
+    items[1]["order_matters"] = False
+    gold = load_gold(write_gold(tmp_path, items))
+    assert gold[1].sql.startswith("SELECT name")
+    assert gold[2].order_matters is False
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ('{"model": "m", "question_id": 1, "sql": "SELECT 1"}\n{"model": "m", "question_id": 2, "sql": "SELECT 1"\n',
+         "run.jsonl:2: malformed JSON"),
+        ('{"model": "m", "question_id": 99, "sql": "SELECT 1"}\n', "run.jsonl:1: unknown question_id 99"),
+        ('{"model": "m", "question_id": 1, "sql": "x"}\n\n{"model": "m", "question_id": "1", "sql": "y"}\n',
+         "run.jsonl:3: duplicate answer of model 'm' to question 1 (first at"),
+        ('{"model": "m", "question_id": 1, "sqll": "x"}\n', "run.jsonl:1: sqll: Extra inputs are not permitted"),
+        ('[1, 2]\n', "run.jsonl:1: expected an object, got list"),
+        ("   \n", "run.jsonl: file is empty"),
+    ],
+)
+def test_bad_runs_name_file_and_line(tmp_path, content, expected):
+    gold = load_gold(write_gold(tmp_path))
+    path = tmp_path / "run.jsonl"
+    path.write_text(content)
+    with pytest.raises(InputError) as exc:
+        load_runs([path], gold)
+    assert expected in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def test_non_utf8_names_the_line(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b'{"model": "m", "question_id": 1, "sql": "x"}\n{"model": "\xff"}\n')
+    with pytest.raises(InputError, match=r"run.jsonl:2: not UTF-8"):
+        load_runs([path])
+
+
+def test_duplicates_across_files(tmp_path):
+    rec = {"model": "m", "question_id": 1, "sql": "SELECT 1"}
+    a, b = write_runs(tmp_path, [rec], "a.jsonl"), write_runs(tmp_path, [rec], "b.jsonl")
+    with pytest.raises(InputError, match=r"b.jsonl:1: duplicate .* \(first at .*a.jsonl:1\)"):
+        load_runs([a, b])
+
+
+def test_gold_errors(tmp_path):
+    bad = tmp_path / "gold.json"
+    bad.write_text('[{"question_id": 1, "db_id": "x"}]')
+    with pytest.raises(InputError, match=r"gold.json item 0: SQL: Field required"):
+        load_gold(bad)
+    bad.write_text('[{"question_id": 1,\n "db_id": "x", }]')
+    with pytest.raises(InputError, match=r"gold.json:2: malformed JSON"):
+        load_gold(bad)
+
+
+def test_bird_json_importer(tmp_path):
+    gold = load_gold_list(write_gold(tmp_path))
+    pred = tmp_path / "predict_dev.json"
+    pred.write_text(json.dumps({
+        "0": "SELECT name FROM item WHERE colour = 'red'\t----- bird -----\tshop",
+        "1": 42,
+        "2": "SELECT count(*) FROM item /* Answer the following */ SELECT 1\t----- bird -----\tother",
+    }))
+    rep = import_bird_predictions(pred, gold, "m")
+    by_q = {r.question_id: r for r in rep.records}
+    assert by_q[1].db_id == "shop" and by_q[1].sql.endswith("'red'")
+    assert by_q[2].sql is None and by_q[4].sql is None  # non-string entry; absent position
+    assert by_q[3].sql.endswith("SELECT 1") and by_q[3].db_id == "other"  # junk kept as written
+    assert sorted(rep.missing) == [2, 4] and len(rep.odd) == 1
+
+
+def test_text_importer_without_final_newline_and_too_many_lines(tmp_path):
+    gold = load_gold_list(write_gold(tmp_path))
+    txt = tmp_path / "pred.sql"
+    txt.write_text("SELECT 1\n\nSELECT 3\nSELECT 4")
+    rep = import_bird_predictions(txt, gold, "m")
+    assert [r.sql for r in rep.records] == ["SELECT 1", None, "SELECT 3", "SELECT 4"]
+    assert all(r.db_id is None for r in rep.records)
+    txt.write_text("a\nb\nc\nd\ne\n")
+    with pytest.raises(InputError, match="5 lines but the gold file has only 4"):
+        import_bird_predictions(txt, gold, "m")
