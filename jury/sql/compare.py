@@ -1,0 +1,362 @@
+"""Result-row comparators for execution scoring.
+
+Every comparator takes the gold rows and the predicted rows (``list[tuple]`` of
+SQLite Python values: None, int, float, str, bytes) and returns whether the
+prediction counts as correct. All functions are pure: no I/O, no mutation.
+
+Value equality is plain Python equality throughout (``1 == 1.0``, ``'1' != 1``,
+``None == None``), which is what BIRD's ``set(pred) == set(gold)`` rule uses;
+only :func:`subset` (Spider 2.0's rule) compares numbers with a tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from jury.errors import InputError
+
+Rows = Sequence[Sequence]
+
+#: Most search nodes :func:`relaxed` visits before giving up (returns False).
+RELAXED_SEARCH_LIMIT = 100_000
+#: Largest (ambiguous columns x columns x rows) for which :func:`relaxed` refines
+#: candidate columns by pairwise joint distributions.
+PAIRWISE_LIMIT = 5_000_000
+
+
+@dataclass(frozen=True)
+class NormalizeOptions:
+    """Value normalisations applied to both sides before comparing.
+
+    >>> NormalizeOptions().describe()
+    {'casefold': False, 'float_sig_digits': None}
+    >>> NormalizeOptions(casefold=True, float_sig_digits=3).describe()
+    {'casefold': True, 'float_sig_digits': 3}
+    """
+
+    casefold: bool = False
+    float_sig_digits: int | None = None
+
+    def __post_init__(self) -> None:
+        n = self.float_sig_digits
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise InputError(f"float_sig_digits must be a positive integer, got {n!r}")
+
+    @property
+    def active(self) -> bool:
+        """True when at least one normalisation is switched on."""
+        return self.casefold or self.float_sig_digits is not None
+
+    def describe(self) -> dict:
+        """JSON-able dict naming the options used."""
+        return {"casefold": self.casefold, "float_sig_digits": self.float_sig_digits}
+
+
+def _round_sig(x: float, digits: int) -> float:
+    """Round ``x`` to ``digits`` significant digits (NaN and infinities unchanged)."""
+    if not math.isfinite(x) or x == 0.0:
+        return x
+    return float(f"{x:.{digits}g}")
+
+
+def _normalize_value(v, options: NormalizeOptions):
+    if isinstance(v, str):
+        return v.casefold() if options.casefold else v
+    if isinstance(v, float) and options.float_sig_digits is not None:
+        return _round_sig(v, options.float_sig_digits)
+    return v
+
+
+def normalize_rows(rows: Iterable[Sequence], options: NormalizeOptions) -> list[tuple]:
+    """Apply ``options`` to every value; identity (as tuples) when all are off.
+
+    Only ``str`` values are casefolded and only ``float`` values are rounded
+    (to significant digits, not decimal places); ints are left alone.
+
+    >>> normalize_rows([("ABC", 0.12345, 7)], NormalizeOptions())
+    [('ABC', 0.12345, 7)]
+    >>> normalize_rows([("ABC", 0.12345, 7)], NormalizeOptions(casefold=True, float_sig_digits=3))
+    [('abc', 0.123, 7)]
+    >>> normalize_rows([(1234.5, None)], NormalizeOptions(float_sig_digits=3))
+    [(1230.0, None)]
+    """
+    if not options.active:
+        return [tuple(r) for r in rows]
+    return [tuple(_normalize_value(v, options) for v in r) for r in rows]
+
+
+def bird(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
+         options: NormalizeOptions = NormalizeOptions()) -> bool:
+    """BIRD's official rule: ``set(pred_rows) == set(gold_rows)``.
+
+    Duplicates and row order are ignored; ``order_matters`` is accepted but ignored.
+
+    >>> bird([(1, "a"), (2, "b")], [(2, "b"), (1, "a"), (1, "a")])
+    True
+    >>> bird([(1,)], [(1.0,)]), bird([("1",)], [(1,)])
+    (True, False)
+    >>> bird([(1, 2)], [(2, 1)], order_matters=True)
+    False
+    """
+    gold = normalize_rows(gold_rows, options)
+    pred = normalize_rows(pred_rows, options)
+    return set(pred) == set(gold)
+
+
+def strict(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
+           options: NormalizeOptions = NormalizeOptions()) -> bool:
+    """BIRD's set rule, or equal row sequences when ``order_matters``.
+
+    NULLs (None) equal each other. With ``order_matters`` the rows must be the
+    same, in the same order, with the same count (duplicates count).
+
+    >>> strict([(1, None), (2, "x")], [(2, "x"), (1, None)])
+    True
+    >>> strict([(1,), (2,)], [(2,), (1,)], order_matters=True)
+    False
+    >>> strict([(1,), (2,)], [(1.0,), (2,)], order_matters=True)
+    True
+    >>> strict([(1,), (1,)], [(1,)], order_matters=True)
+    False
+    """
+    gold = normalize_rows(gold_rows, options)
+    pred = normalize_rows(pred_rows, options)
+    if order_matters:
+        return len(gold) == len(pred) and all(g == p for g, p in zip(gold, pred))
+    return set(gold) == set(pred)
+
+
+def _width(rows: list[tuple]) -> int | None:
+    """Common row width, or None when the rows are ragged."""
+    widths = {len(r) for r in rows}
+    return widths.pop() if len(widths) == 1 else None
+
+
+def _pair_signature(cols: list[tuple], i: int):
+    """Row-order-invariant fingerprint of column ``i``: the multiset of its joint
+    value distributions with every other column."""
+    joints = Counter(frozenset(Counter(zip(cols[i], ck)).items())
+                     for k, ck in enumerate(cols) if k != i)
+    return frozenset(joints.items())
+
+
+def relaxed(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
+            options: NormalizeOptions = NormalizeOptions()) -> bool:
+    """:func:`strict`, but the predicted columns may come in any order.
+
+    True when some permutation of the predicted columns makes :func:`strict`
+    true; column counts must match. A gold column may only map to a predicted
+    column with the same values (same value multiset over the distinct rows;
+    the same value sequence when ``order_matters``), refined, when ambiguous, by
+    joint value distributions with the other columns. The remaining mappings are
+    backtracked, pruned by the rows projected on the columns mapped so far;
+    the search gives up (False) after ``RELAXED_SEARCH_LIMIT`` candidate steps.
+
+    >>> relaxed([(1, "a"), (2, "b")], [("b", 2), ("a", 1)])
+    True
+    >>> relaxed([(1, "a")], [("a", 1, None)])
+    False
+    >>> relaxed([(1, "a"), (2, "b")], [("b", 1), ("a", 2)])
+    False
+    """
+    gold = normalize_rows(gold_rows, options)
+    pred = normalize_rows(pred_rows, options)
+    if not gold or not pred:
+        return not gold and not pred
+    width = _width(gold)
+    if width is None or _width(pred) != width:
+        return False
+    if strict(gold, pred, order_matters=order_matters):
+        return True
+    if not order_matters:  # set semantics: work on the distinct rows
+        gold, pred = list(dict.fromkeys(gold)), list(dict.fromkeys(pred))
+    if len(gold) != len(pred):
+        return False
+
+    gcols, pcols = list(zip(*gold)), list(zip(*pred))
+    if order_matters:
+        gsig, psig = gcols, pcols
+    else:
+        gsig = [frozenset(Counter(c).items()) for c in gcols]
+        psig = [frozenset(Counter(c).items()) for c in pcols]
+    cand = [[j for j in range(width) if psig[j] == gsig[i]] for i in range(width)]
+    if any(not c for c in cand):
+        return False
+    ambiguous = [i for i in range(width) if len(cand[i]) > 1]
+    if not order_matters and ambiguous and len(ambiguous) * width * len(gold) <= PAIRWISE_LIMIT:
+        pair_sig: dict[int, frozenset] = {}
+        for j in {j for i in ambiguous for j in cand[i]}:
+            pair_sig[j] = _pair_signature(pcols, j)
+        for i in ambiguous:
+            gp = _pair_signature(gcols, i)
+            cand[i] = [j for j in cand[i] if pair_sig[j] == gp]
+            if not cand[i]:
+                return False
+
+    # Identical predicted columns are interchangeable: try one per class.
+    classes: dict[tuple, int] = {}
+    pclass = [classes.setdefault(c, len(classes)) for c in pcols]
+    order = sorted(range(width), key=lambda i: len(cand[i]))  # most constrained first
+    used = [False] * width
+    budget = RELAXED_SEARCH_LIMIT
+
+    def search(depth: int, glab: list[int], plab: list[int]) -> bool | None:
+        # glab/plab label each row's projection on the columns mapped so far
+        # (equal labels <=> equal projected tuples, across both sides).
+        nonlocal budget
+        if depth == width:
+            return True
+        i, tried = order[depth], set()
+        for j in cand[i]:
+            if used[j] or pclass[j] in tried:
+                continue
+            tried.add(pclass[j])
+            budget -= 1
+            if budget < 0:
+                return None
+            labels: dict = {}
+            g2 = [labels.setdefault((lab, r[i]), len(labels)) for lab, r in zip(glab, gold)]
+            p2 = [labels.get((lab, r[j]), -1) for lab, r in zip(plab, pred)]
+            if (g2 == p2) if order_matters else (set(g2) == set(p2)):
+                used[j] = True
+                found = search(depth + 1, g2, p2)
+                used[j] = False
+                if found is None or found:
+                    return found
+        return False
+
+    try:
+        return bool(search(0, [0] * len(gold), [0] * len(pred)))
+    except RecursionError:  # thousands of columns: treat like an exhausted search
+        return False
+
+
+def _is_na(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _spider2_sort_key(x):
+    return (x is None, str(x), isinstance(x, (int, float)))
+
+
+def _vectors_match(v1: Sequence, v2: Sequence, tolerance: float, order_matters: bool) -> bool:
+    """Spider 2.0's ``vectors_match`` on two column vectors."""
+    if not order_matters:
+        v1 = sorted(v1, key=_spider2_sort_key)
+        v2 = sorted(v2, key=_spider2_sort_key)
+    if len(v1) != len(v2):
+        return False
+    for a, b in zip(v1, v2):
+        if _is_na(a) and _is_na(b):
+            continue
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            if not math.isclose(float(a), float(b), abs_tol=tolerance):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def subset(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
+           options: NormalizeOptions = NormalizeOptions(), tolerance: float = 0.01) -> bool:
+    """Spider 2.0's ``compare_pandas_table`` rule.
+
+    Each gold column vector must match some predicted column vector (extra
+    predicted columns are allowed). Vectors are sorted first unless
+    ``order_matters``; numbers match within ``abs_tol=tolerance``, NULLs match
+    NULLs, anything else by ``==``. Zero-row results: both empty is True,
+    exactly one empty is False.
+
+    >>> subset([(1, "a")], [("x", "a", 1.005)])
+    True
+    >>> subset([(1.0,)], [(1.02,)])
+    False
+    >>> subset([(1,), (2,)], [(2,), (1,)]), subset([(1,), (2,)], [(2,), (1,)], order_matters=True)
+    (True, False)
+    >>> subset([], []), subset([], [(1,)]), subset([(1,)], [])
+    (True, False, False)
+    """
+    gold = normalize_rows(gold_rows, options)
+    pred = normalize_rows(pred_rows, options)
+    if not gold or not pred:
+        return not gold and not pred
+    gcols = [list(c) for c in zip(*gold)]
+    pcols = [list(c) for c in zip(*pred)]
+    return all(any(_vectors_match(g, p, tolerance, order_matters) for p in pcols) for g in gcols)
+
+
+def overlap(gold_rows: Rows, pred_rows: Rows, *,
+            options: NormalizeOptions = NormalizeOptions()) -> float:
+    """Jaccard similarity ``|A∩B| / |A∪B|`` of the normalized row sets; 1.0 when both are empty.
+
+    >>> overlap([("a",), ("b",)], [("b",), ("c",)])
+    0.3333333333333333
+    >>> overlap([], []), overlap([(1,)], []), overlap([(1,), (1,)], [(1.0,)])
+    (1.0, 0.0, 1.0)
+    """
+    a = set(normalize_rows(gold_rows, options))
+    b = set(normalize_rows(pred_rows, options))
+    union = a | b
+    if not union:
+        return 1.0
+    return len(a & b) / len(union)
+
+
+COMPARATORS: dict[str, Callable[..., bool]] = {
+    "bird": bird,
+    "strict": strict,
+    "relaxed": relaxed,
+    "subset": subset,
+}
+
+
+def get_comparator(name: str) -> Callable[..., bool]:
+    """Look a comparator up by name.
+
+    >>> get_comparator("bird") is bird
+    True
+    >>> get_comparator("fuzzy")
+    Traceback (most recent call last):
+    ...
+    jury.errors.InputError: unknown comparator 'fuzzy'; choose one of: bird, relaxed, strict, subset
+    """
+    try:
+        return COMPARATORS[name]
+    except (KeyError, TypeError):
+        choices = ", ".join(sorted(COMPARATORS))
+        raise InputError(f"unknown comparator {name!r}; choose one of: {choices}") from None
+
+
+def gold_orders_rows(sql: str) -> bool:
+    """True when the outermost query of ``sql`` has an ORDER BY (sqlglot, sqlite dialect).
+
+    An ORDER BY only inside a subquery or CTE does not count; one applied to a
+    whole compound (UNION ...) does. Unparseable SQL gives False, never raises.
+
+    >>> gold_orders_rows("SELECT a FROM t ORDER BY a LIMIT 1")
+    True
+    >>> gold_orders_rows("SELECT a FROM (SELECT a FROM t ORDER BY a)")
+    False
+    >>> gold_orders_rows("SELECT a FROM t UNION SELECT b FROM u ORDER BY 1")
+    True
+    >>> gold_orders_rows("SELEC a FRM")
+    False
+    """
+    try:
+        import sqlglot
+        from sqlglot import exp
+
+        expr = sqlglot.parse_one(sql, dialect="sqlite")
+        while expr is not None:
+            if expr.args.get("order") is not None:
+                return isinstance(expr, exp.Query)
+            if isinstance(expr, (exp.Subquery, exp.Paren)):
+                expr = expr.this  # a parenthesised whole query: look inside
+                continue
+            return False
+        return False
+    except Exception:  # noqa: BLE001 - any parser failure means "unknown", i.e. False
+        return False
