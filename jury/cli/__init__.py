@@ -1,0 +1,47 @@
+"""The `jury` command line: thin typer commands over the library."""
+
+from __future__ import annotations
+
+import typer
+
+from jury import __version__
+
+app = typer.Typer(
+    name="jury",
+    help=(
+        "Score text-to-SQL runs by execution, send the failures a comparator cannot settle "
+        "to a blind jury of LLMs from other model families, audit the gold SQL, and report "
+        "strict, gold-clean and adjudicated accuracy.\n\n"
+        "Defaults for --gold, --db-root, --panel, --store and more can live in a jury.toml "
+        "in the working directory; flags override it."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"jury {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print jury's version and exit."
+    ),
+) -> None:
+    """jury: execution match, LLM-jury adjudication and gold audits for text-to-SQL."""
+
+
+from jury.cli import imports as _imports  # noqa: E402
+from jury.cli import score as _score  # noqa: E402
+
+app.add_typer(_imports.app, name="import")
+app.command("score")(_score.score)
+
+
+def main() -> None:
+    app()

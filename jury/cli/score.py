@@ -1,0 +1,64 @@
+"""`jury score`: strict execution match per model, with every comparator side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jury.cli.common import FORMAT_HELP, check_format, config, emit, handle_errors, open_store, progress_bar
+from jury.errors import InputError
+
+
+@handle_errors
+def score(
+    runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
+    gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
+    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    comparator: str | None = typer.Option(None, help="Comparator deciding a match: strict (default), bird, relaxed or subset."),
+    near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
+    timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30, as BIRD)."),
+    row_cap: int | None = typer.Option(None, help="Rows kept per result (default 100000); beyond it only count and hash."),
+    workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
+    casefold: bool = typer.Option(False, help="Compare strings case-insensitively (off by default)."),
+    float_digits: int | None = typer.Option(None, help="Round floats to N significant digits before comparing (off by default)."),
+    fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
+    per_question: Path | None = typer.Option(None, help="Also write one JSONL line per (model, question) here."),
+    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+) -> None:
+    """Execute every model's SQL and the gold SQL and score strict execution match.
+
+    Accuracy is over the questions each model routed to the right database, with a
+    Wilson 95% interval. Each answer gets one outcome: match, near_miss, mismatch
+    (eligible for the jury), error, timeout, missing, misrouted or gold_error (the gold
+    fails: left out of every denominator). Executions are cached in the store, so a
+    rerun executes nothing.
+    """
+    from jury.evaluate import Settings, evaluate
+    from jury.io import load_gold, load_runs
+    from jury.report import per_question_jsonl, render_scores
+    from jury.scoring import score_all
+    from jury.sql.compare import NormalizeOptions
+
+    check_format(fmt)
+    cfg = config()
+    gold_path = cfg.path_of("gold", gold)
+    if gold_path is None:
+        raise InputError("no gold file: pass --gold or set gold in jury.toml")
+    gold_items = load_gold(gold_path)
+    records = load_runs(runs, gold_items)
+    settings = Settings(
+        comparator=cfg.get("comparator", comparator, "strict"),
+        near_miss=cfg.get("near_miss", near_miss, 0.5),
+        timeout_s=cfg.get("timeout", timeout, 30.0),
+        row_cap=cfg.get("row_cap", row_cap, 100_000),
+        workers=cfg.get("workers", workers, None) or Settings().workers,
+        options=NormalizeOptions(casefold=casefold, float_sig_digits=float_digits),
+    )
+    with open_store(cfg, store) as st, progress_bar("executing SQL") as bar:
+        ev = evaluate(gold_items, records, cfg.path_of("db_root", db_root), st, settings, bar)
+    scores = score_all(ev.pairs)
+    if per_question is not None:
+        emit(per_question_jsonl(ev.pairs), per_question)
+    emit(render_scores(scores, ev, fmt), output)

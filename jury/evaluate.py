@@ -1,0 +1,245 @@
+"""Execute gold and candidate SQL (cached, in parallel) and give every (model, question) one outcome.
+
+Outcomes, in order of precedence:
+``gold_error`` (the gold query itself fails: excluded from every denominator),
+``misrouted`` (the model chose another database), ``missing`` (no SQL),
+``timeout``, ``error`` (the candidate did not execute), ``match`` (the chosen
+comparator accepts), ``near_miss`` (row-set overlap >= threshold) and ``mismatch``
+(overlap below the threshold: eligible for the jury).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from jury.errors import InputError
+from jury.io import require_database
+from jury.records import ExecResult, GoldItem, QuestionId, RunRecord
+from jury.sql import compare
+from jury.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, execute_job
+from jury.store import Store, execution_key
+
+SIDE_COMPARATORS = ("bird", "strict", "relaxed", "subset")
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Settings:
+    comparator: str = "strict"
+    near_miss: float = 0.5
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    row_cap: int = DEFAULT_ROW_CAP
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    options: compare.NormalizeOptions = field(default_factory=compare.NormalizeOptions)
+
+    def __post_init__(self) -> None:
+        compare.get_comparator(self.comparator)
+        if not 0.0 <= self.near_miss <= 1.0:
+            raise InputError(f"near-miss threshold must be in [0, 1], got {self.near_miss}")
+        if self.timeout_s <= 0:
+            raise InputError(f"timeout must be positive, got {self.timeout_s}")
+        if self.workers < 1:
+            raise InputError(f"workers must be at least 1, got {self.workers}")
+
+    def describe(self) -> dict:
+        return {
+            "comparator": self.comparator,
+            "near_miss_threshold": self.near_miss,
+            "timeout_s": self.timeout_s,
+            "row_cap": self.row_cap,
+            "normalize": self.options.describe(),
+        }
+
+
+class PairResult(BaseModel):
+    """The scored answer of one model to one question."""
+
+    model: str
+    question_id: QuestionId
+    db_id: str
+    chosen_db_id: str | None
+    routed: bool
+    outcome: str
+    overlap: float | None = None
+    verdicts: dict[str, bool | None] = {}
+    order_matters: bool = False
+    gold_key: str | None = None
+    pred_key: str | None = None
+    error: str | None = None
+    families: list[str] = []
+
+
+@dataclass
+class Evaluation:
+    pairs: list[PairResult]
+    gold_errors: dict[QuestionId, str]
+    settings: Settings
+    databases: dict[str, tuple[Path, str]]  # db_id -> (path, sha256)
+    executed: int = 0  # executions actually run (not served from the store)
+    results: dict[str, ExecResult] = field(default_factory=dict, repr=False)
+
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(p.model for p in self.pairs))
+
+
+def _same(gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts) -> bool:
+    if gold.truncated or pred.truncated:
+        # Too large to hold: the order-independent hash of the full row set decides.
+        return gold.result_sha256 == pred.result_sha256 and (
+            not order_matters or gold.row_count == pred.row_count
+        )
+    return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts))
+
+
+def evaluate(
+    gold: dict[QuestionId, GoldItem],
+    records: list[RunRecord],
+    db_root: str | Path | None,
+    store: Store,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+) -> Evaluation:
+    settings = settings or Settings()
+    qids = list(dict.fromkeys(r.question_id for r in records))
+    missing = [q for q in qids if q not in gold]
+    if missing:
+        raise InputError(f"unknown question_id {missing[0]!r} (not in the gold file)")
+    known_dbs = {g.db_id for g in gold.values()}
+    for r in records:
+        if r.db_id is not None and r.db_id not in known_dbs:
+            from jury.io import database_path
+
+            if db_root is None or not database_path(db_root, r.db_id).is_file():
+                raise InputError(
+                    f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "
+                    "no database of the gold file and has no database file"
+                )
+    databases: dict[str, tuple[Path, str]] = {}
+    for q in qids:
+        db_id = gold[q].db_id
+        if db_id not in databases:
+            path = require_database(db_root, db_id)
+            databases[db_id] = (path, store.file_sha256(path))
+
+    def key_for(db_id: str, sql: str) -> str:
+        return execution_key(databases[db_id][1], sql)
+
+    jobs: dict[str, tuple[str, str]] = {}  # key -> (db_id, sql)
+    for q in qids:
+        jobs.setdefault(key_for(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
+    for r in records:
+        g = gold[r.question_id]
+        if r.sql is not None and (r.db_id is None or r.db_id == g.db_id):
+            jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
+    executed = run_executions(jobs, databases, store, settings, progress)
+    results = {k: store.get_execution(k) for k in jobs}
+
+    gold_errors: dict[QuestionId, str] = {}
+    for q in qids:
+        res = results[key_for(gold[q].db_id, gold[q].sql)]
+        if not res.ok:
+            gold_errors[q] = f"{res.status}: {res.error}"
+
+    fn = compare.get_comparator(settings.comparator)
+    side = {name: compare.get_comparator(name) for name in SIDE_COMPARATORS}
+    pairs: list[PairResult] = []
+    order_cache: dict[QuestionId, bool] = {}
+    for r in records:
+        g = gold[r.question_id]
+        if r.question_id not in order_cache:
+            order_cache[r.question_id] = (
+                g.order_matters if g.order_matters is not None else compare.gold_orders_rows(g.sql)
+            )
+        pair = PairResult(
+            model=r.model,
+            question_id=r.question_id,
+            db_id=g.db_id,
+            chosen_db_id=r.db_id,
+            routed=r.db_id is None or r.db_id == g.db_id,
+            outcome="mismatch",
+            order_matters=order_cache[r.question_id],
+            gold_key=key_for(g.db_id, g.sql),
+            families=r.families(),
+        )
+        if r.sql is not None and pair.routed:
+            pair.pred_key = key_for(g.db_id, r.sql)
+        _classify(pair, r, results, gold_errors, fn, side, settings)
+        pairs.append(pair)
+    return Evaluation(pairs, gold_errors, settings, databases, executed, results)
+
+
+def _classify(pair, r, results, gold_errors, fn, side, settings) -> None:
+    if pair.question_id in gold_errors:
+        pair.outcome, pair.error = "gold_error", gold_errors[pair.question_id]
+        return
+    if not pair.routed:
+        pair.outcome = "misrouted"
+        return
+    if r.sql is None:
+        pair.outcome = "missing"
+        pair.verdicts = {name: False for name in side}
+        return
+    gold_res, pred_res = results[pair.gold_key], results[pair.pred_key]
+    if not pred_res.ok:
+        pair.outcome, pair.error = pred_res.status, pred_res.error
+        pair.verdicts = {name: False for name in side}
+        return
+    opts, om = settings.options, pair.order_matters
+    pair.verdicts = {name: _same(gold_res, pred_res, f, om, opts) for name, f in side.items()}
+    if gold_res.truncated or pred_res.truncated:
+        pair.overlap = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else 0.0
+    else:
+        pair.overlap = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
+    if _same(gold_res, pred_res, fn, om, opts):
+        pair.outcome = "match"
+    elif pair.overlap >= settings.near_miss:
+        pair.outcome = "near_miss"
+    else:
+        pair.outcome = "mismatch"
+
+
+def run_executions(
+    jobs: dict[str, tuple[str, str]],
+    databases: dict[str, tuple[Path, str]],
+    store: Store,
+    settings: Settings,
+    progress: Progress | None = None,
+) -> int:
+    """Execute every job not already in the store; each result is stored as it arrives."""
+    keys = list(jobs)
+    known = store.known_executions(keys, timeout_s=settings.timeout_s)
+    todo = [k for k in keys if k not in known]
+    total = len(todo)
+    if progress:
+        progress(0, total)
+
+    def job(k: str) -> tuple[str, str, float, int]:
+        db_id, sql = jobs[k]
+        return (str(databases[db_id][0]), sql, settings.timeout_s, settings.row_cap)
+
+    def save(k: str, result: dict) -> None:
+        db_id, sql = jobs[k]
+        store.put_execution(
+            k, databases[db_id][1], sql, ExecResult(**result),
+            timeout_s=settings.timeout_s, row_cap=settings.row_cap,
+        )
+
+    if settings.workers == 1 or total <= 4:
+        for done, k in enumerate(todo, start=1):
+            save(k, execute_job(job(k)))
+            if progress:
+                progress(done, total)
+        return total
+    with ProcessPoolExecutor(max_workers=min(settings.workers, total)) as pool:
+        futures = {pool.submit(execute_job, job(k)): k for k in todo}
+        for done, fut in enumerate(as_completed(futures), start=1):
+            save(futures[fut], fut.result())
+            if progress:
+                progress(done, total)
+    return total

@@ -1,0 +1,128 @@
+import pytest
+
+from jury.errors import DatabaseMissing, InputError
+from jury.evaluate import Settings, evaluate
+from jury.io import load_gold, load_runs
+from jury.scoring import score_all
+from jury.store import Store
+from helpers import make_db, write_gold, write_runs
+
+RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+@pytest.fixture
+def project(tmp_path):
+    make_db(tmp_path / "dbs")
+    gold = load_gold(write_gold(tmp_path))
+    return tmp_path, gold
+
+
+def run(tmp_path, gold, records, **settings):
+    runs = load_runs([write_runs(tmp_path, records)], gold)
+    with Store(tmp_path / "store.db") as store:
+        return evaluate(gold, runs, tmp_path / "dbs", store, Settings(workers=1, **settings))
+
+
+def outcomes(ev):
+    return {(p.model, p.question_id): p.outcome for p in ev.pairs}
+
+
+def test_every_outcome_class(project):
+    tmp, gold = project
+    recs = [
+        {"model": "a", "question_id": 1, "db_id": "shop", "sql": "SELECT name FROM item WHERE colour='red'"},
+        {"model": "a", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"},  # order wrong
+        {"model": "a", "question_id": 3, "db_id": "elsewhere", "sql": "SELECT 4"},
+        {"model": "a", "question_id": 4, "sql": "SELECT 1"},
+        {"model": "b", "question_id": 1, "sql": "SELECT name FROM item WHERE colour='red' OR name='fig'"},
+        {"model": "b", "question_id": 2, "sql": None},
+        {"model": "b", "question_id": 3, "sql": "SELECT count(*) FROM itemz"},
+        {"model": "c", "question_id": 1, "sql": RUNAWAY},
+        {"model": "c", "question_id": 3, "sql": "SELECT 5"},
+    ]
+    make_db(tmp / "dbs", "elsewhere")
+    ev = run(tmp, gold, recs, timeout_s=0.5)
+    assert outcomes(ev) == {
+        ("a", 1): "match",
+        ("a", 2): "mismatch",  # same rows, wrong order: overlap 1.0 but... see below
+        ("a", 3): "misrouted",
+        ("a", 4): "gold_error",
+        ("b", 1): "near_miss",  # 2 of 3 rows shared: Jaccard 2/3
+        ("b", 2): "missing",
+        ("b", 3): "error",
+        ("c", 1): "timeout",
+        ("c", 3): "mismatch",
+    } | {("a", 2): "near_miss"}
+    pairs = {(p.model, p.question_id): p for p in ev.pairs}
+    assert pairs[("a", 2)].overlap == 1.0 and pairs[("a", 2)].verdicts == {
+        "bird": True, "strict": False, "relaxed": False, "subset": False}
+    assert pairs[("b", 1)].overlap == pytest.approx(2 / 3)
+    assert pairs[("a", 1)].routed and not pairs[("a", 3)].routed
+    assert ev.gold_errors == {4: "error: no such column: nope"}
+
+    scores = {s.model: s for s in score_all(ev.pairs)}
+    a = scores["a"]
+    # gold_error left out of every denominator; misrouted left out of routed.
+    assert (a.questions, a.gold_errors, a.routed) == (4, 1, 2)
+    assert a.routing_accuracy == pytest.approx(2 / 3)
+    assert (a.strict["k"], a.strict["n"]) == (1, 2)
+    assert a.comparators["bird"]["k"] == 2
+    assert scores["c"].jury_eligible == 1 and scores["b"].jury_eligible == 0
+    assert scores["a"].strict_rank == 1
+
+
+def test_near_miss_threshold_moves_pairs_to_the_jury(project):
+    tmp, gold = project
+    recs = [{"model": "b", "question_id": 1, "sql": "SELECT name FROM item WHERE colour='red' OR name='fig'"}]
+    assert outcomes(run(tmp, gold, recs, near_miss=0.7))[("b", 1)] == "mismatch"
+
+
+def test_order_matters_override(project):
+    tmp, gold = project
+    gold[2] = gold[2].model_copy(update={"order_matters": False})
+    recs = [{"model": "a", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"}]
+    assert outcomes(run(tmp, gold, recs))[("a", 2)] == "match"
+
+
+def test_rerun_executes_nothing_and_gold_runs_once(project):
+    tmp, gold = project
+    recs = [{"model": m, "question_id": 1, "sql": gold[1].sql} for m in "abc"]
+    recs += [{"model": m, "question_id": 3, "sql": f"SELECT {i}"} for i, m in enumerate("abc")]
+    first = run(tmp, gold, recs)
+    # gold 1 and the identical candidate share one execution; gold 3 once; 3 distinct candidates
+    assert first.executed == 1 + 1 + 3
+    second = run(tmp, gold, recs)
+    assert second.executed == 0
+    assert outcomes(first) == outcomes(second)
+
+
+def test_longer_timeout_reruns_a_cached_timeout(project):
+    tmp, gold = project
+    recs = [{"model": "c", "question_id": 1, "sql": RUNAWAY}]
+    run(tmp, gold, recs, timeout_s=0.3)
+    assert run(tmp, gold, recs, timeout_s=0.3).executed == 0
+    assert run(tmp, gold, recs, timeout_s=0.6).executed == 1
+
+
+def test_missing_database_is_a_clear_error(project):
+    tmp, gold = project
+    gold[1] = gold[1].model_copy(update={"db_id": "nowhere"})
+    with pytest.raises(DatabaseMissing, match=r"db_id 'nowhere': expected .*nowhere/nowhere.sqlite"):
+        run(tmp, gold, [{"model": "a", "question_id": 1, "sql": "SELECT 1"}])
+
+
+def test_unknown_chosen_database_is_an_error(project):
+    tmp, gold = project
+    with pytest.raises(InputError, match="db_id 'shopp' names no database"):
+        run(tmp, gold, [{"model": "a", "question_id": 1, "db_id": "shopp", "sql": "SELECT 1"}])
+
+
+def test_parallel_workers_give_the_same_outcomes(project):
+    tmp, gold = project
+    recs = [{"model": "m", "question_id": q, "sql": f"SELECT name FROM item WHERE id > {q}"} for q in (1, 2, 3)]
+    runs = load_runs([write_runs(tmp, recs)], gold)
+    with Store(tmp / "p.db") as s1, Store(tmp / "s.db") as s2:
+        par = evaluate(gold, runs, tmp / "dbs", s1, Settings(workers=2))
+        seq = evaluate(gold, runs, tmp / "dbs", s2, Settings(workers=1))
+    assert par.executed == seq.executed == 6
+    assert outcomes(par) == outcomes(seq)
