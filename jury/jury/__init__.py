@@ -1,0 +1,1 @@
+"""jury.jury: the model-calling layer (client.py is the only module that imports litellm)."""
