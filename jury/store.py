@@ -50,6 +50,131 @@ def m001_executions(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m002_calls_and_votes(db: sqlite_utils.Database) -> None:
+    db["calls"].create(
+        {
+            "id": int,
+            "request_sha256": str,
+            "kind": str,
+            "juror": str,
+            "juror_model": str,
+            "messages": str,
+            "params": str,
+            "ok": int,
+            "text": str,
+            "parsed": str,
+            "error": str,
+            "attempts": int,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "cost_usd": float,
+            "latency_s": float,
+            "log": str,
+            "created_at": str,
+        },
+        pk="id",
+    )
+    db["calls"].create_index(["request_sha256"])
+    db["votes"].create(
+        {
+            "request_sha256": str,
+            "kind": str,
+            "question_id": str,
+            "model": str,
+            "juror": str,
+            "juror_model": str,
+            "juror_family": str,
+            "ok": int,
+            "reply": str,
+            "error": str,
+            "call_id": int,
+            "created_at": str,
+        },
+        pk="request_sha256",
+    )
+
+
+class VoteStoreMixin:
+    """Every model call logged; every vote (or abstention) committed as it arrives."""
+
+    db: sqlite_utils.Database
+
+    def record_call(self, request_sha256: str, kind: str, juror, messages: list, result) -> int:
+        row = {
+            "request_sha256": request_sha256,
+            "kind": kind,
+            "juror": juror.name,
+            "juror_model": juror.model,
+            "messages": json.dumps(messages, ensure_ascii=False),
+            "params": json.dumps(juror.public_dict(), sort_keys=True),
+            "ok": int(result.ok),
+            "text": result.text,
+            "parsed": json.dumps(result.parsed) if result.parsed is not None else None,
+            "error": result.error,
+            "attempts": result.attempts,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "cost_usd": result.cost_usd,
+            "latency_s": result.latency_s,
+            "log": json.dumps(result.log),
+            "created_at": now_iso(),
+        }
+        return self.db["calls"].insert(row).last_pk
+
+    def record_vote(self, request_sha256: str, kind: str, question_id, model, juror, result, call_id) -> None:
+        self.db["votes"].upsert(
+            {
+                "request_sha256": request_sha256,
+                "kind": kind,
+                "question_id": json.dumps(question_id),
+                "model": model,
+                "juror": juror.name,
+                "juror_model": juror.model,
+                "juror_family": juror.family,
+                "ok": int(result.ok),
+                "reply": json.dumps(result.parsed) if result.parsed is not None else None,
+                "error": result.error,
+                "call_id": call_id,
+                "created_at": now_iso(),
+            },
+            pk="request_sha256",
+        )
+
+    def get_vote(self, request_sha256: str) -> dict | None:
+        row = self.db.execute(
+            "SELECT ok, reply, error, call_id FROM votes WHERE request_sha256 = ?", [request_sha256]
+        ).fetchone()
+        if row is None:
+            return None
+        return {"ok": bool(row[0]), "reply": json.loads(row[1]) if row[1] else None, "error": row[2], "call_id": row[3]}
+
+    def forget_abstentions(self, request_hashes: list[str]) -> int:
+        """Drop stored abstentions so they are asked again (their calls stay logged)."""
+        n = 0
+        for h in request_hashes:
+            n += self.db.execute("DELETE FROM votes WHERE request_sha256 = ? AND ok = 0", [h]).rowcount
+        return n
+
+    def call_totals(self, request_hashes: list[str]) -> dict:
+        """Calls, tokens and cost of every logged call for these requests (failed ones too)."""
+        totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+        for i in range(0, len(request_hashes), 500):
+            chunk = request_hashes[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            row = self.db.execute(
+                "SELECT count(*), coalesce(sum(attempts), 0), coalesce(sum(prompt_tokens), 0), "
+                f"coalesce(sum(completion_tokens), 0), coalesce(sum(cost_usd), 0) FROM calls "
+                f"WHERE request_sha256 IN ({marks})",
+                chunk,
+            ).fetchone()
+            totals["calls"] += row[1]
+            totals["prompt_tokens"] += row[2]
+            totals["completion_tokens"] += row[3]
+            totals["cost_usd"] += row[4]
+        return totals
+
+
 def execution_key(db_sha256: str, sql: str) -> str:
     return hashlib.sha256(f"{db_sha256}\0{sql}".encode()).hexdigest()
 
@@ -78,7 +203,7 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-class Store:
+class Store(VoteStoreMixin):
     """A handle on the store file. Cheap to open; every write commits at once."""
 
     def __init__(self, path: str | Path):

@@ -36,11 +36,15 @@ def _root(
     """jury: execution match, LLM-jury adjudication and gold audits for text-to-SQL."""
 
 
+from jury.cli import adjudicate as _adjudicate  # noqa: E402
 from jury.cli import imports as _imports  # noqa: E402
 from jury.cli import score as _score  # noqa: E402
+from jury.cli import verify as _verify  # noqa: E402
 
 app.add_typer(_imports.app, name="import")
 app.command("score")(_score.score)
+app.command("verify")(_verify.verify)
+app.command("adjudicate")(_adjudicate.adjudicate)
 
 
 def main() -> None:

@@ -1,0 +1,191 @@
+"""Ballots: what a juror is shown, in which order, and how its reply maps back.
+
+The blind ballot shows two answers as "Answer 1" and "Answer 2" and never says which is
+the gold or names any model. Which answer comes first is drawn per (question, model,
+juror) from the seed, so a ballot is reproducible and its order is recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+from jury.records import ExecResult, GoldItem
+
+PREVIEW_ROWS = 50
+PREVIEW_CHARS = 4000
+SYSTEM_PROMPT = "You are a careful reviewer of SQL queries. Reply with one JSON object and nothing else."
+
+BLIND_VERDICTS = ("answer_1", "answer_2", "both", "neither", "ambiguous")
+CATEGORIES = ("gold_defect", "format_equivalence", "genuine_error", "ambiguous")
+AUDIT_VERDICTS = ("valid", "defective")
+DEFECT_TYPES = ("sql_vs_question", "sql_vs_data", "domain_knowledge", "ambiguous_question", "other")
+
+
+def _schema(verdicts: tuple[str, ...], extra: dict | None = None) -> dict:
+    props = {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": list(verdicts)}}
+    props.update(extra or {})
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+REPLY_SCHEMAS = {
+    "blind": _schema(BLIND_VERDICTS),
+    "labelled": _schema(CATEGORIES),
+    "audit": _schema(
+        AUDIT_VERDICTS,
+        {"defect_type": {"type": ["string", "null"], "enum": [*DEFECT_TYPES, None]}},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Template:
+    """A versioned prompt template file; its exact bytes are hashed into every verdict."""
+
+    path: Path
+    text: str
+    sha256: str
+
+    @classmethod
+    def load(cls, path: str | Path) -> Template:
+        raw = Path(path).read_bytes()
+        return cls(Path(path), raw.decode("utf-8"), hashlib.sha256(raw).hexdigest())
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def render(self, **fields: str) -> str:
+        return string.Template(self.text).substitute(fields)
+
+
+def fence(text: str) -> str:
+    """Neutralise closing tags inside untrusted text so it cannot end its own block."""
+    return text.replace("</", "<\\/")
+
+
+def draw_order(seed: int, question_id, model: str, juror: str) -> str:
+    """'gold_first' or 'candidate_first', from a hash of the seed and the ballot's identity."""
+    digest = hashlib.sha256(f"{seed}|{question_id}|{model}|{juror}".encode()).digest()
+    return "gold_first" if digest[0] % 2 == 0 else "candidate_first"
+
+
+def preview(result: ExecResult, max_rows: int = PREVIEW_ROWS, max_chars: int = PREVIEW_CHARS) -> str:
+    """At most `max_rows` rows and `max_chars` characters, with the true row count."""
+    lines = [" | ".join(result.columns)]
+    shown = 0
+    size = len(lines[0])
+    for row in result.rows[:max_rows]:
+        line = " | ".join("NULL" if v is None else (v.hex() if isinstance(v, bytes) else str(v)) for v in row)
+        if size + len(line) + 1 > max_chars:
+            break
+        lines.append(line)
+        size += len(line) + 1
+        shown += 1
+    total = result.row_count
+    note = f"({total} row{'s' if total != 1 else ''} in total"
+    note += f"; showing the first {shown})" if shown < total else ")"
+    return fence("\n".join(lines) + "\n" + note)
+
+
+def _evidence_block(item: GoldItem, show: bool) -> str:
+    if not show or not item.evidence.strip():
+        return ""
+    return f"\nHint that came with the question:\n<evidence>\n{fence(item.evidence)}\n</evidence>\n"
+
+
+def adjudication_messages(
+    template: Template,
+    style: str,
+    item: GoldItem,
+    schema_text: str,
+    gold_sql: str,
+    gold_result: ExecResult,
+    pred_sql: str,
+    pred_result: ExecResult,
+    order: str,
+    show_evidence: bool,
+) -> list[dict]:
+    gold = (gold_sql, gold_result, "Gold (reference) answer")
+    cand = (pred_sql, pred_result, "Model answer")
+    first, second = (gold, cand) if order == "gold_first" else (cand, gold)
+    fields = {
+        "question": fence(item.question),
+        "evidence_block": _evidence_block(item, show_evidence),
+        "schema": fence(schema_text),
+        "sql_1": fence(first[0]),
+        "result_1": preview(first[1]),
+        "sql_2": fence(second[0]),
+        "result_2": preview(second[1]),
+    }
+    if style == "labelled":
+        fields["label_1"], fields["label_2"] = first[2], second[2]
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": template.render(**fields)},
+    ]
+
+
+def audit_messages(
+    template: Template, item: GoldItem, schema_text: str, show_evidence: bool,
+    gold_result: ExecResult | None = None,
+) -> list[dict]:
+    block = ""
+    if gold_result is not None:
+        block = f"\nResult of the gold query:\n<gold_result>\n{preview(gold_result)}\n</gold_result>\n"
+    text = template.render(
+        question=fence(item.question),
+        evidence_block=_evidence_block(item, show_evidence),
+        schema=fence(schema_text),
+        sql=fence(item.sql),
+        preview_block=block,
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+
+
+# ------------------------------------------------------------------ replies
+
+
+def make_parser(style: str):
+    """A parse function for the juror client: text -> validated reply dict (ValueError if bad)."""
+    from jury.jury.client import extract_json_object
+
+    allowed = {"blind": BLIND_VERDICTS, "labelled": CATEGORIES, "audit": AUDIT_VERDICTS}[style]
+
+    def parse(text: str) -> dict:
+        obj = extract_json_object(text)
+        verdict = obj.get("verdict")
+        if isinstance(verdict, str):
+            verdict = verdict.strip().lower()
+        if verdict not in allowed:
+            raise ValueError(f"verdict must be one of {', '.join(allowed)}; got {json.dumps(verdict)[:40]}")
+        reply = {"reasoning": str(obj.get("reasoning") or ""), "verdict": verdict}
+        if style == "audit":
+            dt = obj.get("defect_type")
+            if verdict == "defective":
+                reply["defect_type"] = dt if dt in DEFECT_TYPES else "other"
+            else:
+                reply["defect_type"] = None
+        return reply
+
+    return parse
+
+
+def blind_category(verdict: str, order: str) -> tuple[str, bool]:
+    """Map a blind verdict back through the drawn order: (category, gold_also_wrong)."""
+    if verdict == "ambiguous":
+        return "ambiguous", False
+    if verdict == "both":
+        return "format_equivalence", False
+    if verdict == "neither":
+        return "genuine_error", True
+    gold_position = "answer_1" if order == "gold_first" else "answer_2"
+    return ("genuine_error", False) if verdict == gold_position else ("gold_defect", False)

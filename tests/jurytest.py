@@ -1,0 +1,90 @@
+"""A small adjudication project for tests: a database, gold, runs and a loopback panel.
+
+Scripted jurors here are test doubles served by tests/fakellm.py; nothing they say is
+ever reported as a real number.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from fakellm import Reply, ballot_reply
+from helpers import make_db, write_gold, write_runs
+
+GOLD_SQL = {
+    1: "SELECT name FROM item WHERE colour = 'red'",
+    2: "SELECT name FROM item ORDER BY price",
+    3: "SELECT count(*) FROM item",
+}
+
+# Three failures per model, each a mismatch (overlap < 0.5) that reaches the jury.
+FAILURES = {
+    1: "SELECT name FROM item WHERE colour = 'green'",
+    2: "SELECT price FROM item ORDER BY price",
+    3: "SELECT 99",
+}
+
+
+def make_project(tmp: Path, models=("gpt-x", "claude-y"), families=None) -> Path:
+    make_db(tmp / "dbs")
+    write_gold(tmp)
+    recs = []
+    for m in models:
+        for q, sql in FAILURES.items():
+            rec = {"model": m, "question_id": q, "sql": sql}
+            if families and m in families:
+                rec["family"] = families[m]
+            recs.append(rec)
+    write_runs(tmp, recs)
+    (tmp / "jury.toml").write_text('gold = "gold.json"\ndb_root = "dbs"\nworkers = 1\n')
+    return tmp
+
+
+def write_panel(tmp: Path, base_url: str, jurors, *, style="blind", k=3, name="panel.toml") -> Path:
+    """jurors: list of (name, family) or (name, family, litellm model)."""
+    lines = [f'name = "test"\nballot_style = "{style}"\nk = {k}\n']
+    for j in jurors:
+        jname, fam = j[0], j[1]
+        model = j[2] if len(j) > 2 else f"openai/{jname}"
+        lines.append(
+            f'[[jurors]]\nname = "{jname}"\nmodel = "{model}"\nfamily = "{fam}"\n'
+            f'api_base = "{base_url}"\nmax_concurrency = 4\nmax_retries = 2\ntimeout_s = 5\n'
+        )
+    path = tmp / name
+    path.write_text("\n".join(lines))
+    return path
+
+
+def user_text(request: dict) -> str:
+    return next(m["content"] for m in request["messages"] if m["role"] == "user")
+
+
+def gold_position(request: dict) -> int:
+    """1 or 2: where the gold SQL sits in a blind ballot (the test knows the gold)."""
+    text = user_text(request)
+    sql_1 = re.search(r"<sql_1>\n(.*?)\n</sql_1>", text, re.S).group(1)
+    return 1 if sql_1 in GOLD_SQL.values() else 2
+
+
+def says(category: str):
+    """A juror that always reaches `category`, whichever order the answers come in."""
+
+    def respond(request: dict) -> Reply:
+        g = gold_position(request)
+        cand = 3 - g
+        verdict = {
+            "gold_defect": f"answer_{cand}",
+            "genuine_error": f"answer_{g}",
+            "format_equivalence": "both",
+            "neither": "neither",
+            "ambiguous": "ambiguous",
+        }[category]
+        return ballot_reply(verdict, reasoning=f"scripted: {category}")
+
+    return respond
+
+
+def load(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
