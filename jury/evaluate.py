@@ -120,12 +120,7 @@ def evaluate(
                     f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "
                     "no database of the gold file and has no database file"
                 )
-    databases: dict[str, tuple[Path, str]] = {}
-    for q in qids:
-        db_id = gold[q].db_id
-        if db_id not in databases:
-            path = require_database(db_root, db_id)
-            databases[db_id] = (path, store.file_sha256(path))
+    databases = resolve_databases([gold[q] for q in qids], db_root, store)
 
     def key_for(db_id: str, sql: str) -> str:
         return execution_key(databases[db_id][1], sql)
@@ -243,3 +238,22 @@ def run_executions(
             if progress:
                 progress(done, total)
     return total
+
+
+def resolve_databases(items, db_root, store: Store) -> dict[str, tuple[Path, str]]:
+    """db_id -> (path, sha256) for every database the items use; a missing file is an error."""
+    databases: dict[str, tuple[Path, str]] = {}
+    for item in items:
+        if item.db_id not in databases:
+            path = require_database(db_root, item.db_id)
+            databases[item.db_id] = (path, store.file_sha256(path))
+    return databases
+
+
+def execute_gold(items, databases, store: Store, settings: Settings | None = None, progress: Progress | None = None):
+    """Execute (or reuse) the gold queries alone: question_id -> ExecResult."""
+    settings = settings or Settings()
+    keys = {g.question_id: execution_key(databases[g.db_id][1], g.sql) for g in items}
+    jobs = {keys[g.question_id]: (g.db_id, g.sql) for g in items}
+    run_executions(jobs, databases, store, settings, progress)
+    return {q: store.get_execution(k) for q, k in keys.items()}

@@ -33,14 +33,19 @@ def score_rows(scores) -> list[dict]:
             p = s.comparators.get(name, {})
             row[f"{name}_accuracy"] = p.get("value")
             row[f"{name}_rank"] = s.comparator_ranks.get(name)
+        for col in ("gold_clean", "adjudicated"):
+            p = getattr(s, col)
+            if p is not None:
+                row.update({f"{col}_k": p["k"], f"{col}_n": p["n"], f"{col}_accuracy": p["value"],
+                            f"{col}_low": p["low"], f"{col}_high": p["high"], f"{col}_rank": getattr(s, f"{col}_rank")})
         rows.append(row)
     return rows
 
 
-def _interval(row: dict) -> str:
-    if row["strict_accuracy"] is None:
+def _interval(row: dict, col: str = "strict") -> str:
+    if row.get(f"{col}_accuracy") is None:
         return "—"
-    return f"{row['strict_accuracy']:.3f} [{row['strict_low']:.3f}, {row['strict_high']:.3f}]"
+    return f"{row[f'{col}_accuracy']:.3f} [{row[f'{col}_low']:.3f}, {row[f'{col}_high']:.3f}]"
 
 
 def _with_rank(value, rank) -> str:
@@ -78,6 +83,12 @@ def render_scores(scores, ev, fmt: str) -> str:
     headers = ["model", "questions", "routing acc", "routed", "matches",
                f"{settings['comparator']} acc [95% CI]", "rank", "jury-eligible", "other outcomes",
                *(f"{n} acc (rank)" for n in SIDE)]
+    for col, head in (("gold_clean", "gold-clean"), ("adjudicated", "adjudicated")):
+        if rows and f"{col}_accuracy" in rows[0]:
+            for d, r in zip(display, rows):
+                d[col] = _interval(r, col) + (f" ({ordinal(r[f'{col}_rank'])})" if r[f"{col}_rank"] else "")
+            columns.insert(columns.index("jury_eligible"), col)
+            headers.insert(headers.index("jury-eligible"), f"{head} [95% CI] (rank)")
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from jury.records import OUTCOMES
-from jury.stats import Proportion, ranks, wilson
+from jury.stats import ranks, wilson
 
 JURY_ELIGIBLE = "mismatch"
 
@@ -31,6 +31,10 @@ class ModelScore(BaseModel):
     jury_eligible: int
     comparators: dict[str, dict]  # name -> Proportion.as_dict()
     comparator_ranks: dict[str, int | None] = {}
+    gold_clean: dict | None = None  # from a locked audit file
+    gold_clean_rank: int | None = None
+    adjudicated: dict | None = None  # from locked adjudication files
+    adjudicated_rank: int | None = None
 
 
 def proportion(k: int, n: int) -> dict:
@@ -74,6 +78,3 @@ def score_all(pairs: list) -> list[ModelScore]:
             s.comparator_ranks[name] = r
     return scores
 
-
-def as_proportion(d: dict) -> Proportion:
-    return Proportion(**d)

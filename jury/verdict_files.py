@@ -58,3 +58,17 @@ def write_adjudication(cfg, output, plan, records, store, ev, gold_path, run_pat
     doc["records"] = records
     path = Path(output) if output else default_path("adjudication", folder, doc["created_at"])
     return write_locked(doc, path)
+
+
+def write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings,
+                supersedes: str | None = None) -> Path:
+    folder = verdicts_dir(cfg, output)
+    ensure_schema(folder, "audit")
+    doc = header(
+        "audit", folder, plan.panel, plan.template, gold_path, [], databases,
+        settings, store, [b.request_sha256 for b in plan.ballots()], supersedes,
+    )
+    doc["summary"] = summary
+    doc["records"] = records
+    path = Path(output) if output else default_path("audit", folder, doc["created_at"])
+    return write_locked(doc, path)

@@ -7,11 +7,8 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import config, handle_errors, open_store, progress_bar
-from jury.errors import InputError, JuryError
-
-
-class CostCapReached(JuryError):
-    """--max-cost stopped the run before every ballot was asked."""
+from jury.cli.jurycommon import print_plan, print_run_stats, raise_if_capped, require_keys
+from jury.errors import InputError
 
 
 @handle_errors
@@ -43,7 +40,7 @@ def adjudicate(
     """
     from jury.evaluate import Settings, evaluate
     from jury.io import load_gold, load_runs
-    from jury.jury.adjudicate import plan_adjudication, plan_table, run_adjudication, summarize
+    from jury.jury.adjudicate import plan_adjudication, run_adjudication, summarize
     from jury.jury.families import load_registry
     from jury.jury.panels import load_panel, resolve_panel_path
     from jury.scoring import score_all
@@ -70,23 +67,12 @@ def adjudicate(
         if plan:
             _print_plan(the_plan)
             return
-        jurors = {b.juror.name: b.juror for b in the_plan.ballots()}
-        missing = panel_obj.missing_keys(list(jurors.values()))
-        if missing:
-            raise InputError(
-                f"no API key for panel {panel_obj.name!r}: set {', '.join(missing)} "
-                "(nothing was called)"
-            )
+        require_keys(panel_obj, {b.juror.name: b.juror for b in the_plan.ballots()}.values())
         with progress_bar("asking jurors") as bar:
             verdicts, stats = run_adjudication(
                 the_plan, st, early_stop=early_stop, max_cost=cap, progress=bar
             )
-        if stats.not_asked:
-            raise CostCapReached(
-                f"stopped at the cost cap: ${stats.cost_usd:.4f} spent this run, {stats.not_asked} "
-                f"ballots not asked; every vote so far is stored: rerun with a higher --max-cost to go on "
-                "(no verdict file written for an incomplete set)"
-            )
+        raise_if_capped(stats)
         from jury.verdict_files import write_adjudication
 
         path = write_adjudication(
@@ -98,26 +84,12 @@ def adjudicate(
 
 
 def _print_plan(plan) -> None:
-    from jury.jury.adjudicate import plan_table
-    from jury.render import to_rich_table
-
-    rows = plan_table(plan)
-    for r in rows:
-        r["cost"] = f"${r['cost_usd']:.4f}" if r["priced"] else "unknown price"
-    total = sum(r["cost_usd"] for r in rows)
     from rich.console import Console
 
-    console = Console()
-    console.print(to_rich_table(
-        rows, ["model", "juror", "juror_model", "ballots", "prompt_tokens", "completion_tokens", "cost"],
-        ["model under test", "juror", "juror model", "ballots", "est. prompt tokens", "est. completion tokens", "est. cost"],
-        title=f"adjudication plan: panel {plan.panel.name}, no calls made",
-    ))
-    unpriced = sorted({r["juror_model"] for r in rows if not r["priced"]})
-    console.print(
-        f"{sum(r['ballots'] for r in rows)} ballots for {len(plan.groups)} failures; "
-        f"estimated cost ${total:.4f}" + (f" plus unpriced models: {', '.join(unpriced)}" if unpriced else "")
-    )
+    from jury.jury.runner import plan_rows
+
+    print_plan(Console(), plan_rows(plan.ballots()), f"adjudication plan: panel {plan.panel.name}, no calls made",
+               len(plan.groups), "failures")
 
 
 def _print_summary(rows, stats, path) -> None:
@@ -144,12 +116,4 @@ def _print_summary(rows, stats, path) -> None:
         ["model", "strict", "adjudicated [95% CI]", "adjudicated failures", "gold defect", "format equiv.", "genuine error", "ambiguous", "no majority / undecided"],
         title="strict vs adjudicated",
     ))
-    if stats.transport_failures:
-        console.print(
-            f"[yellow]{stats.transport_failures} ballots failed on transport or configuration errors "
-            "and count as abstentions here; they are not stored as votes, so a rerun asks them again[/]"
-        )
-    console.print(
-        f"calls this run: {stats.asked} (reused from the store: {stats.reused}, skipped by early stop: "
-        f"{stats.skipped}); cost this run ${stats.cost_usd:.4f}\nverdict file: {path}"
-    )
+    print_run_stats(console, stats, path)

@@ -25,6 +25,8 @@ def score(
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
     per_question: Path | None = typer.Option(None, help="Also write one JSONL line per (model, question) here."),
+    audit: Path | None = typer.Option(None, help="Locked audit file: adds the gold-clean column (flagged questions removed)."),
+    verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
@@ -59,6 +61,33 @@ def score(
     with open_store(cfg, store) as st, progress_bar("executing SQL") as bar:
         ev = evaluate(gold_items, records, cfg.path_of("db_root", db_root), st, settings, bar)
     scores = score_all(ev.pairs)
+    add_verdict_columns(scores, ev.pairs, cfg.path_of("audit", audit), verdicts)
     if per_question is not None:
         emit(per_question_jsonl(ev.pairs), per_question)
     emit(render_scores(scores, ev, fmt), output)
+
+
+def add_verdict_columns(scores, pairs, audit: Path | None, verdicts: list[Path]) -> None:
+    """Fill the gold-clean and adjudicated columns from locked files (each lock checked first)."""
+    from jury.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
+    from jury.verdicts import load_locked
+
+    if audit is not None:
+        doc = load_locked(audit)
+        if doc.kind != "audit":
+            raise InputError(f"{audit}: is an {doc.kind} file, not an audit")
+        column = gold_clean(pairs, flagged_questions([doc]))
+        rank = with_ranks(column)
+        for s in scores:
+            s.gold_clean, s.gold_clean_rank = column[s.model], rank[s.model]
+    if verdicts:
+        docs = []
+        for path in verdicts:
+            doc = load_locked(path)
+            if doc.kind != "adjudication":
+                raise InputError(f"{path}: is an {doc.kind} file, not an adjudication")
+            docs.append((path, doc))
+        column = adjudicated(pairs, verdict_index(docs))
+        rank = with_ranks(column)
+        for s in scores:
+            s.adjudicated, s.adjudicated_rank = column[s.model], rank[s.model]

@@ -14,7 +14,7 @@ from jury.evaluate import Evaluation
 from jury.jury.ballot import Template, adjudication_messages, blind_category, draw_order
 from jury.jury.families import FamilyRegistry
 from jury.jury.panels import Panel, select_jurors
-from jury.jury.runner import Ballot, BallotResult, estimate, run_ballots
+from jury.jury.runner import Ballot, BallotResult, run_ballots
 from jury.jury.votes import adjudication_verdict, is_credited
 from jury.records import GoldItem, RunRecord
 from jury.scoring import JURY_ELIGIBLE
@@ -143,27 +143,6 @@ def summarize(ev: Evaluation, records: list[dict], scores) -> list[dict]:
             "composition": {c: comp[c] for c in MISS_CATEGORIES},
         })
     return rows
-
-
-def plan_table(plan: AdjudicationPlan) -> list[dict]:
-    """--plan: ballots, estimated tokens and cost per (model, juror); makes no calls."""
-    agg: dict[tuple[str, str], dict] = {}
-    for b in plan.ballots():
-        row = agg.setdefault((b.model, b.juror.name), {
-            "model": b.model, "juror": b.juror.name, "juror_model": b.juror.model,
-            "ballots": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "priced": True,
-        })
-        tokens, cost = estimate(b)
-        from jury.jury.runner import COMPLETION_TOKENS_ESTIMATE
-
-        row["ballots"] += 1
-        row["prompt_tokens"] += tokens
-        row["completion_tokens"] += COMPLETION_TOKENS_ESTIMATE
-        if cost is None:
-            row["priced"] = False
-        else:
-            row["cost_usd"] += cost
-    return list(agg.values())
 
 
 def run_adjudication(plan: AdjudicationPlan, store, **kwargs):

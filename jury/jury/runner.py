@@ -105,6 +105,26 @@ def estimate(ballot: Ballot) -> tuple[int, float | None]:
     return estimate_call(ballot.juror, ballot.messages, COMPLETION_TOKENS_ESTIMATE)
 
 
+def plan_rows(ballots: list[Ballot]) -> list[dict]:
+    """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls."""
+    agg: dict[tuple, dict] = {}
+    for b in ballots:
+        row = agg.setdefault((b.model, b.juror.name), {
+            **({"model": b.model} if b.model is not None else {}),
+            "juror": b.juror.name, "juror_model": b.juror.model, "ballots": 0,
+            "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "priced": True,
+        })
+        tokens, cost = estimate(b)
+        row["ballots"] += 1
+        row["prompt_tokens"] += tokens
+        row["completion_tokens"] += COMPLETION_TOKENS_ESTIMATE
+        if cost is None:
+            row["priced"] = False
+        else:
+            row["cost_usd"] += cost
+    return list(agg.values())
+
+
 async def _ask(ballot: Ballot, store, pool: JurorPool, guard: CostGuard, stats: RunStats) -> BallotResult:
     h = ballot.request_sha256
     stored = store.get_vote(h)

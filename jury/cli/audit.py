@@ -1,0 +1,102 @@
+"""`jury audit-gold`: a panel of one juror per family judges every gold query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jury.cli.common import config, handle_errors, open_store, progress_bar
+from jury.cli.jurycommon import print_plan, print_run_stats, raise_if_capped, require_keys
+from jury.errors import InputError
+
+
+@handle_errors
+def audit_gold(
+    gold: Path | None = typer.Argument(None, help="Gold file (BIRD dev.json / train.json). Default: jury.toml's gold."),
+    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    panel: str | None = typer.Option(None, help="Audit panel TOML, or a name in panels/ (default: audit)."),
+    db: list[str] = typer.Option([], "--db", help="Audit only questions of this db_id (repeatable)."),
+    question_id: list[str] = typer.Option([], "--question-id", help="Audit only this question (repeatable)."),
+    split: str | None = typer.Option(None, help="Split label (e.g. train, dev) for items without a `split` field."),
+    quorum: int | None = typer.Option(None, help="Defective votes needed to flag (default: a strict majority of valid votes)."),
+    plan: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
+    max_cost: float | None = typer.Option(None, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Verdict file to write (default verdicts/audit-<time>.json)."),
+    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
+) -> None:
+    """Audit the gold SQL itself: each juror judges each gold query alone, never seeing model output.
+
+    A juror sees the question, the evidence (panel option), the gold SQL and the column
+    lists of the tables it touches (optionally a preview of the gold result). A query is
+    flagged when a strict majority of valid votes says defective. Prints flag rates
+    overall, by difficulty, by split and per juror, Fleiss' kappa and defect types, and
+    writes a hash-locked audit file (use it with `jury score --audit`).
+    """
+    from rich.console import Console
+
+    from jury.evaluate import execute_gold, resolve_databases
+    from jury.io import load_gold
+    from jury.jury.audit import plan_audit, run_audit, summarize
+    from jury.jury.panels import load_panel, resolve_panel_path
+    from jury.jury.runner import plan_rows
+
+    cfg = config()
+    gold_path = cfg.path_of("gold", gold)
+    if gold_path is None:
+        raise InputError("no gold file: pass it as an argument or set gold in jury.toml")
+    panel_obj = load_panel(resolve_panel_path(cfg.get("audit_panel", panel), "audit.toml"))
+    if quorum is not None:
+        panel_obj.quorum = quorum
+    items = list(load_gold(gold_path).values())
+    if db:
+        items = [i for i in items if i.db_id in set(db)]
+    if question_id:
+        wanted = {str(q) for q in question_id}
+        items = [i for i in items if str(i.question_id) in wanted]
+        missing = wanted - {str(i.question_id) for i in items}
+        if missing:
+            raise InputError(f"{gold_path}: no question {sorted(missing)[0]} (after --db filters)")
+    if not items:
+        raise InputError(f"{gold_path}: no questions to audit after the filters")
+    label = cfg.get("split", split, None)
+    items = [i if i.split or not label else i.model_copy(update={"split": label}) for i in items]
+    console = Console()
+    with open_store(cfg, store) as st:
+        databases = resolve_databases(items, cfg.path_of("db_root", db_root), st)
+        results = None
+        if panel_obj.show_preview:
+            with progress_bar("executing gold SQL") as bar:
+                results = execute_gold(items, databases, st, progress=bar)
+        the_plan = plan_audit(items, panel_obj, databases, results)
+        if plan:
+            print_plan(console, plan_rows(the_plan.ballots()), f"audit plan: panel {panel_obj.name}, no calls made",
+                       len(items), "gold queries")
+            return
+        require_keys(panel_obj, panel_obj.jurors)
+        with progress_bar("auditing gold SQL") as bar:
+            records, stats = run_audit(the_plan, st, max_cost=cfg.get("max_cost", max_cost, None), progress=bar)
+        raise_if_capped(stats)
+        summary = summarize(records)
+        from jury.verdict_files import write_audit
+
+        path = write_audit(cfg, output, the_plan, records, summary, st, databases, gold_path,
+                           {"quorum": panel_obj.quorum, "split": label})
+    print_audit_summary(console, summary)
+    print_run_stats(console, stats, path)
+
+
+def print_audit_summary(console, summary: dict) -> None:
+    o = summary["overall"]
+    pct = lambda r: "—" if r["rate"] is None else f"{100 * r['rate']:.1f}%"  # noqa: E731
+    console.print(f"flagged {o['flagged']} of {o['questions']} gold queries ({pct(o)}); undecided {summary['undecided']}")
+    for title, key in (("by difficulty", "by_difficulty"), ("by split", "by_split")):
+        parts = [f"{k}: {v['flagged']}/{v['questions']} ({pct(v)})" for k, v in summary[key].items()]
+        console.print(f"  {title}: " + "; ".join(parts))
+    for name, j in summary["jurors"].items():
+        rate = "—" if j["flag_rate"] is None else f"{100 * j['flag_rate']:.1f}%"
+        console.print(f"  juror {name}: flags {j['defective']} of {j['valid_votes']} ({rate}), abstained {j['abstentions']}")
+    kappa = summary["fleiss_kappa"]
+    console.print(f"  Fleiss' kappa: {'—' if kappa is None else f'{kappa:.3f}'}")
+    if summary["defect_types"]:
+        console.print("  defect types (votes): " + ", ".join(f"{k} {v}" for k, v in summary["defect_types"].items()))
