@@ -54,7 +54,15 @@ def write_adjudication(cfg, output, plan, records, store, ev, gold_path, run_pat
         "adjudication", folder, plan.panel, plan.template, gold_path, run_paths, ev.databases,
         settings, store, [b.request_sha256 for b in plan.ballots()], supersedes,
     )
-    doc["summary"] = {"failures": len(records), "credited": sum(r["credited"] for r in records)}
+    by_model: dict[str, list[str]] = {}
+    for b in plan.ballots():
+        by_model.setdefault(b.model, []).append(b.request_sha256)
+    doc["summary"] = {
+        "failures": len(records),
+        "credited": sum(r["credited"] for r in records),
+        "cost_by_model": {m: store.call_totals(h)["cost_usd"] for m, h in by_model.items()},
+        "calls_by_model": {m: store.call_totals(h)["calls"] for m, h in by_model.items()},
+    }
     doc["records"] = records
     path = Path(output) if output else default_path("adjudication", folder, doc["created_at"])
     return write_locked(doc, path)
