@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import config, handle_errors, open_store, progress_bar
-from jury.cli.jurycommon import print_plan, print_run_stats, raise_if_capped, require_keys
+from jury.cli.jurycommon import print_plan, print_run_stats
 from jury.errors import InputError
 
 
@@ -38,63 +38,42 @@ def adjudicate(
     resumes without repeating a call. Writes a hash-locked verdict file and prints
     strict vs adjudicated accuracy per model.
     """
-    from jury.evaluate import Settings, evaluate
-    from jury.io import load_gold, load_runs
-    from jury.jury.adjudicate import plan_adjudication, run_adjudication, summarize
+    from rich.console import Console
+
+    from jury.evaluate import Settings
+    from jury.jury.adjudicate import summarize
     from jury.jury.families import load_registry
     from jury.jury.panels import load_panel, resolve_panel_path
     from jury.scoring import score_all
+    from jury.workflows import adjudication_job
 
     cfg = config()
     gold_path = cfg.path_of("gold", gold)
     if gold_path is None:
         raise InputError("no gold file: pass --gold or set gold in jury.toml")
     panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
-    registry = load_registry(families)
-    gold_items = load_gold(gold_path)
-    records = load_runs(runs, gold_items)
     settings = Settings(
         comparator=cfg.get("comparator", comparator, "strict"),
         near_miss=cfg.get("near_miss", near_miss, 0.5),
         workers=cfg.get("workers", workers, None) or Settings().workers,
     )
-    seed_value = cfg.get("seed", seed, 0)
-    cap = cfg.get("max_cost", max_cost, None)
+    console = Console()
     with open_store(cfg, store) as st:
-        with progress_bar("executing SQL") as bar:
-            ev = evaluate(gold_items, records, cfg.path_of("db_root", db_root), st, settings, bar)
-        the_plan = plan_adjudication(ev, gold_items, records, panel_obj, registry, models=model or None, seed=seed_value)
-        if plan:
-            _print_plan(the_plan)
-            return
-        require_keys(panel_obj, {b.juror.name: b.juror for b in the_plan.ballots()}.values())
-        with progress_bar("asking jurors") as bar:
-            verdicts, stats = run_adjudication(
-                the_plan, st, early_stop=early_stop, max_cost=cap, progress=bar
-            )
-        raise_if_capped(stats)
-        from jury.verdict_files import write_adjudication
-
-        path = write_adjudication(
-            cfg, output, the_plan, verdicts, st, ev, gold_path, runs,
-            {"seed": seed_value, "early_stop": early_stop, **settings.describe()},
+        job = adjudication_job(
+            cfg, st, gold_path=gold_path, run_paths=list(runs), db_root=cfg.path_of("db_root", db_root),
+            panel=panel_obj, registry=load_registry(families), settings=settings,
+            seed=cfg.get("seed", seed, 0), early_stop=early_stop, max_cost=cfg.get("max_cost", max_cost, None),
+            models=model or None, output=output, plan_only=plan, progress=progress_bar,
         )
-    rows = summarize(ev, verdicts, score_all(ev.pairs))
-    _print_summary(rows, stats, path)
+    if plan:
+        print_plan(console, job.plan.ballots(), f"adjudication plan: panel {panel_obj.name}, no calls made",
+                   len(job.plan.groups), "failures")
+        return
+    rows = summarize(job.evaluation, job.records, score_all(job.evaluation.pairs))
+    _print_summary(console, rows, job.stats, job.path)
 
 
-def _print_plan(plan) -> None:
-    from rich.console import Console
-
-    from jury.jury.runner import plan_rows
-
-    print_plan(Console(), plan_rows(plan.ballots()), f"adjudication plan: panel {plan.panel.name}, no calls made",
-               len(plan.groups), "failures")
-
-
-def _print_summary(rows, stats, path) -> None:
-    from rich.console import Console
-
+def _print_summary(console, rows, stats, path) -> None:
     from jury.render import to_rich_table
 
     display = []
@@ -109,7 +88,6 @@ def _print_summary(rows, stats, path) -> None:
             **{k: c[k] for k in ("gold_defect", "format_equivalence", "genuine_error", "ambiguous")},
             "other": c["no_majority"] + c["undecided"],
         })
-    console = Console()
     console.print(to_rich_table(
         display,
         ["model", "strict", "adjudicated", "failures", "gold_defect", "format_equivalence", "genuine_error", "ambiguous", "other"],

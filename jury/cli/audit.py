@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import config, handle_errors, open_store, progress_bar
-from jury.cli.jurycommon import print_plan, print_run_stats, raise_if_capped, require_keys
+from jury.cli.jurycommon import print_plan, print_run_stats
 from jury.errors import InputError
 
 
@@ -35,11 +35,8 @@ def audit_gold(
     """
     from rich.console import Console
 
-    from jury.evaluate import execute_gold, resolve_databases
-    from jury.io import load_gold
-    from jury.jury.audit import plan_audit, run_audit, summarize
     from jury.jury.panels import load_panel, resolve_panel_path
-    from jury.jury.runner import plan_rows
+    from jury.workflows import audit_job
 
     cfg = config()
     gold_path = cfg.path_of("gold", gold)
@@ -48,42 +45,19 @@ def audit_gold(
     panel_obj = load_panel(resolve_panel_path(cfg.get("audit_panel", panel), "audit.toml"))
     if quorum is not None:
         panel_obj.quorum = quorum
-    items = list(load_gold(gold_path).values())
-    if db:
-        items = [i for i in items if i.db_id in set(db)]
-    if question_id:
-        wanted = {str(q) for q in question_id}
-        items = [i for i in items if str(i.question_id) in wanted]
-        missing = wanted - {str(i.question_id) for i in items}
-        if missing:
-            raise InputError(f"{gold_path}: no question {sorted(missing)[0]} (after --db filters)")
-    if not items:
-        raise InputError(f"{gold_path}: no questions to audit after the filters")
-    label = cfg.get("split", split, None)
-    items = [i if i.split or not label else i.model_copy(update={"split": label}) for i in items]
     console = Console()
     with open_store(cfg, store) as st:
-        databases = resolve_databases(items, cfg.path_of("db_root", db_root), st)
-        results = None
-        if panel_obj.show_preview:
-            with progress_bar("executing gold SQL") as bar:
-                results = execute_gold(items, databases, st, progress=bar)
-        the_plan = plan_audit(items, panel_obj, databases, results)
-        if plan:
-            print_plan(console, plan_rows(the_plan.ballots()), f"audit plan: panel {panel_obj.name}, no calls made",
-                       len(items), "gold queries")
-            return
-        require_keys(panel_obj, panel_obj.jurors)
-        with progress_bar("auditing gold SQL") as bar:
-            records, stats = run_audit(the_plan, st, max_cost=cfg.get("max_cost", max_cost, None), progress=bar)
-        raise_if_capped(stats)
-        summary = summarize(records)
-        from jury.verdict_files import write_audit
-
-        path = write_audit(cfg, output, the_plan, records, summary, st, databases, gold_path,
-                           {"quorum": panel_obj.quorum, "split": label})
-    print_audit_summary(console, summary)
-    print_run_stats(console, stats, path)
+        job = audit_job(
+            cfg, st, gold_path=gold_path, db_root=cfg.path_of("db_root", db_root), panel=panel_obj,
+            dbs=db or None, question_ids=question_id or None, split=cfg.get("split", split, None),
+            max_cost=cfg.get("max_cost", max_cost, None), output=output, plan_only=plan, progress=progress_bar,
+        )
+    if plan:
+        print_plan(console, job.plan.ballots(), f"audit plan: panel {panel_obj.name}, no calls made",
+                   len(job.plan.items), "gold queries")
+        return
+    print_audit_summary(console, job.summary)
+    print_run_stats(console, job.stats, job.path)
 
 
 def print_audit_summary(console, summary: dict) -> None:

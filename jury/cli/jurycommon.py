@@ -1,27 +1,6 @@
-"""What the commands that call jurors share: key checks, the cost cap, run statistics."""
+"""What the commands that call jurors share: printing plans and run statistics."""
 
 from __future__ import annotations
-
-from jury.errors import InputError, JuryError
-
-
-class CostCapReached(JuryError):
-    """--max-cost stopped the run before every ballot was asked."""
-
-
-def require_keys(panel, jurors) -> None:
-    missing = panel.missing_keys(list(jurors))
-    if missing:
-        raise InputError(f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called)")
-
-
-def raise_if_capped(stats) -> None:
-    if stats.not_asked:
-        raise CostCapReached(
-            f"stopped at the cost cap: ${stats.cost_usd:.4f} spent this run, {stats.not_asked} ballots "
-            "not asked; every vote so far is stored: rerun with a higher --max-cost to go on "
-            "(no verdict file written for an incomplete set)"
-        )
 
 
 def print_run_stats(console, stats, path) -> None:
@@ -36,9 +15,11 @@ def print_run_stats(console, stats, path) -> None:
     )
 
 
-def print_plan(console, rows: list[dict], title: str, groups: int, unit: str) -> None:
+def print_plan(console, ballots, title: str, groups: int, unit: str) -> None:
+    from jury.jury.runner import plan_rows
     from jury.render import to_rich_table
 
+    rows = plan_rows(ballots)
     for r in rows:
         r["cost"] = f"${r['cost_usd']:.4f}" if r["priced"] else "unknown price"
     cols = [c for c in ("model", "juror", "juror_model", "ballots", "prompt_tokens", "completion_tokens", "cost") if c in rows[0]] if rows else []

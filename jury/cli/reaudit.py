@@ -1,0 +1,60 @@
+"""`jury reaudit`: re-run locked verdict files whose panel, prompts or inputs changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jury.cli.common import config, handle_errors, open_store, progress_bar
+from jury.errors import InputError
+
+
+@handle_errors
+def reaudit(
+    files: list[Path] = typer.Argument(None, help="Locked verdict files (default: the current ones in the verdicts folder)."),
+    check: bool = typer.Option(False, "--check", help="Call nothing: exit 1 if any file is stale, 0 if all are current (for cron and CI)."),
+    max_cost: float | None = typer.Option(None, help="Stop cleanly before this run's spend would pass USD."),
+    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
+) -> None:
+    """Compare each locked file's bindings (panel, prompt templates, gold, runs, databases)
+    with the files as they are now; re-run the stale ones.
+
+    Votes of unchanged jurors come from the store; only changed jurors are called. Each
+    re-run writes a new locked file naming its predecessor (the old file is never
+    touched) and prints the difference: questions newly flagged or cleared, verdicts
+    that flipped, and how far the old and new panels agree.
+    """
+    from rich.console import Console
+
+    from jury.reaudit import check_file, describe_diff, heads, rerun
+
+    cfg = config()
+    console = Console()
+    if not files:
+        folder = cfg.path_of("verdicts_dir", None, "verdicts")
+        if not folder.is_dir():
+            raise InputError(f"no verdict files given and no verdicts folder at {folder}")
+        files = heads(folder)
+        if not files:
+            raise InputError(f"no locked verdict files in {folder}")
+    states = [check_file(Path(f)) for f in files]
+    stale = [s for s in states if s.stale]
+    for s in states:
+        if s.stale:
+            console.print(f"STALE {s.path}: {'; '.join(s.reasons)}")
+        else:
+            console.print(f"current {s.path}" + (f" (cannot check: {'; '.join(s.blockers)})" if s.blockers else ""))
+    if check:
+        if stale:
+            raise typer.Exit(1)
+        return
+    if not stale:
+        console.print("nothing to re-run")
+        return
+    with open_store(cfg, store) as st:
+        for s in stale:
+            new_path, diff = rerun(s, cfg, st, max_cost=cfg.get("max_cost", max_cost, None), progress=progress_bar)
+            console.print(f"re-ran {s.path} -> {new_path} (supersedes it)")
+            for line in describe_diff(diff):
+                console.print("  " + line)

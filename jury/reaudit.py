@@ -1,0 +1,237 @@
+"""Re-audits: find locked verdict files whose panel, prompts or inputs changed, re-run them.
+
+A re-run goes through the same workflow with the store, so the votes of unchanged
+jurors (same request hash) are reused and only changed jurors are called. The new file
+names its predecessor in ``supersedes``; the old file is never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jury.errors import InputError
+from jury.stats import cohen_kappa, percent_agreement
+from jury.verdicts import VerdictFile, load_locked
+
+
+@dataclass
+class Staleness:
+    path: Path
+    doc: VerdictFile
+    reasons: list[str] = field(default_factory=list)  # why it must be re-run
+    blockers: list[str] = field(default_factory=list)  # why it cannot be re-run here
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.reasons)
+
+
+def _resolve(base: Path, path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else base / p
+
+
+def _sha(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_file(path: Path) -> Staleness:
+    """Compare a locked file's bindings with the panel, templates and inputs as they are now."""
+    from jury.jury.panels import load_panel
+
+    doc = load_locked(path)
+    base = path.parent
+    st = Staleness(path, doc)
+    bound = [("gold", doc.inputs.gold)] + [("run", b) for b in doc.inputs.runs]
+    bound += [(f"database {k}", b) for k, b in doc.inputs.databases.items()]
+    for role, b in bound:
+        now = _sha(_resolve(base, b.path))
+        if now is None:
+            st.blockers.append(f"{role} file {b.path} is absent")
+        elif now != b.sha256:
+            st.reasons.append(f"{role} file {b.path} changed")
+    if doc.panel.path is None:
+        st.blockers.append("the panel has no bound file")
+        return st
+    panel_path = _resolve(base, doc.panel.path)
+    now = _sha(panel_path)
+    if now is None:
+        st.blockers.append(f"panel file {doc.panel.path} is absent")
+        return st
+    if now != doc.panel.sha256:
+        st.reasons.append(f"panel {doc.panel.path} changed")
+    try:
+        panel = load_panel(panel_path)
+    except Exception as exc:  # noqa: BLE001 - reported, not raised: --check must say why
+        st.blockers.append(f"panel {doc.panel.path}: {exc}")
+        return st
+    tsha = _sha(panel.prompt_path)
+    if not any(b.sha256 == tsha for b in doc.prompts.values()):
+        st.reasons.append(f"prompt template {panel.prompt_path.name} changed")
+    return st
+
+
+def heads(folder: Path) -> list[Path]:
+    """Locked files in a folder that no other file there supersedes (the current ones)."""
+    files = sorted(p for p in folder.glob("*.json") if p.is_file())
+    docs = {}
+    for p in files:
+        docs[p] = load_locked(p)
+    superseded = {d.supersedes for d in docs.values() if d.supersedes}
+    return [p for p, d in docs.items() if d.content_sha256 not in superseded]
+
+
+# ------------------------------------------------------------------ diffs
+
+
+def audit_diff(old: VerdictFile, new: VerdictFile) -> dict:
+    a = {r.question_id: r.flagged for r in old.records}
+    b = {r.question_id: r.flagged for r in new.records}
+    common = [q for q in a if q in b]
+    old_flags = [q for q in common if a[q]]
+    return {
+        "kind": "audit",
+        "questions": len(common),
+        "newly_flagged": [q for q in common if b[q] and not a[q]],
+        "cleared": [q for q in common if a[q] and not b[q]],
+        "percent_agreement": percent_agreement([a[q] for q in common], [b[q] for q in common]),
+        "cohen_kappa": cohen_kappa([a[q] for q in common], [b[q] for q in common]) if common else None,
+        "old_flags": len(old_flags),
+        "old_flags_also_flagged": sum(b[q] for q in old_flags),
+        "new_flags": sum(b[q] for q in common),
+        "juror_changes": _juror_changes(old, new),
+    }
+
+
+def adjudication_diff(old: VerdictFile, new: VerdictFile) -> dict:
+    a = {(r.model, r.question_id): r for r in old.records}
+    b = {(r.model, r.question_id): r for r in new.records}
+    common = [k for k in a if k in b]
+    flips = [
+        {"model": k[0], "question_id": k[1], "old": a[k].verdict, "new": b[k].verdict}
+        for k in common if a[k].verdict != b[k].verdict
+    ]
+    va, vb = [a[k].verdict for k in common], [b[k].verdict for k in common]
+    return {
+        "kind": "adjudication",
+        "failures": len(common),
+        "flipped": flips,
+        "credit_changed": sum(a[k].credited != b[k].credited for k in common),
+        "percent_agreement": percent_agreement(va, vb),
+        "cohen_kappa": cohen_kappa(va, vb) if common else None,
+        "only_old": len([k for k in a if k not in b]),
+        "only_new": len([k for k in b if k not in a]),
+        "juror_changes": _juror_changes(old, new),
+    }
+
+
+def _juror_changes(old: VerdictFile, new: VerdictFile) -> dict:
+    o = {j["name"]: j for j in old.panel.jurors}
+    n = {j["name"]: j for j in new.panel.jurors}
+    return {
+        "added": sorted(set(n) - set(o)),
+        "removed": sorted(set(o) - set(n)),
+        "changed": sorted(k for k in set(o) & set(n) if o[k] != n[k]),
+    }
+
+
+def describe_diff(diff: dict) -> list[str]:
+    j = diff["juror_changes"]
+    lines = []
+    if any(j.values()):
+        lines.append("jurors: " + "; ".join(f"{k} {', '.join(v)}" for k, v in j.items() if v))
+    pa = diff["percent_agreement"]
+    kappa = diff["cohen_kappa"]
+    agree = (f"{100 * pa:.1f}%" if pa is not None else "—") + ", Cohen's kappa " + (f"{kappa:.3f}" if kappa is not None else "—")
+    if diff["kind"] == "audit":
+        lines.append(f"newly flagged: {len(diff['newly_flagged'])} {diff['newly_flagged'][:20]}")
+        lines.append(f"cleared: {len(diff['cleared'])} {diff['cleared'][:20]}")
+        lines.append(f"old and new panels agree on {agree} of {diff['questions']} questions")
+        lines.append(f"{diff['old_flags_also_flagged']} of {diff['old_flags']} flags also flagged by the new panel")
+    else:
+        lines.append(f"verdicts flipped: {len(diff['flipped'])} of {diff['failures']}; credit changed for {diff['credit_changed']}")
+        for f in diff["flipped"][:20]:
+            lines.append(f"  {f['model']} q{f['question_id']}: {f['old']} -> {f['new']}")
+        lines.append(f"old and new panels agree on {agree}")
+    return lines
+
+
+# ------------------------------------------------------------------ re-running
+
+
+def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[Path, dict]:
+    """Re-run a stale file with today's panel and inputs; returns (new file, diff)."""
+    from jury.jury.panels import load_panel
+    from jury.workflows import adjudication_job, audit_job
+
+    if st.blockers:
+        raise InputError(f"{st.path}: cannot re-run: {'; '.join(st.blockers)}")
+    doc, base = st.doc, st.path.parent
+    panel = load_panel(_resolve(base, doc.panel.path))
+    gold_path = _resolve(base, doc.inputs.gold.path)
+    db_root = None
+    if doc.inputs.databases:
+        first = next(iter(doc.inputs.databases.values()))
+        db_root = _resolve(base, first.path).parent.parent
+    output = None  # a new file beside the old one
+    kwargs = {"progress": progress} if progress else {}
+    out_dir_cfg = _FolderConfig(base)
+    if doc.kind == "audit":
+        s = doc.settings
+        panel.quorum = s.get("quorum")
+        qids = [str(r.question_id) for r in doc.records]
+        job = audit_job(out_dir_cfg, store, gold_path=gold_path, db_root=db_root, panel=panel,
+                        question_ids=qids, split=s.get("split"), max_cost=max_cost, output=output,
+                        supersedes=doc.content_sha256, **kwargs)
+        new = load_locked(job.path)
+        return job.path, audit_diff(doc, new)
+    from jury.evaluate import Settings
+    from jury.jury.families import load_registry
+    from jury.sql.compare import NormalizeOptions
+
+    s = doc.settings
+    norm = s.get("normalize") or {}
+    settings = Settings(
+        comparator=s.get("comparator", "strict"), near_miss=s.get("near_miss_threshold", 0.5),
+        timeout_s=s.get("timeout_s", 30.0), row_cap=s.get("row_cap", 100_000),
+        options=NormalizeOptions(casefold=norm.get("casefold", False), float_sig_digits=norm.get("float_sig_digits")),
+    )
+    job = adjudication_job(
+        out_dir_cfg, store, gold_path=gold_path, run_paths=[_resolve(base, r.path) for r in doc.inputs.runs],
+        db_root=db_root, panel=panel, registry=_RecordedFamilies(doc, load_registry()), settings=settings,
+        seed=s.get("seed", 0),
+        early_stop=s.get("early_stop", False), max_cost=max_cost, models=s.get("models"), output=output,
+        supersedes=doc.content_sha256, **kwargs,
+    )
+    new = load_locked(job.path)
+    return job.path, adjudication_diff(doc, new)
+
+
+@dataclass
+class _FolderConfig:
+    """A config whose verdicts folder is the given one (re-audits write beside the old file)."""
+
+    folder: Path
+
+    def path_of(self, key, flag=None, default=None):
+        if key == "verdicts_dir":
+            return self.folder
+        return Path(flag) if flag is not None else None
+
+
+@dataclass
+class _RecordedFamilies:
+    """The families a verdict file recorded per model win over today's registry."""
+
+    doc: VerdictFile
+    registry: object
+
+    def families_of(self, model: str, declared=None) -> list[str]:
+        for r in self.doc.records:
+            if r.model == model:
+                return list(r.families)
+        return self.registry.families_of(model, declared)

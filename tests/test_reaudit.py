@@ -1,0 +1,114 @@
+"""`jury reaudit`: stale detection, re-running only changed jurors, supersession, diffs."""
+
+import pytest
+from typer.testing import CliRunner
+
+from jury.cli import app
+from jury.verdicts import load_locked
+from jurytest import make_project, says, write_panel
+from test_audit import FIVE, audit_juror
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def test_changed_juror_is_the_only_one_called_again(project, fake_llm):
+    # old panel: q1 flagged by 2 of 5 (not flagged), q2 by 3 of 5 (flagged)
+    fake_llm.script("ja", audit_juror({1, 2}))
+    fake_llm.script("jb", audit_juror({1, 2}))
+    fake_llm.script("jc", audit_juror(set()))
+    fake_llm.script("jd", audit_juror(set()))
+    fake_llm.script("je", audit_juror({2}))
+    fake_llm.script("je2", audit_juror({1}))
+    panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    assert invoke("audit-gold", "gold.json", "--panel", str(panel)).exit_code == 0
+    (old,) = (project / "verdicts").glob("audit-*.json")
+    old_bytes = old.read_bytes()
+    assert invoke("reaudit", "--check").exit_code == 0  # nothing changed yet
+
+    # swap juror je (deepseek) for je2 (deepseek)
+    panel.write_text(panel.read_text().replace('name = "je"\nmodel = "openai/je"', 'name = "je2"\nmodel = "openai/je2"'))
+    res = invoke("reaudit", "--check")
+    assert res.exit_code == 1 and "STALE" in res.output and "panel" in res.output
+    before = {m: fake_llm.calls(m) for m in ("ja", "jb", "jc", "jd", "je", "je2")}
+    res = invoke("reaudit")
+    assert res.exit_code == 0, res.output
+    after = {m: fake_llm.calls(m) for m in before}
+    assert {m: after[m] - before[m] for m in before} == {"ja": 0, "jb": 0, "jc": 0, "jd": 0, "je": 0, "je2": 4}
+
+    new = next(p for p in (project / "verdicts").glob("audit-*.json") if p != old)
+    old_doc, new_doc = load_locked(old), load_locked(new)
+    assert new_doc.supersedes == old_doc.content_sha256
+    assert {r.question_id for r in new_doc.records if r.flagged} == {1}
+    out = " ".join(res.output.split())
+    assert "newly flagged: 1 [1]" in out and "cleared: 1 [2]" in out
+    assert "agree on 50.0%" in out and "0 of 1 flags also flagged" in out
+    assert "added je2" in out and "removed je" in out
+    assert invoke("reaudit", "--check").exit_code == 0  # the new file is current
+    assert old.read_bytes() == old_bytes  # the old file is untouched: its lock still holds,
+    res = invoke("verify", str(old))  # and verify says its bound panel has changed since
+    assert res.exit_code == 1 and "audit.toml" in res.output
+
+
+def test_changed_prompt_template_makes_a_file_stale(project, fake_llm):
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror(set()))
+    template = project / "my-audit.md"
+    from jury.jury.panels import PROMPTS_DIR
+
+    template.write_text((PROMPTS_DIR / "audit-v1.md").read_text())
+    panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    panel.write_text(panel.read_text().replace('k = 5\n', 'k = 5\nprompt = "my-audit.md"\n', 1))
+    assert invoke("audit-gold", "gold.json", "--panel", str(panel)).exit_code == 0
+    assert invoke("reaudit", "--check").exit_code == 0
+    template.write_text(template.read_text() + "\nBe strict.\n")
+    res = invoke("reaudit", "--check")
+    assert res.exit_code == 1 and "prompt template my-audit.md changed" in res.output
+    calls = fake_llm.calls()
+    assert invoke("reaudit").exit_code == 0
+    assert fake_llm.calls() - calls == 20  # every ballot's text changed: all asked again
+
+
+def test_adjudication_reaudit_reports_flips(project, fake_llm):
+    four = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
+    fake_llm.script("ja", says("gold_defect"))
+    fake_llm.script("jb", says("gold_defect"))
+    fake_llm.script("jc", says("genuine_error"))
+    fake_llm.script("jd", says("gold_defect"))
+    fake_llm.script("jx", says("genuine_error"))
+    panel = write_panel(project, fake_llm.base_url, four)
+    assert invoke("adjudicate", "run.jsonl", "--panel", str(panel)).exit_code == 0
+    old = next((project / "verdicts").glob("adjudication-*.json"))
+    assert {r.verdict for r in load_locked(old).records} == {"gold_defect"}
+    # jd (xai) replaced by jx (xai), who sides with jc: both models' panels flip to genuine_error
+    panel.write_text(panel.read_text().replace('name = "jd"\nmodel = "openai/jd"', 'name = "jx"\nmodel = "openai/jx"'))
+    before = fake_llm.calls()
+    res = invoke("reaudit")
+    assert res.exit_code == 0, res.output
+    assert fake_llm.calls() - before == fake_llm.calls("jx") == 6
+    new = next(p for p in (project / "verdicts").glob("adjudication-*.json") if p != old)
+    recs = {(r.model, r.question_id): r.verdict for r in load_locked(new).records}
+    assert set(recs.values()) == {"genuine_error"} and len(recs) == 6
+    out = " ".join(res.output.split())
+    assert "verdicts flipped: 6 of 6; credit changed for 6" in out
+    assert "gpt-x q1: gold_defect -> genuine_error" in out
+
+
+def test_check_with_absent_inputs_is_not_stale_but_says_so(project, fake_llm):
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror(set()))
+    panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    assert invoke("audit-gold", "gold.json", "--panel", str(panel), "--question-id", "1").exit_code == 0
+    (project / "gold.json").rename(project / "gold-moved.json")
+    res = invoke("reaudit", "--check")
+    assert res.exit_code == 0 and "cannot check: gold file ../gold.json is absent" in " ".join(res.output.split())
