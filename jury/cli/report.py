@@ -1,0 +1,100 @@
+"""`jury report`: strict, gold-clean and adjudicated columns with intervals, ranks and figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jury.cli.common import FORMAT_HELP, check_format, config, emit, handle_errors, open_store, progress_bar
+from jury.errors import InputError, JuryError
+
+
+@handle_errors
+def report(
+    runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
+    gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
+    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),
+    verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s): the adjudicated column (repeatable)."),
+    strength: str | None = typer.Option(
+        None, help="Column the gold-defect share is correlated with: adjudicated, strict or gold_clean "
+        "(default: adjudicated with --verdicts, else gold_clean with an audit, else strict)."),
+    control: str | None = typer.Option(None, help="Negative-control model: its strict → adjudicated lift and its gap to the next row."),
+    families: Path | None = typer.Option(None, help="Family registry TOML for models the verdict files do not name (default: the run records' family fields)."),
+    fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
+    plots: Path | None = typer.Option(None, "--plots", help="Also write the report's figures to this folder."),
+    comparator: str | None = typer.Option(None, help="Comparator deciding a match: strict (default), bird, relaxed or subset."),
+    near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
+    workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
+    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+) -> None:
+    """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
+
+    Columns (each a Wilson 95% interval over the questions the model routed to the right
+    database; gold queries that fail are left out everywhere): strict = execution match
+    under the comparator; gold-clean = strict without the questions the audit flagged
+    (they never count as successes); adjudicated = strict matches plus the failures the
+    jury credited (gold defect, format equivalence). Also: ranks and the strict →
+    adjudicated rank shift, the composition of each model's jury-reached misses (gold
+    defect / format equivalence / genuine error / ambiguous / no majority), near misses
+    and non-executed answers (never sent to the jury), jury cost, Spearman of gold-defect
+    share vs strength, Pearson of routing accuracy vs the difficulty of the model's
+    denominator, format-equivalent shares by family, an optional negative control, and
+    the oracle-routing table (the three columns on the questions every model routed
+    correctly). Every verdict file's lock is checked before anything else is read.
+    """
+    from jury.evaluate import Settings, evaluate
+    from jury.io import load_gold, load_runs
+    from jury.reporting import STRENGTHS, build_report, render_report
+    from jury.verdicts import load_locked
+
+    check_format(fmt)
+    if strength is not None and strength not in STRENGTHS:
+        raise InputError(f"unknown --strength {strength!r}; choose one of: {', '.join(STRENGTHS)}")
+    cfg = config()
+    audit_path = cfg.path_of("audit", audit)
+    audit_docs = []
+    if audit_path is not None:
+        doc = load_locked(audit_path)
+        if doc.kind != "audit":
+            raise InputError(f"{audit_path}: is an {doc.kind} file, not an audit")
+        audit_docs.append(doc)
+    adj_docs = []
+    for path in verdicts:
+        doc = load_locked(path)
+        if doc.kind != "adjudication":
+            raise InputError(f"{path}: is an {doc.kind} file, not an adjudication")
+        adj_docs.append((path, doc))
+    registry = None
+    if families is not None:
+        from jury.jury.families import load_registry
+
+        registry = load_registry(families)
+
+    gold_path = cfg.path_of("gold", gold)
+    if gold_path is None:
+        raise InputError("no gold file: pass --gold or set gold in jury.toml")
+    gold_items = load_gold(gold_path)
+    records = load_runs(runs, gold_items)
+    settings = Settings(
+        comparator=cfg.get("comparator", comparator, "strict"),
+        near_miss=cfg.get("near_miss", near_miss, 0.5),
+        timeout_s=cfg.get("timeout", None, 30.0),
+        row_cap=cfg.get("row_cap", None, 100_000),
+        workers=cfg.get("workers", workers, None) or Settings().workers,
+    )
+    with open_store(cfg, store) as st, progress_bar("executing SQL") as bar:
+        ev = evaluate(gold_items, records, cfg.path_of("db_root", db_root), st, settings, bar)
+    result = build_report(ev, gold_items, audit_docs=audit_docs, adj_docs=adj_docs,
+                          strength=strength, control=control, registry=registry)
+    text = render_report(result, fmt)
+    if plots is not None:
+        try:
+            from jury.plots import write_plots
+        except ImportError as exc:
+            raise JuryError(f"--plots: cannot load jury.plots ({exc})") from None
+        for path in write_plots(result, plots):
+            typer.echo(f"wrote {path}", err=True)
+    emit(text, output)
