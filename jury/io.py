@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,17 +23,24 @@ from jury.records import GoldItem, QuestionId, RunRecord
 BIRD_SEPARATOR = "\t----- bird -----\t"
 
 
-def read_text(path: str | Path) -> str:
-    """Read a UTF-8 file; a missing, empty or non-UTF-8 file is an InputError."""
-    p = Path(path)
+@contextmanager
+def file_errors(p: Path):
+    """Turn a missing or unreadable file into a one-line InputError naming it."""
     try:
-        data = p.read_bytes()
+        yield
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{p}: is a directory, expected a file") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot read: {exc.strerror}") from None
+
+
+def read_text(path: str | Path) -> str:
+    """Read a UTF-8 file; a missing, empty or non-UTF-8 file is an InputError."""
+    p = Path(path)
+    with file_errors(p):
+        data = p.read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

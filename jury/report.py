@@ -94,7 +94,7 @@ def render_scores(scores, ev, fmt: str) -> str:
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
     )
     if ev.gold_errors:
-        caption += f"\ngold queries that fail (left out of every denominator): " + ", ".join(
+        caption += "\ngold queries that fail (left out of every denominator): " + ", ".join(
             f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
         )
     if fmt == "md":

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from jury.errors import InputError, JuryError
-from jury.io import read_text, sha256_file, write_atomic
+from jury.io import file_errors, read_text, sha256_file, write_atomic
 from jury.records import _normalise_qid
 
 FORMAT_VERSION = 1
@@ -345,6 +345,14 @@ def _check_lock(p: Path, data: Any) -> None:
         )
 
 
+def load_kind(path: str | Path, kind: str) -> VerdictFile:
+    """load_locked, then refuse a file of another kind (an audit given as adjudication...)."""
+    doc = load_locked(path)
+    if doc.kind != kind:
+        raise VerdictError(f"{path}: is an {doc.kind} file, not an {kind}")
+    return doc
+
+
 def load_locked(path: str | Path) -> VerdictFile:
     """Read a verdict file, check its lock, then validate it. Every verdict reader uses this."""
     p = Path(path)
@@ -359,14 +367,8 @@ def load_locked(path: str | Path) -> VerdictFile:
 def bind_file(path: str | Path, relative_to: str | Path) -> FileBinding:
     """Hash ``path`` and name it relative to the folder ``relative_to`` when possible."""
     p = Path(path)
-    try:
+    with file_errors(p):
         digest = sha256_file(p)
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{p}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror}") from None
     absolute = p.resolve()
     try:
         shown = Path(os.path.relpath(absolute, Path(relative_to).resolve())).as_posix()

@@ -45,21 +45,29 @@ class JobResult:
     summary: dict | None = None
 
 
+def load_and_evaluate(gold_path: Path, run_paths: list[Path], db_root: Path | None, store, settings,
+                      progress: ProgressFactory = _no_progress):
+    """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation)."""
+    from jury.evaluate import evaluate
+    from jury.io import load_gold, load_runs
+
+    gold = load_gold(gold_path)
+    records = load_runs(run_paths, gold)
+    with progress("executing SQL") as bar:
+        ev = evaluate(gold, records, db_root, store, settings, bar)
+    return gold, records, ev
+
+
 def adjudication_job(
     cfg, store, *, gold_path: Path, run_paths: list[Path], db_root: Path | None, panel, registry,
     settings, seed: int = 0, early_stop: bool = False, max_cost: float | None = None,
     models: list[str] | None = None, output: Path | None = None, plan_only: bool = False,
     supersedes: str | None = None, progress: ProgressFactory = _no_progress,
 ) -> JobResult:
-    from jury.evaluate import evaluate
-    from jury.io import load_gold, load_runs
     from jury.jury.adjudicate import plan_adjudication, run_adjudication
     from jury.verdict_files import write_adjudication
 
-    gold = load_gold(gold_path)
-    records = load_runs(run_paths, gold)
-    with progress("executing SQL") as bar:
-        ev = evaluate(gold, records, db_root, store, settings, bar)
+    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
     plan = plan_adjudication(ev, gold, records, panel, registry, models=models, seed=seed)
     if plan_only:
         return JobResult(plan, evaluation=ev)

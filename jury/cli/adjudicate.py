@@ -6,9 +6,8 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import config, handle_errors, open_store, progress_bar
+from jury.cli.common import config, gold_path, handle_errors, open_store, progress_bar, settings
 from jury.cli.jurycommon import print_plan, print_run_stats
-from jury.errors import InputError
 
 
 @handle_errors
@@ -40,7 +39,6 @@ def adjudicate(
     """
     from rich.console import Console
 
-    from jury.evaluate import Settings
     from jury.jury.adjudicate import summarize
     from jury.jury.families import load_registry
     from jury.jury.panels import load_panel, resolve_panel_path
@@ -48,20 +46,13 @@ def adjudicate(
     from jury.workflows import adjudication_job
 
     cfg = config()
-    gold_path = cfg.path_of("gold", gold)
-    if gold_path is None:
-        raise InputError("no gold file: pass --gold or set gold in jury.toml")
     panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
-    settings = Settings(
-        comparator=cfg.get("comparator", comparator, "strict"),
-        near_miss=cfg.get("near_miss", near_miss, 0.5),
-        workers=cfg.get("workers", workers, None) or Settings().workers,
-    )
     console = Console()
     with open_store(cfg, store) as st:
         job = adjudication_job(
-            cfg, st, gold_path=gold_path, run_paths=list(runs), db_root=cfg.path_of("db_root", db_root),
-            panel=panel_obj, registry=load_registry(families), settings=settings,
+            cfg, st, gold_path=gold_path(cfg, gold), run_paths=list(runs), db_root=cfg.path_of("db_root", db_root),
+            panel=panel_obj, registry=load_registry(families),
+            settings=settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers),
             seed=cfg.get("seed", seed, 0), early_stop=early_stop, max_cost=cfg.get("max_cost", max_cost, None),
             models=model or None, output=output, plan_only=plan, progress=progress_bar,
         )

@@ -89,3 +89,27 @@ def emit(text: str, output: Path | None = None) -> None:
 
         write_atomic(output, text)
         typer.echo(f"wrote {output}", err=True)
+
+
+def gold_path(cfg, flag: Path | None) -> Path:
+    from jury.errors import InputError
+
+    path = cfg.path_of("gold", flag)
+    if path is None:
+        raise InputError("no gold file: pass --gold or set gold in jury.toml")
+    return path
+
+
+def settings(cfg, *, comparator=None, near_miss=None, timeout=None, row_cap=None, workers=None, options=None):
+    """Evaluation settings: flags, else jury.toml, else the defaults."""
+    from jury.evaluate import Settings
+
+    extra = {"options": options} if options is not None else {}
+    return Settings(
+        comparator=cfg.get("comparator", comparator, "strict"),
+        near_miss=cfg.get("near_miss", near_miss, 0.5),
+        timeout_s=cfg.get("timeout", timeout, 30.0),
+        row_cap=cfg.get("row_cap", row_cap, 100_000),
+        workers=cfg.get("workers", workers, None) or Settings().workers,
+        **extra,
+    )

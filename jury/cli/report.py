@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import FORMAT_HELP, check_format, config, emit, handle_errors, open_store, progress_bar
+from jury.cli.common import (
+    FORMAT_HELP, check_format, config, emit, gold_path, handle_errors, open_store, progress_bar, settings,
+)
 from jury.errors import InputError, JuryError
 
 
@@ -45,48 +47,28 @@ def report(
     the oracle-routing table (the three columns on the questions every model routed
     correctly). Every verdict file's lock is checked before anything else is read.
     """
-    from jury.evaluate import Settings, evaluate
-    from jury.io import load_gold, load_runs
     from jury.reporting import STRENGTHS, build_report, render_report
-    from jury.verdicts import load_locked
+    from jury.verdicts import load_kind
+    from jury.workflows import load_and_evaluate
 
     check_format(fmt)
     if strength is not None and strength not in STRENGTHS:
         raise InputError(f"unknown --strength {strength!r}; choose one of: {', '.join(STRENGTHS)}")
     cfg = config()
     audit_path = cfg.path_of("audit", audit)
-    audit_docs = []
-    if audit_path is not None:
-        doc = load_locked(audit_path)
-        if doc.kind != "audit":
-            raise InputError(f"{audit_path}: is an {doc.kind} file, not an audit")
-        audit_docs.append(doc)
-    adj_docs = []
-    for path in verdicts:
-        doc = load_locked(path)
-        if doc.kind != "adjudication":
-            raise InputError(f"{path}: is an {doc.kind} file, not an adjudication")
-        adj_docs.append((path, doc))
+    audit_docs = [load_kind(audit_path, "audit")] if audit_path is not None else []
+    adj_docs = [(path, load_kind(path, "adjudication")) for path in verdicts]
     registry = None
     if families is not None:
         from jury.jury.families import load_registry
 
         registry = load_registry(families)
 
-    gold_path = cfg.path_of("gold", gold)
-    if gold_path is None:
-        raise InputError("no gold file: pass --gold or set gold in jury.toml")
-    gold_items = load_gold(gold_path)
-    records = load_runs(runs, gold_items)
-    settings = Settings(
-        comparator=cfg.get("comparator", comparator, "strict"),
-        near_miss=cfg.get("near_miss", near_miss, 0.5),
-        timeout_s=cfg.get("timeout", None, 30.0),
-        row_cap=cfg.get("row_cap", None, 100_000),
-        workers=cfg.get("workers", workers, None) or Settings().workers,
-    )
-    with open_store(cfg, store) as st, progress_bar("executing SQL") as bar:
-        ev = evaluate(gold_items, records, cfg.path_of("db_root", db_root), st, settings, bar)
+    evaluation = settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers)
+    with open_store(cfg, store) as st:
+        gold_items, _records, ev = load_and_evaluate(
+            gold_path(cfg, gold), list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
+        )
     result = build_report(ev, gold_items, audit_docs=audit_docs, adj_docs=adj_docs,
                           strength=strength, control=control, registry=registry)
     text = render_report(result, fmt)

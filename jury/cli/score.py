@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import FORMAT_HELP, check_format, config, emit, handle_errors, open_store, progress_bar
-from jury.errors import InputError
+from jury.cli.common import (
+    FORMAT_HELP, check_format, config, emit, gold_path, handle_errors, open_store, progress_bar, settings,
+)
 
 
 @handle_errors
@@ -37,29 +38,21 @@ def score(
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
-    from jury.evaluate import Settings, evaluate
-    from jury.io import load_gold, load_runs
     from jury.report import per_question_jsonl, render_scores
     from jury.scoring import score_all
     from jury.sql.compare import NormalizeOptions
+    from jury.workflows import load_and_evaluate
 
     check_format(fmt)
     cfg = config()
-    gold_path = cfg.path_of("gold", gold)
-    if gold_path is None:
-        raise InputError("no gold file: pass --gold or set gold in jury.toml")
-    gold_items = load_gold(gold_path)
-    records = load_runs(runs, gold_items)
-    settings = Settings(
-        comparator=cfg.get("comparator", comparator, "strict"),
-        near_miss=cfg.get("near_miss", near_miss, 0.5),
-        timeout_s=cfg.get("timeout", timeout, 30.0),
-        row_cap=cfg.get("row_cap", row_cap, 100_000),
-        workers=cfg.get("workers", workers, None) or Settings().workers,
+    evaluation = settings(
+        cfg, comparator=comparator, near_miss=near_miss, timeout=timeout, row_cap=row_cap, workers=workers,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=float_digits),
     )
-    with open_store(cfg, store) as st, progress_bar("executing SQL") as bar:
-        ev = evaluate(gold_items, records, cfg.path_of("db_root", db_root), st, settings, bar)
+    with open_store(cfg, store) as st:
+        _gold, _records, ev = load_and_evaluate(
+            gold_path(cfg, gold), list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
+        )
     scores = score_all(ev.pairs)
     add_verdict_columns(scores, ev.pairs, cfg.path_of("audit", audit), verdicts)
     if per_question is not None:
@@ -70,23 +63,16 @@ def score(
 def add_verdict_columns(scores, pairs, audit: Path | None, verdicts: list[Path]) -> None:
     """Fill the gold-clean and adjudicated columns from locked files (each lock checked first)."""
     from jury.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
-    from jury.verdicts import load_locked
+    from jury.verdicts import load_kind
 
     if audit is not None:
-        doc = load_locked(audit)
-        if doc.kind != "audit":
-            raise InputError(f"{audit}: is an {doc.kind} file, not an audit")
+        doc = load_kind(audit, "audit")
         column = gold_clean(pairs, flagged_questions([doc]))
         rank = with_ranks(column)
         for s in scores:
             s.gold_clean, s.gold_clean_rank = column[s.model], rank[s.model]
     if verdicts:
-        docs = []
-        for path in verdicts:
-            doc = load_locked(path)
-            if doc.kind != "adjudication":
-                raise InputError(f"{path}: is an {doc.kind} file, not an adjudication")
-            docs.append((path, doc))
+        docs = [(path, load_kind(path, "adjudication")) for path in verdicts]
         column = adjudicated(pairs, verdict_index(docs))
         rank = with_ranks(column)
         for s in scores:
