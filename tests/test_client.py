@@ -544,3 +544,25 @@ def test_keyless_local_juror_never_sends_the_environment_openai_key(fake_llm, mo
 
     sent = fake_llm.requests[-1]["auth_sha256"]
     assert sent == hashlib.sha256(f"Bearer {LOCAL_PLACEHOLDER_KEY}".encode()).hexdigest()
+
+
+def test_latency_excludes_time_queued_for_a_slot():
+    """Four calls through one slot at 0.2 s each: each call's latency is its own 0.2 s, not the queue's."""
+    import asyncio
+
+    from fakellm import FakeLLMServer, ballot_reply
+    from jury.jury.client import JurorPool, JurorSpec, extract_json_object
+
+    with FakeLLMServer(latency_s=0.2) as server:
+        server.script("slow", ballot_reply("both"))
+        spec = JurorSpec(name="s", model="openai/slow", family="meta", api_base=server.base_url, max_concurrency=1)
+        pool = JurorPool([spec])
+
+        async def main():
+            msgs = [{"role": "user", "content": "x"}]
+            return await asyncio.gather(*(pool.call("s", msgs, schema=None, parse=extract_json_object) for _ in range(4)))
+
+        results = asyncio.run(main())
+    assert all(r.ok for r in results)
+    assert max(r.latency_s for r in results) < 0.6  # queued calls would show 0.4 s to 0.8 s+
+    assert min(r.latency_s for r in results) >= 0.2

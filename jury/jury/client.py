@@ -130,7 +130,7 @@ class CallResult(BaseModel):
     prompt_tokens: int = 0  # summed over the attempts that returned usage
     completion_tokens: int = 0
     cost_usd: float = 0.0  # litellm.completion_cost summed; 0.0 where litellm has no price
-    latency_s: float = 0.0  # wall time of the whole call, waiting for a slot included
+    latency_s: float = 0.0  # from taking a concurrency slot to the answer: retries and backoff included, queueing not
     log: list[dict] = Field(default_factory=list)  # per attempt: attempt, status, error, wait_s
 
 
@@ -519,9 +519,11 @@ class JurorPool:
             # fall back to OPENAI_API_KEY and send a real key to that server.
             api_key = LOCAL_PLACEHOLDER_KEY
         limiter = self._limiters[juror_name]
+        _import_litellm()  # once per process (~3 s): not part of any juror's latency
         async with limiter:
+            started = time.monotonic()  # from the slot on: time queued for a slot is not the juror's latency
             result = await self._call_locked(spec, limiter, messages, schema, parse, api_key, secrets)
-        result.latency_s = time.monotonic() - started
+            result.latency_s = time.monotonic() - started
         return result
 
     async def _call_locked(
