@@ -78,11 +78,12 @@ def render_scores(scores, ev, fmt: str) -> str:
         for name in SIDE:
             d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
         display.append(d)
+    side = [n for n in SIDE if n != settings["comparator"]]  # the chosen one is the main column
     columns = ["model", "questions", "routing", "routed", "strict_matches", "strict_ci", "rank",
-               "jury_eligible", "misses", *SIDE]
+               "jury_eligible", "misses", *side]
     headers = ["model", "questions", "routing acc", "routed", "matches",
                f"{settings['comparator']} acc [95% CI]", "rank", "jury-eligible", "other outcomes",
-               *(f"{n} acc (rank)" for n in SIDE)]
+               *(f"{n} acc (rank)" for n in side)]
     for col, head in (("gold_clean", "gold-clean"), ("adjudicated", "adjudicated")):
         if rows and f"{col}_accuracy" in rows[0]:
             for d, r in zip(display, rows):
