@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from jury import __version__
-from jury.verdicts import bind_file, default_path, schema_filename, utc_now, write_locked, write_schemas
+from jury.verdicts import (
+    LOCK_KEY, bind_file, default_path, load_locked, lock, schema_filename, utc_now, write_locked, write_schemas,
+)
+
+_VOLATILE = (LOCK_KEY, "created_at")
 
 
 def verdicts_dir(cfg, output: Path | None) -> Path:
@@ -64,8 +68,7 @@ def write_adjudication(cfg, output, plan, records, store, ev, gold_path, run_pat
         "calls_by_model": {m: store.call_totals(h)["calls"] for m, h in by_model.items()},
     }
     doc["records"] = records
-    path = Path(output) if output else default_path("adjudication", folder, doc["created_at"])
-    return write_locked(doc, path)
+    return _write(doc, output, folder)
 
 
 def write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings,
@@ -78,5 +81,31 @@ def write_audit(cfg, output, plan, records, summary, store, databases, gold_path
     )
     doc["summary"] = summary
     doc["records"] = records
-    path = Path(output) if output else default_path("audit", folder, doc["created_at"])
-    return write_locked(doc, path)
+    return _write(doc, output, folder)
+
+
+def _write(doc: dict, output: Path | None, folder: Path) -> tuple[Path, bool]:
+    """Write the locked file; (path, False). Without -o, an identical verdict set already
+    locked in the folder (same inputs, panel, settings, votes; only the time differs) is
+    reused instead of writing a copy: (its path, True)."""
+    if output is not None:
+        return write_locked(doc, Path(output)), False
+    same = identical_file(doc, folder)
+    if same is not None:
+        return same, True
+    return write_locked(doc, default_path(doc["kind"], folder, doc["created_at"])), False
+
+
+def identical_file(doc: dict, folder: Path) -> Path | None:
+    def stable(d: dict) -> dict:
+        return {k: v for k, v in d.items() if k not in _VOLATILE}
+
+    want = stable(lock(doc))
+    for path in sorted(folder.glob(f"{doc['kind']}-*.json")):
+        try:
+            have = load_locked(path)
+        except Exception:  # noqa: BLE001 - a broken neighbour is verify's business, not a match
+            continue
+        if stable(lock(have)) == want:
+            return path
+    return None

@@ -41,6 +41,7 @@ class JobResult:
     records: list[dict] | None = None
     stats: object = None
     path: Path | None = None
+    reused_file: bool = False  # an identical locked file already existed: nothing was written
     evaluation: object = None
     summary: dict | None = None
 
@@ -75,12 +76,12 @@ def adjudication_job(
     with progress("asking jurors") as bar:
         verdicts, stats = run_adjudication(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar)
     raise_if_capped(stats)
-    path = write_adjudication(
+    path, reused = write_adjudication(
         cfg, output, plan, verdicts, store, ev, gold_path, run_paths,
         {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()},
         supersedes,
     )
-    return JobResult(plan, verdicts, stats, path, ev)
+    return JobResult(plan, verdicts, stats, path, reused, ev)
 
 
 def audit_job(
@@ -121,5 +122,5 @@ def audit_job(
     summary = summarize(records)
     settings = {"quorum": panel.quorum, "split": split, "dbs": dbs or None,
                 "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None}
-    path = write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes)
-    return JobResult(plan, records, stats, path, summary=summary)
+    path, reused = write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes)
+    return JobResult(plan, records, stats, path, reused, summary=summary)

@@ -156,3 +156,27 @@ def test_adjudicated_column_requires_every_failure_judged(project, fake_llm):
     assert runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--model", "gpt-x", "-o", "verdicts/a.json"]).exit_code == 0
     res = runner.invoke(app, ["score", "run.jsonl", "--verdicts", "verdicts/a.json"])
     assert res.exit_code == 1 and "model 'claude-y': 3 jury-eligible failures have no verdict" in res.output
+
+
+def test_audit_preview_of_gold_result_is_optional(project, fake_llm):
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror(set()))
+    panel = audit_panel(project, fake_llm.base_url)
+    assert run_audit("--panel", str(panel), "--question-id", "3", "-o", "verdicts/plain.json").exit_code == 0
+    assert "<gold_result>" not in user_text(fake_llm.requests[-1])
+    panel.write_text(panel.read_text().replace('k = 5\n', 'k = 5\nshow_preview = true\n', 1))
+    assert run_audit("--panel", str(panel), "--question-id", "3", "-o", "verdicts/preview.json").exit_code == 0
+    text = user_text(fake_llm.requests[-1])
+    assert "<gold_result>\ncount(*)\n4\n(1 row in total)\n</gold_result>" in text
+
+
+def test_rerunning_an_unchanged_audit_writes_no_copy(project, fake_llm):
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror({1}))
+    panel = str(audit_panel(project, fake_llm.base_url))
+    assert run_audit("--panel", panel).exit_code == 0
+    calls = fake_llm.calls()
+    res = run_audit("--panel", panel)
+    assert res.exit_code == 0 and "unchanged" in res.output
+    assert fake_llm.calls() == calls
+    assert len(list((project / "verdicts").glob("audit-*.json"))) == 1

@@ -61,10 +61,10 @@ def adjudicate(
                    len(job.plan.groups), "failures")
         return
     rows = summarize(job.evaluation, job.records, score_all(job.evaluation.pairs))
-    _print_summary(console, rows, job.stats, job.path)
+    _print_summary(console, rows, job.stats, job.path, job.reused_file)
 
 
-def _print_summary(console, rows, stats, path) -> None:
+def _print_summary(console, rows, stats, path, reused_file) -> None:
     from jury.render import to_rich_table
 
     display = []
@@ -85,4 +85,4 @@ def _print_summary(console, rows, stats, path) -> None:
         ["model", "strict", "adjudicated [95% CI]", "adjudicated failures", "gold defect", "format equiv.", "genuine error", "ambiguous", "no majority / undecided"],
         title="strict vs adjudicated",
     ))
-    print_run_stats(console, stats, path)
+    print_run_stats(console, stats, path, reused_file)

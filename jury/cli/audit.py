@@ -57,7 +57,7 @@ def audit_gold(
                    len(job.plan.items), "gold queries")
         return
     print_audit_summary(console, job.summary)
-    print_run_stats(console, job.stats, job.path)
+    print_run_stats(console, job.stats, job.path, job.reused_file)
 
 
 def print_audit_summary(console, summary: dict) -> None:

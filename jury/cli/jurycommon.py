@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def print_run_stats(console, stats, path) -> None:
+def print_run_stats(console, stats, path, reused_file: bool = False) -> None:
     if stats.transport_failures:
         console.print(
             f"[yellow]{stats.transport_failures} ballots failed on transport or configuration errors "
@@ -12,6 +12,7 @@ def print_run_stats(console, stats, path) -> None:
     console.print(
         f"calls this run: {stats.asked} (reused from the store: {stats.reused}, skipped by early stop: "
         f"{stats.skipped}); cost this run ${stats.cost_usd:.4f}\nverdict file: {path}"
+        + (" (unchanged: an identical verdict set was already locked there; nothing written)" if reused_file else "")
     )
 
 
