@@ -63,8 +63,27 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def load_gold(path: str | Path) -> dict[QuestionId, GoldItem]:
-    """Load a BIRD-style gold file (a JSON list, or JSONL) keyed by question_id."""
-    p = Path(path)
+    """Load a BIRD-style gold file (a JSON list, or JSONL) keyed by question_id.
+
+    An item repeated exactly (BIRD mini-dev repeats questions 137 and 138) is kept once; two
+    different items under one question_id are an error.
+    """
+    gold: dict[QuestionId, GoldItem] = {}
+    for where, item in _gold_items(Path(path)):
+        first = gold.get(item.question_id)
+        if first is not None and first != item:
+            raise InputError(f"{where}: duplicate question_id {item.question_id!r} with different content")
+        gold.setdefault(item.question_id, item)
+    return gold
+
+
+def load_gold_list(path: str | Path) -> list[GoldItem]:
+    """Every gold item in file order, repeats included: predictions index by this position."""
+    load_gold(path)  # the same checks
+    return [item for _where, item in _gold_items(Path(path))]
+
+
+def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
     text = read_text(p)
     items: list[tuple[str, object]]
     if text.lstrip().startswith("["):
@@ -72,29 +91,22 @@ def load_gold(path: str | Path) -> dict[QuestionId, GoldItem]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{p}:{exc.lineno}: malformed JSON: {exc.msg}") from None
-        items = [(f"item {i}", obj) for i, obj in enumerate(data)]
+        if not isinstance(data, list):
+            raise InputError(f"{p}: expected a JSON list of gold items")
+        items = [(f"{p} item {i}", obj) for i, obj in enumerate(data)]
     else:
-        items = [(f"{lineno}", obj) for lineno, obj in _jsonl(p, text)]
-    gold: dict[QuestionId, GoldItem] = {}
+        items = [(f"{p}:{lineno}", obj) for lineno, obj in _jsonl(p, text)]
+    out = []
     for where, obj in items:
-        sep = ":" if where[0].isdigit() else " "
         if not isinstance(obj, dict):
-            raise InputError(f"{p}{sep}{where}: expected an object, got {type(obj).__name__}")
+            raise InputError(f"{where}: expected an object, got {type(obj).__name__}")
         try:
-            item = GoldItem.model_validate(obj)
+            out.append((where, GoldItem.model_validate(obj)))
         except ValidationError as exc:
-            raise InputError(f"{p}{sep}{where}: {_first_error(exc)}") from None
-        if item.question_id in gold:
-            raise InputError(f"{p}{sep}{where}: duplicate question_id {item.question_id!r}")
-        gold[item.question_id] = item
-    if not gold:
+            raise InputError(f"{where}: {_first_error(exc)}") from None
+    if not out:
         raise InputError(f"{p}: no gold items")
-    return gold
-
-
-def load_gold_list(path: str | Path) -> list[GoldItem]:
-    """Gold items in file order (BIRD predictions index questions by this position)."""
-    return list(load_gold(path).values())
+    return out
 
 
 def _jsonl(p: Path, text: str) -> Iterator[tuple[int, object]]:
@@ -219,9 +231,14 @@ def import_bird_predictions(
             )
         answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
     report = ImportReport(records=[], entries=len(answers))
+    seen: set = set()
     for i, item in enumerate(gold_items):
         if only_db and item.db_id not in only_db:
             continue
+        if item.question_id in seen:  # a repeated gold item: its first position's answer counts
+            report.odd.append(f"{i}: repeats question {item.question_id!r}; skipped")
+            continue
+        seen.add(item.question_id)
         sql, db_id, odd = answers.get(i, (None, None, None))
         if odd:
             report.odd.append(f"{i}: {odd}")

@@ -4,7 +4,7 @@ import pytest
 
 from jury.errors import InputError
 from jury.io import import_bird_predictions, load_gold, load_gold_list, load_runs
-from helpers import GOLD, write_gold, write_runs
+from helpers import GOLD, SHARED_BIRD, write_gold, write_runs
 
 
 def test_gold_accepts_sql_alias_and_order_override(tmp_path):
@@ -89,3 +89,28 @@ def test_text_importer_without_final_newline_and_too_many_lines(tmp_path):
     txt.write_text("a\nb\nc\nd\ne\n")
     with pytest.raises(InputError, match="5 lines but the gold file has only 4"):
         import_bird_predictions(txt, gold, "m")
+
+
+def test_identical_repeated_gold_items_are_tolerated_and_positions_kept(tmp_path):
+    """BIRD mini-dev repeats two items verbatim; predictions still index by position."""
+    items = [GOLD[0], GOLD[1], GOLD[0], GOLD[2]]
+    path = write_gold(tmp_path, items)
+    assert list(load_gold(path)) == [1, 2, 3]
+    assert [g.question_id for g in load_gold_list(path)] == [1, 2, 1, 3]
+    txt = tmp_path / "pred.sql"
+    txt.write_text("SELECT 'a'\nSELECT 'b'\nSELECT 'repeat'\nSELECT 'c'\n")
+    rep = import_bird_predictions(txt, load_gold_list(path), "m")
+    assert [(r.question_id, r.sql) for r in rep.records] == [(1, "SELECT 'a'"), (2, "SELECT 'b'"), (3, "SELECT 'c'")]
+    assert rep.odd == ["2: repeats question 1; skipped"]
+    changed = dict(GOLD[0], SQL="SELECT 1")
+    with pytest.raises(InputError, match=r"item 2: duplicate question_id 1 with different content"):
+        load_gold(write_gold(tmp_path, [GOLD[0], GOLD[1], changed]))
+
+
+@pytest.mark.skipif(not SHARED_BIRD.is_dir(), reason="../shared BIRD data not present")
+def test_mini_dev_predictions_import(tmp_path):
+    gold = load_gold_list(SHARED_BIRD / "mini-dev" / "data" / "mini_dev_sqlite.json")
+    assert len(gold) == 500
+    pred = next((SHARED_BIRD / "mini-dev" / "predictions" / "TA_output").glob("*gpt-4-o*"))
+    rep = import_bird_predictions(pred, gold, "gpt-4o")
+    assert len(rep.records) == 498 and len(rep.odd) >= 2
