@@ -14,7 +14,10 @@ from pathlib import Path
 
 from jury.errors import ConfigError
 
-DEFAULT_REGISTRY = Path(__file__).resolve().parents[2] / "panels" / "families.toml"
+def _default_registry() -> Path:
+    from jury.jury.panels import PANELS_DIR
+
+    return PANELS_DIR / "families.toml"
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class FamilyRegistry:
 
 
 def load_registry(path: str | Path | None = None) -> FamilyRegistry:
-    p = Path(path) if path else DEFAULT_REGISTRY
+    p = Path(path) if path else _default_registry()
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:

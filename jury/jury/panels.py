@@ -12,8 +12,14 @@ from pydantic import ValidationError
 from jury.errors import ConfigError
 from jury.jury.client import JurorSpec
 
-PANELS_DIR = Path(__file__).resolve().parents[2] / "panels"
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+def _shipped(name: str) -> Path:
+    """A folder of shipped files: at the top of a source checkout, inside an installed package."""
+    checkout = Path(__file__).resolve().parents[2] / name
+    return checkout if checkout.is_dir() else Path(__file__).resolve().parents[1] / name
+
+
+PANELS_DIR = _shipped("panels")
+PROMPTS_DIR = _shipped("prompts")
 BALLOT_STYLES = ("blind", "labelled", "audit")
 DEFAULT_PROMPTS = {
     "blind": "adjudicate-blind-v1.md",

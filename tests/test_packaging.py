@@ -1,0 +1,20 @@
+"""An installed jury (not only a checkout) must carry its shipped panels and ballot templates."""
+
+import subprocess
+import sys
+import zipfile
+
+from helpers import REPO
+
+
+def test_wheel_ships_panels_and_prompts(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("jury-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {p.name for p in (REPO / "panels").glob("*.toml")} | {p.name for p in (REPO / "prompts").glob("*.md")}
+    assert {n.rsplit("/", 1)[-1] for n in names if n.startswith(("jury/panels/", "jury/prompts/"))} == shipped
+    assert "jury/jury/client.py" in names and "jury/cli/__init__.py" in names
