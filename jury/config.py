@@ -15,18 +15,19 @@ from jury.errors import ConfigError
 
 CONFIG_NAME = "jury.toml"
 PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit"}
-KNOWN_KEYS = PATH_KEYS | {
-    "comparator",
-    "workers",
-    "timeout",
-    "near_miss",
-    "row_cap",
-    "k",
-    "seed",
-    "max_cost",
-    "split",
-    "quorum",
+VALUE_TYPES: dict[str, tuple[type, ...]] = {
+    "comparator": (str,),
+    "workers": (int,),
+    "timeout": (int, float),
+    "near_miss": (int, float),
+    "row_cap": (int,),
+    "k": (int,),
+    "seed": (int,),
+    "max_cost": (int, float),
+    "split": (str,),
+    "quorum": (int,),
 }
+KNOWN_KEYS = PATH_KEYS | set(VALUE_TYPES)
 
 
 @dataclass
@@ -68,4 +69,11 @@ def load_config(cwd: Path | None = None) -> Config:
         raise ConfigError(
             f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(KNOWN_KEYS))}"
         )
+    for key, value in values.items():
+        want = (str,) if key in PATH_KEYS else VALUE_TYPES[key]
+        if isinstance(value, bool) or not isinstance(value, want):
+            kind = "number" if float in want else "whole number" if int in want else "string"
+            raise ConfigError(f"{path}: {key} must be a {kind}, got {value!r}")
+    if values.get("row_cap", 1) < 1 or values.get("workers", 1) < 1:
+        raise ConfigError(f"{path}: row_cap and workers must be at least 1")
     return Config(path=path, values=values)

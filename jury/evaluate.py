@@ -44,6 +44,8 @@ class Settings:
             raise InputError(f"near-miss threshold must be in [0, 1], got {self.near_miss}")
         if self.timeout_s <= 0:
             raise InputError(f"timeout must be positive, got {self.timeout_s}")
+        if self.row_cap < 1:
+            raise InputError(f"row cap must be at least 1, got {self.row_cap}")
         if self.workers < 1:
             raise InputError(f"workers must be at least 1, got {self.workers}")
 
@@ -130,10 +132,10 @@ def evaluate(
         jobs.setdefault(key_for(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
     for r in records:
         g = gold[r.question_id]
-        if r.sql is not None and (r.db_id is None or r.db_id == g.db_id):
+        if r.sql is not None and r.sql.strip() and (r.db_id is None or r.db_id == g.db_id):
             jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
     executed = run_executions(jobs, databases, store, settings, progress)
-    results = {k: store.get_execution(k) for k in jobs}
+    results = {k: capped(store.get_execution(k), settings.row_cap) for k in jobs}
 
     gold_errors: dict[QuestionId, str] = {}
     for q in qids:
@@ -162,7 +164,7 @@ def evaluate(
             gold_key=key_for(g.db_id, g.sql),
             families=r.families(),
         )
-        if r.sql is not None and pair.routed:
+        if r.sql is not None and r.sql.strip() and pair.routed:
             pair.pred_key = key_for(g.db_id, r.sql)
         _classify(pair, r, results, gold_errors, fn, side, settings)
         pairs.append(pair)
@@ -176,7 +178,7 @@ def _classify(pair, r, results, gold_errors, fn, side, settings) -> None:
     if not pair.routed:
         pair.outcome = "misrouted"
         return
-    if r.sql is None:
+    if r.sql is None or not r.sql.strip():
         pair.outcome = "missing"
         pair.verdicts = {name: False for name in side}
         return
@@ -208,7 +210,7 @@ def run_executions(
 ) -> int:
     """Execute every job not already in the store; each result is stored as it arrives."""
     keys = list(jobs)
-    known = store.known_executions(keys, timeout_s=settings.timeout_s)
+    known = store.known_executions(keys, timeout_s=settings.timeout_s, row_cap=settings.row_cap)
     todo = [k for k in keys if k not in known]
     total = len(todo)
     if progress:
@@ -256,4 +258,11 @@ def execute_gold(items, databases, store: Store, settings: Settings | None = Non
     keys = {g.question_id: execution_key(databases[g.db_id][1], g.sql) for g in items}
     jobs = {keys[g.question_id]: (g.db_id, g.sql) for g in items}
     run_executions(jobs, databases, store, settings, progress)
-    return {q: store.get_execution(k) for q, k in keys.items()}
+    return {q: capped(store.get_execution(k), settings.row_cap) for q, k in keys.items()}
+
+
+def capped(result: ExecResult, row_cap: int) -> ExecResult:
+    """A stored result as a run under `row_cap` would have kept it (the hash covers every row)."""
+    if result.ok and len(result.rows) > row_cap:
+        return result.model_copy(update={"rows": result.rows[:row_cap], "truncated": True})
+    return result

@@ -110,7 +110,9 @@ def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
 
 
 def _jsonl(p: Path, text: str) -> Iterator[tuple[int, object]]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # "\n" only: str.splitlines() would also split inside strings at U+2028, U+0085, ...
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
@@ -178,8 +180,13 @@ def sha256_file(path: str | Path) -> str:
 def write_atomic(path: str | Path, text: str) -> None:
     """Write a file so a crash leaves either the old file or the whole new one."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory; give a file name to write")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot write: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)

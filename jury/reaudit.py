@@ -182,7 +182,8 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[P
     out_dir_cfg = _FolderConfig(base)
     if doc.kind == "audit":
         s = doc.settings
-        panel.quorum = s.get("quorum")
+        if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
+            panel.quorum = s.get("quorum")
         qids = [str(r.question_id) for r in doc.records]
         job = audit_job(out_dir_cfg, store, gold_path=gold_path, db_root=db_root, panel=panel,
                         question_ids=qids, split=s.get("split"), max_cost=max_cost, output=output,

@@ -123,7 +123,8 @@ class VoteStoreMixin:
         return self.db["calls"].insert(row).last_pk
 
     def record_vote(self, request_sha256: str, kind: str, question_id, model, juror, result, call_id) -> None:
-        self.db["votes"].upsert(
+        """Store a vote unless one is already stored for this request: a stored vote never changes."""
+        self.db["votes"].insert(
             {
                 "request_sha256": request_sha256,
                 "kind": kind,
@@ -139,6 +140,7 @@ class VoteStoreMixin:
                 "created_at": now_iso(),
             },
             pk="request_sha256",
+            ignore=True,
         )
 
     def get_vote(self, request_sha256: str) -> dict | None:
@@ -148,13 +150,6 @@ class VoteStoreMixin:
         if row is None:
             return None
         return {"ok": bool(row[0]), "reply": json.loads(row[1]) if row[1] else None, "error": row[2], "call_id": row[3]}
-
-    def forget_abstentions(self, request_hashes: list[str]) -> int:
-        """Drop stored abstentions so they are asked again (their calls stay logged)."""
-        n = 0
-        for h in request_hashes:
-            n += self.db.execute("DELETE FROM votes WHERE request_sha256 = ? AND ok = 0", [h]).rowcount
-        return n
 
     def call_totals(self, request_hashes: list[str]) -> dict:
         """Calls, tokens and cost of every logged call for these requests (failed ones too)."""
@@ -266,8 +261,12 @@ class Store(VoteStoreMixin):
             elapsed_s=row[7],
         )
 
-    def known_executions(self, keys: list[str], *, timeout_s: float = 0.0) -> set[str]:
-        """Keys already executed; a timeout under a shorter limit than ``timeout_s`` is not known."""
+    def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
+        """Keys whose stored result is what a run under these settings would give.
+
+        Not reusable: a timeout under a shorter limit, a result truncated under a smaller row
+        cap, and a success that took longer than ``timeout_s`` (it would time out now).
+        """
         found: set[str] = set()
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
@@ -276,8 +275,10 @@ class Store(VoteStoreMixin):
                 r[0]
                 for r in self.db.execute(
                     f"SELECT key FROM executions WHERE key IN ({marks}) "
-                    "AND NOT (status = 'timeout' AND timeout_s < ?)",
-                    [*chunk, timeout_s],
+                    "AND NOT (status = 'timeout' AND timeout_s < ?) "
+                    "AND NOT (truncated AND row_cap < ?) "
+                    "AND NOT (status = 'ok' AND elapsed_s > ?)",
+                    [*chunk, timeout_s, row_cap, timeout_s],
                 ).fetchall()
             )
         return found

@@ -255,8 +255,10 @@ def test_max_cost_stops_before_the_cap_and_keeps_votes(project, fake_llm):
         assert st.db.execute("SELECT count(*) FROM votes").fetchone()[0] == asked
     res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", panel])
     assert res.exit_code == 0
-    assert fake_llm.calls() == 18  # the rest, nothing repeated
-    assert load_locked(verdict_files(project)[0]).totals.cost_usd > spent
+    doc = load_locked(verdict_files(project)[0])
+    distinct = {v.request_sha256 for r in doc.records for v in r.votes}
+    assert fake_llm.calls() == len(distinct)  # the rest, nothing repeated
+    assert doc.totals.cost_usd > spent
 
 
 # ------------------------------------------------------------------ crash and resume
@@ -305,3 +307,39 @@ def test_api_keys_never_reach_store_or_verdicts(project, fake_llm, monkeypatch):
     wal = project / ".jury" / "store.db-wal"
     assert not wal.exists() or secret.encode() not in wal.read_bytes()
     assert secret not in verdict_files(project)[0].read_text()
+
+
+def test_identical_ballots_in_one_run_are_asked_once_and_agree_with_the_store(project, fake_llm):
+    """Both models give the same wrong SQL: a shared juror with the same drawn order gets the
+    same request twice. One call must serve both, and a rerun must reproduce the verdicts."""
+    import random
+
+    rng = random.Random(3)
+    verdicts = ["answer_1", "answer_2", "both", "neither", "ambiguous"]
+    for name, _ in FOUR:
+        fake_llm.script(name, lambda req: ballot_reply(rng.choice(verdicts)))  # a fickle juror
+    panel = str(write_panel(project, fake_llm.base_url, FOUR))
+    assert adjudicate(project, "--panel", panel, "-o", "verdicts/first.json").exit_code == 0
+    doc = load_locked(project / "verdicts" / "first.json")
+    hashes = [v.request_sha256 for r in doc.records for v in r.votes]
+    assert len(set(hashes)) < len(hashes)  # the case arises here
+    assert fake_llm.calls() == len(set(hashes))  # one call per distinct request
+    calls = fake_llm.calls()
+    assert adjudicate(project, "--panel", panel, "-o", "verdicts/second.json").exit_code == 0
+    assert fake_llm.calls() == calls
+    again = load_locked(project / "verdicts" / "second.json")
+    assert [(r.model, r.question_id, r.verdict, [v.raw_verdict for v in r.votes]) for r in again.records] == [
+        (r.model, r.question_id, r.verdict, [v.raw_verdict for v in r.votes]) for r in doc.records
+    ]
+
+
+def test_nothing_to_ask_needs_no_keys(project, fake_llm, monkeypatch):
+    """A run with no jury-eligible failures calls nobody, so a missing key is no reason to stop."""
+    monkeypatch.delenv("JURY_TEST_KEY", raising=False)
+    runs = project / "run.jsonl"
+    runs.write_text('{"model": "gpt-x", "question_id": 3, "sql": "SELECT count(*) FROM item"}\n')
+    panel = write_panel(project, fake_llm.base_url, FOUR)
+    panel.write_text(panel.read_text().replace('family = "google"', 'family = "google"\napi_key_env = "JURY_TEST_KEY"'))
+    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)])
+    assert res.exit_code == 0, res.output
+    assert fake_llm.calls() == 0 and load_locked(verdict_files(project)[0]).records == []

@@ -180,3 +180,11 @@ def test_rerunning_an_unchanged_audit_writes_no_copy(project, fake_llm):
     assert res.exit_code == 0 and "unchanged" in res.output
     assert fake_llm.calls() == calls
     assert len(list((project / "verdicts").glob("audit-*.json"))) == 1
+
+
+def test_a_failing_gold_query_is_previewed_as_a_failure_not_an_empty_result():
+    from jury.jury.ballot import preview
+    from jury.records import ExecResult
+
+    text = preview(ExecResult(status="error", error="no such column: nope"))
+    assert "failed" in text and "no such column: nope" in text and "0 rows" not in text

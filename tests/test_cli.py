@@ -126,3 +126,27 @@ def test_readme_example_command_runs(tmp_path):
     proc = run_cli(["score", "run.jsonl", "--workers", "2"], tmp_path / "ex")
     assert proc.returncode == 0, proc.stderr
     assert "gsr" in proc.stdout and "0.907" in proc.stdout
+
+
+def test_unwritable_output_and_mistyped_config_are_one_line_errors(tmp_path):
+    make_db(tmp_path / "dbs")
+    write_gold(tmp_path)
+    write_runs(tmp_path, [{"model": "m", "question_id": 1, "sql": "SELECT 1"}])
+    (tmp_path / "adir").mkdir()
+    proc = run_cli(["score", "run.jsonl", "--gold", "gold.json", "--db-root", "dbs", "-o", "adir"], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "adir: is a directory" in proc.stderr
+    (tmp_path / "jury.toml").write_text('gold = "gold.json"\ndb_root = "dbs"\nnear_miss = "0.5"\n')
+    proc = run_cli(["score", "run.jsonl"], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "near_miss must be a number, got '0.5'" in proc.stderr
+
+
+def test_run_files_survive_unicode_line_separators(tmp_path):
+    from jury.io import dump_runs, load_runs
+    from jury.records import RunRecord
+
+    rec = RunRecord(model="m", question_id=1, sql="SELECT 1 WHERE 'a\u2028b\x85c' = 'x'")
+    path = tmp_path / "run.jsonl"
+    path.write_text(dump_runs([rec]), encoding="utf-8")
+    assert load_runs([path])[0].sql == rec.sql

@@ -126,3 +126,42 @@ def test_parallel_workers_give_the_same_outcomes(project):
         seq = evaluate(gold, runs, tmp / "dbs", s2, Settings(workers=1))
     assert par.executed == seq.executed == 6
     assert outcomes(par) == outcomes(seq)
+
+
+def test_cached_results_obey_the_current_row_cap_and_timeout(project):
+    """A score never depends on what ran before under other settings."""
+    tmp, gold = project
+    recs = [{"model": "a", "question_id": 1, "sql": "SELECT name, price FROM item"},
+            {"model": "a", "question_id": 3, "sql": "SELECT count(*) FROM item"}]
+    fresh = run(tmp, gold, recs, row_cap=2)
+    # a store filled under a large cap, reused under a small one: same outcomes as fresh
+    tmp2 = tmp / "other"
+    tmp2.mkdir()
+    (tmp2 / "dbs").symlink_to(tmp / "dbs")
+    run(tmp2, gold, recs, row_cap=1000)
+    reused = run(tmp2, gold, recs, row_cap=2)
+    assert outcomes(reused) == outcomes(fresh)
+    assert [p.verdicts for p in reused.pairs] == [p.verdicts for p in fresh.pairs]
+    # a result truncated under a small cap is executed again under a larger one
+    assert run(tmp, gold, recs, row_cap=1000).executed >= 1
+
+
+def test_a_slow_success_is_not_reused_under_a_shorter_timeout(project):
+    tmp, gold = project
+    slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) SELECT count(*) FROM c"
+    recs = [{"model": "c", "question_id": 3, "sql": slow}]
+    first = run(tmp, gold, recs, timeout_s=30)
+    elapsed = first.results[first.pairs[0].pred_key].elapsed_s
+    assert first.pairs[0].outcome == "mismatch" and elapsed > 0.05
+    short = run(tmp, gold, recs, timeout_s=elapsed / 4)
+    assert short.executed == 1 and short.pairs[0].outcome == "timeout"
+
+
+def test_empty_or_comment_answers_never_match_an_empty_gold(tmp_path):
+    make_db(tmp_path / "dbs")
+    items = [{"question_id": 1, "db_id": "shop", "question": "none", "SQL": "SELECT name FROM item WHERE colour = 'blue'"}]
+    gold = load_gold(write_gold(tmp_path, items))
+    recs = [{"model": m, "question_id": 1, "sql": sql} for m, sql in
+            [("empty", ""), ("blank", "   "), ("semi", ";"), ("comment", "-- I cannot answer")]]
+    ev = run(tmp_path, gold, recs)
+    assert outcomes(ev) == {("empty", 1): "missing", ("blank", 1): "missing", ("semi", 1): "error", ("comment", 1): "error"}

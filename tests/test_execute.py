@@ -85,3 +85,10 @@ def test_multiple_statements_and_syntax_errors_are_errors(tmp_path):
     assert execute(db, "SELECT 1; SELECT 2").status == "error"
     assert "syntax error" in execute(db, "SELEC name FROM item").error
     assert execute(tmp_path / "absent.sqlite", "SELECT 1").status == "error"
+
+
+@pytest.mark.parametrize("sql", ["", "   ", ";", "-- I cannot answer this", "/* nothing */"])
+def test_sql_without_a_result_set_is_an_error_not_an_empty_result(tmp_path, sql):
+    db = make_db(tmp_path)
+    r = execute(db, sql)
+    assert r.status == "error" and "not a query" in r.error

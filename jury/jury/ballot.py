@@ -80,6 +80,8 @@ def draw_order(seed: int, question_id, model: str, juror: str) -> str:
 
 def preview(result: ExecResult, max_rows: int = PREVIEW_ROWS, max_chars: int = PREVIEW_CHARS) -> str:
     """At most `max_rows` rows and `max_chars` characters, with the true row count."""
+    if not result.ok:
+        return fence(f"(the query failed: {result.status}: {result.error})")
     lines = [" | ".join(result.columns)]
     shown = 0
     size = len(lines[0])

@@ -57,7 +57,8 @@ class Panel:
         }
 
     def missing_keys(self, jurors: list[JurorSpec] | None = None) -> list[str]:
-        return sorted({m for j in (jurors or self.jurors) if (m := j.missing_key())})
+        chosen = self.jurors if jurors is None else jurors
+        return sorted({m for j in chosen if (m := j.missing_key())})
 
 
 def resolve_panel_path(value: str | Path | None, default: str) -> Path:

@@ -125,34 +125,61 @@ def plan_rows(ballots: list[Ballot]) -> list[dict]:
     return list(agg.values())
 
 
-async def _ask(ballot: Ballot, store, pool: JurorPool, guard: CostGuard, stats: RunStats) -> BallotResult:
+@dataclass
+class _Session:
+    store: Any
+    pool: JurorPool
+    guard: CostGuard
+    stats: RunStats
+    inflight: dict[str, asyncio.Future] = field(default_factory=dict)
+
+
+def _from_vote(ballot: Ballot, vote: dict, **kw) -> BallotResult:
+    if vote["ok"]:
+        return BallotResult(ballot, "voted", vote["reply"], **kw)
+    return BallotResult(ballot, "abstained", error=vote["error"], **kw)
+
+
+async def _ask(ballot: Ballot, s: _Session) -> BallotResult:
     h = ballot.request_sha256
-    stored = store.get_vote(h)
+    if h in s.inflight:  # the same request is already on its way in this run: one call serves both
+        first = await s.inflight[h]
+        if first.status != "not_asked":
+            s.stats.reused += 1
+        else:
+            s.stats.not_asked += 1
+        return BallotResult(ballot, first.status, first.reply, first.error, from_store=True)
+    stored = s.store.get_vote(h)
     if stored is not None:
-        stats.reused += 1
-        if stored["ok"]:
-            return BallotResult(ballot, "voted", stored["reply"], from_store=True)
-        return BallotResult(ballot, "abstained", error=stored["error"], from_store=True)
+        s.stats.reused += 1
+        return _from_vote(ballot, stored, from_store=True)
+    task = asyncio.ensure_future(_call(ballot, s))  # registered before any await: no twin can slip in
+    s.inflight[h] = task
+    return await task
+
+
+async def _call(ballot: Ballot, s: _Session) -> BallotResult:
+    h = ballot.request_sha256
     est = 0.0
-    if guard.cap is not None:
+    if s.guard.cap is not None:
         est = estimate(ballot)[1] or 0.0
-    if not guard.reserve(est):
-        stats.not_asked += 1
+    if not s.guard.reserve(est):
+        s.stats.not_asked += 1
         return BallotResult(ballot, "not_asked", error="cost cap reached")
-    result = await pool.call(
+    result = await s.pool.call(
         ballot.juror.name, ballot.messages,
         schema=REPLY_SCHEMAS[ballot.style], parse=make_parser(ballot.style),
     )
-    guard.settle(est, result.cost_usd)
-    stats.asked += 1
-    stats.cost_usd += result.cost_usd
-    call_id = store.record_call(h, ballot.kind, ballot.juror, ballot.messages, result)
+    s.guard.settle(est, result.cost_usd)
+    s.stats.asked += 1
+    s.stats.cost_usd += result.cost_usd
+    call_id = s.store.record_call(h, ballot.kind, ballot.juror, ballot.messages, result)
     if result.ok or is_final_abstention(result):
-        store.record_vote(h, ballot.kind, ballot.question_id, ballot.model, ballot.juror, result, call_id)
-    else:
-        stats.transport_failures += 1
-    if result.ok:
-        return BallotResult(ballot, "voted", result.parsed, cost_usd=result.cost_usd)
+        # insert-if-absent, then read back: if another process stored this request's vote
+        # first, everyone uses that one, so the verdict file and a later rerun agree.
+        s.store.record_vote(h, ballot.kind, ballot.question_id, ballot.model, ballot.juror, result, call_id)
+        return _from_vote(ballot, s.store.get_vote(h), cost_usd=result.cost_usd)
+    s.stats.transport_failures += 1
     return BallotResult(ballot, "abstained", error=result.error, cost_usd=result.cost_usd)
 
 
@@ -173,13 +200,14 @@ def settled(labels: list[str | None], k: int) -> bool:
 
 
 async def _run_group(
-    group: list[Ballot], label: Callable[[BallotResult], str | None], store, pool, guard, stats,
+    group: list[Ballot], label: Callable[[BallotResult], str | None], session: _Session,
     early_stop: bool, tick: Callable[[int], None],
 ) -> list[BallotResult]:
     k = len(group)
+    store, stats = session.store, session.stats
 
     async def ask(i: int) -> BallotResult:
-        res = await _ask(group[i], store, pool, guard, stats)
+        res = await _ask(group[i], session)
         tick(1)
         return res
 
@@ -217,7 +245,6 @@ def run_ballots(
     for g in groups:
         for b in g:
             jurors.setdefault(b.juror.name, b.juror)
-    pool = pool or JurorPool(list(jurors.values()))
     guard = CostGuard(max_cost)
     stats = RunStats(guard=guard)
     total = sum(len(g) for g in groups)
@@ -230,11 +257,10 @@ def run_ballots(
             progress(done, total)
 
     async def main() -> list[list[BallotResult]]:
+        session = _Session(store, pool or JurorPool(list(jurors.values())), guard, stats)
         tick(0)
         return list(
-            await asyncio.gather(
-                *(_run_group(g, label, store, pool, guard, stats, early_stop, tick) for g in groups)
-            )
+            await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups))
         )
 
     results = asyncio.run(main())

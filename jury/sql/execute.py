@@ -167,7 +167,9 @@ def execute(
     count = 0
     try:
         cursor = conn.execute(sql)
-        columns = [d[0] for d in cursor.description or []]
+        if cursor.description is None:  # empty, a comment, or a statement that returns no result set
+            raise sqlite3.ProgrammingError("not a query: the SQL returns no result set")
+        columns = [d[0] for d in cursor.description]
         while True:
             batch = cursor.fetchmany(1000)
             if not batch:
