@@ -343,3 +343,12 @@ def test_nothing_to_ask_needs_no_keys(project, fake_llm, monkeypatch):
     res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)])
     assert res.exit_code == 0, res.output
     assert fake_llm.calls() == 0 and load_locked(verdict_files(project)[0]).records == []
+
+
+def test_max_cost_warns_about_jurors_it_cannot_price(project, fake_llm):
+    for name, _ in FOUR:
+        fake_llm.script(name, says("gold_defect"))
+    res = adjudicate(project, "--panel", str(write_panel(project, fake_llm.base_url, FOUR)), "--max-cost", "5")
+    assert res.exit_code == 0
+    out = " ".join(res.output.split())
+    assert "--max-cost could not count openai/ja, openai/jb" in out and "counted as $0" in out

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 
 def print_run_stats(console, stats, path, reused_file: bool = False) -> None:
+    if stats.unpriced:
+        console.print(
+            f"[yellow]--max-cost could not count {', '.join(stats.unpriced)}: litellm has no price for "
+            "them, so their calls counted as $0 against the cap[/]"
+        )
     if stats.transport_failures:
         console.print(
             f"[yellow]{stats.transport_failures} ballots failed on transport or configuration errors "
@@ -31,5 +36,5 @@ def print_plan(console, ballots, title: str, groups: int, unit: str) -> None:
     unpriced = sorted({r["juror_model"] for r in rows if not r["priced"]})
     console.print(
         f"{sum(r['ballots'] for r in rows)} ballots for {groups} {unit}; estimated cost ${total:.4f}"
-        + (f" plus unpriced models: {', '.join(unpriced)}" if unpriced else "")
+        + (f" plus unpriced models: {', '.join(unpriced)} (their calls count as $0 against --max-cost)" if unpriced else "")
     )

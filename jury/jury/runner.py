@@ -95,6 +95,7 @@ class RunStats:
     skipped: int = 0
     not_asked: int = 0
     transport_failures: int = 0  # abstentions not stored as votes: a rerun asks again
+    unpriced: list[str] = field(default_factory=list)  # juror models litellm cannot price: $0 to the cap
     cost_usd: float = 0.0
     guard: CostGuard | None = None
 
@@ -247,6 +248,10 @@ def run_ballots(
             jurors.setdefault(b.juror.name, b.juror)
     guard = CostGuard(max_cost)
     stats = RunStats(guard=guard)
+    if max_cost is not None:
+        from jury.jury.client import has_price
+
+        stats.unpriced = sorted({j.model for j in jurors.values() if not has_price(j.model)})
     total = sum(len(g) for g in groups)
     done = 0
 
