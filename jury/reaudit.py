@@ -76,11 +76,23 @@ def check_file(path: Path) -> Staleness:
 
 
 def heads(folder: Path) -> list[Path]:
-    """Locked files in a folder that no other file there supersedes (the current ones)."""
-    files = sorted(p for p in folder.glob("*.json") if p.is_file())
+    """Locked files in a folder that no other file there supersedes (the current ones).
+
+    JSON files that are not verdict files (no "kind" of a verdict) are passed over; a file
+    that is one but fails its lock stops everything.
+    """
+    import json
+
+    from jury.verdicts import KINDS
+
     docs = {}
-    for p in files:
-        docs[p] = load_locked(p)
+    for p in sorted(p for p in folder.glob("*.json") if p.is_file()):
+        try:
+            kind = json.loads(p.read_text(encoding="utf-8")).get("kind")
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            kind = None
+        if kind in KINDS:
+            docs[p] = load_locked(p)
     superseded = {d.supersedes for d in docs.values() if d.supersedes}
     return [p for p, d in docs.items() if d.content_sha256 not in superseded]
 

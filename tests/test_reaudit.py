@@ -127,3 +127,16 @@ def test_a_quorum_added_to_the_panel_file_is_honoured_by_the_reaudit(project, fa
     assert doc.supersedes and doc.panel.quorum == 1
     assert [r.question_id for r in doc.records if r.flagged] == [2]
     assert invoke("reaudit", "--check").exit_code == 0
+
+
+def test_other_json_in_the_verdicts_folder_is_passed_over_but_a_broken_lock_is_not(project, fake_llm):
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror(set()))
+    panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    assert invoke("audit-gold", "gold.json", "--panel", str(panel), "--question-id", "1").exit_code == 0
+    (project / "verdicts" / "notes.json").write_text('{"comment": "not a verdict file"}')
+    assert invoke("reaudit", "--check").exit_code == 0
+    (audit,) = (project / "verdicts").glob("audit-*.json")
+    audit.write_text(audit.read_text().replace('"flagged": false', '"flagged": true', 1))
+    res = runner.invoke(app, ["reaudit", "--check"])
+    assert res.exit_code == 1 and "content hash mismatch" in res.output
