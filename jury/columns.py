@@ -65,6 +65,13 @@ def adjudicated(pairs, index: dict[tuple, object]) -> dict[str, dict]:
                     f"verdicts judge model {m!r} question {q!r}, which is not a jury-eligible failure under "
                     "these settings (check --comparator and --near-miss against the verdict file's settings)"
                 )
+        for p in eligible:
+            rec = index[(model, p.question_id)]
+            if (rec.answer_key and rec.answer_key != p.pred_key) or (rec.gold_key and rec.gold_key != p.gold_key):
+                raise InputError(
+                    f"model {model!r} question {p.question_id!r}: the verdict judged another answer, gold "
+                    "query or database than the one given now; re-run `jury adjudicate` for the current run"
+                )
         credited = sum(index[(model, p.question_id)].credited for p in eligible)
         matches = sum(p.outcome == "match" for p in routed)
         out[model] = wilson(matches + credited, len(routed)).as_dict()

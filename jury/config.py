@@ -21,7 +21,6 @@ VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "timeout": (int, float),
     "near_miss": (int, float),
     "row_cap": (int,),
-    "k": (int,),
     "seed": (int,),
     "max_cost": (int, float),
     "split": (str,),
@@ -74,6 +73,9 @@ def load_config(cwd: Path | None = None) -> Config:
         if isinstance(value, bool) or not isinstance(value, want):
             kind = "number" if float in want else "whole number" if int in want else "string"
             raise ConfigError(f"{path}: {key} must be a {kind}, got {value!r}")
-    if values.get("row_cap", 1) < 1 or values.get("workers", 1) < 1:
-        raise ConfigError(f"{path}: row_cap and workers must be at least 1")
+    for key in ("row_cap", "workers", "quorum"):
+        if values.get(key, 1) < 1:
+            raise ConfigError(f"{path}: {key} must be at least 1, got {values[key]}")
+    if values.get("max_cost", 0) < 0:
+        raise ConfigError(f"{path}: max_cost must not be negative, got {values['max_cost']}")
     return Config(path=path, values=values)

@@ -177,6 +177,12 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, text: str) -> None:
     """Write a file so a crash leaves either the old file or the whole new one."""
     p = Path(path)
@@ -192,6 +198,7 @@ def write_atomic(path: str | Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; published files follow the umask
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -224,7 +231,11 @@ def import_bird_predictions(
     entry, an absent position or an empty line is a missing answer.
     """
     p = Path(path)
+    if not model.strip():
+        raise InputError("--model must name the model (got an empty name)")
     text = read_text(p)
+    if text.lstrip().startswith("["):
+        raise InputError(f"{p}: a JSON list; expected BIRD's object of position -> prediction, or one SQL per line")
     if text.lstrip().startswith("{"):
         answers = _bird_json_answers(p, text, len(gold_items))
     else:
@@ -275,6 +286,8 @@ def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
             raise InputError(
                 f"{p}: key {key!r} is outside the gold file's {n_gold} questions"
             )
+        if index in answers:
+            raise InputError(f"{p}: key {key!r} repeats question position {index}")
         if not isinstance(value, str):
             answers[index] = (None, None, f"non-string entry {json.dumps(value)[:40]}")
             continue

@@ -88,10 +88,10 @@ def heads(folder: Path) -> list[Path]:
     docs = {}
     for p in sorted(p for p in folder.glob("*.json") if p.is_file()):
         try:
-            kind = json.loads(p.read_text(encoding="utf-8")).get("kind")
-        except (ValueError, AttributeError, UnicodeDecodeError):
-            kind = None
-        if kind in KINDS:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise InputError(f"{p}: not readable JSON; a verdict file may have been damaged (see jury verify)") from None
+        if isinstance(data, dict) and data.get("kind") in KINDS:
             docs[p] = load_locked(p)
     superseded = {d.supersedes for d in docs.values() if d.supersedes}
     return [p for p, d in docs.items() if d.content_sha256 not in superseded]

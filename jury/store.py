@@ -151,22 +151,28 @@ class VoteStoreMixin:
             return None
         return {"ok": bool(row[0]), "reply": json.loads(row[1]) if row[1] else None, "error": row[2], "call_id": row[3]}
 
-    def call_totals(self, request_hashes: list[str]) -> dict:
-        """Calls, tokens and cost of every logged call for these requests (failed ones too)."""
-        totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
-        for i in range(0, len(request_hashes), 500):
-            chunk = request_hashes[i : i + 500]
+    def call_costs(self, request_hashes) -> dict[str, dict]:
+        """Per request hash: attempts, tokens and cost of every logged call (failed ones too)."""
+        out: dict[str, dict] = {}
+        hashes = sorted(set(request_hashes))
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            row = self.db.execute(
-                "SELECT count(*), coalesce(sum(attempts), 0), coalesce(sum(prompt_tokens), 0), "
-                f"coalesce(sum(completion_tokens), 0), coalesce(sum(cost_usd), 0) FROM calls "
-                f"WHERE request_sha256 IN ({marks})",
+            for h, attempts, pt, ct, cost in self.db.execute(
+                "SELECT request_sha256, coalesce(sum(attempts), 0), coalesce(sum(prompt_tokens), 0), "
+                "coalesce(sum(completion_tokens), 0), coalesce(sum(cost_usd), 0) FROM calls "
+                f"WHERE request_sha256 IN ({marks}) GROUP BY request_sha256",
                 chunk,
-            ).fetchone()
-            totals["calls"] += row[1]
-            totals["prompt_tokens"] += row[2]
-            totals["completion_tokens"] += row[3]
-            totals["cost_usd"] += row[4]
+            ).fetchall():
+                out[h] = {"calls": attempts, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
+        return out
+
+    def call_totals(self, request_hashes) -> dict:
+        """Calls, tokens and cost of every logged call for these requests, each request once."""
+        totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+        for row in self.call_costs(request_hashes).values():
+            for k in totals:
+                totals[k] += row[k]
         return totals
 
 

@@ -58,14 +58,23 @@ def write_adjudication(cfg, output, plan, records, store, ev, gold_path, run_pat
         "adjudication", folder, plan.panel, plan.template, gold_path, run_paths, ev.databases,
         settings, store, [b.request_sha256 for b in plan.ballots()], supersedes,
     )
-    by_model: dict[str, list[str]] = {}
+    # a request shared by several models (same wrong SQL, same order) was paid once: split it
+    sharers: dict[str, set[str]] = {}
     for b in plan.ballots():
-        by_model.setdefault(b.model, []).append(b.request_sha256)
+        sharers.setdefault(b.request_sha256, set()).add(b.model)
+    costs = store.call_costs(sharers)
+    cost_by_model = {b.model: 0.0 for b in plan.ballots()}
+    calls_by_model = dict.fromkeys(cost_by_model, 0.0)
+    for h, models in sharers.items():
+        row = costs.get(h, {"cost_usd": 0.0, "calls": 0})
+        for m in models:
+            cost_by_model[m] += row["cost_usd"] / len(models)
+            calls_by_model[m] += row["calls"] / len(models)
     doc["summary"] = {
         "failures": len(records),
         "credited": sum(r["credited"] for r in records),
-        "cost_by_model": {m: store.call_totals(h)["cost_usd"] for m, h in by_model.items()},
-        "calls_by_model": {m: store.call_totals(h)["calls"] for m, h in by_model.items()},
+        "cost_by_model": cost_by_model,
+        "calls_by_model": calls_by_model,
     }
     doc["records"] = records
     return _write(doc, output, folder)

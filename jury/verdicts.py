@@ -108,8 +108,16 @@ class AdjudicationRecord(_Model):
     verdict: Literal["gold_defect", "format_equivalence", "genuine_error", "ambiguous", "no_majority", "undecided"]
     credited: bool = Field(description="Whether the answer counts as correct in the adjudicated column.")
     gold_also_wrong: bool = False
+    answer_key: str | None = Field(None, description="sha256 of (database sha256, the model's SQL): the answer that was judged.")
+    gold_key: str | None = Field(None, description="sha256 of (database sha256, the gold SQL) it was judged against.")
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
+
+    @model_validator(mode="after")
+    def _credit_follows_verdict(self) -> AdjudicationRecord:
+        if self.credited != (self.verdict in ("gold_defect", "format_equivalence")):
+            raise ValueError(f"credited={self.credited} contradicts verdict {self.verdict!r}")
+        return self
 
 
 class AuditRecord(_Model):
@@ -343,6 +351,19 @@ def _check_lock(p: Path, data: Any) -> None:
             f"{p}: content hash mismatch: the file was changed after it was locked "
             f"(expected {claimed}, got {actual})"
         )
+
+
+def is_locked_file(path: str | Path) -> bool:
+    """Does this path hold a (claimed) locked verdict file? Commands never write over one."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    return LOCK_KEY.encode() in head and b'"kind"' in head
 
 
 def load_kind(path: str | Path, kind: str) -> VerdictFile:

@@ -68,6 +68,8 @@ def adjudication_job(
     from jury.jury.adjudicate import plan_adjudication, run_adjudication
     from jury.verdict_files import write_adjudication
 
+    if panel.ballot_style == "audit":
+        raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
     gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
     plan = plan_adjudication(ev, gold, records, panel, registry, models=models, seed=seed)
     if plan_only:
@@ -95,6 +97,9 @@ def audit_job(
     from jury.jury.audit import plan_audit, run_audit, summarize
     from jury.verdict_files import write_audit
 
+    if panel.ballot_style != "audit":
+        raise InputError(f"panel {panel.name!r} ({panel.path}) is a {panel.ballot_style} adjudication panel; "
+                         "the gold audit needs ballot_style = \"audit\"")
     items = list(load_gold(gold_path).values())
     if dbs:
         items = [i for i in items if i.db_id in set(dbs)]

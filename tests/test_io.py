@@ -114,3 +114,17 @@ def test_mini_dev_predictions_import(tmp_path):
     pred = next((SHARED_BIRD / "mini-dev" / "predictions" / "TA_output").glob("*gpt-4-o*"))
     rep = import_bird_predictions(pred, gold, "gpt-4o")
     assert len(rep.records) == 498 and len(rep.odd) >= 2
+
+
+def test_importer_refuses_empty_model_json_lists_and_repeated_keys(tmp_path):
+    gold = load_gold_list(write_gold(tmp_path))
+    pred = tmp_path / "p.json"
+    pred.write_text('{"0": "SELECT 1"}')
+    with pytest.raises(InputError, match="--model must name the model"):
+        import_bird_predictions(pred, gold, " ")
+    pred.write_text("[1, 2]")
+    with pytest.raises(InputError, match="a JSON list"):
+        import_bird_predictions(pred, gold, "m")
+    pred.write_text('{"0": "SELECT 1", "00": "SELECT 2"}')
+    with pytest.raises(InputError, match="key '00' repeats question position 0"):
+        import_bird_predictions(pred, gold, "m")

@@ -18,7 +18,7 @@ def adjudicate(
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
     model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
     plan: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per model and juror."),
-    max_cost: float | None = typer.Option(None, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
+    max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
     early_stop: bool = typer.Option(False, "--early-stop", help="Stop asking once a majority is settled (e.g. two of three agree)."),
     seed: int | None = typer.Option(None, help="Seed of the answer-order shuffle (default 0); recorded in the verdict file."),
     families: Path | None = typer.Option(None, help="Family registry TOML (default panels/families.toml)."),

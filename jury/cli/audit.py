@@ -19,9 +19,9 @@ def audit_gold(
     db: list[str] = typer.Option([], "--db", help="Audit only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", help="Audit only this question (repeatable)."),
     split: str | None = typer.Option(None, help="Split label (e.g. train, dev) for items without a `split` field."),
-    quorum: int | None = typer.Option(None, help="Defective votes needed to flag (default: a strict majority of valid votes)."),
+    quorum: int | None = typer.Option(None, min=1, help="Defective votes needed to flag (default: a strict majority of valid votes)."),
     plan: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
-    max_cost: float | None = typer.Option(None, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
+    max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Verdict file to write (default verdicts/audit-<time>.json)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
 ) -> None:
@@ -43,8 +43,8 @@ def audit_gold(
     if gold_path is None:
         raise InputError("no gold file: pass it as an argument or set gold in jury.toml")
     panel_obj = load_panel(resolve_panel_path(cfg.get("audit_panel", panel), "audit.toml"))
-    if quorum is not None:
-        panel_obj.quorum = quorum
+    if cfg.get("quorum", quorum) is not None:
+        panel_obj.quorum = cfg.get("quorum", quorum)
     console = Console()
     with open_store(cfg, store) as st:
         job = audit_job(

@@ -86,7 +86,10 @@ def emit(text: str, output: Path | None = None) -> None:
         typer.echo(text, nl=False)
     else:
         from jury.io import write_atomic
+        from jury.verdicts import is_locked_file
 
+        if is_locked_file(output):
+            raise JuryError(f"{output}: is a locked verdict file; it is never overwritten (choose another -o)")
         write_atomic(output, text)
         typer.echo(f"wrote {output}", err=True)
 
@@ -110,6 +113,6 @@ def settings(cfg, *, comparator=None, near_miss=None, timeout=None, row_cap=None
         near_miss=cfg.get("near_miss", near_miss, 0.5),
         timeout_s=cfg.get("timeout", timeout, 30.0),
         row_cap=cfg.get("row_cap", row_cap, 100_000),
-        workers=cfg.get("workers", workers, None) or Settings().workers,
+        workers=Settings().workers if cfg.get("workers", workers) is None else cfg.get("workers", workers),
         **extra,
     )

@@ -14,7 +14,7 @@ from jury.errors import InputError
 def reaudit(
     files: list[Path] = typer.Argument(None, help="Locked verdict files (default: the current ones in the verdicts folder)."),
     check: bool = typer.Option(False, "--check", help="Call nothing: exit 1 if any file is stale, 0 if all are current (for cron and CI)."),
-    max_cost: float | None = typer.Option(None, help="Stop cleanly before this run's spend would pass USD."),
+    max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before this run's spend would pass USD."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
 ) -> None:
     """Compare each locked file's bindings (panel, prompt templates, gold, runs, databases)

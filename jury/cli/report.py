@@ -77,6 +77,10 @@ def report(
             from jury.plots import write_plots
         except ImportError as exc:
             raise JuryError(f"--plots: cannot load jury.plots ({exc})") from None
-        for path in write_plots(result, plots):
+        try:
+            written = write_plots(result, plots)
+        except OSError as exc:
+            raise InputError(f"--plots {plots}: cannot write there: {exc.strerror or exc}") from None
+        for path in written:
             typer.echo(f"wrote {path}", err=True)
     emit(text, output)

@@ -80,7 +80,8 @@ def plan_adjudication(
             )
             group.append(
                 Ballot("adjudication", pair.question_id, pair.model, juror, panel.ballot_style,
-                       messages, template.sha256, {"order": order, "db_id": item.db_id})
+                       messages, template.sha256, {"order": order, "db_id": item.db_id,
+                                                   "answer_key": pair.pred_key, "gold_key": pair.gold_key})
             )
         plan.groups.append(group)
     return plan
@@ -123,6 +124,7 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
             "families": plan.families[first.model], "jurors": [r.ballot.juror.name for r in group],
             "votes": votes, "verdict": verdict, "credited": is_credited(verdict),
             "gold_also_wrong": verdict == "genuine_error" and neither >= k // 2 + 1,
+            "answer_key": first.meta["answer_key"], "gold_key": first.meta["gold_key"],
         })
     return out
 

@@ -83,7 +83,7 @@ def _rate(records: list[dict]) -> dict:
 def summarize(records: list[dict]) -> dict:
     """Flag rates overall, by difficulty, by split and by juror; Fleiss' kappa; defect types."""
     by = lambda key: {  # noqa: E731
-        str(v): _rate([r for r in records if r[key] == v])
+        ("(none)" if v is None else str(v)): _rate([r for r in records if r[key] == v])
         for v in sorted({r[key] for r in records}, key=lambda x: (x is None, str(x)))
     }
     jurors: dict[str, list[str | None]] = {}
