@@ -352,3 +352,54 @@ def test_max_cost_warns_about_jurors_it_cannot_price(project, fake_llm):
     assert res.exit_code == 0
     out = " ".join(res.output.split())
     assert "--max-cost could not count openai/ja, openai/jb" in out and "counted as $0" in out
+
+
+@pytest.mark.parametrize(
+    "model, families",
+    [
+        ("gpt-4o", ["openai"]), ("o3-mini", ["openai"]), ("openai/o1", ["openai"]), ("gpt-oss-120b", ["openai"]),
+        ("openrouter/anthropic/claude-3.5-sonnet", ["anthropic"]), ("bedrock/anthropic.claude-3-haiku", ["anthropic"]),
+        ("ollama/qwen2.5-coder:7b", ["alibaba"]), ("ollama_chat/gemma3", ["google"]),
+        ("llamafile/mistral-7b", ["mistral"]), ("groq/llama-3.1-70b", ["meta"]),
+        ("sambanova/DeepSeek-R1", ["deepseek"]), ("amazon.nova-pro-v1:0", ["amazon"]),
+        ("AIDC-AI/Marco-o1", ["alibaba"]), ("deepseek-r1-distill-qwen-32b", ["alibaba", "deepseek"]),
+        ("EleutherAI/gpt-neox-20b", ["eleutherai"]), ("palmyra-x-004", ["writer"]),
+        ("qwen2.5-7b-seed-42", ["alibaba"]), ("phi-4", ["microsoft"]), ("codes-15b", ["bigcode"]),
+    ],
+)
+def test_family_patterns_match_the_model_name_not_its_route(model, families):
+    assert load_registry().families_of(model) == families
+
+
+@pytest.mark.parametrize("model", ["arcee-ai/SuperNova-Medius", "ollama/mystery-7b", "photon-1"])
+def test_names_that_only_look_like_a_family_are_unknown(model):
+    with pytest.raises(ConfigError, match="has no known family"):
+        load_registry().families_of(model)
+
+
+def test_schema_on_the_ballot_does_not_depend_on_which_query_is_gold(tmp_path):
+    from jury.sql.schema import describe_columns
+    from helpers import make_db
+
+    db = make_db(tmp_path)
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE power(id INTEGER, item_id INTEGER)")
+    conn.commit()
+    conn.close()
+    a, b = "SELECT name FROM item", "SELECT count(*) FROM power JOIN item ON power.item_id = item.id"
+    assert describe_columns(db, a, b) == describe_columns(db, b, a)
+    assert describe_columns(db, a, b).splitlines()[0].startswith("item(")
+
+
+def test_preview_is_bounded_and_one_value_cannot_fake_rows():
+    from jury.jury.ballot import PREVIEW_CHARS, preview
+    from jury.records import ExecResult
+
+    tricky = preview(ExecResult(status="ok", columns=["a", "b"], rows=[("line1\nline2 | fake", "x" * 5000)], row_count=1))
+    lines = tricky.splitlines()
+    assert lines[1].startswith("line1\\nline2 \\| fake | xxx") and lines[1].endswith("…")
+    assert "(1 row in total)" in tricky  # the row is shown, cut, not dropped
+    wide = preview(ExecResult(status="ok", columns=[f"c{i}" for i in range(600)], rows=[tuple(range(600))] * 3, row_count=3))
+    assert len(wide) <= PREVIEW_CHARS + 100 and "showing the first 1" in wide

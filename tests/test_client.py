@@ -566,3 +566,11 @@ def test_latency_excludes_time_queued_for_a_slot():
     assert all(r.ok for r in results)
     assert max(r.latency_s for r in results) < 0.6  # queued calls would show 0.4 s to 0.8 s+
     assert min(r.latency_s for r in results) >= 0.2
+
+
+def test_absurdly_nested_json_is_a_bad_reply_not_a_crash():
+    from jury.jury.client import extract_json_object
+
+    deep = '{"reasoning": ' + "[" * 100_000 + "]" * 100_000 + ', "verdict": "both"}'
+    with pytest.raises(ValueError, match="nested too deeply"):
+        extract_json_object(deep)

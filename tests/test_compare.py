@@ -269,3 +269,8 @@ def test_get_comparator_unknown_name():
 )
 def test_gold_orders_rows(sql, expected):
     assert gold_orders_rows(sql) is expected
+
+
+@pytest.mark.parametrize("sql", ["SELECT a FROM t ORDER BY a;", "SELECT a FROM t ORDER BY a;;", "SELECT a FROM t ORDER BY a;\n-- done"])
+def test_order_by_detected_despite_trailing_semicolons_and_comments(sql):
+    assert gold_orders_rows(sql) is True

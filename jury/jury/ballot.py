@@ -82,11 +82,12 @@ def preview(result: ExecResult, max_rows: int = PREVIEW_ROWS, max_chars: int = P
     """At most `max_rows` rows and `max_chars` characters, with the true row count."""
     if not result.ok:
         return fence(f"(the query failed: {result.status}: {result.error})")
-    lines = [" | ".join(result.columns)]
+    lines = [_clip(" | ".join(_cell(c) for c in result.columns), max_chars // 2)]
     shown = 0
     size = len(lines[0])
     for row in result.rows[:max_rows]:
-        line = " | ".join("NULL" if v is None else (v.hex() if isinstance(v, bytes) else str(v)) for v in row)
+        line = _clip(" | ".join("NULL" if v is None else _cell(v.hex() if isinstance(v, bytes) else v) for v in row),
+                     max_chars // 4)  # a very wide row is cut, not dropped
         if size + len(line) + 1 > max_chars:
             break
         lines.append(line)
@@ -96,6 +97,19 @@ def preview(result: ExecResult, max_rows: int = PREVIEW_ROWS, max_chars: int = P
     note = f"({total} row{'s' if total != 1 else ''} in total"
     note += f"; showing the first {shown})" if shown < total else ")"
     return fence("\n".join(lines) + "\n" + note)
+
+
+CELL_CHARS = 200
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(value) -> str:
+    """One value on one line: newlines and the column separator escaped, long text cut."""
+    text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("|", "\\|")
+    return _clip(text, CELL_CHARS)
 
 
 def _evidence_block(item: GoldItem, show: bool) -> str:

@@ -288,6 +288,9 @@ def extract_json_object(text: str) -> dict:
             except json.JSONDecodeError as exc:
                 first_error = first_error or f"invalid JSON: {exc.msg} at char {exc.pos}"
                 continue
+            except RecursionError:  # absurdly deep nesting: a bad reply, not a crash
+                first_error = first_error or "JSON nested too deeply"
+                continue
             if isinstance(value, dict):
                 return value
     raise ValueError(first_error or "no JSON object found in reply")

@@ -29,7 +29,8 @@ class FamilyRegistry:
         """The model's families: the declared ones, else every family whose pattern matches."""
         if declared:
             return sorted({f.strip().lower() for f in declared if f.strip()})
-        found = [fam for fam, pats in self.patterns.items() if any(p.search(model) for p in pats)]
+        name = model.rstrip("/").rsplit("/", 1)[-1]  # the model's own name, not its provider route
+        found = [fam for fam, pats in self.patterns.items() if any(p.search(name) for p in pats)]
         if not found:
             where = self.path or "the family registry"
             raise ConfigError(

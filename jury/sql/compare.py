@@ -342,6 +342,8 @@ def gold_orders_rows(sql: str) -> bool:
     False
     >>> gold_orders_rows("SELECT a FROM t UNION SELECT b FROM u ORDER BY 1")
     True
+    >>> gold_orders_rows("SELECT a FROM t ORDER BY a;;")
+    True
     >>> gold_orders_rows("SELEC a FRM")
     False
     """
@@ -349,7 +351,13 @@ def gold_orders_rows(sql: str) -> bool:
         import sqlglot
         from sqlglot import exp
 
-        expr = sqlglot.parse_one(sql, dialect="sqlite")
+        statements = [
+            e for e in sqlglot.parse(sql, dialect="sqlite")
+            if e is not None and not isinstance(e, exp.Semicolon)  # `;;` and trailing comments
+        ]
+        if len(statements) != 1:  # `...;;` or a trailing comment parse as empty extra statements
+            return False
+        expr = statements[0]
         while expr is not None:
             if expr.args.get("order") is not None:
                 return isinstance(expr, exp.Query)

@@ -53,10 +53,12 @@ def table_columns(db_path: str | Path, tables: list[str]) -> dict[str, list[tupl
 
 
 def describe_columns(db_path: str | Path, *sqls: str) -> str:
-    """A plain-text column list of every table the given queries touch."""
-    tables: list[str] = []
-    for sql in sqls:
-        tables += [t for t in tables_in(sql) if t not in tables]
+    """A plain-text column list of every table the given queries touch.
+
+    Tables are listed alphabetically, never in query order: on a blind ballot the order
+    must not tell which query is the gold.
+    """
+    tables = sorted({t for sql in sqls for t in tables_in(sql)}, key=str.lower)
     cols = table_columns(db_path, tables)
     if not cols:
         return "(no tables could be identified)"
