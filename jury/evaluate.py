@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from jury.errors import InputError
-from jury.io import require_database
+from jury.io import database_path, require_database
 from jury.records import ExecResult, GoldItem, QuestionId, RunRecord
 from jury.sql import compare
 from jury.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, execute_job
@@ -115,8 +115,6 @@ def evaluate(
     known_dbs = {g.db_id for g in gold.values()}
     for r in records:
         if r.db_id is not None and r.db_id not in known_dbs:
-            from jury.io import database_path
-
             if db_root is None or not database_path(db_root, r.db_id).is_file():
                 raise InputError(
                     f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "

@@ -7,7 +7,6 @@ names its predecessor in ``supersedes``; the old file is never touched.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,9 +33,9 @@ def _resolve(base: Path, path: str) -> Path:
 
 
 def _sha(path: Path) -> str | None:
-    if not path.is_file():
-        return None
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    from jury.io import sha256_file
+
+    return sha256_file(path) if path.is_file() else None
 
 
 def check_file(path: Path) -> Staleness:

@@ -18,6 +18,13 @@ def cell(value) -> str:
     return str(value)
 
 
+def interval(p: dict | None) -> str:
+    """A proportion dict as "0.845 [0.773, 0.897]"; "—" when it has no value."""
+    if not p or p.get("value") is None:
+        return "—"
+    return f"{p['value']:.3f} [{p['low']:.3f}, {p['high']:.3f}]"
+
+
 def to_csv(rows: Sequence[dict], columns: Sequence[str]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from jury import __version__
-from jury.render import to_csv, to_json, to_markdown, to_rich_table
+from jury.render import interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.stats import ordinal
 
 SIDE = ("bird", "strict", "relaxed", "subset")
@@ -43,9 +43,7 @@ def score_rows(scores) -> list[dict]:
 
 
 def _interval(row: dict, col: str = "strict") -> str:
-    if row.get(f"{col}_accuracy") is None:
-        return "—"
-    return f"{row[f'{col}_accuracy']:.3f} [{row[f'{col}_low']:.3f}, {row[f'{col}_high']:.3f}]"
+    return interval({"value": row.get(f"{col}_accuracy"), "low": row.get(f"{col}_low"), "high": row.get(f"{col}_high")})
 
 
 def _with_rank(value, rank) -> str:

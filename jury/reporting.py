@@ -25,7 +25,7 @@ from collections import Counter
 from jury import __version__
 from jury.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
 from jury.errors import InputError
-from jury.render import cell, to_csv, to_json, to_markdown, to_rich_table
+from jury.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.scoring import JURY_ELIGIBLE, score_all
 from jury.stats import ordinal, pearson, rank_delta, rank_shift, spearman
 
@@ -312,10 +312,8 @@ def _dollars(x: float | None) -> str:
 
 
 def _interval(p: dict | None, rank: int | None = None) -> str:
-    if not p or p.get("value") is None:
-        return "—"
-    text = f"{p['value']:.3f} [{p['low']:.3f}, {p['high']:.3f}]"
-    return text + (f" {ordinal(rank)}" if rank else "")
+    text = interval(p)
+    return text + (f" {ordinal(rank)}" if rank and text != "—" else "")
 
 
 def _present(report: dict, column: str) -> bool:

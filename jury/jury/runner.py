@@ -220,7 +220,7 @@ async def _run_group(
         if settled([label(r) for r in results], k):
             stored = store.get_vote(group[i].request_sha256)
             if stored is not None and stored["ok"]:  # free: already paid for earlier
-                results.append(BallotResult(group[i], "voted", stored["reply"], from_store=True))
+                results.append(_from_vote(group[i], stored, from_store=True))
                 stats.reused += 1
             else:
                 results.append(BallotResult(group[i], "skipped"))
