@@ -1,8 +1,16 @@
-"""Small named exceptions. The CLI turns every JuryError into one line and exit code 1."""
+"""Small named exceptions. The CLI turns every JuryError into one line and its exit code.
+
+Exit codes: 1 for an error or a refusal (bad input, a changed locked file, the cost cap),
+3 for an incomplete verdict set (some ballots failed on transport or configuration:
+a rerun asks only those), 4 when a check could not be carried out at all, 130 after an
+interrupt. Commands never exit 2 on a bad value (click's usage errors are reworded too).
+"""
 
 
 class JuryError(Exception):
     """Base class: an error whose message is fit to show a user as one line."""
+
+    exit_code = 1
 
 
 class InputError(JuryError):
@@ -19,3 +27,15 @@ class ConfigError(JuryError):
 
 class StoreError(JuryError):
     """The embedded store cannot be opened or is of an unknown schema."""
+
+
+class IncompleteRun(JuryError):
+    """Some ballots got no vote (transport or configuration failure): no verdict file is written."""
+
+    exit_code = 3
+
+
+class CannotCheck(JuryError):
+    """A check (e.g. `reaudit --check`) could not be carried out: neither pass nor fail."""
+
+    exit_code = 4

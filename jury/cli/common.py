@@ -15,20 +15,20 @@ from jury.errors import JuryError
 FORMAT_HELP = "Output format: table, csv, json or md."
 
 
-def fail(message: str) -> typer.Exit:
+def fail(message: str, code: int = 1) -> typer.Exit:
     typer.echo(f"Error: {message}", err=True)
-    return typer.Exit(1)
+    return typer.Exit(code)
 
 
 def handle_errors(fn: Callable) -> Callable:
-    """Turn a JuryError into one line on stderr and exit code 1; never a traceback."""
+    """Turn a JuryError into one line on stderr and its exit code (1 unless said); never a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except JuryError as exc:
-            raise fail(str(exc)) from None
+            raise fail(str(exc), exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("Interrupted: everything finished so far is kept in the store.", err=True)
             raise typer.Exit(130) from None
