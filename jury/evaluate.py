@@ -22,6 +22,7 @@ from jury.errors import InputError
 from jury.io import database_path, require_database
 from jury.records import ExecResult, GoldItem, QuestionId, RunRecord
 from jury.sql import compare
+from jury.sql import execute as sql_execute
 from jury.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, execute_job
 from jury.store import Store, execution_key
 
@@ -90,13 +91,49 @@ class Evaluation:
         return list(dict.fromkeys(p.model for p in self.pairs))
 
 
-def _same(gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts) -> bool:
-    if gold.truncated or pred.truncated:
-        # Too large to hold: the order-independent hash of the full row set decides.
-        return gold.result_sha256 == pred.result_sha256 and (
-            not order_matters or gold.row_count == pred.row_count
-        )
-    return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts))
+def _verdict(name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts) -> bool | None:
+    """Whether comparator ``name`` accepts; None when a result over the row cap leaves it undecided.
+
+    Over the cap only the digests of the full results are known: the set digest decides
+    ``bird`` (and ``strict`` when order does not matter), the ordered list digest decides
+    ``strict`` when it does. Equal digests prove a match under every comparator that
+    accepts equal results (``relaxed``, ``subset``, any normalisation); a difference
+    decides nothing for those, so the verdict is None (undecided), never a guess.
+    """
+    if not (gold.truncated or pred.truncated):
+        return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts))
+    if gold.ordered_sha256 is None or pred.ordered_sha256 is None:
+        return None
+    same_set = gold.result_sha256 == pred.result_sha256
+    same_list = gold.ordered_sha256 == pred.ordered_sha256
+    if name == "bird":
+        proven = same_set
+    elif name in ("strict", "relaxed"):  # relaxed accepts whatever strict accepts
+        proven = same_list if order_matters else same_set
+    else:  # subset: the very same rows in the same order
+        proven = same_list
+    if proven:
+        return True
+    if name in ("bird", "strict") and not opts.active:
+        return False
+    return None
+
+
+def _undecided_error(pairs: list[PairResult], results: dict[str, ExecResult], settings: Settings) -> InputError:
+    rows = max(
+        max(results[p.gold_key].row_count, results[p.pred_key].row_count) for p in pairs
+    )
+    name = settings.comparator
+    opts = settings.options
+    with_opts = " with --casefold/--float-digits" if opts.active else ""
+    n = len(pairs)
+    return InputError(
+        f"{n} (model, question) pair{'s' if n != 1 else ''} (first: model {pairs[0].model!r}, question "
+        f"{pairs[0].question_id!r}) cannot be decided by the {name} comparator{with_opts}: a result has "
+        f"more rows than the row cap ({settings.row_cap:,}; largest {rows:,}) and only exact digests are "
+        f"kept beyond it; raise --row-cap to at least {rows} or use --comparator bird or strict "
+        "without --casefold/--float-digits"
+    )
 
 
 def evaluate(
@@ -141,7 +178,7 @@ def evaluate(
         if not res.ok:
             gold_errors[q] = f"{res.status}: {res.error}"
 
-    fn = compare.get_comparator(settings.comparator)
+    compare.get_comparator(settings.comparator)
     side = {name: compare.get_comparator(name) for name in SIDE_COMPARATORS}
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
@@ -164,12 +201,15 @@ def evaluate(
         )
         if r.sql is not None and r.sql.strip() and pair.routed:
             pair.pred_key = key_for(g.db_id, r.sql)
-        _classify(pair, r, results, gold_errors, fn, side, settings)
+        _classify(pair, r, results, gold_errors, side, settings)
         pairs.append(pair)
+    undecided = [p for p in pairs if p.verdicts.get(settings.comparator, False) is None]
+    if undecided:
+        raise _undecided_error(undecided, results, settings)
     return Evaluation(pairs, gold_errors, settings, databases, executed, results)
 
 
-def _classify(pair, r, results, gold_errors, fn, side, settings) -> None:
+def _classify(pair, r, results, gold_errors, side, settings) -> None:
     if pair.question_id in gold_errors:
         pair.outcome, pair.error = "gold_error", gold_errors[pair.question_id]
         return
@@ -186,14 +226,15 @@ def _classify(pair, r, results, gold_errors, fn, side, settings) -> None:
         pair.verdicts = {name: False for name in side}
         return
     opts, om = settings.options, pair.order_matters
-    pair.verdicts = {name: _same(gold_res, pred_res, f, om, opts) for name, f in side.items()}
+    pair.verdicts = {name: _verdict(name, gold_res, pred_res, f, om, opts) for name, f in side.items()}
     if gold_res.truncated or pred_res.truncated:
-        pair.overlap = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else 0.0
+        # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
+        pair.overlap = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
     else:
         pair.overlap = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
-    if _same(gold_res, pred_res, fn, om, opts):
+    if pair.verdicts[settings.comparator]:
         pair.outcome = "match"
-    elif pair.overlap >= settings.near_miss:
+    elif pair.overlap is not None and pair.overlap >= settings.near_miss:
         pair.outcome = "near_miss"
     else:
         pair.outcome = "mismatch"
@@ -241,12 +282,23 @@ def run_executions(
 
 
 def resolve_databases(items, db_root, store: Store) -> dict[str, tuple[Path, str]]:
-    """db_id -> (path, sha256) for every database the items use; a missing file is an error."""
+    """db_id -> (path, sha256) for every database the items use.
+
+    A missing file is an error, and so is one that is not a SQLite database, cannot be
+    opened or fails ``PRAGMA quick_check`` (checked read-only, once per database content:
+    a pass is remembered in the store by the file's sha256).
+    """
     databases: dict[str, tuple[Path, str]] = {}
     for item in items:
         if item.db_id not in databases:
             path = require_database(db_root, item.db_id)
-            databases[item.db_id] = (path, store.file_sha256(path))
+            sha = store.file_sha256(path)
+            if not store.database_checked(sha):
+                problem = sql_execute.check_database(path)
+                if problem is not None:
+                    raise InputError(f"{path}: not a usable SQLite database (db_id {item.db_id!r}): {problem}")
+                store.mark_database_checked(sha)
+            databases[item.db_id] = (path, sha)
     return databases
 
 

@@ -214,7 +214,7 @@ def test_options_float_sig_digits():
     # Significant digits, not decimal places: 1234.5 -> 1230.0.
     assert normalize_rows([(1234.5,)], opts) == [(1230.0,)]
     assert bird([(1234.5,)], [(1231.0,)], options=opts)
-    # Only floats are rounded; the int 1235 is left as is.
+    # Ints are rounded too: 1235 -> 1240.0 (round half to even), still not 1230.0.
     assert not bird([(1234.5,)], [(1235,)], options=opts)
 
 

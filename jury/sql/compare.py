@@ -65,23 +65,27 @@ def _round_sig(x: float, digits: int) -> float:
 def _normalize_value(v, options: NormalizeOptions):
     if isinstance(v, str):
         return v.casefold() if options.casefold else v
-    if isinstance(v, float) and options.float_sig_digits is not None:
-        return _round_sig(v, options.float_sig_digits)
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and options.float_sig_digits is not None:
+        try:
+            return _round_sig(float(v), options.float_sig_digits)
+        except OverflowError:  # an int too large for a float: leave it as is
+            return v
     return v
 
 
 def normalize_rows(rows: Iterable[Sequence], options: NormalizeOptions) -> list[tuple]:
     """Apply ``options`` to every value; identity (as tuples) when all are off.
 
-    Only ``str`` values are casefolded and only ``float`` values are rounded
-    (to significant digits, not decimal places); ints are left alone.
+    Only ``str`` values are casefolded. Every number (int or float, not bool) is
+    rounded to significant digits (not decimal places) and becomes a float, so
+    ``1234`` and ``1234.0``, equal without rounding, stay equal with it.
 
     >>> normalize_rows([("ABC", 0.12345, 7)], NormalizeOptions())
     [('ABC', 0.12345, 7)]
     >>> normalize_rows([("ABC", 0.12345, 7)], NormalizeOptions(casefold=True, float_sig_digits=3))
-    [('abc', 0.123, 7)]
-    >>> normalize_rows([(1234.5, None)], NormalizeOptions(float_sig_digits=3))
-    [(1230.0, None)]
+    [('abc', 0.123, 7.0)]
+    >>> normalize_rows([(1234.5, None), (1234, 1234.0)], NormalizeOptions(float_sig_digits=3))
+    [(1230.0, None), (1230.0, 1230.0)]
     """
     if not options.active:
         return [tuple(r) for r in rows]
@@ -108,13 +112,21 @@ def bird(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
 
 def strict(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
            options: NormalizeOptions = NormalizeOptions()) -> bool:
-    """BIRD's set rule, or equal row sequences when ``order_matters``.
+    """BIRD's set rule, or equal row lists when ``order_matters``.
 
-    NULLs (None) equal each other. With ``order_matters`` the rows must be the
-    same, in the same order, with the same count (duplicates count).
+    Without ``order_matters`` this is exactly :func:`bird` (NULLs equal each other
+    under both). With it the rows must be the same, in the same order, with the
+    same count: list semantics, so duplicates count, where :func:`bird` ignores
+    both order and duplicates.
 
     >>> strict([(1, None), (2, "x")], [(2, "x"), (1, None)])
     True
+    >>> bird([(None,)], [(None,)]), strict([(None,)], [(None,)])
+    (True, True)
+    >>> bird([(1,), (1,), (2,)], [(1,), (2,)], order_matters=True)
+    True
+    >>> strict([(1,), (1,), (2,)], [(1,), (2,)], order_matters=True)
+    False
     >>> strict([(1,), (2,)], [(2,), (1,)], order_matters=True)
     False
     >>> strict([(1,), (2,)], [(1.0,), (2,)], order_matters=True)

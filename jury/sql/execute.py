@@ -8,7 +8,14 @@ Three independent locks keep the database byte-identical whatever the SQL says:
 
 A progress handler checks a wall-clock deadline every few thousand VM steps and
 interrupts the statement (a runaway recursive CTE stops within the timeout plus a few
-milliseconds). Rows beyond a cap are counted and hashed but not kept.
+milliseconds). Rows beyond a cap are counted and hashed but not kept: every result
+carries an order-independent digest of its row set and an ordered digest of its row
+list, so two results over the cap can still be compared exactly as sets or as lists.
+
+Huge values cannot exhaust memory: SQLite refuses to build any string or blob over
+``MAX_VALUE_BYTES`` (``SQLITE_LIMIT_LENGTH``), and a result whose kept rows hold more
+than ``MAX_RESULT_BYTES`` is an ``error`` naming the cap. Both are errors of that one
+query; scoring goes on with the rest.
 """
 
 from __future__ import annotations
@@ -24,6 +31,11 @@ from jury.records import ExecResult
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_ROW_CAP = 100_000
 _PROGRESS_STEPS = 10_000
+#: Longest string or blob (bytes) a query may produce or read (SQLite's SQLITE_LIMIT_LENGTH).
+MAX_VALUE_BYTES = 16 * 1024 * 1024
+#: Most bytes of values a result may keep (the rows under the row cap); more is an error.
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Pragmas that only read (with or without an argument naming a table or index).
 _READ_PRAGMAS = frozenset(
@@ -117,9 +129,13 @@ def _value_token(value) -> list:
     return ["s", str(value)]
 
 
-def row_digest(row: tuple) -> int:
+def _row_digest_bytes(row) -> bytes:
     blob = json.dumps([_value_token(v) for v in row], separators=(",", ":")).encode()
-    return int.from_bytes(hashlib.sha256(blob).digest(), "big")
+    return hashlib.sha256(blob).digest()
+
+
+def row_digest(row: tuple) -> int:
+    return int.from_bytes(_row_digest_bytes(row), "big")
 
 
 def combine_digests(digests: set[int]) -> str:
@@ -132,6 +148,52 @@ def combine_digests(digests: set[int]) -> str:
 
 def result_hash(rows) -> str:
     return combine_digests({row_digest(tuple(r)) for r in rows})
+
+
+def ordered_hash(rows) -> str:
+    """Hash of the row LIST: order and duplicates count; 1 and 1.0 hash alike.
+
+    >>> ordered_hash([(1,), (2,)]) == ordered_hash([(1.0,), (2,)])
+    True
+    >>> ordered_hash([(1,), (2,)]) == ordered_hash([(2,), (1,)])
+    False
+    """
+    h = hashlib.sha256()
+    for r in rows:
+        h.update(_row_digest_bytes(tuple(r)))
+    return h.hexdigest()
+
+
+def _value_bytes(value) -> int:
+    """About how many bytes a kept value costs (text and blobs by length, numbers 8)."""
+    return len(value) if isinstance(value, (str, bytes)) else 8
+
+
+def check_database(db_path: str | Path) -> str | None:
+    """None when the file is a SQLite database that opens read-only and passes
+    ``PRAGMA quick_check``; otherwise a one-line reason. The file is never modified."""
+    path = Path(db_path).resolve()
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if not head:
+        return "the file is empty"
+    if head != _SQLITE_MAGIC:
+        return "no SQLite header (not a database file)"
+    try:
+        conn = open_readonly(path)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except (sqlite3.Error, FileNotFoundError) as exc:
+        return _one_line(exc)
+    if rows != [("ok",)]:
+        detail = " ".join(str(rows[0][0] if rows else "no result").split())[:200]
+        return f"fails PRAGMA quick_check: {detail}"
+    return None
 
 
 def execute(
@@ -162,33 +224,46 @@ def execute(
         return 0
 
     conn.set_progress_handler(_progress, _PROGRESS_STEPS)
+    value_limit = MAX_VALUE_BYTES
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit)
     kept: list[tuple] = []
+    kept_bytes = 0
     digests: set[int] = set()
+    ordered = hashlib.sha256()
     count = 0
     try:
         cursor = conn.execute(sql)
         if cursor.description is None:  # empty, a comment, or a statement that returns no result set
             raise sqlite3.ProgrammingError("not a query: the SQL returns no result set")
         columns = [d[0] for d in cursor.description]
-        while True:
-            batch = cursor.fetchmany(1000)
-            if not batch:
-                break
-            for row in batch:
-                count += 1
-                digests.add(row_digest(row))
-                if count <= row_cap:
-                    kept.append(tuple(row))
-            if time.monotonic() > deadline:
+        for row in cursor:  # one row at a time: a batch of huge rows would be held at once
+            count += 1
+            digest = _row_digest_bytes(row)
+            digests.add(int.from_bytes(digest, "big"))
+            ordered.update(digest)
+            if count <= row_cap:
+                kept_bytes += sum(_value_bytes(v) for v in row)
+                if kept_bytes > MAX_RESULT_BYTES:
+                    kept.clear()
+                    raise _ResultTooLarge(
+                        f"result too large: its first {count} rows hold more than "
+                        f"{MAX_RESULT_BYTES:,} bytes of values (the cap on a kept result)"
+                    )
+                kept.append(tuple(row))
+            if count % 1000 == 0 and time.monotonic() > deadline:
                 timed_out = True
                 raise sqlite3.OperationalError("interrupted")
-    except (sqlite3.Error, ValueError, OverflowError, MemoryError) as exc:
+    except (sqlite3.Error, ValueError, OverflowError, MemoryError, _ResultTooLarge) as exc:
+        kept.clear()
         elapsed = time.monotonic() - start
         if timed_out:
             return ExecResult(
                 status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed
             )
-        return ExecResult(status="error", error=_one_line(exc), elapsed_s=elapsed)
+        error = _one_line(exc)
+        if isinstance(exc, sqlite3.DataError) or "too big" in error:
+            error = f"{error}: a string or blob over {value_limit:,} bytes (the cap on one value)"
+        return ExecResult(status="error", error=error, elapsed_s=elapsed)
     finally:
         conn.close()
     return ExecResult(
@@ -198,12 +273,18 @@ def execute(
         row_count=count,
         truncated=count > row_cap,
         result_sha256=combine_digests(digests),
+        ordered_sha256=ordered.hexdigest(),
         elapsed_s=time.monotonic() - start,
     )
 
 
+class _ResultTooLarge(Exception):
+    """The kept rows of a result exceed MAX_RESULT_BYTES."""
+
+
 def _one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, sqlite3.Error) else str(exc)
+    plain = isinstance(exc, (sqlite3.Error, _ResultTooLarge))
+    text = str(exc) if plain else f"{type(exc).__name__}: {exc}"
     return " ".join(text.split())[:500]
 
 
