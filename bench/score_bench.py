@@ -1,4 +1,8 @@
-"""Time scoring the 15 shared BIRD prediction files on the superhero questions.
+"""Time scoring BIRD predictions on the superhero questions.
+
+By default it uses the 15 shared BIRD prediction files in ../shared/data/bird when they are
+there, and otherwise the bundled example (examples/bird-superhero: the same questions and
+models, as run JSONL), so it runs from a plain checkout.
 
 Three runs side by side in one process:
   cold     jury with an empty store (every distinct SQL executed once);
@@ -9,7 +13,7 @@ Three runs side by side in one process:
 Prints the times and the ratios baseline/cold and baseline/warm, and checks that the
 baseline and jury's `bird` comparator agree on every model's match count.
 
-Usage: python bench/score_bench.py [--workers N] [--shared ../shared/data/bird]
+Usage: python bench/score_bench.py [--workers N] [--shared ../shared/data/bird] [--example examples/bird-superhero]
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from jury.evaluate import Settings, evaluate
-from jury.io import database_path, import_bird_predictions, load_gold_list
+from jury.io import database_path, import_bird_predictions, load_gold, load_gold_list, load_runs
 from jury.scoring import score_all
 from jury.store import Store
 
@@ -44,19 +48,30 @@ def bird_pair(job: tuple[str, str, str]) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared/data/bird"))
+    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared/data/bird"),
+                    help="BIRD data with predictions/ (used when present)")
+    ap.add_argument("--example", default=str(Path(__file__).resolve().parents[1] / "examples/bird-superhero"),
+                    help="the bundled example, used when --shared has no predictions")
     args = ap.parse_args()
     shared = Path(args.shared)
-    if not shared.is_dir():
-        sys.exit(f"no shared BIRD data at {shared}")
-    dev = load_gold_list(shared / "dev.json")
-    gold = {g.question_id: g for g in dev}
-    records = []
-    for f in sorted((shared / "predictions").iterdir()):
-        model = f.name.rsplit(".", 1)[0] if not f.name.endswith(".txt") else f.name[:-4]
-        records += import_bird_predictions(f, dev, model, only_db={"superhero"}).records
-    db_root = shared / "databases"
-    print(f"{len({r.model for r in records})} models, {len(records)} pairs, workers={args.workers}")
+    if (shared / "predictions").is_dir():
+        dev = load_gold_list(shared / "dev.json")
+        gold = {g.question_id: g for g in dev}
+        records = []
+        for f in sorted((shared / "predictions").iterdir()):
+            model = f.name.rsplit(".", 1)[0] if not f.name.endswith(".txt") else f.name[:-4]
+            records += import_bird_predictions(f, dev, model, only_db={"superhero"}).records
+        db_root = shared / "databases"
+        source = f"shared predictions in {shared}"
+    else:
+        example = Path(args.example)
+        if not (example / "run.jsonl").is_file():
+            sys.exit(f"no shared BIRD predictions at {shared} and no bundled example at {example}")
+        gold = load_gold(example / "dev.json")
+        records = load_runs([example / "run.jsonl"], gold)
+        db_root = example / "databases"
+        source = f"the bundled example {example} (no shared predictions at {shared})"
+    print(f"{len({r.model for r in records})} models, {len(records)} pairs, workers={args.workers}, from {source}")
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(comparator="bird", workers=args.workers)

@@ -6,12 +6,13 @@ override the file; the file overrides built-in defaults.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jury.errors import ConfigError
+from jury.errors import ConfigError, InputError
 
 CONFIG_NAME = "jury.toml"
 PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit"}
@@ -28,6 +29,44 @@ VALUE_TYPES: dict[str, tuple[type, ...]] = {
 }
 KNOWN_KEYS = PATH_KEYS | set(VALUE_TYPES)
 
+# Every numeric setting, from a flag or from jury.toml: (whole number?, lowest, highest, inclusive low?).
+NUMBER_RULES: dict[str, tuple[bool, float | None, float | None, bool]] = {
+    "timeout": (False, 0, None, False),
+    "near_miss": (False, 0, 1, True),
+    "max_cost": (False, 0, None, True),
+    "row_cap": (True, 1, None, True),
+    "workers": (True, 1, None, True),
+    "quorum": (True, 1, None, True),
+    "seed": (True, None, None, True),
+    "float_digits": (True, 1, None, True),
+}
+
+
+def number_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid ``key`` (finite, of the right kind, in range), or None."""
+    whole, low, high, low_inclusive = NUMBER_RULES[key]
+    kind = "a whole number" if whole else "a finite number"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (whole and not isinstance(value, int)):
+        return f"must be {kind}"
+    if not math.isfinite(value):
+        return f"must be {kind}"
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        return f"must be {'at least' if low_inclusive else 'greater than'} {low:g}"
+    if high is not None and value > high:
+        return f"must be at most {high:g}"
+    return None
+
+
+def check_number(key: str, value: Any, source: Path | None = None) -> Any:
+    """``value`` if it is a valid ``key``; else a one-line error naming the flag (no source)
+    or the file and key."""
+    problem = number_problem(key, value)
+    if problem is None:
+        return value
+    if source is None:
+        raise InputError(f"--{key.replace('_', '-')} {problem}, got {value!r}")
+    raise ConfigError(f"{source}: {key} {problem}, got {value!r}")
+
 
 @dataclass
 class Config:
@@ -39,9 +78,10 @@ class Config:
         return self.path.parent if self.path else Path.cwd()
 
     def get(self, key: str, flag: Any = None, default: Any = None) -> Any:
-        """The flag if given, else the file's value, else the default."""
+        """The flag if given, else the file's value, else the default. A numeric flag is
+        checked like the file's value (finite and in range)."""
         if flag is not None:
-            return flag
+            return check_number(key, flag) if key in NUMBER_RULES else flag
         return self.values.get(key, default)
 
     def path_of(self, key: str, flag: str | Path | None = None, default: str | None = None):
@@ -73,9 +113,7 @@ def load_config(cwd: Path | None = None) -> Config:
         if isinstance(value, bool) or not isinstance(value, want):
             kind = "number" if float in want else "whole number" if int in want else "string"
             raise ConfigError(f"{path}: {key} must be a {kind}, got {value!r}")
-    for key in ("row_cap", "workers", "quorum"):
-        if values.get(key, 1) < 1:
-            raise ConfigError(f"{path}: {key} must be at least 1, got {values[key]}")
-    if values.get("max_cost", 0) < 0:
-        raise ConfigError(f"{path}: max_cost must not be negative, got {values['max_cost']}")
+    for key, value in values.items():
+        if key in NUMBER_RULES:
+            check_number(key, value, path)
     return Config(path=path, values=values)

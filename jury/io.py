@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -36,11 +40,33 @@ def file_errors(p: Path):
         raise InputError(f"{p}: cannot read: {exc.strerror}") from None
 
 
+MAX_INPUT_BYTES = 512 * 1024 * 1024
+"""The largest input file jury reads (BIRD's train.json is about 20 MB)."""
+MAX_LINE_CHARS = 8 * 1024 * 1024
+"""The longest line of a JSONL file (a run record, a gold item)."""
+MAX_JSON_DEPTH = 100
+"""The deepest nesting of arrays and objects accepted in any JSON input."""
+MAX_INT_DIGITS = 100
+"""The most digits of an integer literal in JSON input (Python refuses past 4300)."""
+
+
 def read_text(path: str | Path) -> str:
-    """Read a UTF-8 file; a missing, empty or non-UTF-8 file is an InputError."""
+    """Read a UTF-8 file; a missing, empty, non-regular, oversized or non-UTF-8 file is an InputError."""
     p = Path(path)
     with file_errors(p):
-        data = p.read_bytes()
+        if p.exists() and not p.is_dir() and not stat.S_ISREG(p.stat().st_mode):  # before open: a FIFO blocks
+            raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
+        with open(p, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
+            if info.st_size > MAX_INPUT_BYTES:
+                raise InputError(
+                    f"{p}: {info.st_size} bytes is larger than the {MAX_INPUT_BYTES // 2**20} MiB limit of an input file"
+                )
+            data = fh.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:  # it grew while being read
+        raise InputError(f"{p}: larger than the {MAX_INPUT_BYTES // 2**20} MiB limit of an input file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -52,6 +78,167 @@ def read_text(path: str | Path) -> str:
     if not text.strip():
         raise InputError(f"{p}: file is empty")
     return text.removeprefix("\ufeff")
+
+
+# ---------------------------------------------------------------- one safe JSON loader
+
+
+class _Rejected(ValueError):
+    """A JSON text that parses but must not be accepted (its message says why)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _Rejected(f"duplicate key {_shown(key)}")
+        obj[key] = value
+    return obj
+
+
+def _constant(name: str) -> Any:
+    raise _Rejected(f"{name} is not JSON (no NaN or Infinity)")
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Rejected(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Rejected(f"{_shown(text, 30)} is out of a float's range")
+    return value
+
+
+def _shown(value: str, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int,
+                            parse_float=_float)
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _too_deep(text: str) -> int | None:
+    """The offset of the first bracket nested deeper than MAX_JSON_DEPTH, or None."""
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return m.start()
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _lone_surrogate(obj: Any) -> str | None:
+    """The first string (key or value) holding a lone surrogate, escaped, or None."""
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return x[exc.start : exc.start + 1].encode("unicode_escape").decode("ascii")
+    return None
+
+
+def _check_depth(text: str, where: str, line: int = 1) -> None:
+    deep = _too_deep(text)
+    if deep is not None:
+        raise InputError(
+            f"{where}:{line + text.count(chr(10), 0, deep)}: nested deeper than {MAX_JSON_DEPTH} levels of arrays/objects"
+        )
+
+
+def parse_json(text: str, where: str, line: int = 1, *, start: int = 0, depth_checked: bool = False) -> tuple[Any, int]:
+    """Parse the JSON value at text[start:] the one safe way: (value, offset after it).
+
+    Duplicate keys, NaN/Infinity, integers of more than MAX_INT_DIGITS digits, nesting deeper
+    than MAX_JSON_DEPTH and lone surrogates are InputErrors naming ``where:line`` (``line``
+    is the line of ``start``; a syntax error names its own line).
+    """
+    if not depth_checked:
+        _check_depth(text, where, line - text.count("\n", 0, start))
+    try:
+        value, after = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        line_of = line + text.count("\n", start, exc.pos)
+        raise InputError(f"{where}:{line_of}: malformed JSON ({exc.msg})") from None
+    except _Rejected as exc:
+        raise InputError(f"{where}:{line}: {exc}") from None
+    except RecursionError:  # a smaller stack than MAX_JSON_DEPTH assumes
+        raise InputError(f"{where}:{line}: nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text, start, after):
+        bad = _lone_surrogate(value)
+        if bad is not None:
+            raise InputError(f"{where}:{line}: lone surrogate {bad} in a string (not valid Unicode)")
+    return value, after
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def loads_document(text: str, where: str, line: int = 1) -> Any:
+    """One JSON document (a whole file, or one JSONL line numbered ``line``): parse_json,
+    then nothing but whitespace may follow."""
+    first = _WS.match(text, 0).end()
+    value, after = parse_json(text, where, line + text.count("\n", 0, first), start=first)
+    rest = _WS.match(text, after).end()
+    if rest < len(text):
+        raise InputError(
+            f"{where}:{line + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the value)"
+        )
+    return value
+
+
+def load_json_file(path: str | Path) -> Any:
+    """Read and parse a JSON file with every check of read_text and parse_json."""
+    p = Path(path)
+    return loads_document(read_text(p), str(p))
+
+
+def _array_items(text: str, where: str) -> Iterator[tuple[int, Any]]:
+    """The items of a top-level JSON array, each with the line it starts on."""
+    ws = _WS
+    _check_depth(text, where)
+    pos = ws.match(text, 0).end()
+    if not text.startswith("[", pos):
+        raise InputError(f"{where}: expected a JSON list")
+    pos = ws.match(text, pos + 1).end()
+    line = 1 + text.count("\n", 0, pos)
+    if text.startswith("]", pos):
+        after = pos + 1
+    else:
+        while True:
+            value, after = parse_json(text, where, line, start=pos, depth_checked=True)
+            yield line, value
+            nxt = ws.match(text, after).end()
+            line += text.count("\n", pos, nxt)
+            if text.startswith(",", nxt):
+                pos = ws.match(text, nxt + 1).end()
+                line += text.count("\n", nxt, pos)
+                continue
+            if text.startswith("]", nxt):
+                after = nxt + 1
+                break
+            raise InputError(f"{where}:{line}: malformed JSON (expected ',' or ']' after an item)")
+    rest = ws.match(text, after).end()
+    if rest < len(text):
+        raise InputError(f"{where}:{1 + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the list)")
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -87,13 +274,7 @@ def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
     text = read_text(p)
     items: list[tuple[str, object]]
     if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{exc.lineno}: malformed JSON: {exc.msg}") from None
-        if not isinstance(data, list):
-            raise InputError(f"{p}: expected a JSON list of gold items")
-        items = [(f"{p} item {i}", obj) for i, obj in enumerate(data)]
+        items = [(f"{p}:{line}: item {i}", obj) for i, (line, obj) in enumerate(_array_items(text, str(p)))]
     else:
         items = [(f"{p}:{lineno}", obj) for lineno, obj in _jsonl(p, text)]
     out = []
@@ -115,12 +296,14 @@ def _jsonl(p: Path, text: str) -> Iterator[tuple[int, object]]:
         line = line.removesuffix("\r")
         if not line.strip():
             continue
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(f"{p}:{lineno}: line longer than {MAX_LINE_CHARS // 2**20} Mi characters")
         try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{p}:{lineno}: malformed JSON ({exc.msg}): {line.strip()[:60]!r}"
-            ) from None
+            yield lineno, loads_document(line, str(p), lineno)
+        except InputError as exc:
+            if "malformed JSON" not in str(exc):
+                raise
+            raise InputError(f"{exc}: {_shown(line.strip())}") from None
 
 
 def load_runs(
@@ -270,10 +453,7 @@ def import_bird_predictions(
 
 
 def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{p}:{exc.lineno}: malformed JSON: {exc.msg}") from None
+    data = loads_document(text, str(p))
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected an object of index -> prediction")
     answers: dict[int, tuple] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from jury import __version__
-from jury.render import interval, to_csv, to_json, to_markdown, to_rich_table
+from jury.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.stats import ordinal
 
 SIDE = ("bird", "strict", "relaxed", "subset")
@@ -50,7 +50,14 @@ def _with_rank(value, rank) -> str:
     return "—" if value is None else f"{value:.3f} ({ordinal(rank)})"
 
 
-def render_scores(scores, ev, fmt: str) -> str:
+WIDE_SCORE_COLUMNS = ("routed", "side comparators")
+"""Table and Markdown columns shown only with `jury score --wide` (CSV and JSON hold everything):
+the routed count and the accuracy (rank) of each comparator other than the chosen one."""
+
+
+def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+    """The score report. ``width``: the table's width (None: unwrapped, for pipes and files);
+    ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown."""
     settings = ev.settings.describe()
     rows = score_rows(scores)
     if fmt == "json":
@@ -76,10 +83,11 @@ def render_scores(scores, ev, fmt: str) -> str:
         for name in SIDE:
             d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
         display.append(d)
-    side = [n for n in SIDE if n != settings["comparator"]]  # the chosen one is the main column
-    columns = ["model", "questions", "routing", "routed", "strict_matches", "strict_ci", "rank",
+    side = [n for n in SIDE if n != settings["comparator"]] if wide else []  # the chosen one is the main column
+    routed = ["routed"] if wide else []
+    columns = ["model", "questions", "routing", *routed, "strict_matches", "strict_ci", "rank",
                "jury_eligible", "misses", *side]
-    headers = ["model", "questions", "routing acc", "routed", "matches",
+    headers = ["model", "questions", "routing acc", *routed, "matches",
                f"{settings['comparator']} acc [95% CI]", "rank", "jury-eligible", "other outcomes",
                *(f"{n} acc (rank)" for n in side)]
     for col, head in (("gold_clean", "gold-clean"), ("adjudicated", "adjudicated")):
@@ -97,14 +105,14 @@ def render_scores(scores, ev, fmt: str) -> str:
             f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
         )
     if fmt == "md":
-        return to_markdown(display, columns, headers) + "\n" + caption + "\n"
+        return to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
     import io
 
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=220)
+    console = Console(file=io.StringIO(), width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
     console.print(to_rich_table(display, columns, headers, title="strict execution match"))
-    console.print(caption)
+    console.print(safe(caption, newlines=True), markup=False)
     return console.file.getvalue()
 
 

@@ -56,7 +56,7 @@ def test_duplicates_across_files(tmp_path):
 def test_gold_errors(tmp_path):
     bad = tmp_path / "gold.json"
     bad.write_text('[{"question_id": 1, "db_id": "x"}]')
-    with pytest.raises(InputError, match=r"gold.json item 0: SQL: Field required"):
+    with pytest.raises(InputError, match=r"gold.json:1: item 0: SQL: Field required"):
         load_gold(bad)
     bad.write_text('[{"question_id": 1,\n "db_id": "x", }]')
     with pytest.raises(InputError, match=r"gold.json:2: malformed JSON"):

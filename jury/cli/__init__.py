@@ -53,5 +53,33 @@ app.command("report")(_report.report)
 app.command("reaudit")(_reaudit.reaudit)
 
 
-def main() -> None:
-    app()
+def main(argv: list[str] | None = None) -> None:
+    """Run the app, with click's own usage and range errors reworded as one line, exit 1.
+
+    `jury` and `python -m jury` both come here. --help and --version print and exit 0; a
+    bare `jury` prints the help.
+    """
+    import sys
+
+    try:  # recent typer vendors click as typer._click; older typer uses click itself
+        from typer._click import exceptions as click_errors
+    except ImportError:  # pragma: no cover
+        from click import exceptions as click_errors
+
+    from jury.cli.common import fail
+
+    try:
+        code = app(args=argv, prog_name="jury", standalone_mode=False)
+    except click_errors.NoArgsIsHelpError:  # the help is already printed
+        code = 0
+    except click_errors.ClickException as exc:  # usage errors, bad values, out-of-range flags
+        message = exc.format_message()
+        ctx = getattr(exc, "ctx", None)
+        if isinstance(exc, click_errors.UsageError) and ctx is not None:
+            message += f" (see '{ctx.command_path} --help')"
+        code = fail(" ".join(message.split())).exit_code
+    except typer.Abort:
+        code = fail("aborted").exit_code
+    except typer.Exit as exc:
+        code = exc.exit_code
+    sys.exit(code if isinstance(code, int) else 0)

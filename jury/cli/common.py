@@ -16,8 +16,81 @@ FORMAT_HELP = "Output format: table, csv, json or md."
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    typer.echo(f"Error: {message}", err=True)
+    from jury.render import safe
+
+    typer.echo(f"Error: {safe(message)}", err=True)
     return typer.Exit(code)
+
+
+def make_console(stderr: bool = False):
+    """The console every command prints through: on a terminal it fits the terminal's width;
+    without one (a pipe, a log file) lines are not wrapped. Strings printed are made safe
+    (jury.render.safe: control characters escaped); tables from to_rich_table already are."""
+    from rich.console import Console
+
+    from jury.render import UNWRAPPED_WIDTH, safe
+
+    class SafeConsole(Console):
+        def print(self, *objects, **kwargs):
+            super().print(*(safe(o, newlines=True) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    probe = Console(stderr=stderr)
+    if probe.is_terminal:
+        return SafeConsole(stderr=stderr)
+    return SafeConsole(stderr=stderr, width=UNWRAPPED_WIDTH, soft_wrap=True)
+
+
+def table_width(output: Path | None) -> int | None:
+    """The width to render a table for: the terminal's when printing to one, else None (unwrapped)."""
+    if output is not None:
+        return None
+    from jury.render import UNWRAPPED_WIDTH
+
+    console = make_console()
+    return None if console.width >= UNWRAPPED_WIDTH else console.width
+
+
+def guard_outputs(outputs, inputs=(), *, store: Path | None = None, db_root: Path | None = None,
+                  verdict_output: bool = False) -> None:
+    """Refuse, before any work, an output file that is one of the command's inputs, the store
+    (or its -wal/-shm/-journal), a database file under db_root, a locked verdict file (unless
+    verdict_output: the verdict writer reuses an identical one and refuses any other), or
+    another output. Paths are compared resolved (symlinks, ..) and by (device, inode) (hard links)."""
+    import os
+
+    from jury.errors import InputError
+    from jury.verdicts import is_locked_file
+
+    def resolved(p: Path) -> Path:
+        try:
+            return p.resolve()
+        except (OSError, RuntimeError):  # a symlink loop
+            return p.absolute()
+
+    def identity(p: Path):
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError):
+            return None
+        return (st.st_dev, st.st_ino)
+
+    protected: list[tuple[Path, str]] = [(Path(p), f"the input file {p}") for p in inputs if p is not None]
+    if store is not None:
+        protected += [(Path(f"{store}{sfx}"), f"the store {store}{sfx}") for sfx in ("", "-wal", "-shm", "-journal")]
+    if db_root is not None and Path(db_root).is_dir():
+        protected += [(f, f"the database file {f}") for f in sorted(Path(db_root).glob("*/*")) if f.is_file()]
+    known = [(resolved(p), identity(p), role) for p, role in protected]
+    outs = [Path(o) for o in outputs if o is not None]
+    for i, out in enumerate(outs):
+        where, ident = resolved(out), identity(out)
+        for other_where, other_ident, role in known:
+            if where == other_where or (ident is not None and ident == other_ident):
+                raise InputError(f"{out}: is {role}; an output never overwrites it (choose another output file)")
+        for other in outs[:i]:
+            if resolved(other) == where or (ident is not None and identity(other) == ident):
+                raise InputError(f"{out}: given for two outputs; each output needs its own file")
+        if not verdict_output and is_locked_file(out):
+            raise InputError(f"{out}: is a locked verdict file; it is never overwritten (choose another output file)")
 
 
 def handle_errors(fn: Callable) -> Callable:
@@ -91,7 +164,9 @@ def emit(text: str, output: Path | None = None) -> None:
         if is_locked_file(output):
             raise JuryError(f"{output}: is a locked verdict file; it is never overwritten (choose another -o)")
         write_atomic(output, text)
-        typer.echo(f"wrote {output}", err=True)
+        from jury.render import safe
+
+        typer.echo(f"wrote {safe(output)}", err=True)
 
 
 def gold_path(cfg, flag: Path | None) -> Path:

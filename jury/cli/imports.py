@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import config, emit, handle_errors
+from jury.cli.common import config, emit, guard_outputs, handle_errors
 from jury.errors import InputError
 
 app = typer.Typer(help="Convert other tools' prediction files into jury run JSONL.", no_args_is_help=True)
@@ -29,11 +29,13 @@ def bird_predictions(
     missing or odd.
     """
     from jury.io import dump_runs, import_bird_predictions, load_gold_list
+    from jury.render import safe
 
     cfg = config()
     gold_path = cfg.path_of("gold", gold)
     if gold_path is None:
         raise InputError("no gold file: pass --gold or set gold in jury.toml")
+    guard_outputs([output], [file, gold_path], store=cfg.store_path(None), db_root=cfg.path_of("db_root", None))
     report = import_bird_predictions(
         file, load_gold_list(gold_path), model, only_db=set(only_db) or None, family=family
     )
@@ -41,9 +43,9 @@ def bird_predictions(
         raise InputError(f"{file}: no questions left after --db {', '.join(only_db)}")
     emit(dump_runs(report.records), output)
     typer.echo(
-        f"{model}: {len(report.records)} answers from {report.entries} entries; "
-        f"{len(report.missing)} missing, {len(report.odd)} odd",
+        safe(f"{model}: {len(report.records)} answers from {report.entries} entries; "
+             f"{len(report.missing)} missing, {len(report.odd)} odd"),
         err=True,
     )
     for line in report.odd[:5]:
-        typer.echo(f"  odd entry {line}", err=True)
+        typer.echo(safe(f"  odd entry {line}"), err=True)

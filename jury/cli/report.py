@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
-    FORMAT_HELP, check_format, config, emit, gold_path, handle_errors, open_store, progress_bar, settings,
+    FORMAT_HELP, check_format, config, emit, gold_path, guard_outputs, handle_errors, open_store, progress_bar,
+    settings, table_width,
 )
 from jury.errors import InputError, JuryError
 
@@ -31,6 +32,8 @@ def report(
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+    wide: bool = typer.Option(False, "--wide", help="Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column."),
+    allow_superseded: bool = typer.Option(False, "--allow-superseded", help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default)."),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -48,16 +51,18 @@ def report(
     correctly). Every verdict file's lock is checked before anything else is read.
     """
     from jury.reporting import STRENGTHS, build_report, render_report
-    from jury.verdicts import load_kind
+    from jury.cli.score import check_audit_against_gold, load_verdict_files
     from jury.workflows import load_and_evaluate
 
     check_format(fmt)
     if strength is not None and strength not in STRENGTHS:
         raise InputError(f"unknown --strength {strength!r}; choose one of: {', '.join(STRENGTHS)}")
     cfg = config()
+    guard_outputs([output], [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families],
+                  store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root))
     audit_path = cfg.path_of("audit", audit)
-    audit_docs = [load_kind(audit_path, "audit")] if audit_path is not None else []
-    adj_docs = [(path, load_kind(path, "adjudication")) for path in verdicts]
+    audit_doc, adj_docs = load_verdict_files(audit_path, verdicts, allow_superseded)  # locks first
+    audit_docs = [audit_doc[1]] if audit_doc is not None else []
     registry = None
     if families is not None:
         from jury.jury.families import load_registry
@@ -65,13 +70,15 @@ def report(
         registry = load_registry(families)
 
     evaluation = settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers)
+    gold_file = gold_path(cfg, gold)
     with open_store(cfg, store) as st:
         gold_items, _records, ev = load_and_evaluate(
-            gold_path(cfg, gold), list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
+            gold_file, list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
         )
+    check_audit_against_gold(audit_doc, ev, gold_items, gold_file)
     result = build_report(ev, gold_items, audit_docs=audit_docs, adj_docs=adj_docs,
                           strength=strength, control=control, registry=registry)
-    text = render_report(result, fmt)
+    text = render_report(result, fmt, width=table_width(output), wide=wide)
     if plots is not None:
         try:
             from jury.plots import write_plots

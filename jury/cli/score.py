@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
-    FORMAT_HELP, check_format, config, emit, gold_path, handle_errors, open_store, progress_bar, settings,
+    FORMAT_HELP, check_format, config, emit, gold_path, guard_outputs, handle_errors, open_store, progress_bar,
+    settings, table_width,
 )
 
 
@@ -22,13 +23,15 @@ def score(
     row_cap: int | None = typer.Option(None, help="Rows kept per result (default 100000); beyond it only count and hash."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
     casefold: bool = typer.Option(False, help="Compare strings case-insensitively (off by default)."),
-    float_digits: int | None = typer.Option(None, help="Round floats to N significant digits before comparing (off by default)."),
+    float_digits: int | None = typer.Option(None, help="Round every number (ints too) to N significant digits before comparing (off by default)."),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
     per_question: Path | None = typer.Option(None, help="Also write one JSONL line per (model, question) here."),
     audit: Path | None = typer.Option(None, help="Locked audit file: adds the gold-clean column (flagged questions removed)."),
     verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+    wide: bool = typer.Option(False, "--wide", help="Table and md: also show the routed count and every other comparator's accuracy (rank); csv and json always hold every column."),
+    allow_superseded: bool = typer.Option(False, "--allow-superseded", help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default)."),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
@@ -45,35 +48,58 @@ def score(
 
     check_format(fmt)
     cfg = config()
+    guard_outputs([output, per_question], [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts],
+                  store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root))
     evaluation = settings(
         cfg, comparator=comparator, near_miss=near_miss, timeout=timeout, row_cap=row_cap, workers=workers,
-        options=NormalizeOptions(casefold=casefold, float_sig_digits=float_digits),
+        options=NormalizeOptions(casefold=casefold, float_sig_digits=cfg.get("float_digits", float_digits)),
     )
+    audit_doc, adj_docs = load_verdict_files(cfg.path_of("audit", audit), verdicts, allow_superseded)  # locks first
+    gold_file = gold_path(cfg, gold)
     with open_store(cfg, store) as st:
-        _gold, _records, ev = load_and_evaluate(
-            gold_path(cfg, gold), list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
+        gold_items, _records, ev = load_and_evaluate(
+            gold_file, list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
         )
     scores = score_all(ev.pairs)
-    add_verdict_columns(scores, ev.pairs, cfg.path_of("audit", audit), verdicts)
+    add_verdict_columns(scores, ev, gold_items, gold_file, audit_doc, adj_docs)
     if per_question is not None:
         emit(per_question_jsonl(ev.pairs), per_question)
-    emit(render_scores(scores, ev, fmt), output)
+    emit(render_scores(scores, ev, fmt, width=table_width(output), wide=wide), output)
 
 
-def add_verdict_columns(scores, pairs, audit: Path | None, verdicts: list[Path]) -> None:
-    """Fill the gold-clean and adjudicated columns from locked files (each lock checked first)."""
+def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_superseded: bool = False):
+    """(audit (path, doc) or None, [(path, adjudication doc)]): each lock checked, its verdicts
+    recomputed from its votes, and a superseded file refused unless allow_superseded."""
+    from jury.verdicts import load_current
+
+    audit_doc = (audit, load_current(audit, "audit", allow_superseded=allow_superseded)) if audit is not None else None
+    adj_docs = [(path, load_current(path, "adjudication", allow_superseded=allow_superseded)) for path in verdicts]
+    return audit_doc, adj_docs
+
+
+def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None:
+    """Refuse an audit made for another gold file (jury.columns.check_audit_gold)."""
+    from jury.columns import check_audit_gold
+    from jury.io import sha256_file
+
+    if audit_doc is not None:
+        path, doc = audit_doc
+        check_audit_gold(path, doc, gold_items, ev.databases, sha256_file(gold_file))
+
+
+def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_docs) -> None:
+    """Fill the gold-clean and adjudicated columns from locked files loaded by load_verdict_files."""
     from jury.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
-    from jury.verdicts import load_kind
 
-    if audit is not None:
-        doc = load_kind(audit, "audit")
-        column = gold_clean(pairs, flagged_questions([doc]))
+    pairs = ev.pairs
+    if audit_doc is not None:
+        check_audit_against_gold(audit_doc, ev, gold_items, gold_file)
+        column = gold_clean(pairs, flagged_questions([audit_doc[1]]))
         rank = with_ranks(column)
         for s in scores:
             s.gold_clean, s.gold_clean_rank = column[s.model], rank[s.model]
-    if verdicts:
-        docs = [(path, load_kind(path, "adjudication")) for path in verdicts]
-        column = adjudicated(pairs, verdict_index(docs))
+    if adj_docs:
+        column = adjudicated(pairs, verdict_index(adj_docs))
         rank = with_ranks(column)
         for s in scores:
             s.adjudicated, s.adjudicated_rank = column[s.model], rank[s.model]

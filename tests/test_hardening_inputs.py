@@ -1,0 +1,273 @@
+"""Input loading and CLI hygiene: the safe JSON loader, numeric settings, sanitised and
+unwrapped output, --wide, the bench fallback and the notebook extra (issues #9 and #8)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from badinput import basic_project, run_jury
+from helpers import REPO
+from jury.config import Config, load_config
+from jury.errors import ConfigError, InputError
+from jury.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document
+from jury.records import RunRecord
+from jury.render import safe
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+# ---------------------------------------------------------------- 9.6 / 9.10 / 9.12a: one safe loader
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"model": "m1", "model": "m2"}', "f.json:1: duplicate key 'model'"),
+    ('{"a": {"b": 1, "b": 1}}', "f.json:1: duplicate key 'b'"),
+    ('{"a": NaN}', "f.json:1: NaN is not JSON"),
+    ('{"a": -Infinity}', "f.json:1: -Infinity is not JSON"),
+    ('{"a": 1e400}', "f.json:1: '1e400' is out of a float's range"),
+    ('{"a": ' + "7" * 5000 + "}", "f.json:1: an integer of 5000 digits"),
+    ('\n\n' + DEEP, f"f.json:3: nested deeper than {MAX_JSON_DEPTH} levels"),
+    ('{"a": "\\udfff"}', "f.json:1: lone surrogate \\udfff"),
+    ('{"a": 1}\n{"b": 2}', "f.json:2: malformed JSON (extra data"),
+])
+def test_safe_loader_refuses(text, message):
+    with pytest.raises(InputError) as exc:
+        loads_document(text, "f.json")
+    assert message in str(exc.value)
+
+
+def test_safe_loader_accepts_ordinary_json():
+    text = '{"a": [1, 2.5, -3, {"b": "\\ud83d\\ude00 é"}], "c": null, "d": ' + "[" * 50 + "]" * 50 + "}"
+    assert loads_document(text, "f.json")["a"][3]["b"] == "\U0001F600 é"
+
+
+def test_gold_list_errors_name_the_line_of_the_item(tmp_path):
+    gold = tmp_path / "gold.json"
+    gold.write_text('[\n {"question_id": 1, "db_id": "s", "SQL": "SELECT 1"},\n\n'
+                    ' {"question_id": 2, "db_id": "s", "SQL": "SELECT 1", "db_id": "t"}\n]\n')
+    with pytest.raises(InputError, match=r"gold.json:4: duplicate key 'db_id'"):
+        load_gold(gold)
+    gold.write_text('[\n {"question_id": 1, "db_id": "s", "SQL": "SELECT 1"},\n {"question_id": 2, "db_id": "s"}\n]')
+    with pytest.raises(InputError, match=r"gold.json:3: item 1: SQL: Field required"):
+        load_gold(gold)
+
+
+def test_gold_loading_stays_linear(tmp_path):
+    """Item by item parsing must not rescan the rest of the file for each item."""
+    import time
+
+    items = [{"question_id": i, "db_id": "s", "SQL": f"SELECT {i}", "question": "q" * 200} for i in range(20_000)]
+    (tmp_path / "gold.json").write_text(json.dumps(items, indent=1))
+    t0 = time.perf_counter()
+    assert len(load_gold(tmp_path / "gold.json")) == 20_000
+    assert time.perf_counter() - t0 < 20
+
+
+def test_run_records_strictly_typed():
+    for bad in ({"model": 5}, {"model": True}, {"model": " \t"}, {"question_id": True},
+                {"question_id": 2**64}, {"question_id": "1" * 25}, {"cost_usd": math.inf},
+                {"cost_usd": math.nan}, {"latency_s": True}, {"latency_s": "2"}, {"cost_usd": -1}):
+        rec = {"model": "m", "question_id": 1, **bad}
+        with pytest.raises(Exception):
+            RunRecord.model_validate(rec)
+    ok = RunRecord.model_validate({"model": "m", "question_id": "0717", "cost_usd": 1, "latency_s": 0.5})
+    assert ok.question_id == 717 and ok.cost_usd == 1.0
+
+
+def test_non_regular_and_oversized_files_are_refused(tmp_path):
+    with pytest.raises(InputError, match="/dev/zero: not a regular file"):
+        load_runs(["/dev/zero"])
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        load_runs([fifo])  # must not block waiting for a writer... nor read forever
+
+
+def test_verdict_files_use_the_safe_loader(tmp_path):
+    """A deeply nested value appended to a locked file, or a duplicate key, is one clear error
+    in the library and in `jury verify` (no RecursionError traceback)."""
+    from test_verdicts import make_doc
+
+    from jury.verdicts import VerdictError, load_locked, write_locked
+
+    path = write_locked(make_doc("audit", tmp_path), tmp_path / "verdicts" / "audit.json")
+    original = path.read_text()
+    path.write_text(original.rstrip()[:-1] + ', "x": ' + DEEP + "}\n")
+    with pytest.raises(VerdictError, match="nested deeper than"):
+        load_locked(path)
+    proc = run_jury(["verify", str(path)], tmp_path)
+    assert "Traceback" not in proc.stderr and proc.returncode == 1
+    assert "nested deeper than" in proc.stdout + proc.stderr
+    path.write_text(original.replace('"kind": "audit"', '"kind": "audit", "kind": "audit"', 1))
+    with pytest.raises(VerdictError, match="duplicate key 'kind'"):
+        load_locked(path)
+    assert load_json_file(tmp_path / "inputs" / "gold.json")[0]["question_id"] == 1
+
+
+# ---------------------------------------------------------------- 9.5: numbers, one place
+
+
+@pytest.mark.parametrize("key, value", [
+    ("timeout", math.nan), ("timeout", math.inf), ("timeout", 0), ("timeout", -1.0),
+    ("near_miss", math.nan), ("near_miss", 1.01), ("near_miss", -0.1),
+    ("max_cost", math.nan), ("max_cost", math.inf), ("max_cost", -0.01),
+    ("row_cap", 0), ("workers", 0), ("quorum", 0), ("float_digits", 0), ("seed", 1.5),
+])
+def test_numbers_checked_from_flags_and_file_alike(tmp_path, key, value):
+    with pytest.raises(InputError, match=f"--{key.replace('_', '-')} must be"):
+        Config().get(key, value)
+    if key == "float_digits":
+        return  # not a jury.toml key
+    shown = {math.nan: "nan", math.inf: "inf"}.get(value, repr(value))
+    (tmp_path / "jury.toml").write_text(f"{key} = {shown}\n")
+    with pytest.raises(ConfigError, match=f"{key} must be"):
+        load_config(tmp_path)
+
+
+def test_valid_numbers_pass(tmp_path):
+    (tmp_path / "jury.toml").write_text("timeout = 0.5\nnear_miss = 1\nmax_cost = 0\nrow_cap = 1\nseed = -3\n")
+    cfg = load_config(tmp_path)
+    assert cfg.get("timeout") == 0.5 and cfg.get("near_miss") == 1 and cfg.get("max_cost") == 0
+    assert cfg.get("timeout", 2.0) == 2.0 and cfg.get("float_digits", 3) == 3
+
+
+# ---------------------------------------------------------------- 9.16: control characters
+
+
+def test_safe_escapes_control_characters():
+    assert safe("m\x1b]0;pwned\x07\x1b[2J\u202e") == "m\\x1b]0;pwned\\x07\\x1b[2J\\u202e"
+    assert safe("a\nb") == "a\\nb" and safe("a\nb\tc", newlines=True) == "a\nb\tc"
+    assert safe("\ud800") == "\\ud800" and safe("é 😀 ✓") == "é 😀 ✓"
+
+
+EVIL = "evil\x1b]0;pwned\x07\x1b[31m[bold]red"
+
+
+def evil_project(tmp_path: Path) -> Path:
+    basic_project(tmp_path)
+    (tmp_path / "run.jsonl").write_text(json.dumps({"model": EVIL, "question_id": 1, "sql": "SELECT 1"}) + "\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("fmt", ["table", "md"])
+def test_score_output_escapes_model_names(tmp_path, fmt):
+    evil_project(tmp_path)
+    proc = run_jury(["score", "run.jsonl", "-f", fmt, "--store", "s.db"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "evil\\x1b]0;pwned\\x07\\x1b[31m[bold]red" in proc.stdout  # markup not interpreted either
+
+
+def test_report_and_import_escape_model_names(tmp_path):
+    evil_project(tmp_path)
+    proc = run_jury(["report", "run.jsonl", "--store", "s.db"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "evil\\x1b" in proc.stdout
+    (tmp_path / "pred.sql").write_text("SELECT 1\n")
+    proc = run_jury(["import", "bird-predictions", "pred.sql", "--model", EVIL], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stderr and "evil\\x1b" in proc.stderr
+
+
+def test_console_factory_escapes_and_fits(monkeypatch):
+    from jury.cli.common import make_console, table_width
+    from jury.render import UNWRAPPED_WIDTH
+
+    buf = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", buf)
+    console = make_console()
+    assert console.width == UNWRAPPED_WIDTH and table_width(None) is None
+    long_path = "/very/" + "long/" * 60 + "file.json"
+    console.print(f"STALE {long_path}: changed {EVIL}", markup=False)
+    out = buf.getvalue()
+    assert f"STALE {long_path}: changed" in out.splitlines()[0]  # one line, not wrapped at 80
+    assert "\x1b" not in out
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Tty())
+    monkeypatch.setenv("COLUMNS", "97")
+    monkeypatch.delenv("TERM", raising=False)
+    assert make_console().width == 97 and table_width(None) == 97
+    assert table_width(Path("out.txt")) is None
+
+
+# ---------------------------------------------------------------- 8.13: widths and --wide
+
+
+def test_score_table_is_not_wrapped_without_a_terminal(tmp_path):
+    basic_project(tmp_path)
+    name = "provider/" + "very-long-model-name-" * 15
+    (tmp_path / "run.jsonl").write_text(json.dumps({"model": name, "question_id": 1, "sql": "SELECT 1"}) + "\n")
+    for command in ("score", "report"):
+        proc = subprocess.run([sys.executable, "-m", "jury", command, "run.jsonl", "--store", "s.db"], cwd=tmp_path,
+                              capture_output=True, text=True, env=dict(os.environ, COLUMNS="80"))
+        assert proc.returncode == 0, proc.stderr
+        assert any(name in line for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_wide_columns(tmp_path):
+    basic_project(tmp_path)
+    plain = run_jury(["score", "run.jsonl", "--store", "s.db"], tmp_path)
+    wide = run_jury(["score", "run.jsonl", "--store", "s.db", "--wide"], tmp_path)
+    assert plain.returncode == wide.returncode == 0
+    assert "relaxed acc (rank)" not in plain.stdout and "relaxed acc (rank)" in wide.stdout
+    assert "routed" not in plain.stdout.split("\n")[1] + plain.stdout.split("\n")[2]
+    csv = run_jury(["score", "run.jsonl", "--store", "s.db", "-f", "csv"], tmp_path)
+    assert "relaxed_accuracy" in csv.stdout.splitlines()[0]
+    rep = run_jury(["report", "run.jsonl", "--store", "s.db"], tmp_path)
+    rep_wide = run_jury(["report", "run.jsonl", "--store", "s.db", "--wide"], tmp_path)
+    assert "not executed" not in rep.stdout and "not executed" in rep_wide.stdout
+    for command in ("score", "report"):
+        help_text = run_jury([command, "--help"], tmp_path).stdout
+        assert "--wide" in help_text
+
+
+# ---------------------------------------------------------------- 9.1: library-level guard
+
+
+def test_guard_outputs(tmp_path):
+    from jury.cli.common import guard_outputs
+
+    basic_project(tmp_path)
+    os.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "link.jsonl").symlink_to(tmp_path / "run.jsonl")
+    os.link(tmp_path / "gold.json", tmp_path / "hard.json")
+    for out in ("run.jsonl", "./sub/../run.jsonl", "sub/link.jsonl", "hard.json", "store.db-journal",
+                "dbs/shop/shop.sqlite"):
+        with pytest.raises(InputError, match="never overwrites"):
+            guard_outputs([Path(out)], [Path("run.jsonl"), Path("gold.json")], store=Path("store.db"),
+                          db_root=Path("dbs"))
+    guard_outputs([Path("new.txt"), None], [Path("run.jsonl")], store=Path("store.db"), db_root=Path("dbs"))
+
+
+# ---------------------------------------------------------------- 8.17: bench and notebook extra
+
+
+def test_bench_runs_on_the_bundled_example_without_shared(tmp_path):
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "score_bench.py"), "--workers", "1",
+                           "--shared", str(tmp_path / "absent")], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "from the bundled example" in proc.stdout
+    assert "match counts agree with the baseline on every model: True" in proc.stdout
+
+
+def test_notebook_extra_is_declared_and_in_dev():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    names = {d.split(">")[0].split("=")[0] for d in extras["notebook"]}
+    assert {"nbclient", "nbformat", "ipykernel"} <= names
+    assert "jury[notebook]" in extras["dev"]
+    assert "pip install -e '.[notebook]'" in (REPO / "README.md").read_text()
