@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
 
+from jury.errors import ConfigError
 from jury.records import ExecResult, GoldItem
 
 PREVIEW_ROWS = 50
@@ -56,8 +58,18 @@ class Template:
 
     @classmethod
     def load(cls, path: str | Path) -> Template:
-        raw = Path(path).read_bytes()
-        return cls(Path(path), raw.decode("utf-8"), hashlib.sha256(raw).hexdigest())
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the prompt template: {exc.strerror or exc}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise ConfigError(
+                f"{path}: line {line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the template as UTF-8"
+            ) from None
+        return cls(Path(path), text, hashlib.sha256(raw).hexdigest())
 
     @property
     def name(self) -> str:
@@ -67,9 +79,76 @@ class Template:
         return string.Template(self.text).substitute(fields)
 
 
+# The placeholders each ballot style fills, and those a template of the style must use (a
+# ballot that never shows the question or one of the answers cannot be judged).
+TEMPLATE_FIELDS = {
+    "blind": ("question", "evidence_block", "schema", "sql_1", "result_1", "sql_2", "result_2"),
+    "labelled": ("question", "evidence_block", "schema", "label_1", "sql_1", "result_1",
+                 "label_2", "sql_2", "result_2"),
+    "audit": ("question", "evidence_block", "schema", "sql", "preview_block"),
+}
+TEMPLATE_REQUIRED = {
+    "blind": ("question", "sql_1", "result_1", "sql_2", "result_2"),
+    "labelled": ("question", "label_1", "sql_1", "result_1", "label_2", "sql_2", "result_2"),
+    "audit": ("question", "sql"),
+}
+# The ballot header: the first line of every template names what it is, e.g.
+# "<!-- jury ballot: adjudicate, blind, version 1 -->". The kind must be the panel's style's
+# (an optional parenthesised note may follow it); the version is a whole number.
+HEADER_KINDS = {"blind": "adjudicate, blind", "labelled": "adjudicate, labelled", "audit": "gold audit"}
+_HEADER = re.compile(r"<!-- jury ballot: (?P<kind>[^\n]+?), version (?P<version>\d+) -->")
+
+
+def check_template(template: Template, style: str) -> None:
+    """Refuse a template that cannot make a ballot of `style`: without the style's ballot
+    header on its first line, with a placeholder the style does not fill (or a bare "$"), or
+    without one the style needs. ConfigError naming the template file, line and value."""
+    where = template.path
+    kind = HEADER_KINDS[style]
+    first = template.text.split("\n", 1)[0].rstrip("\r")
+    m = _HEADER.fullmatch(first)
+    if m is None or not (m["kind"] == kind or m["kind"].startswith(kind + " (")):
+        raise ConfigError(
+            f"{where}: line 1 must be the ballot header of {style} templates, "
+            f"'<!-- jury ballot: {kind}, version N -->'; got {first[:80]!r}"
+        )
+    text = template.text
+    allowed = TEMPLATE_FIELDS[style]
+    used: set[str] = set()
+    for match in string.Template.pattern.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if match.group("invalid") is not None:
+            snippet = text[match.start():match.start() + 12].split("\n", 1)[0]
+            raise ConfigError(
+                f"{where}: line {line}: {snippet!r} is not a placeholder "
+                "(write $$ for a literal dollar sign, $name or ${name} for a field)"
+            )
+        name = match.group("named") or match.group("braced")
+        if name is None:  # "$$"
+            continue
+        if name not in allowed:
+            raise ConfigError(
+                f"{where}: line {line}: unknown placeholder ${name} for a {style} ballot; "
+                f"known: {', '.join('$' + f for f in allowed)}"
+            )
+        used.add(name)
+    missing = [f for f in TEMPLATE_REQUIRED[style] if f not in used]
+    if missing:
+        raise ConfigError(f"{where}: a {style} template must use {', '.join('$' + f for f in missing)} "
+                          "(a ballot without them cannot be judged)")
+
+
+# A "<" that could begin a tag, closing tag, comment or processing instruction: followed by
+# a letter, "_", "!", "?" or "/" (spaces allowed before the "/"). Comparisons such as
+# "a < b", "x<3" and "a<>b" never match.
+_TAG_START = re.compile(r"<(?=\s*/|[!?]|[^\W\d])")
+
+
 def fence(text: str) -> str:
-    """Neutralise closing tags inside untrusted text so it cannot end its own block."""
-    return text.replace("</", "<\\/")
+    """Neutralise every tag inside untrusted text so that it can neither end its own block nor
+    open (or forge) another: "<" before a tag name, "/", "!" or "?" becomes "<\\"
+    ("<sql_2>" -> "<\\sql_2>", "</sql_1>" -> "<\\/sql_1>")."""
+    return _TAG_START.sub("<\\\\", text)
 
 
 def draw_order(seed: int, question_id, model: str, juror: str) -> str:

@@ -46,6 +46,10 @@ def load_registry(path: str | Path | None = None) -> FamilyRegistry:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{p}: family registry not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{p}: is a folder, not a family registry file") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read the family registry: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: {exc}") from None
     table = data.get("families")
