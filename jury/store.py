@@ -95,11 +95,99 @@ def m002_calls_and_votes(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m003_claims(db: sqlite_utils.Database) -> None:
+    """Who is asking which ballot right now: one process per request, across processes."""
+    db["claims"].create({"request_sha256": str, "holder": str, "expires_at": float}, pk="request_sha256")
+
+
+@migrations()
+def m004_ordered_digest_and_db_checks(db: sqlite_utils.Database) -> None:
+    """Executions gain the ordered digest of their full row list (older successes, which
+    lack it, are executed again); databases that passed the integrity check, by sha256."""
+    db["executions"].add_column("ordered_sha256", str)
+    db["checked_databases"].create({"sha256": str, "checked_at": str}, pk="sha256")
+
+
+def _holder_is_dead(holder: str) -> bool:
+    """True if a claim's holder ("host:pid:random") is a process of this host that is gone."""
+    import os
+    import socket
+
+    parts = holder.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError, OSError):
+        return False
+    return False
+
+
 class VoteStoreMixin:
-    """Every model call logged; every vote (or abstention) committed as it arrives."""
+    """Every model call logged; every vote (or abstention) committed as it arrives.
+
+    A write that fails (disk full, read-only file) raises StoreError, one line; every row
+    committed before it stays.
+    """
 
     db: sqlite_utils.Database
 
+    def _write_failed(self, exc: Exception) -> StoreError:
+        where = getattr(self, "path", "the store")
+        return StoreError(f"{where}: cannot write to the store: {exc}")
+
+    # ------------------------------------------------------------ claims
+    def claim(self, request_sha256: str, holder: str, lease_s: float) -> str | None:
+        """Take the claim on a request: None if this holder has it now, else the live holder's id.
+
+        A claim whose holder's lease expired, or whose holder is a dead process on this
+        host, is taken over.
+        """
+        now = time.time()
+        try:
+            self.db.conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.db.conn.execute(
+                    "SELECT holder, expires_at FROM claims WHERE request_sha256 = ?", [request_sha256]
+                ).fetchone()
+                if row is not None and row[0] != holder and row[1] >= now and not _holder_is_dead(row[0]):
+                    self.db.conn.execute("COMMIT")
+                    return row[0]
+                self.db.conn.execute(
+                    "INSERT OR REPLACE INTO claims (request_sha256, holder, expires_at) VALUES (?, ?, ?)",
+                    [request_sha256, holder, now + lease_s],
+                )
+                self.db.conn.execute("COMMIT")
+            except BaseException:
+                self.db.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+        return None
+
+    def renew_claims(self, request_hashes, holder: str, lease_s: float) -> None:
+        hashes = list(request_hashes)
+        try:
+            for i in range(0, len(hashes), 500):
+                chunk = hashes[i : i + 500]
+                self.db.conn.execute(
+                    f"UPDATE claims SET expires_at = ? WHERE holder = ? AND request_sha256 IN ({','.join('?' * len(chunk))})",
+                    [time.time() + lease_s, holder, *chunk],
+                )
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+    def release_claim(self, request_sha256: str, holder: str) -> None:
+        """Best effort: a claim left behind expires (or its holder is seen to be dead)."""
+        try:
+            self.db.conn.execute("DELETE FROM claims WHERE request_sha256 = ? AND holder = ?", [request_sha256, holder])
+        except sqlite3.Error:
+            pass
+
+    # ------------------------------------------------------------ calls and votes
     def record_call(self, request_sha256: str, kind: str, juror, messages: list, result) -> int:
         row = {
             "request_sha256": request_sha256,
@@ -120,10 +208,32 @@ class VoteStoreMixin:
             "log": json.dumps(result.log),
             "created_at": now_iso(),
         }
-        return self.db["calls"].insert(row).last_pk
+        try:
+            return self.db["calls"].insert(row).last_pk
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
 
-    def record_vote(self, request_sha256: str, kind: str, question_id, model, juror, result, call_id) -> None:
-        """Store a vote unless one is already stored for this request: a stored vote never changes."""
+    def link_vote_call(self, request_sha256: str, call_id: int) -> None:
+        """Point a vote stored before its call log at that log (first call only)."""
+        try:
+            self.db.conn.execute(
+                "UPDATE votes SET call_id = ? WHERE request_sha256 = ? AND call_id IS NULL", [call_id, request_sha256]
+            )
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+    def record_vote(self, request_sha256: str, kind: str, question_id, model, juror, result, call_id=None) -> None:
+        """Store a vote unless one is already stored for this request: a stored vote never changes.
+
+        The runner stores the vote before the call's log (the smaller row first: on a full
+        disk the answer is what must not be lost), then links the two with link_vote_call.
+        """
+        try:
+            self._insert_vote(request_sha256, kind, question_id, model, juror, result, call_id)
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+    def _insert_vote(self, request_sha256, kind, question_id, model, juror, result, call_id) -> None:
         self.db["votes"].insert(
             {
                 "request_sha256": request_sha256,
@@ -247,11 +357,21 @@ class Store(VoteStoreMixin):
         )
         return digest
 
+    # ------------------------------------------------------------ database checks
+    def database_checked(self, sha256: str) -> bool:
+        """True when a database with this content already passed the integrity check."""
+        return self.db.execute(
+            "SELECT 1 FROM checked_databases WHERE sha256 = ?", [sha256]
+        ).fetchone() is not None
+
+    def mark_database_checked(self, sha256: str) -> None:
+        self.db["checked_databases"].upsert({"sha256": sha256, "checked_at": now_iso()}, pk="sha256")
+
     # ------------------------------------------------------------ executions
     def get_execution(self, key: str) -> ExecResult | None:
         row = self.db.execute(
-            "SELECT status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s "
-            "FROM executions WHERE key = ?",
+            "SELECT status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, "
+            "ordered_sha256 FROM executions WHERE key = ?",
             [key],
         ).fetchone()
         if row is None:
@@ -265,13 +385,15 @@ class Store(VoteStoreMixin):
             result_sha256=row[5],
             error=row[6],
             elapsed_s=row[7],
+            ordered_sha256=row[8],
         )
 
     def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
         """Keys whose stored result is what a run under these settings would give.
 
         Not reusable: a timeout under a shorter limit, a result truncated under a smaller row
-        cap, and a success that took longer than ``timeout_s`` (it would time out now).
+        cap, a success that took longer than ``timeout_s`` (it would time out now), and a
+        success stored before the ordered digest existed (it could not be compared as a list).
         """
         found: set[str] = set()
         for i in range(0, len(keys), 500):
@@ -283,7 +405,8 @@ class Store(VoteStoreMixin):
                     f"SELECT key FROM executions WHERE key IN ({marks}) "
                     "AND NOT (status = 'timeout' AND timeout_s < ?) "
                     "AND NOT (truncated AND row_cap < ?) "
-                    "AND NOT (status = 'ok' AND elapsed_s > ?)",
+                    "AND NOT (status = 'ok' AND elapsed_s > ?) "
+                    "AND NOT (status = 'ok' AND ordered_sha256 IS NULL)",
                     [*chunk, timeout_s, row_cap, timeout_s],
                 ).fetchall()
             )
@@ -303,6 +426,7 @@ class Store(VoteStoreMixin):
                 "row_count": result.row_count,
                 "truncated": int(result.truncated),
                 "result_sha256": result.result_sha256,
+                "ordered_sha256": result.ordered_sha256,
                 "error": result.error,
                 "elapsed_s": result.elapsed_s,
                 "timeout_s": timeout_s,

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from jury.errors import InputError, JuryError
+from jury.errors import IncompleteRun, InputError, JuryError
 
 ProgressFactory = Callable[[str], object]  # description -> context manager yielding (done, total) callback
 
@@ -33,6 +33,46 @@ def raise_if_capped(stats) -> None:
             "not asked; every vote so far is stored: rerun with a higher --max-cost to go on "
             "(no verdict file written for an incomplete set)"
         )
+
+
+def warn_unknown_params(panel) -> None:
+    """One stderr line per juror whose params litellm does not know for its provider (a typo
+    such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
+    import sys
+
+    from jury.jury.client import unknown_params
+
+    for juror in panel.jurors:
+        unknown = unknown_params(juror)
+        if unknown:
+            print(
+                f"Warning: panel {panel.name!r}, juror {juror.name!r} ({juror.model}): params "
+                f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known to litellm for this "
+                "provider (a typo?); sent as given",
+                file=sys.stderr, flush=True,
+            )
+
+
+def raise_if_incomplete(stats) -> None:
+    """A ballot that failed on transport or configuration is not a vote: no verdict file."""
+    n = stats.transport_failures
+    if not n:
+        return
+    reason, times = stats.failure_reasons.most_common(1)[0] if stats.failure_reasons else ("unknown", n)
+    raise IncompleteRun(
+        f"{n} ballot{'s' if n != 1 else ''} got no vote (transport or configuration failure; "
+        f"most often: {reason}{f' ({times}x)' if times > 1 else ''}); no verdict file written for an "
+        f"incomplete set; every vote received is stored: a rerun asks only "
+        + (f"those {n} ballots" if n != 1 else "that ballot")
+    )
+
+
+def write_failed(exc: OSError, output: Path | None) -> JuryError:
+    where = output if output is not None else "the verdicts folder"
+    return JuryError(
+        f"{where}: cannot write the verdict file: {exc.strerror or exc}; every vote is stored: "
+        "rerun once it can be written (no call is repeated)"
+    )
 
 
 @dataclass
@@ -70,19 +110,30 @@ def adjudication_job(
 
     if panel.ballot_style == "audit":
         raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
+    warn_unknown_params(panel)
     gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
     plan = plan_adjudication(ev, gold, records, panel, registry, models=models, seed=seed)
     if plan_only:
         return JobResult(plan, evaluation=ev)
+    from jury.verdict_files import adjudication_header, existing_verdicts
+
+    job_settings = {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()}
+    found = existing_verdicts(cfg, output, adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths,
+                                                               job_settings), supersedes)
+    if found is not None:  # this verdict set is already locked there: reuse it, call nothing
+        return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True, ev)
     require_keys(panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
     with progress("asking jurors") as bar:
         verdicts, stats = run_adjudication(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar)
     raise_if_capped(stats)
-    path, reused = write_adjudication(
-        cfg, output, plan, verdicts, store, ev, gold_path, run_paths,
-        {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()},
-        supersedes,
-    )
+    raise_if_incomplete(stats)
+    try:
+        path, reused = write_adjudication(
+            cfg, output, plan, verdicts, store, ev, gold_path, run_paths,
+            job_settings, supersedes,
+        )
+    except OSError as exc:
+        raise write_failed(exc, output) from None
     return JobResult(plan, verdicts, stats, path, reused, ev)
 
 
@@ -100,6 +151,7 @@ def audit_job(
     if panel.ballot_style != "audit":
         raise InputError(f"panel {panel.name!r} ({panel.path}) is a {panel.ballot_style} adjudication panel; "
                          "the gold audit needs ballot_style = \"audit\"")
+    warn_unknown_params(panel)
     items = list(load_gold(gold_path).values())
     if dbs:
         items = [i for i in items if i.db_id in set(dbs)]
@@ -120,12 +172,24 @@ def audit_job(
     plan = plan_audit(items, panel, databases, results)
     if plan_only:
         return JobResult(plan)
+    from jury.verdict_files import audit_header, existing_verdicts
+
+    audit_settings = {"quorum": panel.quorum, "split": split, "dbs": dbs or None,
+                      "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None}
+    found = existing_verdicts(cfg, output, audit_header(cfg, output, plan, store, databases, gold_path, audit_settings),
+                              supersedes)
+    if found is not None:  # this verdict set is already locked there: reuse it, call nothing
+        records = [r.model_dump(mode="json") for r in found[1].records]
+        return JobResult(plan, records, None, found[0], True, summary=summarize(records))
     require_keys(panel, panel.jurors)
     with progress("auditing gold SQL") as bar:
         records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar)
     raise_if_capped(stats)
+    raise_if_incomplete(stats)
     summary = summarize(records)
-    settings = {"quorum": panel.quorum, "split": split, "dbs": dbs or None,
-                "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None}
-    path, reused = write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes)
+    settings = audit_settings
+    try:
+        path, reused = write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes)
+    except OSError as exc:
+        raise write_failed(exc, output) from None
     return JobResult(plan, records, stats, path, reused, summary=summary)

@@ -8,6 +8,7 @@ import typer
 
 from jury.cli.common import config, gold_path, handle_errors, open_store, progress_bar, settings
 from jury.cli.jurycommon import print_plan, print_run_stats
+from jury.cli.written import after_write, sign_option, signer_for
 
 
 @handle_errors
@@ -27,6 +28,7 @@ def adjudicate(
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Verdict file to write (default verdicts/adjudication-<time>.json)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
+    sign: Path | None = sign_option(),
 ) -> None:
     """Execute (or reuse) every query, then ask each model's jury-eligible failures of its jurors.
 
@@ -37,7 +39,7 @@ def adjudicate(
     resumes without repeating a call. Writes a hash-locked verdict file and prints
     strict vs adjudicated accuracy per model.
     """
-    from rich.console import Console
+    from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
 
     from jury.jury.adjudicate import summarize
     from jury.jury.families import load_registry
@@ -46,8 +48,13 @@ def adjudicate(
     from jury.workflows import adjudication_job
 
     cfg = config()
+    from jury.cli.common import guard_outputs  # outputs never destroy inputs (issue 9.1)
+
+    guard_outputs([output], [*runs, cfg.path_of("gold", gold)], store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root),
+                  verdict_output=True)
+    signer = signer_for(sign)
     panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
-    console = Console()
+    console = make_console()
     with open_store(cfg, store) as st:
         job = adjudication_job(
             cfg, st, gold_path=gold_path(cfg, gold), run_paths=list(runs), db_root=cfg.path_of("db_root", db_root),
@@ -60,8 +67,9 @@ def adjudicate(
         print_plan(console, job.plan.ballots(), f"adjudication plan: panel {panel_obj.name}, no calls made",
                    len(job.plan.groups), "failures")
         return
-    rows = summarize(job.evaluation, job.records, score_all(job.evaluation.pairs))
+    rows = summarize(job.evaluation, job.records, score_all(job.evaluation.pairs), set(job.plan.families))
     _print_summary(console, rows, job.stats, job.path, job.reused_file)
+    after_write(console, job.path, signer)
 
 
 def _print_summary(console, rows, stats, path, reused_file) -> None:

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 
 def print_run_stats(console, stats, path, reused_file: bool = False) -> None:
+    if stats is None:  # the job's verdict set was already locked: nothing was asked
+        console.print(f"up to date: {path} already holds this verdict set (unchanged; nothing called, nothing written)")
+        return
     if stats.unpriced:
         console.print(
             f"[yellow]--max-cost could not count {', '.join(stats.unpriced)}: litellm has no price for "
             "them, so their calls counted as $0 against the cap[/]"
         )
-    if stats.transport_failures:
-        console.print(
-            f"[yellow]{stats.transport_failures} ballots failed on transport or configuration errors "
-            "and count as abstentions here; they are not stored as votes, so a rerun asks them again[/]"
-        )
     console.print(
-        f"calls this run: {stats.asked} (reused from the store: {stats.reused}, skipped by early stop: "
-        f"{stats.skipped}); cost this run ${stats.cost_usd:.4f}\nverdict file: {path}"
+        f"calls this run: {stats.asked}; votes reused from the store: {stats.reused}; identical "
+        f"requests shared within this run: {stats.shared}; skipped by early stop: {stats.skipped}; "
+        f"cost this run ${stats.cost_usd:.4f}\nverdict file: {path}"
         + (" (unchanged: an identical verdict set was already locked there; nothing written)" if reused_file else "")
     )
 

@@ -129,13 +129,18 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
     return out
 
 
-def summarize(ev: Evaluation, records: list[dict], scores) -> list[dict]:
-    """Per model: strict vs adjudicated accuracy and the composition of adjudicated misses."""
+def summarize(ev: Evaluation, records: list[dict], scores, judged=None) -> list[dict]:
+    """Per model: strict vs adjudicated accuracy and the composition of adjudicated misses.
+
+    judged: the models this adjudication covered (--model); the others are left out rather
+    than listed with 0 adjudicated failures. None: every model scored."""
     by_model: dict[str, Counter] = {}
     for rec in records:
         by_model.setdefault(rec["model"], Counter())[rec["verdict"]] += 1
     rows = []
     for s in scores:
+        if judged is not None and s.model not in judged:
+            continue
         comp = by_model.get(s.model, Counter())
         credited = comp["gold_defect"] + comp["format_equivalence"]
         adj = wilson(s.strict["k"] + credited, s.routed).as_dict()

@@ -17,6 +17,7 @@ import asyncio
 import datetime
 import email.utils
 import json
+import math
 import os
 import random
 import re
@@ -69,6 +70,28 @@ def _import_litellm():
 LOCAL_PLACEHOLDER_KEY = "no-key-needed"
 
 
+def _check_param_value(where: str, value: Any) -> None:
+    """A generation param is sent as JSON: finite numbers, strings, booleans, null, lists, tables."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where} = {value!r}: not a finite number")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_param_value(f"{where}[{i}]", item)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: key {key!r} is not a string")
+            _check_param_value(f"{where}.{key}", item)
+        return
+    raise ValueError(f"{where} = {value}: a {type(value).__name__} is not a JSON value "
+                     "(use a number, string, boolean, list or table)")
+
+
 class JurorSpec(BaseModel):
     """One juror of a panel: which model, where, with which generation params and limits."""
 
@@ -76,9 +99,9 @@ class JurorSpec(BaseModel):
 
     name: str = Field(min_length=1)  # panel-unique, e.g. "gpt-4.1"
     model: str = Field(min_length=1)  # litellm model string, e.g. "openai/gpt-4.1", "ollama_chat/qwen3"
-    family: str
-    api_base: str | None = None
-    api_key_env: str | None = None  # NAME of the env var holding the key; the key is never stored
+    family: str = Field(min_length=1)
+    api_base: str | None = Field(None, min_length=1)
+    api_key_env: str | None = Field(None, min_length=1)  # NAME of the env var holding the key; the key is never stored
     params: dict[str, Any] = Field(default_factory=dict)  # generation params; temperature defaults to 0
     max_concurrency: int = Field(4, ge=1)
     rpm: int | None = Field(None, ge=1)  # requests per minute
@@ -92,6 +115,8 @@ class JurorSpec(BaseModel):
         clash = sorted(set(value) & RESERVED_PARAMS)
         if clash:
             raise ValueError(f"params may not set {', '.join(clash)} (the juror's own fields set them)")
+        for key, item in value.items():
+            _check_param_value(f"params.{key}", item)
         return value
 
     def generation_params(self) -> dict[str, Any]:
@@ -132,6 +157,7 @@ class CallResult(BaseModel):
     cost_usd: float = 0.0  # litellm.completion_cost summed; 0.0 where litellm has no price
     latency_s: float = 0.0  # from taking a concurrency slot to the answer: retries and backoff included, queueing not
     log: list[dict] = Field(default_factory=list)  # per attempt: attempt, status, error, wait_s
+    interrupted: bool = False  # the pool was told to stop before this call got an answer: not a vote
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +470,166 @@ def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int
 
 
 # ---------------------------------------------------------------------------------------------
+# Limits on what comes back, secrets, unknown params
+# ---------------------------------------------------------------------------------------------
+
+_TOKEN_LIMIT_PARAMS = frozenset({"max_tokens", "max_completion_tokens", "max_output_tokens"})
+DEFAULT_MAX_REPLY_TOKENS = 8192  # sent as max_tokens when a juror's params set no token limit
+MAX_STORED_REASONING_CHARS = 20_000  # a vote's reasoning longer than this is cut, with a marker
+MAX_STORED_TEXT_CHARS = 100_000  # a call's raw reply text likewise
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # a provider response body larger than this is not read on
+CUT_MARKER = " …[cut by jury: {n:,} characters in all]"
+_BEARER = re.compile(r"(?i)\b(bearer|authorization:?)(\s+)([A-Za-z0-9._~+/=-]{8,})")
+_KEY_LIKE = re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|xai-[A-Za-z0-9]{20,})")
+
+
+class ResponseTooLarge(Exception):
+    """A provider's response body passed MAX_RESPONSE_BYTES: reading stopped there."""
+
+
+def _capped_stream(stream: Any, limit: int):
+    import httpx
+
+    class _Capped(httpx.AsyncByteStream):
+        async def __aiter__(self):
+            seen = 0
+            async for chunk in stream:
+                seen += len(chunk)
+                if seen > limit:
+                    raise ResponseTooLarge(f"response body over {limit // (1024 * 1024)} MB; not read further")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await stream.aclose()
+
+    return _Capped()
+
+
+def _capped_http_client(limit: int):
+    """An httpx client that stops reading a response body at `limit` bytes."""
+    import httpx
+
+    class _CappedTransport(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            response = await super().handle_async_request(request)
+            length = response.headers.get("content-length")
+            if length and length.isdigit() and int(length) > limit:
+                await response.aclose()
+                raise ResponseTooLarge(f"response body of {int(length):,} bytes is over the {limit // (1024 * 1024)} MB limit")
+            response.stream = _capped_stream(response.stream, limit)
+            return response
+
+    client = httpx.AsyncClient(
+        transport=_CappedTransport(), follow_redirects=True,
+        limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+    )
+    client._jury_capped = True  # type: ignore[attr-defined]
+    return client
+
+
+_session_loop: Any = None
+
+
+def _install_capped_session(litellm: Any) -> None:
+    """Give litellm (its OpenAI-compatible providers read through litellm.aclient_session) an
+    httpx client that stops reading a body past MAX_RESPONSE_BYTES, one per event loop (litellm
+    caches its SDK clients per loop too). A session the user installed is left alone; other
+    providers are bounded only by the max_tokens sent."""
+    global _session_loop
+    loop = asyncio.get_running_loop()
+    current = getattr(litellm, "aclient_session", None)
+    if current is not None and not getattr(current, "_jury_capped", False):
+        return
+    if current is not None and _session_loop is loop:
+        return
+    litellm.aclient_session = _capped_http_client(MAX_RESPONSE_BYTES)
+    _session_loop = loop
+
+
+def _too_large(exc: BaseException) -> ResponseTooLarge | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, ResponseTooLarge):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def reply_token_cap(model: str) -> int:
+    """max_tokens sent for a juror whose params set none: DEFAULT_MAX_REPLY_TOKENS, or the
+    model's own output limit where litellm's price map knows a smaller one."""
+    litellm = _import_litellm()
+    cap = DEFAULT_MAX_REPLY_TOKENS
+    info = None
+    for name in (model, model.split("/", 1)[1] if "/" in model else None):
+        if name and name in (getattr(litellm, "model_cost", None) or {}):
+            info = litellm.model_cost[name]
+            break
+    limit = (info or {}).get("max_output_tokens")
+    if isinstance(limit, int) and 0 < limit < cap:
+        cap = limit
+    return cap
+
+
+def unknown_params(spec: JurorSpec) -> list[str]:
+    """The juror's `params` that litellm does not know for its provider (e.g. a typo such as
+    `temprature`): they would be passed through unchecked. [] when litellm cannot tell."""
+    if not spec.params:
+        return []
+    litellm = _import_litellm()
+    try:
+        model, provider, _key, _base = litellm.get_llm_provider(model=spec.model, api_base=spec.api_base)
+        known = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:  # noqa: BLE001 - litellm cannot place the model: nothing to compare with
+        return []
+    if not known:
+        return []
+    return sorted(set(spec.params) - set(known))
+
+
+def _secrets_of(spec: JurorSpec) -> list[str]:
+    key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+    return [key] if key and len(key) >= _MIN_SECRET_CHARS else []
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """The juror's key, and anything that looks like a bearer token or a provider key, replaced."""
+    text = _scrub(text, secrets) or ""
+    text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+    return _KEY_LIKE.sub("[redacted]", text)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + CUT_MARKER.format(n=len(text))
+
+
+def _clean_value(value: Any, secrets: list[str], key: str | None = None) -> Any:
+    if isinstance(value, str):
+        value = redact(value, secrets)
+        return _cut(value, MAX_STORED_REASONING_CHARS) if key != "verdict" else value
+    if isinstance(value, dict):
+        return {k: _clean_value(v, secrets, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_value(v, secrets) for v in value]
+    return value
+
+
+def for_store(result: CallResult, spec: JurorSpec) -> CallResult:
+    """The one gate a reply passes before it is stored (and so before any verdict file, which
+    is built from stored votes): secrets redacted in every string (text, parsed reply, error,
+    log); the parsed reply's strings (reasoning) cut at MAX_STORED_REASONING_CHARS and the raw
+    text at MAX_STORED_TEXT_CHARS, each with a marker saying how long it was."""
+    secrets = _secrets_of(spec)
+    return result.model_copy(update={
+        "text": None if result.text is None else _cut(redact(result.text, secrets), MAX_STORED_TEXT_CHARS),
+        "parsed": _clean_value(result.parsed, secrets),
+        "error": None if result.error is None else redact(result.error, secrets),
+        "log": _clean_value(result.log, secrets),
+    })
+
+
+# ---------------------------------------------------------------------------------------------
 # The pool
 # ---------------------------------------------------------------------------------------------
 
@@ -471,6 +657,9 @@ class JurorPool:
         self._rng = random.Random(seed)  # jitter: deterministic for a given order of events
         self._limiters = {j.name: Limiter(j.max_concurrency, j.rpm, sleep=sleep) for j in jurors}
         self._no_response_format: set[str] = set()
+        # Set (e.g. on Ctrl-C) to send no further request: a call not yet sent, or between
+        # retries, comes back at once with interrupted=True; a request on the wire is awaited.
+        self.stop_requested = False
 
     @property
     def jurors(self) -> list[JurorSpec]:
@@ -522,7 +711,7 @@ class JurorPool:
             # fall back to OPENAI_API_KEY and send a real key to that server.
             api_key = LOCAL_PLACEHOLDER_KEY
         limiter = self._limiters[juror_name]
-        _import_litellm()  # once per process (~3 s): not part of any juror's latency
+        _install_capped_session(_import_litellm())  # import once per process (~3 s): not any juror's latency
         async with limiter:
             started = time.monotonic()  # from the slot on: time queued for a slot is not the juror's latency
             result = await self._call_locked(spec, limiter, messages, schema, parse, api_key, secrets)
@@ -554,7 +743,13 @@ class JurorPool:
 
         # Bounded: max_retries+1 transient attempts, one repair turn, one response_format fallback.
         for _ in range(spec.max_retries + 3):
+            if self.stop_requested:
+                result.interrupted = True
+                return fail("interrupted before the request was sent")
             await limiter.pace()
+            if self.stop_requested:
+                result.interrupted = True
+                return fail("interrupted before the request was sent")
             use_format = spec.structured_output and schema is not None and spec.name not in self._no_response_format
             kwargs: dict[str, Any] = dict(
                 model=spec.model,
@@ -565,6 +760,8 @@ class JurorPool:
                 num_retries=0,
                 **spec.generation_params(),
             )
+            if not (set(kwargs) & _TOKEN_LIMIT_PARAMS):
+                kwargs["max_tokens"] = reply_token_cap(spec.model)
             if use_format:
                 kwargs["response_format"] = {
                     "type": "json_schema",
@@ -578,6 +775,10 @@ class JurorPool:
                     litellm.acompletion(**kwargs), timeout=spec.timeout_s + _HARD_TIMEOUT_MARGIN_S
                 )
             except Exception as exc:  # noqa: BLE001 - every provider failure becomes a log entry
+                too_large = _too_large(exc)
+                if too_large is not None:  # the juror answered, unusably: a final abstention, never retried
+                    entry["status"], entry["error"] = "bad_output", _clean(str(too_large), secrets)
+                    return fail(f"unusable reply: {too_large}")
                 status, retryable = classify_exception(exc)
                 text = _clean(_error_text(exc), secrets, 220)  # room for a suffix in `error`
                 if status == "server_error":

@@ -4,6 +4,13 @@ A ballot's identity is the hash of its request (juror model and parameters, exac
 messages, reply schema, template hash). A vote already in the store for that hash is
 reused, so a run killed at any moment resumes with no repeated calls and a finished
 rerun makes none; a panel change re-asks only the jurors whose requests changed.
+
+Across processes sharing a store, a ballot is asked by one of them: the asker holds a
+claim on the request hash (a lease, renewed while it asks; a dead holder's claim is
+taken over) and the others wait for its vote instead of paying for the same call.
+
+The first Ctrl-C stops sending ballots and waits (up to the longest juror timeout) for
+the calls on the wire, storing their answers; a second Ctrl-C gives up at once.
 """
 
 from __future__ import annotations
@@ -11,15 +18,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import secrets
+import signal
+import socket
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from jury.jury.ballot import REPLY_SCHEMAS, make_parser
+from jury.errors import StoreError
 from jury.jury.client import JurorPool, JurorSpec
 
 COMPLETION_TOKENS_ESTIMATE = 400  # reasoning + verdict; used only for plans and the cost cap
+CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
+CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
+INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
 
 
 def canonical(obj: Any) -> bytes:
@@ -62,6 +78,7 @@ class BallotResult:
     error: str | None = None
     from_store: bool = False
     cost_usd: float = 0.0
+    failed: bool = False  # no vote: the call failed on transport or configuration; a rerun asks again
 
 
 @dataclass
@@ -90,11 +107,16 @@ class CostGuard:
 
 @dataclass
 class RunStats:
-    asked: int = 0
-    reused: int = 0
+    asked: int = 0  # calls made by this run
+    reused: int = 0  # votes found in the store (earlier runs, or another process asking now)
+    shared: int = 0  # ballots identical to another of this run: one call served both
     skipped: int = 0
-    not_asked: int = 0
-    transport_failures: int = 0  # abstentions not stored as votes: a rerun asks again
+    not_asked: int = 0  # cost cap, interrupt or store failure
+    transport_failures: int = 0  # ballots without a vote (transport or configuration): a rerun asks again
+    failure_reasons: Counter = field(default_factory=Counter)
+    interrupted: bool = False
+    store_error: str | None = None
+    unstored: int = 0  # answered calls whose vote could not be stored (store failure)
     unpriced: list[str] = field(default_factory=list)  # juror models litellm cannot price: $0 to the cap
     cost_usd: float = 0.0
     guard: CostGuard | None = None
@@ -133,6 +155,18 @@ class _Session:
     guard: CostGuard
     stats: RunStats
     inflight: dict[str, asyncio.Future] = field(default_factory=dict)
+    holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}")
+    claimed: set[str] = field(default_factory=set)
+    stopping: bool = False
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.pool.stop_requested = True
+
+    def store_failed(self, exc: StoreError) -> None:
+        if self.stats.store_error is None:
+            self.stats.store_error = str(exc)
+        self.stop()
 
 
 def _from_vote(ballot: Ballot, vote: dict, **kw) -> BallotResult:
@@ -145,11 +179,13 @@ async def _ask(ballot: Ballot, s: _Session) -> BallotResult:
     h = ballot.request_sha256
     if h in s.inflight:  # the same request is already on its way in this run: one call serves both
         first = await s.inflight[h]
-        if first.status != "not_asked":
-            s.stats.reused += 1
-        else:
+        if first.status == "not_asked":
             s.stats.not_asked += 1
-        return BallotResult(ballot, first.status, first.reply, first.error, from_store=True)
+        elif first.failed:
+            s.stats.transport_failures += 1
+        else:
+            s.stats.shared += 1
+        return BallotResult(ballot, first.status, first.reply, first.error, from_store=True, failed=first.failed)
     stored = s.store.get_vote(h)
     if stored is not None:
         s.stats.reused += 1
@@ -159,29 +195,96 @@ async def _ask(ballot: Ballot, s: _Session) -> BallotResult:
     return await task
 
 
+def _not_asked(ballot: Ballot, s: _Session, why: str) -> BallotResult:
+    s.stats.not_asked += 1
+    return BallotResult(ballot, "not_asked", error=why)
+
+
+def _stop_reason(s: _Session) -> str:
+    return "store failure" if s.stats.store_error else "interrupted"
+
+
+async def _claim(h: str, s: _Session) -> dict | str | None:
+    """None once this process holds the claim on `h`; a vote stored meanwhile (by the process
+    that held it); or "stopped"."""
+    while True:
+        if s.stopping:
+            return "stopped"
+        try:
+            holder = s.store.claim(h, s.holder, CLAIM_LEASE_S)
+        except StoreError as exc:
+            s.store_failed(exc)
+            return "stopped"
+        vote = s.store.get_vote(h)
+        if holder is None:
+            if vote is not None:  # stored just before we claimed it
+                s.store.release_claim(h, s.holder)
+                return vote
+            s.claimed.add(h)
+            return None
+        if vote is not None:
+            return vote
+        await asyncio.sleep(CLAIM_POLL_S)  # another live process is asking it: wait for its vote
+
+
 async def _call(ballot: Ballot, s: _Session) -> BallotResult:
     h = ballot.request_sha256
+    got = await _claim(h, s)
+    if got == "stopped":
+        return _not_asked(ballot, s, _stop_reason(s))
+    if got is not None:
+        s.stats.reused += 1
+        return _from_vote(ballot, got, from_store=True)
+    try:
+        return await _call_claimed(ballot, s)
+    finally:
+        s.claimed.discard(h)
+        s.store.release_claim(h, s.holder)
+
+
+async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
+    from jury.jury.client import for_store
+
+    h = ballot.request_sha256
+    if s.stopping:
+        return _not_asked(ballot, s, _stop_reason(s))
     est = 0.0
     if s.guard.cap is not None:
         est = estimate(ballot)[1] or 0.0
     if not s.guard.reserve(est):
-        s.stats.not_asked += 1
-        return BallotResult(ballot, "not_asked", error="cost cap reached")
+        return _not_asked(ballot, s, "cost cap reached")
     result = await s.pool.call(
         ballot.juror.name, ballot.messages,
         schema=REPLY_SCHEMAS[ballot.style], parse=make_parser(ballot.style),
     )
     s.guard.settle(est, result.cost_usd)
-    s.stats.asked += 1
     s.stats.cost_usd += result.cost_usd
-    call_id = s.store.record_call(h, ballot.kind, ballot.juror, ballot.messages, result)
-    if result.ok or is_final_abstention(result):
-        # insert-if-absent, then read back: if another process stored this request's vote
-        # first, everyone uses that one, so the verdict file and a later rerun agree.
-        s.store.record_vote(h, ballot.kind, ballot.question_id, ballot.model, ballot.juror, result, call_id)
-        return _from_vote(ballot, s.store.get_vote(h), cost_usd=result.cost_usd)
+    if result.interrupted and result.attempts == 0:
+        return _not_asked(ballot, s, _stop_reason(s))
+    s.stats.asked += 1
+    result = for_store(result, ballot.juror)  # the one gate into the store: secrets out, sizes capped
+    final = (result.ok or is_final_abstention(result)) and not result.interrupted
+    try:
+        if final:
+            # the vote first (insert-if-absent, then read back: if another process stored this
+            # request's vote first, everyone uses that one); then the call's log.
+            s.store.record_vote(h, ballot.kind, ballot.question_id, ballot.model, ballot.juror, result)
+        call_id = s.store.record_call(h, ballot.kind, ballot.juror, ballot.messages, result)
+        if final:
+            s.store.link_vote_call(h, call_id)
+    except StoreError as exc:
+        s.store_failed(exc)
+    if final:
+        vote = s.store.get_vote(h)
+        if vote is not None:
+            return _from_vote(ballot, vote, cost_usd=result.cost_usd)
+        s.stats.unstored += 1
+        return BallotResult(ballot, "abstained", error="answer could not be stored", cost_usd=result.cost_usd, failed=True)
+    if result.interrupted:
+        return _not_asked(ballot, s, _stop_reason(s))
     s.stats.transport_failures += 1
-    return BallotResult(ballot, "abstained", error=result.error, cost_usd=result.cost_usd)
+    s.stats.failure_reasons[result.error or "unknown error"] += 1
+    return BallotResult(ballot, "abstained", error=result.error, cost_usd=result.cost_usd, failed=True)
 
 
 def is_final_abstention(result) -> bool:
@@ -263,10 +366,62 @@ def run_ballots(
 
     async def main() -> list[list[BallotResult]]:
         session = _Session(store, pool or JurorPool(list(jurors.values())), guard, stats)
-        tick(0)
-        return list(
-            await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups))
-        )
+        session.pool.stop_requested = False
+        loop = asyncio.get_running_loop()
+        this = asyncio.current_task()
+        grace = max((j.timeout_s for j in jurors.values()), default=0.0) + INTERRUPT_MARGIN_S
 
-    results = asyncio.run(main())
+        def on_sigint() -> None:
+            if session.stopping and stats.interrupted:
+                print("Interrupted again: not waiting for the calls in flight.", file=sys.stderr, flush=True)
+                this.cancel()
+                return
+            stats.interrupted = True
+            session.stop()
+            flying = sum(session.pool.limiter(j).in_flight for j in jurors)
+            print(
+                f"Interrupted: sending no new ballots; waiting up to {grace:g} s for the {flying} calls "
+                "in flight and storing their answers (Ctrl-C again to stop at once).",
+                file=sys.stderr, flush=True,
+            )
+            loop.call_later(grace, this.cancel)
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            pass
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(CLAIM_LEASE_S / 4)
+                try:
+                    store.renew_claims(list(session.claimed), session.holder, CLAIM_LEASE_S)
+                except StoreError as exc:
+                    session.store_failed(exc)
+
+        renewer = asyncio.ensure_future(renew())
+        tick(0)
+        try:
+            return list(
+                await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups))
+            )
+        finally:
+            renewer.cancel()
+            try:
+                loop.remove_signal_handler(signal.SIGINT)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    try:
+        results = asyncio.run(main())
+    except asyncio.CancelledError:  # a second Ctrl-C, or the wait after the first ran out
+        raise KeyboardInterrupt from None
+    if stats.store_error:
+        lost = f"; {stats.unstored} answered calls could not be stored" if stats.unstored else ""
+        raise StoreError(
+            f"{stats.store_error} (stopped: every vote stored before the failure is kept{lost}; "
+            "no verdict file written; free space and rerun, no stored vote is asked again)"
+        )
+    if stats.interrupted:
+        raise KeyboardInterrupt
     return results, stats
