@@ -13,6 +13,50 @@ from jury.scoring import JURY_ELIGIBLE
 from jury.stats import ranks, wilson
 
 
+def check_audit_gold(path, doc, gold: dict, databases: dict, gold_sha256: str | None) -> None:
+    """Refuse an audit file made for another gold: each audited question must be in the gold
+    given now, on the same database, and its record's ``gold_key`` (sha256 of the database's
+    sha256 and the gold SQL, as execution keys are made) must match the gold query and
+    database given now. Files written before audit records carried ``gold_key`` are
+    accepted only while the gold file and the databases are byte-identical to the ones the
+    file binds; otherwise they must be re-run."""
+    from jury.store import execution_key
+
+    legacy_dbs = set()
+    for r in doc.records:
+        item = gold.get(r.question_id)
+        if item is None:
+            raise InputError(
+                f"{path}: audits question {r.question_id!r}, which is not in the gold file given now: the audit "
+                f"was made for another gold file ({doc.inputs.gold.path}); pass the audit of this gold or re-run `jury audit-gold`"
+            )
+        if item.db_id != r.db_id:
+            raise InputError(
+                f"{path}: question {r.question_id!r} was audited on database {r.db_id!r}, but the gold given now puts it "
+                f"on {item.db_id!r}; re-run `jury audit-gold` on this gold"
+            )
+        if r.gold_key is None:
+            legacy_dbs.add(r.db_id)
+            continue
+        db = databases.get(item.db_id)
+        if db is not None and r.gold_key != execution_key(db[1], item.sql):
+            raise InputError(
+                f"{path}: question {r.question_id!r}: the audit judged another gold query or database than the one "
+                "given now; re-run `jury audit-gold` on this gold"
+            )
+    if legacy_dbs:
+        changed = [] if gold_sha256 == doc.inputs.gold.sha256 else [f"gold file (bound {doc.inputs.gold.path})"]
+        for db_id in sorted(legacy_dbs):
+            bound, now = doc.inputs.databases.get(db_id), databases.get(db_id)
+            if now is not None and (bound is None or bound.sha256 != now[1]):
+                changed.append(f"database {db_id}")
+        if changed:
+            raise InputError(
+                f"{path}: written before audit records named the gold query they judged, and the {', '.join(changed)} "
+                "differs from the one it bound; re-run `jury audit-gold` on this gold"
+            )
+
+
 def flagged_questions(audit_docs) -> set:
     flagged = set()
     for doc in audit_docs:

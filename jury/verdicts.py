@@ -78,7 +78,10 @@ class Totals(_Model):
     calls: int = Field(0, ge=0)
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
-    cost_usd: float = Field(0.0, ge=0)
+    cost_usd: float = Field(0.0, ge=0, description="Cost of the calls litellm could price (unpriced_models' calls are not in it).")
+    unpriced_models: list[str] | None = Field(
+        None, description="Juror models (litellm strings) with calls litellm could not price, so cost_usd leaves them out; "
+        "null in files written before it was recorded.")
 
 
 class Vote(_Model):
@@ -130,6 +133,8 @@ class AuditRecord(_Model):
     flagged: bool = Field(description="The panel's majority found the gold SQL defective.")
     decided: bool = Field(description="False when abstentions left no majority either way.")
     defect_types: list[str] = []
+    gold_key: str | None = Field(None, description="sha256 of (database sha256, the gold SQL) that was judged; null in files "
+                                 "written before it was recorded.")
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
 
@@ -327,13 +332,13 @@ def _reject_constant(name: str) -> Any:
 
 
 def _read_json(p: Path) -> Any:
+    from jury.io import loads_document  # the one safe JSON loader: depth, size, duplicates, NaN
+
     text = read_text(p)
     try:
-        return json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise VerdictError(f"{p}:{exc.lineno}: malformed JSON: {exc.msg}") from None
-    except ValueError as exc:  # duplicate key or NaN/Infinity
-        raise VerdictError(f"{p}: not a canonical JSON document: {exc}") from None
+        return loads_document(text, str(p))
+    except InputError as exc:  # malformed, duplicate key, NaN/Infinity, too deep, lone surrogate
+        raise VerdictError(str(exc)) from None
 
 
 def _check_lock(p: Path, data: Any) -> None:
@@ -374,28 +379,123 @@ def load_kind(path: str | Path, kind: str) -> VerdictFile:
     return doc
 
 
+def superseded_by(path: str | Path, doc: VerdictFile) -> list[Path]:
+    """The verdict files in the same folder that name ``doc`` in ``supersedes`` and hold
+    their own lock (a re-audit writes its new file beside the old one)."""
+    p = Path(path)
+    out = []
+    for other in sorted(p.parent.glob("*.json")):
+        if not other.is_file() or other.resolve() == p.resolve():
+            continue
+        try:
+            data = json.loads(other.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue  # not a verdict file, or a damaged one: `jury verify` reports it
+        if not isinstance(data, dict) or data.get("kind") not in KINDS or data.get("supersedes") != doc.content_sha256:
+            continue
+        try:
+            _check_lock(other, data)
+        except VerdictError:
+            continue
+        out.append(other)
+    return out
+
+
+def load_current(path: str | Path, kind: str, *, allow_superseded: bool = False) -> VerdictFile:
+    """load_kind, then refuse a file that a newer verdict file in its folder supersedes
+    (its numbers are the old panel's) unless ``allow_superseded``."""
+    doc = load_kind(path, kind)
+    if not allow_superseded:
+        newer = superseded_by(path, doc)
+        if newer:
+            raise VerdictError(
+                f"{path}: superseded by {', '.join(str(n) for n in newer)} (re-run with a changed panel, prompt "
+                "or inputs); use that file, or pass --allow-superseded to publish the old numbers anyway"
+            )
+    return doc
+
+
 def load_locked(path: str | Path) -> VerdictFile:
-    """Read a verdict file, check its lock, then validate it. Every verdict reader uses this."""
+    """Read a verdict file, check its lock, validate it, then recompute its verdicts from its
+    votes (``check_rules``). Every verdict reader uses this."""
     p = Path(path)
     data = _read_json(p)
     _check_lock(p, data)
-    return validate_document(data, source=str(p))
+    doc = validate_document(data, source=str(p))
+    check_rules(doc, p)
+    return doc
+
+
+def check_rules(doc: VerdictFile, source: str | Path = "verdict document") -> None:
+    """Refuse a file whose verdicts, flags, credit or summary counts do not follow from its
+    own votes under its own rules (k, early stop, quorum, ballot style; jury/jury/votes.py).
+    The lock only proves the file is unchanged since it was locked, not that it is consistent."""
+    from jury.jury.votes import check_document
+
+    problem = check_document(doc)
+    if problem:
+        raise VerdictError(f"{source}: {problem}; refused: the verdicts must follow from the votes")
 
 
 # ------------------------------------------------------------------ binding and verifying
 
 
-def bind_file(path: str | Path, relative_to: str | Path) -> FileBinding:
-    """Hash ``path`` and name it relative to the folder ``relative_to`` when possible."""
+def bind_file(path: str | Path, relative_to: str | Path, sha256: str | None = None) -> FileBinding:
+    """Hash ``path`` (unless its ``sha256`` is already known) and name it relative to the
+    folder ``relative_to`` when possible."""
     p = Path(path)
     with file_errors(p):
-        digest = sha256_file(p)
+        digest = sha256 or sha256_file(p)
     absolute = p.resolve()
     try:
         shown = Path(os.path.relpath(absolute, Path(relative_to).resolve())).as_posix()
     except ValueError:  # another drive (Windows)
         shown = absolute.as_posix()
     return FileBinding(path=shown, sha256=digest)
+
+
+SHIPPED_PROMPT = "jury:prompts/"  # a template shipped with jury, found by name in its prompts folder
+PANEL_RELATIVE = "panel:"  # a template found relative to the panel file's folder
+
+
+def bind_template(path: str | Path, panel_path: str | Path | None, relative_to: str | Path) -> FileBinding:
+    """A prompt template bound by name and sha256: ``jury:prompts/<name>`` for a template
+    shipped with jury (wherever jury is installed), ``panel:<path>`` relative to the panel
+    file for any other; without a panel file, relative to ``relative_to`` like other inputs."""
+    from jury.jury.panels import PROMPTS_DIR
+
+    p = Path(path)
+    with file_errors(p):
+        digest = sha256_file(p)
+    absolute = p.resolve()
+    if absolute.parent == PROMPTS_DIR.resolve():
+        return FileBinding(path=SHIPPED_PROMPT + absolute.name, sha256=digest)
+    if panel_path is not None:
+        try:
+            rel = Path(os.path.relpath(absolute, Path(panel_path).resolve().parent)).as_posix()
+            return FileBinding(path=PANEL_RELATIVE + rel, sha256=digest)
+        except ValueError:  # another drive (Windows)
+            pass
+    return bind_file(p, relative_to)
+
+
+def locate(binding: FileBinding, doc: VerdictFile, base: str | Path) -> Path:
+    """Where a bound file is now: shipped templates in jury's prompts folder, panel-relative
+    templates beside the bound panel file, anything else relative to ``base`` (the verdict
+    file's folder) unless absolute."""
+    path = binding.path
+    if path.startswith(SHIPPED_PROMPT):
+        from jury.jury.panels import PROMPTS_DIR
+
+        return PROMPTS_DIR / path[len(SHIPPED_PROMPT):]
+    if path.startswith(PANEL_RELATIVE):
+        panel_dir = Path(base)
+        if doc.panel.path is not None:
+            panel = Path(doc.panel.path)
+            panel_dir = (panel if panel.is_absolute() else Path(base) / panel).parent
+        return panel_dir / path[len(PANEL_RELATIVE):]
+    target = Path(path)
+    return target if target.is_absolute() else Path(base) / target
 
 
 def bindings(doc: VerdictFile) -> list[tuple[str, FileBinding]]:
@@ -420,6 +520,7 @@ class VerifyReport:
     mismatched: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    superseded_by: list[Path] = field(default_factory=list)  # newer files in its folder that replace it
 
 
 def _reason(message: str, p: Path) -> str:
@@ -435,7 +536,10 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> Veri
     """Check a verdict file's lock, then re-hash every bound input present on disk.
 
     Bound paths are resolved against ``base_dir`` (default: the verdict file's folder)
-    unless absolute. A changed input is ``mismatched`` (not ok); an absent one is listed
+    unless absolute (prompt templates: see ``locate``). A file that a newer verdict file in
+    its folder supersedes is ok when its lock and rules hold: its bindings are not checked
+    (its panel or inputs changed; that is why it was re-run) and ``superseded_by`` names
+    the newer file. A changed input is ``mismatched`` (not ok); an absent one is listed
     in ``absent`` and is not a failure. A missing verdict file raises ``InputError``.
     """
     p = Path(path)
@@ -451,15 +555,18 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> Veri
     report.lock_ok = True
     try:
         doc = validate_document(data, source=str(p))
+        check_rules(doc, p)
     except JuryError as exc:
         report.messages.append(_reason(str(exc), p))
+        return report
+    report.superseded_by = superseded_by(p, doc)
+    if report.superseded_by:  # re-run because its panel or inputs changed: those changes are expected
+        report.ok = True
         return report
     base = Path(base_dir) if base_dir is not None else p.parent
     for role, binding in bindings(doc):
         label = f"{role} {binding.path}"
-        target = Path(binding.path)
-        if not target.is_absolute():
-            target = base / target
+        target = locate(binding, doc, base)
         if not target.exists():
             report.absent.append(label)
             continue

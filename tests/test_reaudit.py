@@ -56,14 +56,15 @@ def test_changed_juror_is_the_only_one_called_again(project, fake_llm):
     assert "added je2" in out and "removed je" in out
     assert invoke("reaudit", "--check").exit_code == 0  # the new file is current
     assert old.read_bytes() == old_bytes  # the old file is untouched: its lock still holds,
-    res = invoke("verify", str(old))  # and verify says its bound panel has changed since
-    assert res.exit_code == 1 and "audit.toml" in res.output
+    res = invoke("verify", str(old))  # and verify says it is valid but superseded (its panel changed: expected)
+    assert res.exit_code == 0 and f"superseded by {new}" in " ".join(res.output.split())
 
 
 def test_changed_prompt_template_makes_a_file_stale(project, fake_llm):
     for name, _ in FIVE:
         fake_llm.script(name, audit_juror(set()))
-    template = project / "my-audit.md"
+    (project / "prompts").mkdir()
+    template = project / "prompts" / "my-audit.md"  # a panel's own templates live in prompts/ beside it
     from jury.jury.panels import PROMPTS_DIR
 
     template.write_text((PROMPTS_DIR / "audit-v1.md").read_text())
@@ -111,8 +112,8 @@ def test_check_with_absent_inputs_is_not_stale_but_says_so(project, fake_llm):
     panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
     assert invoke("audit-gold", "gold.json", "--panel", str(panel), "--question-id", "1").exit_code == 0
     (project / "gold.json").rename(project / "gold-moved.json")
-    res = invoke("reaudit", "--check")
-    assert res.exit_code == 0 and "cannot check: gold file ../gold.json is absent" in " ".join(res.output.split())
+    res = runner.invoke(app, ["reaudit", "--check"])  # cannot check: exit 4, so a schedule notices
+    assert res.exit_code == 4 and "gold file ../gold.json is absent" in " ".join(res.output.split())
 
 
 def test_a_quorum_added_to_the_panel_file_is_honoured_by_the_reaudit(project, fake_llm):

@@ -80,7 +80,7 @@ def make_doc(kind: str, root: Path) -> dict:
                             reasoning="Évidence says red; ünïcode kept."),
                        vote("b", raw_verdict="defective", category="defective", defect_type="wrong_filter")],
              "flagged": True, "decided": True, "defect_types": ["wrong_filter"]},
-            {"question_id": 2, "db_id": "shop", "jurors": ["a", "b"], "flagged": False, "decided": False,
+            {"question_id": 2, "db_id": "shop", "jurors": ["a", "b"], "flagged": False, "decided": True,
              "votes": [vote("a", abstained=True, reason="unparseable"), vote("b", category="valid")]},
         ]
     return {

@@ -8,6 +8,7 @@ import typer
 
 from jury.cli.common import config, handle_errors, open_store, progress_bar
 from jury.cli.jurycommon import print_plan, print_run_stats
+from jury.cli.written import after_write, sign_option, signer_for
 from jury.errors import InputError
 
 
@@ -19,33 +20,40 @@ def audit_gold(
     db: list[str] = typer.Option([], "--db", help="Audit only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", help="Audit only this question (repeatable)."),
     split: str | None = typer.Option(None, help="Split label (e.g. train, dev) for items without a `split` field."),
-    quorum: int | None = typer.Option(None, min=1, help="Defective votes needed to flag (default: a strict majority of valid votes)."),
+    quorum: int | None = typer.Option(None, min=1, help="Defective votes needed to flag (default: a strict majority of the panel, abstentions included)."),
     plan: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
     max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Verdict file to write (default verdicts/audit-<time>.json)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
+    sign: Path | None = sign_option(),
 ) -> None:
     """Audit the gold SQL itself: each juror judges each gold query alone, never seeing model output.
 
     A juror sees the question, the evidence (panel option), the gold SQL and the column
     lists of the tables it touches (optionally a preview of the gold result). A query is
-    flagged when a strict majority of valid votes says defective. Prints flag rates
+    flagged when a strict majority of the panel says defective (abstentions that could
+    have flagged it make it undecided, not flagged). Prints flag rates
     overall, by difficulty, by split and per juror, Fleiss' kappa and defect types, and
     writes a hash-locked audit file (use it with `jury score --audit`).
     """
-    from rich.console import Console
+    from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
 
     from jury.jury.panels import load_panel, resolve_panel_path
     from jury.workflows import audit_job
 
     cfg = config()
+    from jury.cli.common import guard_outputs  # outputs never destroy inputs (issue 9.1)
+
+    guard_outputs([output], [cfg.path_of("gold", gold)], store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root),
+                  verdict_output=True)
+    signer = signer_for(sign)
     gold_path = cfg.path_of("gold", gold)
     if gold_path is None:
         raise InputError("no gold file: pass it as an argument or set gold in jury.toml")
     panel_obj = load_panel(resolve_panel_path(cfg.get("audit_panel", panel), "audit.toml"))
     if cfg.get("quorum", quorum) is not None:
         panel_obj.quorum = cfg.get("quorum", quorum)
-    console = Console()
+    console = make_console()
     with open_store(cfg, store) as st:
         job = audit_job(
             cfg, st, gold_path=gold_path, db_root=cfg.path_of("db_root", db_root), panel=panel_obj,
@@ -58,6 +66,7 @@ def audit_gold(
         return
     print_audit_summary(console, job.summary)
     print_run_stats(console, job.stats, job.path, job.reused_file)
+    after_write(console, job.path, signer)
 
 
 def print_audit_summary(console, summary: dict) -> None:

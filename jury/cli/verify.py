@@ -13,6 +13,8 @@ from jury.cli.common import handle_errors
 def verify(
     files: list[Path] = typer.Argument(..., help="Verdict files (verdicts/*.json) to verify."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the files that fail."),
+    trusted_key: list[Path] = typer.Option([], "--trusted-key", metavar="PUB", help="OpenSSH ed25519 public key file "
+                                           "(repeatable): every file must carry a valid <file>.sig by one of these keys."),
 ) -> None:
     """Verify hash-locked verdict files.
 
@@ -21,7 +23,12 @@ def verify(
     (gold, runs, databases, prompts, panel) that is present on disk; bound paths are
     relative to the verdict file's folder. Prints one line per file, "OK path (N inputs
     checked, M absent)" or "FAILED path: reason". An absent input is not a failure; a
-    changed one is. Exits 1 if any file fails, 0 otherwise.
+    changed one is. The verdicts are recomputed from the votes under the file's rules. A
+    file superseded by a newer one in its folder (after `jury reaudit`) is "OK path
+    (valid, superseded by NEW)" when its lock holds: its bound inputs are not held against
+    it. A signature beside the file (<file>.sig, see --sign) must be valid;
+    with --trusted-key it must be there and by one of those keys. Exits 1 if any file
+    fails, 0 otherwise.
     """
     from jury.errors import InputError
     from jury.verdicts import VerdictError, verify_file
@@ -31,14 +38,20 @@ def verify(
             raise InputError(f"{path}: no such file")
         if not path.is_file():
             raise InputError(f"{path}: is a directory, expected a verdict file")
+    from jury.signing import check_file_signature, load_trusted_keys
+
+    trusted = load_trusted_keys(trusted_key)
     failed: list[str] = []
     for path in files:
         report = verify_file(path)
-        if report.ok:
+        sig_ok, sig_note = check_file_signature(path, trusted) if report.lock_ok else (True, "")
+        if report.ok and sig_ok:
             if not quiet:
-                typer.echo(f"OK {path} ({len(report.checked)} inputs checked, {len(report.absent)} absent)")
+                what = (f"valid, superseded by {', '.join(str(n) for n in report.superseded_by)}; bound inputs not checked"
+                        if report.superseded_by else f"{len(report.checked)} inputs checked, {len(report.absent)} absent")
+                typer.echo(f"OK {path} ({what})" + (f"; {sig_note}" if sig_note else ""))
         else:
             failed.append(str(path))
-            typer.echo(f"FAILED {path}: {'; '.join(report.messages)}")
+            typer.echo(f"FAILED {path}: {'; '.join(report.messages + ([] if sig_ok else [sig_note]))}")
     if failed:
         raise VerdictError(f"{len(failed)} of {len(files)} verdict files failed verification: {', '.join(failed)}")

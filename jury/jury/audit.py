@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from jury.jury.ballot import Template, audit_messages
 from jury.jury.panels import Panel
 from jury.jury.runner import Ballot, BallotResult, run_ballots
-from jury.jury.votes import audit_flag
+from jury.jury.votes import audit_counts, audit_flag
 from jury.records import GoldItem
 from jury.sql.schema import describe_columns
+from jury.store import execution_key
 from jury.stats import fleiss_kappa_from_ratings
 
 
@@ -39,7 +40,7 @@ def plan_audit(items: list[GoldItem], panel: Panel, databases: dict, gold_result
         messages = audit_messages(template, item, schema_text, panel.show_evidence, preview)
         plan.groups.append([
             Ballot("audit", item.question_id, None, juror, "audit", messages, template.sha256,
-                   {"db_id": item.db_id})
+                   {"db_id": item.db_id, "gold_key": execution_key(databases[item.db_id][1], item.sql)})
             for juror in panel.jurors
         ])
     return plan
@@ -70,22 +71,13 @@ def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[di
             "question_id": item.question_id, "db_id": item.db_id, "difficulty": item.difficulty,
             "split": item.split, "jurors": [v["juror"] for v in votes], "votes": votes,
             "flagged": flagged, "decided": decided, "defect_types": types,
+            "gold_key": group[0].ballot.meta.get("gold_key") if group else None,
         })
     return out
 
 
-def _rate(records: list[dict]) -> dict:
-    n = len(records)
-    k = sum(r["flagged"] for r in records)
-    return {"flagged": k, "questions": n, "rate": k / n if n else None}
-
-
 def summarize(records: list[dict]) -> dict:
     """Flag rates overall, by difficulty, by split and by juror; Fleiss' kappa; defect types."""
-    by = lambda key: {  # noqa: E731
-        ("(none)" if v is None else str(v)): _rate([r for r in records if r[key] == v])
-        for v in sorted({r[key] for r in records}, key=lambda x: (x is None, str(x)))
-    }
     jurors: dict[str, list[str | None]] = {}
     for r in records:
         for v in r["votes"]:
@@ -103,13 +95,14 @@ def summarize(records: list[dict]) -> dict:
     types = Counter(
         v["defect_type"] for r in records for v in r["votes"] if v["category"] == "defective" and v["defect_type"]
     )
+    counts = audit_counts(records)  # the counts loading re-checks (jury/jury/votes.py)
     return {
-        "overall": _rate(records),
-        "by_difficulty": by("difficulty"),
-        "by_split": by("split"),
+        "overall": counts["overall"],
+        "by_difficulty": counts["by_difficulty"],
+        "by_split": counts["by_split"],
         "jurors": per_juror,
         "fleiss_kappa": fleiss_kappa_from_ratings([[v["category"] for v in r["votes"]] for r in records]),
-        "undecided": sum(not r["decided"] for r in records),
+        "undecided": counts["undecided"],
         "defect_types": dict(sorted(types.items())),
         "flagged_defect_types": dict(sorted(Counter(t for r in records if r["flagged"] for t in r["defect_types"]).items())),
     }
