@@ -15,6 +15,7 @@ from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 __all__ = [
@@ -36,6 +37,7 @@ COLUMN_STYLE = {  # colour-blind-safe (Okabe-Ito) colours + distinct markers
     "gold_clean": dict(color="#E69F00", marker="s"),
     "adjudicated": dict(color="#009E73", marker="D"),
 }
+SLOPE_COLOURS = (("#009E73", "rose"), ("#D55E00", "fell"), ("#7f7f7f", "unchanged"))
 COMPOSITION = (
     ("gold_defect", "gold defect", "#D55E00"),
     ("format_equivalence", "format equivalence", "#E69F00"),
@@ -190,7 +192,7 @@ def rank_slope_figure(report: dict) -> Figure | None:
     x0, x1, lab = 0.0, 1.0, 0.04
     for m, k in zip(models, keys):
         r0, r1 = _num(m["strict_rank"]), _num(m["adjudicated_rank"])
-        colour = "#009E73" if r1 < r0 else "#D55E00" if r1 > r0 else "#7f7f7f"
+        colour = SLOPE_COLOURS[0][0] if r1 < r0 else SLOPE_COLOURS[1][0] if r1 > r0 else SLOPE_COLOURS[2][0]
         ax.plot([x0, x1], [r0, r1], color=colour, linewidth=1.3, marker="o", markersize=3.5,
                 alpha=0.9)
         for x, r, y, ha, sign, text in (
@@ -213,6 +215,10 @@ def rank_slope_figure(report: dict) -> Figure | None:
     omitted = len(_models(report)) - len(models)
     note = f" ({omitted} model(s) without both ranks omitted)" if omitted else ""
     ax.set_title("Rank: strict → adjudicated" + note, fontsize=TITLE_FONT, pad=22)
+    handles = [Line2D([], [], color=colour, linewidth=1.3, marker="o", markersize=3.5, label=label)
+               for colour, label in SLOPE_COLOURS]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=FONT,
+              frameon=False, title="adjudicated rank vs strict", title_fontsize=FONT)
     return fig
 
 
@@ -228,7 +234,8 @@ def _composition(m: dict) -> tuple[dict[str, float], int] | None:
 
 
 def miss_composition_figure(report: dict) -> Figure | None:
-    """Stacked horizontal bars: percent of each model's jury-reached misses by verdict."""
+    """Stacked horizontal bars: percent of each model's jury-reached misses by verdict.
+    Title and axis name the same thing: "jury-reached misses"."""
     rows = [(m, _composition(m)) for m in _models(report) if m.get("adjudicated") is not None]
     rows = sorted(((m, c) for m, c in rows if c is not None),
                   key=lambda mc: (mc[1][0]["gold_defect"], _name(mc[0])))
@@ -251,7 +258,7 @@ def miss_composition_figure(report: dict) -> Figure | None:
     ax.set_xlim(0, 100)
     ax.xaxis.set_major_formatter(PercentFormatter(100, decimals=0))
     ax.set_xlabel("share of jury-reached misses (n = misses per model)", fontsize=FONT + 0.5)
-    ax.set_title("Composition of adjudicated misses (sorted by gold-defect share, largest at top)",
+    ax.set_title("Composition of jury-reached misses (sorted by gold-defect share, largest at top)",
                  fontsize=TITLE_FONT)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT, frameon=False,
               title="jury verdict", title_fontsize=FONT)
@@ -276,8 +283,14 @@ def _strength(report: dict) -> tuple[str, dict[int, float]]:
     return (f"{COLUMN_LABEL[spec]} accuracy" if spec in COLUMN_LABEL else spec.replace("_", " ")), vals
 
 
-def defect_share_vs_strength_figure(report: dict, max_labels: int = 10) -> Figure | None:
-    """Scatter of gold_defect_share (y) against model strength (x), Spearman in the title."""
+def defect_share_vs_strength_figure(report: dict, max_labels: int | None = None) -> Figure | None:
+    """Scatter of gold_defect_share (y) against model strength (x), Spearman in the title.
+
+    Every point is identifiable: each is named beside it (with a leader line when the name
+    has to sit further out), none covering another label or point; when the names do not
+    all fit, each point gets a number instead and a table beside the chart lists the
+    numbers with the model names. ``max_labels`` is accepted for compatibility and ignored.
+    """
     models = _models(report)
     xlabel, strength = _strength(report)
     pts = [(strength[i], _num(m.get("gold_defect_share")), _name(m))
@@ -285,13 +298,34 @@ def defect_share_vs_strength_figure(report: dict, max_labels: int = 10) -> Figur
     pts = [p for p in pts if p[1] is not None]
     if not pts:
         return None
+    fig = _scatter_figure(report, pts, xlabel, numbered=False)
+    if _label_points(fig, fig.axes[0], pts, [p[2] for p in pts]):
+        return fig
+    fig.clear()
+    # too dense for names: number the points (strongest first) and list the numbers beside
+    order = sorted(range(len(pts)), key=lambda j: (-pts[j][0], pts[j][2]))
+    number = {j: n for n, j in enumerate(order, 1)}
+    fig = _scatter_figure(report, pts, xlabel, numbered=True)
+    ax, table = fig.axes
+    _label_points(fig, ax, pts, [str(number[j]) for j in range(len(pts))], force=True)
+    _number_table(fig, table, [(number[j], pts[j][2]) for j in order])
+    return fig
+
+
+def _scatter_figure(report: dict, pts, xlabel: str, numbered: bool) -> Figure:
     corr = (report.get("correlations") or {}).get("gold_defect_share_vs_strength") or {}
-    fig = _new_figure(7.5, 5.5)
-    ax = fig.add_subplot()
+    height = max(5.5, 1.6 + len(pts) * _TABLE_LINE_PT / 72) if numbered else 5.5
+    fig = _new_figure(10.5 if numbered else 7.5, height)
+    if numbered:
+        ax, table = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.6, 1.0]})
+        table.set_axis_off()
+    else:
+        ax = fig.add_subplot()
     _style_axes(ax)
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     ax.scatter(xs, ys, s=28, color="#D55E00", alpha=0.8, edgecolor="white", linewidth=0.5,
                zorder=3)
+    ax.margins(x=0.14, y=0.12)  # room for the labels of the outermost points
     if max(xs + [0]) <= 1.0 and min(xs + [0]) >= 0.0:
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     if max(ys) <= 1.0:
@@ -310,47 +344,91 @@ def defect_share_vs_strength_figure(report: dict, max_labels: int = 10) -> Figur
              f"p = {'n/a' if p is None else ('<0.001' if p < 0.001 else format(p, '.3f'))}")
     ax.set_title(f"Gold-defect share vs {xlabel}\n{stats}", fontsize=TITLE_FONT)
     fig.tight_layout()
-    _label_points(fig, ax, pts, max_labels)
     return fig
 
 
-def _label_points(fig: Figure, ax, pts, max_labels: int) -> None:
-    """Name the most extreme points, keeping only labels that touch their own point and
-    fit inside the axes without covering other text or any other point."""
-    if max_labels <= 0:
-        return
+_TABLE_LINE_PT = FONT * 1.45  # line pitch of the number table
+
+
+def _number_table(fig: Figure, table, entries: list[tuple[int, str]]) -> None:
+    """The key of a numbered scatter: one line per point, "n  model", top to bottom."""
+    height_pt = table.get_window_extent(fig.canvas.get_renderer()).height * 72 / fig.dpi
+    step = _TABLE_LINE_PT / max(height_pt, 1.0)
+    table.text(0.0, 1.0, "model (number on the chart)", transform=table.transAxes, ha="left", va="top",
+               fontsize=FONT, fontweight="bold", color="#202020")
+    width = len(str(max((n for n, _ in entries), default=1)))
+    for i, (n, name) in enumerate(entries, 1):
+        table.text(0.0, 1.0 - i * step, f"{n:>{width}}  {name}", transform=table.transAxes, ha="left", va="top",
+                   fontsize=FONT, family="monospace", color="#404040")
+
+
+# offsets (points) tried for a label, nearest first: 8 directions at growing distances
+_RADII = (7, 13, 21, 31, 44, 60)
+_DIRECTIONS = ((1, 1), (-1, 1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1))
+
+
+def _annotate(ax, text: str, xy, dx: float, dy: float, ha: str, va: str):
+    """A label offset (dx, dy) points from xy, its leader line leaving from the label's
+    edge nearest the point."""
+    rel = ({"left": 0.0, "right": 1.0, "center": 0.5}[ha], {"bottom": 0.0, "top": 1.0, "center": 0.5}[va])
+    return ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=FONT,
+                       color="#404040", zorder=4,
+                       arrowprops=dict(arrowstyle="-", color="#909090", linewidth=0.6, shrinkA=0, shrinkB=2.5,
+                                       relpos=rel))
+
+
+def _label_points(fig: Figure, ax, pts, labels: list[str], force: bool = False) -> bool:
+    """Place ``labels[j]`` beside point j, each inside the axes, covering no other text and
+    no other point, with a leader line to its point; the most crowded points go first.
+    Returns whether every point got its label; with ``force``, a label with no free place
+    still goes at its nearest place inside the axes (uncovered points first)."""
     renderer = fig.canvas.get_renderer()
     fig.canvas.draw()
     taken = [t.get_window_extent(renderer) for t in _visible_texts(ax)]
     frame = ax.get_window_extent(renderer)
     pix = ax.transData.transform([(x, y) for x, y, _ in pts])
     r = 4.0 * fig.dpi / 72  # marker radius plus a little air, in pixels
-    ys = sorted(p[1] for p in pts)
-    med = ys[len(ys) // 2]
-    placed = 0
-    for j in sorted(range(len(pts)), key=lambda j: (-abs(pts[j][1] - med), pts[j][2])):
-        if placed >= max_labels:
-            break
-        x, y, name = pts[j]
-        others = [(px, py) for i, (px, py) in enumerate(pix) if i != j]
-        for dx, dy, ha, va in ((7, 6, "left", "bottom"), (-7, 6, "right", "bottom"),
-                               (7, -6, "left", "top"), (-7, -6, "right", "top")):
-            ann = ax.annotate(name, (x, y), xytext=(dx, dy), textcoords="offset points",
-                              ha=ha, va=va, fontsize=FONT - 0.5, color="#404040",
-                              arrowprops=dict(arrowstyle="-", color="#909090", linewidth=0.6,
-                                              shrinkA=0, shrinkB=2.5,
-                                              relpos=(0.0 if ha == "left" else 1.0,
-                                                      0.0 if va == "bottom" else 1.0)))
-            box = ann.get_window_extent(renderer)
-            inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1
-                      and box.y0 >= frame.y0 and box.y1 <= frame.y1)
-            hits_point = any(box.x0 - r < px < box.x1 + r and box.y0 - r < py < box.y1 + r
-                             for px, py in others)
-            if inside and not hits_point and not any(box.overlaps(b) for b in taken):
-                taken.append(box)
-                placed += 1
+
+    def crowd(j: int) -> float:
+        px, py = pix[j]
+        return -sum(1 for qx, qy in pix if abs(qx - px) < 80 and abs(qy - py) < 40)
+
+    every = True
+    for j in sorted(range(len(pts)), key=lambda j: (crowd(j), pts[j][2])):
+        x, y, _ = pts[j]
+        others = [(px, py) for i, (px, py) in enumerate(pix) if i != j and tuple(pix[i]) != tuple(pix[j])]
+        fallback = None
+        placed = False
+        for radius in _RADII:
+            for ux, uy in _DIRECTIONS:
+                scale = radius if (ux == 0 or uy == 0) else radius * 0.75
+                dx, dy = ux * scale, uy * scale
+                ha = "left" if ux > 0 else "right" if ux < 0 else "center"
+                va = "bottom" if uy > 0 else "top" if uy < 0 else "center"
+                ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
+                box = ann.get_window_extent(renderer)
+                inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1
+                          and box.y0 >= frame.y0 and box.y1 <= frame.y1)
+                free = inside and not any(box.overlaps(b) for b in taken)
+                hits_point = any(box.x0 - r < px < box.x1 + r and box.y0 - r < py < box.y1 + r
+                                 for px, py in others)
+                if free and not hits_point:
+                    taken.append(box)
+                    placed = True
+                    break
+                if free and fallback is None:
+                    fallback = (dx, dy, ha, va)
+                ann.remove()
+            if placed:
                 break
-            ann.remove()
+        if placed:
+            continue
+        every = False
+        if force and fallback is not None:  # covers a point but no text
+            dx, dy, ha, va = fallback
+            ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
+            taken.append(ann.get_window_extent(renderer))
+    return every
 
 
 def _visible_texts(ax) -> list:

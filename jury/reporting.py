@@ -100,6 +100,7 @@ def build_report(ev, gold: dict, *, audit_docs=(), adj_docs=(), strength: str | 
             "not_executed": sum(outcomes[o] for o in NOT_EXECUTED),
             "gold_defect_share": _share(composition["gold_defect"], reached),
             "adjudication_cost_usd": _cost(m, adj_docs),
+            "adjudication_unpriced_models": _unpriced(m, adj_docs),
             "challenging_share": _share(sum(d == 3 for d in known), len(known)),
             "mean_difficulty": sum(known) / len(known) if known else None,
         })
@@ -172,8 +173,22 @@ def _cost(model: str, adj_docs) -> float | None:
                 return None
             continue
         known = True
+        if model in costs and costs[model] is None:  # a call litellm could not price: unknown
+            return None
         total += float(costs.get(model, 0.0) or 0.0)
     return round(total, 6) if known else None
+
+
+def _unpriced(model: str, adj_docs) -> list[str]:
+    """Juror models litellm could not price that judged ``model`` (totals.unpriced_models
+    of its files, narrowed to the votes on its records)."""
+    out: set[str] = set()
+    for _path, doc in adj_docs:
+        unpriced = set(doc.totals.unpriced_models or ())
+        if unpriced:
+            out |= {v.model for r in doc.records if r.model == model for v in r.votes
+                    if v.model in unpriced and not v.skipped}
+    return sorted(out)
 
 
 def _value(row: dict, column: str):
@@ -273,12 +288,14 @@ def report_rows(report: dict) -> list[dict]:
         for key in ("gold_defect_share", "near_miss", "not_executed", "challenging_share", "mean_difficulty",
                     "adjudication_cost_usd"):
             row[key] = r[key]
+        row["adjudication_unpriced_models"] = ";".join(r.get("adjudication_unpriced_models") or [])
         rows.append(row)
     return rows
 
 
-def render_report(report: dict, fmt: str) -> str:
-    """The report as table, csv, json or md."""
+def render_report(report: dict, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+    """The report as table, csv, json or md. ``width``: the table width (None: unwrapped);
+    ``wide``: the table and md also show the near-miss and not-executed counts."""
     if fmt == "json":
         return to_json(report)
     if fmt == "csv":
@@ -287,6 +304,9 @@ def render_report(report: dict, fmt: str) -> str:
     if fmt not in ("table", "md"):
         raise InputError(f"unknown format {fmt!r}; choose one of: table, csv, json, md")
     main_cols, main_heads, main = _main_table(report)
+    if not wide:  # `jury report --wide` shows them; csv and json always do
+        keep = [i for i, c in enumerate(main_cols) if c not in ("near_miss", "not_executed")]
+        main_cols, main_heads = [main_cols[i] for i in keep], [main_heads[i] for i in keep]
     ocols, oheads, orows = _oracle_table(report)
     notes = _notes(report)
     oracle_title = (f"oracle routing: the {report['oracle_routing']['questions']} questions every model "
@@ -299,16 +319,26 @@ def render_report(report: dict, fmt: str) -> str:
 
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=200, highlight=False)
+    from jury.render import UNWRAPPED_WIDTH, safe
+
+    console = Console(file=io.StringIO(), width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
     console.print(to_rich_table(main, main_cols, main_heads, title="jury report"))
     for n in notes:
-        console.print(n, markup=False)
+        console.print(safe(n), markup=False)
     console.print(to_rich_table(orows, ocols, oheads, title=oracle_title))
     return console.file.getvalue()
 
 
 def _dollars(x: float | None) -> str:
     return "—" if x is None else f"${x:,.2f}" if x >= 1 else f"${x:.4f}"
+
+
+def _cost_text(row: dict) -> str:
+    """The jury cost cell: dollars, or "unknown (x unpriced)" when litellm could not price a juror."""
+    unpriced = row.get("adjudication_unpriced_models") or []
+    if row["adjudication_cost_usd"] is None and unpriced:
+        return f"unknown ({', '.join(unpriced)} unpriced)"
+    return _dollars(row["adjudication_cost_usd"])
 
 
 def _interval(p: dict | None, rank: int | None = None) -> str:
@@ -337,7 +367,7 @@ def _main_table(report: dict):
         d = {"model": r["model"] + (f" ({', '.join(r['families'])})" if r["families"] else ""),
              "routed": f"{r['routed']} ({cell(r['routing_accuracy'])})",
              "rank_shift": r["rank_shift"], "near_miss": r["near_miss"], "not_executed": r["not_executed"],
-             "cost": _dollars(r["adjudication_cost_usd"])}
+             "cost": _cost_text(r)}
         for c in COLUMNS:
             d[c] = _interval(r[c], r[f"{c}_rank"])
         pct = r["composition_pct"]

@@ -1,0 +1,55 @@
+"""What every command that writes a verdict file does once it is locked and written:
+say which jurors' cost is unknown, and sign it when asked (--sign)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+SIGN_HELP = ("Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked, "
+             "write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key).")
+
+
+def sign_option():
+    return typer.Option(None, "--sign", metavar="KEYFILE", help=SIGN_HELP)
+
+
+def signer_for(key: Path | None):
+    """Load the signing key before any work, so a bad key fails before a call is paid for."""
+    if key is None:
+        return None
+    from jury.signing import load_signer
+
+    return load_signer(key)
+
+
+def unpriced_lines(path: Path | None) -> list[str]:
+    """Lines naming the juror models litellm could not price in a written verdict file."""
+    if path is None:
+        return []
+    from jury.verdicts import load_locked
+
+    doc = load_locked(path)
+    unpriced = doc.totals.unpriced_models or []
+    if not unpriced:
+        return []
+    unknown = sorted(m for m, c in (doc.summary.get("cost_by_model") or {}).items() if c is None)
+    return [f"cost unknown: litellm has no price for {', '.join(unpriced)}; the file's totals.cost_usd "
+            f"(${doc.totals.cost_usd:.4f}) leaves their calls out"
+            + (f", and the cost for {', '.join(unknown)} is unknown" if unknown else "")]
+
+
+def after_write(console, path: Path | None, signer=None) -> None:
+    """Report unpriced jurors of the written (or reused) file, then sign it if asked."""
+    for line in unpriced_lines(path):
+        console.print(f"[yellow]{line}[/]", highlight=False)
+    if signer is None or path is None:
+        return
+    from jury.signing import sign_file
+
+    sig_path, written = sign_file(path, signer)
+    if written:
+        console.print(f"signed {path}: {sig_path} (key {signer.fingerprint})", highlight=False)
+    else:
+        console.print(f"{path} was already signed by this key: {sig_path} kept", highlight=False)

@@ -1,0 +1,196 @@
+"""Unknown prices (issue #8.12): a juror litellm cannot price makes the cost unknown, never $0,
+and every output says which jurors; old verdict files without the field still load."""
+
+import csv
+import io
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from jury.cli import app
+from jury.verdicts import load_locked
+from jurytest import make_project, says, write_panel
+
+runner = CliRunner()
+# gpt-x (openai) is judged by jb, jc, jd; claude-y (anthropic) by ja, jc, jd. Only ja is unpriced.
+PRICED = [("ja", "openai", "openai/ja"), ("jb", "anthropic", "openai/gpt-4o"),
+          ("jc", "google", "openai/gpt-4.1"), ("jd", "xai", "openai/gpt-4o-2024-08-06")]
+
+
+@pytest.fixture
+def unpriced_project(tmp_path, monkeypatch, fake_llm):
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name in ("ja", "gpt-4o", "gpt-4.1", "gpt-4o-2024-08-06"):
+        fake_llm.script(name, says("genuine_error"))
+    panel = write_panel(tmp_path, fake_llm.base_url, PRICED)
+    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+    assert res.exit_code == 0, res.output
+    return tmp_path, res.output
+
+
+def test_verdict_file_records_unpriced_jurors_and_unknown_costs(unpriced_project):
+    project, output = unpriced_project
+    doc = load_locked(project / "verdicts" / "adj.json")
+    assert doc.totals.unpriced_models == ["openai/ja"]
+    costs = doc.summary["cost_by_model"]
+    assert costs["claude-y"] is None  # ja judged it: its cost is unknown, not the priced part
+    assert costs["gpt-x"] > 0
+    text = " ".join(output.split())
+    assert "cost unknown" in text and "openai/ja" in text and "claude-y" in text
+
+
+def report(*args):
+    res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", *args])
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_report_shows_unknown_cost_and_names_the_jurors(unpriced_project):
+    rep = json.loads(report("-f", "json"))
+    m = {x["model"]: x for x in rep["models"]}
+    assert m["claude-y"]["adjudication_cost_usd"] is None
+    assert m["claude-y"]["adjudication_unpriced_models"] == ["openai/ja"]
+    assert m["gpt-x"]["adjudication_cost_usd"] > 0 and m["gpt-x"]["adjudication_unpriced_models"] == []
+
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(report("-f", "csv")))}
+    assert rows["claude-y"]["adjudication_cost_usd"] == ""
+    assert rows["claude-y"]["adjudication_unpriced_models"] == "openai/ja"
+    assert float(rows["gpt-x"]["adjudication_cost_usd"]) > 0 and rows["gpt-x"]["adjudication_unpriced_models"] == ""
+
+    md = report("-f", "md")
+    assert "unknown (openai/ja unpriced)" in md and "$0.0000" not in md
+    table = " ".join(report().split())
+    assert "unknown (openai/ja unpriced)" in table
+
+
+def test_old_files_without_the_field_still_load_and_report(unpriced_project):
+    project, _ = unpriced_project
+    from jury.verdicts import content_hash
+
+    path = project / "verdicts" / "adj.json"
+    data = json.loads(path.read_text())
+    del data["totals"]["unpriced_models"]  # as written before the field existed
+    data["summary"]["cost_by_model"] = {k: (v or 0.0) for k, v in data["summary"]["cost_by_model"].items()}
+    data["content_sha256"] = content_hash(data)
+    old = project / "verdicts" / "old.json"
+    old.write_text(json.dumps(data))
+    assert load_locked(old).totals.unpriced_models is None
+    res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", str(old), "-f", "json"])
+    assert res.exit_code == 0, res.output
+    m = {x["model"]: x for x in json.loads(res.stdout)["models"]}
+    assert m["claude-y"]["adjudication_cost_usd"] is not None and m["claude-y"]["adjudication_unpriced_models"] == []
+
+
+def test_audit_records_unpriced_jurors(tmp_path, monkeypatch, fake_llm):
+    from test_audit import FIVE, audit_juror
+
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror(set()))
+    panel = write_panel(tmp_path, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    res = runner.invoke(app, ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/audit.json"])
+    assert res.exit_code == 0, res.output
+    doc = load_locked(tmp_path / "verdicts" / "audit.json")
+    assert doc.totals.unpriced_models == sorted(f"openai/{n}" for n, _ in FIVE)
+    assert "cost unknown" in " ".join(res.output.split())
+
+
+# ------------------------------------------------------------------ plots (issue #8.19)
+
+from jury import plots  # noqa: E402
+from test_plots import overlapping_texts, report36  # noqa: E402
+
+# (adjudicated accuracy, gold-defect share) of the bundled example's 15 systems as the
+# scripted loopback panel of tests/test_notebook.py judges them (test doubles, not real numbers)
+EXAMPLE15 = {
+    "codes-15b-evidence": (0.8760, 0.1053), "codes-15b": (0.7519, 0.0303), "codes-1b-evidence": (0.7907, 0.0370),
+    "codes-1b": (0.6899, 0.0943), "codes-3b-evidence": (0.8605, 0.0), "codes-3b": (0.7597, 0.025),
+    "codes-7b-evidence": (0.8682, 0.2), "codes-7b": (0.7984, 0.09375),
+    "dail-sql-7shot-presklsim-th0.8": (0.5969, 0.1429), "dail-sql-7shot-presklsim-th0.85": (0.6202, 0.0455),
+    "dail-sql-7shot-questionmask": (0.6899, 0.1364), "dail-sql-9shot-presklsim": (0.7752, 0.0769),
+    "dail-sql-9shot-questionmask": (0.7752, 0.16), "gsr": (0.9302, 0.2222), "ta-sql-gpt4": (0.8682, 0.2),
+}
+
+
+def example15():
+    models = [{"model": m, "adjudicated": {"value": x}, "gold_defect_share": y} for m, (x, y) in EXAMPLE15.items()]
+    corr = {"method": "spearman", "r": 0.33, "p_value": 0.23, "n": 15, "ci_low": -0.33, "ci_high": 0.76}
+    return {"settings": {"strength": "adjudicated"}, "models": models,
+            "correlations": {"gold_defect_share_vs_strength": corr}}
+
+
+def labelled_points(fig) -> dict[str, tuple[float, float]]:
+    """model name -> the point its label (or its number in the key table) points at."""
+    ax = fig.axes[0]
+    anns = [t for t in ax.texts if hasattr(t, "xy")]
+    if len(fig.axes) == 1:
+        return {a.get_text(): tuple(a.xy) for a in anns}
+    key = {}
+    for t in fig.axes[1].texts:
+        number, _, name = t.get_text().strip().partition("  ")
+        if number.isdigit():
+            key[number] = name.strip()
+    assert len(key) == len(anns)
+    return {key[a.get_text()]: tuple(a.xy) for a in anns}
+
+
+def scatter_points(report):
+    return {m["model"]: (m["adjudicated"]["value"], m["gold_defect_share"]) for m in report["models"]
+            if m.get("adjudicated") is not None and m.get("gold_defect_share") is not None}
+
+
+@pytest.mark.parametrize("make", [example15, report36], ids=["15-bundled-example", "36-models"])
+def test_scatter_labels_every_point_without_overlap(make):
+    rep = make()
+    fig = plots.defect_share_vs_strength_figure(rep)
+    want = scatter_points(rep)
+    got = labelled_points(fig)
+    assert set(got) == set(want), set(want) - set(got)  # every point is identifiable
+    for name, xy in got.items():
+        assert xy == pytest.approx(want[name]), name
+    assert overlapping_texts(fig) == []
+    # no label covers another point's marker
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    for t in ax.texts:
+        if not hasattr(t, "xy"):
+            continue
+        box = t.get_window_extent(renderer)
+        own = tuple(t.xy)
+        for other in {v for v in want.values() if tuple(v) != own}:
+            px, py = ax.transData.transform(other)
+            assert not (box.x0 < px < box.x1 and box.y0 < py < box.y1), (t.get_text(), other)
+    fig.clear()
+
+
+def test_bundled_example_names_its_points_directly():
+    fig = plots.defect_share_vs_strength_figure(example15())
+    assert len(fig.axes) == 1  # 15 names fit: no numbered key needed
+    assert {"codes-1b", "codes-3b", "codes-15b", "codes-15b-evidence", "ta-sql-gpt4"} <= set(labelled_points(fig))
+
+
+def test_rank_slope_has_a_legend_for_its_colours():
+    from test_plots import report3
+
+    fig = plots.rank_slope_figure(report36())
+    ax = fig.axes[0]
+    legend = ax.get_legend()
+    assert legend is not None
+    entries = {t.get_text(): h.get_color() for t, h in zip(legend.get_texts(), legend.legend_handles)}
+    assert set(entries) == {"rose", "fell", "unchanged"}
+    line_colours = {line.get_color() for line in ax.get_lines() if len(line.get_xdata()) == 2
+                    and tuple(line.get_xdata()) == (0.0, 1.0)}
+    assert line_colours <= set(entries.values())  # every slope's colour is explained
+    assert overlapping_texts(fig) == [] and overlapping_texts(plots.rank_slope_figure(report3())) == []
+
+
+def test_composition_title_and_axis_name_the_same_misses():
+    from test_plots import report3
+
+    ax = plots.miss_composition_figure(report3()).axes[0]
+    assert "jury-reached misses" in ax.get_title() and "jury-reached misses" in ax.get_xlabel()
+    assert "adjudicated misses" not in ax.get_title()
