@@ -80,15 +80,14 @@ def heads(folder: Path) -> list[Path]:
     JSON files that are not verdict files (no "kind" of a verdict) are passed over; a file
     that is one but fails its lock stops everything.
     """
-    import json
-
+    from jury.io import load_json_file
     from jury.verdicts import KINDS
 
     docs = {}
     for p in sorted(p for p in folder.glob("*.json") if p.is_file()):
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            data = load_json_file(p)
+        except InputError:
             raise InputError(f"{p}: not readable JSON; a verdict file may have been damaged (see jury verify)") from None
         if isinstance(data, dict) and data.get("kind") in KINDS:
             docs[p] = load_locked(p)

@@ -318,19 +318,6 @@ def default_path(kind: str, verdicts_dir: str | Path, created_at: str | datetime
 # ------------------------------------------------------------------ reading
 
 
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _read_json(p: Path) -> Any:
     from jury.io import loads_document  # the one safe JSON loader: depth, size, duplicates, NaN
 
@@ -388,8 +375,8 @@ def superseded_by(path: str | Path, doc: VerdictFile) -> list[Path]:
         if not other.is_file() or other.resolve() == p.resolve():
             continue
         try:
-            data = json.loads(other.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            data = _read_json(other)
+        except (OSError, VerdictError):
             continue  # not a verdict file, or a damaged one: `jury verify` reports it
         if not isinstance(data, dict) or data.get("kind") not in KINDS or data.get("supersedes") != doc.content_sha256:
             continue

@@ -38,6 +38,7 @@ def verify(
             raise InputError(f"{path}: no such file")
         if not path.is_file():
             raise InputError(f"{path}: is a directory, expected a verdict file")
+    from jury.render import safe
     from jury.signing import check_file_signature, load_trusted_keys
 
     trusted = load_trusted_keys(trusted_key)
@@ -49,9 +50,9 @@ def verify(
             if not quiet:
                 what = (f"valid, superseded by {', '.join(str(n) for n in report.superseded_by)}; bound inputs not checked"
                         if report.superseded_by else f"{len(report.checked)} inputs checked, {len(report.absent)} absent")
-                typer.echo(f"OK {path} ({what})" + (f"; {sig_note}" if sig_note else ""))
+                typer.echo(safe(f"OK {path} ({what})" + (f"; {sig_note}" if sig_note else "")))
         else:
             failed.append(str(path))
-            typer.echo(f"FAILED {path}: {'; '.join(report.messages + ([] if sig_ok else [sig_note]))}")
+            typer.echo(safe(f"FAILED {path}: {'; '.join(report.messages + ([] if sig_ok else [sig_note]))}"))
     if failed:
         raise VerdictError(f"{len(failed)} of {len(files)} verdict files failed verification: {', '.join(failed)}")

@@ -46,7 +46,7 @@ def plan_adjudication(
     models: list[str] | None = None,
     seed: int = 0,
 ) -> AdjudicationPlan:
-    template = Template.load(panel.prompt_path)
+    template = panel.template or Template.load(panel.prompt_path)  # as validated at load
     plan = AdjudicationPlan(panel, template, seed)
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     wanted = set(models) if models else None

@@ -32,7 +32,7 @@ class AuditPlan:
 
 def plan_audit(items: list[GoldItem], panel: Panel, databases: dict, gold_results: dict | None = None) -> AuditPlan:
     """databases: db_id -> (path, sha256); gold_results: question_id -> ExecResult (previews)."""
-    template = Template.load(panel.prompt_path)
+    template = panel.template or Template.load(panel.prompt_path)  # as validated at load
     plan = AuditPlan(panel, template, items)
     for item in items:
         schema_text = describe_columns(databases[item.db_id][0], item.sql)
