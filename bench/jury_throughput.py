@@ -46,10 +46,10 @@ import fakellm  # noqa: E402
 from fakellm import FakeLLMServer, ballot_reply  # noqa: E402
 from netguard import _is_allowed  # noqa: E402
 
-from jury.jury.ballot import REPLY_SCHEMAS, make_parser  # noqa: E402
-from jury.jury.client import JurorPool, JurorSpec, _import_litellm  # noqa: E402
-from jury.jury.runner import Ballot, run_ballots  # noqa: E402
-from jury.store import Store  # noqa: E402
+from jury.judging.ballots import REPLY_SCHEMAS, make_parser  # noqa: E402
+from jury.judging.client import JurorPool, JurorSpec, _import_litellm  # noqa: E402
+from jury.judging.runner import Ballot, run_ballots  # noqa: E402
+from jury.execution.store import Store  # noqa: E402
 
 JURORS = ("a", "b", "c")
 TEMPLATE_SHA256 = "0" * 64

@@ -26,10 +26,10 @@ import time
 from multiprocessing import Pool
 from pathlib import Path
 
-from jury.evaluate import Settings, evaluate
-from jury.io import database_path, import_bird_predictions, load_gold, load_gold_list, load_runs
-from jury.scoring import score_all
-from jury.store import Store
+from jury.compare.outcomes import Settings, evaluate
+from jury.inputs.io import database_path, import_bird_predictions, load_gold, load_gold_list, load_runs
+from jury.results.scoring import score_all
+from jury.execution.store import Store
 
 
 def bird_pair(job: tuple[str, str, str]) -> int:

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from fakellm import Reply, ballot_reply
 from jury.cli import app
 from jury.errors import ConfigError
-from jury.jury.ballot import blind_category, draw_order
-from jury.jury.families import load_registry
-from jury.jury.panels import load_panel, select_jurors
-from jury.verdicts import load_locked
+from jury.judging.ballots import blind_category, draw_order
+from jury.judging.families import load_registry
+from jury.judging.panels import load_panel, select_jurors
+from jury.verdicts.documents import load_locked
 from jurytest import FAILURES, gold_position, make_project, says, user_text, write_panel
 
 runner = CliRunner()
@@ -247,7 +247,7 @@ def test_max_cost_stops_before_the_cap_and_keeps_votes(project, fake_llm):
     asked = fake_llm.calls()
     assert 0 < asked < 18
     assert not verdict_files(project)
-    from jury.store import Store
+    from jury.execution.store import Store
 
     with Store(project / ".jury" / "store.db") as st:
         spent = st.db.execute("SELECT sum(cost_usd) FROM calls").fetchone()[0]
@@ -378,7 +378,7 @@ def test_names_that_only_look_like_a_family_are_unknown(model):
 
 
 def test_schema_on_the_ballot_does_not_depend_on_which_query_is_gold(tmp_path):
-    from jury.sql.schema import describe_columns
+    from jury.execution.schema import describe_columns
     from helpers import make_db
 
     db = make_db(tmp_path)
@@ -394,8 +394,8 @@ def test_schema_on_the_ballot_does_not_depend_on_which_query_is_gold(tmp_path):
 
 
 def test_preview_is_bounded_and_one_value_cannot_fake_rows():
-    from jury.jury.ballot import PREVIEW_CHARS, preview
-    from jury.records import ExecResult
+    from jury.judging.ballots import PREVIEW_CHARS, preview
+    from jury.inputs.records import ExecResult
 
     tricky = preview(ExecResult(status="ok", columns=["a", "b"], rows=[("line1\nline2 | fake", "x" * 5000)], row_count=1))
     lines = tricky.splitlines()

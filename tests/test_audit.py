@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from fakellm import Reply, json_reply
 from jury.cli import app
-from jury.verdicts import load_locked
+from jury.verdicts.documents import load_locked
 from jurytest import make_project, says, user_text, write_panel
 
 runner = CliRunner()
@@ -183,8 +183,8 @@ def test_rerunning_an_unchanged_audit_writes_no_copy(project, fake_llm):
 
 
 def test_a_failing_gold_query_is_previewed_as_a_failure_not_an_empty_result():
-    from jury.jury.ballot import preview
-    from jury.records import ExecResult
+    from jury.judging.ballots import preview
+    from jury.inputs.records import ExecResult
 
     text = preview(ExecResult(status="error", error="no such column: nope"))
     assert "failed" in text and "no such column: nope" in text and "0 rows" not in text

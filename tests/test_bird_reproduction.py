@@ -6,10 +6,10 @@ BIRD's evaluation (set(pred) == set(gold), errors and timeouts score 0).
 
 import pytest
 
-from jury.evaluate import Settings, evaluate
-from jury.io import import_bird_predictions, load_gold, load_gold_list, load_runs
-from jury.scoring import score_all
-from jury.store import Store
+from jury.compare.outcomes import Settings, evaluate
+from jury.inputs.io import import_bird_predictions, load_gold, load_gold_list, load_runs
+from jury.results.scoring import score_all
+from jury.execution.store import Store
 from helpers import EXAMPLE, SHARED_BIRD
 
 PINNED = {

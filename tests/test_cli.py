@@ -143,8 +143,8 @@ def test_unwritable_output_and_mistyped_config_are_one_line_errors(tmp_path):
 
 
 def test_run_files_survive_unicode_line_separators(tmp_path):
-    from jury.io import dump_runs, load_runs
-    from jury.records import RunRecord
+    from jury.inputs.io import dump_runs, load_runs
+    from jury.inputs.records import RunRecord
 
     rec = RunRecord(model="m", question_id=1, sql="SELECT 1 WHERE 'a\u2028b\x85c' = 'x'")
     path = tmp_path / "run.jsonl"

@@ -1,4 +1,4 @@
-"""jury.jury.client through the real litellm against the loopback fake server."""
+"""jury.judging.client through the real litellm against the loopback fake server."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fakellm import FakeLLMServer, Reply, ballot_reply, json_reply, truncated_reply  # noqa: E402
-from jury.jury.client import (  # noqa: E402
+from jury.judging.client import (  # noqa: E402
     REPAIR_PROMPT,
     CallResult,
     JurorPool,
@@ -523,7 +523,7 @@ def test_estimate_call_prices_known_models_and_says_none_otherwise():
 
 
 def test_importing_the_client_does_not_import_litellm():
-    code = "import jury.jury.client, sys; assert 'litellm' not in sys.modules, 'litellm imported'"
+    code = "import jury.judging.client, sys; assert 'litellm' not in sys.modules, 'litellm imported'"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 
@@ -533,7 +533,7 @@ def test_keyless_local_juror_never_sends_the_environment_openai_key(fake_llm, mo
     import asyncio
 
     from fakellm import ballot_reply
-    from jury.jury.client import LOCAL_PLACEHOLDER_KEY, JurorPool, JurorSpec, extract_json_object
+    from jury.judging.client import LOCAL_PLACEHOLDER_KEY, JurorPool, JurorSpec, extract_json_object
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-secret-key-0123456789")
     fake_llm.script("local-juror", ballot_reply("both"))
@@ -551,7 +551,7 @@ def test_latency_excludes_time_queued_for_a_slot():
     import asyncio
 
     from fakellm import FakeLLMServer, ballot_reply
-    from jury.jury.client import JurorPool, JurorSpec, extract_json_object
+    from jury.judging.client import JurorPool, JurorSpec, extract_json_object
 
     with FakeLLMServer(latency_s=0.2) as server:
         server.script("slow", ballot_reply("both"))
@@ -569,7 +569,7 @@ def test_latency_excludes_time_queued_for_a_slot():
 
 
 def test_absurdly_nested_json_is_a_bad_reply_not_a_crash():
-    from jury.jury.client import extract_json_object
+    from jury.judging.client import extract_json_object
 
     deep = '{"reasoning": ' + "[" * 100_000 + "]" * 100_000 + ', "verdict": "both"}'
     with pytest.raises(ValueError, match="nested too deeply"):

@@ -1,4 +1,4 @@
-"""Tests for jury.sql.compare: result-row comparators and gold ORDER BY detection."""
+"""Tests for jury.compare.comparators: result-row comparators and gold ORDER BY detection."""
 
 import itertools
 import json
@@ -7,8 +7,8 @@ import random
 import pytest
 
 from jury.errors import InputError
-from jury.sql import compare
-from jury.sql.compare import (
+from jury.compare import comparators as compare
+from jury.compare.comparators import (
     COMPARATORS,
     NormalizeOptions,
     bird,

@@ -1,10 +1,10 @@
 import pytest
 
 from jury.errors import DatabaseMissing, InputError
-from jury.evaluate import Settings, evaluate
-from jury.io import load_gold, load_runs
-from jury.scoring import score_all
-from jury.store import Store
+from jury.compare.outcomes import Settings, evaluate
+from jury.inputs.io import load_gold, load_runs
+from jury.results.scoring import score_all
+from jury.execution.store import Store
 from helpers import make_db, write_gold, write_runs
 
 RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"

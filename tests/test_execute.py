@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from jury.sql.execute import execute, result_hash
+from jury.execution.sqlite import execute, result_hash
 from helpers import EXAMPLE, make_db
 
 SUPERHERO = EXAMPLE / "databases" / "superhero" / "superhero.sqlite"

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-import jury.scoring
-import jury.sql.compare
-import jury.sql.execute
+import jury.results.scoring
+import jury.compare.comparators
+import jury.execution.sqlite
 from badinput import Case, check_case
 from helpers import make_db, write_gold, write_runs
 from jury.errors import InputError
-from jury.evaluate import Settings, evaluate
-from jury.io import load_gold, load_runs
-from jury.scoring import score_all
-from jury.sql.compare import NormalizeOptions, bird, normalize_rows, strict
-from jury.sql.execute import execute, result_hash
-from jury.store import Store
+from jury.compare.outcomes import Settings, evaluate
+from jury.inputs.io import load_gold, load_runs
+from jury.results.scoring import score_all
+from jury.compare.comparators import NormalizeOptions, bird, normalize_rows, strict
+from jury.execution.sqlite import execute, result_hash
+from jury.execution.store import Store
 
 ORDERED_GOLD = "SELECT name FROM item ORDER BY price"  # question 2 of helpers.GOLD
 
@@ -136,7 +136,7 @@ def test_execute_records_an_ordered_digest_of_every_row(tmp_path):
     full = execute(db, "SELECT name FROM item ORDER BY price")
     assert up.truncated and up.result_sha256 == down.result_sha256
     assert up.ordered_sha256 != down.ordered_sha256
-    ordered_hash = jury.sql.execute.ordered_hash
+    ordered_hash = jury.execution.sqlite.ordered_hash
     assert up.ordered_sha256 == full.ordered_sha256 == ordered_hash(full.rows)
     assert ordered_hash([(1,), (1,)]) != ordered_hash([(1,)])
     assert ordered_hash([(1,)]) == ordered_hash([(1.0,)]) and result_hash([(1,)]) == result_hash([(1.0,)])
@@ -167,9 +167,9 @@ def test_strict_differs_from_bird_only_by_list_semantics_when_order_matters():
 
 
 def test_compare_docstring_examples_hold():
-    result = doctest.testmod(jury.sql.compare)
+    result = doctest.testmod(jury.compare.comparators)
     assert result.attempted > 20 and result.failed == 0
-    result = doctest.testmod(jury.sql.execute)
+    result = doctest.testmod(jury.execution.sqlite)
     assert result.attempted >= 2 and result.failed == 0
 
 
@@ -238,8 +238,8 @@ def test_unusable_database_is_a_one_line_error(case, tmp_path):
 def test_database_check_runs_once_per_database_content(project, monkeypatch):
     tmp, gold = project
     calls = []
-    real = jury.sql.execute.check_database
-    monkeypatch.setattr(jury.sql.execute, "check_database", lambda p: calls.append(p) or real(p))
+    real = jury.execution.sqlite.check_database
+    monkeypatch.setattr(jury.execution.sqlite, "check_database", lambda p: calls.append(p) or real(p))
     recs = [{"model": "m", "question_id": 1, "sql": "SELECT 1"}]
     run(tmp, gold, recs)
     run(tmp, gold, recs)
@@ -249,7 +249,7 @@ def test_database_check_runs_once_per_database_content(project, monkeypatch):
 def test_healthy_database_is_not_modified_by_the_check(tmp_path):
     db = make_db(tmp_path)
     before = db.read_bytes(), db.stat().st_mtime_ns
-    assert jury.sql.execute.check_database(db) is None
+    assert jury.execution.sqlite.check_database(db) is None
     assert (db.read_bytes(), db.stat().st_mtime_ns) == before
     assert not Path(str(db) + "-wal").exists() and not Path(str(db) + "-journal").exists()
 
@@ -258,7 +258,7 @@ def test_healthy_database_is_not_modified_by_the_check(tmp_path):
 
 
 def test_a_value_over_the_length_limit_is_an_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(jury.sql.execute, "MAX_VALUE_BYTES", 1000, raising=False)
+    monkeypatch.setattr(jury.execution.sqlite, "MAX_VALUE_BYTES", 1000, raising=False)
     db = make_db(tmp_path)
     r = execute(db, "SELECT zeroblob(2000)")
     assert r.status == "error" and "too big" in r.error and "1,000 bytes" in r.error
@@ -266,7 +266,7 @@ def test_a_value_over_the_length_limit_is_an_error(tmp_path, monkeypatch):
 
 
 def test_a_result_over_the_byte_cap_is_an_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(jury.sql.execute, "MAX_RESULT_BYTES", 1500, raising=False)
+    monkeypatch.setattr(jury.execution.sqlite, "MAX_RESULT_BYTES", 1500, raising=False)
     db = make_db(tmp_path)
     r = execute(db, "SELECT zeroblob(600) FROM item")  # 4 x 600 bytes
     assert r.status == "error" and "result too large" in r.error and r.rows == []
@@ -307,8 +307,8 @@ class _CountingPair:
 @pytest.mark.parametrize("n", [500, 4000])
 def test_score_all_reads_each_pair_a_bounded_number_of_times(n, monkeypatch):
     calls = []
-    real = jury.scoring.wilson
-    monkeypatch.setattr(jury.scoring, "wilson", lambda k, m: calls.append((k, m)) or real(k, m))
+    real = jury.results.scoring.wilson
+    monkeypatch.setattr(jury.results.scoring, "wilson", lambda k, m: calls.append((k, m)) or real(k, m))
     pairs = [_CountingPair(f"m{i}", "match" if i % 3 else "mismatch") for i in range(n)]
     _CountingPair.reads = 0
     scores = score_all(pairs)
@@ -320,6 +320,6 @@ def test_score_all_reads_each_pair_a_bounded_number_of_times(n, monkeypatch):
 
 
 def test_proportion_results_are_independent_dicts():
-    a = jury.scoring.proportion(1, 2)
+    a = jury.results.scoring.proportion(1, 2)
     a["k"] = 99
-    assert jury.scoring.proportion(1, 2)["k"] == 1
+    assert jury.results.scoring.proportion(1, 2)["k"] == 1

@@ -16,11 +16,11 @@ import pytest
 
 from badinput import basic_project, run_jury
 from helpers import REPO
-from jury.config import Config, load_config
+from jury.inputs.config import Config, load_config
 from jury.errors import ConfigError, InputError
-from jury.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document
-from jury.records import RunRecord
-from jury.render import safe
+from jury.inputs.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document
+from jury.inputs.records import RunRecord
+from jury.results.render import safe
 
 DEEP = "[" * 200_000 + "]" * 200_000
 
@@ -97,7 +97,7 @@ def test_verdict_files_use_the_safe_loader(tmp_path):
     in the library and in `jury verify` (no RecursionError traceback)."""
     from test_verdicts import make_doc
 
-    from jury.verdicts import VerdictError, load_locked, write_locked
+    from jury.verdicts.documents import VerdictError, load_locked, write_locked
 
     path = write_locked(make_doc("audit", tmp_path), tmp_path / "verdicts" / "audit.json")
     original = path.read_text()
@@ -180,7 +180,7 @@ def test_report_and_import_escape_model_names(tmp_path):
 
 def test_console_factory_escapes_and_fits(monkeypatch):
     from jury.cli.common import make_console, table_width
-    from jury.render import UNWRAPPED_WIDTH
+    from jury.results.render import UNWRAPPED_WIDTH
 
     buf = io.StringIO()
     monkeypatch.setattr(sys, "stdout", buf)

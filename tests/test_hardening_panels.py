@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 from fakellm import ballot_reply
 from jury.cli import app
 from jury.errors import ConfigError
-from jury.jury.ballot import adjudication_messages, audit_messages, fence, Template
-from jury.jury.panels import PANELS_DIR, PROMPTS_DIR, load_panel
-from jury.records import ExecResult, GoldItem
+from jury.judging.ballots import adjudication_messages, audit_messages, fence, Template
+from jury.judging.panels import PANELS_DIR, PROMPTS_DIR, load_panel
+from jury.inputs.records import ExecResult, GoldItem
 from jurytest import make_project, write_panel
 
 runner = CliRunner()
@@ -230,7 +230,7 @@ def test_template_must_carry_the_ballot_header_of_its_style(tmp_path, first_line
 def test_shipped_templates_carry_their_headers():
     for style, file in (("blind", "adjudicate-blind-v1.md"), ("labelled", "adjudicate-labelled-v1.md"),
                         ("audit", "audit-v1.md")):
-        from jury.jury.ballot import check_template
+        from jury.judging.ballots import check_template
 
         check_template(Template.load(PROMPTS_DIR / file), style)
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.verdicts import load_locked
+from jury.verdicts.documents import load_locked
 from jurytest import make_project, says, write_panel
 
 runner = CliRunner()
@@ -67,7 +67,7 @@ def test_report_shows_unknown_cost_and_names_the_jurors(unpriced_project):
 
 def test_old_files_without_the_field_still_load_and_report(unpriced_project):
     project, _ = unpriced_project
-    from jury.verdicts import content_hash
+    from jury.verdicts.documents import content_hash
 
     path = project / "verdicts" / "adj.json"
     data = json.loads(path.read_text())
@@ -100,7 +100,7 @@ def test_audit_records_unpriced_jurors(tmp_path, monkeypatch, fake_llm):
 
 # ------------------------------------------------------------------ plots (issue #8.19)
 
-from jury import plots  # noqa: E402
+from jury.results import plots  # noqa: E402
 from test_plots import overlapping_texts, report36  # noqa: E402
 
 # (adjudicated accuracy, gold-defect share) of the bundled example's 15 systems as the

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from fakellm import Reply, ballot_reply, json_reply
 from jury.cli import app
-from jury.verdicts import load_locked
+from jury.verdicts.documents import load_locked
 from jurytest import make_project, says, write_panel
 
 runner = CliRunner()
@@ -183,7 +183,7 @@ def test_key_echoed_in_reasoning_is_scrubbed_everywhere(project, fake_llm, monke
 
 
 def test_reasoning_is_capped_with_a_marker_and_max_tokens_is_sent(project, fake_llm):
-    from jury.jury.client import DEFAULT_MAX_REPLY_TOKENS, MAX_STORED_REASONING_CHARS
+    from jury.judging.client import DEFAULT_MAX_REPLY_TOKENS, MAX_STORED_REASONING_CHARS
 
     huge = "x" * 300_000
     for name, _ in FOUR:
@@ -221,7 +221,7 @@ def test_unknown_param_warns_once_per_juror_before_any_call_and_in_plan(project,
 
 def test_votes_are_stored_before_call_logs_and_a_store_failure_is_one_line(project, fake_llm, monkeypatch):
     from jury.errors import StoreError
-    from jury.store import VoteStoreMixin
+    from jury.execution.store import VoteStoreMixin
 
     all_say(fake_llm)
     panel = str(write_panel(project, fake_llm.base_url, FOUR))
@@ -247,7 +247,7 @@ def test_votes_are_stored_before_call_logs_and_a_store_failure_is_one_line(proje
 
 
 def test_a_full_store_file_is_one_line_not_a_traceback(project, fake_llm, monkeypatch):
-    from jury import store as store_mod
+    from jury.execution import store as store_mod
 
     all_say(fake_llm)
     panel = str(write_panel(project, fake_llm.base_url, FOUR))
@@ -267,7 +267,7 @@ def test_a_full_store_file_is_one_line_not_a_traceback(project, fake_llm, monkey
 
 
 def test_a_full_output_disk_is_one_line_and_the_rerun_pays_nothing(project, fake_llm, monkeypatch):
-    import jury.verdicts as verdicts_mod
+    import jury.verdicts.documents as verdicts_mod
 
     all_say(fake_llm)
     panel = str(write_panel(project, fake_llm.base_url, FOUR))
@@ -339,7 +339,7 @@ def test_two_processes_on_one_store_ask_each_ballot_once(project, fake_llm):
 
 
 def test_a_dead_holders_claim_is_taken_over(project, fake_llm):
-    from jury.store import Store
+    from jury.execution.store import Store
 
     all_say(fake_llm)
     panel = write_panel(project, fake_llm.base_url, FOUR)
@@ -363,7 +363,7 @@ def test_a_dead_holders_claim_is_taken_over(project, fake_llm):
 
 
 def test_a_response_body_over_the_limit_is_not_read_and_abstains(project, fake_llm, monkeypatch):
-    from jury.jury import client
+    from jury.judging import client
 
     monkeypatch.setattr(client, "MAX_RESPONSE_BYTES", 1024 * 1024)
     all_say(fake_llm)

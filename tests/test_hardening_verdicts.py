@@ -17,8 +17,8 @@ from badinput import Case, check_case
 from fakellm import Reply
 from helpers import REPO
 from jury.cli import app
-from jury.jury.votes import audit_flag
-from jury.verdicts import LOCK_KEY, VerdictError, content_hash, load_locked, verify_file
+from jury.judging.rules import audit_flag
+from jury.verdicts.documents import LOCK_KEY, VerdictError, content_hash, load_locked, verify_file
 from jurytest import make_project, says, write_panel
 from test_audit import FIVE, audit_juror
 
@@ -141,8 +141,8 @@ def test_an_audit_of_another_gold_is_refused(project, fake_llm):
     panel = audit_panel(project, fake_llm, {n: {1} for n in ("ja", "jb", "jc")})
     assert invoke("audit-gold", "gold.json", "--panel", panel, "-o", "verdicts/a.json").exit_code == 0
     doc = load_locked(project / "verdicts" / "a.json")
-    from jury.io import sha256_file
-    from jury.store import execution_key
+    from jury.inputs.io import sha256_file
+    from jury.execution.store import execution_key
 
     db_sha = sha256_file(project / "dbs" / "shop" / "shop.sqlite")
     rec = next(r for r in doc.records if r.question_id == 1)
@@ -190,7 +190,7 @@ def test_prompt_templates_are_bound_by_name_not_by_install_path(project, fake_ll
 
 
 def test_a_custom_template_is_bound_relative_to_its_panel(project, fake_llm):
-    from jury.jury.panels import PROMPTS_DIR
+    from jury.judging.panels import PROMPTS_DIR
 
     (project / "prompts").mkdir()
     template = project / "prompts" / "my-audit.md"
@@ -341,7 +341,7 @@ def test_another_verdict_set_aimed_at_a_locked_file_is_refused_before_any_call(p
 
 def hand_audit(tmp: Path, name="a.json", *, flagged_q1=False, qid=1, supersedes=None, panel_path=None) -> Path:
     """A locked audit file for badinput's basic project, written by the library, no calls."""
-    from jury.verdicts import bind_file, write_locked
+    from jury.verdicts.documents import bind_file, write_locked
 
     vdir = tmp / "verdicts"
     votes = [{"juror": j, "family": f"fam-{j}", "model": f"openai/{j}", "raw_verdict": "valid", "category": "valid"}
@@ -362,7 +362,7 @@ def hand_audit(tmp: Path, name="a.json", *, flagged_q1=False, qid=1, supersedes=
 
 
 def _superseded(tmp: Path) -> None:
-    from jury.verdicts import load_locked
+    from jury.verdicts.documents import load_locked
 
     old = hand_audit(tmp, "a.json")
     hand_audit(tmp, "b.json", supersedes=load_locked(old).content_sha256)

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from jury.errors import InputError
-from jury.io import import_bird_predictions, load_gold, load_gold_list, load_runs
+from jury.inputs.io import import_bird_predictions, load_gold, load_gold_list, load_runs
 from helpers import GOLD, SHARED_BIRD, write_gold, write_runs
 
 

@@ -17,4 +17,4 @@ def test_wheel_ships_panels_and_prompts(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {p.name for p in (REPO / "panels").glob("*.toml")} | {p.name for p in (REPO / "prompts").glob("*.md")}
     assert {n.rsplit("/", 1)[-1] for n in names if n.startswith(("jury/panels/", "jury/prompts/"))} == shipped
-    assert "jury/jury/client.py" in names and "jury/cli/__init__.py" in names
+    assert "jury/judging/client.py" in names and "jury/cli/__init__.py" in names

@@ -1,4 +1,4 @@
-"""Tests for jury.plots: files written, skipped charts, sizes, and no overlapping text."""
+"""Tests for jury.results.plots: files written, skipped charts, sizes, and no overlapping text."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import matplotlib.image as mpimg  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from jury import plots, stats  # noqa: E402
+from jury import stats
+from jury.results import plots  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALL = ["columns.png", "rank_slope.png", "miss_composition.png", "defect_share_vs_strength.png"]

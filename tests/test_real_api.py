@@ -12,12 +12,12 @@ import os
 import pytest
 
 from helpers import EXAMPLE
-from jury.jury.ballot import REPLY_SCHEMAS, Template, adjudication_messages, blind_category, make_parser
-from jury.jury.client import JurorPool
-from jury.jury.panels import PANELS_DIR, load_panel
-from jury.records import GoldItem
-from jury.sql.execute import execute
-from jury.sql.schema import describe_columns
+from jury.judging.ballots import REPLY_SCHEMAS, Template, adjudication_messages, blind_category, make_parser
+from jury.judging.client import JurorPool
+from jury.judging.panels import PANELS_DIR, load_panel
+from jury.inputs.records import GoldItem
+from jury.execution.sqlite import execute
+from jury.execution.schema import describe_columns
 
 DB = EXAMPLE / "databases" / "superhero" / "superhero.sqlite"
 PANEL = load_panel(PANELS_DIR / "default.toml")

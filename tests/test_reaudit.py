@@ -4,7 +4,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.verdicts import load_locked
+from jury.verdicts.documents import load_locked
 from jurytest import make_project, says, write_panel
 from test_audit import FIVE, audit_juror
 
@@ -65,7 +65,7 @@ def test_changed_prompt_template_makes_a_file_stale(project, fake_llm):
         fake_llm.script(name, audit_juror(set()))
     (project / "prompts").mkdir()
     template = project / "prompts" / "my-audit.md"  # a panel's own templates live in prompts/ beside it
-    from jury.jury.panels import PROMPTS_DIR
+    from jury.judging.panels import PROMPTS_DIR
 
     template.write_text((PROMPTS_DIR / "audit-v1.md").read_text())
     panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")

@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.errors import InputError
-from jury.evaluate import Evaluation, PairResult, Settings
-from jury.records import GoldItem
-from jury.reporting import build_report, render_report, report_rows
-from jury.verdicts import validate_document
+from jury.compare.outcomes import Evaluation, PairResult, Settings
+from jury.inputs.records import GoldItem
+from jury.results.report import build_report, render_report, report_rows
+from jury.verdicts.documents import validate_document
 from jurytest import FAILURES, GOLD_SQL, make_project, user_text, write_panel
 from fakellm import ballot_reply, json_reply
 
@@ -396,7 +396,7 @@ def test_cli_every_format(project):
 
 
 def test_cli_plots(project):
-    pytest.importorskip("jury.plots")
+    pytest.importorskip("jury.results.plots")
     res = report("--verdicts", "verdicts/adj.json", "--plots", "figs", "-f", "json")
     assert res.exit_code == 0, res.output
     written = sorted(p.name for p in (project / "figs").iterdir())

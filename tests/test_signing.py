@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from badinput import Case, check_case
 from jury.cli import app
-from jury.signing import NAMESPACE, load_signer, parse_signature, sign_file
-from jury.verdicts import LOCK_KEY, content_hash, load_locked
+from jury.verdicts.signing import NAMESPACE, load_signer, parse_signature, sign_file
+from jury.verdicts.documents import LOCK_KEY, content_hash, load_locked
 from jurytest import make_project, says, write_panel
 from test_audit import FIVE, audit_juror
 
@@ -203,7 +203,7 @@ def test_ssh_keygen_verifies_jury_signatures_and_jury_verifies_ssh_keygens(signe
 def test_sign_file_refuses_an_unlocked_or_tampered_file(tmp_path, keys):
     path = tmp_path / "x.json"
     path.write_text('{"kind": "adjudication"}')
-    from jury.verdicts import VerdictError
+    from jury.verdicts.documents import VerdictError
 
     with pytest.raises(VerdictError, match="not locked"):
         sign_file(path, load_signer(keys["alice"]))

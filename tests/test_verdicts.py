@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from helpers import REPO, make_db
 from jury.cli import app
 from jury.errors import InputError, JuryError
-from jury.verdicts import (
+from jury.verdicts.documents import (
     AdjudicationFile,
     AuditFile,
     VerdictError,
@@ -332,7 +332,7 @@ def test_default_path(tmp_path):
 def test_committed_schema_is_generated_and_validates(kind, tmp_path):
     committed = REPO / "verdicts" / "schema" / f"{kind}-v1.schema.json"
     expected = json.dumps(schema_for(kind), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    assert committed.read_text(encoding="utf-8") == expected, "run jury.verdicts.write_schemas('verdicts/schema')"
+    assert committed.read_text(encoding="utf-8") == expected, "run jury.verdicts.documents.write_schemas('verdicts/schema')"
     schema = json.loads(expected)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)

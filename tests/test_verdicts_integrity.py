@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.verdicts import load_locked
+from jury.verdicts.documents import load_locked
 from jurytest import make_project, says, write_panel
 
 runner = CliRunner()
@@ -58,7 +58,7 @@ def test_verdicts_are_not_credited_to_changed_answers(adjudicated):
 
 
 def test_shared_calls_are_counted_once_in_totals_and_split_between_models(adjudicated):
-    from jury.store import Store
+    from jury.execution.store import Store
 
     doc = load_locked(adjudicated / "verdicts" / "adj.json")
     with Store(adjudicated / ".jury" / "store.db") as st:
@@ -70,7 +70,7 @@ def test_shared_calls_are_counted_once_in_totals_and_split_between_models(adjudi
 
 
 def test_a_wrong_kind_of_panel_is_a_one_line_error(adjudicated):
-    from jury.jury.panels import PANELS_DIR
+    from jury.judging.panels import PANELS_DIR
 
     res = runner.invoke(app, ["audit-gold", "--panel", str(PANELS_DIR / "default.toml"), "--plan"])
     assert res.exit_code == 1 and "needs ballot_style" in res.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from jury import __version__
+from jury.version import __version__
 
 app = typer.Typer(
     name="jury",

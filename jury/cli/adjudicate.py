@@ -41,11 +41,11 @@ def adjudicate(
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
 
-    from jury.jury.adjudicate import summarize
-    from jury.jury.families import load_registry
-    from jury.jury.panels import load_panel, resolve_panel_path
-    from jury.scoring import score_all
-    from jury.workflows import adjudication_job
+    from jury.results.columns import adjudication_summary
+    from jury.judging.families import load_registry
+    from jury.judging.panels import load_panel, resolve_panel_path
+    from jury.results.scoring import score_all
+    from jury.pipeline.jobs import adjudication_job
 
     cfg = config()
     from jury.cli.common import guard_outputs  # outputs never destroy inputs (issue 9.1)
@@ -67,13 +67,13 @@ def adjudicate(
         print_plan(console, job.plan.ballots(), f"adjudication plan: panel {panel_obj.name}, no calls made",
                    len(job.plan.groups), "failures")
         return
-    rows = summarize(job.evaluation, job.records, score_all(job.evaluation.pairs), set(job.plan.families))
+    rows = adjudication_summary(job.records, score_all(job.evaluation.pairs), set(job.plan.families))
     _print_summary(console, rows, job.stats, job.path, job.reused_file)
     after_write(console, job.path, signer)
 
 
 def _print_summary(console, rows, stats, path, reused_file) -> None:
-    from jury.render import to_rich_table
+    from jury.results.render import to_rich_table
 
     display = []
     for r in rows:

@@ -38,8 +38,8 @@ def audit_gold(
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
 
-    from jury.jury.panels import load_panel, resolve_panel_path
-    from jury.workflows import audit_job
+    from jury.judging.panels import load_panel, resolve_panel_path
+    from jury.pipeline.jobs import audit_job
 
     cfg = config()
     from jury.cli.common import guard_outputs  # outputs never destroy inputs (issue 9.1)

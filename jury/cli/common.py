@@ -16,7 +16,7 @@ FORMAT_HELP = "Output format: table, csv, json or md."
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    from jury.render import safe
+    from jury.results.render import safe
 
     typer.echo(f"Error: {safe(message)}", err=True)
     return typer.Exit(code)
@@ -25,10 +25,10 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 def make_console(stderr: bool = False):
     """The console every command prints through: on a terminal it fits the terminal's width;
     without one (a pipe, a log file) lines are not wrapped. Strings printed are made safe
-    (jury.render.safe: control characters escaped); tables from to_rich_table already are."""
+    (jury.results.render.safe: control characters escaped); tables from to_rich_table already are."""
     from rich.console import Console
 
-    from jury.render import UNWRAPPED_WIDTH, safe
+    from jury.results.render import UNWRAPPED_WIDTH, safe
 
     class SafeConsole(Console):
         def print(self, *objects, **kwargs):
@@ -44,7 +44,7 @@ def table_width(output: Path | None) -> int | None:
     """The width to render a table for: the terminal's when printing to one, else None (unwrapped)."""
     if output is not None:
         return None
-    from jury.render import UNWRAPPED_WIDTH
+    from jury.results.render import UNWRAPPED_WIDTH
 
     console = make_console()
     return None if console.width >= UNWRAPPED_WIDTH else console.width
@@ -59,7 +59,7 @@ def guard_outputs(outputs, inputs=(), *, store: Path | None = None, db_root: Pat
     import os
 
     from jury.errors import InputError
-    from jury.verdicts import is_locked_file
+    from jury.verdicts.documents import is_locked_file
 
     def resolved(p: Path) -> Path:
         try:
@@ -113,19 +113,19 @@ def handle_errors(fn: Callable) -> Callable:
 
 
 def config():
-    from jury.config import load_config
+    from jury.inputs.config import load_config
 
     return load_config()
 
 
 def open_store(cfg, flag: Path | None):
-    from jury.store import Store
+    from jury.execution.store import Store
 
     return Store(cfg.store_path(flag))
 
 
 def check_format(fmt: str) -> str:
-    from jury.render import FORMATS
+    from jury.results.render import FORMATS
 
     if fmt not in FORMATS:
         raise JuryError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
@@ -158,13 +158,13 @@ def emit(text: str, output: Path | None = None) -> None:
     if output is None:
         typer.echo(text, nl=False)
     else:
-        from jury.io import write_atomic
-        from jury.verdicts import is_locked_file
+        from jury.inputs.io import write_atomic
+        from jury.verdicts.documents import is_locked_file
 
         if is_locked_file(output):
             raise JuryError(f"{output}: is a locked verdict file; it is never overwritten (choose another -o)")
         write_atomic(output, text)
-        from jury.render import safe
+        from jury.results.render import safe
 
         typer.echo(f"wrote {safe(output)}", err=True)
 
@@ -180,7 +180,7 @@ def gold_path(cfg, flag: Path | None) -> Path:
 
 def settings(cfg, *, comparator=None, near_miss=None, timeout=None, row_cap=None, workers=None, options=None):
     """Evaluation settings: flags, else jury.toml, else the defaults."""
-    from jury.evaluate import Settings
+    from jury.compare.outcomes import Settings
 
     extra = {"options": options} if options is not None else {}
     return Settings(

@@ -28,8 +28,8 @@ def bird_predictions(
     text after the SQL is kept as the model wrote it. Prints how many entries were
     missing or odd.
     """
-    from jury.io import dump_runs, import_bird_predictions, load_gold_list
-    from jury.render import safe
+    from jury.inputs.io import dump_runs, import_bird_predictions, load_gold_list
+    from jury.results.render import safe
 
     cfg = config()
     gold_path = cfg.path_of("gold", gold)

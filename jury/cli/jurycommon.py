@@ -21,8 +21,8 @@ def print_run_stats(console, stats, path, reused_file: bool = False) -> None:
 
 
 def print_plan(console, ballots, title: str, groups: int, unit: str) -> None:
-    from jury.jury.runner import plan_rows
-    from jury.render import to_rich_table
+    from jury.judging.runner import plan_rows
+    from jury.results.render import to_rich_table
 
     rows = plan_rows(ballots)
     for r in rows:

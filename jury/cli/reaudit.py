@@ -29,7 +29,8 @@ def reaudit(
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
 
-    from jury.reaudit import check_file, describe_diff, heads, rerun
+    from jury.pipeline.reaudit import rerun
+    from jury.verdicts.reaudit import check_file, describe_diff, heads
 
     cfg = config()
     signer = signer_for(sign)

@@ -50,9 +50,9 @@ def report(
     the oracle-routing table (the three columns on the questions every model routed
     correctly). Every verdict file's lock is checked before anything else is read.
     """
-    from jury.reporting import STRENGTHS, build_report, render_report
+    from jury.results.report import STRENGTHS, build_report, render_report
     from jury.cli.score import check_audit_against_gold, load_verdict_files
-    from jury.workflows import load_and_evaluate
+    from jury.pipeline.jobs import load_and_evaluate
 
     check_format(fmt)
     if strength is not None and strength not in STRENGTHS:
@@ -65,7 +65,7 @@ def report(
     audit_docs = [audit_doc[1]] if audit_doc is not None else []
     registry = None
     if families is not None:
-        from jury.jury.families import load_registry
+        from jury.judging.families import load_registry
 
         registry = load_registry(families)
 
@@ -81,9 +81,9 @@ def report(
     text = render_report(result, fmt, width=table_width(output), wide=wide)
     if plots is not None:
         try:
-            from jury.plots import write_plots
+            from jury.results.plots import write_plots
         except ImportError as exc:
-            raise JuryError(f"--plots: cannot load jury.plots ({exc})") from None
+            raise JuryError(f"--plots: cannot load jury.results.plots ({exc})") from None
         try:
             written = write_plots(result, plots)
         except OSError as exc:

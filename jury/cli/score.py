@@ -41,10 +41,10 @@ def score(
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
-    from jury.report import per_question_jsonl, render_scores
-    from jury.scoring import score_all
-    from jury.sql.compare import NormalizeOptions
-    from jury.workflows import load_and_evaluate
+    from jury.results.score_table import per_question_jsonl, render_scores
+    from jury.results.scoring import score_all
+    from jury.compare.comparators import NormalizeOptions
+    from jury.pipeline.jobs import load_and_evaluate
 
     check_format(fmt)
     cfg = config()
@@ -70,7 +70,7 @@ def score(
 def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_superseded: bool = False):
     """(audit (path, doc) or None, [(path, adjudication doc)]): each lock checked, its verdicts
     recomputed from its votes, and a superseded file refused unless allow_superseded."""
-    from jury.verdicts import load_current
+    from jury.verdicts.documents import load_current
 
     audit_doc = (audit, load_current(audit, "audit", allow_superseded=allow_superseded)) if audit is not None else None
     adj_docs = [(path, load_current(path, "adjudication", allow_superseded=allow_superseded)) for path in verdicts]
@@ -78,9 +78,9 @@ def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_supersede
 
 
 def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None:
-    """Refuse an audit made for another gold file (jury.columns.check_audit_gold)."""
-    from jury.columns import check_audit_gold
-    from jury.io import sha256_file
+    """Refuse an audit made for another gold file (jury.results.columns.check_audit_gold)."""
+    from jury.results.columns import check_audit_gold
+    from jury.inputs.io import sha256_file
 
     if audit_doc is not None:
         path, doc = audit_doc
@@ -89,7 +89,7 @@ def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None
 
 def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_docs) -> None:
     """Fill the gold-clean and adjudicated columns from locked files loaded by load_verdict_files."""
-    from jury.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
+    from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
 
     pairs = ev.pairs
     if audit_doc is not None:

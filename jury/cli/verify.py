@@ -31,15 +31,15 @@ def verify(
     fails, 0 otherwise.
     """
     from jury.errors import InputError
-    from jury.verdicts import VerdictError, verify_file
+    from jury.verdicts.documents import VerdictError, verify_file
 
     for path in files:
         if not path.exists():
             raise InputError(f"{path}: no such file")
         if not path.is_file():
             raise InputError(f"{path}: is a directory, expected a verdict file")
-    from jury.render import safe
-    from jury.signing import check_file_signature, load_trusted_keys
+    from jury.results.render import safe
+    from jury.verdicts.signing import check_file_signature, load_trusted_keys
 
     trusted = load_trusted_keys(trusted_key)
     failed: list[str] = []

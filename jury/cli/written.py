@@ -19,7 +19,7 @@ def signer_for(key: Path | None):
     """Load the signing key before any work, so a bad key fails before a call is paid for."""
     if key is None:
         return None
-    from jury.signing import load_signer
+    from jury.verdicts.signing import load_signer
 
     return load_signer(key)
 
@@ -28,7 +28,7 @@ def unpriced_lines(path: Path | None) -> list[str]:
     """Lines naming the juror models litellm could not price in a written verdict file."""
     if path is None:
         return []
-    from jury.verdicts import load_locked
+    from jury.verdicts.documents import load_locked
 
     doc = load_locked(path)
     unpriced = doc.totals.unpriced_models or []
@@ -46,7 +46,7 @@ def after_write(console, path: Path | None, signer=None) -> None:
         console.print(f"[yellow]{line}[/]", highlight=False)
     if signer is None or path is None:
         return
-    from jury.signing import sign_file
+    from jury.verdicts.signing import sign_file
 
     sig_path, written = sign_file(path, signer)
     if written:

@@ -1,0 +1,318 @@
+"""Execute gold and candidate SQL (cached, in parallel) and give every (model, question) one outcome.
+
+Outcomes, in order of precedence:
+``gold_error`` (the gold query itself fails: excluded from every denominator),
+``misrouted`` (the model chose another database), ``missing`` (no SQL),
+``timeout``, ``error`` (the candidate did not execute), ``match`` (the chosen
+comparator accepts), ``near_miss`` (row-set overlap >= threshold) and ``mismatch``
+(overlap below the threshold: eligible for the jury).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from jury.errors import InputError
+from jury.inputs.io import database_path, require_database
+from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
+from jury.compare import comparators as compare
+from jury.execution import sqlite as sql_execute
+from jury.execution.sqlite import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, execute_job
+from jury.execution.store import Store, execution_key
+
+SIDE_COMPARATORS = ("bird", "strict", "relaxed", "subset")
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Settings:
+    comparator: str = "strict"
+    near_miss: float = 0.5
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    row_cap: int = DEFAULT_ROW_CAP
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    options: compare.NormalizeOptions = field(default_factory=compare.NormalizeOptions)
+
+    def __post_init__(self) -> None:
+        compare.get_comparator(self.comparator)
+        if not 0.0 <= self.near_miss <= 1.0:
+            raise InputError(f"near-miss threshold must be in [0, 1], got {self.near_miss}")
+        if self.timeout_s <= 0:
+            raise InputError(f"timeout must be positive, got {self.timeout_s}")
+        if self.row_cap < 1:
+            raise InputError(f"row cap must be at least 1, got {self.row_cap}")
+        if self.workers < 1:
+            raise InputError(f"workers must be at least 1, got {self.workers}")
+
+    def describe(self) -> dict:
+        return {
+            "comparator": self.comparator,
+            "near_miss_threshold": self.near_miss,
+            "timeout_s": self.timeout_s,
+            "row_cap": self.row_cap,
+            "normalize": self.options.describe(),
+        }
+
+
+class PairResult(BaseModel):
+    """The scored answer of one model to one question."""
+
+    model: str
+    question_id: QuestionId
+    db_id: str
+    chosen_db_id: str | None
+    routed: bool
+    outcome: str
+    overlap: float | None = None
+    verdicts: dict[str, bool | None] = {}
+    order_matters: bool = False
+    gold_key: str | None = None
+    pred_key: str | None = None
+    error: str | None = None
+    families: list[str] = []
+
+
+@dataclass
+class Evaluation:
+    pairs: list[PairResult]
+    gold_errors: dict[QuestionId, str]
+    settings: Settings
+    databases: dict[str, tuple[Path, str]]  # db_id -> (path, sha256)
+    executed: int = 0  # executions actually run (not served from the store)
+    results: dict[str, ExecResult] = field(default_factory=dict, repr=False)
+
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(p.model for p in self.pairs))
+
+
+def _verdict(name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts) -> bool | None:
+    """Whether comparator ``name`` accepts; None when a result over the row cap leaves it undecided.
+
+    Over the cap only the digests of the full results are known: the set digest decides
+    ``bird`` (and ``strict`` when order does not matter), the ordered list digest decides
+    ``strict`` when it does. Equal digests prove a match under every comparator that
+    accepts equal results (``relaxed``, ``subset``, any normalisation); a difference
+    decides nothing for those, so the verdict is None (undecided), never a guess.
+    """
+    if not (gold.truncated or pred.truncated):
+        return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts))
+    if gold.ordered_sha256 is None or pred.ordered_sha256 is None:
+        return None
+    same_set = gold.result_sha256 == pred.result_sha256
+    same_list = gold.ordered_sha256 == pred.ordered_sha256
+    if name == "bird":
+        proven = same_set
+    elif name in ("strict", "relaxed"):  # relaxed accepts whatever strict accepts
+        proven = same_list if order_matters else same_set
+    else:  # subset: the very same rows in the same order
+        proven = same_list
+    if proven:
+        return True
+    if name in ("bird", "strict") and not opts.active:
+        return False
+    return None
+
+
+def _undecided_error(pairs: list[PairResult], results: dict[str, ExecResult], settings: Settings) -> InputError:
+    rows = max(
+        max(results[p.gold_key].row_count, results[p.pred_key].row_count) for p in pairs
+    )
+    name = settings.comparator
+    opts = settings.options
+    with_opts = " with --casefold/--float-digits" if opts.active else ""
+    n = len(pairs)
+    return InputError(
+        f"{n} (model, question) pair{'s' if n != 1 else ''} (first: model {pairs[0].model!r}, question "
+        f"{pairs[0].question_id!r}) cannot be decided by the {name} comparator{with_opts}: a result has "
+        f"more rows than the row cap ({settings.row_cap:,}; largest {rows:,}) and only exact digests are "
+        f"kept beyond it; raise --row-cap to at least {rows} or use --comparator bird or strict "
+        "without --casefold/--float-digits"
+    )
+
+
+def evaluate(
+    gold: dict[QuestionId, GoldItem],
+    records: list[RunRecord],
+    db_root: str | Path | None,
+    store: Store,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+) -> Evaluation:
+    settings = settings or Settings()
+    qids = list(dict.fromkeys(r.question_id for r in records))
+    missing = [q for q in qids if q not in gold]
+    if missing:
+        raise InputError(f"unknown question_id {missing[0]!r} (not in the gold file)")
+    known_dbs = {g.db_id for g in gold.values()}
+    for r in records:
+        if r.db_id is not None and r.db_id not in known_dbs:
+            if db_root is None or not database_path(db_root, r.db_id).is_file():
+                raise InputError(
+                    f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "
+                    "no database of the gold file and has no database file"
+                )
+    databases = resolve_databases([gold[q] for q in qids], db_root, store)
+
+    def key_for(db_id: str, sql: str) -> str:
+        return execution_key(databases[db_id][1], sql)
+
+    jobs: dict[str, tuple[str, str]] = {}  # key -> (db_id, sql)
+    for q in qids:
+        jobs.setdefault(key_for(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
+    for r in records:
+        g = gold[r.question_id]
+        if r.sql is not None and r.sql.strip() and (r.db_id is None or r.db_id == g.db_id):
+            jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
+    executed = run_executions(jobs, databases, store, settings, progress)
+    results = {k: capped(store.get_execution(k), settings.row_cap) for k in jobs}
+
+    gold_errors: dict[QuestionId, str] = {}
+    for q in qids:
+        res = results[key_for(gold[q].db_id, gold[q].sql)]
+        if not res.ok:
+            gold_errors[q] = f"{res.status}: {res.error}"
+
+    compare.get_comparator(settings.comparator)
+    side = {name: compare.get_comparator(name) for name in SIDE_COMPARATORS}
+    pairs: list[PairResult] = []
+    order_cache: dict[QuestionId, bool] = {}
+    for r in records:
+        g = gold[r.question_id]
+        if r.question_id not in order_cache:
+            order_cache[r.question_id] = (
+                g.order_matters if g.order_matters is not None else compare.gold_orders_rows(g.sql)
+            )
+        pair = PairResult(
+            model=r.model,
+            question_id=r.question_id,
+            db_id=g.db_id,
+            chosen_db_id=r.db_id,
+            routed=r.db_id is None or r.db_id == g.db_id,
+            outcome="mismatch",
+            order_matters=order_cache[r.question_id],
+            gold_key=key_for(g.db_id, g.sql),
+            families=r.families(),
+        )
+        if r.sql is not None and r.sql.strip() and pair.routed:
+            pair.pred_key = key_for(g.db_id, r.sql)
+        _classify(pair, r, results, gold_errors, side, settings)
+        pairs.append(pair)
+    undecided = [p for p in pairs if p.verdicts.get(settings.comparator, False) is None]
+    if undecided:
+        raise _undecided_error(undecided, results, settings)
+    return Evaluation(pairs, gold_errors, settings, databases, executed, results)
+
+
+def _classify(pair, r, results, gold_errors, side, settings) -> None:
+    if pair.question_id in gold_errors:
+        pair.outcome, pair.error = "gold_error", gold_errors[pair.question_id]
+        return
+    if not pair.routed:
+        pair.outcome = "misrouted"
+        return
+    if r.sql is None or not r.sql.strip():
+        pair.outcome = "missing"
+        pair.verdicts = {name: False for name in side}
+        return
+    gold_res, pred_res = results[pair.gold_key], results[pair.pred_key]
+    if not pred_res.ok:
+        pair.outcome, pair.error = pred_res.status, pred_res.error
+        pair.verdicts = {name: False for name in side}
+        return
+    opts, om = settings.options, pair.order_matters
+    pair.verdicts = {name: _verdict(name, gold_res, pred_res, f, om, opts) for name, f in side.items()}
+    if gold_res.truncated or pred_res.truncated:
+        # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
+        pair.overlap = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
+    else:
+        pair.overlap = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
+    if pair.verdicts[settings.comparator]:
+        pair.outcome = "match"
+    elif pair.overlap is not None and pair.overlap >= settings.near_miss:
+        pair.outcome = "near_miss"
+    else:
+        pair.outcome = "mismatch"
+
+
+def run_executions(
+    jobs: dict[str, tuple[str, str]],
+    databases: dict[str, tuple[Path, str]],
+    store: Store,
+    settings: Settings,
+    progress: Progress | None = None,
+) -> int:
+    """Execute every job not already in the store; each result is stored as it arrives."""
+    keys = list(jobs)
+    known = store.known_executions(keys, timeout_s=settings.timeout_s, row_cap=settings.row_cap)
+    todo = [k for k in keys if k not in known]
+    total = len(todo)
+    if progress:
+        progress(0, total)
+
+    def job(k: str) -> tuple[str, str, float, int]:
+        db_id, sql = jobs[k]
+        return (str(databases[db_id][0]), sql, settings.timeout_s, settings.row_cap)
+
+    def save(k: str, result: dict) -> None:
+        db_id, sql = jobs[k]
+        store.put_execution(
+            k, databases[db_id][1], sql, ExecResult(**result),
+            timeout_s=settings.timeout_s, row_cap=settings.row_cap,
+        )
+
+    if settings.workers == 1 or total <= 4:
+        for done, k in enumerate(todo, start=1):
+            save(k, execute_job(job(k)))
+            if progress:
+                progress(done, total)
+        return total
+    with ProcessPoolExecutor(max_workers=min(settings.workers, total)) as pool:
+        futures = {pool.submit(execute_job, job(k)): k for k in todo}
+        for done, fut in enumerate(as_completed(futures), start=1):
+            save(futures[fut], fut.result())
+            if progress:
+                progress(done, total)
+    return total
+
+
+def resolve_databases(items, db_root, store: Store) -> dict[str, tuple[Path, str]]:
+    """db_id -> (path, sha256) for every database the items use.
+
+    A missing file is an error, and so is one that is not a SQLite database, cannot be
+    opened or fails ``PRAGMA quick_check`` (checked read-only, once per database content:
+    a pass is remembered in the store by the file's sha256).
+    """
+    databases: dict[str, tuple[Path, str]] = {}
+    for item in items:
+        if item.db_id not in databases:
+            path = require_database(db_root, item.db_id)
+            sha = store.file_sha256(path)
+            if not store.database_checked(sha):
+                problem = sql_execute.check_database(path)
+                if problem is not None:
+                    raise InputError(f"{path}: not a usable SQLite database (db_id {item.db_id!r}): {problem}")
+                store.mark_database_checked(sha)
+            databases[item.db_id] = (path, sha)
+    return databases
+
+
+def execute_gold(items, databases, store: Store, settings: Settings | None = None, progress: Progress | None = None):
+    """Execute (or reuse) the gold queries alone: question_id -> ExecResult."""
+    settings = settings or Settings()
+    keys = {g.question_id: execution_key(databases[g.db_id][1], g.sql) for g in items}
+    jobs = {keys[g.question_id]: (g.db_id, g.sql) for g in items}
+    run_executions(jobs, databases, store, settings, progress)
+    return {q: capped(store.get_execution(k), settings.row_cap) for q, k in keys.items()}
+
+
+def capped(result: ExecResult, row_cap: int) -> ExecResult:
+    """A stored result as a run under `row_cap` would have kept it (the hash covers every row)."""
+    if result.ok and len(result.rows) > row_cap:
+        return result.model_copy(update={"rows": result.rows[:row_cap], "truncated": True})
+    return result

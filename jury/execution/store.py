@@ -1,0 +1,437 @@
+"""The embedded store: one SQLite file (default ``.jury/store.db``) for everything paid for.
+
+Executions are keyed by the database file's sha256 and the exact SQL text, so the gold
+query of a question runs once however many models are scored and a rerun executes
+nothing. Model calls and votes (added by the jury) live here too, each committed as it
+arrives, so a crash loses nothing that was paid for.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from jury.errors import StoreError
+from jury.inputs.records import ExecResult
+
+migrations = Migrations("jury")
+
+
+@migrations()
+def m001_executions(db: sqlite_utils.Database) -> None:
+    db["files"].create(
+        {"path": str, "size": int, "mtime_ns": int, "sha256": str}, pk="path"
+    )
+    db["executions"].create(
+        {
+            "key": str,
+            "db_sha256": str,
+            "sql": str,
+            "status": str,
+            "columns": str,
+            "rows": str,
+            "row_count": int,
+            "truncated": int,
+            "result_sha256": str,
+            "error": str,
+            "elapsed_s": float,
+            "timeout_s": float,
+            "row_cap": int,
+            "created_at": str,
+        },
+        pk="key",
+    )
+
+
+@migrations()
+def m002_calls_and_votes(db: sqlite_utils.Database) -> None:
+    db["calls"].create(
+        {
+            "id": int,
+            "request_sha256": str,
+            "kind": str,
+            "juror": str,
+            "juror_model": str,
+            "messages": str,
+            "params": str,
+            "ok": int,
+            "text": str,
+            "parsed": str,
+            "error": str,
+            "attempts": int,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "cost_usd": float,
+            "latency_s": float,
+            "log": str,
+            "created_at": str,
+        },
+        pk="id",
+    )
+    db["calls"].create_index(["request_sha256"])
+    db["votes"].create(
+        {
+            "request_sha256": str,
+            "kind": str,
+            "question_id": str,
+            "model": str,
+            "juror": str,
+            "juror_model": str,
+            "juror_family": str,
+            "ok": int,
+            "reply": str,
+            "error": str,
+            "call_id": int,
+            "created_at": str,
+        },
+        pk="request_sha256",
+    )
+
+
+@migrations()
+def m003_claims(db: sqlite_utils.Database) -> None:
+    """Who is asking which ballot right now: one process per request, across processes."""
+    db["claims"].create({"request_sha256": str, "holder": str, "expires_at": float}, pk="request_sha256")
+
+
+@migrations()
+def m004_ordered_digest_and_db_checks(db: sqlite_utils.Database) -> None:
+    """Executions gain the ordered digest of their full row list (older successes, which
+    lack it, are executed again); databases that passed the integrity check, by sha256."""
+    db["executions"].add_column("ordered_sha256", str)
+    db["checked_databases"].create({"sha256": str, "checked_at": str}, pk="sha256")
+
+
+def _holder_is_dead(holder: str) -> bool:
+    """True if a claim's holder ("host:pid:random") is a process of this host that is gone."""
+    import os
+    import socket
+
+    parts = holder.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError, OSError):
+        return False
+    return False
+
+
+class VoteStoreMixin:
+    """Every model call logged; every vote (or abstention) committed as it arrives.
+
+    A write that fails (disk full, read-only file) raises StoreError, one line; every row
+    committed before it stays.
+    """
+
+    db: sqlite_utils.Database
+
+    def _write_failed(self, exc: Exception) -> StoreError:
+        where = getattr(self, "path", "the store")
+        return StoreError(f"{where}: cannot write to the store: {exc}")
+
+    # ------------------------------------------------------------ claims
+    def claim(self, request_sha256: str, holder: str, lease_s: float) -> str | None:
+        """Take the claim on a request: None if this holder has it now, else the live holder's id.
+
+        A claim whose holder's lease expired, or whose holder is a dead process on this
+        host, is taken over.
+        """
+        now = time.time()
+        try:
+            self.db.conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.db.conn.execute(
+                    "SELECT holder, expires_at FROM claims WHERE request_sha256 = ?", [request_sha256]
+                ).fetchone()
+                if row is not None and row[0] != holder and row[1] >= now and not _holder_is_dead(row[0]):
+                    self.db.conn.execute("COMMIT")
+                    return row[0]
+                self.db.conn.execute(
+                    "INSERT OR REPLACE INTO claims (request_sha256, holder, expires_at) VALUES (?, ?, ?)",
+                    [request_sha256, holder, now + lease_s],
+                )
+                self.db.conn.execute("COMMIT")
+            except BaseException:
+                self.db.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+        return None
+
+    def renew_claims(self, request_hashes, holder: str, lease_s: float) -> None:
+        hashes = list(request_hashes)
+        try:
+            for i in range(0, len(hashes), 500):
+                chunk = hashes[i : i + 500]
+                self.db.conn.execute(
+                    f"UPDATE claims SET expires_at = ? WHERE holder = ? AND request_sha256 IN ({','.join('?' * len(chunk))})",
+                    [time.time() + lease_s, holder, *chunk],
+                )
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+    def release_claim(self, request_sha256: str, holder: str) -> None:
+        """Best effort: a claim left behind expires (or its holder is seen to be dead)."""
+        try:
+            self.db.conn.execute("DELETE FROM claims WHERE request_sha256 = ? AND holder = ?", [request_sha256, holder])
+        except sqlite3.Error:
+            pass
+
+    # ------------------------------------------------------------ calls and votes
+    def record_call(self, request_sha256: str, kind: str, juror, messages: list, result) -> int:
+        row = {
+            "request_sha256": request_sha256,
+            "kind": kind,
+            "juror": juror.name,
+            "juror_model": juror.model,
+            "messages": json.dumps(messages, ensure_ascii=False),
+            "params": json.dumps(juror.public_dict(), sort_keys=True),
+            "ok": int(result.ok),
+            "text": result.text,
+            "parsed": json.dumps(result.parsed) if result.parsed is not None else None,
+            "error": result.error,
+            "attempts": result.attempts,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "cost_usd": result.cost_usd,
+            "latency_s": result.latency_s,
+            "log": json.dumps(result.log),
+            "created_at": now_iso(),
+        }
+        try:
+            return self.db["calls"].insert(row).last_pk
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+    def link_vote_call(self, request_sha256: str, call_id: int) -> None:
+        """Point a vote stored before its call log at that log (first call only)."""
+        try:
+            self.db.conn.execute(
+                "UPDATE votes SET call_id = ? WHERE request_sha256 = ? AND call_id IS NULL", [call_id, request_sha256]
+            )
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+    def record_vote(self, request_sha256: str, kind: str, question_id, model, juror, result, call_id=None) -> None:
+        """Store a vote unless one is already stored for this request: a stored vote never changes.
+
+        The runner stores the vote before the call's log (the smaller row first: on a full
+        disk the answer is what must not be lost), then links the two with link_vote_call.
+        """
+        try:
+            self._insert_vote(request_sha256, kind, question_id, model, juror, result, call_id)
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+    def _insert_vote(self, request_sha256, kind, question_id, model, juror, result, call_id) -> None:
+        self.db["votes"].insert(
+            {
+                "request_sha256": request_sha256,
+                "kind": kind,
+                "question_id": json.dumps(question_id),
+                "model": model,
+                "juror": juror.name,
+                "juror_model": juror.model,
+                "juror_family": juror.family,
+                "ok": int(result.ok),
+                "reply": json.dumps(result.parsed) if result.parsed is not None else None,
+                "error": result.error,
+                "call_id": call_id,
+                "created_at": now_iso(),
+            },
+            pk="request_sha256",
+            ignore=True,
+        )
+
+    def get_vote(self, request_sha256: str) -> dict | None:
+        row = self.db.execute(
+            "SELECT ok, reply, error, call_id FROM votes WHERE request_sha256 = ?", [request_sha256]
+        ).fetchone()
+        if row is None:
+            return None
+        return {"ok": bool(row[0]), "reply": json.loads(row[1]) if row[1] else None, "error": row[2], "call_id": row[3]}
+
+    def call_costs(self, request_hashes) -> dict[str, dict]:
+        """Per request hash: attempts, tokens and cost of every logged call (failed ones too)."""
+        out: dict[str, dict] = {}
+        hashes = sorted(set(request_hashes))
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for h, attempts, pt, ct, cost in self.db.execute(
+                "SELECT request_sha256, coalesce(sum(attempts), 0), coalesce(sum(prompt_tokens), 0), "
+                "coalesce(sum(completion_tokens), 0), coalesce(sum(cost_usd), 0) FROM calls "
+                f"WHERE request_sha256 IN ({marks}) GROUP BY request_sha256",
+                chunk,
+            ).fetchall():
+                out[h] = {"calls": attempts, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
+        return out
+
+    def call_totals(self, request_hashes) -> dict:
+        """Calls, tokens and cost of every logged call for these requests, each request once."""
+        totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+        for row in self.call_costs(request_hashes).values():
+            for k in totals:
+                totals[k] += row[k]
+        return totals
+
+
+def execution_key(db_sha256: str, sql: str) -> str:
+    return hashlib.sha256(f"{db_sha256}\0{sql}".encode()).hexdigest()
+
+
+def _encode_value(v):
+    if isinstance(v, bytes):
+        return {"$bytes": base64.b64encode(v).decode()}
+    return v
+
+
+def _decode_value(v):
+    if isinstance(v, dict) and "$bytes" in v:
+        return base64.b64decode(v["$bytes"])
+    return v
+
+
+def encode_rows(rows: list[tuple]) -> str:
+    return json.dumps([[_encode_value(v) for v in r] for r in rows], separators=(",", ":"))
+
+
+def decode_rows(text: str) -> list[tuple]:
+    return [tuple(_decode_value(v) for v in r) for r in json.loads(text)]
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Store(VoteStoreMixin):
+    """A handle on the store file. Cheap to open; every write commits at once."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self.db = sqlite_utils.Database(conn)
+            migrations.apply(self.db)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"{self.path}: cannot open the store: {exc}") from None
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ file hashes
+    def file_sha256(self, path: str | Path) -> str:
+        """sha256 of a file, cached by (path, size, mtime) so big databases hash once."""
+        from jury.inputs.io import sha256_file
+
+        p = Path(path).resolve()
+        st = p.stat()
+        row = self.db.execute(
+            "SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [str(p)]
+        ).fetchone()
+        if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
+            return row[2]
+        digest = sha256_file(p)
+        self.db["files"].upsert(
+            {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest},
+            pk="path",
+        )
+        return digest
+
+    # ------------------------------------------------------------ database checks
+    def database_checked(self, sha256: str) -> bool:
+        """True when a database with this content already passed the integrity check."""
+        return self.db.execute(
+            "SELECT 1 FROM checked_databases WHERE sha256 = ?", [sha256]
+        ).fetchone() is not None
+
+    def mark_database_checked(self, sha256: str) -> None:
+        self.db["checked_databases"].upsert({"sha256": sha256, "checked_at": now_iso()}, pk="sha256")
+
+    # ------------------------------------------------------------ executions
+    def get_execution(self, key: str) -> ExecResult | None:
+        row = self.db.execute(
+            "SELECT status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, "
+            "ordered_sha256 FROM executions WHERE key = ?",
+            [key],
+        ).fetchone()
+        if row is None:
+            return None
+        return ExecResult(
+            status=row[0],
+            columns=json.loads(row[1]),
+            rows=decode_rows(row[2]),
+            row_count=row[3],
+            truncated=bool(row[4]),
+            result_sha256=row[5],
+            error=row[6],
+            elapsed_s=row[7],
+            ordered_sha256=row[8],
+        )
+
+    def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
+        """Keys whose stored result is what a run under these settings would give.
+
+        Not reusable: a timeout under a shorter limit, a result truncated under a smaller row
+        cap, a success that took longer than ``timeout_s`` (it would time out now), and a
+        success stored before the ordered digest existed (it could not be compared as a list).
+        """
+        found: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT key FROM executions WHERE key IN ({marks}) "
+                    "AND NOT (status = 'timeout' AND timeout_s < ?) "
+                    "AND NOT (truncated AND row_cap < ?) "
+                    "AND NOT (status = 'ok' AND elapsed_s > ?) "
+                    "AND NOT (status = 'ok' AND ordered_sha256 IS NULL)",
+                    [*chunk, timeout_s, row_cap, timeout_s],
+                ).fetchall()
+            )
+        return found
+
+    def put_execution(
+        self, key: str, db_sha256: str, sql: str, result: ExecResult, *, timeout_s: float, row_cap: int
+    ) -> None:
+        self.db["executions"].upsert(
+            {
+                "key": key,
+                "db_sha256": db_sha256,
+                "sql": sql,
+                "status": result.status,
+                "columns": json.dumps(result.columns),
+                "rows": encode_rows(result.rows),
+                "row_count": result.row_count,
+                "truncated": int(result.truncated),
+                "result_sha256": result.result_sha256,
+                "ordered_sha256": result.ordered_sha256,
+                "error": result.error,
+                "elapsed_s": result.elapsed_s,
+                "timeout_s": timeout_s,
+                "row_cap": row_cap,
+                "created_at": now_iso(),
+            },
+            pk="key",
+        )

@@ -1,0 +1,485 @@
+"""Reading users' files: gold JSON, run JSONL, and BIRD prediction files.
+
+Every problem becomes an ``InputError`` whose message names the file, the line (or item)
+and the offending value, so the CLI can print it as one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from jury.errors import DatabaseMissing, InputError
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
+
+BIRD_SEPARATOR = "\t----- bird -----\t"
+
+
+@contextmanager
+def file_errors(p: Path):
+    """Turn a missing or unreadable file into a one-line InputError naming it."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{p}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror}") from None
+
+
+MAX_INPUT_BYTES = 512 * 1024 * 1024
+"""The largest input file jury reads (BIRD's train.json is about 20 MB)."""
+MAX_LINE_CHARS = 8 * 1024 * 1024
+"""The longest line of a JSONL file (a run record, a gold item)."""
+MAX_JSON_DEPTH = 100
+"""The deepest nesting of arrays and objects accepted in any JSON input."""
+MAX_INT_DIGITS = 100
+"""The most digits of an integer literal in JSON input (Python refuses past 4300)."""
+
+
+def read_text(path: str | Path) -> str:
+    """Read a UTF-8 file; a missing, empty, non-regular, oversized or non-UTF-8 file is an InputError."""
+    p = Path(path)
+    with file_errors(p):
+        if p.exists() and not p.is_dir() and not stat.S_ISREG(p.stat().st_mode):  # before open: a FIFO blocks
+            raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
+        with open(p, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
+            if info.st_size > MAX_INPUT_BYTES:
+                raise InputError(
+                    f"{p}: {info.st_size} bytes is larger than the {MAX_INPUT_BYTES // 2**20} MiB limit of an input file"
+                )
+            data = fh.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:  # it grew while being read
+        raise InputError(f"{p}: larger than the {MAX_INPUT_BYTES // 2**20} MiB limit of an input file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start : exc.start + 4]
+        raise InputError(
+            f"{p}:{line}: not UTF-8 (byte {bad!r} at offset {exc.start})"
+        ) from None
+    if not text.strip():
+        raise InputError(f"{p}: file is empty")
+    return text.removeprefix("\ufeff")
+
+
+# ---------------------------------------------------------------- one safe JSON loader
+
+
+class _Rejected(ValueError):
+    """A JSON text that parses but must not be accepted (its message says why)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _Rejected(f"duplicate key {_shown(key)}")
+        obj[key] = value
+    return obj
+
+
+def _constant(name: str) -> Any:
+    raise _Rejected(f"{name} is not JSON (no NaN or Infinity)")
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Rejected(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Rejected(f"{_shown(text, 30)} is out of a float's range")
+    return value
+
+
+def _shown(value: str, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int,
+                            parse_float=_float)
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _too_deep(text: str) -> int | None:
+    """The offset of the first bracket nested deeper than MAX_JSON_DEPTH, or None."""
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return m.start()
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _lone_surrogate(obj: Any) -> str | None:
+    """The first string (key or value) holding a lone surrogate, escaped, or None."""
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return x[exc.start : exc.start + 1].encode("unicode_escape").decode("ascii")
+    return None
+
+
+def _check_depth(text: str, where: str, line: int = 1) -> None:
+    deep = _too_deep(text)
+    if deep is not None:
+        raise InputError(
+            f"{where}:{line + text.count(chr(10), 0, deep)}: nested deeper than {MAX_JSON_DEPTH} levels of arrays/objects"
+        )
+
+
+def parse_json(text: str, where: str, line: int = 1, *, start: int = 0, depth_checked: bool = False) -> tuple[Any, int]:
+    """Parse the JSON value at text[start:] the one safe way: (value, offset after it).
+
+    Duplicate keys, NaN/Infinity, integers of more than MAX_INT_DIGITS digits, nesting deeper
+    than MAX_JSON_DEPTH and lone surrogates are InputErrors naming ``where:line`` (``line``
+    is the line of ``start``; a syntax error names its own line).
+    """
+    if not depth_checked:
+        _check_depth(text, where, line - text.count("\n", 0, start))
+    try:
+        value, after = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        line_of = line + text.count("\n", start, exc.pos)
+        raise InputError(f"{where}:{line_of}: malformed JSON ({exc.msg})") from None
+    except _Rejected as exc:
+        raise InputError(f"{where}:{line}: {exc}") from None
+    except RecursionError:  # a smaller stack than MAX_JSON_DEPTH assumes
+        raise InputError(f"{where}:{line}: nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text, start, after):
+        bad = _lone_surrogate(value)
+        if bad is not None:
+            raise InputError(f"{where}:{line}: lone surrogate {bad} in a string (not valid Unicode)")
+    return value, after
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def loads_document(text: str, where: str, line: int = 1) -> Any:
+    """One JSON document (a whole file, or one JSONL line numbered ``line``): parse_json,
+    then nothing but whitespace may follow."""
+    first = _WS.match(text, 0).end()
+    value, after = parse_json(text, where, line + text.count("\n", 0, first), start=first)
+    rest = _WS.match(text, after).end()
+    if rest < len(text):
+        raise InputError(
+            f"{where}:{line + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the value)"
+        )
+    return value
+
+
+def load_json_file(path: str | Path) -> Any:
+    """Read and parse a JSON file with every check of read_text and parse_json."""
+    p = Path(path)
+    return loads_document(read_text(p), str(p))
+
+
+def _array_items(text: str, where: str) -> Iterator[tuple[int, Any]]:
+    """The items of a top-level JSON array, each with the line it starts on."""
+    ws = _WS
+    _check_depth(text, where)
+    pos = ws.match(text, 0).end()
+    if not text.startswith("[", pos):
+        raise InputError(f"{where}: expected a JSON list")
+    pos = ws.match(text, pos + 1).end()
+    line = 1 + text.count("\n", 0, pos)
+    if text.startswith("]", pos):
+        after = pos + 1
+    else:
+        while True:
+            value, after = parse_json(text, where, line, start=pos, depth_checked=True)
+            yield line, value
+            nxt = ws.match(text, after).end()
+            line += text.count("\n", pos, nxt)
+            if text.startswith(",", nxt):
+                pos = ws.match(text, nxt + 1).end()
+                line += text.count("\n", nxt, pos)
+                continue
+            if text.startswith("]", nxt):
+                after = nxt + 1
+                break
+            raise InputError(f"{where}:{line}: malformed JSON (expected ',' or ']' after an item)")
+    rest = ws.match(text, after).end()
+    if rest < len(text):
+        raise InputError(f"{where}:{1 + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the list)")
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"]) or "record"
+    value = err.get("input")
+    shown = json.dumps(value, default=str)[:80] if not isinstance(value, dict) else ""
+    return f"{loc}: {err['msg']}" + (f" (got {shown})" if shown else "")
+
+
+def load_gold(path: str | Path) -> dict[QuestionId, GoldItem]:
+    """Load a BIRD-style gold file (a JSON list, or JSONL) keyed by question_id.
+
+    An item repeated exactly (BIRD mini-dev repeats questions 137 and 138) is kept once; two
+    different items under one question_id are an error.
+    """
+    gold: dict[QuestionId, GoldItem] = {}
+    for where, item in _gold_items(Path(path)):
+        first = gold.get(item.question_id)
+        if first is not None and first != item:
+            raise InputError(f"{where}: duplicate question_id {item.question_id!r} with different content")
+        gold.setdefault(item.question_id, item)
+    return gold
+
+
+def load_gold_list(path: str | Path) -> list[GoldItem]:
+    """Every gold item in file order, repeats included: predictions index by this position."""
+    load_gold(path)  # the same checks
+    return [item for _where, item in _gold_items(Path(path))]
+
+
+def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
+    text = read_text(p)
+    items: list[tuple[str, object]]
+    if text.lstrip().startswith("["):
+        items = [(f"{p}:{line}: item {i}", obj) for i, (line, obj) in enumerate(_array_items(text, str(p)))]
+    else:
+        items = [(f"{p}:{lineno}", obj) for lineno, obj in _jsonl(p, text)]
+    out = []
+    for where, obj in items:
+        if not isinstance(obj, dict):
+            raise InputError(f"{where}: expected an object, got {type(obj).__name__}")
+        try:
+            out.append((where, GoldItem.model_validate(obj)))
+        except ValidationError as exc:
+            raise InputError(f"{where}: {_first_error(exc)}") from None
+    if not out:
+        raise InputError(f"{p}: no gold items")
+    return out
+
+
+def _jsonl(p: Path, text: str) -> Iterator[tuple[int, object]]:
+    # "\n" only: str.splitlines() would also split inside strings at U+2028, U+0085, ...
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(f"{p}:{lineno}: line longer than {MAX_LINE_CHARS // 2**20} Mi characters")
+        try:
+            yield lineno, loads_document(line, str(p), lineno)
+        except InputError as exc:
+            if "malformed JSON" not in str(exc):
+                raise
+            raise InputError(f"{exc}: {_shown(line.strip())}") from None
+
+
+def load_runs(
+    paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | None = None
+) -> list[RunRecord]:
+    """Load run JSONL files; duplicates and (with gold) unknown question ids are errors."""
+    records: list[RunRecord] = []
+    seen: dict[tuple[str, QuestionId], str] = {}
+    for path in paths:
+        p = Path(path)
+        for lineno, obj in _jsonl(p, read_text(p)):
+            if not isinstance(obj, dict):
+                raise InputError(f"{p}:{lineno}: expected an object, got {type(obj).__name__}")
+            try:
+                rec = RunRecord.model_validate(obj)
+            except ValidationError as exc:
+                raise InputError(f"{p}:{lineno}: {_first_error(exc)}") from None
+            key = (rec.model, rec.question_id)
+            if key in seen:
+                raise InputError(
+                    f"{p}:{lineno}: duplicate answer of model {rec.model!r} to question "
+                    f"{rec.question_id!r} (first at {seen[key]})"
+                )
+            if gold is not None and rec.question_id not in gold:
+                raise InputError(
+                    f"{p}:{lineno}: unknown question_id {rec.question_id!r} (not in the gold file)"
+                )
+            seen[key] = f"{p}:{lineno}"
+            records.append(rec)
+    if not records:
+        raise InputError("no run records in " + ", ".join(str(p) for p in paths))
+    return records
+
+
+def database_path(db_root: str | Path, db_id: str) -> Path:
+    """BIRD's layout: <root>/<db_id>/<db_id>.sqlite."""
+    return Path(db_root) / db_id / f"{db_id}.sqlite"
+
+
+def require_database(db_root: str | Path | None, db_id: str) -> Path:
+    if db_root is None:
+        raise InputError("no database root: pass --db-root or set db_root in jury.toml")
+    path = database_path(db_root, db_id)
+    if not path.is_file():
+        raise DatabaseMissing(f"no database file for db_id {db_id!r}: expected {path}")
+    return path
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write a file so a crash leaves either the old file or the whole new one."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory; give a file name to write")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot write: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; published files follow the umask
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------- BIRD importers
+
+
+@dataclass
+class ImportReport:
+    records: list[RunRecord]
+    entries: int = 0
+    missing: list[QuestionId] = field(default_factory=list)
+    odd: list[str] = field(default_factory=list)
+
+
+def import_bird_predictions(
+    path: str | Path,
+    gold_items: list[GoldItem],
+    model: str,
+    *,
+    only_db: set[str] | None = None,
+    family: str | None = None,
+) -> ImportReport:
+    """Read BIRD's predict_dev.json or a one-SQL-per-line text file into run records.
+
+    Questions are indexed by position in the gold file. The SQL is kept exactly as the
+    model wrote it (trailing junk included: it is the model's answer). A non-string JSON
+    entry, an absent position or an empty line is a missing answer.
+    """
+    p = Path(path)
+    if not model.strip():
+        raise InputError("--model must name the model (got an empty name)")
+    text = read_text(p)
+    if text.lstrip().startswith("["):
+        raise InputError(f"{p}: a JSON list; expected BIRD's object of position -> prediction, or one SQL per line")
+    if text.lstrip().startswith("{"):
+        answers = _bird_json_answers(p, text, len(gold_items))
+    else:
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines = lines[:-1]
+        if len(lines) > len(gold_items):
+            raise InputError(
+                f"{p}:{len(gold_items) + 1}: {len(lines)} lines but the gold file has "
+                f"only {len(gold_items)} questions"
+            )
+        answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
+    report = ImportReport(records=[], entries=len(answers))
+    seen: set = set()
+    for i, item in enumerate(gold_items):
+        if only_db and item.db_id not in only_db:
+            continue
+        if item.question_id in seen:  # a repeated gold item: its first position's answer counts
+            report.odd.append(f"{i}: repeats question {item.question_id!r}; skipped")
+            continue
+        seen.add(item.question_id)
+        sql, db_id, odd = answers.get(i, (None, None, None))
+        if odd:
+            report.odd.append(f"{i}: {odd}")
+        if sql is None or not sql.strip():
+            report.missing.append(item.question_id)
+            sql = None
+        report.records.append(
+            RunRecord(model=model, question_id=item.question_id, db_id=db_id, sql=sql, family=family)
+        )
+    return report
+
+
+def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
+    data = loads_document(text, str(p))
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: expected an object of index -> prediction")
+    answers: dict[int, tuple] = {}
+    for key, value in data.items():
+        try:
+            index = int(key)
+        except ValueError:
+            raise InputError(f"{p}: key {key!r} is not a question position") from None
+        if not 0 <= index < n_gold:
+            raise InputError(
+                f"{p}: key {key!r} is outside the gold file's {n_gold} questions"
+            )
+        if index in answers:
+            raise InputError(f"{p}: key {key!r} repeats question position {index}")
+        if not isinstance(value, str):
+            answers[index] = (None, None, f"non-string entry {json.dumps(value)[:40]}")
+            continue
+        if BIRD_SEPARATOR in value:
+            sql, _, db_id = value.rpartition(BIRD_SEPARATOR)
+            answers[index] = (sql, db_id.strip() or None, None)
+        else:
+            answers[index] = (value, None, "no database separator")
+    return answers
+
+
+def dump_runs(records: Iterable[RunRecord]) -> str:
+    return "".join(
+        json.dumps(r.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for r in records
+    )

@@ -1,0 +1,118 @@
+"""The records that flow through jury: gold items, run records, execution results.
+
+Everything downstream (execution, comparison, jury, store, verdicts, scoring) takes and
+returns these pydantic models, so a field means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+QuestionId = int | str
+
+
+def _normalise_qid(value: Any) -> Any:
+    """BIRD ids are integers; a JSONL writer may quote them. "717" and 717 are one question."""
+    if isinstance(value, bool):
+        raise ValueError("question_id must be an integer or a string, not a boolean")
+    if isinstance(value, str):
+        digits = value.strip().removeprefix("-")
+        if digits.isascii() and digits.isdigit():
+            if len(digits) > 19:
+                raise ValueError(f"question_id of {len(digits)} digits is out of range (at most 64-bit)")
+            value = int(value.strip())
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise ValueError("question_id is out of range (an integer id must fit in 64 bits)")
+    return value
+
+
+Finite = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
+"""A finite, non-negative number (an int or a float, never a bool or a string)."""
+
+
+class GoldItem(BaseModel):
+    """One benchmark question with its gold SQL (BIRD's dev.json item)."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    question_id: QuestionId
+    db_id: str
+    question: str = ""
+    evidence: str = ""
+    sql: str = Field(validation_alias=AliasChoices("SQL", "sql"))
+    difficulty: str | None = None
+    order_matters: bool | None = None
+    split: str | None = None
+
+    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+
+
+class RunRecord(BaseModel):
+    """One model's answer to one question (one line of a run JSONL file)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, strict=True)
+    question_id: QuestionId
+    db_id: str | None = None
+    sql: str | None = None
+    family: str | list[str] | None = None
+    cost_usd: Finite | None = None
+    latency_s: Finite | None = None
+    meta: dict[str, Any] | None = None
+
+    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+
+    @field_validator("model")
+    @classmethod
+    def _model_named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("model must name the model (got only whitespace)")
+        return value
+
+    def families(self) -> list[str]:
+        if self.family is None:
+            return []
+        return [self.family] if isinstance(self.family, str) else list(self.family)
+
+
+ExecStatus = Literal["ok", "error", "timeout"]
+
+
+class ExecResult(BaseModel):
+    """The result of executing one SQL text on one database file.
+
+    `rows` holds at most the row cap; `row_count` is the true count and `truncated` says
+    whether rows were dropped. `result_sha256` is an order-independent hash of the full
+    set of rows and `ordered_sha256` a hash of the full row list (order and duplicates
+    count), so two truncated results can still be compared exactly as sets or as lists.
+    """
+
+    status: ExecStatus
+    columns: list[str] = Field(default_factory=list)
+    rows: list[tuple] = Field(default_factory=list)
+    row_count: int = 0
+    truncated: bool = False
+    result_sha256: str | None = None
+    ordered_sha256: str | None = None
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+Outcome = Literal[
+    "match",
+    "near_miss",
+    "mismatch",
+    "error",
+    "timeout",
+    "missing",
+    "misrouted",
+    "gold_error",
+]
+

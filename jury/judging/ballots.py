@@ -1,0 +1,286 @@
+"""Ballots: what a juror is shown, in which order, and how its reply maps back.
+
+The blind ballot shows two answers as "Answer 1" and "Answer 2" and never says which is
+the gold or names any model. Which answer comes first is drawn per (question, model,
+juror) from the seed, so a ballot is reproducible and its order is recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+from jury.errors import ConfigError
+from jury.inputs.records import ExecResult, GoldItem
+
+PREVIEW_ROWS = 50
+PREVIEW_CHARS = 4000
+SYSTEM_PROMPT = "You are a careful reviewer of SQL queries. Reply with one JSON object and nothing else."
+
+BLIND_VERDICTS = ("answer_1", "answer_2", "both", "neither", "ambiguous")
+CATEGORIES = ("gold_defect", "format_equivalence", "genuine_error", "ambiguous")
+AUDIT_VERDICTS = ("valid", "defective")
+DEFECT_TYPES = ("sql_vs_question", "sql_vs_data", "domain_knowledge", "ambiguous_question", "other")
+
+
+def _schema(verdicts: tuple[str, ...], extra: dict | None = None) -> dict:
+    props = {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": list(verdicts)}}
+    props.update(extra or {})
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+REPLY_SCHEMAS = {
+    "blind": _schema(BLIND_VERDICTS),
+    "labelled": _schema(CATEGORIES),
+    "audit": _schema(
+        AUDIT_VERDICTS,
+        {"defect_type": {"type": ["string", "null"], "enum": [*DEFECT_TYPES, None]}},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Template:
+    """A versioned prompt template file; its exact bytes are hashed into every verdict."""
+
+    path: Path
+    text: str
+    sha256: str
+
+    @classmethod
+    def load(cls, path: str | Path) -> Template:
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the prompt template: {exc.strerror or exc}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise ConfigError(
+                f"{path}: line {line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the template as UTF-8"
+            ) from None
+        return cls(Path(path), text, hashlib.sha256(raw).hexdigest())
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def render(self, **fields: str) -> str:
+        return string.Template(self.text).substitute(fields)
+
+
+# The placeholders each ballot style fills, and those a template of the style must use (a
+# ballot that never shows the question or one of the answers cannot be judged).
+TEMPLATE_FIELDS = {
+    "blind": ("question", "evidence_block", "schema", "sql_1", "result_1", "sql_2", "result_2"),
+    "labelled": ("question", "evidence_block", "schema", "label_1", "sql_1", "result_1",
+                 "label_2", "sql_2", "result_2"),
+    "audit": ("question", "evidence_block", "schema", "sql", "preview_block"),
+}
+TEMPLATE_REQUIRED = {
+    "blind": ("question", "sql_1", "result_1", "sql_2", "result_2"),
+    "labelled": ("question", "label_1", "sql_1", "result_1", "label_2", "sql_2", "result_2"),
+    "audit": ("question", "sql"),
+}
+# The ballot header: the first line of every template names what it is, e.g.
+# "<!-- jury ballot: adjudicate, blind, version 1 -->". The kind must be the panel's style's
+# (an optional parenthesised note may follow it); the version is a whole number.
+HEADER_KINDS = {"blind": "adjudicate, blind", "labelled": "adjudicate, labelled", "audit": "gold audit"}
+_HEADER = re.compile(r"<!-- jury ballot: (?P<kind>[^\n]+?), version (?P<version>\d+) -->")
+
+
+def check_template(template: Template, style: str) -> None:
+    """Refuse a template that cannot make a ballot of `style`: without the style's ballot
+    header on its first line, with a placeholder the style does not fill (or a bare "$"), or
+    without one the style needs. ConfigError naming the template file, line and value."""
+    where = template.path
+    kind = HEADER_KINDS[style]
+    first = template.text.split("\n", 1)[0].rstrip("\r")
+    m = _HEADER.fullmatch(first)
+    if m is None or not (m["kind"] == kind or m["kind"].startswith(kind + " (")):
+        raise ConfigError(
+            f"{where}: line 1 must be the ballot header of {style} templates, "
+            f"'<!-- jury ballot: {kind}, version N -->'; got {first[:80]!r}"
+        )
+    text = template.text
+    allowed = TEMPLATE_FIELDS[style]
+    used: set[str] = set()
+    for match in string.Template.pattern.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if match.group("invalid") is not None:
+            snippet = text[match.start():match.start() + 12].split("\n", 1)[0]
+            raise ConfigError(
+                f"{where}: line {line}: {snippet!r} is not a placeholder "
+                "(write $$ for a literal dollar sign, $name or ${name} for a field)"
+            )
+        name = match.group("named") or match.group("braced")
+        if name is None:  # "$$"
+            continue
+        if name not in allowed:
+            raise ConfigError(
+                f"{where}: line {line}: unknown placeholder ${name} for a {style} ballot; "
+                f"known: {', '.join('$' + f for f in allowed)}"
+            )
+        used.add(name)
+    missing = [f for f in TEMPLATE_REQUIRED[style] if f not in used]
+    if missing:
+        raise ConfigError(f"{where}: a {style} template must use {', '.join('$' + f for f in missing)} "
+                          "(a ballot without them cannot be judged)")
+
+
+# A "<" that could begin a tag, closing tag, comment or processing instruction: followed by
+# a letter, "_", "!", "?" or "/" (spaces allowed before the "/"). Comparisons such as
+# "a < b", "x<3" and "a<>b" never match.
+_TAG_START = re.compile(r"<(?=\s*/|[!?]|[^\W\d])")
+
+
+def fence(text: str) -> str:
+    """Neutralise every tag inside untrusted text so that it can neither end its own block nor
+    open (or forge) another: "<" before a tag name, "/", "!" or "?" becomes "<\\"
+    ("<sql_2>" -> "<\\sql_2>", "</sql_1>" -> "<\\/sql_1>")."""
+    return _TAG_START.sub("<\\\\", text)
+
+
+def draw_order(seed: int, question_id, model: str, juror: str) -> str:
+    """'gold_first' or 'candidate_first', from a hash of the seed and the ballot's identity."""
+    digest = hashlib.sha256(f"{seed}|{question_id}|{model}|{juror}".encode()).digest()
+    return "gold_first" if digest[0] % 2 == 0 else "candidate_first"
+
+
+def preview(result: ExecResult, max_rows: int = PREVIEW_ROWS, max_chars: int = PREVIEW_CHARS) -> str:
+    """At most `max_rows` rows and `max_chars` characters, with the true row count."""
+    if not result.ok:
+        return fence(f"(the query failed: {result.status}: {result.error})")
+    lines = [_clip(" | ".join(_cell(c) for c in result.columns), max_chars // 2)]
+    shown = 0
+    size = len(lines[0])
+    for row in result.rows[:max_rows]:
+        line = _clip(" | ".join("NULL" if v is None else _cell(v.hex() if isinstance(v, bytes) else v) for v in row),
+                     max_chars // 4)  # a very wide row is cut, not dropped
+        if size + len(line) + 1 > max_chars:
+            break
+        lines.append(line)
+        size += len(line) + 1
+        shown += 1
+    total = result.row_count
+    note = f"({total} row{'s' if total != 1 else ''} in total"
+    note += f"; showing the first {shown})" if shown < total else ")"
+    return fence("\n".join(lines) + "\n" + note)
+
+
+CELL_CHARS = 200
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(value) -> str:
+    """One value on one line: newlines and the column separator escaped, long text cut."""
+    text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("|", "\\|")
+    return _clip(text, CELL_CHARS)
+
+
+def _evidence_block(item: GoldItem, show: bool) -> str:
+    if not show or not item.evidence.strip():
+        return ""
+    return f"\nHint that came with the question:\n<evidence>\n{fence(item.evidence)}\n</evidence>\n"
+
+
+def adjudication_messages(
+    template: Template,
+    style: str,
+    item: GoldItem,
+    schema_text: str,
+    gold_sql: str,
+    gold_result: ExecResult,
+    pred_sql: str,
+    pred_result: ExecResult,
+    order: str,
+    show_evidence: bool,
+) -> list[dict]:
+    gold = (gold_sql, gold_result, "Gold (reference) answer")
+    cand = (pred_sql, pred_result, "Model answer")
+    first, second = (gold, cand) if order == "gold_first" else (cand, gold)
+    fields = {
+        "question": fence(item.question),
+        "evidence_block": _evidence_block(item, show_evidence),
+        "schema": fence(schema_text),
+        "sql_1": fence(first[0]),
+        "result_1": preview(first[1]),
+        "sql_2": fence(second[0]),
+        "result_2": preview(second[1]),
+    }
+    if style == "labelled":
+        fields["label_1"], fields["label_2"] = first[2], second[2]
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": template.render(**fields)},
+    ]
+
+
+def audit_messages(
+    template: Template, item: GoldItem, schema_text: str, show_evidence: bool,
+    gold_result: ExecResult | None = None,
+) -> list[dict]:
+    block = ""
+    if gold_result is not None:
+        block = f"\nResult of the gold query:\n<gold_result>\n{preview(gold_result)}\n</gold_result>\n"
+    text = template.render(
+        question=fence(item.question),
+        evidence_block=_evidence_block(item, show_evidence),
+        schema=fence(schema_text),
+        sql=fence(item.sql),
+        preview_block=block,
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+
+
+# ------------------------------------------------------------------ replies
+
+
+def make_parser(style: str):
+    """A parse function for the juror client: text -> validated reply dict (ValueError if bad)."""
+    from jury.judging.client import extract_json_object
+
+    allowed = {"blind": BLIND_VERDICTS, "labelled": CATEGORIES, "audit": AUDIT_VERDICTS}[style]
+
+    def parse(text: str) -> dict:
+        obj = extract_json_object(text)
+        verdict = obj.get("verdict")
+        if isinstance(verdict, str):
+            verdict = verdict.strip().lower()
+        if verdict not in allowed:
+            raise ValueError(f"verdict must be one of {', '.join(allowed)}; got {json.dumps(verdict)[:40]}")
+        reply = {"reasoning": str(obj.get("reasoning") or ""), "verdict": verdict}
+        if style == "audit":
+            dt = obj.get("defect_type")
+            if verdict == "defective":
+                reply["defect_type"] = dt if dt in DEFECT_TYPES else "other"
+            else:
+                reply["defect_type"] = None
+        return reply
+
+    return parse
+
+
+def blind_category(verdict: str, order: str) -> tuple[str, bool]:
+    """Map a blind verdict back through the drawn order: (category, gold_also_wrong)."""
+    if verdict == "ambiguous":
+        return "ambiguous", False
+    if verdict == "both":
+        return "format_equivalence", False
+    if verdict == "neither":
+        return "genuine_error", True
+    gold_position = "answer_1" if order == "gold_first" else "answer_2"
+    return ("genuine_error", False) if verdict == gold_position else ("gold_defect", False)

@@ -1,0 +1,113 @@
+"""Gold audit: every juror of the audit panel judges every gold query on its own.
+
+A juror sees the question, the evidence (panel option), the gold SQL and the columns of
+the tables it touches, optionally a preview of the gold result; never any model output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from jury.judging.ballots import Template, audit_messages
+from jury.judging.panels import Panel
+from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.rules import audit_counts, audit_flag
+from jury.inputs.records import GoldItem
+from jury.execution.schema import describe_columns
+from jury.execution.store import execution_key
+from jury.stats import fleiss_kappa_from_ratings
+
+
+@dataclass
+class AuditPlan:
+    panel: Panel
+    template: Template
+    items: list[GoldItem]
+    groups: list[list[Ballot]] = field(default_factory=list)
+
+    def ballots(self) -> list[Ballot]:
+        return [b for g in self.groups for b in g]
+
+
+def plan_audit(items: list[GoldItem], panel: Panel, databases: dict, gold_results: dict | None = None) -> AuditPlan:
+    """databases: db_id -> (path, sha256); gold_results: question_id -> ExecResult (previews)."""
+    template = panel.template or Template.load(panel.prompt_path)  # as validated at load
+    plan = AuditPlan(panel, template, items)
+    for item in items:
+        schema_text = describe_columns(databases[item.db_id][0], item.sql)
+        preview = gold_results.get(item.question_id) if (panel.show_preview and gold_results) else None
+        messages = audit_messages(template, item, schema_text, panel.show_evidence, preview)
+        plan.groups.append([
+            Ballot("audit", item.question_id, None, juror, "audit", messages, template.sha256,
+                   {"db_id": item.db_id, "gold_key": execution_key(databases[item.db_id][1], item.sql)})
+            for juror in panel.jurors
+        ])
+    return plan
+
+
+def vote_label(res: BallotResult) -> str | None:
+    return res.reply["verdict"] if res.status == "voted" and res.reply else None
+
+
+def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[dict]:
+    out = []
+    for item, group in zip(plan.items, results):
+        labels = [vote_label(r) for r in group]
+        flagged, decided = audit_flag(labels, plan.panel.quorum)
+        votes = []
+        for r in group:
+            j = r.ballot.juror
+            votes.append({
+                "juror": j.name, "family": j.family, "model": j.model,
+                "raw_verdict": vote_label(r), "category": vote_label(r),
+                "defect_type": r.reply.get("defect_type") if r.reply else None,
+                "reasoning": r.reply.get("reasoning") if r.reply else None,
+                "abstained": r.status in ("abstained", "not_asked"), "reason": r.error,
+                "skipped": False, "request_sha256": r.ballot.request_sha256,
+            })
+        types = sorted({v["defect_type"] for v in votes if v["category"] == "defective" and v["defect_type"]})
+        out.append({
+            "question_id": item.question_id, "db_id": item.db_id, "difficulty": item.difficulty,
+            "split": item.split, "jurors": [v["juror"] for v in votes], "votes": votes,
+            "flagged": flagged, "decided": decided, "defect_types": types,
+            "gold_key": group[0].ballot.meta.get("gold_key") if group else None,
+        })
+    return out
+
+
+def summarize(records: list[dict]) -> dict:
+    """Flag rates overall, by difficulty, by split and by juror; Fleiss' kappa; defect types."""
+    jurors: dict[str, list[str | None]] = {}
+    for r in records:
+        for v in r["votes"]:
+            jurors.setdefault(v["juror"], []).append(v["category"])
+    per_juror = {
+        name: {
+            "defective": sum(x == "defective" for x in cats),
+            "valid_votes": sum(x is not None for x in cats),
+            "abstentions": sum(x is None for x in cats),
+            "flag_rate": (sum(x == "defective" for x in cats) / sum(x is not None for x in cats))
+            if any(x is not None for x in cats) else None,
+        }
+        for name, cats in jurors.items()
+    }
+    types = Counter(
+        v["defect_type"] for r in records for v in r["votes"] if v["category"] == "defective" and v["defect_type"]
+    )
+    counts = audit_counts(records)  # the counts loading re-checks (jury/judging/rules.py)
+    return {
+        "overall": counts["overall"],
+        "by_difficulty": counts["by_difficulty"],
+        "by_split": counts["by_split"],
+        "jurors": per_juror,
+        "fleiss_kappa": fleiss_kappa_from_ratings([[v["category"] for v in r["votes"]] for r in records]),
+        "undecided": counts["undecided"],
+        "defect_types": dict(sorted(types.items())),
+        "flagged_defect_types": dict(sorted(Counter(t for r in records if r["flagged"] for t in r["defect_types"]).items())),
+    }
+
+
+def run_audit(plan: AuditPlan, store, **kwargs):
+    results, stats = run_ballots(plan.groups, store, vote_label, **kwargs)
+    return build_records(plan, results), stats

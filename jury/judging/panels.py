@@ -1,0 +1,268 @@
+"""Juror panels (TOML files in ``panels/``) and family-disjoint juror selection."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from jury.errors import ConfigError
+from jury.judging.ballots import Template, check_template
+from jury.judging.client import JurorSpec
+
+def _shipped(name: str) -> Path:
+    """A folder of shipped files: at the top of a source checkout, inside an installed package."""
+    checkout = Path(__file__).resolve().parents[2] / name
+    return checkout if checkout.is_dir() else Path(__file__).resolve().parents[1] / name
+
+
+PANELS_DIR = _shipped("panels")
+PROMPTS_DIR = _shipped("prompts")
+BALLOT_STYLES = ("blind", "labelled", "audit")
+DEFAULT_PROMPTS = {
+    "blind": "adjudicate-blind-v1.md",
+    "labelled": "adjudicate-labelled-v1.md",
+    "audit": "audit-v1.md",
+}
+
+
+@dataclass
+class Panel:
+    name: str
+    path: Path | None
+    sha256: str | None
+    ballot_style: str
+    k: int
+    jurors: list[JurorSpec]
+    show_evidence: bool = True
+    show_preview: bool = False  # audit: show a preview of the gold result
+    quorum: int | None = None  # audit: defective votes needed to flag (None: strict majority of valid votes)
+    prompt_path: Path = field(default_factory=lambda: PROMPTS_DIR / DEFAULT_PROMPTS["blind"])
+    template: Template | None = None  # the prompt template as validated at load
+
+    def juror(self, name: str) -> JurorSpec:
+        return next(j for j in self.jurors if j.name == name)
+
+    def binding(self) -> dict:
+        return {
+            "name": self.name,
+            "path": str(self.path) if self.path else None,
+            "sha256": self.sha256,
+            "ballot_style": self.ballot_style,
+            "k": self.k,
+            "quorum": self.quorum,
+            "show_evidence": self.show_evidence,
+            "jurors": [j.public_dict() for j in self.jurors],
+        }
+
+    def missing_keys(self, jurors: list[JurorSpec] | None = None) -> list[str]:
+        chosen = self.jurors if jurors is None else jurors
+        return sorted({m for j in chosen if (m := j.missing_key())})
+
+
+def resolve_panel_path(value: str | Path | None, default: str) -> Path:
+    """A panel given as a path, or as a bare name of a file in ``panels/``."""
+    if value is None:
+        return PANELS_DIR / default
+    p = Path(value)
+    if p.suffix != ".toml" and not p.exists():
+        p = PANELS_DIR / f"{value}.toml"
+    return p
+
+
+class _PanelKeys(BaseModel):
+    """The top-level keys of a panel file, strictly typed (TOML true is not 1, "no" is not false)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(min_length=1)
+    ballot_style: Literal["blind", "labelled", "audit"] = "blind"
+    k: int | None = Field(None, ge=1)  # default: 3, or every juror for an audit panel
+    show_evidence: bool = True
+    show_preview: bool = False
+    quorum: int | None = Field(None, ge=1)
+    prompt: str | None = None
+    jurors: list = Field(min_length=1)
+
+
+PANEL_KEYS = tuple(_PanelKeys.model_fields)
+JUROR_KEYS = tuple(JurorSpec.model_fields)
+
+
+def _shown(value) -> str:
+    """A value as the panel file spells it: TOML booleans lower-case, strings quoted."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if isinstance(value, (dict, list)):
+        return _one_line(value)
+    return repr(value)
+
+
+def _one_line(value, limit: int = 80) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_error(exc: ValidationError, data: dict) -> str:
+    """`loc = value: message` for the first problem pydantic found."""
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "value_error":  # our own validators name the key and value themselves
+        return msg if msg.startswith(loc) else f"{loc}: {msg}"
+    if err["type"] == "missing":
+        return f"{loc} is required"
+    return f"{loc} = {_shown(err.get('input'))}: {msg}"
+
+
+def _read_panel(p: Path) -> tuple[bytes, dict]:
+    if p.is_dir():
+        raise ConfigError(f"{p}: is a folder, not a panel file; give a panel .toml file or the name of one in {PANELS_DIR}")
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: panel file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read the panel file: {exc.strerror or exc}") from None
+    try:
+        return raw, tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{p}: line {line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
+
+
+def resolve_prompt(panel_path: Path, prompt: str) -> Path:
+    """A template named by a panel: a bare file name, looked up in the `prompts/` folder beside
+    the panel file, then in the shipped prompts folder. No paths, no symlinks leading out."""
+    folders = (panel_path.parent / "prompts", PROMPTS_DIR)
+    where = " or ".join(str(f) for f in folders)
+    if not prompt or prompt in (".", "..") or Path(prompt).name != prompt or "/" in prompt or "\\" in prompt:
+        raise ConfigError(
+            f"{panel_path}: prompt = {prompt!r}: give the file name of a template in {where} (no folders)"
+        )
+    for folder in folders:
+        candidate = folder / prompt
+        if not (candidate.exists() or candidate.is_symlink()):
+            continue
+        home = folder.resolve()
+        target = candidate.resolve()
+        if not target.is_relative_to(home):
+            raise ConfigError(f"{panel_path}: prompt = {prompt!r}: {candidate} leads outside {folder}")
+        if not target.is_file():
+            raise ConfigError(f"{panel_path}: prompt = {prompt!r}: {candidate} is not a file")
+        return candidate
+    raise ConfigError(f"{panel_path}: prompt template {prompt!r} not found in {where}")
+
+
+def _same_judge(a: JurorSpec, b: JurorSpec) -> bool:
+    """Two jurors are one judge when they ask the same model (its own name, after any
+    provider route, case-insensitively) at the same api_base (both unset is the same).
+    Generation params and structured_output do not make a second judge: the same model at
+    another temperature is the same judge sampled twice, and its votes are not independent."""
+    def model(j: JurorSpec) -> str:
+        return j.model.strip().rstrip("/").rsplit("/", 1)[-1].lower()
+
+    def base(j: JurorSpec) -> str | None:
+        return j.api_base.strip().rstrip("/").lower() if j.api_base else None
+
+    return model(a) == model(b) and base(a) == base(b)
+
+
+def load_panel(path: str | Path) -> Panel:
+    """Read and validate a panel file completely: keys and types, every juror, the prompt
+    template (its folder, header and placeholders) and that the jurors are distinct judges.
+    Any problem is a ConfigError of one line naming the file and the key or juror."""
+    p = Path(path)
+    raw, data = _read_panel(p)
+    unknown = sorted(set(data) - set(PANEL_KEYS))
+    if unknown:
+        raise ConfigError(f"{p}: unknown panel key {unknown[0]!r}; allowed: {', '.join(PANEL_KEYS)}")
+    if not data.get("jurors"):
+        raise ConfigError(f"{p}: a panel needs at least one [[jurors]] entry")
+    try:
+        keys = _PanelKeys.model_validate({"name": p.stem, **data})
+    except ValidationError as exc:
+        raise ConfigError(f"{p}: {_first_error(exc, data)}") from None
+    style = keys.ballot_style
+    jurors: list[JurorSpec] = []
+    for i, row in enumerate(keys.jurors, start=1):
+        if not isinstance(row, dict):
+            raise ConfigError(f"{p}: juror {i}: expected a [[jurors]] table, got {_shown(row)}")
+        label = f"juror {i} ({row['name']!r})" if isinstance(row.get("name"), str) else f"juror {i}"
+        extra = sorted(set(row) - set(JUROR_KEYS))
+        if extra:
+            raise ConfigError(f"{p}: {label}: unknown key {extra[0]!r}; allowed: {', '.join(JUROR_KEYS)}")
+        try:
+            jurors.append(JurorSpec.model_validate(row, strict=True))
+        except ValidationError as exc:
+            raise ConfigError(f"{p}: {label}: {_first_error(exc, row)}") from None
+    seen: dict[str, JurorSpec] = {}
+    for j in jurors:
+        if j.name in seen:
+            raise ConfigError(f"{p}: juror name {j.name!r} appears twice")
+        seen[j.name] = j
+    for i, a in enumerate(jurors):
+        for b in jurors[i + 1:]:
+            if _same_judge(a, b):
+                raise ConfigError(
+                    f"{p}: jurors {a.name!r} and {b.name!r} are one judge: both ask "
+                    f"{a.model!r}{'' if a.model == b.model else ' / ' + repr(b.model)} at "
+                    f"{a.api_base or 'the provider default endpoint'} (other params do not make a second judge); "
+                    "remove one"
+                )
+    k = keys.k if keys.k is not None else (3 if style != "audit" else len(jurors))
+    if k > len(jurors):
+        raise ConfigError(f"{p}: k = {k} but the panel has {len(jurors)} jurors")
+    if keys.quorum is not None and keys.quorum > len(jurors):
+        raise ConfigError(f"{p}: quorum = {keys.quorum} but the panel has {len(jurors)} jurors")
+    if keys.prompt is not None:
+        prompt_path = resolve_prompt(p, keys.prompt)
+    else:
+        prompt_path = PROMPTS_DIR / DEFAULT_PROMPTS[style]
+    try:
+        template = Template.load(prompt_path)
+        check_template(template, style)
+    except ConfigError as exc:
+        raise ConfigError(f"{p}: prompt template {exc}") from None
+    return Panel(
+        name=keys.name,
+        path=p,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        ballot_style=style,
+        k=k,
+        jurors=jurors,
+        show_evidence=keys.show_evidence,
+        show_preview=keys.show_preview,
+        quorum=keys.quorum,
+        prompt_path=prompt_path,
+        template=template,
+    )
+
+
+def select_jurors(panel: Panel, families: list[str], k: int | None = None) -> list[JurorSpec]:
+    """The first k jurors whose families differ from the model's and from each other."""
+    k = k or panel.k
+    excluded = {f.lower() for f in families}
+    chosen: list[JurorSpec] = []
+    for j in panel.jurors:
+        fam = j.family.lower()
+        if fam in excluded:
+            continue
+        chosen.append(j)
+        excluded.add(fam)
+        if len(chosen) == k:
+            return chosen
+    have = sorted({j.family.lower() for j in panel.jurors} - {f.lower() for f in families})
+    raise ConfigError(
+        f"panel {panel.name!r} has {len(chosen)} juror families outside {sorted(set(families))} "
+        f"but k = {k} are needed (available: {', '.join(have) or 'none'}); add jurors of "
+        f"{k - len(chosen)} more famil{'y' if k - len(chosen) == 1 else 'ies'} to {panel.path}"
+    )

@@ -1,0 +1,179 @@
+"""From votes to verdicts: majorities, abstentions, credit.
+
+Adjudication: a category with a strict majority of the k votes wins (k // 2 + 1).
+Without one, the verdict is ``undecided`` when abstentions could have made a majority
+(the missing votes alone could have settled it) and ``no_majority`` otherwise.
+Audit: a gold query is flagged when a strict majority of the PANEL (every juror who
+judged it, abstentions included) says ``defective``, or with a quorum at least that many
+defective votes. When it is not flagged but the abstentions alone could have flagged it,
+it is ``undecided`` (decided = False): not flagged, and counted in the summary. One
+juror of five can therefore never flag a query by itself. Both rules treat abstentions
+the same way: a missing vote is never counted for or against.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from jury.vocab import CREDITED_VERDICTS, VERDICTS
+
+CREDITED = frozenset(CREDITED_VERDICTS)
+ADJUDICATION_VERDICTS = VERDICTS
+
+
+def adjudication_verdict(categories: list[str | None], k: int) -> str:
+    """Majority verdict of k ballots; None marks an abstention (skipped ballots: leave out).
+
+    >>> adjudication_verdict(["gold_defect", "gold_defect", "genuine_error"], 3)
+    'gold_defect'
+    >>> adjudication_verdict(["gold_defect", "ambiguous", "genuine_error"], 3)
+    'no_majority'
+    >>> adjudication_verdict(["gold_defect", None, "genuine_error"], 3)
+    'undecided'
+    >>> adjudication_verdict(["ambiguous", "ambiguous"], 3)  # third skipped by early stop
+    'ambiguous'
+    """
+    threshold = k // 2 + 1
+    counts = Counter(c for c in categories if c is not None)
+    if counts:
+        label, top = counts.most_common(1)[0]
+        if top >= threshold:
+            return label
+    missing = k - sum(counts.values())
+    top = counts.most_common(1)[0][1] if counts else 0
+    return "undecided" if missing and top + missing >= threshold else "no_majority"
+
+
+def is_credited(verdict: str) -> bool:
+    return verdict in CREDITED
+
+
+def audit_flag(verdicts: list[str | None], quorum: int | None = None) -> tuple[bool, bool]:
+    """(flagged, decided) from valid/defective votes of the whole panel; None marks an abstention.
+
+    Flagged: defective votes reach a strict majority of the panel (len(verdicts) // 2 + 1),
+    or ``quorum`` when given. Undecided (decided = False): not flagged, but the abstentions
+    could have made it flagged.
+
+    >>> audit_flag(["defective", None, None, None, None])  # one juror cannot flag
+    (False, False)
+    >>> audit_flag(["defective", "defective", "valid", None, "valid"])
+    (False, False)
+    >>> audit_flag(["defective", "defective", "valid", "defective", None])
+    (True, True)
+    >>> audit_flag(["defective", "valid", "valid", None, "valid"])
+    (False, True)
+    >>> audit_flag(["defective", "valid", "valid"], quorum=1)
+    (True, True)
+    >>> audit_flag([None, None])
+    (False, False)
+    """
+    defective = sum(v == "defective" for v in verdicts)
+    missing = sum(v is None for v in verdicts)
+    threshold = quorum if quorum is not None else len(verdicts) // 2 + 1
+    if not verdicts:
+        return False, False
+    if defective >= threshold:
+        return True, True
+    return False, defective + missing < threshold
+
+
+def audit_counts(records: list[dict]) -> dict:
+    """The counts an audit summary states: flagged/questions/rate overall, by difficulty and
+    by split, and how many questions are undecided (records as dicts)."""
+
+    def rate(rs: list[dict]) -> dict:
+        n, k = len(rs), sum(bool(r["flagged"]) for r in rs)
+        return {"flagged": k, "questions": n, "rate": k / n if n else None}
+
+    def by(key: str) -> dict:
+        values = sorted({r.get(key) for r in records}, key=lambda x: (x is None, str(x)))
+        return {("(none)" if v is None else str(v)): rate([r for r in records if r.get(key) == v]) for v in values}
+
+    return {
+        "overall": rate(records),
+        "by_difficulty": by("difficulty"),
+        "by_split": by("split"),
+        "undecided": sum(not r["decided"] for r in records),
+    }
+
+
+def _effective(vote) -> str | None:
+    """The category a vote counts as: None when it abstained or was skipped."""
+    return None if vote.abstained or vote.skipped else vote.category
+
+
+def _vote_problem(vote, style: str) -> str | None:
+    """Is the vote's mapped category what its raw answer gives under the ballot style?"""
+    if vote.abstained or vote.skipped:
+        if vote.category is not None:
+            return f"juror {vote.juror!r} {'abstained' if vote.abstained else 'was skipped'} but has category {vote.category!r}"
+        return None
+    if vote.category is None:
+        return f"juror {vote.juror!r} neither voted nor abstained nor was skipped"
+    if vote.raw_verdict is None:  # hand-made files may leave the raw answer out; the category must still be one
+        ok = vote.category in (("valid", "defective") if style == "audit"
+                               else ("gold_defect", "format_equivalence", "genuine_error", "ambiguous"))
+    elif style == "audit":
+        ok = vote.category in ("valid", "defective") and vote.raw_verdict == vote.category
+    elif style == "labelled":
+        ok = vote.category in ("gold_defect", "format_equivalence", "genuine_error", "ambiguous") and vote.raw_verdict == vote.category
+    else:  # blind: the raw answer names a position; the recorded order maps it back
+        from jury.judging.ballots import blind_category
+
+        ok = (vote.raw_verdict in ("answer_1", "answer_2", "both", "neither", "ambiguous") and vote.order is not None
+              and blind_category(vote.raw_verdict, vote.order)[0] == vote.category)
+    return None if ok else (
+        f"juror {vote.juror!r}'s category {vote.category!r} does not follow from its answer "
+        f"{vote.raw_verdict!r} (order {vote.order})")
+
+
+def check_document(doc) -> str | None:
+    """Recompute every record's verdict from its votes under the file's rules (k, early stop,
+    quorum, ballot style), credit from verdict and the summary's counts; the first
+    disagreement as one line ("records.3 (model 'm' question 7): ..."), or None."""
+    style = "audit" if doc.kind == "audit" else doc.panel.ballot_style
+    early_stop = bool(doc.settings.get("early_stop", False))
+    quorum = doc.panel.quorum if isinstance(doc.panel.quorum, int) and not isinstance(doc.panel.quorum, bool) else None
+    for i, r in enumerate(doc.records):
+        where = (f"records.{i} (model {r.model!r} question {r.question_id!r})" if doc.kind == "adjudication"
+                 else f"records.{i} (question {r.question_id!r})")
+        if list(r.jurors) != [v.juror for v in r.votes]:
+            return f"{where}: jurors {list(r.jurors)} do not match the jurors of its votes {[v.juror for v in r.votes]}"
+        for v in r.votes:
+            problem = _vote_problem(v, style)
+            if problem:
+                return f"{where}: {problem}"
+        if doc.kind == "audit":
+            if any(v.skipped for v in r.votes):
+                return f"{where}: an audit vote cannot be skipped"
+            flagged, decided = audit_flag([_effective(v) for v in r.votes], quorum)
+            if (r.flagged, r.decided) != (flagged, decided):
+                return (f"{where}: flagged={r.flagged}, decided={r.decided} does not follow from its votes "
+                        f"(the file's rules give flagged={flagged}, decided={decided})")
+            types = sorted({v.defect_type for v in r.votes if _effective(v) == "defective" and v.defect_type})
+            if list(r.defect_types) != types:
+                return f"{where}: defect_types {list(r.defect_types)} do not follow from its votes ({types})"
+            continue
+        counted = [_effective(v) for v in r.votes if not v.skipped]
+        verdict = adjudication_verdict(counted, len(r.votes))
+        if any(v.skipped for v in r.votes):
+            settled = verdict not in ("no_majority", "undecided")
+            if not early_stop or not settled:
+                return (f"{where}: a vote is marked skipped but "
+                        + ("the file's settings have no early stop" if not early_stop else "no majority was settled"))
+        if verdict != r.verdict:
+            return f"{where}: verdict {r.verdict!r} does not follow from its votes (the file's rules give {verdict!r})"
+        if r.credited != is_credited(verdict):
+            return f"{where}: credited={r.credited} does not follow from verdict {verdict!r}"
+    s = doc.summary
+    if doc.kind == "adjudication":
+        for key, value in (("failures", len(doc.records)), ("credited", sum(r.credited for r in doc.records))):
+            if key in s and s[key] != value:
+                return f"summary.{key} is {s[key]!r} but the records give {value}"
+    else:
+        counts = audit_counts([r.model_dump() for r in doc.records])
+        for key, value in counts.items():
+            if key in s and s[key] != value:
+                return f"summary.{key} is {s[key]!r} but the records give {value!r}"
+    return None

@@ -1,0 +1,427 @@
+"""Run ballots through jurors: resumable, cost-capped, every call logged, early stop.
+
+A ballot's identity is the hash of its request (juror model and parameters, exact
+messages, reply schema, template hash). A vote already in the store for that hash is
+reused, so a run killed at any moment resumes with no repeated calls and a finished
+rerun makes none; a panel change re-asks only the jurors whose requests changed.
+
+Across processes sharing a store, a ballot is asked by one of them: the asker holds a
+claim on the request hash (a lease, renewed while it asks; a dead holder's claim is
+taken over) and the others wait for its vote instead of paying for the same call.
+
+The first Ctrl-C stops sending ballots and waits (up to the longest juror timeout) for
+the calls on the wire, storing their answers; a second Ctrl-C gives up at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import secrets
+import signal
+import socket
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jury.judging.ballots import REPLY_SCHEMAS, make_parser
+from jury.errors import StoreError
+from jury.judging.client import JurorPool, JurorSpec
+
+COMPLETION_TOKENS_ESTIMATE = 400  # reasoning + verdict; used only for plans and the cost cap
+CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
+CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
+INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
+
+
+def canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@dataclass
+class Ballot:
+    kind: str  # "adjudication" | "audit"
+    question_id: Any
+    model: str | None  # model under test (None for audits)
+    juror: JurorSpec
+    style: str  # blind | labelled | audit
+    messages: list[dict]
+    template_sha256: str
+    meta: dict = field(default_factory=dict)  # e.g. {"order": "gold_first"}
+
+    @property
+    def request_sha256(self) -> str:
+        return hashlib.sha256(
+            canonical(
+                {
+                    "juror_model": self.juror.model,
+                    "api_base": self.juror.api_base,
+                    "params": self.juror.generation_params(),
+                    "structured_output": self.juror.structured_output,
+                    "messages": self.messages,
+                    "reply_schema": REPLY_SCHEMAS[self.style],
+                    "template_sha256": self.template_sha256,
+                }
+            )
+        ).hexdigest()
+
+
+@dataclass
+class BallotResult:
+    ballot: Ballot
+    status: str  # voted | abstained | skipped | not_asked
+    reply: dict | None = None
+    error: str | None = None
+    from_store: bool = False
+    cost_usd: float = 0.0
+    failed: bool = False  # no vote: the call failed on transport or configuration; a rerun asks again
+
+
+@dataclass
+class CostGuard:
+    """Stop before a call that could carry total spend past the cap."""
+
+    cap: float | None
+    spent: float = 0.0
+    reserved: float = 0.0
+    stopped: bool = False
+
+    def reserve(self, estimate: float) -> bool:
+        if self.cap is None:
+            return True
+        if self.stopped or self.spent + self.reserved + estimate > self.cap:
+            self.stopped = True
+            return False
+        self.reserved += estimate
+        return True
+
+    def settle(self, estimate: float, actual: float) -> None:
+        if self.cap is not None:
+            self.reserved -= estimate
+        self.spent += actual
+
+
+@dataclass
+class RunStats:
+    asked: int = 0  # calls made by this run
+    reused: int = 0  # votes found in the store (earlier runs, or another process asking now)
+    shared: int = 0  # ballots identical to another of this run: one call served both
+    skipped: int = 0
+    not_asked: int = 0  # cost cap, interrupt or store failure
+    transport_failures: int = 0  # ballots without a vote (transport or configuration): a rerun asks again
+    failure_reasons: Counter = field(default_factory=Counter)
+    interrupted: bool = False
+    store_error: str | None = None
+    unstored: int = 0  # answered calls whose vote could not be stored (store failure)
+    unpriced: list[str] = field(default_factory=list)  # juror models litellm cannot price: $0 to the cap
+    cost_usd: float = 0.0
+    guard: CostGuard | None = None
+
+
+def estimate(ballot: Ballot) -> tuple[int, float | None]:
+    from jury.judging.client import estimate_call
+
+    return estimate_call(ballot.juror, ballot.messages, COMPLETION_TOKENS_ESTIMATE)
+
+
+def plan_rows(ballots: list[Ballot]) -> list[dict]:
+    """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls."""
+    agg: dict[tuple, dict] = {}
+    for b in ballots:
+        row = agg.setdefault((b.model, b.juror.name), {
+            **({"model": b.model} if b.model is not None else {}),
+            "juror": b.juror.name, "juror_model": b.juror.model, "ballots": 0,
+            "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "priced": True,
+        })
+        tokens, cost = estimate(b)
+        row["ballots"] += 1
+        row["prompt_tokens"] += tokens
+        row["completion_tokens"] += COMPLETION_TOKENS_ESTIMATE
+        if cost is None:
+            row["priced"] = False
+        else:
+            row["cost_usd"] += cost
+    return list(agg.values())
+
+
+@dataclass
+class _Session:
+    store: Any
+    pool: JurorPool
+    guard: CostGuard
+    stats: RunStats
+    inflight: dict[str, asyncio.Future] = field(default_factory=dict)
+    holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}")
+    claimed: set[str] = field(default_factory=set)
+    stopping: bool = False
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.pool.stop_requested = True
+
+    def store_failed(self, exc: StoreError) -> None:
+        if self.stats.store_error is None:
+            self.stats.store_error = str(exc)
+        self.stop()
+
+
+def _from_vote(ballot: Ballot, vote: dict, **kw) -> BallotResult:
+    if vote["ok"]:
+        return BallotResult(ballot, "voted", vote["reply"], **kw)
+    return BallotResult(ballot, "abstained", error=vote["error"], **kw)
+
+
+async def _ask(ballot: Ballot, s: _Session) -> BallotResult:
+    h = ballot.request_sha256
+    if h in s.inflight:  # the same request is already on its way in this run: one call serves both
+        first = await s.inflight[h]
+        if first.status == "not_asked":
+            s.stats.not_asked += 1
+        elif first.failed:
+            s.stats.transport_failures += 1
+        else:
+            s.stats.shared += 1
+        return BallotResult(ballot, first.status, first.reply, first.error, from_store=True, failed=first.failed)
+    stored = s.store.get_vote(h)
+    if stored is not None:
+        s.stats.reused += 1
+        return _from_vote(ballot, stored, from_store=True)
+    task = asyncio.ensure_future(_call(ballot, s))  # registered before any await: no twin can slip in
+    s.inflight[h] = task
+    return await task
+
+
+def _not_asked(ballot: Ballot, s: _Session, why: str) -> BallotResult:
+    s.stats.not_asked += 1
+    return BallotResult(ballot, "not_asked", error=why)
+
+
+def _stop_reason(s: _Session) -> str:
+    return "store failure" if s.stats.store_error else "interrupted"
+
+
+async def _claim(h: str, s: _Session) -> dict | str | None:
+    """None once this process holds the claim on `h`; a vote stored meanwhile (by the process
+    that held it); or "stopped"."""
+    while True:
+        if s.stopping:
+            return "stopped"
+        try:
+            holder = s.store.claim(h, s.holder, CLAIM_LEASE_S)
+        except StoreError as exc:
+            s.store_failed(exc)
+            return "stopped"
+        vote = s.store.get_vote(h)
+        if holder is None:
+            if vote is not None:  # stored just before we claimed it
+                s.store.release_claim(h, s.holder)
+                return vote
+            s.claimed.add(h)
+            return None
+        if vote is not None:
+            return vote
+        await asyncio.sleep(CLAIM_POLL_S)  # another live process is asking it: wait for its vote
+
+
+async def _call(ballot: Ballot, s: _Session) -> BallotResult:
+    h = ballot.request_sha256
+    got = await _claim(h, s)
+    if got == "stopped":
+        return _not_asked(ballot, s, _stop_reason(s))
+    if got is not None:
+        s.stats.reused += 1
+        return _from_vote(ballot, got, from_store=True)
+    try:
+        return await _call_claimed(ballot, s)
+    finally:
+        s.claimed.discard(h)
+        s.store.release_claim(h, s.holder)
+
+
+async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
+    from jury.judging.client import for_store
+
+    h = ballot.request_sha256
+    if s.stopping:
+        return _not_asked(ballot, s, _stop_reason(s))
+    est = 0.0
+    if s.guard.cap is not None:
+        est = estimate(ballot)[1] or 0.0
+    if not s.guard.reserve(est):
+        return _not_asked(ballot, s, "cost cap reached")
+    result = await s.pool.call(
+        ballot.juror.name, ballot.messages,
+        schema=REPLY_SCHEMAS[ballot.style], parse=make_parser(ballot.style),
+    )
+    s.guard.settle(est, result.cost_usd)
+    s.stats.cost_usd += result.cost_usd
+    if result.interrupted and result.attempts == 0:
+        return _not_asked(ballot, s, _stop_reason(s))
+    s.stats.asked += 1
+    result = for_store(result, ballot.juror)  # the one gate into the store: secrets out, sizes capped
+    final = (result.ok or is_final_abstention(result)) and not result.interrupted
+    try:
+        if final:
+            # the vote first (insert-if-absent, then read back: if another process stored this
+            # request's vote first, everyone uses that one); then the call's log.
+            s.store.record_vote(h, ballot.kind, ballot.question_id, ballot.model, ballot.juror, result)
+        call_id = s.store.record_call(h, ballot.kind, ballot.juror, ballot.messages, result)
+        if final:
+            s.store.link_vote_call(h, call_id)
+    except StoreError as exc:
+        s.store_failed(exc)
+    if final:
+        vote = s.store.get_vote(h)
+        if vote is not None:
+            return _from_vote(ballot, vote, cost_usd=result.cost_usd)
+        s.stats.unstored += 1
+        return BallotResult(ballot, "abstained", error="answer could not be stored", cost_usd=result.cost_usd, failed=True)
+    if result.interrupted:
+        return _not_asked(ballot, s, _stop_reason(s))
+    s.stats.transport_failures += 1
+    s.stats.failure_reasons[result.error or "unknown error"] += 1
+    return BallotResult(ballot, "abstained", error=result.error, cost_usd=result.cost_usd, failed=True)
+
+
+def is_final_abstention(result) -> bool:
+    """An abstention worth keeping: the juror answered, but never parseably.
+
+    Failures of transport or configuration (rate limits and 5xx past the retries,
+    timeouts, a bad key) are logged as calls but not stored as votes, so a rerun asks
+    again instead of freezing an outage into the verdicts.
+    """
+    return bool(result.log) and result.log[-1].get("status") == "bad_output"
+
+
+def settled(labels: list[str | None], k: int) -> bool:
+    """True once some label holds a strict majority of k: more votes cannot change it."""
+    counts = Counter(x for x in labels if x is not None)
+    return bool(counts) and counts.most_common(1)[0][1] >= k // 2 + 1
+
+
+async def _run_group(
+    group: list[Ballot], label: Callable[[BallotResult], str | None], session: _Session,
+    early_stop: bool, tick: Callable[[int], None],
+) -> list[BallotResult]:
+    k = len(group)
+    store, stats = session.store, session.stats
+
+    async def ask(i: int) -> BallotResult:
+        res = await _ask(group[i], session)
+        tick(1)
+        return res
+
+    if not early_stop:
+        return list(await asyncio.gather(*(ask(i) for i in range(k))))
+    first = k // 2 + 1
+    results = list(await asyncio.gather(*(ask(i) for i in range(first))))
+    for i in range(first, k):
+        if settled([label(r) for r in results], k):
+            stored = store.get_vote(group[i].request_sha256)
+            if stored is not None and stored["ok"]:  # free: already paid for earlier
+                results.append(_from_vote(group[i], stored, from_store=True))
+                stats.reused += 1
+            else:
+                results.append(BallotResult(group[i], "skipped"))
+                stats.skipped += 1
+            tick(1)
+        else:
+            results.append(await ask(i))
+    return results
+
+
+def run_ballots(
+    groups: list[list[Ballot]],
+    store,
+    label: Callable[[BallotResult], str | None],
+    *,
+    early_stop: bool = False,
+    max_cost: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    pool: JurorPool | None = None,
+) -> tuple[list[list[BallotResult]], RunStats]:
+    """Ask every group's jurors (each group: one question for one model, or one gold query)."""
+    jurors: dict[str, JurorSpec] = {}
+    for g in groups:
+        for b in g:
+            jurors.setdefault(b.juror.name, b.juror)
+    guard = CostGuard(max_cost)
+    stats = RunStats(guard=guard)
+    if max_cost is not None:
+        from jury.judging.client import has_price
+
+        stats.unpriced = sorted({j.model for j in jurors.values() if not has_price(j.model)})
+    total = sum(len(g) for g in groups)
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    async def main() -> list[list[BallotResult]]:
+        session = _Session(store, pool or JurorPool(list(jurors.values())), guard, stats)
+        session.pool.stop_requested = False
+        loop = asyncio.get_running_loop()
+        this = asyncio.current_task()
+        grace = max((j.timeout_s for j in jurors.values()), default=0.0) + INTERRUPT_MARGIN_S
+
+        def on_sigint() -> None:
+            if session.stopping and stats.interrupted:
+                print("Interrupted again: not waiting for the calls in flight.", file=sys.stderr, flush=True)
+                this.cancel()
+                return
+            stats.interrupted = True
+            session.stop()
+            flying = sum(session.pool.limiter(j).in_flight for j in jurors)
+            print(
+                f"Interrupted: sending no new ballots; waiting up to {grace:g} s for the {flying} calls "
+                "in flight and storing their answers (Ctrl-C again to stop at once).",
+                file=sys.stderr, flush=True,
+            )
+            loop.call_later(grace, this.cancel)
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            pass
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(CLAIM_LEASE_S / 4)
+                try:
+                    store.renew_claims(list(session.claimed), session.holder, CLAIM_LEASE_S)
+                except StoreError as exc:
+                    session.store_failed(exc)
+
+        renewer = asyncio.ensure_future(renew())
+        tick(0)
+        try:
+            return list(
+                await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups))
+            )
+        finally:
+            renewer.cancel()
+            try:
+                loop.remove_signal_handler(signal.SIGINT)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    try:
+        results = asyncio.run(main())
+    except asyncio.CancelledError:  # a second Ctrl-C, or the wait after the first ran out
+        raise KeyboardInterrupt from None
+    if stats.store_error:
+        lost = f"; {stats.unstored} answered calls could not be stored" if stats.unstored else ""
+        raise StoreError(
+            f"{stats.store_error} (stopped: every vote stored before the failure is kept{lost}; "
+            "no verdict file written; free space and rerun, no stored vote is asked again)"
+        )
+    if stats.interrupted:
+        raise KeyboardInterrupt
+    return results, stats

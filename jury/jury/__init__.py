@@ -1,1 +1,0 @@
-"""jury.jury: the model-calling layer (client.py is the only module that imports litellm)."""

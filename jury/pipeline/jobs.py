@@ -1,0 +1,195 @@
+"""Whole jobs: adjudicate a run, audit a gold file. Commands and re-audits call these."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+from jury.errors import IncompleteRun, InputError, JuryError
+
+ProgressFactory = Callable[[str], object]  # description -> context manager yielding (done, total) callback
+
+
+class CostCapReached(JuryError):
+    """--max-cost stopped the run before every ballot was asked."""
+
+
+def _no_progress(_description: str):
+    return nullcontext(None)
+
+
+def require_keys(panel, jurors) -> None:
+    missing = panel.missing_keys(list(jurors))
+    if missing:
+        raise InputError(f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called)")
+
+
+def raise_if_capped(stats) -> None:
+    if stats.not_asked:
+        raise CostCapReached(
+            f"stopped at the cost cap: ${stats.cost_usd:.4f} spent this run, {stats.not_asked} ballots "
+            "not asked; every vote so far is stored: rerun with a higher --max-cost to go on "
+            "(no verdict file written for an incomplete set)"
+        )
+
+
+def warn_unknown_params(panel) -> None:
+    """One stderr line per juror whose params litellm does not know for its provider (a typo
+    such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
+    import sys
+
+    from jury.judging.client import unknown_params
+
+    for juror in panel.jurors:
+        unknown = unknown_params(juror)
+        if unknown:
+            print(
+                f"Warning: panel {panel.name!r}, juror {juror.name!r} ({juror.model}): params "
+                f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known to litellm for this "
+                "provider (a typo?); sent as given",
+                file=sys.stderr, flush=True,
+            )
+
+
+def raise_if_incomplete(stats) -> None:
+    """A ballot that failed on transport or configuration is not a vote: no verdict file."""
+    n = stats.transport_failures
+    if not n:
+        return
+    reason, times = stats.failure_reasons.most_common(1)[0] if stats.failure_reasons else ("unknown", n)
+    raise IncompleteRun(
+        f"{n} ballot{'s' if n != 1 else ''} got no vote (transport or configuration failure; "
+        f"most often: {reason}{f' ({times}x)' if times > 1 else ''}); no verdict file written for an "
+        f"incomplete set; every vote received is stored: a rerun asks only "
+        + (f"those {n} ballots" if n != 1 else "that ballot")
+    )
+
+
+def write_failed(exc: OSError, output: Path | None) -> JuryError:
+    where = output if output is not None else "the verdicts folder"
+    return JuryError(
+        f"{where}: cannot write the verdict file: {exc.strerror or exc}; every vote is stored: "
+        "rerun once it can be written (no call is repeated)"
+    )
+
+
+@dataclass
+class JobResult:
+    plan: object
+    records: list[dict] | None = None
+    stats: object = None
+    path: Path | None = None
+    reused_file: bool = False  # an identical locked file already existed: nothing was written
+    evaluation: object = None
+    summary: dict | None = None
+
+
+def load_and_evaluate(gold_path: Path, run_paths: list[Path], db_root: Path | None, store, settings,
+                      progress: ProgressFactory = _no_progress):
+    """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation)."""
+    from jury.compare.outcomes import evaluate
+    from jury.inputs.io import load_gold, load_runs
+
+    gold = load_gold(gold_path)
+    records = load_runs(run_paths, gold)
+    with progress("executing SQL") as bar:
+        ev = evaluate(gold, records, db_root, store, settings, bar)
+    return gold, records, ev
+
+
+def adjudication_job(
+    cfg, store, *, gold_path: Path, run_paths: list[Path], db_root: Path | None, panel, registry,
+    settings, seed: int = 0, early_stop: bool = False, max_cost: float | None = None,
+    models: list[str] | None = None, output: Path | None = None, plan_only: bool = False,
+    supersedes: str | None = None, progress: ProgressFactory = _no_progress,
+) -> JobResult:
+    from jury.judging.adjudication import plan_adjudication, run_adjudication
+    from jury.verdicts.assemble import write_adjudication
+
+    if panel.ballot_style == "audit":
+        raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
+    warn_unknown_params(panel)
+    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
+    plan = plan_adjudication(ev, gold, records, panel, registry, models=models, seed=seed)
+    if plan_only:
+        return JobResult(plan, evaluation=ev)
+    from jury.verdicts.assemble import adjudication_header, existing_verdicts
+
+    job_settings = {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()}
+    found = existing_verdicts(cfg, output, adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths,
+                                                               job_settings), supersedes)
+    if found is not None:  # this verdict set is already locked there: reuse it, call nothing
+        return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True, ev)
+    require_keys(panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
+    with progress("asking jurors") as bar:
+        verdicts, stats = run_adjudication(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar)
+    raise_if_capped(stats)
+    raise_if_incomplete(stats)
+    try:
+        path, reused = write_adjudication(
+            cfg, output, plan, verdicts, store, ev, gold_path, run_paths,
+            job_settings, supersedes,
+        )
+    except OSError as exc:
+        raise write_failed(exc, output) from None
+    return JobResult(plan, verdicts, stats, path, reused, ev)
+
+
+def audit_job(
+    cfg, store, *, gold_path: Path, db_root: Path | None, panel, dbs: list[str] | None = None,
+    question_ids: list[str] | None = None, split: str | None = None, max_cost: float | None = None,
+    output: Path | None = None, plan_only: bool = False, supersedes: str | None = None,
+    progress: ProgressFactory = _no_progress,
+) -> JobResult:
+    from jury.compare.outcomes import execute_gold, resolve_databases
+    from jury.inputs.io import load_gold
+    from jury.judging.gold_audit import plan_audit, run_audit, summarize
+    from jury.verdicts.assemble import write_audit
+
+    if panel.ballot_style != "audit":
+        raise InputError(f"panel {panel.name!r} ({panel.path}) is a {panel.ballot_style} adjudication panel; "
+                         "the gold audit needs ballot_style = \"audit\"")
+    warn_unknown_params(panel)
+    items = list(load_gold(gold_path).values())
+    if dbs:
+        items = [i for i in items if i.db_id in set(dbs)]
+    if question_ids:
+        wanted = {str(q) for q in question_ids}
+        items = [i for i in items if str(i.question_id) in wanted]
+        missing = wanted - {str(i.question_id) for i in items}
+        if missing:
+            raise InputError(f"{gold_path}: no question {sorted(missing)[0]} (after --db filters)")
+    if not items:
+        raise InputError(f"{gold_path}: no questions to audit after the filters")
+    items = [i if i.split or not split else i.model_copy(update={"split": split}) for i in items]
+    databases = resolve_databases(items, db_root, store)
+    results = None
+    if panel.show_preview:
+        with progress("executing gold SQL") as bar:
+            results = execute_gold(items, databases, store, progress=bar)
+    plan = plan_audit(items, panel, databases, results)
+    if plan_only:
+        return JobResult(plan)
+    from jury.verdicts.assemble import audit_header, existing_verdicts
+
+    audit_settings = {"quorum": panel.quorum, "split": split, "dbs": dbs or None,
+                      "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None}
+    found = existing_verdicts(cfg, output, audit_header(cfg, output, plan, store, databases, gold_path, audit_settings),
+                              supersedes)
+    if found is not None:  # this verdict set is already locked there: reuse it, call nothing
+        records = [r.model_dump(mode="json") for r in found[1].records]
+        return JobResult(plan, records, None, found[0], True, summary=summarize(records))
+    require_keys(panel, panel.jurors)
+    with progress("auditing gold SQL") as bar:
+        records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar)
+    raise_if_capped(stats)
+    raise_if_incomplete(stats)
+    summary = summarize(records)
+    settings = audit_settings
+    try:
+        path, reused = write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes)
+    except OSError as exc:
+        raise write_failed(exc, output) from None
+    return JobResult(plan, records, stats, path, reused, summary=summary)

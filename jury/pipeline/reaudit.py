@@ -1,0 +1,88 @@
+"""Re-run a stale verdict file with today's panel and inputs, through the same jobs as the
+commands: the votes of unchanged jurors (same request hash) come from the store and only
+changed jurors are called. The new file names its predecessor in ``supersedes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from jury.errors import InputError
+from jury.verdicts.documents import VerdictFile, load_locked
+from jury.verdicts.reaudit import Staleness, adjudication_diff, audit_diff, resolve_bound
+
+
+def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[Path, dict]:
+    """Re-run a stale file with today's panel and inputs; returns (new file, diff)."""
+    from jury.judging.panels import load_panel
+    from jury.pipeline.jobs import adjudication_job, audit_job
+
+    if st.blockers:
+        raise InputError(f"{st.path}: cannot re-run: {'; '.join(st.blockers)}")
+    doc, base = st.doc, st.path.parent
+    panel = load_panel(resolve_bound(base, doc.panel.path))
+    gold_path = resolve_bound(base, doc.inputs.gold.path)
+    db_root = None
+    if doc.inputs.databases:
+        first = next(iter(doc.inputs.databases.values()))
+        db_root = resolve_bound(base, first.path).parent.parent
+    output = None  # a new file beside the old one
+    kwargs = {"progress": progress} if progress else {}
+    out_dir_cfg = _FolderConfig(base)
+    if doc.kind == "audit":
+        s = doc.settings
+        if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
+            panel.quorum = s.get("quorum")
+        qids = [str(r.question_id) for r in doc.records]
+        job = audit_job(out_dir_cfg, store, gold_path=gold_path, db_root=db_root, panel=panel,
+                        question_ids=qids, split=s.get("split"), max_cost=max_cost, output=output,
+                        supersedes=doc.content_sha256, **kwargs)
+        new = load_locked(job.path)
+        return job.path, audit_diff(doc, new)
+    from jury.compare.outcomes import Settings
+    from jury.judging.families import load_registry
+    from jury.compare.comparators import NormalizeOptions
+
+    s = doc.settings
+    norm = s.get("normalize") or {}
+    settings = Settings(
+        comparator=s.get("comparator", "strict"), near_miss=s.get("near_miss_threshold", 0.5),
+        timeout_s=s.get("timeout_s", 30.0), row_cap=s.get("row_cap", 100_000),
+        options=NormalizeOptions(casefold=norm.get("casefold", False), float_sig_digits=norm.get("float_sig_digits")),
+    )
+    job = adjudication_job(
+        out_dir_cfg, store, gold_path=gold_path, run_paths=[resolve_bound(base, r.path) for r in doc.inputs.runs],
+        db_root=db_root, panel=panel, registry=_RecordedFamilies(doc, load_registry()), settings=settings,
+        seed=s.get("seed", 0),
+        early_stop=s.get("early_stop", False), max_cost=max_cost, models=s.get("models"), output=output,
+        supersedes=doc.content_sha256, **kwargs,
+    )
+    new = load_locked(job.path)
+    return job.path, adjudication_diff(doc, new)
+
+
+@dataclass
+class _FolderConfig:
+    """A config whose verdicts folder is the given one (re-audits write beside the old file)."""
+
+    folder: Path
+
+    def path_of(self, key, flag=None, default=None):
+        if key == "verdicts_dir":
+            return self.folder
+        return Path(flag) if flag is not None else None
+
+
+@dataclass
+class _RecordedFamilies:
+    """The families a verdict file recorded per model win over today's registry."""
+
+    doc: VerdictFile
+    registry: object
+
+    def families_of(self, model: str, declared=None) -> list[str]:
+        for r in self.doc.records:
+            if r.model == model:
+                return list(r.families)
+        return self.registry.families_of(model, declared)

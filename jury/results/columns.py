@@ -1,0 +1,161 @@
+"""The gold-clean and adjudicated columns, from locked verdict files: pure functions.
+
+gold-clean: strict accuracy with the audit's flagged questions removed from numerator
+and denominator (a flagged question never counts as a success).
+adjudicated: (strict matches + credited verdicts) / routed questions, where every
+jury-eligible failure must have a verdict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from jury.errors import InputError
+from jury.vocab import JURY_ELIGIBLE, VERDICTS
+from jury.stats import ranks, wilson
+
+
+def check_audit_gold(path, doc, gold: dict, databases: dict, gold_sha256: str | None) -> None:
+    """Refuse an audit file made for another gold: each audited question must be in the gold
+    given now, on the same database, and its record's ``gold_key`` (sha256 of the database's
+    sha256 and the gold SQL, as execution keys are made) must match the gold query and
+    database given now. Files written before audit records carried ``gold_key`` are
+    accepted only while the gold file and the databases are byte-identical to the ones the
+    file binds; otherwise they must be re-run."""
+    from jury.execution.store import execution_key
+
+    legacy_dbs = set()
+    for r in doc.records:
+        item = gold.get(r.question_id)
+        if item is None:
+            raise InputError(
+                f"{path}: audits question {r.question_id!r}, which is not in the gold file given now: the audit "
+                f"was made for another gold file ({doc.inputs.gold.path}); pass the audit of this gold or re-run `jury audit-gold`"
+            )
+        if item.db_id != r.db_id:
+            raise InputError(
+                f"{path}: question {r.question_id!r} was audited on database {r.db_id!r}, but the gold given now puts it "
+                f"on {item.db_id!r}; re-run `jury audit-gold` on this gold"
+            )
+        if r.gold_key is None:
+            legacy_dbs.add(r.db_id)
+            continue
+        db = databases.get(item.db_id)
+        if db is not None and r.gold_key != execution_key(db[1], item.sql):
+            raise InputError(
+                f"{path}: question {r.question_id!r}: the audit judged another gold query or database than the one "
+                "given now; re-run `jury audit-gold` on this gold"
+            )
+    if legacy_dbs:
+        changed = [] if gold_sha256 == doc.inputs.gold.sha256 else [f"gold file (bound {doc.inputs.gold.path})"]
+        for db_id in sorted(legacy_dbs):
+            bound, now = doc.inputs.databases.get(db_id), databases.get(db_id)
+            if now is not None and (bound is None or bound.sha256 != now[1]):
+                changed.append(f"database {db_id}")
+        if changed:
+            raise InputError(
+                f"{path}: written before audit records named the gold query they judged, and the {', '.join(changed)} "
+                "differs from the one it bound; re-run `jury audit-gold` on this gold"
+            )
+
+
+def flagged_questions(audit_docs) -> set:
+    flagged = set()
+    for doc in audit_docs:
+        flagged |= {r.question_id for r in doc.records if r.flagged}
+    return flagged
+
+
+def verdict_index(adj_docs: list[tuple[str, object]]) -> dict[tuple, object]:
+    """(model, question_id) -> record, from (path, document) pairs; a pair judged twice is an error."""
+    index: dict[tuple, object] = {}
+    where: dict[tuple, str] = {}
+    for path, doc in adj_docs:
+        for r in doc.records:
+            key = (r.model, r.question_id)
+            if key in index:
+                raise InputError(
+                    f"model {r.model!r} question {r.question_id!r} is judged in both {where[key]} and {path}; "
+                    "pass one verdict file per failure"
+                )
+            index[key], where[key] = r, str(path)
+    return index
+
+
+def routed_by_model(pairs) -> dict[str, list]:
+    """model -> its routed pairs (gold errors left out), in run order: one pass over the pairs."""
+    out: dict[str, list] = {}
+    for p in pairs:
+        bucket = out.setdefault(p.model, [])
+        if p.outcome != "gold_error" and p.routed:
+            bucket.append(p)
+    return out
+
+
+def gold_clean(pairs, flagged: set) -> dict[str, dict]:
+    out = {}
+    for model, routed in routed_by_model(pairs).items():
+        kept = [p for p in routed if p.question_id not in flagged]
+        out[model] = wilson(sum(p.outcome == "match" for p in kept), len(kept)).as_dict()
+    return out
+
+
+def adjudicated(pairs, index: dict[tuple, object]) -> dict[str, dict]:
+    out = {}
+    judged_by_model: dict[str, list] = {}
+    for (m, q), rec in index.items():
+        judged_by_model.setdefault(m, []).append(q)
+    for model, routed in routed_by_model(pairs).items():
+        eligible = [p for p in routed if p.outcome == JURY_ELIGIBLE]
+        missing = [p.question_id for p in eligible if (model, p.question_id) not in index]
+        if missing:
+            raise InputError(
+                f"model {model!r}: {len(missing)} jury-eligible failures have no verdict in the given files "
+                f"(first: question {missing[0]!r}); run `jury adjudicate` for them or score without --verdicts"
+            )
+        eligible_ids = {p.question_id for p in eligible}
+        for q in judged_by_model.get(model, ()):
+            if q not in eligible_ids:
+                raise InputError(
+                    f"verdicts judge model {model!r} question {q!r}, which is not a jury-eligible failure under "
+                    "these settings (check --comparator and --near-miss against the verdict file's settings)"
+                )
+        for p in eligible:
+            rec = index[(model, p.question_id)]
+            if (rec.answer_key and rec.answer_key != p.pred_key) or (rec.gold_key and rec.gold_key != p.gold_key):
+                raise InputError(
+                    f"model {model!r} question {p.question_id!r}: the verdict judged another answer, gold "
+                    "query or database than the one given now; re-run `jury adjudicate` for the current run"
+                )
+        credited = sum(index[(model, p.question_id)].credited for p in eligible)
+        matches = sum(p.outcome == "match" for p in routed)
+        out[model] = wilson(matches + credited, len(routed)).as_dict()
+    return out
+
+
+def with_ranks(column: dict[str, dict]) -> dict[str, int | None]:
+    models = list(column)
+    return dict(zip(models, ranks([column[m]["value"] for m in models])))
+
+
+def adjudication_summary(records: list[dict], scores, judged=None) -> list[dict]:
+    """Per model: strict vs adjudicated accuracy and the composition of adjudicated misses.
+
+    judged: the models this adjudication covered (--model); the others are left out rather
+    than listed with 0 adjudicated failures. None: every model scored."""
+    by_model: dict[str, Counter] = {}
+    for rec in records:
+        by_model.setdefault(rec["model"], Counter())[rec["verdict"]] += 1
+    rows = []
+    for s in scores:
+        if judged is not None and s.model not in judged:
+            continue
+        comp = by_model.get(s.model, Counter())
+        credited = comp["gold_defect"] + comp["format_equivalence"]
+        adj = wilson(s.strict["k"] + credited, s.routed).as_dict()
+        rows.append({
+            "model": s.model, "routed": s.routed, "strict": s.strict, "adjudicated": adj,
+            "adjudicated_failures": sum(comp.values()), "credited": credited,
+            "composition": {str(c): comp[c] for c in VERDICTS},
+        })
+    return rows

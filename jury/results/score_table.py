@@ -1,0 +1,139 @@
+"""Turn scores into what users read: tables, CSV, Markdown, JSON, per-question JSONL."""
+
+from __future__ import annotations
+
+import json
+
+from jury.version import __version__
+from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
+from jury.stats import ordinal
+
+SIDE = ("bird", "strict", "relaxed", "subset")
+OUTCOME_COLUMNS = ("match", "near_miss", "mismatch", "error", "timeout", "missing", "misrouted", "gold_error")
+
+
+def score_rows(scores) -> list[dict]:
+    """One flat dict per model: the columns of the table and the CSV."""
+    rows = []
+    for s in scores:
+        row = {
+            "model": s.model,
+            "questions": s.questions,
+            "routing_accuracy": s.routing_accuracy,
+            "routed": s.routed,
+            "strict_matches": s.strict["k"],
+            "strict_accuracy": s.strict["value"],
+            "strict_low": s.strict["low"],
+            "strict_high": s.strict["high"],
+            "strict_rank": s.strict_rank,
+            "jury_eligible": s.jury_eligible,
+        }
+        row.update({o: s.outcomes[o] for o in OUTCOME_COLUMNS})
+        for name in SIDE:
+            p = s.comparators.get(name, {})
+            row[f"{name}_accuracy"] = p.get("value")
+            row[f"{name}_rank"] = s.comparator_ranks.get(name)
+        for col in ("gold_clean", "adjudicated"):
+            p = getattr(s, col)
+            if p is not None:
+                row.update({f"{col}_k": p["k"], f"{col}_n": p["n"], f"{col}_accuracy": p["value"],
+                            f"{col}_low": p["low"], f"{col}_high": p["high"], f"{col}_rank": getattr(s, f"{col}_rank")})
+        rows.append(row)
+    return rows
+
+
+def _interval(row: dict, col: str = "strict") -> str:
+    return interval({"value": row.get(f"{col}_accuracy"), "low": row.get(f"{col}_low"), "high": row.get(f"{col}_high")})
+
+
+def _with_rank(value, rank) -> str:
+    return "—" if value is None else f"{value:.3f} ({ordinal(rank)})"
+
+
+WIDE_SCORE_COLUMNS = ("routed", "side comparators")
+"""Table and Markdown columns shown only with `jury score --wide` (CSV and JSON hold everything):
+the routed count and the accuracy (rank) of each comparator other than the chosen one."""
+
+
+def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+    """The score report. ``width``: the table's width (None: unwrapped, for pipes and files);
+    ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown."""
+    settings = ev.settings.describe()
+    rows = score_rows(scores)
+    if fmt == "json":
+        return to_json(
+            {
+                "jury_version": __version__,
+                "settings": settings,
+                "models": [s.model_dump() for s in scores],
+                "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
+            }
+        )
+    if fmt == "csv":
+        return to_csv(rows, list(rows[0]) if rows else [])
+    display = []
+    for r in rows:
+        d = dict(r)
+        d["strict_ci"] = _interval(r)
+        d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
+        d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
+        d["misses"] = " ".join(
+            f"{o}={r[o]}" for o in OUTCOME_COLUMNS if o != "match" and r[o]
+        ) or "—"
+        for name in SIDE:
+            d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
+        display.append(d)
+    side = [n for n in SIDE if n != settings["comparator"]] if wide else []  # the chosen one is the main column
+    routed = ["routed"] if wide else []
+    columns = ["model", "questions", "routing", *routed, "strict_matches", "strict_ci", "rank",
+               "jury_eligible", "misses", *side]
+    headers = ["model", "questions", "routing acc", *routed, "matches",
+               f"{settings['comparator']} acc [95% CI]", "rank", "jury-eligible", "other outcomes",
+               *(f"{n} acc (rank)" for n in side)]
+    for col, head in (("gold_clean", "gold-clean"), ("adjudicated", "adjudicated")):
+        if rows and f"{col}_accuracy" in rows[0]:
+            for d, r in zip(display, rows):
+                d[col] = _interval(r, col) + (f" ({ordinal(r[f'{col}_rank'])})" if r[f"{col}_rank"] else "")
+            columns.insert(columns.index("jury_eligible"), col)
+            headers.insert(headers.index("jury-eligible"), f"{head} [95% CI] (rank)")
+    caption = (
+        f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
+        f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
+    )
+    if ev.gold_errors:
+        caption += "\ngold queries that fail (left out of every denominator): " + ", ".join(
+            f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
+        )
+    if fmt == "md":
+        return to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    console.print(to_rich_table(display, columns, headers, title="strict execution match"))
+    console.print(safe(caption, newlines=True), markup=False)
+    return console.file.getvalue()
+
+
+def per_question_jsonl(pairs) -> str:
+    out = []
+    for p in pairs:
+        out.append(
+            json.dumps(
+                {
+                    "model": p.model,
+                    "question_id": p.question_id,
+                    "db_id": p.db_id,
+                    "chosen_db_id": p.chosen_db_id,
+                    "routed": p.routed,
+                    "outcome": p.outcome,
+                    "overlap": p.overlap,
+                    "order_matters": p.order_matters,
+                    **{name: p.verdicts.get(name) for name in SIDE},
+                    "error": p.error,
+                },
+                ensure_ascii=False,
+            )
+        )
+    return "\n".join(out) + "\n"

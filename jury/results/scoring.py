@@ -1,0 +1,96 @@
+"""Per-model scores from scored pairs: pure functions, no I/O.
+
+Denominators: a model's *questions* are those it has a run record for; questions whose
+gold query fails (``gold_error``) are left out of every count. *Routed* questions are
+those where the model chose the gold's database (or was given it); strict accuracy and
+every comparator's accuracy are over the routed questions. A side comparator that left
+some of a model's routed questions undecided (None: a result over the row cap that its
+digests cannot settle) gets no accuracy for that model rather than a guessed one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+
+from pydantic import BaseModel
+
+from jury.stats import ranks, wilson
+from jury.vocab import JURY_ELIGIBLE, OUTCOMES
+
+
+class ModelScore(BaseModel):
+    model: str
+    questions: int
+    gold_errors: int
+    routed: int
+    routing_accuracy: float | None
+    strict: dict  # Proportion.as_dict() under the chosen comparator
+    strict_rank: int | None = None
+    outcomes: dict[str, int]
+    jury_eligible: int
+    comparators: dict[str, dict]  # name -> Proportion.as_dict()
+    comparator_ranks: dict[str, int | None] = {}
+    gold_clean: dict | None = None  # from a locked audit file
+    gold_clean_rank: int | None = None
+    adjudicated: dict | None = None  # from locked adjudication files
+    adjudicated_rank: int | None = None
+
+
+def proportion(k: int, n: int) -> dict:
+    """k/n with its Wilson interval, as a fresh dict (one interval per distinct (k, n))."""
+    return dict(_proportion(int(k), int(n)))
+
+
+@lru_cache(maxsize=65_536)
+def _proportion(k: int, n: int) -> tuple:
+    # Thousands of models share a handful of (k, n): scipy's binomtest is the cost of scoring.
+    return tuple(wilson(k, n).as_dict().items())
+
+
+def score_model(model: str, pairs: Iterable) -> ModelScore:
+    """Aggregate one model's pairs (objects with outcome, routed, verdicts)."""
+    return _score_pairs(model, [p for p in pairs if p.model == model])
+
+
+def _score_pairs(model: str, pairs: list) -> ModelScore:
+    """Aggregate pairs that are all of ``model``."""
+    counts = Counter(p.outcome for p in pairs)
+    scored = [p for p in pairs if p.outcome != "gold_error"]
+    routed = [p for p in scored if p.routed]
+    names = sorted({name for p in routed for name in p.verdicts})
+    undecided = {name for p in routed for name, v in p.verdicts.items() if v is None}
+    comparators = {
+        name: proportion(sum(bool(p.verdicts.get(name)) for p in routed), len(routed))
+        for name in names
+        if name not in undecided
+    }
+    return ModelScore(
+        model=model,
+        questions=len(pairs),
+        gold_errors=counts["gold_error"],
+        routed=len(routed),
+        routing_accuracy=(len(routed) / len(scored)) if scored else None,
+        strict=proportion(counts["match"], len(routed)),
+        outcomes={o: counts[o] for o in OUTCOMES},
+        jury_eligible=counts[JURY_ELIGIBLE],
+        comparators=comparators,
+    )
+
+
+def score_all(pairs: list) -> list[ModelScore]:
+    """Scores for every model (in first-seen order) with ranks across models."""
+    by_model: dict[str, list] = {}
+    for p in pairs:  # one pass: grouping per model, not a rescan of every pair per model
+        by_model.setdefault(p.model, []).append(p)
+    scores = [_score_pairs(m, ps) for m, ps in by_model.items()]
+    for s, r in zip(scores, ranks([s.strict["value"] for s in scores])):
+        s.strict_rank = r
+    names = sorted({n for s in scores for n in s.comparators})
+    for name in names:
+        values = [s.comparators.get(name, {}).get("value") for s in scores]
+        for s, r in zip(scores, ranks(values)):
+            s.comparator_ranks[name] = r
+    return scores
+

@@ -1,0 +1,233 @@
+"""Assemble verdict documents (header bindings, totals, records) and write them locked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jury.version import __version__
+from jury.verdicts.documents import (
+    LOCK_KEY, bind_file, bind_template, default_path, load_locked, lock, schema_filename, utc_now, write_locked, write_schemas,
+)
+
+_VOLATILE = (LOCK_KEY, "created_at")
+
+
+def verdicts_dir(cfg, output: Path | None) -> Path:
+    if output is not None:
+        return Path(output).parent
+    return cfg.path_of("verdicts_dir", None, "verdicts")
+
+
+def ensure_schema(folder: Path, kind: str) -> None:
+    """A verdict file names its JSON Schema by relative path: make sure it is there."""
+    if not (folder / "schema" / schema_filename(kind)).is_file():
+        write_schemas(folder / "schema")
+
+
+def header(kind: str, folder: Path, panel, template, gold_path, run_paths, databases, settings, store,
+           request_hashes, supersedes: str | None = None) -> dict:
+    """Everything a verdict file binds: inputs, prompts, panel, settings, totals."""
+    panel_binding = panel.binding()
+    if panel.path is not None:
+        b = bind_file(panel.path, folder)
+        panel_binding["path"], panel_binding["sha256"] = b.path, b.sha256
+    return {
+        "$schema": f"schema/{schema_filename(kind)}",
+        "kind": kind,
+        "format_version": 1,
+        "jury_version": __version__,
+        "created_at": utc_now(),
+        "supersedes": supersedes,
+        "inputs": {
+            "gold": bind_file(gold_path, folder).model_dump(),
+            "runs": [bind_file(p, folder).model_dump() for p in run_paths],
+            "databases": {db: bind_file(path, folder, sha).model_dump() for db, (path, sha) in databases.items()},
+        },
+        "prompts": {template.name: bind_template(template.path, panel.path, folder).model_dump()},
+        "panel": panel_binding,
+        "settings": settings,
+        "totals": store.call_totals(request_hashes),
+    }
+
+
+# ------------------------------------------------------------------ reruns: before any call
+
+BINDING_KEYS = ("kind", "inputs", "prompts", "panel", "settings")
+
+
+def job_bindings(doc: dict) -> dict:
+    """What makes two verdict sets the same job: kind, inputs, prompt templates, panel and
+    settings, normalised as a locked file stores them (not time, totals, votes or version)."""
+    from jury.verdicts.documents import FileBinding, Inputs, PanelBinding
+
+    return {
+        "kind": doc["kind"],
+        "inputs": Inputs.model_validate(doc["inputs"]).model_dump(mode="json"),
+        "prompts": {k: FileBinding.model_validate(v).model_dump(mode="json") for k, v in doc["prompts"].items()},
+        "panel": PanelBinding.model_validate(doc["panel"]).model_dump(mode="json"),
+        "settings": json.loads(json.dumps(doc["settings"], sort_keys=True, default=str)),
+    }
+
+
+def binding_differences(have: dict, want: dict) -> list[str]:
+    """Dotted names of what differs between two job_bindings ("panel.jurors", "settings.seed")."""
+    out = []
+    for key in BINDING_KEYS:
+        a, b = have.get(key), want.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{key}.{k}" for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k)]
+        else:
+            out.append(key)
+    return out
+
+
+def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | None = None):
+    """Before any call: the locked file that already holds this job's verdict set, as
+    (path, document), or None when the job must run.
+
+    With ``-o``: an existing locked file there with the same bindings is reused; one with
+    other bindings (or any other existing file) is refused, naming what differs, so no call
+    is paid for a file that could not be written. Without ``-o``: a current (not superseded)
+    locked file in the verdicts folder with the same bindings is reused. A re-audit
+    (``supersedes`` set) always writes its own successor."""
+    from jury.verdicts.documents import LOCK_KEY, VerdictError, is_locked_file, load_locked
+
+    want = job_bindings(doc)
+    if output is not None:
+        out = Path(output)
+        if not out.exists():
+            return None
+        if not is_locked_file(out):
+            raise VerdictError(f"{out}: already exists and is not a locked verdict file; jury never writes over a "
+                               "file: choose another -o (nothing was called)")
+        have = load_locked(out)
+        diffs = binding_differences(job_bindings(have.model_dump(by_alias=True, mode="json")), want)
+        if diffs:
+            raise VerdictError(
+                f"{out}: already holds another verdict set ({', '.join(diffs)} differ from this job); "
+                f"a locked verdict file is never rewritten: choose another -o (nothing was called)"
+            )
+        return out, have
+    if supersedes is not None:
+        return None
+    folder = verdicts_dir(cfg, output)
+    docs = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if not is_locked_file(path):
+            continue
+        try:
+            docs[path] = load_locked(path)
+        except Exception:  # noqa: BLE001 - a broken neighbour is verify's business, not a match
+            continue
+    superseded = {d.supersedes for d in docs.values() if d.supersedes}
+    for path, have in docs.items():
+        data = have.model_dump(by_alias=True, mode="json")
+        if data.get(LOCK_KEY) in superseded or have.kind != doc["kind"]:
+            continue
+        if not binding_differences(job_bindings(data), want):
+            return path, have
+    return None
+
+
+def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings) -> dict:
+    return header("adjudication", verdicts_dir(cfg, output), plan.panel, plan.template, gold_path, run_paths,
+                  ev.databases, settings, store, [])
+
+
+def audit_header(cfg, output, plan, store, databases, gold_path, settings) -> dict:
+    return header("audit", verdicts_dir(cfg, output), plan.panel, plan.template, gold_path, [], databases,
+                  settings, store, [])
+
+
+def write_adjudication(cfg, output, plan, records, store, ev, gold_path, run_paths, settings,
+                       supersedes: str | None = None) -> Path:
+    folder = verdicts_dir(cfg, output)
+    ensure_schema(folder, "adjudication")
+    doc = header(
+        "adjudication", folder, plan.panel, plan.template, gold_path, run_paths, ev.databases,
+        settings, store, [b.request_sha256 for b in plan.ballots()], supersedes,
+    )
+    # a request shared by several models (same wrong SQL, same order) was paid once: split it
+    sharers: dict[str, set[str]] = {}
+    for b in plan.ballots():
+        sharers.setdefault(b.request_sha256, set()).add(b.model)
+    costs = store.call_costs(sharers)
+    cost_by_model: dict[str, float | None] = {b.model: 0.0 for b in plan.ballots()}
+    calls_by_model = dict.fromkeys(cost_by_model, 0.0)
+    unpriced = unpriced_requests(plan.ballots(), costs)
+    doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
+    for h, models in sharers.items():
+        row = costs.get(h, {"cost_usd": 0.0, "calls": 0})
+        for m in models:
+            if cost_by_model[m] is not None:  # None: a call litellm could not price, so unknown
+                cost_by_model[m] = None if h in unpriced else cost_by_model[m] + row["cost_usd"] / len(models)
+            calls_by_model[m] += row["calls"] / len(models)
+    doc["summary"] = {
+        "failures": len(records),
+        "credited": sum(r["credited"] for r in records),
+        "cost_by_model": cost_by_model,
+        "calls_by_model": calls_by_model,
+    }
+    doc["records"] = records
+    return _write(doc, output, folder)
+
+
+def write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings,
+                supersedes: str | None = None) -> Path:
+    folder = verdicts_dir(cfg, output)
+    ensure_schema(folder, "audit")
+    doc = header(
+        "audit", folder, plan.panel, plan.template, gold_path, [], databases,
+        settings, store, [b.request_sha256 for b in plan.ballots()], supersedes,
+    )
+    unpriced = unpriced_requests(plan.ballots(), store.call_costs([b.request_sha256 for b in plan.ballots()]))
+    doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
+    doc["summary"] = summary
+    doc["records"] = records
+    return _write(doc, output, folder)
+
+
+def unpriced_requests(ballots, costs: dict[str, dict]) -> dict[str, str]:
+    """{request hash: juror model} of the requests that were called (a call is logged) by a
+    juror model litellm has no price for: their cost is unknown, not $0."""
+    from jury.judging.client import has_price
+
+    priced: dict[str, bool] = {}
+    out: dict[str, str] = {}
+    for b in ballots:
+        h, model = b.request_sha256, b.juror.model
+        if model not in priced:
+            priced[model] = has_price(model)
+        if not priced[model] and costs.get(h, {}).get("calls", 0) > 0:
+            out[h] = model
+    return out
+
+
+def _write(doc: dict, output: Path | None, folder: Path) -> tuple[Path, bool]:
+    """Write the locked file; (path, False). Without -o, an identical verdict set already
+    locked in the folder (same inputs, panel, settings, votes; only the time differs) is
+    reused instead of writing a copy: (its path, True)."""
+    if output is not None:
+        return write_locked(doc, Path(output)), False
+    same = identical_file(doc, folder)
+    if same is not None:
+        return same, True
+    return write_locked(doc, default_path(doc["kind"], folder, doc["created_at"])), False
+
+
+def identical_file(doc: dict, folder: Path) -> Path | None:
+    def stable(d: dict) -> dict:
+        return {k: v for k, v in d.items() if k not in _VOLATILE}
+
+    want = stable(lock(doc))
+    for path in sorted(folder.glob(f"{doc['kind']}-*.json")):
+        try:
+            have = load_locked(path)
+        except Exception:  # noqa: BLE001 - a broken neighbour is verify's business, not a match
+            continue
+        if stable(lock(have)) == want:
+            return path
+    return None

@@ -1,0 +1,118 @@
+"""Every name jury uses for outcomes, comparators, verdicts and audit votes: defined once.
+
+Each is a ``StrEnum``, so a member *is* its string (``Outcome.MATCH == "match"``) and
+files, JSON and CSV keep plain strings. Tuples below fix the order in which tables and
+plots show them.
+
+>>> Outcome.MISMATCH == "mismatch" and JURY_ELIGIBLE is Outcome.MISMATCH
+True
+>>> [str(v) for v in CREDITED_VERDICTS]
+['gold_defect', 'format_equivalence']
+>>> Verdict("no_majority").credited
+False
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """What one (model, question) pair came to, in order of precedence."""
+
+    GOLD_ERROR = "gold_error"  # the gold query itself fails: out of every denominator
+    MISROUTED = "misrouted"  # the model chose another database
+    MISSING = "missing"  # no SQL
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    MATCH = "match"
+    NEAR_MISS = "near_miss"  # no match, overlap at or above the threshold
+    MISMATCH = "mismatch"  # overlap below the threshold: eligible for the jury
+
+
+# The order of outcome columns in tables and files.
+OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.MATCH, Outcome.NEAR_MISS, Outcome.MISMATCH, Outcome.ERROR, Outcome.TIMEOUT,
+    Outcome.MISSING, Outcome.MISROUTED, Outcome.GOLD_ERROR,
+)
+JURY_ELIGIBLE = Outcome.MISMATCH
+NOT_EXECUTED: tuple[Outcome, ...] = (Outcome.ERROR, Outcome.TIMEOUT, Outcome.MISSING)
+
+
+class Comparator(StrEnum):
+    BIRD = "bird"
+    STRICT = "strict"
+    RELAXED = "relaxed"
+    SUBSET = "subset"
+    OVERLAP = "overlap"  # a similarity, not a decision: used for near misses
+
+
+# The comparators every pair is also scored under (side columns), in display order.
+DECIDING_COMPARATORS: tuple[Comparator, ...] = (Comparator.BIRD, Comparator.STRICT, Comparator.RELAXED, Comparator.SUBSET)
+DEFAULT_COMPARATOR = Comparator.STRICT
+
+
+class Verdict(StrEnum):
+    """A jury's verdict on one failure: the four categories, or no verdict."""
+
+    GOLD_DEFECT = "gold_defect"
+    FORMAT_EQUIVALENCE = "format_equivalence"
+    GENUINE_ERROR = "genuine_error"
+    AMBIGUOUS = "ambiguous"
+    NO_MAJORITY = "no_majority"  # every juror voted, no strict majority
+    UNDECIDED = "undecided"  # abstentions could have made a majority
+
+    @property
+    def credited(self) -> bool:
+        return self in CREDITED_VERDICTS
+
+
+CATEGORIES: tuple[Verdict, ...] = (Verdict.GOLD_DEFECT, Verdict.FORMAT_EQUIVALENCE, Verdict.GENUINE_ERROR, Verdict.AMBIGUOUS)
+VERDICTS: tuple[Verdict, ...] = (*CATEGORIES, Verdict.NO_MAJORITY, Verdict.UNDECIDED)
+CREDITED_VERDICTS: tuple[Verdict, ...] = (Verdict.GOLD_DEFECT, Verdict.FORMAT_EQUIVALENCE)
+# The composition of a model's jury-reached misses in reports (no_majority also counts undecided).
+COMPOSITION: tuple[Verdict, ...] = (*CATEGORIES, Verdict.NO_MAJORITY)
+
+
+class BlindAnswer(StrEnum):
+    """A juror's reply on a blind ballot, before it is mapped back to a category."""
+
+    ANSWER_1 = "answer_1"
+    ANSWER_2 = "answer_2"
+    BOTH = "both"
+    NEITHER = "neither"
+    AMBIGUOUS = "ambiguous"
+
+
+class AuditVote(StrEnum):
+    VALID = "valid"
+    DEFECTIVE = "defective"
+
+
+class DefectType(StrEnum):
+    SQL_VS_QUESTION = "sql_vs_question"
+    SQL_VS_DATA = "sql_vs_data"
+    DOMAIN_KNOWLEDGE = "domain_knowledge"
+    AMBIGUOUS_QUESTION = "ambiguous_question"
+    OTHER = "other"
+
+
+class Column(StrEnum):
+    """The three accuracy columns of a report."""
+
+    STRICT = "strict"
+    GOLD_CLEAN = "gold_clean"
+    ADJUDICATED = "adjudicated"
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", "-")
+
+
+COLUMNS: tuple[Column, ...] = (Column.STRICT, Column.GOLD_CLEAN, Column.ADJUDICATED)
+
+
+# Defaults every entry point shares (flags, jury.toml, library calls, re-audits).
+DEFAULT_NEAR_MISS = 0.5
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_ROW_CAP = 100_000
