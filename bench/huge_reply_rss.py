@@ -18,16 +18,17 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fakellm import FakeLLMServer, Reply  # noqa: E402
-from jurytest import make_project, says, write_panel  # noqa: E402
+from tests.support.fakellm import FakeLLMServer, Reply
+from tests.support.jurytest import make_project, says, write_panel
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=200)
     args = ap.parse_args()
+
     # built on request, after the jury process has started: a forked child would otherwise
     # count the parent's copy of the body in its peak RSS
     def huge(_request):
@@ -46,13 +47,18 @@ def main() -> None:
         start = time.monotonic()
         done = subprocess.run(
             [sys.executable, "-m", "jury", "adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/v.json"],
-            cwd=root, env=env, capture_output=True, text=True,
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         out = root / "verdicts" / "v.json"
         size = out.stat().st_size / 1e6 if out.exists() else None
-        print(f"reply {args.mb} MB: exit {done.returncode}, peak RSS {peak_mb:.0f} MB, "
-              f"verdict file {'none' if size is None else f'{size:.2f} MB'}, {time.monotonic() - start:.1f} s")
+        print(
+            f"reply {args.mb} MB: exit {done.returncode}, peak RSS {peak_mb:.0f} MB, "
+            f"verdict file {'none' if size is None else f'{size:.2f} MB'}, {time.monotonic() - start:.1f} s"
+        )
         if done.returncode:
             print(done.stderr[-500:])
         if out.exists():

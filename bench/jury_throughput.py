@@ -1,7 +1,7 @@
 """Time jury's ballot throughput against the loopback fake OpenAI-compatible server.
 
 Every ballot goes through the real path: run_ballots -> JurorPool.call -> litellm.acompletion
--> HTTP on 127.0.0.1 -> tests/fakellm.py, which answers {"verdict": "both"} after --latency s.
+-> HTTP on 127.0.0.1 -> tests/support/fakellm.py, which answers {"verdict": "both"} after --latency s.
 The ballots are split over 3 jurors, each with its own max_concurrency C, in groups of one
 ballot (so early stop plays no part). With every juror's C slots busy all the time the run
 would take
@@ -40,16 +40,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import fakellm  # noqa: E402
-from fakellm import FakeLLMServer, ballot_reply  # noqa: E402
-from netguard import _is_allowed  # noqa: E402
-
-from jury.judging.ballots import REPLY_SCHEMAS, make_parser  # noqa: E402
-from jury.judging.client import JurorPool, JurorSpec, _import_litellm  # noqa: E402
-from jury.judging.runner import Ballot, run_ballots  # noqa: E402
-from jury.execution.store import Store  # noqa: E402
+from jury.execution.store import Store
+from jury.judging.ballots import REPLY_SCHEMAS, make_parser
+from jury.judging.client import JurorPool, JurorSpec, _import_litellm
+from jury.judging.runner import Ballot, run_ballots
+from tests.support import fakellm
+from tests.support.fakellm import FakeLLMServer, ballot_reply
+from tests.support.netguard import _is_allowed
 
 JURORS = ("a", "b", "c")
 TEMPLATE_SHA256 = "0" * 64
@@ -90,8 +89,9 @@ def tcp_counters() -> dict[str, int]:
 
 def make_groups(n: int, base_url: str, concurrency: int) -> list[list[Ballot]]:
     jurors = [
-        JurorSpec(name=f"juror-{x}", model=f"openai/juror-{x}", family=f"family-{x}",
-                  api_base=base_url, max_concurrency=concurrency)
+        JurorSpec(
+            name=f"juror-{x}", model=f"openai/juror-{x}", family=f"family-{x}", api_base=base_url, max_concurrency=concurrency
+        )
         for x in JURORS
     ]
     groups = []
@@ -101,10 +101,20 @@ def make_groups(n: int, base_url: str, concurrency: int) -> list[list[Ballot]]:
             {"role": "system", "content": "You are a careful reviewer of SQL queries. Reply with one JSON object."},
             {"role": "user", "content": f"ballot {i}: Answer 1: SELECT {i}; Answer 2: SELECT {i} + 0. Same result?"},
         ]
-        groups.append([
-            Ballot("adjudication", i, "model-under-test", juror, "blind", messages, TEMPLATE_SHA256,
-                   {"order": "gold_first", "db_id": "x"})
-        ])
+        groups.append(
+            [
+                Ballot(
+                    "adjudication",
+                    i,
+                    "model-under-test",
+                    juror,
+                    "blind",
+                    messages,
+                    TEMPLATE_SHA256,
+                    {"order": "gold_first", "db_id": "x"},
+                )
+            ]
+        )
     return groups
 
 
@@ -120,8 +130,9 @@ def warm_up(server: FakeLLMServer) -> tuple[float, float]:
     spec = JurorSpec(name="warm-up", model="openai/warm-up", family="w", api_base=server.base_url)
     pool = JurorPool([spec])
     t0 = time.perf_counter()
-    res = asyncio.run(pool.call("warm-up", [{"role": "user", "content": "warm up"}],
-                                schema=REPLY_SCHEMAS["blind"], parse=make_parser("blind")))
+    res = asyncio.run(
+        pool.call("warm-up", [{"role": "user", "content": "warm up"}], schema=REPLY_SCHEMAS["blind"], parse=make_parser("blind"))
+    )
     t_call = time.perf_counter() - t0
     if not res.ok:
         sys.exit(f"warm-up call failed: {res.error}")
@@ -147,8 +158,12 @@ def main() -> None:
     ap.add_argument("--ballots", type=int, default=1000)
     ap.add_argument("--latency", type=float, default=0.2, help="fake server's delay per reply, seconds")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[8, 32], help="max_concurrency per juror")
-    ap.add_argument("--listen-backlog", type=int, default=None,
-                    help="listen backlog of the fake server (default: socketserver's 5, as in the tests)")
+    ap.add_argument(
+        "--listen-backlog",
+        type=int,
+        default=None,
+        help="listen backlog of the fake server (default: socketserver's 5, as in the tests)",
+    )
     args = ap.parse_args()
     if args.listen_backlog:
         fakellm._HTTPServer.request_queue_size = args.listen_backlog  # socketserver reads it in listen()
@@ -159,8 +174,10 @@ def main() -> None:
     failed = False
     try:
         t_import, t_first = warm_up(server)
-        print(f"{n} ballots, {k} jurors, latency {lat:g} s, fake server {server.base_url} "
-              f"(in-process threads, listen backlog {fakellm._HTTPServer.request_queue_size}), {os.cpu_count()} CPUs")
+        print(
+            f"{n} ballots, {k} jurors, latency {lat:g} s, fake server {server.base_url} "
+            f"(in-process threads, listen backlog {fakellm._HTTPServer.request_queue_size}), {os.cpu_count()} CPUs"
+        )
         print(f"not timed: litellm import {t_import:.2f} s, first call (warm-up, not stored) {t_first:.2f} s")
         for c in args.concurrency:
             ideal = n * lat / (k * c)
@@ -168,33 +185,51 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "store.db") as store:
                 wall, cpu, stats, voted, verdicts, calls, peak, net = timed_run(groups, store, server)
                 print(f"\nC={c} per juror ({k * c} in flight at most)")
-                print(f"  cold   ideal {ideal:6.2f} s  measured {wall:6.2f} s  fraction ideal/measured {ideal / wall:.2f}"
-                      f"  ({n / wall:.0f} ballots/s, ideal {n / ideal:.0f})")
-                print(f"         server saw {calls} calls (expected {n}), server peak in flight {peak} of {k * c}; "
-                      f"asked {stats.asked}, voted {voted}, verdicts {sorted(map(str, verdicts))}")
+                print(
+                    f"  cold   ideal {ideal:6.2f} s  measured {wall:6.2f} s  fraction ideal/measured {ideal / wall:.2f}"
+                    f"  ({n / wall:.0f} ballots/s, ideal {n / ideal:.0f})"
+                )
+                print(
+                    f"         server saw {calls} calls (expected {n}), server peak in flight {peak} of {k * c}; "
+                    f"asked {stats.asked}, voted {voted}, verdicts {sorted(map(str, verdicts))}"
+                )
                 cycle = wall * k * c / n
-                print(f"         each slot cycled every {1000 * cycle:.0f} ms on average: {1000 * lat:.0f} ms server latency"
-                      f" + {1000 * (cycle - lat):.0f} ms client, connection and event-loop overhead")
-                print(f"         process CPU {cpu:.2f} s = {1000 * cpu / n:.2f} ms per ballot "
-                      f"(client + in-process server; {cpu / wall:.0%} of one core)")
+                print(
+                    f"         each slot cycled every {1000 * cycle:.0f} ms on average: {1000 * lat:.0f} ms server latency"
+                    f" + {1000 * (cycle - lat):.0f} ms client, connection and event-loop overhead"
+                )
+                print(
+                    f"         process CPU {cpu:.2f} s = {1000 * cpu / n:.2f} ms per ballot "
+                    f"(client + in-process server; {cpu / wall:.0%} of one core)"
+                )
                 if cpu > ideal:
-                    print(f"         one GIL-bound process needs at least its CPU time, {cpu:.2f} s > ideal {ideal:.2f} s: "
-                          f"at most {ideal / cpu:.2f} of ideal is reachable here")
+                    print(
+                        f"         one GIL-bound process needs at least its CPU time, {cpu:.2f} s > ideal {ideal:.2f} s: "
+                        f"at most {ideal / cpu:.2f} of ideal is reachable here"
+                    )
                 ok = calls == n and stats.asked == n and voted == n and verdicts == {"both"}
                 if net is not None:
-                    print(f"         kernel (system-wide) during the run: {net['ListenOverflows']} listen-queue overflows, "
-                          f"{net['TCPSynRetrans']} SYN retransmits (each costs a connection ~1 s)")
+                    print(
+                        f"         kernel (system-wide) during the run: {net['ListenOverflows']} listen-queue overflows, "
+                        f"{net['TCPSynRetrans']} SYN retransmits (each costs a connection ~1 s)"
+                    )
                 wall2, _, stats2, voted2, _, calls2, _, _ = timed_run(groups, store, server)
-                print(f"  warm   rerun on the same store: {calls2} calls, {stats2.reused} reused, "
-                      f"{wall2:.2f} s ({1000 * wall2 / n:.2f} ms per ballot)")
+                print(
+                    f"  warm   rerun on the same store: {calls2} calls, {stats2.reused} reused, "
+                    f"{wall2:.2f} s ({1000 * wall2 / n:.2f} ms per ballot)"
+                )
                 ok = ok and calls2 == 0 and stats2.reused == n and voted2 == n
                 if peak < k * c:
-                    print(f"  note: the server never held more than {peak} requests at once although the client "
-                          f"allows {k * c}: the other slots were waiting in the client (event loop, GIL shared with the "
-                          f"server) or for a TCP connection")
+                    print(
+                        f"  note: the server never held more than {peak} requests at once although the client "
+                        f"allows {k * c}: the other slots were waiting in the client (event loop, GIL shared with the "
+                        f"server) or for a TCP connection"
+                    )
                 if net and net["ListenOverflows"]:
-                    print(f"  note: the fake server's listen queue (backlog {fakellm._HTTPServer.request_queue_size}) "
-                          f"overflowed: part of the gap to ideal is the fake server, not jury (try --listen-backlog 1024)")
+                    print(
+                        f"  note: the fake server's listen queue (backlog {fakellm._HTTPServer.request_queue_size}) "
+                        f"overflowed: part of the gap to ideal is the fake server, not jury (try --listen-backlog 1024)"
+                    )
                 if not ok:
                     print("  FAILED: unexpected call or vote counts")
                     failed = True

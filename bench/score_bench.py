@@ -27,9 +27,10 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from jury.compare.outcomes import Settings, evaluate
-from jury.inputs.io import database_path, import_bird_predictions, load_gold, load_gold_list, load_runs
-from jury.results.scoring import score_all
 from jury.execution.store import Store
+from jury.inputs.importers import import_bird_predictions
+from jury.inputs.io import database_path, load_gold, load_gold_list, load_runs
+from jury.results.scoring import score_all
 
 
 def bird_pair(job: tuple[str, str, str]) -> int:
@@ -48,10 +49,16 @@ def bird_pair(job: tuple[str, str, str]) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared/data/bird"),
-                    help="BIRD data with predictions/ (used when present)")
-    ap.add_argument("--example", default=str(Path(__file__).resolve().parents[1] / "examples/bird-superhero"),
-                    help="the bundled example, used when --shared has no predictions")
+    ap.add_argument(
+        "--shared",
+        default=str(Path(__file__).resolve().parents[2] / "shared/data/bird"),
+        help="BIRD data with predictions/ (used when present)",
+    )
+    ap.add_argument(
+        "--example",
+        default=str(Path(__file__).resolve().parents[1] / "examples/bird-superhero"),
+        help="the bundled example, used when --shared has no predictions",
+    )
     args = ap.parse_args()
     shared = Path(args.shared)
     if (shared / "predictions").is_dir():
@@ -84,10 +91,7 @@ def main() -> None:
             t_warm = time.perf_counter() - t0
     jury_counts = {s.model: s.strict["k"] for s in score_all(cold.pairs)}
 
-    jobs = [
-        (str(database_path(db_root, gold[r.question_id].db_id)), r.sql or "", gold[r.question_id].sql)
-        for r in records
-    ]
+    jobs = [(str(database_path(db_root, gold[r.question_id].db_id)), r.sql or "", gold[r.question_id].sql) for r in records]
     t0 = time.perf_counter()
     with Pool(args.workers) as pool:
         results = pool.map(bird_pair, jobs, chunksize=16)

@@ -34,8 +34,8 @@ _EXPORTS = {
     "load_panel": ("jury.judging.panels", "load_panel"),
     "adjudicate": ("jury.pipeline.jobs", "adjudication_job"),
     "audit_gold": ("jury.pipeline.jobs", "audit_job"),
-    "load_verdicts": ("jury.verdicts.documents", "load_locked"),
-    "verify": ("jury.verdicts.documents", "verify_file"),
+    "load_verdicts": ("jury.verdicts.lock", "load_locked"),
+    "verify": ("jury.verdicts.verify", "verify_file"),
     "build_report": ("jury.results.report", "build_report"),
 }
 

@@ -11,20 +11,31 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Hashable, Sequence
 
 import numpy as np
 from scipy import stats as _st
 
 __all__ = [
-    "Proportion", "wilson", "ranks", "ordinal", "rank_shift", "rank_delta",
-    "Correlation", "spearman", "pearson", "fleiss_kappa",
-    "fleiss_kappa_from_ratings", "cohen_kappa", "percent_agreement",
+    "Proportion",
+    "wilson",
+    "ranks",
+    "ordinal",
+    "rank_shift",
+    "rank_delta",
+    "Correlation",
+    "spearman",
+    "pearson",
+    "fleiss_kappa",
+    "fleiss_kappa_from_ratings",
+    "cohen_kappa",
+    "percent_agreement",
 ]
 
 
 # --------------------------------------------------------------------------- proportions
+
 
 @dataclass(frozen=True)
 class Proportion:
@@ -60,6 +71,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Proportion:
 
 # --------------------------------------------------------------------------- ranks
 
+
 def _missing(v) -> bool:
     """True for None or a float NaN."""
     return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
@@ -71,13 +83,13 @@ def ranks(values: Sequence[float | None], *, descending: bool = True) -> list[in
     With ``descending=True`` the largest value ranks first. None/NaN entries get
     rank None and do not take part in ranking the others.
     """
-    present = [i for i, v in enumerate(values) if not _missing(v)]
+    present = [(i, float(v)) for i, v in enumerate(values) if v is not None and not _missing(v)]
     out: list[int | None] = [None] * len(values)
     if not present:
         return out
-    arr = np.asarray([float(values[i]) for i in present])
+    arr = np.asarray([v for _, v in present])
     r = _st.rankdata(-arr if descending else arr, method="min")
-    for i, rank in zip(present, r):
+    for (i, _), rank in zip(present, r):
         out[i] = int(rank)
     return out
 
@@ -107,6 +119,7 @@ def rank_delta(before: int | None, after: int | None) -> int | None:
 
 
 # --------------------------------------------------------------------------- correlations
+
 
 @dataclass(frozen=True)
 class Correlation:
@@ -148,8 +161,7 @@ def _degenerate(xa: np.ndarray, ya: np.ndarray) -> bool:
     return len(xa) < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0
 
 
-def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0,
-             confidence: float = 0.95) -> Correlation:
+def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> Correlation:
     """Spearman's rho (``scipy.stats.spearmanr``) with a percentile bootstrap CI.
 
     Pairs with a None/NaN on either side are dropped. Fewer than 3 pairs or a
@@ -168,13 +180,20 @@ def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0,
         r, p = _finite_or_none(res.statistic), _finite_or_none(res.pvalue)
         lo = hi = None
         if r is not None and bootstrap_resamples > 0:
+
             def rho(a, b):
                 return _st.spearmanr(a, b).statistic
 
-            boot = _st.bootstrap((xa, ya), rho, n_resamples=int(bootstrap_resamples),
-                                 paired=True, vectorized=False, method="percentile",
-                                 confidence_level=confidence,
-                                 rng=np.random.default_rng(seed))
+            boot = _st.bootstrap(
+                (xa, ya),
+                rho,
+                n_resamples=int(bootstrap_resamples),
+                paired=True,
+                vectorized=False,
+                method="percentile",
+                confidence_level=confidence,
+                rng=np.random.default_rng(seed),
+            )
             lo = _finite_or_none(boot.confidence_interval.low)
             hi = _finite_or_none(boot.confidence_interval.high)
             if lo is None or hi is None:
@@ -207,6 +226,7 @@ def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
 
 # --------------------------------------------------------------------------- agreement
 
+
 def fleiss_kappa(table: np.ndarray | Sequence[Sequence[int]]) -> float | None:
     """Fleiss' kappa for an N-subjects × k-categories table of rating counts.
 
@@ -226,10 +246,10 @@ def fleiss_kappa(table: np.ndarray | Sequence[Sequence[int]]) -> float | None:
     if n_raters < 2:
         raise ValueError("need at least 2 raters per subject")
     p_j = t.sum(axis=0) / t.sum()
-    p_e = float(np.sum(p_j ** 2))
+    p_e = float(np.sum(p_j**2))
     if math.isclose(p_e, 1.0):
         return None
-    p_i = (np.sum(t ** 2, axis=1) - n_raters) / (n_raters * (n_raters - 1))
+    p_i = (np.sum(t**2, axis=1) - n_raters) / (n_raters * (n_raters - 1))
     p_bar = float(p_i.mean())
     return (p_bar - p_e) / (1.0 - p_e)
 

@@ -1,4 +1,5 @@
-"""Every name jury uses for outcomes, comparators, verdicts and audit votes: defined once.
+"""Every name jury uses for outcomes, comparators, verdicts, blind answers, audit votes,
+defect types and report columns, and the evaluation defaults: defined once.
 
 Each is a ``StrEnum``, so a member *is* its string (``Outcome.MATCH == "match"``) and
 files, JSON and CSV keep plain strings. Tuples below fix the order in which tables and
@@ -10,11 +11,17 @@ True
 ['gold_defect', 'format_equivalence']
 >>> Verdict("no_majority").credited
 False
+>>> from typing import get_args
+>>> get_args(VerdictName)[-1], all(type(v) is str for v in get_args(VerdictName))
+('undecided', True)
+>>> Column.GOLD_CLEAN.label
+'gold-clean'
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
 
 
 class Outcome(StrEnum):
@@ -32,8 +39,14 @@ class Outcome(StrEnum):
 
 # The order of outcome columns in tables and files.
 OUTCOMES: tuple[Outcome, ...] = (
-    Outcome.MATCH, Outcome.NEAR_MISS, Outcome.MISMATCH, Outcome.ERROR, Outcome.TIMEOUT,
-    Outcome.MISSING, Outcome.MISROUTED, Outcome.GOLD_ERROR,
+    Outcome.MATCH,
+    Outcome.NEAR_MISS,
+    Outcome.MISMATCH,
+    Outcome.ERROR,
+    Outcome.TIMEOUT,
+    Outcome.MISSING,
+    Outcome.MISROUTED,
+    Outcome.GOLD_ERROR,
 )
 JURY_ELIGIBLE = Outcome.MISMATCH
 NOT_EXECUTED: tuple[Outcome, ...] = (Outcome.ERROR, Outcome.TIMEOUT, Outcome.MISSING)
@@ -84,9 +97,15 @@ class BlindAnswer(StrEnum):
     AMBIGUOUS = "ambiguous"
 
 
+BLIND_ANSWERS: tuple[BlindAnswer, ...] = tuple(BlindAnswer)
+
+
 class AuditVote(StrEnum):
     VALID = "valid"
     DEFECTIVE = "defective"
+
+
+AUDIT_VOTES: tuple[AuditVote, ...] = tuple(AuditVote)
 
 
 class DefectType(StrEnum):
@@ -95,6 +114,9 @@ class DefectType(StrEnum):
     DOMAIN_KNOWLEDGE = "domain_knowledge"
     AMBIGUOUS_QUESTION = "ambiguous_question"
     OTHER = "other"
+
+
+DEFECT_TYPES: tuple[DefectType, ...] = tuple(DefectType)
 
 
 class Column(StrEnum):
@@ -110,6 +132,13 @@ class Column(StrEnum):
 
 
 COLUMNS: tuple[Column, ...] = (Column.STRICT, Column.GOLD_CLEAN, Column.ADJUDICATED)
+
+
+# Literal types for pydantic fields: the same plain strings (JSON Schemas list them as an enum).
+if TYPE_CHECKING:  # spelled out for type checkers; test_vocab checks it equals VERDICTS
+    VerdictName = Literal["gold_defect", "format_equivalence", "genuine_error", "ambiguous", "no_majority", "undecided"]
+else:
+    VerdictName = Literal[tuple(v.value for v in VERDICTS)]
 
 
 # Defaults every entry point shares (flags, jury.toml, library calls, re-audits).

@@ -1,25 +1,23 @@
 """`jury adjudicate` against the loopback juror server, through real litellm."""
 
-import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from fakellm import Reply, ballot_reply
 from jury.cli import app
 from jury.errors import ConfigError
 from jury.judging.ballots import blind_category, draw_order
 from jury.judging.families import load_registry
 from jury.judging.panels import load_panel, select_jurors
-from jury.verdicts.documents import load_locked
-from jurytest import FAILURES, gold_position, make_project, says, user_text, write_panel
+from jury.verdicts.lock import load_locked
+from tests.support.fakellm import Reply, ballot_reply
+from tests.support.jurytest import FAILURES, gold_position, make_project, says, user_text, write_panel
 
 runner = CliRunner()
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
@@ -27,13 +25,6 @@ FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
 
 def adjudicate(tmp, *args):
     return runner.invoke(app, ["adjudicate", "run.jsonl", *args], catch_exceptions=False)
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def verdict_files(tmp):
@@ -123,7 +114,9 @@ def test_ballot_is_blind_and_recorded_order_is_what_the_juror_saw(project, fake_
         text = user_text(req)
         assert "gpt-x" not in text and "claude-y" not in text  # no model names
         assert "gold" not in text.lower().replace("gold_", "")  # never told which is gold
-        cand_sql = re.search(r"<sql_\d>\n(SELECT (?:name FROM item WHERE colour = 'green'|price FROM|99).*?)\n</sql", text, re.S).group(1)
+        cand_sql = re.search(
+            r"<sql_\d>\n(SELECT (?:name FROM item WHERE colour = 'green'|price FROM|99).*?)\n</sql", text, re.S
+        ).group(1)
         qid = next(q for q, sql in FAILURES.items() if sql == cand_sql)
         seen.setdefault((req["model"], qid), []).append("gold_first" if gold_position(req) == 1 else "candidate_first")
     for (model, qid), rec in records(verdict_files(project)[0]).items():
@@ -160,6 +153,7 @@ def test_majority_no_majority_abstention_and_undecided(project, fake_llm):
     assert fake_llm.calls("jc") == 2 * 6
 
 
+@pytest.mark.slow
 def test_unparseable_abstentions_are_final_but_transport_failures_are_retried(project, fake_llm):
     fake_llm.script("ja", says("gold_defect"))
     fake_llm.script("jb", says("gold_defect"))
@@ -264,6 +258,7 @@ def test_max_cost_stops_before_the_cap_and_keeps_votes(project, fake_llm):
 # ------------------------------------------------------------------ crash and resume
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_repeating_calls(project, fake_llm):
     fake_llm.latency_s = 0.3
     for name, _ in FOUR:
@@ -357,14 +352,25 @@ def test_max_cost_warns_about_jurors_it_cannot_price(project, fake_llm):
 @pytest.mark.parametrize(
     "model, families",
     [
-        ("gpt-4o", ["openai"]), ("o3-mini", ["openai"]), ("openai/o1", ["openai"]), ("gpt-oss-120b", ["openai"]),
-        ("openrouter/anthropic/claude-3.5-sonnet", ["anthropic"]), ("bedrock/anthropic.claude-3-haiku", ["anthropic"]),
-        ("ollama/qwen2.5-coder:7b", ["alibaba"]), ("ollama_chat/gemma3", ["google"]),
-        ("llamafile/mistral-7b", ["mistral"]), ("groq/llama-3.1-70b", ["meta"]),
-        ("sambanova/DeepSeek-R1", ["deepseek"]), ("amazon.nova-pro-v1:0", ["amazon"]),
-        ("AIDC-AI/Marco-o1", ["alibaba"]), ("deepseek-r1-distill-qwen-32b", ["alibaba", "deepseek"]),
-        ("EleutherAI/gpt-neox-20b", ["eleutherai"]), ("palmyra-x-004", ["writer"]),
-        ("qwen2.5-7b-seed-42", ["alibaba"]), ("phi-4", ["microsoft"]), ("codes-15b", ["bigcode"]),
+        ("gpt-4o", ["openai"]),
+        ("o3-mini", ["openai"]),
+        ("openai/o1", ["openai"]),
+        ("gpt-oss-120b", ["openai"]),
+        ("openrouter/anthropic/claude-3.5-sonnet", ["anthropic"]),
+        ("bedrock/anthropic.claude-3-haiku", ["anthropic"]),
+        ("ollama/qwen2.5-coder:7b", ["alibaba"]),
+        ("ollama_chat/gemma3", ["google"]),
+        ("llamafile/mistral-7b", ["mistral"]),
+        ("groq/llama-3.1-70b", ["meta"]),
+        ("sambanova/DeepSeek-R1", ["deepseek"]),
+        ("amazon.nova-pro-v1:0", ["amazon"]),
+        ("AIDC-AI/Marco-o1", ["alibaba"]),
+        ("deepseek-r1-distill-qwen-32b", ["alibaba", "deepseek"]),
+        ("EleutherAI/gpt-neox-20b", ["eleutherai"]),
+        ("palmyra-x-004", ["writer"]),
+        ("qwen2.5-7b-seed-42", ["alibaba"]),
+        ("phi-4", ["microsoft"]),
+        ("codes-15b", ["bigcode"]),
     ],
 )
 def test_family_patterns_match_the_model_name_not_its_route(model, families):
@@ -379,7 +385,7 @@ def test_names_that_only_look_like_a_family_are_unknown(model):
 
 def test_schema_on_the_ballot_does_not_depend_on_which_query_is_gold(tmp_path):
     from jury.execution.schema import describe_columns
-    from helpers import make_db
+    from tests.support.helpers import make_db
 
     db = make_db(tmp_path)
     import sqlite3
@@ -394,8 +400,8 @@ def test_schema_on_the_ballot_does_not_depend_on_which_query_is_gold(tmp_path):
 
 
 def test_preview_is_bounded_and_one_value_cannot_fake_rows():
-    from jury.judging.ballots import PREVIEW_CHARS, preview
     from jury.inputs.records import ExecResult
+    from jury.judging.ballots import PREVIEW_CHARS, preview
 
     tricky = preview(ExecResult(status="ok", columns=["a", "b"], rows=[("line1\nline2 | fake", "x" * 5000)], row_count=1))
     lines = tricky.splitlines()

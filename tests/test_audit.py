@@ -6,10 +6,10 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from fakellm import Reply, json_reply
 from jury.cli import app
-from jury.verdicts.documents import load_locked
-from jurytest import make_project, says, user_text, write_panel
+from jury.verdicts.lock import load_locked
+from tests.support.fakellm import Reply, json_reply
+from tests.support.jurytest import says, user_text, write_panel
 
 runner = CliRunner()
 FIVE = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai"), ("je", "deepseek")]
@@ -23,17 +23,15 @@ def audit_juror(defective_qids: set[int], defect_type="sql_vs_question"):
         text = user_text(req)
         q = text_to_q[re.search(r"<question>\n(.*?)\n</question>", text, re.S).group(1)]
         bad = q in defective_qids
-        return json_reply({"reasoning": f"scripted audit of {q}", "verdict": "defective" if bad else "valid",
-                           "defect_type": defect_type if bad else None})
+        return json_reply(
+            {
+                "reasoning": f"scripted audit of {q}",
+                "verdict": "defective" if bad else "valid",
+                "defect_type": defect_type if bad else None,
+            }
+        )
 
     return respond
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def audit_panel(tmp, base_url, **kw):
@@ -132,7 +130,9 @@ def test_gold_clean_and_adjudicated_columns(project, fake_llm):
     assert cols["gpt-x"]["adjudicated_rank"] == 1
     res = runner.invoke(app, ["score", "run.jsonl", "--verdicts", "verdicts/adj.json", "--audit", str(audit), "--format", "csv"])
     header = res.stdout.splitlines()[0].split(",")
-    assert {"gold_clean_accuracy", "gold_clean_low", "adjudicated_accuracy", "adjudicated_high", "adjudicated_rank"} <= set(header)
+    assert {"gold_clean_accuracy", "gold_clean_low", "adjudicated_accuracy", "adjudicated_high", "adjudicated_rank"} <= set(
+        header
+    )
 
 
 def test_a_changed_byte_makes_verify_and_score_refuse(project, fake_llm):
@@ -153,7 +153,12 @@ def test_adjudicated_column_requires_every_failure_judged(project, fake_llm):
     for name, _ in FIVE:
         fake_llm.script(name, says("gold_defect"))
     panel = write_panel(project, fake_llm.base_url, FIVE[:4])
-    assert runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--model", "gpt-x", "-o", "verdicts/a.json"]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--model", "gpt-x", "-o", "verdicts/a.json"]
+        ).exit_code
+        == 0
+    )
     res = runner.invoke(app, ["score", "run.jsonl", "--verdicts", "verdicts/a.json"])
     assert res.exit_code == 1 and "model 'claude-y': 3 jury-eligible failures have no verdict" in res.output
 
@@ -164,7 +169,7 @@ def test_audit_preview_of_gold_result_is_optional(project, fake_llm):
     panel = audit_panel(project, fake_llm.base_url)
     assert run_audit("--panel", str(panel), "--question-id", "3", "-o", "verdicts/plain.json").exit_code == 0
     assert "<gold_result>" not in user_text(fake_llm.requests[-1])
-    panel.write_text(panel.read_text().replace('k = 5\n', 'k = 5\nshow_preview = true\n', 1))
+    panel.write_text(panel.read_text().replace("k = 5\n", "k = 5\nshow_preview = true\n", 1))
     assert run_audit("--panel", str(panel), "--question-id", "3", "-o", "verdicts/preview.json").exit_code == 0
     text = user_text(fake_llm.requests[-1])
     assert "<gold_result>\ncount(*)\n4\n(1 row in total)\n</gold_result>" in text
@@ -183,8 +188,8 @@ def test_rerunning_an_unchanged_audit_writes_no_copy(project, fake_llm):
 
 
 def test_a_failing_gold_query_is_previewed_as_a_failure_not_an_empty_result():
-    from jury.judging.ballots import preview
     from jury.inputs.records import ExecResult
+    from jury.judging.ballots import preview
 
     text = preview(ExecResult(status="error", error="no such column: nope"))
     assert "failed" in text and "no such column: nope" in text and "0 rows" not in text

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from badinput import Case, check_case
+from tests.support.badinput import Case, check_case
 
 RUN = [{"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red'"}]
 DEEP = "[" * 200_000 + "]" * 200_000
@@ -24,6 +24,7 @@ def write(name: str, text: str):
     def setup(tmp: Path) -> None:
         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp / name).write_text(text, encoding="utf-8")
+
     return setup
 
 
@@ -38,12 +39,14 @@ def run_line(line: str):
 def hardlink(src: str, dst: str):
     def setup(tmp: Path) -> None:
         os.link(tmp / src, tmp / dst)
+
     return setup
 
 
 def symlink(src: str, dst: str):
     def setup(tmp: Path) -> None:
         (tmp / dst).symlink_to(tmp / src)
+
     return setup
 
 
@@ -65,6 +68,7 @@ def sparse_big(name: str):
     def setup(tmp: Path) -> None:
         with open(tmp / name, "wb") as fh:
             fh.truncate(600 * 1024 * 1024)  # sparse: no disk used, but over the size limit
+
     return setup
 
 
@@ -78,29 +82,61 @@ BIG = "9" * 5000
 CASES = [
     # ---- 9.1: outputs never destroy inputs
     Case("score-o-run", ["score", "run.jsonl", "-o", "run.jsonl"], "run.jsonl", unchanged=["run.jsonl"]),
-    Case("score-per-question-run", ["score", "run.jsonl", "--per-question", "run.jsonl"], "run.jsonl",
-         unchanged=["run.jsonl"]),
+    Case("score-per-question-run", ["score", "run.jsonl", "--per-question", "run.jsonl"], "run.jsonl", unchanged=["run.jsonl"]),
     Case("score-o-gold", ["score", "run.jsonl", "-o", "gold.json"], "gold.json", unchanged=["gold.json"]),
-    Case("score-o-store", ["score", "run.jsonl", "-o", ".jury/store.db"], "is the store", setup=make_store,
-         unchanged=[".jury/store.db"]),
-    Case("score-o-store-wal", ["score", "run.jsonl", "-o", ".jury/store.db-wal"], "is the store", setup=make_store,
-         unchanged=[".jury/store.db-wal"]),
-    Case("score-o-database", ["score", "run.jsonl", "-o", "dbs/shop/shop.sqlite"], "database",
-         unchanged=["dbs/shop/shop.sqlite"]),
-    Case("score-o-hardlink-to-run", ["score", "run.jsonl", "-o", "copy.jsonl"], "run.jsonl",
-         setup=hardlink("run.jsonl", "copy.jsonl"), unchanged=["run.jsonl", "copy.jsonl"]),
-    Case("score-o-symlink-to-gold", ["score", "run.jsonl", "-o", "g.json"], "gold.json",
-         setup=symlink("gold.json", "g.json"), unchanged=["gold.json"]),
-    Case("score-o-and-per-question-same", ["score", "run.jsonl", "-o", "out.txt", "--per-question", "out.txt"],
-         "out.txt"),
-    Case("report-csv-o-run", ["report", "run.jsonl", "-f", "csv", "-o", "run.jsonl"], "run.jsonl",
-         unchanged=["run.jsonl"]),
-    Case("report-o-database-dotdot", ["report", "run.jsonl", "-o", "dbs/../dbs/shop/shop.sqlite"], "database",
-         unchanged=["dbs/shop/shop.sqlite"]),
-    Case("import-o-prediction-file", ["import", "bird-predictions", "pred.json", "--model", "x", "-o", "pred.json"],
-         "pred.json", setup=bird_pred, unchanged=["pred.json"]),
-    Case("import-o-gold", ["import", "bird-predictions", "pred.json", "--model", "x", "-o", "gold.json"],
-         "gold.json", setup=bird_pred, unchanged=["gold.json"]),
+    Case(
+        "score-o-store",
+        ["score", "run.jsonl", "-o", ".jury/store.db"],
+        "is the store",
+        setup=make_store,
+        unchanged=[".jury/store.db"],
+    ),
+    Case(
+        "score-o-store-wal",
+        ["score", "run.jsonl", "-o", ".jury/store.db-wal"],
+        "is the store",
+        setup=make_store,
+        unchanged=[".jury/store.db-wal"],
+    ),
+    Case(
+        "score-o-database", ["score", "run.jsonl", "-o", "dbs/shop/shop.sqlite"], "database", unchanged=["dbs/shop/shop.sqlite"]
+    ),
+    Case(
+        "score-o-hardlink-to-run",
+        ["score", "run.jsonl", "-o", "copy.jsonl"],
+        "run.jsonl",
+        setup=hardlink("run.jsonl", "copy.jsonl"),
+        unchanged=["run.jsonl", "copy.jsonl"],
+    ),
+    Case(
+        "score-o-symlink-to-gold",
+        ["score", "run.jsonl", "-o", "g.json"],
+        "gold.json",
+        setup=symlink("gold.json", "g.json"),
+        unchanged=["gold.json"],
+    ),
+    Case("score-o-and-per-question-same", ["score", "run.jsonl", "-o", "out.txt", "--per-question", "out.txt"], "out.txt"),
+    Case("report-csv-o-run", ["report", "run.jsonl", "-f", "csv", "-o", "run.jsonl"], "run.jsonl", unchanged=["run.jsonl"]),
+    Case(
+        "report-o-database-dotdot",
+        ["report", "run.jsonl", "-o", "dbs/../dbs/shop/shop.sqlite"],
+        "database",
+        unchanged=["dbs/shop/shop.sqlite"],
+    ),
+    Case(
+        "import-o-prediction-file",
+        ["import", "bird-predictions", "pred.json", "--model", "x", "-o", "pred.json"],
+        "pred.json",
+        setup=bird_pred,
+        unchanged=["pred.json"],
+    ),
+    Case(
+        "import-o-gold",
+        ["import", "bird-predictions", "pred.json", "--model", "x", "-o", "gold.json"],
+        "gold.json",
+        setup=bird_pred,
+        unchanged=["gold.json"],
+    ),
     Case("adjudicate-o-run", ["adjudicate", "run.jsonl", "-o", "run.jsonl"], "run.jsonl", unchanged=["run.jsonl"]),
     Case("audit-gold-o-gold", ["audit-gold", "-o", "gold.json"], "gold.json", unchanged=["gold.json"]),
     # ---- 9.5: numbers finite and in range, flags and jury.toml alike
@@ -121,56 +157,146 @@ CASES = [
     Case("quorum-zero-toml", ["score", "run.jsonl"], "quorum", setup=toml("quorum = 0\n")),
     Case("seed-float-toml", ["score", "run.jsonl"], "seed", setup=toml("seed = 1.5\n")),
     # ---- 9.6: values that validate as something else
-    Case("run-duplicate-key", ["score", "run.jsonl"], "run.jsonl:1: duplicate key 'model'",
-         setup=run_line('{"model": "m1", "model": "m2", "question_id": 1, "sql": "SELECT 1"}')),
-    Case("run-duplicate-nested-key", ["score", "run.jsonl"], "run.jsonl:1: duplicate key 'a'",
-         setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "meta": {"a": 1, "a": 2}}')),
-    Case("gold-duplicate-key", ["score", "run.jsonl"], "gold.json:3: duplicate key 'SQL'",
-         setup=gold_with('[\n {"question_id": 1, "db_id": "shop", "SQL": "SELECT 1"},\n'
-                         ' {"question_id": 3, "db_id": "shop", "SQL": "SELECT 1", "SQL": "SELECT 2"}\n]\n')),
-    Case("gold-jsonl-duplicate-key", ["score", "run.jsonl", "--gold", "gold.jsonl"], "gold.jsonl:2: duplicate key",
-         setup=write("gold.jsonl", '{"question_id": 1, "db_id": "shop", "SQL": "SELECT 1"}\n'
-                                   '{"question_id": 3, "question_id": 4, "db_id": "shop", "SQL": "SELECT 1"}\n')),
-    Case("run-model-number", ["score", "run.jsonl"], "run.jsonl:1: model",
-         setup=run_line('{"model": 5, "question_id": 1, "sql": "SELECT 1"}')),
-    Case("run-model-bool", ["score", "run.jsonl"], "run.jsonl:1: model",
-         setup=run_line('{"model": true, "question_id": 1, "sql": "SELECT 1"}')),
-    Case("run-model-blank", ["score", "run.jsonl"], "run.jsonl:1: model",
-         setup=run_line('{"model": "   ", "question_id": 1, "sql": "SELECT 1"}')),
-    Case("run-question-id-bool", ["score", "run.jsonl"], "run.jsonl:1: question_id",
-         setup=run_line('{"model": "m", "question_id": true, "sql": "SELECT 1"}')),
-    Case("run-cost-infinite", ["score", "run.jsonl"], "run.jsonl:1: '1e999' is out of a float's range",
-         setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "cost_usd": 1e999}')),
-    Case("run-cost-bool", ["score", "run.jsonl"], "run.jsonl:1: cost_usd",
-         setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "cost_usd": true}')),
-    Case("run-latency-nan", ["score", "run.jsonl"], "run.jsonl:1: NaN",
-         setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "latency_s": NaN}')),
-    Case("run-latency-string", ["score", "run.jsonl"], "run.jsonl:1: latency_s",
-         setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "latency_s": "1.5"}')),
-    Case("bird-predictions-duplicate-key", ["import", "bird-predictions", "pred.json", "--model", "x"],
-         "pred.json:1: duplicate key '0'",
-         setup=write("pred.json", '{"0": "SELECT 1\\t----- bird -----\\tshop", "0": "SELECT 2"}')),
+    Case(
+        "run-duplicate-key",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: duplicate key 'model'",
+        setup=run_line('{"model": "m1", "model": "m2", "question_id": 1, "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-duplicate-nested-key",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: duplicate key 'a'",
+        setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "meta": {"a": 1, "a": 2}}'),
+    ),
+    Case(
+        "gold-duplicate-key",
+        ["score", "run.jsonl"],
+        "gold.json:3: duplicate key 'SQL'",
+        setup=gold_with(
+            '[\n {"question_id": 1, "db_id": "shop", "SQL": "SELECT 1"},\n'
+            ' {"question_id": 3, "db_id": "shop", "SQL": "SELECT 1", "SQL": "SELECT 2"}\n]\n'
+        ),
+    ),
+    Case(
+        "gold-jsonl-duplicate-key",
+        ["score", "run.jsonl", "--gold", "gold.jsonl"],
+        "gold.jsonl:2: duplicate key",
+        setup=write(
+            "gold.jsonl",
+            '{"question_id": 1, "db_id": "shop", "SQL": "SELECT 1"}\n'
+            '{"question_id": 3, "question_id": 4, "db_id": "shop", "SQL": "SELECT 1"}\n',
+        ),
+    ),
+    Case(
+        "run-model-number",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: model",
+        setup=run_line('{"model": 5, "question_id": 1, "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-model-bool",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: model",
+        setup=run_line('{"model": true, "question_id": 1, "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-model-blank",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: model",
+        setup=run_line('{"model": "   ", "question_id": 1, "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-question-id-bool",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: question_id",
+        setup=run_line('{"model": "m", "question_id": true, "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-cost-infinite",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: '1e999' is out of a float's range",
+        setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "cost_usd": 1e999}'),
+    ),
+    Case(
+        "run-cost-bool",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: cost_usd",
+        setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "cost_usd": true}'),
+    ),
+    Case(
+        "run-latency-nan",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: NaN",
+        setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "latency_s": NaN}'),
+    ),
+    Case(
+        "run-latency-string",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: latency_s",
+        setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "latency_s": "1.5"}'),
+    ),
+    Case(
+        "bird-predictions-duplicate-key",
+        ["import", "bird-predictions", "pred.json", "--model", "x"],
+        "pred.json:1: duplicate key '0'",
+        setup=write("pred.json", '{"0": "SELECT 1\\t----- bird -----\\tshop", "0": "SELECT 2"}'),
+    ),
     # ---- 9.10: huge inputs
     Case("run-dev-zero", ["score", "/dev/zero"], "not a regular file", timeout=30),
     Case("gold-dev-zero", ["score", "run.jsonl", "--gold", "/dev/zero"], "not a regular file", timeout=30),
-    Case("run-over-size-limit", ["score", "big.jsonl"], "big.jsonl: 629145600 bytes is larger than the 512 MiB limit",
-         setup=sparse_big("big.jsonl"), timeout=30),
+    Case(
+        "run-over-size-limit",
+        ["score", "big.jsonl"],
+        "big.jsonl: 629145600 bytes is larger than the 512 MiB limit",
+        setup=sparse_big("big.jsonl"),
+        timeout=30,
+    ),
     Case("run-line-too-long", ["score", "run.jsonl"], "run.jsonl:1: line longer than", setup=long_line),
-    Case("run-deep-nesting", ["score", "run.jsonl"], "run.jsonl:1: nested deeper than",
-         setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "meta": {"x": ' + DEEP + "}}")),
-    Case("gold-deep-nesting", ["score", "run.jsonl"], "gold.json:2: nested deeper than",
-         setup=gold_with('[\n' + DEEP + "\n]\n")),
-    Case("run-question-id-5000-digits", ["score", "run.jsonl"], "run.jsonl:1:",
-         setup=run_line('{"model": "m", "question_id": ' + BIG + ', "sql": "SELECT 1"}')),
-    Case("run-question-id-5000-digit-string", ["score", "run.jsonl"], "run.jsonl:1: question_id",
-         setup=run_line('{"model": "m", "question_id": "' + BIG + '", "sql": "SELECT 1"}')),
-    Case("run-question-id-beyond-64-bits", ["score", "run.jsonl"], "run.jsonl:1: question_id",
-         setup=run_line('{"model": "m", "question_id": 99999999999999999999, "sql": "SELECT 1"}')),
+    Case(
+        "run-deep-nesting",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: nested deeper than",
+        setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT 1", "meta": {"x": ' + DEEP + "}}"),
+    ),
+    Case("gold-deep-nesting", ["score", "run.jsonl"], "gold.json:2: nested deeper than", setup=gold_with("[\n" + DEEP + "\n]\n")),
+    Case(
+        "run-question-id-5000-digits",
+        ["score", "run.jsonl"],
+        "run.jsonl:1:",
+        setup=run_line('{"model": "m", "question_id": ' + BIG + ', "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-question-id-5000-digit-string",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: question_id",
+        setup=run_line('{"model": "m", "question_id": "' + BIG + '", "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-question-id-beyond-64-bits",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: question_id",
+        setup=run_line('{"model": "m", "question_id": 99999999999999999999, "sql": "SELECT 1"}'),
+    ),
+    Case(
+        "run-question-id-beyond-exact-json",
+        ["score", "run.jsonl"],
+        "question_id is out of range (an integer id must be within",
+        setup=run_line('{"model": "m", "question_id": 9007199254740992, "sql": "SELECT 1"}'),
+    ),
     # ---- 9.12 (a): lone surrogates
-    Case("run-lone-surrogate", ["score", "run.jsonl"], "run.jsonl:1: lone surrogate",
-         setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT \'\\ud800\'"}')),
-    Case("gold-lone-surrogate", ["score", "run.jsonl"], "gold.json:2: lone surrogate",
-         setup=gold_with('[\n {"question_id": 1, "db_id": "shop", "SQL": "SELECT \'\\udc00\'"}\n]\n')),
+    Case(
+        "run-lone-surrogate",
+        ["score", "run.jsonl"],
+        "run.jsonl:1: lone surrogate",
+        setup=run_line('{"model": "m", "question_id": 1, "sql": "SELECT \'\\ud800\'"}'),
+    ),
+    Case(
+        "gold-lone-surrogate",
+        ["score", "run.jsonl"],
+        "gold.json:2: lone surrogate",
+        setup=gold_with('[\n {"question_id": 1, "db_id": "shop", "SQL": "SELECT \'\\udc00\'"}\n]\n'),
+    ),
     # ---- 9.12 (b): click's usage errors are one line and exit 1
     Case("max-cost-negative", ["adjudicate", "run.jsonl", "--max-cost", "-1"], "--max-cost"),
     Case("quorum-zero-flag", ["audit-gold", "--quorum", "0"], "--quorum"),
@@ -184,6 +310,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input(case, tmp_path):
     proc = check_case(case, tmp_path)
@@ -195,14 +322,13 @@ def test_python_m_and_console_script_agree(tmp_path):
     import shutil
     import subprocess
 
-    from badinput import basic_project, run_jury
+    from tests.support.badinput import basic_project, run_jury
 
     basic_project(tmp_path)
     via_module = run_jury(["score", "run.jsonl", "--workers", "x"], tmp_path)
     exe = shutil.which("jury")
     assert exe is not None
-    via_script = subprocess.run([exe, "score", "run.jsonl", "--workers", "x"], cwd=tmp_path,
-                                capture_output=True, text=True)
+    via_script = subprocess.run([exe, "score", "run.jsonl", "--workers", "x"], cwd=tmp_path, capture_output=True, text=True)
     assert via_module.returncode == via_script.returncode == 1
     assert via_module.stderr == via_script.stderr
     assert via_module.stderr.startswith("Error: ") and len(via_module.stderr.strip().splitlines()) == 1

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from badinput import Case, check_case
+from tests.support.badinput import Case, check_case
 
 BASE = "http://127.0.0.1:9/v1"
 JURORS = "".join(
@@ -27,10 +27,12 @@ LAST = BLIND.count("\n") + 1  # the line a case appends to the shipped template
 def panel(top: str = "", style: str = "blind", k: str = "k = 3", **juror_lines: str):
     """A five-juror panel file panel.toml with extra top-level lines and per-juror lines."""
     text = f'name = "p"\nballot_style = "{style}"\n{k}\n{top}\n\n' + JURORS.format(
-        **{n: juror_lines.get(n, "") for n in ("ja", "jb", "jc", "jd", "je")})
+        **{n: juror_lines.get(n, "") for n in ("ja", "jb", "jc", "jd", "je")}
+    )
 
     def setup(tmp: Path) -> None:
         (tmp / "panel.toml").write_text(text)
+
     return setup
 
 
@@ -38,6 +40,7 @@ def also(*setups):
     def setup(tmp: Path) -> None:
         for s in setups:
             s(tmp)
+
     return setup
 
 
@@ -46,6 +49,7 @@ def template(name: str, content: bytes | str, folder: str = "prompts"):
         (tmp / folder).mkdir(exist_ok=True)
         data = content.encode() if isinstance(content, str) else content
         (tmp / folder / name).write_bytes(data)
+
     return setup
 
 
@@ -53,6 +57,7 @@ def symlink(target: str, link: str):
     def setup(tmp: Path) -> None:
         (tmp / link).parent.mkdir(exist_ok=True)
         os.symlink(tmp / target, tmp / link)
+
     return setup
 
 
@@ -70,65 +75,120 @@ CASES = [
     Case("show-evidence-string", ADJ, "show_evidence = 'no'", panel('show_evidence = "no"')),
     Case("show-preview-int", AUD, "show_preview = 1", panel("show_preview = 1", style="audit", k="")),
     Case("quorum-bool", AUD, "quorum = true", panel("quorum = true", style="audit", k="")),
-    Case("name-int", ADJ, "panel.toml: name = 5", lambda tmp: (tmp / "panel.toml").write_text(
-        f"name = 5\nk = 3\n\n" + JURORS.format(ja="", jb="", jc="", jd="", je=""))),
+    Case(
+        "name-int",
+        ADJ,
+        "panel.toml: name = 5",
+        lambda tmp: (tmp / "panel.toml").write_text("name = 5\nk = 3\n\n" + JURORS.format(ja="", jb="", jc="", jd="", je="")),
+    ),
     Case("temperature-nan", ADJ, "juror 2 ('jb'): params.temperature = nan", panel(jb="params = { temperature = nan }")),
     Case("temperature-inf", ADJ, "params.temperature = inf", panel(jb="params = { temperature = inf }")),
     Case("concurrency-bool", ADJ, "juror 1 ('ja'): max_concurrency = true", panel(ja="max_concurrency = true")),
     Case("timeout-string", ADJ, "timeout_s = '30'", panel(jc='timeout_s = "30"')),
     Case("structured-string", ADJ, "structured_output = 'false'", panel(jd='structured_output = "false"')),
-    Case("unknown-top-key", ADJ, "unknown panel key 'temperature'; allowed: name, ballot_style, k",
-         panel("temperature = 0")),
-    Case("unknown-juror-key", ADJ, "juror 5 ('je'): unknown key 'temperature'; allowed: name, model",
-         panel(je="temperature = 0")),
+    Case("unknown-top-key", ADJ, "unknown panel key 'temperature'; allowed: name, ballot_style, k", panel("temperature = 0")),
+    Case(
+        "unknown-juror-key", ADJ, "juror 5 ('je'): unknown key 'temperature'; allowed: name, model", panel(je="temperature = 0")
+    ),
     Case("k-above-jurors", ADJ, "k = 6 but the panel has 5 jurors", panel(k="k = 6")),
     # 9.12: folders, templates, datetimes
-    Case("panel-is-folder", ["adjudicate", "run.jsonl", "--panel", "panels.d"], "panels.d: is a folder",
-         mkdir("panels.d")),
-    Case("audit-panel-is-folder", ["audit-gold", "gold.json", "--panel", "panels.d"], "panels.d: is a folder",
-         mkdir("panels.d")),
-    Case("params-datetime", ADJ, "params.when = 1979-05-27 07:32:00+00:00: a datetime is not a JSON value",
-         panel(ja="params = { when = 1979-05-27T07:32:00Z }")),
+    Case("panel-is-folder", ["adjudicate", "run.jsonl", "--panel", "panels.d"], "panels.d: is a folder", mkdir("panels.d")),
+    Case("audit-panel-is-folder", ["audit-gold", "gold.json", "--panel", "panels.d"], "panels.d: is a folder", mkdir("panels.d")),
+    Case(
+        "params-datetime",
+        ADJ,
+        "params.when = 1979-05-27 07:32:00+00:00: a datetime is not a JSON value",
+        panel(ja="params = { when = 1979-05-27T07:32:00Z }"),
+    ),
     Case("params-nested-time", ADJ, "params.extra_body.at = 07:32:00", panel(ja="params = { extra_body = { at = 07:32:00 } }")),
-    Case("template-unknown-field", ADJ, f"mine.md: line {LAST}: unknown placeholder $nosuchfield for a blind ballot",
-         also(panel('prompt = "mine.md"'), template("mine.md", BLIND + "$nosuchfield\n"))),
-    Case("template-bare-dollar", ADJ, f"mine.md: line {LAST}: '$ 5' is not a placeholder",
-         also(panel('prompt = "mine.md"'), template("mine.md", BLIND + "costs $ 5\n"))),
-    Case("template-not-utf8", ADJ, "mine.md: line 2: not valid UTF-8 (byte 0xff)",
-         also(panel('prompt = "mine.md"'), template("mine.md", BLIND.encode().replace(b"You", b"\xffYou", 1)))),
-    Case("template-audit-field-in-blind", ADJ, "unknown placeholder $preview_block for a blind ballot",
-         also(panel('prompt = "mine.md"'), template("mine.md", BLIND + "$preview_block\n"))),
-    Case("families-is-folder", ["adjudicate", "run.jsonl", "--families", "fam.d"], "fam.d: is a folder",
-         mkdir("fam.d")),
+    Case(
+        "template-unknown-field",
+        ADJ,
+        f"mine.md: line {LAST}: unknown placeholder $nosuchfield for a blind ballot",
+        also(panel('prompt = "mine.md"'), template("mine.md", BLIND + "$nosuchfield\n")),
+    ),
+    Case(
+        "template-bare-dollar",
+        ADJ,
+        f"mine.md: line {LAST}: '$ 5' is not a placeholder",
+        also(panel('prompt = "mine.md"'), template("mine.md", BLIND + "costs $ 5\n")),
+    ),
+    Case(
+        "template-not-utf8",
+        ADJ,
+        "mine.md: line 2: not valid UTF-8 (byte 0xff)",
+        also(panel('prompt = "mine.md"'), template("mine.md", BLIND.encode().replace(b"You", b"\xffYou", 1))),
+    ),
+    Case(
+        "template-audit-field-in-blind",
+        ADJ,
+        "unknown placeholder $preview_block for a blind ballot",
+        also(panel('prompt = "mine.md"'), template("mine.md", BLIND + "$preview_block\n")),
+    ),
+    Case("families-is-folder", ["adjudicate", "run.jsonl", "--families", "fam.d"], "fam.d: is a folder", mkdir("fam.d")),
     # 9.14: where templates come from, and their header
-    Case("prompt-etc-passwd", ADJ, "prompt = '/etc/passwd': give the file name of a template",
-         panel('prompt = "/etc/passwd"')),
-    Case("prompt-parent", ADJ, "prompt = '../mine.md'",
-         also(panel('prompt = "../mine.md"'), template("mine.md", BLIND, folder="."))),
-    Case("prompt-beside-panel-not-in-prompts", ADJ, "prompt template 'mine.md' not found in prompts",
-         also(panel('prompt = "mine.md"'), template("mine.md", BLIND, folder="."))),
-    Case("prompt-symlink-out", ADJ, "prompts/mine.md leads outside prompts",
-         also(panel('prompt = "mine.md"'), template("outside.md", BLIND, folder="."),
-              symlink("outside.md", "prompts/mine.md"))),
-    Case("prompt-no-header", ADJ, "line 1 must be the ballot header of blind templates",
-         also(panel('prompt = "mine.md"'), template("mine.md", BLIND.split("\n", 1)[1]))),
-    Case("prompt-audit-header-on-blind", ADJ, "line 1 must be the ballot header of blind templates",
-         also(panel('prompt = "audit-v1.md"'))),
-    Case("prompt-blind-template-on-audit", AUD, "line 1 must be the ballot header of audit templates",
-         panel('prompt = "adjudicate-blind-v1.md"', style="audit", k="")),
+    Case("prompt-etc-passwd", ADJ, "prompt = '/etc/passwd': give the file name of a template", panel('prompt = "/etc/passwd"')),
+    Case(
+        "prompt-parent",
+        ADJ,
+        "prompt = '../mine.md'",
+        also(panel('prompt = "../mine.md"'), template("mine.md", BLIND, folder=".")),
+    ),
+    Case(
+        "prompt-beside-panel-not-in-prompts",
+        ADJ,
+        "prompt template 'mine.md' not found in prompts",
+        also(panel('prompt = "mine.md"'), template("mine.md", BLIND, folder=".")),
+    ),
+    Case(
+        "prompt-symlink-out",
+        ADJ,
+        "prompts/mine.md leads outside prompts",
+        also(panel('prompt = "mine.md"'), template("outside.md", BLIND, folder="."), symlink("outside.md", "prompts/mine.md")),
+    ),
+    Case(
+        "prompt-no-header",
+        ADJ,
+        "line 1 must be the ballot header of blind templates",
+        also(panel('prompt = "mine.md"'), template("mine.md", BLIND.split("\n", 1)[1])),
+    ),
+    Case(
+        "prompt-audit-header-on-blind",
+        ADJ,
+        "line 1 must be the ballot header of blind templates",
+        also(panel('prompt = "audit-v1.md"')),
+    ),
+    Case(
+        "prompt-blind-template-on-audit",
+        AUD,
+        "line 1 must be the ballot header of audit templates",
+        panel('prompt = "adjudicate-blind-v1.md"', style="audit", k=""),
+    ),
     # 9.15: one judge twice
-    Case("same-model-twice", ADJ, "jurors 'ja' and 'je' are one judge: both ask 'openai/ja'",
-         lambda tmp: (tmp / "panel.toml").write_text(
-             'name = "p"\nk = 3\n\n' + JURORS.format(ja="", jb="", jc="", jd="", je="").replace(
-                 'model = "openai/je"', 'model = "openai/ja"'))),
-    Case("same-model-other-temperature", AUD, "jurors 'ja' and 'je' are one judge",
-         lambda tmp: (tmp / "panel.toml").write_text(
-             'name = "p"\nballot_style = "audit"\n\n' + JURORS.format(
-                 ja="", jb="", jc="", jd="", je="params = { temperature = 0.7 }").replace(
-                 'model = "openai/je"', 'model = "openai/ja"'))),
+    Case(
+        "same-model-twice",
+        ADJ,
+        "jurors 'ja' and 'je' are one judge: both ask 'openai/ja'",
+        lambda tmp: (tmp / "panel.toml").write_text(
+            'name = "p"\nk = 3\n\n'
+            + JURORS.format(ja="", jb="", jc="", jd="", je="").replace('model = "openai/je"', 'model = "openai/ja"')
+        ),
+    ),
+    Case(
+        "same-model-other-temperature",
+        AUD,
+        "jurors 'ja' and 'je' are one judge",
+        lambda tmp: (tmp / "panel.toml").write_text(
+            'name = "p"\nballot_style = "audit"\n\n'
+            + JURORS.format(ja="", jb="", jc="", jd="", je="params = { temperature = 0.7 }").replace(
+                'model = "openai/je"', 'model = "openai/ja"'
+            )
+        ),
+    ),
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_panel(case, tmp_path):
     check_case(case, tmp_path)

@@ -7,10 +7,11 @@ BIRD's evaluation (set(pred) == set(gold), errors and timeouts score 0).
 import pytest
 
 from jury.compare.outcomes import Settings, evaluate
-from jury.inputs.io import import_bird_predictions, load_gold, load_gold_list, load_runs
-from jury.results.scoring import score_all
 from jury.execution.store import Store
-from helpers import EXAMPLE, SHARED_BIRD
+from jury.inputs.importers import import_bird_predictions
+from jury.inputs.io import load_gold, load_gold_list, load_runs
+from jury.results.scoring import score_all
+from tests.support.helpers import EXAMPLE, SHARED_BIRD
 
 PINNED = {
     "codes-15b-evidence": 109,

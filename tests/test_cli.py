@@ -8,7 +8,7 @@ import typer
 from typer.testing import CliRunner
 
 from jury.cli import app
-from helpers import EXAMPLE, make_db, write_gold, write_runs
+from tests.support.helpers import EXAMPLE, make_db, write_gold, write_runs
 
 runner = CliRunner()
 
@@ -50,9 +50,7 @@ def test_startup_does_not_import_litellm():
 
 def run_cli(args, cwd):
     env = dict(os.environ, COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "jury", *args], cwd=cwd, capture_output=True, text=True, env=env
-    )
+    return subprocess.run([sys.executable, "-m", "jury", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
 @pytest.mark.parametrize(
@@ -87,11 +85,14 @@ def test_missing_database_and_missing_gold(tmp_path):
 def test_score_formats_and_per_question(tmp_path, monkeypatch):
     make_db(tmp_path / "dbs")
     write_gold(tmp_path)
-    write_runs(tmp_path, [
-        {"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red'"},
-        {"model": "m", "question_id": 3, "sql": "SELECT 0"},
-        {"model": "n", "question_id": 1, "sql": None},
-    ])
+    write_runs(
+        tmp_path,
+        [
+            {"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red'"},
+            {"model": "m", "question_id": 3, "sql": "SELECT 0"},
+            {"model": "n", "question_id": 1, "sql": None},
+        ],
+    )
     (tmp_path / "jury.toml").write_text('gold = "gold.json"\ndb_root = "dbs"\nworkers = 1\n')
     monkeypatch.chdir(tmp_path)
     res = runner.invoke(app, ["score", "run.jsonl", "--format", "json", "--per-question", "pq.jsonl"])
@@ -103,7 +104,10 @@ def test_score_formats_and_per_question(tmp_path, monkeypatch):
     assert 0 < m["strict"]["low"] < 0.5 < m["strict"]["high"] < 1
     lines = [json.loads(x) for x in (tmp_path / "pq.jsonl").read_text().splitlines()]
     assert {(x["model"], x["question_id"], x["outcome"]) for x in lines} == {
-        ("m", 1, "match"), ("m", 3, "mismatch"), ("n", 1, "missing")}
+        ("m", 1, "match"),
+        ("m", 3, "mismatch"),
+        ("n", 1, "missing"),
+    }
     assert set(lines[0]) >= {"model", "question_id", "routed", "outcome", "overlap", "bird", "strict", "relaxed", "subset"}
 
     res = runner.invoke(app, ["score", "run.jsonl", "--format", "csv", "--comparator", "bird"])

@@ -1,4 +1,5 @@
-"""jury.judging.client through the real litellm against the loopback fake server."""
+"""jury.judging.client (and the modules it is built from: juror, limits, retries, replies)
+through the real litellm against the loopback fake server."""
 
 from __future__ import annotations
 
@@ -8,23 +9,18 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from types import SimpleNamespace
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from fakellm import FakeLLMServer, Reply, ballot_reply, json_reply, truncated_reply  # noqa: E402
-from jury.judging.client import (  # noqa: E402
-    REPAIR_PROMPT,
-    CallResult,
-    JurorPool,
-    JurorSpec,
-    Limiter,
-    estimate_call,
-    extract_json_object,
-    retry_after_s,
-)
+from jury.judging.client import CallResult, JurorPool, JurorSpec, estimate_call
+from jury.judging.limits import Limiter
+from jury.judging.replies import REPAIR_PROMPT, extract_json_object
+from jury.judging.retries import retry_after_s
+from tests.support.fakellm import FakeLLMServer, Reply, ballot_reply, json_reply, truncated_reply
 
 KEY_ENV = "JURY_TEST_FAKE_KEY"
 SECRET = "sk-test-SECRET-0123456789abcdef"
@@ -99,7 +95,9 @@ def assert_no_secret(result: CallResult) -> None:
 def test_json_reply_is_parsed_counted_and_recorded(fake_llm, juror):
     fake_llm.script("juror-a", json_reply({"reasoning": "Answer 1 counts distinct rows.", "verdict": "answer_1"}))
     sleep = RecordingSleep()
+    before = time.monotonic()
     result = call(JurorPool([juror()], sleep=sleep))
+    after = time.monotonic()
     assert result.ok and result.error is None
     assert result.parsed == {"reasoning": "Answer 1 counts distinct rows.", "verdict": "answer_1"}
     assert json.loads(result.text) == result.parsed
@@ -109,9 +107,11 @@ def test_json_reply_is_parsed_counted_and_recorded(fake_llm, juror):
     assert result.prompt_tokens == prompt_chars // 4
     assert result.completion_tokens == len(result.text) // 4
     assert result.cost_usd == 0.0  # litellm has no price for "juror-a"
-    assert result.latency_s > 0
 
     [request] = fake_llm.requests
+    # the latency covers the request (the server saw it inside the call) and nothing outside the call
+    assert before < request["monotonic"] < after
+    assert 0 < result.latency_s <= after - before
     assert request["model"] == "juror-a"
     assert request["messages"] == MESSAGES
     assert request["response_format"] == {
@@ -146,9 +146,7 @@ def test_cost_and_tokens_are_summed_over_attempts(fake_llm, juror):
     result = call(JurorPool([juror("gpt-4o-mini")], sleep=RecordingSleep()), "gpt-4o-mini")
     assert result.ok and result.attempts == 2
     assert (result.prompt_tokens, result.completion_tokens) == (2000, 200)
-    prompt_cost, completion_cost = litellm.cost_per_token(
-        model="gpt-4o-mini", prompt_tokens=1000, completion_tokens=100
-    )
+    prompt_cost, completion_cost = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=1000, completion_tokens=100)
     assert result.cost_usd == pytest.approx(2 * (prompt_cost + completion_cost))
     assert result.cost_usd > 0
 
@@ -175,8 +173,11 @@ def test_rate_limit_wait_is_really_slept(fake_llm, juror):
     result = call(JurorPool([juror()]))  # the real asyncio.sleep
     assert result.ok and result.attempts == 2
     first, second = fake_llm.requests
-    assert second["monotonic"] - first["monotonic"] >= 1.0
-    assert result.latency_s >= 1.0
+    wait = result.log[0]["wait_s"]
+    assert wait >= 1.0  # the Retry-After
+    # the server saw the retry no sooner than the recorded wait after the 429, and the wait is in the latency
+    assert second["monotonic"] - first["monotonic"] >= wait
+    assert result.latency_s >= wait
 
 
 def test_retry_after_beyond_backoff_max_gives_up_at_once(fake_llm, juror):
@@ -201,12 +202,15 @@ def test_server_error_then_success_backs_off(fake_llm, juror):
 
 def test_hang_times_out_then_success(fake_llm, juror):
     fake_llm.script("juror-a", ballot_reply())
-    fake_llm.fail_next("juror-a", Reply(content="too late", hang=True, hang_s=10))
-    started = time.monotonic()
+    hang_s = 10
+    fake_llm.fail_next("juror-a", Reply(content="too late", hang=True, hang_s=hang_s))
     result = call(JurorPool([juror(timeout_s=1)], sleep=RecordingSleep()))
     assert result.ok and result.attempts == 2
     assert [e["status"] for e in result.log] == ["timeout", "ok"]
-    assert 1.0 <= time.monotonic() - started < 5
+    first, second = fake_llm.requests
+    # by the server's own clock: the retry came after the client's 1 s timeout and before the
+    # hung reply would have been sent, so the client gave up on its timeout, not the server
+    assert 1.0 <= second["monotonic"] - first["monotonic"] < hang_s
 
 
 def test_malformed_body_then_success(fake_llm, juror):
@@ -380,42 +384,83 @@ def test_concurrency_is_limited_per_juror(juror, key):
             calls += [pool.call("juror-b", MESSAGES, schema=SCHEMA, parse=parse_ballot) for _ in range(2)]
             return await asyncio.gather(*calls)
 
-        started = time.monotonic()
         results = asyncio.run(run_all())
-        elapsed = time.monotonic() - started
         assert all(r.ok for r in results)
         assert server.calls("juror-a") == 8
         assert server.max_in_flight("juror-a") == 2  # never more, and the limit was used
         assert server.max_in_flight() == 4  # juror-b has its own limiter
-        assert elapsed >= 0.8  # four waves of 0.2 s
+        # by the server's clock: request k+2 of juror-a waits for one of requests k, k+1 to be
+        # answered, which takes the server's own 0.2 s
+        arrivals = sorted(r["monotonic"] for r in server.requests if r["model"] == "juror-a")
+        assert all(later - earlier >= server.latency_s for earlier, later in zip(arrivals, arrivals[2:], strict=False))
 
 
-def test_rpm_spaces_requests(fake_llm, juror):
+def test_rpm_spaces_requests(fake_llm, juror, monkeypatch):
     fake_llm.script("juror-a", ballot_reply())
     sleep = RecordingSleep()
-    pool = JurorPool([juror(rpm=60)], sleep=sleep)
+    pool = JurorPool([juror(rpm=600)], sleep=sleep)  # one request per 0.1 s
+    limiter = pool.limiter("juror-a")
+    released: list[float] = []  # when each request was let through, on the event loop's clock
+    real_pace = Limiter.pace
+
+    async def pace(self):
+        await real_pace(self)
+        released.append(asyncio.get_running_loop().time())
+
+    monkeypatch.setattr(Limiter, "pace", pace)
 
     async def run_all():
-        return await asyncio.gather(*[pool.call("juror-a", MESSAGES, schema=SCHEMA, parse=parse_ballot) for _ in range(3)])
+        return await asyncio.gather(*[pool.call("juror-a", MESSAGES, schema=SCHEMA, parse=parse_ballot) for _ in range(4)])
 
     assert all(r.ok for r in asyncio.run(run_all()))
-    # the fake sleep does not advance the clock: the 2nd and 3rd requests are booked 1 s and 2 s out
-    assert sorted(round(w) for w in sleep.waits) == [1, 2]
+    assert limiter.max_concurrency == 4 and fake_llm.calls("juror-a") == 4  # all four could go at once
+    # spaced 60/rpm apart, not sent in a burst: the limiter's own guarantee, on its own clock
+    assert all(b - a >= 0.1 - 1e-6 for a, b in zip(released, released[1:], strict=False))
+    assert sleep.waits == []  # pacing is not backoff
 
 
 def test_limiter_survives_a_new_event_loop():
-    limiter = Limiter(1)
+    limiter = Limiter(1, rpm=6000)
 
     async def hold():
+        await limiter.pace()
         async with limiter:
             await asyncio.sleep(0)
 
     async def two():
         await asyncio.gather(hold(), hold())
 
-    asyncio.run(two())
-    asyncio.run(two())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # aiolimiter warns when one of its limiters is reused across loops
+        asyncio.run(two())
+        asyncio.run(two())
     assert limiter.in_flight == 0
+
+
+def test_stop_requested_during_backoff_sends_no_retry(fake_llm, juror):
+    """Ctrl-C while a call waits to retry: it comes back interrupted and sends nothing more."""
+    fake_llm.script("juror-a", ballot_reply())
+    fake_llm.fail_next("juror-a", Reply(status=503))
+    pools: list[JurorPool] = []
+
+    async def sleep_then_stop(seconds: float) -> None:
+        pools[0].stop_requested = True  # as the runner's SIGINT handler does, mid-backoff
+
+    pool = JurorPool([juror()], sleep=sleep_then_stop)
+    pools.append(pool)
+    result = call(pool)
+    assert result.interrupted and not result.ok
+    assert result.error == "interrupted before the request was sent"
+    assert result.attempts == 1 and fake_llm.calls() == 1
+    assert result.log[0]["status"] == "server_error" and result.log[0]["wait_s"] > 0
+
+
+def test_stop_requested_before_the_call_sends_nothing(fake_llm, juror):
+    fake_llm.script("juror-a", ballot_reply())
+    pool = JurorPool([juror()], sleep=RecordingSleep())
+    pool.stop_requested = True
+    result = call(pool)
+    assert result.interrupted and result.attempts == 0 and fake_llm.calls() == 0
 
 
 # ---- specs, helpers, isolation -------------------------------------------------------------
@@ -532,13 +577,14 @@ def test_keyless_local_juror_never_sends_the_environment_openai_key(fake_llm, mo
     """A juror with api_base and no api_key_env must not borrow OPENAI_API_KEY."""
     import asyncio
 
-    from fakellm import ballot_reply
-    from jury.judging.client import LOCAL_PLACEHOLDER_KEY, JurorPool, JurorSpec, extract_json_object
+    from jury.judging.client import LOCAL_PLACEHOLDER_KEY
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-secret-key-0123456789")
     fake_llm.script("local-juror", ballot_reply("both"))
     spec = JurorSpec(name="local", model="openai/local-juror", family="meta", api_base=fake_llm.base_url)
-    result = asyncio.run(JurorPool([spec]).call("local", [{"role": "user", "content": "hi"}], schema=None, parse=extract_json_object))
+    result = asyncio.run(
+        JurorPool([spec]).call("local", [{"role": "user", "content": "hi"}], schema=None, parse=extract_json_object)
+    )
     assert result.ok and result.parsed["verdict"] == "both"
     import hashlib
 
@@ -547,30 +593,37 @@ def test_keyless_local_juror_never_sends_the_environment_openai_key(fake_llm, mo
 
 
 def test_latency_excludes_time_queued_for_a_slot():
-    """Four calls through one slot at 0.2 s each: each call's latency is its own 0.2 s, not the queue's."""
-    import asyncio
+    """Four calls through one slot: each call's latency is its own time holding the slot, not the queue's.
 
-    from fakellm import FakeLLMServer, ballot_reply
-    from jury.judging.client import JurorPool, JurorSpec, extract_json_object
-
+    Checked by ordering on one clock, not against a wall-clock budget: with one slot, a call's
+    latency fits between the end of the call before it and its own end, and covers its own
+    request as the server saw it; a latency counted from the queue would reach back to the start."""
     with FakeLLMServer(latency_s=0.2) as server:
         server.script("slow", ballot_reply("both"))
         spec = JurorSpec(name="s", model="openai/slow", family="meta", api_base=server.base_url, max_concurrency=1)
         pool = JurorPool([spec])
+        msgs = [{"role": "user", "content": "x"}]
+
+        async def timed():
+            result = await pool.call("s", msgs, schema=None, parse=extract_json_object)
+            return result, time.monotonic()
 
         async def main():
-            msgs = [{"role": "user", "content": "x"}]
-            return await asyncio.gather(*(pool.call("s", msgs, schema=None, parse=extract_json_object) for _ in range(4)))
+            return await asyncio.gather(*(timed() for _ in range(4)))
 
-        results = asyncio.run(main())
-    assert all(r.ok for r in results)
-    assert max(r.latency_s for r in results) < 0.6  # queued calls would show 0.4 s to 0.8 s+
-    assert min(r.latency_s for r in results) >= 0.2
+        start = time.monotonic()
+        finished = sorted(asyncio.run(main()), key=lambda pair: pair[1])
+        arrivals = sorted(r["monotonic"] for r in server.requests)
+    assert all(r.ok for r, _ in finished) and len(arrivals) == 4
+    ends = [end for _, end in finished]
+    for k, (result, end) in enumerate(finished):
+        previous_end = ends[k - 1] if k else start
+        assert result.latency_s >= server.latency_s  # the server's own delay is part of it
+        assert result.latency_s <= end - previous_end  # no time from before the slot was free
+        assert previous_end <= arrivals[k] <= end  # the request went out while this call held the slot
 
 
 def test_absurdly_nested_json_is_a_bad_reply_not_a_crash():
-    from jury.judging.client import extract_json_object
-
     deep = '{"reasoning": ' + "[" * 100_000 + "]" * 100_000 + ', "verdict": "both"}'
     with pytest.raises(ValueError, match="nested too deeply"):
         extract_json_object(deep)

@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from jury.errors import InputError
 from jury.compare import comparators as compare
 from jury.compare.comparators import (
     COMPARATORS,
@@ -20,9 +19,10 @@ from jury.compare.comparators import (
     strict,
     subset,
 )
-
+from jury.errors import InputError
 
 # --- bird -------------------------------------------------------------------
+
 
 def test_bird_ignores_duplicates_and_order():
     assert bird([(1, "a"), (2, "b")], [(2, "b"), (1, "a"), (2, "b")])
@@ -43,6 +43,7 @@ def test_bird_ignores_order_matters():
 
 # --- strict -----------------------------------------------------------------
 
+
 def test_strict_nulls_equal_each_other():
     assert strict([(None, 1), (2, None)], [(2, None), (None, 1)])
     assert not strict([(None, 1)], [(0, 1)])
@@ -62,6 +63,7 @@ def test_strict_order_matters_counts_duplicates_and_uses_value_equality():
 
 
 # --- relaxed ----------------------------------------------------------------
+
 
 def test_relaxed_swapped_columns():
     gold = [(1, "a"), (2, "b")]
@@ -98,10 +100,7 @@ def test_relaxed_identical_value_columns_need_right_mapping():
     assert relaxed(gold, pred)
     # Same per-column value sets, but row weights (2, 1, 3) vs (1, 1, 3): no permutation fits.
     bad = [(1, 1, 0), (0, 0, 1), (1, 1, 1)]
-    assert not any(
-        {tuple(r[p] for p in perm) for r in bad} == set(gold)
-        for perm in itertools.permutations(range(3))
-    )
+    assert not any({tuple(r[p] for p in perm) for r in bad} == set(gold) for perm in itertools.permutations(range(3)))
     assert not relaxed(gold, bad)
 
 
@@ -148,6 +147,7 @@ def test_relaxed_empty_results():
 
 # --- subset -----------------------------------------------------------------
 
+
 def test_subset_extra_predicted_columns_allowed():
     gold = [(1, "x"), (2, "y")]
     pred = [("y", 2, "extra"), ("x", 1, "extra")]
@@ -185,6 +185,7 @@ def test_subset_empty_cases():
 
 # --- overlap ----------------------------------------------------------------
 
+
 def test_overlap_jaccard():
     assert overlap([("a",), ("b",)], [("b",), ("c",)]) == pytest.approx(1 / 3)
     assert overlap([(1,)], [(1,), (1,)]) == 1.0
@@ -197,6 +198,7 @@ def test_overlap_empty():
 
 
 # --- options ----------------------------------------------------------------
+
 
 def test_options_casefold():
     opts = NormalizeOptions(casefold=True)
@@ -236,6 +238,7 @@ def test_options_reject_bad_sig_digits():
 
 # --- registry ---------------------------------------------------------------
 
+
 def test_comparators_registry():
     assert set(COMPARATORS) == {"bird", "strict", "relaxed", "subset"}
     for name, fn in COMPARATORS.items():
@@ -249,6 +252,7 @@ def test_get_comparator_unknown_name():
 
 
 # --- gold_orders_rows -------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("sql", "expected"),
@@ -271,6 +275,8 @@ def test_gold_orders_rows(sql, expected):
     assert gold_orders_rows(sql) is expected
 
 
-@pytest.mark.parametrize("sql", ["SELECT a FROM t ORDER BY a;", "SELECT a FROM t ORDER BY a;;", "SELECT a FROM t ORDER BY a;\n-- done"])
+@pytest.mark.parametrize(
+    "sql", ["SELECT a FROM t ORDER BY a;", "SELECT a FROM t ORDER BY a;;", "SELECT a FROM t ORDER BY a;\n-- done"]
+)
 def test_order_by_detected_despite_trailing_semicolons_and_comments(sql):
     assert gold_orders_rows(sql) is True

@@ -1,20 +1,13 @@
 import pytest
 
-from jury.errors import DatabaseMissing, InputError
 from jury.compare.outcomes import Settings, evaluate
+from jury.errors import DatabaseMissing, InputError
+from jury.execution.store import Store
 from jury.inputs.io import load_gold, load_runs
 from jury.results.scoring import score_all
-from jury.execution.store import Store
-from helpers import make_db, write_gold, write_runs
+from tests.support.helpers import make_db, write_gold, write_runs
 
 RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
-
-
-@pytest.fixture
-def project(tmp_path):
-    make_db(tmp_path / "dbs")
-    gold = load_gold(write_gold(tmp_path))
-    return tmp_path, gold
 
 
 def run(tmp_path, gold, records, **settings):
@@ -27,8 +20,8 @@ def outcomes(ev):
     return {(p.model, p.question_id): p.outcome for p in ev.pairs}
 
 
-def test_every_outcome_class(project):
-    tmp, gold = project
+def test_every_outcome_class(shop_gold):
+    tmp, gold = shop_gold
     recs = [
         {"model": "a", "question_id": 1, "db_id": "shop", "sql": "SELECT name FROM item WHERE colour='red'"},
         {"model": "a", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"},  # order wrong
@@ -54,8 +47,12 @@ def test_every_outcome_class(project):
         ("c", 3): "mismatch",
     } | {("a", 2): "near_miss"}
     pairs = {(p.model, p.question_id): p for p in ev.pairs}
-    assert pairs[("a", 2)].overlap == 1.0 and pairs[("a", 2)].verdicts == {
-        "bird": True, "strict": False, "relaxed": False, "subset": False}
+    assert pairs[("a", 2)].overlap == 1.0 and pairs[("a", 2)].comparator_matches == {
+        "bird": True,
+        "strict": False,
+        "relaxed": False,
+        "subset": False,
+    }
     assert pairs[("b", 1)].overlap == pytest.approx(2 / 3)
     assert pairs[("a", 1)].routed and not pairs[("a", 3)].routed
     assert ev.gold_errors == {4: "error: no such column: nope"}
@@ -71,21 +68,21 @@ def test_every_outcome_class(project):
     assert scores["a"].strict_rank == 1
 
 
-def test_near_miss_threshold_moves_pairs_to_the_jury(project):
-    tmp, gold = project
+def test_near_miss_threshold_moves_pairs_to_the_jury(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": "b", "question_id": 1, "sql": "SELECT name FROM item WHERE colour='red' OR name='fig'"}]
     assert outcomes(run(tmp, gold, recs, near_miss=0.7))[("b", 1)] == "mismatch"
 
 
-def test_order_matters_override(project):
-    tmp, gold = project
+def test_order_matters_override(shop_gold):
+    tmp, gold = shop_gold
     gold[2] = gold[2].model_copy(update={"order_matters": False})
     recs = [{"model": "a", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"}]
     assert outcomes(run(tmp, gold, recs))[("a", 2)] == "match"
 
 
-def test_rerun_executes_nothing_and_gold_runs_once(project):
-    tmp, gold = project
+def test_rerun_executes_nothing_and_gold_runs_once(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": m, "question_id": 1, "sql": gold[1].sql} for m in "abc"]
     recs += [{"model": m, "question_id": 3, "sql": f"SELECT {i}"} for i, m in enumerate("abc")]
     first = run(tmp, gold, recs)
@@ -96,29 +93,29 @@ def test_rerun_executes_nothing_and_gold_runs_once(project):
     assert outcomes(first) == outcomes(second)
 
 
-def test_longer_timeout_reruns_a_cached_timeout(project):
-    tmp, gold = project
+def test_longer_timeout_reruns_a_cached_timeout(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": "c", "question_id": 1, "sql": RUNAWAY}]
     run(tmp, gold, recs, timeout_s=0.3)
     assert run(tmp, gold, recs, timeout_s=0.3).executed == 0
     assert run(tmp, gold, recs, timeout_s=0.6).executed == 1
 
 
-def test_missing_database_is_a_clear_error(project):
-    tmp, gold = project
+def test_missing_database_is_a_clear_error(shop_gold):
+    tmp, gold = shop_gold
     gold[1] = gold[1].model_copy(update={"db_id": "nowhere"})
     with pytest.raises(DatabaseMissing, match=r"db_id 'nowhere': expected .*nowhere/nowhere.sqlite"):
         run(tmp, gold, [{"model": "a", "question_id": 1, "sql": "SELECT 1"}])
 
 
-def test_unknown_chosen_database_is_an_error(project):
-    tmp, gold = project
+def test_unknown_chosen_database_is_an_error(shop_gold):
+    tmp, gold = shop_gold
     with pytest.raises(InputError, match="db_id 'shopp' names no database"):
         run(tmp, gold, [{"model": "a", "question_id": 1, "db_id": "shopp", "sql": "SELECT 1"}])
 
 
-def test_parallel_workers_give_the_same_outcomes(project):
-    tmp, gold = project
+def test_parallel_workers_give_the_same_outcomes(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": "m", "question_id": q, "sql": f"SELECT name FROM item WHERE id > {q}"} for q in (1, 2, 3)]
     runs = load_runs([write_runs(tmp, recs)], gold)
     with Store(tmp / "p.db") as s1, Store(tmp / "s.db") as s2:
@@ -128,11 +125,13 @@ def test_parallel_workers_give_the_same_outcomes(project):
     assert outcomes(par) == outcomes(seq)
 
 
-def test_cached_results_obey_the_current_row_cap_and_timeout(project):
+def test_cached_results_obey_the_current_row_cap_and_timeout(shop_gold):
     """A score never depends on what ran before under other settings."""
-    tmp, gold = project
-    recs = [{"model": "a", "question_id": 1, "sql": "SELECT name, price FROM item"},
-            {"model": "a", "question_id": 3, "sql": "SELECT count(*) FROM item"}]
+    tmp, gold = shop_gold
+    recs = [
+        {"model": "a", "question_id": 1, "sql": "SELECT name, price FROM item"},
+        {"model": "a", "question_id": 3, "sql": "SELECT count(*) FROM item"},
+    ]
     fresh = run(tmp, gold, recs, row_cap=2)
     # a store filled under a large cap, reused under a small one: same outcomes as fresh
     tmp2 = tmp / "other"
@@ -141,13 +140,13 @@ def test_cached_results_obey_the_current_row_cap_and_timeout(project):
     run(tmp2, gold, recs, row_cap=1000)
     reused = run(tmp2, gold, recs, row_cap=2)
     assert outcomes(reused) == outcomes(fresh)
-    assert [p.verdicts for p in reused.pairs] == [p.verdicts for p in fresh.pairs]
+    assert [p.comparator_matches for p in reused.pairs] == [p.comparator_matches for p in fresh.pairs]
     # a result truncated under a small cap is executed again under a larger one
     assert run(tmp, gold, recs, row_cap=1000).executed >= 1
 
 
-def test_a_slow_success_is_not_reused_under_a_shorter_timeout(project):
-    tmp, gold = project
+def test_a_slow_success_is_not_reused_under_a_shorter_timeout(shop_gold):
+    tmp, gold = shop_gold
     slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) SELECT count(*) FROM c"
     recs = [{"model": "c", "question_id": 3, "sql": slow}]
     first = run(tmp, gold, recs, timeout_s=30)
@@ -161,7 +160,9 @@ def test_empty_or_comment_answers_never_match_an_empty_gold(tmp_path):
     make_db(tmp_path / "dbs")
     items = [{"question_id": 1, "db_id": "shop", "question": "none", "SQL": "SELECT name FROM item WHERE colour = 'blue'"}]
     gold = load_gold(write_gold(tmp_path, items))
-    recs = [{"model": m, "question_id": 1, "sql": sql} for m, sql in
-            [("empty", ""), ("blank", "   "), ("semi", ";"), ("comment", "-- I cannot answer")]]
+    recs = [
+        {"model": m, "question_id": 1, "sql": sql}
+        for m, sql in [("empty", ""), ("blank", "   "), ("semi", ";"), ("comment", "-- I cannot answer")]
+    ]
     ev = run(tmp_path, gold, recs)
     assert outcomes(ev) == {("empty", 1): "missing", ("blank", 1): "missing", ("semi", 1): "error", ("comment", 1): "error"}

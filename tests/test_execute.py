@@ -5,7 +5,7 @@ import time
 import pytest
 
 from jury.execution.sqlite import execute, result_hash
-from helpers import EXAMPLE, make_db
+from tests.support.helpers import EXAMPLE, make_db
 
 SUPERHERO = EXAMPLE / "databases" / "superhero" / "superhero.sqlite"
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fakellm import FakeLLMServer, Reply, ballot_reply, estimate_tokens, json_reply, truncated_reply
-from netguard import NetworkBlocked, is_loopback_host
+from tests.support.fakellm import FakeLLMServer, Reply, ballot_reply, estimate_tokens, json_reply, truncated_reply
+from tests.support.netguard import NetworkBlocked, is_loopback_host
 
-TESTS_DIR = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parent.parent
 
 
 def post(server: FakeLLMServer, body: dict, *, path: str = "/chat/completions", auth: bool = True, timeout: float = 5):
@@ -185,7 +185,16 @@ def test_max_in_flight_is_measured_at_the_server():
 
 def test_script_mode_serves_a_fixed_verdict(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, str(TESTS_DIR / "fakellm.py"), "--port", "0", "--latency", "0.05", "--verdict", "answer_2"],
+        [
+            sys.executable,
+            str(REPO / "tests" / "support" / "fakellm.py"),
+            "--port",
+            "0",
+            "--latency",
+            "0.05",
+            "--verdict",
+            "answer_2",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -281,8 +290,8 @@ def test_guard_fails_a_test_that_swallows_the_error_and_real_api_opt_in(tmp_path
         textwrap.dedent(
             f"""
             import sys
-            sys.path.insert(0, {str(TESTS_DIR)!r})
-            from netguard import no_network, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
+            sys.path.insert(0, {str(REPO)!r})
+            from tests.support.netguard import no_network, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
             """
         )
     )
@@ -309,9 +318,7 @@ def test_guard_fails_a_test_that_swallows_the_error_and_real_api_opt_in(tmp_path
     default = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "1 passed, 1 skipped, 1 error" in default.stdout, default.stdout
     assert "tried to reach the network" in default.stdout and "10.255.255.1" in default.stdout
-    opted_in = subprocess.run(
-        cmd + ["--real-api", "-k", "unguarded"], cwd=tmp_path, capture_output=True, text=True, timeout=60
-    )
+    opted_in = subprocess.run(cmd + ["--real-api", "-k", "unguarded"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "1 passed" in opted_in.stdout and "skipped" not in opted_in.stdout, opted_in.stdout
 
 

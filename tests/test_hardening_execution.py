@@ -4,32 +4,24 @@ from __future__ import annotations
 
 import doctest
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-import jury.results.scoring
 import jury.compare.comparators
 import jury.execution.sqlite
-from badinput import Case, check_case
-from helpers import make_db, write_gold, write_runs
-from jury.errors import InputError
-from jury.compare.outcomes import Settings, evaluate
-from jury.inputs.io import load_gold, load_runs
-from jury.results.scoring import score_all
+import jury.results.scoring
 from jury.compare.comparators import NormalizeOptions, bird, normalize_rows, strict
+from jury.compare.outcomes import Settings, evaluate
+from jury.errors import InputError
 from jury.execution.sqlite import execute, result_hash
 from jury.execution.store import Store
+from jury.inputs.io import load_gold, load_runs
+from jury.results.scoring import score_all
+from tests.support.badinput import Case, check_case
+from tests.support.helpers import make_db, write_gold, write_runs
 
 ORDERED_GOLD = "SELECT name FROM item ORDER BY price"  # question 2 of helpers.GOLD
-
-
-@pytest.fixture
-def project(tmp_path):
-    make_db(tmp_path / "dbs")
-    gold = load_gold(write_gold(tmp_path))
-    return tmp_path, gold
 
 
 def run(tmp_path, gold, records, **settings):
@@ -45,52 +37,55 @@ def pair(ev, model="m", qid=2):
 # ---------------------------------------------------------------- 8.9 over the row cap
 
 
-def test_wrong_order_over_the_row_cap_is_not_a_match(project):
-    tmp, gold = project
+def test_wrong_order_over_the_row_cap_is_not_a_match(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"}]
     under = pair(run(tmp, gold, recs))
     over = pair(run(tmp, gold, recs, row_cap=2))  # 4 rows: both results over the cap
     assert under.outcome == over.outcome == "near_miss"
     assert over.overlap == 1.0  # the same row set, proven by the set digest
-    assert over.verdicts["bird"] is True and over.verdicts["strict"] is False
+    assert over.comparator_matches["bird"] is True and over.comparator_matches["strict"] is False
     # relaxed/subset have no exact digest for "different": undecided, not a guess.
-    assert over.verdicts["relaxed"] is None and over.verdicts["subset"] is None
+    assert over.comparator_matches["relaxed"] is None and over.comparator_matches["subset"] is None
 
 
-def test_same_order_over_the_row_cap_is_a_match_for_every_comparator(project):
-    tmp, gold = project
+def test_same_order_over_the_row_cap_is_a_match_for_every_comparator(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price, id"}]
     for comparator in ("bird", "strict", "relaxed", "subset"):
         p = pair(run(tmp, gold, recs, row_cap=2, comparator=comparator))
         assert p.outcome == "match"
-        assert p.verdicts == {"bird": True, "strict": True, "relaxed": True, "subset": True}
+        assert p.comparator_matches == {"bird": True, "strict": True, "relaxed": True, "subset": True}
 
 
-def test_duplicates_count_over_the_row_cap_when_order_matters(project):
-    tmp, gold = project
+def test_duplicates_count_over_the_row_cap_when_order_matters(shop_gold):
+    tmp, gold = shop_gold
     items = [{"question_id": 1, "db_id": "shop", "SQL": "SELECT colour FROM item ORDER BY id"}]
     gold = load_gold(write_gold(tmp, items))
     # Same set of colours, same first-seen order, but a duplicate dropped: a list differs.
-    recs = [{"model": "m", "question_id": 1,
-             "sql": "SELECT colour FROM item WHERE id != 3 ORDER BY id"}]
+    recs = [{"model": "m", "question_id": 1, "sql": "SELECT colour FROM item WHERE id != 3 ORDER BY id"}]
     p = pair(run(tmp, gold, recs, row_cap=2), qid=1)
-    assert p.verdicts["bird"] is True and p.verdicts["strict"] is False
+    assert p.comparator_matches["bird"] is True and p.comparator_matches["strict"] is False
     assert p.outcome == "near_miss"
 
 
-@pytest.mark.parametrize("comparator, options", [
-    ("strict", {"casefold": True}),
-    ("bird", {"float_sig_digits": 3}),
-    ("relaxed", {}),
-    ("subset", {}),
-])
-def test_comparator_that_cannot_decide_over_the_cap_is_an_error(project, comparator, options):
-    tmp, gold = project
-    recs = [{"model": "m", "question_id": 2, "sql": "SELECT upper(name) FROM item ORDER BY price"},
-            {"model": "m", "question_id": 3, "sql": "SELECT 4"}]
+@pytest.mark.parametrize(
+    "comparator, options",
+    [
+        ("strict", {"casefold": True}),
+        ("bird", {"float_sig_digits": 3}),
+        ("relaxed", {}),
+        ("subset", {}),
+    ],
+)
+def test_comparator_that_cannot_decide_over_the_cap_is_an_error(shop_gold, comparator, options):
+    tmp, gold = shop_gold
+    recs = [
+        {"model": "m", "question_id": 2, "sql": "SELECT upper(name) FROM item ORDER BY price"},
+        {"model": "m", "question_id": 3, "sql": "SELECT 4"},
+    ]
     with pytest.raises(InputError) as err:
-        run(tmp, gold, recs, row_cap=2, comparator=comparator,
-            options=NormalizeOptions(**options))
+        run(tmp, gold, recs, row_cap=2, comparator=comparator, options=NormalizeOptions(**options))
     msg = str(err.value)
     assert "1 (model, question) pair" in msg and "--row-cap" in msg and "bird" in msg
     assert "\n" not in msg
@@ -99,25 +94,27 @@ def test_comparator_that_cannot_decide_over_the_cap_is_an_error(project, compara
     assert pair(ev).outcome in {"match", "mismatch", "near_miss"}
 
 
-def test_identical_results_over_the_cap_match_even_with_normalisation(project):
-    tmp, gold = project
+def test_identical_results_over_the_cap_match_even_with_normalisation(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price"}]
     ev = run(tmp, gold, recs, row_cap=2, options=NormalizeOptions(casefold=True, float_sig_digits=2))
     assert pair(ev).outcome == "match"
 
 
-def test_undecided_side_comparator_is_not_scored_as_a_failure(project):
-    tmp, gold = project
-    recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"},
-            {"model": "m", "question_id": 3, "sql": "SELECT count(*) FROM item"}]
+def test_undecided_side_comparator_is_not_scored_as_a_failure(shop_gold):
+    tmp, gold = shop_gold
+    recs = [
+        {"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"},
+        {"model": "m", "question_id": 3, "sql": "SELECT count(*) FROM item"},
+    ]
     (score,) = score_all(run(tmp, gold, recs, row_cap=2).pairs)
     assert score.comparators["bird"]["k"] == 2 and score.comparators["strict"]["k"] == 1
     assert "relaxed" not in score.comparators and "subset" not in score.comparators
     assert score.comparator_ranks.get("relaxed") is None
 
 
-def test_cached_results_without_the_ordered_digest_are_executed_again(project):
-    tmp, gold = project
+def test_cached_results_without_the_ordered_digest_are_executed_again(shop_gold):
+    tmp, gold = shop_gold
     recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"}]
     first = run(tmp, gold, recs, row_cap=2)
     assert first.executed == 2
@@ -125,7 +122,7 @@ def test_cached_results_without_the_ordered_digest_are_executed_again(project):
         store.db.execute("UPDATE executions SET ordered_sha256 = NULL")
     again = run(tmp, gold, recs, row_cap=2)
     assert again.executed == 2
-    assert pair(again).outcome == "near_miss" and pair(again).verdicts["strict"] is False
+    assert pair(again).outcome == "near_miss" and pair(again).comparator_matches["strict"] is False
     assert run(tmp, gold, recs, row_cap=2).executed == 0
 
 
@@ -186,6 +183,7 @@ def test_readme_describes_strict_truthfully():
 def _overwrite(data: bytes):
     def setup(tmp: Path) -> None:
         (tmp / "dbs" / "shop" / "shop.sqlite").write_bytes(data)
+
     return setup
 
 
@@ -224,19 +222,19 @@ BAD_DATABASES = [
     Case("random-pages", ["score", "run.jsonl"], "shop.sqlite", _garble_pages, unchanged=[DB]),
     Case("truncated", ["score", "run.jsonl"], "shop.sqlite", _truncate, unchanged=[DB]),
     Case("bare-header", ["score", "run.jsonl"], "shop.sqlite", _bare_header, unchanged=[DB]),
-    Case("adjudicate-plan", ["adjudicate", "run.jsonl", "--plan"], "shop.sqlite",
-         _overwrite(b"x"), unchanged=[DB]),
+    Case("adjudicate-plan", ["adjudicate", "run.jsonl", "--plan"], "shop.sqlite", _overwrite(b"x"), unchanged=[DB]),
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BAD_DATABASES, ids=[c.id for c in BAD_DATABASES])
 def test_unusable_database_is_a_one_line_error(case, tmp_path):
     proc = check_case(case, tmp_path)
     assert "not a usable SQLite database" in proc.stderr
 
 
-def test_database_check_runs_once_per_database_content(project, monkeypatch):
-    tmp, gold = project
+def test_database_check_runs_once_per_database_content(shop_gold, monkeypatch):
+    tmp, gold = shop_gold
     calls = []
     real = jury.execution.sqlite.check_database
     monkeypatch.setattr(jury.execution.sqlite, "check_database", lambda p: calls.append(p) or real(p))
@@ -275,11 +273,13 @@ def test_a_result_over_the_byte_cap_is_an_error(tmp_path, monkeypatch):
     assert execute(db, "SELECT zeroblob(600) FROM item", row_cap=2).status == "ok"
 
 
-def test_huge_cells_are_errors_and_the_rest_is_scored(project):
-    tmp, gold = project
-    recs = [{"model": "m", "question_id": 1, "sql": "SELECT zeroblob(1e9)"},
-            {"model": "m", "question_id": 2, "sql": "SELECT randomblob(1e9) FROM item"},
-            {"model": "m", "question_id": 3, "sql": "SELECT count(*) FROM item"}]
+def test_huge_cells_are_errors_and_the_rest_is_scored(shop_gold):
+    tmp, gold = shop_gold
+    recs = [
+        {"model": "m", "question_id": 1, "sql": "SELECT zeroblob(1e9)"},
+        {"model": "m", "question_id": 2, "sql": "SELECT randomblob(1e9) FROM item"},
+        {"model": "m", "question_id": 3, "sql": "SELECT count(*) FROM item"},
+    ]
     ev = run(tmp, gold, recs)
     assert pair(ev, qid=1).outcome == "error" and "too big" in pair(ev, qid=1).error
     assert pair(ev, qid=2).outcome == "error"
@@ -296,7 +296,7 @@ class _CountingPair:
 
     def __init__(self, model: str, outcome: str):
         self._model, self.outcome, self.routed = model, outcome, True
-        self.verdicts = {"bird": outcome == "match", "strict": outcome == "match"}
+        self.comparator_matches = {"bird": outcome == "match", "strict": outcome == "match"}
 
     @property
     def model(self) -> str:

@@ -13,14 +13,15 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from badinput import basic_project, run_jury
-from helpers import REPO
-from jury.inputs.config import Config, load_config
 from jury.errors import ConfigError, InputError
+from jury.inputs.config import Config, load_config
 from jury.inputs.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document
 from jury.inputs.records import RunRecord
 from jury.results.render import safe
+from tests.support.badinput import basic_project, run_jury
+from tests.support.helpers import REPO
 
 DEEP = "[" * 200_000 + "]" * 200_000
 
@@ -28,17 +29,20 @@ DEEP = "[" * 200_000 + "]" * 200_000
 # ---------------------------------------------------------------- 9.6 / 9.10 / 9.12a: one safe loader
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"model": "m1", "model": "m2"}', "f.json:1: duplicate key 'model'"),
-    ('{"a": {"b": 1, "b": 1}}', "f.json:1: duplicate key 'b'"),
-    ('{"a": NaN}', "f.json:1: NaN is not JSON"),
-    ('{"a": -Infinity}', "f.json:1: -Infinity is not JSON"),
-    ('{"a": 1e400}', "f.json:1: '1e400' is out of a float's range"),
-    ('{"a": ' + "7" * 5000 + "}", "f.json:1: an integer of 5000 digits"),
-    ('\n\n' + DEEP, f"f.json:3: nested deeper than {MAX_JSON_DEPTH} levels"),
-    ('{"a": "\\udfff"}', "f.json:1: lone surrogate \\udfff"),
-    ('{"a": 1}\n{"b": 2}', "f.json:2: malformed JSON (extra data"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"model": "m1", "model": "m2"}', "f.json:1: duplicate key 'model'"),
+        ('{"a": {"b": 1, "b": 1}}', "f.json:1: duplicate key 'b'"),
+        ('{"a": NaN}', "f.json:1: NaN is not JSON"),
+        ('{"a": -Infinity}', "f.json:1: -Infinity is not JSON"),
+        ('{"a": 1e400}', "f.json:1: '1e400' is out of a float's range"),
+        ('{"a": ' + "7" * 5000 + "}", "f.json:1: an integer of 5000 digits"),
+        ("\n\n" + DEEP, f"f.json:3: nested deeper than {MAX_JSON_DEPTH} levels"),
+        ('{"a": "\\udfff"}', "f.json:1: lone surrogate \\udfff"),
+        ('{"a": 1}\n{"b": 2}', "f.json:2: malformed JSON (extra data"),
+    ],
+)
 def test_safe_loader_refuses(text, message):
     with pytest.raises(InputError) as exc:
         loads_document(text, "f.json")
@@ -47,13 +51,15 @@ def test_safe_loader_refuses(text, message):
 
 def test_safe_loader_accepts_ordinary_json():
     text = '{"a": [1, 2.5, -3, {"b": "\\ud83d\\ude00 é"}], "c": null, "d": ' + "[" * 50 + "]" * 50 + "}"
-    assert loads_document(text, "f.json")["a"][3]["b"] == "\U0001F600 é"
+    assert loads_document(text, "f.json")["a"][3]["b"] == "\U0001f600 é"
 
 
 def test_gold_list_errors_name_the_line_of_the_item(tmp_path):
     gold = tmp_path / "gold.json"
-    gold.write_text('[\n {"question_id": 1, "db_id": "s", "SQL": "SELECT 1"},\n\n'
-                    ' {"question_id": 2, "db_id": "s", "SQL": "SELECT 1", "db_id": "t"}\n]\n')
+    gold.write_text(
+        '[\n {"question_id": 1, "db_id": "s", "SQL": "SELECT 1"},\n\n'
+        ' {"question_id": 2, "db_id": "s", "SQL": "SELECT 1", "db_id": "t"}\n]\n'
+    )
     with pytest.raises(InputError, match=r"gold.json:4: duplicate key 'db_id'"):
         load_gold(gold)
     gold.write_text('[\n {"question_id": 1, "db_id": "s", "SQL": "SELECT 1"},\n {"question_id": 2, "db_id": "s"}\n]')
@@ -73,11 +79,21 @@ def test_gold_loading_stays_linear(tmp_path):
 
 
 def test_run_records_strictly_typed():
-    for bad in ({"model": 5}, {"model": True}, {"model": " \t"}, {"question_id": True},
-                {"question_id": 2**64}, {"question_id": "1" * 25}, {"cost_usd": math.inf},
-                {"cost_usd": math.nan}, {"latency_s": True}, {"latency_s": "2"}, {"cost_usd": -1}):
+    for bad in (
+        {"model": 5},
+        {"model": True},
+        {"model": " \t"},
+        {"question_id": True},
+        {"question_id": 2**64},
+        {"question_id": "1" * 25},
+        {"cost_usd": math.inf},
+        {"cost_usd": math.nan},
+        {"latency_s": True},
+        {"latency_s": "2"},
+        {"cost_usd": -1},
+    ):
         rec = {"model": "m", "question_id": 1, **bad}
-        with pytest.raises(Exception):
+        with pytest.raises(ValidationError):
             RunRecord.model_validate(rec)
     ok = RunRecord.model_validate({"model": "m", "question_id": "0717", "cost_usd": 1, "latency_s": 0.5})
     assert ok.question_id == 717 and ok.cost_usd == 1.0
@@ -97,7 +113,8 @@ def test_verdict_files_use_the_safe_loader(tmp_path):
     in the library and in `jury verify` (no RecursionError traceback)."""
     from test_verdicts import make_doc
 
-    from jury.verdicts.documents import VerdictError, load_locked, write_locked
+    from jury.verdicts.documents import VerdictError
+    from jury.verdicts.lock import load_locked, write_locked
 
     path = write_locked(make_doc("audit", tmp_path), tmp_path / "verdicts" / "audit.json")
     original = path.read_text()
@@ -116,12 +133,26 @@ def test_verdict_files_use_the_safe_loader(tmp_path):
 # ---------------------------------------------------------------- 9.5: numbers, one place
 
 
-@pytest.mark.parametrize("key, value", [
-    ("timeout", math.nan), ("timeout", math.inf), ("timeout", 0), ("timeout", -1.0),
-    ("near_miss", math.nan), ("near_miss", 1.01), ("near_miss", -0.1),
-    ("max_cost", math.nan), ("max_cost", math.inf), ("max_cost", -0.01),
-    ("row_cap", 0), ("workers", 0), ("quorum", 0), ("float_digits", 0), ("seed", 1.5),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("timeout", math.nan),
+        ("timeout", math.inf),
+        ("timeout", 0),
+        ("timeout", -1.0),
+        ("near_miss", math.nan),
+        ("near_miss", 1.01),
+        ("near_miss", -0.1),
+        ("max_cost", math.nan),
+        ("max_cost", math.inf),
+        ("max_cost", -0.01),
+        ("row_cap", 0),
+        ("workers", 0),
+        ("quorum", 0),
+        ("float_digits", 0),
+        ("seed", 1.5),
+    ],
+)
 def test_numbers_checked_from_flags_and_file_alike(tmp_path, key, value):
     with pytest.raises(InputError, match=f"--{key.replace('_', '-')} must be"):
         Config().get(key, value)
@@ -211,12 +242,18 @@ def test_score_table_is_not_wrapped_without_a_terminal(tmp_path):
     name = "provider/" + "very-long-model-name-" * 15
     (tmp_path / "run.jsonl").write_text(json.dumps({"model": name, "question_id": 1, "sql": "SELECT 1"}) + "\n")
     for command in ("score", "report"):
-        proc = subprocess.run([sys.executable, "-m", "jury", command, "run.jsonl", "--store", "s.db"], cwd=tmp_path,
-                              capture_output=True, text=True, env=dict(os.environ, COLUMNS="80"))
+        proc = subprocess.run(
+            [sys.executable, "-m", "jury", command, "run.jsonl", "--store", "s.db"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, COLUMNS="80"),
+        )
         assert proc.returncode == 0, proc.stderr
         assert any(name in line for line in proc.stdout.splitlines()), proc.stdout
 
 
+@pytest.mark.slow
 def test_wide_columns(tmp_path):
     basic_project(tmp_path)
     plain = run_jury(["score", "run.jsonl", "--store", "s.db"], tmp_path)
@@ -245,20 +282,23 @@ def test_guard_outputs(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "link.jsonl").symlink_to(tmp_path / "run.jsonl")
     os.link(tmp_path / "gold.json", tmp_path / "hard.json")
-    for out in ("run.jsonl", "./sub/../run.jsonl", "sub/link.jsonl", "hard.json", "store.db-journal",
-                "dbs/shop/shop.sqlite"):
+    for out in ("run.jsonl", "./sub/../run.jsonl", "sub/link.jsonl", "hard.json", "store.db-journal", "dbs/shop/shop.sqlite"):
         with pytest.raises(InputError, match="never overwrites"):
-            guard_outputs([Path(out)], [Path("run.jsonl"), Path("gold.json")], store=Path("store.db"),
-                          db_root=Path("dbs"))
+            guard_outputs([Path(out)], [Path("run.jsonl"), Path("gold.json")], store=Path("store.db"), db_root=Path("dbs"))
     guard_outputs([Path("new.txt"), None], [Path("run.jsonl")], store=Path("store.db"), db_root=Path("dbs"))
 
 
 # ---------------------------------------------------------------- 8.17: bench and notebook extra
 
 
+@pytest.mark.slow
 def test_bench_runs_on_the_bundled_example_without_shared(tmp_path):
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "score_bench.py"), "--workers", "1",
-                           "--shared", str(tmp_path / "absent")], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "score_bench.py"), "--workers", "1", "--shared", str(tmp_path / "absent")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "from the bundled example" in proc.stdout
     assert "match counts agree with the baseline on every model: True" in proc.stdout

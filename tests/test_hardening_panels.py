@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fakellm import ballot_reply
 from jury.cli import app
 from jury.errors import ConfigError
-from jury.judging.ballots import adjudication_messages, audit_messages, fence, Template
-from jury.judging.panels import PANELS_DIR, PROMPTS_DIR, load_panel
 from jury.inputs.records import ExecResult, GoldItem
-from jurytest import make_project, write_panel
+from jury.judging.ballots import Template, adjudication_messages, audit_messages, fence
+from jury.judging.panels import PANELS_DIR, PROMPTS_DIR, load_panel
+from tests.support.fakellm import ballot_reply
+from tests.support.jurytest import write_panel
 
 runner = CliRunner()
 URL = "http://127.0.0.1:9/v1"  # never called: every panel here fails (or passes) at load
@@ -73,7 +73,7 @@ def test_shipped_panels_and_test_panels_load(tmp_path):
         ("show_evidence = 0", ["show_evidence", "0"]),
         ('show_preview = "yes"', ["show_preview", "'yes'"]),
         ("quorum = true", ["quorum", "true"]),
-        ('prompt = 5', ["prompt", "5"]),
+        ("prompt = 5", ["prompt", "5"]),
     ],
 )
 def test_top_level_values_of_the_wrong_type_are_refused(tmp_path, top, fragments):
@@ -92,8 +92,14 @@ def test_panel_name_must_be_a_string(tmp_path):
 def test_unknown_keys_are_refused_with_the_allowed_ones_listed(tmp_path):
     msg = refused(panel_file(tmp_path, "show_evidnce = false"), "show_evidnce", "show_evidence", "ballot_style")
     assert "juror" not in msg.split("show_evidnce")[0]
-    msg = refused(panel_file(tmp_path, jurors=(JUROR_A + "temprature = 0\n", JUROR_B, JUROR_C)),
-                  "juror 1", "ja", "temprature", "params", "api_key_env")
+    msg = refused(
+        panel_file(tmp_path, jurors=(JUROR_A + "temprature = 0\n", JUROR_B, JUROR_C)),
+        "juror 1",
+        "ja",
+        "temprature",
+        "params",
+        "api_key_env",
+    )
 
 
 @pytest.mark.parametrize(
@@ -122,8 +128,7 @@ def test_juror_values_of_the_wrong_type_are_refused(tmp_path, line, fragments):
 def test_params_of_json_values_are_accepted(tmp_path):
     line = 'params = { temperature = 0.2, max_tokens = 512, stop = ["\\n\\n"], extra_body = { think = false } }\n'
     panel = load_panel(panel_file(tmp_path, jurors=(JUROR_A, JUROR_B + line, JUROR_C)))
-    assert panel.juror("jb").params == {"temperature": 0.2, "max_tokens": 512, "stop": ["\n\n"],
-                                        "extra_body": {"think": False}}
+    assert panel.juror("jb").params == {"temperature": 0.2, "max_tokens": 512, "stop": ["\n\n"], "extra_body": {"think": False}}
 
 
 def test_k_larger_than_the_panel_is_refused(tmp_path):
@@ -132,18 +137,14 @@ def test_k_larger_than_the_panel_is_refused(tmp_path):
     refused(path, "k = 4", "3 jurors")
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.mark.parametrize("change", [
-    ('name = "test"', "name = 5"),
-    ("k = 3", "k = true"),
-    ("max_retries = 2", "max_retries = 2\nparams = { temperature = nan }"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ('name = "test"', "name = 5"),
+        ("k = 3", "k = true"),
+        ("max_retries = 2", "max_retries = 2\nparams = { temperature = nan }"),
+    ],
+)
 def test_a_bad_panel_stops_adjudicate_before_any_call(project, fake_llm, change):
     fake_llm.set_default(lambda request: ballot_reply("answer_1"))
     panel = write_panel(project, fake_llm.base_url, [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")])
@@ -228,8 +229,7 @@ def test_template_must_carry_the_ballot_header_of_its_style(tmp_path, first_line
 
 
 def test_shipped_templates_carry_their_headers():
-    for style, file in (("blind", "adjudicate-blind-v1.md"), ("labelled", "adjudicate-labelled-v1.md"),
-                        ("audit", "audit-v1.md")):
+    for style, file in (("blind", "adjudicate-blind-v1.md"), ("labelled", "adjudicate-labelled-v1.md"), ("audit", "audit-v1.md")):
         from jury.judging.ballots import check_template
 
         check_template(Template.load(PROMPTS_DIR / file), style)
@@ -238,8 +238,10 @@ def test_shipped_templates_carry_their_headers():
 # ------------------------------------------------------------------ 9.14 where templates come from
 
 
-@pytest.mark.parametrize("prompt", ["/etc/passwd", "../secret.md", "prompts/mine.md", "sub/mine.md", "..", ".", "",
-                                    "{tmp}/secret.md", "./prompts/mine.md"])
+@pytest.mark.parametrize(
+    "prompt",
+    ["/etc/passwd", "../secret.md", "prompts/mine.md", "sub/mine.md", "..", ".", "", "{tmp}/secret.md", "./prompts/mine.md"],
+)
 def test_a_prompt_is_a_file_name_in_a_prompts_folder(tmp_path, prompt):
     good = HEADER["blind"] + BODY["blind"]  # every file here would make a valid ballot: only its place is wrong
     (tmp_path / "secret.md").write_text(good)
@@ -295,8 +297,7 @@ def test_two_jurors_that_are_one_judge_are_refused(tmp_path, juror_d):
 def test_a_provider_route_does_not_make_another_judge(tmp_path):
     direct = 'name = "jd"\nmodel = "openai/gpt-4.1"\nfamily = "openai"\n'
     routed = 'name = "je"\nmodel = "openrouter/openai/GPT-4.1"\nfamily = "openai"\n'
-    refused(panel_file(tmp_path, jurors=(JUROR_A, JUROR_B, JUROR_C, direct, routed)), "'jd'", "'je'",
-            "openrouter/openai/GPT-4.1")
+    refused(panel_file(tmp_path, jurors=(JUROR_A, JUROR_B, JUROR_C, direct, routed)), "'jd'", "'je'", "openrouter/openai/GPT-4.1")
 
 
 def test_quorum_above_the_jurors_is_refused(tmp_path):
@@ -341,13 +342,13 @@ def test_fence_leaves_no_tag_of_any_kind():
 
 @pytest.mark.parametrize("forgery", FORGERIES)
 def test_untrusted_text_cannot_forge_ballot_structure(forgery):
-    item = GoldItem(question_id=1, db_id="shop", question="Q " + forgery, evidence="E " + forgery,
-                    sql="SELECT '" + forgery + "'")
+    item = GoldItem(question_id=1, db_id="shop", question="Q " + forgery, evidence="E " + forgery, sql="SELECT '" + forgery + "'")
     res = ExecResult(status="ok", columns=["c" + forgery], rows=[[forgery]], row_count=1)
     gold_sql, pred_sql = "SELECT 1 -- " + forgery, "SELECT '" + forgery + "'"
     for style, file in (("blind", "adjudicate-blind-v1.md"), ("labelled", "adjudicate-labelled-v1.md")):
-        msgs = adjudication_messages(Template.load(PROMPTS_DIR / file), style, item, "schema " + forgery,
-                                     gold_sql, res, pred_sql, res, "gold_first", True)
+        msgs = adjudication_messages(
+            Template.load(PROMPTS_DIR / file), style, item, "schema " + forgery, gold_sql, res, pred_sql, res, "gold_first", True
+        )
         text = msgs[1]["content"]
         blocks = _blocks(text)
         assert [t for t, _ in blocks] == ["question", "evidence", "schema", "sql_1", "result_1", "sql_2", "result_2"]

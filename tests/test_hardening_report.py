@@ -9,13 +9,17 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.verdicts.documents import load_locked
-from jurytest import make_project, says, write_panel
+from jury.verdicts.lock import load_locked
+from tests.support.jurytest import make_project, says, write_panel
 
 runner = CliRunner()
 # gpt-x (openai) is judged by jb, jc, jd; claude-y (anthropic) by ja, jc, jd. Only ja is unpriced.
-PRICED = [("ja", "openai", "openai/ja"), ("jb", "anthropic", "openai/gpt-4o"),
-          ("jc", "google", "openai/gpt-4.1"), ("jd", "xai", "openai/gpt-4o-2024-08-06")]
+PRICED = [
+    ("ja", "openai", "openai/ja"),
+    ("jb", "anthropic", "openai/gpt-4o"),
+    ("jc", "google", "openai/gpt-4.1"),
+    ("jd", "xai", "openai/gpt-4o-2024-08-06"),
+]
 
 
 @pytest.fixture
@@ -67,7 +71,7 @@ def test_report_shows_unknown_cost_and_names_the_jurors(unpriced_project):
 
 def test_old_files_without_the_field_still_load_and_report(unpriced_project):
     project, _ = unpriced_project
-    from jury.verdicts.documents import content_hash
+    from jury.verdicts.lock import content_hash
 
     path = project / "verdicts" / "adj.json"
     data = json.loads(path.read_text())
@@ -100,26 +104,35 @@ def test_audit_records_unpriced_jurors(tmp_path, monkeypatch, fake_llm):
 
 # ------------------------------------------------------------------ plots (issue #8.19)
 
-from jury.results import plots  # noqa: E402
 from test_plots import overlapping_texts, report36  # noqa: E402
+
+from jury.results import plots  # noqa: E402
 
 # (adjudicated accuracy, gold-defect share) of the bundled example's 15 systems as the
 # scripted loopback panel of tests/test_notebook.py judges them (test doubles, not real numbers)
 EXAMPLE15 = {
-    "codes-15b-evidence": (0.8760, 0.1053), "codes-15b": (0.7519, 0.0303), "codes-1b-evidence": (0.7907, 0.0370),
-    "codes-1b": (0.6899, 0.0943), "codes-3b-evidence": (0.8605, 0.0), "codes-3b": (0.7597, 0.025),
-    "codes-7b-evidence": (0.8682, 0.2), "codes-7b": (0.7984, 0.09375),
-    "dail-sql-7shot-presklsim-th0.8": (0.5969, 0.1429), "dail-sql-7shot-presklsim-th0.85": (0.6202, 0.0455),
-    "dail-sql-7shot-questionmask": (0.6899, 0.1364), "dail-sql-9shot-presklsim": (0.7752, 0.0769),
-    "dail-sql-9shot-questionmask": (0.7752, 0.16), "gsr": (0.9302, 0.2222), "ta-sql-gpt4": (0.8682, 0.2),
+    "codes-15b-evidence": (0.8760, 0.1053),
+    "codes-15b": (0.7519, 0.0303),
+    "codes-1b-evidence": (0.7907, 0.0370),
+    "codes-1b": (0.6899, 0.0943),
+    "codes-3b-evidence": (0.8605, 0.0),
+    "codes-3b": (0.7597, 0.025),
+    "codes-7b-evidence": (0.8682, 0.2),
+    "codes-7b": (0.7984, 0.09375),
+    "dail-sql-7shot-presklsim-th0.8": (0.5969, 0.1429),
+    "dail-sql-7shot-presklsim-th0.85": (0.6202, 0.0455),
+    "dail-sql-7shot-questionmask": (0.6899, 0.1364),
+    "dail-sql-9shot-presklsim": (0.7752, 0.0769),
+    "dail-sql-9shot-questionmask": (0.7752, 0.16),
+    "gsr": (0.9302, 0.2222),
+    "ta-sql-gpt4": (0.8682, 0.2),
 }
 
 
 def example15():
     models = [{"model": m, "adjudicated": {"value": x}, "gold_defect_share": y} for m, (x, y) in EXAMPLE15.items()]
     corr = {"method": "spearman", "r": 0.33, "p_value": 0.23, "n": 15, "ci_low": -0.33, "ci_high": 0.76}
-    return {"settings": {"strength": "adjudicated"}, "models": models,
-            "correlations": {"gold_defect_share_vs_strength": corr}}
+    return {"settings": {"strength": "adjudicated"}, "models": models, "correlations": {"gold_defect_share_vs_strength": corr}}
 
 
 def labelled_points(fig) -> dict[str, tuple[float, float]]:
@@ -138,8 +151,11 @@ def labelled_points(fig) -> dict[str, tuple[float, float]]:
 
 
 def scatter_points(report):
-    return {m["model"]: (m["adjudicated"]["value"], m["gold_defect_share"]) for m in report["models"]
-            if m.get("adjudicated") is not None and m.get("gold_defect_share") is not None}
+    return {
+        m["model"]: (m["adjudicated"]["value"], m["gold_defect_share"])
+        for m in report["models"]
+        if m.get("adjudicated") is not None and m.get("gold_defect_share") is not None
+    }
 
 
 @pytest.mark.parametrize("make", [example15, report36], ids=["15-bundled-example", "36-models"])
@@ -182,8 +198,9 @@ def test_rank_slope_has_a_legend_for_its_colours():
     assert legend is not None
     entries = {t.get_text(): h.get_color() for t, h in zip(legend.get_texts(), legend.legend_handles)}
     assert set(entries) == {"rose", "fell", "unchanged"}
-    line_colours = {line.get_color() for line in ax.get_lines() if len(line.get_xdata()) == 2
-                    and tuple(line.get_xdata()) == (0.0, 1.0)}
+    line_colours = {
+        line.get_color() for line in ax.get_lines() if len(line.get_xdata()) == 2 and tuple(line.get_xdata()) == (0.0, 1.0)
+    }
     assert line_colours <= set(entries.values())  # every slope's colour is explained
     assert overlapping_texts(fig) == [] and overlapping_texts(plots.rank_slope_figure(report3())) == []
 

@@ -1,6 +1,6 @@
 """Hardening of juror runs: outages, interrupts, full disks, two processes, huge or leaky replies.
 
-Every test drives the real CLI against the loopback juror server (tests/fakellm.py).
+Every test drives the real CLI against the loopback juror server (tests/support/fakellm.py).
 """
 
 import errno
@@ -15,22 +15,15 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from fakellm import Reply, ballot_reply, json_reply
 from jury.cli import app
-from jury.verdicts.documents import load_locked
-from jurytest import make_project, says, write_panel
+from jury.verdicts.lock import load_locked
+from tests.support.fakellm import Reply, ballot_reply, json_reply
+from tests.support.jurytest import says, write_panel
 
 runner = CliRunner()
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
 FIVE = FOUR + [("je", "deepseek")]
 ENV = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def adjudicate(*args):
@@ -132,9 +125,7 @@ def test_reaudit_with_failing_juror_is_incomplete(project, fake_llm):
 def test_store_hits_and_shared_requests_are_counted_apart(project, fake_llm):
     # both models gave the same wrong SQL for question 3: identical ballots where orders agree
     runs = project / "run.jsonl"
-    runs.write_text("".join(
-        json.dumps({"model": m, "question_id": 3, "sql": "SELECT 99"}) + "\n" for m in ("gpt-x", "claude-y")
-    ))
+    runs.write_text("".join(json.dumps({"model": m, "question_id": 3, "sql": "SELECT 99"}) + "\n" for m in ("gpt-x", "claude-y")))
     all_say(fake_llm)
     panel = str(write_panel(project, fake_llm.base_url, FOUR))
     res = adjudicate("--panel", panel, "-o", "verdicts/a.json")
@@ -183,7 +174,8 @@ def test_key_echoed_in_reasoning_is_scrubbed_everywhere(project, fake_llm, monke
 
 
 def test_reasoning_is_capped_with_a_marker_and_max_tokens_is_sent(project, fake_llm):
-    from jury.judging.client import DEFAULT_MAX_REPLY_TOKENS, MAX_STORED_REASONING_CHARS
+    from jury.judging.client import DEFAULT_MAX_REPLY_TOKENS
+    from jury.judging.redaction import MAX_STORED_REASONING_CHARS
 
     huge = "x" * 300_000
     for name, _ in FOUR:
@@ -239,7 +231,6 @@ def test_votes_are_stored_before_call_logs_and_a_store_failure_is_one_line(proje
     assert answered >= 1 and not verdict_files(project)
     # every answer received was kept as a vote
     assert store_rows(project, "SELECT count(*) FROM votes") == [(answered,)]
-    before = fake_llm.calls()
     res = adjudicate("--panel", panel, "-o", "verdicts/after.json")
     assert res.exit_code == 0, res.output
     # nothing answered is asked again
@@ -267,7 +258,7 @@ def test_a_full_store_file_is_one_line_not_a_traceback(project, fake_llm, monkey
 
 
 def test_a_full_output_disk_is_one_line_and_the_rerun_pays_nothing(project, fake_llm, monkeypatch):
-    import jury.verdicts.documents as verdicts_mod
+    import jury.verdicts.lock as verdicts_mod
 
     all_say(fake_llm)
     panel = str(write_panel(project, fake_llm.base_url, FOUR))
@@ -289,6 +280,7 @@ def test_a_full_output_disk_is_one_line_and_the_rerun_pays_nothing(project, fake
 # ------------------------------------------------------------------ 8.3 Ctrl-C
 
 
+@pytest.mark.slow
 def test_first_ctrl_c_waits_for_calls_in_flight_and_the_rerun_repeats_none(project, fake_llm):
     fake_llm.latency_s = 1.5
     all_say(fake_llm)
@@ -318,15 +310,17 @@ def test_first_ctrl_c_waits_for_calls_in_flight_and_the_rerun_repeats_none(proje
 # ------------------------------------------------------------------ 9.3 two processes, one store
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_store_ask_each_ballot_once(project, fake_llm):
     fake_llm.latency_s = 0.3
     all_say(fake_llm)
     panel = write_panel(project, fake_llm.base_url, FOUR)
     assert runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--plan"]).exit_code == 0
-    cmds = [[sys.executable, "-m", "jury", "adjudicate", "run.jsonl", "--panel", str(panel), "-o", f"verdicts/{n}.json"]
-            for n in ("one", "two")]
-    procs = [subprocess.Popen(c, cwd=project, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for c in cmds]
+    cmds = [
+        [sys.executable, "-m", "jury", "adjudicate", "run.jsonl", "--panel", str(panel), "-o", f"verdicts/{n}.json"]
+        for n in ("one", "two")
+    ]
+    procs = [subprocess.Popen(c, cwd=project, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
     outs = [p.communicate(timeout=180) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     docs = [load_locked(project / "verdicts" / f"{n}.json") for n in ("one", "two")]

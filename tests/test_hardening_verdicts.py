@@ -11,26 +11,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_audit import FIVE, audit_juror
 from typer.testing import CliRunner
 
-from badinput import Case, check_case
-from fakellm import Reply
-from helpers import REPO
 from jury.cli import app
 from jury.judging.rules import audit_flag
-from jury.verdicts.documents import LOCK_KEY, VerdictError, content_hash, load_locked, verify_file
-from jurytest import make_project, says, write_panel
-from test_audit import FIVE, audit_juror
+from jury.verdicts.documents import LOCK_KEY, VerdictError
+from jury.verdicts.lock import content_hash, load_locked
+from jury.verdicts.verify import verify_file
+from tests.support.badinput import Case, check_case
+from tests.support.fakellm import Reply
+from tests.support.helpers import REPO
+from tests.support.jurytest import says, write_panel
 
 runner = CliRunner()
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def invoke(*args):
@@ -141,8 +136,8 @@ def test_an_audit_of_another_gold_is_refused(project, fake_llm):
     panel = audit_panel(project, fake_llm, {n: {1} for n in ("ja", "jb", "jc")})
     assert invoke("audit-gold", "gold.json", "--panel", panel, "-o", "verdicts/a.json").exit_code == 0
     doc = load_locked(project / "verdicts" / "a.json")
-    from jury.inputs.io import sha256_file
     from jury.execution.store import execution_key
+    from jury.inputs.io import sha256_file
 
     db_sha = sha256_file(project / "dbs" / "shop" / "shop.sqlite")
     rec = next(r for r in doc.records if r.question_id == 1)
@@ -227,8 +222,9 @@ def test_reaudit_check_exits_4_when_it_cannot_check(project, fake_llm):
 
 
 def swap_juror(panel: Path, old: str, new: str) -> None:
-    panel.write_text(panel.read_text().replace(f'name = "{old}"\nmodel = "openai/{old}"',
-                                               f'name = "{new}"\nmodel = "openai/{new}"'))
+    panel.write_text(
+        panel.read_text().replace(f'name = "{old}"\nmodel = "openai/{old}"', f'name = "{new}"\nmodel = "openai/{new}"')
+    )
 
 
 def test_superseded_files_verify_and_are_refused_by_score_and_report(project, fake_llm):
@@ -263,11 +259,15 @@ def readme_recipes() -> tuple[str, str]:
 
 
 def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True",
-               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    env = dict(
+        os.environ,
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    )
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_readme_cron_and_ci_recipes_survive_two_reaudits(project, fake_llm):
     cron, ci = readme_recipes()
     assert "jury verify verdicts/*.json" in ci and "reaudit --check" in ci and "reaudit --check" in cron
@@ -341,49 +341,99 @@ def test_another_verdict_set_aimed_at_a_locked_file_is_refused_before_any_call(p
 
 def hand_audit(tmp: Path, name="a.json", *, flagged_q1=False, qid=1, supersedes=None, panel_path=None) -> Path:
     """A locked audit file for badinput's basic project, written by the library, no calls."""
-    from jury.verdicts.documents import bind_file, write_locked
+    from jury.verdicts.lock import write_locked
+    from jury.verdicts.verify import bind_file
 
     vdir = tmp / "verdicts"
-    votes = [{"juror": j, "family": f"fam-{j}", "model": f"openai/{j}", "raw_verdict": "valid", "category": "valid"}
-             for j in ("a", "b", "c")]
+    votes = [
+        {"juror": j, "family": f"fam-{j}", "model": f"openai/{j}", "raw_verdict": "valid", "category": "valid"}
+        for j in ("a", "b", "c")
+    ]
     doc = {
-        "$schema": "schema/audit-v1.schema.json", "kind": "audit", "jury_version": "test",
-        "created_at": "2026-11-29T20:00:00Z", "supersedes": supersedes,
-        "inputs": {"gold": bind_file(tmp / "gold.json", vdir).model_dump(),
-                   "databases": {"shop": bind_file(tmp / "dbs" / "shop" / "shop.sqlite", vdir).model_dump()}},
-        "prompts": {}, "settings": {"quorum": None},
-        "panel": {"name": "p", "ballot_style": "audit", "k": 3, "jurors": [], "path": panel_path,
-                  "sha256": "0" * 64 if panel_path else None},
+        "$schema": "schema/audit-v1.schema.json",
+        "kind": "audit",
+        "jury_version": "test",
+        "created_at": "2026-11-29T20:00:00Z",
+        "supersedes": supersedes,
+        "inputs": {
+            "gold": bind_file(tmp / "gold.json", vdir).model_dump(),
+            "databases": {"shop": bind_file(tmp / "dbs" / "shop" / "shop.sqlite", vdir).model_dump()},
+        },
+        "prompts": {},
+        "settings": {"quorum": None},
+        "panel": {
+            "name": "p",
+            "ballot_style": "audit",
+            "k": 3,
+            "jurors": [],
+            "path": panel_path,
+            "sha256": "0" * 64 if panel_path else None,
+        },
         "totals": {},
-        "records": [{"question_id": qid, "db_id": "shop", "jurors": ["a", "b", "c"], "votes": votes,
-                     "flagged": flagged_q1, "decided": True}],
+        "records": [
+            {
+                "question_id": qid,
+                "db_id": "shop",
+                "jurors": ["a", "b", "c"],
+                "votes": votes,
+                "flagged": flagged_q1,
+                "decided": True,
+            }
+        ],
     }
     return write_locked(doc, vdir / name)
 
 
 def _superseded(tmp: Path) -> None:
-    from jury.verdicts.documents import load_locked
+    from jury.verdicts.lock import load_locked
 
     old = hand_audit(tmp, "a.json")
     hand_audit(tmp, "b.json", supersedes=load_locked(old).content_sha256)
 
 
 BAD_INPUT = [
-    Case("superseded-audit-in-score", ["score", "run.jsonl", "--audit", "verdicts/a.json"],
-         "verdicts/a.json: superseded by verdicts/b.json", setup=_superseded, unchanged=["verdicts/a.json"]),
-    Case("superseded-audit-in-report", ["report", "run.jsonl", "--audit", "verdicts/a.json"],
-         "pass --allow-superseded", setup=_superseded),
-    Case("flag-not-from-votes", ["score", "run.jsonl", "--audit", "verdicts/a.json"],
-         "records.0 (question 1): flagged=True", setup=lambda t: hand_audit(t, flagged_q1=True)),
-    Case("audit-of-another-gold", ["score", "run.jsonl", "--audit", "verdicts/a.json"],
-         "audits question 99, which is not in the gold file", setup=lambda t: hand_audit(t, qid=99)),
-    Case("reaudit-check-cannot-check", ["reaudit", "--check"], "cannot check 1 of 1 verdict files",
-         setup=lambda t: hand_audit(t, panel_path="../panel.toml"), code=4),
-    Case("output-is-not-a-verdict-file", ["audit-gold", "-o", "run.jsonl", "--panel", "audit"],
-         "run.jsonl: already exists and is not a locked verdict file", unchanged=["run.jsonl"]),
+    Case(
+        "superseded-audit-in-score",
+        ["score", "run.jsonl", "--audit", "verdicts/a.json"],
+        "verdicts/a.json: superseded by verdicts/b.json",
+        setup=_superseded,
+        unchanged=["verdicts/a.json"],
+    ),
+    Case(
+        "superseded-audit-in-report",
+        ["report", "run.jsonl", "--audit", "verdicts/a.json"],
+        "pass --allow-superseded",
+        setup=_superseded,
+    ),
+    Case(
+        "flag-not-from-votes",
+        ["score", "run.jsonl", "--audit", "verdicts/a.json"],
+        "records.0 (question 1): flagged=True",
+        setup=lambda t: hand_audit(t, flagged_q1=True),
+    ),
+    Case(
+        "audit-of-another-gold",
+        ["score", "run.jsonl", "--audit", "verdicts/a.json"],
+        "audits question 99, which is not in the gold file",
+        setup=lambda t: hand_audit(t, qid=99),
+    ),
+    Case(
+        "reaudit-check-cannot-check",
+        ["reaudit", "--check"],
+        "cannot check 1 of 1 verdict files",
+        setup=lambda t: hand_audit(t, panel_path="../panel.toml"),
+        code=4,
+    ),
+    Case(
+        "output-is-not-a-verdict-file",
+        ["audit-gold", "-o", "run.jsonl", "--panel", "audit"],
+        "run.jsonl: already exists and is not a locked verdict file",
+        unchanged=["run.jsonl"],
+    ),
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BAD_INPUT, ids=[c.id for c in BAD_INPUT])
 def test_bad_input(case, tmp_path):
     check_case(case, tmp_path)

@@ -3,8 +3,9 @@ import json
 import pytest
 
 from jury.errors import InputError
-from jury.inputs.io import import_bird_predictions, load_gold, load_gold_list, load_runs
-from helpers import GOLD, SHARED_BIRD, write_gold, write_runs
+from jury.inputs.importers import import_bird_predictions
+from jury.inputs.io import load_gold, load_gold_list, load_runs
+from tests.support.helpers import GOLD, SHARED_BIRD, write_gold, write_runs
 
 
 def test_gold_accepts_sql_alias_and_order_override(tmp_path):
@@ -19,13 +20,17 @@ def test_gold_accepts_sql_alias_and_order_override(tmp_path):
 @pytest.mark.parametrize(
     "content, expected",
     [
-        ('{"model": "m", "question_id": 1, "sql": "SELECT 1"}\n{"model": "m", "question_id": 2, "sql": "SELECT 1"\n',
-         "run.jsonl:2: malformed JSON"),
+        (
+            '{"model": "m", "question_id": 1, "sql": "SELECT 1"}\n{"model": "m", "question_id": 2, "sql": "SELECT 1"\n',
+            "run.jsonl:2: malformed JSON",
+        ),
         ('{"model": "m", "question_id": 99, "sql": "SELECT 1"}\n', "run.jsonl:1: unknown question_id 99"),
-        ('{"model": "m", "question_id": 1, "sql": "x"}\n\n{"model": "m", "question_id": "1", "sql": "y"}\n',
-         "run.jsonl:3: duplicate answer of model 'm' to question 1 (first at"),
+        (
+            '{"model": "m", "question_id": 1, "sql": "x"}\n\n{"model": "m", "question_id": "1", "sql": "y"}\n',
+            "run.jsonl:3: duplicate answer of model 'm' to question 1 (first at",
+        ),
         ('{"model": "m", "question_id": 1, "sqll": "x"}\n', "run.jsonl:1: sqll: Extra inputs are not permitted"),
-        ('[1, 2]\n', "run.jsonl:1: expected an object, got list"),
+        ("[1, 2]\n", "run.jsonl:1: expected an object, got list"),
         ("   \n", "run.jsonl: file is empty"),
     ],
 )
@@ -66,11 +71,15 @@ def test_gold_errors(tmp_path):
 def test_bird_json_importer(tmp_path):
     gold = load_gold_list(write_gold(tmp_path))
     pred = tmp_path / "predict_dev.json"
-    pred.write_text(json.dumps({
-        "0": "SELECT name FROM item WHERE colour = 'red'\t----- bird -----\tshop",
-        "1": 42,
-        "2": "SELECT count(*) FROM item /* Answer the following */ SELECT 1\t----- bird -----\tother",
-    }))
+    pred.write_text(
+        json.dumps(
+            {
+                "0": "SELECT name FROM item WHERE colour = 'red'\t----- bird -----\tshop",
+                "1": 42,
+                "2": "SELECT count(*) FROM item /* Answer the following */ SELECT 1\t----- bird -----\tother",
+            }
+        )
+    )
     rep = import_bird_predictions(pred, gold, "m")
     by_q = {r.question_id: r for r in rep.records}
     assert by_q[1].db_id == "shop" and by_q[1].sql.endswith("'red'")

@@ -4,13 +4,14 @@ import subprocess
 import sys
 import zipfile
 
-from helpers import REPO
+from tests.support.helpers import REPO
 
 
 def test_wheel_ships_panels_and_prompts(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     (wheel,) = tmp_path.glob("jury-*.whl")

@@ -9,12 +9,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.image as mpimg  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
+import pytest
 
 from jury import stats
-from jury.results import plots  # noqa: E402
+from jury.results import plots
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALL = ["columns.png", "rank_slope.png", "miss_composition.png", "defect_share_vs_strength.png"]
@@ -23,18 +23,25 @@ COMP_KEYS = ["gold_defect", "format_equivalence", "genuine_error", "ambiguous", 
 
 # --------------------------------------------------------------------------- report builders
 
+
 def _model(name, n, k_strict, k_clean, k_adj, comp, routed=None):
     strict = stats.wilson(k_strict, n).as_dict()
     clean = stats.wilson(k_clean, n).as_dict()
     adj = stats.wilson(k_adj, n).as_dict() if k_adj is not None else None
     total = sum(comp.values())
     return {
-        "model": name, "families": [name.split("/")[0]], "routed": routed or 0,
+        "model": name,
+        "families": [name.split("/")[0]],
+        "routed": routed or 0,
         "routing_accuracy": None,
-        "strict": strict, "gold_clean": clean, "adjudicated": adj,
+        "strict": strict,
+        "gold_clean": clean,
+        "adjudicated": adj,
         "composition": comp,
         "composition_pct": {k: (100 * v / total if total else None) for k, v in comp.items()},
-        "jury_reached": total, "near_miss": 0, "not_executed": 0,
+        "jury_reached": total,
+        "near_miss": 0,
+        "not_executed": 0,
         "gold_defect_share": (comp["gold_defect"] / total if total and adj else None),
     }
 
@@ -50,21 +57,47 @@ def _finish(models, strength=None):
         m["rank_delta"] = stats.rank_delta(m["strict_rank"], m["adjudicated_rank"])
     settings = {} if strength is None else {"strength": strength}
     n_pairs = sum(m["gold_defect_share"] is not None for m in models)
-    corr = {"method": "spearman", "r": -0.42, "p_value": 0.0123, "n": n_pairs,
-            "ci_low": -0.66, "ci_high": -0.1, "strength": "adjudicated"}
-    return {"settings": settings, "models": models,
-            "correlations": {"gold_defect_share_vs_strength": corr}}
+    corr = {
+        "method": "spearman",
+        "r": -0.42,
+        "p_value": 0.0123,
+        "n": n_pairs,
+        "ci_low": -0.66,
+        "ci_high": -0.1,
+        "strength": "adjudicated",
+    }
+    return {"settings": settings, "models": models, "correlations": {"gold_defect_share_vs_strength": corr}}
 
 
 def report3():
-    return _finish([
-        _model("openai/gpt-x", 200, 120, 130, 150,
-               dict(gold_defect=20, format_equivalence=10, genuine_error=15, ambiguous=3, no_majority=2)),
-        _model("acme/tiny", 200, 60, 66, 70,
-               dict(gold_defect=5, format_equivalence=2, genuine_error=110, ambiguous=8, no_majority=5)),
-        _model("mistral/mid", 200, 100, 104, 118,
-               dict(gold_defect=12, format_equivalence=6, genuine_error=50, ambiguous=8, no_majority=6)),
-    ])
+    return _finish(
+        [
+            _model(
+                "openai/gpt-x",
+                200,
+                120,
+                130,
+                150,
+                dict(gold_defect=20, format_equivalence=10, genuine_error=15, ambiguous=3, no_majority=2),
+            ),
+            _model(
+                "acme/tiny",
+                200,
+                60,
+                66,
+                70,
+                dict(gold_defect=5, format_equivalence=2, genuine_error=110, ambiguous=8, no_majority=5),
+            ),
+            _model(
+                "mistral/mid",
+                200,
+                100,
+                104,
+                118,
+                dict(gold_defect=12, format_equivalence=6, genuine_error=50, ambiguous=8, no_majority=6),
+            ),
+        ]
+    )
 
 
 def report36(seed=17):
@@ -99,6 +132,7 @@ def no_adjudicated(rep):
 
 # --------------------------------------------------------------------------- overlap helper
 
+
 def _axes_texts(ax):
     texts = list(ax.texts) + [ax.title, ax.xaxis.label, ax.yaxis.label]
     for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
@@ -129,11 +163,11 @@ def overlapping_texts(fig, tol=1.0):
     return bad
 
 
-BUILDERS = [plots.columns_figure, plots.rank_slope_figure, plots.miss_composition_figure,
-            plots.defect_share_vs_strength_figure]
+BUILDERS = [plots.columns_figure, plots.rank_slope_figure, plots.miss_composition_figure, plots.defect_share_vs_strength_figure]
 
 
 # --------------------------------------------------------------------------- tests
+
 
 def _check_png(path):
     data = path.read_bytes()
@@ -141,7 +175,7 @@ def _check_png(path):
     assert len(data) > 8_000
 
 
-@pytest.mark.parametrize("make", [report3, report36])
+@pytest.mark.parametrize("make", [report3, pytest.param(report36, marks=pytest.mark.slow)])
 def test_write_plots_writes_all_four(tmp_path, make):
     paths = plots.write_plots(make(), tmp_path / "out")
     assert [p.name for p in paths] == ALL
@@ -150,6 +184,7 @@ def test_write_plots_writes_all_four(tmp_path, make):
         _check_png(p)
 
 
+@pytest.mark.slow
 def test_height_grows_with_model_count(tmp_path):
     small = plots.write_plots(report3(), tmp_path / "s")
     big = plots.write_plots(report36(), tmp_path / "b")

@@ -1,21 +1,13 @@
 """`jury reaudit`: stale detection, re-running only changed jurors, supersession, diffs."""
 
-import pytest
+from test_audit import FIVE, audit_juror
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.verdicts.documents import load_locked
-from jurytest import make_project, says, write_panel
-from test_audit import FIVE, audit_juror
+from jury.verdicts.lock import load_locked
+from tests.support.jurytest import says, write_panel
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def invoke(*args):
@@ -69,7 +61,7 @@ def test_changed_prompt_template_makes_a_file_stale(project, fake_llm):
 
     template.write_text((PROMPTS_DIR / "audit-v1.md").read_text())
     panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
-    panel.write_text(panel.read_text().replace('k = 5\n', 'k = 5\nprompt = "my-audit.md"\n', 1))
+    panel.write_text(panel.read_text().replace("k = 5\n", 'k = 5\nprompt = "my-audit.md"\n', 1))
     assert invoke("audit-gold", "gold.json", "--panel", str(panel)).exit_code == 0
     assert invoke("reaudit", "--check").exit_code == 0
     template.write_text(template.read_text() + "\nBe strict.\n")

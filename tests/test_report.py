@@ -1,6 +1,6 @@
 """`jury report`: every number checked by hand on tiny cases, then the command end to end.
 
-Scripted jurors (tests/fakellm.py) are test doubles: their verdicts exercise the code and
+Scripted jurors (tests/support/fakellm.py) are test doubles: their verdicts exercise the code and
 are never reported as real numbers.
 """
 
@@ -12,16 +12,22 @@ from statistics import NormalDist
 import pytest
 from typer.testing import CliRunner
 
-from jury.errors import InputError
 from jury.compare.outcomes import Evaluation, PairResult, Settings
+from jury.errors import InputError
 from jury.inputs.records import GoldItem
-from jury.results.report import build_report, render_report, report_rows
+from jury.results.report import build_report as build_report_model
+from jury.results.report import render_report, report_rows
 from jury.verdicts.documents import validate_document
-from jurytest import FAILURES, GOLD_SQL, make_project, user_text, write_panel
-from fakellm import ballot_reply, json_reply
+from tests.support.fakellm import ballot_reply, json_reply
+from tests.support.jurytest import FAILURES, GOLD_SQL, make_project, user_text, write_panel
 
 runner = CliRunner()
 Z = NormalDist().inv_cdf(0.975)
+
+
+def build_report(*args, **kwargs) -> dict:
+    """build_report returns a Report: these tests read its JSON dict (what --format json writes)."""
+    return build_report_model(*args, **kwargs).model_dump(mode="json")
 
 
 def wilson_by_hand(k, n):
@@ -57,14 +63,40 @@ GOLD = {q: GoldItem(question_id=q, db_id="shop", sql=f"SELECT {q}", difficulty=d
 # model -> families, and question -> outcome ("misrouted" = chose another database);
 # a mismatch carries the jury's verdict.
 MODELS = {
-    "A": (["openai"], {1: ("mismatch", "gold_defect"), 2: "match", 3: ("mismatch", "format_equivalence"),
-                       4: ("mismatch", "format_equivalence"), 5: "near_miss", 6: ("mismatch", "ambiguous")}),
-    "B": (["anthropic", "google"], {1: "match", 2: "match", 3: ("mismatch", "genuine_error"), 4: "error",
-                                    5: "misrouted", 6: ("mismatch", "format_equivalence")}),
-    "C": (["google"], {1: ("mismatch", "gold_defect"), 2: ("mismatch", "no_majority"), 3: ("mismatch", "undecided"),
-                       4: "timeout", 5: "missing", 6: "match"}),
-    "D": (["deepseek"], {1: "misrouted", 2: "misrouted", 3: "match", 4: "match", 5: ("mismatch", "gold_defect"),
-                         6: "match"}),
+    "A": (
+        ["openai"],
+        {
+            1: ("mismatch", "gold_defect"),
+            2: "match",
+            3: ("mismatch", "format_equivalence"),
+            4: ("mismatch", "format_equivalence"),
+            5: "near_miss",
+            6: ("mismatch", "ambiguous"),
+        },
+    ),
+    "B": (
+        ["anthropic", "google"],
+        {
+            1: "match",
+            2: "match",
+            3: ("mismatch", "genuine_error"),
+            4: "error",
+            5: "misrouted",
+            6: ("mismatch", "format_equivalence"),
+        },
+    ),
+    "C": (
+        ["google"],
+        {
+            1: ("mismatch", "gold_defect"),
+            2: ("mismatch", "no_majority"),
+            3: ("mismatch", "undecided"),
+            4: "timeout",
+            5: "missing",
+            6: "match",
+        },
+    ),
+    "D": (["deepseek"], {1: "misrouted", 2: "misrouted", 3: "match", 4: "match", 5: ("mismatch", "gold_defect"), 6: "match"}),
 }
 CREDITED = {"gold_defect", "format_equivalence"}
 
@@ -76,32 +108,54 @@ def make_eval(models=MODELS):
             o = outcomes.get(q, "gold_error")
             o = o[0] if isinstance(o, tuple) else o
             routed = o != "misrouted" and not (model == "D" and q == 7)
-            pairs.append(PairResult(model=model, question_id=q, db_id="shop",
-                                    chosen_db_id="shop" if routed else "other", routed=routed, outcome=o,
-                                    families=fams))
+            pairs.append(
+                PairResult(
+                    model=model,
+                    question_id=q,
+                    db_id="shop",
+                    chosen_db_id="shop" if routed else "other",
+                    routed=routed,
+                    outcome=o,
+                    families=fams,
+                )
+            )
     return Evaluation(pairs, {7: "error: no such column: nope"}, Settings(workers=1), {})
 
 
 def adj_record(model, q, verdict, models=MODELS):
-    return {"question_id": q, "db_id": "shop", "model": model, "families": models[model][0], "jurors": [],
-            "votes": [], "verdict": verdict, "credited": verdict in CREDITED}
+    return {
+        "question_id": q,
+        "db_id": "shop",
+        "model": model,
+        "families": models[model][0],
+        "jurors": [],
+        "votes": [],
+        "verdict": verdict,
+        "credited": verdict in CREDITED,
+    }
 
 
 HEADER = {
-    "$schema": "schema/x.json", "jury_version": "test", "created_at": "2026-01-01T00:00:00Z",
-    "inputs": {"gold": {"path": "gold.json", "sha256": "0" * 64}}, "prompts": {},
-    "panel": {"name": "scripted", "ballot_style": "blind", "k": 3, "jurors": []}, "settings": {}, "totals": {},
+    "$schema": "schema/x.json",
+    "jury_version": "test",
+    "created_at": "2026-01-01T00:00:00Z",
+    "inputs": {"gold": {"path": "gold.json", "sha256": "0" * 64}},
+    "prompts": {},
+    "panel": {"name": "scripted", "ballot_style": "blind", "k": 3, "jurors": []},
+    "settings": {},
+    "totals": {},
 }
 
 
 def adj_doc(records, cost_by_model):
-    return validate_document({**HEADER, "kind": "adjudication", "records": records,
-                              "summary": {"cost_by_model": cost_by_model}})
+    return validate_document({**HEADER, "kind": "adjudication", "records": records, "summary": {"cost_by_model": cost_by_model}})
 
 
 def audit_doc(flagged):
-    recs = [{"question_id": q, "db_id": "shop", "jurors": [], "votes": [], "flagged": q in flagged, "decided": True}
-            for q in range(1, 8)]
+    recs = [
+        {"question_id": q, "db_id": "shop", "jurors": [], "votes": [], "flagged": q in flagged, "decided": True}
+        for q in range(1, 8)
+    ]
     return validate_document({**HEADER, "kind": "audit", "records": recs})
 
 
@@ -111,10 +165,11 @@ def verdict_docs(models=MODELS):
     for model, (_fams, outcomes) in models.items():
         for q, o in outcomes.items():
             if isinstance(o, tuple):
-                (second if model in ("C", "D") or (model, q) == ("A", 1) else first).append(
-                    adj_record(model, q, o[1], models))
-    return [("adj1.json", adj_doc(first, {"A": 0.10, "B": 0.05})),
-            ("adj2.json", adj_doc(second, {"A": 0.02, "C": 0.20, "D": 0.01}))]
+                (second if model in ("C", "D") or (model, q) == ("A", 1) else first).append(adj_record(model, q, o[1], models))
+    return [
+        ("adj1.json", adj_doc(first, {"A": 0.10, "B": 0.05})),
+        ("adj2.json", adj_doc(second, {"A": 0.02, "C": 0.20, "D": 0.01})),
+    ]
 
 
 @pytest.fixture
@@ -156,13 +211,24 @@ def test_three_columns_with_wilson_bounds_and_ranks(full):
 
 def test_composition_shares_and_costs(full):
     m = by_model(full)
-    assert m["A"]["composition"] == {"gold_defect": 1, "format_equivalence": 2, "genuine_error": 0,
-                                     "ambiguous": 1, "no_majority": 0}
+    assert m["A"]["composition"] == {
+        "gold_defect": 1,
+        "format_equivalence": 2,
+        "genuine_error": 0,
+        "ambiguous": 1,
+        "no_majority": 0,
+    }
     assert m["A"]["composition_pct"] == pytest.approx(
-        {"gold_defect": 0.25, "format_equivalence": 0.5, "genuine_error": 0.0, "ambiguous": 0.25, "no_majority": 0.0})
+        {"gold_defect": 0.25, "format_equivalence": 0.5, "genuine_error": 0.0, "ambiguous": 0.25, "no_majority": 0.0}
+    )
     # C: no_majority counts no_majority and undecided
-    assert m["C"]["composition"] == {"gold_defect": 1, "format_equivalence": 0, "genuine_error": 0,
-                                     "ambiguous": 0, "no_majority": 2}
+    assert m["C"]["composition"] == {
+        "gold_defect": 1,
+        "format_equivalence": 0,
+        "genuine_error": 0,
+        "ambiguous": 0,
+        "no_majority": 2,
+    }
     assert m["C"]["composition_pct"]["no_majority"] == pytest.approx(2 / 3)
     assert [m[x]["jury_reached"] for x in "ABCD"] == [4, 2, 3, 1]
     assert [m[x]["gold_defect_share"] for x in "ABCD"] == pytest.approx([0.25, 0.0, 1 / 3, 1.0])
@@ -299,6 +365,7 @@ def test_rows_and_renderings(full):
 
 def juror(verdicts: dict[int, str]):
     """A blind juror answering per question: verdicts maps question id -> category."""
+
     def respond(req):
         text = user_text(req)
         sqls = re.findall(r"<sql_(\d)>\n(.*?)\n</sql_\d>", text, re.S)
@@ -306,9 +373,14 @@ def juror(verdicts: dict[int, str]):
         cand_sql = next(sql for i, sql in sqls if int(i) != gold_at)
         q = next(q for q, sql in FAILURES.items() if sql == cand_sql)
         cand = 3 - gold_at
-        answer = {"gold_defect": f"answer_{cand}", "genuine_error": f"answer_{gold_at}",
-                  "format_equivalence": "both", "ambiguous": "ambiguous"}[verdicts[q]]
+        answer = {
+            "gold_defect": f"answer_{cand}",
+            "genuine_error": f"answer_{gold_at}",
+            "format_equivalence": "both",
+            "ambiguous": "ambiguous",
+        }[verdicts[q]]
         return ballot_reply(answer, reasoning=f"scripted {verdicts[q]}")
+
     return respond
 
 
@@ -317,8 +389,14 @@ def audit_juror(flag: set[int]):
 
     def respond(req):
         q = text_to_q[re.search(r"<question>\n(.*?)\n</question>", user_text(req), re.S).group(1)]
-        return json_reply({"reasoning": "scripted audit", "verdict": "defective" if q in flag else "valid",
-                           "defect_type": "sql_vs_question" if q in flag else None})
+        return json_reply(
+            {
+                "reasoning": "scripted audit",
+                "verdict": "defective" if q in flag else "valid",
+                "defect_type": "sql_vs_question" if q in flag else None,
+            }
+        )
+
     return respond
 
 
@@ -327,7 +405,8 @@ FIVE = FOUR + [("je", "deepseek")]
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch, fake_llm):
+def judged_project(tmp_path, monkeypatch, fake_llm):
+    """make_project plus an audit (q3 flagged) and an adjudication, written by the CLI into verdicts/."""
     make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "run.jsonl"
@@ -349,6 +428,7 @@ def project(tmp_path, monkeypatch, fake_llm):
 
 def app():
     from jury.cli import app as the_app
+
     return the_app
 
 
@@ -356,7 +436,7 @@ def report(*args):
     return runner.invoke(app(), ["report", "run.jsonl", *args])
 
 
-def test_cli_every_format(project):
+def test_cli_every_format(judged_project):
     args = ("--audit", "verdicts/audit.json", "--verdicts", "verdicts/adj.json", "--control", "claude-y")
     res = report(*args, "--format", "json")
     assert res.exit_code == 0, res.output
@@ -364,10 +444,30 @@ def test_cli_every_format(project):
     assert {"settings", "models", "correlations", "families", "control", "oracle_routing"} <= set(rep)
     assert rep["settings"]["strength"] == "adjudicated" and rep["settings"]["comparator"] == "strict"
     m = {x["model"]: x for x in rep["models"]}
-    keys = {"model", "families", "questions", "routed", "routing_accuracy", "strict", "strict_rank", "gold_clean",
-            "gold_clean_rank", "adjudicated", "adjudicated_rank", "rank_shift", "rank_delta", "composition",
-            "composition_pct", "jury_reached", "near_miss", "not_executed", "gold_defect_share",
-            "adjudication_cost_usd", "challenging_share", "mean_difficulty"}
+    keys = {
+        "model",
+        "families",
+        "questions",
+        "routed",
+        "routing_accuracy",
+        "strict",
+        "strict_rank",
+        "gold_clean",
+        "gold_clean_rank",
+        "adjudicated",
+        "adjudicated_rank",
+        "rank_shift",
+        "rank_delta",
+        "composition",
+        "composition_pct",
+        "jury_reached",
+        "near_miss",
+        "not_executed",
+        "gold_defect_share",
+        "adjudication_cost_usd",
+        "challenging_share",
+        "mean_difficulty",
+    }
     assert keys <= set(m["gpt-x"])
     # gpt-x: q1 match, q2 format-equivalent, q3 genuine error -> 2/3; claude-y: q1 gold defect too -> 2/3
     assert (m["gpt-x"]["strict"]["k"], m["gpt-x"]["adjudicated"]["k"], m["gpt-x"]["adjudicated"]["n"]) == (1, 2, 3)
@@ -382,9 +482,21 @@ def test_cli_every_format(project):
     res = report(*args, "--format", "csv")
     assert res.exit_code == 0, res.output
     header = res.stdout.splitlines()[0].split(",")
-    assert {"strict_accuracy", "strict_low", "strict_high", "gold_clean_low", "gold_clean_high",
-            "adjudicated_accuracy", "adjudicated_low", "adjudicated_high", "rank_shift", "gold_defect_pct",
-            "near_miss", "not_executed", "adjudication_cost_usd"} <= set(header)
+    assert {
+        "strict_accuracy",
+        "strict_low",
+        "strict_high",
+        "gold_clean_low",
+        "gold_clean_high",
+        "adjudicated_accuracy",
+        "adjudicated_low",
+        "adjudicated_high",
+        "rank_shift",
+        "gold_defect_pct",
+        "near_miss",
+        "not_executed",
+        "adjudication_cost_usd",
+    } <= set(header)
     assert len(res.stdout.splitlines()) == 3
 
     res = report(*args, "--format", "md")
@@ -392,23 +504,23 @@ def test_cli_every_format(project):
     res = report(*args)
     assert res.exit_code == 0 and "jury report" in res.stdout and "negative control: claude-y" in res.stdout
     res = report(*args, "-f", "json", "-o", "out/report.json")
-    assert res.exit_code == 0 and json.loads((project / "out" / "report.json").read_text())["models"]
+    assert res.exit_code == 0 and json.loads((judged_project / "out" / "report.json").read_text())["models"]
 
 
-def test_cli_plots(project):
+def test_cli_plots(judged_project):
     pytest.importorskip("jury.results.plots")
     res = report("--verdicts", "verdicts/adj.json", "--plots", "figs", "-f", "json")
     assert res.exit_code == 0, res.output
-    written = sorted(p.name for p in (project / "figs").iterdir())
+    written = sorted(p.name for p in (judged_project / "figs").iterdir())
     assert written and all(f"wrote figs/{name}" in res.stderr for name in written)
     assert json.loads(res.stdout)["models"]
 
 
-def test_cli_refuses_a_tampered_verdict_file_before_anything_else(project):
-    path = project / "verdicts" / "adj.json"
+def test_cli_refuses_a_tampered_verdict_file_before_anything_else(judged_project):
+    path = judged_project / "verdicts" / "adj.json"
     text = path.read_text()
     i = text.index("scripted genuine_error")
-    path.write_text(text[:i] + "S" + text[i + 1:])  # one byte changed
+    path.write_text(text[:i] + "S" + text[i + 1 :])  # one byte changed
     res = report("--verdicts", str(path))
     assert res.exit_code == 1 and "adj.json" in res.output and "content hash mismatch" in res.output
     assert len(res.output.strip().splitlines()) == 1
@@ -417,7 +529,7 @@ def test_cli_refuses_a_tampered_verdict_file_before_anything_else(project):
     assert res.exit_code == 1 and "content hash mismatch" in res.output
 
 
-def test_cli_errors(project):
+def test_cli_errors(judged_project):
     res = report("--strength", "adjudicated")
     assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
     assert res.output.startswith("Error: --strength adjudicated needs adjudication verdicts")

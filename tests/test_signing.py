@@ -7,14 +7,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_audit import FIVE, audit_juror
 from typer.testing import CliRunner
 
-from badinput import Case, check_case
 from jury.cli import app
+from jury.verdicts.documents import LOCK_KEY
+from jury.verdicts.lock import content_hash, load_locked
 from jury.verdicts.signing import NAMESPACE, load_signer, parse_signature, sign_file
-from jury.verdicts.documents import LOCK_KEY, content_hash, load_locked
-from jurytest import make_project, says, write_panel
-from test_audit import FIVE, audit_juror
+from tests.support.badinput import Case, check_case
+from tests.support.jurytest import make_project, says, write_panel
 
 runner = CliRunner()
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
@@ -33,8 +34,9 @@ def make_key(folder: Path, name: str, kind: str = "ed25519") -> Path:
     key = ed25519.Ed25519PrivateKey.generate() if kind == "ed25519" else rsa.generate_private_key(65537, 2048)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                                       serialization.NoEncryption()))
+    path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption())
+    )
     pub = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
     (folder / f"{name}.pub").write_bytes(pub + f" {name}@test\n".encode())
     return path
@@ -103,8 +105,14 @@ def test_trusted_key_requires_a_signature_by_that_key(signed, keys):
     res = invoke("verify", "verdicts/adj.json", "--trusted-key", str(keys["mallory"]) + ".pub")
     assert res.exit_code == 1 and "not a trusted key" in res.output and "adj.json" in res.output
     # several trusted keys: any one of them will do
-    res = invoke("verify", "verdicts/adj.json", "--trusted-key", str(keys["mallory"]) + ".pub",
-                 "--trusted-key", str(keys["alice"]) + ".pub")
+    res = invoke(
+        "verify",
+        "verdicts/adj.json",
+        "--trusted-key",
+        str(keys["mallory"]) + ".pub",
+        "--trusted-key",
+        str(keys["alice"]) + ".pub",
+    )
     assert res.exit_code == 0, res.output
 
 
@@ -160,9 +168,11 @@ def test_a_bad_key_stops_before_any_call(tmp_path, monkeypatch, fake_llm):
     monkeypatch.chdir(tmp_path)
     panel = str(write_panel(tmp_path, fake_llm.base_url, FOUR))
     rsa = make_key(tmp_path / "keys", "rsa", kind="rsa")
-    for key, message in ((tmp_path / "nope", "no such signing key file"),
-                         (rsa, "Ed25519 keys only"),
-                         (Path(str(rsa) + ".pub"), "not a private key")):
+    for key, message in (
+        (tmp_path / "nope", "no such signing key file"),
+        (rsa, "Ed25519 keys only"),
+        (Path(str(rsa) + ".pub"), "not a private key"),
+    ):
         res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", panel, "--sign", str(key)])
         assert res.exit_code == 1 and message in res.output, (key, res.output)
     assert fake_llm.calls() == 0 and not (tmp_path / "verdicts").exists()
@@ -177,16 +187,18 @@ def test_ssh_keygen_verifies_jury_signatures_and_jury_verifies_ssh_keygens(signe
     pub = (Path(str(keys["alice"]) + ".pub")).read_text().split()
     allowed = tmp_path / "allowed_signers"
     allowed.write_text(f"alice@test {pub[0]} {pub[1]}\n")
-    proc = subprocess.run([SSH_KEYGEN, "-Y", "verify", "-f", str(allowed), "-I", "alice@test", "-n", NAMESPACE,
-                           "-s", str(adj) + ".sig"], input=adj.read_bytes(), capture_output=True)
+    proc = subprocess.run(
+        [SSH_KEYGEN, "-Y", "verify", "-f", str(allowed), "-I", "alice@test", "-n", NAMESPACE, "-s", str(adj) + ".sig"],
+        input=adj.read_bytes(),
+        capture_output=True,
+    )
     assert proc.returncode == 0 and b"Good" in proc.stdout + proc.stderr, proc.stderr
     # and the other way: ssh-keygen signs an (unsigned) audit-style copy, jury verifies it
     copy = signed / "verdicts" / "copy.json"
     shutil.copy(adj, copy)
     key = tmp_path / "sshkey"
     subprocess.run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", "bob@test", "-f", str(key)], check=True)
-    subprocess.run([SSH_KEYGEN, "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(copy)], check=True,
-                   capture_output=True)
+    subprocess.run([SSH_KEYGEN, "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(copy)], check=True, capture_output=True)
     res = invoke("verify", str(copy), "--trusted-key", str(key) + ".pub")
     assert res.exit_code == 0 and "trusted key" in res.output, res.output
     res = invoke("verify", str(copy), "--trusted-key", str(keys["alice"]) + ".pub")
@@ -195,8 +207,11 @@ def test_ssh_keygen_verifies_jury_signatures_and_jury_verifies_ssh_keygens(signe
     copy2 = signed / "verdicts" / "copy2.json"
     shutil.copy(adj, copy2)
     sign_file(copy2, load_signer(key))
-    proc = subprocess.run([SSH_KEYGEN, "-Y", "check-novalidate", "-n", NAMESPACE, "-s", str(copy2) + ".sig"],
-                          input=copy2.read_bytes(), capture_output=True)
+    proc = subprocess.run(
+        [SSH_KEYGEN, "-Y", "check-novalidate", "-n", NAMESPACE, "-s", str(copy2) + ".sig"],
+        input=copy2.read_bytes(),
+        capture_output=True,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -220,19 +235,31 @@ def _untrusted_pub(tmp: Path) -> None:
 
 
 BAD = [
-    Case("verify-trusted-key-missing", ["verify", "dummy.json", "--trusted-key", "nope.pub"],
-         "nope.pub: no such trusted key file", setup=_untrusted_pub),
-    Case("verify-trusted-key-empty", ["verify", "dummy.json", "--trusted-key", "empty.pub"],
-         "empty.pub: no ssh-ed25519 public key", setup=_untrusted_pub),
-    Case("verify-trusted-key-garbled", ["verify", "dummy.json", "--trusted-key", "bad.pub"],
-         "bad.pub:1: not a valid ssh-ed25519 public key", setup=_untrusted_pub),
-    Case("adjudicate-sign-missing-key", ["adjudicate", "run.jsonl", "--sign", "nokey"],
-         "nokey: no such signing key file"),
+    Case(
+        "verify-trusted-key-missing",
+        ["verify", "dummy.json", "--trusted-key", "nope.pub"],
+        "nope.pub: no such trusted key file",
+        setup=_untrusted_pub,
+    ),
+    Case(
+        "verify-trusted-key-empty",
+        ["verify", "dummy.json", "--trusted-key", "empty.pub"],
+        "empty.pub: no ssh-ed25519 public key",
+        setup=_untrusted_pub,
+    ),
+    Case(
+        "verify-trusted-key-garbled",
+        ["verify", "dummy.json", "--trusted-key", "bad.pub"],
+        "bad.pub:1: not a valid ssh-ed25519 public key",
+        setup=_untrusted_pub,
+    ),
+    Case("adjudicate-sign-missing-key", ["adjudicate", "run.jsonl", "--sign", "nokey"], "nokey: no such signing key file"),
     Case("audit-sign-missing-key", ["audit-gold", "--sign", "nokey"], "nokey: no such signing key file"),
     Case("reaudit-sign-missing-key", ["reaudit", "--sign", "nokey"], "nokey: no such signing key file"),
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
 def test_bad_signing_input_is_one_line(case, tmp_path):
     check_case(case, tmp_path)

@@ -14,6 +14,7 @@ Z95 = 1.959963984540054
 
 # --------------------------------------------------------------------------- wilson
 
+
 def _wilson_by_hand(k, n, z=Z95):
     p = k / n
     denom = 1 + z * z / n
@@ -60,6 +61,7 @@ def test_wilson_invalid_raises(k, n):
 
 # --------------------------------------------------------------------------- ranks
 
+
 def test_ranks_ties_competition():
     assert stats.ranks([0.9, 0.8, 0.8, 0.5]) == [1, 2, 2, 4]
 
@@ -76,8 +78,21 @@ def test_ranks_with_none_excluded():
     assert stats.ranks([]) == []
 
 
-ORDINALS = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th",
-            21: "21st", 22: "22nd", 33: "33rd", 101: "101st", 111: "111th", 112: "112th"}
+ORDINALS = {
+    1: "1st",
+    2: "2nd",
+    3: "3rd",
+    4: "4th",
+    11: "11th",
+    12: "12th",
+    13: "13th",
+    21: "21st",
+    22: "22nd",
+    33: "33rd",
+    101: "101st",
+    111: "111th",
+    112: "112th",
+}
 
 
 @pytest.mark.parametrize("n,expected", sorted(ORDINALS.items()))
@@ -95,6 +110,7 @@ def test_rank_shift_and_delta():
 
 
 # --------------------------------------------------------------------------- correlations
+
 
 def test_spearman_monotone_nonlinear_is_one():
     x = list(range(1, 11))
@@ -121,8 +137,7 @@ def test_spearman_hand_computed():
 
 
 def test_spearman_drops_missing_pairs():
-    c = stats.spearman([1, 2, None, 3, 4, 5, float("nan")], [2, 1, 7, 4, 3, 5, 1],
-                       bootstrap_resamples=0)
+    c = stats.spearman([1, 2, None, 3, 4, 5, float("nan")], [2, 1, 7, 4, 3, 5, 1], bootstrap_resamples=0)
     assert c.n == 5
     assert c.r == pytest.approx(0.8, abs=1e-12)
 
@@ -142,7 +157,7 @@ def test_spearman_bootstrap_reproducible_and_contains_r():
     assert a == b
     assert a.ci_low is not None and a.ci_high is not None
     assert a.ci_low < a.r < a.ci_high
-    assert -1 <= a.ci_low and a.ci_high <= 1
+    assert a.ci_low >= -1 and a.ci_high <= 1
     assert (c.ci_low, c.ci_high) != (a.ci_low, a.ci_high)  # the seed is actually used
     assert a.as_dict()["method"] == "spearman"
 
@@ -195,8 +210,16 @@ def test_pearson_no_ci_below_four():
 # --------------------------------------------------------------------------- agreement
 
 WIKI_TABLE = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 
@@ -231,7 +254,7 @@ def test_fleiss_from_ratings_drops_unequal_subjects():
     ratings = [
         ["a", "a", "b"],
         ["b", "b", "b"],
-        ["a", None, "a"],      # only 2 raters -> dropped
+        ["a", None, "a"],  # only 2 raters -> dropped
         ["c", "a", "a"],
         ["b", "c", "c"],
     ]

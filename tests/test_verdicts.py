@@ -11,24 +11,12 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from helpers import REPO, make_db
 from jury.cli import app
 from jury.errors import InputError, JuryError
-from jury.verdicts.documents import (
-    AdjudicationFile,
-    AuditFile,
-    VerdictError,
-    VerdictFile,
-    bind_file,
-    canonical_json,
-    content_hash,
-    default_path,
-    load_locked,
-    lock,
-    schema_for,
-    verify_file,
-    write_locked,
-)
+from jury.verdicts.documents import AdjudicationFile, AuditFile, VerdictError, VerdictFile, schema_for
+from jury.verdicts.lock import canonical_json, content_hash, default_path, load_locked, lock, write_locked
+from jury.verdicts.verify import bind_file, verify_file
+from tests.support.helpers import REPO, make_db
 
 runner = CliRunner()
 
@@ -61,27 +49,73 @@ def make_doc(kind: str, root: Path) -> dict:
     panel_file = bind_file(files["panel"], vdir)
     if kind == "adjudication":
         records = [
-            {"question_id": 1, "db_id": "shop", "model": "m", "families": ["openai"],
-             "jurors": ["a", "b", "c"], "verdict": "gold_defect", "credited": True,
-             "votes": [vote("a", order="gold_first", raw_verdict="answer_2", category="gold_defect",
-                            reasoning="The gold filters the wrong colour."),
-                       vote("b", order="candidate_first", raw_verdict="answer_1", category="gold_defect",
-                            reasoning="Gold is wrong."),
-                       vote("c", skipped=True)]},
-            {"question_id": 2, "db_id": "shop", "model": "m", "families": ["openai"],
-             "jurors": ["a", "b", "c"], "verdict": "undecided", "credited": False,
-             "votes": [vote("a", abstained=True, reason="unparseable"), vote("b", category="genuine_error"),
-                       vote("c", abstained=True, reason="failed after 3 retries")]},
+            {
+                "question_id": 1,
+                "db_id": "shop",
+                "model": "m",
+                "families": ["openai"],
+                "jurors": ["a", "b", "c"],
+                "verdict": "gold_defect",
+                "credited": True,
+                "votes": [
+                    vote(
+                        "a",
+                        order="gold_first",
+                        raw_verdict="answer_2",
+                        category="gold_defect",
+                        reasoning="The gold filters the wrong colour.",
+                    ),
+                    vote(
+                        "b", order="candidate_first", raw_verdict="answer_1", category="gold_defect", reasoning="Gold is wrong."
+                    ),
+                    vote("c", skipped=True),
+                ],
+            },
+            {
+                "question_id": 2,
+                "db_id": "shop",
+                "model": "m",
+                "families": ["openai"],
+                "jurors": ["a", "b", "c"],
+                "verdict": "undecided",
+                "credited": False,
+                "votes": [
+                    vote("a", abstained=True, reason="unparseable"),
+                    vote("b", category="genuine_error"),
+                    vote("c", abstained=True, reason="failed after 3 retries"),
+                ],
+            },
         ]
     else:
         records = [
-            {"question_id": 1, "db_id": "shop", "difficulty": "simple", "split": "dev", "jurors": ["a", "b"],
-             "votes": [vote("a", raw_verdict="defective", category="defective", defect_type="wrong_filter",
-                            reasoning="Évidence says red; ünïcode kept."),
-                       vote("b", raw_verdict="defective", category="defective", defect_type="wrong_filter")],
-             "flagged": True, "decided": True, "defect_types": ["wrong_filter"]},
-            {"question_id": 2, "db_id": "shop", "jurors": ["a", "b"], "flagged": False, "decided": True,
-             "votes": [vote("a", abstained=True, reason="unparseable"), vote("b", category="valid")]},
+            {
+                "question_id": 1,
+                "db_id": "shop",
+                "difficulty": "simple",
+                "split": "dev",
+                "jurors": ["a", "b"],
+                "votes": [
+                    vote(
+                        "a",
+                        raw_verdict="defective",
+                        category="defective",
+                        defect_type="wrong_filter",
+                        reasoning="Évidence says red; ünïcode kept.",
+                    ),
+                    vote("b", raw_verdict="defective", category="defective", defect_type="wrong_filter"),
+                ],
+                "flagged": True,
+                "decided": True,
+                "defect_types": ["wrong_filter"],
+            },
+            {
+                "question_id": 2,
+                "db_id": "shop",
+                "jurors": ["a", "b"],
+                "flagged": False,
+                "decided": True,
+                "votes": [vote("a", abstained=True, reason="unparseable"), vote("b", category="valid")],
+            },
         ]
     return {
         "$schema": f"schema/{kind}-v1.schema.json",
@@ -94,9 +128,15 @@ def make_doc(kind: str, root: Path) -> dict:
             "databases": {"shop": bind_file(files["db"], vdir).model_dump()},
         },
         "prompts": {kind: bind_file(files["prompt"], vdir).model_dump()},
-        "panel": {"name": "p", "path": panel_file.path, "sha256": panel_file.sha256,
-                  "ballot_style": "blind", "k": 3, "quorum": "majority",
-                  "jurors": [{"name": "a", "model": "prov/a", "family": "fam-a", "params": {"temperature": 0}}]},
+        "panel": {
+            "name": "p",
+            "path": panel_file.path,
+            "sha256": panel_file.sha256,
+            "ballot_style": "blind",
+            "k": 3,
+            "quorum": "majority",
+            "jurors": [{"name": "a", "model": "prov/a", "family": "fam-a", "params": {"temperature": 0}}],
+        },
         "settings": {"comparator": "strict", "seed": 7, "early_stop": True, "near_miss": 0.5},
         "totals": {"calls": 5, "prompt_tokens": 1234, "completion_tokens": 321, "cost_usd": 0.0125},
         "summary": {"credited": 1, "by_verdict": {"gold_defect": 1, "undecided": 1}},
@@ -154,7 +194,7 @@ def test_hash_is_independent_of_formatting(written, indent):
 def mutate(text: str, i: int) -> str:
     c = text[i]
     new = str((int(c) + 1) % 10) if c.isdigit() else ("y" if c == "x" else "x")
-    return text[:i] + new + text[i + 1:]
+    return text[:i] + new + text[i + 1 :]
 
 
 def test_every_single_byte_change_is_caught(written):
@@ -176,18 +216,23 @@ def test_every_single_byte_change_is_caught(written):
         except ValueError:
             continue
         if still_json != parsed and "content_sha256" in still_json:
-            assert "content hash mismatch" in str(err.value), (i, c, str(err.value))
+            # a format_version no jury wrote is refused before the hash (it names the canonical form)
+            reason = "content hash mismatch" if still_json.get("format_version", 2) in (1, 2) else "format_version"
+            assert reason in str(err.value), (i, c, str(err.value))
         tried += 1
     assert tried > 500
 
 
-@pytest.mark.parametrize("old, new", [
-    ("The gold filters the wrong colour.", "The gold filters the wrong colour!"),
-    ("Gold is wrong.", "Gold is wrony."),
-    ('"cost_usd": 0.0125', '"cost_usd": 0.0126'),
-    ('"credited": true', '"credited": false'),
-    ('"k": 3', '"k": 4'),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("The gold filters the wrong colour.", "The gold filters the wrong colour!"),
+        ("Gold is wrong.", "Gold is wrony."),
+        ('"cost_usd": 0.0125', '"cost_usd": 0.0126'),
+        ('"credited": true', '"credited": false'),
+        ('"k": 3', '"k": 4'),
+    ],
+)
 def test_changed_value_fails_load_verify_and_cli(tmp_path, old, new):
     path = write_locked(make_doc("adjudication", tmp_path), tmp_path / "verdicts" / "v.json")
     text = path.read_text(encoding="utf-8")
@@ -232,7 +277,9 @@ def test_write_locked_never_overwrites(tmp_path):
     path = write_locked(doc, tmp_path / "verdicts" / "a.json")
     before = path.read_bytes()
     doc["summary"] = {"changed": True}
-    with pytest.raises(VerdictError, match=re.escape(f"{path}: already exists; a locked verdict file is never rewritten: write a new file")):
+    with pytest.raises(
+        VerdictError, match=re.escape(f"{path}: already exists; a locked verdict file is never rewritten: write a new file")
+    ):
         write_locked(doc, path)
     assert path.read_bytes() == before
     other = tmp_path / "verdicts" / "notes.json"
@@ -330,7 +377,7 @@ def test_default_path(tmp_path):
 
 @pytest.mark.parametrize("kind", ["adjudication", "audit"])
 def test_committed_schema_is_generated_and_validates(kind, tmp_path):
-    committed = REPO / "verdicts" / "schema" / f"{kind}-v1.schema.json"
+    committed = REPO / "verdicts" / "schema" / f"{kind}-v2.schema.json"
     expected = json.dumps(schema_for(kind), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert committed.read_text(encoding="utf-8") == expected, "run jury.verdicts.documents.write_schemas('verdicts/schema')"
     schema = json.loads(expected)
@@ -351,7 +398,10 @@ def test_readme_snippet_verifies_by_hand(written):
     readme = (REPO / "verdicts" / "README.md").read_text(encoding="utf-8")
     snippet = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
     assert len(snippet.strip().splitlines()) <= 5
-    run = lambda: subprocess.run([sys.executable, "-c", snippet, str(path)], capture_output=True, text=True, check=True).stdout
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", snippet, str(path)], capture_output=True, text=True, check=True).stdout
+
     assert run() == "OK\n"
     path.write_text(path.read_text(encoding="utf-8").replace('"seed": 7', '"seed": 8'), encoding="utf-8")
     assert run() == "CHANGED\n"

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.verdicts.documents import load_locked
-from jurytest import make_project, says, write_panel
+from jury.verdicts.lock import load_locked
+from tests.support.jurytest import make_project, says, write_panel
 
 runner = CliRunner()
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
@@ -30,9 +30,11 @@ def adjudicated(tmp_path, monkeypatch, fake_llm):
 
 def test_no_command_writes_over_a_locked_file(adjudicated):
     before = (adjudicated / "verdicts" / "adj.json").read_bytes()
-    for args in (["score", "run.jsonl", "-o", "verdicts/adj.json"],
-                 ["score", "run.jsonl", "--per-question", "verdicts/adj.json"],
-                 ["report", "run.jsonl", "-f", "csv", "-o", "verdicts/adj.json"]):
+    for args in (
+        ["score", "run.jsonl", "-o", "verdicts/adj.json"],
+        ["score", "run.jsonl", "--per-question", "verdicts/adj.json"],
+        ["report", "run.jsonl", "-f", "csv", "-o", "verdicts/adj.json"],
+    ):
         res = runner.invoke(app, args)
         assert res.exit_code == 1 and "never overwritten" in res.output, args
     assert (adjudicated / "verdicts" / "adj.json").read_bytes() == before

@@ -29,9 +29,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print jury's version and exit."
-    ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print jury's version and exit."),
 ) -> None:
     """jury: execution match, LLM-jury adjudication and gold audits for text-to-SQL."""
 
@@ -39,8 +37,8 @@ def _root(
 from jury.cli import adjudicate as _adjudicate  # noqa: E402
 from jury.cli import audit as _audit  # noqa: E402
 from jury.cli import imports as _imports  # noqa: E402
-from jury.cli import report as _report  # noqa: E402
 from jury.cli import reaudit as _reaudit  # noqa: E402
+from jury.cli import report as _report  # noqa: E402
 from jury.cli import score as _score  # noqa: E402
 from jury.cli import verify as _verify  # noqa: E402
 
@@ -64,7 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     try:  # recent typer vendors click as typer._click; older typer uses click itself
         from typer._click import exceptions as click_errors
     except ImportError:  # pragma: no cover
-        from click import exceptions as click_errors
+        # only one of the two exists per install; click itself may not be installed at all
+        from click import exceptions as click_errors  # type: ignore[no-redef, import-not-found, unused-ignore]
 
     from jury.cli.common import fail
 

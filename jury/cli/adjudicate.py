@@ -18,15 +18,25 @@ def adjudicate(
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
     model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
-    plan: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per model and juror."),
-    max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
-    early_stop: bool = typer.Option(False, "--early-stop", help="Stop asking once a majority is settled (e.g. two of three agree)."),
+    plan: bool = typer.Option(
+        False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per model and juror."
+    ),
+    max_cost: float | None = typer.Option(
+        None, min=0, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."
+    ),
+    early_stop: bool = typer.Option(
+        False, "--early-stop", help="Stop asking once a majority is settled (e.g. two of three agree)."
+    ),
     seed: int | None = typer.Option(None, help="Seed of the answer-order shuffle (default 0); recorded in the verdict file."),
     families: Path | None = typer.Option(None, help="Family registry TOML (default panels/families.toml)."),
     comparator: str | None = typer.Option(None, help="Comparator deciding a match (default strict)."),
-    near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss and skips the jury (default 0.5)."),
+    near_miss: float | None = typer.Option(
+        None, help="Overlap at or above which a mismatch is a near miss and skips the jury (default 0.5)."
+    ),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Verdict file to write (default verdicts/adjudication-<time>.json)."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Verdict file to write (default verdicts/adjudication-<time>.json)."
+    ),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
     sign: Path | None = sign_option(),
 ) -> None:
@@ -40,33 +50,53 @@ def adjudicate(
     strict vs adjudicated accuracy per model.
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
-
-    from jury.results.columns import adjudication_summary
     from jury.judging.families import load_registry
     from jury.judging.panels import load_panel, resolve_panel_path
-    from jury.results.scoring import score_all
     from jury.pipeline.jobs import adjudication_job
+    from jury.results.columns import adjudication_summary
+    from jury.results.scoring import score_all
 
     cfg = config()
     from jury.cli.common import guard_outputs  # outputs never destroy inputs (issue 9.1)
 
-    guard_outputs([output], [*runs, cfg.path_of("gold", gold)], store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root),
-                  verdict_output=True)
+    guard_outputs(
+        [output],
+        [*runs, cfg.path_of("gold", gold)],
+        store=cfg.store_path(store),
+        db_root=cfg.path_of("db_root", db_root),
+        verdict_output=True,
+    )
     signer = signer_for(sign)
     panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
     console = make_console()
     with open_store(cfg, store) as st:
         job = adjudication_job(
-            cfg, st, gold_path=gold_path(cfg, gold), run_paths=list(runs), db_root=cfg.path_of("db_root", db_root),
-            panel=panel_obj, registry=load_registry(families),
+            cfg,
+            st,
+            gold_path=gold_path(cfg, gold),
+            run_paths=list(runs),
+            db_root=cfg.path_of("db_root", db_root),
+            panel=panel_obj,
+            registry=load_registry(families),
             settings=settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers),
-            seed=cfg.get("seed", seed, 0), early_stop=early_stop, max_cost=cfg.get("max_cost", max_cost, None),
-            models=model or None, output=output, plan_only=plan, progress=progress_bar,
+            seed=cfg.get("seed", seed, 0),
+            early_stop=early_stop,
+            max_cost=cfg.get("max_cost", max_cost, None),
+            models=model or None,
+            output=output,
+            plan_only=plan,
+            progress=progress_bar,
         )
     if plan:
-        print_plan(console, job.plan.ballots(), f"adjudication plan: panel {panel_obj.name}, no calls made",
-                   len(job.plan.groups), "failures")
+        print_plan(
+            console,
+            job.plan.ballots(),
+            f"adjudication plan: panel {panel_obj.name}, no calls made",
+            len(job.plan.groups),
+            "failures",
+        )
         return
+    assert job.records is not None and job.evaluation is not None  # set by every job that is not a plan
     rows = adjudication_summary(job.records, score_all(job.evaluation.pairs), set(job.plan.families))
     _print_summary(console, rows, job.stats, job.path, job.reused_file)
     after_write(console, job.path, signer)
@@ -74,23 +104,39 @@ def adjudicate(
 
 def _print_summary(console, rows, stats, path, reused_file) -> None:
     from jury.results.render import to_rich_table
+    from jury.vocab import CATEGORIES, Verdict
 
-    display = []
+    display: list[dict[str, object]] = []
     for r in rows:
         c = r["composition"]
-        display.append({
-            "model": r["model"],
-            "strict": f"{r['strict']['value']:.3f}" if r["strict"]["value"] is not None else "—",
-            "adjudicated": f"{r['adjudicated']['value']:.3f} [{r['adjudicated']['low']:.3f}, {r['adjudicated']['high']:.3f}]"
-            if r["adjudicated"]["value"] is not None else "—",
-            "failures": r["adjudicated_failures"],
-            **{k: c[k] for k in ("gold_defect", "format_equivalence", "genuine_error", "ambiguous")},
-            "other": c["no_majority"] + c["undecided"],
-        })
-    console.print(to_rich_table(
-        display,
-        ["model", "strict", "adjudicated", "failures", "gold_defect", "format_equivalence", "genuine_error", "ambiguous", "other"],
-        ["model", "strict", "adjudicated [95% CI]", "adjudicated failures", "gold defect", "format equiv.", "genuine error", "ambiguous", "no majority / undecided"],
-        title="strict vs adjudicated",
-    ))
+        display.append(
+            {
+                "model": r["model"],
+                "strict": f"{r['strict']['value']:.3f}" if r["strict"]["value"] is not None else "—",
+                "adjudicated": f"{r['adjudicated']['value']:.3f} [{r['adjudicated']['low']:.3f}, {r['adjudicated']['high']:.3f}]"
+                if r["adjudicated"]["value"] is not None
+                else "—",
+                "failures": r["adjudicated_failures"],
+                **{k: c[k] for k in CATEGORIES},
+                "other": c[Verdict.NO_MAJORITY] + c[Verdict.UNDECIDED],
+            }
+        )
+    console.print(
+        to_rich_table(
+            display,
+            ["model", "strict", "adjudicated", "failures", *CATEGORIES, "other"],
+            [
+                "model",
+                "strict",
+                "adjudicated [95% CI]",
+                "adjudicated failures",
+                "gold defect",
+                "format equiv.",
+                "genuine error",
+                "ambiguous",
+                "no majority / undecided",
+            ],
+            title="strict vs adjudicated",
+        )
+    )
     print_run_stats(console, stats, path, reused_file)

@@ -20,10 +20,16 @@ def audit_gold(
     db: list[str] = typer.Option([], "--db", help="Audit only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", help="Audit only this question (repeatable)."),
     split: str | None = typer.Option(None, help="Split label (e.g. train, dev) for items without a `split` field."),
-    quorum: int | None = typer.Option(None, min=1, help="Defective votes needed to flag (default: a strict majority of the panel, abstentions included)."),
+    quorum: int | None = typer.Option(
+        None, min=1, help="Defective votes needed to flag (default: a strict majority of the panel, abstentions included)."
+    ),
     plan: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
-    max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Verdict file to write (default verdicts/audit-<time>.json)."),
+    max_cost: float | None = typer.Option(
+        None, min=0, help="Stop cleanly before total spend of this run would pass USD; stored votes are kept."
+    ),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Verdict file to write (default verdicts/audit-<time>.json)."
+    ),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
     sign: Path | None = sign_option(),
 ) -> None:
@@ -37,15 +43,19 @@ def audit_gold(
     writes a hash-locked audit file (use it with `jury score --audit`).
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
-
     from jury.judging.panels import load_panel, resolve_panel_path
     from jury.pipeline.jobs import audit_job
 
     cfg = config()
     from jury.cli.common import guard_outputs  # outputs never destroy inputs (issue 9.1)
 
-    guard_outputs([output], [cfg.path_of("gold", gold)], store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root),
-                  verdict_output=True)
+    guard_outputs(
+        [output],
+        [cfg.path_of("gold", gold)],
+        store=cfg.store_path(store),
+        db_root=cfg.path_of("db_root", db_root),
+        verdict_output=True,
+    )
     signer = signer_for(sign)
     gold_path = cfg.path_of("gold", gold)
     if gold_path is None:
@@ -56,14 +66,25 @@ def audit_gold(
     console = make_console()
     with open_store(cfg, store) as st:
         job = audit_job(
-            cfg, st, gold_path=gold_path, db_root=cfg.path_of("db_root", db_root), panel=panel_obj,
-            dbs=db or None, question_ids=question_id or None, split=cfg.get("split", split, None),
-            max_cost=cfg.get("max_cost", max_cost, None), output=output, plan_only=plan, progress=progress_bar,
+            cfg,
+            st,
+            gold_path=gold_path,
+            db_root=cfg.path_of("db_root", db_root),
+            panel=panel_obj,
+            dbs=db or None,
+            question_ids=question_id or None,
+            split=cfg.get("split", split, None),
+            max_cost=cfg.get("max_cost", max_cost, None),
+            output=output,
+            plan_only=plan,
+            progress=progress_bar,
         )
     if plan:
-        print_plan(console, job.plan.ballots(), f"audit plan: panel {panel_obj.name}, no calls made",
-                   len(job.plan.items), "gold queries")
+        print_plan(
+            console, job.plan.ballots(), f"audit plan: panel {panel_obj.name}, no calls made", len(job.plan.items), "gold queries"
+        )
         return
+    assert job.summary is not None  # set by every job that is not a plan
     print_audit_summary(console, job.summary)
     print_run_stats(console, job.stats, job.path, job.reused_file)
     after_write(console, job.path, signer)

@@ -50,8 +50,9 @@ def table_width(output: Path | None) -> int | None:
     return None if console.width >= UNWRAPPED_WIDTH else console.width
 
 
-def guard_outputs(outputs, inputs=(), *, store: Path | None = None, db_root: Path | None = None,
-                  verdict_output: bool = False) -> None:
+def guard_outputs(
+    outputs, inputs=(), *, store: Path | None = None, db_root: Path | None = None, verdict_output: bool = False
+) -> None:
     """Refuse, before any work, an output file that is one of the command's inputs, the store
     (or its -wal/-shm/-journal), a database file under db_root, a locked verdict file (unless
     verdict_output: the verdict writer reuses an identical one and refuses any other), or
@@ -59,7 +60,7 @@ def guard_outputs(outputs, inputs=(), *, store: Path | None = None, db_root: Pat
     import os
 
     from jury.errors import InputError
-    from jury.verdicts.documents import is_locked_file
+    from jury.verdicts.lock import is_locked_file
 
     def resolved(p: Path) -> Path:
         try:
@@ -143,8 +144,12 @@ def progress_bar(description: str, enabled: bool = True):
         yield lambda done, total: None
         return
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=console, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
     ) as bar:
         task = bar.add_task(description, total=None)
 
@@ -159,7 +164,7 @@ def emit(text: str, output: Path | None = None) -> None:
         typer.echo(text, nl=False)
     else:
         from jury.inputs.io import write_atomic
-        from jury.verdicts.documents import is_locked_file
+        from jury.verdicts.lock import is_locked_file
 
         if is_locked_file(output):
             raise JuryError(f"{output}: is a locked verdict file; it is never overwritten (choose another -o)")
@@ -181,13 +186,14 @@ def gold_path(cfg, flag: Path | None) -> Path:
 def settings(cfg, *, comparator=None, near_miss=None, timeout=None, row_cap=None, workers=None, options=None):
     """Evaluation settings: flags, else jury.toml, else the defaults."""
     from jury.compare.outcomes import Settings
+    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     extra = {"options": options} if options is not None else {}
     return Settings(
-        comparator=cfg.get("comparator", comparator, "strict"),
-        near_miss=cfg.get("near_miss", near_miss, 0.5),
-        timeout_s=cfg.get("timeout", timeout, 30.0),
-        row_cap=cfg.get("row_cap", row_cap, 100_000),
+        comparator=cfg.get("comparator", comparator, DEFAULT_COMPARATOR),
+        near_miss=cfg.get("near_miss", near_miss, DEFAULT_NEAR_MISS),
+        timeout_s=cfg.get("timeout", timeout, DEFAULT_TIMEOUT_S),
+        row_cap=cfg.get("row_cap", row_cap, DEFAULT_ROW_CAP),
         workers=Settings().workers if cfg.get("workers", workers) is None else cfg.get("workers", workers),
         **extra,
     )

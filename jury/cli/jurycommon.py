@@ -27,9 +27,20 @@ def print_plan(console, ballots, title: str, groups: int, unit: str) -> None:
     rows = plan_rows(ballots)
     for r in rows:
         r["cost"] = f"${r['cost_usd']:.4f}" if r["priced"] else "unknown price"
-    cols = [c for c in ("model", "juror", "juror_model", "ballots", "prompt_tokens", "completion_tokens", "cost") if c in rows[0]] if rows else []
-    heads = {"model": "model under test", "juror": "juror", "juror_model": "juror model", "ballots": "ballots",
-             "prompt_tokens": "est. prompt tokens", "completion_tokens": "est. completion tokens", "cost": "est. cost"}
+    cols = (
+        [c for c in ("model", "juror", "juror_model", "ballots", "prompt_tokens", "completion_tokens", "cost") if c in rows[0]]
+        if rows
+        else []
+    )
+    heads = {
+        "model": "model under test",
+        "juror": "juror",
+        "juror_model": "juror model",
+        "ballots": "ballots",
+        "prompt_tokens": "est. prompt tokens",
+        "completion_tokens": "est. completion tokens",
+        "cost": "est. cost",
+    }
     console.print(to_rich_table(rows, cols, [heads[c] for c in cols], title=title))
     total = sum(r["cost_usd"] for r in rows)
     unpriced = sorted({r["juror_model"] for r in rows if not r["priced"]})

@@ -14,7 +14,11 @@ from jury.errors import CannotCheck, InputError
 @handle_errors
 def reaudit(
     files: list[Path] = typer.Argument(None, help="Locked verdict files (default: the current ones in the verdicts folder)."),
-    check: bool = typer.Option(False, "--check", help="Call nothing: exit 1 if any file is stale, 4 if one cannot be checked (a bound file is absent), 0 if all are current (for cron and CI)."),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Call nothing: exit 1 if any file is stale, 4 if one cannot be checked (a bound file is absent), 0 if all are current (for cron and CI).",
+    ),
     max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before this run's spend would pass USD."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
     sign: Path | None = sign_option(),
@@ -28,7 +32,6 @@ def reaudit(
     that flipped, and how far the old and new panels agree.
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
-
     from jury.pipeline.reaudit import rerun
     from jury.verdicts.reaudit import check_file, describe_diff, heads
 

@@ -7,8 +7,17 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
-    FORMAT_HELP, check_format, config, emit, gold_path, guard_outputs, handle_errors, open_store, progress_bar,
-    settings, table_width,
+    FORMAT_HELP,
+    check_format,
+    config,
+    emit,
+    gold_path,
+    guard_outputs,
+    handle_errors,
+    open_store,
+    progress_bar,
+    settings,
+    table_width,
 )
 from jury.errors import InputError, JuryError
 
@@ -19,12 +28,20 @@ def report(
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),
-    verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s): the adjudicated column (repeatable)."),
+    verdicts: list[Path] = typer.Option(
+        [], "--verdicts", help="Locked adjudication file(s): the adjudicated column (repeatable)."
+    ),
     strength: str | None = typer.Option(
-        None, help="Column the gold-defect share is correlated with: adjudicated, strict or gold_clean "
-        "(default: adjudicated with --verdicts, else gold_clean with an audit, else strict)."),
-    control: str | None = typer.Option(None, help="Negative-control model: its strict → adjudicated lift and its gap to the next row."),
-    families: Path | None = typer.Option(None, help="Family registry TOML for models the verdict files do not name (default: the run records' family fields)."),
+        None,
+        help="Column the gold-defect share is correlated with: adjudicated, strict or gold_clean "
+        "(default: adjudicated with --verdicts, else gold_clean with an audit, else strict).",
+    ),
+    control: str | None = typer.Option(
+        None, help="Negative-control model: its strict → adjudicated lift and its gap to the next row."
+    ),
+    families: Path | None = typer.Option(
+        None, help="Family registry TOML for models the verdict files do not name (default: the run records' family fields)."
+    ),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
     plots: Path | None = typer.Option(None, "--plots", help="Also write the report's figures to this folder."),
@@ -32,8 +49,16 @@ def report(
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
-    wide: bool = typer.Option(False, "--wide", help="Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column."),
-    allow_superseded: bool = typer.Option(False, "--allow-superseded", help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default)."),
+    wide: bool = typer.Option(
+        False,
+        "--wide",
+        help="Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column.",
+    ),
+    allow_superseded: bool = typer.Option(
+        False,
+        "--allow-superseded",
+        help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
+    ),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -50,16 +75,20 @@ def report(
     the oracle-routing table (the three columns on the questions every model routed
     correctly). Every verdict file's lock is checked before anything else is read.
     """
-    from jury.results.report import STRENGTHS, build_report, render_report
     from jury.cli.score import check_audit_against_gold, load_verdict_files
     from jury.pipeline.jobs import load_and_evaluate
+    from jury.results.report import STRENGTHS, build_report, render_report
 
     check_format(fmt)
     if strength is not None and strength not in STRENGTHS:
         raise InputError(f"unknown --strength {strength!r}; choose one of: {', '.join(STRENGTHS)}")
     cfg = config()
-    guard_outputs([output], [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families],
-                  store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root))
+    guard_outputs(
+        [output],
+        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families],
+        store=cfg.store_path(store),
+        db_root=cfg.path_of("db_root", db_root),
+    )
     audit_path = cfg.path_of("audit", audit)
     audit_doc, adj_docs = load_verdict_files(audit_path, verdicts, allow_superseded)  # locks first
     audit_docs = [audit_doc[1]] if audit_doc is not None else []
@@ -76,8 +105,9 @@ def report(
             gold_file, list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
         )
     check_audit_against_gold(audit_doc, ev, gold_items, gold_file)
-    result = build_report(ev, gold_items, audit_docs=audit_docs, adj_docs=adj_docs,
-                          strength=strength, control=control, registry=registry)
+    result = build_report(
+        ev, gold_items, audit_docs=audit_docs, adj_docs=adj_docs, strength=strength, control=control, registry=registry
+    )
     text = render_report(result, fmt, width=table_width(output), wide=wide)
     if plots is not None:
         try:

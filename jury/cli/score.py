@@ -7,8 +7,17 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
-    FORMAT_HELP, check_format, config, emit, gold_path, guard_outputs, handle_errors, open_store, progress_bar,
-    settings, table_width,
+    FORMAT_HELP,
+    check_format,
+    config,
+    emit,
+    gold_path,
+    guard_outputs,
+    handle_errors,
+    open_store,
+    progress_bar,
+    settings,
+    table_width,
 )
 
 
@@ -23,15 +32,27 @@ def score(
     row_cap: int | None = typer.Option(None, help="Rows kept per result (default 100000); beyond it only count and hash."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
     casefold: bool = typer.Option(False, help="Compare strings case-insensitively (off by default)."),
-    float_digits: int | None = typer.Option(None, help="Round every number (ints too) to N significant digits before comparing (off by default)."),
+    float_digits: int | None = typer.Option(
+        None, help="Round every number (ints too) to N significant digits before comparing (off by default)."
+    ),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
     per_question: Path | None = typer.Option(None, help="Also write one JSONL line per (model, question) here."),
     audit: Path | None = typer.Option(None, help="Locked audit file: adds the gold-clean column (flagged questions removed)."),
-    verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."),
+    verdicts: list[Path] = typer.Option(
+        [], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."
+    ),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
-    wide: bool = typer.Option(False, "--wide", help="Table and md: also show the routed count and every other comparator's accuracy (rank); csv and json always hold every column."),
-    allow_superseded: bool = typer.Option(False, "--allow-superseded", help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default)."),
+    wide: bool = typer.Option(
+        False,
+        "--wide",
+        help="Table and md: also show the routed count and every other comparator's accuracy (rank); csv and json always hold every column.",
+    ),
+    allow_superseded: bool = typer.Option(
+        False,
+        "--allow-superseded",
+        help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
+    ),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
@@ -41,17 +62,26 @@ def score(
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
-    from jury.results.score_table import per_question_jsonl, render_scores
-    from jury.results.scoring import score_all
     from jury.compare.comparators import NormalizeOptions
     from jury.pipeline.jobs import load_and_evaluate
+    from jury.results.score_table import per_question_jsonl, render_scores
+    from jury.results.scoring import score_all
 
     check_format(fmt)
     cfg = config()
-    guard_outputs([output, per_question], [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts],
-                  store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root))
+    guard_outputs(
+        [output, per_question],
+        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts],
+        store=cfg.store_path(store),
+        db_root=cfg.path_of("db_root", db_root),
+    )
     evaluation = settings(
-        cfg, comparator=comparator, near_miss=near_miss, timeout=timeout, row_cap=row_cap, workers=workers,
+        cfg,
+        comparator=comparator,
+        near_miss=near_miss,
+        timeout=timeout,
+        row_cap=row_cap,
+        workers=workers,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=cfg.get("float_digits", float_digits)),
     )
     audit_doc, adj_docs = load_verdict_files(cfg.path_of("audit", audit), verdicts, allow_superseded)  # locks first
@@ -70,7 +100,7 @@ def score(
 def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_superseded: bool = False):
     """(audit (path, doc) or None, [(path, adjudication doc)]): each lock checked, its verdicts
     recomputed from its votes, and a superseded file refused unless allow_superseded."""
-    from jury.verdicts.documents import load_current
+    from jury.verdicts.lock import load_current
 
     audit_doc = (audit, load_current(audit, "audit", allow_superseded=allow_superseded)) if audit is not None else None
     adj_docs = [(path, load_current(path, "adjudication", allow_superseded=allow_superseded)) for path in verdicts]
@@ -79,8 +109,8 @@ def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_supersede
 
 def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None:
     """Refuse an audit made for another gold file (jury.results.columns.check_audit_gold)."""
-    from jury.results.columns import check_audit_gold
     from jury.inputs.io import sha256_file
+    from jury.results.columns import check_audit_gold
 
     if audit_doc is not None:
         path, doc = audit_doc

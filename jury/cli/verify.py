@@ -13,8 +13,12 @@ from jury.cli.common import handle_errors
 def verify(
     files: list[Path] = typer.Argument(..., help="Verdict files (verdicts/*.json) to verify."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the files that fail."),
-    trusted_key: list[Path] = typer.Option([], "--trusted-key", metavar="PUB", help="OpenSSH ed25519 public key file "
-                                           "(repeatable): every file must carry a valid <file>.sig by one of these keys."),
+    trusted_key: list[Path] = typer.Option(
+        [],
+        "--trusted-key",
+        metavar="PUB",
+        help="OpenSSH ed25519 public key file (repeatable): every file must carry a valid <file>.sig by one of these keys.",
+    ),
 ) -> None:
     """Verify hash-locked verdict files.
 
@@ -31,7 +35,8 @@ def verify(
     fails, 0 otherwise.
     """
     from jury.errors import InputError
-    from jury.verdicts.documents import VerdictError, verify_file
+    from jury.verdicts.documents import VerdictError
+    from jury.verdicts.verify import verify_file
 
     for path in files:
         if not path.exists():
@@ -48,8 +53,11 @@ def verify(
         sig_ok, sig_note = check_file_signature(path, trusted) if report.lock_ok else (True, "")
         if report.ok and sig_ok:
             if not quiet:
-                what = (f"valid, superseded by {', '.join(str(n) for n in report.superseded_by)}; bound inputs not checked"
-                        if report.superseded_by else f"{len(report.checked)} inputs checked, {len(report.absent)} absent")
+                what = (
+                    f"valid, superseded by {', '.join(str(n) for n in report.superseded_by)}; bound inputs not checked"
+                    if report.superseded_by
+                    else f"{len(report.checked)} inputs checked, {len(report.absent)} absent"
+                )
                 typer.echo(safe(f"OK {path} ({what})" + (f"; {sig_note}" if sig_note else "")))
         else:
             failed.append(str(path))

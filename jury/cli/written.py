@@ -7,8 +7,10 @@ from pathlib import Path
 
 import typer
 
-SIGN_HELP = ("Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked, "
-             "write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key).")
+SIGN_HELP = (
+    "Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked, "
+    "write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key)."
+)
 
 
 def sign_option():
@@ -28,16 +30,18 @@ def unpriced_lines(path: Path | None) -> list[str]:
     """Lines naming the juror models litellm could not price in a written verdict file."""
     if path is None:
         return []
-    from jury.verdicts.documents import load_locked
+    from jury.verdicts.lock import load_locked
 
     doc = load_locked(path)
     unpriced = doc.totals.unpriced_models or []
     if not unpriced:
         return []
     unknown = sorted(m for m, c in (doc.summary.get("cost_by_model") or {}).items() if c is None)
-    return [f"cost unknown: litellm has no price for {', '.join(unpriced)}; the file's totals.cost_usd "
-            f"(${doc.totals.cost_usd:.4f}) leaves their calls out"
-            + (f", and the cost for {', '.join(unknown)} is unknown" if unknown else "")]
+    return [
+        f"cost unknown: litellm has no price for {', '.join(unpriced)}; the file's totals.cost_usd "
+        f"(${doc.totals.cost_usd:.4f}) leaves their calls out"
+        + (f", and the cost for {', '.join(unknown)} is unknown" if unknown else "")
+    ]
 
 
 def after_write(console, path: Path | None, signer=None) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from jury.errors import InputError
+from jury.vocab import Comparator
 
 Rows = Sequence[Sequence]
 
@@ -92,8 +93,9 @@ def normalize_rows(rows: Iterable[Sequence], options: NormalizeOptions) -> list[
     return [tuple(_normalize_value(v, options) for v in r) for r in rows]
 
 
-def bird(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
-         options: NormalizeOptions = NormalizeOptions()) -> bool:
+def bird(
+    gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False, options: NormalizeOptions = NormalizeOptions()
+) -> bool:
     """BIRD's official rule: ``set(pred_rows) == set(gold_rows)``.
 
     Duplicates and row order are ignored; ``order_matters`` is accepted but ignored.
@@ -110,8 +112,9 @@ def bird(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
     return set(pred) == set(gold)
 
 
-def strict(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
-           options: NormalizeOptions = NormalizeOptions()) -> bool:
+def strict(
+    gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False, options: NormalizeOptions = NormalizeOptions()
+) -> bool:
     """BIRD's set rule, or equal row lists when ``order_matters``.
 
     Without ``order_matters`` this is exactly :func:`bird` (NULLs equal each other
@@ -150,13 +153,13 @@ def _width(rows: list[tuple]) -> int | None:
 def _pair_signature(cols: list[tuple], i: int):
     """Row-order-invariant fingerprint of column ``i``: the multiset of its joint
     value distributions with every other column."""
-    joints = Counter(frozenset(Counter(zip(cols[i], ck)).items())
-                     for k, ck in enumerate(cols) if k != i)
+    joints = Counter(frozenset(Counter(zip(cols[i], ck)).items()) for k, ck in enumerate(cols) if k != i)
     return frozenset(joints.items())
 
 
-def relaxed(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
-            options: NormalizeOptions = NormalizeOptions()) -> bool:
+def relaxed(
+    gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False, options: NormalizeOptions = NormalizeOptions()
+) -> bool:
     """:func:`strict`, but the predicted columns may come in any order.
 
     True when some permutation of the predicted columns makes :func:`strict`
@@ -189,6 +192,8 @@ def relaxed(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
         return False
 
     gcols, pcols = list(zip(*gold)), list(zip(*pred))
+    gsig: Sequence[object]  # per column: its values in order, or their multiset
+    psig: Sequence[object]
     if order_matters:
         gsig, psig = gcols, pcols
     else:
@@ -272,8 +277,14 @@ def _vectors_match(v1: Sequence, v2: Sequence, tolerance: float, order_matters: 
     return True
 
 
-def subset(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
-           options: NormalizeOptions = NormalizeOptions(), tolerance: float = 0.01) -> bool:
+def subset(
+    gold_rows: Rows,
+    pred_rows: Rows,
+    *,
+    order_matters: bool = False,
+    options: NormalizeOptions = NormalizeOptions(),
+    tolerance: float = 0.01,
+) -> bool:
     """Spider 2.0's ``compare_pandas_table`` rule.
 
     Each gold column vector must match some predicted column vector (extra
@@ -300,8 +311,7 @@ def subset(gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False,
     return all(any(_vectors_match(g, p, tolerance, order_matters) for p in pcols) for g in gcols)
 
 
-def overlap(gold_rows: Rows, pred_rows: Rows, *,
-            options: NormalizeOptions = NormalizeOptions()) -> float:
+def overlap(gold_rows: Rows, pred_rows: Rows, *, options: NormalizeOptions = NormalizeOptions()) -> float:
     """Jaccard similarity ``|A∩B| / |A∪B|`` of the normalized row sets; 1.0 when both are empty.
 
     >>> overlap([("a",), ("b",)], [("b",), ("c",)])
@@ -317,11 +327,11 @@ def overlap(gold_rows: Rows, pred_rows: Rows, *,
     return len(a & b) / len(union)
 
 
-COMPARATORS: dict[str, Callable[..., bool]] = {
-    "bird": bird,
-    "strict": strict,
-    "relaxed": relaxed,
-    "subset": subset,
+COMPARATORS: dict[str, Callable[..., bool]] = {  # keyed by Comparator members (StrEnum: str keys)
+    Comparator.BIRD: bird,
+    Comparator.STRICT: strict,
+    Comparator.RELAXED: relaxed,
+    Comparator.SUBSET: subset,
 }
 
 
@@ -364,7 +374,8 @@ def gold_orders_rows(sql: str) -> bool:
         from sqlglot import exp
 
         statements = [
-            e for e in sqlglot.parse(sql, dialect="sqlite")
+            e
+            for e in sqlglot.parse(sql, dialect="sqlite")
             if e is not None and not isinstance(e, exp.Semicolon)  # `;;` and trailing comments
         ]
         if len(statements) != 1:  # `...;;` or a trailing comment parse as empty extra statements
@@ -378,5 +389,5 @@ def gold_orders_rows(sql: str) -> bool:
                 continue
             return False
         return False
-    except Exception:  # noqa: BLE001 - any parser failure means "unknown", i.e. False
+    except Exception:
         return False

@@ -18,22 +18,30 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from jury.compare import comparators as compare
 from jury.errors import InputError
+from jury.execution import sqlite as sql_execute
+from jury.execution.sqlite import execute_job
+from jury.execution.store import Store, execution_key
 from jury.inputs.io import database_path, require_database
 from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
-from jury.compare import comparators as compare
-from jury.execution import sqlite as sql_execute
-from jury.execution.sqlite import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, execute_job
-from jury.execution.store import Store, execution_key
+from jury.vocab import (
+    DECIDING_COMPARATORS,
+    DEFAULT_COMPARATOR,
+    DEFAULT_NEAR_MISS,
+    DEFAULT_ROW_CAP,
+    DEFAULT_TIMEOUT_S,
+    Comparator,
+    Outcome,
+)
 
-SIDE_COMPARATORS = ("bird", "strict", "relaxed", "subset")
 Progress = Callable[[int, int], None]
 
 
 @dataclass
 class Settings:
-    comparator: str = "strict"
-    near_miss: float = 0.5
+    comparator: str = DEFAULT_COMPARATOR
+    near_miss: float = DEFAULT_NEAR_MISS
     timeout_s: float = DEFAULT_TIMEOUT_S
     row_cap: int = DEFAULT_ROW_CAP
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
@@ -70,7 +78,7 @@ class PairResult(BaseModel):
     routed: bool
     outcome: str
     overlap: float | None = None
-    verdicts: dict[str, bool | None] = {}
+    comparator_matches: dict[str, bool | None] = {}
     order_matters: bool = False
     gold_key: str | None = None
     pred_key: str | None = None
@@ -91,14 +99,14 @@ class Evaluation:
         return list(dict.fromkeys(p.model for p in self.pairs))
 
 
-def _verdict(name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts) -> bool | None:
+def _comparator_match(name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts) -> bool | None:
     """Whether comparator ``name`` accepts; None when a result over the row cap leaves it undecided.
 
     Over the cap only the digests of the full results are known: the set digest decides
     ``bird`` (and ``strict`` when order does not matter), the ordered list digest decides
     ``strict`` when it does. Equal digests prove a match under every comparator that
     accepts equal results (``relaxed``, ``subset``, any normalisation); a difference
-    decides nothing for those, so the verdict is None (undecided), never a guess.
+    decides nothing for those, so the answer is None (undecided), never a guess.
     """
     if not (gold.truncated or pred.truncated):
         return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts))
@@ -106,23 +114,21 @@ def _verdict(name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: b
         return None
     same_set = gold.result_sha256 == pred.result_sha256
     same_list = gold.ordered_sha256 == pred.ordered_sha256
-    if name == "bird":
+    if name == Comparator.BIRD:
         proven = same_set
-    elif name in ("strict", "relaxed"):  # relaxed accepts whatever strict accepts
+    elif name in (Comparator.STRICT, Comparator.RELAXED):  # relaxed accepts whatever strict accepts
         proven = same_list if order_matters else same_set
     else:  # subset: the very same rows in the same order
         proven = same_list
     if proven:
         return True
-    if name in ("bird", "strict") and not opts.active:
+    if name in (Comparator.BIRD, Comparator.STRICT) and not opts.active:
         return False
     return None
 
 
 def _undecided_error(pairs: list[PairResult], results: dict[str, ExecResult], settings: Settings) -> InputError:
-    rows = max(
-        max(results[p.gold_key].row_count, results[p.pred_key].row_count) for p in pairs
-    )
+    rows = max(max(_row_count(results, p.gold_key), _row_count(results, p.pred_key)) for p in pairs)
     name = settings.comparator
     opts = settings.options
     with_opts = " with --casefold/--float-digits" if opts.active else ""
@@ -151,12 +157,15 @@ def evaluate(
         raise InputError(f"unknown question_id {missing[0]!r} (not in the gold file)")
     known_dbs = {g.db_id for g in gold.values()}
     for r in records:
-        if r.db_id is not None and r.db_id not in known_dbs:
-            if db_root is None or not database_path(db_root, r.db_id).is_file():
-                raise InputError(
-                    f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "
-                    "no database of the gold file and has no database file"
-                )
+        if (
+            r.db_id is not None
+            and r.db_id not in known_dbs
+            and (db_root is None or not database_path(db_root, r.db_id).is_file())
+        ):
+            raise InputError(
+                f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "
+                "no database of the gold file and has no database file"
+            )
     databases = resolve_databases([gold[q] for q in qids], db_root, store)
 
     def key_for(db_id: str, sql: str) -> str:
@@ -170,7 +179,7 @@ def evaluate(
         if r.sql is not None and r.sql.strip() and (r.db_id is None or r.db_id == g.db_id):
             jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
     executed = run_executions(jobs, databases, store, settings, progress)
-    results = {k: capped(store.get_execution(k), settings.row_cap) for k in jobs}
+    results = {k: capped(_executed(store, k), settings.row_cap) for k in jobs}
 
     gold_errors: dict[QuestionId, str] = {}
     for q in qids:
@@ -179,22 +188,20 @@ def evaluate(
             gold_errors[q] = f"{res.status}: {res.error}"
 
     compare.get_comparator(settings.comparator)
-    side = {name: compare.get_comparator(name) for name in SIDE_COMPARATORS}
+    side = {name: compare.get_comparator(name) for name in DECIDING_COMPARATORS}
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
     for r in records:
         g = gold[r.question_id]
         if r.question_id not in order_cache:
-            order_cache[r.question_id] = (
-                g.order_matters if g.order_matters is not None else compare.gold_orders_rows(g.sql)
-            )
+            order_cache[r.question_id] = g.order_matters if g.order_matters is not None else compare.gold_orders_rows(g.sql)
         pair = PairResult(
             model=r.model,
             question_id=r.question_id,
             db_id=g.db_id,
             chosen_db_id=r.db_id,
             routed=r.db_id is None or r.db_id == g.db_id,
-            outcome="mismatch",
+            outcome=Outcome.MISMATCH,
             order_matters=order_cache[r.question_id],
             gold_key=key_for(g.db_id, g.sql),
             families=r.families(),
@@ -203,7 +210,7 @@ def evaluate(
             pair.pred_key = key_for(g.db_id, r.sql)
         _classify(pair, r, results, gold_errors, side, settings)
         pairs.append(pair)
-    undecided = [p for p in pairs if p.verdicts.get(settings.comparator, False) is None]
+    undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
     if undecided:
         raise _undecided_error(undecided, results, settings)
     return Evaluation(pairs, gold_errors, settings, databases, executed, results)
@@ -211,33 +218,33 @@ def evaluate(
 
 def _classify(pair, r, results, gold_errors, side, settings) -> None:
     if pair.question_id in gold_errors:
-        pair.outcome, pair.error = "gold_error", gold_errors[pair.question_id]
+        pair.outcome, pair.error = Outcome.GOLD_ERROR, gold_errors[pair.question_id]
         return
     if not pair.routed:
-        pair.outcome = "misrouted"
+        pair.outcome = Outcome.MISROUTED
         return
     if r.sql is None or not r.sql.strip():
-        pair.outcome = "missing"
-        pair.verdicts = {name: False for name in side}
+        pair.outcome = Outcome.MISSING
+        pair.comparator_matches = {name: False for name in side}
         return
     gold_res, pred_res = results[pair.gold_key], results[pair.pred_key]
     if not pred_res.ok:
-        pair.outcome, pair.error = pred_res.status, pred_res.error
-        pair.verdicts = {name: False for name in side}
+        pair.outcome, pair.error = Outcome(pred_res.status), pred_res.error
+        pair.comparator_matches = {name: False for name in side}
         return
     opts, om = settings.options, pair.order_matters
-    pair.verdicts = {name: _verdict(name, gold_res, pred_res, f, om, opts) for name, f in side.items()}
+    pair.comparator_matches = {name: _comparator_match(name, gold_res, pred_res, f, om, opts) for name, f in side.items()}
     if gold_res.truncated or pred_res.truncated:
         # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
         pair.overlap = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
     else:
         pair.overlap = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
-    if pair.verdicts[settings.comparator]:
-        pair.outcome = "match"
+    if pair.comparator_matches[settings.comparator]:
+        pair.outcome = Outcome.MATCH
     elif pair.overlap is not None and pair.overlap >= settings.near_miss:
-        pair.outcome = "near_miss"
+        pair.outcome = Outcome.NEAR_MISS
     else:
-        pair.outcome = "mismatch"
+        pair.outcome = Outcome.MISMATCH
 
 
 def run_executions(
@@ -262,8 +269,12 @@ def run_executions(
     def save(k: str, result: dict) -> None:
         db_id, sql = jobs[k]
         store.put_execution(
-            k, databases[db_id][1], sql, ExecResult(**result),
-            timeout_s=settings.timeout_s, row_cap=settings.row_cap,
+            k,
+            databases[db_id][1],
+            sql,
+            ExecResult(**result),
+            timeout_s=settings.timeout_s,
+            row_cap=settings.row_cap,
         )
 
     if settings.workers == 1 or total <= 4:
@@ -308,7 +319,19 @@ def execute_gold(items, databases, store: Store, settings: Settings | None = Non
     keys = {g.question_id: execution_key(databases[g.db_id][1], g.sql) for g in items}
     jobs = {keys[g.question_id]: (g.db_id, g.sql) for g in items}
     run_executions(jobs, databases, store, settings, progress)
-    return {q: capped(store.get_execution(k), settings.row_cap) for q, k in keys.items()}
+    return {q: capped(_executed(store, k), settings.row_cap) for q, k in keys.items()}
+
+
+def _row_count(results: dict[str, ExecResult], key: str | None) -> int:
+    assert key is not None  # both sides of a compared pair were executed
+    return results[key].row_count
+
+
+def _executed(store: Store, key: str) -> ExecResult:
+    """The stored result of a query run_executions has just run or reused."""
+    result = store.get_execution(key)
+    assert result is not None  # run_executions stores every job's result before returning
+    return result
 
 
 def capped(result: ExecResult, row_cap: int) -> ExecResult:

@@ -36,10 +36,7 @@ def table_columns(db_path: str | Path, tables: list[str]) -> dict[str, list[tupl
     """(column, declared type) of each named table that exists, matched case-insensitively."""
     conn = open_readonly(db_path)
     try:
-        existing = {
-            r[0].lower(): r[0]
-            for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-        }
+        existing = {r[0].lower(): r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
         out: dict[str, list[tuple[str, str]]] = {}
         for t in tables:
             real = existing.get(t.lower())
@@ -62,6 +59,4 @@ def describe_columns(db_path: str | Path, *sqls: str) -> str:
     cols = table_columns(db_path, tables)
     if not cols:
         return "(no tables could be identified)"
-    return "\n".join(
-        f"{table}({', '.join(f'{c} {t}'.strip() for c, t in columns)})" for table, columns in cols.items()
-    )
+    return "\n".join(f"{table}({', '.join(f'{c} {t}'.strip() for c, t in columns)})" for table, columns in cols.items())

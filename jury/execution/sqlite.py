@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 
 from jury.inputs.records import ExecResult
+from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
-DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_ROW_CAP = 100_000
 _PROGRESS_STEPS = 10_000
 #: Longest string or blob (bytes) a query may produce or read (SQLite's SQLITE_LIMIT_LENGTH).
 MAX_VALUE_BYTES = 16 * 1024 * 1024
@@ -257,9 +256,7 @@ def execute(
         kept.clear()
         elapsed = time.monotonic() - start
         if timed_out:
-            return ExecResult(
-                status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed
-            )
+            return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
         error = _one_line(exc)
         if isinstance(exc, sqlite3.DataError) or "too big" in error:
             error = f"{error}: a string or blob over {value_limit:,} bytes (the cap on one value)"

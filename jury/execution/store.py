@@ -9,6 +9,7 @@ arrives, so a crash loses nothing that was paid for.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -26,10 +27,8 @@ migrations = Migrations("jury")
 
 @migrations()
 def m001_executions(db: sqlite_utils.Database) -> None:
-    db["files"].create(
-        {"path": str, "size": int, "mtime_ns": int, "sha256": str}, pk="path"
-    )
-    db["executions"].create(
+    db.table("files").create({"path": str, "size": int, "mtime_ns": int, "sha256": str}, pk="path")
+    db.table("executions").create(
         {
             "key": str,
             "db_sha256": str,
@@ -52,7 +51,7 @@ def m001_executions(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m002_calls_and_votes(db: sqlite_utils.Database) -> None:
-    db["calls"].create(
+    db.table("calls").create(
         {
             "id": int,
             "request_sha256": str,
@@ -75,8 +74,8 @@ def m002_calls_and_votes(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["calls"].create_index(["request_sha256"])
-    db["votes"].create(
+    db.table("calls").create_index(["request_sha256"])
+    db.table("votes").create(
         {
             "request_sha256": str,
             "kind": str,
@@ -98,15 +97,15 @@ def m002_calls_and_votes(db: sqlite_utils.Database) -> None:
 @migrations()
 def m003_claims(db: sqlite_utils.Database) -> None:
     """Who is asking which ballot right now: one process per request, across processes."""
-    db["claims"].create({"request_sha256": str, "holder": str, "expires_at": float}, pk="request_sha256")
+    db.table("claims").create({"request_sha256": str, "holder": str, "expires_at": float}, pk="request_sha256")
 
 
 @migrations()
 def m004_ordered_digest_and_db_checks(db: sqlite_utils.Database) -> None:
     """Executions gain the ordered digest of their full row list (older successes, which
     lack it, are executed again); databases that passed the integrity check, by sha256."""
-    db["executions"].add_column("ordered_sha256", str)
-    db["checked_databases"].create({"sha256": str, "checked_at": str}, pk="sha256")
+    db.table("executions").add_column("ordered_sha256", str)
+    db.table("checked_databases").create({"sha256": str, "checked_at": str}, pk="sha256")
 
 
 def _holder_is_dead(holder: str) -> bool:
@@ -182,10 +181,8 @@ class VoteStoreMixin:
 
     def release_claim(self, request_sha256: str, holder: str) -> None:
         """Best effort: a claim left behind expires (or its holder is seen to be dead)."""
-        try:
+        with contextlib.suppress(sqlite3.Error):
             self.db.conn.execute("DELETE FROM claims WHERE request_sha256 = ? AND holder = ?", [request_sha256, holder])
-        except sqlite3.Error:
-            pass
 
     # ------------------------------------------------------------ calls and votes
     def record_call(self, request_sha256: str, kind: str, juror, messages: list, result) -> int:
@@ -209,9 +206,11 @@ class VoteStoreMixin:
             "created_at": now_iso(),
         }
         try:
-            return self.db["calls"].insert(row).last_pk
+            call_id = self.db.table("calls").insert(row).last_pk
         except sqlite3.Error as exc:
             raise self._write_failed(exc) from None
+        assert isinstance(call_id, int), call_id  # "id" is the integer primary key: its rowid
+        return call_id
 
     def link_vote_call(self, request_sha256: str, call_id: int) -> None:
         """Point a vote stored before its call log at that log (first call only)."""
@@ -234,7 +233,7 @@ class VoteStoreMixin:
             raise self._write_failed(exc) from None
 
     def _insert_vote(self, request_sha256, kind, question_id, model, juror, result, call_id) -> None:
-        self.db["votes"].insert(
+        self.db.table("votes").insert(
             {
                 "request_sha256": request_sha256,
                 "kind": kind,
@@ -254,9 +253,7 @@ class VoteStoreMixin:
         )
 
     def get_vote(self, request_sha256: str) -> dict | None:
-        row = self.db.execute(
-            "SELECT ok, reply, error, call_id FROM votes WHERE request_sha256 = ?", [request_sha256]
-        ).fetchone()
+        row = self.db.execute("SELECT ok, reply, error, call_id FROM votes WHERE request_sha256 = ?", [request_sha256]).fetchone()
         if row is None:
             return None
         return {"ok": bool(row[0]), "reply": json.loads(row[1]) if row[1] else None, "error": row[2], "call_id": row[3]}
@@ -345,13 +342,11 @@ class Store(VoteStoreMixin):
 
         p = Path(path).resolve()
         st = p.stat()
-        row = self.db.execute(
-            "SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [str(p)]
-        ).fetchone()
+        row = self.db.execute("SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [str(p)]).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return row[2]
         digest = sha256_file(p)
-        self.db["files"].upsert(
+        self.db.table("files").upsert(
             {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest},
             pk="path",
         )
@@ -360,12 +355,10 @@ class Store(VoteStoreMixin):
     # ------------------------------------------------------------ database checks
     def database_checked(self, sha256: str) -> bool:
         """True when a database with this content already passed the integrity check."""
-        return self.db.execute(
-            "SELECT 1 FROM checked_databases WHERE sha256 = ?", [sha256]
-        ).fetchone() is not None
+        return self.db.execute("SELECT 1 FROM checked_databases WHERE sha256 = ?", [sha256]).fetchone() is not None
 
     def mark_database_checked(self, sha256: str) -> None:
-        self.db["checked_databases"].upsert({"sha256": sha256, "checked_at": now_iso()}, pk="sha256")
+        self.db.table("checked_databases").upsert({"sha256": sha256, "checked_at": now_iso()}, pk="sha256")
 
     # ------------------------------------------------------------ executions
     def get_execution(self, key: str) -> ExecResult | None:
@@ -412,10 +405,8 @@ class Store(VoteStoreMixin):
             )
         return found
 
-    def put_execution(
-        self, key: str, db_sha256: str, sql: str, result: ExecResult, *, timeout_s: float, row_cap: int
-    ) -> None:
-        self.db["executions"].upsert(
+    def put_execution(self, key: str, db_sha256: str, sql: str, result: ExecResult, *, timeout_s: float, row_cap: int) -> None:
+        self.db.table("executions").upsert(
             {
                 "key": key,
                 "db_sha256": db_sha256,

@@ -105,9 +105,7 @@ def load_config(cwd: Path | None = None) -> Config:
         raise ConfigError(f"{path}: {exc}") from None
     unknown = sorted(set(values) - KNOWN_KEYS)
     if unknown:
-        raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(KNOWN_KEYS))}"
-        )
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(KNOWN_KEYS))}")
     for key, value in values.items():
         want = (str,) if key in PATH_KEYS else VALUE_TYPES[key]
         if isinstance(value, bool) or not isinstance(value, want):

@@ -15,7 +15,6 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,6 @@ from pydantic import ValidationError
 
 from jury.errors import DatabaseMissing, InputError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
-
-BIRD_SEPARATOR = "\t----- bird -----\t"
 
 
 @contextmanager
@@ -72,9 +69,7 @@ def read_text(path: str | Path) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         bad = data[exc.start : exc.start + 4]
-        raise InputError(
-            f"{p}:{line}: not UTF-8 (byte {bad!r} at offset {exc.start})"
-        ) from None
+        raise InputError(f"{p}:{line}: not UTF-8 (byte {bad!r} at offset {exc.start})") from None
     if not text.strip():
         raise InputError(f"{p}: file is empty")
     return text.removeprefix("\ufeff")
@@ -118,8 +113,7 @@ def _shown(value: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 4] + "...'"
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int,
-                            parse_float=_float)
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int, parse_float=_float)
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -192,16 +186,21 @@ def parse_json(text: str, where: str, line: int = 1, *, start: int = 0, depth_ch
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+def _skip_ws(text: str, pos: int) -> int:
+    """The first position at or after ``pos`` that is not JSON whitespace."""
+    m = _WS.match(text, pos)
+    assert m is not None  # the pattern matches the empty string
+    return m.end()
+
+
 def loads_document(text: str, where: str, line: int = 1) -> Any:
     """One JSON document (a whole file, or one JSONL line numbered ``line``): parse_json,
     then nothing but whitespace may follow."""
-    first = _WS.match(text, 0).end()
+    first = _skip_ws(text, 0)
     value, after = parse_json(text, where, line + text.count("\n", 0, first), start=first)
-    rest = _WS.match(text, after).end()
+    rest = _skip_ws(text, after)
     if rest < len(text):
-        raise InputError(
-            f"{where}:{line + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the value)"
-        )
+        raise InputError(f"{where}:{line + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the value)")
     return value
 
 
@@ -213,12 +212,11 @@ def load_json_file(path: str | Path) -> Any:
 
 def _array_items(text: str, where: str) -> Iterator[tuple[int, Any]]:
     """The items of a top-level JSON array, each with the line it starts on."""
-    ws = _WS
     _check_depth(text, where)
-    pos = ws.match(text, 0).end()
+    pos = _skip_ws(text, 0)
     if not text.startswith("[", pos):
         raise InputError(f"{where}: expected a JSON list")
-    pos = ws.match(text, pos + 1).end()
+    pos = _skip_ws(text, pos + 1)
     line = 1 + text.count("\n", 0, pos)
     if text.startswith("]", pos):
         after = pos + 1
@@ -226,17 +224,17 @@ def _array_items(text: str, where: str) -> Iterator[tuple[int, Any]]:
         while True:
             value, after = parse_json(text, where, line, start=pos, depth_checked=True)
             yield line, value
-            nxt = ws.match(text, after).end()
+            nxt = _skip_ws(text, after)
             line += text.count("\n", pos, nxt)
             if text.startswith(",", nxt):
-                pos = ws.match(text, nxt + 1).end()
+                pos = _skip_ws(text, nxt + 1)
                 line += text.count("\n", nxt, pos)
                 continue
             if text.startswith("]", nxt):
                 after = nxt + 1
                 break
             raise InputError(f"{where}:{line}: malformed JSON (expected ',' or ']' after an item)")
-    rest = ws.match(text, after).end()
+    rest = _skip_ws(text, after)
     if rest < len(text):
         raise InputError(f"{where}:{1 + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the list)")
 
@@ -306,9 +304,7 @@ def _jsonl(p: Path, text: str) -> Iterator[tuple[int, object]]:
             raise InputError(f"{exc}: {_shown(line.strip())}") from None
 
 
-def load_runs(
-    paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | None = None
-) -> list[RunRecord]:
+def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | None = None) -> list[RunRecord]:
     """Load run JSONL files; duplicates and (with gold) unknown question ids are errors."""
     records: list[RunRecord] = []
     seen: dict[tuple[str, QuestionId], str] = {}
@@ -328,9 +324,7 @@ def load_runs(
                     f"{rec.question_id!r} (first at {seen[key]})"
                 )
             if gold is not None and rec.question_id not in gold:
-                raise InputError(
-                    f"{p}:{lineno}: unknown question_id {rec.question_id!r} (not in the gold file)"
-                )
+                raise InputError(f"{p}:{lineno}: unknown question_id {rec.question_id!r} (not in the gold file)")
             seen[key] = f"{p}:{lineno}"
             records.append(rec)
     if not records:
@@ -350,6 +344,14 @@ def require_database(db_root: str | Path | None, db_id: str) -> Path:
     if not path.is_file():
         raise DatabaseMissing(f"no database file for db_id {db_id!r}: expected {path}")
     return path
+
+
+def canonical_v1(obj: Any) -> bytes:
+    """jury's first canonical JSON, defined once: sorted keys (by code point), compact
+    separators, UTF-8 (no ``\\u`` escapes), no NaN/Infinity (ValueError). Never change it:
+    request hashes (which key the stored votes) and the lock of format_version 1 verdict
+    files are sha256 of these bytes. Newer verdict files use RFC 8785 (jury/verdicts/lock.py)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 def sha256_file(path: str | Path) -> str:
@@ -391,95 +393,5 @@ def write_atomic(path: str | Path, text: str) -> None:
 # ---------------------------------------------------------------- BIRD importers
 
 
-@dataclass
-class ImportReport:
-    records: list[RunRecord]
-    entries: int = 0
-    missing: list[QuestionId] = field(default_factory=list)
-    odd: list[str] = field(default_factory=list)
-
-
-def import_bird_predictions(
-    path: str | Path,
-    gold_items: list[GoldItem],
-    model: str,
-    *,
-    only_db: set[str] | None = None,
-    family: str | None = None,
-) -> ImportReport:
-    """Read BIRD's predict_dev.json or a one-SQL-per-line text file into run records.
-
-    Questions are indexed by position in the gold file. The SQL is kept exactly as the
-    model wrote it (trailing junk included: it is the model's answer). A non-string JSON
-    entry, an absent position or an empty line is a missing answer.
-    """
-    p = Path(path)
-    if not model.strip():
-        raise InputError("--model must name the model (got an empty name)")
-    text = read_text(p)
-    if text.lstrip().startswith("["):
-        raise InputError(f"{p}: a JSON list; expected BIRD's object of position -> prediction, or one SQL per line")
-    if text.lstrip().startswith("{"):
-        answers = _bird_json_answers(p, text, len(gold_items))
-    else:
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines = lines[:-1]
-        if len(lines) > len(gold_items):
-            raise InputError(
-                f"{p}:{len(gold_items) + 1}: {len(lines)} lines but the gold file has "
-                f"only {len(gold_items)} questions"
-            )
-        answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
-    report = ImportReport(records=[], entries=len(answers))
-    seen: set = set()
-    for i, item in enumerate(gold_items):
-        if only_db and item.db_id not in only_db:
-            continue
-        if item.question_id in seen:  # a repeated gold item: its first position's answer counts
-            report.odd.append(f"{i}: repeats question {item.question_id!r}; skipped")
-            continue
-        seen.add(item.question_id)
-        sql, db_id, odd = answers.get(i, (None, None, None))
-        if odd:
-            report.odd.append(f"{i}: {odd}")
-        if sql is None or not sql.strip():
-            report.missing.append(item.question_id)
-            sql = None
-        report.records.append(
-            RunRecord(model=model, question_id=item.question_id, db_id=db_id, sql=sql, family=family)
-        )
-    return report
-
-
-def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
-    data = loads_document(text, str(p))
-    if not isinstance(data, dict):
-        raise InputError(f"{p}: expected an object of index -> prediction")
-    answers: dict[int, tuple] = {}
-    for key, value in data.items():
-        try:
-            index = int(key)
-        except ValueError:
-            raise InputError(f"{p}: key {key!r} is not a question position") from None
-        if not 0 <= index < n_gold:
-            raise InputError(
-                f"{p}: key {key!r} is outside the gold file's {n_gold} questions"
-            )
-        if index in answers:
-            raise InputError(f"{p}: key {key!r} repeats question position {index}")
-        if not isinstance(value, str):
-            answers[index] = (None, None, f"non-string entry {json.dumps(value)[:40]}")
-            continue
-        if BIRD_SEPARATOR in value:
-            sql, _, db_id = value.rpartition(BIRD_SEPARATOR)
-            answers[index] = (sql, db_id.strip() or None, None)
-        else:
-            answers[index] = (value, None, "no database separator")
-    return answers
-
-
 def dump_runs(records: Iterable[RunRecord]) -> str:
-    return "".join(
-        json.dumps(r.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for r in records
-    )
+    return "".join(json.dumps(r.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for r in records)

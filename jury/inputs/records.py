@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 QuestionId = int | str
+# The largest integer an RFC 8785 (I-JSON) number holds exactly: ids must survive the verdict lock.
+MAX_EXACT_INT = 2**53 - 1
 
 
 def _normalise_qid(value: Any) -> Any:
@@ -20,11 +22,14 @@ def _normalise_qid(value: Any) -> Any:
     if isinstance(value, str):
         digits = value.strip().removeprefix("-")
         if digits.isascii() and digits.isdigit():
-            if len(digits) > 19:
-                raise ValueError(f"question_id of {len(digits)} digits is out of range (at most 64-bit)")
+            if len(digits) > 16:
+                raise ValueError(f"question_id of {len(digits)} digits is out of range (at most {MAX_EXACT_INT})")
             value = int(value.strip())
-    if isinstance(value, int) and not -(2**63) <= value < 2**63:
-        raise ValueError("question_id is out of range (an integer id must fit in 64 bits)")
+    if isinstance(value, int) and not -MAX_EXACT_INT <= value <= MAX_EXACT_INT:
+        raise ValueError(
+            f"question_id is out of range (an integer id must be within ±{MAX_EXACT_INT}, "
+            "the integers JSON numbers hold exactly; use a string id)"
+        )
     return value
 
 
@@ -103,16 +108,3 @@ class ExecResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-
-Outcome = Literal[
-    "match",
-    "near_miss",
-    "mismatch",
-    "error",
-    "timeout",
-    "missing",
-    "misrouted",
-    "gold_error",
-]
-

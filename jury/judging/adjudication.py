@@ -10,15 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jury.compare.outcomes import Evaluation
+from jury.execution.schema import describe_columns
+from jury.inputs.records import GoldItem, RunRecord
 from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order
 from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
-from jury.judging.runner import Ballot, BallotResult, run_ballots
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.inputs.records import GoldItem, RunRecord
-from jury.vocab import JURY_ELIGIBLE
-from jury.execution.schema import describe_columns
-
+from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Verdict
 
 
 @dataclass
@@ -63,6 +62,8 @@ def plan_adjudication(
             continue
         item: GoldItem = gold[pair.question_id]
         pred_sql = sql_of[(pair.model, pair.question_id)]
+        # a jury-eligible failure executed both its SQL and the gold's
+        assert pred_sql is not None and pair.gold_key is not None and pair.pred_key is not None
         jurors = select_jurors(panel, plan.families[pair.model])
         key = (pair.question_id, pred_sql)
         if key not in schema_cache:
@@ -71,14 +72,28 @@ def plan_adjudication(
         for juror in jurors:
             order = draw_order(seed, pair.question_id, pair.model, juror.name)
             messages = adjudication_messages(
-                template, panel.ballot_style, item, schema_cache[key],
-                item.sql, ev.results[pair.gold_key], pred_sql, ev.results[pair.pred_key],
-                order, panel.show_evidence,
+                template,
+                panel.ballot_style,
+                item,
+                schema_cache[key],
+                item.sql,
+                ev.results[pair.gold_key],
+                pred_sql,
+                ev.results[pair.pred_key],
+                order,
+                panel.show_evidence,
             )
             group.append(
-                Ballot("adjudication", pair.question_id, pair.model, juror, panel.ballot_style,
-                       messages, template.sha256, {"order": order, "db_id": item.db_id,
-                                                   "answer_key": pair.pred_key, "gold_key": pair.gold_key})
+                Ballot(
+                    "adjudication",
+                    pair.question_id,
+                    pair.model,
+                    juror,
+                    panel.ballot_style,
+                    messages,
+                    template.sha256,
+                    {"order": order, "db_id": item.db_id, "answer_key": pair.pred_key, "gold_key": pair.gold_key},
+                )
             )
         plan.groups.append(group)
     return plan
@@ -99,6 +114,7 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
     out = []
     for group in results:
         first = group[0].ballot
+        assert first.model is not None  # an adjudication ballot names the model under test
         k = len(group)
         cats = [vote_category(r) for r in group if r.status != "skipped"]
         verdict = adjudication_verdict(cats, k)
@@ -107,22 +123,37 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
         for r in group:
             b = r.ballot
             raw = r.reply["verdict"] if r.reply else None
-            neither += raw == "neither"
-            votes.append({
-                "juror": b.juror.name, "family": b.juror.family, "model": b.juror.model,
-                "order": b.meta["order"], "raw_verdict": raw, "category": vote_category(r),
-                "reasoning": r.reply.get("reasoning") if r.reply else None,
-                "abstained": r.status in ("abstained", "not_asked"),
-                "reason": r.error, "skipped": r.status == "skipped",
-                "request_sha256": b.request_sha256,
-            })
-        out.append({
-            "question_id": first.question_id, "db_id": first.meta["db_id"], "model": first.model,
-            "families": plan.families[first.model], "jurors": [r.ballot.juror.name for r in group],
-            "votes": votes, "verdict": verdict, "credited": is_credited(verdict),
-            "gold_also_wrong": verdict == "genuine_error" and neither >= k // 2 + 1,
-            "answer_key": first.meta["answer_key"], "gold_key": first.meta["gold_key"],
-        })
+            neither += raw == BlindAnswer.NEITHER
+            votes.append(
+                {
+                    "juror": b.juror.name,
+                    "family": b.juror.family,
+                    "model": b.juror.model,
+                    "order": b.meta["order"],
+                    "raw_verdict": raw,
+                    "category": vote_category(r),
+                    "reasoning": r.reply.get("reasoning") if r.reply else None,
+                    "abstained": r.status in ("abstained", "not_asked"),
+                    "reason": r.error,
+                    "skipped": r.status == "skipped",
+                    "request_sha256": b.request_sha256,
+                }
+            )
+        out.append(
+            {
+                "question_id": first.question_id,
+                "db_id": first.meta["db_id"],
+                "model": first.model,
+                "families": plan.families[first.model],
+                "jurors": [r.ballot.juror.name for r in group],
+                "votes": votes,
+                "verdict": verdict,
+                "credited": is_credited(verdict),
+                "gold_also_wrong": verdict == Verdict.GENUINE_ERROR and neither >= k // 2 + 1,
+                "answer_key": first.meta["answer_key"],
+                "gold_key": first.meta["gold_key"],
+            }
+        )
     return out
 
 

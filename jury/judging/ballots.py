@@ -16,19 +16,15 @@ from pathlib import Path
 
 from jury.errors import ConfigError
 from jury.inputs.records import ExecResult, GoldItem
+from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, DEFECT_TYPES, AuditVote, BlindAnswer, DefectType, Verdict
 
 PREVIEW_ROWS = 50
 PREVIEW_CHARS = 4000
 SYSTEM_PROMPT = "You are a careful reviewer of SQL queries. Reply with one JSON object and nothing else."
 
-BLIND_VERDICTS = ("answer_1", "answer_2", "both", "neither", "ambiguous")
-CATEGORIES = ("gold_defect", "format_equivalence", "genuine_error", "ambiguous")
-AUDIT_VERDICTS = ("valid", "defective")
-DEFECT_TYPES = ("sql_vs_question", "sql_vs_data", "domain_knowledge", "ambiguous_question", "other")
-
 
 def _schema(verdicts: tuple[str, ...], extra: dict | None = None) -> dict:
-    props = {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": list(verdicts)}}
+    props = {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": [str(v) for v in verdicts]}}
     props.update(extra or {})
     return {
         "type": "object",
@@ -39,11 +35,11 @@ def _schema(verdicts: tuple[str, ...], extra: dict | None = None) -> dict:
 
 
 REPLY_SCHEMAS = {
-    "blind": _schema(BLIND_VERDICTS),
+    "blind": _schema(BLIND_ANSWERS),
     "labelled": _schema(CATEGORIES),
     "audit": _schema(
-        AUDIT_VERDICTS,
-        {"defect_type": {"type": ["string", "null"], "enum": [*DEFECT_TYPES, None]}},
+        AUDIT_VOTES,
+        {"defect_type": {"type": ["string", "null"], "enum": [*map(str, DEFECT_TYPES), None]}},
     ),
 }
 
@@ -83,8 +79,7 @@ class Template:
 # ballot that never shows the question or one of the answers cannot be judged).
 TEMPLATE_FIELDS = {
     "blind": ("question", "evidence_block", "schema", "sql_1", "result_1", "sql_2", "result_2"),
-    "labelled": ("question", "evidence_block", "schema", "label_1", "sql_1", "result_1",
-                 "label_2", "sql_2", "result_2"),
+    "labelled": ("question", "evidence_block", "schema", "label_1", "sql_1", "result_1", "label_2", "sql_2", "result_2"),
     "audit": ("question", "evidence_block", "schema", "sql", "preview_block"),
 }
 TEMPLATE_REQUIRED = {
@@ -118,7 +113,7 @@ def check_template(template: Template, style: str) -> None:
     for match in string.Template.pattern.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
         if match.group("invalid") is not None:
-            snippet = text[match.start():match.start() + 12].split("\n", 1)[0]
+            snippet = text[match.start() : match.start() + 12].split("\n", 1)[0]
             raise ConfigError(
                 f"{where}: line {line}: {snippet!r} is not a placeholder "
                 "(write $$ for a literal dollar sign, $name or ${name} for a field)"
@@ -134,8 +129,9 @@ def check_template(template: Template, style: str) -> None:
         used.add(name)
     missing = [f for f in TEMPLATE_REQUIRED[style] if f not in used]
     if missing:
-        raise ConfigError(f"{where}: a {style} template must use {', '.join('$' + f for f in missing)} "
-                          "(a ballot without them cannot be judged)")
+        raise ConfigError(
+            f"{where}: a {style} template must use {', '.join('$' + f for f in missing)} (a ballot without them cannot be judged)"
+        )
 
 
 # A "<" that could begin a tag, closing tag, comment or processing instruction: followed by
@@ -165,8 +161,9 @@ def preview(result: ExecResult, max_rows: int = PREVIEW_ROWS, max_chars: int = P
     shown = 0
     size = len(lines[0])
     for row in result.rows[:max_rows]:
-        line = _clip(" | ".join("NULL" if v is None else _cell(v.hex() if isinstance(v, bytes) else v) for v in row),
-                     max_chars // 4)  # a very wide row is cut, not dropped
+        line = _clip(
+            " | ".join("NULL" if v is None else _cell(v.hex() if isinstance(v, bytes) else v) for v in row), max_chars // 4
+        )  # a very wide row is cut, not dropped
         if size + len(line) + 1 > max_chars:
             break
         lines.append(line)
@@ -230,7 +227,10 @@ def adjudication_messages(
 
 
 def audit_messages(
-    template: Template, item: GoldItem, schema_text: str, show_evidence: bool,
+    template: Template,
+    item: GoldItem,
+    schema_text: str,
+    show_evidence: bool,
     gold_result: ExecResult | None = None,
 ) -> list[dict]:
     block = ""
@@ -251,9 +251,9 @@ def audit_messages(
 
 def make_parser(style: str):
     """A parse function for the juror client: text -> validated reply dict (ValueError if bad)."""
-    from jury.judging.client import extract_json_object
+    from jury.judging.replies import extract_json_object
 
-    allowed = {"blind": BLIND_VERDICTS, "labelled": CATEGORIES, "audit": AUDIT_VERDICTS}[style]
+    allowed = {"blind": BLIND_ANSWERS, "labelled": CATEGORIES, "audit": AUDIT_VOTES}[style]
 
     def parse(text: str) -> dict:
         obj = extract_json_object(text)
@@ -265,8 +265,8 @@ def make_parser(style: str):
         reply = {"reasoning": str(obj.get("reasoning") or ""), "verdict": verdict}
         if style == "audit":
             dt = obj.get("defect_type")
-            if verdict == "defective":
-                reply["defect_type"] = dt if dt in DEFECT_TYPES else "other"
+            if verdict == AuditVote.DEFECTIVE:
+                reply["defect_type"] = dt if dt in DEFECT_TYPES else DefectType.OTHER.value
             else:
                 reply["defect_type"] = None
         return reply
@@ -276,11 +276,11 @@ def make_parser(style: str):
 
 def blind_category(verdict: str, order: str) -> tuple[str, bool]:
     """Map a blind verdict back through the drawn order: (category, gold_also_wrong)."""
-    if verdict == "ambiguous":
-        return "ambiguous", False
-    if verdict == "both":
-        return "format_equivalence", False
-    if verdict == "neither":
-        return "genuine_error", True
-    gold_position = "answer_1" if order == "gold_first" else "answer_2"
-    return ("genuine_error", False) if verdict == gold_position else ("gold_defect", False)
+    if verdict == BlindAnswer.AMBIGUOUS:
+        return Verdict.AMBIGUOUS.value, False
+    if verdict == BlindAnswer.BOTH:
+        return Verdict.FORMAT_EQUIVALENCE.value, False
+    if verdict == BlindAnswer.NEITHER:
+        return Verdict.GENUINE_ERROR.value, True
+    gold_position = BlindAnswer.ANSWER_1 if order == "gold_first" else BlindAnswer.ANSWER_2
+    return (Verdict.GENUINE_ERROR.value, False) if verdict == gold_position else (Verdict.GOLD_DEFECT.value, False)

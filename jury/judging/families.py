@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jury.errors import ConfigError
 
+
 def _default_registry() -> Path:
     from jury.judging.panels import PANELS_DIR
 
@@ -35,7 +36,7 @@ class FamilyRegistry:
             where = self.path or "the family registry"
             raise ConfigError(
                 f"model {model!r} has no known family: add a pattern for it under [families] in "
-                f"{where}, or give \"family\" in its run records (jury never guesses)"
+                f'{where}, or give "family" in its run records (jury never guesses)'
             )
         return sorted(found)
 

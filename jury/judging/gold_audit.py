@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from jury.judging.ballots import Template, audit_messages
-from jury.judging.panels import Panel
-from jury.judging.runner import Ballot, BallotResult, run_ballots
-from jury.judging.rules import audit_counts, audit_flag
-from jury.inputs.records import GoldItem
 from jury.execution.schema import describe_columns
 from jury.execution.store import execution_key
+from jury.inputs.records import GoldItem
+from jury.judging.ballots import Template, audit_messages
+from jury.judging.panels import Panel
+from jury.judging.rules import audit_counts, audit_flag
+from jury.judging.runner import Ballot, BallotResult, run_ballots
 from jury.stats import fleiss_kappa_from_ratings
+from jury.vocab import AuditVote
 
 
 @dataclass
@@ -38,11 +39,21 @@ def plan_audit(items: list[GoldItem], panel: Panel, databases: dict, gold_result
         schema_text = describe_columns(databases[item.db_id][0], item.sql)
         preview = gold_results.get(item.question_id) if (panel.show_preview and gold_results) else None
         messages = audit_messages(template, item, schema_text, panel.show_evidence, preview)
-        plan.groups.append([
-            Ballot("audit", item.question_id, None, juror, "audit", messages, template.sha256,
-                   {"db_id": item.db_id, "gold_key": execution_key(databases[item.db_id][1], item.sql)})
-            for juror in panel.jurors
-        ])
+        plan.groups.append(
+            [
+                Ballot(
+                    "audit",
+                    item.question_id,
+                    None,
+                    juror,
+                    "audit",
+                    messages,
+                    template.sha256,
+                    {"db_id": item.db_id, "gold_key": execution_key(databases[item.db_id][1], item.sql)},
+                )
+                for juror in panel.jurors
+            ]
+        )
     return plan
 
 
@@ -58,21 +69,36 @@ def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[di
         votes = []
         for r in group:
             j = r.ballot.juror
-            votes.append({
-                "juror": j.name, "family": j.family, "model": j.model,
-                "raw_verdict": vote_label(r), "category": vote_label(r),
-                "defect_type": r.reply.get("defect_type") if r.reply else None,
-                "reasoning": r.reply.get("reasoning") if r.reply else None,
-                "abstained": r.status in ("abstained", "not_asked"), "reason": r.error,
-                "skipped": False, "request_sha256": r.ballot.request_sha256,
-            })
-        types = sorted({v["defect_type"] for v in votes if v["category"] == "defective" and v["defect_type"]})
-        out.append({
-            "question_id": item.question_id, "db_id": item.db_id, "difficulty": item.difficulty,
-            "split": item.split, "jurors": [v["juror"] for v in votes], "votes": votes,
-            "flagged": flagged, "decided": decided, "defect_types": types,
-            "gold_key": group[0].ballot.meta.get("gold_key") if group else None,
-        })
+            votes.append(
+                {
+                    "juror": j.name,
+                    "family": j.family,
+                    "model": j.model,
+                    "raw_verdict": vote_label(r),
+                    "category": vote_label(r),
+                    "defect_type": r.reply.get("defect_type") if r.reply else None,
+                    "reasoning": r.reply.get("reasoning") if r.reply else None,
+                    "abstained": r.status in ("abstained", "not_asked"),
+                    "reason": r.error,
+                    "skipped": False,
+                    "request_sha256": r.ballot.request_sha256,
+                }
+            )
+        types = sorted({v["defect_type"] for v in votes if v["category"] == AuditVote.DEFECTIVE and v["defect_type"]})
+        out.append(
+            {
+                "question_id": item.question_id,
+                "db_id": item.db_id,
+                "difficulty": item.difficulty,
+                "split": item.split,
+                "jurors": [v["juror"] for v in votes],
+                "votes": votes,
+                "flagged": flagged,
+                "decided": decided,
+                "defect_types": types,
+                "gold_key": group[0].ballot.meta.get("gold_key") if group else None,
+            }
+        )
     return out
 
 
@@ -84,16 +110,17 @@ def summarize(records: list[dict]) -> dict:
             jurors.setdefault(v["juror"], []).append(v["category"])
     per_juror = {
         name: {
-            "defective": sum(x == "defective" for x in cats),
+            "defective": sum(x == AuditVote.DEFECTIVE for x in cats),
             "valid_votes": sum(x is not None for x in cats),
             "abstentions": sum(x is None for x in cats),
-            "flag_rate": (sum(x == "defective" for x in cats) / sum(x is not None for x in cats))
-            if any(x is not None for x in cats) else None,
+            "flag_rate": (sum(x == AuditVote.DEFECTIVE for x in cats) / sum(x is not None for x in cats))
+            if any(x is not None for x in cats)
+            else None,
         }
         for name, cats in jurors.items()
     }
     types = Counter(
-        v["defect_type"] for r in records for v in r["votes"] if v["category"] == "defective" and v["defect_type"]
+        v["defect_type"] for r in records for v in r["votes"] if v["category"] == AuditVote.DEFECTIVE and v["defect_type"]
     )
     counts = audit_counts(records)  # the counts loading re-checks (jury/judging/rules.py)
     return {

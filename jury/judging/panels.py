@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jury.errors import ConfigError
 from jury.judging.ballots import Template, check_template
-from jury.judging.client import JurorSpec
+from jury.judging.juror import JurorSpec
+
 
 def _shipped(name: str) -> Path:
     """A folder of shipped files: at the top of a source checkout, inside an installed package."""
@@ -145,9 +146,7 @@ def resolve_prompt(panel_path: Path, prompt: str) -> Path:
     folders = (panel_path.parent / "prompts", PROMPTS_DIR)
     where = " or ".join(str(f) for f in folders)
     if not prompt or prompt in (".", "..") or Path(prompt).name != prompt or "/" in prompt or "\\" in prompt:
-        raise ConfigError(
-            f"{panel_path}: prompt = {prompt!r}: give the file name of a template in {where} (no folders)"
-        )
+        raise ConfigError(f"{panel_path}: prompt = {prompt!r}: give the file name of a template in {where} (no folders)")
     for folder in folders:
         candidate = folder / prompt
         if not (candidate.exists() or candidate.is_symlink()):
@@ -167,6 +166,7 @@ def _same_judge(a: JurorSpec, b: JurorSpec) -> bool:
     provider route, case-insensitively) at the same api_base (both unset is the same).
     Generation params and structured_output do not make a second judge: the same model at
     another temperature is the same judge sampled twice, and its votes are not independent."""
+
     def model(j: JurorSpec) -> str:
         return j.model.strip().rstrip("/").rsplit("/", 1)[-1].lower()
 
@@ -210,7 +210,7 @@ def load_panel(path: str | Path) -> Panel:
             raise ConfigError(f"{p}: juror name {j.name!r} appears twice")
         seen[j.name] = j
     for i, a in enumerate(jurors):
-        for b in jurors[i + 1:]:
+        for b in jurors[i + 1 :]:
             if _same_judge(a, b):
                 raise ConfigError(
                     f"{p}: jurors {a.name!r} and {b.name!r} are one judge: both ask "

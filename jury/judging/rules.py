@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from jury.vocab import CREDITED_VERDICTS, VERDICTS
-
-CREDITED = frozenset(CREDITED_VERDICTS)
-ADJUDICATION_VERDICTS = VERDICTS
+from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CREDITED_VERDICTS, AuditVote, Verdict
 
 
 def adjudication_verdict(categories: list[str | None], k: int) -> str:
@@ -41,11 +38,11 @@ def adjudication_verdict(categories: list[str | None], k: int) -> str:
             return label
     missing = k - sum(counts.values())
     top = counts.most_common(1)[0][1] if counts else 0
-    return "undecided" if missing and top + missing >= threshold else "no_majority"
+    return (Verdict.UNDECIDED if missing and top + missing >= threshold else Verdict.NO_MAJORITY).value
 
 
 def is_credited(verdict: str) -> bool:
-    return verdict in CREDITED
+    return verdict in CREDITED_VERDICTS
 
 
 def audit_flag(verdicts: list[str | None], quorum: int | None = None) -> tuple[bool, bool]:
@@ -68,7 +65,7 @@ def audit_flag(verdicts: list[str | None], quorum: int | None = None) -> tuple[b
     >>> audit_flag([None, None])
     (False, False)
     """
-    defective = sum(v == "defective" for v in verdicts)
+    defective = sum(v == AuditVote.DEFECTIVE for v in verdicts)
     missing = sum(v is None for v in verdicts)
     threshold = quorum if quorum is not None else len(verdicts) // 2 + 1
     if not verdicts:
@@ -112,20 +109,27 @@ def _vote_problem(vote, style: str) -> str | None:
     if vote.category is None:
         return f"juror {vote.juror!r} neither voted nor abstained nor was skipped"
     if vote.raw_verdict is None:  # hand-made files may leave the raw answer out; the category must still be one
-        ok = vote.category in (("valid", "defective") if style == "audit"
-                               else ("gold_defect", "format_equivalence", "genuine_error", "ambiguous"))
+        ok = vote.category in (AUDIT_VOTES if style == "audit" else CATEGORIES)
     elif style == "audit":
-        ok = vote.category in ("valid", "defective") and vote.raw_verdict == vote.category
+        ok = vote.category in AUDIT_VOTES and vote.raw_verdict == vote.category
     elif style == "labelled":
-        ok = vote.category in ("gold_defect", "format_equivalence", "genuine_error", "ambiguous") and vote.raw_verdict == vote.category
+        ok = vote.category in CATEGORIES and vote.raw_verdict == vote.category
     else:  # blind: the raw answer names a position; the recorded order maps it back
         from jury.judging.ballots import blind_category
 
-        ok = (vote.raw_verdict in ("answer_1", "answer_2", "both", "neither", "ambiguous") and vote.order is not None
-              and blind_category(vote.raw_verdict, vote.order)[0] == vote.category)
-    return None if ok else (
-        f"juror {vote.juror!r}'s category {vote.category!r} does not follow from its answer "
-        f"{vote.raw_verdict!r} (order {vote.order})")
+        ok = (
+            vote.raw_verdict in BLIND_ANSWERS
+            and vote.order is not None
+            and blind_category(vote.raw_verdict, vote.order)[0] == vote.category
+        )
+    return (
+        None
+        if ok
+        else (
+            f"juror {vote.juror!r}'s category {vote.category!r} does not follow from its answer "
+            f"{vote.raw_verdict!r} (order {vote.order})"
+        )
+    )
 
 
 def check_document(doc) -> str | None:
@@ -136,8 +140,11 @@ def check_document(doc) -> str | None:
     early_stop = bool(doc.settings.get("early_stop", False))
     quorum = doc.panel.quorum if isinstance(doc.panel.quorum, int) and not isinstance(doc.panel.quorum, bool) else None
     for i, r in enumerate(doc.records):
-        where = (f"records.{i} (model {r.model!r} question {r.question_id!r})" if doc.kind == "adjudication"
-                 else f"records.{i} (question {r.question_id!r})")
+        where = (
+            f"records.{i} (model {r.model!r} question {r.question_id!r})"
+            if doc.kind == "adjudication"
+            else f"records.{i} (question {r.question_id!r})"
+        )
         if list(r.jurors) != [v.juror for v in r.votes]:
             return f"{where}: jurors {list(r.jurors)} do not match the jurors of its votes {[v.juror for v in r.votes]}"
         for v in r.votes:
@@ -149,19 +156,22 @@ def check_document(doc) -> str | None:
                 return f"{where}: an audit vote cannot be skipped"
             flagged, decided = audit_flag([_effective(v) for v in r.votes], quorum)
             if (r.flagged, r.decided) != (flagged, decided):
-                return (f"{where}: flagged={r.flagged}, decided={r.decided} does not follow from its votes "
-                        f"(the file's rules give flagged={flagged}, decided={decided})")
-            types = sorted({v.defect_type for v in r.votes if _effective(v) == "defective" and v.defect_type})
+                return (
+                    f"{where}: flagged={r.flagged}, decided={r.decided} does not follow from its votes "
+                    f"(the file's rules give flagged={flagged}, decided={decided})"
+                )
+            types = sorted({v.defect_type for v in r.votes if _effective(v) == AuditVote.DEFECTIVE and v.defect_type})
             if list(r.defect_types) != types:
                 return f"{where}: defect_types {list(r.defect_types)} do not follow from its votes ({types})"
             continue
         counted = [_effective(v) for v in r.votes if not v.skipped]
         verdict = adjudication_verdict(counted, len(r.votes))
         if any(v.skipped for v in r.votes):
-            settled = verdict not in ("no_majority", "undecided")
+            settled = verdict not in (Verdict.NO_MAJORITY, Verdict.UNDECIDED)
             if not early_stop or not settled:
-                return (f"{where}: a vote is marked skipped but "
-                        + ("the file's settings have no early stop" if not early_stop else "no majority was settled"))
+                return f"{where}: a vote is marked skipped but " + (
+                    "the file's settings have no early stop" if not early_stop else "no majority was settled"
+                )
         if verdict != r.verdict:
             return f"{where}: verdict {r.verdict!r} does not follow from its votes (the file's rules give {verdict!r})"
         if r.credited != is_credited(verdict):

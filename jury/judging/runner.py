@@ -16,8 +16,8 @@ the calls on the wire, storing their answers; a second Ctrl-C gives up at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
-import json
 import os
 import secrets
 import signal
@@ -26,20 +26,18 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from jury.judging.ballots import REPLY_SCHEMAS, make_parser
 from jury.errors import StoreError
-from jury.judging.client import JurorPool, JurorSpec
+from jury.inputs.io import canonical_v1
+from jury.judging.ballots import REPLY_SCHEMAS, make_parser
+from jury.judging.client import JurorPool
+from jury.judging.juror import JurorSpec
 
 COMPLETION_TOKENS_ESTIMATE = 400  # reasoning + verdict; used only for plans and the cost cap
 CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
 INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
-
-
-def canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 @dataclass
@@ -56,7 +54,7 @@ class Ballot:
     @property
     def request_sha256(self) -> str:
         return hashlib.sha256(
-            canonical(
+            canonical_v1(  # never change: stored votes are keyed by this hash
                 {
                     "juror_model": self.juror.model,
                     "api_base": self.juror.api_base,
@@ -132,11 +130,19 @@ def plan_rows(ballots: list[Ballot]) -> list[dict]:
     """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls."""
     agg: dict[tuple, dict] = {}
     for b in ballots:
-        row = agg.setdefault((b.model, b.juror.name), {
-            **({"model": b.model} if b.model is not None else {}),
-            "juror": b.juror.name, "juror_model": b.juror.model, "ballots": 0,
-            "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "priced": True,
-        })
+        row = agg.setdefault(
+            (b.model, b.juror.name),
+            {
+                **({"model": b.model} if b.model is not None else {}),
+                "juror": b.juror.name,
+                "juror_model": b.juror.model,
+                "ballots": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "cost_usd": 0.0,
+                "priced": True,
+            },
+        )
         tokens, cost = estimate(b)
         row["ballots"] += 1
         row["prompt_tokens"] += tokens
@@ -204,7 +210,7 @@ def _stop_reason(s: _Session) -> str:
     return "store failure" if s.stats.store_error else "interrupted"
 
 
-async def _claim(h: str, s: _Session) -> dict | str | None:
+async def _claim(h: str, s: _Session) -> dict | Literal["stopped"] | None:
     """None once this process holds the claim on `h`; a vote stored meanwhile (by the process
     that held it); or "stopped"."""
     while True:
@@ -243,7 +249,7 @@ async def _call(ballot: Ballot, s: _Session) -> BallotResult:
 
 
 async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
-    from jury.judging.client import for_store
+    from jury.judging.redaction import for_store
 
     h = ballot.request_sha256
     if s.stopping:
@@ -254,8 +260,10 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
     if not s.guard.reserve(est):
         return _not_asked(ballot, s, "cost cap reached")
     result = await s.pool.call(
-        ballot.juror.name, ballot.messages,
-        schema=REPLY_SCHEMAS[ballot.style], parse=make_parser(ballot.style),
+        ballot.juror.name,
+        ballot.messages,
+        schema=REPLY_SCHEMAS[ballot.style],
+        parse=make_parser(ballot.style),
     )
     s.guard.settle(est, result.cost_usd)
     s.stats.cost_usd += result.cost_usd
@@ -304,8 +312,11 @@ def settled(labels: list[str | None], k: int) -> bool:
 
 
 async def _run_group(
-    group: list[Ballot], label: Callable[[BallotResult], str | None], session: _Session,
-    early_stop: bool, tick: Callable[[int], None],
+    group: list[Ballot],
+    label: Callable[[BallotResult], str | None],
+    session: _Session,
+    early_stop: bool,
+    tick: Callable[[int], None],
 ) -> list[BallotResult]:
     k = len(group)
     store, stats = session.store, session.stats
@@ -369,6 +380,7 @@ def run_ballots(
         session.pool.stop_requested = False
         loop = asyncio.get_running_loop()
         this = asyncio.current_task()
+        assert this is not None  # main() runs as asyncio.run's task
         grace = max((j.timeout_s for j in jurors.values()), default=0.0) + INTERRUPT_MARGIN_S
 
         def on_sigint() -> None:
@@ -382,14 +394,14 @@ def run_ballots(
             print(
                 f"Interrupted: sending no new ballots; waiting up to {grace:g} s for the {flying} calls "
                 "in flight and storing their answers (Ctrl-C again to stop at once).",
-                file=sys.stderr, flush=True,
+                file=sys.stderr,
+                flush=True,
             )
             loop.call_later(grace, this.cancel)
 
-        try:
+        # not the main thread, or no signals here: Ctrl-C then stops at once, as before
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signal.SIGINT, on_sigint)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-            pass
 
         async def renew() -> None:
             while True:
@@ -402,15 +414,11 @@ def run_ballots(
         renewer = asyncio.ensure_future(renew())
         tick(0)
         try:
-            return list(
-                await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups))
-            )
+            return list(await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups)))
         finally:
             renewer.cancel()
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
 
     try:
         results = asyncio.run(main())

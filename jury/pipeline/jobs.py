@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from jury.errors import IncompleteRun, InputError, JuryError
 
-ProgressFactory = Callable[[str], object]  # description -> context manager yielding (done, total) callback
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation
+    from jury.judging.adjudication import AdjudicationPlan
+    from jury.judging.gold_audit import AuditPlan
+    from jury.judging.runner import RunStats
+
+Progress = Callable[[int, int], None]  # (done, total)
+# description -> context manager yielding a (done, total) callback, or None for no progress shown
+ProgressFactory = Callable[[str], AbstractContextManager[Progress | None]]
+PlanT = TypeVar("PlanT")  # AdjudicationPlan or AuditPlan
 
 
 class CostCapReached(JuryError):
     """--max-cost stopped the run before every ballot was asked."""
 
 
-def _no_progress(_description: str):
+def _no_progress(_description: str) -> AbstractContextManager[None]:
     return nullcontext(None)
 
 
@@ -49,7 +59,8 @@ def warn_unknown_params(panel) -> None:
                 f"Warning: panel {panel.name!r}, juror {juror.name!r} ({juror.model}): params "
                 f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known to litellm for this "
                 "provider (a typo?); sent as given",
-                file=sys.stderr, flush=True,
+                file=sys.stderr,
+                flush=True,
             )
 
 
@@ -62,8 +73,7 @@ def raise_if_incomplete(stats) -> None:
     raise IncompleteRun(
         f"{n} ballot{'s' if n != 1 else ''} got no vote (transport or configuration failure; "
         f"most often: {reason}{f' ({times}x)' if times > 1 else ''}); no verdict file written for an "
-        f"incomplete set; every vote received is stored: a rerun asks only "
-        + (f"those {n} ballots" if n != 1 else "that ballot")
+        f"incomplete set; every vote received is stored: a rerun asks only " + (f"those {n} ballots" if n != 1 else "that ballot")
     )
 
 
@@ -76,18 +86,19 @@ def write_failed(exc: OSError, output: Path | None) -> JuryError:
 
 
 @dataclass
-class JobResult:
-    plan: object
+class JobResult(Generic[PlanT]):
+    plan: PlanT
     records: list[dict] | None = None
-    stats: object = None
+    stats: RunStats | None = None
     path: Path | None = None
     reused_file: bool = False  # an identical locked file already existed: nothing was written
-    evaluation: object = None
+    evaluation: Evaluation | None = None
     summary: dict | None = None
 
 
-def load_and_evaluate(gold_path: Path, run_paths: list[Path], db_root: Path | None, store, settings,
-                      progress: ProgressFactory = _no_progress):
+def load_and_evaluate(
+    gold_path: Path, run_paths: list[Path], db_root: Path | None, store, settings, progress: ProgressFactory = _no_progress
+):
     """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation)."""
     from jury.compare.outcomes import evaluate
     from jury.inputs.io import load_gold, load_runs
@@ -100,11 +111,24 @@ def load_and_evaluate(gold_path: Path, run_paths: list[Path], db_root: Path | No
 
 
 def adjudication_job(
-    cfg, store, *, gold_path: Path, run_paths: list[Path], db_root: Path | None, panel, registry,
-    settings, seed: int = 0, early_stop: bool = False, max_cost: float | None = None,
-    models: list[str] | None = None, output: Path | None = None, plan_only: bool = False,
-    supersedes: str | None = None, progress: ProgressFactory = _no_progress,
-) -> JobResult:
+    cfg,
+    store,
+    *,
+    gold_path: Path,
+    run_paths: list[Path],
+    db_root: Path | None,
+    panel,
+    registry,
+    settings,
+    seed: int = 0,
+    early_stop: bool = False,
+    max_cost: float | None = None,
+    models: list[str] | None = None,
+    output: Path | None = None,
+    plan_only: bool = False,
+    supersedes: str | None = None,
+    progress: ProgressFactory = _no_progress,
+) -> JobResult[AdjudicationPlan]:
     from jury.judging.adjudication import plan_adjudication, run_adjudication
     from jury.verdicts.assemble import write_adjudication
 
@@ -118,8 +142,9 @@ def adjudication_job(
     from jury.verdicts.assemble import adjudication_header, existing_verdicts
 
     job_settings = {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()}
-    found = existing_verdicts(cfg, output, adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths,
-                                                               job_settings), supersedes)
+    found = existing_verdicts(
+        cfg, output, adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, job_settings), supersedes
+    )
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True, ev)
     require_keys(panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
@@ -129,8 +154,16 @@ def adjudication_job(
     raise_if_incomplete(stats)
     try:
         path, reused = write_adjudication(
-            cfg, output, plan, verdicts, store, ev, gold_path, run_paths,
-            job_settings, supersedes,
+            cfg,
+            output,
+            plan,
+            verdicts,
+            store,
+            ev,
+            gold_path,
+            run_paths,
+            job_settings,
+            supersedes,
         )
     except OSError as exc:
         raise write_failed(exc, output) from None
@@ -138,19 +171,31 @@ def adjudication_job(
 
 
 def audit_job(
-    cfg, store, *, gold_path: Path, db_root: Path | None, panel, dbs: list[str] | None = None,
-    question_ids: list[str] | None = None, split: str | None = None, max_cost: float | None = None,
-    output: Path | None = None, plan_only: bool = False, supersedes: str | None = None,
+    cfg,
+    store,
+    *,
+    gold_path: Path,
+    db_root: Path | None,
+    panel,
+    dbs: list[str] | None = None,
+    question_ids: list[str] | None = None,
+    split: str | None = None,
+    max_cost: float | None = None,
+    output: Path | None = None,
+    plan_only: bool = False,
+    supersedes: str | None = None,
     progress: ProgressFactory = _no_progress,
-) -> JobResult:
+) -> JobResult[AuditPlan]:
     from jury.compare.outcomes import execute_gold, resolve_databases
     from jury.inputs.io import load_gold
     from jury.judging.gold_audit import plan_audit, run_audit, summarize
     from jury.verdicts.assemble import write_audit
 
     if panel.ballot_style != "audit":
-        raise InputError(f"panel {panel.name!r} ({panel.path}) is a {panel.ballot_style} adjudication panel; "
-                         "the gold audit needs ballot_style = \"audit\"")
+        raise InputError(
+            f"panel {panel.name!r} ({panel.path}) is a {panel.ballot_style} adjudication panel; "
+            'the gold audit needs ballot_style = "audit"'
+        )
     warn_unknown_params(panel)
     items = list(load_gold(gold_path).values())
     if dbs:
@@ -174,10 +219,15 @@ def audit_job(
         return JobResult(plan)
     from jury.verdicts.assemble import audit_header, existing_verdicts
 
-    audit_settings = {"quorum": panel.quorum, "split": split, "dbs": dbs or None,
-                      "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None}
-    found = existing_verdicts(cfg, output, audit_header(cfg, output, plan, store, databases, gold_path, audit_settings),
-                              supersedes)
+    audit_settings = {
+        "quorum": panel.quorum,
+        "split": split,
+        "dbs": dbs or None,
+        "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None,
+    }
+    found = existing_verdicts(
+        cfg, output, audit_header(cfg, output, plan, store, databases, gold_path, audit_settings), supersedes
+    )
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         records = [r.model_dump(mode="json") for r in found[1].records]
         return JobResult(plan, records, None, found[0], True, summary=summarize(records))

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jury.errors import InputError
-from jury.verdicts.documents import VerdictFile, load_locked
+from jury.verdicts.documents import AdjudicationFile, AuditFile
+from jury.verdicts.lock import load_locked
 from jury.verdicts.reaudit import Staleness, adjudication_diff, audit_diff, resolve_bound
+
+if TYPE_CHECKING:
+    from jury.judging.families import FamilyRegistry
 
 
 def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[Path, dict]:
@@ -21,6 +26,7 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[P
     if st.blockers:
         raise InputError(f"{st.path}: cannot re-run: {'; '.join(st.blockers)}")
     doc, base = st.doc, st.path.parent
+    assert doc.panel.path is not None  # check_file blocks a file with no bound panel
     panel = load_panel(resolve_bound(base, doc.panel.path))
     gold_path = resolve_bound(base, doc.inputs.gold.path)
     db_root = None
@@ -30,35 +36,63 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[P
     output = None  # a new file beside the old one
     kwargs = {"progress": progress} if progress else {}
     out_dir_cfg = _FolderConfig(base)
-    if doc.kind == "audit":
+    if isinstance(doc, AuditFile):  # what a verdict file of kind "audit" validates as
         s = doc.settings
         if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
             panel.quorum = s.get("quorum")
         qids = [str(r.question_id) for r in doc.records]
-        job = audit_job(out_dir_cfg, store, gold_path=gold_path, db_root=db_root, panel=panel,
-                        question_ids=qids, split=s.get("split"), max_cost=max_cost, output=output,
-                        supersedes=doc.content_sha256, **kwargs)
-        new = load_locked(job.path)
-        return job.path, audit_diff(doc, new)
+        audit = audit_job(
+            out_dir_cfg,
+            store,
+            gold_path=gold_path,
+            db_root=db_root,
+            panel=panel,
+            question_ids=qids,
+            split=s.get("split"),
+            max_cost=max_cost,
+            output=output,
+            supersedes=doc.content_sha256,
+            **kwargs,
+        )
+        assert audit.path is not None  # a job that is not a plan names its file
+        new_audit = load_locked(audit.path)
+        assert isinstance(new_audit, AuditFile)  # the audit job wrote it
+        return audit.path, audit_diff(doc, new_audit)
+    assert isinstance(doc, AdjudicationFile)  # the other kind
+    from jury.compare.comparators import NormalizeOptions
     from jury.compare.outcomes import Settings
     from jury.judging.families import load_registry
-    from jury.compare.comparators import NormalizeOptions
+    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     s = doc.settings
     norm = s.get("normalize") or {}
     settings = Settings(
-        comparator=s.get("comparator", "strict"), near_miss=s.get("near_miss_threshold", 0.5),
-        timeout_s=s.get("timeout_s", 30.0), row_cap=s.get("row_cap", 100_000),
+        comparator=s.get("comparator", DEFAULT_COMPARATOR),
+        near_miss=s.get("near_miss_threshold", DEFAULT_NEAR_MISS),
+        timeout_s=s.get("timeout_s", DEFAULT_TIMEOUT_S),
+        row_cap=s.get("row_cap", DEFAULT_ROW_CAP),
         options=NormalizeOptions(casefold=norm.get("casefold", False), float_sig_digits=norm.get("float_sig_digits")),
     )
     job = adjudication_job(
-        out_dir_cfg, store, gold_path=gold_path, run_paths=[resolve_bound(base, r.path) for r in doc.inputs.runs],
-        db_root=db_root, panel=panel, registry=_RecordedFamilies(doc, load_registry()), settings=settings,
+        out_dir_cfg,
+        store,
+        gold_path=gold_path,
+        run_paths=[resolve_bound(base, r.path) for r in doc.inputs.runs],
+        db_root=db_root,
+        panel=panel,
+        registry=_RecordedFamilies(doc, load_registry()),
+        settings=settings,
         seed=s.get("seed", 0),
-        early_stop=s.get("early_stop", False), max_cost=max_cost, models=s.get("models"), output=output,
-        supersedes=doc.content_sha256, **kwargs,
+        early_stop=s.get("early_stop", False),
+        max_cost=max_cost,
+        models=s.get("models"),
+        output=output,
+        supersedes=doc.content_sha256,
+        **kwargs,
     )
+    assert job.path is not None  # a job that is not a plan names its file
     new = load_locked(job.path)
+    assert isinstance(new, AdjudicationFile)  # the adjudication job wrote it
     return job.path, adjudication_diff(doc, new)
 
 
@@ -78,8 +112,8 @@ class _FolderConfig:
 class _RecordedFamilies:
     """The families a verdict file recorded per model win over today's registry."""
 
-    doc: VerdictFile
-    registry: object
+    doc: AdjudicationFile
+    registry: FamilyRegistry
 
     def families_of(self, model: str, declared=None) -> list[str]:
         for r in self.doc.records:

@@ -9,10 +9,16 @@ jury-eligible failure must have a verdict.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jury.errors import InputError
-from jury.vocab import JURY_ELIGIBLE, VERDICTS
 from jury.stats import ranks, wilson
+from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome
+
+if TYPE_CHECKING:
+    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord
 
 
 def check_audit_gold(path, doc, gold: dict, databases: dict, gold_sha256: str | None) -> None:
@@ -66,9 +72,9 @@ def flagged_questions(audit_docs) -> set:
     return flagged
 
 
-def verdict_index(adj_docs: list[tuple[str, object]]) -> dict[tuple, object]:
+def verdict_index(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> dict[tuple, AdjudicationRecord]:
     """(model, question_id) -> record, from (path, document) pairs; a pair judged twice is an error."""
-    index: dict[tuple, object] = {}
+    index: dict[tuple, AdjudicationRecord] = {}
     where: dict[tuple, str] = {}
     for path, doc in adj_docs:
         for r in doc.records:
@@ -87,7 +93,7 @@ def routed_by_model(pairs) -> dict[str, list]:
     out: dict[str, list] = {}
     for p in pairs:
         bucket = out.setdefault(p.model, [])
-        if p.outcome != "gold_error" and p.routed:
+        if p.outcome != Outcome.GOLD_ERROR and p.routed:
             bucket.append(p)
     return out
 
@@ -100,10 +106,10 @@ def gold_clean(pairs, flagged: set) -> dict[str, dict]:
     return out
 
 
-def adjudicated(pairs, index: dict[tuple, object]) -> dict[str, dict]:
+def adjudicated(pairs, index: dict[tuple, AdjudicationRecord]) -> dict[str, dict]:
     out = {}
     judged_by_model: dict[str, list] = {}
-    for (m, q), rec in index.items():
+    for m, q in index:
         judged_by_model.setdefault(m, []).append(q)
     for model, routed in routed_by_model(pairs).items():
         eligible = [p for p in routed if p.outcome == JURY_ELIGIBLE]
@@ -128,7 +134,7 @@ def adjudicated(pairs, index: dict[tuple, object]) -> dict[str, dict]:
                     "query or database than the one given now; re-run `jury adjudicate` for the current run"
                 )
         credited = sum(index[(model, p.question_id)].credited for p in eligible)
-        matches = sum(p.outcome == "match" for p in routed)
+        matches = sum(p.outcome == Outcome.MATCH for p in routed)
         out[model] = wilson(matches + credited, len(routed)).as_dict()
     return out
 
@@ -151,11 +157,17 @@ def adjudication_summary(records: list[dict], scores, judged=None) -> list[dict]
         if judged is not None and s.model not in judged:
             continue
         comp = by_model.get(s.model, Counter())
-        credited = comp["gold_defect"] + comp["format_equivalence"]
+        credited = sum(comp[v] for v in CREDITED_VERDICTS)
         adj = wilson(s.strict["k"] + credited, s.routed).as_dict()
-        rows.append({
-            "model": s.model, "routed": s.routed, "strict": s.strict, "adjudicated": adj,
-            "adjudicated_failures": sum(comp.values()), "credited": credited,
-            "composition": {str(c): comp[c] for c in VERDICTS},
-        })
+        rows.append(
+            {
+                "model": s.model,
+                "routed": s.routed,
+                "strict": s.strict,
+                "adjudicated": adj,
+                "adjudicated_failures": sum(comp.values()),
+                "credited": credited,
+                "composition": {str(c): comp[c] for c in VERDICTS},
+            }
+        )
     return rows

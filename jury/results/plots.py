@@ -1,4 +1,4 @@
-"""PNG charts of a jury report dict (as built by ``jury.results.report.build_report``).
+"""PNG charts of a jury report (the ``Report`` of ``build_report``, or its JSON dict).
 
 ``write_plots(report, out_dir)`` writes columns.png, rank_slope.png,
 miss_composition.png and defect_share_vs_strength.png, skipping (never failing
@@ -12,42 +12,55 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+from jury.results.plot_labels import FONT, TABLE_LINE_PT, label_points, number_table
+from jury.vocab import COLUMNS, COMPOSITION, Column, Verdict
+
+if TYPE_CHECKING:
+    from jury.results.report_model import Report
+
 __all__ = [
-    "write_plots", "plot_columns", "plot_rank_slope", "plot_miss_composition",
-    "plot_defect_share_vs_strength", "columns_figure", "rank_slope_figure",
-    "miss_composition_figure", "defect_share_vs_strength_figure",
+    "write_plots",
+    "plot_columns",
+    "plot_rank_slope",
+    "plot_miss_composition",
+    "plot_defect_share_vs_strength",
+    "columns_figure",
+    "rank_slope_figure",
+    "miss_composition_figure",
+    "defect_share_vs_strength_figure",
 ]
 
 DPI = 150
-FONT = 8.5            # tick labels, annotations, legends (pt)
 TITLE_FONT = 10.5
-ROW_IN = 0.3          # figure height per model row (inches)
-MARGIN_IN = 1.3       # title, axis and tick labels
+ROW_IN = 0.3  # figure height per model row (inches)
+MARGIN_IN = 1.3  # title, axis and tick labels
 
-COLUMNS = ("strict", "gold_clean", "adjudicated")
-COLUMN_LABEL = {"strict": "strict", "gold_clean": "gold-clean", "adjudicated": "adjudicated"}
 COLUMN_STYLE = {  # colour-blind-safe (Okabe-Ito) colours + distinct markers
-    "strict": dict(color="#0072B2", marker="o"),
-    "gold_clean": dict(color="#E69F00", marker="s"),
-    "adjudicated": dict(color="#009E73", marker="D"),
+    Column.STRICT: dict(color="#0072B2", marker="o"),
+    Column.GOLD_CLEAN: dict(color="#E69F00", marker="s"),
+    Column.ADJUDICATED: dict(color="#009E73", marker="D"),
 }
 SLOPE_COLOURS = (("#009E73", "rose"), ("#D55E00", "fell"), ("#7f7f7f", "unchanged"))
-COMPOSITION = (
-    ("gold_defect", "gold defect", "#D55E00"),
-    ("format_equivalence", "format equivalence", "#E69F00"),
-    ("genuine_error", "genuine error", "#0072B2"),
-    ("ambiguous", "ambiguous", "#CC79A7"),
-    ("no_majority", "no majority", "#999999"),
-)
+COMPOSITION_COLOUR = {
+    Verdict.GOLD_DEFECT: "#D55E00",
+    Verdict.FORMAT_EQUIVALENCE: "#E69F00",
+    Verdict.GENUINE_ERROR: "#0072B2",
+    Verdict.AMBIGUOUS: "#CC79A7",
+    Verdict.NO_MAJORITY: "#999999",
+}
+# (verdict, legend label, colour) per bar segment, in vocab.COMPOSITION's order
+COMPOSITION_BARS = tuple((v, v.replace("_", " "), COMPOSITION_COLOUR[v]) for v in COMPOSITION)
 
 
 # --------------------------------------------------------------------------- helpers
+
 
 def _num(v) -> float | None:
     """float(v), or None for None/NaN/inf/non-numbers."""
@@ -66,12 +79,17 @@ def _value(model: dict, col: str) -> float | None:
     return _num(prop.get("value")) if isinstance(prop, dict) else None
 
 
+def _as_dict(report: Report | dict) -> dict:
+    """A Report as its JSON dict; a dict as it is (read defensively: a partial one still plots)."""
+    return report if isinstance(report, dict) else report.model_dump(mode="json")
+
+
 def _models(report: dict) -> list[dict]:
     """The report's model rows (dicts only)."""
     return [m for m in (report.get("models") or []) if isinstance(m, dict)]
 
 
-def _present_columns(models: list[dict]) -> list[str]:
+def _present_columns(models: list[dict]) -> list[Column]:
     """Columns with a value for at least one model, in strict -> adjudicated order."""
     return [c for c in COLUMNS if any(_value(m, c) is not None for m in models)]
 
@@ -107,16 +125,17 @@ def _save(fig: Figure | None, path) -> Path | None:
 
 # --------------------------------------------------------------------------- 1. columns
 
-def columns_figure(report: dict) -> Figure | None:
+
+def columns_figure(report: Report | dict) -> Figure | None:
     """Accuracy per model for each present column, with Wilson 95% error bars."""
+    report = _as_dict(report)
     models = _models(report)
     cols = _present_columns(models)
     if not models:
         return None
-    best = cols[-1] if cols else "strict"
+    best = cols[-1] if cols else Column.STRICT
     # best at the top: y = 0 is the bottom row, so sort ascending; missing go last (bottom)
-    order = sorted(models, key=lambda m: (_value(m, best) is not None, _value(m, best) or 0.0,
-                                          str(m.get("model", ""))))
+    order = sorted(models, key=lambda m: (_value(m, best) is not None, _value(m, best) or 0.0, str(m.get("model", ""))))
     n = len(order)
     fig = _new_figure(9.0, _rows_height(n))
     ax = fig.add_subplot()
@@ -126,7 +145,8 @@ def columns_figure(report: dict) -> Figure | None:
         offset = ((len(cols) - 1) / 2 - j) * 0.22
         pts = []  # (y, value, low, high)
         for i, m in enumerate(order):
-            prop = m.get(c) if isinstance(m.get(c), dict) else {}
+            raw = m.get(c)
+            prop = raw if isinstance(raw, dict) else {}
             v, lo, hi = _num(prop.get("value")), _num(prop.get("low")), _num(prop.get("high"))
             if v is not None:
                 pts.append((i + offset, v, v if lo is None else lo, v if hi is None else hi))
@@ -134,13 +154,24 @@ def columns_figure(report: dict) -> Figure | None:
         lows += [p[2] for p in pts]
         highs += [p[3] for p in pts]
         err = [[max(p[1] - p[2], 0.0) for p in pts], [max(p[3] - p[1], 0.0) for p in pts]]
-        ax.errorbar(xs, ys, xerr=err, linestyle="none", markersize=4.5,
-                    elinewidth=1.1, capsize=2, label=COLUMN_LABEL[c], **COLUMN_STYLE[c])
+        ax.errorbar(
+            xs,
+            ys,
+            xerr=err,
+            linestyle="none",
+            markersize=4.5,
+            elinewidth=1.1,
+            capsize=2,
+            label=c.label,
+            color=COLUMN_STYLE[c]["color"],
+            marker=COLUMN_STYLE[c]["marker"],
+        )
     for i in range(0, n, 2):  # zebra rows help follow a model across the chart
         ax.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, linewidth=0)
     ax.set_yticks(range(n))
-    ax.set_yticklabels([_name(m) + ("  (no data)" if all(_value(m, c) is None for c in COLUMNS)
-                                    else "") for m in order], fontsize=FONT)
+    ax.set_yticklabels(
+        [_name(m) + ("  (no data)" if all(_value(m, c) is None for c in COLUMNS) else "") for m in order], fontsize=FONT
+    )
     ax.set_ylim(-0.6, n - 0.4)
     lo = min(lows, default=0.0)
     hi = max(highs, default=1.0)
@@ -151,11 +182,9 @@ def columns_figure(report: dict) -> Figure | None:
     ax.grid(axis="x", color="#d0d0d0", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_xlabel("execution accuracy (Wilson 95% interval)", fontsize=FONT + 0.5)
-    ax.set_title(f"Accuracy by column, sorted by {COLUMN_LABEL[best]} (best at top)",
-                 fontsize=TITLE_FONT)
+    ax.set_title(f"Accuracy by column, sorted by {best.label} (best at top)", fontsize=TITLE_FONT)
     if cols:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT, frameon=False,
-                  title="column", title_fontsize=FONT)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT, frameon=False, title="column", title_fontsize=FONT)
     fig.tight_layout()
     return fig
 
@@ -165,6 +194,7 @@ def _name(m: dict) -> str:
 
 
 # --------------------------------------------------------------------------- 2. rank slope
+
 
 def _label_positions(items: list[tuple[float, str]], gap: float = 1.0) -> dict[str, float]:
     """Place labels at their rank, pushing tied/crowded ones down so they sit `gap` apart."""
@@ -177,27 +207,31 @@ def _label_positions(items: list[tuple[float, str]], gap: float = 1.0) -> dict[s
     return out
 
 
-def rank_slope_figure(report: dict) -> Figure | None:
+def rank_slope_figure(report: Report | dict) -> Figure | None:
     """Slope chart of strict rank (left) to adjudicated rank (right); rank 1 on top."""
-    models = [m for m in _models(report)
-              if _num(m.get("strict_rank")) is not None and _num(m.get("adjudicated_rank")) is not None]
+    report = _as_dict(report)
+    ranked = [
+        (m, r0, r1)
+        for m in _models(report)  # (model row, strict rank, adjudicated rank)
+        if (r0 := _num(m.get("strict_rank"))) is not None and (r1 := _num(m.get("adjudicated_rank"))) is not None
+    ]
+    models = [m for m, _, _ in ranked]
     if not models:
         return None
     keys = [f"{i}\x00{_name(m)}" for i, m in enumerate(models)]  # unique even for duplicate names
-    left = _label_positions([(_num(m["strict_rank"]), k) for m, k in zip(models, keys)])
-    right = _label_positions([(_num(m["adjudicated_rank"]), k) for m, k in zip(models, keys)])
+    left = _label_positions([(r0, k) for (_, r0, _), k in zip(ranked, keys)])
+    right = _label_positions([(r1, k) for (_, _, r1), k in zip(ranked, keys)])
     bottom = max(max(left.values()), max(right.values()))
     fig = _new_figure(5.5, MARGIN_IN + ROW_IN * max(bottom, 3))
     ax = fig.add_subplot()
     x0, x1, lab = 0.0, 1.0, 0.04
-    for m, k in zip(models, keys):
-        r0, r1 = _num(m["strict_rank"]), _num(m["adjudicated_rank"])
+    for (m, r0, r1), k in zip(ranked, keys):
         colour = SLOPE_COLOURS[0][0] if r1 < r0 else SLOPE_COLOURS[1][0] if r1 > r0 else SLOPE_COLOURS[2][0]
-        ax.plot([x0, x1], [r0, r1], color=colour, linewidth=1.3, marker="o", markersize=3.5,
-                alpha=0.9)
+        ax.plot([x0, x1], [r0, r1], color=colour, linewidth=1.3, marker="o", markersize=3.5, alpha=0.9)
         for x, r, y, ha, sign, text in (
-                (x0, r0, left[k], "right", -1, f"{_name(m)}  {int(r0)}"),
-                (x1, r1, right[k], "left", 1, f"{int(r1)}  {_name(m)}")):
+            (x0, r0, left[k], "right", -1, f"{_name(m)}  {int(r0)}"),
+            (x1, r1, right[k], "left", 1, f"{int(r1)}  {_name(m)}"),
+        ):
             if y != r:  # tied or crowded: a thin leader from the point to the shifted label
                 ax.plot([x, x + sign * lab * 0.8], [r, y], color="#b0b0b0", linewidth=0.6)
             ax.text(x + sign * lab, y, text, ha=ha, va="center", fontsize=FONT, color=colour)
@@ -215,30 +249,40 @@ def rank_slope_figure(report: dict) -> Figure | None:
     omitted = len(_models(report)) - len(models)
     note = f" ({omitted} model(s) without both ranks omitted)" if omitted else ""
     ax.set_title("Rank: strict → adjudicated" + note, fontsize=TITLE_FONT, pad=22)
-    handles = [Line2D([], [], color=colour, linewidth=1.3, marker="o", markersize=3.5, label=label)
-               for colour, label in SLOPE_COLOURS]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=FONT,
-              frameon=False, title="adjudicated rank vs strict", title_fontsize=FONT)
+    handles = [
+        Line2D([], [], color=colour, linewidth=1.3, marker="o", markersize=3.5, label=label) for colour, label in SLOPE_COLOURS
+    ]
+    ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=3,
+        fontsize=FONT,
+        frameon=False,
+        title="adjudicated rank vs strict",
+        title_fontsize=FONT,
+    )
     return fig
 
 
 # --------------------------------------------------------------------------- 3. miss composition
 
+
 def _composition(m: dict) -> tuple[dict[str, float], int] | None:
     comp = m.get("composition")
     if not isinstance(comp, dict):
         return None
-    counts = {k: max(_num(comp.get(k)) or 0.0, 0.0) for k, _, _ in COMPOSITION}
+    counts = {k: max(_num(comp.get(k)) or 0.0, 0.0) for k in COMPOSITION}
     total = sum(counts.values())
     return {k: 100.0 * v / total if total else 0.0 for k, v in counts.items()}, int(total)
 
 
-def miss_composition_figure(report: dict) -> Figure | None:
+def miss_composition_figure(report: Report | dict) -> Figure | None:
     """Stacked horizontal bars: percent of each model's jury-reached misses by verdict.
     Title and axis name the same thing: "jury-reached misses"."""
-    rows = [(m, _composition(m)) for m in _models(report) if m.get("adjudicated") is not None]
-    rows = sorted(((m, c) for m, c in rows if c is not None),
-                  key=lambda mc: (mc[1][0]["gold_defect"], _name(mc[0])))
+    report = _as_dict(report)
+    found = [(m, _composition(m)) for m in _models(report) if m.get(Column.ADJUDICATED) is not None]
+    rows = sorted(((m, c) for m, c in found if c is not None), key=lambda mc: (mc[1][0][Verdict.GOLD_DEFECT], _name(mc[0])))
     if not any(total > 0 for _, (_, total) in rows):
         return None
     n = len(rows)
@@ -246,10 +290,9 @@ def miss_composition_figure(report: dict) -> Figure | None:
     ax = fig.add_subplot()
     _style_axes(ax)
     left = [0.0] * n
-    for key, label, colour in COMPOSITION:
+    for key, label, colour in COMPOSITION_BARS:
         widths = [pct[key] for _, (pct, _) in rows]
-        ax.barh(range(n), widths, left=left, height=0.72, color=colour, label=label,
-                edgecolor="white", linewidth=0.4)
+        ax.barh(range(n), widths, left=left, height=0.72, color=colour, label=label, edgecolor="white", linewidth=0.4)
         left = [a + b for a, b in zip(left, widths)]
     labels = [f"{_name(m)}  (n={t})" if t else f"{_name(m)}  (no misses)" for m, (_, t) in rows]
     ax.set_yticks(range(n))
@@ -258,21 +301,22 @@ def miss_composition_figure(report: dict) -> Figure | None:
     ax.set_xlim(0, 100)
     ax.xaxis.set_major_formatter(PercentFormatter(100, decimals=0))
     ax.set_xlabel("share of jury-reached misses (n = misses per model)", fontsize=FONT + 0.5)
-    ax.set_title("Composition of jury-reached misses (sorted by gold-defect share, largest at top)",
-                 fontsize=TITLE_FONT)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT, frameon=False,
-              title="jury verdict", title_fontsize=FONT)
+    ax.set_title("Composition of jury-reached misses (sorted by gold-defect share, largest at top)", fontsize=TITLE_FONT)
+    ax.legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT, frameon=False, title="jury verdict", title_fontsize=FONT
+    )
     fig.tight_layout()
     return fig
 
 
 # --------------------------------------------------------------------------- 4. share vs strength
 
+
 def _strength(report: dict) -> tuple[str, dict[int, float]]:
     """(axis label, {model index: strength}). The strength column is settings["strength"]
     (as jury.results.report writes it), else the correlation's "strength", else adjudicated."""
     corr = (report.get("correlations") or {}).get("gold_defect_share_vs_strength") or {}
-    spec = (report.get("settings") or {}).get("strength") or corr.get("strength") or "adjudicated"
+    spec = (report.get("settings") or {}).get("strength") or corr.get("strength") or Column.ADJUDICATED
     spec = str(spec)
     vals = {}
     for i, m in enumerate(_models(report)):
@@ -280,10 +324,10 @@ def _strength(report: dict) -> tuple[str, dict[int, float]]:
         v = _num(raw.get("value")) if isinstance(raw, dict) else _num(raw)
         if v is not None:
             vals[i] = v
-    return (f"{COLUMN_LABEL[spec]} accuracy" if spec in COLUMN_LABEL else spec.replace("_", " ")), vals
+    return (f"{Column(spec).label} accuracy" if spec in COLUMNS else spec.replace("_", " ")), vals
 
 
-def defect_share_vs_strength_figure(report: dict, max_labels: int | None = None) -> Figure | None:
+def defect_share_vs_strength_figure(report: Report | dict, max_labels: int | None = None) -> Figure | None:
     """Scatter of gold_defect_share (y) against model strength (x), Spearman in the title.
 
     Every point is identifiable: each is named beside it (with a leader line when the name
@@ -291,15 +335,19 @@ def defect_share_vs_strength_figure(report: dict, max_labels: int | None = None)
     all fit, each point gets a number instead and a table beside the chart lists the
     numbers with the model names. ``max_labels`` is accepted for compatibility and ignored.
     """
+    report = _as_dict(report)
     models = _models(report)
     xlabel, strength = _strength(report)
-    pts = [(strength[i], _num(m.get("gold_defect_share")), _name(m))
-           for i, m in enumerate(models) if i in strength and m.get("adjudicated") is not None]
+    pts = [
+        (strength[i], _num(m.get("gold_defect_share")), _name(m))
+        for i, m in enumerate(models)
+        if i in strength and m.get(Column.ADJUDICATED) is not None
+    ]
     pts = [p for p in pts if p[1] is not None]
     if not pts:
         return None
     fig = _scatter_figure(report, pts, xlabel, numbered=False)
-    if _label_points(fig, fig.axes[0], pts, [p[2] for p in pts]):
+    if label_points(fig, fig.axes[0], pts, [p[2] for p in pts]):
         return fig
     fig.clear()
     # too dense for names: number the points (strongest first) and list the numbers beside
@@ -307,14 +355,14 @@ def defect_share_vs_strength_figure(report: dict, max_labels: int | None = None)
     number = {j: n for n, j in enumerate(order, 1)}
     fig = _scatter_figure(report, pts, xlabel, numbered=True)
     ax, table = fig.axes
-    _label_points(fig, ax, pts, [str(number[j]) for j in range(len(pts))], force=True)
-    _number_table(fig, table, [(number[j], pts[j][2]) for j in order])
+    label_points(fig, ax, pts, [str(number[j]) for j in range(len(pts))], force=True)
+    number_table(fig, table, [(number[j], pts[j][2]) for j in order])
     return fig
 
 
 def _scatter_figure(report: dict, pts, xlabel: str, numbered: bool) -> Figure:
     corr = (report.get("correlations") or {}).get("gold_defect_share_vs_strength") or {}
-    height = max(5.5, 1.6 + len(pts) * _TABLE_LINE_PT / 72) if numbered else 5.5
+    height = max(5.5, 1.6 + len(pts) * TABLE_LINE_PT / 72) if numbered else 5.5
     fig = _new_figure(10.5 if numbered else 7.5, height)
     if numbered:
         ax, table = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.6, 1.0]})
@@ -323,8 +371,7 @@ def _scatter_figure(report: dict, pts, xlabel: str, numbered: bool) -> Figure:
         ax = fig.add_subplot()
     _style_axes(ax)
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    ax.scatter(xs, ys, s=28, color="#D55E00", alpha=0.8, edgecolor="white", linewidth=0.5,
-               zorder=3)
+    ax.scatter(xs, ys, s=28, color="#D55E00", alpha=0.8, edgecolor="white", linewidth=0.5, zorder=3)
     ax.margins(x=0.14, y=0.12)  # room for the labels of the outermost points
     if max(xs + [0]) <= 1.0 and min(xs + [0]) >= 0.0:
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
@@ -334,134 +381,37 @@ def _scatter_figure(report: dict, pts, xlabel: str, numbered: bool) -> Figure:
     ax.set_axisbelow(True)
     ax.set_xlabel(xlabel, fontsize=FONT + 0.5)
     ax.set_ylabel("gold-defect share of jury-reached misses", fontsize=FONT + 0.5)
-    rho = _num(corr.get("r"))
-    rho = "n/a" if rho is None else f"{rho:.2f}"
+    r = _num(corr.get("r"))
+    rho = "n/a" if r is None else f"{r:.2f}"
     ci = ""
     if _num(corr.get("ci_low")) is not None and _num(corr.get("ci_high")) is not None:
         ci = f" [{corr['ci_low']:.2f}, {corr['ci_high']:.2f}]"
     p = _num(corr.get("p_value"))
-    stats = (f"Spearman ρ = {rho}{ci}, n = {corr.get('n', len(pts))}, "
-             f"p = {'n/a' if p is None else ('<0.001' if p < 0.001 else format(p, '.3f'))}")
+    stats = (
+        f"Spearman ρ = {rho}{ci}, n = {corr.get('n', len(pts))}, "
+        f"p = {'n/a' if p is None else ('<0.001' if p < 0.001 else format(p, '.3f'))}"
+    )
     ax.set_title(f"Gold-defect share vs {xlabel}\n{stats}", fontsize=TITLE_FONT)
     fig.tight_layout()
     return fig
 
 
-_TABLE_LINE_PT = FONT * 1.45  # line pitch of the number table
-
-
-def _number_table(fig: Figure, table, entries: list[tuple[int, str]]) -> None:
-    """The key of a numbered scatter: one line per point, "n  model", top to bottom."""
-    height_pt = table.get_window_extent(fig.canvas.get_renderer()).height * 72 / fig.dpi
-    step = _TABLE_LINE_PT / max(height_pt, 1.0)
-    table.text(0.0, 1.0, "model (number on the chart)", transform=table.transAxes, ha="left", va="top",
-               fontsize=FONT, fontweight="bold", color="#202020")
-    width = len(str(max((n for n, _ in entries), default=1)))
-    for i, (n, name) in enumerate(entries, 1):
-        table.text(0.0, 1.0 - i * step, f"{n:>{width}}  {name}", transform=table.transAxes, ha="left", va="top",
-                   fontsize=FONT, family="monospace", color="#404040")
-
-
-# offsets (points) tried for a label, nearest first: 8 directions at growing distances
-_RADII = (7, 13, 21, 31, 44, 60)
-_DIRECTIONS = ((1, 1), (-1, 1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1))
-
-
-def _annotate(ax, text: str, xy, dx: float, dy: float, ha: str, va: str):
-    """A label offset (dx, dy) points from xy, its leader line leaving from the label's
-    edge nearest the point."""
-    rel = ({"left": 0.0, "right": 1.0, "center": 0.5}[ha], {"bottom": 0.0, "top": 1.0, "center": 0.5}[va])
-    return ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=FONT,
-                       color="#404040", zorder=4,
-                       arrowprops=dict(arrowstyle="-", color="#909090", linewidth=0.6, shrinkA=0, shrinkB=2.5,
-                                       relpos=rel))
-
-
-def _label_points(fig: Figure, ax, pts, labels: list[str], force: bool = False) -> bool:
-    """Place ``labels[j]`` beside point j, each inside the axes, covering no other text and
-    no other point, with a leader line to its point; the most crowded points go first.
-    Returns whether every point got its label; with ``force``, a label with no free place
-    still goes at its nearest place inside the axes (uncovered points first)."""
-    renderer = fig.canvas.get_renderer()
-    fig.canvas.draw()
-    taken = [t.get_window_extent(renderer) for t in _visible_texts(ax)]
-    frame = ax.get_window_extent(renderer)
-    pix = ax.transData.transform([(x, y) for x, y, _ in pts])
-    r = 4.0 * fig.dpi / 72  # marker radius plus a little air, in pixels
-
-    def crowd(j: int) -> float:
-        px, py = pix[j]
-        return -sum(1 for qx, qy in pix if abs(qx - px) < 80 and abs(qy - py) < 40)
-
-    every = True
-    for j in sorted(range(len(pts)), key=lambda j: (crowd(j), pts[j][2])):
-        x, y, _ = pts[j]
-        others = [(px, py) for i, (px, py) in enumerate(pix) if i != j and tuple(pix[i]) != tuple(pix[j])]
-        fallback = None
-        placed = False
-        for radius in _RADII:
-            for ux, uy in _DIRECTIONS:
-                scale = radius if (ux == 0 or uy == 0) else radius * 0.75
-                dx, dy = ux * scale, uy * scale
-                ha = "left" if ux > 0 else "right" if ux < 0 else "center"
-                va = "bottom" if uy > 0 else "top" if uy < 0 else "center"
-                ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
-                box = ann.get_window_extent(renderer)
-                inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1
-                          and box.y0 >= frame.y0 and box.y1 <= frame.y1)
-                free = inside and not any(box.overlaps(b) for b in taken)
-                hits_point = any(box.x0 - r < px < box.x1 + r and box.y0 - r < py < box.y1 + r
-                                 for px, py in others)
-                if free and not hits_point:
-                    taken.append(box)
-                    placed = True
-                    break
-                if free and fallback is None:
-                    fallback = (dx, dy, ha, va)
-                ann.remove()
-            if placed:
-                break
-        if placed:
-            continue
-        every = False
-        if force and fallback is not None:  # covers a point but no text
-            dx, dy, ha, va = fallback
-            ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
-            taken.append(ann.get_window_extent(renderer))
-    return every
-
-
-def _visible_texts(ax) -> list:
-    """Visible, non-empty texts of an axes (tick labels within the view, titles, annotations)."""
-    out = list(ax.texts) + [ax.title, ax.xaxis.label, ax.yaxis.label]
-    for axis, (lo, hi) in ((ax.xaxis, sorted(ax.get_xlim())), (ax.yaxis, sorted(ax.get_ylim()))):
-        for tick in axis.get_major_ticks():
-            if lo - 1e-9 <= tick.get_loc() <= hi + 1e-9:
-                out += [tick.label1, tick.label2]
-    leg = ax.get_legend()
-    if leg is not None:
-        out += list(leg.get_texts()) + [leg.get_title()]
-    return [t for t in out if t.get_visible() and t.get_text().strip()]
-
-
-# --------------------------------------------------------------------------- save wrappers
-
-def plot_columns(report: dict, path) -> Path | None:
+def plot_columns(report: Report | dict, path) -> Path | None:
     """Write columns.png-style chart to path; None (nothing written) if no models."""
     return _save(columns_figure(report), path)
 
 
-def plot_rank_slope(report: dict, path) -> Path | None:
+def plot_rank_slope(report: Report | dict, path) -> Path | None:
     """Write the strict -> adjudicated rank slope chart; None without adjudicated ranks."""
     return _save(rank_slope_figure(report), path)
 
 
-def plot_miss_composition(report: dict, path) -> Path | None:
+def plot_miss_composition(report: Report | dict, path) -> Path | None:
     """Write the miss-composition bars; None without adjudicated misses."""
     return _save(miss_composition_figure(report), path)
 
 
-def plot_defect_share_vs_strength(report: dict, path) -> Path | None:
+def plot_defect_share_vs_strength(report: Report | dict, path) -> Path | None:
     """Write the gold-defect share vs strength scatter; None without any share."""
     return _save(defect_share_vs_strength_figure(report), path)
 
@@ -474,7 +424,7 @@ CHARTS = (
 )
 
 
-def write_plots(report: dict, out_dir) -> list[Path]:
+def write_plots(report: Report | dict, out_dir) -> list[Path]:
     """Write every chart whose data is present into out_dir; return the written paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

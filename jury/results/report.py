@@ -21,29 +21,28 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
-from jury.version import __version__
-from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
 from jury.errors import InputError
+from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
 from jury.results.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.report_model import Report
 from jury.results.scoring import score_all
-from jury.vocab import JURY_ELIGIBLE
 from jury.stats import ordinal, pearson, rank_delta, rank_shift, spearman
+from jury.version import __version__, provenance
+from jury.vocab import COLUMNS, COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Column, Outcome, Verdict
 
-STRENGTHS = ("adjudicated", "strict", "gold_clean")
-CATEGORIES = ("gold_defect", "format_equivalence", "genuine_error", "ambiguous", "no_majority")
-NOT_EXECUTED = ("error", "timeout", "missing")
+STRENGTHS = (Column.ADJUDICATED, Column.STRICT, Column.GOLD_CLEAN)  # the order --strength's error lists them in
 DIFFICULTY = {"simple": 1, "moderate": 2, "challenging": 3}
-COLUMNS = ("strict", "gold_clean", "adjudicated")
-LABELS = {"strict": "strict", "gold_clean": "gold-clean", "adjudicated": "adjudicated"}
 
 
 # ------------------------------------------------------------------ building the report
 
 
-def build_report(ev, gold: dict, *, audit_docs=(), adj_docs=(), strength: str | None = "adjudicated",
-                 control: str | None = None, registry=None) -> dict:
-    """The report as a JSON-able dict (see README, `jury report`).
+def build_report(
+    ev, gold: dict, *, audit_docs=(), adj_docs=(), strength: str | None = "adjudicated", control: str | None = None, registry=None
+) -> Report:
+    """The report (``Report``; ``.model_dump(mode="json")`` is what ``--format json`` writes).
 
     ``adj_docs``: (path, VerdictFile) pairs of adjudication files; ``audit_docs``: audit
     VerdictFiles. ``strength`` is the column the gold-defect share is correlated with;
@@ -70,55 +69,63 @@ def build_report(ev, gold: dict, *, audit_docs=(), adj_docs=(), strength: str | 
     rows = []
     for m in models:
         s = scores[m]
-        mine = [p for p in pairs if p.model == m and p.outcome != "gold_error"]
+        mine = [p for p in pairs if p.model == m and p.outcome != Outcome.GOLD_ERROR]
         routed = [p for p in mine if p.routed]
         outcomes = Counter(p.outcome for p in routed)
-        recs = [index[(m, p.question_id)] for p in routed
-                if index is not None and p.outcome == JURY_ELIGIBLE and (m, p.question_id) in index]
-        comp = Counter("no_majority" if r.verdict == "undecided" else r.verdict for r in recs)
-        composition = {c: comp[c] for c in CATEGORIES}
+        recs = [
+            index[(m, p.question_id)]
+            for p in routed
+            if index is not None and p.outcome == JURY_ELIGIBLE and (m, p.question_id) in index
+        ]
+        comp = Counter(Verdict.NO_MAJORITY if r.verdict == Verdict.UNDECIDED else r.verdict for r in recs)
+        composition = {c: comp[c] for c in COMPOSITION}
         reached = len(recs)
         difficulties = [_difficulty(gold, p.question_id) for p in routed]
         known = [d for d in difficulties if d is not None]
-        rows.append({
-            "model": m,
-            "families": _families(m, recs, mine, registry),
-            "questions": s.questions,
-            "routed": s.routed,
-            "routing_accuracy": s.routing_accuracy,
-            "strict": s.strict,
-            "strict_rank": s.strict_rank,
-            "gold_clean": clean[m] if clean is not None else None,
-            "gold_clean_rank": clean_rank.get(m),
-            "adjudicated": adj[m] if adj is not None else None,
-            "adjudicated_rank": adj_rank.get(m),
-            "rank_shift": rank_shift(s.strict_rank, adj_rank.get(m)),
-            "rank_delta": rank_delta(s.strict_rank, adj_rank.get(m)),
-            "composition": composition,
-            "composition_pct": {c: _share(composition[c], reached) for c in CATEGORIES},
-            "jury_reached": reached,
-            "near_miss": outcomes["near_miss"],
-            "not_executed": sum(outcomes[o] for o in NOT_EXECUTED),
-            "gold_defect_share": _share(composition["gold_defect"], reached),
-            "adjudication_cost_usd": _cost(m, adj_docs),
-            "adjudication_unpriced_models": _unpriced(m, adj_docs),
-            "challenging_share": _share(sum(d == 3 for d in known), len(known)),
-            "mean_difficulty": sum(known) / len(known) if known else None,
-        })
+        rows.append(
+            {
+                "model": m,
+                "families": _families(m, recs, mine, registry),
+                "questions": s.questions,
+                "routed": s.routed,
+                "routing_accuracy": s.routing_accuracy,
+                "strict": s.strict,
+                "strict_rank": s.strict_rank,
+                "gold_clean": clean[m] if clean is not None else None,
+                "gold_clean_rank": clean_rank.get(m),
+                "adjudicated": adj[m] if adj is not None else None,
+                "adjudicated_rank": adj_rank.get(m),
+                "rank_shift": rank_shift(s.strict_rank, adj_rank.get(m)),
+                "rank_delta": rank_delta(s.strict_rank, adj_rank.get(m)),
+                "composition": composition,
+                "composition_pct": {c: _share(composition[c], reached) for c in COMPOSITION},
+                "jury_reached": reached,
+                "near_miss": outcomes[Outcome.NEAR_MISS],
+                "not_executed": sum(outcomes[o] for o in NOT_EXECUTED),
+                "gold_defect_share": _share(composition[Verdict.GOLD_DEFECT], reached),
+                "adjudication_cost_usd": _cost(m, adj_docs),
+                "adjudication_unpriced_models": _unpriced(m, adj_docs),
+                "challenging_share": _share(sum(d == 3 for d in known), len(known)),
+                "mean_difficulty": sum(known) / len(known) if known else None,
+            }
+        )
 
     settings = {**ev.settings.describe(), "strength": strength, "control": control}
-    return {
-        "jury_version": __version__,
-        "settings": settings,
-        "verdict_files": [{"kind": "audit", "path": None, "content_sha256": d.content_sha256} for d in audit_docs]
-        + [{"kind": "adjudication", "path": str(p), "content_sha256": d.content_sha256} for p, d in adj_docs],
-        "models": rows,
-        "correlations": _correlations(rows, strength),
-        "families": _family_shares(rows),
-        "control": _control(rows, control),
-        "oracle_routing": _oracle(pairs, models, flagged, index),
-        "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
-    }
+    return Report.model_validate(
+        {
+            "jury_version": __version__,
+            "provenance": provenance(),
+            "settings": settings,
+            "verdict_files": [{"kind": "audit", "path": None, "content_sha256": d.content_sha256} for d in audit_docs]
+            + [{"kind": "adjudication", "path": str(p), "content_sha256": d.content_sha256} for p, d in adj_docs],
+            "models": rows,
+            "correlations": _correlations(rows, strength),
+            "families": _family_shares(rows),
+            "control": _control(rows, control),
+            "oracle_routing": _oracle(pairs, models, flagged, index),
+            "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
+        }
+    )
 
 
 def _check_kinds(audit_docs, adj_docs) -> None:
@@ -132,13 +139,14 @@ def _check_kinds(audit_docs, adj_docs) -> None:
 
 def _choose_strength(strength: str | None, have_audit: bool, have_adj: bool) -> str:
     if strength is None:
-        return "adjudicated" if have_adj else "gold_clean" if have_audit else "strict"
+        return Column.ADJUDICATED if have_adj else Column.GOLD_CLEAN if have_audit else Column.STRICT
     if strength not in STRENGTHS:
         raise InputError(f"unknown strength {strength!r}; choose one of: {', '.join(STRENGTHS)}")
-    if strength == "adjudicated" and not have_adj:
-        raise InputError("--strength adjudicated needs adjudication verdicts: pass --verdicts FILE, "
-                         "or --strength strict or gold_clean")
-    if strength == "gold_clean" and not have_audit:
+    if strength == Column.ADJUDICATED and not have_adj:
+        raise InputError(
+            "--strength adjudicated needs adjudication verdicts: pass --verdicts FILE, or --strength strict or gold_clean"
+        )
+    if strength == Column.GOLD_CLEAN and not have_audit:
         raise InputError("--strength gold_clean needs an audit: pass --audit FILE, or --strength strict")
     return strength
 
@@ -187,8 +195,7 @@ def _unpriced(model: str, adj_docs) -> list[str]:
     for _path, doc in adj_docs:
         unpriced = set(doc.totals.unpriced_models or ())
         if unpriced:
-            out |= {v.model for r in doc.records if r.model == model for v in r.votes
-                    if v.model in unpriced and not v.skipped}
+            out |= {v.model for r in doc.records if r.model == model for v in r.votes if v.model in unpriced and not v.skipped}
     return sorted(out)
 
 
@@ -227,8 +234,7 @@ def _control(rows: list[dict], control: str | None) -> dict | None:
         return None
     row = next(r for r in rows if r["model"] == control)
     strict, adj = row["strict"]["value"], row["adjudicated"]["value"]
-    above = [r for r in rows if adj is not None and _value(r, "adjudicated") is not None
-             and _value(r, "adjudicated") > adj]
+    above = [r for r in rows if adj is not None and _value(r, "adjudicated") is not None and _value(r, "adjudicated") > adj]
     nxt = min(above, key=lambda r: r["adjudicated"]["value"]) if above else None  # first in run order on ties
     nxt_value = nxt["adjudicated"]["value"] if nxt else None
     return {
@@ -246,21 +252,20 @@ def _oracle(pairs, models: list[str], flagged: set | None, index: dict | None) -
     """The three columns on the questions every model routed correctly (gold errors out)."""
     routed_by: dict[str, set] = {m: set() for m in models}
     for p in pairs:
-        if p.outcome != "gold_error" and p.routed:
+        if p.outcome != Outcome.GOLD_ERROR and p.routed:
             routed_by[p.model].add(p.question_id)
     common = set.intersection(*routed_by.values()) if routed_by else set()
     sub = [p for p in pairs if p.question_id in common]
     empty = {"k": 0, "n": 0, "value": None, "low": None, "high": None}
     columns = {
-        "strict": {s.model: s.strict for s in score_all(sub)},
-        "gold_clean": gold_clean(sub, flagged) if flagged is not None else None,
-        "adjudicated": adjudicated(sub, {k: v for k, v in index.items() if k[1] in common})
-        if index is not None else None,
+        Column.STRICT: {s.model: s.strict for s in score_all(sub)},
+        Column.GOLD_CLEAN: gold_clean(sub, flagged) if flagged is not None else None,
+        Column.ADJUDICATED: adjudicated(sub, {k: v for k, v in index.items() if k[1] in common}) if index is not None else None,
     }
     ranked = {c: with_ranks(col) if col else {} for c, col in columns.items()}
     out = []
     for m in models:
-        row = {"model": m}
+        row: dict[str, Any] = {"model": m}
         for c in COLUMNS:
             col = columns[c]
             row[c] = None if col is None else col.get(m, dict(empty))  # no common question: wilson(0, 0)
@@ -272,31 +277,59 @@ def _oracle(pairs, models: list[str], flagged: set | None, index: dict | None) -
 # ------------------------------------------------------------------ rows and rendering
 
 
-def report_rows(report: dict) -> list[dict]:
+def as_report_dict(report: Report | dict) -> dict:
+    """The report as the JSON dict ``--format json`` writes; a dict (say, a report read
+    back from JSON) is validated against ``Report`` first."""
+    model = report if isinstance(report, Report) else Report.model_validate(report)
+    return model.model_dump(mode="json")
+
+
+def report_rows(report: Report | dict) -> list[dict]:
     """One flat row per model (the CSV): interval bounds in their own columns."""
+    report = as_report_dict(report)
     rows = []
     for r in report["models"]:
-        row = {"model": r["model"], "families": ";".join(r["families"]), "questions": r["questions"],
-               "routed": r["routed"], "routing_accuracy": r["routing_accuracy"]}
+        row = {
+            "model": r["model"],
+            "families": ";".join(r["families"]),
+            "questions": r["questions"],
+            "routed": r["routed"],
+            "routing_accuracy": r["routing_accuracy"],
+        }
         for c in COLUMNS:
             p = r[c] or {}
-            row.update({f"{c}_k": p.get("k"), f"{c}_n": p.get("n"), f"{c}_accuracy": p.get("value"),
-                        f"{c}_low": p.get("low"), f"{c}_high": p.get("high"), f"{c}_rank": r[f"{c}_rank"]})
+            row.update(
+                {
+                    f"{c}_k": p.get("k"),
+                    f"{c}_n": p.get("n"),
+                    f"{c}_accuracy": p.get("value"),
+                    f"{c}_low": p.get("low"),
+                    f"{c}_high": p.get("high"),
+                    f"{c}_rank": r[f"{c}_rank"],
+                }
+            )
         row["rank_shift"], row["rank_delta"] = r["rank_shift"], r["rank_delta"]
         row["jury_reached"] = r["jury_reached"]
-        row.update({c: r["composition"][c] for c in CATEGORIES})
-        row.update({f"{c}_pct": r["composition_pct"][c] for c in CATEGORIES})
-        for key in ("gold_defect_share", "near_miss", "not_executed", "challenging_share", "mean_difficulty",
-                    "adjudication_cost_usd"):
+        row.update({c: r["composition"][c] for c in COMPOSITION})
+        row.update({f"{c}_pct": r["composition_pct"][c] for c in COMPOSITION})
+        for key in (
+            "gold_defect_share",
+            "near_miss",
+            "not_executed",
+            "challenging_share",
+            "mean_difficulty",
+            "adjudication_cost_usd",
+        ):
             row[key] = r[key]
         row["adjudication_unpriced_models"] = ";".join(r.get("adjudication_unpriced_models") or [])
         rows.append(row)
     return rows
 
 
-def render_report(report: dict, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+def render_report(report: Report | dict, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
     """The report as table, csv, json or md. ``width``: the table width (None: unwrapped);
     ``wide``: the table and md also show the near-miss and not-executed counts."""
+    report = as_report_dict(report)
     if fmt == "json":
         return to_json(report)
     if fmt == "csv":
@@ -310,24 +343,33 @@ def render_report(report: dict, fmt: str, *, width: int | None = None, wide: boo
         main_cols, main_heads = [main_cols[i] for i in keep], [main_heads[i] for i in keep]
     ocols, oheads, orows = _oracle_table(report)
     notes = _notes(report)
-    oracle_title = (f"oracle routing: the {report['oracle_routing']['questions']} questions every model "
-                    "routed correctly (one denominator)")
+    oracle_title = (
+        f"oracle routing: the {report['oracle_routing']['questions']} questions every model routed correctly (one denominator)"
+    )
     if fmt == "md":
-        return ("## jury report\n\n" + to_markdown(main, main_cols, main_heads) + "\n"
-                + "\n".join(f"- {n}" for n in notes) + "\n\n### " + oracle_title + "\n\n"
-                + to_markdown(orows, ocols, oheads))
+        return (
+            "## jury report\n\n"
+            + to_markdown(main, main_cols, main_heads)
+            + "\n"
+            + "\n".join(f"- {n}" for n in notes)
+            + "\n\n### "
+            + oracle_title
+            + "\n\n"
+            + to_markdown(orows, ocols, oheads)
+        )
     import io
 
     from rich.console import Console
 
     from jury.results.render import UNWRAPPED_WIDTH, safe
 
-    console = Console(file=io.StringIO(), width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
     console.print(to_rich_table(main, main_cols, main_heads, title="jury report"))
     for n in notes:
         console.print(safe(n), markup=False)
     console.print(to_rich_table(orows, ocols, oheads, title=oracle_title))
-    return console.file.getvalue()
+    return buffer.getvalue()
 
 
 def _dollars(x: float | None) -> str:
@@ -352,12 +394,12 @@ def _present(report: dict, column: str) -> bool:
 
 
 def _main_table(report: dict):
-    cols, heads = ["model", "routed", "strict"], ["model", "routed (acc)", "strict [95% CI] rank"]
-    for c in ("gold_clean", "adjudicated"):
+    cols, heads = ["model", "routed", Column.STRICT], ["model", "routed (acc)", f"{Column.STRICT.label} [95% CI] rank"]
+    for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
         if _present(report, c):
             cols.append(c)
-            heads.append(f"{LABELS[c]} [95% CI] rank")
-    has_adj = _present(report, "adjudicated")
+            heads.append(f"{c.label} [95% CI] rank")
+    has_adj = _present(report, Column.ADJUDICATED)
     if has_adj:
         cols += ["rank_shift", "misses", "cost"]
         heads += ["rank shift", "jury-reached misses gd/fe/ge/amb/nm", "jury cost"]
@@ -365,26 +407,31 @@ def _main_table(report: dict):
     heads += ["near miss", "not executed"]
     display = []
     for r in report["models"]:
-        d = {"model": r["model"] + (f" ({', '.join(r['families'])})" if r["families"] else ""),
-             "routed": f"{r['routed']} ({cell(r['routing_accuracy'])})",
-             "rank_shift": r["rank_shift"], "near_miss": r["near_miss"], "not_executed": r["not_executed"],
-             "cost": _cost_text(r)}
+        d = {
+            "model": r["model"] + (f" ({', '.join(r['families'])})" if r["families"] else ""),
+            "routed": f"{r['routed']} ({cell(r['routing_accuracy'])})",
+            "rank_shift": r["rank_shift"],
+            "near_miss": r["near_miss"],
+            "not_executed": r["not_executed"],
+            "cost": _cost_text(r),
+        }
         for c in COLUMNS:
             d[c] = _interval(r[c], r[f"{c}_rank"])
         pct = r["composition_pct"]
-        d["misses"] = "—" if not r["jury_reached"] else (
-            "/".join(f"{100 * pct[c]:.0f}" for c in CATEGORIES) + f"% of {r['jury_reached']}")
+        d["misses"] = (
+            "—" if not r["jury_reached"] else ("/".join(f"{100 * pct[c]:.0f}" for c in COMPOSITION) + f"% of {r['jury_reached']}")
+        )
         display.append(d)
     return cols, heads, display
 
 
 def _oracle_table(report: dict):
-    cols, heads = ["model", "strict"], ["model", "strict [95% CI] rank"]
+    cols, heads = ["model", Column.STRICT], ["model", f"{Column.STRICT.label} [95% CI] rank"]
     rows = report["oracle_routing"]["models"]
-    for c in ("gold_clean", "adjudicated"):
+    for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
         if any(r[c] is not None for r in rows):
             cols.append(c)
-            heads.append(f"{LABELS[c]} [95% CI] rank")
+            heads.append(f"{c.label} [95% CI] rank")
     display = [{"model": r["model"], **{c: _interval(r[c], r[f"{c}_rank"]) for c in COLUMNS}} for r in rows]
     return cols, heads, display
 
@@ -404,14 +451,18 @@ def _notes(report: dict) -> list[str]:
     notes = [
         f"comparator: {s['comparator']}; near-miss threshold {s['near_miss_threshold']}; timeout {s['timeout_s']:g} s; "
         f"normalize {json.dumps(s['normalize'])}; accuracy over routed questions, Wilson 95% intervals",
-        f"Spearman, gold-defect share vs {LABELS[g['strength']]} accuracy: {_corr_text(g)}",
+        f"Spearman, gold-defect share vs {Column(g['strength']).label} accuracy: {_corr_text(g)}",
         f"Pearson, routing accuracy vs challenging share of the denominator: {_corr_text(corr['routing_vs_challenging_share'])}",
         f"Pearson, routing accuracy vs mean difficulty of the denominator: {_corr_text(corr['routing_vs_mean_difficulty'])}",
     ]
     if any(f["jury_reached"] for f in report["families"].values()):
-        notes.append("format-equivalent share of jury-reached misses by family: " + "; ".join(
-            f"{fam} {cell(f['share'])} ({f['format_equivalence']}/{f['jury_reached']})"
-            for fam, f in report["families"].items()))
+        notes.append(
+            "format-equivalent share of jury-reached misses by family: "
+            + "; ".join(
+                f"{fam} {cell(f['share'])} ({f['format_equivalence']}/{f['jury_reached']})"
+                for fam, f in report["families"].items()
+            )
+        )
     c = report["control"]
     if c is not None:
         line = f"negative control: {c['model']} rises from {cell(c['strict'])} to {cell(c['adjudicated'])}"
@@ -421,6 +472,8 @@ def _notes(report: dict) -> list[str]:
             line += f" and stays {c['gap_to_next']:.3f} below the next row ({c['next_model']})"
         notes.append(line)
     if report["gold_errors"]:
-        notes.append("gold queries that fail (left out of every denominator): " + ", ".join(
-            f"{e['question_id']} ({e['error']})" for e in report["gold_errors"][:10]))
+        notes.append(
+            "gold queries that fail (left out of every denominator): "
+            + ", ".join(f"{e['question_id']} ({e['error']})" for e in report["gold_errors"][:10])
+        )
     return notes

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 
-from jury.version import __version__
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.stats import ordinal
-
-SIDE = ("bird", "strict", "relaxed", "subset")
-OUTCOME_COLUMNS = ("match", "near_miss", "mismatch", "error", "timeout", "missing", "misrouted", "gold_error")
+from jury.version import __version__, provenance
+from jury.vocab import DECIDING_COMPARATORS, OUTCOMES, Column, Outcome
 
 
 def score_rows(scores) -> list[dict]:
@@ -28,21 +26,29 @@ def score_rows(scores) -> list[dict]:
             "strict_rank": s.strict_rank,
             "jury_eligible": s.jury_eligible,
         }
-        row.update({o: s.outcomes[o] for o in OUTCOME_COLUMNS})
-        for name in SIDE:
+        row.update({o: s.outcomes[o] for o in OUTCOMES})
+        for name in DECIDING_COMPARATORS:
             p = s.comparators.get(name, {})
             row[f"{name}_accuracy"] = p.get("value")
             row[f"{name}_rank"] = s.comparator_ranks.get(name)
-        for col in ("gold_clean", "adjudicated"):
+        for col in (Column.GOLD_CLEAN, Column.ADJUDICATED):
             p = getattr(s, col)
             if p is not None:
-                row.update({f"{col}_k": p["k"], f"{col}_n": p["n"], f"{col}_accuracy": p["value"],
-                            f"{col}_low": p["low"], f"{col}_high": p["high"], f"{col}_rank": getattr(s, f"{col}_rank")})
+                row.update(
+                    {
+                        f"{col}_k": p["k"],
+                        f"{col}_n": p["n"],
+                        f"{col}_accuracy": p["value"],
+                        f"{col}_low": p["low"],
+                        f"{col}_high": p["high"],
+                        f"{col}_rank": getattr(s, f"{col}_rank"),
+                    }
+                )
         rows.append(row)
     return rows
 
 
-def _interval(row: dict, col: str = "strict") -> str:
+def _interval(row: dict, col: str = Column.STRICT) -> str:
     return interval({"value": row.get(f"{col}_accuracy"), "low": row.get(f"{col}_low"), "high": row.get(f"{col}_high")})
 
 
@@ -64,6 +70,7 @@ def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool 
         return to_json(
             {
                 "jury_version": __version__,
+                "provenance": provenance(),
                 "settings": settings,
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
@@ -77,20 +84,26 @@ def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool 
         d["strict_ci"] = _interval(r)
         d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
         d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
-        d["misses"] = " ".join(
-            f"{o}={r[o]}" for o in OUTCOME_COLUMNS if o != "match" and r[o]
-        ) or "—"
-        for name in SIDE:
+        d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o != Outcome.MATCH and r[o]) or "—"
+        for name in DECIDING_COMPARATORS:
             d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
         display.append(d)
-    side = [n for n in SIDE if n != settings["comparator"]] if wide else []  # the chosen one is the main column
+    side = [n for n in DECIDING_COMPARATORS if n != settings["comparator"]] if wide else []  # the chosen one is the main column
     routed = ["routed"] if wide else []
-    columns = ["model", "questions", "routing", *routed, "strict_matches", "strict_ci", "rank",
-               "jury_eligible", "misses", *side]
-    headers = ["model", "questions", "routing acc", *routed, "matches",
-               f"{settings['comparator']} acc [95% CI]", "rank", "jury-eligible", "other outcomes",
-               *(f"{n} acc (rank)" for n in side)]
-    for col, head in (("gold_clean", "gold-clean"), ("adjudicated", "adjudicated")):
+    columns = ["model", "questions", "routing", *routed, "strict_matches", "strict_ci", "rank", "jury_eligible", "misses", *side]
+    headers = [
+        "model",
+        "questions",
+        "routing acc",
+        *routed,
+        "matches",
+        f"{settings['comparator']} acc [95% CI]",
+        "rank",
+        "jury-eligible",
+        "other outcomes",
+        *(f"{n} acc (rank)" for n in side),
+    ]
+    for col, head in ((c, c.label) for c in (Column.GOLD_CLEAN, Column.ADJUDICATED)):
         if rows and f"{col}_accuracy" in rows[0]:
             for d, r in zip(display, rows):
                 d[col] = _interval(r, col) + (f" ({ordinal(r[f'{col}_rank'])})" if r[f"{col}_rank"] else "")
@@ -110,10 +123,11 @@ def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool 
 
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
     console.print(to_rich_table(display, columns, headers, title="strict execution match"))
     console.print(safe(caption, newlines=True), markup=False)
-    return console.file.getvalue()
+    return buffer.getvalue()
 
 
 def per_question_jsonl(pairs) -> str:
@@ -130,7 +144,7 @@ def per_question_jsonl(pairs) -> str:
                     "outcome": p.outcome,
                     "overlap": p.overlap,
                     "order_matters": p.order_matters,
-                    **{name: p.verdicts.get(name) for name in SIDE},
+                    **{name: p.comparator_matches.get(name) for name in DECIDING_COMPARATORS},
                     "error": p.error,
                 },
                 ensure_ascii=False,

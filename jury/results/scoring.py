@@ -17,7 +17,7 @@ from functools import lru_cache
 from pydantic import BaseModel
 
 from jury.stats import ranks, wilson
-from jury.vocab import JURY_ELIGIBLE, OUTCOMES
+from jury.vocab import JURY_ELIGIBLE, OUTCOMES, Outcome
 
 
 class ModelScore(BaseModel):
@@ -57,22 +57,22 @@ def score_model(model: str, pairs: Iterable) -> ModelScore:
 def _score_pairs(model: str, pairs: list) -> ModelScore:
     """Aggregate pairs that are all of ``model``."""
     counts = Counter(p.outcome for p in pairs)
-    scored = [p for p in pairs if p.outcome != "gold_error"]
+    scored = [p for p in pairs if p.outcome != Outcome.GOLD_ERROR]
     routed = [p for p in scored if p.routed]
-    names = sorted({name for p in routed for name in p.verdicts})
-    undecided = {name for p in routed for name, v in p.verdicts.items() if v is None}
+    names = sorted({name for p in routed for name in p.comparator_matches})
+    undecided = {name for p in routed for name, v in p.comparator_matches.items() if v is None}
     comparators = {
-        name: proportion(sum(bool(p.verdicts.get(name)) for p in routed), len(routed))
+        name: proportion(sum(bool(p.comparator_matches.get(name)) for p in routed), len(routed))
         for name in names
         if name not in undecided
     }
     return ModelScore(
         model=model,
         questions=len(pairs),
-        gold_errors=counts["gold_error"],
+        gold_errors=counts[Outcome.GOLD_ERROR],
         routed=len(routed),
         routing_accuracy=(len(routed) / len(scored)) if scored else None,
-        strict=proportion(counts["match"], len(routed)),
+        strict=proportion(counts[Outcome.MATCH], len(routed)),
         outcomes={o: counts[o] for o in OUTCOMES},
         jury_eligible=counts[JURY_ELIGIBLE],
         comparators=comparators,
@@ -93,4 +93,3 @@ def score_all(pairs: list) -> list[ModelScore]:
         for s, r in zip(scores, ranks(values)):
             s.comparator_ranks[name] = r
     return scores
-

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jury.version import __version__
-from jury.verdicts.documents import (
-    LOCK_KEY, bind_file, bind_template, default_path, load_locked, lock, schema_filename, utc_now, write_locked, write_schemas,
-)
+from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, schema_filename, write_schemas
+from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
+from jury.verdicts.verify import bind_file, bind_template
+from jury.version import __version__, provenance
 
-_VOLATILE = (LOCK_KEY, "created_at")
+# Left out when a rerun is compared with the files already written (identical_file): the
+# lock, the time, and the provenance. A rerun with the same inputs, panel, settings and votes
+# is the same verdict set whichever checkout, commit or litellm release re-ran it (its votes
+# come from the store); the file already written keeps the provenance of the run that made
+# it, and a new commit in a development checkout must not write a duplicate file.
+_VOLATILE = (LOCK_KEY, "created_at", "provenance")
 
 
 def verdicts_dir(cfg, output: Path | None) -> Path:
@@ -25,8 +30,19 @@ def ensure_schema(folder: Path, kind: str) -> None:
         write_schemas(folder / "schema")
 
 
-def header(kind: str, folder: Path, panel, template, gold_path, run_paths, databases, settings, store,
-           request_hashes, supersedes: str | None = None) -> dict:
+def header(
+    kind: str,
+    folder: Path,
+    panel,
+    template,
+    gold_path,
+    run_paths,
+    databases,
+    settings,
+    store,
+    request_hashes,
+    supersedes: str | None = None,
+) -> dict:
     """Everything a verdict file binds: inputs, prompts, panel, settings, totals."""
     panel_binding = panel.binding()
     if panel.path is not None:
@@ -35,8 +51,9 @@ def header(kind: str, folder: Path, panel, template, gold_path, run_paths, datab
     return {
         "$schema": f"schema/{schema_filename(kind)}",
         "kind": kind,
-        "format_version": 1,
+        "format_version": FORMAT_VERSION,
         "jury_version": __version__,
+        "provenance": provenance(),
         "created_at": utc_now(),
         "supersedes": supersedes,
         "inputs": {
@@ -93,7 +110,8 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
     is paid for a file that could not be written. Without ``-o``: a current (not superseded)
     locked file in the verdicts folder with the same bindings is reused. A re-audit
     (``supersedes`` set) always writes its own successor."""
-    from jury.verdicts.documents import LOCK_KEY, VerdictError, is_locked_file, load_locked
+    from jury.verdicts.documents import LOCK_KEY, VerdictError
+    from jury.verdicts.lock import is_locked_file, load_locked
 
     want = job_bindings(doc)
     if output is not None:
@@ -101,8 +119,10 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
         if not out.exists():
             return None
         if not is_locked_file(out):
-            raise VerdictError(f"{out}: already exists and is not a locked verdict file; jury never writes over a "
-                               "file: choose another -o (nothing was called)")
+            raise VerdictError(
+                f"{out}: already exists and is not a locked verdict file; jury never writes over a "
+                "file: choose another -o (nothing was called)"
+            )
         have = load_locked(out)
         diffs = binding_differences(job_bindings(have.model_dump(by_alias=True, mode="json")), want)
         if diffs:
@@ -120,7 +140,7 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
             continue
         try:
             docs[path] = load_locked(path)
-        except Exception:  # noqa: BLE001 - a broken neighbour is verify's business, not a match
+        except Exception:
             continue
     superseded = {d.supersedes for d in docs.values() if d.supersedes}
     for path, have in docs.items():
@@ -133,22 +153,42 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
 
 
 def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings) -> dict:
-    return header("adjudication", verdicts_dir(cfg, output), plan.panel, plan.template, gold_path, run_paths,
-                  ev.databases, settings, store, [])
+    return header(
+        "adjudication",
+        verdicts_dir(cfg, output),
+        plan.panel,
+        plan.template,
+        gold_path,
+        run_paths,
+        ev.databases,
+        settings,
+        store,
+        [],
+    )
 
 
 def audit_header(cfg, output, plan, store, databases, gold_path, settings) -> dict:
-    return header("audit", verdicts_dir(cfg, output), plan.panel, plan.template, gold_path, [], databases,
-                  settings, store, [])
+    return header("audit", verdicts_dir(cfg, output), plan.panel, plan.template, gold_path, [], databases, settings, store, [])
 
 
-def write_adjudication(cfg, output, plan, records, store, ev, gold_path, run_paths, settings,
-                       supersedes: str | None = None) -> Path:
+def write_adjudication(
+    cfg, output, plan, records, store, ev, gold_path, run_paths, settings, supersedes: str | None = None
+) -> tuple[Path, bool]:
+    """Lock the adjudication verdicts: (path, reused) as `_write` returns it."""
     folder = verdicts_dir(cfg, output)
     ensure_schema(folder, "adjudication")
     doc = header(
-        "adjudication", folder, plan.panel, plan.template, gold_path, run_paths, ev.databases,
-        settings, store, [b.request_sha256 for b in plan.ballots()], supersedes,
+        "adjudication",
+        folder,
+        plan.panel,
+        plan.template,
+        gold_path,
+        run_paths,
+        ev.databases,
+        settings,
+        store,
+        [b.request_sha256 for b in plan.ballots()],
+        supersedes,
     )
     # a request shared by several models (same wrong SQL, same order) was paid once: split it
     sharers: dict[str, set[str]] = {}
@@ -175,13 +215,24 @@ def write_adjudication(cfg, output, plan, records, store, ev, gold_path, run_pat
     return _write(doc, output, folder)
 
 
-def write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings,
-                supersedes: str | None = None) -> Path:
+def write_audit(
+    cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes: str | None = None
+) -> tuple[Path, bool]:
+    """Lock the audit verdicts: (path, reused) as `_write` returns it."""
     folder = verdicts_dir(cfg, output)
     ensure_schema(folder, "audit")
     doc = header(
-        "audit", folder, plan.panel, plan.template, gold_path, [], databases,
-        settings, store, [b.request_sha256 for b in plan.ballots()], supersedes,
+        "audit",
+        folder,
+        plan.panel,
+        plan.template,
+        gold_path,
+        [],
+        databases,
+        settings,
+        store,
+        [b.request_sha256 for b in plan.ballots()],
+        supersedes,
     )
     unpriced = unpriced_requests(plan.ballots(), store.call_costs([b.request_sha256 for b in plan.ballots()]))
     doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
@@ -226,7 +277,7 @@ def identical_file(doc: dict, folder: Path) -> Path | None:
     for path in sorted(folder.glob(f"{doc['kind']}-*.json")):
         try:
             have = load_locked(path)
-        except Exception:  # noqa: BLE001 - a broken neighbour is verify's business, not a match
+        except Exception:
             continue
         if stable(lock(have)) == want:
             return path

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from jury.errors import InputError
 from jury.stats import cohen_kappa, percent_agreement
-from jury.verdicts.documents import VerdictFile, load_locked
+from jury.verdicts.documents import AdjudicationFile, AuditFile, VerdictFile
+from jury.verdicts.lock import load_locked
 
 
 @dataclass
@@ -66,7 +67,7 @@ def check_file(path: Path) -> Staleness:
         st.reasons.append(f"panel {doc.panel.path} changed")
     try:
         panel = load_panel(panel_path)
-    except Exception as exc:  # noqa: BLE001 - reported, not raised: --check must say why
+    except Exception as exc:
         st.blockers.append(f"panel {doc.panel.path}: {exc}")
         return st
     tsha = _sha(panel.prompt_path)
@@ -99,7 +100,7 @@ def heads(folder: Path) -> list[Path]:
 # ------------------------------------------------------------------ diffs
 
 
-def audit_diff(old: VerdictFile, new: VerdictFile) -> dict:
+def audit_diff(old: AuditFile, new: AuditFile) -> dict:
     a = {r.question_id: r.flagged for r in old.records}
     b = {r.question_id: r.flagged for r in new.records}
     common = [q for q in a if q in b]
@@ -118,13 +119,14 @@ def audit_diff(old: VerdictFile, new: VerdictFile) -> dict:
     }
 
 
-def adjudication_diff(old: VerdictFile, new: VerdictFile) -> dict:
+def adjudication_diff(old: AdjudicationFile, new: AdjudicationFile) -> dict:
     a = {(r.model, r.question_id): r for r in old.records}
     b = {(r.model, r.question_id): r for r in new.records}
     common = [k for k in a if k in b]
     flips = [
         {"model": k[0], "question_id": k[1], "old": a[k].verdict, "new": b[k].verdict}
-        for k in common if a[k].verdict != b[k].verdict
+        for k in common
+        if a[k].verdict != b[k].verdict
     ]
     va, vb = [a[k].verdict for k in common], [b[k].verdict for k in common]
     return {
@@ -164,7 +166,9 @@ def describe_diff(diff: dict) -> list[str]:
         lines.append(f"old and new panels agree on {agree} of {diff['questions']} questions")
         lines.append(f"{diff['old_flags_also_flagged']} of {diff['old_flags']} flags also flagged by the new panel")
     else:
-        lines.append(f"verdicts flipped: {len(diff['flipped'])} of {diff['failures']}; credit changed for {diff['credit_changed']}")
+        lines.append(
+            f"verdicts flipped: {len(diff['flipped'])} of {diff['failures']}; credit changed for {diff['credit_changed']}"
+        )
         for f in diff["flipped"][:20]:
             lines.append(f"  {f['model']} q{f['question_id']}: {f['old']} -> {f['new']}")
         lines.append(f"old and new panels agree on {agree}")

@@ -29,8 +29,12 @@ import secrets
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jury.errors import InputError, JuryError
+
+if TYPE_CHECKING:  # cryptography is imported lazily, only when signing or verifying
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 NAMESPACE = "jury-verdict"
 SIG_SUFFIX = ".sig"
@@ -61,7 +65,7 @@ class _Reader:
     def raw(self, n: int) -> bytes:
         if self.pos + n > len(self.data):
             raise ValueError("truncated")
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -86,13 +90,18 @@ def fingerprint(blob: bytes) -> str:
 
 def _signed_data(message: bytes, namespace: str = NAMESPACE, hash_algorithm: str = _HASH) -> bytes:
     """What the key actually signs (PROTOCOL.sshsig): preamble, namespace, hash of the message."""
-    return (_MAGIC + _string(namespace.encode()) + _string(b"") + _string(hash_algorithm.encode())
-            + _string(hashlib.new(hash_algorithm, message).digest()))
+    return (
+        _MAGIC
+        + _string(namespace.encode())
+        + _string(b"")
+        + _string(hash_algorithm.encode())
+        + _string(hashlib.new(hash_algorithm, message).digest())
+    )
 
 
 def _armor(blob: bytes) -> str:
     b64 = base64.b64encode(blob).decode()
-    return "\n".join([_BEGIN, *(b64[i:i + 70] for i in range(0, len(b64), 70)), _END]) + "\n"
+    return "\n".join([_BEGIN, *(b64[i : i + 70] for i in range(0, len(b64), 70)), _END]) + "\n"
 
 
 def _dearmor(text: str) -> bytes:
@@ -134,11 +143,10 @@ def parse_signature(text: str) -> Signature:
     s = _Reader(sig_blob)
     key_type = s.string().decode("ascii", "replace")
     raw_sig = s.string()
-    return Signature(public_blob, namespace.decode("utf-8", "replace"), hash_alg.decode("ascii", "replace"),
-                     key_type, raw_sig)
+    return Signature(public_blob, namespace.decode("utf-8", "replace"), hash_alg.decode("ascii", "replace"), key_type, raw_sig)
 
 
-def _ed25519_public(blob: bytes):
+def _ed25519_public(blob: bytes) -> Ed25519PublicKey:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     r = _Reader(blob)
@@ -172,7 +180,7 @@ class Signer:
     """A loaded Ed25519 private key and where it came from."""
 
     path: Path
-    key: object  # cryptography Ed25519PrivateKey
+    key: Ed25519PrivateKey
 
     @property
     def public_blob(self) -> bytes:
@@ -187,8 +195,15 @@ class Signer:
     def sign(self, message: bytes) -> str:
         """The armored SSHSIG signature of ``message`` (what ``ssh-keygen -Y sign`` writes)."""
         raw = self.key.sign(_signed_data(message))
-        blob = (_MAGIC + struct.pack(">I", _VERSION) + _string(self.public_blob) + _string(NAMESPACE.encode())
-                + _string(b"") + _string(_HASH.encode()) + _string(_string(_KEY_TYPE.encode()) + _string(raw)))
+        blob = (
+            _MAGIC
+            + struct.pack(">I", _VERSION)
+            + _string(self.public_blob)
+            + _string(NAMESPACE.encode())
+            + _string(b"")
+            + _string(_HASH.encode())
+            + _string(_string(_KEY_TYPE.encode()) + _string(raw))
+        )
         return _armor(blob)
 
 
@@ -220,13 +235,17 @@ def load_signer(path: str | Path) -> Signer:
             raise InputError(f"{p}: wrong passphrase for the signing key ({PASSPHRASE_ENV})") from None
         raise InputError(f"{p}: not a private key in OpenSSH or PEM form") from None
     except UnsupportedAlgorithm:  # an encrypted OpenSSH key needs bcrypt, which jury does not depend on
-        raise InputError(f"{p}: reading a passphrase-protected OpenSSH key needs the bcrypt package "
-                         f"(pip install bcrypt); or sign with: ssh-keygen -Y sign -n {NAMESPACE} -f KEY FILE") from None
-    except Exception as exc:  # noqa: BLE001 - cryptography raises assorted errors on odd input
+        raise InputError(
+            f"{p}: reading a passphrase-protected OpenSSH key needs the bcrypt package "
+            f"(pip install bcrypt); or sign with: ssh-keygen -Y sign -n {NAMESPACE} -f KEY FILE"
+        ) from None
+    except Exception as exc:
         raise InputError(f"{p}: not a usable private key ({type(exc).__name__})") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise InputError(f"{p}: is a {type(key).__name__.removeprefix('_').replace('PrivateKey', '')} key; "
-                         "jury signs with Ed25519 keys only (ssh-keygen -t ed25519)")
+        raise InputError(
+            f"{p}: is a {type(key).__name__.removeprefix('_').replace('PrivateKey', '')} key; "
+            "jury signs with Ed25519 keys only (ssh-keygen -t ed25519)"
+        )
     return Signer(p, key)
 
 
@@ -258,8 +277,10 @@ def load_trusted_keys(paths) -> dict[str, str]:
             out.setdefault(fingerprint(blob), f"{p}:{n}")
             found += 1
         if not found:
-            raise InputError(f"{p}: no {_KEY_TYPE} public key in the file (expected a line like "
-                             f"'{_KEY_TYPE} AAAA... comment', as in id_ed25519.pub)")
+            raise InputError(
+                f"{p}: no {_KEY_TYPE} public key in the file (expected a line like "
+                f"'{_KEY_TYPE} AAAA... comment', as in id_ed25519.pub)"
+            )
     return out
 
 
@@ -286,7 +307,7 @@ def sign_file(path: str | Path, signer: Signer) -> tuple[Path, bool]:
     other (another key, or not valid for the file) is an error naming both files.
     """
     from jury.inputs.io import write_atomic
-    from jury.verdicts.documents import load_locked
+    from jury.verdicts.lock import load_locked
 
     p = Path(path)
     load_locked(p)  # the lock holds: sign only what jury locked
@@ -296,10 +317,12 @@ def sign_file(path: str | Path, signer: Signer) -> tuple[Path, bool]:
         existing = _read_signature(sig_path)
         if existing.public_blob == signer.public_blob and verify_bytes(message, existing):
             return sig_path, False
-        why = ("is not a valid signature of it" if not verify_bytes(message, existing)
-               else f"signs it with another key ({existing.fingerprint})")
-        raise SignatureError(f"{sig_path}: already exists and {why}; it is not overwritten "
-                             "(move it away to sign again)")
+        why = (
+            "is not a valid signature of it"
+            if not verify_bytes(message, existing)
+            else f"signs it with another key ({existing.fingerprint})"
+        )
+        raise SignatureError(f"{sig_path}: already exists and {why}; it is not overwritten (move it away to sign again)")
     staged = sig_path.with_name(f".{sig_path.name}.{secrets.token_hex(4)}.staged")
     write_atomic(staged, signer.sign(message))
     try:

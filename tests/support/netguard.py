@@ -11,7 +11,7 @@ Tests marked `real_api` are left alone; they are skipped unless pytest runs with
 pytest only honours pytest_addoption and pytest_collection_modifyitems from a conftest.py
 (or plugin), so tests/conftest.py re-exports them:
 
-    from netguard import no_network, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
+    from tests.support.netguard import no_network, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
 """
 
 from __future__ import annotations

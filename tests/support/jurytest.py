@@ -1,6 +1,6 @@
 """A small adjudication project for tests: a database, gold, runs and a loopback panel.
 
-Scripted jurors here are test doubles served by tests/fakellm.py; nothing they say is
+Scripted jurors here are test doubles served by tests/support/fakellm.py; nothing they say is
 ever reported as a real number.
 """
 
@@ -10,8 +10,8 @@ import json
 import re
 from pathlib import Path
 
-from fakellm import Reply, ballot_reply
-from helpers import make_db, write_gold, write_runs
+from tests.support.fakellm import Reply, ballot_reply
+from tests.support.helpers import make_db, write_gold, write_runs
 
 GOLD_SQL = {
     1: "SELECT name FROM item WHERE colour = 'red'",

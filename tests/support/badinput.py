@@ -17,10 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers import make_db, write_gold, write_runs
+from tests.support.helpers import make_db, write_gold, write_runs
 
-DEFAULT_RUN = [{"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red'"},
-               {"model": "m", "question_id": 3, "sql": "SELECT 0"}]
+DEFAULT_RUN = [
+    {"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red'"},
+    {"model": "m", "question_id": 3, "sql": "SELECT 0"},
+]
 
 
 @dataclass
@@ -44,11 +46,13 @@ def basic_project(tmp: Path) -> Path:
     return tmp
 
 
-def run_jury(args: Sequence[str], cwd: Path, *, timeout: float = 120, env: dict[str, str] | None = None,
-             stdin: str | None = None) -> subprocess.CompletedProcess:
+def run_jury(
+    args: Sequence[str], cwd: Path, *, timeout: float = 120, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess:
     full_env = dict(os.environ, COLUMNS="200", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "jury", *args], cwd=cwd, capture_output=True, text=True,
-                          env=full_env, timeout=timeout, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "jury", *args], cwd=cwd, capture_output=True, text=True, env=full_env, timeout=timeout, input=stdin
+    )
 
 
 def _digest(path: Path) -> str | None:

@@ -16,7 +16,7 @@ OpenAI-style "model not found" error. A responder is a fixed Reply, str (content
 
 Run as a script for benchmarks: every model answers a fixed JSON verdict after --latency s:
 
-    python tests/fakellm.py --port 8765 --latency 0.5
+    python tests/support/fakellm.py --port 8765 --latency 0.5
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Union
+from typing import Any
 
 import pytest
 
@@ -70,8 +71,8 @@ class Reply:
     model: str | None = None  # "model" field of the response; None = the requested model
 
 
-ReplyLike = Union[Reply, str, dict]
-Responder = Union[ReplyLike, Callable[[dict], ReplyLike]]
+ReplyLike = Reply | str | dict
+Responder = ReplyLike | Callable[[dict], ReplyLike]
 
 
 def json_reply(obj: Any, **kwargs: Any) -> Reply:
@@ -129,10 +130,10 @@ def error_body(status: int, message: str | None = None) -> dict:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_HTTPServer"
+    server: _HTTPServer
     protocol_version = "HTTP/1.1"  # every response says Connection: close
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output quiet
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
@@ -153,7 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(obj).encode(), headers)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.close_connection = True  # one request per connection, even if no reply is sent
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             models = sorted(self.server.owner.scripted_models())
@@ -161,7 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(404, error_body(404, f"unknown path {self.path}"))
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.close_connection = True  # one request per connection, even if no reply is sent
         path = self.path.split("?", 1)[0].rstrip("/")
         if path not in ("/v1/chat/completions", "/chat/completions"):
@@ -182,7 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    owner: "FakeLLMServer"
+    owner: FakeLLMServer
 
 
 class FakeLLMServer:
@@ -213,7 +214,7 @@ class FakeLLMServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "FakeLLMServer":
+    def start(self) -> FakeLLMServer:
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fakellm", daemon=True
@@ -231,7 +232,7 @@ class FakeLLMServer:
             self._thread.join(timeout=5)
         self._httpd.server_close()
 
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

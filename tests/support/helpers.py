@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "bird-superhero"
 SHARED_BIRD = REPO.parent / "shared" / "data" / "bird"
 
@@ -29,14 +29,38 @@ def make_db(root: Path, db_id: str = "shop") -> Path:
 
 
 GOLD = [
-    {"question_id": 1, "db_id": "shop", "question": "Names of red items?", "evidence": "",
-     "SQL": "SELECT name FROM item WHERE colour = 'red'", "difficulty": "simple"},
-    {"question_id": 2, "db_id": "shop", "question": "Items by price, cheapest first?", "evidence": "",
-     "SQL": "SELECT name FROM item ORDER BY price", "difficulty": "moderate"},
-    {"question_id": 3, "db_id": "shop", "question": "How many items?", "evidence": "",
-     "SQL": "SELECT count(*) FROM item", "difficulty": "simple"},
-    {"question_id": 4, "db_id": "shop", "question": "Broken gold", "evidence": "",
-     "SQL": "SELECT nope FROM item", "difficulty": "challenging"},
+    {
+        "question_id": 1,
+        "db_id": "shop",
+        "question": "Names of red items?",
+        "evidence": "",
+        "SQL": "SELECT name FROM item WHERE colour = 'red'",
+        "difficulty": "simple",
+    },
+    {
+        "question_id": 2,
+        "db_id": "shop",
+        "question": "Items by price, cheapest first?",
+        "evidence": "",
+        "SQL": "SELECT name FROM item ORDER BY price",
+        "difficulty": "moderate",
+    },
+    {
+        "question_id": 3,
+        "db_id": "shop",
+        "question": "How many items?",
+        "evidence": "",
+        "SQL": "SELECT count(*) FROM item",
+        "difficulty": "simple",
+    },
+    {
+        "question_id": 4,
+        "db_id": "shop",
+        "question": "Broken gold",
+        "evidence": "",
+        "SQL": "SELECT nope FROM item",
+        "difficulty": "challenging",
+    },
 ]
 
 

@@ -1,0 +1,100 @@
+"""Importers of published predictions: BIRD's predict_dev.json and one-SQL-per-line files.
+
+Both index questions by position in the gold file (dev.json); the result is run records
+for one model, with a count of missing and odd entries.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jury.errors import InputError
+from jury.inputs.io import loads_document, read_text
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
+
+BIRD_SEPARATOR = "\t----- bird -----\t"
+
+
+@dataclass
+class ImportReport:
+    records: list[RunRecord]
+    entries: int = 0
+    missing: list[QuestionId] = field(default_factory=list)
+    odd: list[str] = field(default_factory=list)
+
+
+def import_bird_predictions(
+    path: str | Path,
+    gold_items: list[GoldItem],
+    model: str,
+    *,
+    only_db: set[str] | None = None,
+    family: str | None = None,
+) -> ImportReport:
+    """Read BIRD's predict_dev.json or a one-SQL-per-line text file into run records.
+
+    Questions are indexed by position in the gold file. The SQL is kept exactly as the
+    model wrote it (trailing junk included: it is the model's answer). A non-string JSON
+    entry, an absent position or an empty line is a missing answer.
+    """
+    p = Path(path)
+    if not model.strip():
+        raise InputError("--model must name the model (got an empty name)")
+    text = read_text(p)
+    if text.lstrip().startswith("["):
+        raise InputError(f"{p}: a JSON list; expected BIRD's object of position -> prediction, or one SQL per line")
+    if text.lstrip().startswith("{"):
+        answers = _bird_json_answers(p, text, len(gold_items))
+    else:
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines = lines[:-1]
+        if len(lines) > len(gold_items):
+            raise InputError(
+                f"{p}:{len(gold_items) + 1}: {len(lines)} lines but the gold file has only {len(gold_items)} questions"
+            )
+        answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
+    report = ImportReport(records=[], entries=len(answers))
+    seen: set = set()
+    for i, item in enumerate(gold_items):
+        if only_db and item.db_id not in only_db:
+            continue
+        if item.question_id in seen:  # a repeated gold item: its first position's answer counts
+            report.odd.append(f"{i}: repeats question {item.question_id!r}; skipped")
+            continue
+        seen.add(item.question_id)
+        sql, db_id, odd = answers.get(i, (None, None, None))
+        if odd:
+            report.odd.append(f"{i}: {odd}")
+        if sql is None or not sql.strip():
+            report.missing.append(item.question_id)
+            sql = None
+        report.records.append(RunRecord(model=model, question_id=item.question_id, db_id=db_id, sql=sql, family=family))
+    return report
+
+
+def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
+    data = loads_document(text, str(p))
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: expected an object of index -> prediction")
+    answers: dict[int, tuple] = {}
+    for key, value in data.items():
+        try:
+            index = int(key)
+        except ValueError:
+            raise InputError(f"{p}: key {key!r} is not a question position") from None
+        if not 0 <= index < n_gold:
+            raise InputError(f"{p}: key {key!r} is outside the gold file's {n_gold} questions")
+        if index in answers:
+            raise InputError(f"{p}: key {key!r} repeats question position {index}")
+        if not isinstance(value, str):
+            answers[index] = (None, None, f"non-string entry {json.dumps(value)[:40]}")
+            continue
+        if BIRD_SEPARATOR in value:
+            sql, _, db_id = value.rpartition(BIRD_SEPARATOR)
+            answers[index] = (sql, db_id.strip() or None, None)
+        else:
+            answers[index] = (value, None, "no database separator")
+    return answers

@@ -1,0 +1,149 @@
+"""When and how long to wait before asking a juror again, and how a failed attempt reads.
+
+A failed HTTP attempt becomes an AttemptFailed carrying its one-line log text, whether it is
+worth retrying and the wait the provider asked for (Retry-After). JurorPool retries with
+tenacity; `BackoffWait` is its wait policy: the provider's Retry-After when it sent one,
+otherwise exponential backoff, each with a little jitter from the pool's seeded generator.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import random
+import re
+from typing import Any
+
+from tenacity import RetryCallState, wait_exponential
+from tenacity.wait import wait_base
+
+from jury.judging.juror import AttemptStatus
+
+_JSON_DECODE_HINTS = ("Expecting value", "JSONDecodeError", "Extra data", "Unterminated string", "Invalid control")
+
+
+class AttemptFailed(Exception):
+    """One HTTP attempt to a juror failed. `text` is its one-line, key-scrubbed log error;
+    `final` (when set) is the call's abstention reason, never retried; `cause` is the original
+    exception (kept off __cause__ so tenacity's reraise shows this one)."""
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        status: AttemptStatus,
+        retryable: bool,
+        retry_after: float | None = None,
+        cause: BaseException | None = None,
+        final: str | None = None,
+    ) -> None:
+        super().__init__(text)
+        self.text = text
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.cause = cause
+        self.final = final
+
+
+class BackoffWait(wait_base):
+    """tenacity wait: Retry-After plus up to 10% (at most 0.5 s) jitter when the provider asked
+    for a wait; otherwise base_s * 2**n capped at max_s, plus up to 10% jitter, where n counts
+    the retries of this call so far (`first_index` of them were spent in earlier turns)."""
+
+    def __init__(self, base_s: float, max_s: float, rng: random.Random, first_index: int = 0) -> None:
+        self._exponential = wait_exponential(multiplier=base_s * 2 ** min(first_index, 30), max=max_s)
+        self._rng = rng
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        failed = retry_state.outcome.exception() if retry_state.outcome else None
+        asked = getattr(failed, "retry_after", None)
+        if asked is not None:
+            return asked + min(0.1 * asked, 0.5) * self._rng.random()
+        wait = self._exponential(retry_state)
+        return wait + wait * 0.1 * self._rng.random()
+
+
+def should_retry(max_wait_s: float):
+    """tenacity retry predicate: a retryable AttemptFailed whose Retry-After (if any) is at most
+    max_wait_s. Anything else (a client error, a stop request, a bug) is not retried."""
+
+    def predicate(exc: BaseException) -> bool:
+        return isinstance(exc, AttemptFailed) and exc.retryable and (exc.retry_after is None or exc.retry_after <= max_wait_s)
+
+    return predicate
+
+
+def _header_lookup(headers: Any, name: str) -> str | None:
+    if not headers:
+        return None
+    try:
+        value = headers.get(name)
+        if value is None and isinstance(headers, dict):
+            lowered = {str(k).lower(): v for k, v in headers.items()}
+            value = lowered.get(name)
+    except Exception:
+        return None
+    return None if value is None else str(value)
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """Seconds the provider asked to wait, from the exception's response headers, or None.
+
+    litellm 1.110 keeps the upstream headers on `exc.response.headers` (an httpx.Response it
+    rebuilds without credentials) and on `exc.litellm_response_headers` (httpx.Headers set by
+    its exception mapping); `exc.headers` is only filled by its proxy. Reads retry-after-ms,
+    then retry-after (seconds or an HTTP date); the llm_provider- prefixed forms are read too.
+    """
+    response = getattr(exc, "response", None)
+    candidates = (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(response, "headers", None) if response is not None else None,
+        getattr(exc, "headers", None),
+    )
+    for headers in candidates:
+        for prefix in ("", "llm_provider-"):
+            ms = _header_lookup(headers, prefix + "retry-after-ms")
+            if ms is not None:
+                try:
+                    return max(0.0, float(ms) / 1000.0)
+                except ValueError:
+                    pass
+            value = _header_lookup(headers, prefix + "retry-after")
+            if value is None:
+                continue
+            try:
+                return max(0.0, float(value))
+            except ValueError:
+                pass
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                continue
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.UTC)
+            return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+    return None
+
+
+def error_text(exc: BaseException) -> str:
+    """ "HTTP 429 RateLimitError: OpenAIException - ..." without litellm's doubled prefixes."""
+    name = type(exc).__name__
+    message = str(exc) or repr(exc)
+    message = re.sub(rf"^litellm\.{re.escape(name)}:\s*", "", message)
+    message = re.sub(rf"^{re.escape(name)}:\s*", "", message)
+    status = getattr(exc, "status_code", None)
+    prefix = f"HTTP {status} " if isinstance(status, int) else ""
+    return f"{prefix}{name}: {message}"
+
+
+def rejects_response_format(exc: BaseException) -> bool:
+    status = getattr(exc, "status_code", None)
+    message = str(exc).lower()
+    return status in (400, 422) and ("response_format" in message or "json_schema" in message)
+
+
+def describe_server_error(exc: BaseException, text: str) -> str:
+    if any(hint in str(exc) for hint in _JSON_DECODE_HINTS):
+        return f"malformed response body (not JSON): {text}"
+    return text

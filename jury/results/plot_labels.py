@@ -1,0 +1,144 @@
+"""Placing text on the report's charts: every scatter point labelled without overlap.
+
+A label goes beside its point, trying growing radii in eight directions until it covers no
+other label, point or axis text; when names cannot all fit, points are numbered and a
+table beside the chart names them.
+"""
+
+from __future__ import annotations
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+from matplotlib.figure import Figure
+
+FONT = 8.5  # tick labels, annotations, legends of every chart (pt)
+
+
+def renderer(fig: Figure) -> RendererAgg:
+    """The Agg renderer of a chart's figure (made on an Agg canvas), for measuring text extents."""
+    canvas = fig.canvas
+    assert isinstance(canvas, FigureCanvasAgg)
+    return canvas.get_renderer()
+
+
+TABLE_LINE_PT = FONT * 1.45  # line pitch of the number table
+
+
+def number_table(fig: Figure, table, entries: list[tuple[int, str]]) -> None:
+    """The key of a numbered scatter: one line per point, "n  model", top to bottom."""
+    height_pt = table.get_window_extent(renderer(fig)).height * 72 / fig.dpi
+    step = TABLE_LINE_PT / max(height_pt, 1.0)
+    table.text(
+        0.0,
+        1.0,
+        "model (number on the chart)",
+        transform=table.transAxes,
+        ha="left",
+        va="top",
+        fontsize=FONT,
+        fontweight="bold",
+        color="#202020",
+    )
+    width = len(str(max((n for n, _ in entries), default=1)))
+    for i, (n, name) in enumerate(entries, 1):
+        table.text(
+            0.0,
+            1.0 - i * step,
+            f"{n:>{width}}  {name}",
+            transform=table.transAxes,
+            ha="left",
+            va="top",
+            fontsize=FONT,
+            family="monospace",
+            color="#404040",
+        )
+
+
+# offsets (points) tried for a label, nearest first: 8 directions at growing distances
+_RADII = (7, 13, 21, 31, 44, 60)
+_DIRECTIONS = ((1, 1), (-1, 1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1))
+
+
+def _annotate(ax, text: str, xy, dx: float, dy: float, ha: str, va: str):
+    """A label offset (dx, dy) points from xy, its leader line leaving from the label's
+    edge nearest the point."""
+    rel = ({"left": 0.0, "right": 1.0, "center": 0.5}[ha], {"bottom": 0.0, "top": 1.0, "center": 0.5}[va])
+    return ax.annotate(
+        text,
+        xy,
+        xytext=(dx, dy),
+        textcoords="offset points",
+        ha=ha,
+        va=va,
+        fontsize=FONT,
+        color="#404040",
+        zorder=4,
+        arrowprops=dict(arrowstyle="-", color="#909090", linewidth=0.6, shrinkA=0, shrinkB=2.5, relpos=rel),
+    )
+
+
+def label_points(fig: Figure, ax, pts, labels: list[str], force: bool = False) -> bool:
+    """Place ``labels[j]`` beside point j, each inside the axes, covering no other text and
+    no other point, with a leader line to its point; the most crowded points go first.
+    Returns whether every point got its label; with ``force``, a label with no free place
+    still goes at its nearest place inside the axes (uncovered points first)."""
+    measure = renderer(fig)
+    fig.canvas.draw()
+    taken = [t.get_window_extent(measure) for t in _visible_texts(ax)]
+    frame = ax.get_window_extent(measure)
+    pix = ax.transData.transform([(x, y) for x, y, _ in pts])
+    r = 4.0 * fig.dpi / 72  # marker radius plus a little air, in pixels
+
+    def crowd(j: int) -> float:
+        px, py = pix[j]
+        return -sum(1 for qx, qy in pix if abs(qx - px) < 80 and abs(qy - py) < 40)
+
+    every = True
+    for j in sorted(range(len(pts)), key=lambda j: (crowd(j), pts[j][2])):
+        x, y, _ = pts[j]
+        others = [(px, py) for i, (px, py) in enumerate(pix) if i != j and tuple(pix[i]) != tuple(pix[j])]
+        fallback = None
+        placed = False
+        for radius in _RADII:
+            for ux, uy in _DIRECTIONS:
+                scale = radius if (ux == 0 or uy == 0) else radius * 0.75
+                dx, dy = ux * scale, uy * scale
+                ha = "left" if ux > 0 else "right" if ux < 0 else "center"
+                va = "bottom" if uy > 0 else "top" if uy < 0 else "center"
+                ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
+                box = ann.get_window_extent(measure)
+                inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+                free = inside and not any(box.overlaps(b) for b in taken)
+                hits_point = any(box.x0 - r < px < box.x1 + r and box.y0 - r < py < box.y1 + r for px, py in others)
+                if free and not hits_point:
+                    taken.append(box)
+                    placed = True
+                    break
+                if free and fallback is None:
+                    fallback = (dx, dy, ha, va)
+                ann.remove()
+            if placed:
+                break
+        if placed:
+            continue
+        every = False
+        if force and fallback is not None:  # covers a point but no text
+            dx, dy, ha, va = fallback
+            ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
+            taken.append(ann.get_window_extent(measure))
+    return every
+
+
+def _visible_texts(ax) -> list:
+    """Visible, non-empty texts of an axes (tick labels within the view, titles, annotations)."""
+    out = list(ax.texts) + [ax.title, ax.xaxis.label, ax.yaxis.label]
+    for axis, (lo, hi) in ((ax.xaxis, sorted(ax.get_xlim())), (ax.yaxis, sorted(ax.get_ylim()))):
+        for tick in axis.get_major_ticks():
+            if lo - 1e-9 <= tick.get_loc() <= hi + 1e-9:
+                out += [tick.label1, tick.label2]
+    leg = ax.get_legend()
+    if leg is not None:
+        out += list(leg.get_texts()) + [leg.get_title()]
+    return [t for t in out if t.get_visible() and t.get_text().strip()]
+
+
+# --------------------------------------------------------------------------- save wrappers

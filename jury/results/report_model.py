@@ -1,0 +1,209 @@
+"""The shape of `jury report --format json`: pydantic models and their JSON Schema.
+
+``jury.results.report.build_report`` returns a ``Report``; ``Report.model_dump(mode="json")``
+is exactly what ``--format json`` writes (the fields are declared in output order), and
+``Report.model_validate_json(text)`` reads one back. ``verdicts/schema/report-v1.schema.json``
+is generated from ``Report`` by ``write_report_schema`` (a test checks it is current).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jury.inputs.io import write_atomic
+from jury.inputs.records import QuestionId
+from jury.verdicts.documents import Provenance, dumps_pretty
+
+REPORT_FORMAT_VERSION = 1
+REPORT_SCHEMA_FILENAME = f"report-v{REPORT_FORMAT_VERSION}.schema.json"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Proportion(_Model):
+    """k successes out of n with its Wilson 95% interval (value, low, high null when n = 0)."""
+
+    k: int = Field(ge=0)
+    n: int = Field(ge=0)
+    value: float | None
+    low: float | None
+    high: float | None
+
+
+class Correlation(_Model):
+    """A correlation across models. r is null when fewer than 3 models have both values or
+    one side is constant; Spearman's CI is a seeded percentile bootstrap, Pearson's the
+    Fisher-z interval (n >= 4)."""
+
+    method: Literal["spearman", "pearson"]
+    r: float | None
+    p_value: float | None
+    n: int = Field(ge=0, description="Models with both values.")
+    ci_low: float | None
+    ci_high: float | None
+
+
+class StrengthCorrelation(Correlation):
+    """Spearman of the gold-defect share against one column's accuracy."""
+
+    strength: Literal["adjudicated", "strict", "gold_clean"] = Field(description="The column correlated with.")
+
+
+class Normalize(_Model):
+    casefold: bool
+    float_sig_digits: int | None
+
+
+class ReportSettings(_Model):
+    comparator: str = Field(description="Comparator deciding a strict match.")
+    near_miss_threshold: float
+    timeout_s: float
+    row_cap: int
+    normalize: Normalize
+    strength: Literal["adjudicated", "strict", "gold_clean"] = Field(
+        description="Column the gold-defect share is correlated with."
+    )
+    control: str | None = Field(description="The negative-control model, if any.")
+
+
+class VerdictFileRef(_Model):
+    """A locked verdict file the report read."""
+
+    kind: Literal["audit", "adjudication"]
+    path: str | None = Field(description="Adjudication files: as given; audits: null.")
+    content_sha256: str | None = Field(description="The file's lock.")
+
+
+class Composition(_Model):
+    """Counts of a model's jury-reached misses by verdict (no_majority also counts undecided)."""
+
+    gold_defect: int = Field(ge=0)
+    format_equivalence: int = Field(ge=0)
+    genuine_error: int = Field(ge=0)
+    ambiguous: int = Field(ge=0)
+    no_majority: int = Field(ge=0)
+
+
+class CompositionShares(_Model):
+    """Composition counts / jury_reached (null when nothing reached the jury)."""
+
+    gold_defect: float | None
+    format_equivalence: float | None
+    genuine_error: float | None
+    ambiguous: float | None
+    no_majority: float | None
+
+
+class ModelRow(_Model):
+    """One model (run order). Ranks: 1 = best, ties share the best rank."""
+
+    model: str
+    families: list[str]
+    questions: int = Field(ge=0, description="Run records.")
+    routed: int = Field(ge=0, description="Questions routed to the gold's database (gold errors left out).")
+    routing_accuracy: float | None
+    strict: Proportion = Field(description="The chosen comparator's execution match over routed questions.")
+    strict_rank: int | None
+    gold_clean: Proportion | None = Field(description="Strict without the audit's flagged questions; null without --audit.")
+    gold_clean_rank: int | None
+    adjudicated: Proportion | None = Field(
+        description="Strict matches plus the jury's credited verdicts; null without --verdicts."
+    )
+    adjudicated_rank: int | None
+    rank_shift: str = Field(description='Strict -> adjudicated, e.g. "33rd → 17th"; "—" without verdicts.')
+    rank_delta: int | None = Field(description="Strict rank - adjudicated rank (positive = moved up).")
+    composition: Composition
+    composition_pct: CompositionShares
+    jury_reached: int = Field(ge=0)
+    near_miss: int = Field(ge=0)
+    not_executed: int = Field(ge=0, description="error + timeout + missing.")
+    gold_defect_share: float | None = Field(description="gold_defect / jury_reached.")
+    adjudication_cost_usd: float | None = Field(
+        description="summary.cost_by_model of the adjudication files, summed; null when a juror litellm could not "
+        "price judged the model (unknown, never $0)."
+    )
+    adjudication_unpriced_models: list[str] = Field(description="Those unpriced juror models.")
+    challenging_share: float | None = Field(
+        description='Share of routed questions with a known difficulty that are "challenging".'
+    )
+    mean_difficulty: float | None = Field(description="simple = 1, moderate = 2, challenging = 3; unknown skipped.")
+
+
+class Correlations(_Model):
+    gold_defect_share_vs_strength: StrengthCorrelation = Field(description="Spearman, across models with both values.")
+    routing_vs_challenging_share: Correlation = Field(description="Pearson.")
+    routing_vs_mean_difficulty: Correlation = Field(description="Pearson.")
+
+
+class FamilyShare(_Model):
+    """Format-equivalent share of a family's jury-reached misses (a model counts in each of its families)."""
+
+    jury_reached: int = Field(ge=0)
+    format_equivalence: int = Field(ge=0)
+    share: float | None
+
+
+class Control(_Model):
+    """The negative control: its strict -> adjudicated lift and its gap to the row above it."""
+
+    model: str
+    strict: float | None
+    adjudicated: float | None
+    lift: float | None = Field(description="adjudicated - strict.")
+    next_model: str | None = Field(description="Ranked just above it by adjudicated accuracy; null if it is the top row.")
+    next_adjudicated: float | None
+    gap_to_next: float | None = Field(description="next_adjudicated - adjudicated.")
+
+
+class OracleRow(_Model):
+    model: str
+    strict: Proportion
+    strict_rank: int | None
+    gold_clean: Proportion | None
+    gold_clean_rank: int | None
+    adjudicated: Proportion | None
+    adjudicated_rank: int | None
+
+
+class Oracle(_Model):
+    """The three columns on the questions every model routed correctly (one denominator)."""
+
+    questions: int = Field(ge=0, description="Routed correctly by every model, gold not failing.")
+    models: list[OracleRow]
+
+
+class GoldError(_Model):
+    question_id: QuestionId
+    error: str
+
+
+class Report(_Model):
+    """`jury report --format json` (see README, `jury report`)."""
+
+    jury_version: str
+    provenance: Provenance = Field(description="jury and litellm versions and jury's git revision (jury.version.provenance).")
+    settings: ReportSettings
+    verdict_files: list[VerdictFileRef]
+    models: list[ModelRow]
+    correlations: Correlations
+    families: dict[str, FamilyShare] = Field(description="Family -> its format-equivalent share, sorted by family.")
+    control: Control | None
+    oracle_routing: Oracle
+    gold_errors: list[GoldError] = Field(description="Gold queries that fail: left out of every denominator.")
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of `jury report --format json` (what verdicts/schema/ holds)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **Report.model_json_schema()}
+
+
+def write_report_schema(directory: str | Path) -> Path:
+    """(Re)write ``<directory>/report-v1.schema.json``."""
+    target = Path(directory) / REPORT_SCHEMA_FILENAME
+    write_atomic(target, dumps_pretty(report_schema()))
+    return target

@@ -1,0 +1,255 @@
+"""The lock on a verdict file: canonical forms, content hash, writing and reading locked files.
+
+``content_sha256`` is ``"sha256:" + sha256(canonical JSON of everything else)``. Which
+canonical JSON depends on the file's ``format_version``:
+
+- 2 (what jury writes): RFC 8785, the JSON Canonicalization Scheme, through the
+  ``rfc8785`` package: keys sorted by UTF-16 code units, numbers as ECMAScript prints
+  them (``0`` for ``0.0``, ``1e-7``), integers only up to 2**53 - 1 in magnitude.
+- 1 (files written before): ``jury.inputs.io.canonical_v1``: sorted keys (by code point),
+  compact separators, UTF-8 as Python's ``json.dumps`` writes numbers. Still verified.
+
+Whitespace and key order in the file therefore do not matter; any change to a value does.
+Every reader goes through ``load_locked``, which checks the lock before it trusts anything
+in the file. A locked file is never rewritten: a correction is a new file that names its
+predecessor's ``content_sha256`` in ``supersedes``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import rfc8785
+from pydantic import BaseModel
+
+from jury.errors import InputError
+from jury.inputs.io import canonical_v1, loads_document, read_text, write_atomic
+from jury.verdicts.documents import (
+    FORMAT_VERSION,
+    KINDS,
+    LOCK_KEY,
+    VerdictError,
+    VerdictFile,
+    dumps_pretty,
+    schema_filename,
+    validate_document,
+)
+
+_NEVER_REWRITTEN = "a locked verdict file is never rewritten: write a new file"
+
+
+def canonical_rfc8785(obj: Any) -> bytes:
+    """RFC 8785 (JCS) bytes of ``obj``; ValueError for what JCS cannot represent (NaN,
+    integers beyond 2**53 - 1, lone surrogates, non-string keys)."""
+    return rfc8785.dumps(obj)
+
+
+CANONICAL_FORMS: dict[int, Callable[[Any], bytes]] = {1: canonical_v1, 2: canonical_rfc8785}
+"""format_version -> the canonical JSON its lock hashes."""
+assert FORMAT_VERSION in CANONICAL_FORMS
+
+
+def format_of(doc: dict[str, Any]) -> int:
+    """The document's ``format_version`` (the current one when absent); a one-line
+    VerdictError for one this jury cannot check."""
+    version = doc.get("format_version", FORMAT_VERSION)
+    if type(version) is not int or version not in CANONICAL_FORMS:
+        known = ", ".join(str(v) for v in CANONICAL_FORMS)
+        raise VerdictError(
+            f"format_version: {version!r} is not a format this jury can check (it reads {known}); "
+            "a newer jury may have written it"
+        )
+    return version
+
+
+def canonical_json(obj: Any, format_version: int = FORMAT_VERSION) -> bytes:
+    """The bytes the lock of a ``format_version`` file hashes (RFC 8785 for 2, v1 for 1)."""
+    return CANONICAL_FORMS[format_version](obj)
+
+
+def content_hash(doc: dict[str, Any]) -> str:
+    """``"sha256:<hex>"`` of the canonical JSON (by the doc's ``format_version``) of ``doc``
+    without its ``content_sha256`` key."""
+    version = format_of(doc)
+    body = {k: v for k, v in doc.items() if k != LOCK_KEY}
+    try:
+        data = canonical_json(body, version)
+    except (ValueError, UnicodeEncodeError) as exc:
+        form = "RFC 8785" if version == 2 else f"format_version {version}"
+        raise VerdictError(f"verdict document is not canonical JSON ({form}): {exc}") from None
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def lock(doc: VerdictFile | dict[str, Any]) -> dict[str, Any]:
+    """Validate ``doc`` and return its JSON dict (aliases, JSON types) with the lock set.
+    jury writes only the current format: ``format_version`` and ``$schema`` are set to it."""
+    data = doc.model_dump(by_alias=True, mode="json") if isinstance(doc, BaseModel) else dict(doc)
+    data.pop(LOCK_KEY, None)
+    data["format_version"] = FORMAT_VERSION
+    if isinstance(data.get("kind"), str) and data["kind"] in KINDS:
+        data["$schema"] = f"schema/{schema_filename(data['kind'])}"
+    model = validate_document(data)
+    out = model.model_dump(by_alias=True, mode="json")
+    out.pop(LOCK_KEY, None)
+    out[LOCK_KEY] = content_hash(out)
+    return out
+
+
+def write_locked(doc: VerdictFile | dict[str, Any], path: str | Path) -> Path:
+    """Lock ``doc`` and write it to ``path``, which must not exist yet.
+
+    The write is atomic (a crash leaves no partial file) and, where the file system has
+    hard links, the final step cannot replace a file another process wrote meanwhile.
+    """
+    p = Path(path)
+    if p.exists():
+        raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}")
+    text = dumps_pretty(lock(doc))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    staged = p.with_name(f".{p.name}.{secrets.token_hex(4)}.staged")
+    write_atomic(staged, text)
+    try:
+        os.link(staged, p)  # fails if p appeared meanwhile: never replaces a file
+    except FileExistsError:
+        raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}") from None
+    except OSError:  # no hard links here: fall back to check-then-rename
+        if p.exists():
+            raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}") from None
+        os.replace(staged, p)
+    finally:
+        staged.unlink(missing_ok=True)
+    return p
+
+
+def utc_now() -> str:
+    """The current time as jury stamps it: ``2026-11-29T20:00:00Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_path(kind: str, verdicts_dir: str | Path, created_at: str | datetime) -> Path:
+    """``<verdicts_dir>/<kind>-20261129T200000Z.json``, with -2, -3, ... if taken."""
+    if kind not in KINDS:
+        raise VerdictError(f"unknown verdict kind {kind!r}; expected one of: {', '.join(KINDS)}")
+    when = created_at if isinstance(created_at, datetime) else datetime.fromisoformat(created_at)
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    stem = f"{kind}-{when.strftime('%Y%m%dT%H%M%SZ')}"
+    folder = Path(verdicts_dir)
+    candidate, n = folder / f"{stem}.json", 1
+    while candidate.exists():
+        n += 1
+        candidate = folder / f"{stem}-{n}.json"
+    return candidate
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _read_json(p: Path) -> Any:
+    """Through the one safe JSON loader (depth, size, duplicate keys, NaN)."""
+    text = read_text(p)
+    try:
+        return loads_document(text, str(p))
+    except InputError as exc:  # malformed, duplicate key, NaN/Infinity, too deep, lone surrogate
+        raise VerdictError(str(exc)) from None
+
+
+def _check_lock(p: Path, data: Any) -> None:
+    if not isinstance(data, dict):
+        raise VerdictError(f"{p}: expected a JSON object, got {type(data).__name__}")
+    claimed = data.get(LOCK_KEY)
+    if claimed is None:
+        raise VerdictError(f"{p}: not locked: no {LOCK_KEY}")
+    try:
+        actual = content_hash(data)
+    except VerdictError as exc:
+        raise VerdictError(f"{p}: {exc}") from None
+    if claimed != actual:
+        raise VerdictError(
+            f"{p}: content hash mismatch: the file was changed after it was locked (expected {claimed}, got {actual})"
+        )
+
+
+def is_locked_file(path: str | Path) -> bool:
+    """Does this path hold a (claimed) locked verdict file? Commands never write over one."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    return LOCK_KEY.encode() in head and b'"kind"' in head
+
+
+def load_locked(path: str | Path) -> VerdictFile:
+    """Read a verdict file, check its lock, validate it, then recompute its verdicts from its
+    votes (``check_rules``). Every verdict reader uses this."""
+    p = Path(path)
+    data = _read_json(p)
+    _check_lock(p, data)
+    doc = validate_document(data, source=str(p))
+    check_rules(doc, p)
+    return doc
+
+
+def check_rules(doc: VerdictFile, source: str | Path = "verdict document") -> None:
+    """Refuse a file whose verdicts, flags, credit or summary counts do not follow from its
+    own votes under its own rules (k, early stop, quorum, ballot style; jury/judging/rules.py).
+    The lock only proves the file is unchanged since it was locked, not that it is consistent."""
+    from jury.judging.rules import check_document
+
+    problem = check_document(doc)
+    if problem:
+        raise VerdictError(f"{source}: {problem}; refused: the verdicts must follow from the votes")
+
+
+def load_kind(path: str | Path, kind: str) -> VerdictFile:
+    """load_locked, then refuse a file of another kind (an audit given as adjudication...)."""
+    doc = load_locked(path)
+    if doc.kind != kind:
+        raise VerdictError(f"{path}: is an {doc.kind} file, not an {kind}")
+    return doc
+
+
+def superseded_by(path: str | Path, doc: VerdictFile) -> list[Path]:
+    """The verdict files in the same folder that name ``doc`` in ``supersedes`` and hold
+    their own lock (a re-audit writes its new file beside the old one)."""
+    p = Path(path)
+    out = []
+    for other in sorted(p.parent.glob("*.json")):
+        if not other.is_file() or other.resolve() == p.resolve():
+            continue
+        try:
+            data = _read_json(other)
+        except (OSError, VerdictError):
+            continue  # not a verdict file, or a damaged one: `jury verify` reports it
+        if not isinstance(data, dict) or data.get("kind") not in KINDS or data.get("supersedes") != doc.content_sha256:
+            continue
+        try:
+            _check_lock(other, data)
+        except VerdictError:
+            continue
+        out.append(other)
+    return out
+
+
+def load_current(path: str | Path, kind: str, *, allow_superseded: bool = False) -> VerdictFile:
+    """load_kind, then refuse a file that a newer verdict file in its folder supersedes
+    (its numbers are the old panel's) unless ``allow_superseded``."""
+    doc = load_kind(path, kind)
+    if not allow_superseded:
+        newer = superseded_by(path, doc)
+        if newer:
+            raise VerdictError(
+                f"{path}: superseded by {', '.join(str(n) for n in newer)} (re-run with a changed panel, prompt "
+                "or inputs); use that file, or pass --allow-superseded to publish the old numbers anyway"
+            )
+    return doc

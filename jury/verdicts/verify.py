@@ -1,0 +1,157 @@
+"""Binding a verdict file's inputs (path and sha256 each) and verifying them: ``jury verify``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jury.errors import InputError, JuryError
+from jury.inputs.io import file_errors, sha256_file
+from jury.verdicts.documents import FileBinding, VerdictFile, validate_document
+from jury.verdicts.lock import _check_lock, _read_json, check_rules, superseded_by
+
+SHIPPED_PROMPT = "jury:prompts/"  # a template shipped with jury, found by name in its prompts folder
+PANEL_RELATIVE = "panel:"  # a template found relative to the panel file's folder
+
+
+def bind_file(path: str | Path, relative_to: str | Path, sha256: str | None = None) -> FileBinding:
+    """Hash ``path`` (unless its ``sha256`` is already known) and name it relative to the
+    folder ``relative_to`` when possible."""
+    p = Path(path)
+    with file_errors(p):
+        digest = sha256 or sha256_file(p)
+    absolute = p.resolve()
+    try:
+        shown = Path(os.path.relpath(absolute, Path(relative_to).resolve())).as_posix()
+    except ValueError:  # another drive (Windows)
+        shown = absolute.as_posix()
+    return FileBinding(path=shown, sha256=digest)
+
+
+def bind_template(path: str | Path, panel_path: str | Path | None, relative_to: str | Path) -> FileBinding:
+    """A prompt template bound by name and sha256: ``jury:prompts/<name>`` for a template
+    shipped with jury (wherever jury is installed), ``panel:<path>`` relative to the panel
+    file for any other; without a panel file, relative to ``relative_to`` like other inputs."""
+    from jury.judging.panels import PROMPTS_DIR
+
+    p = Path(path)
+    with file_errors(p):
+        digest = sha256_file(p)
+    absolute = p.resolve()
+    if absolute.parent == PROMPTS_DIR.resolve():
+        return FileBinding(path=SHIPPED_PROMPT + absolute.name, sha256=digest)
+    if panel_path is not None:
+        try:
+            rel = Path(os.path.relpath(absolute, Path(panel_path).resolve().parent)).as_posix()
+            return FileBinding(path=PANEL_RELATIVE + rel, sha256=digest)
+        except ValueError:  # another drive (Windows)
+            pass
+    return bind_file(p, relative_to)
+
+
+def locate(binding: FileBinding, doc: VerdictFile, base: str | Path) -> Path:
+    """Where a bound file is now: shipped templates in jury's prompts folder, panel-relative
+    templates beside the bound panel file, anything else relative to ``base`` (the verdict
+    file's folder) unless absolute."""
+    path = binding.path
+    if path.startswith(SHIPPED_PROMPT):
+        from jury.judging.panels import PROMPTS_DIR
+
+        return PROMPTS_DIR / path[len(SHIPPED_PROMPT) :]
+    if path.startswith(PANEL_RELATIVE):
+        panel_dir = Path(base)
+        if doc.panel.path is not None:
+            panel = Path(doc.panel.path)
+            panel_dir = (panel if panel.is_absolute() else Path(base) / panel).parent
+        return panel_dir / path[len(PANEL_RELATIVE) :]
+    target = Path(path)
+    return target if target.is_absolute() else Path(base) / target
+
+
+def bindings(doc: VerdictFile) -> list[tuple[str, FileBinding]]:
+    """Every bound input file as (role, binding): gold, runs, databases, prompts, panel."""
+    out: list[tuple[str, FileBinding]] = [("gold", doc.inputs.gold)]
+    out += [(f"runs[{i}]", b) for i, b in enumerate(doc.inputs.runs)]
+    out += [(f"databases[{k}]", b) for k, b in sorted(doc.inputs.databases.items())]
+    out += [(f"prompts[{k}]", b) for k, b in sorted(doc.prompts.items())]
+    if doc.panel.path is not None and doc.panel.sha256 is not None:
+        out.append(("panel", FileBinding(path=doc.panel.path, sha256=doc.panel.sha256)))
+    return out
+
+
+@dataclass
+class VerifyReport:
+    """What ``verify_file`` found. ``ok``: the lock holds and no present input changed."""
+
+    path: Path
+    ok: bool = False
+    lock_ok: bool = False
+    checked: list[str] = field(default_factory=list)
+    mismatched: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    superseded_by: list[Path] = field(default_factory=list)  # newer files in its folder that replace it
+
+
+def _reason(message: str, p: Path) -> str:
+    """An error message without its leading file name ("x.json:3: m" -> "line 3: m")."""
+    if message.startswith(f"{p}: "):
+        return message[len(f"{p}: ") :]
+    if message.startswith(f"{p}:"):
+        return "line " + message[len(f"{p}:") :]
+    return message
+
+
+def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> VerifyReport:
+    """Check a verdict file's lock, then re-hash every bound input present on disk.
+
+    Bound paths are resolved against ``base_dir`` (default: the verdict file's folder)
+    unless absolute (prompt templates: see ``locate``). A file that a newer verdict file in
+    its folder supersedes is ok when its lock and rules hold: its bindings are not checked
+    (its panel or inputs changed; that is why it was re-run) and ``superseded_by`` names
+    the newer file. A changed input is ``mismatched`` (not ok); an absent one is listed
+    in ``absent`` and is not a failure. A missing verdict file raises ``InputError``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file" if not p.exists() else f"{p}: is not a file")
+    report = VerifyReport(path=p)
+    try:
+        data = _read_json(p)
+        _check_lock(p, data)
+    except JuryError as exc:
+        report.messages.append(_reason(str(exc), p))
+        return report
+    report.lock_ok = True
+    try:
+        doc = validate_document(data, source=str(p))
+        check_rules(doc, p)
+    except JuryError as exc:
+        report.messages.append(_reason(str(exc), p))
+        return report
+    report.superseded_by = superseded_by(p, doc)
+    if report.superseded_by:  # re-run because its panel or inputs changed: those changes are expected
+        report.ok = True
+        return report
+    base = Path(base_dir) if base_dir is not None else p.parent
+    for role, binding in bindings(doc):
+        label = f"{role} {binding.path}"
+        target = locate(binding, doc, base)
+        if not target.exists():
+            report.absent.append(label)
+            continue
+        report.checked.append(label)
+        try:
+            actual = sha256_file(target)
+        except OSError as exc:
+            report.mismatched.append(label)
+            report.messages.append(f"{label}: cannot read: {exc.strerror or exc}")
+            continue
+        if actual != binding.sha256:
+            report.mismatched.append(label)
+            report.messages.append(
+                f"{label} changed after the verdicts were made (sha256 expected {binding.sha256[:12]}..., got {actual[:12]}...)"
+            )
+    report.ok = not report.mismatched
+    return report
