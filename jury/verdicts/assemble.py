@@ -152,32 +152,11 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
     return None
 
 
-def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings) -> dict:
-    return header(
-        "adjudication",
-        verdicts_dir(cfg, output),
-        plan.panel,
-        plan.template,
-        gold_path,
-        run_paths,
-        ev.databases,
-        settings,
-        store,
-        [],
-    )
-
-
-def audit_header(cfg, output, plan, store, databases, gold_path, settings) -> dict:
-    return header("audit", verdicts_dir(cfg, output), plan.panel, plan.template, gold_path, [], databases, settings, store, [])
-
-
-def write_adjudication(
-    cfg, output, plan, records, store, ev, gold_path, run_paths, settings, supersedes: str | None = None
-) -> tuple[Path, bool]:
-    """Lock the adjudication verdicts: (path, reused) as `_write` returns it."""
+def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings, *, paid=False, supersedes=None) -> dict:
+    """The adjudication file's header; with ``paid``, totals of the plan's calls from the store."""
+    requests = [b.request_sha256 for b in plan.ballots()] if paid else []
     folder = verdicts_dir(cfg, output)
-    ensure_schema(folder, "adjudication")
-    doc = header(
+    return header(
         "adjudication",
         folder,
         plan.panel,
@@ -187,9 +166,25 @@ def write_adjudication(
         ev.databases,
         settings,
         store,
-        [b.request_sha256 for b in plan.ballots()],
+        requests,
         supersedes,
     )
+
+
+def audit_header(cfg, output, plan, store, databases, gold_path, settings, *, paid=False, supersedes=None) -> dict:
+    """The audit file's header; with ``paid``, totals of the plan's calls from the store."""
+    requests = [b.request_sha256 for b in plan.ballots()] if paid else []
+    folder = verdicts_dir(cfg, output)
+    return header("audit", folder, plan.panel, plan.template, gold_path, [], databases, settings, store, requests, supersedes)
+
+
+def write_adjudication(
+    cfg, output, plan, records, store, ev, gold_path, run_paths, settings, supersedes: str | None = None
+) -> tuple[Path, bool]:
+    """Lock the adjudication verdicts: (path, reused) as `_write` returns it."""
+    folder = verdicts_dir(cfg, output)
+    ensure_schema(folder, "adjudication")
+    doc = adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings, paid=True, supersedes=supersedes)
     # a request shared by several models (same wrong SQL, same order) was paid once: split it
     sharers: dict[str, set[str]] = {}
     for b in plan.ballots():
@@ -221,19 +216,7 @@ def write_audit(
     """Lock the audit verdicts: (path, reused) as `_write` returns it."""
     folder = verdicts_dir(cfg, output)
     ensure_schema(folder, "audit")
-    doc = header(
-        "audit",
-        folder,
-        plan.panel,
-        plan.template,
-        gold_path,
-        [],
-        databases,
-        settings,
-        store,
-        [b.request_sha256 for b in plan.ballots()],
-        supersedes,
-    )
+    doc = audit_header(cfg, output, plan, store, databases, gold_path, settings, paid=True, supersedes=supersedes)
     unpriced = unpriced_requests(plan.ballots(), store.call_costs([b.request_sha256 for b in plan.ballots()]))
     doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
     doc["summary"] = summary
