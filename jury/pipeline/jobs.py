@@ -142,9 +142,8 @@ def adjudication_job(
     from jury.verdicts.assemble import adjudication_header, existing_verdicts
 
     job_settings = {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()}
-    found = existing_verdicts(
-        cfg, output, adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, job_settings), supersedes
-    )
+    head = adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, job_settings, supersedes)
+    found = existing_verdicts(cfg, output, head, supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True, ev)
     require_keys(panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
@@ -153,18 +152,7 @@ def adjudication_job(
     raise_if_capped(stats)
     raise_if_incomplete(stats)
     try:
-        path, reused = write_adjudication(
-            cfg,
-            output,
-            plan,
-            verdicts,
-            store,
-            ev,
-            gold_path,
-            run_paths,
-            job_settings,
-            supersedes,
-        )
+        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store)
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, verdicts, stats, path, reused, ev)
@@ -225,9 +213,8 @@ def audit_job(
         "dbs": dbs or None,
         "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None,
     }
-    found = existing_verdicts(
-        cfg, output, audit_header(cfg, output, plan, store, databases, gold_path, audit_settings), supersedes
-    )
+    head = audit_header(cfg, output, plan, store, databases, gold_path, audit_settings, supersedes)
+    found = existing_verdicts(cfg, output, head, supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         records = [r.model_dump(mode="json") for r in found[1].records]
         return JobResult(plan, records, None, found[0], True, summary=summarize(records))
@@ -237,9 +224,8 @@ def audit_job(
     raise_if_capped(stats)
     raise_if_incomplete(stats)
     summary = summarize(records)
-    settings = audit_settings
     try:
-        path, reused = write_audit(cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes)
+        path, reused = write_audit(cfg, output, head, plan, records, summary, store)
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, records, stats, path, reused, summary=summary)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from jury.errors import JuryError
 from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, schema_filename, write_schemas
 from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
 from jury.verdicts.verify import bind_file, bind_template
@@ -140,7 +141,7 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
             continue
         try:
             docs[path] = load_locked(path)
-        except Exception:
+        except (JuryError, OSError):  # damaged or unreadable: `jury verify` reports it
             continue
     superseded = {d.supersedes for d in docs.values() if d.supersedes}
     for path, have in docs.items():
@@ -152,39 +153,30 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
     return None
 
 
-def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings, *, paid=False, supersedes=None) -> dict:
-    """The adjudication file's header; with ``paid``, totals of the plan's calls from the store."""
-    requests = [b.request_sha256 for b in plan.ballots()] if paid else []
+def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings, supersedes=None) -> dict:
+    """The adjudication file's header, bound to the inputs as the job read them (before any call)."""
     folder = verdicts_dir(cfg, output)
     return header(
-        "adjudication",
-        folder,
-        plan.panel,
-        plan.template,
-        gold_path,
-        run_paths,
-        ev.databases,
-        settings,
-        store,
-        requests,
-        supersedes,
+        "adjudication", folder, plan.panel, plan.template, gold_path, run_paths, ev.databases, settings, store, [], supersedes
     )
 
 
-def audit_header(cfg, output, plan, store, databases, gold_path, settings, *, paid=False, supersedes=None) -> dict:
-    """The audit file's header; with ``paid``, totals of the plan's calls from the store."""
-    requests = [b.request_sha256 for b in plan.ballots()] if paid else []
+def audit_header(cfg, output, plan, store, databases, gold_path, settings, supersedes=None) -> dict:
+    """The audit file's header, bound to the inputs as the job read them (before any call)."""
     folder = verdicts_dir(cfg, output)
-    return header("audit", folder, plan.panel, plan.template, gold_path, [], databases, settings, store, requests, supersedes)
+    return header("audit", folder, plan.panel, plan.template, gold_path, [], databases, settings, store, [], supersedes)
 
 
-def write_adjudication(
-    cfg, output, plan, records, store, ev, gold_path, run_paths, settings, supersedes: str | None = None
-) -> tuple[Path, bool]:
-    """Lock the adjudication verdicts: (path, reused) as `_write` returns it."""
+def _paid(head: dict, plan, store) -> dict:
+    """The header with this plan's calls totalled from the store and the time of writing."""
+    return {**head, "created_at": utc_now(), "totals": store.call_totals([b.request_sha256 for b in plan.ballots()])}
+
+
+def write_adjudication(cfg, output, head: dict, plan, records, store) -> tuple[Path, bool]:
+    """Lock the adjudication verdicts under ``head`` (adjudication_header): (path, reused) as `_write` returns it."""
     folder = verdicts_dir(cfg, output)
     ensure_schema(folder, "adjudication")
-    doc = adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings, paid=True, supersedes=supersedes)
+    doc = _paid(head, plan, store)
     # a request shared by several models (same wrong SQL, same order) was paid once: split it
     sharers: dict[str, set[str]] = {}
     for b in plan.ballots():
@@ -210,13 +202,11 @@ def write_adjudication(
     return _write(doc, output, folder)
 
 
-def write_audit(
-    cfg, output, plan, records, summary, store, databases, gold_path, settings, supersedes: str | None = None
-) -> tuple[Path, bool]:
-    """Lock the audit verdicts: (path, reused) as `_write` returns it."""
+def write_audit(cfg, output, head: dict, plan, records, summary, store) -> tuple[Path, bool]:
+    """Lock the audit verdicts under ``head`` (audit_header): (path, reused) as `_write` returns it."""
     folder = verdicts_dir(cfg, output)
     ensure_schema(folder, "audit")
-    doc = audit_header(cfg, output, plan, store, databases, gold_path, settings, paid=True, supersedes=supersedes)
+    doc = _paid(head, plan, store)
     unpriced = unpriced_requests(plan.ballots(), store.call_costs([b.request_sha256 for b in plan.ballots()]))
     doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
     doc["summary"] = summary
@@ -260,7 +250,7 @@ def identical_file(doc: dict, folder: Path) -> Path | None:
     for path in sorted(folder.glob(f"{doc['kind']}-*.json")):
         try:
             have = load_locked(path)
-        except Exception:
+        except (JuryError, OSError):  # damaged or unreadable: `jury verify` reports it
             continue
         if stable(lock(have)) == want:
             return path
