@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 QuestionId = int | str
 # The largest integer an RFC 8785 (I-JSON) number holds exactly: ids must survive the verdict lock.
@@ -37,6 +37,33 @@ Finite = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 """A finite, non-negative number (an int or a float, never a bool or a string)."""
 
 
+class RecordedResult(BaseModel):
+    """A query result recorded elsewhere (an engine jury cannot open), compared exactly as an
+    executed one: `columns`, the full `rows`, or the `error` the query raised."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    error: str | None = None
+
+
+class RecordedOutcome(BaseModel):
+    """What another evaluation recorded: its execution-match outcome `match` (used as the
+    strict outcome; a gold item has none) and the result as `preview` text (shown to jurors)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    match: bool | None = None
+    preview: str = Field(max_length=100_000)
+
+
+def _one_recording(obj: Any) -> Any:
+    if getattr(obj, "result", None) is not None and getattr(obj, "recorded", None) is not None:
+        raise ValueError("give either `result` (a structured result) or `recorded` (a recorded outcome), not both")
+    return obj
+
+
 class GoldItem(BaseModel):
     """One benchmark question with its gold SQL (BIRD's dev.json item)."""
 
@@ -50,8 +77,23 @@ class GoldItem(BaseModel):
     difficulty: str | None = None
     order_matters: bool | None = None
     split: str | None = None
+    schema_text: str | None = None
+    result: RecordedResult | None = None
+    recorded: RecordedOutcome | None = None
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _one = model_validator(mode="after")(_one_recording)
+
+    @field_validator("recorded")
+    @classmethod
+    def _gold_has_no_match(cls, value: RecordedOutcome | None) -> RecordedOutcome | None:
+        if value is not None and value.match is not None:
+            raise ValueError("a gold item's `recorded` holds only `preview` (`match` belongs to a run record)")
+        return value
+
+    @property
+    def has_recording(self) -> bool:
+        return self.result is not None or self.recorded is not None
 
 
 class RunRecord(BaseModel):
@@ -67,8 +109,22 @@ class RunRecord(BaseModel):
     cost_usd: Finite | None = None
     latency_s: Finite | None = None
     meta: dict[str, Any] | None = None
+    result: RecordedResult | None = None
+    recorded: RecordedOutcome | None = None
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _one = model_validator(mode="after")(_one_recording)
+
+    @field_validator("recorded")
+    @classmethod
+    def _run_needs_match(cls, value: RecordedOutcome | None) -> RecordedOutcome | None:
+        if value is not None and value.match is None:
+            raise ValueError("`recorded` of a run record needs `match` (true or false: the recorded execution-match outcome)")
+        return value
+
+    @property
+    def has_recording(self) -> bool:
+        return self.result is not None or self.recorded is not None
 
     @field_validator("model")
     @classmethod
@@ -104,6 +160,7 @@ class ExecResult(BaseModel):
     ordered_sha256: str | None = None
     error: str | None = None
     elapsed_s: float = 0.0
+    recorded_preview: str | None = None  # a result recorded elsewhere, known only as preview text
 
     @property
     def ok(self) -> bool:
