@@ -10,6 +10,7 @@ comparator accepts), ``near_miss`` (row-set overlap >= threshold) and ``mismatch
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -21,9 +22,10 @@ from pydantic import BaseModel
 from jury.compare import comparators as compare
 from jury.errors import InputError
 from jury.execution import sqlite as sql_execute
+from jury.execution.schema import describe_columns
 from jury.execution.sqlite import execute_job
 from jury.execution.store import Store, execution_key
-from jury.inputs.io import database_path, require_database
+from jury.inputs.io import canonical_v1, database_path, require_database
 from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
 from jury.vocab import (
     DECIDING_COMPARATORS,
@@ -84,6 +86,55 @@ class PairResult(BaseModel):
     pred_key: str | None = None
     error: str | None = None
     families: list[str] = []
+    recorded: bool = False  # the outcome is the run record's recorded `match`, not a comparison here
+
+
+def recorded_key(obj: GoldItem | RunRecord) -> str:
+    """The key of a result recorded elsewhere: a hash of the recording itself (never a
+    database's), so a changed recording is a changed answer to every verdict that bound it."""
+    kind, payload = ("result", obj.result) if obj.result is not None else ("recorded", obj.recorded)
+    assert payload is not None
+    body = payload.model_dump(mode="json", exclude={"match"} if kind == "recorded" else set())
+    return "recorded-" + hashlib.sha256(canonical_v1({kind: body})).hexdigest()
+
+
+def gold_result_key(item: GoldItem, databases: dict[str, tuple[Path, str]]) -> str | None:
+    """The key of a gold item's result: its recording's, else its execution's on the database
+    given (None when that database is not among `databases`)."""
+    if item.has_recording:
+        return recorded_key(item)
+    db = databases.get(item.db_id)
+    return execution_key(db[1], item.sql) if db is not None else None
+
+
+def schema_of(item: GoldItem, databases: dict[str, tuple[Path, str]], *sqls: str) -> str:
+    """The schema text a ballot shows: the item's own `schema_text` when it has one, else the
+    columns of the tables the queries touch, read from its database."""
+    if item.schema_text is not None:
+        return item.schema_text
+    if item.db_id in databases:
+        return describe_columns(databases[item.db_id][0], *sqls)
+    return "(no schema available: the database is not here and the gold item has no schema_text)"
+
+
+def recorded_result(obj: GoldItem | RunRecord) -> ExecResult:
+    """An ExecResult of what `obj` recorded: a structured result is hashed as an executed one
+    (so every comparator decides it); a preview is shown to jurors and compares with nothing."""
+    if obj.result is not None:
+        rec = obj.result
+        if rec.error is not None:
+            return ExecResult(status="error", error=rec.error, columns=rec.columns)
+        rows = [tuple(r) for r in rec.rows]
+        return ExecResult(
+            status="ok",
+            columns=rec.columns,
+            rows=rows,
+            row_count=len(rows),
+            result_sha256=sql_execute.result_hash(rows),
+            ordered_sha256=sql_execute.ordered_hash(rows),
+        )
+    assert obj.recorded is not None
+    return ExecResult(status="ok", recorded_preview=obj.recorded.preview)
 
 
 @dataclass
@@ -94,6 +145,7 @@ class Evaluation:
     databases: dict[str, tuple[Path, str]]  # db_id -> (path, sha256)
     executed: int = 0  # executions actually run (not served from the store)
     results: dict[str, ExecResult] = field(default_factory=dict, repr=False)
+    recorded_pairs: int = 0  # pairs scored on a result recorded elsewhere (run record or gold item)
 
     def models(self) -> list[str]:
         return list(dict.fromkeys(p.model for p in self.pairs))
@@ -166,24 +218,46 @@ def evaluate(
                 f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "
                 "no database of the gold file and has no database file"
             )
-    databases = resolve_databases([gold[q] for q in qids], db_root, store)
+
+    def answered(r: RunRecord) -> bool:
+        return r.sql is not None and bool(r.sql.strip()) and (r.db_id is None or r.db_id == gold[r.question_id].db_id)
+
+    # A database is needed only by the queries that have no recorded result.
+    executes = [gold[q] for q in qids if not gold[q].has_recording]
+    executes += [gold[r.question_id] for r in records if answered(r) and not r.has_recording]
+    databases = resolve_databases(executes, db_root, store)
 
     def key_for(db_id: str, sql: str) -> str:
         return execution_key(databases[db_id][1], sql)
 
+    def gold_key(g: GoldItem) -> str:
+        key = gold_result_key(g, databases)
+        assert key is not None  # resolve_databases found every database an unrecorded gold needs
+        return key
+
     jobs: dict[str, tuple[str, str]] = {}  # key -> (db_id, sql)
+    results: dict[str, ExecResult] = {}
     for q in qids:
-        jobs.setdefault(key_for(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
+        if gold[q].has_recording:
+            results[gold_key(gold[q])] = recorded_result(gold[q])
+        else:
+            jobs.setdefault(key_for(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
     for r in records:
+        if not answered(r):
+            continue
         g = gold[r.question_id]
-        if r.sql is not None and r.sql.strip() and (r.db_id is None or r.db_id == g.db_id):
+        if r.has_recording:
+            results[recorded_key(r)] = recorded_result(r)
+        else:
+            assert r.sql is not None
             jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
     executed = run_executions(jobs, databases, store, settings, progress)
-    results = {k: capped(_executed(store, k), settings.row_cap) for k in jobs}
+    results.update({k: capped(_executed(store, k), settings.row_cap) for k in jobs})
+    results = {k: capped(v, settings.row_cap) for k, v in results.items()}
 
     gold_errors: dict[QuestionId, str] = {}
     for q in qids:
-        res = results[key_for(gold[q].db_id, gold[q].sql)]
+        res = results[gold_key(gold[q])]
         if not res.ok:
             gold_errors[q] = f"{res.status}: {res.error}"
 
@@ -203,17 +277,45 @@ def evaluate(
             routed=r.db_id is None or r.db_id == g.db_id,
             outcome=Outcome.MISMATCH,
             order_matters=order_cache[r.question_id],
-            gold_key=key_for(g.db_id, g.sql),
+            gold_key=gold_key(g),
             families=r.families(),
         )
-        if r.sql is not None and r.sql.strip() and pair.routed:
-            pair.pred_key = key_for(g.db_id, r.sql)
-        _classify(pair, r, results, gold_errors, side, settings)
+        if answered(r):
+            assert r.sql is not None
+            pair.pred_key = recorded_key(r) if r.has_recording else key_for(g.db_id, r.sql)
+        if r.recorded is not None and pair.pred_key is not None and r.question_id not in gold_errors:
+            _recorded_outcome(pair, bool(r.recorded.match), side)
+        else:
+            if pair.pred_key is not None and r.question_id not in gold_errors:
+                _check_comparable(pair, g, results)
+            _classify(pair, r, results, gold_errors, side, settings)
+        pair.recorded = pair.recorded or (pair.pred_key is not None and (r.has_recording or g.has_recording))
         pairs.append(pair)
     undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
     if undecided:
         raise _undecided_error(undecided, results, settings)
-    return Evaluation(pairs, gold_errors, settings, databases, executed, results)
+    recorded_pairs = sum(p.recorded for p in pairs)
+    return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs)
+
+
+def _recorded_outcome(pair: PairResult, match: bool, side) -> None:
+    """The run record's recorded outcome stands for every comparator: jury has only a preview
+    of its result, so it can neither recompute it nor measure an overlap."""
+    pair.recorded = True
+    pair.comparator_matches = {name: match for name in side}
+    pair.outcome = Outcome.MATCH if match else Outcome.MISMATCH
+
+
+def _check_comparable(pair: PairResult, g: GoldItem, results: dict[str, ExecResult]) -> None:
+    assert pair.gold_key is not None and pair.pred_key is not None
+    gold_res, pred_res = results[pair.gold_key], results[pair.pred_key]
+    for side_name, res in (("gold item", gold_res), ("answer", pred_res)):
+        if res.recorded_preview is not None:
+            raise InputError(
+                f"model {pair.model!r}, question {pair.question_id!r}: the {side_name}'s result is known only as "
+                "recorded preview text, which cannot be compared with a result; give the run record "
+                "`recorded: {match, preview}` (the recorded outcome) or a structured `result`"
+            )
 
 
 def _classify(pair, r, results, gold_errors, side, settings) -> None:
@@ -314,12 +416,14 @@ def resolve_databases(items, db_root, store: Store) -> dict[str, tuple[Path, str
 
 
 def execute_gold(items, databases, store: Store, settings: Settings | None = None, progress: Progress | None = None):
-    """Execute (or reuse) the gold queries alone: question_id -> ExecResult."""
+    """Execute (or reuse) the gold queries alone: question_id -> ExecResult (a recorded
+    result stands in for an execution)."""
     settings = settings or Settings()
-    keys = {g.question_id: execution_key(databases[g.db_id][1], g.sql) for g in items}
-    jobs = {keys[g.question_id]: (g.db_id, g.sql) for g in items}
+    recorded = {g.question_id: capped(recorded_result(g), settings.row_cap) for g in items if g.has_recording}
+    keys = {g.question_id: execution_key(databases[g.db_id][1], g.sql) for g in items if not g.has_recording}
+    jobs = {keys[q]: (g.db_id, g.sql) for g in items if (q := g.question_id) in keys}
     run_executions(jobs, databases, store, settings, progress)
-    return {q: capped(_executed(store, k), settings.row_cap) for q, k in keys.items()}
+    return {**recorded, **{q: capped(_executed(store, k), settings.row_cap) for q, k in keys.items()}}
 
 
 def _row_count(results: dict[str, ExecResult], key: str | None) -> int:

@@ -339,7 +339,10 @@ def database_path(db_root: str | Path, db_id: str) -> Path:
 
 def require_database(db_root: str | Path | None, db_id: str) -> Path:
     if db_root is None:
-        raise InputError("no database root: pass --db-root or set db_root in jury.toml")
+        raise InputError(
+            f"no database root, and database {db_id!r} is needed (a query without a recorded result runs on it): "
+            "pass --db-root or set db_root in jury.toml"
+        )
     path = database_path(db_root, db_id)
     if not path.is_file():
         raise DatabaseMissing(f"no database file for db_id {db_id!r}: expected {path}")

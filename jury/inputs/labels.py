@@ -55,7 +55,12 @@ class AdjudicationLabel(BaseModel):
     @field_validator("category")
     @classmethod
     def _a_category(cls, value: Verdict | None) -> Verdict | None:
-        if value is not None and value not in (Verdict.GOLD_DEFECT, Verdict.FORMAT_EQUIVALENCE, Verdict.GENUINE_ERROR, Verdict.AMBIGUOUS):
+        if value is not None and value not in (
+            Verdict.GOLD_DEFECT,
+            Verdict.FORMAT_EQUIVALENCE,
+            Verdict.GENUINE_ERROR,
+            Verdict.AMBIGUOUS,
+        ):
             raise ValueError(f"category must be one of the four verdict categories, not {value!r}")
         return value
 
@@ -152,8 +157,8 @@ def dump_labels(labels: Iterable[Label]) -> str:
 
 def label_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema of one line of a label file of `kind` ('adjudication' or 'gold')."""
-    model = {"adjudication": AdjudicationLabel, "gold": GoldLabel}[kind]
-    schema = model.model_json_schema()
+    models: dict[str, type[BaseModel]] = {"adjudication": AdjudicationLabel, "gold": GoldLabel}
+    schema = models[kind].model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 

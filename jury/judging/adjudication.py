@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jury.compare.outcomes import Evaluation
-from jury.execution.schema import describe_columns
+from jury.compare.outcomes import Evaluation, schema_of
 from jury.inputs.records import GoldItem, RunRecord
 from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order
 from jury.judging.families import FamilyRegistry
@@ -67,7 +66,7 @@ def plan_adjudication(
         jurors = select_jurors(panel, plan.families[pair.model])
         key = (pair.question_id, pred_sql)
         if key not in schema_cache:
-            schema_cache[key] = describe_columns(ev.databases[item.db_id][0], item.sql, pred_sql)
+            schema_cache[key] = schema_of(item, ev.databases, item.sql, pred_sql)
         group = []
         for juror in jurors:
             order = draw_order(seed, pair.question_id, pair.model, juror.name)

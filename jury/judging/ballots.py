@@ -155,6 +155,8 @@ def draw_order(seed: int, question_id, model: str, juror: str) -> str:
 
 def preview(result: ExecResult, max_rows: int = PREVIEW_ROWS, max_chars: int = PREVIEW_CHARS) -> str:
     """At most `max_rows` rows and `max_chars` characters, with the true row count."""
+    if result.recorded_preview is not None:  # recorded elsewhere, known only as text
+        return fence(_clip(result.recorded_preview, max_chars) + "\n(result as recorded by another evaluation)")
     if not result.ok:
         return fence(f"(the query failed: {result.status}: {result.error})")
     lines = [_clip(" | ".join(_cell(c) for c in result.columns), max_chars // 2)]

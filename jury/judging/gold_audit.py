@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from jury.execution.schema import describe_columns
-from jury.execution.store import execution_key
+from jury.compare.outcomes import gold_result_key, schema_of
 from jury.inputs.records import GoldItem
 from jury.judging.ballots import Template, audit_messages
 from jury.judging.panels import Panel
@@ -36,7 +35,7 @@ def plan_audit(items: list[GoldItem], panel: Panel, databases: dict, gold_result
     template = panel.template or Template.load(panel.prompt_path)  # as validated at load
     plan = AuditPlan(panel, template, items)
     for item in items:
-        schema_text = describe_columns(databases[item.db_id][0], item.sql)
+        schema_text = schema_of(item, databases, item.sql)
         preview = gold_results.get(item.question_id) if (panel.show_preview and gold_results) else None
         messages = audit_messages(template, item, schema_text, panel.show_evidence, preview)
         plan.groups.append(
@@ -49,7 +48,7 @@ def plan_audit(items: list[GoldItem], panel: Panel, databases: dict, gold_result
                     "audit",
                     messages,
                     template.sha256,
-                    {"db_id": item.db_id, "gold_key": execution_key(databases[item.db_id][1], item.sql)},
+                    {"db_id": item.db_id, "gold_key": gold_result_key(item, databases)},
                 )
                 for juror in panel.jurors
             ]

@@ -197,7 +197,7 @@ def audit_job(
     if not items:
         raise InputError(f"{gold_path}: no questions to audit after the filters")
     items = [i if i.split or not split else i.model_copy(update={"split": split}) for i in items]
-    databases = resolve_databases(items, db_root, store)
+    databases = resolve_databases([i for i in items if not i.has_recording], db_root, store)
     results = None
     if panel.show_preview:
         with progress("executing gold SQL") as bar:

@@ -28,7 +28,7 @@ def check_audit_gold(path, doc, gold: dict, databases: dict, gold_sha256: str | 
     database given now. Files written before audit records carried ``gold_key`` are
     accepted only while the gold file and the databases are byte-identical to the ones the
     file binds; otherwise they must be re-run."""
-    from jury.execution.store import execution_key
+    from jury.compare.outcomes import gold_result_key
 
     legacy_dbs = set()
     for r in doc.records:
@@ -46,8 +46,8 @@ def check_audit_gold(path, doc, gold: dict, databases: dict, gold_sha256: str | 
         if r.gold_key is None:
             legacy_dbs.add(r.db_id)
             continue
-        db = databases.get(item.db_id)
-        if db is not None and r.gold_key != execution_key(db[1], item.sql):
+        expected = gold_result_key(item, databases)
+        if expected is not None and r.gold_key != expected:
             raise InputError(
                 f"{path}: question {r.question_id!r}: the audit judged another gold query or database than the one "
                 "given now; re-run `jury audit-gold` on this gold"

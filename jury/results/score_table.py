@@ -74,6 +74,7 @@ def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool 
                 "settings": settings,
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
+                "recorded_pairs": ev.recorded_pairs,
             }
         )
     if fmt == "csv":
@@ -113,6 +114,12 @@ def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool 
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
     )
+    if ev.recorded_pairs:
+        n = ev.recorded_pairs
+        caption += (
+            f"\n{n} (model, question) pair{'s' if n != 1 else ''} scored on results recorded elsewhere "
+            "(a recorded outcome counts for every comparator)"
+        )
     if ev.gold_errors:
         caption += "\ngold queries that fail (left out of every denominator): " + ", ".join(
             f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
