@@ -1,9 +1,9 @@
 """Pure statistics helpers: Wilson intervals, ranks, correlations and agreement.
 
 Everything here is a pure function with no I/O. Heavy lifting is delegated to
-scipy (``binomtest`` Wilson intervals, ``rankdata``, ``spearmanr``,
-``pearsonr``, ``bootstrap``); only the agreement coefficients (Fleiss' and
-Cohen's kappa) are written out with numpy.
+scipy (``binomtest`` Wilson intervals and tests, ``rankdata``, ``spearmanr``,
+``pearsonr``, ``bootstrap``); only the agreement coefficients (Fleiss', Cohen's kappa,
+Krippendorff's alpha) are written out with numpy.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats as _st
@@ -31,6 +32,16 @@ __all__ = [
     "fleiss_kappa_from_ratings",
     "cohen_kappa",
     "percent_agreement",
+    "krippendorff_alpha",
+    "KappaInterval",
+    "cohen_kappa_interval",
+    "confusion",
+    "PrecisionRecall",
+    "precision_recall_f1",
+    "PositionBias",
+    "position_bias",
+    "PairKappa",
+    "pairwise_kappas",
 ]
 
 
@@ -308,3 +319,174 @@ def percent_agreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | N
     if not a:
         return None
     return sum(x == y for x, y in zip(a, b)) / len(a)
+
+
+# --------------------------------------------------------------------------- validity
+
+
+def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> float | None:
+    """Nominal Krippendorff's alpha; ``units[u]`` = the labels unit u got, None = not rated.
+
+    Abstentions are simply missing ratings: a unit with fewer than 2 ratings is not
+    pairable and drops out (Krippendorff's definition). From the coincidence matrix o:
+    alpha = 1 - (n - 1) * sum(o off the diagonal) / sum(n_c * n_k, c != k). None when no
+    unit is pairable or only one value occurs (expected disagreement 0: undefined).
+    """
+    rated = [[r for r in u if r is not None] for u in units]
+    rated = [u for u in rated if len(u) >= 2]
+    cats = list(dict.fromkeys(r for u in rated for r in u))
+    if len(cats) < 2:
+        return None
+    index = {c: j for j, c in enumerate(cats)}
+    counts = np.zeros((len(rated), len(cats)))
+    for i, u in enumerate(rated):
+        np.add.at(counts[i], [index[r] for r in u], 1)
+    m = counts.sum(axis=1)
+    o = np.einsum("uc,uk->ck", counts / (m - 1)[:, None], counts) - np.diag((counts / (m - 1)[:, None]).sum(axis=0))
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+    expected = n_c.sum() ** 2 - np.sum(n_c**2)
+    return float(1.0 - (n - 1) * (o.sum() - np.trace(o)) / expected)
+
+
+@dataclass(frozen=True)
+class KappaInterval:
+    """Cohen's kappa over n paired ratings with a bootstrap interval (all None when undefined)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+def _codes(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, int]:
+    if len(a) != len(b):
+        raise ValueError(f"length mismatch: {len(a)} vs {len(b)}")
+    index = {c: j for j, c in enumerate(dict.fromkeys([*a, *b]))}
+    return np.array([index[x] for x in a], dtype=int), np.array([index[y] for y in b], dtype=int), len(index)
+
+
+def _kappa_codes(x: np.ndarray, y: np.ndarray, k: int, axis: int = -1) -> np.ndarray:
+    """Cohen's kappa of integer-coded ratings along ``axis`` (vectorised for the bootstrap); NaN when undefined."""
+    x, y = np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1)
+    p_o = np.mean(x == y, axis=-1)
+    p_e = sum(np.mean(x == c, axis=-1) * np.mean(y == c, axis=-1) for c in range(k))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isclose(p_e, 1.0), np.nan, (p_o - p_e) / (1.0 - p_e))
+
+
+def cohen_kappa_interval(
+    a: Sequence[Hashable], b: Sequence[Hashable], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> KappaInterval:
+    """Cohen's kappa (as :func:`cohen_kappa`) with a paired percentile bootstrap interval.
+
+    ``scipy.stats.bootstrap`` resamples the (a[i], b[i]) pairs ``resamples`` times, seeded
+    from ``seed``. A resample where kappa is undefined (both raters constant and equal)
+    has no value: the interval is then the percentiles of the defined resamples only
+    (``numpy.nanpercentile`` of the bootstrap distribution). Value None when kappa itself
+    is undefined; interval None when it is or fewer than 2 pairs or no resample is defined.
+    """
+    x, y, k = _codes(a, b)
+    n = len(x)
+    value = cohen_kappa(list(a), list(b))
+    if value is None or n < 2 or resamples <= 0:
+        return KappaInterval(value, None, None, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        boot = _st.bootstrap(
+            (x, y),
+            lambda p, q, axis=-1: _kappa_codes(p, q, k, axis),
+            n_resamples=int(resamples),
+            paired=True,
+            vectorized=True,
+            method="percentile",
+            confidence_level=confidence,
+            rng=np.random.default_rng(seed),
+        )
+    dist = boot.bootstrap_distribution
+    if np.all(np.isnan(dist)):
+        return KappaInterval(value, None, None, n)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.nanpercentile(dist, [tail, 100 - tail])
+    return KappaInterval(value, float(low), float(high), n)
+
+
+def confusion(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable]) -> list[list[int]]:
+    """Counts ``m[i][j]`` of positions where ``a`` says ``labels[i]`` and ``b`` says ``labels[j]``
+    (rows = a, the truth; as scikit-learn's ``confusion_matrix(a, b, labels=labels)``); pairs
+    with a label outside ``labels`` are not counted."""
+    if len(a) != len(b):
+        raise ValueError(f"length mismatch: {len(a)} vs {len(b)}")
+    index = {c: j for j, c in enumerate(labels)}
+    m = np.zeros((len(labels), len(labels)), dtype=int)
+    for x, y in zip(a, b):
+        if x in index and y in index:
+            m[index[x], index[y]] += 1
+    return m.tolist()
+
+
+@dataclass(frozen=True)
+class PrecisionRecall:
+    """Precision, recall and F1 of boolean predictions; None where a denominator is 0."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    n: int
+
+
+def precision_recall_f1(truth: Sequence[bool], predicted: Sequence[bool]) -> PrecisionRecall:
+    """Precision tp/(tp+fp), recall tp/(tp+fn) and their harmonic mean F1 = 2tp/(2tp+fp+fn)."""
+    (tn, fp), (fn, tp) = confusion([bool(t) for t in truth], [bool(p) for p in predicted], [False, True])
+
+    def ratio(k: int, d: int) -> float | None:
+        return k / d if d else None
+
+    return PrecisionRecall(tp, fp, fn, tn, ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn), len(truth))
+
+
+@dataclass(frozen=True)
+class PositionBias:
+    """Among n decisive votes, k picked the answer shown first: share with a Wilson interval
+    and the two-sided binomial test against 0.5 (all None when n == 0)."""
+
+    k: int
+    n: int
+    share: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+
+
+def position_bias(first_picks: int, decisive: int, confidence: float = 0.95) -> PositionBias:
+    """``first_picks`` of ``decisive`` votes chose the first-shown answer (``scipy.stats.binomtest``)."""
+    share = wilson(first_picks, decisive, confidence)
+    p = float(_st.binomtest(share.k, share.n, 0.5).pvalue) if share.n else None
+    return PositionBias(share.k, share.n, share.value, share.low, share.high, p)
+
+
+@dataclass(frozen=True)
+class PairKappa:
+    """Cohen's kappa between two raters over the n units both rated."""
+
+    a: str
+    b: str
+    value: float | None
+    n: int
+
+
+def pairwise_kappas(ratings_by_rater: Mapping[str, Mapping[Any, Any]]) -> list[PairKappa]:
+    """Cohen's kappa for every pair of raters (in the given order), over the units both rated
+    (a None rating = not rated)."""
+    raters = list(ratings_by_rater)
+    out = []
+    for i, ra in enumerate(raters):
+        for rb in raters[i + 1 :]:
+            da, db = ratings_by_rater[ra], ratings_by_rater[rb]
+            common = [u for u in da if da[u] is not None and db.get(u) is not None]
+            out.append(PairKappa(ra, rb, cohen_kappa([da[u] for u in common], [db[u] for u in common]), len(common)))
+    return out

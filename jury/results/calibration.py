@@ -1,0 +1,465 @@
+"""`jury calibrate`: how far execution match, each juror and the panel agree with careful
+humans. Pure computations over human labels (jury/inputs/labels.py), an evaluation and
+locked verdict files; no LLM call, no I/O.
+
+The **reference** of a (question, candidate) is the ``consensus`` annotator's label when the
+set publishes one, else the majority of its annotators (a tie has no reference: it is left
+out and counted), or the one annotator asked for. A label names its candidate by model (the
+run's ``model``) or, without one, by its SQL (compared whitespace-normalised); a pair of the
+run matches a label by (question_id, model), else by (question_id, SQL).
+
+*Credited* means judged a right answer: a human ``correct``; a comparator's match; a juror's or
+the panel's verdict among the credited categories (gold defect, format equivalence). The panel
+credits what strict matching passed and the jury never saw, exactly as the adjudicated column
+does; a failure the jury did not reach (near miss, error, timeout, missing) is not credited.
+Every figure carries n, the items it was computed on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jury.errors import InputError
+from jury.inputs.label_import import LabelSet
+from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Labels
+from jury.results.columns import verdict_index
+from jury.stats import cohen_kappa_interval, confusion, krippendorff_alpha, pairwise_kappas, precision_recall_f1, wilson
+from jury.version import __version__
+from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DECIDING_COMPARATORS, AuditVote, Comparator, Outcome
+
+FLEX_AGREEMENT = str(LabelSet.FLEX_AGREEMENT)  # the source name of FLEX's 200 expert-labelled pairs
+# Published on FLEX's agreement set (FLEX, NAACL 2025): Cohen's kappa with the experts' consensus.
+ANCHORS: tuple[tuple[str, float], ...] = (("FLEX with GPT-4o (published)", 0.87), ("execution match (published)", 0.62))
+ANCHOR_ITEMS = 200
+RECORDED_COMPARATORS: tuple[Comparator, ...] = (Comparator.STRICT, Comparator.BIRD)
+CORRECT, INCORRECT = "correct", "incorrect"
+
+Section = Literal["annotators", "comparator", "juror", "panel", "audit", "anchor"]
+SECTIONS: tuple[str, ...] = ("annotators", "comparator", "juror", "panel", "audit", "anchor")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Figure(_Model):
+    """One number: who (subject) against what (reference), which metric, over n items."""
+
+    section: Section
+    subject: str = Field(description="A comparator, 'juror <name>', 'panel', a pair of annotators, a published anchor.")
+    reference: str = Field(description="What the subject is compared with: the reference labels, a label source, 'union'.")
+    metric: str = Field(
+        description="accuracy (Wilson 95%), kappa (Cohen's, bootstrap 95%), alpha (Krippendorff, nominal), "
+        "category_accuracy, category_kappa, precision, recall, f1 (of 'credited' or 'flagged')."
+    )
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int = Field(ge=0, description="Items the figure is computed on.")
+
+
+class Confusion(_Model):
+    """Counts with rows = the reference's label and columns = the subject's, in `labels` order."""
+
+    section: Section
+    subject: str
+    reference: str
+    labels: list[str]
+    matrix: list[list[int]]
+    n: int = Field(ge=0)
+
+
+class Calibration(_Model):
+    """`jury calibrate --json` (see README, 'Measuring validity')."""
+
+    jury_version: str
+    reference: str = Field(description="How each candidate's reference label was chosen.")
+    sources: list[str] = Field(description="Sources of the adjudication labels.")
+    annotators: list[str]
+    labelled: int = Field(ge=0, description="Candidates with a reference label.")
+    ties: int = Field(ge=0, description="Candidates left out: their annotators were split evenly.")
+    matched: int = Field(ge=0, description="Labelled candidates matched to a pair of the runs or a verdict.")
+    unmatched: list[str] = Field(description="Labelled candidates no pair or verdict matched (question and candidate).")
+    anchors_apply: bool = Field(
+        description="Whether the labels are FLEX's agreement set, where the published anchors were measured."
+    )
+    figures: list[Figure]
+    confusions: list[Confusion]
+    notes: list[str]
+
+
+# ------------------------------------------------------------------ reference labels
+
+
+def _norm_sql(sql: str | None) -> str:
+    return " ".join((sql or "").split())
+
+
+def candidate_key(label: AdjudicationLabel) -> tuple:
+    return (
+        (label.question_id, "model", label.model) if label.model is not None else (label.question_id, "sql", _norm_sql(label.sql))
+    )
+
+
+def _majority(values: Sequence[Hashable]) -> tuple[Hashable | None, bool]:
+    """(the most common value, False) or (None, True) on a tie for the top."""
+    top = Counter(values).most_common()
+    if len(top) > 1 and top[0][1] == top[1][1]:
+        return None, True
+    return top[0][0], False
+
+
+def choose(labels: Sequence[Any], annotator: str | None, value) -> tuple[Hashable | None, bool]:
+    """The reference value of one candidate's labels: `annotator`'s, else the consensus's, else
+    the majority's; (None, True) on a tie, (None, False) when there is nothing to choose from."""
+    if annotator is not None:
+        labels = [lab for lab in labels if lab.annotator == annotator]
+    elif any(lab.annotator == CONSENSUS for lab in labels):
+        labels = [lab for lab in labels if lab.annotator == CONSENSUS]
+    values = [value(lab) for lab in labels if value(lab) is not None]
+    return _majority(values) if values else (None, False)
+
+
+def _reference(labels: Iterable[Any], key, value, annotator: str | None) -> tuple[dict, int]:
+    groups: dict[Hashable, list] = {}
+    for lab in labels:
+        groups.setdefault(key(lab), []).append(lab)
+    ref, ties = {}, 0
+    for k, group in groups.items():
+        chosen, tie = choose(group, annotator, value)
+        ties += tie
+        if chosen is not None:
+            ref[k] = chosen
+    return ref, ties
+
+
+def reference_description(annotator: str | None) -> str:
+    if annotator is not None:
+        return f"annotator {annotator}"
+    return f"the {CONSENSUS!r} label where the set has one, else the majority of annotators (ties left out)"
+
+
+# ------------------------------------------------------------------ items
+
+
+@dataclass
+class Item:
+    """One labelled pair: (model, question_id), its candidate key, the reference and the strict outcome."""
+
+    model: str
+    question_id: Any
+    key: tuple
+    credited: bool
+    category: str | None
+    outcome: str | None  # the pair's outcome under the evaluation; None without one
+    recorded_match: bool = False  # its strict outcome is a recorded `match`, not a comparison here
+    matches: dict | None = None
+    keys: tuple[str | None, str | None] = (None, None)  # (answer, gold) keys under the evaluation
+
+
+def _credit(b: bool) -> str:
+    return CORRECT if b else INCORRECT
+
+
+class _Builder:
+    def __init__(self, seed: int, resamples: int) -> None:
+        self.seed, self.resamples = seed, resamples
+        self.figures: list[Figure] = []
+        self.confusions: list[Confusion] = []
+
+    def add(self, section: Section, subject: str, reference: str, metric: str, value, n: int, low=None, high=None) -> None:
+        self.figures.append(
+            Figure(section=section, subject=subject, reference=reference, metric=metric, value=value, low=low, high=high, n=n)
+        )
+
+    def agreement(self, section: Section, subject: str, reference: str, truth: list[bool], said: list[bool]) -> None:
+        """accuracy, kappa and the confusion matrix of `said` (credited or not) against `truth`."""
+        acc = wilson(sum(t == s for t, s in zip(truth, said)), len(truth))
+        self.add(section, subject, reference, "accuracy", acc.value, acc.n, acc.low, acc.high)
+        self.kappa(section, subject, reference, "kappa", [_credit(t) for t in truth], [_credit(s) for s in said])
+        labels = [CORRECT, INCORRECT]
+        matrix = confusion([_credit(t) for t in truth], [_credit(s) for s in said], labels)
+        self.confusions.append(
+            Confusion(section=section, subject=subject, reference=reference, labels=labels, matrix=matrix, n=len(truth))
+        )
+
+    def kappa(self, section: Section, subject: str, reference: str, metric: str, a: list, b: list) -> None:
+        k = cohen_kappa_interval(a, b, resamples=self.resamples, seed=self.seed)
+        self.add(section, subject, reference, metric, k.value, k.n, k.low, k.high)
+
+    def categories(self, section: Section, subject: str, pairs: list[tuple[str, str]]) -> None:
+        """Agreement over the four categories with the reference categories."""
+        truth, said = [p[0] for p in pairs], [p[1] for p in pairs]
+        acc = wilson(sum(t == s for t, s in pairs), len(pairs))
+        ref = "reference categories"
+        self.add(section, subject, ref, "category_accuracy", acc.value, acc.n, acc.low, acc.high)
+        self.kappa(section, subject, ref, "category_kappa", truth, said)
+        cats = [str(c) for c in CATEGORIES]
+        self.confusions.append(
+            Confusion(
+                section=section, subject=subject, reference=ref, labels=cats, matrix=confusion(truth, said, cats), n=len(pairs)
+            )
+        )
+
+    def prf(self, section: Section, subject: str, reference: str, truth: list[bool], said: list[bool], what: str) -> None:
+        res = precision_recall_f1(truth, said)
+        for metric in ("precision", "recall", "f1"):
+            n = {"precision": res.tp + res.fp, "recall": res.tp + res.fn}.get(metric, res.n)
+            self.add(section, subject, reference, f"{metric} ({what})", getattr(res, metric), n)
+
+
+# ------------------------------------------------------------------ calibrate
+
+
+def calibrate(
+    labels: Labels,
+    *,
+    evaluation=None,
+    records: Sequence = (),
+    adjudications: Sequence[tuple[str | Path, Any]] = (),
+    audits: Sequence[tuple[str | Path, Any]] = (),
+    annotator: str | None = None,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> Calibration:
+    """Every agreement figure the inputs allow (see the module docstring).
+
+    ``evaluation``: jury.compare.outcomes.evaluate's result for ``records`` (the run records;
+    they name each pair's SQL and whether its outcome was recorded); ``adjudications`` and
+    ``audits``: (path, locked document) pairs.
+    """
+    out = _Builder(seed, resamples)
+    notes: list[str] = []
+    adj_labels = labels.adjudication
+    ref, ties = _reference(adj_labels, candidate_key, lambda lab: lab.credited, annotator)
+    ref_cat, _ = _reference(adj_labels, candidate_key, lambda lab: lab.category, annotator)
+    people = [a for a in labels.annotators("adjudication") if a != CONSENSUS]
+    if annotator is not None and annotator not in labels.annotators("adjudication") + labels.annotators("gold"):
+        known = ", ".join(labels.annotators("adjudication") + labels.annotators("gold")) or "none"
+        raise InputError(f"--annotator {annotator!r} labelled nothing in the label files; annotators: {known}")
+    _annotators(out, adj_labels, people)
+
+    items = _items(ref, ref_cat, evaluation, records, adjudications)
+    matched_keys = {it.key for it in items}
+    unmatched = (
+        [f"question {k[0]!r}, {k[1]} {k[2]!r}" for k in ref if k not in matched_keys] if (evaluation or adjudications) else []
+    )
+    strict = _comparators(out, items, notes) if evaluation is not None else []
+    panel = _jury(out, items, adjudications, evaluation is not None, notes) if adjudications else []
+    sources = labels.sources("adjudication")
+    anchors_apply = FLEX_AGREEMENT in sources
+    if anchors_apply:
+        flex = {candidate_key(lab) for lab in adj_labels if lab.source == FLEX_AGREEMENT}
+        _anchors(out, flex, strict, panel)
+    elif adj_labels:
+        notes.append(
+            f"The published anchors (FLEX {ANCHORS[0][1]}, execution match {ANCHORS[1][1]}) were measured on FLEX's "
+            f"agreement set ({FLEX_AGREEMENT}); these labels come from {', '.join(sources)}: the anchors do not apply."
+        )
+    if audits:
+        _audits(out, labels.gold, audits, annotator, notes)
+    elif labels.gold:
+        notes.append("Gold labels were given but no --audit file: nothing to compare them with.")
+    return Calibration(
+        jury_version=__version__,
+        reference=reference_description(annotator),
+        sources=sources,
+        annotators=labels.annotators("adjudication"),
+        labelled=len(ref),
+        ties=ties,
+        matched=len(matched_keys),
+        unmatched=unmatched,
+        anchors_apply=anchors_apply,
+        figures=out.figures,
+        confusions=out.confusions,
+        notes=notes,
+    )
+
+
+def _annotators(out: _Builder, labels: Sequence[AdjudicationLabel], people: list[str]) -> None:
+    """Pairwise Cohen's kappa between annotators and Krippendorff's alpha over all of them."""
+    if len(people) < 2:
+        return
+    ratings: dict[str, dict] = {p: {} for p in people}
+    categories: dict[str, dict] = {p: {} for p in people}
+    for lab in labels:
+        if lab.annotator in ratings:
+            ratings[lab.annotator][candidate_key(lab)] = _credit(lab.credited)
+            if lab.category is not None:
+                categories[lab.annotator][candidate_key(lab)] = lab.category
+    for pk in pairwise_kappas(ratings):
+        common = [u for u in ratings[pk.a] if u in ratings[pk.b]]
+        out.kappa(
+            "annotators",
+            f"{pk.a} ~ {pk.b}",
+            "each other",
+            "kappa",
+            [ratings[pk.a][u] for u in common],
+            [ratings[pk.b][u] for u in common],
+        )
+    for what, table in (("alpha", ratings), ("category_alpha", categories)):
+        units = list(dict.fromkeys(u for p in people for u in table[p]))
+        rated = [[table[p].get(u) for p in people] for u in units]
+        pairable = sum(sum(r is not None for r in unit) >= 2 for unit in rated)
+        if pairable:
+            value = krippendorff_alpha(rated)
+            out.add("annotators", "all annotators", "each other", what, value, pairable)
+
+
+def _items(ref: dict, ref_cat: dict, evaluation, records: Sequence, adjudications) -> list[Item]:
+    """The labelled pairs: from the evaluation's pairs, else from the verdict files' records."""
+    sql_of = {(r.model, r.question_id): r.sql for r in records}
+    recorded = {(r.model, r.question_id) for r in records if r.recorded is not None}
+    if evaluation is not None:
+        pairs = [(p.model, p.question_id, p.outcome, p.comparator_matches, (p.pred_key, p.gold_key)) for p in evaluation.pairs]
+    else:
+        pairs = [(r.model, r.question_id, None, None, (None, None)) for _, doc in adjudications for r in doc.records]
+    items = []
+    for model, qid, outcome, matches, keys in pairs:
+        if outcome == Outcome.GOLD_ERROR:
+            continue
+        by_model = (qid, "model", model)
+        key = by_model if by_model in ref else (qid, "sql", _norm_sql(sql_of.get((model, qid))))
+        if key in ref:
+            items.append(
+                Item(model, qid, key, bool(ref[key]), ref_cat.get(key), outcome, (model, qid) in recorded, matches, keys)
+            )
+    return items
+
+
+def _comparators(out: _Builder, items: list[Item], notes: list[str]) -> list[tuple[Item, bool]]:
+    """Each deciding comparator's agreement with the reference; returns strict's decisions."""
+    recorded = sum(it.recorded_match for it in items)
+    if recorded:
+        notes.append(
+            f"{recorded} labelled pairs have a recorded execution-match outcome (no result to compare): they count "
+            f"for {' and '.join(RECORDED_COMPARATORS)} only."
+        )
+    decided: dict[str, list[tuple[Item, bool]]] = {}
+    for name in DECIDING_COMPARATORS:
+        mine = decided.setdefault(name, [])
+        for it in items:
+            if it.recorded_match and name not in RECORDED_COMPARATORS:
+                continue
+            value = False if it.outcome == Outcome.MISROUTED else (it.matches or {}).get(name)
+            if value is not None:
+                mine.append((it, bool(value)))
+        out.agreement("comparator", str(name), "reference", [it.credited for it, _ in mine], [c for _, c in mine])
+    return decided[Comparator.STRICT]
+
+
+def _jury(out: _Builder, items: list[Item], adjudications, evaluated: bool, notes: list[str]) -> list[tuple[Item, bool]]:
+    """Each juror's and the panel's agreement with the reference; returns the panel's decisions."""
+    index = verdict_index(adjudications)
+    # --review-passes: a sampled strict match keeps its credit unless the jury finds it a false pass
+    reviews = {(r.model, r.question_id): r for _, doc in adjudications for r in doc.records if r.review_pass}
+    jurors: dict[str, list[tuple[Item, str]]] = {}
+    panel: list[tuple[Item, bool]] = []
+    unjudged = unseen = reviewed = 0
+    for it in items:
+        rec = index.get((it.model, it.question_id))
+        if rec is None and it.outcome == Outcome.MATCH and (it.model, it.question_id) in reviews:
+            rec = reviews[(it.model, it.question_id)]
+            reviewed += 1
+        if rec is None:
+            if it.outcome == Outcome.MATCH:
+                panel.append((it, True))
+                unseen += 1
+            elif it.outcome == Outcome.MISMATCH:
+                unjudged += 1
+            elif it.outcome is not None:
+                panel.append((it, False))
+            continue
+        if any(
+            judged is not None and now is not None and judged != now
+            for judged, now in zip((rec.answer_key, rec.gold_key), it.keys)
+        ):
+            raise InputError(
+                f"model {it.model!r} question {it.question_id!r}: the verdict judged another answer, gold query or "
+                "database than the runs given now; pass the runs the verdict file was made for"
+            )
+        panel.append((it, not rec.false_pass if rec.review_pass else rec.credited))
+        for v in rec.votes:
+            if not (v.abstained or v.skipped) and v.category in CATEGORIES:
+                jurors.setdefault(v.juror, []).append((it, v.category))
+    if reviewed:
+        notes.append(
+            f"{reviewed} labelled strict matches were reviewed by the jury (--review-passes): the panel credits them "
+            "unless its majority found a genuine error (a false pass)."
+        )
+    if unseen:
+        notes.append(
+            f"{unseen} labelled pairs passed strict matching and the jury never saw them: the panel counts them as credited."
+        )
+    if unjudged:
+        notes.append(
+            f"{unjudged} labelled jury-eligible failures have no verdict in the given files: left out of the panel's figures."
+        )
+    if not evaluated:
+        notes.append("Without --runs the panel's figures cover only the pairs the verdict files judged (all strict failures).")
+    verdict_of = {(r.model, r.question_id): r.verdict for r in [*index.values(), *reviews.values()]}
+    for juror, votes in jurors.items():
+        _subject(out, "juror", f"juror {juror}", [(it, cat in CREDITED_VERDICTS, cat) for it, cat in votes])
+    _subject(out, "panel", "panel", [(it, credited, verdict_of.get((it.model, it.question_id))) for it, credited in panel])
+    return panel
+
+
+def _subject(out: _Builder, section: Section, subject: str, said: list[tuple[Item, bool, str | None]]) -> None:
+    out.agreement(section, subject, "reference", [it.credited for it, _, _ in said], [c for _, c, _ in said])
+    cats = [(it.category, cat) for it, _, cat in said if it.category is not None and cat in CATEGORIES]
+    if cats:
+        out.categories(section, subject, cats)
+    failed = [(it.credited, c) for it, c, _ in said if it.outcome != Outcome.MATCH]
+    out.prf(section, subject, "reference, strict failures", [t for t, _ in failed], [c for _, c in failed], "credited")
+
+
+def _anchors(out: _Builder, flex: set, strict: list[tuple[Item, bool]], panel: list[tuple[Item, bool]]) -> None:
+    """The published kappas beside jury's own on the same items (FLEX's agreement set)."""
+    for subject, value in ANCHORS:
+        out.add("anchor", subject, f"{FLEX_AGREEMENT} consensus", "kappa", value, ANCHOR_ITEMS)
+    for subject, said in ((f"{Comparator.STRICT} (jury, same items)", strict), ("panel (jury, same items)", panel)):
+        mine = [(it.credited, c) for it, c in said if it.key in flex]
+        if mine:
+            out.kappa(
+                "anchor",
+                subject,
+                f"{FLEX_AGREEMENT} reference",
+                "kappa",
+                [_credit(t) for t, _ in mine],
+                [_credit(c) for _, c in mine],
+            )
+
+
+def _audits(out: _Builder, gold_labels: Sequence[GoldLabel], audits, annotator: str | None, notes: list[str]) -> None:
+    """Precision/recall/F1 of the panel's flags and each juror's 'defective' votes against each
+    label source and against their union (defective if any source says so)."""
+    by_source: dict[str, dict] = {}
+    for source in dict.fromkeys(lab.source for lab in gold_labels):
+        mine = [lab for lab in gold_labels if lab.source == source]
+        ref, ties = _reference(mine, lambda lab: lab.question_id, lambda lab: lab.gold_defective, annotator)
+        by_source[source] = ref
+        if ties:
+            notes.append(f"Gold labels of {source}: {ties} questions left out (annotators split evenly).")
+    union: dict = {}
+    for ref in by_source.values():
+        for q, defective in ref.items():
+            union[q] = union.get(q, False) or bool(defective)
+    references = {**by_source, "union of sources": union} if len(by_source) > 1 else by_source
+    for path, doc in audits:
+        suffix = f" [{Path(path).name}]" if len(audits) > 1 else ""
+        said: dict[str, dict] = {f"panel{suffix}": {r.question_id: r.flagged for r in doc.records if r.decided}}
+        for r in doc.records:
+            for v in r.votes:
+                if not (v.abstained or v.skipped) and v.category is not None:
+                    said.setdefault(f"juror {v.juror}{suffix}", {})[r.question_id] = v.category == AuditVote.DEFECTIVE
+        for subject, flags in said.items():
+            section: Section = "audit"
+            for name, ref in references.items():
+                common = [q for q in flags if q in ref]
+                out.prf(section, subject, name, [bool(ref[q]) for q in common], [flags[q] for q in common], "flagged")
