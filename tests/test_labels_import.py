@@ -428,7 +428,7 @@ CASES = [
     Case(
         "labels-runs-out-not-flex",
         ["labels", "import", "wretblad", "x.csv", "--runs-out", "r.jsonl"],
-        "--runs-out and --gold-out are for the flex kinds",
+        "--runs-out, --gold-out and --family are for the flex kinds",
     ),
     Case(
         "labels-bad-vote",

@@ -36,19 +36,23 @@ def _root(
 
 from jury.cli import adjudicate as _adjudicate  # noqa: E402
 from jury.cli import audit as _audit  # noqa: E402
+from jury.cli import calibrate as _calibrate  # noqa: E402
 from jury.cli import imports as _imports  # noqa: E402
+from jury.cli import labels as _labels  # noqa: E402
 from jury.cli import reaudit as _reaudit  # noqa: E402
 from jury.cli import report as _report  # noqa: E402
 from jury.cli import score as _score  # noqa: E402
 from jury.cli import verify as _verify  # noqa: E402
 
 app.add_typer(_imports.app, name="import")
+app.add_typer(_labels.app, name="labels")
 app.command("score")(_score.score)
 app.command("verify")(_verify.verify)
 app.command("adjudicate")(_adjudicate.adjudicate)
 app.command("audit-gold")(_audit.audit_gold)
 app.command("report")(_report.report)
 app.command("reaudit")(_reaudit.reaudit)
+app.command("calibrate")(_calibrate.calibrate)
 
 
 def main(argv: list[str] | None = None) -> None:

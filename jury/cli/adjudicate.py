@@ -28,6 +28,20 @@ def adjudicate(
         False, "--early-stop", help="Stop asking once a majority is settled (e.g. two of three agree)."
     ),
     seed: int | None = typer.Option(None, help="Seed of the answer-order shuffle (default 0); recorded in the verdict file."),
+    swap: bool | None = typer.Option(
+        None,
+        "--swap/--no-swap",
+        help="Each juror judges both answer orders; a juror whose two votes disagree abstains as inconsistent. "
+        "Doubles the calls (see --plan). Default: the panel's swap.",
+    ),
+    review_passes: float = typer.Option(
+        0.0,
+        "--review-passes",
+        min=0.0,
+        max=1.0,
+        help="Also send this fraction of each model's strict matches (a seeded sample) to the jury on the same "
+        "blind ballot; a sampled pass judged a genuine error is a false pass (see jury report).",
+    ),
     families: Path | None = typer.Option(None, help="Family registry TOML (default panels/families.toml)."),
     comparator: str | None = typer.Option(None, help="Comparator deciding a match (default strict)."),
     near_miss: float | None = typer.Option(
@@ -47,7 +61,8 @@ def adjudicate(
     goes to the first k jurors of the panel whose families differ from the model's, blind
     and with answer positions shuffled. Votes are stored as they arrive: a killed run
     resumes without repeating a call. Writes a hash-locked verdict file and prints
-    strict vs adjudicated accuracy per model.
+    strict vs adjudicated accuracy per model, then one line of juror agreement
+    (Krippendorff's alpha, pairwise Cohen's kappa, position bias on blind ballots).
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
     from jury.judging.families import load_registry
@@ -81,6 +96,8 @@ def adjudicate(
             settings=settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers),
             seed=cfg.get("seed", seed, 0),
             early_stop=early_stop,
+            swap=swap,
+            review_passes=review_passes,
             max_cost=cfg.get("max_cost", max_cost, None),
             models=model or None,
             output=output,
@@ -93,16 +110,19 @@ def adjudicate(
             job.plan.ballots(),
             f"adjudication plan: panel {panel_obj.name}, no calls made",
             len(job.plan.groups),
-            "failures",
+            "failures and sampled passes" if review_passes else "failures",
         )
         return
     assert job.records is not None and job.evaluation is not None  # set by every job that is not a plan
     rows = adjudication_summary(job.records, score_all(job.evaluation.pairs), set(job.plan.families))
-    _print_summary(console, rows, job.stats, job.path, job.reused_file)
+    from jury.judging.agreement import agreement_line, agreement_summary
+
+    agreement = agreement_line(agreement_summary(job.records, panel_obj.ballot_style))  # from the votes
+    _print_summary(console, rows, job.stats, job.path, job.reused_file, agreement)
     after_write(console, job.path, signer)
 
 
-def _print_summary(console, rows, stats, path, reused_file) -> None:
+def _print_summary(console, rows, stats, path, reused_file, agreement: str | None = None) -> None:
     from jury.results.render import to_rich_table
     from jury.vocab import CATEGORIES, Verdict
 
@@ -139,4 +159,6 @@ def _print_summary(console, rows, stats, path, reused_file) -> None:
             title="strict vs adjudicated",
         )
     )
+    if agreement is not None:
+        console.print(agreement, markup=False, highlight=False)
     print_run_stats(console, stats, path, reused_file)

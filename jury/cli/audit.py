@@ -39,7 +39,8 @@ def audit_gold(
     lists of the tables it touches (optionally a preview of the gold result). A query is
     flagged when a strict majority of the panel says defective (abstentions that could
     have flagged it make it undecided, not flagged). Prints flag rates
-    overall, by difficulty, by split and per juror, Fleiss' kappa and defect types, and
+    overall, by difficulty, by split and per juror, Fleiss' kappa, defect types and
+    agreement (Krippendorff's alpha, the range of pairwise Cohen's kappa), and
     writes a hash-locked audit file (use it with `jury score --audit`).
     """
     from jury.cli.common import make_console  # fits a terminal; unwrapped in logs; text made safe
@@ -104,3 +105,7 @@ def print_audit_summary(console, summary: dict) -> None:
     console.print(f"  Fleiss' kappa: {'—' if kappa is None else f'{kappa:.3f}'}")
     if summary["defect_types"]:
         console.print("  defect types (votes): " + ", ".join(f"{k} {v}" for k, v in summary["defect_types"].items()))
+    if summary.get("agreement") is not None:
+        from jury.judging.agreement import agreement_line
+
+        console.print("  " + agreement_line(summary["agreement"]), markup=False, highlight=False)

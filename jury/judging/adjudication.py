@@ -7,6 +7,8 @@ first k jurors of the panel outside the model's families -> votes (resumable, lo
 
 from __future__ import annotations
 
+import hashlib
+import math
 from dataclasses import dataclass, field
 
 from jury.compare.outcomes import Evaluation, schema_of
@@ -16,7 +18,7 @@ from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
 from jury.judging.rules import adjudication_verdict, is_credited
 from jury.judging.runner import Ballot, BallotResult, run_ballots
-from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Verdict
+from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Outcome, Verdict
 
 
 @dataclass
@@ -26,6 +28,9 @@ class AdjudicationPlan:
     seed: int
     groups: list[list[Ballot]] = field(default_factory=list)
     families: dict[str, list[str]] = field(default_factory=dict)  # model -> families
+    swap: bool = False  # each juror judges both orders: its ballots come in adjacent pairs
+    review_passes: float = 0.0  # the share of each model's strict matches also sent to the jury
+    reviewed: dict[str, tuple[int, int]] = field(default_factory=dict)  # model -> (matches sampled, matches)
 
     def ballots(self) -> list[Ballot]:
         return [b for g in self.groups for b in g]
@@ -40,9 +45,14 @@ def plan_adjudication(
     *,
     models: list[str] | None = None,
     seed: int = 0,
+    swap: bool = False,
+    review_passes: float = 0.0,
 ) -> AdjudicationPlan:
+    """Ballots for every jury-eligible failure, and with `review_passes` for a seeded sample of
+    each model's strict matches too (the same blind ballot); with `swap` every juror gets each
+    ballot in both answer orders."""
     template = panel.template or Template.load(panel.prompt_path)  # as validated at load
-    plan = AdjudicationPlan(panel, template, seed)
+    plan = AdjudicationPlan(panel, template, seed, swap=swap, review_passes=review_passes)
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     wanted = set(models) if models else None
     if wanted:
@@ -52,12 +62,15 @@ def plan_adjudication(
 
             raise InputError(f"--model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
     schema_cache: dict[tuple, str] = {}
+    sampled = sample_passes(ev, review_passes, seed, wanted)
+    plan.reviewed = {m: (len(qs), n) for m, (qs, n) in sampled.items()}
     for pair in ev.pairs:
         if wanted and pair.model not in wanted:
             continue
         if pair.model not in plan.families:
             plan.families[pair.model] = registry.families_of(pair.model, pair.families)
-        if pair.outcome != JURY_ELIGIBLE:
+        review = pair.outcome == Outcome.MATCH and pair.question_id in sampled.get(pair.model, ((), 0))[0]
+        if pair.outcome != JURY_ELIGIBLE and not review:
             continue
         item: GoldItem = gold[pair.question_id]
         pred_sql = sql_of[(pair.model, pair.question_id)]
@@ -69,33 +82,55 @@ def plan_adjudication(
             schema_cache[key] = schema_of(item, ev.databases, item.sql, pred_sql)
         group = []
         for juror in jurors:
-            order = draw_order(seed, pair.question_id, pair.model, juror.name)
-            messages = adjudication_messages(
-                template,
-                panel.ballot_style,
-                item,
-                schema_cache[key],
-                item.sql,
-                ev.results[pair.gold_key],
-                pred_sql,
-                ev.results[pair.pred_key],
-                order,
-                panel.show_evidence,
-            )
-            group.append(
-                Ballot(
-                    "adjudication",
-                    pair.question_id,
-                    pair.model,
-                    juror,
+            drawn = draw_order(seed, pair.question_id, pair.model, juror.name)
+            for order in (drawn, OTHER_ORDER[drawn]) if swap else (drawn,):
+                messages = adjudication_messages(
+                    template,
                     panel.ballot_style,
-                    messages,
-                    template.sha256,
-                    {"order": order, "db_id": item.db_id, "answer_key": pair.pred_key, "gold_key": pair.gold_key},
+                    item,
+                    schema_cache[key],
+                    item.sql,
+                    ev.results[pair.gold_key],
+                    pred_sql,
+                    ev.results[pair.pred_key],
+                    order,
+                    panel.show_evidence,
                 )
-            )
+                meta: dict[str, object] = {
+                    "order": order,
+                    "db_id": item.db_id,
+                    "answer_key": pair.pred_key,
+                    "gold_key": pair.gold_key,
+                }
+                if review:
+                    meta["review_pass"] = True
+                group.append(
+                    Ballot(
+                        "adjudication", pair.question_id, pair.model, juror, panel.ballot_style, messages, template.sha256, meta
+                    )
+                )
         plan.groups.append(group)
     return plan
+
+
+OTHER_ORDER = {"gold_first": "candidate_first", "candidate_first": "gold_first"}
+
+
+def sample_passes(ev: Evaluation, fraction: float, seed: int, wanted: set[str] | None) -> dict[str, tuple[set, int]]:
+    """model -> (the question ids of its strict matches sent to the jury, its strict matches):
+    ceil(fraction x matches) of them, the lowest by sha256(seed, model, question), so a sample
+    is reproducible and grows (never reshuffles) when the fraction grows."""
+    if fraction <= 0:
+        return {}
+    matches: dict[str, list] = {}
+    for p in ev.pairs:
+        if p.outcome == Outcome.MATCH and (not wanted or p.model in wanted):
+            matches.setdefault(p.model, []).append(p.question_id)
+    out = {}
+    for model, qids in matches.items():
+        ranked = sorted(qids, key=lambda q: hashlib.sha256(f"{seed}|review-pass|{model}|{q}".encode()).hexdigest())
+        out[model] = (set(ranked[: math.ceil(fraction * len(qids) - 1e-9)]), len(qids))
+    return out
 
 
 def vote_category(res: BallotResult) -> str | None:
@@ -108,51 +143,71 @@ def vote_category(res: BallotResult) -> str | None:
     return blind_category(verdict, res.ballot.meta["order"])[0]
 
 
+def _vote(r: BallotResult) -> dict:
+    b = r.ballot
+    return {
+        "juror": b.juror.name,
+        "family": b.juror.family,
+        "model": b.juror.model,
+        "order": b.meta["order"],
+        "raw_verdict": r.reply["verdict"] if r.reply else None,
+        "category": vote_category(r),
+        "reasoning": r.reply.get("reasoning") if r.reply else None,
+        "abstained": r.status in ("abstained", "not_asked"),
+        "reason": r.error,
+        "skipped": r.status == "skipped",
+        "request_sha256": b.request_sha256,
+    }
+
+
+def _swapped_vote(first: BallotResult, second: BallotResult) -> dict:
+    """One juror's vote from its ballots in both orders: it counts only when both give the
+    same category; two different categories abstain as inconsistent."""
+    vote = _vote(first)
+    half = _vote(second)
+    vote["swapped"] = {
+        k: half[k] for k in ("order", "raw_verdict", "category", "reasoning", "abstained", "reason", "request_sha256")
+    }
+    vote["inconsistent"] = False
+    one, two = vote["category"], half["category"]
+    if one is None or two is None:
+        vote["category"], vote["abstained"] = None, True
+        vote["reason"] = vote["reason"] or half["reason"] or "no vote in the other order"
+    elif one != two:
+        vote["category"], vote["abstained"], vote["inconsistent"] = None, True, True
+        vote["reason"] = f"inconsistent: {one} with the answers in one order, {two} in the other"
+    return vote
+
+
 def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> list[dict]:
-    """One record per adjudicated failure (the verdict file's `records`)."""
+    """One record per adjudicated failure or reviewed pass (the verdict file's `records`)."""
     out = []
     for group in results:
         first = group[0].ballot
         assert first.model is not None  # an adjudication ballot names the model under test
-        k = len(group)
-        cats = [vote_category(r) for r in group if r.status != "skipped"]
-        verdict = adjudication_verdict(cats, k)
-        votes = []
-        neither = 0
-        for r in group:
-            b = r.ballot
-            raw = r.reply["verdict"] if r.reply else None
-            neither += raw == BlindAnswer.NEITHER
-            votes.append(
-                {
-                    "juror": b.juror.name,
-                    "family": b.juror.family,
-                    "model": b.juror.model,
-                    "order": b.meta["order"],
-                    "raw_verdict": raw,
-                    "category": vote_category(r),
-                    "reasoning": r.reply.get("reasoning") if r.reply else None,
-                    "abstained": r.status in ("abstained", "not_asked"),
-                    "reason": r.error,
-                    "skipped": r.status == "skipped",
-                    "request_sha256": b.request_sha256,
-                }
-            )
-        out.append(
-            {
-                "question_id": first.question_id,
-                "db_id": first.meta["db_id"],
-                "model": first.model,
-                "families": plan.families[first.model],
-                "jurors": [r.ballot.juror.name for r in group],
-                "votes": votes,
-                "verdict": verdict,
-                "credited": is_credited(verdict),
-                "gold_also_wrong": verdict == Verdict.GENUINE_ERROR and neither >= k // 2 + 1,
-                "answer_key": first.meta["answer_key"],
-                "gold_key": first.meta["gold_key"],
-            }
-        )
+        if plan.swap:
+            votes = [_swapped_vote(group[i], group[i + 1]) for i in range(0, len(group), 2)]
+        else:
+            votes = [_vote(r) for r in group]
+        k = len(votes)
+        verdict = adjudication_verdict([v["category"] for v in votes if not v["skipped"]], k)
+        neither = sum(v["raw_verdict"] == BlindAnswer.NEITHER and v["category"] is not None for v in votes)
+        record = {
+            "question_id": first.question_id,
+            "db_id": first.meta["db_id"],
+            "model": first.model,
+            "families": plan.families[first.model],
+            "jurors": [v["juror"] for v in votes],
+            "votes": votes,
+            "verdict": verdict,
+            "credited": is_credited(verdict),
+            "gold_also_wrong": verdict == Verdict.GENUINE_ERROR and neither >= k // 2 + 1,
+            "answer_key": first.meta["answer_key"],
+            "gold_key": first.meta["gold_key"],
+        }
+        if first.meta.get("review_pass"):
+            record["review_pass"] = True
+        out.append(record)
     return out
 
 

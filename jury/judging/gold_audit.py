@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from jury.compare.outcomes import gold_result_key, schema_of
 from jury.inputs.records import GoldItem
+from jury.judging.agreement import AUDIT, agreement_summary
 from jury.judging.ballots import Template, audit_messages
 from jury.judging.panels import Panel
 from jury.judging.rules import audit_counts, audit_flag
@@ -102,7 +103,8 @@ def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[di
 
 
 def summarize(records: list[dict]) -> dict:
-    """Flag rates overall, by difficulty, by split and by juror; Fleiss' kappa; defect types."""
+    """Flag rates overall, by difficulty, by split and by juror; Fleiss' kappa; agreement (alpha,
+    pairwise kappa: jury.judging.agreement); defect types."""
     jurors: dict[str, list[str | None]] = {}
     for r in records:
         for v in r["votes"]:
@@ -127,7 +129,8 @@ def summarize(records: list[dict]) -> dict:
         "by_difficulty": counts["by_difficulty"],
         "by_split": counts["by_split"],
         "jurors": per_juror,
-        "fleiss_kappa": fleiss_kappa_from_ratings([[v["category"] for v in r["votes"]] for r in records]),
+        "fleiss_kappa": fleiss_kappa_from_ratings([[v["category"] for v in r["votes"]] for r in records]),  # older readers
+        "agreement": agreement_summary(records, AUDIT),  # alpha keeps the questions with abstentions
         "undecided": counts["undecided"],
         "defect_types": dict(sorted(types.items())),
         "flagged_defect_types": dict(sorted(Counter(t for r in records if r["flagged"] for t in r["defect_types"]).items())),

@@ -42,6 +42,7 @@ class Panel:
     show_evidence: bool = True
     show_preview: bool = False  # audit: show a preview of the gold result
     quorum: int | None = None  # audit: defective votes needed to flag (None: strict majority of valid votes)
+    swap: bool = False  # adjudication: each juror judges both answer orders (doubles the calls)
     prompt_path: Path = field(default_factory=lambda: PROMPTS_DIR / DEFAULT_PROMPTS["blind"])
     template: Template | None = None  # the prompt template as validated at load
 
@@ -86,6 +87,7 @@ class _PanelKeys(BaseModel):
     show_evidence: bool = True
     show_preview: bool = False
     quorum: int | None = Field(None, ge=1)
+    swap: bool = False
     prompt: str | None = None
     jurors: list = Field(min_length=1)
 
@@ -223,6 +225,8 @@ def load_panel(path: str | Path) -> Panel:
         raise ConfigError(f"{p}: k = {k} but the panel has {len(jurors)} jurors")
     if keys.quorum is not None and keys.quorum > len(jurors):
         raise ConfigError(f"{p}: quorum = {keys.quorum} but the panel has {len(jurors)} jurors")
+    if keys.swap and style == "audit":
+        raise ConfigError(f"{p}: swap = true applies to adjudication panels (an audit ballot shows one query)")
     if keys.prompt is not None:
         prompt_path = resolve_prompt(p, keys.prompt)
     else:
@@ -242,6 +246,7 @@ def load_panel(path: str | Path) -> Panel:
         show_evidence=keys.show_evidence,
         show_preview=keys.show_preview,
         quorum=keys.quorum,
+        swap=keys.swap,
         prompt_path=prompt_path,
         template=template,
     )

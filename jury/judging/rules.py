@@ -100,8 +100,47 @@ def _effective(vote) -> str | None:
     return None if vote.abstained or vote.skipped else vote.category
 
 
+def _swap_problem(vote, style: str) -> str | None:
+    """A --swap vote: each order's category follows from its answer, the orders differ, and the
+    vote counts only when both orders agree (two categories: an inconsistent abstention)."""
+    half = vote.swapped
+    if half.order == vote.order:
+        return f"juror {vote.juror!r} judged both halves of a swapped vote in the same order ({vote.order})"
+    own = _half_category(vote, style)
+    first = vote.model_copy(update={"swapped": None, "inconsistent": False, "category": own, "abstained": own is None})
+    second = vote.model_copy(update={"swapped": None, "inconsistent": False, **half.model_dump()})
+    for part in (first, second):
+        problem = _vote_problem(part, style)
+        if problem:
+            return problem
+    one, two = first.category, second.category
+    agreed = one if (one is not None and one == two) else None
+    inconsistent = one is not None and two is not None and one != two
+    if (vote.category, vote.abstained, vote.inconsistent) != (agreed, agreed is None, inconsistent):
+        return (
+            f"juror {vote.juror!r}'s swapped vote (category {vote.category!r}, inconsistent={vote.inconsistent}) does "
+            f"not follow from its two orders ({one!r}, {two!r})"
+        )
+    return None
+
+
+def _half_category(vote, style: str) -> str | None:
+    """The category the first half of a swapped vote gave on its own (from its raw answer)."""
+    if vote.raw_verdict is None:
+        return None
+    if style == "labelled":
+        return vote.raw_verdict if vote.raw_verdict in CATEGORIES else None
+    from jury.judging.ballots import blind_category
+
+    return blind_category(vote.raw_verdict, vote.order)[0] if vote.raw_verdict in BLIND_ANSWERS and vote.order else None
+
+
 def _vote_problem(vote, style: str) -> str | None:
     """Is the vote's mapped category what its raw answer gives under the ballot style?"""
+    if getattr(vote, "swapped", None) is not None:
+        return _swap_problem(vote, style)
+    if getattr(vote, "inconsistent", False):
+        return f"juror {vote.juror!r} is marked inconsistent without a swapped vote"
     if vote.abstained or vote.skipped:
         if vote.category is not None:
             return f"juror {vote.juror!r} {'abstained' if vote.abstained else 'was skipped'} but has category {vote.category!r}"
@@ -178,7 +217,8 @@ def check_document(doc) -> str | None:
             return f"{where}: credited={r.credited} does not follow from verdict {verdict!r}"
     s = doc.summary
     if doc.kind == "adjudication":
-        for key, value in (("failures", len(doc.records)), ("credited", sum(r.credited for r in doc.records))):
+        failures = [r for r in doc.records if not r.review_pass]
+        for key, value in (("failures", len(failures)), ("credited", sum(r.credited for r in failures))):
             if key in s and s[key] != value:
                 return f"summary.{key} is {s[key]!r} but the records give {value}"
     else:

@@ -128,20 +128,34 @@ def adjudication_job(
     plan_only: bool = False,
     supersedes: str | None = None,
     progress: ProgressFactory = _no_progress,
+    swap: bool | None = None,
+    review_passes: float = 0.0,
 ) -> JobResult[AdjudicationPlan]:
+    """swap: None takes the panel's `swap`; review_passes: the share of each model's strict
+    matches also sent to the jury (0: failures only)."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
     from jury.verdicts.assemble import write_adjudication
 
     if panel.ballot_style == "audit":
         raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
     warn_unknown_params(panel)
+    swap = panel.swap if swap is None else swap
+    if swap and early_stop:
+        raise InputError("--swap and --early-stop cannot be combined: a swapped vote needs both orders of every juror")
+    if not 0.0 <= review_passes <= 1.0:
+        raise InputError(f"--review-passes must be a fraction in [0, 1], got {review_passes}")
     gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
-    plan = plan_adjudication(ev, gold, records, panel, registry, models=models, seed=seed)
+    plan = plan_adjudication(ev, gold, records, panel, registry, models=models, seed=seed, swap=swap, review_passes=review_passes)
     if plan_only:
         return JobResult(plan, evaluation=ev)
     from jury.verdicts.assemble import adjudication_header, existing_verdicts
 
     job_settings = {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()}
+    if swap:  # recorded only when used, so files made without them keep their bindings
+        job_settings["swap"] = True
+    if review_passes:
+        job_settings["review_passes"] = review_passes
+        job_settings["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}
     head = adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, job_settings, supersedes)
     found = existing_verdicts(cfg, output, head, supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing

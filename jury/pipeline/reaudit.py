@@ -84,6 +84,8 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[P
         settings=settings,
         seed=s.get("seed", 0),
         early_stop=s.get("early_stop", False),
+        swap=s.get("swap", False),
+        review_passes=s.get("review_passes", 0.0),
         max_cost=max_cost,
         models=s.get("models"),
         output=output,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from jury.errors import InputError
 from jury.stats import ranks, wilson
-from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome
+from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome, Verdict
 
 if TYPE_CHECKING:
     from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord
@@ -78,6 +78,8 @@ def verdict_index(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> di
     where: dict[tuple, str] = {}
     for path, doc in adj_docs:
         for r in doc.records:
+            if r.review_pass:  # a reviewed strict match: see pass_reviews
+                continue
             key = (r.model, r.question_id)
             if key in index:
                 raise InputError(
@@ -86,6 +88,67 @@ def verdict_index(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> di
                 )
             index[key], where[key] = r, str(path)
     return index
+
+
+def pass_reviews(pairs, adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> dict[str, dict]:
+    """model -> its reviewed strict matches (--review-passes): how many were sampled, how many the
+    jury found genuine errors (false passes), the false-pass rate with its Wilson interval, and
+    the matches the sample was drawn from. Only reviews of answers that still match count; a
+    review of another answer or gold is an error, like a stale verdict."""
+    current = {(p.model, p.question_id): p for p in pairs if p.outcome == Outcome.MATCH}
+    matches: dict[str, int] = {}
+    for m, _q in current:
+        matches[m] = matches.get(m, 0) + 1
+    seen: dict[str, list] = {}
+    for path, doc in adj_docs:
+        for r in doc.records:
+            if not r.review_pass:
+                continue
+            p = current.get((r.model, r.question_id))
+            if p is None or (r.answer_key and r.answer_key != p.pred_key) or (r.gold_key and r.gold_key != p.gold_key):
+                raise InputError(
+                    f"{path}: reviews model {r.model!r} question {r.question_id!r} as a strict match, but it is not "
+                    "the same matching answer now; re-run `jury adjudicate --review-passes` for the current run"
+                )
+            seen.setdefault(r.model, []).append(r)
+    out = {}
+    for model, recs in seen.items():
+        decided = [r for r in recs if r.verdict not in (Verdict.NO_MAJORITY, Verdict.UNDECIDED)]
+        false = sum(r.false_pass for r in decided)
+        out[model] = {
+            "sampled": len(recs),
+            "decided": len(decided),
+            "false_passes": false,
+            "matches": matches.get(model, 0),
+            "false_pass_rate": wilson(false, len(decided)).as_dict(),
+        }
+    return out
+
+
+def two_sided(adjudicated_column: dict[str, dict], reviews: dict[str, dict], routed: dict[str, int]) -> dict[str, dict]:
+    """The adjudicated column with false passes estimated from the review sample and taken off.
+
+    For a model with n routed questions, A adjudicated-correct answers (strict matches plus
+    credited failures), M strict matches and a false-pass rate f (Wilson interval [f-, f+])
+    measured on its sampled matches: value = (A - M f) / n. The interval widens the Wilson
+    interval [a-, a+] of A/n by the false-pass interval, both at their worst:
+    [a- - (M/n) f+, a+ - (M/n) f-], clipped to [0, 1]. Models without a review keep no value."""
+    out = {}
+    for model, rev in reviews.items():
+        adj, n = adjudicated_column.get(model), routed.get(model, 0)
+        rate = rev["false_pass_rate"]
+        if adj is None or not n or rate["value"] is None:
+            continue
+        share = rev["matches"] / n
+        value = adj["value"] - share * rate["value"]
+        out[model] = {
+            "value": max(0.0, value),
+            "low": max(0.0, adj["low"] - share * rate["high"]),
+            "high": min(1.0, max(0.0, adj["high"] - share * rate["low"])),
+            "n": n,
+            "estimated_false_passes": rev["matches"] * rate["value"],
+        }
+    return out
 
 
 def routed_by_model(pairs) -> dict[str, list]:
@@ -150,7 +213,11 @@ def adjudication_summary(records: list[dict], scores, judged=None) -> list[dict]
     judged: the models this adjudication covered (--model); the others are left out rather
     than listed with 0 adjudicated failures. None: every model scored."""
     by_model: dict[str, Counter] = {}
+    passes: dict[str, Counter] = {}
     for rec in records:
+        if rec.get("review_pass"):
+            passes.setdefault(rec["model"], Counter())[rec["verdict"] == Verdict.GENUINE_ERROR] += 1
+            continue
         by_model.setdefault(rec["model"], Counter())[rec["verdict"]] += 1
     rows = []
     for s in scores:
@@ -168,6 +235,8 @@ def adjudication_summary(records: list[dict], scores, judged=None) -> list[dict]
                 "adjudicated_failures": sum(comp.values()),
                 "credited": credited,
                 "composition": {str(c): comp[c] for c in VERDICTS},
+                "reviewed_passes": sum(passes.get(s.model, Counter()).values()),
+                "false_passes": passes.get(s.model, Counter())[True],
             }
         )
     return rows

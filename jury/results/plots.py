@@ -1,8 +1,8 @@
 """PNG charts of a jury report (the ``Report`` of ``build_report``, or its JSON dict).
 
 ``write_plots(report, out_dir)`` writes columns.png, rank_slope.png,
-miss_composition.png and defect_share_vs_strength.png, skipping (never failing
-on) a chart whose data is absent. Each chart has a ``*_figure(report)`` builder
+miss_composition.png, defect_share_vs_strength.png and position_bias.png
+(jury.results.plot_bias), skipping (never failing on) a chart whose data is absent. Each chart has a ``*_figure(report)`` builder
 returning the Figure (or None) and a ``plot_*(report, path)`` wrapper that
 saves and frees it. Figures are ``matplotlib.figure.Figure`` objects on an Agg
 canvas: no pyplot, no display, no global backend switch, nothing left open.
@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+from jury.results.plot_bias import position_bias_figure
 from jury.results.plot_labels import FONT, TABLE_LINE_PT, label_points, number_table
 from jury.vocab import COLUMNS, COMPOSITION, Column, Verdict
 
@@ -31,6 +32,7 @@ __all__ = [
     "plot_rank_slope",
     "plot_miss_composition",
     "plot_defect_share_vs_strength",
+    "plot_position_bias",
     "columns_figure",
     "rank_slope_figure",
     "miss_composition_figure",
@@ -416,11 +418,17 @@ def plot_defect_share_vs_strength(report: Report | dict, path) -> Path | None:
     return _save(defect_share_vs_strength_figure(report), path)
 
 
+def plot_position_bias(report: Report | dict, path) -> Path | None:
+    """Write the position-bias chart (per juror of blind files); None without a single-answer ballot."""
+    return _save(position_bias_figure(report), path)
+
+
 CHARTS = (
     ("columns.png", plot_columns),
     ("rank_slope.png", plot_rank_slope),
     ("miss_composition.png", plot_miss_composition),
     ("defect_share_vs_strength.png", plot_defect_share_vs_strength),
+    ("position_bias.png", plot_position_bias),
 )
 
 

@@ -12,8 +12,9 @@ to the right database (gold errors left out everywhere):
 Around them: ranks and rank shifts (strict → adjudicated), the composition of each
 model's adjudicated misses, near misses and non-executed answers (which never reach the
 jury), the difficulty of each model's denominator, correlations across models, format
-equivalence by model family, a negative control, and the oracle-routing table (the three
-columns on the questions every model routed correctly, so models share one denominator).
+equivalence by model family, a negative control, the oracle-routing table (the three
+columns on the questions every model routed correctly, so models share one denominator),
+and juror agreement and position bias per verdict file (``jury.results.agreement_report``).
 Every statistic comes from ``jury.stats``.
 """
 
@@ -24,6 +25,7 @@ from collections import Counter
 from typing import Any
 
 from jury.errors import InputError
+from jury.results.agreement_report import agreement_markdown, agreement_sets, print_agreement
 from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
 from jury.results.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import Report
@@ -124,6 +126,7 @@ def build_report(
             "control": _control(rows, control),
             "oracle_routing": _oracle(pairs, models, flagged, index),
             "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
+            "agreement": agreement_sets(audit_docs, adj_docs),  # from the records, never the summaries
         }
     )
 
@@ -356,6 +359,7 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
             + oracle_title
             + "\n\n"
             + to_markdown(orows, ocols, oheads)
+            + agreement_markdown(report)
         )
     import io
 
@@ -369,6 +373,7 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
     for n in notes:
         console.print(safe(n), markup=False)
     console.print(to_rich_table(orows, ocols, oheads, title=oracle_title))
+    print_agreement(console, report)
     return buffer.getvalue()
 
 

@@ -182,6 +182,52 @@ class GoldError(_Model):
     error: str
 
 
+class JurorPairKappa(_Model):
+    """Cohen's kappa between two jurors over the n records both rated (null when undefined)."""
+
+    a: str
+    b: str
+    kappa: float | None
+    n: int = Field(ge=0)
+
+
+class PositionBias(_Model):
+    """Of n decisive single-answer ballots (answer_1 or answer_2), k picked the answer shown first:
+    share with its Wilson 95% interval and the two-sided binomial test against 0.5 (null when n = 0)."""
+
+    k: int = Field(ge=0)
+    n: int = Field(ge=0)
+    share: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+
+
+class PositionBiasSet(_Model):
+    panel: PositionBias = Field(description="Every juror's ballots together.")
+    jurors: dict[str, PositionBias] = Field(description="Juror -> its position bias, in panel order.")
+
+
+class Agreement(_Model):
+    """Inter-juror agreement and position bias of one verdict file, computed from its records
+    (jury.judging.agreement), never read from its summary."""
+
+    kind: Literal["audit", "adjudication"]
+    path: str | None = Field(description="As in verdict_files.")
+    content_sha256: str | None = Field(description="The file's lock.")
+    style: Literal["blind", "labelled", "audit"] = Field(description="The panel's ballot style.")
+    units: int = Field(ge=0, description="Records (the units rated).")
+    alpha_units: int = Field(ge=0, description="Records with at least two effective ratings (the ones alpha pairs).")
+    krippendorff_alpha: float | None = Field(
+        description="Nominal Krippendorff's alpha; abstained, skipped and inconsistent votes are missing ratings. "
+        "Null when nothing can be paired or only one category occurs."
+    )
+    pairwise_kappa: list[JurorPairKappa]
+    inconsistent: dict[str, int] = Field(description="Juror -> votes that abstained because the two orders disagreed (--swap).")
+    position_bias: PositionBiasSet | None = Field(description="Blind ballots only; null for labelled ballots and audits.")
+    position_bias_note: str | None = Field(description="Why position_bias is null.")
+
+
 class Report(_Model):
     """`jury report --format json` (see README, `jury report`)."""
 
@@ -195,6 +241,9 @@ class Report(_Model):
     control: Control | None
     oracle_routing: Oracle
     gold_errors: list[GoldError] = Field(description="Gold queries that fail: left out of every denominator.")
+    agreement: list[Agreement] = Field(
+        default=[], description="Per verdict file (verdict_files' order): juror agreement and position bias."
+    )
 
 
 def report_schema() -> dict[str, Any]:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from jury.errors import JuryError
+from jury.judging.agreement import agreement_summary
 from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, schema_filename, write_schemas
 from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
 from jury.verdicts.verify import bind_file, bind_template
@@ -193,10 +194,11 @@ def write_adjudication(cfg, output, head: dict, plan, records, store) -> tuple[P
                 cost_by_model[m] = None if h in unpriced else cost_by_model[m] + row["cost_usd"] / len(models)
             calls_by_model[m] += row["calls"] / len(models)
     doc["summary"] = {
-        "failures": len(records),
-        "credited": sum(r["credited"] for r in records),
+        "failures": sum(not r.get("review_pass") for r in records),
+        "credited": sum(r["credited"] for r in records if not r.get("review_pass")),
         "cost_by_model": cost_by_model,
         "calls_by_model": calls_by_model,
+        "agreement": agreement_summary(records, plan.panel.ballot_style),  # informative: readers recompute it
     }
     doc["records"] = records
     return _write(doc, output, folder)

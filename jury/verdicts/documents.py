@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from jury.errors import JuryError
 from jury.inputs.io import write_atomic
 from jury.inputs.records import _normalise_qid
-from jury.vocab import CREDITED_VERDICTS, VerdictName
+from jury.vocab import CREDITED_VERDICTS, Verdict, VerdictName
 
 FORMAT_VERSION = 2  # 2: locked with RFC 8785; 1: jury's first canonical JSON (still read)
 KINDS: tuple[str, ...] = ("adjudication", "audit")
@@ -85,6 +85,18 @@ class Totals(_Model):
     )
 
 
+class SwappedVote(_Model):
+    """With --swap: the same juror's ballot with the answers in the other order."""
+
+    order: Literal["gold_first", "candidate_first"]
+    raw_verdict: str | None = None
+    category: str | None = None
+    reasoning: str | None = None
+    abstained: bool = False
+    reason: str | None = None
+    request_sha256: str | None = None
+
+
 class Vote(_Model):
     """One juror's ballot on one question (or why there is none)."""
 
@@ -105,6 +117,12 @@ class Vote(_Model):
     reason: str | None = Field(None, description="Why the juror abstained (failed after retries, unparseable, ...).")
     skipped: bool = Field(False, description="Early stop: not asked because the majority was already settled.")
     request_sha256: str | None = Field(None, description="Hash of the request, linking to the store's call log.")
+    swapped: SwappedVote | None = Field(
+        None,
+        description="--swap only: the juror's ballot with the answers in the other order. The vote counts only when "
+        "both orders give the same category; otherwise it abstains as inconsistent.",
+    )
+    inconsistent: bool = Field(False, description="--swap only: the two orders gave different categories (an abstention).")
 
 
 class AdjudicationRecord(_Model):
@@ -119,8 +137,17 @@ class AdjudicationRecord(_Model):
     gold_also_wrong: bool = False
     answer_key: str | None = Field(None, description="sha256 of (database sha256, the model's SQL): the answer that was judged.")
     gold_key: str | None = Field(None, description="sha256 of (database sha256, the gold SQL) it was judged against.")
+    review_pass: bool = Field(
+        False,
+        description="--review-passes: a sampled strict MATCH sent to the jury (not a failure); a genuine_error verdict "
+        "makes it a false pass. It never changes the one-sided adjudicated column.",
+    )
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
+
+    @property
+    def false_pass(self) -> bool:
+        return self.review_pass and self.verdict == Verdict.GENUINE_ERROR
 
     @model_validator(mode="after")
     def _credit_follows_verdict(self) -> AdjudicationRecord:

@@ -1,0 +1,96 @@
+"""The report's "Agreement and position bias" section: one per verdict file.
+
+Computed from each loaded file's records by ``jury.judging.agreement.agreement_summary``
+(files written before it have no such summary, and a summary is never trusted), rendered
+as Markdown or as rich tables beside the report's other tables.
+"""
+
+from __future__ import annotations
+
+from jury.judging.agreement import AUDIT, BLIND, LABELLED, agreement_summary
+from jury.results.render import cell, safe, to_markdown, to_rich_table
+
+KAPPA_COLUMNS = (["a", "b", "kappa", "n"], ["juror", "juror", "Cohen's kappa", "records both rated"])
+BIAS_COLUMNS = (
+    ["juror", "share", "p_value", "n", "inconsistent"],
+    ["juror", "first answer picked [95% CI]", "p (binomial vs 0.5)", "single-answer ballots", "inconsistent (swap)"],
+)
+PANEL = "(panel)"
+
+
+def agreement_sets(audit_docs, adj_docs) -> list[dict]:
+    """One ``agreement_summary`` per verdict file, in the order of the report's verdict_files."""
+    out = [_one("audit", None, doc) for doc in audit_docs]
+    return out + [_one("adjudication", str(path), doc) for path, doc in adj_docs]
+
+
+def _one(kind: str, path: str | None, doc) -> dict:
+    style = AUDIT if doc.kind == "audit" else LABELLED if doc.panel.ballot_style == LABELLED else BLIND
+    records = [r.model_dump(mode="json") for r in doc.records]
+    return {"kind": kind, "path": path, "content_sha256": doc.content_sha256, **agreement_summary(records, style)}
+
+
+def _title(a: dict) -> str:
+    name = a["path"] or (f"{a['content_sha256'][:19]}…" if a["content_sha256"] else "")
+    return f"agreement and position bias: {a['kind']} {name} ({a['style']} ballots, {a['units']} records)".replace("  ", " ")
+
+
+def _alpha_line(a: dict) -> str:
+    return (
+        f"Krippendorff's alpha (nominal): {cell(a['krippendorff_alpha'])} over the {a['alpha_units']} of {a['units']} "
+        "records with at least two votes (abstained, skipped and inconsistent votes are missing ratings)"
+    )
+
+
+def _bias_rows(a: dict) -> list[dict]:
+    bias = a["position_bias"]
+    if bias is None or not bias["jurors"]:
+        return []
+    inconsistent = a["inconsistent"]
+    rows = [(name, b, inconsistent.get(name, 0)) for name, b in bias["jurors"].items()]
+    rows.append((PANEL, bias["panel"], sum(inconsistent.values())))
+    return [
+        {
+            "juror": name,
+            "share": "—" if b["share"] is None else f"{b['share']:.3f} [{b['low']:.3f}, {b['high']:.3f}]",
+            "p_value": "—" if b["p_value"] is None else f"{b['p_value']:.3g}",
+            "n": b["n"],
+            "inconsistent": k,
+        }
+        for name, b, k in rows
+    ]
+
+
+def _notes(a: dict) -> list[str]:
+    notes = [_alpha_line(a)]
+    if a["position_bias"] is None:
+        notes.append(f"position bias: none ({a['position_bias_note']})")
+        if any(a["inconsistent"].values()):
+            notes.append("inconsistent across orders: " + ", ".join(f"{j} {k}" for j, k in a["inconsistent"].items()))
+    return notes
+
+
+def agreement_markdown(report: dict) -> str:
+    """The section as Markdown ("" without verdict files)."""
+    parts = []
+    for a in report.get("agreement") or []:
+        parts.append(f"\n### {_title(a)}\n\n" + "\n".join(f"- {safe(n)}" for n in _notes(a)) + "\n")
+        if a["pairwise_kappa"]:
+            parts.append("\n" + to_markdown(a["pairwise_kappa"], *KAPPA_COLUMNS))
+        rows = _bias_rows(a)
+        if rows:
+            parts.append("\n" + to_markdown(rows, *BIAS_COLUMNS))
+    return "".join(parts)
+
+
+def print_agreement(console, report: dict) -> None:
+    """The section as rich tables and lines on ``console``."""
+    for a in report.get("agreement") or []:
+        console.print(safe(_title(a)), markup=False)
+        for n in _notes(a):
+            console.print(safe(n), markup=False)
+        if a["pairwise_kappa"]:
+            console.print(to_rich_table(a["pairwise_kappa"], *KAPPA_COLUMNS, title="pairwise Cohen's kappa"))
+        rows = _bias_rows(a)
+        if rows:
+            console.print(to_rich_table(rows, *BIAS_COLUMNS, title="position bias: share picking the answer shown first"))
