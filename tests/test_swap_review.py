@@ -148,6 +148,16 @@ def test_review_passes_measure_false_passes(tmp_path, monkeypatch, fake_llm):
     assert both["gpt-x"]["value"] == 0.0 and both["gpt-x"]["estimated_false_passes"] == 3.0
     assert both["gpt-x"]["low"] == 0.0 and 0.0 < both["gpt-x"]["high"] < 1.0
 
+    # jury report shows the same, in JSON, CSV and the table
+    rep = run("report", "run.jsonl", "--verdicts", "adj.json", "--format", "json", "-o", "rep.json")
+    assert rep.exit_code == 0, rep.output
+    rows = {m["model"]: m for m in json.loads((tmp_path / "rep.json").read_text())["models"]}
+    assert rows["gpt-x"]["pass_review"]["false_pass_rate"] == reviews["gpt-x"]["false_pass_rate"]
+    assert rows["gpt-x"]["two_sided_adjudicated"] == both["gpt-x"]
+    assert rows["gpt-x"]["adjudicated"]["value"] == 1.0  # the one-sided column is unchanged
+    table = run("report", "run.jsonl", "--verdicts", "adj.json")
+    assert "false-pass rate" in table.output and "two-sided adjudicated" in table.output
+
 
 def test_review_passes_must_be_a_fraction(project, fake_llm):
     res = run("adjudicate", "run.jsonl", "--panel", str(write_panel(project, fake_llm.base_url, THREE)), "--review-passes", "1.5")

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from jury.errors import InputError
 from jury.inputs.io import _first_error, _jsonl, read_text
 from jury.inputs.records import QuestionId, _normalise_qid
-from jury.vocab import DefectType, Verdict
+from jury.vocab import CATEGORIES, DefectType, Verdict
 
 LABEL_FORMAT_VERSION = 1
 CONSENSUS = "consensus"  # the annotator name of a set's agreed label, when it publishes one
@@ -55,12 +55,7 @@ class AdjudicationLabel(BaseModel):
     @field_validator("category")
     @classmethod
     def _a_category(cls, value: Verdict | None) -> Verdict | None:
-        if value is not None and value not in (
-            Verdict.GOLD_DEFECT,
-            Verdict.FORMAT_EQUIVALENCE,
-            Verdict.GENUINE_ERROR,
-            Verdict.AMBIGUOUS,
-        ):
+        if value is not None and value not in CATEGORIES:
             raise ValueError(f"category must be one of the four verdict categories, not {value!r}")
         return value
 
@@ -81,7 +76,7 @@ class GoldLabel(BaseModel):
     model_config = ConfigDict(extra="forbid", use_enum_values=True)
 
     question_id: QuestionId = Field(description="The BIRD question_id of the gold item.")
-    gold_defective: bool = Field(description="Whether the gold SQL is a wrong answer to its question.")
+    gold_defective: bool = Field(strict=True, description="Whether the gold SQL is a wrong answer to its question.")
     defect_type: DefectType | None = Field(None, description="What kind of defect (only when gold_defective).")
     corrected_sql: str | None = Field(None, description="A corrected gold query, when the annotator wrote one.")
     annotator: str = Field(min_length=1)
@@ -159,6 +154,8 @@ def label_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema of one line of a label file of `kind` ('adjudication' or 'gold')."""
     models: dict[str, type[BaseModel]] = {"adjudication": AdjudicationLabel, "gold": GoldLabel}
     schema = models[kind].model_json_schema()
+    if "Verdict" in schema.get("$defs", {}):  # a label's category is one of the four, never no_majority/undecided
+        schema["$defs"]["Verdict"]["enum"] = [str(c) for c in CATEGORIES]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 

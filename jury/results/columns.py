@@ -151,6 +151,43 @@ def two_sided(adjudicated_column: dict[str, dict], reviews: dict[str, dict], rou
     return out
 
 
+def review_cells(row: dict) -> dict:
+    """A report row's review of passes as flat CSV cells (empty without --review-passes)."""
+    review, both = row.get("pass_review") or {}, row.get("two_sided_adjudicated") or {}
+    rate = review.get("false_pass_rate") or {}
+    cells = {"reviewed_passes": review.get("sampled"), "false_passes": review.get("false_passes")}
+    for name, source in (("false_pass_rate", rate), ("two_sided_adjudicated", both)):
+        cells.update({name: source.get("value"), f"{name}_low": source.get("low"), f"{name}_high": source.get("high")})
+    return cells
+
+
+def adjudication_cost(model: str, adj_docs) -> float | None:
+    """Sum of summary.cost_by_model over the files; None when a file judging the model lacks it."""
+    total, known = 0.0, False
+    for _path, doc in adj_docs:
+        costs = (doc.summary or {}).get("cost_by_model")
+        if not isinstance(costs, dict):
+            if any(r.model == model for r in doc.records):
+                return None
+            continue
+        known = True
+        if model in costs and costs[model] is None:  # a call litellm could not price: unknown
+            return None
+        total += float(costs.get(model, 0.0) or 0.0)
+    return round(total, 6) if known else None
+
+
+def unpriced_jurors(model: str, adj_docs) -> list[str]:
+    """Juror models litellm could not price that judged ``model`` (totals.unpriced_models
+    of its files, narrowed to the votes on its records)."""
+    out: set[str] = set()
+    for _path, doc in adj_docs:
+        unpriced = set(doc.totals.unpriced_models or ())
+        if unpriced:
+            out |= {v.model for r in doc.records if r.model == model for v in r.votes if v.model in unpriced and not v.skipped}
+    return sorted(out)
+
+
 def routed_by_model(pairs) -> dict[str, list]:
     """model -> its routed pairs (gold errors left out), in run order: one pass over the pairs."""
     out: dict[str, list] = {}

@@ -26,7 +26,18 @@ from typing import Any
 
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_markdown, agreement_sets, print_agreement
-from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
+from jury.results.columns import (
+    adjudicated,
+    adjudication_cost,
+    flagged_questions,
+    gold_clean,
+    pass_reviews,
+    review_cells,
+    two_sided,
+    unpriced_jurors,
+    verdict_index,
+    with_ranks,
+)
 from jury.results.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import Report
 from jury.results.scoring import score_all
@@ -67,6 +78,8 @@ def build_report(
     adj = adjudicated(pairs, index) if index is not None else None  # errors on an unjudged failure
     clean_rank = with_ranks(clean) if clean is not None else {}
     adj_rank = with_ranks(adj) if adj is not None else {}
+    reviews = pass_reviews(pairs, adj_docs) if adj_docs else {}
+    both = two_sided(adj or {}, reviews, {m: s.routed for m, s in scores.items()})
 
     rows = []
     for m in models:
@@ -105,10 +118,12 @@ def build_report(
                 "near_miss": outcomes[Outcome.NEAR_MISS],
                 "not_executed": sum(outcomes[o] for o in NOT_EXECUTED),
                 "gold_defect_share": _share(composition[Verdict.GOLD_DEFECT], reached),
-                "adjudication_cost_usd": _cost(m, adj_docs),
-                "adjudication_unpriced_models": _unpriced(m, adj_docs),
+                "adjudication_cost_usd": adjudication_cost(m, adj_docs),
+                "adjudication_unpriced_models": unpriced_jurors(m, adj_docs),
                 "challenging_share": _share(sum(d == 3 for d in known), len(known)),
                 "mean_difficulty": sum(known) / len(known) if known else None,
+                "pass_review": reviews.get(m),
+                "two_sided_adjudicated": both.get(m),
             }
         )
 
@@ -173,33 +188,6 @@ def _families(model: str, recs, pairs, registry) -> list[str]:
     if registry is not None:
         return list(registry.families_of(model, declared))  # an unknown model is a ConfigError
     return sorted({f.strip().lower() for f in declared if f.strip()})
-
-
-def _cost(model: str, adj_docs) -> float | None:
-    """Sum of summary.cost_by_model over the files; None when a file judging the model lacks it."""
-    total, known = 0.0, False
-    for _path, doc in adj_docs:
-        costs = (doc.summary or {}).get("cost_by_model")
-        if not isinstance(costs, dict):
-            if any(r.model == model for r in doc.records):
-                return None
-            continue
-        known = True
-        if model in costs and costs[model] is None:  # a call litellm could not price: unknown
-            return None
-        total += float(costs.get(model, 0.0) or 0.0)
-    return round(total, 6) if known else None
-
-
-def _unpriced(model: str, adj_docs) -> list[str]:
-    """Juror models litellm could not price that judged ``model`` (totals.unpriced_models
-    of its files, narrowed to the votes on its records)."""
-    out: set[str] = set()
-    for _path, doc in adj_docs:
-        unpriced = set(doc.totals.unpriced_models or ())
-        if unpriced:
-            out |= {v.model for r in doc.records if r.model == model for v in r.votes if v.model in unpriced and not v.skipped}
-    return sorted(out)
 
 
 def _value(row: dict, column: str):
@@ -325,6 +313,7 @@ def report_rows(report: Report | dict) -> list[dict]:
         ):
             row[key] = r[key]
         row["adjudication_unpriced_models"] = ";".join(r.get("adjudication_unpriced_models") or [])
+        row.update(review_cells(r))
         rows.append(row)
     return rows
 
@@ -405,6 +394,9 @@ def _main_table(report: dict):
             cols.append(c)
             heads.append(f"{c.label} [95% CI] rank")
     has_adj = _present(report, Column.ADJUDICATED)
+    if _present(report, "pass_review"):
+        cols += ["false_pass", "two_sided"]
+        heads += ["false-pass rate [95% CI] (reviewed)", "two-sided adjudicated [95% CI]"]
     if has_adj:
         cols += ["rank_shift", "misses", "cost"]
         heads += ["rank shift", "jury-reached misses gd/fe/ge/amb/nm", "jury cost"]
@@ -419,6 +411,10 @@ def _main_table(report: dict):
             "near_miss": r["near_miss"],
             "not_executed": r["not_executed"],
             "cost": _cost_text(r),
+            "false_pass": f"{interval(r['pass_review']['false_pass_rate'])} ({r['pass_review']['sampled']})"
+            if r.get("pass_review")
+            else "—",
+            "two_sided": interval(r["two_sided_adjudicated"]) if r.get("two_sided_adjudicated") else "—",
         }
         for c in COLUMNS:
             d[c] = _interval(r[c], r[f"{c}_rank"])

@@ -35,6 +35,27 @@ class Proportion(_Model):
     high: float | None
 
 
+class PassReview(_Model):
+    """--review-passes: a model's sampled strict matches the jury judged, and the false passes."""
+
+    sampled: int = Field(ge=0, description="Strict matches sent to the jury.")
+    decided: int = Field(ge=0, description="Those with a verdict (not no_majority or undecided).")
+    false_passes: int = Field(ge=0, description="Decided reviews the majority judged a genuine error.")
+    matches: int = Field(ge=0, description="The model's strict matches the sample was drawn from.")
+    false_pass_rate: Proportion = Field(description="false_passes / decided, Wilson 95%.")
+
+
+class TwoSided(_Model):
+    """The adjudicated column with false passes estimated from the review sample and taken off
+    (the estimator is in jury.results.columns.two_sided and the README)."""
+
+    value: float
+    low: float
+    high: float
+    n: int = Field(ge=0)
+    estimated_false_passes: float = Field(ge=0)
+
+
 class Correlation(_Model):
     """A correlation across models. r is null when fewer than 3 models have both values or
     one side is constant; Spearman's CI is a seeded percentile bootstrap, Pearson's the
@@ -132,6 +153,8 @@ class ModelRow(_Model):
         description='Share of routed questions with a known difficulty that are "challenging".'
     )
     mean_difficulty: float | None = Field(description="simple = 1, moderate = 2, challenging = 3; unknown skipped.")
+    pass_review: PassReview | None = Field(None, description="--review-passes only: the review of its strict matches.")
+    two_sided_adjudicated: TwoSided | None = Field(None, description="--review-passes only: adjudicated minus false passes.")
 
 
 class Correlations(_Model):
