@@ -1,115 +1,279 @@
-"""Time scoring BIRD predictions on the superhero questions.
+"""Time `jury score` on the bundled example, against BIRD's own evaluation.py, and as it scales.
 
-By default it uses the 15 shared BIRD prediction files in ../shared/data/bird when they are
-there, and otherwise the bundled example (examples/bird-superhero: the same questions and
-models, as run JSONL), so it runs from a plain checkout.
+Runs from a plain checkout on examples/bird-superhero (15 published systems x 129 superhero
+questions of BIRD dev, the real database). Every jury run is the real CLI in a fresh process
+(`python -m jury score ... --comparator bird -f json`, a new store for a cold run, the same
+store again for a warm one), so interpreter start and imports count, as they do for BIRD's
+script. Wall time, CPU (user + system of that process and its worker processes, from
+os.wait4) and peak memory (ru_maxrss: the largest of the jury process and its workers) are
+taken per run.
 
-Three runs side by side in one process:
-  cold     jury with an empty store (every distinct SQL executed once);
-  warm     jury again on the same store (nothing executed);
-  baseline BIRD's own per-pair approach: for every (model, question) pair execute the
-           candidate and the gold afresh and compare set(rows), with the same number of
-           worker processes.
-Prints the times and the ratios baseline/cold and baseline/warm, and checks that the
-baseline and jury's `bird` comparator agree on every model's match count.
+1. BIRD side by side (when ../shared/anchors/bird_evaluation/evaluation.py is present, see
+   its README; it needs `pip install func_timeout`): BIRD's script is run once per system,
+   as its README says (--num_cpus = --workers, --meta_time_out 30), on files written from the
+   same run and gold; then jury cold and warm on all 15 systems at once. Prints both times,
+   the ratios jury/BIRD cold and warm, and checks that each system's `bird` match count from
+   jury equals BIRD's accuracy x 129 (exit 1 otherwise).
+2. Scaling: 15, 36 and 100 models with distinct SQL. Model i is system i mod 15 with every
+   SQL text made unique by a trailing comment `-- m<i>` on its own line (SQLite ignores it,
+   so each variant must score exactly as the system it copies, which is checked); the
+   published texts are kept as they are for i < 15. Cold and warm per size: time per
+   distinct execution (cold) and per (model, question) pair, peak memory.
+3. Workers: the 100-model cold run with --workers 1 and with --workers 2.
 
-Usage: python bench/score_bench.py [--workers N] [--shared ../shared/data/bird] [--example examples/bird-superhero]
+Usage: python bench/score_bench.py [--workers 2] [--sizes 15 36 100] [--example DIR] [--anchor DIR]
+       [--skip-bird] [--skip-scaling]
+The numbers depend on the machine and on what else runs on it: they are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
+import json
+import os
+import re
 import sys
 import tempfile
 import time
-from multiprocessing import Pool
+from dataclasses import dataclass
 from pathlib import Path
 
-from jury.compare.outcomes import Settings, evaluate
-from jury.execution.store import Store
-from jury.inputs.importers import import_bird_predictions
-from jury.inputs.io import database_path, load_gold, load_gold_list, load_runs
-from jury.results.scoring import score_all
+ROOT = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
 
 
-def bird_pair(job: tuple[str, str, str]) -> int:
-    """BIRD's evaluation of one pair: fresh connections, execute both, compare sets."""
-    db, pred, gold = job
-    try:
-        conn = sqlite3.connect(db)
-        pred_rows = conn.execute(pred).fetchall()
-        gold_rows = conn.execute(gold).fetchall()
-        conn.close()
-        return int(set(pred_rows) == set(gold_rows))
-    except Exception:
-        return 0
+@dataclass
+class Run:
+    wall: float
+    cpu: float  # user + system of the process and the children it waited for
+    maxrss_mb: float  # the largest resident set among them
+    out: str
+
+
+def run_reaped(cmd: list[str]) -> Run:
+    """Run cmd (cmd[0] is this Python) and reap it with os.wait4: the rusage is this run's own."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        pid = os.posix_spawn(sys.executable, [sys.executable, *cmd[1:]], ENV, file_actions=_redirect(out, err))
+        _pid, status, usage = os.wait4(pid, 0)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read(), err.read()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"failed ({code}): {' '.join(cmd)}\n{errors[-3000:]}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text)
+
+
+def _redirect(out, err) -> list:
+    return [(os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
+
+
+def jury_score(runs: Path, gold: Path, db_root: Path, store: Path, workers: int) -> tuple[Run, dict[str, int]]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "jury",
+        "score",
+        str(runs),
+        "--gold",
+        str(gold),
+        "--db-root",
+        str(db_root),
+        "--store",
+        str(store),
+        "--workers",
+        str(workers),
+        "--comparator",
+        "bird",
+        "-f",
+        "json",
+    ]
+    run = run_reaped(cmd)
+    doc = json.loads(run.out)
+    return run, {m["model"]: m["strict"]["k"] for m in doc["models"]}
+
+
+def load_example(example: Path) -> tuple[list[dict], list[dict]]:
+    gold = json.loads((example / "dev.json").read_text())
+    runs = [json.loads(line) for line in (example / "run.jsonl").read_text().splitlines() if line.strip()]
+    return gold, runs
+
+
+def distinct_queries(gold: list[dict], runs: list[dict]) -> int:
+    db = {g["question_id"]: g["db_id"] for g in gold}
+    texts = {(db[g["question_id"]], g["SQL"]) for g in gold}
+    texts |= {(r.get("db_id") or db[r["question_id"]], r["sql"]) for r in runs if r.get("sql") is not None}
+    return len(texts)
+
+
+# --------------------------------------------------------------------------- BIRD's script
+
+
+def bird_inputs(tmp: Path, gold: list[dict], runs: list[dict]) -> dict[str, Path]:
+    """Per model a PRED_DIR/predict_dev.json in the gold's order, plus GOLD_DIR and DIFF.json."""
+    gold_dir = tmp / "gold"
+    gold_dir.mkdir()
+    (gold_dir / "dev_gold.sql").write_text("".join(f"{' '.join(g['SQL'].split())}\t{g['db_id']}\n" for g in gold))
+    (tmp / "diff.json").write_text(json.dumps(gold))
+    by_model: dict[str, dict] = {}
+    for r in runs:
+        by_model.setdefault(r["model"], {})[r["question_id"]] = r
+    dirs = {}
+    for i, (model, recs) in enumerate(by_model.items()):
+        pred: dict[str, str | None] = {}
+        for idx, g in enumerate(gold):
+            rec = recs.get(g["question_id"])
+            sql = None if rec is None else rec.get("sql")
+            chosen = (rec or {}).get("db_id") or g["db_id"]
+            pred[str(idx)] = None if sql is None else f"{sql}\t----- bird -----\t{chosen}"
+        d = tmp / f"pred{i}"
+        d.mkdir()
+        (d / "predict_dev.json").write_text(json.dumps(pred))
+        dirs[model] = d
+    return dirs
+
+
+def run_bird(anchor: Path, tmp: Path, db_root: Path, gold: list[dict], runs: list[dict], workers: int):
+    dirs = bird_inputs(tmp, gold, runs)
+    total = Run(0.0, 0.0, 0.0, "")
+    counts = {}
+    for model, d in dirs.items():
+        r = run_reaped(
+            [
+                sys.executable,
+                str(anchor / "evaluation.py"),
+                "--predicted_sql_path",
+                f"{d}/",
+                "--ground_truth_path",
+                f"{tmp / 'gold'}/",
+                "--data_mode",
+                "dev",
+                "--db_root_path",
+                f"{db_root}/",
+                "--num_cpus",
+                str(workers),
+                "--meta_time_out",
+                "30",
+                "--diff_json_path",
+                str(tmp / "diff.json"),
+            ]
+        )
+        m = re.search(r"^accuracy\s+.*?([\d.]+)\s*$", r.out, re.M)
+        if m is None:
+            sys.exit(f"BIRD's script printed no accuracy for {model}:\n{r.out[-2000:]}")
+        counts[model] = round(float(m.group(1)) * len(gold) / 100)
+        total = Run(total.wall + r.wall, total.cpu + r.cpu, max(total.maxrss_mb, r.maxrss_mb), "")
+    return total, counts
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def variants(runs: list[dict], n_models: int) -> list[dict]:
+    """n_models models; model i copies system i mod 15, its SQL made distinct by `-- m<i>`."""
+    systems = list(dict.fromkeys(r["model"] for r in runs))
+    by_system: dict[str, list[dict]] = {}
+    for r in runs:
+        by_system.setdefault(r["model"], []).append(r)
+    out = []
+    for i in range(n_models):
+        base = systems[i % len(systems)]
+        for r in by_system[base]:
+            sql = r.get("sql")
+            if sql is not None and i >= len(systems):
+                sql = f"{sql}\n-- m{i}"
+            out.append({**r, "model": base if i < len(systems) else f"{base}~m{i}", "sql": sql})
+    return out
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def line(label: str, r: Run, extra: str = "") -> str:
+    return f"  {label:<22} wall {r.wall:7.2f} s  cpu {r.cpu:7.2f} s  peak rss {r.maxrss_mb:6.0f} MB{extra}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument(
-        "--shared",
-        default=str(Path(__file__).resolve().parents[2] / "shared/data/bird"),
-        help="BIRD data with predictions/ (used when present)",
-    )
-    ap.add_argument(
-        "--example",
-        default=str(Path(__file__).resolve().parents[1] / "examples/bird-superhero"),
-        help="the bundled example, used when --shared has no predictions",
-    )
+    ap.add_argument("--sizes", type=int, nargs="+", default=[15, 36, 100])
+    ap.add_argument("--example", type=Path, default=ROOT / "examples/bird-superhero")
+    ap.add_argument("--anchor", type=Path, default=ROOT.parent / "shared/anchors/bird_evaluation")
+    ap.add_argument("--skip-bird", action="store_true")
+    ap.add_argument("--skip-scaling", action="store_true")
     args = ap.parse_args()
-    shared = Path(args.shared)
-    if (shared / "predictions").is_dir():
-        dev = load_gold_list(shared / "dev.json")
-        gold = {g.question_id: g for g in dev}
-        records = []
-        for f in sorted((shared / "predictions").iterdir()):
-            model = f.name.rsplit(".", 1)[0] if not f.name.endswith(".txt") else f.name[:-4]
-            records += import_bird_predictions(f, dev, model, only_db={"superhero"}).records
-        db_root = shared / "databases"
-        source = f"shared predictions in {shared}"
-    else:
-        example = Path(args.example)
-        if not (example / "run.jsonl").is_file():
-            sys.exit(f"no shared BIRD predictions at {shared} and no bundled example at {example}")
-        gold = load_gold(example / "dev.json")
-        records = load_runs([example / "run.jsonl"], gold)
-        db_root = example / "databases"
-        source = f"the bundled example {example} (no shared predictions at {shared})"
-    print(f"{len({r.model for r in records})} models, {len(records)} pairs, workers={args.workers}, from {source}")
+    example = args.example.resolve()
+    gold, runs = load_example(example)
+    gold_path, db_root = example / "dev.json", example / "databases"
+    models = list(dict.fromkeys(r["model"] for r in runs))
+    print(
+        f"{len(models)} systems x {len(gold)} questions = {len(runs)} pairs from {example}; "
+        f"workers {args.workers}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}"
+    )
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        cold, counts = jury_score(example / "run.jsonl", gold_path, db_root, tmp / "bird-store.db", args.workers)
+        warm, counts_warm = jury_score(example / "run.jsonl", gold_path, db_root, tmp / "bird-store.db", args.workers)
+        print("\n1. jury score vs BIRD's evaluation.py (15 systems)")
+        print(line("jury cold", cold, f"  ({distinct_queries(gold, runs)} distinct queries)"))
+        print(line("jury warm", warm))
+        if counts != counts_warm:
+            print("  FAILED: warm counts differ from cold")
+            failed = True
+        anchor = args.anchor
+        if args.skip_bird:
+            print("  BIRD's script: skipped (--skip-bird)")
+        elif not (anchor / "evaluation.py").is_file():
+            print(f"  BIRD's script: not run (no {anchor / 'evaluation.py'})")
+        else:
+            (tmp / "bird").mkdir()
+            base, bird_counts = run_bird(anchor, tmp / "bird", db_root, gold, runs, args.workers)
+            print(line("BIRD evaluation.py", base, f"  ({len(models)} runs, {2 * len(runs)} executions)"))
+            print(
+                f"  ratio jury/BIRD: cold {cold.wall / base.wall:.2f}x wall ({cold.cpu / base.cpu:.2f}x cpu), "
+                f"warm {warm.wall / base.wall:.2f}x wall ({warm.cpu / base.cpu:.2f}x cpu)   targets <= 0.3x, <= 0.1x"
+            )
+            same = counts == bird_counts
+            print(f"  `bird` match counts identical on every system: {same}")
+            for m in models:
+                if counts.get(m) != bird_counts.get(m):
+                    print(f"    {m}: jury {counts.get(m)}  BIRD {bird_counts.get(m)}")
+            failed = failed or not same
 
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(comparator="bird", workers=args.workers)
-        with Store(Path(tmp) / "store.db") as store:
-            t0 = time.perf_counter()
-            cold = evaluate(gold, records, db_root, store, settings)
-            t_cold = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            warm = evaluate(gold, records, db_root, store, settings)
-            t_warm = time.perf_counter() - t0
-    jury_counts = {s.model: s.strict["k"] for s in score_all(cold.pairs)}
-
-    jobs = [(str(database_path(db_root, gold[r.question_id].db_id)), r.sql or "", gold[r.question_id].sql) for r in records]
-    t0 = time.perf_counter()
-    with Pool(args.workers) as pool:
-        results = pool.map(bird_pair, jobs, chunksize=16)
-    t_base = time.perf_counter() - t0
-    base_counts: dict[str, int] = {}
-    for r, ok in zip(records, results):
-        base_counts[r.model] = base_counts.get(r.model, 0) + ok
-
-    print(f"cold     {t_cold:7.2f} s  executed {cold.executed} distinct queries")
-    print(f"warm     {t_warm:7.2f} s  executed {warm.executed}")
-    print(f"baseline {t_base:7.2f} s  executed {2 * len(jobs)} queries (2 per pair)")
-    print(f"ratio baseline/cold = {t_base / t_cold:.2f}x   baseline/warm = {t_base / t_warm:.2f}x")
-    agree = jury_counts == base_counts
-    print(f"match counts agree with the baseline on every model: {agree}")
-    if not agree:
-        for m in sorted(base_counts):
-            if jury_counts.get(m) != base_counts[m]:
-                print(f"  {m}: jury {jury_counts.get(m)} baseline {base_counts[m]}")
+        if not args.skip_scaling:
+            print(f"\n2. scaling: models with distinct SQL (workers {args.workers})")
+            colds: dict[int, Run] = {}
+            for n in args.sizes:
+                rows = variants(runs, n)
+                path = write_jsonl(tmp / f"run{n}.jsonl", rows)
+                distinct = distinct_queries(gold, rows)
+                store = tmp / f"store{n}.db"
+                c, cc = jury_score(path, gold_path, db_root, store, args.workers)
+                w, _ = jury_score(path, gold_path, db_root, store, args.workers)
+                colds[n] = c
+                print(f" {n} models, {len(rows)} pairs, {distinct} distinct queries")
+                print(line("cold", c, f"  {1000 * c.wall / distinct:.2f} ms/execution, {1000 * c.wall / len(rows):.3f} ms/pair"))
+                print(line("warm", w, f"  {1000 * w.wall / len(rows):.3f} ms/pair"))
+                wrong = [m for m, k in cc.items() if k != counts[m.split("~")[0]]]
+                if wrong:
+                    print(f"  FAILED: variants scored differently from their system: {wrong[:5]}")
+                    failed = True
+            n = max(args.sizes)
+            rows = variants(runs, n)
+            path = tmp / f"run{n}.jsonl"
+            print(f"\n3. workers, {n} models cold")
+            by_workers = {}
+            for workers in (1, 2):
+                r, _ = jury_score(path, gold_path, db_root, tmp / f"store{n}-w{workers}.db", workers)
+                by_workers[workers] = r
+                print(line(f"--workers {workers}", r))
+            print(f"  workers 2 / workers 1 wall: {by_workers[2].wall / by_workers[1].wall:.2f}x (below 1: 2 is faster)")
+    if failed:
         sys.exit(1)
 
 

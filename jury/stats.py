@@ -1,48 +1,37 @@
 """Pure statistics helpers: Wilson intervals, ranks, correlations and agreement.
 
-Everything here is a pure function with no I/O. Heavy lifting is delegated to
-scipy (``binomtest`` Wilson intervals and tests, ``rankdata``, ``spearmanr``,
-``pearsonr``, ``bootstrap``); only the agreement coefficients (Fleiss', Cohen's kappa,
-Krippendorff's alpha) are written out with numpy.
+Everything here is a pure function with no I/O. The Wilson interval and ranks `jury score`
+needs are pure Python (tests pin them to scipy's), so scoring never imports scipy; the rest
+delegates to scipy (imported inside those functions) or, for the agreement coefficients, numpy.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from scipy import stats as _st
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy (and scipy, imported inside the functions that use it) loads on first use: never for `score`
 
-__all__ = [
-    "Proportion",
-    "wilson",
-    "ranks",
-    "ordinal",
-    "rank_shift",
-    "rank_delta",
-    "Correlation",
-    "spearman",
-    "pearson",
-    "fleiss_kappa",
-    "fleiss_kappa_from_ratings",
-    "cohen_kappa",
-    "percent_agreement",
-    "krippendorff_alpha",
-    "KappaInterval",
-    "cohen_kappa_interval",
-    "confusion",
-    "PrecisionRecall",
-    "precision_recall_f1",
-    "PositionBias",
-    "position_bias",
-    "PairKappa",
-    "pairwise_kappas",
-]
+    class _LazyNumpy:
+        def __getattr__(self, name: str) -> Any:
+            import numpy
+
+            return getattr(numpy, name)
+
+    np = _LazyNumpy()
+
+__all__ = ["Proportion", "wilson", "ranks", "ordinal", "rank_shift", "rank_delta", "Correlation", "spearman", "pearson"]
+__all__ += ["fleiss_kappa", "fleiss_kappa_from_ratings", "cohen_kappa", "percent_agreement", "krippendorff_alpha"]
+__all__ += ["KappaInterval", "cohen_kappa_interval", "confusion", "PrecisionRecall", "precision_recall_f1"]
+__all__ += ["PositionBias", "position_bias", "PairKappa", "pairwise_kappas"]
 
 
 # --------------------------------------------------------------------------- proportions
@@ -64,10 +53,10 @@ class Proportion:
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> Proportion:
-    """Wilson score interval for k/n via ``scipy.stats.binomtest(...).proportion_ci``.
-
-    ``n == 0`` gives value/low/high ``None`` (no exception). Raises ValueError
-    unless ``0 <= k <= n`` and ``0 < confidence < 1``.
+    """Wilson score interval for k/n: the closed form (Newcombe 1998) as ``scipy.stats.binomtest(k,
+    n).proportion_ci(confidence, method="wilson")`` computes it, low 0 when k == 0 and high 1 when
+    k == n (tests pin the two within 1e-12), without scipy. ``n == 0`` gives value/low/high
+    ``None``. Raises ValueError unless ``0 <= k <= n`` and ``0 < confidence < 1``.
     """
     k, n = int(k), int(n)
     if n < 0 or k < 0 or k > n:
@@ -76,8 +65,9 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Proportion:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n == 0:
         return Proportion(k=0, n=0, value=None, low=None, high=None)
-    ci = _st.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return Proportion(k=k, n=n, value=k / n, low=float(ci.low), high=float(ci.high))
+    z, p = NormalDist().inv_cdf(0.5 + 0.5 * confidence), k / n
+    center, delta = (2 * n * p + z**2) / (2 * (n + z**2)), z / (2 * (n + z**2)) * math.sqrt(4 * n * p * (1 - p) + z**2)
+    return Proportion(k=k, n=n, value=p, low=0.0 if k == 0 else center - delta, high=1.0 if k == n else center + delta)
 
 
 # --------------------------------------------------------------------------- ranks
@@ -85,24 +75,23 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Proportion:
 
 def _missing(v) -> bool:
     """True for None or a float NaN."""
-    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
+    numpy = sys.modules.get("numpy")  # a numpy float can only exist once numpy is imported
+    return v is None or ((isinstance(v, float) or (numpy is not None and isinstance(v, numpy.floating))) and math.isnan(v))
 
 
 def ranks(values: Sequence[float | None], *, descending: bool = True) -> list[int | None]:
     """Competition ranks ("min" method: 1, 2, 2, 4); best = 1.
 
     With ``descending=True`` the largest value ranks first. None/NaN entries get
-    rank None and do not take part in ranking the others.
+    rank None and do not take part in ranking the others. As ``scipy.stats.rankdata(...,
+    method="min")`` (tests pin it), in pure Python.
     """
     present = [(i, float(v)) for i, v in enumerate(values) if v is not None and not _missing(v)]
-    out: list[int | None] = [None] * len(values)
-    if not present:
-        return out
-    arr = np.asarray([v for _, v in present])
-    r = _st.rankdata(-arr if descending else arr, method="min")
-    for (i, _), rank in zip(present, r):
-        out[i] = int(rank)
-    return out
+    first: dict[float, int] = {}  # value -> 1 + how many present values rank strictly before it
+    for position, v in enumerate(sorted((v for _, v in present), reverse=descending), start=1):
+        first.setdefault(v, position)
+    ranked = dict(present)
+    return [first[ranked[i]] if i in ranked else None for i in range(len(values))]
 
 
 def ordinal(n: int) -> str:
@@ -181,6 +170,8 @@ def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence
     resample is degenerate (e.g. all-tied, so rho is NaN) the CI is None. No
     scipy warnings escape.
     """
+    from scipy import stats as _st
+
     xa, ya = _paired(x, y)
     n = len(xa)
     if _degenerate(xa, ya):
@@ -218,6 +209,8 @@ def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
     The CI is ``pearsonr(...).confidence_interval(confidence)`` (Fisher z), only
     when n >= 4.
     """
+    from scipy import stats as _st
+
     xa, ya = _paired(x, y)
     n = len(xa)
     if _degenerate(xa, ya):
@@ -386,6 +379,8 @@ def cohen_kappa_interval(
     (``numpy.nanpercentile`` of the bootstrap distribution). Value None when kappa itself
     is undefined; interval None when it is or fewer than 2 pairs or no resample is defined.
     """
+    from scipy import stats as _st
+
     x, y, k = _codes(a, b)
     n = len(x)
     value = cohen_kappa(list(a), list(b))
@@ -464,6 +459,8 @@ class PositionBias:
 
 def position_bias(first_picks: int, decisive: int, confidence: float = 0.95) -> PositionBias:
     """``first_picks`` of ``decisive`` votes chose the first-shown answer (``scipy.stats.binomtest``)."""
+    from scipy import stats as _st
+
     share = wilson(first_picks, decisive, confidence)
     p = float(_st.binomtest(share.k, share.n, 0.5).pvalue) if share.n else None
     return PositionBias(share.k, share.n, share.value, share.low, share.high, p)

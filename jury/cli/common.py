@@ -60,7 +60,6 @@ def guard_outputs(
     import os
 
     from jury.errors import InputError
-    from jury.verdicts.lock import is_locked_file
 
     def resolved(p: Path) -> Path:
         try:
@@ -90,6 +89,8 @@ def guard_outputs(
         for other in outs[:i]:
             if resolved(other) == where or (ident is not None and identity(other) == ident):
                 raise InputError(f"{out}: given for two outputs; each output needs its own file")
+        from jury.verdicts.lock import is_locked_file  # only when there is an output (a warm `score` has none)
+
         if not verdict_output and is_locked_file(out):
             raise InputError(f"{out}: is a locked verdict file; it is never overwritten (choose another output file)")
 
@@ -137,12 +138,13 @@ def check_format(fmt: str) -> str:
 def progress_bar(description: str, enabled: bool = True):
     """Yield a callback (done, total) that drives a rich progress bar on stderr."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = Console(stderr=True)
     if not enabled or not console.is_terminal:
         yield lambda done, total: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

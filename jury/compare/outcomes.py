@@ -20,10 +20,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from jury.compare import comparators as compare
+from jury.compare.gold_orders import gold_orders
 from jury.errors import InputError
 from jury.execution import sqlite as sql_execute
+from jury.execution.batches import ExecutionWriter, encode_result
 from jury.execution.schema import describe_columns
-from jury.execution.sqlite import execute_job
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
 from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
@@ -252,7 +253,7 @@ def evaluate(
             assert r.sql is not None
             jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
     executed = run_executions(jobs, databases, store, settings, progress)
-    results.update({k: capped(_executed(store, k), settings.row_cap) for k in jobs})
+    results.update({k: capped(v, settings.row_cap) for k, v in _executed_all(store, jobs).items()})
     results = {k: capped(v, settings.row_cap) for k, v in results.items()}
 
     gold_errors: dict[QuestionId, str] = {}
@@ -265,10 +266,12 @@ def evaluate(
     side = {name: compare.get_comparator(name) for name in DECIDING_COMPARATORS}
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
+    orders = gold_orders(store, [gold[q].sql for q in qids if gold[q].order_matters is None])
+    compared: dict[tuple, tuple] = {}  # (gold key, pred key, order matters) -> (matches, overlap)
     for r in records:
         g = gold[r.question_id]
         if r.question_id not in order_cache:
-            order_cache[r.question_id] = g.order_matters if g.order_matters is not None else compare.gold_orders_rows(g.sql)
+            order_cache[r.question_id] = g.order_matters if g.order_matters is not None else orders[g.sql]
         pair = PairResult(
             model=r.model,
             question_id=r.question_id,
@@ -288,7 +291,7 @@ def evaluate(
         else:
             if pair.pred_key is not None and r.question_id not in gold_errors:
                 _check_comparable(pair, g, results)
-            _classify(pair, r, results, gold_errors, side, settings)
+            _classify(pair, r, results, gold_errors, side, settings, compared)
         pair.recorded = pair.recorded or (pair.pred_key is not None and (r.has_recording or g.has_recording))
         pairs.append(pair)
     undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
@@ -318,7 +321,7 @@ def _check_comparable(pair: PairResult, g: GoldItem, results: dict[str, ExecResu
             )
 
 
-def _classify(pair, r, results, gold_errors, side, settings) -> None:
+def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tuple, tuple]) -> None:
     if pair.question_id in gold_errors:
         pair.outcome, pair.error = Outcome.GOLD_ERROR, gold_errors[pair.question_id]
         return
@@ -335,12 +338,17 @@ def _classify(pair, r, results, gold_errors, side, settings) -> None:
         pair.comparator_matches = {name: False for name in side}
         return
     opts, om = settings.options, pair.order_matters
-    pair.comparator_matches = {name: _comparator_match(name, gold_res, pred_res, f, om, opts) for name, f in side.items()}
-    if gold_res.truncated or pred_res.truncated:
-        # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
-        pair.overlap = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
-    else:
-        pair.overlap = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
+    # Models that wrote the same SQL share the comparison (comparators are pure functions of the results).
+    memo = compared.get((pair.gold_key, pair.pred_key, om))
+    if memo is None:
+        matches = {name: _comparator_match(name, gold_res, pred_res, f, om, opts) for name, f in side.items()}
+        if gold_res.truncated or pred_res.truncated:
+            # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
+            share = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
+        else:
+            share = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
+        memo = compared[(pair.gold_key, pair.pred_key, om)] = (matches, share)
+    pair.comparator_matches, pair.overlap = dict(memo[0]), memo[1]
     if pair.comparator_matches[settings.comparator]:
         pair.outcome = Outcome.MATCH
     elif pair.overlap is not None and pair.overlap >= settings.near_miss:
@@ -356,7 +364,13 @@ def run_executions(
     settings: Settings,
     progress: Progress | None = None,
 ) -> int:
-    """Execute every job not already in the store; each result is stored as it arrives."""
+    """Execute every job not already in the store; results are stored as they arrive.
+
+    Workers get the jobs in chunks and run each chunk on connections they keep open (one
+    per database); the results are written in batches (ExecutionWriter: every
+    EXECUTION_BATCH results or EXECUTION_FLUSH_S seconds, and the rest in a ``finally``),
+    so an exception or Ctrl-C loses nothing and a crash at most one batch.
+    """
     keys = list(jobs)
     known = store.known_executions(keys, timeout_s=settings.timeout_s, row_cap=settings.row_cap)
     todo = [k for k in keys if k not in known]
@@ -364,34 +378,59 @@ def run_executions(
     if progress:
         progress(0, total)
 
-    def job(k: str) -> tuple[str, str, float, int]:
+    def job(k: str) -> tuple[str, str, str, float, int]:
         db_id, sql = jobs[k]
-        return (str(databases[db_id][0]), sql, settings.timeout_s, settings.row_cap)
+        return (k, str(databases[db_id][0]), sql, settings.timeout_s, settings.row_cap)
 
-    def save(k: str, result: dict) -> None:
-        db_id, sql = jobs[k]
-        store.put_execution(
-            k,
-            databases[db_id][1],
-            sql,
-            ExecResult(**result),
-            timeout_s=settings.timeout_s,
-            row_cap=settings.row_cap,
-        )
+    writer = ExecutionWriter(store)
+    done = 0
 
-    if settings.workers == 1 or total <= 4:
-        for done, k in enumerate(todo, start=1):
-            save(k, execute_job(job(k)))
-            if progress:
-                progress(done, total)
-        return total
-    with ProcessPoolExecutor(max_workers=min(settings.workers, total)) as pool:
-        futures = {pool.submit(execute_job, job(k)): k for k in todo}
-        for done, fut in enumerate(as_completed(futures), start=1):
-            save(futures[fut], fut.result())
-            if progress:
-                progress(done, total)
+    def save(chunk_results: list[tuple[str, tuple]]) -> None:
+        nonlocal done
+        for k, encoded in chunk_results:
+            db_id, sql = jobs[k]
+            writer.add(k, databases[db_id][1], sql, encoded, timeout_s=settings.timeout_s, row_cap=settings.row_cap)
+        done += len(chunk_results)
+        if progress:
+            progress(done, total)
+
+    try:
+        if settings.workers == 1 or total <= 4:
+            try:
+                for k in todo:
+                    save(execute_chunk([job(k)]))
+            finally:
+                sql_execute.close_connections()
+        else:
+            workers = min(settings.workers, total)
+            size = max(1, min(_CHUNK_MAX, -(-total // (workers * _CHUNKS_PER_WORKER))))
+            pool = ProcessPoolExecutor(max_workers=workers)
+            try:
+                futures = [pool.submit(execute_chunk, [job(k) for k in todo[i : i + size]]) for i in range(0, total, size)]
+                for fut in as_completed(futures):
+                    save(fut.result())
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
+    finally:
+        writer.flush()
     return total
+
+
+#: A worker gets at most this many jobs at once ...
+_CHUNK_MAX = 64
+#: ... and, for a short run, about this many chunks (so the workers stay balanced).
+_CHUNKS_PER_WORKER = 4
+
+
+def execute_chunk(chunk: list[tuple[str, str, str, float, int]]) -> list[tuple[str, tuple]]:
+    """Worker entry point: run each (key, db_path, sql, timeout_s, row_cap) on this process's
+    kept read-only connections; (key, the result's stored form) for each, in order."""
+    return [
+        (key, encode_result(sql_execute.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)))
+        for key, db, sql, timeout_s, row_cap in chunk
+    ]
 
 
 def resolve_databases(items, db_root, store: Store) -> dict[str, tuple[Path, str]]:
@@ -423,7 +462,8 @@ def execute_gold(items, databases, store: Store, settings: Settings | None = Non
     keys = {g.question_id: execution_key(databases[g.db_id][1], g.sql) for g in items if not g.has_recording}
     jobs = {keys[q]: (g.db_id, g.sql) for g in items if (q := g.question_id) in keys}
     run_executions(jobs, databases, store, settings, progress)
-    return {**recorded, **{q: capped(_executed(store, k), settings.row_cap) for q, k in keys.items()}}
+    stored = _executed_all(store, keys.values())
+    return {**recorded, **{q: capped(stored[k], settings.row_cap) for q, k in keys.items()}}
 
 
 def _row_count(results: dict[str, ExecResult], key: str | None) -> int:
@@ -431,11 +471,12 @@ def _row_count(results: dict[str, ExecResult], key: str | None) -> int:
     return results[key].row_count
 
 
-def _executed(store: Store, key: str) -> ExecResult:
-    """The stored result of a query run_executions has just run or reused."""
-    result = store.get_execution(key)
-    assert result is not None  # run_executions stores every job's result before returning
-    return result
+def _executed_all(store: Store, keys) -> dict[str, ExecResult]:
+    """The stored results of the queries run_executions has just run or reused (one read)."""
+    wanted = list(keys)
+    results = store.get_executions(wanted)
+    assert len(results) == len(set(wanted))  # run_executions stores every job's result before returning
+    return {k: results[k] for k in wanted}
 
 
 def capped(result: ExecResult, row_cap: int) -> ExecResult:

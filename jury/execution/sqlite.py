@@ -22,8 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import stat
+import threading
 import time
+from functools import partial
+from hashlib import sha256
+from json.encoder import encode_basestring_ascii as _json_str  # what json.dumps uses for str
 from pathlib import Path
 
 from jury.inputs.records import ExecResult
@@ -101,15 +107,82 @@ def _authorizer(action: int, arg1, arg2, dbname, source) -> int:
     return sqlite3.SQLITE_OK
 
 
-def open_readonly(db_path: str | Path) -> sqlite3.Connection:
-    """Open a database so that nothing executed on the connection can change the file."""
+def open_readonly(db_path: str | Path, *, reverse_unordered: bool = False) -> sqlite3.Connection:
+    """Open a database so that nothing executed on the connection can change the file.
+
+    ``reverse_unordered`` (for the determinism check of `jury check-gold` only) sets this new
+    connection's ``PRAGMA reverse_unordered_selects`` before the authorizer is installed: a
+    per-connection setting that writes nothing; the authorizer stays as strict."""
     path = Path(db_path).resolve()
     if not path.is_file():
         raise FileNotFoundError(f"no database file at {path}")
+    return _connect_readonly(path, reverse_unordered=reverse_unordered)
+
+
+def _connect_readonly(path: Path, *, reverse_unordered: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
     conn.execute("PRAGMA query_only = 1")
+    if reverse_unordered:  # never on a cached connection: only open_readonly passes it
+        conn.execute("PRAGMA reverse_unordered_selects = ON")
     conn.set_authorizer(_authorizer)
     return conn
+
+
+#: Most databases whose connection one thread keeps open (the least recently used is closed).
+MAX_CACHED_CONNECTIONS = 32
+
+
+class _ConnectionCache(threading.local):
+    """Per thread (so per worker process): path text -> resolved path, and resolved path ->
+    (file identity, open read-only connection). A path is resolved once; a file replaced or
+    rewritten (device, inode, size or mtime differ) gets a fresh connection."""
+
+    def __init__(self) -> None:
+        self.resolved: dict[str, Path] = {}
+        self.conns: dict[Path, tuple[tuple[int, int, int, int], sqlite3.Connection]] = {}
+
+
+_cache = _ConnectionCache()
+
+
+def cached_connection(db_path: str | Path) -> sqlite3.Connection:
+    """The read-only connection to `db_path` this thread keeps open (opened on first use,
+    with the same three locks as :func:`open_readonly`)."""
+    key = str(db_path)
+    path = _cache.resolved.get(key)
+    if path is None:
+        path = _cache.resolved[key] = Path(db_path).resolve()
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode):
+        _drop_connection(path)
+        raise FileNotFoundError(f"no database file at {path}")
+    ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    held = _cache.conns.pop(path, None)
+    if held is not None and held[0] != ident:
+        held[1].close()
+        held = None
+    if held is None:
+        held = (ident, _connect_readonly(path))
+    _cache.conns[path] = held  # most recently used last
+    while len(_cache.conns) > MAX_CACHED_CONNECTIONS:
+        _cache.conns.pop(next(iter(_cache.conns)))[1].close()
+    return held[1]
+
+
+def _drop_connection(path: Path) -> None:
+    held = _cache.conns.pop(path, None)
+    if held is not None:
+        held[1].close()
+
+
+def close_connections() -> None:
+    """Close every connection this thread keeps (the next query opens a fresh one)."""
+    while _cache.conns:
+        _cache.conns.popitem()[1][1].close()
+    _cache.resolved.clear()
 
 
 def _value_token(value) -> list:
@@ -128,9 +201,32 @@ def _value_token(value) -> list:
     return ["s", str(value)]
 
 
+_token_json = partial(json.dumps, separators=(",", ":"))
+
+
+def _value_json(value) -> str:
+    """The JSON text of ``_value_token(value)``, written directly for the plain SQLite types
+    (the same bytes json.dumps gives: ASCII-escaped strings, ``repr`` numbers)."""
+    t = type(value)
+    if t is str:
+        return f'["s",{_json_str(value)}]'
+    if t is int:
+        return f'["i",{int.__repr__(value)}]'
+    if t is float:
+        if value.is_integer():
+            return f'["i",{int.__repr__(int(value))}]'
+        return f'["f","{float.__repr__(value)}"]'
+    if value is None:
+        return '["n"]'
+    if t is bytes:
+        return f'["b","{value.hex()}"]'
+    return _token_json(_value_token(value))  # bool, subclasses, anything a recording holds
+
+
 def _row_digest_bytes(row) -> bytes:
-    blob = json.dumps([_value_token(v) for v in row], separators=(",", ":")).encode()
-    return hashlib.sha256(blob).digest()
+    """sha256 of the compact JSON of the row's value tokens (``[["i",1],["s","a"]]``)."""
+    blob = "[" + ",".join(map(_value_json, row)) + "]"
+    return sha256(blob.encode()).digest()
 
 
 def row_digest(row: tuple) -> int:
@@ -201,15 +297,23 @@ def execute(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
+    reverse_unordered: bool = False,
+    cached: bool = False,
 ) -> ExecResult:
     """Run one SQL text on a database read-only; never raises for a bad query.
 
     A query that fails (syntax, missing column, a denied write, more than one
     statement) is an ``error``; one that runs past ``timeout_s`` is a ``timeout``.
+    ``reverse_unordered``: see :func:`open_readonly` (gold determinism checks only).
+    ``cached``: run on this thread's kept connection (:func:`cached_connection`) instead of
+    a new one, closed after; the statement is finished and any transaction it began rolled
+    back, so nothing carries over to the next query.
     """
     start = time.monotonic()
+    cached = cached and not reverse_unordered
+    cursor: sqlite3.Cursor | None = None
     try:
-        conn = open_readonly(db_path)
+        conn = cached_connection(db_path) if cached else open_readonly(db_path, reverse_unordered=reverse_unordered)
     except (sqlite3.Error, FileNotFoundError) as exc:
         return ExecResult(status="error", error=f"cannot open database: {exc}")
     deadline = start + timeout_s
@@ -262,7 +366,10 @@ def execute(
             error = f"{error}: a string or blob over {value_limit:,} bytes (the cap on one value)"
         return ExecResult(status="error", error=error, elapsed_s=elapsed)
     finally:
-        conn.close()
+        if cached:
+            _release(conn, cursor)
+        else:
+            conn.close()
     return ExecResult(
         status="ok",
         columns=columns,
@@ -273,6 +380,18 @@ def execute(
         ordered_sha256=ordered.hexdigest(),
         elapsed_s=time.monotonic() - start,
     )
+
+
+def _release(conn: sqlite3.Connection, cursor: sqlite3.Cursor | None) -> None:
+    """Leave a kept connection as it was opened: no statement, transaction or handler left."""
+    try:
+        if cursor is not None:
+            cursor.close()
+        if conn.in_transaction:  # `BEGIN` or `SAVEPOINT` as the "query"
+            conn.rollback()
+        conn.set_progress_handler(None, 0)
+    except sqlite3.Error:
+        close_connections()
 
 
 class _ResultTooLarge(Exception):

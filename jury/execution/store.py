@@ -15,14 +15,16 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-
-import sqlite_utils
-from sqlite_utils.migrations import Migrations
+from typing import TYPE_CHECKING
 
 from jury.errors import StoreError
+from jury.execution.lazy_migrations import LazyMigrations
 from jury.inputs.records import ExecResult
 
-migrations = Migrations("jury")
+if TYPE_CHECKING:
+    import sqlite_utils
+
+migrations = LazyMigrations("jury")
 
 
 @migrations()
@@ -108,6 +110,17 @@ def m004_ordered_digest_and_db_checks(db: sqlite_utils.Database) -> None:
     db.table("checked_databases").create({"sha256": str, "checked_at": str}, pk="sha256")
 
 
+@migrations()
+def m006_gold_orders(db: sqlite_utils.Database) -> None:
+    """Whether a gold SQL text orders its rows, by the parser that decided it (jury.compare.gold_orders)."""
+    db.table("gold_orders").create({"key": str, "orders": int}, pk="key")
+
+
+def _insert_sql(verb: str, table: str, row: dict) -> str:
+    """One plain INSERT of a row's columns (one statement, where sqlite-utils' insert runs several)."""
+    return f"{verb} INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+
+
 def _holder_is_dead(holder: str) -> bool:
     """True if a claim's holder ("host:pid:random") is a process of this host that is gone."""
     import os
@@ -133,6 +146,7 @@ class VoteStoreMixin:
     """
 
     db: sqlite_utils.Database
+    conn: sqlite3.Connection  # the same connection as db.conn: votes and call logs are written through it directly
 
     def _write_failed(self, exc: Exception) -> StoreError:
         where = getattr(self, "path", "the store")
@@ -147,21 +161,21 @@ class VoteStoreMixin:
         """
         now = time.time()
         try:
-            self.db.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN IMMEDIATE")
             try:
-                row = self.db.conn.execute(
+                row = self.conn.execute(
                     "SELECT holder, expires_at FROM claims WHERE request_sha256 = ?", [request_sha256]
                 ).fetchone()
                 if row is not None and row[0] != holder and row[1] >= now and not _holder_is_dead(row[0]):
-                    self.db.conn.execute("COMMIT")
+                    self.conn.execute("COMMIT")
                     return row[0]
-                self.db.conn.execute(
+                self.conn.execute(
                     "INSERT OR REPLACE INTO claims (request_sha256, holder, expires_at) VALUES (?, ?, ?)",
                     [request_sha256, holder, now + lease_s],
                 )
-                self.db.conn.execute("COMMIT")
+                self.conn.execute("COMMIT")
             except BaseException:
-                self.db.conn.execute("ROLLBACK")
+                self.conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
             raise self._write_failed(exc) from None
@@ -172,7 +186,7 @@ class VoteStoreMixin:
         try:
             for i in range(0, len(hashes), 500):
                 chunk = hashes[i : i + 500]
-                self.db.conn.execute(
+                self.conn.execute(
                     f"UPDATE claims SET expires_at = ? WHERE holder = ? AND request_sha256 IN ({','.join('?' * len(chunk))})",
                     [time.time() + lease_s, holder, *chunk],
                 )
@@ -182,7 +196,7 @@ class VoteStoreMixin:
     def release_claim(self, request_sha256: str, holder: str) -> None:
         """Best effort: a claim left behind expires (or its holder is seen to be dead)."""
         with contextlib.suppress(sqlite3.Error):
-            self.db.conn.execute("DELETE FROM claims WHERE request_sha256 = ? AND holder = ?", [request_sha256, holder])
+            self.conn.execute("DELETE FROM claims WHERE request_sha256 = ? AND holder = ?", [request_sha256, holder])
 
     # ------------------------------------------------------------ calls and votes
     def record_call(self, request_sha256: str, kind: str, juror, messages: list, result) -> int:
@@ -206,7 +220,7 @@ class VoteStoreMixin:
             "created_at": now_iso(),
         }
         try:
-            call_id = self.db.table("calls").insert(row).last_pk
+            call_id = self.conn.execute(_insert_sql("INSERT", "calls", row), list(row.values())).lastrowid
         except sqlite3.Error as exc:
             raise self._write_failed(exc) from None
         assert isinstance(call_id, int), call_id  # "id" is the integer primary key: its rowid
@@ -215,7 +229,7 @@ class VoteStoreMixin:
     def link_vote_call(self, request_sha256: str, call_id: int) -> None:
         """Point a vote stored before its call log at that log (first call only)."""
         try:
-            self.db.conn.execute(
+            self.conn.execute(
                 "UPDATE votes SET call_id = ? WHERE request_sha256 = ? AND call_id IS NULL", [call_id, request_sha256]
             )
         except sqlite3.Error as exc:
@@ -233,27 +247,26 @@ class VoteStoreMixin:
             raise self._write_failed(exc) from None
 
     def _insert_vote(self, request_sha256, kind, question_id, model, juror, result, call_id) -> None:
-        self.db.table("votes").insert(
-            {
-                "request_sha256": request_sha256,
-                "kind": kind,
-                "question_id": json.dumps(question_id),
-                "model": model,
-                "juror": juror.name,
-                "juror_model": juror.model,
-                "juror_family": juror.family,
-                "ok": int(result.ok),
-                "reply": json.dumps(result.parsed) if result.parsed is not None else None,
-                "error": result.error,
-                "call_id": call_id,
-                "created_at": now_iso(),
-            },
-            pk="request_sha256",
-            ignore=True,
-        )
+        row = {
+            "request_sha256": request_sha256,
+            "kind": kind,
+            "question_id": json.dumps(question_id),
+            "model": model,
+            "juror": juror.name,
+            "juror_model": juror.model,
+            "juror_family": juror.family,
+            "ok": int(result.ok),
+            "reply": json.dumps(result.parsed) if result.parsed is not None else None,
+            "error": result.error,
+            "call_id": call_id,
+            "created_at": now_iso(),
+        }
+        self.conn.execute(_insert_sql("INSERT OR IGNORE", "votes", row), list(row.values()))
 
     def get_vote(self, request_sha256: str) -> dict | None:
-        row = self.db.execute("SELECT ok, reply, error, call_id FROM votes WHERE request_sha256 = ?", [request_sha256]).fetchone()
+        row = self.conn.execute(
+            "SELECT ok, reply, error, call_id FROM votes WHERE request_sha256 = ?", [request_sha256]
+        ).fetchone()
         if row is None:
             return None
         return {"ok": bool(row[0]), "reply": json.loads(row[1]) if row[1] else None, "error": row[2], "call_id": row[3]}
@@ -265,7 +278,7 @@ class VoteStoreMixin:
         for i in range(0, len(hashes), 500):
             chunk = hashes[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for h, attempts, pt, ct, cost in self.db.execute(
+            for h, attempts, pt, ct, cost in self.conn.execute(
                 "SELECT request_sha256, coalesce(sum(attempts), 0), coalesce(sum(prompt_tokens), 0), "
                 "coalesce(sum(completion_tokens), 0), coalesce(sum(cost_usd), 0) FROM calls "
                 f"WHERE request_sha256 IN ({marks}) GROUP BY request_sha256",
@@ -300,11 +313,48 @@ def _decode_value(v):
 
 
 def encode_rows(rows: list[tuple]) -> str:
-    return json.dumps([[_encode_value(v) for v in r] for r in rows], separators=(",", ":"))
+    """Compact JSON of the rows, a blob as ``{"$bytes": base64}``.
+
+    Without blobs json.dumps takes the rows as they are (tuples are arrays: the same text);
+    a blob makes it raise TypeError, and then every value is wrapped first.
+    """
+    try:
+        return json.dumps(rows, separators=(",", ":"))
+    except TypeError:
+        return json.dumps([[_encode_value(v) for v in r] for r in rows], separators=(",", ":"))
 
 
 def decode_rows(text: str) -> list[tuple]:
+    """The rows of encode_rows' text (with no ``{`` in it there is no blob to unwrap)."""
+    if "{" not in text:
+        return list(map(tuple, json.loads(text)))
     return [tuple(_decode_value(v) for v in r) for r in json.loads(text)]
+
+
+_PUT_EXECUTION = (
+    "INSERT OR REPLACE INTO executions (key, db_sha256, sql, status, columns, rows, row_count, truncated, result_sha256, "
+    "ordered_sha256, error, elapsed_s, timeout_s, row_cap, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256"
+
+
+def _stored_result(row) -> ExecResult:
+    """An ExecResult from its stored row, written from a validated one: rebuilt without validating again."""
+    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256 = row
+    return ExecResult.model_construct(
+        status=status,
+        columns=json.loads(columns),
+        rows=decode_rows(rows),
+        row_count=row_count,
+        truncated=bool(truncated),
+        result_sha256=result_sha256,
+        error=error,
+        elapsed_s=elapsed_s,
+        ordered_sha256=ordered_sha256,
+        recorded_preview=None,
+    )
 
 
 def now_iso() -> str:
@@ -321,13 +371,24 @@ class Store(VoteStoreMixin):
             conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            self.db = sqlite_utils.Database(conn)
-            migrations.apply(self.db)
+            self.conn = conn
+            self._db: sqlite_utils.Database | None = None
+            if migrations.pending(conn):
+                migrations.apply(self.db)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"{self.path}: cannot open the store: {exc}") from None
 
+    @property
+    def db(self) -> sqlite_utils.Database:  # type: ignore[override]
+        """The connection wrapped by sqlite-utils, imported on first use (see LazyMigrations)."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
     def close(self) -> None:
-        self.db.conn.close()
+        self.conn.close()
 
     def __enter__(self) -> Store:
         return self
@@ -342,7 +403,7 @@ class Store(VoteStoreMixin):
 
         p = Path(path).resolve()
         st = p.stat()
-        row = self.db.execute("SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [str(p)]).fetchone()
+        row = self.conn.execute("SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [str(p)]).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return row[2]
         digest = sha256_file(p)
@@ -355,31 +416,26 @@ class Store(VoteStoreMixin):
     # ------------------------------------------------------------ database checks
     def database_checked(self, sha256: str) -> bool:
         """True when a database with this content already passed the integrity check."""
-        return self.db.execute("SELECT 1 FROM checked_databases WHERE sha256 = ?", [sha256]).fetchone() is not None
+        return self.conn.execute("SELECT 1 FROM checked_databases WHERE sha256 = ?", [sha256]).fetchone() is not None
 
     def mark_database_checked(self, sha256: str) -> None:
         self.db.table("checked_databases").upsert({"sha256": sha256, "checked_at": now_iso()}, pk="sha256")
 
     # ------------------------------------------------------------ executions
     def get_execution(self, key: str) -> ExecResult | None:
-        row = self.db.execute(
-            "SELECT status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, "
-            "ordered_sha256 FROM executions WHERE key = ?",
-            [key],
-        ).fetchone()
-        if row is None:
-            return None
-        return ExecResult(
-            status=row[0],
-            columns=json.loads(row[1]),
-            rows=decode_rows(row[2]),
-            row_count=row[3],
-            truncated=bool(row[4]),
-            result_sha256=row[5],
-            error=row[6],
-            elapsed_s=row[7],
-            ordered_sha256=row[8],
-        )
+        row = self.conn.execute(f"SELECT {_EXEC_COLUMNS} FROM executions WHERE key = ?", [key]).fetchone()
+        return None if row is None else _stored_result(row)
+
+    def get_executions(self, keys) -> dict[str, ExecResult]:
+        """The stored results of many keys at once (500 per query): key -> result, as get_execution."""
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, ExecResult] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, *row in self.conn.execute(f"SELECT key, {_EXEC_COLUMNS} FROM executions WHERE key IN ({marks})", chunk):
+                out[key] = _stored_result(row)
+        return out
 
     def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
         """Keys whose stored result is what a run under these settings would give.
@@ -394,7 +450,7 @@ class Store(VoteStoreMixin):
             marks = ",".join("?" * len(chunk))
             found.update(
                 r[0]
-                for r in self.db.execute(
+                for r in self.conn.execute(
                     f"SELECT key FROM executions WHERE key IN ({marks}) "
                     "AND NOT (status = 'timeout' AND timeout_s < ?) "
                     "AND NOT (truncated AND row_cap < ?) "
@@ -405,24 +461,39 @@ class Store(VoteStoreMixin):
             )
         return found
 
-    def put_execution(self, key: str, db_sha256: str, sql: str, result: ExecResult, *, timeout_s: float, row_cap: int) -> None:
-        self.db.table("executions").upsert(
-            {
-                "key": key,
-                "db_sha256": db_sha256,
-                "sql": sql,
-                "status": result.status,
-                "columns": json.dumps(result.columns),
-                "rows": encode_rows(result.rows),
-                "row_count": result.row_count,
-                "truncated": int(result.truncated),
-                "result_sha256": result.result_sha256,
-                "ordered_sha256": result.ordered_sha256,
-                "error": result.error,
-                "elapsed_s": result.elapsed_s,
-                "timeout_s": timeout_s,
-                "row_cap": row_cap,
-                "created_at": now_iso(),
-            },
-            pk="key",
-        )
+    def put_executions(self, rows: list[tuple]) -> None:
+        """Write executions in one transaction: each row is (key, db_sha256, sql,
+        *batches.encode_result(result), timeout_s, row_cap); a stored key is replaced."""
+        created = now_iso()
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(_PUT_EXECUTION, [(*r, created) for r in rows])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._write_failed(exc) from None
+
+
+# ------------------------------------------------------------ efficiency timings (jury score --efficiency)
+@migrations()
+def m005_timings(db: sqlite_utils.Database) -> None:
+    """Timed repetitions of a (gold, candidate) pair, measured together in one window, and the
+    machine (CPU model) they were measured on: timings are reused only on that machine."""
+    db.table("timings").create(
+        {
+            "key": str,
+            "db_sha256": str,
+            "gold_sql": str,
+            "pred_sql": str,
+            "repeats": int,
+            "gold_times": str,
+            "pred_times": str,
+            "cpu": str,
+            "measured_at": str,
+        },
+        pk="key",
+    )

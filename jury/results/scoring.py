@@ -36,6 +36,8 @@ class ModelScore(BaseModel):
     gold_clean_rank: int | None = None
     adjudicated: dict | None = None  # from locked adjudication files
     adjudicated_rank: int | None = None
+    function_set: dict | None = None  # Proportion.as_dict() of equal function sets (--function-set)
+    efficiency: dict | None = None  # VES, time ratio, faster share (--efficiency)
 
 
 def proportion(k: int, n: int) -> dict:
@@ -45,7 +47,7 @@ def proportion(k: int, n: int) -> dict:
 
 @lru_cache(maxsize=65_536)
 def _proportion(k: int, n: int) -> tuple:
-    # Thousands of models share a handful of (k, n): scipy's binomtest is the cost of scoring.
+    # Thousands of models share a handful of (k, n): one closed-form interval each.
     return tuple(wilson(k, n).as_dict().items())
 
 

@@ -1,0 +1,44 @@
+"""A sqlite-utils migration set that imports sqlite-utils only when a migration is pending."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+
+class LazyMigrations:
+    """A sqlite-utils migration set whose ``Migrations`` is built only when one is pending.
+
+    sqlite-utils imports numpy when it is installed (~0.15 s): a store whose migrations are
+    all applied opens with plain sqlite3, so a warm ``jury score`` never imports either.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.functions: list = []
+
+    def __call__(self):
+        def register(fn):
+            self.functions.append(fn)
+            return fn
+
+        return register
+
+    def pending(self, conn: sqlite3.Connection) -> bool:
+        """True unless every registered migration is recorded as applied (read-only)."""
+        try:
+            done = {r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [self.name])}
+        except sqlite3.OperationalError:  # no migrations table yet
+            return True
+        return any(fn.__name__ not in done for fn in self.functions)
+
+    def apply(self, db: sqlite_utils.Database) -> None:
+        from sqlite_utils.migrations import Migrations
+
+        real = Migrations(self.name)
+        for fn in self.functions:
+            real()(fn)
+        real.apply(db)
