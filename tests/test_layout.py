@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "jury"
-STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "cli"]
+STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "web", "cli"]
 MAX_LINES = 500
 
 

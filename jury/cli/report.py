@@ -59,6 +59,11 @@ def report(
         "--allow-superseded",
         help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
     ),
+    review: Path | None = typer.Option(
+        None,
+        "--review",
+        help="Locked review file (`jury review lock`): people's decisions take precedence over the jury's; shows reviewer κ.",
+    ),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -75,7 +80,7 @@ def report(
     the oracle-routing table (the three columns on the questions every model routed
     correctly). Every verdict file's lock is checked before anything else is read.
     """
-    from jury.cli.score import check_audit_against_gold, load_verdict_files
+    from jury.cli.score import check_audit_against_gold, load_verdict_files, review_text, with_review
     from jury.pipeline.jobs import load_and_evaluate
     from jury.results.report import STRENGTHS, build_report, render_report
 
@@ -85,12 +90,13 @@ def report(
     cfg = config()
     guard_outputs(
         [output],
-        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families],
+        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families, review],
         store=cfg.store_path(store),
         db_root=cfg.path_of("db_root", db_root),
     )
     audit_path = cfg.path_of("audit", audit)
     audit_doc, adj_docs = load_verdict_files(audit_path, verdicts, allow_superseded)  # locks first
+    audit_doc, adj_docs, review_info = with_review(review, audit_doc, adj_docs)
     audit_docs = [audit_doc[1]] if audit_doc is not None else []
     registry = None
     if families is not None:
@@ -120,4 +126,4 @@ def report(
             raise InputError(f"--plots {plots}: cannot write there: {exc.strerror or exc}") from None
         for path in written:
             typer.echo(f"wrote {path}", err=True)
-    emit(text, output)
+    emit(text + review_text(review_info, fmt), output)

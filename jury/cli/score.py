@@ -53,6 +53,19 @@ def score(
         "--allow-superseded",
         help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
     ),
+    efficiency: bool = typer.Option(
+        False, "--efficiency", help="Time every matched pair: BIRD's VES, Spider 2.0-AIFunc's t_pred/t_gold and faster share."
+    ),
+    repeats: int = typer.Option(
+        10, "--repeats", min=1, help="--efficiency: timed runs of each side of a matched pair (default 10)."
+    ),
+    function_set: str | None = typer.Option(
+        None, "--function-set", help="Function-set accuracy over names matching this glob (AI_*) or re:REGEX, case-insensitive."
+    ),
+    dialect: str = typer.Option("sqlite", "--dialect", help="--function-set: the SQL dialect sqlglot parses (default sqlite)."),
+    review: Path | None = typer.Option(
+        None, "--review", help="Locked review file (`jury review lock`): people's decisions take precedence over the jury's."
+    ),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
@@ -71,7 +84,7 @@ def score(
     cfg = config()
     guard_outputs(
         [output, per_question],
-        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts],
+        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, review],
         store=cfg.store_path(store),
         db_root=cfg.path_of("db_root", db_root),
     )
@@ -85,16 +98,64 @@ def score(
         options=NormalizeOptions(casefold=casefold, float_sig_digits=cfg.get("float_digits", float_digits)),
     )
     audit_doc, adj_docs = load_verdict_files(cfg.path_of("audit", audit), verdicts, allow_superseded)  # locks first
+    audit_doc, adj_docs, review_info = with_review(review, audit_doc, adj_docs)
     gold_file = gold_path(cfg, gold)
     with open_store(cfg, store) as st:
-        gold_items, _records, ev = load_and_evaluate(
+        gold_items, records, ev = load_and_evaluate(
             gold_file, list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
         )
-    scores = score_all(ev.pairs)
+        scores = score_all(ev.pairs)
+        add_protocol_columns(scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect)
     add_verdict_columns(scores, ev, gold_items, gold_file, audit_doc, adj_docs)
     if per_question is not None:
         emit(per_question_jsonl(ev.pairs), per_question)
-    emit(render_scores(scores, ev, fmt, width=table_width(output), wide=wide), output)
+    text = render_scores(scores, ev, fmt, width=table_width(output), wide=wide)
+    emit(text + review_text(review_info, fmt), output)
+
+
+def with_review(review: Path | None, audit_doc, adj_docs):
+    """(audit_doc, adj_docs, info): with --review, the people's decisions in place of the jury's
+    (jury.results.review_report.apply_review); info is None without it."""
+    if review is None:
+        return audit_doc, adj_docs, None
+    from jury.results.review_report import apply_review
+    from jury.verdicts.review import load_review
+
+    doc = load_review(review)  # its lock first
+    audits = [audit_doc[1]] if audit_doc is not None else []
+    adj_docs, audits, info = apply_review(review, doc, adj_docs, audits)
+    return ((audit_doc[0], audits[0]) if audit_doc is not None else None), adj_docs, info
+
+
+def review_text(info, fmt: str) -> str:
+    """The review section after a table or Markdown output; csv and json keep their shape
+    and the same summary goes to stderr."""
+    if info is None:
+        return ""
+    from jury.results.review_report import render_review, summary_line
+
+    typer.echo(summary_line(info), err=True)
+    return "\n" + render_review(info, fmt) if fmt in ("table", "md") else ""
+
+
+def add_protocol_columns(scores, ev, records, gold_items, store, efficiency, repeats, function_set, dialect) -> None:
+    """Fill the function-set (FSA) and efficiency fields asked for (jury.compare.function_sets, .efficiency)."""
+    from jury.results.scoring import proportion
+
+    if function_set is not None:
+        from jury.compare.function_sets import function_set_accuracy, function_set_matches
+
+        fsa = function_set_accuracy(ev.pairs, function_set_matches(ev.pairs, records, gold_items, function_set, dialect))
+        for s in scores:
+            s.function_set = proportion(*fsa.get(s.model, (0, 0)))
+    if efficiency:
+        from jury.compare.efficiency import cpu_model, efficiency_scores, time_matches
+
+        with progress_bar("timing matched pairs") as bar:
+            timings = time_matches(ev, records, gold_items, store, repeats=repeats, progress=bar)
+        table = efficiency_scores(ev.pairs, timings, repeats, cpu_model())
+        for s in scores:
+            s.efficiency = table.get(s.model)
 
 
 def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_superseded: bool = False):

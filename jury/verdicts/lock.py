@@ -40,6 +40,7 @@ from jury.verdicts.documents import (
     schema_filename,
     validate_document,
 )
+from jury.vocab import REVIEW_KIND
 
 _NEVER_REWRITTEN = "a locked verdict file is never rewritten: write a new file"
 
@@ -94,7 +95,14 @@ def lock(doc: VerdictFile | dict[str, Any]) -> dict[str, Any]:
     data["format_version"] = FORMAT_VERSION
     if isinstance(data.get("kind"), str) and data["kind"] in KINDS:
         data["$schema"] = f"schema/{schema_filename(data['kind'])}"
-    model = validate_document(data)
+    model: BaseModel
+    if data.get("kind") == REVIEW_KIND:  # a review file (jury/verdicts/review.py): same lock
+        from jury.verdicts.review import review_schema_filename, validate_review
+
+        data["$schema"] = f"schema/{review_schema_filename()}"
+        model = validate_review(data)
+    else:
+        model = validate_document(data)
     out = model.model_dump(by_alias=True, mode="json")
     out.pop(LOCK_KEY, None)
     out[LOCK_KEY] = content_hash(out)

@@ -10,6 +10,7 @@ from jury.errors import InputError, JuryError
 from jury.inputs.io import file_errors, sha256_file
 from jury.verdicts.documents import FileBinding, VerdictFile, validate_document
 from jury.verdicts.lock import _check_lock, _read_json, check_rules, superseded_by
+from jury.vocab import REVIEW_KIND
 
 SHIPPED_PROMPT = "jury:prompts/"  # a template shipped with jury, found by name in its prompts folder
 PANEL_RELATIVE = "panel:"  # a template found relative to the panel file's folder
@@ -124,6 +125,8 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> Veri
         report.messages.append(_reason(str(exc), p))
         return report
     report.lock_ok = True
+    if isinstance(data, dict) and data.get("kind") == REVIEW_KIND:
+        return _verify_review(p, data, report, base_dir)
     try:
         doc = validate_document(data, source=str(p))
         check_rules(doc, p)
@@ -152,6 +155,43 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> Veri
             report.mismatched.append(label)
             report.messages.append(
                 f"{label} changed after the verdicts were made (sha256 expected {binding.sha256[:12]}..., got {actual[:12]}...)"
+            )
+    report.ok = not report.mismatched
+    return report
+
+
+def _verify_review(p: Path, data: dict, report: VerifyReport, base_dir: str | Path | None) -> VerifyReport:
+    """verify_file for a review file (jury/verdicts/review.py): its rules, then every bound
+    input and reviewed verdict file present on disk."""
+    from jury.verdicts.review import check_review, review_bindings, validate_review
+
+    try:
+        doc = validate_review(data, source=str(p))
+    except JuryError as exc:
+        report.messages.append(_reason(str(exc), p))
+        return report
+    problem = check_review(doc)
+    if problem:
+        report.messages.append(f"{problem}; refused")
+        return report
+    base = Path(base_dir) if base_dir is not None else p.parent
+    for role, binding in review_bindings(doc):
+        label = f"{role} {binding.path}"
+        target = Path(binding.path) if Path(binding.path).is_absolute() else base / binding.path
+        if not target.exists():
+            report.absent.append(label)
+            continue
+        report.checked.append(label)
+        try:
+            actual = sha256_file(target)
+        except OSError as exc:
+            report.mismatched.append(label)
+            report.messages.append(f"{label}: cannot read: {exc.strerror or exc}")
+            continue
+        if actual != binding.sha256:
+            report.mismatched.append(label)
+            report.messages.append(
+                f"{label} changed after the review was made (sha256 expected {binding.sha256[:12]}..., got {actual[:12]}...)"
             )
     report.ok = not report.mismatched
     return report

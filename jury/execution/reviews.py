@@ -1,0 +1,126 @@
+"""Review decisions: what people decided in `jury review`, stored the moment they decide.
+
+Decisions live in the embedded store file (``.jury/store.db``), in their own table with
+their own migration set (``jury-review``), so the store's own migrations are untouched
+and the store stays the one place where everything worth keeping is committed at once.
+The table is append-only: a reviewer who changes their mind adds a row, and the latest
+row per (verdict file, item, reviewer) is their decision. Each call opens its own
+connection (WAL, 30 s busy timeout), so several review servers may share one store.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from jury.errors import StoreError
+
+review_migrations = Migrations("jury-review")
+
+DECISION_COLUMNS = (
+    "verdict_sha256",
+    "kind",
+    "model",
+    "question_id",
+    "db_id",
+    "reviewer",
+    "item_order",
+    "choice",
+    "category",
+    "defect_type",
+    "corrected_sql",
+    "corrected_result",
+    "note",
+    "jury_verdict",
+    "answer_key",
+    "gold_key",
+    "decided_at",
+)
+
+
+@review_migrations()
+def m001_review_decisions(db: sqlite_utils.Database) -> None:
+    db.table("review_decisions").create(
+        {"id": int, **{c: str for c in DECISION_COLUMNS}},
+        pk="id",
+        not_null={"verdict_sha256", "kind", "question_id", "reviewer", "choice", "decided_at"},
+    )
+    db.table("review_decisions").create_index(["verdict_sha256", "kind", "model", "question_id", "reviewer"])
+
+
+def _qid_text(question_id) -> str:
+    return json.dumps(question_id)
+
+
+class ReviewStore:
+    """Decisions in the store file at ``path`` (created, and migrated, on first use)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        with self._db() as db:
+            review_migrations.apply(db)
+
+    def _db(self):
+        outer = self
+
+        class _Conn:
+            def __enter__(self) -> sqlite_utils.Database:
+                try:
+                    outer.path.parent.mkdir(parents=True, exist_ok=True)
+                    conn = sqlite3.connect(str(outer.path), timeout=30, isolation_level=None)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                except (sqlite3.Error, OSError) as exc:
+                    raise StoreError(f"{outer.path}: cannot open the store: {exc}") from None
+                self.conn = conn
+                return sqlite_utils.Database(conn)
+
+            def __exit__(self, *exc) -> None:
+                self.conn.close()
+
+        return _Conn()
+
+    def record(self, decision: dict) -> int:
+        """Commit one decision at once; its row id."""
+        row = {c: decision.get(c) for c in DECISION_COLUMNS}
+        row["question_id"] = _qid_text(decision["question_id"])
+        row["model"] = decision.get("model") or ""
+        if isinstance(row["corrected_result"], dict):
+            row["corrected_result"] = json.dumps(row["corrected_result"], sort_keys=True)
+        try:
+            with self._db() as db:
+                table = db.table("review_decisions")
+                table.insert(row)
+                return int(table.last_pk)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot store the decision: {exc}") from None
+
+    def decisions(self, verdict_sha256s, reviewer: str | None = None) -> list[dict]:
+        """The current decision of each reviewer on each item of the given verdict files, in
+        the order they were first made."""
+        shas = list(dict.fromkeys(verdict_sha256s))
+        if not shas:
+            return []
+        where = f"verdict_sha256 IN ({', '.join('?' * len(shas))})"
+        params: list = list(shas)
+        if reviewer is not None:
+            where += " AND reviewer = ?"
+            params.append(reviewer)
+        with self._db() as db:
+            rows = list(db.query(f"SELECT * FROM review_decisions WHERE {where} ORDER BY id", params))
+        latest: dict[tuple, dict] = {}
+        for r in rows:
+            key = (r["verdict_sha256"], r["kind"], r["model"], r["question_id"], r["reviewer"])
+            latest[key] = r  # a later row replaces the decision but keeps its first position
+        out = []
+        for r in latest.values():
+            d = dict(r)
+            d["question_id"] = json.loads(d["question_id"])
+            d["model"] = d["model"] or None
+            if d.get("corrected_result"):
+                d["corrected_result"] = json.loads(d["corrected_result"])
+            out.append(d)
+        return out

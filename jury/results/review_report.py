@@ -1,0 +1,156 @@
+"""Human review in the results: decisions take precedence over the jury, and how far people agree.
+
+A locked review file (jury/verdicts/review.py) settles an item when its reviewers reach a
+strict majority (one reviewer: their decision). A settled adjudication item gets the
+people's category (and its credit) in place of the jury's verdict; a settled gold item is
+flagged or not as the people decided. A decision made on another answer or gold query
+than the verdict it reviews is refused, like a stale verdict. Agreement: Cohen's kappa
+between each pair of reviewers and between each reviewer and the jury.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from jury.errors import InputError
+from jury.stats import cohen_kappa, pairwise_kappas
+from jury.vocab import CATEGORIES, CREDITED_VERDICTS, AuditVote, ReviewItemKind
+
+
+def _majority(values: list[str]) -> str | None:
+    top = Counter(values).most_common()
+    if top and top[0][1] * 2 > len(values):
+        return top[0][0]
+    return None
+
+
+def _by_item(review) -> dict[tuple, list]:
+    out: dict[tuple, list] = {}
+    for r in review.records:
+        out.setdefault(r.item(), []).append(r)
+    return out
+
+
+def _people(recs) -> str | None:
+    return _majority([r.category if r.kind == ReviewItemKind.ADJUDICATION else r.choice for r in recs])
+
+
+def apply_review(review_path, review, adj_docs, audit_docs) -> tuple[list, list, dict[str, Any]]:
+    """(adj_docs, audit_docs) with the people's decisions in place of the jury's, and a summary:
+    items settled by people, by kind, and those left to the jury (reviewers split)."""
+    items = _by_item(review)
+    used: set[tuple] = set()
+    settled = {"adjudication": 0, "gold": 0}
+    split = 0
+    new_adj = []
+    for path, doc in adj_docs:
+        records = []
+        for r in doc.records:
+            key = (ReviewItemKind.ADJUDICATION, doc.content_sha256, r.model, r.question_id)
+            recs = items.get(key) if not r.review_pass else None
+            if recs:
+                used.add(key)
+                for h in recs:
+                    if (h.answer_key and r.answer_key and h.answer_key != r.answer_key) or (
+                        h.gold_key and r.gold_key and h.gold_key != r.gold_key
+                    ):
+                        raise InputError(
+                            f"{review_path}: reviewer {h.reviewer!r} judged another answer or gold query for model "
+                            f"{r.model!r} question {r.question_id!r} than {path} holds; review the current verdicts"
+                        )
+                category = _people(recs)
+                if category is None:
+                    split += 1
+                else:
+                    settled["adjudication"] += 1
+                    r = r.model_copy(update={"verdict": category, "credited": category in CREDITED_VERDICTS})
+            records.append(r)
+        new_adj.append((path, doc.model_copy(update={"records": records})))
+    new_audit = []
+    for doc in audit_docs:
+        records = []
+        for r in doc.records:
+            key = (ReviewItemKind.GOLD, doc.content_sha256, None, r.question_id)
+            recs = items.get(key)
+            if recs:
+                used.add(key)
+                choice = _people(recs)
+                if choice is None:
+                    split += 1
+                else:
+                    settled["gold"] += 1
+                    r = r.model_copy(update={"flagged": choice == AuditVote.DEFECTIVE, "decided": True})
+            records.append(r)
+        new_audit.append(doc.model_copy(update={"records": records}))
+    info = {
+        "file": str(review_path),
+        "settled_by_people": settled["adjudication"] + settled["gold"],
+        "settled": settled,
+        "reviewers_split": split,
+        "not_in_these_verdicts": len(set(items) - used),
+        "agreement": review_agreement(review),
+    }
+    return new_adj, new_audit, info
+
+
+def _rating(r) -> str:
+    return r.category if r.kind == ReviewItemKind.ADJUDICATION else r.choice
+
+
+def _jury_rating(r) -> str | None:
+    if r.kind == ReviewItemKind.ADJUDICATION:
+        return r.jury_verdict if r.jury_verdict in CATEGORIES else None
+    return {"flagged": AuditVote.DEFECTIVE.value, "not_flagged": AuditVote.VALID.value}.get(r.jury_verdict)
+
+
+def review_agreement(review) -> dict[str, Any]:
+    """Cohen's kappa between each pair of reviewers and between each reviewer and the jury
+    (over the items where the jury reached a verdict), with n."""
+    ratings: dict[str, dict] = {}
+    for r in review.records:
+        ratings.setdefault(r.reviewer, {})[r.item()] = _rating(r)
+    between = [
+        {"a": p.a, "b": p.b, "kappa": p.value, "n": p.n} for p in pairwise_kappas(ratings) if p.n
+    ]  # pairs with no common item say nothing
+    with_jury = []
+    for who in ratings:
+        pairs = [(_rating(r), _jury_rating(r)) for r in review.records if r.reviewer == who and _jury_rating(r) is not None]
+        people, jury = [p for p, _ in pairs], [j for _, j in pairs]
+        agree = sum(p == j for p, j in pairs)
+        with_jury.append(
+            {
+                "reviewer": who,
+                "kappa": cohen_kappa(people, jury),
+                "n": len(pairs),
+                "agreement": agree / len(pairs) if pairs else None,
+            }
+        )
+    return {"between_reviewers": between, "reviewers_vs_jury": with_jury}
+
+
+def _k(value) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def render_review(info: dict[str, Any], fmt: str) -> str:
+    """The review section for table/md outputs (plain lines; md as a list)."""
+    s = info["settled"]
+    bullet = "- " if fmt == "md" else ""
+    lines = [
+        f"{bullet}Human review ({info['file']}): {info['settled_by_people']} items settled by people "
+        f"({s['adjudication']} verdicts, {s['gold']} gold queries); {info['reviewers_split']} left to the jury (reviewers split)"
+    ]
+    for p in info["agreement"]["between_reviewers"]:
+        lines.append(f"{bullet}κ between reviewers {p['a']} and {p['b']}: {_k(p['kappa'])} (n={p['n']})")
+    for p in info["agreement"]["reviewers_vs_jury"]:
+        lines.append(f"{bullet}κ between reviewer {p['reviewer']} and the jury: {_k(p['kappa'])} (n={p['n']})")
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(info: dict[str, Any]) -> str:
+    s = info["settled"]
+    return (
+        f"human review {info['file']}: {info['settled_by_people']} items settled by people "
+        f"({s['adjudication']} verdicts, {s['gold']} gold queries; their decisions take precedence over the jury's)"
+    )

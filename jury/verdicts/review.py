@@ -1,0 +1,302 @@
+"""Locked review files: what people decided in `jury review`, bound and hash-locked like verdicts.
+
+A review file (``kind: "review"``) binds the verdict files it reviewed (path, sha256 and
+their own ``content_sha256``) and the gold, run and database files behind them, names the
+reviewers, and holds one record per (item, reviewer): the reviewer's choice, the answer
+order they were shown, the category it maps to, their note and when they decided. It is
+locked with the same RFC 8785 ``content_sha256`` (jury/verdicts/lock.py) and checked by
+``jury verify``; every category must follow from the choice and order, as a verdict must
+follow from its votes. Decisions are exported as human labels (jury/inputs/labels.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from jury.inputs.labels import AdjudicationLabel, GoldLabel, Label
+from jury.inputs.records import _normalise_qid
+from jury.judging.ballots import blind_category
+from jury.verdicts.documents import (
+    FORMAT_VERSION,
+    LOCK_KEY,
+    FileBinding,
+    Inputs,
+    PrefixedSha256,
+    Provenance,
+    VerdictError,
+    _Model,
+    _validation_message,
+    dumps_pretty,
+)
+from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CREDITED_VERDICTS, REVIEW_KIND, AuditVote, ReviewItemKind
+
+REVIEW_SOURCE = "jury review"
+
+
+def review_schema_filename() -> str:
+    return f"{REVIEW_KIND}-v{FORMAT_VERSION}.schema.json"
+
+
+class ReviewedFile(FileBinding):
+    """A verdict file that was reviewed: path, sha256 of its bytes, and its own lock."""
+
+    kind: Literal["adjudication", "audit"]
+    content_sha256: PrefixedSha256
+
+
+class CorrectedResult(_Model):
+    """What a corrected gold query gave when jury ran it read-only during the review."""
+
+    status: str
+    row_count: int = Field(ge=0)
+    result_sha256: str | None = None
+    error: str | None = None
+
+
+class ReviewRecord(_Model):
+    kind: ReviewItemKind = Field(description="adjudication: one model answer; gold: one gold query.")
+    verdict_file: PrefixedSha256 = Field(description="content_sha256 of the reviewed verdict file holding the item.")
+    question_id: int | str
+    db_id: str
+    model: str | None = Field(None, description="Adjudication items: the model whose answer was reviewed.")
+    reviewer: str = Field(min_length=1)
+    decided_at: str = Field(description="ISO 8601 time, UTC, of the reviewer's (last) decision.")
+    order: Literal["gold_first", "candidate_first"] | None = Field(
+        None, description="Adjudication items: which answer the reviewer saw as Answer 1 (drawn per reviewer)."
+    )
+    choice: str = Field(description="answer_1, answer_2, both, neither, ambiguous (adjudication); valid, defective (gold).")
+    category: str | None = Field(None, description="Adjudication items: the choice mapped back through the order.")
+    credited: bool | None = None
+    defect_type: str | None = None
+    corrected_sql: str | None = None
+    corrected_result: CorrectedResult | None = None
+    note: str | None = None
+    jury_verdict: str = Field(description="What the jury had decided (verdict, or flagged/not_flagged/undecided).")
+    answer_key: str | None = None
+    gold_key: str | None = None
+
+    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+
+    @field_validator("decided_at")
+    @classmethod
+    def _iso_time(cls, value: str) -> str:
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"not an ISO 8601 time: {value!r}") from None
+        return value
+
+    def item(self) -> tuple:
+        return (self.kind, self.verdict_file, self.model, self.question_id)
+
+
+class ReviewFile(_Model):
+    """A hash-locked set of human review decisions (jury review file)."""
+
+    schema_: str = Field(
+        f"schema/{REVIEW_KIND}-v{FORMAT_VERSION}.schema.json",
+        alias="$schema",
+        title="$schema",
+        description="Relative file name of this document's JSON Schema.",
+    )
+    kind: Literal["review"]
+    format_version: Literal[2] = 2
+    jury_version: str
+    provenance: Provenance | None = None
+    created_at: str
+    supersedes: PrefixedSha256 | None = None
+    inputs: Inputs
+    reviewed: list[ReviewedFile] = Field(description="The verdict files whose items were reviewed.")
+    settings: dict[str, Any] = Field(description="Queues and sample settings of the review (free-form JSON).")
+    reviewers: list[str]
+    summary: dict[str, Any] = {}
+    records: list[ReviewRecord]
+    content_sha256: PrefixedSha256 | None = None
+
+
+def validate_review(data: dict[str, Any], source: str = "review document") -> ReviewFile:
+    if not isinstance(data, dict):
+        raise VerdictError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    try:
+        return ReviewFile.model_validate(data)
+    except ValidationError as exc:
+        raise VerdictError(f"{source}: {_validation_message(exc)}") from None
+
+
+def review_schema() -> dict[str, Any]:
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **ReviewFile.model_json_schema(by_alias=True)}
+
+
+def write_review_schema(directory: str | Path) -> Path:
+    from jury.inputs.io import write_atomic
+
+    target = Path(directory) / review_schema_filename()
+    write_atomic(target, dumps_pretty(review_schema()))
+    return target
+
+
+# ------------------------------------------------------------------ the rules a locked file follows
+
+
+def summarize(records: list[dict]) -> dict[str, Any]:
+    kinds = Counter(r["kind"] for r in records)
+    return {
+        "decisions": len(records),
+        "items": len({(r["kind"], r["verdict_file"], r.get("model"), r["question_id"]) for r in records}),
+        "adjudication": kinds.get(ReviewItemKind.ADJUDICATION, 0),
+        "gold": kinds.get(ReviewItemKind.GOLD, 0),
+        "reviewers": sorted({r["reviewer"] for r in records}),
+    }
+
+
+def check_review(doc: ReviewFile) -> str | None:
+    """The first way the file contradicts itself, or None: each category follows from choice
+    and order, credit from category, each record names a reviewed file, the summary counts."""
+    reviewed = {f.content_sha256 for f in doc.reviewed}
+    seen: set[tuple] = set()
+    for i, r in enumerate(doc.records):
+        where = f"records.{i}"
+        if r.verdict_file not in reviewed:
+            return f"{where}: names verdict file {r.verdict_file}, which the review does not bind"
+        key = (*r.item(), r.reviewer)
+        if key in seen:
+            return f"{where}: repeats the decision of reviewer {r.reviewer!r} on question {r.question_id!r}"
+        seen.add(key)
+        if r.reviewer not in doc.reviewers:
+            return f"{where}: reviewer {r.reviewer!r} is not in reviewers"
+        if r.kind == ReviewItemKind.ADJUDICATION:
+            if r.choice not in BLIND_ANSWERS or r.order is None or r.model is None:
+                return f"{where}: an adjudication decision needs a model, an order and one of {', '.join(BLIND_ANSWERS)}"
+            category, _ = blind_category(r.choice, r.order)
+            if r.category != category or r.credited != (category in CREDITED_VERDICTS):
+                return (
+                    f"{where}: category {r.category!r} (credited {r.credited}) does not follow from {r.choice!r} with {r.order}"
+                )
+        else:
+            if r.choice not in AUDIT_VOTES:
+                return f"{where}: a gold decision is one of {', '.join(AUDIT_VOTES)}, not {r.choice!r}"
+            if r.choice == AuditVote.VALID and (r.defect_type or r.corrected_sql):
+                return f"{where}: a gold query decided valid has no defect type or corrected SQL"
+    summary = summarize([r.model_dump(mode="json") for r in doc.records])
+    for k, v in summary.items():
+        if doc.summary.get(k) != v:
+            return f"summary.{k} is {doc.summary.get(k)!r}, but the records give {v!r}"
+    return None
+
+
+def load_review(path: str | Path) -> ReviewFile:
+    """Read a review file: its lock first, then its schema and rules (one-line VerdictError)."""
+    from jury.verdicts.lock import _check_lock, _read_json
+
+    p = Path(path)
+    data = _read_json(p)
+    if isinstance(data, dict) and data.get("kind") not in (None, REVIEW_KIND):
+        raise VerdictError(f"{p}: is an {data.get('kind')} file, not a review file")
+    _check_lock(p, data)
+    doc = validate_review(data, str(p))
+    problem = check_review(doc)
+    if problem:
+        raise VerdictError(f"{p}: {problem}; refused")
+    return doc
+
+
+def review_bindings(doc: ReviewFile) -> list[tuple[str, FileBinding]]:
+    out: list[tuple[str, FileBinding]] = [("gold", doc.inputs.gold)]
+    out += [(f"runs[{i}]", b) for i, b in enumerate(doc.inputs.runs)]
+    out += [(f"databases[{k}]", b) for k, b in sorted(doc.inputs.databases.items())]
+    out += [(f"reviewed[{i}]", FileBinding(path=f.path, sha256=f.sha256)) for i, f in enumerate(doc.reviewed)]
+    return out
+
+
+# ------------------------------------------------------------------ writing
+
+
+def decision_record(d: dict) -> dict:
+    """A store decision row (jury/execution/reviews.py) as a review record."""
+    rec: dict[str, Any] = {
+        "kind": d["kind"],
+        "verdict_file": d["verdict_sha256"],
+        "question_id": d["question_id"],
+        "db_id": d.get("db_id") or "",
+        "model": d.get("model"),
+        "reviewer": d["reviewer"],
+        "decided_at": d["decided_at"],
+        "choice": d["choice"],
+        "note": d.get("note") or None,
+        "jury_verdict": d.get("jury_verdict") or "",
+        "answer_key": d.get("answer_key"),
+        "gold_key": d.get("gold_key"),
+    }
+    if d["kind"] == ReviewItemKind.ADJUDICATION:
+        category, _ = blind_category(d["choice"], d["item_order"])
+        rec.update(order=d["item_order"], category=category, credited=category in CREDITED_VERDICTS)
+    elif d["choice"] == AuditVote.DEFECTIVE:
+        rec.update(defect_type=d.get("defect_type") or None, corrected_sql=d.get("corrected_sql") or None)
+        if rec["corrected_sql"] and d.get("corrected_result"):
+            rec["corrected_result"] = d["corrected_result"]
+    return rec
+
+
+def review_document(head: dict, decisions: list[dict]) -> dict:
+    """The review file's JSON (not yet locked) from a header (inputs, reviewed, settings,
+    provenance...) and the store's current decisions."""
+    records = [decision_record(d) for d in decisions]
+    return {
+        "$schema": f"schema/{review_schema_filename()}",
+        "kind": REVIEW_KIND,
+        "format_version": FORMAT_VERSION,
+        **head,
+        "reviewers": sorted({r["reviewer"] for r in records}),
+        "summary": summarize(records),
+        "records": records,
+        LOCK_KEY: None,
+    }
+
+
+def write_review(doc: dict, path: str | Path) -> Path:
+    """Lock and write a review file next to its schema (never over an existing file)."""
+    from jury.verdicts.lock import write_locked
+
+    p = Path(path)
+    if not (p.parent / "schema" / review_schema_filename()).is_file():
+        write_review_schema(p.parent / "schema")
+    return write_locked(doc, p)
+
+
+def labels_of(decisions: list[dict], source: str = REVIEW_SOURCE) -> list[Label]:
+    """The decisions as human labels: one per (item, reviewer), annotator = the reviewer."""
+    out: list[Label] = []
+    for d in decisions:
+        rec = decision_record(d)
+        if rec["kind"] == ReviewItemKind.ADJUDICATION:
+            category = rec["category"]
+            out.append(
+                AdjudicationLabel(
+                    question_id=rec["question_id"],
+                    model=rec["model"],
+                    sql=None,
+                    label="correct" if rec["credited"] else "incorrect",
+                    category=category if category in CATEGORIES else None,
+                    annotator=rec["reviewer"],
+                    source=source,
+                    note=rec["note"],
+                )
+            )
+        else:
+            out.append(
+                GoldLabel(
+                    question_id=rec["question_id"],
+                    gold_defective=rec["choice"] == AuditVote.DEFECTIVE,
+                    defect_type=rec.get("defect_type"),
+                    corrected_sql=rec.get("corrected_sql"),
+                    annotator=rec["reviewer"],
+                    source=source,
+                    note=rec["note"],
+                )
+            )
+    return out
