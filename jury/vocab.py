@@ -100,6 +100,22 @@ class BlindAnswer(StrEnum):
 BLIND_ANSWERS: tuple[BlindAnswer, ...] = tuple(BlindAnswer)
 
 
+class SuiteAnswer(StrEnum):
+    """A juror's reply on a test-suite format ballot (two outputs of one failing test)."""
+
+    EQUIVALENT = "equivalent"  # the same information, differing only in presentation
+    DIFFERENT = "different"
+    AMBIGUOUS = "ambiguous"
+
+
+SUITE_ANSWERS: tuple[SuiteAnswer, ...] = tuple(SuiteAnswer)
+
+# `jury suites --classify`: the ballot style that asks a juror for one error category of a
+# taxonomy, and the answer of a juror for whom no category of the taxonomy fits the error.
+CLASSIFY_STYLE = "classify"
+NONE_FITS = "none_fits"
+
+
 class AuditVote(StrEnum):
     VALID = "valid"
     DEFECTIVE = "defective"
@@ -134,6 +150,24 @@ class Column(StrEnum):
 COLUMNS: tuple[Column, ...] = (Column.STRICT, Column.GOLD_CLEAN, Column.ADJUDICATED)
 
 
+class GoldCheck(StrEnum):
+    """The deterministic checks of `jury check-gold`, in the order reports list them."""
+
+    GOLD_FAILS = "gold_fails"  # the gold query raises an error
+    GOLD_TIMEOUT = "gold_timeout"  # the gold query runs past the timeout
+    ROW_ORDER = "row_order"  # the result changes between executions: depends on unspecified row order
+    LIMIT_TIE = "limit_tie"  # ORDER BY ... LIMIT k cuts between rows that tie on the sort key
+    BARE_COLUMN = "bare_column"  # a column neither grouped nor aggregated takes several values in a group
+    EMPTY_RESULT = "empty_result"  # no rows
+    ALL_NULL = "all_null"  # rows, every value NULL
+    NULL_VALUE = "null_value"  # one row, one column, NULL: the question asks for a value
+
+
+GOLD_CHECKS: tuple[GoldCheck, ...] = tuple(GoldCheck)
+DEFAULT_GOLD_PASSES: tuple[int, ...] = (5, 10, 10, 10)  # Spider 2.0-AIFunc's determinism passes
+DEFAULT_EFFICIENCY_REPEATS = 10
+
+
 # Literal types for pydantic fields: the same plain strings (JSON Schemas list them as an enum).
 if TYPE_CHECKING:  # spelled out for type checkers; test_vocab checks it equals VERDICTS
     VerdictName = Literal["gold_defect", "format_equivalence", "genuine_error", "ambiguous", "no_majority", "undecided"]
@@ -145,3 +179,25 @@ else:
 DEFAULT_NEAR_MISS = 0.5
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_ROW_CAP = 100_000
+
+
+class ReviewQueue(StrEnum):
+    """What `jury review` puts in front of a person (``--queue``; ``sample:N`` takes N items)."""
+
+    UNSETTLED = "unsettled"  # no_majority / undecided verdicts, undecided audits
+    SPLIT = "split"  # a verdict or audit reached, but not unanimously (a 2-1 split)
+    FLAGGED = "flagged"  # gold queries the audit flagged: confirm before publishing
+    SAMPLE = "sample"  # sample:N, a seeded sample of every verdict and audit record
+
+
+DEFAULT_REVIEW_QUEUES: tuple[ReviewQueue, ...] = (ReviewQueue.UNSETTLED, ReviewQueue.SPLIT, ReviewQueue.FLAGGED)
+
+
+class ReviewItemKind(StrEnum):
+    """What a reviewer decides: one adjudicated answer, or one gold query."""
+
+    ADJUDICATION = "adjudication"
+    GOLD = "gold"
+
+
+REVIEW_KIND = "review"  # the `kind` of a locked review file (jury/verdicts/review.py)

@@ -90,7 +90,12 @@ def test_reply_schemas_and_parsers_use_vocab_names_as_plain_strings():
     from jury.judging.ballots import REPLY_SCHEMAS, blind_category, make_parser
 
     enums = {style: s["properties"]["verdict"]["enum"] for style, s in REPLY_SCHEMAS.items()}
-    assert enums == {"blind": list(vocab.BLIND_ANSWERS), "labelled": list(vocab.CATEGORIES), "audit": list(vocab.AUDIT_VOTES)}
+    assert enums == {
+        "blind": list(vocab.BLIND_ANSWERS),
+        "labelled": list(vocab.CATEGORIES),
+        "audit": list(vocab.AUDIT_VOTES),
+        "suite": list(vocab.SUITE_ANSWERS),
+    }
     assert REPLY_SCHEMAS["audit"]["properties"]["defect_type"]["enum"] == [*vocab.DEFECT_TYPES, None]
     # plain str, so request hashes and repr() never show an enum
     assert all(type(v) is str for e in enums.values() for v in e)

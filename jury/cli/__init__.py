@@ -37,11 +37,14 @@ def _root(
 from jury.cli import adjudicate as _adjudicate  # noqa: E402
 from jury.cli import audit as _audit  # noqa: E402
 from jury.cli import calibrate as _calibrate  # noqa: E402
+from jury.cli import check_gold as _check_gold  # noqa: E402
 from jury.cli import imports as _imports  # noqa: E402
 from jury.cli import labels as _labels  # noqa: E402
 from jury.cli import reaudit as _reaudit  # noqa: E402
 from jury.cli import report as _report  # noqa: E402
+from jury.cli import review as _review  # noqa: E402
 from jury.cli import score as _score  # noqa: E402
+from jury.cli import suites as _suites  # noqa: E402
 from jury.cli import verify as _verify  # noqa: E402
 
 app.add_typer(_imports.app, name="import")
@@ -53,6 +56,9 @@ app.command("audit-gold")(_audit.audit_gold)
 app.command("report")(_report.report)
 app.command("reaudit")(_reaudit.reaudit)
 app.command("calibrate")(_calibrate.calibrate)
+app.add_typer(_review.app, name="review")
+app.command("suites")(_suites.suites)
+app.command("check-gold")(_check_gold.check_gold)
 
 
 def main(argv: list[str] | None = None) -> None:

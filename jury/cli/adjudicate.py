@@ -42,6 +42,11 @@ def adjudicate(
         help="Also send this fraction of each model's strict matches (a seeded sample) to the jury on the same "
         "blind ballot; a sampled pass judged a genuine error is a false pass (see jury report).",
     ),
+    taxonomy: str | None = typer.Option(
+        None,
+        help="Error taxonomy (a name in panels/taxonomies/, e.g. plsqlbench or spider2-aifunc, or a TOML path): a juror "
+        "voting genuine error also picks a category. Default: the panel's taxonomy, else none.",
+    ),
     families: Path | None = typer.Option(None, help="Family registry TOML (default panels/families.toml)."),
     comparator: str | None = typer.Option(None, help="Comparator deciding a match (default strict)."),
     near_miss: float | None = typer.Option(
@@ -98,6 +103,7 @@ def adjudicate(
             early_stop=early_stop,
             swap=swap,
             review_passes=review_passes,
+            taxonomy=taxonomy,
             max_cost=cfg.get("max_cost", max_cost, None),
             models=model or None,
             output=output,

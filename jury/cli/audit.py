@@ -32,6 +32,12 @@ def audit_gold(
     ),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
     sign: Path | None = sign_option(),
+    checks: bool = typer.Option(
+        True,
+        "--checks/--no-checks",
+        help="First run the deterministic gold checks of `jury check-gold` (no model, no cost) and record them in "
+        "the audit file; the panel's show_checks shows them to the jurors as facts.",
+    ),
 ) -> None:
     """Audit the gold SQL itself: each juror judges each gold query alone, never seeing model output.
 
@@ -79,6 +85,7 @@ def audit_gold(
             output=output,
             plan_only=plan,
             progress=progress_bar,
+            checks=checks,
         )
     if plan:
         print_plan(
@@ -87,8 +94,25 @@ def audit_gold(
         return
     assert job.summary is not None  # set by every job that is not a plan
     print_audit_summary(console, job.summary)
+    print_check_summary(console, job.records or [])
     print_run_stats(console, job.stats, job.path, job.reused_file)
     after_write(console, job.path, signer)
+
+
+def print_check_summary(console, records: list[dict]) -> None:
+    """One line: how many gold queries each deterministic check flagged (records with checks)."""
+    from jury.vocab import GOLD_CHECKS
+
+    checked = [r["checks"] for r in records if r.get("checks") is not None]
+    if not checked:
+        return
+    counts = {name: sum(any(f["name"] == name for f in c) for c in checked) for name in GOLD_CHECKS}
+    console.print(
+        f"gold checks flagged {sum(bool(c) for c in checked)} of {len(checked)} gold queries: "
+        + ("; ".join(f"{name} {n}" for name, n in counts.items() if n) or "none"),
+        markup=False,
+        highlight=False,
+    )
 
 
 def print_audit_summary(console, summary: dict) -> None:

@@ -307,7 +307,7 @@ def _jsonl(p: Path, text: str) -> Iterator[tuple[int, object]]:
 def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | None = None) -> list[RunRecord]:
     """Load run JSONL files; duplicates and (with gold) unknown question ids are errors."""
     records: list[RunRecord] = []
-    seen: dict[tuple[str, QuestionId], str] = {}
+    seen: dict[tuple, str] = {}  # (model, question_id), or (model, question_id, episode, turn) with tests
     for path in paths:
         p = Path(path)
         for lineno, obj in _jsonl(p, read_text(p)):
@@ -317,11 +317,19 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
                 rec = RunRecord.model_validate(obj)
             except ValidationError as exc:
                 raise InputError(f"{p}:{lineno}: {_first_error(exc)}") from None
-            key = (rec.model, rec.question_id)
+            if gold is not None and rec.tests is not None:  # scored against a gold file: score, report, adjudicate
+                raise InputError(
+                    f"{p}:{lineno}: model {rec.model!r} question {rec.question_id!r} carries `tests` (a test-suite "
+                    f"record, nothing to execute against the gold): use `jury suites {p}`"
+                )
+            key: tuple = (rec.model, rec.question_id)
+            if rec.tests is not None:  # a test-suite turn may reuse its task's question_id
+                key = (rec.model, rec.question_id, rec.episode, rec.turn)
             if key in seen:
+                turn = f" (episode {rec.episode!r} turn {rec.turn})" if rec.tests is not None and rec.episode is not None else ""
                 raise InputError(
                     f"{p}:{lineno}: duplicate answer of model {rec.model!r} to question "
-                    f"{rec.question_id!r} (first at {seen[key]})"
+                    f"{rec.question_id!r}{turn} (first at {seen[key]})"
                 )
             if gold is not None and rec.question_id not in gold:
                 raise InputError(f"{p}:{lineno}: unknown question_id {rec.question_id!r} (not in the gold file)")

@@ -96,6 +96,46 @@ class GoldItem(BaseModel):
         return self.result is not None or self.recorded is not None
 
 
+class SuiteTest(BaseModel):
+    """One recorded test of a test-suite run (PLSQLBench): its name, whether it passed, and
+    optionally the expected and actual outputs and the error it raised."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(min_length=1)
+    passed: bool
+    expected: str | None = None
+    actual: str | None = None
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _error_fails(self) -> SuiteTest:
+        if self.passed and self.error is not None:
+            raise ValueError(f"test {self.name!r} has passed true and an error (a test that errored did not pass)")
+        return self
+
+
+def _suite_fields(obj: Any) -> Any:
+    """A record carries recorded `tests` (a test-suite run) or SQL/recorded results, not both."""
+    if obj.tests is None:
+        for key in ("episode", "turn", "reference_error"):
+            if getattr(obj, key) is not None:
+                raise ValueError(f"`{key}` belongs to a test-suite record: give `tests` too")
+        return obj
+    for key in ("sql", "result", "recorded"):
+        if getattr(obj, key) is not None:
+            raise ValueError(f"give either `tests` (recorded test outcomes) or `{key}`, not both")
+    if not obj.tests:
+        raise ValueError("`tests` is empty: a test-suite record lists at least one test")
+    names = [t.name for t in obj.tests]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise ValueError(f"test {dup!r} is listed twice")
+    if obj.turn is not None and obj.episode is None:
+        raise ValueError("`turn` needs `episode` (the episode the turn belongs to)")
+    return obj
+
+
 class RunRecord(BaseModel):
     """One model's answer to one question (one line of a run JSONL file)."""
 
@@ -111,9 +151,14 @@ class RunRecord(BaseModel):
     meta: dict[str, Any] | None = None
     result: RecordedResult | None = None
     recorded: RecordedOutcome | None = None
+    episode: Annotated[str, Field(strict=True, min_length=1)] | Annotated[int, Field(strict=True)] | None = None
+    turn: Annotated[int, Field(strict=True, ge=1)] | None = None
+    tests: list[SuiteTest] | None = None
+    reference_error: Annotated[bool, Field(strict=True)] | None = None
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
     _one = model_validator(mode="after")(_one_recording)
+    _suite = model_validator(mode="after")(_suite_fields)
 
     @field_validator("recorded")
     @classmethod

@@ -31,6 +31,7 @@ class AdjudicationPlan:
     swap: bool = False  # each juror judges both orders: its ballots come in adjacent pairs
     review_passes: float = 0.0  # the share of each model's strict matches also sent to the jury
     reviewed: dict[str, tuple[int, int]] = field(default_factory=dict)  # model -> (matches sampled, matches)
+    taxonomy: object = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy
 
     def ballots(self) -> list[Ballot]:
         return [b for g in self.groups for b in g]
@@ -47,12 +48,14 @@ def plan_adjudication(
     seed: int = 0,
     swap: bool = False,
     review_passes: float = 0.0,
+    taxonomy=None,
 ) -> AdjudicationPlan:
     """Ballots for every jury-eligible failure, and with `review_passes` for a seeded sample of
     each model's strict matches too (the same blind ballot); with `swap` every juror gets each
     ballot in both answer orders."""
     template = panel.template or Template.load(panel.prompt_path)  # as validated at load
-    plan = AdjudicationPlan(panel, template, seed, swap=swap, review_passes=review_passes)
+    plan = AdjudicationPlan(panel, template, seed, swap=swap, review_passes=review_passes, taxonomy=taxonomy)
+    taxonomy_block = taxonomy.block() if taxonomy is not None else ""
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     wanted = set(models) if models else None
     if wanted:
@@ -95,6 +98,7 @@ def plan_adjudication(
                     ev.results[pair.pred_key],
                     order,
                     panel.show_evidence,
+                    taxonomy_block,
                 )
                 meta: dict[str, object] = {
                     "order": order,
@@ -104,11 +108,11 @@ def plan_adjudication(
                 }
                 if review:
                     meta["review_pass"] = True
-                group.append(
-                    Ballot(
-                        "adjudication", pair.question_id, pair.model, juror, panel.ballot_style, messages, template.sha256, meta
-                    )
+                ballot = Ballot(
+                    "adjudication", pair.question_id, pair.model, juror, panel.ballot_style, messages, template.sha256, meta
                 )
+                ballot.taxonomy = taxonomy
+                group.append(ballot)
         plan.groups.append(group)
     return plan
 
@@ -157,7 +161,16 @@ def _vote(r: BallotResult) -> dict:
         "reason": r.error,
         "skipped": r.status == "skipped",
         "request_sha256": b.request_sha256,
+        **_error_category(r, vote_category(r)),
     }
+
+
+def _error_category(r: BallotResult, category: str | None) -> dict:
+    """--taxonomy only: {"error_category": the juror's pick} (None unless it voted genuine error)."""
+    if r.ballot.taxonomy is None:
+        return {}
+    pick = r.reply.get("error_category") if r.reply and category == Verdict.GENUINE_ERROR else None
+    return {"error_category": pick}
 
 
 def _swapped_vote(first: BallotResult, second: BallotResult) -> dict:
@@ -207,6 +220,13 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
         }
         if first.meta.get("review_pass"):
             record["review_pass"] = True
+        if plan.taxonomy is not None:
+            from jury.judging.taxonomies import record_category
+
+            for v in votes:  # a swapped vote counts only when both orders agree: so does its category
+                if v.get("swapped") is not None and v["category"] != Verdict.GENUINE_ERROR:
+                    v["error_category"] = None
+            record["error_category"] = record_category(verdict, votes)
         out.append(record)
     return out
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from jury.judging.panels import BALLOT_STYLES
 from jury.stats import krippendorff_alpha, pairwise_kappas, position_bias
-from jury.vocab import BlindAnswer
+from jury.vocab import CLASSIFY_STYLE, BlindAnswer
 
 __all__ = ["agreement_summary", "agreement_line", "kappa_range", "effective_category", "decisive_ballots"]
 
@@ -37,6 +37,7 @@ _SINGLE = (BlindAnswer.ANSWER_1, BlindAnswer.ANSWER_2)
 _NO_POSITION = {
     LABELLED: "labelled ballots show which answer is the gold: position bias is not measured",
     AUDIT: "an audit ballot shows one query: there is no answer order",
+    CLASSIFY_STYLE: "a classification ballot shows one error: there is no answer order",
 }
 
 
@@ -71,7 +72,8 @@ def agreement_summary(records: list[dict], style: str) -> dict:
     """Agreement and position bias of one verdict set (see the module docstring).
 
     ``style``: the panel's ballot style, ``blind`` or ``labelled`` for adjudications,
-    ``audit`` for gold audits."""
+    ``audit`` for gold audits; for ``classify`` (`jury suites --classify`) a vote's rating is
+    the category it picked (its raw answer)."""
     jurors: list[str] = []
     units: list[list[str | None]] = []
     by_juror: dict[str, dict[int, str | None]] = {}
@@ -85,6 +87,8 @@ def agreement_summary(records: list[dict], style: str) -> dict:
                 jurors.append(name)
                 by_juror[name], picks[name], inconsistent[name] = {}, [], 0
             category = effective_category(vote)
+            if style == CLASSIFY_STYLE and category is not None:  # jurors agree on the category they picked
+                category = _get(vote, "raw_verdict")
             unit.append(category)
             by_juror[name][i] = category
             picks[name] += decisive_ballots(vote)

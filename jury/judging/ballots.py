@@ -16,7 +16,20 @@ from pathlib import Path
 
 from jury.errors import ConfigError
 from jury.inputs.records import ExecResult, GoldItem
-from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, DEFECT_TYPES, AuditVote, BlindAnswer, DefectType, Verdict
+from jury.vocab import (
+    AUDIT_VOTES,
+    BLIND_ANSWERS,
+    CATEGORIES,
+    CLASSIFY_STYLE,
+    DEFECT_TYPES,
+    NONE_FITS,
+    SUITE_ANSWERS,
+    AuditVote,
+    BlindAnswer,
+    DefectType,
+    SuiteAnswer,
+    Verdict,
+)
 
 PREVIEW_ROWS = 50
 PREVIEW_CHARS = 4000
@@ -41,7 +54,21 @@ REPLY_SCHEMAS = {
         AUDIT_VOTES,
         {"defect_type": {"type": ["string", "null"], "enum": [*map(str, DEFECT_TYPES), None]}},
     ),
+    "suite": _schema(SUITE_ANSWERS),
 }
+
+
+def reply_schema(style: str, taxonomy=None) -> dict:
+    """The reply schema of a ballot: with a taxonomy (jury.judging.taxonomies), an
+    `error_category` constrained to its ids (or null); without, exactly REPLY_SCHEMAS[style]."""
+    if style == CLASSIFY_STYLE:  # `jury suites --classify`: the verdict is a category id, or none_fits
+        return _schema((*taxonomy.ids, NONE_FITS))
+    if taxonomy is None:
+        return REPLY_SCHEMAS[style]
+    return _schema(
+        {"blind": BLIND_ANSWERS, "labelled": CATEGORIES}[style],
+        {"error_category": {"type": ["string", "null"], "enum": [*taxonomy.ids, None]}},
+    )
 
 
 @dataclass(frozen=True)
@@ -78,19 +105,40 @@ class Template:
 # The placeholders each ballot style fills, and those a template of the style must use (a
 # ballot that never shows the question or one of the answers cannot be judged).
 TEMPLATE_FIELDS = {
-    "blind": ("question", "evidence_block", "schema", "sql_1", "result_1", "sql_2", "result_2"),
-    "labelled": ("question", "evidence_block", "schema", "label_1", "sql_1", "result_1", "label_2", "sql_2", "result_2"),
-    "audit": ("question", "evidence_block", "schema", "sql", "preview_block"),
+    "blind": ("question", "evidence_block", "schema", "sql_1", "result_1", "sql_2", "result_2", "taxonomy_block"),
+    "labelled": (
+        "question",
+        "evidence_block",
+        "schema",
+        "label_1",
+        "sql_1",
+        "result_1",
+        "label_2",
+        "sql_2",
+        "result_2",
+        "taxonomy_block",
+    ),
+    "audit": ("question", "evidence_block", "schema", "sql", "preview_block", "checks_block"),
+    "suite": ("question", "test", "output_1", "output_2"),
+    CLASSIFY_STYLE: ("question", "test", "expected", "error", "categories"),
 }
 TEMPLATE_REQUIRED = {
     "blind": ("question", "sql_1", "result_1", "sql_2", "result_2"),
     "labelled": ("question", "label_1", "sql_1", "result_1", "label_2", "sql_2", "result_2"),
     "audit": ("question", "sql"),
+    "suite": ("test", "output_1", "output_2"),
+    CLASSIFY_STYLE: ("test", "error", "categories"),
 }
 # The ballot header: the first line of every template names what it is, e.g.
 # "<!-- jury ballot: adjudicate, blind, version 1 -->". The kind must be the panel's style's
 # (an optional parenthesised note may follow it); the version is a whole number.
-HEADER_KINDS = {"blind": "adjudicate, blind", "labelled": "adjudicate, labelled", "audit": "gold audit"}
+HEADER_KINDS = {
+    "blind": "adjudicate, blind",
+    "labelled": "adjudicate, labelled",
+    "audit": "gold audit",
+    "suite": "adjudicate, test suite",
+    CLASSIFY_STYLE: "classify error",
+}
 _HEADER = re.compile(r"<!-- jury ballot: (?P<kind>[^\n]+?), version (?P<version>\d+) -->")
 
 
@@ -207,7 +255,10 @@ def adjudication_messages(
     pred_result: ExecResult,
     order: str,
     show_evidence: bool,
+    taxonomy_block: str = "",
 ) -> list[dict]:
+    """taxonomy_block (--taxonomy): fills $taxonomy_block, or follows the ballot when the
+    template has no such placeholder; empty, the messages are exactly as without it."""
     gold = (gold_sql, gold_result, "Gold (reference) answer")
     cand = (pred_sql, pred_result, "Model answer")
     first, second = (gold, cand) if order == "gold_first" else (cand, gold)
@@ -222,9 +273,13 @@ def adjudication_messages(
     }
     if style == "labelled":
         fields["label_1"], fields["label_2"] = first[2], second[2]
+    fields["taxonomy_block"] = taxonomy_block
+    text = template.render(**fields)
+    if taxonomy_block and not re.search(r"\$(taxonomy_block\b|\{taxonomy_block\})", template.text):
+        text = text.rstrip("\n") + "\n" + taxonomy_block
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": template.render(**fields)},
+        {"role": "user", "content": text},
     ]
 
 
@@ -234,7 +289,10 @@ def audit_messages(
     schema_text: str,
     show_evidence: bool,
     gold_result: ExecResult | None = None,
+    checks_block: str = "",
 ) -> list[dict]:
+    """checks_block (panel show_checks): fills $checks_block, or follows the ballot when the
+    template has no such placeholder; empty, the messages are exactly as without it."""
     block = ""
     if gold_result is not None:
         block = f"\nResult of the gold query:\n<gold_result>\n{preview(gold_result)}\n</gold_result>\n"
@@ -244,18 +302,24 @@ def audit_messages(
         schema=fence(schema_text),
         sql=fence(item.sql),
         preview_block=block,
+        checks_block=checks_block,
     )
+    if checks_block and not re.search(r"\$(checks_block\b|\{checks_block\})", template.text):
+        text = text.rstrip("\n") + "\n" + checks_block
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
 
 
 # ------------------------------------------------------------------ replies
 
 
-def make_parser(style: str):
-    """A parse function for the juror client: text -> validated reply dict (ValueError if bad)."""
+def make_parser(style: str, taxonomy=None):
+    """A parse function for the juror client: text -> validated reply dict (ValueError if bad).
+    With a taxonomy the reply also holds `error_category`: one of its ids, or None."""
     from jury.judging.replies import extract_json_object
 
-    allowed = {"blind": BLIND_ANSWERS, "labelled": CATEGORIES, "audit": AUDIT_VOTES}[style]
+    if style == CLASSIFY_STYLE:
+        return _classify_parser(taxonomy)
+    allowed = {"blind": BLIND_ANSWERS, "labelled": CATEGORIES, "audit": AUDIT_VOTES, "suite": SUITE_ANSWERS}[style]
 
     def parse(text: str) -> dict:
         obj = extract_json_object(text)
@@ -271,9 +335,45 @@ def make_parser(style: str):
                 reply["defect_type"] = dt if dt in DEFECT_TYPES else DefectType.OTHER.value
             else:
                 reply["defect_type"] = None
+        if taxonomy is not None:
+            cat = obj.get("error_category")
+            if cat is not None and cat not in taxonomy.ids:
+                raise ValueError(f"error_category must be one of {', '.join(taxonomy.ids)} or null; got {json.dumps(cat)[:40]}")
+            reply["error_category"] = cat
         return reply
 
     return parse
+
+
+def _classify_parser(taxonomy):
+    """`jury suites --classify`: the verdict names one category id of the taxonomy (letter case
+    aside) or none_fits; the reply is {"reasoning", "verdict"} with the id as the taxonomy spells it."""
+    from jury.judging.replies import extract_json_object
+
+    allowed = (*taxonomy.ids, NONE_FITS)
+    folded: dict[str, list[str]] = {}
+    for c in allowed:
+        folded.setdefault(c.lower(), []).append(c)
+
+    def parse(text: str) -> dict:
+        obj = extract_json_object(text)
+        verdict = obj.get("verdict")
+        got = verdict.strip() if isinstance(verdict, str) else None
+        if got is not None and got not in allowed and len(folded.get(got.lower(), [])) == 1:
+            got = folded[got.lower()][0]
+        if got not in allowed:
+            raise ValueError(f"verdict must be one of {', '.join(allowed)}; got {json.dumps(verdict)[:40]}")
+        return {"reasoning": str(obj.get("reasoning") or ""), "verdict": got}
+
+    return parse
+
+
+SUITE_CATEGORIES = {
+    SuiteAnswer.EQUIVALENT: Verdict.FORMAT_EQUIVALENCE,
+    SuiteAnswer.DIFFERENT: Verdict.GENUINE_ERROR,
+    SuiteAnswer.AMBIGUOUS: Verdict.AMBIGUOUS,
+}
+"""A test-suite format ballot's answer -> the category it counts as (order plays no part)."""
 
 
 def blind_category(verdict: str, order: str) -> tuple[str, bool]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from jury.compare.outcomes import gold_result_key, schema_of
 from jury.inputs.records import GoldItem
 from jury.judging.agreement import AUDIT, agreement_summary
-from jury.judging.ballots import Template, audit_messages
+from jury.judging.ballots import Template, audit_messages, fence
 from jury.judging.panels import Panel
 from jury.judging.rules import audit_counts, audit_flag
 from jury.judging.runner import Ballot, BallotResult, run_ballots
@@ -31,14 +31,30 @@ class AuditPlan:
         return [b for g in self.groups for b in g]
 
 
-def plan_audit(items: list[GoldItem], panel: Panel, databases: dict, gold_results: dict | None = None) -> AuditPlan:
-    """databases: db_id -> (path, sha256); gold_results: question_id -> ExecResult (previews)."""
+def checks_block(findings) -> str:
+    """The ballot text stating the deterministic gold checks as facts (panel show_checks):
+    findings are (name, evidence) objects, e.g. jury.compare.gold_checks.CheckFinding."""
+    lines = [f"- {f.name}: {f.evidence}" for f in findings] or ["- none of the checks flagged this query"]
+    return (
+        "\nDeterministic checks of the gold query (jury executed it repeatedly, without a model; these are "
+        "measured facts, weigh them with the question):\n<gold_checks>\n" + fence("\n".join(lines)) + "\n</gold_checks>\n"
+    )
+
+
+def plan_audit(
+    items: list[GoldItem], panel: Panel, databases: dict, gold_results: dict | None = None, checks: dict | None = None
+) -> AuditPlan:
+    """databases: db_id -> (path, sha256); gold_results: question_id -> ExecResult (previews);
+    checks: question_id -> the findings of its gold checks, shown to jurors when the panel's
+    show_checks is on (an item without an entry, e.g. a recorded result, gets no block)."""
     template = panel.template or Template.load(panel.prompt_path)  # as validated at load
     plan = AuditPlan(panel, template, items)
     for item in items:
         schema_text = schema_of(item, databases, item.sql)
         preview = gold_results.get(item.question_id) if (panel.show_preview and gold_results) else None
-        messages = audit_messages(template, item, schema_text, panel.show_evidence, preview)
+        found = checks.get(item.question_id) if (panel.show_checks and checks is not None) else None
+        block = checks_block(found) if found is not None else ""
+        messages = audit_messages(template, item, schema_text, panel.show_evidence, preview, block)
         plan.groups.append(
             [
                 Ballot(

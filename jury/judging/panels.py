@@ -41,10 +41,12 @@ class Panel:
     jurors: list[JurorSpec]
     show_evidence: bool = True
     show_preview: bool = False  # audit: show a preview of the gold result
+    show_checks: bool = False  # audit: show the deterministic gold checks to the jurors as facts
     quorum: int | None = None  # audit: defective votes needed to flag (None: strict majority of valid votes)
     swap: bool = False  # adjudication: each juror judges both answer orders (doubles the calls)
     prompt_path: Path = field(default_factory=lambda: PROMPTS_DIR / DEFAULT_PROMPTS["blind"])
     template: Template | None = None  # the prompt template as validated at load
+    taxonomy: str | None = None  # adjudication: error taxonomy (a name in panels/taxonomies/ or a path)
 
     def juror(self, name: str) -> JurorSpec:
         return next(j for j in self.jurors if j.name == name)
@@ -86,9 +88,11 @@ class _PanelKeys(BaseModel):
     k: int | None = Field(None, ge=1)  # default: 3, or every juror for an audit panel
     show_evidence: bool = True
     show_preview: bool = False
+    show_checks: bool = False
     quorum: int | None = Field(None, ge=1)
     swap: bool = False
     prompt: str | None = None
+    taxonomy: str | None = Field(None, min_length=1)
     jurors: list = Field(min_length=1)
 
 
@@ -227,6 +231,8 @@ def load_panel(path: str | Path) -> Panel:
         raise ConfigError(f"{p}: quorum = {keys.quorum} but the panel has {len(jurors)} jurors")
     if keys.swap and style == "audit":
         raise ConfigError(f"{p}: swap = true applies to adjudication panels (an audit ballot shows one query)")
+    if keys.show_checks and style != "audit":
+        raise ConfigError(f"{p}: show_checks = true applies to audit panels (the gold checks of `jury audit-gold`)")
     if keys.prompt is not None:
         prompt_path = resolve_prompt(p, keys.prompt)
     else:
@@ -245,10 +251,12 @@ def load_panel(path: str | Path) -> Panel:
         jurors=jurors,
         show_evidence=keys.show_evidence,
         show_preview=keys.show_preview,
+        show_checks=keys.show_checks,
         quorum=keys.quorum,
         swap=keys.swap,
         prompt_path=prompt_path,
         template=template,
+        taxonomy=keys.taxonomy,
     )
 
 

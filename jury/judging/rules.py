@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CREDITED_VERDICTS, AuditVote, Verdict
+from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CLASSIFY_STYLE, CREDITED_VERDICTS, NONE_FITS, AuditVote, Verdict
 
 
 def adjudication_verdict(categories: list[str | None], k: int) -> str:
@@ -147,12 +147,19 @@ def _vote_problem(vote, style: str) -> str | None:
         return None
     if vote.category is None:
         return f"juror {vote.juror!r} neither voted nor abstained nor was skipped"
-    if vote.raw_verdict is None:  # hand-made files may leave the raw answer out; the category must still be one
+    if style == CLASSIFY_STYLE:  # `jury suites --classify`: the answer is the pick, a vote counts as genuine_error
+        pick = None if vote.raw_verdict in (None, NONE_FITS) else vote.raw_verdict
+        ok = vote.category == Verdict.GENUINE_ERROR and (vote.raw_verdict is None or vote.error_category == pick)
+    elif vote.raw_verdict is None:  # hand-made files may leave the raw answer out; the category must still be one
         ok = vote.category in (AUDIT_VOTES if style == "audit" else CATEGORIES)
     elif style == "audit":
         ok = vote.category in AUDIT_VOTES and vote.raw_verdict == vote.category
     elif style == "labelled":
         ok = vote.category in CATEGORIES and vote.raw_verdict == vote.category
+    elif style == "suite":  # a test-suite format ballot: equivalent / different / ambiguous
+        from jury.judging.ballots import SUITE_CATEGORIES
+
+        ok = vote.raw_verdict in SUITE_CATEGORIES and SUITE_CATEGORIES[vote.raw_verdict] == vote.category
     else:  # blind: the raw answer names a position; the recorded order maps it back
         from jury.judging.ballots import blind_category
 
@@ -202,6 +209,8 @@ def check_document(doc) -> str | None:
             types = sorted({v.defect_type for v in r.votes if _effective(v) == AuditVote.DEFECTIVE and v.defect_type})
             if list(r.defect_types) != types:
                 return f"{where}: defect_types {list(r.defect_types)} do not follow from its votes ({types})"
+            if r.checks is not None and not isinstance(doc.settings.get("checks"), dict):
+                return f"{where}: has gold checks but the file's settings record none (settings.checks)"
             continue
         counted = [_effective(v) for v in r.votes if not v.skipped]
         verdict = adjudication_verdict(counted, len(r.votes))
@@ -215,6 +224,15 @@ def check_document(doc) -> str | None:
             return f"{where}: verdict {r.verdict!r} does not follow from its votes (the file's rules give {verdict!r})"
         if r.credited != is_credited(verdict):
             return f"{where}: credited={r.credited} does not follow from verdict {verdict!r}"
+        from jury.judging.taxonomies import taxonomy_problem
+
+        problem = taxonomy_problem(r, doc.settings.get("taxonomy"))
+        if problem is None and style == CLASSIFY_STYLE:
+            from jury.judging.taxonomies import classify_problem
+
+            problem = classify_problem(r, doc.settings.get("taxonomy"))
+        if problem:
+            return f"{where}: {problem}"
     s = doc.summary
     if doc.kind == "adjudication":
         failures = [r for r in doc.records if not r.review_pass]

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from jury.errors import StoreError
 from jury.inputs.io import canonical_v1
-from jury.judging.ballots import REPLY_SCHEMAS, make_parser
+from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.client import JurorPool
 from jury.judging.juror import JurorSpec
 
@@ -50,6 +50,7 @@ class Ballot:
     messages: list[dict]
     template_sha256: str
     meta: dict = field(default_factory=dict)  # e.g. {"order": "gold_first"}
+    taxonomy: Any = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category)
 
     @property
     def request_sha256(self) -> str:
@@ -61,7 +62,7 @@ class Ballot:
                     "params": self.juror.generation_params(),
                     "structured_output": self.juror.structured_output,
                     "messages": self.messages,
-                    "reply_schema": REPLY_SCHEMAS[self.style],
+                    "reply_schema": reply_schema(self.style, self.taxonomy),
                     "template_sha256": self.template_sha256,
                 }
             )
@@ -262,8 +263,8 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
     result = await s.pool.call(
         ballot.juror.name,
         ballot.messages,
-        schema=REPLY_SCHEMAS[ballot.style],
-        parse=make_parser(ballot.style),
+        schema=reply_schema(ballot.style, ballot.taxonomy),
+        parse=make_parser(ballot.style, ballot.taxonomy),
     )
     s.guard.settle(est, result.cost_usd)
     s.stats.cost_usd += result.cost_usd

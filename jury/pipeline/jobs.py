@@ -130,9 +130,10 @@ def adjudication_job(
     progress: ProgressFactory = _no_progress,
     swap: bool | None = None,
     review_passes: float = 0.0,
+    taxonomy: str | None = None,
 ) -> JobResult[AdjudicationPlan]:
     """swap: None takes the panel's `swap`; review_passes: the share of each model's strict
-    matches also sent to the jury (0: failures only)."""
+    matches also sent to the jury (0: failures only); taxonomy: None takes the panel's."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
     from jury.verdicts.assemble import write_adjudication
 
@@ -144,8 +145,15 @@ def adjudication_job(
         raise InputError("--swap and --early-stop cannot be combined: a swapped vote needs both orders of every juror")
     if not 0.0 <= review_passes <= 1.0:
         raise InputError(f"--review-passes must be a fraction in [0, 1], got {review_passes}")
+    tax = None
+    if (taxonomy or panel.taxonomy) is not None:
+        from jury.judging.taxonomies import load_taxonomy
+
+        tax = load_taxonomy(taxonomy or panel.taxonomy)
     gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
-    plan = plan_adjudication(ev, gold, records, panel, registry, models=models, seed=seed, swap=swap, review_passes=review_passes)
+    plan = plan_adjudication(
+        ev, gold, records, panel, registry, models=models, seed=seed, swap=swap, review_passes=review_passes, taxonomy=tax
+    )
     if plan_only:
         return JobResult(plan, evaluation=ev)
     from jury.verdicts.assemble import adjudication_header, existing_verdicts
@@ -153,6 +161,8 @@ def adjudication_job(
     job_settings = {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()}
     if swap:  # recorded only when used, so files made without them keep their bindings
         job_settings["swap"] = True
+    if tax is not None:
+        job_settings["taxonomy"] = tax.binding()
     if review_passes:
         job_settings["review_passes"] = review_passes
         job_settings["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}
@@ -187,7 +197,12 @@ def audit_job(
     plan_only: bool = False,
     supersedes: str | None = None,
     progress: ProgressFactory = _no_progress,
+    checks: bool = True,
+    check_passes: tuple[int, ...] | None = None,
 ) -> JobResult[AuditPlan]:
+    """checks: run the deterministic gold checks (jury check-gold) first, before any juror
+    call, record them in each record's ``checks`` and in settings.checks; shown to the jurors
+    when the panel's show_checks is on. check_passes: default Spider 2.0-AIFunc's."""
     from jury.compare.outcomes import execute_gold, resolve_databases
     from jury.inputs.io import load_gold
     from jury.judging.gold_audit import plan_audit, run_audit, summarize
@@ -216,10 +231,15 @@ def audit_job(
     if panel.show_preview:
         with progress("executing gold SQL") as bar:
             results = execute_gold(items, databases, store, progress=bar)
-    plan = plan_audit(items, panel, databases, results)
+    if panel.show_checks and not checks:
+        raise InputError(f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (drop --no-checks)")
+    found_checks, check_settings = None, None
+    if checks and (panel.show_checks or not plan_only):  # executions only: no juror is called here
+        found_checks, check_settings = _gold_checks(items, databases, check_passes, progress)
+    plan = plan_audit(items, panel, databases, results, found_checks)
     if plan_only:
         return JobResult(plan)
-    from jury.verdicts.assemble import audit_header, existing_verdicts
+    from jury.verdicts.assemble import audit_header
 
     audit_settings = {
         "quorum": panel.quorum,
@@ -227,8 +247,13 @@ def audit_job(
         "dbs": dbs or None,
         "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None,
     }
+    legacy = None
+    if check_settings is not None:  # recorded only when they ran: jobs without them keep their bindings
+        if not panel.show_checks:  # the jurors' ballots are those of the same job without checks
+            legacy = audit_header(cfg, output, plan, store, databases, gold_path, dict(audit_settings), supersedes)
+        audit_settings["checks"] = check_settings
     head = audit_header(cfg, output, plan, store, databases, gold_path, audit_settings, supersedes)
-    found = existing_verdicts(cfg, output, head, supersedes)
+    found = _existing_audit(cfg, output, head, legacy, supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         records = [r.model_dump(mode="json") for r in found[1].records]
         return JobResult(plan, records, None, found[0], True, summary=summarize(records))
@@ -237,9 +262,49 @@ def audit_job(
         records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar)
     raise_if_capped(stats)
     raise_if_incomplete(stats)
+    for record in records:
+        findings = (found_checks or {}).get(record["question_id"])
+        if findings is not None:  # absent for an item with nothing to execute, or without checks
+            record["checks"] = [f.model_dump(mode="json") for f in findings]
     summary = summarize(records)
     try:
         path, reused = write_audit(cfg, output, head, plan, records, summary, store)
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, records, stats, path, reused, summary=summary)
+
+
+def _gold_checks(items, databases, passes, progress: ProgressFactory) -> tuple[dict, dict]:
+    """The deterministic checks of every gold item with SQL to execute (no model): (question_id
+    -> findings, the settings they ran with)."""
+    from jury.compare.gold_checks import check_gold
+    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+
+    passes = tuple(passes or DEFAULT_GOLD_PASSES)
+    with progress("checking gold SQL") as bar:
+        results = check_gold(
+            items, databases, passes=passes, comparator=DEFAULT_COMPARATOR, timeout_s=DEFAULT_TIMEOUT_S,
+            row_cap=DEFAULT_ROW_CAP, progress=bar,
+        )  # fmt: skip
+    settings = {"passes": list(passes), "comparator": DEFAULT_COMPARATOR, "timeout_s": DEFAULT_TIMEOUT_S}
+    return {r.question_id: r.checks for r in results}, settings
+
+
+def _existing_audit(cfg, output, head: dict, legacy: dict | None, supersedes: str | None):
+    """existing_verdicts for an audit job; with ``legacy`` (the same job's header without the
+    checks, when the jurors do not see them) a locked file made without checks (before they
+    existed, or with --no-checks) also holds this verdict set: the checks change no vote, so
+    a rerun of such a job is up to date rather than a second file (or a refused -o)."""
+    from jury.verdicts.assemble import existing_verdicts
+    from jury.verdicts.documents import VerdictError
+
+    if legacy is None:
+        return existing_verdicts(cfg, output, head, supersedes)
+    try:
+        found = existing_verdicts(cfg, output, head, supersedes)  # a file with checks first
+    except VerdictError as exc:  # -o names a file of another job, unless it is this one without checks
+        try:
+            return existing_verdicts(cfg, output, legacy, supersedes)
+        except VerdictError:
+            raise exc from None
+    return found if found is not None else existing_verdicts(cfg, output, legacy, supersedes)

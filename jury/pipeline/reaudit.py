@@ -49,6 +49,8 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[P
             panel=panel,
             question_ids=qids,
             split=s.get("split"),
+            checks=isinstance(s.get("checks"), dict),  # re-run with the checks when the file has them
+            check_passes=tuple(s["checks"]["passes"]) if isinstance(s.get("checks"), dict) else None,
             max_cost=max_cost,
             output=output,
             supersedes=doc.content_sha256,

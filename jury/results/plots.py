@@ -1,8 +1,8 @@
 """PNG charts of a jury report (the ``Report`` of ``build_report``, or its JSON dict).
 
 ``write_plots(report, out_dir)`` writes columns.png, rank_slope.png,
-miss_composition.png, defect_share_vs_strength.png and position_bias.png
-(jury.results.plot_bias), skipping (never failing on) a chart whose data is absent. Each chart has a ``*_figure(report)`` builder
+miss_composition.png, defect_share_vs_strength.png, position_bias.png
+(jury.results.plot_bias) and error_categories.png (jury.results.plot_taxonomy), skipping (never failing on) a chart whose data is absent. Each chart has a ``*_figure(report)`` builder
 returning the Figure (or None) and a ``plot_*(report, path)`` wrapper that
 saves and frees it. Figures are ``matplotlib.figure.Figure`` objects on an Agg
 canvas: no pyplot, no display, no global backend switch, nothing left open.
@@ -21,6 +21,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from jury.results.plot_bias import position_bias_figure
 from jury.results.plot_labels import FONT, TABLE_LINE_PT, label_points, number_table
+from jury.results.plot_taxonomy import error_categories_figure
 from jury.vocab import COLUMNS, COMPOSITION, Column, Verdict
 
 if TYPE_CHECKING:
@@ -423,12 +424,18 @@ def plot_position_bias(report: Report | dict, path) -> Path | None:
     return _save(position_bias_figure(report), path)
 
 
+def plot_error_categories(report: Report | dict, path) -> Path | None:
+    """Write the error-category chart (jury.results.plot_taxonomy); None without a --taxonomy file."""
+    return _save(error_categories_figure(report), path)
+
+
 CHARTS = (
     ("columns.png", plot_columns),
     ("rank_slope.png", plot_rank_slope),
     ("miss_composition.png", plot_miss_composition),
     ("defect_share_vs_strength.png", plot_defect_share_vs_strength),
     ("position_bias.png", plot_position_bias),
+    ("error_categories.png", plot_error_categories),
 )
 
 

@@ -41,6 +41,7 @@ from jury.results.columns import (
 from jury.results.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import Report
 from jury.results.scoring import score_all
+from jury.results.taxonomy_report import categories_markdown, category_counts, print_categories
 from jury.stats import ordinal, pearson, rank_delta, rank_shift, spearman
 from jury.version import __version__, provenance
 from jury.vocab import COLUMNS, COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Column, Outcome, Verdict
@@ -142,6 +143,7 @@ def build_report(
             "oracle_routing": _oracle(pairs, models, flagged, index),
             "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
             "agreement": agreement_sets(audit_docs, adj_docs),  # from the records, never the summaries
+            "error_categories": category_counts(adj_docs),  # --taxonomy files only
         }
     )
 
@@ -349,6 +351,7 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
             + "\n\n"
             + to_markdown(orows, ocols, oheads)
             + agreement_markdown(report)
+            + categories_markdown(report)
         )
     import io
 
@@ -363,6 +366,7 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
         console.print(safe(n), markup=False)
     console.print(to_rich_table(orows, ocols, oheads, title=oracle_title))
     print_agreement(console, report)
+    print_categories(console, report)
     return buffer.getvalue()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from jury.inputs.io import write_atomic
 from jury.inputs.records import QuestionId
@@ -251,8 +251,21 @@ class Agreement(_Model):
     position_bias_note: str | None = Field(description="Why position_bias is null.")
 
 
+class ErrorCategories(_Model):
+    """--taxonomy adjudication files: per model, its genuine-error verdicts by error category
+    (jury.results.taxonomy_report.category_counts)."""
+
+    taxonomy: str = Field(description="The taxonomy's name (settings.taxonomy of the adjudication files).")
+    categories: list[str] = Field(description="Its category ids, in its order.")
+    models: dict[str, dict[str, int]] = Field(
+        description='Model -> category id (and "no majority": a genuine error without a majority pick) -> failures.'
+    )
+
+
 class Report(_Model):
     """`jury report --format json` (see README, `jury report`)."""
+
+    _OPTIONAL = ("error_categories",)  # written only when present: reports without them are as before
 
     jury_version: str
     provenance: Provenance = Field(description="jury and litellm versions and jury's git revision (jury.version.provenance).")
@@ -267,6 +280,17 @@ class Report(_Model):
     agreement: list[Agreement] = Field(
         default=[], description="Per verdict file (verdict_files' order): juror agreement and position bias."
     )
+    error_categories: ErrorCategories | None = Field(
+        None, description="Adjudication files made with --taxonomy only (absent otherwise): error categories per model."
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unused(self, handler):
+        data = handler(self)
+        for key in self._OPTIONAL:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 def report_schema() -> dict[str, Any]:

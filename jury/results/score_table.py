@@ -44,6 +44,7 @@ def score_rows(scores) -> list[dict]:
                         f"{col}_rank": getattr(s, f"{col}_rank"),
                     }
                 )
+        row.update(_extra_metrics(s))
         rows.append(row)
     return rows
 
@@ -110,10 +111,12 @@ def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool 
                 d[col] = _interval(r, col) + (f" ({ordinal(r[f'{col}_rank'])})" if r[f"{col}_rank"] else "")
             columns.insert(columns.index("jury_eligible"), col)
             headers.insert(headers.index("jury-eligible"), f"{head} [95% CI] (rank)")
+    note = _extra_display(rows, display, columns, headers)
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
     )
+    caption += note
     if ev.recorded_pairs:
         n = ev.recorded_pairs
         caption += (
@@ -135,6 +138,41 @@ def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool 
     console.print(to_rich_table(display, columns, headers, title="strict execution match"))
     console.print(safe(caption, newlines=True), markup=False)
     return buffer.getvalue()
+
+
+def _extra_metrics(s) -> dict:
+    """CSV/table fields of `jury score --function-set` and `--efficiency` (only when asked for)."""
+    row: dict = {}
+    if s.function_set is not None:
+        p = s.function_set
+        row.update({"fsa_k": p["k"], "fsa_n": p["n"], "fsa": p["value"], "fsa_low": p["low"], "fsa_high": p["high"]})
+    if s.efficiency is not None:
+        e = s.efficiency
+        row.update({k: e[k] for k in ("ves", "time_ratio", "faster_share", "timed_matches", "untimed_matches", "repeats", "cpu")})
+        row["measured_at"] = e["measured_to"]
+    return row
+
+
+def _extra_display(rows: list[dict], display: list[dict], columns: list[str], headers: list[str]) -> str:
+    """Adds the FSA and efficiency columns to the table; returns the caption's note on timings."""
+    if rows and "fsa" in rows[0]:
+        for d, r in zip(display, rows):
+            d["fsa_ci"] = _interval({"fsa_accuracy": r["fsa"], "fsa_low": r["fsa_low"], "fsa_high": r["fsa_high"]}, "fsa")
+        columns.append("fsa_ci")
+        headers.append("function-set acc [95% CI]")
+    if rows and "ves" in rows[0]:
+        for d, r in zip(display, rows):
+            d["ves_shown"] = "—" if r["ves"] is None else f"{r['ves']:.2f}"
+            d["ratio_shown"] = "—" if r["time_ratio"] is None else f"{r['time_ratio']:.3f}"
+            d["faster_shown"] = "—" if r["faster_share"] is None else f"{r['faster_share']:.3f} of {r['timed_matches']}"
+        columns.extend(["ves_shown", "ratio_shown", "faster_shown"])
+        headers.extend(["VES", "t_pred/t_gold", "pred faster"])
+        r = rows[0]
+        return (
+            f"\nefficiency: {r['repeats']} timed repetitions per matched pair, measured on this machine "
+            f"(CPU {r['cpu']}), latest {max(str(x['measured_at']) for x in rows)}; VES x100 as BIRD"
+        )
+    return ""
 
 
 def per_question_jsonl(pairs) -> str:

@@ -15,12 +15,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from jury.errors import JuryError
 from jury.inputs.io import write_atomic
 from jury.inputs.records import _normalise_qid
-from jury.vocab import CREDITED_VERDICTS, Verdict, VerdictName
+from jury.vocab import CREDITED_VERDICTS, GoldCheck, Verdict, VerdictName
 
 FORMAT_VERSION = 2  # 2: locked with RFC 8785; 1: jury's first canonical JSON (still read)
 KINDS: tuple[str, ...] = ("adjudication", "audit")
@@ -39,6 +48,21 @@ class VerdictError(JuryError):
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class _OmitUnused(_Model):
+    """A model whose newer optional keys (``_OPTIONAL``) are written only when used, so files
+    made without them stay byte-identical to before."""
+
+    _OPTIONAL: tuple[str, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_unused(self, handler):
+        data = handler(self)
+        for key in self._OPTIONAL:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class FileBinding(_Model):
@@ -97,8 +121,10 @@ class SwappedVote(_Model):
     request_sha256: str | None = None
 
 
-class Vote(_Model):
+class Vote(_OmitUnused):
     """One juror's ballot on one question (or why there is none)."""
+
+    _OPTIONAL = ("error_category",)
 
     juror: str = Field(description="Juror name.")
     family: str = Field(description="Juror's model family.")
@@ -123,9 +149,16 @@ class Vote(_Model):
         "both orders give the same category; otherwise it abstains as inconsistent.",
     )
     inconsistent: bool = Field(False, description="--swap only: the two orders gave different categories (an abstention).")
+    error_category: str | None = Field(
+        None,
+        description="--taxonomy only (absent otherwise): the error category this juror picked with a genuine_error vote "
+        "(an id of the taxonomy named in settings.taxonomy).",
+    )
 
 
-class AdjudicationRecord(_Model):
+class AdjudicationRecord(_OmitUnused):
+    _OPTIONAL = ("error_category", "test", "episode", "turn")
+
     question_id: int | str
     db_id: str
     model: str = Field(description="The model whose failure was adjudicated.")
@@ -143,6 +176,21 @@ class AdjudicationRecord(_Model):
         "makes it a false pass. It never changes the one-sided adjudicated column.",
     )
 
+    error_category: str | None = Field(
+        None,
+        description="--taxonomy only (absent otherwise): the error category a strict majority of the genuine_error "
+        "votes picked (null without one, or when the verdict is not genuine_error).",
+    )
+    test: str | None = Field(
+        None,
+        description="Test-suite runs only (absent otherwise): the failing test whose expected and actual outputs were "
+        "judged for format equivalence, or (panel ballot_style classify) whose error was classified.",
+    )
+    episode: str | int | None = Field(
+        None, description="Test-suite runs, turns of an episode only (absent otherwise): the episode of the judged test."
+    )
+    turn: int | None = Field(None, description="Test-suite runs, turns of an episode only (absent otherwise): its turn.")
+
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
 
     @property
@@ -156,7 +204,16 @@ class AdjudicationRecord(_Model):
         return self
 
 
-class AuditRecord(_Model):
+class CheckFact(_Model):
+    """One deterministic gold check that flagged the query (`jury check-gold`), with its evidence."""
+
+    name: GoldCheck = Field(description="The check (jury check-gold's names).")
+    evidence: str = Field(description="What shows it: the differing results, the tied rows, the error.")
+
+
+class AuditRecord(_OmitUnused):
+    _OPTIONAL = ("checks",)
+
     question_id: int | str
     db_id: str
     difficulty: str | None = None
@@ -169,6 +226,11 @@ class AuditRecord(_Model):
     gold_key: str | None = Field(
         None,
         description="sha256 of (database sha256, the gold SQL) that was judged; null in files written before it was recorded.",
+    )
+    checks: list[CheckFact] | None = Field(
+        None,
+        description="The deterministic checks that flagged the gold query (empty: none did), run before any juror "
+        "call (settings.checks); absent when they were not run (--no-checks, a recorded gold result, older files).",
     )
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
@@ -187,7 +249,9 @@ class Provenance(_Model):
 
 def _record_key(record: _Model) -> tuple:
     if isinstance(record, AdjudicationRecord):
-        return (record.model, record.question_id)
+        if record.test is None:
+            return (record.model, record.question_id)
+        return (record.model, record.question_id, record.episode, record.turn, record.test)
     assert isinstance(record, AuditRecord)
     return (record.split, record.question_id)
 

@@ -1,0 +1,161 @@
+"""Efficiency of matched answers: BIRD's VES and Spider 2.0-AIFunc's time ratio.
+
+Each matched pair's candidate and gold run ``repeats`` times, interleaved (candidate, then
+gold, as BIRD's ``evaluation_ves.py``), on one read-only connection, one pair at a time (no
+parallel executions skew the clock). Timings are cached in the store with the CPU model they
+were measured on and reused only on a machine with the same CPU model.
+
+- **VES** (BIRD): per pair the ratios gold time / candidate time of each repetition, cleaned
+  of outliers by BIRD's ``clean_abnormal`` (keep x with mean − 3σ < x < mean + 3σ, σ the
+  population standard deviation), averaged; an item scores sqrt(that mean) × 100 when it
+  matches, 0 otherwise; VES is the mean over the model's routed questions (strict's
+  denominator). When every ratio is equal (σ = 0) BIRD's rule keeps nothing and its script
+  divides by zero; here every ratio is kept.
+- **time ratio** (Spider 2.0-AIFunc): per matched pair the cleaned mean candidate time over
+  the cleaned mean gold time; its mean over the model's timed matches, and the share of
+  those where the candidate is faster (ratio < 1).
+
+BIRD times only ``cursor.execute`` (SQLite's first step); jury times executing and stepping
+through every row, which is what the answer costs.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from jury.execution.repeat import timed_runs
+from jury.execution.store import Store
+from jury.execution.timings import get_timing, put_timing, timing_key
+from jury.vocab import DEFAULT_EFFICIENCY_REPEATS, Outcome
+
+
+def clean_abnormal(values: Sequence[float]) -> list[float]:
+    """BIRD's outlier rule: the values strictly within 3 population standard deviations of the
+    mean (all of them when they are all equal).
+
+    >>> clean_abnormal([1.0] * 20 + [100.0])
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    >>> clean_abnormal([2.0, 2.0])
+    [2.0, 2.0]
+    """
+    n = len(values)
+    if n == 0:
+        return []
+    mean = sum(values) / n
+    std = math.sqrt(sum((x - mean) ** 2 for x in values) / n)
+    kept = [x for x in values if mean - 3 * std < x < mean + 3 * std]
+    return kept or list(values)
+
+
+def ves_ratio(gold_times: Sequence[float], pred_times: Sequence[float]) -> float:
+    """BIRD's per-item time ratio: the cleaned mean of gold/candidate per repetition."""
+    kept = clean_abnormal([g / p for g, p in zip(gold_times, pred_times, strict=True)])
+    return sum(kept) / len(kept)
+
+
+def pred_gold_ratio(gold_times: Sequence[float], pred_times: Sequence[float]) -> float:
+    """Spider 2.0-AIFunc's t_pred / t_gold, each time the cleaned mean of its repetitions."""
+    g, p = clean_abnormal(list(gold_times)), clean_abnormal(list(pred_times))
+    return (sum(p) / len(p)) / (sum(g) / len(g))
+
+
+def cpu_model() -> str:
+    """This machine's CPU model (the first `model name` of /proc/cpuinfo, else platform's)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+@dataclass
+class PairTiming:
+    gold_times: list[float] | None
+    pred_times: list[float] | None
+    measured_at: str
+    cached: bool
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.gold_times) and bool(self.pred_times) and all(t > 0 for t in self.pred_times or [])
+
+
+def time_matches(
+    ev,
+    records: list,
+    gold: dict,
+    store: Store,
+    *,
+    repeats: int = DEFAULT_EFFICIENCY_REPEATS,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[int, PairTiming]:
+    """Index of each executed matched pair -> its timings (measured now, or reused)."""
+    cpu = cpu_model()
+    wanted: dict[str, tuple[str, str, str]] = {}  # timing key -> (db_id, gold sql, candidate sql)
+    index: dict[int, str] = {}
+    for i, (pair, record) in enumerate(zip(ev.pairs, records, strict=True)):
+        if pair.outcome != Outcome.MATCH or pair.recorded or record.sql is None:
+            continue
+        g = gold[record.question_id]
+        key = timing_key(ev.databases[g.db_id][1], g.sql, record.sql, repeats)
+        wanted.setdefault(key, (g.db_id, g.sql, record.sql))
+        index[i] = key
+    timings: dict[str, PairTiming] = {}
+    for key in wanted:
+        found = get_timing(store, key, cpu)
+        if found is not None:
+            timings[key] = PairTiming(found[0], found[1], found[2], True)
+    todo = [k for k in wanted if k not in timings]
+    if progress:
+        progress(0, len(todo))
+    for done, key in enumerate(todo, start=1):
+        db_id, gold_sql, pred_sql = wanted[key]
+        path, sha = ev.databases[db_id]
+        pred_times, gold_times = timed_runs(path, [pred_sql, gold_sql], repeats, timeout_s=ev.settings.timeout_s)
+        stamp = put_timing(store, key, sha, gold_sql, pred_sql, repeats, (gold_times, pred_times), cpu)
+        timings[key] = PairTiming(gold_times, pred_times, stamp, False)
+        if progress:
+            progress(done, len(todo))
+    return {i: timings[k] for i, k in index.items()}
+
+
+def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int, cpu: str) -> dict[str, dict]:
+    """model -> {ves, ves_n, time_ratio, faster_share, timed_matches, untimed_matches, ...}."""
+    out: dict[str, dict] = {}
+    for i, pair in enumerate(pairs):
+        if pair.outcome == Outcome.GOLD_ERROR or not pair.routed:
+            continue
+        m = out.setdefault(pair.model, {"_ves": 0.0, "n": 0, "ratios": [], "untimed": 0, "stamps": []})
+        m["n"] += 1
+        if pair.outcome != Outcome.MATCH:
+            continue
+        t = timings.get(i)
+        if t is None or not t.ok:
+            m["untimed"] += 1
+            continue
+        assert t.gold_times is not None and t.pred_times is not None
+        m["_ves"] += math.sqrt(ves_ratio(t.gold_times, t.pred_times)) * 100
+        m["ratios"].append(pred_gold_ratio(t.gold_times, t.pred_times))
+        m["stamps"].append(t.measured_at)
+    result = {}
+    for model, m in out.items():
+        ratios = m["ratios"]
+        result[model] = {
+            "ves": m["_ves"] / m["n"] if m["n"] else None,
+            "ves_n": m["n"],
+            "time_ratio": sum(ratios) / len(ratios) if ratios else None,
+            "faster_share": sum(r < 1 for r in ratios) / len(ratios) if ratios else None,
+            "timed_matches": len(ratios),
+            "untimed_matches": m["untimed"],
+            "repeats": repeats,
+            "cpu": cpu,
+            "measured_from": min(m["stamps"]) if m["stamps"] else None,
+            "measured_to": max(m["stamps"]) if m["stamps"] else None,
+        }
+    return result

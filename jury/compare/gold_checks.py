@@ -1,0 +1,222 @@
+"""Deterministic checks of gold queries (no model involved): `jury check-gold` and the first
+stage of `jury audit-gold`.
+
+Per gold query: executed in passes (default 5 + 10 + 10 + 10, as Spider 2.0-AIFunc) and once
+more with ``PRAGMA reverse_unordered_selects=ON``; a result that differs from the first
+under the comparator the item is scored with (rows ordered when the item's order matters)
+is ``row_order``. Then the probes of :mod:`jury.compare.gold_probes` (``limit_tie``,
+``bare_column``) and the shape of the result (``empty_result``, ``all_null``,
+``null_value``); a gold that fails or times out is ``gold_fails`` / ``gold_timeout``.
+Every finding carries a one-line evidence a person can confirm in seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from jury.compare import comparators as compare
+from jury.compare.gold_probes import bare_column_probes, limit_probe
+from jury.errors import InputError
+from jury.execution.repeat import run_passes
+from jury.execution.sqlite import execute
+from jury.inputs.records import ExecResult, GoldItem, QuestionId
+from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GOLD_CHECKS, GoldCheck
+
+_SHOWN_ROWS = 3
+
+
+class CheckFinding(BaseModel):
+    """One check that flagged a gold query, with what shows it."""
+
+    name: GoldCheck
+    evidence: str
+
+
+class GoldCheckResult(BaseModel):
+    question_id: QuestionId
+    db_id: str
+    executions: int
+    checks: list[CheckFinding] = []
+
+
+def parse_passes(text: str) -> tuple[int, ...]:
+    """``"5,10,10,10"`` -> (5, 10, 10, 10); each a positive integer.
+
+    >>> parse_passes("5, 10")
+    (5, 10)
+    """
+    try:
+        passes = tuple(int(p) for p in text.split(","))
+    except ValueError:
+        raise InputError(f"--passes must be comma-separated positive integers, got {text!r}") from None
+    if not passes or any(p < 1 for p in passes):
+        raise InputError(f"--passes must be comma-separated positive integers, got {text!r}")
+    return passes
+
+
+def _rows_text(rows: Sequence[tuple], limit: int = _SHOWN_ROWS) -> str:
+    shown = ", ".join(repr(tuple(r)) for r in rows[:limit])
+    more = f", … ({len(rows)} rows)" if len(rows) > limit else ""
+    return f"[{shown}{more}]"
+
+
+def _result_text(result: ExecResult) -> str:
+    return _rows_text(result.rows) if not result.truncated else f"{result.row_count} rows (over the row cap)"
+
+
+def same_result(a: ExecResult, b: ExecResult, comparator: str, order_matters: bool, options=compare.NormalizeOptions()) -> bool:
+    """Whether ``comparator`` counts ``b`` equal to ``a`` (digests when a result is over the cap)."""
+    if a.truncated or b.truncated:
+        return (a.ordered_sha256 == b.ordered_sha256) if order_matters else (a.result_sha256 == b.result_sha256)
+    fn = compare.get_comparator(comparator)
+    return bool(fn(a.rows, b.rows, order_matters=order_matters, options=options)) and bool(
+        fn(b.rows, a.rows, order_matters=order_matters, options=options)
+    )
+
+
+def determinism_finding(
+    passes: list[list[ExecResult]], reverse: ExecResult | None, comparator: str, order_matters: bool
+) -> CheckFinding | None:
+    """``row_order`` when any execution (or the reversed-scan one) differs from the first."""
+    first = passes[0][0]
+    for p, results in enumerate(passes, start=1):
+        for i, result in enumerate(results, start=1):
+            if result.ok and not same_result(first, result, comparator, order_matters):
+                return CheckFinding(
+                    name=GoldCheck.ROW_ORDER,
+                    evidence=f"pass {p} execution {i} gave {_result_text(result)}; the first gave {_result_text(first)}",
+                )
+    if reverse is not None and reverse.ok and not same_result(first, reverse, comparator, order_matters):
+        return CheckFinding(
+            name=GoldCheck.ROW_ORDER,
+            evidence=(
+                f"with PRAGMA reverse_unordered_selects=ON it gives {_result_text(reverse)}; normally {_result_text(first)}"
+            ),
+        )
+    return None
+
+
+def shape_findings(result: ExecResult) -> list[CheckFinding]:
+    """``empty_result``, ``null_value`` (one row, one column, NULL) and ``all_null`` (other shapes)."""
+    if result.row_count == 0:
+        return [CheckFinding(name=GoldCheck.EMPTY_RESULT, evidence=f"0 rows (columns {result.columns})")]
+    if result.truncated or any(v is not None for row in result.rows for v in row):
+        return []
+    if result.row_count == 1 and len(result.columns) == 1:
+        return [CheckFinding(name=GoldCheck.NULL_VALUE, evidence=f"one value, NULL (column {result.columns[0]!r})")]
+    return [
+        CheckFinding(name=GoldCheck.ALL_NULL, evidence=f"{result.row_count} rows, every value NULL: {_rows_text(result.rows)}")
+    ]
+
+
+def tie_finding(sql: str, db_path: Path, width: int, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
+    """``limit_tie`` when rows on both sides of the LIMIT (or OFFSET) cut tie on the sort key
+    and differ in what the query returns."""
+    probe = limit_probe(sql, width)
+    if probe is None:
+        return None
+    result = execute(db_path, probe.sql, timeout_s=timeout_s, row_cap=row_cap)
+    end = probe.offset + probe.limit
+    if not result.ok or (result.truncated and len(result.rows) <= end):
+        return None
+    rows = result.rows
+
+    def key(row: tuple) -> tuple:
+        return tuple(row[i] for i in probe.key_columns)
+
+    for cut, where in ((end, f"LIMIT {probe.limit}"), (probe.offset, f"OFFSET {probe.offset}")):
+        if cut < 1 or cut >= len(rows) or key(rows[cut - 1]) != key(rows[cut]):
+            continue
+        tied = [(i, r) for i, r in enumerate(rows) if key(r) == key(rows[cut - 1])]
+        kept = [r[:width] for i, r in tied if (probe.offset <= i < end)]
+        cut_off = [r[:width] for i, r in tied if not (probe.offset <= i < end)]
+        if len({*kept, *cut_off}) < 2:
+            continue  # the tied rows return the same values: the cut changes nothing
+        return CheckFinding(
+            name=GoldCheck.LIMIT_TIE,
+            evidence=(
+                f"{len(tied)} rows tie on {probe.order_text} key {key(rows[cut - 1])!r} across the {where} cut: "
+                f"kept {_rows_text(kept)}, cut {_rows_text(cut_off)}"
+            ),
+        )
+    return None
+
+
+def bare_column_finding(sql: str, db_path: Path, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
+    """``bare_column`` when a column neither grouped nor aggregated takes several values in a group."""
+    for probe in bare_column_probes(sql):
+        result = execute(db_path, probe.sql, timeout_s=timeout_s, row_cap=row_cap)
+        if result.ok and result.rows:
+            first = result.rows[0]
+            group = first[: probe.group_width]
+            counts = ", ".join(f"{b} has {n} values" for b, n in zip(probe.bare, first[probe.group_width :]))
+            return CheckFinding(
+                name=GoldCheck.BARE_COLUMN,
+                evidence=f"GROUP BY key {group!r}: {counts} (SQLite returns one of them, unspecified)",
+            )
+    return None
+
+
+def check_gold_item(
+    item: GoldItem,
+    db_path: Path,
+    *,
+    passes: Sequence[int] = DEFAULT_GOLD_PASSES,
+    comparator: str = DEFAULT_COMPARATOR,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    row_cap: int = DEFAULT_ROW_CAP,
+) -> GoldCheckResult:
+    """Every check on one gold query (executed here, read-only, never from the cache)."""
+    runs, reverse = run_passes(db_path, item.sql, passes, timeout_s=timeout_s, row_cap=row_cap)
+    executions = sum(len(p) for p in runs) + (reverse is not None)
+    out = GoldCheckResult(question_id=item.question_id, db_id=item.db_id, executions=executions)
+    last = runs[-1][-1]
+    if not last.ok:
+        name = GoldCheck.GOLD_TIMEOUT if last.status == "timeout" else GoldCheck.GOLD_FAILS
+        where = "" if executions == 1 else f" (execution {executions}; the earlier ones succeeded)"
+        out.checks.append(CheckFinding(name=name, evidence=f"{last.status}: {last.error}{where}"))
+        return out
+    order_matters = item.order_matters if item.order_matters is not None else compare.gold_orders_rows(item.sql)
+    first = runs[0][0]
+    found = [
+        determinism_finding(runs, reverse, comparator, order_matters),
+        tie_finding(item.sql, db_path, len(first.columns), timeout_s=timeout_s, row_cap=row_cap),
+        bare_column_finding(item.sql, db_path, timeout_s=timeout_s, row_cap=row_cap),
+    ]
+    out.checks.extend(f for f in found if f is not None)
+    out.checks.extend(shape_findings(first))
+    out.checks.sort(key=lambda f: GOLD_CHECKS.index(f.name))
+    return out
+
+
+def check_gold(
+    items: Sequence[GoldItem],
+    databases: dict[str, tuple[Path, str]],
+    *,
+    passes: Sequence[int] = DEFAULT_GOLD_PASSES,
+    comparator: str = DEFAULT_COMPARATOR,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    row_cap: int = DEFAULT_ROW_CAP,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[GoldCheckResult]:
+    """The checks of every gold item that has SQL to execute (items with a recorded result are
+    skipped: there is nothing to execute)."""
+    todo = [i for i in items if not i.has_recording]
+    results = []
+    for n, item in enumerate(todo, start=1):
+        results.append(
+            check_gold_item(
+                item, databases[item.db_id][0], passes=passes, comparator=comparator, timeout_s=timeout_s, row_cap=row_cap
+            )
+        )
+        if progress:
+            progress(n, len(todo))
+    return results
+
+
+def check_counts(results: Sequence[GoldCheckResult]) -> dict[str, int]:
+    """How many gold queries each check flags, every check listed."""
+    return {name: sum(any(f.name == name for f in r.checks) for r in results) for name in GOLD_CHECKS}

@@ -1,0 +1,218 @@
+"""Error-classification ballots of test-suite runs (`jury suites --classify`).
+
+A failing test that raised an error goes to the jury only when the taxonomy's rules leave it
+unclassified (no rule matches its error, or rules of two categories do; see
+jury.judging.taxonomies.Taxonomy.classify): an error the rules classify never reaches a juror.
+The first k jurors of the panel outside the model's families each see the task, the test's
+name, its expected output and the error text, and the taxonomy's categories (listed in an
+order drawn from the seed per test, model and juror). Each answers one category id, or
+``none_fits`` when no category describes the error; a reply that is neither is an abstention,
+as on every ballot.
+
+A vote counts the test as a genuine error (``category``: genuine_error) and records the pick
+(``error_category``: the id, absent for none_fits). The record's verdict follows the
+adjudication rule over those votes (genuine_error once a strict majority of the k jurors
+voted, else undecided), and its ``error_category`` is the category a strict majority of its
+counted votes picked (jury.judging.taxonomies.record_category, as for `jury adjudicate
+--taxonomy`), else none: a none_fits majority, a split or too many abstentions leave the test
+without a category.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+from dataclasses import dataclass, field
+
+from jury.inputs.records import RunRecord
+from jury.judging.ballots import SYSTEM_PROMPT, Template, check_template, fence
+from jury.judging.families import FamilyRegistry
+from jury.judging.panels import PROMPTS_DIR, Panel, select_jurors
+from jury.judging.rules import adjudication_verdict, is_credited
+from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.taxonomies import Taxonomy, record_category
+from jury.vocab import CLASSIFY_STYLE, NONE_FITS, Verdict
+
+CLASSIFY_PROMPT = "classify-error-v1.md"
+TEXT_CHARS = 4000
+NO_TASK = "(no task description recorded)"
+NO_EXPECTED = "(no expected output recorded)"
+
+
+@dataclass
+class ClassifyPlan:
+    panel: Panel  # the panel as asked: its jurors, with the classify ballot style and template
+    template: Template
+    taxonomy: Taxonomy
+    seed: int
+    groups: list[list[Ballot]] = field(default_factory=list)
+    families: dict[str, list[str]] = field(default_factory=dict)
+
+    def ballots(self) -> list[Ballot]:
+        return [b for g in self.groups for b in g]
+
+
+def classify_candidates(records, taxonomy: Taxonomy) -> list[tuple[RunRecord, int]]:
+    """(record, index of the test) of every failing test with an error the taxonomy's rules
+    leave unclassified; reference failures are never candidates."""
+    out = []
+    for r in records:
+        if r.tests is None or r.reference_error:
+            continue
+        for i, t in enumerate(r.tests):
+            if not t.passed and t.error is not None and taxonomy.classify(t.error) is None:
+                out.append((r, i))
+    return out
+
+
+def classify_panel(panel: Panel) -> Panel:
+    """The panel's jurors on the classification ballot (prompts/classify-error-v1.md)."""
+    template = Template.load(PROMPTS_DIR / CLASSIFY_PROMPT)
+    check_template(template, CLASSIFY_STYLE)
+    return dataclasses.replace(panel, ballot_style=CLASSIFY_STYLE, template=template, prompt_path=template.path)
+
+
+def _clip(text: str) -> str:
+    return fence(text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…")
+
+
+def category_order(taxonomy: Taxonomy, seed: int, where: str, model: str, juror: str) -> list[int]:
+    """The order the ballot lists the categories in: a permutation drawn from a hash of the
+    seed and the ballot's identity (so no category always comes first)."""
+    digest = hashlib.sha256(f"{seed}|{where}|{model}|{juror}".encode()).digest()
+    order = list(range(len(taxonomy.categories)))
+    random.Random(digest).shuffle(order)
+    return order
+
+
+def categories_text(taxonomy: Taxonomy, order: list[int]) -> str:
+    lines = [f'- "{i}" ({label}): {definition}' for i, label, definition in (taxonomy.categories[k] for k in order)]
+    return "\n".join([*lines, f'- "{NONE_FITS}": none of the categories above describes the error'])
+
+
+def classify_messages(template: Template, taxonomy: Taxonomy, record: RunRecord, index: int, order: list[int]) -> list[dict]:
+    """The ballot of one errored test: task, test name, expected output, error, categories."""
+    assert record.tests is not None
+    test = record.tests[index]
+    assert test.error is not None
+    task = (record.meta or {}).get("question")
+    text = template.render(
+        question=fence(task if isinstance(task, str) and task.strip() else NO_TASK),
+        test=fence(test.name),
+        expected=_clip(test.expected) if test.expected is not None else NO_EXPECTED,
+        error=_clip(test.error),
+        categories=categories_text(taxonomy, order),
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def plan_classify(
+    candidates: list[tuple[RunRecord, int]], panel: Panel, registry: FamilyRegistry, taxonomy: Taxonomy, *, seed: int = 0
+) -> ClassifyPlan:
+    """One group of ballots per unclassified errored test: the panel's family-disjoint jurors."""
+    panel = classify_panel(panel)
+    assert panel.template is not None
+    plan = ClassifyPlan(panel, panel.template, taxonomy, seed)
+    for record, index in candidates:
+        assert record.tests is not None
+        test = record.tests[index]
+        if record.model not in plan.families:
+            plan.families[record.model] = registry.families_of(record.model, record.families())
+        where = (
+            f"{record.question_id}|{test.name}"
+            if record.episode is None
+            else f"{record.question_id}|{record.episode}|{record.turn}|{test.name}"
+        )
+        group = []
+        for juror in select_jurors(panel, plan.families[record.model]):
+            order = category_order(taxonomy, seed, where, record.model, juror.name)
+            meta = {
+                "db_id": record.db_id or "",
+                "test": test.name,
+                "episode": record.episode,
+                "turn": record.turn,
+                "gold_key": _sha(test.expected or ""),
+                "answer_key": _sha(test.error or ""),
+            }
+            messages = classify_messages(plan.template, taxonomy, record, index, order)
+            group.append(
+                Ballot(
+                    "adjudication",
+                    record.question_id,
+                    record.model,
+                    juror,
+                    CLASSIFY_STYLE,
+                    messages,
+                    plan.template.sha256,
+                    meta,
+                    taxonomy=taxonomy,
+                )
+            )
+        plan.groups.append(group)
+    return plan
+
+
+def classify_label(res: BallotResult) -> str | None:
+    """What early stop counts: the juror's pick (a category id or none_fits), None without a vote."""
+    if res.status != "voted" or res.reply is None:
+        return None
+    return str(res.reply["verdict"])
+
+
+def _vote(r: BallotResult) -> dict:
+    b = r.ballot
+    pick = classify_label(r)
+    vote = {
+        "juror": b.juror.name,
+        "family": b.juror.family,
+        "model": b.juror.model,
+        "order": None,
+        "raw_verdict": pick,
+        "category": Verdict.GENUINE_ERROR.value if pick is not None else None,
+        "reasoning": r.reply.get("reasoning") if r.reply else None,
+        "abstained": r.status in ("abstained", "not_asked"),
+        "reason": r.error,
+        "skipped": r.status == "skipped",
+        "request_sha256": b.request_sha256,
+    }
+    if pick is not None and pick != NONE_FITS:
+        vote["error_category"] = pick
+    return vote
+
+
+def build_classify_records(plan: ClassifyPlan, results: list[list[BallotResult]]) -> list[dict]:
+    out = []
+    for group in results:
+        first = group[0].ballot
+        assert first.model is not None
+        votes = [_vote(r) for r in group]
+        verdict = adjudication_verdict([v["category"] for v in votes if not v["skipped"]], len(votes))
+        turn = {"episode": first.meta["episode"], "turn": first.meta["turn"]} if first.meta.get("episode") is not None else {}
+        record = {
+            **turn,
+            "question_id": first.question_id,
+            "test": first.meta["test"],
+            "db_id": first.meta["db_id"],
+            "model": first.model,
+            "families": plan.families[first.model],
+            "jurors": [v["juror"] for v in votes],
+            "votes": votes,
+            "verdict": verdict,
+            "credited": is_credited(verdict),
+            "gold_also_wrong": False,
+            "answer_key": first.meta["answer_key"],
+            "gold_key": first.meta["gold_key"],
+            "error_category": record_category(verdict, votes),
+        }
+        out.append(record)
+    return out
+
+
+def run_classify(plan: ClassifyPlan, store, **kwargs):
+    results, stats = run_ballots(plan.groups, store, classify_label, **kwargs)
+    return build_classify_records(plan, results), stats

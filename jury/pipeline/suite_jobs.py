@@ -1,0 +1,212 @@
+"""Test-suite runs: load them, send format-equivalence candidates to the jury, lock the verdicts.
+
+A test-suite run has no gold file: the expected outputs are recorded in the run itself, so
+the verdict file's ``inputs.gold`` binds the first run file (and ``inputs.runs`` every run
+file). Its settings carry ``"suite": true``; its records name the judged ``test``. A file of
+error classifications (``--classify``, panel ballot style ``classify``) also records
+``settings.taxonomy``; each record's ``error_category`` is the jurors' majority pick.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jury.errors import InputError
+from jury.pipeline.jobs import (
+    JobResult,
+    ProgressFactory,
+    _no_progress,
+    raise_if_capped,
+    raise_if_incomplete,
+    require_keys,
+    warn_unknown_params,
+    write_failed,
+)
+from jury.vocab import CLASSIFY_STYLE
+
+
+def load_suite_runs(run_paths: list[Path]):
+    from jury.inputs.io import load_runs
+    from jury.results.suites import suite_records
+
+    return suite_records(load_runs(run_paths), ", ".join(str(p) for p in run_paths))
+
+
+def suite_job(
+    cfg,
+    store,
+    *,
+    run_paths: list[Path],
+    panel,
+    registry,
+    seed: int = 0,
+    early_stop: bool = False,
+    max_cost: float | None = None,
+    output: Path | None = None,
+    plan_only: bool = False,
+    progress: ProgressFactory = _no_progress,
+) -> JobResult:
+    """Ask the panel's jurors about every format-equivalence candidate; write a locked
+    adjudication file (or reuse the identical one already written)."""
+    from jury.judging.suite_ballots import plan_suite, run_suite
+    from jury.results.suites import format_candidates
+
+    if panel.ballot_style == "audit":
+        raise InputError(
+            f"panel {panel.name!r} ({panel.path}) is an audit panel; suite adjudication needs a blind or labelled one"
+        )
+    if panel.swap:
+        raise InputError(
+            f"panel {panel.name!r} ({panel.path}) sets swap: a test-suite ballot is symmetric, use a panel without swap"
+        )
+    warn_unknown_params(panel)
+    records = load_suite_runs(run_paths)
+    plan = plan_suite(format_candidates(records), panel, registry, seed=seed)
+    if plan_only:
+        return JobResult(plan)
+    settings = {"suite": True, "seed": seed, "early_stop": early_stop}
+    return _locked_job(
+        cfg,
+        store,
+        plan,
+        run_paths,
+        settings,
+        output,
+        progress,
+        lambda bar: run_suite(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar),
+    )
+
+
+def _locked_job(cfg, store, plan, run_paths: list[Path], settings: dict, output, progress: ProgressFactory, ask) -> JobResult:
+    """Reuse the locked file that holds this job, or ask the jurors (``ask(progress)``) and lock
+    their verdicts; the first run file stands for the gold (it holds the expected outputs)."""
+    from jury.verdicts.assemble import existing_verdicts, header, verdicts_dir, write_adjudication
+
+    folder = verdicts_dir(cfg, output)
+    head = header("adjudication", folder, plan.panel, plan.template, run_paths[0], run_paths, {}, settings, store, [])
+    found = existing_verdicts(cfg, output, head)
+    if found is not None:
+        return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True)
+    require_keys(plan.panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
+    with progress("asking jurors") as bar:
+        verdicts, stats = ask(bar)
+    raise_if_capped(stats)
+    raise_if_incomplete(stats)
+    try:
+        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store)
+    except OSError as exc:
+        raise write_failed(exc, output) from None
+    return JobResult(plan, verdicts, stats, path, reused)
+
+
+def suite_verdict_docs(verdict_paths: list[Path], run_paths: list[Path], allow_superseded: bool = False) -> list[tuple]:
+    """(path, document) of locked suite verdict files (format ballots or error classifications);
+    a file made for other run files (or not a suite file) is refused."""
+    from jury.inputs.io import sha256_file
+    from jury.verdicts.lock import load_current
+
+    runs = {sha256_file(p) for p in run_paths}
+    docs = []
+    for path in verdict_paths:
+        doc = load_current(path, "adjudication", allow_superseded=allow_superseded)
+        if not doc.settings.get("suite"):
+            raise InputError(f"{path}: not a test-suite verdict file (made by `jury adjudicate`, not `jury suites --adjudicate`)")
+        bound = {b.sha256 for b in doc.inputs.runs}
+        if not bound <= runs:
+            raise InputError(f"{path}: was made for other run files than {', '.join(map(str, run_paths))} (their sha256 differ)")
+        docs.append((path, doc))
+    return docs
+
+
+def is_classification(doc) -> bool:
+    """A suite verdict file of error classifications (`jury suites --classify`), not format ballots."""
+    return doc.panel.ballot_style == CLASSIFY_STYLE
+
+
+def credited_of(docs: list[tuple]) -> set:
+    """The key (jury.results.suites.suite_test_key) of every test the format-ballot files credit."""
+    from jury.results.suites import suite_test_key
+
+    return {
+        suite_test_key(r.model, r.question_id, r.episode, r.turn, r.test)
+        for _, doc in docs
+        if not is_classification(doc)
+        for r in doc.records
+        if r.credited and r.test is not None
+    }
+
+
+def credited_tests(verdict_paths: list[Path], run_paths: list[Path], allow_superseded: bool = False) -> set:
+    """(model, question_id, test) of every test a locked suite verdict file credits; a file
+    made for other run files (or not a suite file) is refused."""
+    return credited_of(suite_verdict_docs(verdict_paths, run_paths, allow_superseded))
+
+
+def classified_of(docs: list[tuple], taxonomy) -> dict:
+    """Test key -> the category the jurors' majority picked (None: none) of the error-classification
+    files; one made with another taxonomy file (its sha256), or two disagreeing on a test, is refused."""
+    from jury.results.suites import suite_test_key
+
+    out: dict = {}
+    for path, doc in docs:
+        if not is_classification(doc):
+            continue
+        tax = doc.settings.get("taxonomy") or {}
+        if tax.get("sha256") != taxonomy.sha256:
+            raise InputError(
+                f"{path}: classified with taxonomy {tax.get('name')!r} (sha256 {str(tax.get('sha256'))[:12]}…), not with "
+                f"{taxonomy.path} (sha256 {taxonomy.sha256[:12]}…): give that taxonomy, or classify again with --classify"
+            )
+        for r in doc.records:
+            key = suite_test_key(r.model, r.question_id, r.episode, r.turn, r.test)
+            if key in out and out[key] != r.error_category:
+                raise InputError(
+                    f"{path}: classifies test {r.test!r} of model {r.model!r} otherwise than another --verdicts file"
+                )
+            out[key] = r.error_category
+    return out
+
+
+def classify_job(
+    cfg,
+    store,
+    *,
+    run_paths: list[Path],
+    panel,
+    registry,
+    taxonomy,
+    seed: int = 0,
+    early_stop: bool = False,
+    max_cost: float | None = None,
+    output: Path | None = None,
+    plan_only: bool = False,
+    progress: ProgressFactory = _no_progress,
+) -> JobResult:
+    """Ask the panel's jurors for the category of every errored failing test the taxonomy's
+    rules leave unclassified; write a locked adjudication file (or reuse the identical one)."""
+    from jury.judging.suite_classify import classify_candidates, plan_classify, run_classify
+
+    if panel.ballot_style == "audit":
+        raise InputError(
+            f"panel {panel.name!r} ({panel.path}) is an audit panel; error classification needs a blind or labelled one"
+        )
+    if panel.swap:
+        raise InputError(
+            f"panel {panel.name!r} ({panel.path}) sets swap: a classification ballot has no answer order, use a panel without swap"
+        )
+    warn_unknown_params(panel)
+    records = load_suite_runs(run_paths)
+    plan = plan_classify(classify_candidates(records, taxonomy), panel, registry, taxonomy, seed=seed)
+    if plan_only:
+        return JobResult(plan)
+    settings = {"suite": True, "seed": seed, "early_stop": early_stop, "taxonomy": taxonomy.binding()}
+    return _locked_job(
+        cfg,
+        store,
+        plan,
+        run_paths,
+        settings,
+        output,
+        progress,
+        lambda bar: run_classify(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar),
+    )

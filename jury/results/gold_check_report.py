@@ -1,0 +1,51 @@
+"""`jury check-gold` output: one row per finding (table, CSV, Markdown) or every item (JSON)."""
+
+from __future__ import annotations
+
+import io
+
+from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
+from jury.version import __version__, provenance
+from jury.vocab import GOLD_CHECKS
+
+_COLUMNS = ["question_id", "db_id", "check", "evidence"]
+
+
+def render_gold_checks(results, counts: dict[str, int], settings: dict, fmt: str, *, width: int | None = None) -> str:
+    """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt``."""
+    if fmt == "json":
+        return to_json(
+            {
+                "jury_version": __version__,
+                "provenance": provenance(),
+                "settings": settings,
+                "gold_queries": len(results),
+                "flagged": sum(bool(r.checks) for r in results),
+                "counts": counts,
+                "items": [r.model_dump(mode="json") for r in results],
+            }
+        )
+    rows = [
+        {"question_id": r.question_id, "db_id": r.db_id, "check": f.name, "evidence": f.evidence}
+        for r in results
+        for f in r.checks
+    ]
+    if fmt == "csv":
+        return to_csv(rows, _COLUMNS)
+    flagged = sum(bool(r.checks) for r in results)
+    summary = (
+        f"{flagged} of {len(results)} gold queries flagged; passes {settings['passes']} + 1 with "
+        f"PRAGMA reverse_unordered_selects=ON, comparator {settings['comparator']}\n"
+        + "; ".join(f"{name} {counts[name]}" for name in GOLD_CHECKS)
+    )
+    headers = ["question", "db_id", "check", "evidence"]
+    if fmt == "md":
+        return to_markdown(rows, _COLUMNS, headers) + "\n" + safe(summary, newlines=True) + "\n"
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    if rows:
+        console.print(to_rich_table(rows, _COLUMNS, headers, title="gold checks"))
+    console.print(safe(summary, newlines=True), markup=False)
+    return buffer.getvalue()

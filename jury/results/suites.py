@@ -1,0 +1,266 @@
+"""Test-suite metrics of PLSQLBench, from run records that carry recorded `tests`.
+
+Single-turn tasks (records without `episode`): TestPass_i = p_i / n_i and SuitePass_i = 1 if
+p_i = n_i; MeanTestPass@1 and SuitePass@1 average them over tasks (each task weighs equally).
+
+Episodes (records sharing `episode`, ordered by `turn`): a turn is solved when all its tests
+pass; EpisodePass = 1 when every turn is solved, TurnSuitePass = solved turns / turns,
+EpisodeTestPass = sum p / sum n over the turns. EpisodePass@1, TurnSuitePass@1 and
+MeanTestPass@1 (of EpisodeTestPass) average them over episodes (each episode weighs equally).
+
+A test that errored never passed (a record with `passed: true` and an `error` is refused at
+load), so an errored turn passes zero tests. A record with `reference_error: true` (the
+reference solution or harness failed) is excluded before any metric and listed; an episode
+with such a turn is excluded whole (its other turns alone would misstate it).
+
+Adjudicated: a failing test judged format-equivalent by the jury (see
+jury/pipeline/suite_jobs.py) counts as passed; everything else is as strict.
+
+>>> from jury.inputs.records import RunRecord
+>>> def rec(qid, turn, passed):
+...     tests = [{"name": f"t{i}", "passed": p} for i, p in enumerate(passed)]
+...     return RunRecord.model_validate({"model": "m", "question_id": qid, "episode": "e", "turn": turn, "tests": tests})
+>>> rows = suite_metrics([rec(1, 1, [True, True]), rec(2, 2, [True, True]), rec(3, 3, [True, False])])
+>>> e = rows[0].episodes
+>>> (e.episode_pass.value, round(e.turn_suite_pass.value, 4), round(e.mean_test_pass.value, 4))
+(0.0, 0.6667, 0.8333)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from jury.errors import InputError
+from jury.inputs.records import QuestionId, RunRecord
+from jury.stats import Proportion, wilson
+
+TestKey = tuple
+"""One recorded test: (model, question_id, test name), or for a turn of an episode (model,
+question_id, episode, turn, test name), since a turn may reuse its task's question_id."""
+
+
+def suite_test_key(model: str, question_id: QuestionId, episode, turn, name: str) -> TestKey:
+    """The key of one recorded test (see TestKey)."""
+    return (model, question_id, name) if episode is None else (model, question_id, episode, turn, name)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A mean over units (tasks or episodes) with a Wilson interval; for means of fractions
+    (MeanTestPass, TurnSuitePass) the interval is Wilson's at the mean's effective count
+    (mean x units), an approximation stated with it."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    units: int
+
+    @classmethod
+    def of(cls, values: list[float]) -> Metric:
+        n = len(values)
+        if not n:
+            return cls(None, None, None, 0)
+        mean = sum(values) / n
+        ci: Proportion = wilson(round(mean * n), n)
+        return cls(mean, ci.low, ci.high, n)
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "low": self.low, "high": self.high, "units": self.units}
+
+
+@dataclass(frozen=True)
+class SingleTurn:
+    mean_test_pass: Metric
+    suite_pass: Metric
+
+
+@dataclass(frozen=True)
+class Episodes:
+    episode_pass: Metric
+    turn_suite_pass: Metric
+    mean_test_pass: Metric
+
+
+@dataclass
+class SuiteRow:
+    """One model's suite metrics (strict, or adjudicated when credited tests were given)."""
+
+    model: str
+    single: SingleTurn | None = None
+    episodes: Episodes | None = None
+    excluded: list[dict] = field(default_factory=list)  # reference failures: question_id, episode, turn
+
+
+def passed_count(record: RunRecord, credited: set[TestKey] | frozenset[TestKey] = frozenset()) -> tuple[int, int]:
+    """(p, n) of one turn: tests passed (or credited by the jury) out of its tests."""
+    assert record.tests is not None
+    p = sum(
+        t.passed or suite_test_key(record.model, record.question_id, record.episode, record.turn, t.name) in credited
+        for t in record.tests
+    )
+    return p, len(record.tests)
+
+
+def suite_records(records: Iterable[RunRecord], source: str = "the run files") -> list[RunRecord]:
+    """The records with `tests`; a run with none of them (or mixing in SQL records) is an InputError."""
+    records = list(records)
+    suites = [r for r in records if r.tests is not None]
+    if not suites:
+        raise InputError(f"{source}: no test-suite records (records with `tests`); score SQL runs with `jury score`")
+    if len(suites) != len(records):
+        other = next(r for r in records if r.tests is None)
+        raise InputError(
+            f"{source}: model {other.model!r} question {other.question_id!r} has no `tests`: a test-suite run holds only "
+            "test-suite records (score SQL records with `jury score`)"
+        )
+    return suites
+
+
+def _episodes(records: list[RunRecord]) -> dict[object, list[RunRecord]]:
+    out: dict[object, list[RunRecord]] = {}
+    for r in records:
+        out.setdefault(r.episode, []).append(r)
+    for ep, turns in out.items():
+        numbers = [t.turn for t in turns if t.turn is not None]
+        dup = next((n for n in numbers if numbers.count(n) > 1), None)
+        if dup is not None:
+            raise InputError(f"model {turns[0].model!r} episode {ep!r}: turn {dup} is given twice")
+        turns.sort(key=lambda t: (t.turn is None, t.turn or 0))
+    return out
+
+
+def _excluded(r: RunRecord) -> dict:
+    return {"question_id": r.question_id, "episode": r.episode, "turn": r.turn}
+
+
+def model_metrics(model: str, records: list[RunRecord], credited: set[TestKey] | frozenset[TestKey] = frozenset()) -> SuiteRow:
+    """One model's metrics over its suite records (see the module docstring)."""
+    row = SuiteRow(model)
+    singles = [r for r in records if r.episode is None]
+    row.excluded += [_excluded(r) for r in singles if r.reference_error]
+    kept = [passed_count(r, credited) for r in singles if not r.reference_error]
+    if singles:
+        row.single = SingleTurn(Metric.of([p / n for p, n in kept]), Metric.of([float(p == n) for p, n in kept]))
+    episodes = _episodes([r for r in records if r.episode is not None])
+    ep_pass, turn_pass, test_pass = [], [], []
+    for turns in episodes.values():
+        if any(t.reference_error for t in turns):
+            row.excluded += [_excluded(t) for t in turns if t.reference_error]
+            continue
+        counts = [passed_count(t, credited) for t in turns]
+        solved = sum(p == n for p, n in counts)
+        ep_pass.append(float(solved == len(counts)))
+        turn_pass.append(solved / len(counts))
+        test_pass.append(sum(p for p, _ in counts) / sum(n for _, n in counts))
+    if episodes:
+        row.episodes = Episodes(Metric.of(ep_pass), Metric.of(turn_pass), Metric.of(test_pass))
+    return row
+
+
+def suite_metrics(records: Iterable[RunRecord], credited: set[TestKey] | frozenset[TestKey] = frozenset()) -> list[SuiteRow]:
+    """Per model (in order of first appearance), its suite metrics."""
+    by_model: dict[str, list[RunRecord]] = {}
+    for r in records:
+        if r.tests is not None:
+            by_model.setdefault(r.model, []).append(r)
+    return [model_metrics(m, rs, credited) for m, rs in by_model.items()]
+
+
+def format_candidates(records: Iterable[RunRecord]) -> list[tuple[RunRecord, int]]:
+    """Failing tests that may differ from the expected output only in presentation: (record,
+    index of the test). A candidate failed without an error, records both `expected` and
+    `actual`, and they differ as text; reference failures are never candidates."""
+    out = []
+    for r in records:
+        if r.tests is None or r.reference_error:
+            continue
+        for i, t in enumerate(r.tests):
+            if not t.passed and t.error is None and t.expected is not None and t.actual is not None and t.expected != t.actual:
+                out.append((r, i))
+    return out
+
+
+METRIC_NAMES = {
+    "single": ("MeanTestPass@1", "SuitePass@1"),
+    "episodes": ("EpisodePass@1", "TurnSuitePass@1", "MeanTestPass@1"),
+}
+
+
+def table_rows(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None = None) -> list[dict]:
+    """Flat rows for tables and CSV: one per (model, metric), strict and (if given) adjudicated."""
+    adj = {r.model: r for r in adjudicated or []}
+    rows = []
+    for s in strict:
+        for kind, names in METRIC_NAMES.items():
+            part = getattr(s, kind)
+            if part is None:
+                continue
+            other = getattr(adj[s.model], kind) if s.model in adj else None
+            metrics = (part.mean_test_pass, part.suite_pass) if kind == "single" else tuple(vars(part).values())
+            others = (
+                ((other.mean_test_pass, other.suite_pass) if kind == "single" else tuple(vars(other).values()))
+                if other is not None
+                else (None,) * len(metrics)
+            )
+            for name, m, a in zip(names, metrics, others):
+                row: dict = {"model": s.model, "tasks": "single-turn" if kind == "single" else "episodes", "metric": name}
+                row.update({f"strict_{k}": v for k, v in m.as_dict().items()})
+                if adjudicated is not None:
+                    row.update({f"adjudicated_{k}": (v if a is not None else None) for k, v in (a or m).as_dict().items()})
+                rows.append(row)
+    return rows
+
+
+def _shown(m: dict, prefix: str) -> str:
+    v = m[f"{prefix}_value"]
+    if v is None:
+        return "—"
+    return f"{v:.3f} [{m[f'{prefix}_low']:.3f}, {m[f'{prefix}_high']:.3f}]"
+
+
+def render_suites(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None, fmt: str, *, extra: dict | None = None) -> str:
+    """The suite report in `fmt` (table, md, csv, json): per model and metric, strict and (with
+    verdicts) adjudicated with Wilson intervals, then the excluded reference failures."""
+    from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
+
+    rows = table_rows(strict, adjudicated)
+    excluded = [{"model": s.model, **e} for s in strict for e in s.excluded]
+    if fmt == "json":
+        return to_json({"metrics": rows, "reference_failures": excluded, **(extra or {})})
+    if fmt == "csv":
+        return to_csv(rows, list(rows[0]) if rows else ["model", "tasks", "metric"])
+    display: list[dict] = [
+        {
+            **r,
+            "strict": _shown(r, "strict"),
+            "adjudicated": _shown(r, "adjudicated") if adjudicated is not None else None,
+        }
+        for r in rows
+    ]
+    columns = ["model", "tasks", "metric", "strict_units", "strict"]
+    headers = ["model", "tasks", "metric", "units", "strict [95% CI]"]
+    if adjudicated is not None:
+        columns.append("adjudicated")
+        headers.append("adjudicated [95% CI]")
+    caption = "reference failures (excluded): " + (
+        ", ".join(
+            f"{e['model']} {e['question_id']}"
+            + (f" (episode {e['episode']} turn {e['turn']})" if e["episode"] is not None else "")
+            for e in excluded
+        )
+        or "none"
+    )
+    if extra and extra.get("note"):
+        caption += "\n" + extra["note"]
+    if fmt == "md":
+        return to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=200, color_system=None)
+    console.print(to_rich_table(display, columns, headers, title="test-suite metrics (PLSQLBench)"))
+    console.print(safe(caption, newlines=True), markup=False, highlight=False)
+    return buf.getvalue()
