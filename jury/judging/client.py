@@ -19,6 +19,7 @@ entry and reply text this module returns.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import random
@@ -43,6 +44,7 @@ from jury.judging.retries import (
     retry_after_s,
     should_retry,
 )
+from jury.judging.tokens import COUNTING_MODEL, fast_count
 
 __all__ = [
     "LOCAL_PLACEHOLDER_KEY",
@@ -67,6 +69,14 @@ def _import_litellm():
 
     litellm.suppress_debug_info = True
     return litellm
+
+
+@functools.lru_cache(maxsize=4096)
+def _cost_per_token(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, float]:
+    prompt_cost, completion_cost = _import_litellm().cost_per_token(
+        model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+    )
+    return float(prompt_cost), float(completion_cost)
 
 
 def classify_exception(exc: BaseException) -> tuple[AttemptStatus, bool]:
@@ -122,20 +132,19 @@ def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int
     Tokens are counted with litellm's bundled tiktoken encoding (the gpt-4o one for every juror:
     close enough for plans and cost caps, and it never fetches a tokenizer from a hub, which
     litellm.token_counter does for some model names); chars/4 if that fails. Makes no request.
+    jury.judging.tokens gives litellm's exact count without litellm for plain messages; costs are cached.
     """
-    litellm = _import_litellm()
     try:
-        prompt_tokens = int(litellm.token_counter(model="gpt-4o", messages=messages))
+        fast = fast_count(messages)
+        prompt_tokens = int(_import_litellm().token_counter(model=COUNTING_MODEL, messages=messages)) if fast is None else fast
     except Exception:
         chars = sum(len(str(m.get("content") or "")) for m in messages)
         prompt_tokens = max(1, chars // 4) + 4 * len(messages)
     if not has_price(juror.model):
         return prompt_tokens, None
     try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=juror.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
-        )
-        cost: float | None = float(prompt_cost) + float(completion_cost)
+        prompt_cost, completion_cost = _cost_per_token(juror.model, prompt_tokens, completion_tokens)
+        cost: float | None = prompt_cost + completion_cost
     except Exception:
         cost = None
     return prompt_tokens, cost
