@@ -181,6 +181,16 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_ROW_CAP = 100_000
 
 
+class ExecutorName(StrEnum):
+    """Where executions run (``--executor``, jury.toml ``executor``; jury/execution/backends.py)."""
+
+    LOCAL = "local"  # a process pool on this machine
+    RAY = "ray"  # Ray tasks: a local Ray runtime, or a cluster (--ray-address / RAY_ADDRESS)
+
+
+DEFAULT_EXECUTOR = ExecutorName.LOCAL
+
+
 class ReviewQueue(StrEnum):
     """What `jury review` puts in front of a person (``--queue``; ``sample:N`` takes N items)."""
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
+    EXECUTOR_HELP,
+    RAY_ADDRESS_HELP,
     config,
     emit,
     gold_path,
@@ -42,6 +44,8 @@ def calibrate(
     markdown_out: Path | None = typer.Option(None, "--markdown", help="Write the tables as Markdown here."),
     seed: int = typer.Option(0, help="Seed of the bootstrap intervals."),
     workers: int | None = typer.Option(None, help="Parallel execution processes with --runs (default: CPU count)."),
+    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     allow_superseded: bool = typer.Option(
         False, "--allow-superseded", help="Use verdict files that a newer file in their folder supersedes (refused by default)."
     ),
@@ -85,7 +89,7 @@ def calibrate(
                 list(runs),
                 cfg.path_of("db_root", db_root),
                 st,
-                settings(cfg, workers=workers),
+                settings(cfg, workers=workers, executor=executor, ray_address=ray_address),
                 progress_bar,
             )
     result = compute(

@@ -13,6 +13,8 @@ import typer
 from jury.errors import JuryError
 
 FORMAT_HELP = "Output format: table, csv, json or md."
+EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
+RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -185,10 +187,21 @@ def gold_path(cfg, flag: Path | None) -> Path:
     return path
 
 
-def settings(cfg, *, comparator=None, near_miss=None, timeout=None, row_cap=None, workers=None, options=None):
-    """Evaluation settings: flags, else jury.toml, else the defaults."""
+def settings(
+    cfg,
+    *,
+    comparator=None,
+    near_miss=None,
+    timeout=None,
+    row_cap=None,
+    workers=None,
+    options=None,
+    executor=None,
+    ray_address=None,
+):
+    """Evaluation settings: flags, else jury.toml, else the defaults (--ray-address, else RAY_ADDRESS)."""
     from jury.compare.outcomes import Settings
-    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_EXECUTOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     extra = {"options": options} if options is not None else {}
     return Settings(
@@ -197,5 +210,7 @@ def settings(cfg, *, comparator=None, near_miss=None, timeout=None, row_cap=None
         timeout_s=cfg.get("timeout", timeout, DEFAULT_TIMEOUT_S),
         row_cap=cfg.get("row_cap", row_cap, DEFAULT_ROW_CAP),
         workers=Settings().workers if cfg.get("workers", workers) is None else cfg.get("workers", workers),
+        executor=cfg.get("executor", executor, DEFAULT_EXECUTOR),
+        ray_address=ray_address,
         **extra,
     )

@@ -7,7 +7,9 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
+    EXECUTOR_HELP,
     FORMAT_HELP,
+    RAY_ADDRESS_HELP,
     check_format,
     config,
     emit,
@@ -31,6 +33,8 @@ def score(
     timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30, as BIRD)."),
     row_cap: int | None = typer.Option(None, help="Rows kept per result (default 100000); beyond it only count and hash."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
+    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     casefold: bool = typer.Option(False, help="Compare strings case-insensitively (off by default)."),
     float_digits: int | None = typer.Option(
         None, help="Round every number (ints too) to N significant digits before comparing (off by default)."
@@ -95,6 +99,8 @@ def score(
         timeout=timeout,
         row_cap=row_cap,
         workers=workers,
+        executor=executor,
+        ray_address=ray_address,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=cfg.get("float_digits", float_digits)),
     )
     audit_doc, adj_docs = load_verdict_files(cfg.path_of("audit", audit), verdicts, allow_superseded)  # locks first

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +22,8 @@ from jury.compare import comparators as compare
 from jury.compare.gold_orders import gold_orders
 from jury.errors import InputError
 from jury.execution import sqlite as sql_execute
-from jury.execution.batches import ExecutionWriter, encode_result
+from jury.execution.backends import make_executor
+from jury.execution.batches import ExecutionWriter
 from jury.execution.schema import describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
@@ -31,10 +31,12 @@ from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
 from jury.vocab import (
     DECIDING_COMPARATORS,
     DEFAULT_COMPARATOR,
+    DEFAULT_EXECUTOR,
     DEFAULT_NEAR_MISS,
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
     Comparator,
+    ExecutorName,
     Outcome,
 )
 
@@ -49,9 +51,15 @@ class Settings:
     row_cap: int = DEFAULT_ROW_CAP
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     options: compare.NormalizeOptions = field(default_factory=compare.NormalizeOptions)
+    # Where executions run (jury.execution.backends). Not in describe(): the same code runs
+    # every query wherever it runs, so a verdict is the same job whichever executor ran it.
+    executor: str = DEFAULT_EXECUTOR
+    ray_address: str | None = None
 
     def __post_init__(self) -> None:
         compare.get_comparator(self.comparator)
+        if self.executor not in tuple(ExecutorName):
+            raise InputError(f"unknown executor {self.executor!r}; choose one of: {', '.join(ExecutorName)}")
         if not 0.0 <= self.near_miss <= 1.0:
             raise InputError(f"near-miss threshold must be in [0, 1], got {self.near_miss}")
         if self.timeout_s <= 0:
@@ -366,8 +374,9 @@ def run_executions(
 ) -> int:
     """Execute every job not already in the store; results are stored as they arrive.
 
-    Workers get the jobs in chunks and run each chunk on connections they keep open (one
-    per database); the results are written in batches (ExecutionWriter: every
+    The executor (settings.executor: jury.execution.backends) runs the jobs in chunks on
+    connections its workers keep open (one per database), here or on Ray; this process
+    alone writes the results, in batches (ExecutionWriter: every
     EXECUTION_BATCH results or EXECUTION_FLUSH_S seconds, and the rest in a ``finally``),
     so an exception or Ctrl-C loses nothing and a crash at most one batch.
     """
@@ -378,9 +387,10 @@ def run_executions(
     if progress:
         progress(0, total)
 
-    def job(k: str) -> tuple[str, str, str, float, int]:
+    def job(k: str) -> tuple[str, str, str, str, float, int]:
         db_id, sql = jobs[k]
-        return (k, str(databases[db_id][0]), sql, settings.timeout_s, settings.row_cap)
+        path, sha = databases[db_id]
+        return (k, str(path), sha, sql, settings.timeout_s, settings.row_cap)
 
     writer = ExecutionWriter(store)
     done = 0
@@ -394,43 +404,12 @@ def run_executions(
         if progress:
             progress(done, total)
 
+    executor = make_executor(settings.executor, settings.workers, settings.ray_address)
     try:
-        if settings.workers == 1 or total <= 4:
-            try:
-                for k in todo:
-                    save(execute_chunk([job(k)]))
-            finally:
-                sql_execute.close_connections()
-        else:
-            workers = min(settings.workers, total)
-            size = max(1, min(_CHUNK_MAX, -(-total // (workers * _CHUNKS_PER_WORKER))))
-            pool = ProcessPoolExecutor(max_workers=workers)
-            try:
-                futures = [pool.submit(execute_chunk, [job(k) for k in todo[i : i + size]]) for i in range(0, total, size)]
-                for fut in as_completed(futures):
-                    save(fut.result())
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            pool.shutdown()
+        executor.run([job(k) for k in todo], save)
     finally:
         writer.flush()
     return total
-
-
-#: A worker gets at most this many jobs at once ...
-_CHUNK_MAX = 64
-#: ... and, for a short run, about this many chunks (so the workers stay balanced).
-_CHUNKS_PER_WORKER = 4
-
-
-def execute_chunk(chunk: list[tuple[str, str, str, float, int]]) -> list[tuple[str, tuple]]:
-    """Worker entry point: run each (key, db_path, sql, timeout_s, row_cap) on this process's
-    kept read-only connections; (key, the result's stored form) for each, in order."""
-    return [
-        (key, encode_result(sql_execute.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)))
-        for key, db, sql, timeout_s, row_cap in chunk
-    ]
 
 
 def resolve_databases(items, db_root, store: Store) -> dict[str, tuple[Path, str]]:

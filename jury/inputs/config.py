@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from jury.errors import ConfigError, InputError
+from jury.vocab import ExecutorName
 
 CONFIG_NAME = "jury.toml"
 PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit"}
@@ -26,6 +27,7 @@ VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "max_cost": (int, float),
     "split": (str,),
     "quorum": (int,),
+    "executor": (str,),
 }
 KNOWN_KEYS = PATH_KEYS | set(VALUE_TYPES)
 
@@ -114,4 +116,6 @@ def load_config(cwd: Path | None = None) -> Config:
     for key, value in values.items():
         if key in NUMBER_RULES:
             check_number(key, value, path)
+    if "executor" in values and values["executor"] not in tuple(ExecutorName):
+        raise ConfigError(f"{path}: executor must be one of {', '.join(ExecutorName)}, got {values['executor']!r}")
     return Config(path=path, values=values)

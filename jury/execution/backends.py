@@ -1,0 +1,240 @@
+"""Where executions run: a process pool on this machine (``local``) or Ray tasks (``ray``).
+
+Both run the same code on every job (``execute_chunk``: jury.execution.sqlite.execute on a
+kept read-only connection, with its timeout, row and byte caps and its three write locks,
+and the result encoded for the store), so an outcome cannot depend on the executor. The
+caller alone writes the store: an executor hands each finished chunk to ``save`` once.
+
+Ray tasks are chunks of jobs (key, database path, database sha256, SQL, timeout, row cap).
+A task first checks that each database file it is given (a path every node can read: put
+``--db-root`` on shared storage) has the sha256 the driver hashed, then executes; a
+changed or unreadable database is an error naming it, never a result. A task whose worker
+dies is retried by Ray (``max_retries``); the driver keeps a key's first result only, so
+nothing is written twice. Ray is imported here only, and only when the ray executor runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from jury.errors import InputError, JuryError
+from jury.execution import sqlite as sql_execute
+from jury.execution.batches import encode_result
+from jury.vocab import ExecutorName
+
+#: (key, database path, database sha256, sql, timeout_s, row_cap)
+Job = tuple[str, str, str, str, float, int]
+#: (key, the result's stored form) for each job of a chunk, in order
+Encoded = list[tuple[str, tuple]]
+Save = Callable[[Encoded], None]
+
+#: A worker gets at most this many jobs at once ...
+CHUNK_MAX = 64
+#: ... and, for a short run, about this many chunks (so the workers stay balanced).
+CHUNKS_PER_WORKER = 4
+#: A Ray task whose worker process dies is run again up to this many times.
+RAY_MAX_RETRIES = 3
+RAY_INSTALL_HINT = "pip install 'jury[ray]'"
+
+
+class Executor(Protocol):
+    def run(self, jobs: Sequence[Job], save: Save) -> None:
+        """Execute every job; hand each finished chunk's results to ``save`` exactly once."""
+
+
+def chunk_size(total: int, workers: int) -> int:
+    return max(1, min(CHUNK_MAX, -(-total // (workers * CHUNKS_PER_WORKER))))
+
+
+def execute_chunk(chunk: Sequence[Job]) -> Encoded:
+    """Worker entry point (both executors): run each job on this process's kept read-only
+    connections; (key, the result's stored form) for each, in order."""
+    return [
+        (key, encode_result(sql_execute.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)))
+        for key, db, _sha, sql, timeout_s, row_cap in chunk
+    ]
+
+
+@dataclass
+class LocalExecutor:
+    """Today's executor: chunks on a ProcessPoolExecutor (in this process for one worker or a
+    handful of jobs)."""
+
+    workers: int
+
+    def run(self, jobs: Sequence[Job], save: Save) -> None:
+        total = len(jobs)
+        if self.workers == 1 or total <= 4:
+            try:
+                for job in jobs:
+                    save(execute_chunk([job]))
+            finally:
+                sql_execute.close_connections()
+            return
+        workers = min(self.workers, total)
+        size = chunk_size(total, workers)
+        pool = ProcessPoolExecutor(max_workers=workers)
+        try:
+            futures = [pool.submit(execute_chunk, jobs[i : i + size]) for i in range(0, total, size)]
+            for fut in as_completed(futures):
+                save(fut.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+
+
+_hashed: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> sha256, per worker process
+
+
+def database_sha256(path: str) -> str:
+    """The file's sha256, hashed once per worker process while its size and mtime stay."""
+    from jury.inputs.io import sha256_file
+
+    st = os.stat(path)
+    ident = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+    if ident not in _hashed:
+        _hashed[ident] = sha256_file(path)
+    return _hashed[ident]
+
+
+def execute_verified_chunk(chunk: Sequence[Job]) -> tuple:
+    """Ray task body: ("ok", encoded results) once every database of the chunk has the sha256
+    the driver sent, else (problem, path, expected sha256, detail, host) executing nothing."""
+    for path, sha in dict.fromkeys((job[1], job[2]) for job in chunk):
+        try:
+            got = database_sha256(path)
+        except OSError as exc:
+            return ("unreadable", path, sha, exc.strerror or str(exc), socket.gethostname())
+        if got != sha:
+            return ("changed", path, sha, got, socket.gethostname())
+    return ("ok", execute_chunk(chunk))
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise JuryError(f"--executor ray needs Ray, which is not installed: {RAY_INSTALL_HINT}") from None
+    return ray
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+@dataclass
+class RayExecutor:
+    """Chunks of jobs as Ray tasks on a cluster (``address``, else RAY_ADDRESS) or, without
+    one, on a local Ray runtime of ``workers`` CPUs started for this run."""
+
+    workers: int
+    address: str | None = None
+    max_retries: int = RAY_MAX_RETRIES
+    task: Callable[[Sequence[Job]], tuple] = execute_verified_chunk
+
+    def run(self, jobs: Sequence[Job], save: Save) -> None:
+        if not jobs:
+            return
+        ray = import_ray()
+        started, temp_dir = self._connect(ray)
+        try:
+            self._run(ray, jobs, save)
+        except ray.exceptions.RayError as exc:
+            raise JuryError(f"a Ray task failed (after up to {self.max_retries} retries): {_one_line(exc)}") from None
+        finally:
+            if started:
+                ray.shutdown()
+            if temp_dir is not None:
+                shutil.rmtree(temp_dir, ignore_errors=True)
+
+    def _connect(self, ray) -> tuple[bool, str | None]:
+        """(whether this run started Ray, the temp dir of a local runtime it started)."""
+        if ray.is_initialized():  # a caller's runtime (a library user, a test): used, left running
+            return False, None
+        address = self.address or os.environ.get("RAY_ADDRESS") or None
+        quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+        if address is not None:
+            _reachable(address)
+            try:
+                ray.init(address=address, **quiet)
+            except Exception as exc:  # ConnectionError, ValueError, RuntimeError: all one line
+                raise JuryError(f"cannot connect to the Ray cluster at {address!r}: {_one_line(exc)}") from None
+            return True, None
+        # A short folder: Ray puts unix sockets under it, and their paths are limited to ~100 bytes.
+        temp_dir = tempfile.mkdtemp(prefix="jray-", dir="/tmp" if os.path.isdir("/tmp") else None)
+        try:
+            ray.init(num_cpus=self.workers, include_dashboard=False, _temp_dir=temp_dir, **quiet)
+        except Exception as exc:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise JuryError(f"cannot start a local Ray runtime: {_one_line(exc)}") from None
+        return True, temp_dir
+
+    def _run(self, ray, jobs: Sequence[Job], save: Save) -> None:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", self.workers)))
+        size = chunk_size(len(jobs), cpus)
+        shared = {path: str(Path(path).resolve()) for path in {job[1] for job in jobs}}
+        chunks = [[(k, shared[p], *rest) for k, p, *rest in jobs[i : i + size]] for i in range(0, len(jobs), size)]
+        remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(self.task)
+        limit = cpus * CHUNKS_PER_WORKER  # tasks in flight: results come back as they finish
+        pending: list = []
+        written: set[str] = set()
+        submitted = 0
+        try:
+            while submitted < len(chunks) or pending:
+                while submitted < len(chunks) and len(pending) < limit:
+                    pending.append(remote.remote(chunks[submitted]))
+                    submitted += 1
+                ready, pending = ray.wait(pending, num_returns=1)
+                for ref in ready:
+                    fresh = [(k, enc) for k, enc in _results(ray.get(ref)) if k not in written]
+                    written.update(k for k, _ in fresh)
+                    save(fresh)
+        except BaseException:
+            for ref in pending:
+                with contextlib.suppress(Exception):  # a task that just finished cannot be cancelled
+                    ray.cancel(ref)
+            raise
+
+
+def _reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A host:port address must accept a connection within timeout_s (Ray itself retries an
+    unreachable one for minutes); "auto" and ray:// addresses are left to Ray."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise JuryError(f"cannot connect to the Ray cluster at {address!r}: {exc.strerror or exc}") from None
+
+
+def _results(reply: tuple) -> Encoded:
+    if reply[0] == "ok":
+        return reply[1]
+    problem, path, expected, detail, host = reply
+    if problem == "changed":
+        raise InputError(
+            f"{path}: the database a Ray worker on {host} reads has sha256 {detail[:12]}…, not {expected[:12]}… "
+            "as on this machine; every node must read the same file (put --db-root on shared storage)"
+        )
+    raise InputError(f"{path}: a Ray worker on {host} cannot read this database ({detail}); every node must read --db-root")
+
+
+def make_executor(name: str, workers: int, address: str | None = None) -> Executor:
+    if name == ExecutorName.LOCAL:
+        return LocalExecutor(workers)
+    if name == ExecutorName.RAY:
+        return RayExecutor(workers, address)
+    raise InputError(f"unknown executor {name!r}; choose one of: {', '.join(ExecutorName)}")
