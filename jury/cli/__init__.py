@@ -44,6 +44,7 @@ from jury.cli import reaudit as _reaudit  # noqa: E402
 from jury.cli import report as _report  # noqa: E402
 from jury.cli import review as _review  # noqa: E402
 from jury.cli import score as _score  # noqa: E402
+from jury.cli import store as _store  # noqa: E402
 from jury.cli import suites as _suites  # noqa: E402
 from jury.cli import verify as _verify  # noqa: E402
 
@@ -59,6 +60,7 @@ app.command("calibrate")(_calibrate.calibrate)
 app.add_typer(_review.app, name="review")
 app.command("suites")(_suites.suites)
 app.command("check-gold")(_check_gold.check_gold)
+app.add_typer(_store.app, name="store")
 
 
 def main(argv: list[str] | None = None) -> None:

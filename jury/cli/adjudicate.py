@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import config, gold_path, handle_errors, open_store, progress_bar, settings
+from jury.cli.common import (
+    EXECUTOR_HELP,
+    RAY_ADDRESS_HELP,
+    config,
+    gold_path,
+    handle_errors,
+    open_store,
+    progress_bar,
+    settings,
+)
 from jury.cli.jurycommon import print_plan, print_run_stats
 from jury.cli.written import after_write, sign_option, signer_for
 
@@ -53,11 +62,18 @@ def adjudicate(
         None, help="Overlap at or above which a mismatch is a near miss and skips the jury (default 0.5)."
     ),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
+    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Verdict file to write (default verdicts/adjudication-<time>.json)."
     ),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
     sign: Path | None = sign_option(),
+    shard: str | None = typer.Option(
+        None,
+        help="I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no "
+        "verdict file (exit 0); merge the shards' stores with `jury store merge`, then run without --shard.",
+    ),
 ) -> None:
     """Execute (or reuse) every query, then ask each model's jury-eligible failures of its jurors.
 
@@ -86,6 +102,9 @@ def adjudicate(
         db_root=cfg.path_of("db_root", db_root),
         verdict_output=True,
     )
+    from jury.judging.shards import parse_shard
+
+    this_shard = parse_shard(shard)
     signer = signer_for(sign)
     panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
     console = make_console()
@@ -98,7 +117,9 @@ def adjudicate(
             db_root=cfg.path_of("db_root", db_root),
             panel=panel_obj,
             registry=load_registry(families),
-            settings=settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers),
+            settings=settings(
+                cfg, comparator=comparator, near_miss=near_miss, workers=workers, executor=executor, ray_address=ray_address
+            ),
             seed=cfg.get("seed", seed, 0),
             early_stop=early_stop,
             swap=swap,
@@ -109,15 +130,24 @@ def adjudicate(
             output=output,
             plan_only=plan,
             progress=progress_bar,
+            shard=this_shard,
         )
     if plan:
+        ballots = job.plan.ballots() if this_shard is None else this_shard.ballots(job.plan.ballots())
         print_plan(
             console,
-            job.plan.ballots(),
-            f"adjudication plan: panel {panel_obj.name}, no calls made",
+            ballots,
+            f"adjudication plan: panel {panel_obj.name}"
+            + (f", shard {this_shard} (only its ballots)" if this_shard else "")
+            + ", no calls made",
             len(job.plan.groups),
             "failures and sampled passes" if review_passes else "failures",
         )
+        return
+    if this_shard is not None and job.stats is not None:  # the shard's votes are stored: no verdict file
+        from jury.judging.shards import shard_message
+
+        console.print(shard_message(this_shard, job.stats, cfg.store_path(store)), markup=False, highlight=False)
         return
     assert job.records is not None and job.evaluation is not None  # set by every job that is not a plan
     rows = adjudication_summary(job.records, score_all(job.evaluation.pairs), set(job.plan.families))

@@ -38,6 +38,11 @@ def audit_gold(
         help="First run the deterministic gold checks of `jury check-gold` (no model, no cost) and record them in "
         "the audit file; the panel's show_checks shows them to the jurors as facts.",
     ),
+    shard: str | None = typer.Option(
+        None,
+        help="I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no "
+        "audit file (exit 0); merge the shards' stores with `jury store merge`, then run without --shard.",
+    ),
 ) -> None:
     """Audit the gold SQL itself: each juror judges each gold query alone, never seeing model output.
 
@@ -63,6 +68,9 @@ def audit_gold(
         db_root=cfg.path_of("db_root", db_root),
         verdict_output=True,
     )
+    from jury.judging.shards import parse_shard
+
+    this_shard = parse_shard(shard)
     signer = signer_for(sign)
     gold_path = cfg.path_of("gold", gold)
     if gold_path is None:
@@ -86,11 +94,19 @@ def audit_gold(
             plan_only=plan,
             progress=progress_bar,
             checks=checks,
+            shard=this_shard,
         )
     if plan:
+        ballots = job.plan.ballots() if this_shard is None else this_shard.ballots(job.plan.ballots())
+        where = f", shard {this_shard} (only its ballots)" if this_shard else ""
         print_plan(
-            console, job.plan.ballots(), f"audit plan: panel {panel_obj.name}, no calls made", len(job.plan.items), "gold queries"
+            console, ballots, f"audit plan: panel {panel_obj.name}{where}, no calls made", len(job.plan.items), "gold queries"
         )
+        return
+    if this_shard is not None and job.stats is not None:  # the shard's votes are stored: no audit file
+        from jury.judging.shards import shard_message
+
+        console.print(shard_message(this_shard, job.stats, cfg.store_path(store)), markup=False, highlight=False)
         return
     assert job.summary is not None  # set by every job that is not a plan
     print_audit_summary(console, job.summary)

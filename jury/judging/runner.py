@@ -111,6 +111,7 @@ class RunStats:
     shared: int = 0  # ballots identical to another of this run: one call served both
     skipped: int = 0
     not_asked: int = 0  # cost cap, interrupt or store failure
+    other_shard: int = 0  # --shard: ballots of other shards, not asked here (not a failure)
     transport_failures: int = 0  # ballots without a vote (transport or configuration): a rerun asks again
     failure_reasons: Counter = field(default_factory=Counter)
     interrupted: bool = False
@@ -165,6 +166,7 @@ class _Session:
     holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}")
     claimed: set[str] = field(default_factory=set)
     stopping: bool = False
+    shard: Any = None  # --shard: a jury.judging.shards.Shard; ballots outside it are not asked
 
     def stop(self) -> None:
         self.stopping = True
@@ -323,6 +325,10 @@ async def _run_group(
     store, stats = session.store, session.stats
 
     async def ask(i: int) -> BallotResult:
+        if session.shard is not None and not session.shard.holds(group[i].request_sha256):
+            stats.other_shard += 1
+            tick(1)
+            return BallotResult(group[i], "not_asked", error=f"not this shard ({session.shard})")
         res = await _ask(group[i], session)
         tick(1)
         return res
@@ -355,8 +361,11 @@ def run_ballots(
     max_cost: float | None = None,
     progress: Callable[[int, int], None] | None = None,
     pool: JurorPool | None = None,
+    shard=None,
 ) -> tuple[list[list[BallotResult]], RunStats]:
-    """Ask every group's jurors (each group: one question for one model, or one gold query)."""
+    """Ask every group's jurors (each group: one question for one model, or one gold query);
+    with `shard` (a jury.judging.shards.Shard) only the ballots in it, the others `not_asked`
+    and counted in stats.other_shard."""
     jurors: dict[str, JurorSpec] = {}
     for g in groups:
         for b in g:
@@ -377,7 +386,7 @@ def run_ballots(
             progress(done, total)
 
     async def main() -> list[list[BallotResult]]:
-        session = _Session(store, pool or JurorPool(list(jurors.values())), guard, stats)
+        session = _Session(store, pool or JurorPool(list(jurors.values())), guard, stats, shard=shard)
         session.pool.stop_requested = False
         loop = asyncio.get_running_loop()
         this = asyncio.current_task()

@@ -131,9 +131,11 @@ def adjudication_job(
     swap: bool | None = None,
     review_passes: float = 0.0,
     taxonomy: str | None = None,
+    shard=None,
 ) -> JobResult[AdjudicationPlan]:
     """swap: None takes the panel's `swap`; review_passes: the share of each model's strict
-    matches also sent to the jury (0: failures only); taxonomy: None takes the panel's."""
+    matches also sent to the jury (0: failures only); taxonomy: None takes the panel's;
+    shard: ask only the ballots of this jury.judging.shards.Shard and write no verdict file."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
     from jury.verdicts.assemble import write_adjudication
 
@@ -143,6 +145,8 @@ def adjudication_job(
     swap = panel.swap if swap is None else swap
     if swap and early_stop:
         raise InputError("--swap and --early-stop cannot be combined: a swapped vote needs both orders of every juror")
+    if shard is not None and early_stop:
+        raise InputError("--shard and --early-stop cannot be combined: a settled majority needs every juror's vote in one store")
     if not 0.0 <= review_passes <= 1.0:
         raise InputError(f"--review-passes must be a fraction in [0, 1], got {review_passes}")
     tax = None
@@ -172,9 +176,11 @@ def adjudication_job(
         return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True, ev)
     require_keys(panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
     with progress("asking jurors") as bar:
-        verdicts, stats = run_adjudication(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar)
+        verdicts, stats = run_adjudication(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar, shard=shard)
     raise_if_capped(stats)
     raise_if_incomplete(stats)
+    if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
+        return JobResult(plan, None, stats, None, False, ev)
     try:
         path, reused = write_adjudication(cfg, output, head, plan, verdicts, store)
     except OSError as exc:
@@ -199,6 +205,7 @@ def audit_job(
     progress: ProgressFactory = _no_progress,
     checks: bool = True,
     check_passes: tuple[int, ...] | None = None,
+    shard=None,
 ) -> JobResult[AuditPlan]:
     """checks: run the deterministic gold checks (jury check-gold) first, before any juror
     call, record them in each record's ``checks`` and in settings.checks; shown to the jurors
@@ -259,9 +266,11 @@ def audit_job(
         return JobResult(plan, records, None, found[0], True, summary=summarize(records))
     require_keys(panel, panel.jurors)
     with progress("auditing gold SQL") as bar:
-        records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar)
+        records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar, shard=shard)
     raise_if_capped(stats)
     raise_if_incomplete(stats)
+    if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
+        return JobResult(plan, None, stats)
     for record in records:
         findings = (found_checks or {}).get(record["question_id"])
         if findings is not None:  # absent for an item with nothing to execute, or without checks

@@ -1,0 +1,238 @@
+"""`jury store merge`: stores of several machines into one (jury/execution/merge.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from jury.cli import app
+from jury.errors import StoreError
+from jury.execution.merge import merge_stores
+from jury.execution.reviews import ReviewStore
+from jury.execution.store import Store
+from jury.judging.juror import JurorSpec
+from tests.support.badinput import Case, check_case
+
+runner = CliRunner()
+JUROR = JurorSpec(name="ja", model="openai/gpt-4o", family="openai")
+
+
+def h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def result(verdict="answer_1", cost=0.01, tokens=(100, 20), attempts=1):
+    return SimpleNamespace(
+        ok=True, text=json.dumps({"verdict": verdict}), parsed={"verdict": verdict}, error=None, attempts=attempts,
+        prompt_tokens=tokens[0], completion_tokens=tokens[1], cost_usd=cost, latency_s=0.5, log=[{"status": "ok"}],
+    )  # fmt: skip
+
+
+def add_vote(st: Store, request: str, verdict="answer_1", cost=0.01, question=1) -> None:
+    res = result(verdict, cost)
+    st.record_vote(request, "adjudication", question, "gpt-x", JUROR, res)
+    st.link_vote_call(request, st.record_call(request, "adjudication", JUROR, [{"role": "user", "content": "q"}], res))
+
+
+def add_failed_call(st: Store, request: str, cost=0.002) -> None:
+    """A call that failed on transport: logged and paid, no vote."""
+    res = result(cost=cost, attempts=3)
+    res.ok, res.parsed, res.error = False, None, "HTTP 500"
+    st.record_call(request, "adjudication", JUROR, [{"role": "user", "content": "q"}], res)
+
+
+def add_execution(st: Store, key: str, digest: str, status="ok") -> None:
+    row = (key, "db" * 32, f"SELECT {key[:4]}", status, "[]", "[]", 0, 0, digest, digest, None, 0.01, 30.0, 100000)
+    st.put_executions([row])
+
+
+def make_store(path: Path, votes=(), executions=(), failed=()) -> Path:
+    with Store(path) as st:
+        for request, verdict in votes:
+            add_vote(st, request, verdict)
+        for key, digest in executions:
+            add_execution(st, key, digest)
+        for request in failed:
+            add_failed_call(st, request)
+        st.claim(h("claimed"), "host:1:x", 60)  # a live lease: never merged
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def count(path: Path, table: str) -> int:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def merge(*args):
+    return runner.invoke(app, ["store", "merge", *map(str, args)], catch_exceptions=False)
+
+
+@pytest.fixture
+def two(tmp_path):
+    a = make_store(tmp_path / "a.db", votes=[(h("r1"), "answer_1"), (h("r2"), "answer_2")], executions=[(h("e1"), "d1")])
+    b = make_store(tmp_path / "b.db", votes=[(h("r3"), "both")], executions=[(h("e1"), "d1"), (h("e2"), "d2")], failed=[h("r4")])
+    return a, b
+
+
+def test_merge_keeps_everything_and_is_idempotent(two, tmp_path):
+    a, b = two
+    before = {p: digest(p) for p in two}
+    files = sorted(tmp_path.iterdir())
+    out = tmp_path / "out.db"
+    res = merge(a, b, "-o", out)
+    assert res.exit_code == 0, res.output
+    assert "created" in res.output and "not merged (machine-local): claims 2" in res.output
+    assert {p: digest(p) for p in two} == before  # inputs opened read-only: not a byte changed
+    assert sorted(p for p in tmp_path.iterdir() if not p.name.startswith("out.db")) == files  # no -wal/-shm left
+    assert count(out, "votes") == 3 and count(out, "calls") == 4 and count(out, "executions") == 2
+    assert count(out, "claims") == 0
+    requests = [h(f"r{i}") for i in range(1, 5)]
+    with Store(a) as sa, Store(b) as sb, Store(out) as so:
+        merged = so.call_costs(requests)
+        shards = {**sa.call_costs(requests), **sb.call_costs(requests)}
+        assert merged == shards and so.call_totals(requests)["cost_usd"] == pytest.approx(0.032)
+        # each vote links to its own call in the merged log
+        for request in requests[:3]:
+            call_id = so.get_vote(request)["call_id"]
+            assert so.conn.execute("SELECT request_sha256 FROM calls WHERE id = ?", [call_id]).fetchone()[0] == request
+    res = merge(a, b, "-o", out)  # again: nothing new
+    assert res.exit_code == 0, res.output
+    assert count(out, "votes") == 3 and count(out, "calls") == 4 and count(out, "executions") == 2
+    res = merge(b, "-o", out)
+    assert res.exit_code == 0 and count(out, "calls") == 4
+    with Store(out) as so:
+        assert so.call_costs(requests) == merged
+
+
+def test_identical_calls_within_one_store_are_all_kept(tmp_path):
+    """The call log is a multiset: two identical rows of one store stay two (a retry logged twice)."""
+    a = tmp_path / "a.db"
+    with Store(a) as st:
+        for _ in range(2):
+            st.conn.execute(
+                "INSERT INTO calls (request_sha256, kind, juror, cost_usd, created_at) VALUES (?, 'audit', 'ja', 0.5, 't')",
+                [h("x")],
+            )
+    out = tmp_path / "out.db"
+    merge_stores([a], out)
+    merge_stores([a], out)
+    assert count(out, "calls") == 2
+
+
+def test_a_disagreeing_vote_is_a_one_line_error_naming_both_files(tmp_path):
+    a = make_store(tmp_path / "a.db", votes=[(h("r1"), "answer_1")])
+    b = make_store(tmp_path / "b.db", votes=[(h("r1"), "answer_2")])
+    out = tmp_path / "out.db"
+    with pytest.raises(StoreError) as err:
+        merge_stores([a, b], out)
+    msg = str(err.value)
+    assert str(a) in msg and str(b) in msg and h("r1") in msg and "votes" in msg and "\n" not in msg
+    assert not out.exists()  # one transaction: nothing half-merged is left behind
+
+
+def test_a_disagreeing_execution_is_an_error_and_an_existing_output_is_unchanged(tmp_path):
+    a = make_store(tmp_path / "a.db", executions=[(h("e1"), "d1")])
+    b = make_store(tmp_path / "b.db", executions=[(h("e1"), "other")])
+    out = tmp_path / "out.db"
+    merge_stores([a], out)
+    rows = count(out, "executions")
+    with pytest.raises(StoreError, match=rf"{out} and {b} disagree on executions key {h('e1')} \(result_sha256"):
+        merge_stores([b], out)
+    assert count(out, "executions") == rows
+
+
+def test_merge_into_an_existing_store(two, tmp_path):
+    a, b = two
+    out = make_store(tmp_path / "out.db", votes=[(h("r9"), "neither")])
+    res = merge(a, b, "-o", out)
+    assert res.exit_code == 0 and "merged into" in res.output
+    assert count(out, "votes") == 4
+
+
+def test_review_decisions_are_merged_once(tmp_path):
+    a = make_store(tmp_path / "a.db")
+    decision = {"verdict_sha256": "v" * 64, "kind": "adjudication", "question_id": 1, "reviewer": "ann", "choice": "1"}
+    ReviewStore(a).record({**decision, "decided_at": "2026-01-01T00:00:00Z"})
+    out = tmp_path / "out.db"
+    merge_stores([a, make_store(tmp_path / "b.db")], out)
+    merge_stores([a], out)
+    assert [d["reviewer"] for d in ReviewStore(out).decisions(["v" * 64])] == ["ann"]
+    assert count(out, "review_decisions") == 1
+
+
+def test_an_older_store_is_read_as_it_is_and_a_newer_one_refused(tmp_path):
+    old = make_store(tmp_path / "old.db", votes=[(h("r1"), "answer_1")])
+    with sqlite3.connect(old) as conn:  # as a jury before m006 left it
+        conn.execute("DROP TABLE gold_orders")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm006_gold_orders'")
+    before = digest(old)
+    out = tmp_path / "out.db"
+    merge_stores([old], out)
+    assert digest(old) == before and count(out, "votes") == 1  # not migrated: read as it is
+    new = make_store(tmp_path / "new.db")
+    with sqlite3.connect(new) as conn:
+        conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('jury', 'm999_future', 'now')")
+    with pytest.raises(StoreError, match=r"made by a newer jury \(migration jury.m999_future"):
+        merge_stores([new], tmp_path / "out2.db")
+
+
+# ------------------------------------------------------------------ bad input, one line, exit 1
+
+
+def _stores(tmp: Path) -> None:
+    make_store(tmp / "a.db", votes=[(h("r1"), "answer_1")])
+    make_store(tmp / "b.db", votes=[(h("r1"), "answer_2")])
+    (tmp / "notes.txt").write_text("not a store\n")
+    (tmp / "empty.db").write_bytes(b"")
+
+
+CASES = [
+    Case(
+        "output-is-an-input",
+        ["store", "merge", "a.db", "b.db", "-o", "a.db"],
+        "is the input file a.db",
+        _stores,
+        unchanged=["a.db"],
+    ),
+    Case("output-is-an-input-wal", ["store", "merge", "a.db", "-o", "a.db-wal"], "is the input file a.db-wal", _stores),
+    Case(
+        "output-not-a-store",
+        ["store", "merge", "a.db", "-o", "notes.txt"],
+        "notes.txt: is not a jury store",
+        _stores,
+        unchanged=["notes.txt", "a.db"],
+    ),
+    Case("input-not-a-store", ["store", "merge", "notes.txt", "-o", "out.db"], "notes.txt: is not a jury store", _stores),
+    Case("input-empty", ["store", "merge", "empty.db", "-o", "out.db"], "empty.db: is not a jury store", _stores),
+    Case("input-missing", ["store", "merge", "nope.db", "-o", "out.db"], "nope.db: no such store file", _stores),
+    Case(
+        "disagreement",
+        ["store", "merge", "a.db", "b.db", "-o", "out.db"],
+        "a.db and b.db disagree on votes request_sha256",
+        _stores,
+        unchanged=["a.db", "b.db"],
+    ),
+    Case(
+        "output-is-a-locked-verdict-file",
+        ["store", "merge", "a.db", "-o", "locked.json"],
+        "is a locked verdict file",
+        lambda tmp: (_stores(tmp), (tmp / "locked.json").write_text('{"kind": "audit", "content_sha256": "x"}')),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_merge_input(case, tmp_path):
+    check_case(case, tmp_path)
+    if case.id in ("disagreement", "input-not-a-store", "input-missing"):
+        assert not (tmp_path / "out.db").exists()
