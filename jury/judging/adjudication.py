@@ -148,21 +148,8 @@ def vote_category(res: BallotResult) -> str | None:
 
 
 def _vote(r: BallotResult) -> dict:
-    b = r.ballot
-    return {
-        "juror": b.juror.name,
-        "family": b.juror.family,
-        "model": b.juror.model,
-        "order": b.meta["order"],
-        "raw_verdict": r.reply["verdict"] if r.reply else None,
-        "category": vote_category(r),
-        "reasoning": r.reply.get("reasoning") if r.reply else None,
-        "abstained": r.status in ("abstained", "not_asked"),
-        "reason": r.error,
-        "skipped": r.status == "skipped",
-        "request_sha256": b.request_sha256,
-        **_error_category(r, vote_category(r)),
-    }
+    category = vote_category(r)
+    return {**r.vote(category, order=r.ballot.meta["order"]), **_error_category(r, category)}
 
 
 def _error_category(r: BallotResult, category: str | None) -> dict:

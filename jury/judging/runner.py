@@ -79,6 +79,24 @@ class BallotResult:
     cost_usd: float = 0.0
     failed: bool = False  # no vote: the call failed on transport or configuration; a rerun asks again
 
+    def vote(self, category: str | None, raw_verdict: str | None = None, order: str | None = None) -> dict:
+        """This ballot as a verdict file's vote: who judged, what it answered (`raw_verdict`,
+        default the reply's verdict) and the `category` it counts as."""
+        b = self.ballot
+        return {
+            "juror": b.juror.name,
+            "family": b.juror.family,
+            "model": b.juror.model,
+            "order": order,
+            "raw_verdict": raw_verdict if raw_verdict is not None else (self.reply["verdict"] if self.reply else None),
+            "category": category,
+            "reasoning": self.reply.get("reasoning") if self.reply else None,
+            "abstained": self.status in ("abstained", "not_asked"),
+            "reason": self.error,
+            "skipped": self.status == "skipped",
+            "request_sha256": b.request_sha256,
+        }
+
 
 @dataclass
 class CostGuard:

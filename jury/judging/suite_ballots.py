@@ -114,20 +114,7 @@ def suite_vote_category(res: BallotResult) -> str | None:
 
 
 def _vote(r: BallotResult) -> dict:
-    b = r.ballot
-    return {
-        "juror": b.juror.name,
-        "family": b.juror.family,
-        "model": b.juror.model,
-        "order": b.meta["order"],
-        "raw_verdict": r.reply["verdict"] if r.reply else None,
-        "category": suite_vote_category(r),
-        "reasoning": r.reply.get("reasoning") if r.reply else None,
-        "abstained": r.status in ("abstained", "not_asked"),
-        "reason": r.error,
-        "skipped": r.status == "skipped",
-        "request_sha256": b.request_sha256,
-    }
+    return r.vote(suite_vote_category(r), order=r.ballot.meta["order"])
 
 
 def build_suite_records(plan: SuitePlan, results: list[list[BallotResult]]) -> list[dict]:

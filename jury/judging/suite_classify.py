@@ -165,21 +165,9 @@ def classify_label(res: BallotResult) -> str | None:
 
 
 def _vote(r: BallotResult) -> dict:
-    b = r.ballot
     pick = classify_label(r)
-    vote = {
-        "juror": b.juror.name,
-        "family": b.juror.family,
-        "model": b.juror.model,
-        "order": None,
-        "raw_verdict": pick,
-        "category": Verdict.GENUINE_ERROR.value if pick is not None else None,
-        "reasoning": r.reply.get("reasoning") if r.reply else None,
-        "abstained": r.status in ("abstained", "not_asked"),
-        "reason": r.error,
-        "skipped": r.status == "skipped",
-        "request_sha256": b.request_sha256,
-    }
+    vote = r.vote(Verdict.GENUINE_ERROR.value if pick is not None else None)
+    vote["raw_verdict"] = pick
     if pick is not None and pick != NONE_FITS:
         vote["error_category"] = pick
     return vote

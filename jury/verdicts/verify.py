@@ -138,9 +138,15 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> Veri
         report.ok = True
         return report
     base = Path(base_dir) if base_dir is not None else p.parent
-    for role, binding in bindings(doc):
+    targets = [(role, binding, locate(binding, doc, base)) for role, binding in bindings(doc)]
+    return _check_bindings(report, targets, "the verdicts were made")
+
+
+def _check_bindings(report: VerifyReport, targets, made: str) -> VerifyReport:
+    """Hash each bound file present on disk against its binding: absent ones are listed, a
+    changed or unreadable one is a mismatch with a message."""
+    for role, binding, target in targets:
         label = f"{role} {binding.path}"
-        target = locate(binding, doc, base)
         if not target.exists():
             report.absent.append(label)
             continue
@@ -154,7 +160,7 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> Veri
         if actual != binding.sha256:
             report.mismatched.append(label)
             report.messages.append(
-                f"{label} changed after the verdicts were made (sha256 expected {binding.sha256[:12]}..., got {actual[:12]}...)"
+                f"{label} changed after {made} (sha256 expected {binding.sha256[:12]}..., got {actual[:12]}...)"
             )
     report.ok = not report.mismatched
     return report
@@ -175,23 +181,5 @@ def _verify_review(p: Path, data: dict, report: VerifyReport, base_dir: str | Pa
         report.messages.append(f"{problem}; refused")
         return report
     base = Path(base_dir) if base_dir is not None else p.parent
-    for role, binding in review_bindings(doc):
-        label = f"{role} {binding.path}"
-        target = Path(binding.path) if Path(binding.path).is_absolute() else base / binding.path
-        if not target.exists():
-            report.absent.append(label)
-            continue
-        report.checked.append(label)
-        try:
-            actual = sha256_file(target)
-        except OSError as exc:
-            report.mismatched.append(label)
-            report.messages.append(f"{label}: cannot read: {exc.strerror or exc}")
-            continue
-        if actual != binding.sha256:
-            report.mismatched.append(label)
-            report.messages.append(
-                f"{label} changed after the review was made (sha256 expected {binding.sha256[:12]}..., got {actual[:12]}...)"
-            )
-    report.ok = not report.mismatched
-    return report
+    targets = [(role, b, Path(b.path) if Path(b.path).is_absolute() else base / b.path) for role, b in review_bindings(doc)]
+    return _check_bindings(report, targets, "the review was made")
