@@ -19,12 +19,19 @@ For each latency (0.2 s and 1 s) and each C (8 and 32) it prints:
                   process, which holds only the client), and the share of one core that CPU
                   needs at the ideal rate (calls/s at ideal x CPU per call);
   jury warm       the same ballots on the same store: 0 calls.
+  jury K procs    with --processes 1 K: the jury side as K subprocesses at once, process i
+                  running shard i/K of the same ballots (run_ballots(..., shard=)) into its
+                  own fresh store, each juror's C split as C/K per process (so the ideal is
+                  unchanged: jurors x C in flight at most). Each child imports litellm and
+                  makes its warm-up call before the clock starts; wall time runs from the
+                  "go" sent to all of them to the last one's result; CPU is the children's
+                  timed sections summed (and, for reference, their whole lives from os.wait4).
 litellm's import and the first call's setup happen before any timing. Only 127.0.0.1 is
 contacted: a socket guard refuses anything else and the count is printed. Exit 1 on wrong
 call or vote counts (the fractions are printed, not asserted: they depend on the machine).
 
 Usage: python bench/jury_throughput.py [--ballots 1000] [--latency 0.2 1] [--concurrency 8 32]
-                                      [--listen-backlog 1024]
+                                      [--listen-backlog 1024] [--processes 1 2]
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import asyncio
 import json
 import multiprocessing
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +58,7 @@ from jury.execution.store import Store
 from jury.judging.ballots import REPLY_SCHEMAS, make_parser
 from jury.judging.client import JurorPool, JurorSpec, _import_litellm
 from jury.judging.runner import Ballot, run_ballots
+from jury.judging.shards import parse_shard
 from tests.support.netguard import _is_allowed
 
 JURORS = ("a", "b", "c")
@@ -151,7 +160,7 @@ class Server:
         self.proc.join(10)
 
 
-def warm_up(server: Server) -> tuple[float, float]:
+def warm_up(server) -> tuple[float, float]:
     """Import litellm and make one call outside the timed runs; returns (import_s, first_call_s)."""
     t0 = time.perf_counter()
     _import_litellm()
@@ -238,17 +247,92 @@ def timed_run(groups, store, server: Server):
     return wall, cpu, stats, voted, verdicts, seen["calls"], seen["peak"], net
 
 
+def shard_worker(shard_text: str, n: int, base_url: str, concurrency: int) -> None:
+    """A child of --processes: warm up, print "ready", wait for "go" on stdin, run this shard's
+    ballots into a fresh store, print one JSON line of counts and timings."""
+    loopback_only()
+    shard = parse_shard(shard_text)
+    warm_up(argparse.Namespace(base_url=base_url))
+    groups = make_groups(n, base_url, concurrency)
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        sys.exit("shard worker: expected go")
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "store.db") as store:
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        results, stats = run_ballots(groups, store, label, shard=shard)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    out = {
+        "wall": wall,
+        "cpu": cpu,
+        "asked": stats.asked,
+        "other_shard": stats.other_shard,
+        "voted": sum(1 for g in results for r in g if r.status == "voted"),
+        "verdicts": sorted({str(label(r)) for g in results for r in g if r.status != "not_asked"}),
+        "refused": refused,
+    }
+    print(json.dumps(out), flush=True)
+
+
+def sharded_run(k_procs: int, n: int, server: Server, concurrency: int):
+    """Run the jury side as k_procs shard workers at once; (wall, timed cpu, whole-life cpu, per-child results)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--ballots", str(n), "--base-url", server.base_url]
+    procs = [
+        subprocess.Popen(
+            [*cmd, "--shard-worker", f"{i}/{k_procs}", "--concurrency", str(concurrency // k_procs)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(1, k_procs + 1)
+    ]
+    for p in procs:
+        if p.stdout.readline().strip() != "ready":
+            sys.exit("shard worker did not start")
+    server.reset()
+    t0 = time.perf_counter()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    children = [json.loads(p.stdout.readline()) for p in procs]
+    wall = time.perf_counter() - t0
+    life_cpu = 0.0
+    for p in procs:
+        _, status, usage = os.wait4(p.pid, 0)
+        if status != 0:
+            sys.exit(f"shard worker exited with status {status}")
+        life_cpu += usage.ru_utime + usage.ru_stime
+    return wall, sum(c["cpu"] for c in children), life_cpu, children
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ballots", type=int, default=1000)
     ap.add_argument("--latency", type=float, nargs="+", default=[0.2, 1.0], help="server delay per reply, seconds")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[8, 32], help="max_concurrency per juror")
     ap.add_argument("--listen-backlog", type=int, default=1024, help="listen backlog of the loopback server")
+    ap.add_argument(
+        "--processes",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="also run the jury side as K shard processes at once (1 = this process only, always run)",
+    )
+    ap.add_argument("--shard-worker", help=argparse.SUPPRESS)  # internal: a child of --processes
+    ap.add_argument("--base-url", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.shard_worker:
+        shard_worker(args.shard_worker, args.ballots, args.base_url, args.concurrency[0])
+        return
+    multi = sorted({p for p in args.processes if p > 1})
+    for p in multi:
+        for c in args.concurrency:
+            if c % p:
+                ap.error(f"--processes {p}: every --concurrency must be a multiple of it (C is split as C/K), got {c}")
     loopback_only()
     n, k = args.ballots, len(JURORS)
     failed = False
     summary = []
+    multi_summary = []
     first = True
     for lat in args.latency:
         server = Server(lat, args.listen_backlog)
@@ -301,11 +385,39 @@ def main() -> None:
                     print("  FAILED: unexpected call or vote counts")
                     failed = True
                 summary.append((lat, c, ideal / wall, ideal / srv_wall, 1000 * cpu / n, 1000 * raw_cpu / n, rate * cpu / n))
+                for kp in multi:
+                    m_wall, m_cpu, life_cpu, children = sharded_run(kp, n, server, c)
+                    seen = server.stats()
+                    asked = sum(ch["asked"] for ch in children)
+                    voted_m = sum(ch["voted"] for ch in children)
+                    refused.extend(r for ch in children for r in ch["refused"])
+                    print(
+                        f"  jury cold, {kp} processes     {m_wall:6.2f} s  fraction of ideal {ideal / m_wall:.2f}  "
+                        f"of the server ceiling {srv_wall / m_wall:.2f}  cpu {1000 * m_cpu / n:.2f} ms/call "
+                        f"({rate * m_cpu / n:.0%} of a core at the ideal rate; whole processes incl. litellm import "
+                        f"{life_cpu:.1f} s)"
+                    )
+                    print(
+                        f"      C/{kp} = {c // kp} per juror per process; shards asked "
+                        f"{' + '.join(str(ch['asked']) for ch in children)} = {asked}, slowest shard "
+                        f"{max(ch['wall'] for ch in children):.2f} s; server saw {seen['calls']} calls, peak in flight "
+                        f"{seen['peak']} of {k * c}"
+                    )
+                    okm = asked == n and voted_m == n and seen["calls"] == n
+                    okm = okm and all(ch["verdicts"] == ["both"] and ch["other_shard"] == n - ch["asked"] for ch in children)
+                    if not okm:
+                        print(f"  FAILED: unexpected call or vote counts with {kp} processes")
+                        failed = True
+                    multi_summary.append((lat, c, kp, ideal / m_wall, 1000 * m_cpu / n, ideal / wall))
         finally:
             server.stop()
     print("\nsummary: latency, C, jury fraction of ideal, server ceiling, jury ms cpu/call, raw httpx ms cpu/call, core share")
     for lat, c, f, ceiling, cpu_ms, raw_ms, share in summary:
         print(f"  {lat:4g} s  C={c:<3d} {f:.2f}  {ceiling:.2f}  {cpu_ms:.2f}  {raw_ms:.2f}  {share:.0%}")
+    if multi_summary:
+        print("\nsummary, K processes: latency, C, K, fraction of ideal (1 process), ms cpu/call summed over processes")
+        for lat, c, kp, f, cpu_ms, f1 in multi_summary:
+            print(f"  {lat:4g} s  C={c:<3d} K={kp}  {f:.2f} ({f1:.2f})  {cpu_ms:.2f}")
     print(f"\nnon-loopback connection attempts refused: {len(refused)}" + (f" {refused}" if refused else ""))
     if failed or refused:
         sys.exit(1)
