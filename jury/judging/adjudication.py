@@ -17,12 +17,12 @@ from jury.judging.ballots import Template, adjudication_messages, blind_category
 from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
 from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Outcome, Verdict
 
 
 @dataclass
-class AdjudicationPlan:
+class AdjudicationPlan(BallotGroups):
     panel: Panel
     template: Template
     seed: int
@@ -32,9 +32,6 @@ class AdjudicationPlan:
     review_passes: float = 0.0  # the share of each model's strict matches also sent to the jury
     reviewed: dict[str, tuple[int, int]] = field(default_factory=dict)  # model -> (matches sampled, matches)
     taxonomy: object = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy
-
-    def ballots(self) -> list[Ballot]:
-        return [b for g in self.groups for b in g]
 
 
 def plan_adjudication(

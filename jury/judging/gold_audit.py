@@ -15,20 +15,17 @@ from jury.judging.agreement import AUDIT, agreement_summary
 from jury.judging.ballots import Template, audit_messages, fence
 from jury.judging.panels import Panel
 from jury.judging.rules import audit_counts, audit_flag
-from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
 from jury.stats import fleiss_kappa_from_ratings
 from jury.vocab import AuditVote
 
 
 @dataclass
-class AuditPlan:
+class AuditPlan(BallotGroups):
     panel: Panel
     template: Template
     items: list[GoldItem]
     groups: list[list[Ballot]] = field(default_factory=list)
-
-    def ballots(self) -> list[Ballot]:
-        return [b for g in self.groups for b in g]
 
 
 def checks_block(findings) -> str:

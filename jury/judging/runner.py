@@ -98,6 +98,15 @@ class BallotResult:
         }
 
 
+class BallotGroups:
+    """A plan's ballots, grouped per question (and model): subclasses set `groups`."""
+
+    groups: list[list[Ballot]]
+
+    def ballots(self) -> list[Ballot]:
+        return [b for g in self.groups for b in g]
+
+
 @dataclass
 class CostGuard:
     """Stop before a call that could carry total spend past the cap."""

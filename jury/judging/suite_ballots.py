@@ -20,7 +20,7 @@ from jury.judging.ballots import SUITE_CATEGORIES, SYSTEM_PROMPT, Template, chec
 from jury.judging.families import FamilyRegistry
 from jury.judging.panels import PROMPTS_DIR, Panel, select_jurors
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
 
 SUITE_STYLE = "suite"
 SUITE_PROMPT = "adjudicate-suite-v1.md"
@@ -29,15 +29,12 @@ NO_TASK = "(no task description recorded)"
 
 
 @dataclass
-class SuitePlan:
+class SuitePlan(BallotGroups):
     panel: Panel  # the panel as asked: its jurors, with the suite ballot style and template
     template: Template
     seed: int
     groups: list[list[Ballot]] = field(default_factory=list)
     families: dict[str, list[str]] = field(default_factory=dict)
-
-    def ballots(self) -> list[Ballot]:
-        return [b for g in self.groups for b in g]
 
 
 def suite_panel(panel: Panel) -> Panel:

@@ -30,7 +30,7 @@ from jury.judging.ballots import SYSTEM_PROMPT, Template, check_template, fence
 from jury.judging.families import FamilyRegistry
 from jury.judging.panels import PROMPTS_DIR, Panel, select_jurors
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
 from jury.judging.taxonomies import Taxonomy, record_category
 from jury.vocab import CLASSIFY_STYLE, NONE_FITS, Verdict
 
@@ -41,16 +41,13 @@ NO_EXPECTED = "(no expected output recorded)"
 
 
 @dataclass
-class ClassifyPlan:
+class ClassifyPlan(BallotGroups):
     panel: Panel  # the panel as asked: its jurors, with the classify ballot style and template
     template: Template
     taxonomy: Taxonomy
     seed: int
     groups: list[list[Ballot]] = field(default_factory=list)
     families: dict[str, list[str]] = field(default_factory=dict)
-
-    def ballots(self) -> list[Ballot]:
-        return [b for g in self.groups for b in g]
 
 
 def classify_candidates(records, taxonomy: Taxonomy) -> list[tuple[RunRecord, int]]:

@@ -39,6 +39,15 @@ Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 PrefixedSha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
+def iso_time(value: str) -> str:
+    """A pydantic validator: the value must be an ISO 8601 time."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 time: {value!r}") from None
+    return value
+
+
 class VerdictError(JuryError):
     """A verdict file is unlocked, tampered with, malformed, or would be overwritten."""
 
@@ -285,14 +294,7 @@ class VerdictFile(_Model):
         None, description="The lock: 'sha256:' + sha256 of the canonical JSON (by format_version) of everything else."
     )
 
-    @field_validator("created_at")
-    @classmethod
-    def _iso_time(cls, value: str) -> str:
-        try:
-            datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f"not an ISO 8601 time: {value!r}") from None
-        return value
+    _iso_time = field_validator("created_at")(iso_time)
 
     @model_validator(mode="after")
     def _records_fit_kind(self) -> VerdictFile:

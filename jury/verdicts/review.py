@@ -12,7 +12,6 @@ follow from its votes. Decisions are exported as human labels (jury/inputs/label
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +31,7 @@ from jury.verdicts.documents import (
     _Model,
     _validation_message,
     dumps_pretty,
+    iso_time,
 )
 from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CREDITED_VERDICTS, REVIEW_KIND, AuditVote, ReviewItemKind
 
@@ -82,14 +82,7 @@ class ReviewRecord(_Model):
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
 
-    @field_validator("decided_at")
-    @classmethod
-    def _iso_time(cls, value: str) -> str:
-        try:
-            datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f"not an ISO 8601 time: {value!r}") from None
-        return value
+    _iso_time = field_validator("decided_at")(iso_time)
 
     def item(self) -> tuple:
         return (self.kind, self.verdict_file, self.model, self.question_id)
