@@ -139,6 +139,56 @@ def test_execute_records_an_ordered_digest_of_every_row(tmp_path):
     assert ordered_hash([(1,)]) == ordered_hash([(1.0,)]) and result_hash([(1,)]) == result_hash([(1.0,)])
 
 
+def test_set_digest_ignores_duplicates_exactly_across_the_spill_to_disk(tmp_path, monkeypatch):
+    """Past SPILL_AT distinct rows the set digest moves to a temporary table on disk; it must
+    equal the in-memory digest, with duplicates on both sides of a spill ignored."""
+    monkeypatch.setattr(jury.execution.sqlite, "SPILL_AT", 7)
+    sizes: list[int] = []
+    real_add = jury.execution.sqlite.RowSetDigest.add
+
+    def watched_add(self, digest):
+        real_add(self, digest)
+        sizes.append(len(self._mem))
+
+    monkeypatch.setattr(jury.execution.sqlite.RowSetDigest, "add", watched_add)
+    db = make_db(tmp_path)
+    sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200) SELECT x % 60 FROM c ORDER BY random()"
+    r = execute(db, sql, row_cap=5)
+    assert r.status == "ok" and r.row_count == 200 and r.truncated
+    assert r.result_sha256 == result_hash([(i,) for i in range(60)])
+    assert max(sizes) < 7  # never more than SPILL_AT digests held in memory
+
+
+def test_too_many_distinct_rows_is_an_error_of_that_query(tmp_path, monkeypatch):
+    monkeypatch.setattr(jury.execution.sqlite, "SPILL_AT", 10)
+    monkeypatch.setattr(jury.execution.sqlite, "MAX_DISTINCT_ROWS", 50)
+    db = make_db(tmp_path)
+    many = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100) SELECT x FROM c"
+    r = execute(db, many, row_cap=5)
+    assert r.status == "error" and "more than 50 distinct rows" in r.error
+    repeated = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000) SELECT x % 40 FROM c"
+    assert execute(db, repeated, row_cap=5).status == "ok"  # 1,000 rows, 40 distinct
+
+
+@pytest.mark.slow
+def test_a_runaway_query_of_distinct_rows_keeps_memory_bounded(tmp_path):
+    """`WITH RECURSIVE` counting up forever streams distinct rows until the timeout; the set
+    digest must not hold them all (main before the spill peaked at 3.4 GB; ~400 MB in 10 s here)."""
+    import subprocess
+    import sys
+
+    db = make_db(tmp_path)
+    script = (
+        "import resource, sys\n"
+        "from jury.execution.sqlite import execute\n"
+        "r = execute(sys.argv[1], 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c', timeout_s=8)\n"
+        "print(r.status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(db)], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "timeout"
+    assert int(out[1]) < 150 * 1024  # KiB: imports (~40 MB) plus the bounded digest set
+
+
 # ---------------------------------------------------------------- 8.10 float digits round ints too
 
 

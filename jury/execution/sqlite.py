@@ -11,6 +11,9 @@ interrupts the statement (a runaway recursive CTE stops within the timeout plus 
 milliseconds). Rows beyond a cap are counted and hashed but not kept: every result
 carries an order-independent digest of its row set and an ordered digest of its row
 list, so two results over the cap can still be compared exactly as sets or as lists.
+The set digest ignores duplicates exactly in bounded memory (:class:`RowSetDigest`
+moves distinct row digests to a temporary on-disk table past a threshold), so a
+runaway query that streams millions of distinct rows until its timeout stays flat.
 
 Huge values cannot exhaust memory: SQLite refuses to build any string or blob over
 ``MAX_VALUE_BYTES`` (``SQLITE_LIMIT_LENGTH``), and a result whose kept rows hold more
@@ -27,6 +30,7 @@ import sqlite3
 import stat
 import threading
 import time
+from collections.abc import Iterable
 from functools import partial
 from hashlib import sha256
 from json.encoder import encode_basestring_ascii as _json_str  # what json.dumps uses for str
@@ -241,6 +245,77 @@ def combine_digests(digests: set[int]) -> str:
     return f"{total:064x}"
 
 
+#: Distinct row digests held in memory before they move to a temporary on-disk table (~25 MB).
+SPILL_AT = 200_000
+#: Most distinct rows one result may have; more is an error of that query (a set digest over
+#: them would need ~45 bytes of temporary disk per row).
+MAX_DISTINCT_ROWS = 50_000_000
+
+
+class RowSetDigest:
+    """The order-independent digest of a set of rows (:func:`combine_digests`), built one row
+    digest at a time in bounded memory.
+
+    Up to ``spill_at`` distinct digests are kept in a set; past that they move to a private
+    temporary SQLite database on disk (``INSERT OR IGNORE`` into a primary key, so a
+    duplicate is still ignored exactly) and the set starts again. SQLite deletes that file
+    when the connection closes.
+
+    >>> d = RowSetDigest(spill_at=2)
+    >>> for digest in (b"\\x01" * 32, b"\\x02" * 32, b"\\x01" * 32, b"\\x03" * 32):
+    ...     d.add(digest)
+    >>> d.hexdigest() == combine_digests({int.from_bytes(b * 32, "big") for b in (b"\\x01", b"\\x02", b"\\x03")})
+    True
+    >>> d.close()
+    """
+
+    def __init__(self, *, spill_at: int | None = None, max_distinct: int | None = None) -> None:
+        self._mem: set[bytes] = set()
+        self._spill_at = SPILL_AT if spill_at is None else spill_at
+        self._max_distinct = MAX_DISTINCT_ROWS if max_distinct is None else max_distinct
+        self._disk: sqlite3.Connection | None = None
+        self._on_disk = 0
+
+    def add(self, digest: bytes) -> None:
+        self._mem.add(digest)
+        if len(self._mem) >= self._spill_at:
+            self._spill()
+
+    def _spill(self) -> None:
+        self._flush()
+        if self._on_disk > self._max_distinct:
+            raise _ResultTooLarge(f"result too large: more than {self._max_distinct:,} distinct rows (the cap on rows hashed)")
+
+    def _flush(self) -> None:
+        if self._disk is None:
+            self._disk = sqlite3.connect("")  # "": a private temporary database on disk
+            self._disk.execute("PRAGMA journal_mode = OFF")
+            self._disk.execute("PRAGMA synchronous = OFF")
+            self._disk.execute("PRAGMA cache_size = -8192")  # 8 MiB of page cache at the most
+            self._disk.execute("CREATE TABLE d (h BLOB PRIMARY KEY) WITHOUT ROWID")
+        before = self._disk.total_changes
+        self._disk.executemany("INSERT OR IGNORE INTO d VALUES (?)", ((h,) for h in self._mem))
+        self._on_disk += self._disk.total_changes - before
+        self._mem.clear()
+
+    def hexdigest(self) -> str:
+        if self._disk is None:
+            digests: Iterable[bytes] = self._mem
+        else:
+            self._flush()
+            digests = (h for (h,) in self._disk.execute("SELECT h FROM d"))
+        total = 0
+        for digest in digests:
+            total += int.from_bytes(digest, "big")
+        return f"{total % (1 << 256):064x}"
+
+    def close(self) -> None:
+        self._mem.clear()
+        if self._disk is not None:
+            self._disk.close()
+            self._disk = None
+
+
 def result_hash(rows) -> str:
     return combine_digests({row_digest(tuple(r)) for r in rows})
 
@@ -331,7 +406,7 @@ def execute(
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit)
     kept: list[tuple] = []
     kept_bytes = 0
-    digests: set[int] = set()
+    digests = RowSetDigest()
     ordered = hashlib.sha256()
     count = 0
     try:
@@ -342,7 +417,7 @@ def execute(
         for row in cursor:  # one row at a time: a batch of huge rows would be held at once
             count += 1
             digest = _row_digest_bytes(row)
-            digests.add(int.from_bytes(digest, "big"))
+            digests.add(digest)
             ordered.update(digest)
             if count <= row_cap:
                 kept_bytes += sum(_value_bytes(v) for v in row)
@@ -358,6 +433,7 @@ def execute(
                 raise sqlite3.OperationalError("interrupted")
     except (sqlite3.Error, ValueError, OverflowError, MemoryError, _ResultTooLarge) as exc:
         kept.clear()
+        digests.close()
         elapsed = time.monotonic() - start
         if timed_out:
             return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
@@ -370,13 +446,17 @@ def execute(
             _release(conn, cursor)
         else:
             conn.close()
+    try:
+        set_digest = digests.hexdigest()
+    finally:
+        digests.close()
     return ExecResult(
         status="ok",
         columns=columns,
         rows=kept,
         row_count=count,
         truncated=count > row_cap,
-        result_sha256=combine_digests(digests),
+        result_sha256=set_digest,
         ordered_sha256=ordered.hexdigest(),
         elapsed_s=time.monotonic() - start,
     )
