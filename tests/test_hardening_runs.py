@@ -170,6 +170,26 @@ def test_key_echoed_in_reasoning_is_scrubbed_everywhere(project, fake_llm, monke
     assert secret not in text and "Bearer [redacted]" in text
 
 
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "ghp_" + "A1b2C3d4" * 4 + "E5f6",  # GitHub personal access token
+        "AKIAIOSFODNN7EXAMPLE",  # AWS access key id
+        "glpat-" + "x" * 20,  # GitLab token
+        "xoxb-123456789012-abcdefghijkl",  # Slack bot token
+        "-----BEGIN RSA PRIVATE KEY-----",  # a private key block
+    ],
+)
+def test_any_kind_of_secret_in_a_reply_is_redacted_before_it_is_stored(secret):
+    """Not only the providers' keys: every pattern of detect-secrets' maintained set."""
+    from jury.judging.redaction import redact
+
+    text = redact(f"The reasoning quotes {secret} by mistake.", [])
+    assert secret not in text and "[redacted]" in text
+    assert text.startswith("The reasoning quotes ") and text.endswith(" by mistake.")
+    assert redact("SELECT name FROM hero WHERE id = 10.0.0.1", []) == "SELECT name FROM hero WHERE id = 10.0.0.1"
+
+
 # ------------------------------------------------------------------ 9.9 huge replies
 
 

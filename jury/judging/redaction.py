@@ -8,6 +8,7 @@ provider key redacted in every string, over-long reasoning and reply text cut wi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -20,7 +21,37 @@ MAX_STORED_REASONING_CHARS = 20_000  # a vote's reasoning longer than this is cu
 MAX_STORED_TEXT_CHARS = 100_000  # a call's raw reply text likewise
 CUT_MARKER = " …[cut by jury: {n:,} characters in all]"
 _BEARER = re.compile(r"(?i)\b(bearer|authorization:?)(\s+)([A-Za-z0-9._~+/=-]{8,})")
+# The keys of the model providers jury calls (Anthropic, OpenAI, Google, xAI), which the
+# maintained set below does not all know; every other kind of secret comes from that set.
 _KEY_LIKE = re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|xai-[A-Za-z0-9]{20,})")
+# detect-secrets detectors left out: public IP addresses are not secrets (and show up in text).
+_NOT_SECRETS = frozenset({"IPPublicDetector"})
+_DELIMITERS = " \t\r\n\"'=:"
+
+
+@functools.cache
+def maintained_patterns() -> tuple[re.Pattern[str], ...]:
+    """The regular expressions of Yelp's detect-secrets (its regex-based detectors: AWS, GitHub,
+    GitLab, Slack, Stripe, private keys, JWTs, PyPI and npm tokens, ...), loaded once."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    patterns: list[re.Pattern[str]] = []
+    detectors: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    for cls in detectors:
+        if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _NOT_SECRETS:
+            patterns.extend(cls().denylist)
+    return tuple(patterns)
+
+
+def _redact_span(match: re.Match[str]) -> str:
+    """The whole match redacted, keeping the delimiters some detectors match around a secret."""
+    text = match.group(0)
+    core = text.strip(_DELIMITERS)
+    if not core:
+        return text
+    start = text.index(core)
+    return text[:start] + "[redacted]" + text[start + len(core) :]
 
 
 def one_line(text: str, limit: int = MAX_ERROR_CHARS) -> str:
@@ -50,10 +81,18 @@ def secrets_of(spec: JurorSpec) -> list[str]:
 
 
 def redact(text: str, secrets: list[str]) -> str:
-    """The juror's key, and anything that looks like a bearer token or a provider key, replaced."""
+    """The juror's key, and anything that looks like a bearer token, a provider key or any
+    secret detect-secrets' patterns know, replaced.
+
+    >>> redact("token ghp_" + "a" * 36 + " and key AKIAIOSFODNN7EXAMPLE", [])
+    'token [redacted] and key [redacted]'
+    """
     text = scrub(text, secrets) or ""
     text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
-    return _KEY_LIKE.sub("[redacted]", text)
+    text = _KEY_LIKE.sub("[redacted]", text)
+    for pattern in maintained_patterns():
+        text = pattern.sub(_redact_span, text)
+    return text
 
 
 def _cut(text: str, limit: int) -> str:
