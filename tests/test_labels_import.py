@@ -351,6 +351,32 @@ def test_wretblad_synthetic(tmp_path):
     assert report.counts["defect fixed in the gold file"] == 1
 
 
+def test_wretblad_repeated_question_is_labelled_once_or_left_unresolved(tmp_path):
+    """A question annotated twice in one set: the same verdict is one label; different verdicts
+    leave it unlabelled and listed (two labels by one annotator would stop calibrate)."""
+    gold = gold_items(tmp_path)
+    fin = write_csv(
+        tmp_path / "financial_annotations.csv",
+        FIN_HEADER,
+        [
+            [1, "Names of red items?", "SELECT name FROM item WHERE colour = 'red'", "", "", "", "3"],
+            [2, "Items by price?", "SELECT name FROM item", "", "", "", "2"],
+            [1, "Names of red items?", "SELECT name FROM item WHERE colour = 'red'", "", "", "", "1"],
+            [2, "Items by price?", "SELECT name FROM item", "", "", "again", "2"],
+            [1, "Names of red items?", "SELECT name FROM item WHERE colour = 'red'", "", "", "", "3"],
+        ],
+    )
+    report = import_labels("wretblad", [fin], gold)
+    assert [(lab.question_id, lab.defect_type) for lab in report.labels] == [(2, "ambiguous_question")]
+    assert report.counts["wretblad-financial items"] == 1 and report.counts["wretblad-financial defective"] == 1
+    assert any("csv:4" in u and "question 1" in u and "different categories" in u and "csv:2" in u for u in report.unresolved)
+    assert any("csv:6" in u and "question 1" in u for u in report.unresolved)
+    assert any("csv:5" in d and "question 2" in d and "labelled once" in d for d in report.differences)
+    out = tmp_path / "labels.jsonl"
+    out.write_text(dump_labels(report.labels))
+    load_labels([out])  # calibrate's loader accepts what the import wrote
+
+
 def test_wretblad_bad_category_and_missing_column(tmp_path):
     gold = gold_items(tmp_path)
     bad = write_csv(tmp_path / "f.csv", FIN_HEADER, [[1, "q", "SELECT 1", "", "", "", "1, 3"], [2, "q", "s", "", "", "", "3, 9"]])

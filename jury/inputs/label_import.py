@@ -207,6 +207,7 @@ _SAMPLED = ("question_id", "db_id", "question", "SQL", "Comment", "Annotation")
 def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> ImportReport:
     report = ImportReport(LabelSet.WRETBLAD)
     index = GoldIndex(gold)
+    first: dict[tuple[str, QuestionId], tuple[str, GoldLabel | None]] = {}  # (source, question) -> (where, label kept)
     for path in files:
         header = read_text(path).split("\n", 1)[0].replace("\ufeff", "")
         if "Error Category" in header:
@@ -225,9 +226,41 @@ def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> 
             item = index.match(report, where, qid, row[textcol], row[dbcol] if dbcol else None, text_fallback=False)
             if item is None:
                 continue
-            report.labels.append(_wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source))
+            label = _wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source)
+            if _repeated_wretblad(report, first, where, label):
+                continue
+            first[(source, label.question_id)] = (where, label)
+            report.labels.append(label)
             report.counts[f"{source} items"] += 1
+            report.counts[f"{source} defective"] += label.gold_defective
     return report
+
+
+def _repeated_wretblad(report: ImportReport, first: dict, where: str, label: GoldLabel) -> bool:
+    """Whether `label`'s question was annotated before in the same set. The same verdict is
+    labelled once (listed as a difference); different verdicts leave the question unlabelled
+    (listed as unresolved): two labels by one annotator would be refused by calibrate."""
+    key = (label.source, label.question_id)
+    if key not in first:
+        return False
+    seen_at, kept = first[key]
+    if kept is None:  # already in conflict
+        report.unresolved.append(f"{where}: question {label.question_id!r} annotated again (first at {seen_at}); left unlabelled")
+    elif (kept.gold_defective, kept.defect_type) == (label.gold_defective, label.defect_type):
+        report.differences.append(
+            f"{where}: question {label.question_id!r} repeated (first at {seen_at}) with the same verdict; labelled once"
+        )
+    else:
+        report.labels.remove(kept)
+        report.counts[f"{label.source} items"] -= 1
+        if kept.gold_defective:
+            report.counts[f"{label.source} defective"] -= 1
+        first[key] = (seen_at, None)
+        report.unresolved.append(
+            f"{where}: question {label.question_id!r} annotated twice with different categories "
+            f"(first at {seen_at}); left unlabelled"
+        )
+    return True
 
 
 def _wretblad_categories(cell: str, where: str) -> list[int]:
@@ -261,8 +294,6 @@ def _wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source) -> G
             defect = None
         else:
             notes.append("annotated an earlier gold SQL than the gold file's")
-    if defect is not None:
-        report.counts[f"{source} defective"] += 1
     return GoldLabel(
         question_id=item.question_id,
         gold_defective=defect is not None,
