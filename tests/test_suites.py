@@ -255,3 +255,14 @@ BAD = [
 @pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
 def test_bad_input_is_one_line(case, tmp_path):
     check_case(case, tmp_path)
+
+
+def test_an_episode_quoted_or_not_is_one_episode():
+    """Episode ids are normalised as question ids are: 1 and "1" are one episode, so its two
+    turns make one episode, not two half-episodes."""
+    row = metrics([rec("a", [True], episode=1, turn=1), rec("b", [False], episode="1", turn=2)])["m"]
+    assert row.episodes.episode_pass.units == 1 and row.episodes.turn_suite_pass.value == pytest.approx(0.5)
+    assert RunRecord.model_validate(rec("a", [True], episode=" 7 ", turn=1)).episode == 7
+    assert RunRecord.model_validate(rec("a", [True], episode="e1", turn=1)).episode == "e1"
+    with pytest.raises(ValueError, match="episode must be an integer or a string, not a boolean"):
+        RunRecord.model_validate(rec("a", [True], episode=True, turn=1))

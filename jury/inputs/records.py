@@ -15,22 +15,31 @@ QuestionId = int | str
 MAX_EXACT_INT = 2**53 - 1
 
 
-def _normalise_qid(value: Any) -> Any:
-    """BIRD ids are integers; a JSONL writer may quote them. "717" and 717 are one question."""
+def _normalise_id(value: Any, what: str = "question_id") -> Any:
+    """BIRD ids are integers; a JSONL writer may quote them. "717" and 717 are one question
+    (and, for test-suite records, "1" and 1 one episode)."""
     if isinstance(value, bool):
-        raise ValueError("question_id must be an integer or a string, not a boolean")
+        raise ValueError(f"{what} must be an integer or a string, not a boolean")
     if isinstance(value, str):
         digits = value.strip().removeprefix("-")
         if digits.isascii() and digits.isdigit():
             if len(digits) > 16:
-                raise ValueError(f"question_id of {len(digits)} digits is out of range (at most {MAX_EXACT_INT})")
+                raise ValueError(f"{what} of {len(digits)} digits is out of range (at most {MAX_EXACT_INT})")
             value = int(value.strip())
     if isinstance(value, int) and not -MAX_EXACT_INT <= value <= MAX_EXACT_INT:
         raise ValueError(
-            f"question_id is out of range (an integer id must be within ±{MAX_EXACT_INT}, "
+            f"{what} is out of range (an integer id must be within ±{MAX_EXACT_INT}, "
             "the integers JSON numbers hold exactly; use a string id)"
         )
     return value
+
+
+def _normalise_qid(value: Any) -> Any:
+    return _normalise_id(value)
+
+
+def _normalise_episode(value: Any) -> Any:
+    return None if value is None else _normalise_id(value, "episode")
 
 
 Finite = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
@@ -157,6 +166,7 @@ class RunRecord(BaseModel):
     reference_error: Annotated[bool, Field(strict=True)] | None = None
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _episode = field_validator("episode", mode="before")(_normalise_episode)
     _one = model_validator(mode="after")(_one_recording)
     _suite = model_validator(mode="after")(_suite_fields)
 
