@@ -336,6 +336,20 @@ def test_another_verdict_set_aimed_at_a_locked_file_is_refused_before_any_call(p
     assert res.exit_code == 1 and "not a locked verdict file" in res.output and fake_llm.calls() == calls
 
 
+def test_an_existing_file_that_is_not_a_verdict_file_is_refused_before_any_query_runs(project, fake_llm):
+    """The writer would refuse it anyway; refusing it first spares every execution."""
+    from jury.execution.store import Store
+
+    panel = write_panel(project, fake_llm.base_url, FOUR)
+    (project / "notes.json").write_text("{}")
+    res = invoke("adjudicate", "run.jsonl", "--panel", panel, "-o", "notes.json")
+    assert res.exit_code == 1 and "notes.json: already exists and is not a locked verdict file" in res.output
+    assert "nothing was run" in flat(res.output) and fake_llm.calls() == 0
+    with Store(project / ".jury" / "store.db") as store:
+        assert store.db.execute("SELECT count(*) FROM executions").fetchone()[0] == 0
+    assert (project / "notes.json").read_text() == "{}"
+
+
 # ------------------------------------------------------------------ bad input, through the real CLI
 
 

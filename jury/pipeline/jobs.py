@@ -154,6 +154,10 @@ def adjudication_job(
         from jury.judging.taxonomies import load_taxonomy
 
         tax = load_taxonomy(taxonomy or panel.taxonomy)
+    if not plan_only:
+        from jury.verdicts.assemble import refuse_foreign_output
+
+        refuse_foreign_output(output)
     gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
     plan = plan_adjudication(
         ev, gold, records, panel, registry, models=models, seed=seed, swap=swap, review_passes=review_passes, taxonomy=tax
@@ -221,6 +225,10 @@ def audit_job(
             'the gold audit needs ballot_style = "audit"'
         )
     warn_unknown_params(panel)
+    if not plan_only:
+        from jury.verdicts.assemble import refuse_foreign_output
+
+        refuse_foreign_output(output)
     items = list(load_gold(gold_path).values())
     if dbs:
         items = [i for i in items if i.db_id in set(dbs)]

@@ -103,6 +103,19 @@ def binding_differences(have: dict, want: dict) -> list[str]:
     return out
 
 
+def refuse_foreign_output(output: Path | None) -> None:
+    """Before any work (execution included): an existing ``-o`` that is not a locked verdict
+    file is refused, since the writer would refuse it after every query had run."""
+    from jury.verdicts.documents import VerdictError
+    from jury.verdicts.lock import is_locked_file
+
+    if output is not None and Path(output).exists() and not is_locked_file(Path(output)):
+        raise VerdictError(
+            f"{output}: already exists and is not a locked verdict file; jury never writes over a "
+            "file: choose another -o (nothing was run)"
+        )
+
+
 def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | None = None):
     """Before any call: the locked file that already holds this job's verdict set, as
     (path, document), or None when the job must run.
@@ -120,11 +133,7 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
         out = Path(output)
         if not out.exists():
             return None
-        if not is_locked_file(out):
-            raise VerdictError(
-                f"{out}: already exists and is not a locked verdict file; jury never writes over a "
-                "file: choose another -o (nothing was called)"
-            )
+        refuse_foreign_output(out)
         have = load_locked(out)
         diffs = binding_differences(job_bindings(have.model_dump(by_alias=True, mode="json")), want)
         if diffs:
