@@ -57,6 +57,7 @@ class Comparator(StrEnum):
     STRICT = "strict"
     RELAXED = "relaxed"
     SUBSET = "subset"
+    SPIDER2 = "spider2"  # Spider 2.0's official decision (CSV re-typing, NULL as 0); chosen only, no side column
     OVERLAP = "overlap"  # a similarity, not a decision: used for near misses
 
 

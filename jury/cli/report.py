@@ -45,7 +45,9 @@ def report(
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
     plots: Path | None = typer.Option(None, "--plots", help="Also write the report's figures to this folder."),
-    comparator: str | None = typer.Option(None, help="Comparator deciding a match: strict (default), bird, relaxed or subset."),
+    comparator: str | None = typer.Option(
+        None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
+    ),
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),

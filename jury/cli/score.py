@@ -28,7 +28,9 @@ def score(
     runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    comparator: str | None = typer.Option(None, help="Comparator deciding a match: strict (default), bird, relaxed or subset."),
+    comparator: str | None = typer.Option(
+        None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
+    ),
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30, as BIRD)."),
     row_cap: int | None = typer.Option(None, help="Rows kept per result (default 100000); beyond it only count and hash."),

@@ -6,7 +6,8 @@ prediction counts as correct. All functions are pure: no I/O, no mutation.
 
 Value equality is plain Python equality throughout (``1 == 1.0``, ``'1' != 1``,
 ``None == None``), which is what BIRD's ``set(pred) == set(gold)`` rule uses;
-only :func:`subset` (Spider 2.0's rule) compares numbers with a tolerance.
+only :func:`subset` (Spider 2.0's rule, on raw values) and :func:`spider2` (Spider 2.0's
+official decision, reproduced: jury/compare/spider2.py) compare numbers with a tolerance.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from jury.errors import InputError
+from jury.compare import spider2 as spider2_official
+from jury.errors import InputError, did_you_mean
+from jury.inputs.records import GoldItem, RecordedResult
 from jury.vocab import Comparator
 
 Rows = Sequence[Sequence]
@@ -316,6 +319,50 @@ def subset(
     return all(any(g == p or _vectors_match(g, p, tolerance, True) for p in pcols) for g in gcols)
 
 
+def spider2(
+    gold_rows: Rows,
+    pred_rows: Rows,
+    *,
+    order_matters: bool = False,
+    options: NormalizeOptions = NormalizeOptions(),
+    condition_cols: Sequence = (),
+    variants: Sequence[RecordedResult] = (),
+    gold_width: int | None = None,
+) -> bool:
+    """Spider 2.0's official decision (``compare_pandas_table`` after its CSV round trip).
+
+    Unlike :func:`subset`, both results are first re-typed as Spider 2.0's CSV round trip
+    types them (``'1'`` is 1, ``'NULL'`` is NULL) and NULL counts as 0; ``condition_cols``
+    names the gold columns that must be found (default all), ``variants`` are further gold
+    results of which any may match (a gold item's ``spider2`` field: :func:`spider2_extras`);
+    order is ignored unless ``order_matters``. ``gold_width`` is the gold column count
+    (needed only when it has no rows). See jury/compare/spider2.py for the exact rules.
+
+    >>> spider2([(0,)], [(None,)]), subset([(0,)], [(None,)])
+    (True, False)
+    >>> spider2([(1,)], [("1",)]), subset([(1,)], [("1",)])
+    (True, False)
+    >>> spider2([(1, "a")], [("a", 9)], condition_cols=[1])
+    True
+    >>> spider2([(1,)], [(2,)], variants=[RecordedResult(columns=["n"], rows=[[2]])])
+    True
+    """
+    gold = normalize_rows(gold_rows, options)
+    pred = normalize_rows(pred_rows, options)
+    golds = [gold] + [normalize_rows(v.rows, options) for v in variants]
+    widths = [gold_width] + [len(v.columns) or None for v in variants]
+    return spider2_official.compare_variants(
+        pred, golds, condition_cols=list(condition_cols), ignore_order=not order_matters, gold_widths=widths
+    )
+
+
+def spider2_extras(item: GoldItem) -> dict:
+    """The keyword arguments :func:`spider2` takes from a gold item's ``spider2`` field
+    (``condition_cols``, ``variants``); InputError naming the item when it is malformed."""
+    opts = spider2_official.item_options(item)
+    return {"condition_cols": opts.condition_cols, "variants": opts.variants}
+
+
 def overlap(gold_rows: Rows, pred_rows: Rows, *, options: NormalizeOptions = NormalizeOptions()) -> float:
     """Jaccard similarity ``|A∩B| / |A∪B|`` of the normalized row sets; 1.0 when both are empty.
 
@@ -337,6 +384,7 @@ COMPARATORS: dict[str, Callable[..., bool]] = {  # keyed by Comparator members (
     Comparator.STRICT: strict,
     Comparator.RELAXED: relaxed,
     Comparator.SUBSET: subset,
+    Comparator.SPIDER2: spider2,
 }
 
 
@@ -348,13 +396,15 @@ def get_comparator(name: str) -> Callable[..., bool]:
     >>> get_comparator("fuzzy")
     Traceback (most recent call last):
     ...
-    jury.errors.InputError: unknown comparator 'fuzzy'; choose one of: bird, relaxed, strict, subset
+    jury.errors.InputError: unknown comparator 'fuzzy'; choose one of: bird, relaxed, spider2, strict, subset
     """
     try:
         return COMPARATORS[name]
     except (KeyError, TypeError):
         choices = ", ".join(sorted(COMPARATORS))
-        raise InputError(f"unknown comparator {name!r}; choose one of: {choices}") from None
+        raise InputError(
+            f"unknown comparator {name!r}{did_you_mean(name, COMPARATORS) or ';'} choose one of: {choices}"
+        ) from None
 
 
 def gold_orders_rows(sql: str) -> bool:

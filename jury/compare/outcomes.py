@@ -160,7 +160,9 @@ class Evaluation:
         return list(dict.fromkeys(p.model for p in self.pairs))
 
 
-def _comparator_match(name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts) -> bool | None:
+def _comparator_match(
+    name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts, extras: dict | None = None
+) -> bool | None:
     """Whether comparator ``name`` accepts; None when a result over the row cap leaves it undecided.
 
     Over the cap only the digests of the full results are known: the set digest decides
@@ -170,7 +172,7 @@ def _comparator_match(name: str, gold: ExecResult, pred: ExecResult, fn, order_m
     decides nothing for those, so the answer is None (undecided), never a guess.
     """
     if not (gold.truncated or pred.truncated):
-        return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts))
+        return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts, **(extras or {})))
     if gold.ordered_sha256 is None or pred.ordered_sha256 is None:
         return None
     same_set = gold.result_sha256 == pred.result_sha256
@@ -179,7 +181,7 @@ def _comparator_match(name: str, gold: ExecResult, pred: ExecResult, fn, order_m
         proven = same_set
     elif name in (Comparator.STRICT, Comparator.RELAXED):  # relaxed accepts whatever strict accepts
         proven = same_list if order_matters else same_set
-    else:  # subset: the very same rows in the same order
+    else:  # subset, spider2: the very same rows in the same order
         proven = same_list
     if proven:
         return True
@@ -271,7 +273,9 @@ def evaluate(
             gold_errors[q] = f"{res.status}: {res.error}"
 
     compare.get_comparator(settings.comparator)
-    side = {name: compare.get_comparator(name) for name in DECIDING_COMPARATORS}
+    side: dict[str, Callable[..., bool]] = {name: compare.get_comparator(name) for name in DECIDING_COMPARATORS}
+    # A comparator chosen that is no side column (spider2) decides the chosen outcome only.
+    side.setdefault(settings.comparator, compare.get_comparator(settings.comparator))
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
     orders = gold_orders(store, [gold[q].sql for q in qids if gold[q].order_matters is None])
@@ -299,7 +303,7 @@ def evaluate(
         else:
             if pair.pred_key is not None and r.question_id not in gold_errors:
                 _check_comparable(pair, g, results)
-            _classify(pair, r, results, gold_errors, side, settings, compared)
+            _classify(pair, r, results, gold_errors, side, settings, compared, g)
         pair.recorded = pair.recorded or (pair.pred_key is not None and (r.has_recording or g.has_recording))
         pairs.append(pair)
     undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
@@ -329,7 +333,7 @@ def _check_comparable(pair: PairResult, g: GoldItem, results: dict[str, ExecResu
             )
 
 
-def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tuple, tuple]) -> None:
+def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tuple, tuple], g: GoldItem) -> None:
     if pair.question_id in gold_errors:
         pair.outcome, pair.error = Outcome.GOLD_ERROR, gold_errors[pair.question_id]
         return
@@ -347,15 +351,21 @@ def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tupl
         return
     opts, om = settings.options, pair.order_matters
     # Models that wrote the same SQL share the comparison (comparators are pure functions of the results).
-    memo = compared.get((pair.gold_key, pair.pred_key, om))
+    # spider2 also reads the gold item's `spider2` options (condition_cols, variants).
+    extras = compare.spider2_extras(g) | {"gold_width": len(gold_res.columns) or None} if Comparator.SPIDER2 in side else {}
+    memo_key = (pair.gold_key, pair.pred_key, om, repr(extras) if extras else None)
+    memo = compared.get(memo_key)
     if memo is None:
-        matches = {name: _comparator_match(name, gold_res, pred_res, f, om, opts) for name, f in side.items()}
+        matches = {
+            name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
+            for name, f in side.items()
+        }
         if gold_res.truncated or pred_res.truncated:
             # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
             share = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
         else:
             share = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
-        memo = compared[(pair.gold_key, pair.pred_key, om)] = (matches, share)
+        memo = compared[memo_key] = (matches, share)
     pair.comparator_matches, pair.overlap = dict(memo[0]), memo[1]
     if pair.comparator_matches[settings.comparator]:
         pair.outcome = Outcome.MATCH
