@@ -166,7 +166,7 @@ class GoldCheck(StrEnum):
 
 GOLD_CHECKS: tuple[GoldCheck, ...] = tuple(GoldCheck)
 DEFAULT_GOLD_PASSES: tuple[int, ...] = (5, 10, 10, 10)  # Spider 2.0-AIFunc's determinism passes
-DEFAULT_EFFICIENCY_REPEATS = 10
+DEFAULT_EFFICIENCY_REPEATS = 100  # BIRD evaluation_ves.py iterate_num; its 3-sigma rule needs >= 11
 
 
 # Literal types for pydantic fields: the same plain strings (JSON Schemas list them as an enum).

@@ -1,4 +1,4 @@
-"""Efficiency of matched answers: BIRD's VES and Spider 2.0-AIFunc's time ratio.
+"""Efficiency of matched answers: BIRD's VES and R-VES, and Spider 2.0-AIFunc's time ratio.
 
 Each matched pair's candidate and gold run ``repeats`` times, interleaved (candidate, then
 gold, as BIRD's ``evaluation_ves.py``), on one read-only connection, one pair at a time (no
@@ -9,8 +9,15 @@ were measured on and reused only on a machine with the same CPU model.
   of outliers by BIRD's ``clean_abnormal`` (keep x with mean − 3σ < x < mean + 3σ, σ the
   population standard deviation), averaged; an item scores sqrt(that mean) × 100 when it
   matches, 0 otherwise; VES is the mean over the model's routed questions (strict's
-  denominator). When every ratio is equal (σ = 0) BIRD's rule keeps nothing and its script
-  divides by zero; here every ratio is kept.
+  denominator) less the matches never timed (recorded outcomes: left out and counted). A
+  match whose timing fails scores 0, as in BIRD. When every ratio is equal (σ = 0) BIRD's
+  rule keeps nothing, its script divides by zero and its error handler scores the item 0;
+  here every ratio is kept (the item scores sqrt(ratio) × 100). With n values none can lie
+  beyond sqrt(n − 1) σ (Samuelson's inequality), so the rule drops nothing below 11
+  repetitions: BIRD's script runs 100, the default here.
+- **R-VES** (BIRD mini-dev): the same items, each scoring sqrt(reward) × 100 where the reward
+  buckets that time ratio: ≥ 2 → 1.25, ≥ 1 → 1, ≥ 0.5 → 0.75, ≥ 0.25 → 0.5, else 0.25 (0 when
+  not a match).
 - **time ratio** (Spider 2.0-AIFunc): per matched pair the cleaned mean candidate time over
   the cleaned mean gold time; its mean over the model's timed matches, and the share of
   those where the candidate is faster (ratio < 1).
@@ -54,6 +61,23 @@ def ves_ratio(gold_times: Sequence[float], pred_times: Sequence[float]) -> float
     """BIRD's per-item time ratio: the cleaned mean of gold/candidate per repetition."""
     kept = clean_abnormal([g / p for g, p in zip(gold_times, pred_times, strict=True)])
     return sum(kept) / len(kept)
+
+
+def r_ves_reward(time_ratio: float) -> float:
+    """BIRD mini-dev's R-VES reward of a matched item's time ratio (gold / candidate).
+
+    >>> [r_ves_reward(x) for x in (3.0, 1.0, 0.5, 0.25, 0.1)]
+    [1.25, 1.0, 0.75, 0.5, 0.25]
+    """
+    if time_ratio >= 2:
+        return 1.25
+    if time_ratio >= 1:
+        return 1.0
+    if time_ratio >= 0.5:
+        return 0.75
+    if time_ratio >= 0.25:
+        return 0.5
+    return 0.25
 
 
 def pred_gold_ratio(gold_times: Sequence[float], pred_times: Sequence[float]) -> float:
@@ -126,21 +150,36 @@ def time_matches(
 
 
 def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int, cpu: str) -> dict[str, dict]:
-    """model -> {ves, ves_n, time_ratio, faster_share, timed_matches, untimed_matches, ...}."""
+    """model -> {ves, r_ves, ves_n, time_ratio, faster_share, timed_matches, untimed_matches,
+    failed_timings, ...}.
+
+    The denominator of VES and R-VES (``ves_n``) is the model's routed questions less its matches
+    never timed (``untimed_matches``: an outcome recorded elsewhere, with nothing to execute
+    here); a match whose timing failed (an error or a timeout in a repetition,
+    ``failed_timings``) scores 0, as BIRD's script scores it.
+    """
     out: dict[str, dict] = {}
     for i, pair in enumerate(pairs):
         if pair.outcome == Outcome.GOLD_ERROR or not pair.routed:
             continue
-        m = out.setdefault(pair.model, {"_ves": 0.0, "n": 0, "ratios": [], "untimed": 0, "stamps": []})
-        m["n"] += 1
+        m = out.setdefault(
+            pair.model, {"_ves": 0.0, "_r_ves": 0.0, "n": 0, "ratios": [], "untimed": 0, "failed": 0, "stamps": []}
+        )
         if pair.outcome != Outcome.MATCH:
+            m["n"] += 1
             continue
         t = timings.get(i)
-        if t is None or not t.ok:
-            m["untimed"] += 1
+        if t is None:
+            m["untimed"] += 1  # never timed: left out of the denominator
+            continue
+        m["n"] += 1
+        if not t.ok:
+            m["failed"] += 1
             continue
         assert t.gold_times is not None and t.pred_times is not None
-        m["_ves"] += math.sqrt(ves_ratio(t.gold_times, t.pred_times)) * 100
+        ratio = ves_ratio(t.gold_times, t.pred_times)
+        m["_ves"] += math.sqrt(ratio) * 100
+        m["_r_ves"] += math.sqrt(r_ves_reward(ratio)) * 100
         m["ratios"].append(pred_gold_ratio(t.gold_times, t.pred_times))
         m["stamps"].append(t.measured_at)
     result = {}
@@ -148,11 +187,13 @@ def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int,
         ratios = m["ratios"]
         result[model] = {
             "ves": m["_ves"] / m["n"] if m["n"] else None,
+            "r_ves": m["_r_ves"] / m["n"] if m["n"] else None,
             "ves_n": m["n"],
             "time_ratio": sum(ratios) / len(ratios) if ratios else None,
             "faster_share": sum(r < 1 for r in ratios) / len(ratios) if ratios else None,
             "timed_matches": len(ratios),
             "untimed_matches": m["untimed"],
+            "failed_timings": m["failed"],
             "repeats": repeats,
             "cpu": cpu,
             "measured_from": min(m["stamps"]) if m["stamps"] else None,

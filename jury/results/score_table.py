@@ -148,7 +148,8 @@ def _extra_metrics(s) -> dict:
         row.update({"fsa_k": p["k"], "fsa_n": p["n"], "fsa": p["value"], "fsa_low": p["low"], "fsa_high": p["high"]})
     if s.efficiency is not None:
         e = s.efficiency
-        row.update({k: e[k] for k in ("ves", "time_ratio", "faster_share", "timed_matches", "untimed_matches", "repeats", "cpu")})
+        keys = ("ves", "r_ves", "time_ratio", "faster_share", "timed_matches", "untimed_matches", "failed_timings")
+        row.update({k: e[k] for k in (*keys, "repeats", "cpu")})
         row["measured_at"] = e["measured_to"]
     return row
 
@@ -165,18 +166,22 @@ def _extra_display(rows: list[dict], display: list[dict], columns: list[str], he
             d["ves_shown"] = "—" if r["ves"] is None else f"{r['ves']:.2f}"
             d["ratio_shown"] = "—" if r["time_ratio"] is None else f"{r['time_ratio']:.3f}"
             d["faster_shown"] = "—" if r["faster_share"] is None else f"{r['faster_share']:.3f} of {r['timed_matches']}"
-        columns.extend(["ves_shown", "ratio_shown", "faster_shown"])
-        headers.extend(["VES", "t_pred/t_gold", "pred faster"])
+        columns.extend(["ves_shown", "r_ves_shown", "ratio_shown", "faster_shown"])
+        headers.extend(["VES", "R-VES", "t_pred/t_gold", "pred faster"])
         r = rows[0]
         return (
             f"\nefficiency: {r['repeats']} timed repetitions per matched pair, measured on this machine "
-            f"(CPU {r['cpu']}), latest {max(str(x['measured_at']) for x in rows)}; VES x100 as BIRD"
+            f"(CPU {r['cpu']}), latest {max(str(x['measured_at']) for x in rows)}; VES x100 as BIRD, "
+            f"R-VES as BIRD mini-dev{left_out}"
         )
+            d["r_ves_shown"] = "—" if r["r_ves"] is None else f"{r['r_ves']:.2f}"
     return ""
 
 
 def per_question_jsonl(pairs) -> str:
     out = []
+        untimed = sum(x["untimed_matches"] for x in rows)
+        left_out = f"; left out of VES and R-VES, matches never timed (recorded outcomes): {untimed}" if untimed else ""
     for p in pairs:
         out.append(
             json.dumps(

@@ -37,7 +37,7 @@ class ModelScore(BaseModel):
     adjudicated: dict | None = None  # from locked adjudication files
     adjudicated_rank: int | None = None
     function_set: dict | None = None  # Proportion.as_dict() of equal function sets (--function-set)
-    efficiency: dict | None = None  # VES, time ratio, faster share (--efficiency)
+    efficiency: dict | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
 
 
 def proportion(k: int, n: int) -> dict:
