@@ -28,6 +28,12 @@ def calibrate(
     ),
     verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s) to measure (repeatable)."),
     audit: list[Path] = typer.Option([], "--audit", help="Locked audit file(s) to measure against the gold labels (repeatable)."),
+    judgments: list[Path] = typer.Option(
+        [],
+        "--judgments",
+        help="Recorded judges' verdicts as judgment JSONL (repeatable; `jury labels import flex-judge` writes FLEX's): "
+        "each judge is measured against the reference in a section of its own.",
+    ),
     runs: list[Path] = typer.Option(
         [], "--runs", help="Run JSONL file(s) (repeatable): scores every comparator against the labels (executes SQL, no LLM)."
     ),
@@ -64,6 +70,7 @@ def calibrate(
     are FLEX's agreement set. No LLM is called.
     """
     from jury.cli.score import load_verdict_files
+    from jury.inputs.judgments import load_judgments
     from jury.inputs.labels import load_labels
     from jury.results.calibration import calibrate as compute
     from jury.results.calibration_render import print_calibration, render_csv, render_json, render_markdown
@@ -72,11 +79,12 @@ def calibrate(
     outputs = [json_out, csv_out, markdown_out]
     guard_outputs(
         outputs,
-        [*labels, *verdicts, *audit, *runs, cfg.path_of("gold", gold) if runs else None],
+        [*labels, *verdicts, *audit, *runs, *judgments, cfg.path_of("gold", gold) if runs else None],
         store=cfg.store_path(store),
         db_root=cfg.path_of("db_root", db_root),
     )
     label_set = load_labels(labels)
+    recorded = load_judgments(judgments) if judgments else []
     _, adj_docs = load_verdict_files(None, list(verdicts), allow_superseded)  # locks first
     audit_docs = [load_verdict_files(path, [], allow_superseded)[0] for path in audit]
     evaluation, records = None, []
@@ -98,6 +106,7 @@ def calibrate(
         records=records,
         adjudications=adj_docs,
         audits=audit_docs,
+        judgments=recorded,
         annotator=annotator,
         seed=seed,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import typer
@@ -23,7 +24,9 @@ def import_(
     gold: Path | None = typer.Option(
         None, help="The gold file the labels' questions are matched to (BIRD dev.json). Default: jury.toml's gold."
     ),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Label JSONL to write (default: stdout)."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Label JSONL to write (flex-judge: judgment JSONL; default: stdout)."
+    ),
     runs_out: Path | None = typer.Option(None, "--runs-out", help="flex kinds: also write the pairs as run JSONL."),
     gold_out: Path | None = typer.Option(None, "--gold-out", help="flex kinds: also write the pairs' gold items as JSONL."),
     family: str | None = typer.Option(
@@ -38,10 +41,14 @@ def import_(
 ) -> None:
     """Import FLEX's, Wretblad et al.'s or Arcwise's human labels, matched to the gold file.
 
+    flex-judge imports no human labels but FLEX's own LLM judge's verdicts as judgments,
+    for `jury calibrate --judgments`.
+
     Prints counts per source and annotator, and lists the items it could not match or
     label and every difference from the gold file; nothing is dropped silently.
     """
     from jury.inputs.io import dump_runs, load_gold
+    from jury.inputs.judgments import dump_judgments
     from jury.inputs.label_import import dump_gold_items, import_labels
     from jury.inputs.labels import dump_labels
     from jury.results.render import safe
@@ -54,9 +61,9 @@ def import_(
     inputs = [*files, gpath, original]
     guard_outputs([output, runs_out, gold_out], inputs, store=cfg.store_path(None), db_root=cfg.path_of("db_root", None))
     report = import_labels(name, files, load_gold(gpath), original=original)
-    if not report.labels:
+    if not report.labels and not report.judgments:
         raise InputError(f"{name}: no labels (unmatched: {len(report.unmatched)}, unresolved: {len(report.unresolved)})")
-    emit(dump_labels(report.labels), output)
+    emit(dump_judgments(report.judgments) if name == LabelSet.FLEX_JUDGE else dump_labels(report.labels), output)
     if runs_out is not None:
         runs = [r.model_copy(update={"family": family}) for r in report.runs] if family else report.runs
         emit(dump_runs(runs), runs_out)
@@ -65,6 +72,8 @@ def import_(
     say = lambda text: typer.echo(safe(text), err=True)  # noqa: E731
     for (source, annotator), n in report.by_annotator().items():
         say(f"{source}: {n} labels by {annotator}")
+    for judge, n in Counter(j.judge for j in report.judgments).items():
+        say(f"{name}: {n} judgments by the recorded judge {judge} (not human labels: give them to calibrate --judgments)")
     if report.runs:
         say(f"{len(report.runs)} run records, {len(report.gold_items)} gold items")
     say("; ".join(f"{key}: {n}" for key, n in report.counts.items()))

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from jury.errors import InputError
 from jury.inputs.io import load_gold, loads_document, read_text
+from jury.inputs.judgments import JudgeRecord
 from jury.inputs.labels import GoldLabel, Label
 from jury.inputs.records import GoldItem, QuestionId, RunRecord, _normalise_qid
 from jury.vocab import DefectType
@@ -54,6 +55,7 @@ class LabelSet(StrEnum):
 
     FLEX_AGREEMENT = "flex-agreement"
     FLEX_CATEGORIES = "flex-categories"
+    FLEX_JUDGE = "flex-judge"  # FLEX's own LLM judge: judgments (jury/inputs/judgments.py), not human labels
     WRETBLAD = "wretblad"
     ARCWISE = "arcwise"
 
@@ -67,6 +69,7 @@ class ImportReport:
 
     kind: str
     labels: list[Label] = field(default_factory=list)
+    judgments: list[JudgeRecord] = field(default_factory=list)  # a recorded judge's verdicts (flex-judge)
     runs: list[RunRecord] = field(default_factory=list)
     gold_items: list[GoldItem] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
@@ -394,6 +397,8 @@ def import_labels(
         return flex.import_flex_agreement(paths, gold)
     if kind == LabelSet.FLEX_CATEGORIES:
         return flex.import_flex_categories(paths, gold)
+    if kind == LabelSet.FLEX_JUDGE:
+        return flex.import_flex_judge(paths, gold)
     if kind == LabelSet.WRETBLAD:
         return import_wretblad(paths, gold)
     return import_arcwise(paths, gold, None if original is None else Path(original))

@@ -35,7 +35,14 @@ Incorrect GT (FP)                 incorrect   genuine_error        matches a gol
 FLEX is incorrect (FP)            correct     (none)               the pass was right
 ================================  ==========  ===================  =================================
 
-Both kinds also give the pairs as run records (``sql`` = ``pred_sql``, ``recorded`` = the
+``flex-judge`` (``fn_gpt-4o-2024-08-06.jsonl``, ``fp_gpt-4o-2024-08-06.jsonl``: the pairs of
+the agreement set with FLEX's own judge's ``judge_result``, ``judge_text`` and
+``judge_model``) gives no human labels but **judgments** (jury/inputs/judgments.py) of the
+recorded judge ``FLEX <judge_model>`` (a ``-no-result`` suffix, where FLEX's judge saw no
+execution results, is kept in each judgment's note), named by model as ``flex-agreement``
+names them and by SQL, so `jury calibrate --judgments` sets them against the experts.
+
+All kinds also give the pairs as run records (``sql`` = ``pred_sql``, ``recorded`` = the
 outcome ``ex`` and ``pred_exec`` as preview) and gold items (the gold file's item with
 FLEX's ``gt_sql``, whose result ``gt_exec`` was recorded, its schema text as
 ``schema_text``); a ``gt_sql`` other than the gold file's is counted and listed. Models are
@@ -56,6 +63,7 @@ from pydantic import ValidationError
 
 from jury.errors import InputError
 from jury.inputs.io import _first_error, _jsonl, read_text
+from jury.inputs.judgments import JudgeRecord
 from jury.inputs.label_import import GoldIndex, ImportReport, LabelSet, normalise_sql, read_csv, shown
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel
 from jury.inputs.records import GoldItem, QuestionId, RecordedOutcome, RunRecord
@@ -318,3 +326,62 @@ def _majority(votes: dict[str, int], mapping: dict[str, tuple[str, Verdict | Non
         return best.pop()
     labels = {label for label, _ in best}
     return (labels.pop(), None) if len(labels) == 1 else None
+
+
+NO_RESULT_SUFFIX = "-no-result"  # FLEX's judge_model when its judge saw no execution results
+
+
+def import_flex_judge(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> ImportReport:
+    """FLEX's judge files (passed and/or failed pairs, each with ``judge_result``) as judgments."""
+    report = ImportReport(LabelSet.FLEX_JUDGE)
+    index, golds = GoldIndex(gold), dict[QuestionId, tuple[str, GoldItem]]()
+    by_outcome: dict[int, list[Pair]] = {}
+    for path in files:
+        pairs = _read_pairs(path)
+        exs = {p.ex for p in pairs}
+        if len(exs) > 1:
+            raise InputError(f"{path}: mixes passed (ex=1) and failed (ex=0) pairs; FLEX keeps them in two files")
+        ex = exs.pop()
+        if ex in by_outcome:
+            raise InputError(
+                f"{path}: a second file of {'passed' if ex else 'failed'} pairs (the first is {by_outcome[ex][0].path})"
+            )
+        for pair in pairs:
+            _judge_fields(pair)
+        by_outcome[ex] = pairs
+    for ex in (0, 1):  # failed pairs first, as flex-agreement places them
+        if ex in by_outcome:
+            _place(report, index, by_outcome[ex], AGREEMENT_MODELS[ex], LabelSet.FLEX_JUDGE, golds)
+    for _ex, pairs in sorted(by_outcome.items()):
+        for pair in pairs:
+            if pair.item is None:
+                continue
+            obj = pair.obj
+            model_name = obj["judge_model"]
+            base = model_name.removesuffix(NO_RESULT_SUFFIX)
+            report.judgments.append(
+                JudgeRecord(
+                    question_id=pair.item.question_id,
+                    model=pair.model,
+                    sql=obj["pred_sql"],
+                    judge=f"FLEX {base}",
+                    label="correct" if obj["judge_result"] else "incorrect",
+                    category=None,  # FLEX's judge says right or wrong, not why
+                    reasoning=obj["judge_text"],
+                    candidate_position=None,  # it saw the prediction and the ground truth, labelled as such
+                    note=f"judge_model {model_name}" + (" (judged without execution results)" if base != model_name else ""),
+                )
+            )
+            report.counts[f"judged {'correct' if obj['judge_result'] else 'incorrect'}"] += 1
+    return report
+
+
+def _judge_fields(pair: Pair) -> None:
+    obj = pair.obj
+    if not isinstance(obj.get("judge_result"), bool):
+        raise InputError(
+            f"{pair.where}: 'judge_result' is {obj.get('judge_result')!r}; expected true or false (a FLEX judge file)"
+        )
+    for name in ("judge_model", "judge_text"):
+        if not isinstance(obj.get(name), str) or not obj[name].strip():
+            raise InputError(f"{pair.where}: missing or malformed {name!r} (expected text; a FLEX judge file)")

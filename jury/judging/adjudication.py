@@ -102,6 +102,7 @@ def plan_adjudication(
                     "db_id": item.db_id,
                     "answer_key": pair.pred_key,
                     "gold_key": pair.gold_key,
+                    "sql": pred_sql,  # a recorded judge finds its judgment by model, else by this SQL
                 }
                 if review:
                     meta["review_pass"] = True

@@ -78,6 +78,10 @@ class JurorSpec(BaseModel):
     timeout_s: float = Field(120, gt=0)
     max_retries: int = Field(5, ge=0)
     structured_output: bool = True  # send response_format json_schema when a schema is given
+    # A recorded judge (jury/judging/recorded.py): its votes come from this judgment file, no call is made.
+    recorded: str | None = Field(None, min_length=1)
+    judge: str | None = Field(None, min_length=1)  # with recorded: which judge of the file (default: its only one)
+    recorded_sha256: str | None = None  # set when the panel is loaded: the file's content, bound into every request hash
 
     @field_validator("params")
     @classmethod
@@ -106,6 +110,9 @@ class JurorSpec(BaseModel):
             "params": self.generation_params(),
             "structured_output": self.structured_output,
         }
+        if self.recorded is not None:  # only then, so live jurors' bindings stay as they were
+            out |= {"recorded_sha256": self.recorded_sha256, "judge": self.judge}
+        return out
 
     def missing_key(self) -> str | None:
         """The env var's name if api_key_env is set but the variable is not (or is empty), else None."""

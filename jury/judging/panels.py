@@ -97,7 +97,7 @@ class _PanelKeys(BaseModel):
 
 
 PANEL_KEYS = tuple(_PanelKeys.model_fields)
-JUROR_KEYS = tuple(JurorSpec.model_fields)
+JUROR_KEYS = tuple(k for k in JurorSpec.model_fields if k != "recorded_sha256")  # that one jury sets
 
 
 def _shown(value) -> str:
@@ -233,6 +233,9 @@ def load_panel(path: str | Path) -> Panel:
         raise ConfigError(f"{p}: swap = true applies to adjudication panels (an audit ballot shows one query)")
     if keys.show_checks and style != "audit":
         raise ConfigError(f"{p}: show_checks = true applies to audit panels (the gold checks of `jury audit-gold`)")
+    from jury.judging.recorded import bind_recorded_juror
+
+    jurors = [bind_recorded_juror(j, p, style) for j in jurors]
     if keys.prompt is not None:
         prompt_path = resolve_prompt(p, keys.prompt)
     else:

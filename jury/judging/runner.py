@@ -64,6 +64,8 @@ class Ballot:
                     "messages": self.messages,
                     "reply_schema": reply_schema(self.style, self.taxonomy),
                     "template_sha256": self.template_sha256,
+                    # a recorded judge's file (only then: live jurors' hashes stay as they were)
+                    **({"recorded_sha256": self.juror.recorded_sha256} if self.juror.recorded is not None else {}),
                 }
             )
         ).hexdigest()
@@ -151,6 +153,8 @@ class RunStats:
 
 def estimate(ballot: Ballot) -> tuple[int, float | None]:
     from jury.judging.client import estimate_call
+    if ballot.juror.recorded is not None:  # answered from its file: nothing sent, nothing paid
+        return 0, 0.0
 
     return estimate_call(ballot.juror, ballot.messages, COMPLETION_TOKENS_ESTIMATE)
 
@@ -289,12 +293,17 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
         est = estimate(ballot)[1] or 0.0
     if not s.guard.reserve(est):
         return _not_asked(ballot, s, "cost cap reached")
-    result = await s.pool.call(
-        ballot.juror.name,
-        ballot.messages,
-        schema=reply_schema(ballot.style, ballot.taxonomy),
-        parse=make_parser(ballot.style, ballot.taxonomy),
-    )
+    if ballot.juror.recorded is not None:
+        from jury.judging.recorded import recorded_call
+
+        result = recorded_call(ballot, make_parser(ballot.style, ballot.taxonomy))
+    else:
+        result = await s.pool.call(
+            ballot.juror.name,
+            ballot.messages,
+            schema=reply_schema(ballot.style, ballot.taxonomy),
+            parse=make_parser(ballot.style, ballot.taxonomy),
+        )
     s.guard.settle(est, result.cost_usd)
     s.stats.cost_usd += result.cost_usd
     if result.interrupted and result.attempts == 0:
@@ -402,7 +411,7 @@ def run_ballots(
     if max_cost is not None:
         from jury.judging.client import has_price
 
-        stats.unpriced = sorted({j.model for j in jurors.values() if not has_price(j.model)})
+        stats.unpriced = sorted({j.model for j in jurors.values() if j.recorded is None and not has_price(j.model)})
     total = sum(len(g) for g in groups)
     done = 0
 

@@ -52,11 +52,15 @@ class Figure(_Model):
     """One number: who (subject) against what (reference), which metric, over n items."""
 
     section: Section
-    subject: str = Field(description="A comparator, 'juror <name>', 'panel', a pair of annotators, a published anchor.")
+    subject: str = Field(
+        description="A comparator, 'juror <name>', 'panel', 'judge <name>' (a recorded judge), a pair of annotators, "
+        "a published anchor."
+    )
     reference: str = Field(description="What the subject is compared with: the reference labels, a label source, 'union'.")
     metric: str = Field(
         description="accuracy (Wilson 95%), kappa (Cohen's, bootstrap 95%), alpha (Krippendorff, nominal), "
-        "category_accuracy, category_kappa, precision, recall, f1 (of 'credited' or 'flagged')."
+        "category_accuracy, category_kappa, precision, recall, f1 (of 'credited' or 'flagged'); recorded judges "
+        "with known positions: first_pick_share (Wilson 95%) and first_pick_p (two-sided binomial test against 0.5)."
     )
     value: float | None
     low: float | None = None
@@ -232,7 +236,8 @@ def calibrate(
 
     ``evaluation``: jury.compare.outcomes.evaluate's result for ``records`` (the run records;
     they name each pair's SQL and whether its outcome was recorded); ``adjudications`` and
-    ``audits``: (path, locked document) pairs.
+    ``audits``: (path, locked document) pairs; ``judgments``: recorded judges' verdicts
+    (jury.inputs.judgments.JudgeRecord), measured in a section of their own.
     """
     out = _Builder(seed, resamples)
     notes: list[str] = []
@@ -244,6 +249,7 @@ def calibrate(
         known = ", ".join(labels.annotators("adjudication") + labels.annotators("gold")) or "none"
         raise InputError(f"--annotator {annotator!r} labelled nothing in the label files; annotators: {known}")
     _annotators(out, adj_labels, people)
+    judgments: Sequence[Any] = (),
 
     items = _items(ref, ref_cat, evaluation, records, adjudications)
     matched_keys = {it.key for it in items}
@@ -256,7 +262,7 @@ def calibrate(
     anchors_apply = FLEX_AGREEMENT in sources
     if anchors_apply:
         flex = {candidate_key(lab) for lab in adj_labels if lab.source == FLEX_AGREEMENT}
-        _anchors(out, flex, strict, panel)
+        _anchors(out, flex, strict, panel, judged)
     elif adj_labels:
         notes.append(
             f"The published anchors (FLEX {ANCHORS[0][1]}, execution match {ANCHORS[1][1]}) were measured on FLEX's "
@@ -272,6 +278,7 @@ def calibrate(
         sources=sources,
         annotators=labels.annotators("adjudication"),
         labelled=len(ref),
+    judged = _judges(out, ref, ref_cat, adj_labels, records, items, judgments, notes) if judgments else {}
         ties=ties,
         matched=len(matched_keys),
         unmatched=unmatched,
@@ -419,12 +426,23 @@ def _subject(out: _Builder, section: Section, subject: str, said: list[tuple[Ite
     out.prf(section, subject, "reference, strict failures", [t for t, _ in failed], [c for _, c in failed], "credited")
 
 
-def _anchors(out: _Builder, flex: set, strict: list[tuple[Item, bool]], panel: list[tuple[Item, bool]]) -> None:
-    """The published kappas beside jury's own on the same items (FLEX's agreement set)."""
+def _anchors(
+    out: _Builder,
+    flex: set,
+    strict: list[tuple[Item, bool]],
+    panel: list[tuple[Item, bool]],
+    judged: dict[str, list[tuple[tuple, bool, bool]]],
+) -> None:
+    """The published kappas beside jury's own on the same items (FLEX's agreement set), and
+    beside each recorded judge's."""
     for subject, value in ANCHORS:
         out.add("anchor", subject, f"{FLEX_AGREEMENT} consensus", "kappa", value, ANCHOR_ITEMS)
-    for subject, said in ((f"{Comparator.STRICT} (jury, same items)", strict), ("panel (jury, same items)", panel)):
-        mine = [(it.credited, c) for it, c in said if it.key in flex]
+    said_by = {f"{Comparator.STRICT} (jury, same items)": [(it.key, it.credited, c) for it, c in strict]}
+    said_by["panel (jury, same items)"] = [(it.key, it.credited, c) for it, c in panel]
+    for judge, said in judged.items():
+        said_by[f"judge {judge} (recorded, same items)"] = said
+    for subject, triples in said_by.items():
+        mine = [(truth, c) for key, truth, c in triples if key in flex]
         if mine:
             out.kappa(
                 "anchor",
@@ -456,6 +474,65 @@ def _audits(out: _Builder, gold_labels: Sequence[GoldLabel], audits, annotator: 
         said: dict[str, dict] = {f"panel{suffix}": {r.question_id: r.flagged for r in doc.records if r.decided}}
         for r in doc.records:
             for v in r.votes:
+def _judges(
+    out: _Builder,
+    ref: dict,
+    ref_cat: dict,
+    labels: Sequence[AdjudicationLabel],
+    records: Sequence,
+    items: list[Item],
+    judgments,
+    notes: list[str],
+) -> dict[str, list[tuple[tuple, bool, bool]]]:
+    """Each recorded judge's agreement with the reference, in a section of its own (a judge is
+    never an annotator): accuracy, kappa, confusion, categories, precision/recall of
+    'credited' on strict failures (when the runs give each pair's outcome) and, where the
+    judgments say where the candidate was shown, position bias. Returns, per judge, its
+    (reference key, reference, credited) triples."""
+    # a judgment naming its candidate by SQL finds the label of that SQL, or of the run's model that wrote it
+    by_sql = {(r.question_id, _norm_sql(r.sql)): (r.question_id, "model", r.model) for r in records if r.sql is not None}
+    by_sql |= {(lab.question_id, _norm_sql(lab.sql)): candidate_key(lab) for lab in labels if lab.sql is not None}
+    item_of = {it.key: it for it in items}
+    judged: dict[str, list[tuple[tuple, bool, bool]]] = {}
+    unmatched: dict[str, int] = {}
+    for judge in dict.fromkeys(j.judge for j in judgments):
+        rows: list[tuple[Item | None, tuple, bool, str | None, Any]] = []
+        for j in (j for j in judgments if j.judge == judge):
+            key: tuple | None = (j.question_id, "model", j.model) if j.model is not None else None
+            if key not in ref:
+                key = (j.question_id, "sql", _norm_sql(j.sql))
+                key = key if key in ref else by_sql.get((j.question_id, _norm_sql(j.sql)))
+            if key is None or key not in ref:
+                unmatched[judge] = unmatched.get(judge, 0) + 1
+                continue
+            rows.append((item_of.get(key), key, j.credited, j.category, j.candidate_position))
+        judged[judge] = [(key, bool(ref[key]), credited) for _, key, credited, _, _ in rows]
+        subject = f"judge {judge}"
+        out.agreement("judge", subject, "reference", [bool(ref[k]) for _, k, _, _, _ in rows], [c for _, _, c, _, _ in rows])
+        cats = [(ref_cat[k], cat) for _, k, _, cat, _ in rows if ref_cat.get(k) is not None and cat in CATEGORIES]
+        if cats:
+            out.categories("judge", subject, cats)
+        outcomes = [(it, k, c) for it, k, c, _, _ in rows if it is not None and it.outcome is not None]
+        if outcomes:
+            failed = [(bool(ref[k]), c) for it, k, c in outcomes if it.outcome != Outcome.MATCH]
+            out.prf("judge", subject, "reference, strict failures", [t for t, _ in failed], [c for _, c in failed], "credited")
+        # A single-answer pick: the candidate alone right (gold_defect) or the gold alone (genuine_error).
+        picks = [
+            (pos == 1) == (cat == Verdict.GOLD_DEFECT)
+            for _, _, _, cat, pos in rows
+            if pos is not None and cat in (Verdict.GOLD_DEFECT, Verdict.GENUINE_ERROR)
+        ]
+        if picks:
+            bias = position_bias(sum(picks), len(picks))
+            out.add("judge", subject, "first-shown answer", "first_pick_share", bias.share, bias.n, bias.low, bias.high)
+            out.add("judge", subject, "first-shown answer", "first_pick_p", bias.p_value, bias.n)
+    for judge, n in unmatched.items():
+        notes.append(f"{n} judgments of {judge} name a candidate no labelled candidate matches: left out of its figures.")
+    if not items:
+        notes.append("Without --runs the recorded judges' precision and recall on strict failures are not computed.")
+    return judged
+
+
                 if not (v.abstained or v.skipped) and v.category is not None:
                     said.setdefault(f"juror {v.juror}{suffix}", {})[r.question_id] = v.category == AuditVote.DEFECTIVE
         for subject, flags in said.items():

@@ -32,6 +32,19 @@ TABLES: tuple[tuple[str, tuple[str, ...], bool, tuple[tuple[str, str], ...]], ..
         ),
     ),
     (
+        "Recorded judges (other tools' verdicts, never annotators): agreement with the reference label",
+        ("judge",),
+        False,
+        (
+            ("accuracy", "accuracy"),
+            ("kappa", "Cohen's κ"),
+            ("category_accuracy", "category accuracy"),
+            ("precision (credited)", "precision on strict failures"),
+            ("recall (credited)", "recall on strict failures"),
+            ("first_pick_share", "picks the first-shown answer"),
+        ),
+    ),
+    (
         "Gold audit: flags against each label source",
         ("audit",),
         True,

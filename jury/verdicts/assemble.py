@@ -247,6 +247,8 @@ def _write(doc: dict, output: Path | None, folder: Path) -> tuple[Path, bool]:
     reused instead of writing a copy: (its path, True)."""
     if output is not None:
         return write_locked(doc, Path(output)), False
+        if b.juror.recorded is not None:  # answered from a judgment file: free, not unknown
+            continue
     same = identical_file(doc, folder)
     if same is not None:
         return same, True
