@@ -43,7 +43,7 @@ def paid(doc) -> tuple:
     """What a verdict set paid, apart from transport retries (`calls` counts attempts: a
     loopback connection reset retried in one run and not in the other is no difference)."""
     summary = {k: v for k, v in doc.summary.items() if k != "calls_by_model"}
-    return summary, doc.totals.model_dump(exclude={"calls"})
+    return summary, doc.totals.model_dump(exclude={"calls", "retries"})
 
 
 def attempts(*stores: Path) -> int:
@@ -144,7 +144,9 @@ def test_sharded_adjudication_merges_into_the_unsharded_verdicts(project, fake_l
     res = jury("adjudicate", "run.jsonl", "--panel", panel, "--store", "merged.db", "-o", "verdicts/final.json")
     assert res.exit_code == 0, res.output
     assert fake_llm.calls() == 0  # every vote came from the merged store
-    assert "calls this run: 0; votes reused from the store: 18" in res.output
+    assert "calls this run: 0 ballots asked, 0 requests sent (0 retries); votes reused from the store: 18" in " ".join(
+        res.output.split()
+    )
 
     a, b = load_locked(whole), load_locked(project / "verdicts" / "final.json")
     assert [r.model_dump() for r in a.records] == [r.model_dump() for r in b.records]
@@ -207,3 +209,120 @@ def test_sharded_audit_merges_into_the_unsharded_audit(project, fake_llm):
     assert [r.model_dump() for r in a.records] == [r.model_dump() for r in b.records]
     assert paid(a) == paid(b) and b.totals.cost_usd > 0
     assert b.totals.calls == attempts(*(project / f"s{i}.db" for i in (1, 2, 3)))
+
+
+# ------------------------------------------------------------------ a store from another machine is untrusted
+
+
+def _key(path: Path) -> Path:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption())
+    )
+    pub = Path(f"{path}.pub")
+    pub.write_bytes(key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH) + b" me\n")
+    return pub
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_forged_shard_vote_never_reaches_a_signed_verdict_file(project, fake_llm):
+    """Two shards; every vote of shard 2 edited to "both" with sqlite3: the merge refuses it in
+    one line naming the vote, so no merged store exists for a signed final run. The honest
+    shards merge, and the signed final run lists both stores' sha256 in its provenance."""
+    import shutil
+    import sqlite3
+
+    panel = priced_panel(project, fake_llm, "genuine_error")
+    for i in (1, 2):
+        res = jury("adjudicate", "run.jsonl", "--panel", panel, "--shard", f"{i}/2", "--store", f"s{i}.db")
+        assert res.exit_code == 0, res.output
+    shutil.copy(project / "s2.db", project / "honest2.db")
+    with sqlite3.connect(project / "s2.db") as conn:
+        forged = conn.execute("UPDATE votes SET reply = json_set(reply, '$.verdict', 'both')").rowcount
+    assert forged > 0
+    res = runner.invoke(app, ["store", "merge", "s1.db", "s2.db", "-o", "m.db"])
+    assert res.exit_code == 1, res.output
+    said = " ".join(res.output.split())
+    assert re.search(r"s2\.db: votes row \d+ \(request [0-9a-f]{64}, juror j[a-d]\): reply .*\"both\"", said), said
+    assert "is not what jury's parser makes of its call log" in said and "Traceback" not in res.output
+    assert not (project / "m.db").exists()  # nothing merged: no store for the final run to use
+
+    res = jury("store", "merge", "s1.db", "honest2.db", "-o", "m.db")
+    assert res.exit_code == 0, res.output
+    pub = _key(project / "key")
+    fake_llm.reset()
+    res = jury("adjudicate", "run.jsonl", "--panel", panel, "--store", "m.db", "-o", "verdicts/final.json", "--sign", "key")
+    assert res.exit_code == 0, res.output
+    assert fake_llm.calls() == 0
+    doc = json.loads((project / "verdicts" / "final.json").read_text())
+    assert {r["verdict"] for r in doc["records"]} == {"genuine_error"}  # no failure credited
+    merged = doc["provenance"]["merged_stores"]
+    assert [(Path(m["path"]).name, m["sha256"], m["trust_executions"]) for m in merged] == [
+        ("s1.db", _sha256(project / "s1.db"), False),
+        ("honest2.db", _sha256(project / "honest2.db"), False),
+    ]
+    res = jury("verify", "verdicts/final.json", "--trusted-key", str(pub))
+    assert res.exit_code == 0, res.output
+
+
+def _forge_executions(store: Path, gold_sql: str, forged_sqls: list[str]) -> None:
+    """Give the candidates' stored executions the gold's rows and digests (as an editor could)."""
+    import sqlite3
+
+    with sqlite3.connect(store) as conn:
+        gold = conn.execute(
+            "SELECT status, columns, rows, row_count, truncated, result_sha256, ordered_sha256 FROM executions WHERE sql = ?",
+            [gold_sql],
+        ).fetchone()
+        assert gold is not None
+        for sql in forged_sqls:
+            n = conn.execute(
+                "UPDATE executions SET status = ?, columns = ?, rows = ?, row_count = ?, truncated = ?, result_sha256 = ?, "
+                "ordered_sha256 = ? WHERE sql = ?",
+                [*gold, sql],
+            ).rowcount
+            assert n == 1
+
+
+def _strict_matches(output: str) -> dict[str, int]:
+    doc = json.loads(output)
+    return {m["model"]: m["strict"]["k"] for m in doc["models"]}, doc["provenance"].get("merged_stores")
+
+
+def test_forged_executions_are_computed_again_unless_trusted(project):
+    from tests.support.jurytest import FAILURES, GOLD_SQL
+
+    res = jury("score", "run.jsonl", "--store", "theirs.db", "--format", "json")
+    assert res.exit_code == 0, res.output
+    truth, _ = _strict_matches(res.output)
+    assert truth == {"gpt-x": 0, "claude-y": 0}
+    # two wrong candidates (questions 1 and 3) get the gold's rows and digests in the other machine's store
+    _forge_executions(project / "theirs.db", GOLD_SQL[1], [FAILURES[1]])
+    _forge_executions(project / "theirs.db", GOLD_SQL[3], [FAILURES[3]])
+    res = jury("score", "run.jsonl", "--store", "theirs.db", "--format", "json")
+    assert _strict_matches(res.output)[0]["gpt-x"] == 2  # the forgery, read from the forged store itself
+
+    res = jury("store", "merge", "theirs.db", "-o", "m.db")
+    assert res.exit_code == 0, res.output
+    assert re.search(
+        r"not merged \(untrusted, computed again from the databases here\): .*executions \d+", " ".join(res.output.split())
+    )
+    res = jury("score", "run.jsonl", "--store", "m.db", "--format", "json")
+    assert res.exit_code == 0, res.output
+    matches, merged = _strict_matches(res.output)
+    assert matches == truth  # executed again here: 0 of 3, the truth
+    assert [(m["sha256"], m["trust_executions"]) for m in merged] == [(_sha256(project / "theirs.db"), False)]
+
+    res = jury("store", "merge", "theirs.db", "-o", "trusted.db", "--trust-executions")
+    assert res.exit_code == 0 and "executions trusted (--trust-executions)" in res.output
+    res = jury("score", "run.jsonl", "--store", "trusted.db", "--format", "json")
+    matches, merged = _strict_matches(res.output)
+    assert matches["gpt-x"] == 2 and merged[0]["trust_executions"] is True  # the choice is on record

@@ -121,10 +121,11 @@ def score(
         )
         scores = score_all(ev.pairs)
         add_protocol_columns(scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect)
-    add_verdict_columns(scores, ev, gold_items, gold_file, audit_doc, adj_docs)
+        merged = st.merged_sources()
+    add_verdict_columns(scores, ev, gold_items, gold_file, audit_doc, adj_docs, runs=runs)
     if per_question is not None:
         emit(per_question_jsonl(ev.pairs), per_question)
-    text = render_scores(scores, ev, fmt, width=table_width(output), wide=wide)
+    text = render_scores(scores, ev, fmt, width=table_width(output), wide=wide, merged_stores=merged)
     emit(text + review_text(review_info, fmt), output)
 
 

@@ -8,7 +8,7 @@ import typer
 
 from jury.cli.common import handle_errors
 
-app = typer.Typer(help="Work with store files (.jury/store.db).", no_args_is_help=True)
+app = typer.Typer(help="Work with store files (.jury/store.db).", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("merge")
@@ -18,23 +18,58 @@ def merge(
     output: Path = typer.Option(
         ..., "-o", "--output", help="Merged store: created, or an existing jury store merged into (never one of the inputs)."
     ),
+    trust_executions: bool = typer.Option(
+        False,
+        "--trust-executions",
+        help="Also merge the inputs' executions, timings, gold orders and database checks (by default they are "
+        "computed again from the databases here); recorded in the merged store and every verdict file written from it.",
+    ),
+    trusted_key: list[Path] = typer.Option(
+        [],
+        "--trusted-key",
+        help="OpenSSH public key file (repeatable): every input store must carry <store>.sig by one of these keys; "
+        "the signer is recorded with the store's sha256.",
+    ),
 ) -> None:
     """Merge stores: executions, votes, the call log, gold orders, checked databases, timings
     and review decisions, each by its key.
 
-    The same key in two stores must hold the same result (an execution's status and
-    digests, a vote's reply), else nothing is merged and the error names both files and
-    the key. The call log is append-only: every call is kept, a row identical in every
-    column is kept once, so merging twice changes nothing and costs survive. Claims and
-    the path -> sha256 cache are not merged. A run on the merged store reuses every vote:
-    after `--shard` runs, run once more without --shard to write the verdict file.
+    A store from another machine is untrusted input: every row must have the types jury
+    writes, the live run's size caps apply, and every vote must be what jury's parser makes
+    of its own call log's stored reply, else nothing is merged and one line names the file,
+    table, row and value. Executions and the other results computed from databases are
+    not merged unless --trust-executions: a run on the merged store computes them here.
+    Each input's sha256 (and signer, with --trusted-key) is recorded; verdict files written
+    from the merged store list them in their provenance.
+
+    The same key in two stores must hold the same result (a vote's reply, with
+    --trust-executions an execution's status and digests), else nothing is merged and the
+    error names both files and the key. The call log is append-only: every call is kept, a
+    row identical in every column is kept once, so merging twice changes nothing and costs
+    survive. Claims and the path -> sha256 cache are not merged. A run on the merged store
+    reuses every vote: after `--shard` runs, run once more without --shard to write the
+    verdict file.
     """
     from jury.cli.common import guard_outputs, make_console
+    from jury.errors import InputError
     from jury.execution.merge import merge_stores
+    from jury.judging.vote_check import VoteCheck
     from jury.results.render import to_rich_table
 
     guard_outputs([output], [Path(f"{s}{sfx}") for s in stores for sfx in ("", "-wal", "-shm", "-journal")])
-    report = merge_stores(list(stores), output)
+    signers: dict[Path, str] = {}
+    if trusted_key:
+        from jury.verdicts.signing import check_file_signature, load_trusted_keys
+
+        trusted = load_trusted_keys(trusted_key)
+        for store in stores:
+            if not store.is_file():
+                continue  # merge_stores says so
+            ok, said = check_file_signature(store, trusted)
+            if not ok:
+                raise InputError(f"{store}: {said}; nothing merged")
+            signers[store] = said.removeprefix("signed by trusted key ").split(" ", 1)[0]  # the key's fingerprint
+    report = merge_stores(list(stores), output, votes=VoteCheck(), trust_executions=trust_executions, signers=signers)
     console = make_console()
     tables = sorted(set(report.added) | set(report.present))
     rows = [{"table": t, "added": report.added[t], "present": report.present[t]} for t in tables]
@@ -48,3 +83,18 @@ def merge(
         markup=False,
         highlight=False,
     )
+    untrusted = ", ".join(f"{t} {n}" for t, n in sorted(report.untrusted.items()) if n)
+    lines = [f"votes checked against their call logs: {report.votes_checked}"]
+    if trust_executions:
+        lines.append("executions trusted (--trust-executions): recorded in the merged store and its verdict files")
+    elif untrusted:
+        lines.append(
+            f"not merged (untrusted, computed again from the databases here): {untrusted}; "
+            "where a database is not here they cannot be computed (--trust-executions keeps them)"
+        )
+    lines += [
+        f"{Path(r['path']).name}: sha256 {r['sha256']}" + (f", {r['signed_by']}" if r["signed_by"] else "")
+        for r in report.sources
+    ]
+    for line in lines:
+        console.print(line, markup=False, highlight=False)

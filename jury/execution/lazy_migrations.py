@@ -36,9 +36,21 @@ class LazyMigrations:
         return any(fn.__name__ not in done for fn in self.functions)
 
     def apply(self, db: sqlite_utils.Database) -> None:
+        """Apply the pending migrations in one transaction under the write lock (BEGIN
+        IMMEDIATE, waiting up to the connection's busy timeout): several processes opening a
+        new store at once apply each migration once, the others wait for the lock and then
+        find (re-reading the applied list inside it) nothing left to do."""
         from sqlite_utils.migrations import Migrations
 
         real = Migrations(self.name)
         for fn in self.functions:
             real()(fn)
-        real.apply(db)
+        conn = db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            real.apply(db)  # inside the lock: pending() is read again, each migration a savepoint
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise

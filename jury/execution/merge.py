@@ -9,18 +9,35 @@ refused. The output is a jury store, created or migrated to this jury's schema; 
 already exists the inputs are merged into it. Everything is one transaction: on any
 error the output is left as it was (a new output is removed).
 
+An input is untrusted: a store crosses machines and anyone can edit it with sqlite3. So
+every row read is checked against the column types a jury store holds (a NULL where jury
+always writes a value, a number where it writes text, text that is not the JSON jury
+writes: refused, one line naming the file, table, row and value); the live run's size caps
+apply (a call's reply text, a vote's reply: see jury.judging.vote_check); and every vote must
+be what jury's parser makes of its own call log's stored reply (the check is passed in by
+the caller, from the judging layer, as a ``VoteCheck``). Results computed from databases
+(``executions``, ``timings``, ``gold_orders``, ``checked_databases``) are not merged unless
+``trust_executions``: a run on the merged store computes them again from the databases here.
+Each input's sha256 (and signer, when the caller checked its signature) is recorded in the
+output's ``merged_stores`` table, with the trust choice; verdict files written from the
+merged store list them in their provenance.
+
 Tables, each merged by its key (see README "Ballots across machines"):
 
-- ``executions`` by key (database sha256 + SQL): the same key must carry the same status,
-  digests, row count and truncation (elapsed time and limits may differ: the first kept);
+- ``executions`` by key (database sha256 + SQL), only with ``trust_executions``: the same
+  key must carry the same status, digests, row count and truncation (elapsed time and
+  limits may differ: the first kept);
 - ``votes`` by request hash: the same reply (ok, reply, error); the vote's call id is
   mapped to the merged call log;
 - ``calls`` (the call log) and ``review_decisions`` are append-only: every row is kept,
   a row identical in every column but its id is the same row (merging twice adds
   nothing), so costs and tokens survive: a merged store's ``call_costs`` is the sum of
   the inputs';
-- ``gold_orders`` by SQL key (the same answer), ``checked_databases`` by database sha256;
-- ``timings`` by key: measurements, not results, so the first store's row is kept;
+- ``gold_orders`` by SQL key (the same answer), ``checked_databases`` by database sha256,
+  only with ``trust_executions``;
+- ``timings`` by key, only with ``trust_executions``: measurements, not results, so the
+  first store's row is kept;
+- ``merged_stores`` (the stores merged into an input before) is append-only too;
 - ``claims`` (leases of live processes) and ``files`` (this machine's path -> sha256
   cache) are not merged.
 
@@ -31,10 +48,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from jury.errors import StoreError
 
@@ -46,8 +66,107 @@ KEYED: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "checked_databases": ("sha256", None),
     "timings": ("key", None),
 }
-APPEND_ONLY = ("calls", "review_decisions")
+APPEND_ONLY = ("calls", "review_decisions", "merged_stores")
 NOT_MERGED = ("claims", "files")
+# computed from the databases: merged only with trust_executions, else computed again here
+COMPUTED = ("executions", "timings", "gold_orders", "checked_databases")
+MAX_VALUE_BYTES = 16 << 20  # any other stored text or blob: more is not a jury store (and memory stays bounded)
+
+# column -> (type, nullable): what jury writes. Types: text, int, num, bool (0/1), sha256 (64 hex),
+# json (any JSON text), json_object, json_list. A column an older store lacks reads as NULL.
+_TEXT, _INT, _NUM, _BOOL, _SHA, _JSON, _OBJ, _LIST = "text", "int", "num", "bool", "sha256", "json", "json_object", "json_list"
+COLUMN_TYPES: dict[str, dict[str, tuple[str, bool]]] = {
+    "calls": {
+        "id": (_INT, False),
+        "request_sha256": (_SHA, False),
+        "kind": (_TEXT, False),
+        "juror": (_TEXT, False),
+        "juror_model": (_TEXT, True),
+        "messages": (_LIST, True),
+        "params": (_OBJ, True),
+        "ok": (_BOOL, False),
+        "text": (_TEXT, True),
+        "parsed": (_OBJ, True),
+        "error": (_TEXT, True),
+        "attempts": (_INT, True),
+        "prompt_tokens": (_INT, True),
+        "completion_tokens": (_INT, True),
+        "cost_usd": (_NUM, True),
+        "latency_s": (_NUM, True),
+        "log": (_LIST, True),
+        "created_at": (_TEXT, True),
+    },
+    "votes": {
+        "request_sha256": (_SHA, False),
+        "kind": (_TEXT, False),
+        "question_id": (_JSON, False),
+        "model": (_TEXT, True),
+        "juror": (_TEXT, False),
+        "juror_model": (_TEXT, True),
+        "juror_family": (_TEXT, True),
+        "ok": (_BOOL, False),
+        "reply": (_OBJ, True),
+        "error": (_TEXT, True),
+        "call_id": (_INT, True),
+        "created_at": (_TEXT, True),
+    },
+    "executions": {
+        "key": (_SHA, False),
+        "db_sha256": (_SHA, False),
+        "sql": (_TEXT, False),
+        "status": (_TEXT, False),
+        "columns": (_LIST, False),
+        "rows": (_LIST, False),
+        "row_count": (_INT, False),
+        "truncated": (_BOOL, False),
+        "result_sha256": (_TEXT, True),
+        "ordered_sha256": (_TEXT, True),
+        "error": (_TEXT, True),
+        "elapsed_s": (_NUM, True),
+        "timeout_s": (_NUM, True),
+        "row_cap": (_INT, True),
+        "created_at": (_TEXT, True),
+    },
+    "gold_orders": {"key": (_TEXT, False), "orders": (_BOOL, False)},
+    "checked_databases": {"sha256": (_SHA, False), "checked_at": (_TEXT, True)},
+    "timings": {
+        "key": (_TEXT, False),
+        "db_sha256": (_TEXT, True),
+        "gold_sql": (_TEXT, True),
+        "pred_sql": (_TEXT, True),
+        "repeats": (_INT, False),
+        "gold_times": (_LIST, False),
+        "pred_times": (_LIST, False),
+        "cpu": (_TEXT, True),
+        "measured_at": (_TEXT, True),
+    },
+    "merged_stores": {
+        "id": (_INT, False),
+        "path": (_TEXT, False),
+        "sha256": (_SHA, False),
+        "size": (_INT, True),
+        "signed_by": (_TEXT, True),
+        "trust_executions": (_BOOL, False),
+        "merged_at": (_TEXT, True),
+    },
+}
+_EXEC_STATUSES = ("ok", "error", "timeout")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class VoteChecker(Protocol):
+    """jury.judging.vote_check.VoteCheck: the live run's caps and parser check (this layer may
+    not import the judging layer; the caller passes it in)."""
+
+    @property
+    def text_cap(self) -> int: ...  # a call's stored reply text, characters
+
+    @property
+    def reply_cap(self) -> int: ...  # a vote's stored reply JSON, characters
+
+    def check(self, vote: dict, calls: list[dict]) -> str | None: ...  # None: the vote is its call's reply
+
+
 # columns compared only when both stores have a value (an older store's executions lack the ordered digest)
 _NULL_IS_UNKNOWN = {"ordered_sha256"}
 _JSON_COLUMNS = {"reply"}
@@ -60,6 +179,9 @@ class MergeReport:
     added: Counter = field(default_factory=Counter)  # table -> rows added to the output
     present: Counter = field(default_factory=Counter)  # table -> rows the output already held
     dropped: Counter = field(default_factory=Counter)  # table -> rows not merged (claims, files)
+    untrusted: Counter = field(default_factory=Counter)  # table -> rows not merged: computed again here
+    votes_checked: int = 0  # votes checked against their call logs
+    sources: list[dict] = field(default_factory=list)  # the merged_stores rows recorded for the inputs
 
 
 def _known_migrations() -> dict[str, set[str]]:
@@ -129,6 +251,88 @@ def _rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str |
         yield dict(zip(columns, row))
 
 
+def _column_types(table: str) -> dict[str, tuple[str, bool]]:
+    if table == "review_decisions":
+        from jury.execution.reviews import DECISION_COLUMNS
+
+        required = {"verdict_sha256", "kind", "question_id", "reviewer", "choice", "decided_at"}
+        return {"id": (_INT, False), **{c: (_TEXT, c not in required) for c in DECISION_COLUMNS}}
+    return COLUMN_TYPES[table]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _type_error(kind: str, value: Any) -> str | None:
+    """Why `value` is not of the stored type `kind`; None if it is."""
+    if kind in (_TEXT, _SHA, _JSON, _OBJ, _LIST) and not isinstance(value, str):
+        return f"expected text, got {type(value).__name__}"
+    if kind == _SHA and not _HEX64.fullmatch(value):
+        return "expected a sha256 (64 lowercase hex digits)"
+    if kind in (_JSON, _OBJ, _LIST):
+        try:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
+            return "expected JSON text"
+        if kind == _OBJ and not isinstance(decoded, dict):
+            return "expected a JSON object"
+        if kind == _LIST and not isinstance(decoded, list):
+            return "expected a JSON array"
+    if kind in (_INT, _BOOL) and (not isinstance(value, int) or isinstance(value, bool)):
+        return f"expected an integer, got {type(value).__name__}"
+    if kind == _BOOL and value not in (0, 1):
+        return "expected 0 or 1"
+    if kind == _NUM and (not isinstance(value, (int, float)) or not math.isfinite(value)):
+        return f"expected a finite number, got {type(value).__name__}"
+    if kind in (_INT, _NUM) and value < 0:
+        return "expected a number >= 0"
+    return None
+
+
+def _check_sizes(conn: sqlite3.Connection, path: Path, table: str, caps: dict[str, int]) -> None:
+    """Refuse a value past its cap before any row is read (a 300 MiB reply is never loaded)."""
+    have = set(_columns(conn, table))
+    for column in _column_types(table):
+        if column not in have:
+            continue
+        cap = caps.get(column, MAX_VALUE_BYTES)
+        # length() of text counts characters; of a blob, bytes: the caps are characters for
+        # text (the live run cuts characters) and bytes otherwise
+        row = conn.execute(f"SELECT rowid, length({column}) FROM {table} WHERE length({column}) > ? LIMIT 1", [cap]).fetchone()
+        if row is not None:
+            raise StoreError(
+                f"{path}: {table} row {row[0]}: {column} is {row[1]:,} long, more than a live run stores "
+                f"({cap:,}); nothing merged"
+            )
+
+
+def _checked_rows(conn: sqlite3.Connection, path: Path, table: str, columns: list[str], order: str | None = None):
+    """The rows of `table` (as _rows), each checked against the types jury writes: a row that
+    is not is a one-line StoreError naming the file, table, row and value."""
+    types = _column_types(table)
+    have = set(_columns(conn, table))
+    if not have:
+        return
+    select = ", ".join(["rowid", *(c if c in have else "NULL" for c in columns)])
+    cur = conn.execute(f"SELECT {select} FROM {table}" + (f" ORDER BY {order}" if order else ""))
+    for rowid, *values in cur:
+        row = dict(zip(columns, values))
+        for column, value in row.items():
+            kind, nullable = types.get(column, (None, True))
+            if value is None:
+                if not nullable and column in have:
+                    raise StoreError(f"{path}: {table} row {rowid}: {column} is NULL (jury always writes it); nothing merged")
+                continue
+            why = _type_error(kind, value) if kind else None
+            if why is None and table == "executions" and column == "status" and value not in _EXEC_STATUSES:
+                why = f"expected one of {', '.join(_EXEC_STATUSES)}"
+            if why:
+                raise StoreError(f"{path}: {table} row {rowid}: {column} {_short(value)}: {why}; nothing merged")
+        yield rowid, row
+
+
 def _same(column: str, a, b) -> bool:
     if column in _NULL_IS_UNKNOWN and (a is None or b is None):
         return True
@@ -151,12 +355,13 @@ def _insert(out: sqlite3.Connection, table: str, row: dict) -> int:
 
 
 class _Merger:
-    def __init__(self, out: sqlite3.Connection, output: Path, report: MergeReport):
+    def __init__(self, out: sqlite3.Connection, output: Path, report: MergeReport, votes: VoteChecker, trust: bool):
         self.out, self.output, self.report = out, output, report
+        self.votes, self.trust = votes, trust
         self.origin: dict[tuple[str, str], Path] = {}  # (table, key) -> the input it came from in this merge
         self.identities: dict[str, dict[str, list[int]]] = {}  # table -> identity -> output ids
 
-    def append_only(self, src: sqlite3.Connection, table: str) -> dict[int, int]:
+    def append_only(self, src: sqlite3.Connection, path: Path, table: str) -> dict[int, int]:
         """Copy the rows of `table` the output lacks (as a multiset of identities); input id -> output id."""
         columns = _columns(self.out, table)
         if table not in self.identities:
@@ -167,7 +372,7 @@ class _Merger:
         known = self.identities[table]
         seen: Counter = Counter()
         ids: dict[int, int] = {}
-        for row in _rows(src, table, columns, order="id"):
+        for _, row in _checked_rows(src, path, table, columns, order="id"):
             ident = _identity(row)
             nth = seen[ident]
             seen[ident] += 1
@@ -182,10 +387,44 @@ class _Merger:
             self.report.added[table] += 1
         return ids
 
+    def check_vote(self, src: sqlite3.Connection, path: Path, rowid: int, row: dict) -> None:
+        """The vote must be what jury's parser makes of its own call log's stored reply."""
+        call_columns = list(COLUMN_TYPES["calls"])
+        have = set(_columns(src, "calls"))
+        select = ", ".join(c if c in have else "NULL" for c in call_columns)
+        linked = []
+        if row.get("call_id") is not None:
+            linked = src.execute(f"SELECT {select} FROM calls WHERE id = ?", [row["call_id"]]).fetchall()
+        others = src.execute(
+            f"SELECT {select} FROM calls WHERE request_sha256 = ? ORDER BY id", [row["request_sha256"]]
+        ).fetchall()
+        calls: list[dict] = []
+        for values in [*linked, *others]:
+            call = dict(zip(call_columns, values))
+            if call["request_sha256"] != row["request_sha256"] or any(c["id"] == call["id"] for c in calls):
+                continue  # a linked call of another request is no evidence for this vote
+            for column in ("log", "parsed", "messages", "params"):
+                call[column] = json.loads(call[column]) if call[column] is not None else None  # checked as JSON already
+            calls.append(call)
+        vote = {**row, "reply": json.loads(row["reply"]) if row["reply"] is not None else None}
+        if vote["ok"] and vote["reply"] is None:
+            why: str | None = "an answered vote with no reply"
+        else:
+            why = self.votes.check(vote, calls)
+        if why:
+            raise StoreError(
+                f"{path}: votes row {rowid} (request {row['request_sha256']}, juror {row['juror']}): "
+                f"reply {_short(row['reply'] if row['ok'] else row['error'], 80)} is not what jury's parser makes of "
+                f"its call log: {why}; nothing merged"
+            )
+        self.report.votes_checked += 1
+
     def keyed(self, src: sqlite3.Connection, path: Path, table: str, call_ids: dict[int, int]) -> None:
         key, compared = KEYED[table]
         columns = _columns(self.out, table)
-        for row in _rows(src, table, columns):
+        for rowid, row in _checked_rows(src, path, table, columns):
+            if table == "votes":
+                self.check_vote(src, path, rowid, row)
             k = row[key]
             have = self.out.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE {key} = ?", [k]).fetchone()
             if have is not None:
@@ -206,14 +445,44 @@ class _Merger:
             self.report.added[table] += 1
 
     def merge(self, src: sqlite3.Connection, path: Path) -> None:
-        call_ids = self.append_only(src, "calls")
-        if _columns(src, "review_decisions"):
-            self.append_only(src, "review_decisions")
+        _check_sizes(src, path, "calls", {"text": self.votes.text_cap})
+        _check_sizes(src, path, "votes", {"reply": self.votes.reply_cap})
+        for table in ("review_decisions", "merged_stores"):
+            _check_sizes(src, path, table, {})
+        call_ids = self.append_only(src, path, "calls")
+        for table in ("review_decisions", "merged_stores"):
+            if _columns(src, table):
+                self.append_only(src, path, table)
         for table in KEYED:
+            if table in COMPUTED and not self.trust:
+                if _columns(src, table):
+                    self.report.untrusted[table] += src.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                continue
             self.keyed(src, path, table, call_ids)
         for table in NOT_MERGED:
             if _columns(src, table):
                 self.report.dropped[table] += src.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    def record_source(self, path: Path, signed_by: str | None) -> None:
+        """The input's sha256 (its main file: merge stores nobody writes to), in merged_stores."""
+        from jury.execution.store import now_iso
+        from jury.inputs.io import sha256_file
+
+        row = {
+            "path": str(path.resolve()),
+            "sha256": sha256_file(path),
+            "size": path.stat().st_size,
+            "signed_by": signed_by,
+            "trust_executions": int(self.trust),
+            "merged_at": now_iso(),
+        }
+        self.report.sources.append(row)
+        exists = self.out.execute(
+            "SELECT 1 FROM merged_stores WHERE sha256 = ? AND trust_executions = ? AND signed_by IS ?",
+            [row["sha256"], row["trust_executions"], signed_by],
+        ).fetchone()
+        if exists is None:  # merging the same file again records nothing new
+            _insert(self.out, "merged_stores", row)
 
 
 def _prepare_output(output: Path, with_reviews: bool) -> bool:
@@ -239,8 +508,21 @@ def _remove(output: Path) -> None:
         Path(f"{output}{suffix}").unlink(missing_ok=True)
 
 
-def merge_stores(inputs: list[Path], output: Path) -> MergeReport:
-    """Merge the input stores into `output` (created if absent) in one transaction."""
+def merge_stores(
+    inputs: list[Path],
+    output: Path,
+    *,
+    votes: VoteChecker,
+    trust_executions: bool = False,
+    signers: dict[Path, str] | None = None,
+) -> MergeReport:
+    """Merge the input stores into `output` (created if absent) in one transaction.
+
+    `votes`: the live run's caps and vote check (jury.judging.vote_check.VoteCheck());
+    `trust_executions`: merge the results computed from databases too (else a run on the
+    output computes them again); `signers`: input -> the trusted key that signed it (the
+    caller checked the signature), recorded with the input's sha256.
+    """
     sources = [(Path(p), open_read_only(Path(p))) for p in inputs]
     try:
         with_reviews = any(_columns(conn, "review_decisions") for _, conn in sources)
@@ -252,9 +534,10 @@ def merge_stores(inputs: list[Path], output: Path) -> MergeReport:
             raise StoreError(f"{output}: cannot open the store: {exc}") from None
         try:
             out.execute("BEGIN IMMEDIATE")
-            merger = _Merger(out, output, report)
+            merger = _Merger(out, output, report, votes, trust_executions)
             for path, conn in sources:
                 merger.merge(conn, path)
+                merger.record_source(path, (signers or {}).get(path))
             out.execute("COMMIT")
         except BaseException as exc:
             out.execute("ROLLBACK")

@@ -24,6 +24,10 @@ from jury.inputs.records import ExecResult
 if TYPE_CHECKING:
     import sqlite_utils
 
+# One ordered list, each migration registered in the order of its number (as simonw/llm does):
+# a new store applies them in that order. A store records the names it applied, so one that
+# applied them in another order (m006 before m005, before the list was ordered) is complete
+# and opens as it is; tests/test_store_migrations.py keeps the list in order.
 migrations = LazyMigrations("jury")
 
 
@@ -110,10 +114,50 @@ def m004_ordered_digest_and_db_checks(db: sqlite_utils.Database) -> None:
     db.table("checked_databases").create({"sha256": str, "checked_at": str}, pk="sha256")
 
 
+# efficiency timings (jury score --efficiency)
+@migrations()
+def m005_timings(db: sqlite_utils.Database) -> None:
+    """Timed repetitions of a (gold, candidate) pair, measured together in one window, and the
+    machine (CPU model) they were measured on: timings are reused only on that machine."""
+    db.table("timings").create(
+        {
+            "key": str,
+            "db_sha256": str,
+            "gold_sql": str,
+            "pred_sql": str,
+            "repeats": int,
+            "gold_times": str,
+            "pred_times": str,
+            "cpu": str,
+            "measured_at": str,
+        },
+        pk="key",
+    )
+
+
 @migrations()
 def m006_gold_orders(db: sqlite_utils.Database) -> None:
     """Whether a gold SQL text orders its rows, by the parser that decided it (jury.compare.gold_orders)."""
     db.table("gold_orders").create({"key": str, "orders": int}, pk="key")
+
+
+@migrations()
+def m007_merged_stores(db: sqlite_utils.Database) -> None:
+    """The stores `jury store merge` merged into this one: each file's sha256 (and signer when
+    its signature was checked) and whether its executions were trusted; a verdict file written
+    from this store lists them in its provenance."""
+    db.table("merged_stores").create(
+        {
+            "id": int,
+            "path": str,
+            "sha256": str,
+            "size": int,
+            "signed_by": str,
+            "trust_executions": int,
+            "merged_at": str,
+        },
+        pk="id",
+    )
 
 
 def _insert_sql(verb: str, table: str, row: dict) -> str:
@@ -357,6 +401,21 @@ def _stored_result(row) -> ExecResult:
     )
 
 
+def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """WAL journal mode, waiting for other processes that hold the file (a new store opened by
+    several at once): switching modes needs the file to itself and SQLite does not wait for
+    that; once a process has switched, the mode is the file's and the pragma changes nothing."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -369,7 +428,7 @@ class Store(VoteStoreMixin):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
+            set_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             self.conn = conn
             self._db: sqlite_utils.Database | None = None
@@ -412,6 +471,15 @@ class Store(VoteStoreMixin):
             pk="path",
         )
         return digest
+
+    # ------------------------------------------------------------ provenance
+    def merged_sources(self) -> list[dict]:
+        """The stores `jury store merge` merged into this one (empty for a store never merged
+        into): path, sha256, size, signer and whether their executions were trusted."""
+        rows = self.conn.execute(
+            "SELECT path, sha256, size, signed_by, trust_executions FROM merged_stores ORDER BY id"
+        ).fetchall()
+        return [{"path": p, "sha256": h, "size": n, "signed_by": who, "trust_executions": bool(t)} for p, h, n, who, t in rows]
 
     # ------------------------------------------------------------ database checks
     def database_checked(self, sha256: str) -> bool:
@@ -476,24 +544,3 @@ class Store(VoteStoreMixin):
                 raise
         except sqlite3.Error as exc:
             raise self._write_failed(exc) from None
-
-
-# ------------------------------------------------------------ efficiency timings (jury score --efficiency)
-@migrations()
-def m005_timings(db: sqlite_utils.Database) -> None:
-    """Timed repetitions of a (gold, candidate) pair, measured together in one window, and the
-    machine (CPU model) they were measured on: timings are reused only on that machine."""
-    db.table("timings").create(
-        {
-            "key": str,
-            "db_sha256": str,
-            "gold_sql": str,
-            "pred_sql": str,
-            "repeats": int,
-            "gold_times": str,
-            "pred_times": str,
-            "cpu": str,
-            "measured_at": str,
-        },
-        pk="key",
-    )

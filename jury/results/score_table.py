@@ -62,16 +62,19 @@ WIDE_SCORE_COLUMNS = ("routed", "side comparators")
 the routed count and the accuracy (rank) of each comparator other than the chosen one."""
 
 
-def render_scores(scores, ev, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+def render_scores(
+    scores, ev, fmt: str, *, width: int | None = None, wide: bool = True, merged_stores: list[dict] | None = None
+) -> str:
     """The score report. ``width``: the table's width (None: unwrapped, for pipes and files);
-    ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown."""
+    ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown; ``merged_stores``: the
+    stores merged into the store used (``Store.merged_sources``), in the JSON's provenance."""
     settings = ev.settings.describe()
     rows = score_rows(scores)
     if fmt == "json":
         return to_json(
             {
                 "jury_version": __version__,
-                "provenance": provenance(),
+                "provenance": {**provenance(), "merged_stores": merged_stores} if merged_stores else provenance(),
                 "settings": settings,
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],

@@ -32,6 +32,12 @@ def ensure_schema(folder: Path, kind: str) -> None:
         write_schemas(folder / "schema")
 
 
+def store_provenance(store) -> dict:
+    """provenance(), and the stores merged into `store` (`jury store merge`) when there are any."""
+    merged = store.merged_sources() if hasattr(store, "merged_sources") else []
+    return {**provenance(), "merged_stores": merged} if merged else provenance()
+
+
 def header(
     kind: str,
     folder: Path,
@@ -55,7 +61,7 @@ def header(
         "kind": kind,
         "format_version": FORMAT_VERSION,
         "jury_version": __version__,
-        "provenance": provenance(),
+        "provenance": store_provenance(store),
         "created_at": utc_now(),
         "supersedes": supersedes,
         "inputs": {

@@ -245,7 +245,22 @@ class AuditRecord(_OmitUnused):
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
 
 
-class Provenance(_Model):
+class MergedStore(_Model):
+    """A store `jury store merge` merged into the store a verdict file was written from."""
+
+    path: str = Field(description="The merged store file as it was on the merging machine (absolute).")
+    sha256: Sha256Hex = Field(description="Hex sha256 of that store file's bytes when it was merged.")
+    size: int | None = Field(None, description="Its size in bytes.")
+    signed_by: str | None = Field(
+        None, description="Fingerprint of the trusted key whose signature (<store>.sig) was checked (merge --trusted-key)."
+    )
+    trust_executions: bool = Field(
+        description="True if its executions (and timings, gold orders, database checks) were merged "
+        "(merge --trust-executions); false: they were computed again from the databases."
+    )
+
+
+class Provenance(_OmitUnused):
     """The software behind a file (``jury.version.provenance()``): not part of what makes two
     verdict sets the same (see jury/verdicts/assemble.py)."""
 
@@ -266,11 +281,18 @@ def _record_key(record: _Model) -> tuple:
 
 
 class VerdictFile(_Model):
+    _OPTIONAL = ("merged_stores",)
+
     """A hash-locked set of verdicts (see jury/verdicts/lock.py and verdicts/README.md)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: str = Field(alias="$schema", title="$schema", description="Relative file name of this document's JSON Schema.")
+    merged_stores: list[MergedStore] | None = Field(
+        None,
+        description="The stores merged (`jury store merge`) into the store this file was written from, with their "
+        "sha256; absent when it was never merged into.",
+    )
     kind: Literal["adjudication", "audit"]
     format_version: Literal[1, 2] = Field(
         2,
