@@ -2,9 +2,11 @@
 
 Starts the real `jury review` in a subprocess, opens the URL it prints, decides three items
 with the keyboard and one with the mouse, checks that the jurors' votes appear only after
-answering and that a <script> inside a candidate SQL is text that never runs, restarts the
-server mid-queue, and exports what was clicked. Screenshots of each screen go to the test's
-tmp folder (and to $JURY_REVIEW_SCREENS when set).
+answering and that a <script> inside a candidate SQL is text that never runs, that a preview
+wider than the page scrolls instead of being cut, restarts the server mid-queue (the same
+browser, still holding the first launch's cookie, opens the new URL), and exports what was
+clicked. Screenshots of each screen go to the test's tmp folder (and to $JURY_REVIEW_SCREENS
+when set).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def start_review(tmp: Path, files: dict, reviewer: str) -> tuple[subprocess.Pope
     assert proc.stdout is not None
     for _ in range(5):
         line = proc.stdout.readline()
-        m = re.match(r"(http://127\.0\.0\.1:\d+/\?token=\S+)$", line.strip())
+        m = re.match(r"(http://127\.0\.0\.1:\d+/[0-9a-f]{16}/\?token=\S+)$", line.strip())
         if m:
             return proc, m.group(1)
     proc.kill()
@@ -67,6 +69,17 @@ def stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def assert_previews_uncut(page) -> None:
+    """Every result preview lies inside the page, and no line of it runs past its box (nothing is cut off)."""
+    boxes = page.locator(".result").evaluate_all(
+        """els => els.map(el => ({right: el.getBoundingClientRect().right, page: document.documentElement.clientWidth,
+                                  inner: el.scrollWidth, shown: el.clientWidth, text: el.innerText}))"""
+    )
+    assert boxes and any("wide_b" in b["text"] and "END" in b["text"] for b in boxes)  # the test's wide preview, whole
+    for b in boxes:
+        assert b["right"] <= b["page"] and b["inner"] <= b["shown"], b
 
 
 def test_review_end_to_end_in_chromium(tmp_path, monkeypatch, fake_llm):
@@ -101,23 +114,25 @@ def test_review_end_to_end_in_chromium(tmp_path, monkeypatch, fake_llm):
                         >= 1
                     )  # shown as text
                     assert page.evaluate("window.__pwned") is None
+                    for width in (800, 1280):  # a narrow window too
+                        page.set_viewport_size({"width": width, "height": 900})
+                        assert_previews_uncut(page)
+                if kind == "gold":
+                    assert page.locator("#defect_type").input_value() == ""  # no defect type chosen for you
                 shot(f"{step + 1}-{kind}-{qid}-before")
                 key = "1" if kind == "gold" else "4"  # gold: valid; adjudication: neither
                 page.keyboard.press(key)
                 page.wait_for_selector("#jury")
                 clicked[(kind, qid)] = "valid" if kind == "gold" else "neither"
                 assert "reasoned" in page.locator("#jury").inner_text() or "audit says" in page.locator("#jury").inner_text()
+                assert not re.search(r"answer_[12]|genuine_error|no_majority", page.locator("#jury h3").inner_text())
                 shot(f"{step + 1}-{kind}-{qid}-after")
                 assert page.evaluate("window.__pwned") is None
                 page.keyboard.press("n")
                 page.wait_for_load_state()
             assert page.locator("#progress").inner_text() == "3 / 4 decided"
-            browser.close()
-        stop(proc)  # the server goes away mid-queue
-        proc, url = start_review(tmp_path, files, "ann")
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            stop(proc)  # the server goes away mid-queue; the browser keeps the first launch's cookie
+            proc, url = start_review(tmp_path, files, "ann")
             page.goto(url)  # a new launch, a new token: lands on the one undecided item
             assert page.locator("#progress").inner_text() == "3 / 4 decided"
             kind = page.locator(".nav .kind").inner_text()
@@ -127,6 +142,7 @@ def test_review_end_to_end_in_chromium(tmp_path, monkeypatch, fake_llm):
             shot_path = shots / "4-restarted-before.png"
             page.screenshot(path=str(shot_path), full_page=True)
             if kind == "gold":
+                assert page.locator("#defect_type").input_value() == ""
                 page.select_option("select[name=defect_type]", "sql_vs_data")
                 page.fill("#corrected_sql", "SELECT name FROM item ORDER BY price, id")
                 page.click("#run")

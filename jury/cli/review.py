@@ -42,7 +42,8 @@ def review(
     reviewer: str | None = typer.Option(None, help="Your name, recorded with every decision (default: your login)."),
     host: str | None = typer.Option(
         None,
-        help="Address to bind (default 127.0.0.1). Anything but loopback must be given here explicitly; the token is still required.",
+        help="Address to bind (default 127.0.0.1). Anything but loopback must be given here explicitly, as one address of "
+        "this machine (0.0.0.0 and :: are refused); the token is still required.",
     ),
     port: int = typer.Option(0, min=0, max=65535, help="Port (default 0: any free port)."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: beside the bound databases."),
@@ -62,13 +63,14 @@ def review(
     from jury.execution.reviews import ReviewStore
     from jury.pipeline.review_queue import build_queue, parse_queues
     from jury.vocab import DEFAULT_REVIEW_QUEUES
-    from jury.web.app import ReviewState, is_loopback, serve
+    from jury.web.app import ReviewState, bind_address, is_loopback, serve
 
     cfg = config()
     names, sample = parse_queues(queue or [str(q) for q in DEFAULT_REVIEW_QUEUES])
     who = _reviewer(reviewer)
     bind = host if host is not None else "127.0.0.1"
     if not is_loopback(bind):
+    bind_address(bind, port)  # an address the page cannot serve: one line, before any work
         typer.echo(f"Warning: serving on {bind}, reachable from other machines; the token is still required", err=True)
     with open_store(cfg, store) as st:
         source = build_queue(

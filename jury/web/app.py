@@ -1,35 +1,75 @@
 """`jury review`'s web app: Starlette routes over the review queue and the decision store.
 
-Safety: every request carries the per-launch token (in the printed URL once, then an
-HttpOnly SameSite=Strict cookie); the Host header must be the address served (no DNS
-rebinding); state-changing requests are POSTs that must carry the page's CSRF token and,
-when the browser sends them, a same-origin Origin / Sec-Fetch-Site. Templates autoescape
+Safety: every page lives under a per-launch path (``/<launch>/``, 16 hex of the token's
+hash) and every request carries the per-launch token: in the printed URL once, then an
+HttpOnly SameSite=Strict cookie named after the launch and scoped to that path, so a
+cookie of an earlier launch (cookies ignore ports) never shadows a fresh URL and the
+cookie is not sent to other services on 127.0.0.1. The Host header must be the address
+served (no DNS rebinding). State-changing requests are POSTs that must carry the page's
+CSRF token in the URL (checked before any of the body is read), a same-origin Origin /
+Sec-Fetch-Site when the browser sends them, and a urlencoded body of at most
+``MAX_BODY`` bytes (413 otherwise, counted while streaming). Templates autoescape
 everything, so a question or SQL holding ``<script>``, HTML or ``{{ template }}`` syntax is
 shown as text. Nothing here writes to a benchmark database: corrected gold SQL runs
-through the read-only executor with its timeout.
+through the read-only executor with its timeout, in a worker thread so the page stays
+responsive while it runs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import secrets
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
-from jury.vocab import BLIND_ANSWERS, DEFECT_TYPES, AuditVote, BlindAnswer, ReviewItemKind
+from jury.errors import InputError
+from jury.vocab import BLIND_ANSWERS, DEFECT_TYPES, AuditVote, BlindAnswer, DefectType, ReviewItemKind, Verdict
 
 HERE = Path(__file__).parent
-COOKIE = "jury_review_token"
 LOOPBACK_NAMES = ("localhost",)
-CHOICE_LABELS = {
+MAX_BODY = 256 * 1024  # a decision form: a choice, a note and a corrected SQL
+MAX_FIELDS = 16
+CHOICE_LABELS: dict[str, str] = {
     BlindAnswer.ANSWER_1: "Answer 1 is right",
     BlindAnswer.ANSWER_2: "Answer 2 is right",
     BlindAnswer.BOTH: "Both are right",
     BlindAnswer.NEITHER: "Neither is right",
     BlindAnswer.AMBIGUOUS: "Ambiguous question",
 }
+# What the page says for the jury's internal tokens (shown only after the reviewer decided,
+# when the answers are unblinded anyway).
+WORDS: dict[str, str] = {
+    **{str(c): label for c, label in CHOICE_LABELS.items()},  # a juror's reply, where a category is not known
+    Verdict.GOLD_DEFECT: "gold defect (the model's answer is right, the gold is not)",
+    Verdict.FORMAT_EQUIVALENCE: "format equivalence (both answer the question)",
+    Verdict.GENUINE_ERROR: "genuine error (the model's answer is wrong)",
+    Verdict.AMBIGUOUS: "ambiguous question",
+    Verdict.NO_MAJORITY: "no majority",
+    Verdict.UNDECIDED: "undecided (abstentions could have made a majority)",
+    AuditVote.VALID: "gold SQL is valid",
+    AuditVote.DEFECTIVE: "gold SQL is defective",
+    "flagged": "flagged as defective",
+    "not_flagged": "not flagged",
+    "abstained": "abstained",
+    "skipped": "skipped",
+}
+DEFECT_WORDS: dict[str, str] = {
+    DefectType.SQL_VS_QUESTION: "the SQL does not answer the question",
+    DefectType.SQL_VS_DATA: "the SQL does not fit the data",
+    DefectType.DOMAIN_KNOWLEDGE: "wrong domain knowledge",
+    DefectType.AMBIGUOUS_QUESTION: "the question is ambiguous",
+    DefectType.OTHER: "other",
+}
+
+
+def words(token: str | None) -> str:
+    """Human words for a verdict, vote, choice or defect type (the token itself if unknown)."""
+    if token is None:
+        return ""
+    return WORDS.get(token) or DEFECT_WORDS.get(token) or token.replace("_", " ")
 
 
 def is_loopback(host: str) -> bool:
@@ -81,6 +121,9 @@ class ReviewState:
         self.source, self.store, self.reviewer = source, store, reviewer
         self.items = reviewer_order(source.items, reviewer)
         self.token = token or secrets.token_urlsafe(24)
+        self.launch = hashlib.sha256(self.token.encode()).hexdigest()[:16]
+        self.root = f"/{self.launch}"  # every page lives under it; the cookie is scoped to it
+        self.cookie = f"jury_review_{self.launch}"
         self.csrf = secrets.token_urlsafe(24)
         self.hosts = {"127.0.0.1", "localhost", "::1", host.strip("[]")}
         self.shas = [d.content_sha256 for _p, d in source.verdict_files]
@@ -100,42 +143,69 @@ class ReviewState:
 def create_app(state: ReviewState):
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
     env.filters["sql"] = highlight_sql
+    env.filters["words"] = words
+    env.filters["choice"] = lambda c: CHOICE_LABELS.get(c) or words(c)
+    root = state.root
 
     def refused(why: str) -> Response:
         return PlainTextResponse(f"Forbidden: {why}", status_code=403)
+
+    def same(given: str | None, secret: str) -> bool:
+        return given is not None and hmac.compare_digest(given.encode(), secret.encode())
 
     def check(request: Request) -> Response | None:
         host = urlsplit("//" + request.headers.get("host", "")).hostname or ""
         if host not in state.hosts:
             return refused("this page is served for 127.0.0.1 only (Host header refused)")
-        given = request.cookies.get(COOKIE) or request.query_params.get("token") or ""
-        if not hmac.compare_digest(given.encode(), state.token.encode()):
+        # a fresh ?token= of this launch wins; otherwise this launch's own cookie (an earlier
+        # launch's cookie has another name and path, so it is never consulted)
+        if not (same(request.query_params.get("token"), state.token) or same(request.cookies.get(state.cookie), state.token)):
             return refused("open the URL `jury review` printed (it carries this launch's token)")
         return None
 
-    async def check_post(request: Request) -> tuple[Response | None, Any]:
+    async def check_post(request: Request) -> tuple[Response | None, dict[str, str]]:
+        """Token, Host, Origin and the CSRF token (in the URL) first; only then read a capped body."""
         bad = check(request)
         if bad is not None:
-            return bad, None
+            return bad, {}
         origin = request.headers.get("origin")
         if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
-            return refused("cross-site request (Origin)"), None
+            return refused("cross-site request (Origin)"), {}
         if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
-            return refused("cross-site request (Sec-Fetch-Site)"), None
-        form = await request.form()
-        if not hmac.compare_digest(str(form.get("csrf", "")).encode(), state.csrf.encode()):
-            return refused("missing or wrong CSRF token"), None
-        return None, form
+            return refused("cross-site request (Sec-Fetch-Site)"), {}
+        if not same(request.query_params.get("csrf") or request.headers.get("x-csrf-token"), state.csrf):
+            return refused("missing or wrong CSRF token"), {}
+        too_big = PlainTextResponse(f"request body over {MAX_BODY} bytes", status_code=413)
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/x-www-form-urlencoded":
+            return PlainTextResponse("send the page's form (application/x-www-form-urlencoded)", status_code=415), {}
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            return too_big, {}
+        body = bytearray()
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    return too_big, {}
+        except ClientDisconnect:
+            return PlainTextResponse("the request was cut off", status_code=400), {}
+        try:
+            pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
+        except (UnicodeDecodeError, ValueError):
+            return PlainTextResponse("malformed form (not UTF-8, or too many fields)", status_code=400), {}
+        return None, dict(pairs)
 
     def page(name: str, **ctx) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(reviewer=state.reviewer, csrf=state.csrf, **ctx))
+        return HTMLResponse(env.get_template(name).render(reviewer=state.reviewer, csrf=state.csrf, root=root, **ctx))
 
     def home(request: Request) -> Response:
         bad = check(request)
@@ -143,9 +213,9 @@ def create_app(state: ReviewState):
             return bad
         decided = state.decisions()
         nxt = next((i for i, it in enumerate(state.items) if it.key not in decided), None)
-        resp = RedirectResponse("/done" if nxt is None else f"/item/{nxt}", status_code=303)
-        if request.query_params.get("token"):
-            resp.set_cookie(COOKIE, state.token, httponly=True, samesite="strict", path="/")
+        resp = RedirectResponse(f"{root}/done" if nxt is None else f"{root}/item/{nxt}", status_code=303)
+        if same(request.query_params.get("token"), state.token):
+            resp.set_cookie(state.cookie, state.token, httponly=True, samesite="strict", path=root)
         return resp
 
     def render_item(n: int, extra: dict | None = None) -> Response:
@@ -163,7 +233,7 @@ def create_app(state: ReviewState):
             "next_open": next(
                 (i for i in [*range(n + 1, len(state.items)), *range(n)] if state.items[i].key not in decided), None
             ),
-            "defect_types": [str(d) for d in DEFECT_TYPES],
+            "defect_types": [(str(d), DEFECT_WORDS[d]) for d in DEFECT_TYPES],
             "choices": [(str(c), CHOICE_LABELS[c]) for c in BLIND_ANSWERS],
             "gold_choices": [(str(AuditVote.VALID), "Gold SQL is valid"), (str(AuditVote.DEFECTIVE), "Gold SQL is defective")],
             **(extra or {}),
@@ -191,7 +261,7 @@ def create_app(state: ReviewState):
         if not 0 <= n < len(state.items):
             return PlainTextResponse("no such item", status_code=404)
         item = state.items[n]
-        choice = str(form.get("choice", ""))
+        choice = form.get("choice", "")
         allowed = BLIND_ANSWERS if item.kind == ReviewItemKind.ADJUDICATION else tuple(AuditVote)
         if choice not in allowed:
             return PlainTextResponse(f"choose one of: {', '.join(allowed)}", status_code=400)
@@ -203,7 +273,7 @@ def create_app(state: ReviewState):
             "db_id": item.db_id,
             "reviewer": state.reviewer,
             "choice": choice,
-            "note": str(form.get("note", "")).strip() or None,
+            "note": form.get("note", "").strip() or None,
             "jury_verdict": item.jury_verdict,
             "answer_key": item.answer_key,
             "gold_key": item.gold_key,
@@ -211,23 +281,23 @@ def create_app(state: ReviewState):
         if item.kind == ReviewItemKind.ADJUDICATION:
             decision["item_order"] = item.order_for(state.reviewer)
         elif choice == AuditVote.DEFECTIVE:
-            defect = str(form.get("defect_type", "")) or "other"
-            if defect not in DEFECT_TYPES:
+            defect = form.get("defect_type", "")
+            if defect and defect not in DEFECT_TYPES:
                 return PlainTextResponse(f"defect type: one of {', '.join(DEFECT_TYPES)}", status_code=400)
-            decision["defect_type"] = defect
-            corrected = str(form.get("corrected_sql", "")).strip()
+            decision["defect_type"] = defect or None  # not chosen: not given (never a default)
+            corrected = form.get("corrected_sql", "").strip()
             if corrected:
                 from jury.pipeline.review_queue import run_corrected
 
-                _preview, decision["corrected_result"] = run_corrected(
-                    item, corrected, state.source.timeout_s, state.source.row_cap
+                _preview, decision["corrected_result"] = await run_in_threadpool(
+                    run_corrected, item, corrected, state.source.timeout_s, state.source.row_cap
                 )
                 decision["corrected_sql"] = corrected
         from jury.verdicts.lock import utc_now
 
         decision["decided_at"] = utc_now()
-        state.store.record(decision)  # committed before the page answers
-        return RedirectResponse(f"/item/{n}", status_code=303)
+        await run_in_threadpool(state.store.record, decision)  # committed before the page answers
+        return RedirectResponse(f"{root}/item/{n}", status_code=303)
 
     async def run_post(request: Request) -> Response:
         bad, form = await check_post(request)
@@ -239,18 +309,24 @@ def create_app(state: ReviewState):
         from jury.errors import JuryError
         from jury.pipeline.review_queue import run_corrected
 
-        sql = str(form.get("corrected_sql", ""))
-        try:
-            shown, _summary = run_corrected(state.items[n], sql, state.source.timeout_s, state.source.row_cap)
+        sql = form.get("corrected_sql", "")
+        try:  # off the event loop: a runaway query (bounded by the executor's timeout) blocks no other request
+            shown, _summary = await run_in_threadpool(
+                run_corrected, state.items[n], sql, state.source.timeout_s, state.source.row_cap
+            )
         except JuryError as exc:
             shown = str(exc)
-        return render_item(n, {"corrected_sql": sql, "corrected_preview": shown, "note": str(form.get("note", ""))})
+        extra = {"corrected_sql": sql, "corrected_preview": shown, "note": form.get("note", "")}
+        return await run_in_threadpool(render_item, n, extra)
 
     def done(request: Request) -> Response:
         bad = check(request)
         if bad is not None:
             return bad
         return page("done.html", total=len(state.items), done=len(state.decisions()))
+
+    def elsewhere(request: Request) -> Response:
+        return PlainTextResponse("Not found: open the URL `jury review` printed", status_code=404)
 
     files = StaticFiles(directory=HERE / "static")
 
@@ -266,7 +342,32 @@ def create_app(state: ReviewState):
         Route("/done", done),
         Mount("/static", app=guarded_static, name="static"),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=[Mount(root, routes=routes), Route("/{path:path}", elsewhere)])
+
+
+def bind_address(host: str, port: int) -> tuple[int, tuple]:
+    """(address family, socket address) to bind for --host/--port; InputError for one the page cannot serve."""
+    import socket
+
+    name = host.strip("[]")
+    if ":" in name or name.replace(".", "").isdigit():  # written as an address: no name lookup
+        try:
+            ipaddress.ip_address(name.split("%")[0])
+        except ValueError:
+            raise InputError(f"--host {host}: not a valid IP address") from None
+    try:
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        why = exc.strerror if isinstance(exc, socket.gaierror) else str(exc)
+        raise InputError(f"--host {host}: not an address this machine can serve on ({why})") from None
+    family, _type, _proto, _canon, sockaddr = infos[0]
+    if ipaddress.ip_address(str(sockaddr[0]).split("%")[0]).is_unspecified:
+        raise InputError(
+            f"--host {host}: binding every interface is refused, since the page answers only requests addressed "
+            "to the one host it serves (its guard against DNS rebinding); give this machine's address on that "
+            "network, e.g. --host 192.168.1.5"
+        )
+    return family, sockaddr
 
 
 def serve(state: ReviewState, host: str, port: int, announce) -> None:
@@ -275,13 +376,17 @@ def serve(state: ReviewState, host: str, port: int, announce) -> None:
 
     import uvicorn
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    family, sockaddr = bind_address(host, port)
     sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(64)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(sockaddr)
+        sock.listen(64)
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
     bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    announce(f"http://{shown}:{bound}/?token={state.token}")
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    announce(f"http://{shown}:{bound}{state.root}/?token={state.token}")
     config = uvicorn.Config(create_app(state), log_level="warning", lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])

@@ -1,5 +1,6 @@
 """A reviewable project for `jury review` tests: verdicts and an audit from the loopback panel,
-with split, unsettled and flagged items and a candidate SQL that carries a <script>."""
+with split, unsettled and flagged items and a candidate SQL that carries a <script> (and whose
+result preview is wider than the page)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from tests.support.jurytest import FAILURES, gold_position, make_project, user_t
 
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
 FIVE = [*FOUR, ("je", "deepseek")]
-SCRIPT_SQL = "SELECT 99 -- <script>window.__pwned = 1</script> {{ 7 * 7 }}"
+WIDE = "replace(hex(zeroblob(38)), '00', 'wide ') || 'END'"  # a 193-character cell: a preview wider than any screen
+SCRIPT_SQL = f"SELECT 99 AS n, {WIDE} AS wide_a, {WIDE} AS wide_b -- <script>window.__pwned = 1</script> {{{{ 7 * 7 }}}}"
 QUESTIONS = {"Names of red items?": 1, "Items by price, cheapest first?": 2, "How many items?": 3, "Broken gold": 4}
 # question -> what each juror says: q1 unanimous (not queued), q2 a 2-1 split, q3 no majority
 PLAN = {
