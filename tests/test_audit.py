@@ -193,3 +193,58 @@ def test_a_failing_gold_query_is_previewed_as_a_failure_not_an_empty_result():
 
     text = preview(ExecResult(status="error", error="no such column: nope"))
     assert "failed" in text and "no such column: nope" in text and "0 rows" not in text
+
+
+def test_a_quorum_outside_one_to_the_panel_size_is_refused(project, fake_llm):
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror({2}))
+    panel = str(audit_panel(project, fake_llm.base_url))
+    for q in ("99", "6"):
+        res = run_audit("--panel", panel, "--quorum", q)
+        lines = [x for x in res.output.splitlines() if x.strip()]
+        assert res.exit_code == 1 and len(lines) == 1, res.output  # on main: exit 0, "flagged 0 of 4"
+        assert f"quorum {q}" in lines[0] and "5 jurors" in lines[0], lines[0]
+    (project / "jury.toml").write_text((project / "jury.toml").read_text() + "quorum = 7\n")
+    res = run_audit("--panel", panel)
+    assert res.exit_code == 1 and "quorum 7" in res.output, res.output
+    assert fake_llm.calls() == 0 and not (project / "verdicts").exists()
+
+
+def test_the_library_refuses_an_out_of_range_quorum(project, fake_llm):
+    from jury.errors import ConfigError
+    from jury.judging.panels import load_panel
+    from jury.judging.rules import check_document
+
+    panel = load_panel(audit_panel(project, fake_llm.base_url))
+    for bad in (0, 6, 99, True, "3"):
+        with pytest.raises(ConfigError, match="quorum"):
+            panel.quorum = bad
+    panel.quorum = 5
+    panel.quorum = None
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror({2}))
+    assert run_audit("--panel", str(panel.path), "-o", "verdicts/a.json").exit_code == 0
+    doc = load_locked(project / "verdicts" / "a.json")
+    forged = doc.model_copy(update={"panel": doc.panel.model_copy(update={"quorum": 99})})
+    assert "quorum 99" in (check_document(forged) or "")  # a locked file with such a quorum fails verify
+
+
+def test_the_default_quorum_is_a_majority_of_the_panel_abstentions_included(project, fake_llm):
+    """Two defective, one valid, two abstentions: a majority of the valid votes, not of the panel."""
+    fake_llm.script("ja", audit_juror({2}))
+    fake_llm.script("jb", audit_juror({2}))
+    fake_llm.script("jc", audit_juror(set()))
+    fake_llm.script("jd", Reply(content="no idea"))
+    fake_llm.script("je", Reply(content="no idea"))
+    assert run_audit("--panel", str(audit_panel(project, fake_llm.base_url)), "-o", "verdicts/a.json").exit_code == 0
+    rec = next(r for r in load_locked(project / "verdicts" / "a.json").records if r.question_id == 2)
+    assert not rec.flagged and not rec.decided  # 2 of 5 < 3: not flagged; the abstentions could have: undecided
+
+
+def test_every_text_says_the_default_quorum_counts_the_whole_panel():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    texts = [root / "README.md", *(root / "panels").glob("*.toml"), *(root / "jury").rglob("*.py")]
+    wrong = [str(p.relative_to(root)) for p in texts if "majority of valid votes" in p.read_text(encoding="utf-8")]
+    assert wrong == []  # on main: panels/audit.toml, jury/judging/panels.py

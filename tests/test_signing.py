@@ -263,3 +263,194 @@ BAD = [
 @pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
 def test_bad_signing_input_is_one_line(case, tmp_path):
     check_case(case, tmp_path)
+
+
+# ------------------------------------------------------------------ supersede chains under --trusted-key
+
+
+def _forged_successor(adj: Path, name: str = "zz.json") -> Path:
+    """What anyone can write without a key: a copy of a locked file naming it in `supersedes`,
+    re-locked (content_sha256 recomputed), with no signature."""
+    data = json.loads(adj.read_text())
+    data["supersedes"] = data[LOCK_KEY]
+    data[LOCK_KEY] = content_hash(data)
+    out = adj.with_name(name)
+    out.write_text(json.dumps(data, indent=2))
+    return out
+
+
+def test_an_unsigned_successor_does_not_hide_changed_inputs(signed, keys):
+    pub = str(keys["alice"]) + ".pub"
+    (signed / "gold.json").write_text((signed / "gold.json").read_text() + "\n")  # an input changed after signing
+    res = invoke("verify", "verdicts/adj.json", "--trusted-key", pub)
+    assert res.exit_code == 1 and "gold" in res.output, res.output
+    _forged_successor(signed / "verdicts" / "adj.json")
+    res = invoke("verify", "verdicts/adj.json", "--trusted-key", pub)
+    out = " ".join(res.output.split())
+    assert res.exit_code == 1, out  # on main: 0, "valid, superseded by verdicts/zz.json; ... signed by trusted key"
+    assert "zz.json" in out and "not signed" in out and "gold ../gold.json changed" in out, out
+    # without --trusted-key the successor is named, and so is what it leaves unexplained
+    res = invoke("verify", "verdicts/adj.json")
+    out = " ".join(res.output.split())
+    assert res.exit_code == 0 and "superseded by verdicts/zz.json (unsigned)" in out, out
+    assert "1 bound input changed since (gold ../gold.json)" in out, out
+
+
+def test_a_signed_successor_of_another_job_does_not_supersede(signed, keys):
+    pub = str(keys["alice"]) + ".pub"
+    adj = signed / "verdicts" / "adj.json"
+    data = json.loads(adj.read_text())
+    data["supersedes"] = data[LOCK_KEY]
+    data["inputs"]["gold"]["path"] = "../other-gold.json"  # another gold file: not a re-run of this job
+    data[LOCK_KEY] = content_hash(data)
+    other = adj.with_name("zz.json")
+    other.write_text(json.dumps(data, indent=2))
+    sign_file(other, load_signer(keys["alice"]))
+    (signed / "gold.json").write_text((signed / "gold.json").read_text() + "\n")
+    res = invoke("verify", "verdicts/adj.json", "--trusted-key", pub)
+    out = " ".join(res.output.split())
+    assert res.exit_code == 1 and "not a successor of the same job" in out and "inputs.gold" in out, out
+
+
+def test_a_signed_reaudit_chain_verifies_under_the_trusted_key(tmp_path, monkeypatch, fake_llm, keys):
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror({2}))
+    fake_llm.script("je2", audit_juror({1}))
+    panel = write_panel(tmp_path, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    assert invoke("audit-gold", "gold.json", "--panel", str(panel), "--sign", str(keys["alice"])).exit_code == 0
+    (old,) = (tmp_path / "verdicts").glob("audit-*.json")
+    panel.write_text(panel.read_text().replace('name = "je"\nmodel = "openai/je"', 'name = "je2"\nmodel = "openai/je2"'))
+    assert invoke("reaudit").exit_code == 0  # the successor is not signed
+    new = next(p for p in (tmp_path / "verdicts").glob("audit-*.json") if p != old)
+    pub = str(keys["alice"]) + ".pub"
+    res = invoke("verify", str(old), "--trusted-key", pub)
+    assert res.exit_code == 1 and "not signed" in res.output and new.name in res.output, res.output
+    sign_file(new, load_signer(keys["alice"]))
+    res = invoke("verify", str(old), "--trusted-key", pub)
+    out = " ".join(res.output.split())
+    assert res.exit_code == 0 and f"superseded by {new} (signed by trusted key" in out, out
+    assert "1 bound input changed since (panel" in out, out
+
+
+# ------------------------------------------------------------------ allowed_signers options, as ssh-keygen reads them
+
+
+def _allowed(tmp: Path, key: Path, options: str) -> Path:
+    kind, blob = Path(str(key) + ".pub").read_text().split()[:2]
+    path = tmp / "allowed_signers"
+    path.write_text(f"alice@test {options} {kind} {blob}\n".replace("  ", " "))
+    return path
+
+
+def _ssh_keygen_accepts(allowed: Path, adj: Path) -> bool:
+    proc = subprocess.run(
+        [SSH_KEYGEN, "-Y", "verify", "-f", str(allowed), "-I", "alice@test", "-n", NAMESPACE, "-s", str(adj) + ".sig"],
+        input=adj.read_bytes(),
+        capture_output=True,
+    )
+    return proc.returncode == 0
+
+
+ALLOWED_CASES = [
+    ('namespaces="git"', False, "namespaces"),
+    ('valid-before="20000101"', False, "expired"),
+    ("cert-authority", False, "cert-authority"),
+    ('valid-after="20000101",valid-before="29991231",namespaces="git,jury-*"', True, ""),
+    ('namespaces="*,!jury-verdict"', False, "namespaces"),
+    ('valid-after="29990101Z"', False, "not yet valid"),
+    ("", True, ""),
+]
+
+
+@pytest.mark.parametrize(("options", "accepted", "why"), ALLOWED_CASES, ids=[c[0] or "plain" for c in ALLOWED_CASES])
+def test_trusted_key_honours_allowed_signers_options_as_ssh_keygen_does(signed, keys, tmp_path, options, accepted, why):
+    adj = signed / "verdicts" / "adj.json"
+    allowed = _allowed(tmp_path, keys["alice"], options)
+    if SSH_KEYGEN is not None:  # the reference
+        assert _ssh_keygen_accepts(allowed, adj) is accepted
+    res = invoke("verify", str(adj), "--trusted-key", str(allowed))
+    out = " ".join(res.output.split())
+    assert res.exit_code == (0 if accepted else 1), out
+    assert why in out, out
+
+
+def test_an_unknown_allowed_signers_option_is_a_one_line_error(signed, keys, tmp_path):
+    allowed = _allowed(tmp_path, keys["alice"], "no-touch-required")
+    res = runner.invoke(app, ["verify", "verdicts/adj.json", "--trusted-key", str(allowed)])
+    assert res.exit_code == 1 and "allowed_signers:1" in res.output and "no-touch-required" in res.output, res.output
+    if SSH_KEYGEN is not None:
+        assert not _ssh_keygen_accepts(allowed, signed / "verdicts" / "adj.json")
+
+
+# ------------------------------------------------------------------ devices, pipes and huge files are refused, not read
+
+
+def _limited():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))  # 1.5 GiB: an unbounded read would fail loudly
+
+
+def _run_limited(args, cwd: Path):
+    import os
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "jury", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limited,
+        env=dict(os.environ, COLUMNS="200"),
+    )
+
+
+def _special(path: Path, what: str) -> None:
+    import os
+
+    path.unlink(missing_ok=True)
+    if what == "zero":
+        path.symlink_to("/dev/zero")
+    elif what == "fifo":
+        os.mkfifo(path)
+    else:  # a sparse file of 1.5 GiB
+        with open(path, "wb") as fh:
+            fh.truncate(3 << 29)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what", ["zero", "fifo", "sparse"])
+def test_a_signature_that_is_no_regular_small_file_is_refused_at_once(signed, keys, what):
+    _special(signed / "verdicts" / "adj.json.sig", what)
+    proc = _run_limited(["verify", "verdicts/adj.json", "--trusted-key", str(keys["alice"]) + ".pub"], signed)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "adj.json.sig" in proc.stdout and ("not a regular file" in proc.stdout or "larger than" in proc.stdout), proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what", ["zero", "fifo"])
+def test_a_bound_database_that_is_a_device_or_pipe_is_refused_at_once(signed, what):
+    _special(signed / "dbs" / "shop" / "shop.sqlite", what)
+    proc = _run_limited(["verify", "verdicts/adj.json"], signed)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "databases[shop]" in proc.stdout and "not a regular file" in proc.stdout, proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what", ["zero", "fifo", "sparse"])
+@pytest.mark.parametrize("option", ["--sign", "--trusted-key"])
+def test_a_key_file_that_is_no_regular_small_file_is_one_line(signed, what, option):
+    key = signed / "keys" / "odd"
+    _special(key, what)
+    args = (
+        ["adjudicate", "run.jsonl", "--panel", "panel.toml", "-o", "verdicts/adj.json"]
+        if option == "--sign"
+        else ["verify", "verdicts/adj.json"]
+    )
+    proc = _run_limited([*args, option, str(key)], signed)
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert str(key) in lines[0] and ("not a regular file" in lines[0] or "larger than" in lines[0]), lines[0]

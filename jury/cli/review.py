@@ -115,8 +115,7 @@ def export(
     guard_outputs([output], [*verdicts, cfg.path_of("audit", audit)], store=cfg.store_path(store))
     _cfg, _source, decisions = _decisions(verdicts, audit, store, reviewer)
     labels = labels_of(decisions)
-    emit(dump_labels(labels), output)
-    typer.echo(f"wrote {len(labels)} labels to {output}", err=True)
+    emit(dump_labels(labels), output, what=f"{len(labels)} labels")
 
 
 @app.command("lock")
@@ -129,16 +128,33 @@ def lock(
     audit: Path | None = typer.Option(None, help=AUDIT_HELP),
     store: Path | None = typer.Option(None, help=STORE_HELP),
 ) -> None:
+    sign: Path | None = typer.Option(
+        None,
+        "--sign",
+        metavar="KEYFILE",
+        help="Ed25519 private key (OpenSSH or PEM): after the review file is locked, write a detached SSH "
+        "signature beside it (<file>.sig; check with jury verify --trusted-key).",
+    ),
     """Write the decisions as a hash-locked review file (same lock and bindings as verdict files)."""
     from jury.errors import InputError
+    from jury.cli.written import signer_for
     from jury.pipeline.review_queue import review_head
     from jury.verdicts.review import review_document, write_review
 
     cfg = config()
     guard_outputs([output], [*verdicts, cfg.path_of("audit", audit)], store=cfg.store_path(store), verdict_output=False)
     _cfg, source, decisions = _decisions(verdicts, audit, store, None)
+    signer = signer_for(sign)  # a bad key fails before anything is written
     if not decisions:
         raise InputError("no review decisions stored for these verdict files: nothing to lock (run `jury review` first)")
     head = review_head(source, output.parent, None)
     path = write_review(review_document(head, decisions), output)
+    new_schema = None if (output.parent / "schema").exists() else output.parent / "schema"
     typer.echo(f"locked {len(decisions)} decisions by {len({d['reviewer'] for d in decisions})} reviewer(s) in {path}")
+    if signer is not None:
+        from jury.verdicts.signing import sign_file
+
+        sig_path, _written = sign_file(path, signer)
+        typer.echo(f"signed {path}: {sig_path} (key {signer.fingerprint})")
+    if new_schema is not None and new_schema.is_dir():
+        typer.echo(f"wrote {new_schema}/ beside {path}: the JSON Schema its $schema names")

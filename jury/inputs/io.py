@@ -367,7 +367,9 @@ def canonical_v1(obj: Any) -> bytes:
 
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -377,6 +379,13 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+    """sha256 hex of a regular file, read in 1 MiB chunks. A device, pipe or socket (a path
+    to /dev/zero, a FIFO) is an InputError before any byte is read: it is stat'ed first, then
+    opened without blocking and checked again, so it can neither hang nor hash forever."""
+    p = Path(path)
+    if not stat.S_ISREG(os.stat(p).st_mode):
+        raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
 
 
 def write_atomic(path: str | Path, text: str) -> None:

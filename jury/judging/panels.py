@@ -42,11 +42,17 @@ class Panel:
     show_evidence: bool = True
     show_preview: bool = False  # audit: show a preview of the gold result
     show_checks: bool = False  # audit: show the deterministic gold checks to the jurors as facts
-    quorum: int | None = None  # audit: defective votes needed to flag (None: strict majority of valid votes)
+    # audit: defective votes needed to flag, 1..len(jurors); None: a strict majority of the panel, abstentions included
+    quorum: int | None = None
     swap: bool = False  # adjudication: each juror judges both answer orders (doubles the calls)
     prompt_path: Path = field(default_factory=lambda: PROMPTS_DIR / DEFAULT_PROMPTS["blind"])
     template: Template | None = None  # the prompt template as validated at load
     taxonomy: str | None = None  # adjudication: error taxonomy (a name in panels/taxonomies/ or a path)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "quorum":  # however it is set (panel file, --quorum, jury.toml, a re-audit): 1..panel size
+            check_quorum(value, len(self.jurors), f"panel {self.name!r}")
+        super().__setattr__(name, value)
 
     def juror(self, name: str) -> JurorSpec:
         return next(j for j in self.jurors if j.name == name)
@@ -66,6 +72,21 @@ class Panel:
     def missing_keys(self, jurors: list[JurorSpec] | None = None) -> list[str]:
         chosen = self.jurors if jurors is None else jurors
         return sorted({m for j in chosen if (m := j.missing_key())})
+
+
+def check_quorum(quorum: object, jurors: int, where: str) -> None:
+    """A quorum is None (a strict majority of the panel) or a whole number of defective votes
+    from 1 to the number of jurors: more could never flag, so every query would pass as
+    decided. A one-line ConfigError otherwise."""
+    if quorum is None:
+        return
+    if type(quorum) is not int:
+        raise ConfigError(f"quorum {quorum!r} is not a whole number of defective votes ({where})")
+    if not 1 <= quorum <= jurors:
+        raise ConfigError(
+            f"quorum {quorum} is outside 1..{jurors}: {where} has {jurors} jurors, so a query could "
+            f"{'never be flagged' if quorum > jurors else 'be flagged without a defective vote'}"
+        )
 
 
 def resolve_panel_path(value: str | Path | None, default: str) -> Path:

@@ -48,9 +48,10 @@ def is_credited(verdict: str) -> bool:
 def audit_flag(verdicts: list[str | None], quorum: int | None = None) -> tuple[bool, bool]:
     """(flagged, decided) from valid/defective votes of the whole panel; None marks an abstention.
 
-    Flagged: defective votes reach a strict majority of the panel (len(verdicts) // 2 + 1),
-    or ``quorum`` when given. Undecided (decided = False): not flagged, but the abstentions
-    could have made it flagged.
+    Flagged: defective votes reach a strict majority of the panel (len(verdicts) // 2 + 1:
+    abstentions included, so they count against flagging, never for it), or ``quorum`` when
+    given (1 to the panel size; jury.judging.panels.check_quorum). Undecided (decided = False):
+    not flagged, but the abstentions could have made it flagged.
 
     >>> audit_flag(["defective", None, None, None, None])  # one juror cannot flag
     (False, False)
@@ -185,6 +186,8 @@ def check_document(doc) -> str | None:
     style = "audit" if doc.kind == "audit" else doc.panel.ballot_style
     early_stop = bool(doc.settings.get("early_stop", False))
     quorum = doc.panel.quorum if isinstance(doc.panel.quorum, int) and not isinstance(doc.panel.quorum, bool) else None
+    if doc.kind == "audit" and quorum is not None and not 1 <= quorum <= len(doc.panel.jurors):
+        return f"panel.quorum {quorum} is outside 1..{len(doc.panel.jurors)} (the panel has {len(doc.panel.jurors)} jurors)"
     for i, r in enumerate(doc.records):
         where = (
             f"records.{i} (model {r.model!r} question {r.question_id!r})"

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
+from jury.errors import JuryError
 from jury.inputs.labels import AdjudicationLabel, GoldLabel, Label
 from jury.inputs.records import _normalise_qid
 from jury.judging.ballots import blind_category
@@ -28,6 +29,7 @@ from jury.verdicts.documents import (
     PrefixedSha256,
     Provenance,
     VerdictError,
+    VerdictFile,
     _Model,
     _validation_message,
     dumps_pretty,
@@ -182,8 +184,61 @@ def check_review(doc: ReviewFile) -> str | None:
     return None
 
 
+def check_reviewed(doc: ReviewFile, base: str | Path) -> str | None:
+    """The first way the review fails to bind what it settles, or None: every reviewed
+    verdict file must be there (paths relative to ``base``, the review file's folder unless
+    absolute), with the bound sha256 and its own lock and rules holding; every decision must
+    name a record of it and carry the keys of the answer and gold query it judged
+    (``answer_key`` and ``gold_key`` for a verdict, ``gold_key`` for a gold query), equal to
+    the record's."""
+    from jury.inputs.io import sha256_file
+    from jury.verdicts.lock import load_locked
+
+    loaded: dict[str, VerdictFile] = {}
+    for i, f in enumerate(doc.reviewed):
+        where = f"reviewed.{i} ({f.path})"
+        target = Path(f.path) if Path(f.path).is_absolute() else Path(base) / f.path
+        if not target.is_file():
+            return f"{where}: the reviewed verdict file is not there; a review settles only verdict files it can check"
+        try:
+            actual = sha256_file(target)
+            vdoc = load_locked(target)
+        except OSError as exc:
+            return f"{where}: cannot read: {exc.strerror or exc}"
+        except JuryError as exc:
+            return f"{where}: {exc}"
+        if actual != f.sha256:
+            return f"{where}: sha256 is {actual[:12]}..., not the bound {f.sha256[:12]}...: the reviewed file changed"
+        if vdoc.content_sha256 != f.content_sha256 or vdoc.kind != f.kind:
+            return f"{where}: is the {vdoc.kind} file {vdoc.content_sha256}, not the bound {f.kind} file {f.content_sha256}"
+        loaded[f.content_sha256] = vdoc
+    for i, r in enumerate(doc.records):
+        where = f"records.{i} (question {r.question_id!r}" + (f", model {r.model!r})" if r.model else ")")
+        if r.verdict_file not in loaded:
+            return f"{where}: names verdict file {r.verdict_file}, which the review does not bind"
+        vdoc = loaded[r.verdict_file]
+        if r.kind == ReviewItemKind.ADJUDICATION:
+            held = [x for x in vdoc.records if getattr(x, "model", None) == r.model and x.question_id == r.question_id]
+            held = [x for x in held if not getattr(x, "review_pass", False)] if vdoc.kind == "adjudication" else []
+            needed = {"answer_key": r.answer_key, "gold_key": r.gold_key}
+        else:
+            held = [x for x in vdoc.records if x.question_id == r.question_id] if vdoc.kind == "audit" else []
+            needed = {"gold_key": r.gold_key}
+        if not held:
+            return f"{where}: {r.verdict_file} holds no such {r.kind} item"
+        missing = [k for k, v in needed.items() if not v]
+        if missing:
+            return f"{where}: has no {' or '.join(missing)}: the decision cannot be checked against what it judged"
+        for k, v in needed.items():
+            bound = getattr(held[0], k, None)
+            if bound is not None and bound != v:
+                return f"{where}: {k} {str(v)[:12]}... is another answer or gold query than the verdict's ({bound[:12]}...)"
+    return None
+
+
 def load_review(path: str | Path) -> ReviewFile:
-    """Read a review file: its lock first, then its schema and rules (one-line VerdictError)."""
+    """Read a review file: its lock first, then its schema and rules, then what it binds
+    (check_reviewed); a one-line VerdictError."""
     from jury.verdicts.lock import _check_lock, _read_json
 
     p = Path(path)
@@ -192,7 +247,7 @@ def load_review(path: str | Path) -> ReviewFile:
         raise VerdictError(f"{p}: is an {data.get('kind')} file, not a review file")
     _check_lock(p, data)
     doc = validate_review(data, str(p))
-    problem = check_review(doc)
+    problem = check_review(doc) or check_reviewed(doc, p.parent)
     if problem:
         raise VerdictError(f"{p}: {problem}; refused")
     return doc

@@ -25,9 +25,13 @@ import base64
 import binascii
 import hashlib
 import os
+import re
 import secrets
+import stat
 import struct
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,10 +49,36 @@ _HASH = "sha512"
 _KEY_TYPE = "ssh-ed25519"
 _BEGIN = "-----BEGIN SSH SIGNATURE-----"
 _END = "-----END SSH SIGNATURE-----"
+MAX_KEY_BYTES = 1 << 20
+"""The largest signature, private key or trusted-key file read (real ones are a few KiB)."""
 
 
 class SignatureError(JuryError):
     """A signature is missing, malformed, invalid, untrusted, or would be overwritten."""
+
+
+def read_bounded(path: Path, cap: int) -> bytes:
+    """The bytes of a regular file of at most ``cap`` bytes. A device, pipe or socket is
+    refused before it is read (stat first, then opened without blocking and checked again),
+    so /dev/zero or a FIFO cannot fill memory or hang; a larger file is refused by its size.
+    OSError (FileNotFoundError...) passes through; anything else is a ValueError saying why."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise ValueError("is not a regular file (a device, pipe or socket)")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("is not a regular file (a device, pipe or socket)")
+        if info.st_size > cap:
+            raise ValueError(f"is {info.st_size} bytes, larger than the {_size(cap)} limit")
+        data = fh.read(cap + 1)
+    if len(data) > cap:  # it grew while being read
+        raise ValueError(f"is larger than the {_size(cap)} limit")
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
 # ------------------------------------------------------------------ SSH wire format
@@ -215,11 +245,13 @@ def load_signer(path: str | Path) -> Signer:
 
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bounded(p, MAX_KEY_BYTES)
     except FileNotFoundError:
         raise InputError(f"{p}: no such signing key file") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot read the signing key: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"{p}: the signing key file {exc}") from None
     passphrase = os.environ.get(PASSPHRASE_ENV)
     password = passphrase.encode() if passphrase else None
     loader = load_ssh_private_key if b"BEGIN OPENSSH PRIVATE KEY" in data else load_pem_private_key
@@ -249,32 +281,189 @@ def load_signer(path: str | Path) -> Signer:
     return Signer(p, key)
 
 
-def load_trusted_keys(paths) -> dict[str, str]:
-    """{fingerprint: 'file:line'} of every ssh-ed25519 public key in the files (one key a line;
-    '#' comments and other key types are skipped). A file with no ed25519 key is an error."""
-    out: dict[str, str] = {}
+@dataclass(frozen=True)
+class TrustedKey:
+    """One trusted-key line: where it is, and the allowed_signers options that limit it."""
+
+    where: str  # "file:line"
+    principals: str | None = None  # allowed_signers: the principals field (None: a plain public key line)
+    namespaces: str | None = None  # namespaces="..." (an OpenSSH pattern list), None: any
+    valid_after: int | None = None  # valid-after="...", seconds since the epoch
+    valid_before: int | None = None  # valid-before="..."
+    cert_authority: bool = False  # cert-authority: trusts certificates the key signed, never the key itself
+
+    def refusal(self, namespace: str, now: float) -> str | None:
+        """Why this line does not let its key sign in ``namespace`` at ``now`` (as ``ssh-keygen -Y
+        verify`` decides), or None when it does."""
+        if self.cert_authority:
+            return f"{self.where} is a cert-authority line (it trusts certificates, which jury does not verify)"
+        if self.namespaces is not None and _match_pattern_list(namespace, self.namespaces) != 1:
+            return f"{self.where}: namespaces={self.namespaces!r} does not allow {namespace!r}"
+        if self.valid_after is not None and now < self.valid_after:
+            return f"{self.where}: the key is not yet valid (valid-after {_shown_time(self.valid_after)})"
+        if self.valid_before is not None and now > self.valid_before:
+            return f"{self.where}: the key has expired (valid-before {_shown_time(self.valid_before)})"
+        return None
+
+
+def _shown_time(t: int) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _match_pattern(text: str, pattern: str) -> bool:
+    """OpenSSH's match_pattern: ``*`` and ``?`` wildcards, nothing else special."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text, re.S) is not None
+
+
+def _match_pattern_list(text: str, patterns: str) -> int:
+    """OpenSSH's match_pattern_list: -1 if a negated pattern (``!p``) matches, 1 if a pattern
+    matches, 0 if none does."""
+    got = 0
+    for pattern in patterns.split(","):
+        negated = pattern.startswith("!")
+        if _match_pattern(text, pattern[1:] if negated else pattern):
+            if negated:
+                return -1
+            got = 1
+    return got
+
+
+def _absolute_time(value: str) -> int:
+    """OpenSSH's parse_absolute_time: YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, local time
+    unless it ends in ``Z`` or ``UTC``; ValueError otherwise."""
+    utc = False
+    if len(value) > 1 and value[-1:].upper() == "Z":
+        utc, value = True, value[:-1]
+    elif len(value) > 3 and value[-3:].upper() == "UTC":
+        utc, value = True, value[:-3]
+    formats = {8: "%Y%m%d", 12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
+    if len(value) not in formats or not value.isdigit():
+        raise ValueError("not a time of the form YYYYMMDD[HHMM[SS]][Z]")
+    when = datetime.strptime(value, formats[len(value)])
+    return int((when.replace(tzinfo=UTC) if utc else when).timestamp())
+
+
+def _dequote(opts: str, pos: int) -> tuple[str, int]:
+    """OpenSSH's opt_dequote: a double-quoted value (``\\"`` escapes a quote) from ``pos``."""
+    if pos >= len(opts) or opts[pos] != '"':
+        raise ValueError("missing start quote")
+    out, pos = [], pos + 1
+    while pos < len(opts) and opts[pos] != '"':
+        if opts[pos] == "\\" and opts[pos + 1 : pos + 2] == '"':
+            pos += 1
+        out.append(opts[pos])
+        pos += 1
+    if pos >= len(opts):
+        raise ValueError("missing end quote")
+    return "".join(out), pos + 1
+
+
+def _options(opts: str) -> dict:
+    """allowed_signers options as OpenSSH's sshsigopt_parse reads them (case-insensitive names:
+    cert-authority, namespaces, valid-after, valid-before); ValueError names a bad one."""
+    out: dict = {}
+    pos = 0
+    while pos < len(opts):
+        rest = opts[pos:]
+        low = rest.lower()
+        if low.startswith("cert-authority") and rest[14:15] in ("", ","):
+            out["cert_authority"] = True
+            pos += 14
+        else:
+            name = next((n for n in ("namespaces", "valid-after", "valid-before") if low.startswith(n + "=")), None)
+            if name is None:
+                raise ValueError(f"unknown option {rest.split(',')[0]!r} (allowed_signers has cert-authority, namespaces, valid-after, valid-before)")
+            key = name.replace("-", "_")
+            if key in out:
+                raise ValueError(f'more than one "{name}"')
+            value, pos = _dequote(opts, pos + len(name) + 1)
+            if key == "namespaces":
+                out[key] = value
+            else:
+                try:
+                    out[key] = _absolute_time(value)
+                except ValueError as exc:
+                    raise ValueError(f'{name}="{value}": {exc}') from None
+        if pos < len(opts):
+            if opts[pos] != ",":
+                raise ValueError(f"unexpected {opts[pos:]!r} after an option")
+            pos += 1
+            if pos == len(opts):
+                raise ValueError("unexpected end of the options")
+    if out.get("valid_after") is not None and out.get("valid_before") is not None and out["valid_before"] <= out["valid_after"]:
+        raise ValueError('"valid-before" is not after "valid-after"')
+    return out
+
+
+def _next_field(text: str) -> tuple[str, str]:
+    """The first whitespace-delimited field of ``text`` (double quotes protect spaces) and the rest."""
+    text = text.lstrip()
+    quoted, i = False, 0
+    while i < len(text) and (quoted or not text[i].isspace()):
+        if text[i] == '"':
+            quoted = not quoted
+        i += 1
+    return text[:i], text[i:].lstrip()
+
+
+def _trusted_line(line: str) -> tuple[str | None, str, str, str] | None:
+    """(principals, options, key type, base64 key) of a public key line (``ssh-ed25519 AAAA...``,
+    as in id_ed25519.pub) or an allowed_signers line (``principals [options] ssh-ed25519 AAAA...``);
+    None for a line without a key of jury's type."""
+    first, rest = _next_field(line)
+    if first == _KEY_TYPE:
+        blob, _ = _next_field(rest)
+        return None, "", first, blob
+    principals = first
+    field_, rest = _next_field(rest)
+    options = ""
+    if field_ != _KEY_TYPE:
+        options, (field_, rest) = field_, _next_field(rest)
+    if field_ != _KEY_TYPE:
+        return None
+    blob, _ = _next_field(rest)
+    return principals, options, field_, blob
+
+
+def load_trusted_keys(paths) -> dict[str, list[TrustedKey]]:
+    """{fingerprint: the lines trusting it} for every ssh-ed25519 key in the files: OpenSSH
+    public key lines (``ssh-ed25519 AAAA... comment``) or allowed_signers lines (``principals
+    [options] ssh-ed25519 AAAA...``), whose options limit the key as ``ssh-keygen -Y verify``
+    does ('#' comments and other key types are skipped). A file with no ed25519 key, or a line
+    with options OpenSSH would refuse, is an error."""
+    out: dict[str, list[TrustedKey]] = {}
     for path in paths:
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            text = read_bounded(p, MAX_KEY_BYTES).decode("utf-8")
         except FileNotFoundError:
             raise InputError(f"{p}: no such trusted key file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{p}: cannot read the trusted key file: {getattr(exc, 'strerror', None) or exc}") from None
+        except ValueError as exc:
+            raise InputError(f"{p}: the trusted key file {exc}") from None
         found = 0
         for n, line in enumerate(text.splitlines(), 1):
             words = line.split()
-            if not words or words[0].startswith("#") or _KEY_TYPE not in words:
+            if not words or words[0].startswith("#") or _KEY_TYPE not in line:
                 continue
-            i = words.index(_KEY_TYPE)
-            if i + 1 >= len(words):
+            parsed = _trusted_line(line)
+            if parsed is None:
+                continue
+            principals, options, _kind, b64 = parsed
+            if not b64:
                 raise InputError(f"{p}:{n}: {_KEY_TYPE} with no key after it")
             try:
-                blob = base64.b64decode(words[i + 1], validate=True)
+                blob = base64.b64decode(b64, validate=True)
                 _ed25519_public(blob)
             except (binascii.Error, ValueError) as exc:
                 raise InputError(f"{p}:{n}: not a valid {_KEY_TYPE} public key ({exc})") from None
-            out.setdefault(fingerprint(blob), f"{p}:{n}")
+            try:
+                opts = _options(options)
+            except ValueError as exc:
+                raise InputError(f"{p}:{n}: bad allowed_signers options: {exc}") from None
+            out.setdefault(fingerprint(blob), []).append(TrustedKey(f"{p}:{n}", principals, **opts))
             found += 1
         if not found:
             raise InputError(
@@ -294,9 +483,41 @@ def signature_path(path: str | Path) -> Path:
 
 def _read_signature(sig_path: Path) -> Signature:
     try:
-        return parse_signature(sig_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = read_bounded(sig_path, MAX_KEY_BYTES)
+    except OSError as exc:
+        raise SignatureError(f"{sig_path}: cannot read the signature: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise SignatureError(f"{sig_path}: {exc}; a signature is a small text file") from None
+    try:
+        return parse_signature(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
         raise SignatureError(f"{sig_path}: not a readable SSH signature ({exc})") from None
+
+
+def _file_bytes(p: Path) -> bytes:
+    """The signed file's bytes, bounded like every input file jury reads."""
+    from jury.inputs.io import MAX_INPUT_BYTES
+
+    try:
+        return read_bounded(p, MAX_INPUT_BYTES)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"{p}: {exc}") from None
+
+
+def _check_locked(p: Path) -> None:
+    """A verdict or review file whose lock and rules hold (what jury locked), else VerdictError."""
+    from jury.verdicts.lock import _read_json, load_locked
+    from jury.vocab import REVIEW_KIND
+
+    data = _read_json(p)
+    if isinstance(data, dict) and data.get("kind") == REVIEW_KIND:
+        from jury.verdicts.review import load_review
+
+        load_review(p)
+    else:
+        load_locked(p)
 
 
 def sign_file(path: str | Path, signer: Signer) -> tuple[Path, bool]:
@@ -307,13 +528,12 @@ def sign_file(path: str | Path, signer: Signer) -> tuple[Path, bool]:
     other (another key, or not valid for the file) is an error naming both files.
     """
     from jury.inputs.io import write_atomic
-    from jury.verdicts.lock import load_locked
 
     p = Path(path)
-    load_locked(p)  # the lock holds: sign only what jury locked
-    message = p.read_bytes()
+    _check_locked(p)  # the lock holds: sign only what jury locked
+    message = _file_bytes(p)
     sig_path = signature_path(p)
-    if sig_path.exists():
+    if sig_path.exists() or sig_path.is_symlink():
         existing = _read_signature(sig_path)
         if existing.public_blob == signer.public_blob and verify_bytes(message, existing):
             return sig_path, False
@@ -338,30 +558,46 @@ def sign_file(path: str | Path, signer: Signer) -> tuple[Path, bool]:
     return sig_path, True
 
 
-def check_file_signature(path: str | Path, trusted: dict[str, str] | None) -> tuple[bool, str]:
+def check_file_signature(path: str | Path, trusted: dict[str, list[TrustedKey]] | None) -> tuple[bool, str]:
     """(ok, what to say) about ``<path>.sig``.
 
-    With trusted keys (``trusted`` non-empty): a missing signature, an invalid one or one
-    by an untrusted key is not ok. Without: no signature is fine (says nothing), a valid
-    one names its key's fingerprint, an invalid one is not ok (the file changed after it
-    was signed).
+    With trusted keys (``trusted`` non-empty): a missing signature, an invalid one, one by an
+    untrusted key, or by a key whose trusted-key lines do not allow it (allowed_signers
+    options: namespaces, valid-after, valid-before, cert-authority, as ``ssh-keygen -Y
+    verify`` reads them) is not ok. Without: no signature is fine (says nothing), a valid one
+    names its key's fingerprint, an invalid one is not ok (the file changed after it was signed).
     """
     p = Path(path)
     sig_path = signature_path(p)
-    if not sig_path.exists():
+    if not sig_path.exists() and not sig_path.is_symlink():
         if trusted:
             return False, f"no signature ({sig_path.name} is missing) but --trusted-key requires one"
         return True, ""
     try:
         sig = _read_signature(sig_path)
-    except SignatureError as exc:
+        message = _file_bytes(p)
+    except JuryError as exc:
         return False, f"{sig_path.name}: " + str(exc).removeprefix(f"{sig_path}: ")
     if sig.namespace != NAMESPACE:
         return False, f"{sig_path.name}: signature namespace is {sig.namespace!r}, not {NAMESPACE!r}"
-    if not verify_bytes(p.read_bytes(), sig):
+    if not verify_bytes(message, sig):
         return False, f"{sig_path.name}: invalid signature: the file is not what key {sig.fingerprint} signed"
     if trusted:
-        if sig.fingerprint not in trusted:
+        lines = trusted.get(sig.fingerprint)
+        if not lines:
             return False, f"signed by {sig.fingerprint}, which is not a trusted key"
-        return True, f"signed by trusted key {sig.fingerprint} ({trusted[sig.fingerprint]})"
+        now = time.time()
+        refusals = [r for line in lines if (r := line.refusal(NAMESPACE, now)) is not None]
+        allowed = [line for line in lines if line.refusal(NAMESPACE, now) is None]
+        if not allowed:
+            return False, f"signed by {sig.fingerprint}, but its trusted-key lines do not allow it: {'; '.join(refusals)}"
+        who = f", principals {allowed[0].principals}" if allowed[0].principals else ""
+        return True, f"signed by trusted key {sig.fingerprint} ({allowed[0].where}{who})"
     return True, f"signed by {sig.fingerprint} (not checked against a trusted key)"
+
+
+def signature_label(path: str | Path, trusted: dict[str, list[TrustedKey]] | None) -> tuple[bool, str]:
+    """check_file_signature, worded for a file named beside another: "unsigned" when there is
+    no signature and none is required."""
+    ok, note = check_file_signature(path, trusted)
+    return ok, note or "unsigned"

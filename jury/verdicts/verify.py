@@ -93,6 +93,13 @@ class VerifyReport:
     absent: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     superseded_by: list[Path] = field(default_factory=list)  # newer files in its folder that replace it
+    successor_notes: list[str] = field(default_factory=list)  # per superseded_by: its signature ("unsigned", ...)
+    changed_since: list[str] = field(default_factory=list)  # superseded: bound inputs changed since (explained)
+    rejected_successors: list[str] = field(default_factory=list)  # files naming it in supersedes that do not count
+
+    @property
+    def unchanged(self) -> int:
+        return len(self.checked) - len(self.mismatched) - len(self.changed_since)
 
 
 def _reason(message: str, p: Path) -> str:
@@ -104,15 +111,24 @@ def _reason(message: str, p: Path) -> str:
     return message
 
 
-def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> VerifyReport:
+def verify_file(path: str | Path, *, base_dir: str | Path | None = None, trusted: dict[str, list] | None = None) -> VerifyReport:
     """Check a verdict file's lock, then re-hash every bound input present on disk.
 
     Bound paths are resolved against ``base_dir`` (default: the verdict file's folder)
-    unless absolute (prompt templates: see ``locate``). A file that a newer verdict file in
-    its folder supersedes is ok when its lock and rules hold: its bindings are not checked
-    (its panel or inputs changed; that is why it was re-run) and ``superseded_by`` names
-    the newer file. A changed input is ``mismatched`` (not ok); an absent one is listed
-    in ``absent`` and is not a failure. A missing verdict file raises ``InputError``.
+    unless absolute (prompt templates: see ``locate``). A changed input is ``mismatched``
+    (not ok); an absent one is listed in ``absent`` and is not a failure. A missing verdict
+    file raises ``InputError``.
+
+    A file that a newer file in its folder supersedes is ok when its lock and rules hold and
+    its changed inputs are explained by the successor: they are listed in ``changed_since``
+    (not held against it; that is why it was re-run), and ``superseded_by`` names the
+    successors. A successor counts only when it holds its own lock and rules, is a re-run of
+    the same job (same kind, gold and run files, and for an audit the same questions) and,
+    with ``trusted`` keys (``jury.verdicts.signing.load_trusted_keys``), carries a valid
+    signature by one of them; without them its signature, if any, must be valid and
+    ``successor_notes`` says which ("unsigned", "signed by ..."). A file naming it in
+    ``supersedes`` that does not count is listed in ``rejected_successors`` and the file is
+    checked as if it were current.
     """
     p = Path(path)
     if not p.is_file():
@@ -133,13 +149,56 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None) -> Veri
     except JuryError as exc:
         report.messages.append(_reason(str(exc), p))
         return report
-    report.superseded_by = superseded_by(p, doc)
-    if report.superseded_by:  # re-run because its panel or inputs changed: those changes are expected
-        report.ok = True
-        return report
+    for newer in superseded_by(p, doc):
+        problem, note = _successor_problem(doc, newer, trusted)
+        if problem is None:
+            report.superseded_by.append(newer)
+            report.successor_notes.append(note)
+        else:
+            report.rejected_successors.append(f"{newer} names it in supersedes but {problem}; not counted")
     base = Path(base_dir) if base_dir is not None else p.parent
     targets = [(role, binding, locate(binding, doc, base)) for role, binding in bindings(doc)]
-    return _check_bindings(report, targets, "the verdicts were made")
+    _check_bindings(report, targets, "the verdicts were made")
+    if report.superseded_by:  # re-run because its panel or inputs changed: those changes are expected
+        report.changed_since, report.mismatched, report.messages = report.mismatched, [], []
+        report.ok = True
+    elif report.rejected_successors:
+        report.messages += report.rejected_successors
+    return report
+
+
+def _same_job(old: VerdictFile, new: VerdictFile) -> list[str]:
+    """What makes ``new`` not a re-run of ``old``'s job: its kind, gold or run files (by bound
+    path; their bytes may have changed, which is why it was re-run), an audit's questions."""
+    diffs = []
+    if new.kind != old.kind:
+        diffs.append("kind")
+    if new.inputs.gold.path != old.inputs.gold.path:
+        diffs.append("inputs.gold")
+    if [r.path for r in new.inputs.runs] != [r.path for r in old.inputs.runs]:
+        diffs.append("inputs.runs")
+    questions = [sorted(str(r.question_id) for r in d.records) for d in (old, new)]
+    if old.kind == "audit" and new.kind == "audit" and questions[0] != questions[1]:
+        diffs.append("records (the audited questions)")
+    return diffs
+
+
+def _successor_problem(old: VerdictFile, newer: Path, trusted: dict[str, list] | None) -> tuple[str | None, str]:
+    """(why ``newer`` does not count as ``old``'s successor or None, its signature note)."""
+    from jury.verdicts.lock import load_locked
+    from jury.verdicts.signing import signature_label
+
+    try:
+        new = load_locked(newer)
+    except JuryError as exc:
+        return f"does not hold: {_reason(str(exc), newer)}", ""
+    diffs = _same_job(old, new)
+    if diffs:
+        return f"is not a successor of the same job ({', '.join(diffs)} differ)", ""
+    ok, note = signature_label(newer, trusted)
+    if not ok:
+        return (f"is not signed by a trusted key ({note})" if trusted else f"has a bad signature ({note})"), note
+    return None, note
 
 
 def _check_bindings(report: VerifyReport, targets, made: str) -> VerifyReport:
@@ -157,6 +216,10 @@ def _check_bindings(report: VerifyReport, targets, made: str) -> VerifyReport:
             report.mismatched.append(label)
             report.messages.append(f"{label}: cannot read: {exc.strerror or exc}")
             continue
+        except JuryError as exc:  # not a regular file (a device or pipe): never read
+            report.mismatched.append(label)
+            report.messages.append(f"{label}: {_reason(str(exc), target)}")
+            continue
         if actual != binding.sha256:
             report.mismatched.append(label)
             report.messages.append(
@@ -169,17 +232,17 @@ def _check_bindings(report: VerifyReport, targets, made: str) -> VerifyReport:
 def _verify_review(p: Path, data: dict, report: VerifyReport, base_dir: str | Path | None) -> VerifyReport:
     """verify_file for a review file (jury/verdicts/review.py): its rules, then every bound
     input and reviewed verdict file present on disk."""
-    from jury.verdicts.review import check_review, review_bindings, validate_review
+    from jury.verdicts.review import check_review, check_reviewed, review_bindings, validate_review
 
     try:
         doc = validate_review(data, source=str(p))
     except JuryError as exc:
         report.messages.append(_reason(str(exc), p))
         return report
-    problem = check_review(doc)
+    base = Path(base_dir) if base_dir is not None else p.parent
+    problem = check_review(doc) or check_reviewed(doc, base)
     if problem:
         report.messages.append(f"{problem}; refused")
         return report
-    base = Path(base_dir) if base_dir is not None else p.parent
     targets = [(role, b, Path(b.path) if Path(b.path).is_absolute() else base / b.path) for role, b in review_bindings(doc)]
     return _check_bindings(report, targets, "the review was made")
