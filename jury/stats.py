@@ -32,6 +32,8 @@ __all__ = ["Proportion", "wilson", "ranks", "ordinal", "rank_shift", "rank_delta
 __all__ += ["fleiss_kappa", "fleiss_kappa_from_ratings", "cohen_kappa", "percent_agreement", "krippendorff_alpha"]
 __all__ += ["KappaInterval", "cohen_kappa_interval", "confusion", "PrecisionRecall", "precision_recall_f1"]
 __all__ += ["PositionBias", "position_bias", "PairKappa", "pairwise_kappas"]
+__all__ += ["MIN_DEFINED_SHARE", "BootstrapInterval", "percentile_interval", "seeded", "mean_interval"]
+__all__ += ["wilson_bounds", "TwoSidedAccuracy", "two_sided_accuracy"]
 
 
 # --------------------------------------------------------------------------- proportions
@@ -68,6 +70,63 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Proportion:
     z, p = NormalDist().inv_cdf(0.5 + 0.5 * confidence), k / n
     center, delta = (2 * n * p + z**2) / (2 * (n + z**2)), z / (2 * (n + z**2)) * math.sqrt(4 * n * p * (1 - p) + z**2)
     return Proportion(k=k, n=n, value=p, low=0.0 if k == 0 else center - delta, high=1.0 if k == n else center + delta)
+
+
+def wilson_bounds(p: float, n: float, confidence: float = 0.95, fpc: float = 1.0) -> tuple[float, float]:
+    """Wilson score bounds for an observed share ``p`` of ``n`` draws (``p * n`` need not be an
+    integer), with a finite-population correction: the bounds solve (p - π)² = z² · fpc ·
+    π(1 − π)/n, so ``fpc = 1`` is :func:`wilson`'s interval and ``fpc = 0`` (the whole
+    population observed) is the point ``[p, p]``. Raises ValueError unless ``0 <= p <= 1``,
+    ``n > 0`` and ``0 <= fpc <= 1``."""
+    if not (0.0 <= p <= 1.0 and n > 0 and 0.0 <= fpc <= 1.0):
+        raise ValueError(f"need 0 <= p <= 1, n > 0 and 0 <= fpc <= 1, got p={p}, n={n}, fpc={fpc}")
+    z2 = NormalDist().inv_cdf(0.5 + 0.5 * confidence) ** 2 * fpc
+    center = (2 * n * p + z2) / (2 * (n + z2))
+    delta = math.sqrt(z2) / (2 * (n + z2)) * math.sqrt(4 * n * p * (1 - p) + z2)
+    return (0.0 if p == 0 else max(0.0, center - delta)), (1.0 if p == 1 else min(1.0, center + delta))
+
+
+@dataclass(frozen=True)
+class TwoSidedAccuracy:
+    """Accuracy net of the false passes estimated from a review sample, with its interval."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+    estimated_false_passes: float
+
+
+def two_sided_accuracy(
+    correct: int, n: int, matches: int, reviewed: int, false_passes: int, confidence: float = 0.95
+) -> TwoSidedAccuracy:
+    """Accuracy (A − M·f)/n of ``correct`` = A successes out of ``n``, where ``matches`` = M of
+    the successes are strict matches of which ``reviewed`` = m were reviewed (a simple random
+    sample) and ``false_passes`` of those turned out wrong (f = false_passes / m).
+
+    The interval combines two independent errors in quadrature (Newcombe's and Zou & Donner's
+    MOVER for a difference): the sampling of questions, the Wilson interval [w−, w+] of the
+    value at n, and the estimate of the false passes among the M matches, the Wilson interval
+    [f−, f+] of f with the finite-population correction (M − m)/(M − 1) (zero when all M
+    were reviewed: their false passes are then known, not estimated). With s = M/n:
+    low = value − √((value − w−)² + (s·(f+ − f))²), high = value + √((w+ − value)² + (s·(f − f−))²),
+    clipped to [0, 1]. Reviewing every match and finding no false pass leaves :func:`wilson`'s
+    interval of A/n unchanged. Raises ValueError unless 0 < n, 0 < m <= M <= A <= n and
+    false_passes <= m.
+    """
+    if not (n > 0 and 0 < reviewed <= matches <= correct <= n and 0 <= false_passes <= reviewed):
+        raise ValueError(
+            f"need 0 < reviewed <= matches <= correct <= n and false_passes <= reviewed, got correct={correct}, n={n}, "
+            f"matches={matches}, reviewed={reviewed}, false_passes={false_passes}"
+        )
+    f, share = false_passes / reviewed, matches / n
+    value = max(0.0, (correct - matches * f) / n)
+    w_low, w_high = wilson_bounds(value, n, confidence)
+    fpc = (matches - reviewed) / (matches - 1) if matches > 1 else 0.0
+    f_low, f_high = wilson_bounds(f, reviewed, confidence, fpc)
+    low = value - math.hypot(value - w_low, share * (f_high - f))
+    high = value + math.hypot(w_high - value, share * (f - f_low))
+    return TwoSidedAccuracy(value, max(0.0, low), min(1.0, high), n, matches * f)
 
 
 # --------------------------------------------------------------------------- ranks
@@ -118,12 +177,81 @@ def rank_delta(before: int | None, after: int | None) -> int | None:
     return int(before) - int(after)
 
 
+# --------------------------------------------------------------------------- bootstrap intervals
+
+MIN_DEFINED_SHARE = 0.9
+"""A bootstrap interval is given only when at least this share of its resamples is defined."""
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """A percentile bootstrap interval over ``resamples`` resamples, ``degenerate`` of which had
+    no value (the statistic was undefined on them); low/high None when refused."""
+
+    low: float | None
+    high: float | None
+    resamples: int
+    degenerate: int
+
+
+def seeded(seed: int) -> dict[str, Any]:
+    """The keyword that seeds ``scipy.stats.bootstrap``: ``rng=`` (scipy >= 1.15) or, on older
+    scipy, ``random_state=``; both take the same ``numpy.random.Generator`` and draw the same
+    resamples."""
+    import scipy
+
+    major, minor = (int(part) for part in scipy.__version__.split(".")[:2])
+    return {"rng" if (major, minor) >= (1, 15) else "random_state": np.random.default_rng(seed)}
+
+
+def percentile_interval(distribution, confidence: float = 0.95) -> BootstrapInterval:
+    """The percentile interval of a bootstrap distribution, one policy for every bootstrap in
+    jury: resamples where the statistic is undefined (NaN) are left out and counted; the
+    interval is the percentiles (``numpy.percentile``, linear, as ``scipy.stats.bootstrap``'s
+    percentile method) of the defined ones, and is refused (None) when fewer than
+    :data:`MIN_DEFINED_SHARE` of the resamples are defined."""
+    dist = np.asarray(distribution, dtype=float).ravel()
+    defined = dist[np.isfinite(dist)]
+    degenerate = int(dist.size - defined.size)
+    if not dist.size or defined.size < MIN_DEFINED_SHARE * dist.size:
+        return BootstrapInterval(None, None, int(dist.size), degenerate)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return BootstrapInterval(float(low), float(high), int(dist.size), degenerate)
+
+
+def mean_interval(
+    values: Sequence[float], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> BootstrapInterval:
+    """Percentile bootstrap interval of the mean of ``values`` (``scipy.stats.bootstrap``, the
+    units resampled with replacement, seeded from ``seed``), for means of per-unit fractions
+    where a binomial interval does not apply. Fewer than 2 values: no interval."""
+    from scipy import stats as _st
+
+    data = np.asarray(values, dtype=float)
+    if data.size < 2 or resamples <= 0:
+        return BootstrapInterval(None, None, 0, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns on a constant sample: its interval is [v, v]
+        boot = _st.bootstrap(
+            (data,),
+            np.mean,
+            n_resamples=int(resamples),
+            vectorized=True,
+            method="percentile",
+            confidence_level=confidence,
+            **seeded(seed),
+        )
+    return percentile_interval(boot.bootstrap_distribution, confidence)
+
+
 # --------------------------------------------------------------------------- correlations
 
 
 @dataclass(frozen=True)
 class Correlation:
-    """A correlation coefficient with p-value, sample size and optional CI."""
+    """A correlation coefficient with p-value, sample size and optional CI; a bootstrap CI
+    (Spearman) also gives its resamples and how many were degenerate (None otherwise)."""
 
     method: str
     r: float | None
@@ -131,6 +259,8 @@ class Correlation:
     n: int
     ci_low: float | None
     ci_high: float | None
+    resamples: int | None = None
+    degenerate_resamples: int | None = None
 
     def as_dict(self) -> dict:
         """Return the fields as a plain dict."""
@@ -166,9 +296,10 @@ def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence
 
     Pairs with a None/NaN on either side are dropped. Fewer than 3 pairs or a
     constant input gives r/p/CI None. The CI comes from ``scipy.stats.bootstrap``
-    (paired, percentile, seeded from ``seed`` so it is reproducible); if any
-    resample is degenerate (e.g. all-tied, so rho is NaN) the CI is None. No
-    scipy warnings escape.
+    (paired, seeded from ``seed`` so it is reproducible) under :func:`percentile_interval`'s
+    policy: a degenerate resample (a constant side, so rho is NaN) is left out and counted
+    in ``degenerate_resamples``, and the CI is None only when fewer than 90% of the
+    resamples are defined. No scipy warnings escape.
     """
     from scipy import stats as _st
 
@@ -180,27 +311,24 @@ def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence
         warnings.simplefilter("ignore")
         res = _st.spearmanr(xa, ya)
         r, p = _finite_or_none(res.statistic), _finite_or_none(res.pvalue)
-        lo = hi = None
-        if r is not None and bootstrap_resamples > 0:
+        if r is None or bootstrap_resamples <= 0:
+            return Correlation("spearman", r, p, n, None, None)
 
-            def rho(a, b):
-                return _st.spearmanr(a, b).statistic
+        def rho(a, b):
+            return _st.spearmanr(a, b).statistic
 
-            boot = _st.bootstrap(
-                (xa, ya),
-                rho,
-                n_resamples=int(bootstrap_resamples),
-                paired=True,
-                vectorized=False,
-                method="percentile",
-                confidence_level=confidence,
-                rng=np.random.default_rng(seed),
-            )
-            lo = _finite_or_none(boot.confidence_interval.low)
-            hi = _finite_or_none(boot.confidence_interval.high)
-            if lo is None or hi is None:
-                lo = hi = None
-    return Correlation("spearman", r, p, n, lo, hi)
+        boot = _st.bootstrap(
+            (xa, ya),
+            rho,
+            n_resamples=int(bootstrap_resamples),
+            paired=True,
+            vectorized=False,
+            method="percentile",
+            confidence_level=confidence,
+            **seeded(seed),
+        )
+    ci = percentile_interval(boot.bootstrap_distribution, confidence)
+    return Correlation("spearman", r, p, n, ci.low, ci.high, ci.resamples, ci.degenerate)
 
 
 def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
@@ -344,12 +472,15 @@ def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> float | No
 
 @dataclass(frozen=True)
 class KappaInterval:
-    """Cohen's kappa over n paired ratings with a bootstrap interval (all None when undefined)."""
+    """Cohen's kappa over n paired ratings with a bootstrap interval (all None when undefined),
+    its resamples and how many of them were degenerate (kappa undefined)."""
 
     value: float | None
     low: float | None
     high: float | None
     n: int
+    resamples: int = 0
+    degenerate_resamples: int = 0
 
 
 def _codes(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, int]:
@@ -375,9 +506,10 @@ def cohen_kappa_interval(
 
     ``scipy.stats.bootstrap`` resamples the (a[i], b[i]) pairs ``resamples`` times, seeded
     from ``seed``. A resample where kappa is undefined (both raters constant and equal)
-    has no value: the interval is then the percentiles of the defined resamples only
-    (``numpy.nanpercentile`` of the bootstrap distribution). Value None when kappa itself
-    is undefined; interval None when it is or fewer than 2 pairs or no resample is defined.
+    has no value: as for :func:`spearman` (:func:`percentile_interval`), the interval is the
+    percentiles of the defined resamples, the undefined ones are counted in
+    ``degenerate_resamples``, and the interval is None when fewer than 90% are defined.
+    Value None when kappa itself is undefined; interval None also with fewer than 2 pairs.
     """
     from scipy import stats as _st
 
@@ -396,14 +528,10 @@ def cohen_kappa_interval(
             vectorized=True,
             method="percentile",
             confidence_level=confidence,
-            rng=np.random.default_rng(seed),
+            **seeded(seed),
         )
-    dist = boot.bootstrap_distribution
-    if np.all(np.isnan(dist)):
-        return KappaInterval(value, None, None, n)
-    tail = (1.0 - confidence) / 2 * 100
-    low, high = np.nanpercentile(dist, [tail, 100 - tail])
-    return KappaInterval(value, float(low), float(high), n)
+    ci = percentile_interval(boot.bootstrap_distribution, confidence)
+    return KappaInterval(value, ci.low, ci.high, n, ci.resamples, ci.degenerate)
 
 
 def confusion(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable]) -> list[list[int]]:

@@ -543,3 +543,61 @@ def test_cli_errors(judged_project):
     # no verdicts and no --strength: falls back to strict, no error
     res = report("-f", "json")
     assert res.exit_code == 0 and json.loads(res.stdout)["settings"]["strength"] == "strict"
+
+
+def test_spearman_interval_with_four_models_and_its_degenerate_resamples(full):
+    """Four models: a few of the 2,000 paired resamples have a constant side (rho undefined);
+    they are left out and counted, and the interval is still given, in JSON and in the text."""
+    g = full["correlations"]["gold_defect_share_vs_strength"]
+    assert g["n"] == 4 and g["resamples"] == 2000
+    assert 0 < g["degenerate_resamples"] < 200  # ~4/256 of the resamples are all one model
+    assert g["ci_low"] is not None and g["ci_low"] <= g["r"] <= g["ci_high"]
+    assert full["correlations"]["routing_vs_challenging_share"]["degenerate_resamples"] is None  # Pearson: no bootstrap
+    for fmt in ("table", "md"):
+        text = " ".join(render_report(full, fmt).split())
+        assert (
+            f"95% CI [{g['ci_low']:.3f}, {g['ci_high']:.3f}]; {g['degenerate_resamples']} of 2,000 resamples degenerate" in text
+        )
+
+
+@pytest.mark.slow
+def test_cli_names_the_bound_input_a_verdict_file_was_made_for(judged_project):
+    """Verdicts of another run or gold: the error names the bound input that differs, not a
+    count of failures without a verdict."""
+    runs = [json.loads(x) for x in (judged_project / "run.jsonl").read_text().splitlines()]
+    runs.append({"model": "gemini-z", "question_id": 3, "sql": "SELECT 98"})  # a run the verdicts never saw
+    (judged_project / "other-run.jsonl").write_text("".join(json.dumps(x) + "\n" for x in runs))
+    for command in ("report", "score"):
+        res = runner.invoke(app(), [command, "other-run.jsonl", "--verdicts", "verdicts/adj.json"])
+        assert res.exit_code == 1, res.output
+        assert len(res.output.strip().splitlines()) == 1
+        assert "adj.json was made for another run file: it binds run.jsonl" in res.output, res.output
+        assert "no verdict" not in res.output
+
+    gold = json.loads((judged_project / "gold.json").read_text())
+    gold[1]["SQL"] = "SELECT name FROM item ORDER BY price DESC"  # question 2's gold changed
+    (judged_project / "other-gold.json").write_text(json.dumps(gold))
+    res = runner.invoke(app(), ["report", "run.jsonl", "--gold", "other-gold.json", "--verdicts", "verdicts/adj.json"])
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
+    assert "adj.json was made for another gold file: it binds gold.json" in res.output, res.output
+    assert "other-gold.json" in res.output
+
+
+def test_two_sided_column_when_every_match_was_reviewed_without_a_false_pass():
+    """Reviewed passes are known exactly: 120 of 120 matches reviewed, none false, leaves the
+    two-sided column equal to the adjudicated one, interval included (it used to move the low
+    bound from 0.582 to 0.563)."""
+    from jury.results.columns import two_sided
+    from jury.stats import wilson
+
+    adjudicated = {"m": wilson(130, 200).as_dict()}
+    reviews = {
+        "m": {"sampled": 120, "decided": 120, "false_passes": 0, "matches": 120, "false_pass_rate": wilson(0, 120).as_dict()}
+    }
+    both = two_sided(adjudicated, reviews, {"m": 200})["m"]
+    assert (both["value"], both["low"], both["high"]) == (0.65, adjudicated["m"]["low"], adjudicated["m"]["high"])
+    assert both["estimated_false_passes"] == 0.0 and both["n"] == 200
+    # a tenth of them reviewed: the unreviewed matches may hide false passes, so the low bound drops
+    reviews["m"].update(sampled=12, decided=12, false_pass_rate=wilson(0, 12).as_dict())
+    sampled = two_sided(adjudicated, reviews, {"m": 200})["m"]
+    assert sampled["value"] == 0.65 and sampled["low"] < both["low"] and sampled["high"] == pytest.approx(both["high"])

@@ -291,3 +291,142 @@ def test_percent_agreement():
     assert stats.percent_agreement([], []) is None
     with pytest.raises(ValueError):
         stats.percent_agreement([1], [1, 2])
+
+
+# --------------------------------------------------------------------------- bootstrap intervals with degenerate resamples
+
+
+def _exact_spearman_bootstrap(x, y):
+    """Every one of the n**n equally likely paired resamples, enumerated: Spearman's rho of each
+    from average ranks (NaN where a side is constant). Independent of scipy.stats.bootstrap."""
+    from itertools import product
+
+    from scipy.stats import rankdata
+
+    n = len(x)
+    idx = np.array(list(product(range(n), repeat=n)))
+    xs, ys = np.asarray(x, float)[idx], np.asarray(y, float)[idx]
+    rx, ry = rankdata(xs, axis=1), rankdata(ys, axis=1)
+    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
+    den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx * ry).sum(axis=1) / den, np.nan)
+
+
+@pytest.mark.parametrize(
+    "x, y",
+    [
+        ([0.10, 0.30, 0.20, 0.50], [0.40, 0.60, 0.35, 0.30]),  # 4 models, rho -0.4
+        ([0.05, 0.12, 0.30, 0.22, 0.08], [0.71, 0.52, 0.44, 0.61, 0.49]),  # 5 models
+        ([0.05, 0.12, 0.30, 0.22, 0.08, 0.40], [0.50, 0.47, 0.71, 0.61, 0.52, 0.80]),  # 6, a narrower interval
+    ],
+)
+def test_spearman_interval_keeps_defined_resamples_and_counts_the_degenerate(x, y):
+    """A few all-tied resamples no longer discard the interval: it is the percentile interval of
+    the defined resamples, and their count is reported; pinned against the exact bootstrap."""
+    c = stats.spearman(x, y, bootstrap_resamples=2000, seed=0)
+    exact = _exact_spearman_bootstrap(x, y)
+    p_degenerate = float(np.mean(np.isnan(exact)))
+    assert p_degenerate > 0  # the case the old code refused
+    assert c.resamples == 2000
+    expected = 2000 * p_degenerate
+    assert abs(c.degenerate_resamples - expected) <= 4 * math.sqrt(expected * (1 - p_degenerate)) + 1
+    defined = exact[~np.isnan(exact)]
+    assert c.ci_low is not None and c.ci_high is not None
+    assert np.quantile(defined, 0.01) - 1e-9 <= c.ci_low <= np.quantile(defined, 0.05) + 1e-9
+    assert np.quantile(defined, 0.95) - 1e-9 <= c.ci_high <= np.quantile(defined, 0.99) + 1e-9
+    assert c.as_dict()["degenerate_resamples"] == c.degenerate_resamples
+
+
+def test_spearman_interval_refused_when_too_few_resamples_are_defined():
+    # x has a tie: 8 of 27 resamples of 3 pairs have a constant x (30% undefined > the 10% allowed)
+    c = stats.spearman([1, 1, 2], [1, 2, 3], bootstrap_resamples=2000, seed=0)
+    assert c.r is not None and (c.ci_low, c.ci_high) == (None, None)
+    assert c.resamples == 2000 and abs(c.degenerate_resamples - 2000 * 8 / 27) < 100
+    assert c.degenerate_resamples > 2000 * (1 - stats.MIN_DEFINED_SHARE)
+
+
+def test_spearman_interval_without_degenerate_resamples_is_scipys_percentile_interval():
+    from scipy.stats import bootstrap, spearmanr
+
+    x, y = _noisy_data()
+    c = stats.spearman(x, y, bootstrap_resamples=500, seed=3)
+    ref = bootstrap(
+        (np.asarray(x), np.asarray(y)),
+        lambda a, b: spearmanr(a, b).statistic,
+        n_resamples=500,
+        paired=True,
+        vectorized=False,
+        method="percentile",
+        **stats.seeded(3),
+    )
+    assert c.degenerate_resamples == 0
+    assert (c.ci_low, c.ci_high) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high), abs=1e-12)
+
+
+def test_pearson_has_no_resample_count():
+    c = stats.pearson([1, 2, 3, 4], [2, 4, 5, 4])
+    assert (c.resamples, c.degenerate_resamples) == (None, None)
+
+
+# --------------------------------------------------------------------------- two-sided adjudicated accuracy
+
+
+def _two_sided_coverage(n, p_match, p_false, review, p_credit, reps, rng):
+    """Share of `reps` simulated benchmarks whose two-sided interval covers the true accuracy
+    p_match (1 - p_false) + (1 - p_match) p_credit: n questions, each a strict match (a false
+    pass with probability p_false) or credited by the jury; a simple random sample of
+    ceil(review x M) of the M matches is reviewed (hypergeometric false passes)."""
+    truth = p_match * (1 - p_false) + (1 - p_match) * p_credit
+    matches = rng.binomial(n, p_match, reps)
+    false = rng.binomial(matches, p_false)
+    credited = rng.binomial(n - matches, p_credit)
+    reviewed = np.ceil(review * matches).astype(int)
+    found = rng.hypergeometric(false, matches - false, reviewed)
+    covered = 0
+    for m, c, r, k in zip(matches, credited, reviewed, found):
+        est = stats.two_sided_accuracy(int(m + c), n, int(m), int(r), int(k))
+        covered += est.low <= truth <= est.high
+    return covered / reps
+
+
+@pytest.mark.parametrize(
+    "n, p_match, p_false, review, p_credit",
+    [
+        (200, 0.55, 0.03, 0.10, 0.08),  # a small benchmark, a 10% review
+        (1534, 0.70, 0.10, 0.10, 0.08),  # BIRD dev, many false passes
+        (500, 0.60, 0.02, 0.02, 0.10),  # a handful of reviews
+        (1534, 0.55, 0.03, 0.50, 0.08),  # half the matches reviewed
+    ],
+)
+def test_two_sided_interval_has_nominal_coverage(n, p_match, p_false, review, p_credit):
+    """95% nominal: simulated coverage within [94%, 97.5%] (8,000 seeded benchmarks each; the
+    old worst-case sum of two Wilson intervals covered 98.5-99.4% here)."""
+    coverage = _two_sided_coverage(n, p_match, p_false, review, p_credit, 8000, np.random.default_rng(7))
+    assert 0.94 <= coverage <= 0.975
+
+
+def test_two_sided_with_every_match_reviewed_and_no_false_pass_is_the_adjudicated_column():
+    # 120 of 120 matches reviewed, 0 false passes: nothing is estimated, the interval is Wilson's of A/n
+    est = stats.two_sided_accuracy(130, 200, 120, 120, 0)
+    one = stats.wilson(130, 200)
+    assert (est.value, est.low, est.high, est.estimated_false_passes) == (one.value, one.low, one.high, 0.0)
+    # every match reviewed with 6 false passes: exactly (A - 6)/n with Wilson's interval of it
+    est = stats.two_sided_accuracy(130, 200, 120, 120, 6)
+    exact = stats.wilson(124, 200)
+    assert (est.value, est.low, est.high) == pytest.approx((exact.value, exact.low, exact.high), abs=1e-12)
+    # a sample: the unknown false passes among the unreviewed matches widen it
+    sampled = stats.two_sided_accuracy(130, 200, 120, 12, 0)
+    assert sampled.low < one.low and sampled.high == pytest.approx(one.high)
+
+
+def test_wilson_bounds_with_a_finite_population_correction():
+    assert stats.wilson_bounds(0.3, 50) == pytest.approx((stats.wilson(15, 50).low, stats.wilson(15, 50).high), abs=1e-12)
+    assert stats.wilson_bounds(0.3, 50, fpc=0.0) == (0.3, 0.3)
+    # fpc scales z^2: the 95% interval at fpc (z/1.96)^2 is the interval at that z
+    z90 = stats.NormalDist().inv_cdf(0.95)
+    assert stats.wilson_bounds(0.3, 50, fpc=(z90 / Z95) ** 2) == pytest.approx(
+        (stats.wilson(15, 50, 0.90).low, stats.wilson(15, 50, 0.90).high), abs=1e-12
+    )
+    with pytest.raises(ValueError):
+        stats.two_sided_accuracy(10, 20, 12, 5, 0)  # more matches than successes

@@ -168,3 +168,42 @@ def test_pairwise_kappas_over_the_units_both_rated():
     assert got[("B", "C")] == (pytest.approx(cohen_kappa_score(["n", "n", "y"], ["n", "y", "n"])), 3)
     assert pairwise_kappas({"A": {1: "y"}, "B": {2: "y"}})[0].n == 0
     assert cohen_kappa(["y", "n"], ["y", "n"]) == 1.0
+
+
+def test_cohen_kappa_interval_counts_undefined_resamples_and_follows_the_spearman_policy():
+    """One policy for both bootstrap intervals: the defined resamples give the interval, the
+    undefined ones are counted, and too many undefined (over 10%) refuse the interval."""
+    from itertools import product
+
+    from jury.stats import MIN_DEFINED_SHARE, spearman
+
+    a, b = ["y", "n", "y"], ["y", "n", "n"]
+    # exact: of the 27 resamples, kappa is undefined on (0,0,0) and (1,1,1) only (one label throughout)
+    undefined = sum(cohen_kappa([a[i] for i in idx], [b[i] for i in idx]) is None for idx in product(range(3), repeat=3))
+    assert undefined == 2
+    res = cohen_kappa_interval(a, b, resamples=2000, seed=0)
+    assert res.resamples == 2000
+    assert abs(res.degenerate_resamples - 2000 * 2 / 27) <= 4 * math.sqrt(2000 * 2 / 27 * 25 / 27) + 1
+    assert res.low is not None  # 93% defined: kept
+    # identical raters, one odd label: kappa is undefined whenever a resample misses it ((3/4)**4 = 32%)
+    c, d = ["y", "y", "n", "y"], ["y", "y", "n", "y"]
+    refused = cohen_kappa_interval(c, d, resamples=2000, seed=0)
+    assert refused.value == 1.0 and (refused.low, refused.high) == (None, None)
+    assert refused.degenerate_resamples > 2000 * (1 - MIN_DEFINED_SHARE)
+    # spearman: the same threshold, from the same helper
+    sp = spearman([1, 1, 2], [1, 2, 3], bootstrap_resamples=2000, seed=0)
+    assert sp.ci_low is None and sp.degenerate_resamples > 2000 * (1 - MIN_DEFINED_SHARE)
+
+
+def test_calibration_figure_shows_the_degenerate_resamples_of_its_kappa_interval():
+    from jury.results.calibration import _Builder
+    from jury.results.calibration_render import figure_text
+
+    out = _Builder(seed=0, resamples=2000)
+    out.kappa("comparator", "strict", "reference", "kappa", ["y", "n", "y"], ["y", "n", "n"])
+    out.kappa("comparator", "bird", "reference", "kappa", ["y", "y", "n", "y"], ["y", "y", "n", "y"])
+    kept, refused = out.figures
+    assert kept.resamples == 2000 and 0 < kept.degenerate_resamples < 200 and kept.low is not None
+    assert figure_text(kept).endswith(f"n=3, {kept.degenerate_resamples}/2000 degenerate")
+    assert refused.low is None and figure_text(refused) == f"1.000 n=4, no CI: {refused.degenerate_resamples}/2000 degenerate"
+    assert kept.model_dump(mode="json")["degenerate_resamples"] == kept.degenerate_resamples

@@ -266,3 +266,79 @@ def test_an_episode_quoted_or_not_is_one_episode():
     assert RunRecord.model_validate(rec("a", [True], episode="e1", turn=1)).episode == "e1"
     with pytest.raises(ValueError, match="episode must be an integer or a string, not a boolean"):
         RunRecord.model_validate(rec("a", [True], episode=True, turn=1))
+
+
+# ------------------------------------------------------------------ intervals: bootstrap for means of fractions, Wilson for shares
+
+
+def _exact_bootstrap_quantiles(values, qs):
+    """Quantiles of the exact bootstrap distribution of the mean: every multiset of len(values)
+    draws with its multinomial probability. Independent of scipy.stats.bootstrap."""
+    from itertools import combinations
+    from math import factorial, prod
+
+    import numpy as np
+
+    n = len(values)
+    means, weights = [], []
+    for bars in combinations(range(2 * n - 1), n - 1):  # stars and bars: the counts of each value
+        edges = (-1, *bars, 2 * n - 1)
+        counts = [edges[i + 1] - edges[i] - 1 for i in range(n)]
+        means.append(sum(c * v for c, v in zip(counts, values)) / n)
+        weights.append(factorial(n) / prod(factorial(c) for c in counts) / n**n)
+    order = np.argsort(means)
+    cdf = np.cumsum(np.asarray(weights)[order])
+    return [float(np.asarray(means)[order][np.searchsorted(cdf, q)]) for q in qs]
+
+
+def test_means_of_fractions_get_a_bootstrap_interval_over_tasks_and_shares_keep_wilson():
+    from jury.stats import wilson
+
+    passed = [
+        [True, False, False, False],
+        [True, True],
+        [False],
+        [True, True, False],
+        [True] * 5,
+        [False, True],
+        [True, False, False],
+    ]
+    row = metrics([rec(i, p) for i, p in enumerate(passed)])["m"]
+    fractions = [sum(p) / len(p) for p in passed]
+    mean = row.single.mean_test_pass
+    assert mean.interval == "bootstrap" and mean.units == 7 and mean.value == pytest.approx(sum(fractions) / 7)
+    q = _exact_bootstrap_quantiles(fractions, [0.01, 0.04, 0.96, 0.99])
+    assert q[0] - 1e-12 <= mean.low <= q[1] + 1e-12 and q[2] - 1e-12 <= mean.high <= q[3] + 1e-12
+    share = row.single.suite_pass  # a true binomial proportion: Wilson, as before
+    assert share.interval == "wilson"
+    ci = wilson(2, 7)
+    assert (share.value, share.low, share.high) == (ci.value, ci.low, ci.high)
+
+
+def test_turn_suite_pass_of_one_episode_has_no_interval():
+    """A mean of fractions over one unit is not a binomial proportion (it used to show Wilson's
+    [0.21, 1.0] for TurnSuitePass 0.667): with one episode there is nothing to resample."""
+    e = metrics(
+        [rec("a", [True], episode="e", turn=1), rec("b", [True], episode="e", turn=2), rec("c", [False], episode="e", turn=3)]
+    )["m"].episodes
+    assert e.turn_suite_pass.value == pytest.approx(2 / 3) and e.turn_suite_pass.interval == "bootstrap"
+    assert (e.turn_suite_pass.low, e.turn_suite_pass.high) == (None, None)
+    assert e.episode_pass.interval == "wilson" and e.episode_pass.high is not None
+
+
+def test_every_output_names_the_interval_of_each_metric(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    objs = [rec(i, p, model="gpt-x") for i, p in enumerate([[True, False], [True], [False, False, True], [True, True]])]
+    write_run(tmp_path, objs + [rec("a", [True], episode="e", turn=1, model="gpt-x")])
+    res = runner.invoke(app, ["suites", "run.jsonl", "-f", "json"], catch_exceptions=False)
+    by = {(r["tasks"], r["metric"]): r for r in json.loads(res.output)["metrics"]}
+    assert by[("single-turn", "MeanTestPass@1")]["interval"] == "bootstrap"
+    assert by[("single-turn", "SuitePass@1")]["interval"] == "wilson"
+    assert by[("episodes", "TurnSuitePass@1")]["interval"] == "bootstrap"
+    assert by[("episodes", "EpisodePass@1")]["interval"] == "wilson"
+    csv = runner.invoke(app, ["suites", "run.jsonl", "-f", "csv"], catch_exceptions=False).output
+    assert "interval" in csv.splitlines()[0].split(",")
+    md = runner.invoke(app, ["suites", "run.jsonl", "-f", "md"], catch_exceptions=False).output
+    line = next(ln for ln in md.splitlines() if "single-turn | MeanTestPass@1" in ln)
+    assert "bootstrap" in line
+    assert "TurnSuitePass@1 | bootstrap | 1 | 1.000 (no CI: 1 unit)" in " ".join(md.split())

@@ -63,12 +63,14 @@ def suites(
         "with --classify or --classify verdicts, the jurors give the rest).",
     ),
 ) -> None:
-    """PLSQLBench's metrics per model, with Wilson 95% intervals.
+    """PLSQLBench's metrics per model, with 95% intervals (Wilson or bootstrap).
 
     Single-turn tasks: MeanTestPass@1 (mean of tests passed / tests) and SuitePass@1 (share of
     tasks whose every test passed). Episodes (records sharing `episode`): EpisodePass@1,
     TurnSuitePass@1 and MeanTestPass@1 (of each episode's tests passed / tests); each task or
-    episode weighs equally. Records with `reference_error: true` are excluded and listed.
+    episode weighs equally. Shares of units (SuitePass, EpisodePass) get Wilson intervals,
+    means of fractions (MeanTestPass, TurnSuitePass) a seeded bootstrap over units.
+    Records with `reference_error: true` are excluded and listed.
     With --adjudicate or --verdicts, the adjudicated metrics count a failing test the jury
     judged format-equivalent as passed. With --taxonomy, errored failing tests are counted
     by category: by the taxonomy's rules, and (--classify, or its --verdicts file) by the

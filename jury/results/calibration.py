@@ -29,9 +29,17 @@ from jury.errors import InputError
 from jury.inputs.label_import import LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Labels
 from jury.results.columns import verdict_index
-from jury.stats import cohen_kappa_interval, confusion, krippendorff_alpha, pairwise_kappas, precision_recall_f1, wilson
+from jury.stats import (
+    cohen_kappa_interval,
+    confusion,
+    krippendorff_alpha,
+    pairwise_kappas,
+    position_bias,
+    precision_recall_f1,
+    wilson,
+)
 from jury.version import __version__
-from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DECIDING_COMPARATORS, AuditVote, Comparator, Outcome
+from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DECIDING_COMPARATORS, AuditVote, Comparator, Outcome, Verdict
 
 FLEX_AGREEMENT = str(LabelSet.FLEX_AGREEMENT)  # the source name of FLEX's 200 expert-labelled pairs
 # Published on FLEX's agreement set (FLEX, NAACL 2025): Cohen's kappa with the experts' consensus.
@@ -40,8 +48,8 @@ ANCHOR_ITEMS = 200
 RECORDED_COMPARATORS: tuple[Comparator, ...] = (Comparator.STRICT, Comparator.BIRD)
 CORRECT, INCORRECT = "correct", "incorrect"
 
-Section = Literal["annotators", "comparator", "juror", "panel", "audit", "anchor"]
-SECTIONS: tuple[str, ...] = ("annotators", "comparator", "juror", "panel", "audit", "anchor")
+Section = Literal["annotators", "comparator", "juror", "panel", "judge", "audit", "anchor"]
+SECTIONS: tuple[str, ...] = ("annotators", "comparator", "juror", "panel", "judge", "audit", "anchor")
 
 
 class _Model(BaseModel):
@@ -66,6 +74,13 @@ class Figure(_Model):
     low: float | None = None
     high: float | None = None
     n: int = Field(ge=0, description="Items the figure is computed on.")
+    resamples: int | None = Field(None, ge=0, description="Bootstrap intervals (kappa): resamples drawn; else null.")
+    degenerate_resamples: int | None = Field(
+        None,
+        ge=0,
+        description="Bootstrap intervals: resamples left out because the statistic is undefined on them; "
+        "the interval is null when over 10% are.",
+    )
 
 
 class Confusion(_Model):
@@ -177,9 +192,13 @@ class _Builder:
         self.figures: list[Figure] = []
         self.confusions: list[Confusion] = []
 
-    def add(self, section: Section, subject: str, reference: str, metric: str, value, n: int, low=None, high=None) -> None:
+    def add(
+        self, section: Section, subject: str, reference: str, metric: str, value, n: int, low=None, high=None, **boot
+    ) -> None:
         self.figures.append(
-            Figure(section=section, subject=subject, reference=reference, metric=metric, value=value, low=low, high=high, n=n)
+            Figure(
+                section=section, subject=subject, reference=reference, metric=metric, value=value, low=low, high=high, n=n, **boot
+            )
         )
 
     def agreement(self, section: Section, subject: str, reference: str, truth: list[bool], said: list[bool]) -> None:
@@ -195,7 +214,8 @@ class _Builder:
 
     def kappa(self, section: Section, subject: str, reference: str, metric: str, a: list, b: list) -> None:
         k = cohen_kappa_interval(a, b, resamples=self.resamples, seed=self.seed)
-        self.add(section, subject, reference, metric, k.value, k.n, k.low, k.high)
+        boot = {"resamples": k.resamples, "degenerate_resamples": k.degenerate_resamples} if k.resamples else {}
+        self.add(section, subject, reference, metric, k.value, k.n, k.low, k.high, **boot)
 
     def categories(self, section: Section, subject: str, pairs: list[tuple[str, str]]) -> None:
         """Agreement over the four categories with the reference categories."""
@@ -228,6 +248,7 @@ def calibrate(
     records: Sequence = (),
     adjudications: Sequence[tuple[str | Path, Any]] = (),
     audits: Sequence[tuple[str | Path, Any]] = (),
+    judgments: Sequence[Any] = (),
     annotator: str | None = None,
     seed: int = 0,
     resamples: int = 2000,
@@ -249,7 +270,6 @@ def calibrate(
         known = ", ".join(labels.annotators("adjudication") + labels.annotators("gold")) or "none"
         raise InputError(f"--annotator {annotator!r} labelled nothing in the label files; annotators: {known}")
     _annotators(out, adj_labels, people)
-    judgments: Sequence[Any] = (),
 
     items = _items(ref, ref_cat, evaluation, records, adjudications)
     matched_keys = {it.key for it in items}
@@ -258,6 +278,7 @@ def calibrate(
     )
     strict = _comparators(out, items, notes) if evaluation is not None else []
     panel = _jury(out, items, adjudications, evaluation is not None, notes) if adjudications else []
+    judged = _judges(out, ref, ref_cat, adj_labels, records, items, judgments, notes) if judgments else {}
     sources = labels.sources("adjudication")
     anchors_apply = FLEX_AGREEMENT in sources
     if anchors_apply:
@@ -278,7 +299,6 @@ def calibrate(
         sources=sources,
         annotators=labels.annotators("adjudication"),
         labelled=len(ref),
-    judged = _judges(out, ref, ref_cat, adj_labels, records, items, judgments, notes) if judgments else {}
         ties=ties,
         matched=len(matched_keys),
         unmatched=unmatched,
@@ -454,26 +474,6 @@ def _anchors(
             )
 
 
-def _audits(out: _Builder, gold_labels: Sequence[GoldLabel], audits, annotator: str | None, notes: list[str]) -> None:
-    """Precision/recall/F1 of the panel's flags and each juror's 'defective' votes against each
-    label source and against their union (defective if any source says so)."""
-    by_source: dict[str, dict] = {}
-    for source in dict.fromkeys(lab.source for lab in gold_labels):
-        mine = [lab for lab in gold_labels if lab.source == source]
-        ref, ties = _reference(mine, lambda lab: lab.question_id, lambda lab: lab.gold_defective, annotator)
-        by_source[source] = ref
-        if ties:
-            notes.append(f"Gold labels of {source}: {ties} questions left out (annotators split evenly).")
-    union: dict = {}
-    for ref in by_source.values():
-        for q, defective in ref.items():
-            union[q] = union.get(q, False) or bool(defective)
-    references = {**by_source, "union of sources": union} if len(by_source) > 1 else by_source
-    for path, doc in audits:
-        suffix = f" [{Path(path).name}]" if len(audits) > 1 else ""
-        said: dict[str, dict] = {f"panel{suffix}": {r.question_id: r.flagged for r in doc.records if r.decided}}
-        for r in doc.records:
-            for v in r.votes:
 def _judges(
     out: _Builder,
     ref: dict,
@@ -533,6 +533,26 @@ def _judges(
     return judged
 
 
+def _audits(out: _Builder, gold_labels: Sequence[GoldLabel], audits, annotator: str | None, notes: list[str]) -> None:
+    """Precision/recall/F1 of the panel's flags and each juror's 'defective' votes against each
+    label source and against their union (defective if any source says so)."""
+    by_source: dict[str, dict] = {}
+    for source in dict.fromkeys(lab.source for lab in gold_labels):
+        mine = [lab for lab in gold_labels if lab.source == source]
+        ref, ties = _reference(mine, lambda lab: lab.question_id, lambda lab: lab.gold_defective, annotator)
+        by_source[source] = ref
+        if ties:
+            notes.append(f"Gold labels of {source}: {ties} questions left out (annotators split evenly).")
+    union: dict = {}
+    for ref in by_source.values():
+        for q, defective in ref.items():
+            union[q] = union.get(q, False) or bool(defective)
+    references = {**by_source, "union of sources": union} if len(by_source) > 1 else by_source
+    for path, doc in audits:
+        suffix = f" [{Path(path).name}]" if len(audits) > 1 else ""
+        said: dict[str, dict] = {f"panel{suffix}": {r.question_id: r.flagged for r in doc.records if r.decided}}
+        for r in doc.records:
+            for v in r.votes:
                 if not (v.abstained or v.skipped) and v.category is not None:
                     said.setdefault(f"juror {v.juror}{suffix}", {})[r.question_id] = v.category == AuditVote.DEFECTIVE
         for subject, flags in said.items():

@@ -60,12 +60,16 @@ TABLES: tuple[tuple[str, tuple[str, ...], bool, tuple[tuple[str, str], ...]], ..
 
 
 def figure_text(f: Figure | None) -> str:
-    """ "0.620 [0.512, 0.718] n=200"; "— n=0" without a value."""
+    """ "0.620 [0.512, 0.718] n=200"; "— n=0" without a value; a bootstrap interval that left out
+    degenerate resamples says how many ("... n=12, 31/2000 degenerate"), or why it is missing."""
     if f is None:
         return ""
     value = "—" if f.value is None else f"{f.value:.3f}"
     interval = f" [{f.low:.3f}, {f.high:.3f}]" if f.low is not None and f.high is not None else ""
-    return f"{value}{interval} n={f.n}"
+    text = f"{value}{interval} n={f.n}"
+    if f.resamples and f.degenerate_resamples:
+        text += f", {'no CI: ' if not interval else ''}{f.degenerate_resamples}/{f.resamples} degenerate"
+    return text
 
 
 def table_rows(cal: Calibration, sections: tuple[str, ...], by_reference: bool, metrics) -> list[dict[str, Any]]:

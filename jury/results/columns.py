@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.errors import InputError
-from jury.stats import ranks, wilson
+from jury.stats import ranks, two_sided_accuracy, wilson
 from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome, Verdict
 
 if TYPE_CHECKING:
@@ -129,24 +129,24 @@ def two_sided(adjudicated_column: dict[str, dict], reviews: dict[str, dict], rou
     """The adjudicated column with false passes estimated from the review sample and taken off.
 
     For a model with n routed questions, A adjudicated-correct answers (strict matches plus
-    credited failures), M strict matches and a false-pass rate f (Wilson interval [f-, f+])
-    measured on its sampled matches: value = (A - M f) / n. The interval widens the Wilson
-    interval [a-, a+] of A/n by the false-pass interval, both at their worst:
-    [a- - (M/n) f+, a+ - (M/n) f-], clipped to [0, 1]. Models without a review keep no value."""
+    credited failures), M strict matches and false-pass rate f = false passes / m decided
+    reviews: value = (A - M f) / n, with the 95% interval of :func:`jury.stats.two_sided_accuracy`
+    (the Wilson interval of the value at n and the false-pass rate's Wilson interval with the
+    finite-population correction (M - m)/(M - 1), combined in quadrature). Reviewing every
+    match and finding no false pass leaves the adjudicated column's value and interval
+    unchanged. Models without a decided review keep no value."""
     out = {}
     for model, rev in reviews.items():
         adj, n = adjudicated_column.get(model), routed.get(model, 0)
-        rate = rev["false_pass_rate"]
-        if adj is None or not n or rate["value"] is None:
+        if adj is None or not n or not rev["decided"]:
             continue
-        share = rev["matches"] / n
-        value = adj["value"] - share * rate["value"]
+        est = two_sided_accuracy(adj["k"], n, rev["matches"], rev["decided"], rev["false_passes"])
         out[model] = {
-            "value": max(0.0, value),
-            "low": max(0.0, adj["low"] - share * rate["high"]),
-            "high": min(1.0, max(0.0, adj["high"] - share * rate["low"])),
+            "value": est.value,
+            "low": est.low,
+            "high": est.high,
             "n": n,
-            "estimated_false_passes": rev["matches"] * rate["value"],
+            "estimated_false_passes": est.estimated_false_passes,
         }
     return out
 

@@ -482,3 +482,7 @@ def _notes(report: dict) -> list[str]:
             + ", ".join(f"{e['question_id']} ({e['error']})" for e in report["gold_errors"][:10])
         )
     return notes
+    elif c.get("resamples"):
+        text += ", no CI: under 90% of bootstrap resamples defined"
+    if c.get("resamples"):
+        text += f"; {c.get('degenerate_resamples') or 0:,} of {c['resamples']:,} resamples degenerate"

@@ -58,8 +58,9 @@ class TwoSided(_Model):
 
 class Correlation(_Model):
     """A correlation across models. r is null when fewer than 3 models have both values or
-    one side is constant; Spearman's CI is a seeded percentile bootstrap, Pearson's the
-    Fisher-z interval (n >= 4)."""
+    one side is constant; Spearman's CI is a seeded percentile bootstrap of the resamples
+    where rho is defined (null when fewer than 90% are), Pearson's the Fisher-z interval
+    (n >= 4)."""
 
     method: Literal["spearman", "pearson"]
     r: float | None
@@ -67,6 +68,10 @@ class Correlation(_Model):
     n: int = Field(ge=0, description="Models with both values.")
     ci_low: float | None
     ci_high: float | None
+    resamples: int | None = Field(None, ge=0, description="Spearman: bootstrap resamples drawn; Pearson: null.")
+    degenerate_resamples: int | None = Field(
+        None, ge=0, description="Spearman: resamples left out of the CI because rho is undefined on them (a constant side)."
+    )
 
 
 class StrengthCorrelation(Correlation):

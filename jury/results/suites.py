@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from jury.errors import InputError
 from jury.inputs.records import QuestionId, RunRecord
-from jury.stats import Proportion, wilson
+from jury.stats import Proportion, mean_interval, wilson
 
 TestKey = tuple
 """One recorded test: (model, question_id, test name), or for a turn of an episode (model,
@@ -45,25 +46,36 @@ def suite_test_key(model: str, question_id: QuestionId, episode, turn, name: str
     return (model, question_id, name) if episode is None else (model, question_id, episode, turn, name)
 
 
+Interval = Literal["wilson", "bootstrap"]
+
+
 @dataclass(frozen=True)
 class Metric:
-    """A mean over units (tasks or episodes) with a Wilson interval; for means of fractions
-    (MeanTestPass, TurnSuitePass) the interval is Wilson's at the mean's effective count
-    (mean x units), an approximation stated with it."""
+    """A mean over units (tasks or episodes) with a 95% interval named by ``interval``:
+    ``"wilson"`` for a share of units (SuitePass, EpisodePass: a binomial proportion), and
+    ``"bootstrap"`` for a mean of per-unit fractions (MeanTestPass, TurnSuitePass): the
+    percentile bootstrap over units (2,000 resamples, seed 0, :func:`jury.stats.mean_interval`),
+    no interval with fewer than 2 units."""
 
     value: float | None
     low: float | None
     high: float | None
     units: int
+    interval: Interval
 
     @classmethod
-    def of(cls, values: list[float]) -> Metric:
-        n = len(values)
-        if not n:
-            return cls(None, None, None, 0)
-        mean = sum(values) / n
-        ci: Proportion = wilson(round(mean * n), n)
-        return cls(mean, ci.low, ci.high, n)
+    def share(cls, values: list[float]) -> Metric:
+        """The share of units that succeed (each value 0 or 1), with its Wilson interval."""
+        ci: Proportion = wilson(round(sum(values)), len(values))
+        return cls(ci.value, ci.low, ci.high, len(values), "wilson")
+
+    @classmethod
+    def mean(cls, values: list[float]) -> Metric:
+        """The mean of per-unit fractions, with a percentile bootstrap interval over the units."""
+        if not values:
+            return cls(None, None, None, 0, "bootstrap")
+        ci = mean_interval(values)
+        return cls(sum(values) / len(values), ci.low, ci.high, len(values), "bootstrap")
 
     def as_dict(self) -> dict:
         return {"value": self.value, "low": self.low, "high": self.high, "units": self.units}
@@ -141,7 +153,7 @@ def model_metrics(model: str, records: list[RunRecord], credited: set[TestKey] |
     row.excluded += [_excluded(r) for r in singles if r.reference_error]
     kept = [passed_count(r, credited) for r in singles if not r.reference_error]
     if singles:
-        row.single = SingleTurn(Metric.of([p / n for p, n in kept]), Metric.of([float(p == n) for p, n in kept]))
+        row.single = SingleTurn(Metric.mean([p / n for p, n in kept]), Metric.share([float(p == n) for p, n in kept]))
     episodes = _episodes([r for r in records if r.episode is not None])
     ep_pass, turn_pass, test_pass = [], [], []
     for turns in episodes.values():
@@ -154,7 +166,7 @@ def model_metrics(model: str, records: list[RunRecord], credited: set[TestKey] |
         turn_pass.append(solved / len(counts))
         test_pass.append(sum(p for p, _ in counts) / sum(n for _, n in counts))
     if episodes:
-        row.episodes = Episodes(Metric.of(ep_pass), Metric.of(turn_pass), Metric.of(test_pass))
+        row.episodes = Episodes(Metric.share(ep_pass), Metric.mean(turn_pass), Metric.mean(test_pass))
     return row
 
 
@@ -205,6 +217,7 @@ def table_rows(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None = None
             )
             for name, m, a in zip(names, metrics, others):
                 row: dict = {"model": s.model, "tasks": "single-turn" if kind == "single" else "episodes", "metric": name}
+                row["interval"] = m.interval
                 row.update({f"strict_{k}": v for k, v in m.as_dict().items()})
                 if adjudicated is not None:
                     row.update({f"adjudicated_{k}": (v if a is not None else None) for k, v in (a or m).as_dict().items()})
@@ -216,12 +229,15 @@ def _shown(m: dict, prefix: str) -> str:
     v = m[f"{prefix}_value"]
     if v is None:
         return "—"
+    if m[f"{prefix}_low"] is None:
+        return f"{v:.3f} (no CI: {m[f'{prefix}_units']} unit)"
     return f"{v:.3f} [{m[f'{prefix}_low']:.3f}, {m[f'{prefix}_high']:.3f}]"
 
 
 def render_suites(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None, fmt: str, *, extra: dict | None = None) -> str:
     """The suite report in `fmt` (table, md, csv, json): per model and metric, strict and (with
-    verdicts) adjudicated with Wilson intervals, then the excluded reference failures."""
+    verdicts) adjudicated with 95% intervals (`interval`: wilson for shares of units, bootstrap
+    for means of per-unit fractions), then the excluded reference failures."""
     from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
 
     rows = table_rows(strict, adjudicated)
@@ -238,8 +254,8 @@ def render_suites(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None, fm
         }
         for r in rows
     ]
-    columns = ["model", "tasks", "metric", "strict_units", "strict"]
-    headers = ["model", "tasks", "metric", "units", "strict [95% CI]"]
+    columns = ["model", "tasks", "metric", "interval", "strict_units", "strict"]
+    headers = ["model", "tasks", "metric", "95% CI", "units", "strict [95% CI]"]
     if adjudicated is not None:
         columns.append("adjudicated")
         headers.append("adjudicated [95% CI]")
