@@ -39,3 +39,12 @@ class CannotCheck(JuryError):
     """A check (e.g. `reaudit --check`) could not be carried out: neither pass nor fail."""
 
     exit_code = 4
+
+
+def did_you_mean(value: object, choices) -> str:
+    """The hint "; did you mean 'x'?" for the names in ``choices`` closest to a mistyped ``value``
+    (difflib's ratio at least 0.6, at most three), or "" when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

@@ -301,3 +301,23 @@ def test_with_swap_an_always_first_juror_is_inconsistent_and_both_halves_count(p
     assert "inconsistent across orders 6" in res.output
     rep = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "--format", "json"])
     assert json.loads(rep.stdout)["agreement"][0]["inconsistent"]["jc"] == 6
+
+
+def test_report_heads_the_audit_and_adjudication_sections_alike():
+    """The audit's agreement section was headed by its hash, the adjudication's by its path:
+    both now by path and short hash, in the table, the Markdown and the JSON."""
+    from test_report import audit_doc
+
+    audit = audit_doc({2}).model_copy(update={"content_sha256": "sha256:" + "a" * 64})
+    (path, adj), second = verdict_docs()
+    adj = adj.model_copy(update={"content_sha256": "sha256:" + "b" * 64})
+    report = build_report(make_eval(), GOLD, audit_docs=[("verdicts/audit.json", audit)], adj_docs=[(path, adj), second])
+    data = report.model_dump(mode="json")
+    assert data["verdict_files"][0]["path"] == "verdicts/audit.json"
+    for text in (render_report(data, "table", width=300), render_report(data, "md")):
+        assert f"agreement and position bias: audit verdicts/audit.json (sha256:{'a' * 12}…)" in text
+        assert f"agreement and position bias: adjudication adj1.json (sha256:{'b' * 12}…)" in text
+    # a bare doc (library callers) is still named by its hash
+    bare = build_report(make_eval(), GOLD, audit_docs=[audit], strength=None).model_dump(mode="json")
+    assert bare["verdict_files"][0]["path"] is None
+    assert f"agreement and position bias: audit sha256:{'a' * 12}…" in render_report(bare, "md")

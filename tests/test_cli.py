@@ -34,6 +34,56 @@ def test_every_command_has_help():
         assert (cmd.help or "").strip(), f"{' '.join(path)} has no help text"
 
 
+def _help_sources(cmd, path=()):
+    """(command path, its help text and every parameter's help), for every command."""
+    yield path, [cmd.help or "", *(getattr(p, "help", None) or "" for p in cmd.params)]
+    for name, sub in getattr(cmd, "commands", {}).items():
+        yield from _help_sources(sub, (*path, name))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace("\u2502", " ").split())
+
+
+def test_help_keeps_bracketed_text():
+    """`pip install 'jury[ray]'` lost its `[ray]` to rich markup: every bracketed piece of a
+    help text (command or option) must reach `--help` as written."""
+    import re
+
+    root = typer.main.get_command(app)
+    checked = 0
+    for path, texts in _help_sources(root):
+        shown = _flat(runner.invoke(app, [*path, "--help"], env={"COLUMNS": "100"}).output)
+        for text in texts:
+            for piece in re.findall(r"\S*\[[^\]]*\]\S*", text):
+                checked += 1
+                assert _flat(piece) in shown, f"jury {' '.join(path)} --help lost {piece!r}"
+    assert checked >= 3  # [ray] on score, adjudicate and calibrate at least
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_help_descriptions_are_reflowed(columns):
+    """A docstring's hard line breaks are not kept: each paragraph of a command's description is
+    filled to the width (no line that the next line's first word would have fitted on)."""
+    root = typer.main.get_command(app)
+    for path, _texts in _help_sources(root):
+        out = runner.invoke(app, [*path, "--help"], env={"COLUMNS": str(columns)}).output
+        lines = out.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.strip().startswith("Usage")) + 1
+        body = []
+        for line in lines[start:]:
+            if line.strip().rstrip(":").lower() in ("arguments", "options", "commands") or "\u2500" in line:
+                break
+            body.append(line.rstrip())
+        width = max(len(line) for line in lines)
+        for line, following in zip(body, body[1:]):
+            if line.strip() and following.strip():
+                first_word = following.split()[0]
+                assert len(line) + 1 + len(first_word) > width, (
+                    f"jury {' '.join(path)} --help at {columns} columns breaks early:\n{line}\n{following}"
+                )
+
+
 def test_version():
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("jury ")
@@ -154,3 +204,76 @@ def test_run_files_survive_unicode_line_separators(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text(dump_runs([rec]), encoding="utf-8")
     assert load_runs([path])[0].sql == rec.sql
+
+
+def _whole(token: str, text: str) -> bool:
+    import re
+
+    return re.search(rf"(?<![^\s│┃]){re.escape(token)}(?![^\s│┃:])", text) is not None
+
+
+def test_quick_start_table_keeps_identifiers_whole_at_every_width(tmp_path, monkeypatch):
+    """`cd examples/bird-superhero && jury score run.jsonl` on a terminal of 80-160 columns: no
+    model name or header word is split across lines (it was `codes-15b-evidenc|e`, `questio|ns`)
+    and no line is wider than the terminal."""
+    monkeypatch.chdir(EXAMPLE)
+    models = sorted({json.loads(line)["model"] for line in (EXAMPLE / "run.jsonl").open()})
+    header_words = ["model", "questions", "matches", "strict", "acc", "[95%", "CI]", "rank", "mismatch", "(to", "jury)"]
+    header_words += ["other", "outcomes"]
+    for columns in (80, 100, 120, 160):
+        env = {"TTY_COMPATIBLE": "1", "COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "dumb"}
+        result = runner.invoke(app, ["score", "run.jsonl", "--store", str(tmp_path / "s.db")], env=env)
+        assert result.exit_code == 0, result.output
+        out = result.stdout
+        assert max(len(line) for line in out.splitlines()) <= columns, f"a line wider than {columns} columns"
+        for token in [*models, *header_words]:
+            assert _whole(token, out), f"{token!r} split across lines at {columns} columns:\n{out}"
+        assert "routing accuracy 1.000; shown with --wide" in " ".join(out.split())  # the column is left out
+
+
+def test_tables_never_split_a_word():
+    """Every command's tables go through to_rich_table: at any width a word is never cut; too
+    narrow for the table, each row becomes a block of `header: value` lines."""
+    import io
+
+    from rich.console import Console
+
+    from jury.results.render import to_rich_table
+
+    rows = [
+        {"juror": f"juror-with-a-long-name-{i}", "model": "openrouter/provider/model-name-2025", "votes": 1161} for i in range(3)
+    ]
+    for width in (40, 60, 80, 100, 160):
+        buf = io.StringIO()
+        Console(file=buf, width=width, no_color=True).print(
+            to_rich_table(rows, ["juror", "model", "votes"], ["juror", "juror model", "votes cast"])
+        )
+        out = buf.getvalue()
+        assert max(len(line) for line in out.splitlines()) <= width
+        for token in ("juror-with-a-long-name-2", "openrouter/provider/model-name-2025", "1161", "votes", "cast"):
+            assert _whole(token, out), f"{token!r} split at {width}:\n{out}"
+
+
+def test_a_mistyped_name_gets_the_closest_names_and_the_list(tmp_path, monkeypatch):
+    """`--panel defualt` said only "panel file not found": now the closest names and the
+    shipped ones; the same for taxonomies, comparators, --format and --strength."""
+    from jury.compare.comparators import get_comparator
+    from jury.errors import ConfigError, InputError
+    from jury.judging.panels import load_panel, resolve_panel_path
+    from jury.judging.taxonomies import load_taxonomy
+
+    with pytest.raises(
+        ConfigError, match=r"panel file not found; did you mean 'default'\? \(shipped panels: audit, default, local\)"
+    ):
+        load_panel(resolve_panel_path("defualt", "default.toml"))
+    with pytest.raises(ConfigError, match=r"panel file not found \(shipped panels: audit, default, local\)$"):
+        load_panel(resolve_panel_path("zzz", "default.toml"))
+    with pytest.raises(ConfigError, match=r"taxonomy file not found .*; did you mean 'plsqlbench'\?"):
+        load_taxonomy("plsqlbnech")
+    with pytest.raises(InputError, match=r"unknown comparator 'strcit'; did you mean 'strict'\? choose one of: "):
+        get_comparator("strcit")
+    monkeypatch.chdir(EXAMPLE)
+    result = runner.invoke(app, ["audit-gold", "--panel", "adit", "--plan", "--store", str(tmp_path / "s.db")])
+    assert result.exit_code == 1 and "did you mean 'audit'?" in result.output
+    result = runner.invoke(app, ["score", "run.jsonl", "-f", "jsno", "--store", str(tmp_path / "s.db")])
+    assert result.exit_code == 1 and "unknown format 'jsno'; did you mean 'json'?" in result.output

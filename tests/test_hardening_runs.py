@@ -135,12 +135,15 @@ def test_store_hits_and_shared_requests_are_counted_apart(project, fake_llm):
     shared = len(hashes) - len(set(hashes))
     assert shared > 0
     out = flat(res.output)
-    assert f"calls this run: {len(set(hashes))};" in out
+    assert f"calls this run: {len(set(hashes))} ballots asked, {len(set(hashes))} requests sent (0 retries);" in out
     assert "votes reused from the store: 0;" in out
     assert f"identical requests shared within this run: {shared};" in out
     res = adjudicate("--panel", panel, "-o", "verdicts/b.json")
     out = flat(res.output)
-    assert "calls this run: 0;" in out and f"votes reused from the store: {len(hashes)};" in out
+    assert (
+        "calls this run: 0 ballots asked, 0 requests sent (0 retries);" in out
+        and f"votes reused from the store: {len(hashes)};" in out
+    )
     assert "identical requests shared within this run: 0;" in out
 
 

@@ -133,3 +133,32 @@ def test_other_json_in_the_verdicts_folder_is_passed_over_but_a_broken_lock_is_n
     audit.write_text(audit.read_text().replace('"flagged": false', '"flagged": true', 1))
     res = runner.invoke(app, ["reaudit", "--check"])
     assert res.exit_code == 1 and "content hash mismatch" in res.output
+
+
+def test_diff_lists_say_how_many_more_there_are():
+    """`verdicts flipped: 160 of 387` listed 20 flips and stopped: the rest is counted."""
+    from jury.verdicts.reaudit import describe_diff
+
+    flips = [{"model": "m", "question_id": q, "old": "genuine_error", "new": "gold_defect"} for q in range(160)]
+    none = {"added": [], "removed": [], "changed": []}
+    adj = {"kind": "adjudication", "flipped": flips, "failures": 387, "credit_changed": 160}
+    lines = describe_diff({**adj, "percent_agreement": 0.5, "cohen_kappa": 0.1, "juror_changes": none})
+    assert lines[0] == "verdicts flipped: 160 of 387; credit changed for 160"
+    assert sum(line.startswith("  m q") for line in lines) == 20
+    assert lines[21] == "  … and 140 more"
+    exact = describe_diff({**adj, "flipped": flips[:20], "percent_agreement": 0.5, "cohen_kappa": 0.1, "juror_changes": none})
+    assert not any("more" in line for line in exact)
+    audit = {
+        "kind": "audit",
+        "newly_flagged": list(range(45)),
+        "cleared": [7],
+        "questions": 100,
+        "old_flags": 3,
+        "old_flags_also_flagged": 1,
+        "percent_agreement": 0.5,
+        "cohen_kappa": 0.1,
+        "juror_changes": none,
+    }
+    lines = describe_diff(audit)
+    assert lines[0] == f"newly flagged: 45 {list(range(20))} … and 25 more"
+    assert lines[1] == "cleared: 1 [7]"

@@ -9,7 +9,7 @@ import typer
 from jury.cli.common import config, emit, guard_outputs, handle_errors
 from jury.errors import InputError
 
-app = typer.Typer(help="Convert other tools' prediction files into jury run JSONL.", no_args_is_help=True)
+app = typer.Typer(help="Convert other tools' prediction files into jury run JSONL.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("bird-predictions")

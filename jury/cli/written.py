@@ -44,8 +44,21 @@ def unpriced_lines(path: Path | None) -> list[str]:
     ]
 
 
-def after_write(console, path: Path | None, signer=None) -> None:
-    """Report unpriced jurors of the written (or reused) file, then sign it if asked."""
+def missing_schema(cfg, output: Path | None) -> Path | None:
+    """The schema/ folder a verdict file written to ``output`` names (beside it), when it is not
+    there yet: writing the file writes it, and after_write says so."""
+    from jury.verdicts.assemble import verdicts_dir
+
+    folder = verdicts_dir(cfg, output) / "schema"
+    return None if folder.exists() else folder
+
+
+def after_write(console, path: Path | None, signer=None, new_schema: Path | None = None) -> None:
+    """Say where the file's JSON Schemas went when writing it made their folder (``new_schema``,
+    from missing_schema), report unpriced jurors of the written (or reused) file, then sign it
+    if asked."""
+    if new_schema is not None and path is not None and new_schema.is_dir():
+        console.print(f"wrote {new_schema}/ beside {path}: the JSON Schemas its $schema names", highlight=False, markup=False)
     for line in unpriced_lines(path):
         console.print(f"[yellow]{line}[/]", highlight=False)
     if signer is None or path is None:

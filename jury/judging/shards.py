@@ -52,7 +52,8 @@ def shard_message(shard: Shard, stats, store_path) -> str:
     """What a shard's run prints instead of a verdict file."""
     mine = stats.asked + stats.reused + stats.shared
     return (
-        f"shard {shard}: asked {mine} ballots ({stats.asked} calls this run, {stats.reused} votes reused from the "
+        f"shard {shard}: asked {mine} ballots ({stats.asked} calls this run with {stats.requests} requests sent, "
+        f"{stats.requests - stats.asked} of them retries; {stats.reused} votes reused from the "
         f"store, {stats.shared} shared), stored in {store_path}; {stats.other_shard} ballots belong to other shards. "
         "No verdict file written: merge the shards' stores with `jury store merge` and run once more without "
         "--shard to lock the verdict file"

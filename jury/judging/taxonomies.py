@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from jury.errors import ConfigError
+from jury.errors import ConfigError, did_you_mean
 from jury.judging.panels import PANELS_DIR
 
 TAXONOMIES_DIR = PANELS_DIR / "taxonomies"
@@ -125,8 +125,10 @@ def load_taxonomy(value: str | Path) -> Taxonomy:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        known = ", ".join(sorted(x.stem for x in TAXONOMIES_DIR.glob("*.toml"))) or "none"
-        raise ConfigError(f"{p}: taxonomy file not found (shipped taxonomies: {known})") from None
+        shipped = sorted(x.stem for x in TAXONOMIES_DIR.glob("*.toml"))
+        raise ConfigError(
+            f"{p}: taxonomy file not found (shipped taxonomies: {', '.join(shipped) or 'none'}){did_you_mean(p.stem, shipped)}"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read the taxonomy file: {exc.strerror or exc}") from None
     try:

@@ -18,9 +18,11 @@ BIAS_COLUMNS = (
 PANEL = "(panel)"
 
 
-def agreement_sets(audit_docs, adj_docs) -> list[dict]:
-    """One ``agreement_summary`` per verdict file, in the order of the report's verdict_files."""
-    out = [_one("audit", None, doc) for doc in audit_docs]
+def agreement_sets(audit_docs, adj_docs, audit_paths=()) -> list[dict]:
+    """One ``agreement_summary`` per verdict file, in the order of the report's verdict_files
+    (``audit_paths``: the audit files' paths where known)."""
+    paths = [*audit_paths, *[None] * len(audit_docs)][: len(audit_docs)]
+    out = [_one("audit", p, doc) for p, doc in zip(paths, audit_docs)]
     return out + [_one("adjudication", str(path), doc) for path, doc in adj_docs]
 
 
@@ -31,7 +33,8 @@ def _one(kind: str, path: str | None, doc) -> dict:
 
 
 def _title(a: dict) -> str:
-    name = a["path"] or (f"{a['content_sha256'][:19]}…" if a["content_sha256"] else "")
+    short = f"{a['content_sha256'][:19]}…" if a["content_sha256"] else ""  # "sha256:" and 12 hex digits
+    name = f"{a['path']} ({short})" if a["path"] and short else a["path"] or short
     return f"agreement and position bias: {a['kind']} {name} ({a['style']} ballots, {a['units']} records)".replace("  ", " ")
 
 

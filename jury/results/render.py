@@ -61,16 +61,83 @@ def to_markdown(rows: Sequence[dict], columns: Sequence[str], headers: Sequence[
 
 
 def to_rich_table(rows: Sequence[dict], columns: Sequence[str], headers: Sequence[str], title: str = ""):
-    """A rich table whose cells are plain text (no markup), made safe to print."""
-    from rich.table import Table
-    from rich.text import Text
+    """A table whose cells are plain text (no markup), made safe to print, that never splits a
+    word (a model name, a header word, an interval bound) across lines: see FittedTable."""
+    return FittedTable(
+        [safe(h) for h in headers], [[safe(cell(row.get(c))) for c in columns] for row in rows], safe(title) if title else ""
+    )
 
-    table = Table(title=Text(safe(title)) if title else None, show_lines=False)
-    for h in headers:
-        table.add_column(Text(safe(h)), overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(safe(cell(row.get(c)))) for c in columns))
-    return table
+
+class FittedTable:
+    """A rich renderable: the table fitted to the width it is printed at, words kept whole.
+
+    Tried in turn: the table at its natural width; each column at least as wide as its longest
+    word (header or cell), the room left going to unwrap the cells, then the headers, the
+    columns nearest to whole first; the same without the outer edges; and, when even that is
+    wider than the terminal, one block per row ("header: value" lines under the first
+    column's value), so no identifier is ever cut."""
+
+    def __init__(self, headers: list[str], rows: list[list[str]], title: str = "") -> None:
+        self.headers, self.rows, self.title = headers, rows, title
+
+    def _extent(self, i: int) -> tuple[int, int, int]:
+        """(longest word, longest line, longest cell line) of column i, the first two header
+        included, in terminal cells."""
+        from rich.cells import cell_len
+
+        texts = [self.headers[i], *(r[i] for r in self.rows)]
+        lines = [cell_len(line) for t in texts for line in t.splitlines()]
+        words = [w for t in texts for w in t.split()]
+        return max((cell_len(w) for w in words), default=1), max(lines, default=1), max(lines[1:], default=1)
+
+    def widths(self, max_width: int) -> tuple[list[int] | None, bool] | None:
+        """(column widths or None for natural, show the outer edge) at max_width; None: stack rows."""
+        n = len(self.headers)
+        if not n:
+            return None, True
+        extents = [self._extent(i) for i in range(n)]
+        least, most = [e[0] for e in extents], [e[1] for e in extents]
+        cells = [max(e[0], e[2]) for e in extents]
+        for edge in (True, False):
+            room = max_width - (3 * n + 1 if edge else 3 * n - 1)  # padding 1 each side and the rules
+            if sum(most) <= room:
+                return (None if edge else most), edge
+            if sum(least) <= room:
+                width = list(least)
+                spare = room - sum(least)
+                for target in (cells, most):  # unwrap the cells first, then the headers
+                    for i in sorted(range(n), key=lambda j: target[j] - width[j]):  # nearest to whole first
+                        grow = max(0, min(spare, target[i] - width[i]))
+                        width[i] += grow
+                        spare -= grow
+                return width, edge
+        return None
+
+    def __rich_console__(self, console, options):
+        from rich.table import Table
+        from rich.text import Text
+
+        fitted = self.widths(options.max_width)
+        if fitted is None:
+            yield from self._stacked()
+            return
+        width, edge = fitted
+        table = Table(title=Text(self.title) if self.title else None, show_lines=False, show_edge=edge)
+        for i, h in enumerate(self.headers):
+            table.add_column(Text(h), overflow="fold", width=None if width is None else width[i])
+        for row in self.rows:
+            table.add_row(*(Text(v) for v in row))
+        yield table
+
+    def _stacked(self):
+        from rich.text import Text
+
+        if self.title:
+            yield Text(self.title, style="bold")
+        for row in self.rows:
+            yield Text(f"{self.headers[0]}: {row[0]}", style="bold")
+            for h, v in zip(self.headers[1:], row[1:]):
+                yield Text(f"  {h}: {v}")
 
 
 def to_json(obj) -> str:

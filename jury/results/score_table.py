@@ -7,7 +7,7 @@ import json
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.stats import ordinal
 from jury.version import __version__, provenance
-from jury.vocab import DECIDING_COMPARATORS, OUTCOMES, Column, Outcome
+from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
 
 
 def score_rows(scores) -> list[dict]:
@@ -59,7 +59,8 @@ def _with_rank(value, rank) -> str:
 
 WIDE_SCORE_COLUMNS = ("routed", "side comparators")
 """Table and Markdown columns shown only with `jury score --wide` (CSV and JSON hold everything):
-the routed count and the accuracy (rank) of each comparator other than the chosen one."""
+the routed count and the accuracy (rank) of each comparator other than the chosen one. The
+routing accuracy is shown without --wide only when some model misrouted a question."""
 
 
 def render_scores(
@@ -89,22 +90,25 @@ def render_scores(
         d["strict_ci"] = _interval(r)
         d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
         d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
-        d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o != Outcome.MATCH and r[o]) or "—"
+        # the mismatches have their own column (the jury-eligible count)
+        d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o not in (Outcome.MATCH, JURY_ELIGIBLE) and r[o]) or "—"
         for name in DECIDING_COMPARATORS:
             d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
         display.append(d)
     side = [n for n in DECIDING_COMPARATORS if n != settings["comparator"]] if wide else []  # the chosen one is the main column
     routed = ["routed"] if wide else []
-    columns = ["model", "questions", "routing", *routed, "strict_matches", "strict_ci", "rank", "jury_eligible", "misses", *side]
+    all_routed = all(r["routing_accuracy"] in (None, 1.0) for r in rows)
+    routing = [] if all_routed and not wide else ["routing"]
+    columns = ["model", "questions", *routing, *routed, "strict_matches", "strict_ci", "rank", "jury_eligible", "misses", *side]
     headers = [
         "model",
         "questions",
-        "routing acc",
+        *(["routing acc"] if routing else []),
         *routed,
         "matches",
         f"{settings['comparator']} acc [95% CI]",
         "rank",
-        "jury-eligible",
+        "mismatch (to jury)",
         "other outcomes",
         *(f"{n} acc (rank)" for n in side),
     ]
@@ -113,13 +117,15 @@ def render_scores(
             for d, r in zip(display, rows):
                 d[col] = _interval(r, col) + (f" ({ordinal(r[f'{col}_rank'])})" if r[f"{col}_rank"] else "")
             columns.insert(columns.index("jury_eligible"), col)
-            headers.insert(headers.index("jury-eligible"), f"{head} [95% CI] (rank)")
+            headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] (rank)")
     note = _extra_display(rows, display, columns, headers)
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
     )
     caption += note
+    if rows and not routing:
+        caption += "\nevery model routed every question to the right database (routing accuracy 1.000; shown with --wide)"
     if ev.recorded_pairs:
         n = ev.recorded_pairs
         caption += (
@@ -167,24 +173,24 @@ def _extra_display(rows: list[dict], display: list[dict], columns: list[str], he
     if rows and "ves" in rows[0]:
         for d, r in zip(display, rows):
             d["ves_shown"] = "—" if r["ves"] is None else f"{r['ves']:.2f}"
+            d["r_ves_shown"] = "—" if r["r_ves"] is None else f"{r['r_ves']:.2f}"
             d["ratio_shown"] = "—" if r["time_ratio"] is None else f"{r['time_ratio']:.3f}"
             d["faster_shown"] = "—" if r["faster_share"] is None else f"{r['faster_share']:.3f} of {r['timed_matches']}"
         columns.extend(["ves_shown", "r_ves_shown", "ratio_shown", "faster_shown"])
         headers.extend(["VES", "R-VES", "t_pred/t_gold", "pred faster"])
         r = rows[0]
+        untimed = sum(x["untimed_matches"] for x in rows)
+        left_out = f"; left out of VES and R-VES, matches never timed (recorded outcomes): {untimed}" if untimed else ""
         return (
             f"\nefficiency: {r['repeats']} timed repetitions per matched pair, measured on this machine "
             f"(CPU {r['cpu']}), latest {max(str(x['measured_at']) for x in rows)}; VES x100 as BIRD, "
             f"R-VES as BIRD mini-dev{left_out}"
         )
-            d["r_ves_shown"] = "—" if r["r_ves"] is None else f"{r['r_ves']:.2f}"
     return ""
 
 
 def per_question_jsonl(pairs) -> str:
     out = []
-        untimed = sum(x["untimed_matches"] for x in rows)
-        left_out = f"; left out of VES and R-VES, matches never timed (recorded outcomes): {untimed}" if untimed else ""
     for p in pairs:
         out.append(
             json.dumps(

@@ -152,6 +152,15 @@ def _juror_changes(old: VerdictFile, new: VerdictFile) -> dict:
     }
 
 
+DIFF_SHOWN = 20
+"""How many flipped verdicts, newly flagged and cleared questions a diff lists; the rest are counted."""
+
+
+def _some(items: list) -> str:
+    more = len(items) - DIFF_SHOWN
+    return f"{items[:DIFF_SHOWN]}" + (f" … and {more} more" if more > 0 else "")
+
+
 def describe_diff(diff: dict) -> list[str]:
     j = diff["juror_changes"]
     lines = []
@@ -161,16 +170,18 @@ def describe_diff(diff: dict) -> list[str]:
     kappa = diff["cohen_kappa"]
     agree = (f"{100 * pa:.1f}%" if pa is not None else "—") + ", Cohen's kappa " + (f"{kappa:.3f}" if kappa is not None else "—")
     if diff["kind"] == "audit":
-        lines.append(f"newly flagged: {len(diff['newly_flagged'])} {diff['newly_flagged'][:20]}")
-        lines.append(f"cleared: {len(diff['cleared'])} {diff['cleared'][:20]}")
+        lines.append(f"newly flagged: {len(diff['newly_flagged'])} {_some(diff['newly_flagged'])}")
+        lines.append(f"cleared: {len(diff['cleared'])} {_some(diff['cleared'])}")
         lines.append(f"old and new panels agree on {agree} of {diff['questions']} questions")
         lines.append(f"{diff['old_flags_also_flagged']} of {diff['old_flags']} flags also flagged by the new panel")
     else:
         lines.append(
             f"verdicts flipped: {len(diff['flipped'])} of {diff['failures']}; credit changed for {diff['credit_changed']}"
         )
-        for f in diff["flipped"][:20]:
+        for f in diff["flipped"][:DIFF_SHOWN]:
             lines.append(f"  {f['model']} q{f['question_id']}: {f['old']} -> {f['new']}")
+        if len(diff["flipped"]) > DIFF_SHOWN:
+            lines.append(f"  … and {len(diff['flipped']) - DIFF_SHOWN} more")
         lines.append(f"old and new panels agree on {agree}")
     return lines
 
