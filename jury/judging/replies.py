@@ -52,14 +52,30 @@ def _find_balanced_objects(text: str, limit: int = 20):
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|javascript|js)?[ \t]*\n?(.*?)```", re.DOTALL)
 
 
+# Reasoning that open-weight models (qwen3, DeepSeek-R1, their distills) write into the reply
+# itself when the server does not split it out: <think>...</think> blocks before the answer.
+# An unclosed block (the model was cut off while thinking) leaves no answer at all.
+_LEADING_THINK = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def strip_reasoning(text: str) -> str:
+    """The reply without the <think>/<thinking>/<reasoning> blocks it opens with, so that JSON
+    written while thinking (a draft verdict) is never taken for the answer."""
+    while (match := _LEADING_THINK.match(text)) is not None:
+        text = text[match.end() :]
+    return text
+
+
 def extract_json_object(text: str) -> dict:
     """The first JSON object in a model's reply: ```json fences and surrounding prose are ignored.
 
-    Looks inside a fenced block first, then in the whole text; takes the first balanced top-level
-    {...} that json.loads accepts. Raises ValueError with a short reason otherwise.
+    Leading <think> blocks are skipped (strip_reasoning); then looks inside a fenced block first,
+    then in the whole text; takes the first balanced top-level {...} that json.loads accepts.
+    Raises ValueError with a short reason otherwise.
     """
     if not isinstance(text, str):
         raise ValueError(f"reply is not text but {type(text).__name__}")
+    text = strip_reasoning(text)  # a draft verdict written while thinking is not the answer
     if not text.strip():
         raise ValueError("empty reply")
     regions = [m.group(1) for m in _FENCE.finditer(text)] + [text]

@@ -123,6 +123,11 @@ def retry_after_s(exc: BaseException) -> float | None:
             if when.tzinfo is None:
                 when = when.replace(tzinfo=datetime.UTC)
             return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+    # Gemini sends no header: its 429 RESOURCE_EXHAUSTED body carries a google.rpc.RetryInfo
+    # {"retryDelay": "7s"}, which litellm keeps in the exception's message.
+    delay = re.search(r"""["']retryDelay["']\s*:\s*["'](\d+(?:\.\d+)?)s["']""", str(exc))
+    if delay:
+        return float(delay.group(1))
     return None
 
 
@@ -137,10 +142,73 @@ def error_text(exc: BaseException) -> str:
     return f"{prefix}{name}: {message}"
 
 
-def rejects_response_format(exc: BaseException) -> bool:
+# What a server that validates its input says when it refuses a request, whatever status it
+# sends: llama-cpp-python answers a pydantic validation failure (e.g. response_format json_schema)
+# with HTTP 500 "1 validation error: ... Input should be 'text' or 'json_object'"; llama.cpp's
+# forks with 500 'response_format type must be one of "text" or "json_object"'.
+_INVALID_INPUT_HINTS = (
+    "validation error",
+    "input should be",
+    "literal_error",
+    "must be one of",
+    "invalid_request_error",
+    "unprocessable entity",
+)
+
+# The words naming each way of constraining the reply (JurorSpec.structured_output), in an error
+# that rejects it.
+_STRUCTURED_HINTS = {
+    "json_schema": ("response_format", "json_schema"),
+    "json_object": ("response_format", "json_object"),
+    "ollama": ("format",),
+    "vllm": ("guided_json", "guided_decoding"),
+}
+
+
+def invalid_request(exc: BaseException) -> bool:
+    """True when the error says the request itself is invalid, so sending it again cannot help:
+    HTTP 400 or 422, or a 5xx whose body is an input-validation failure (a server that reports
+    its validation errors as internal errors, as llama-cpp-python's does)."""
     status = getattr(exc, "status_code", None)
+    if status in (400, 422):
+        return True
+    if not (isinstance(status, int) and status >= 500):
+        return False
     message = str(exc).lower()
-    return status in (400, 422) and ("response_format" in message or "json_schema" in message)
+    return any(hint in message for hint in _INVALID_INPUT_HINTS)
+
+
+def rejects_response_format(exc: BaseException, kind: str = "json_schema") -> bool:
+    """True when an invalid-request error is about the structured output sent (`kind`)."""
+    message = str(exc).lower()
+    return invalid_request(exc) and any(word in message for word in _STRUCTURED_HINTS.get(kind, ()))
+
+
+def unreadable_reply(exc: BaseException) -> bool:
+    """True when the provider answered but litellm could not turn its body into a reply (e.g. an
+    Anthropic or Gemini reply without its usage block): the same body would fail the same way."""
+    message = str(exc)
+    if "Error converting to valid response block" in message:
+        return True
+    # litellm wraps a KeyError raised while reading the body: "'usage'\nTraceback (most recent call last):"
+    return _missing_key(message) is not None
+
+
+def _missing_key(message: str) -> str | None:
+    first = re.sub(r"^(litellm\.)?APIConnectionError:\s*", "", message).lstrip()
+    match = re.match(r"'([A-Za-z_]+)'\s*\nTraceback \(most recent call last\)", first)
+    return match.group(1) if match else None
+
+
+def describe_unreadable(exc: BaseException) -> str:
+    """One line for a reply litellm could not read (see unreadable_reply), without its traceback."""
+    message = str(exc)
+    field = _missing_key(message)
+    if field is None:
+        found = re.search(r"block=(.*?)(?:\. Got=|$)", message)
+        field = found.group(1).strip() if found else None
+    what = f" ({field}{' missing' if _missing_key(message) else ''})" if field else ""
+    return f"unreadable reply: the provider answered, but litellm could not read the body{what}"
 
 
 def describe_server_error(exc: BaseException, text: str) -> str:
