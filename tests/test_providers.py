@@ -404,6 +404,11 @@ def test_unknown_structured_output_kind_is_one_line_naming_the_choices(tmp_path:
 # ---- the shipped panels: models litellm knows, prices and takes these options for -------------
 
 
+# The day the shipped panels were last checked against litellm's price map: a pinned litellm
+# that dates a shipped model's retirement on or before it fails the test (the calendar does not).
+PANELS_REVIEWED = "2026-12-01"
+
+
 def _all_shipped_jurors() -> list:
     out = []
     for path in sorted(PANELS_DIR.glob("*.toml")):
@@ -435,6 +440,9 @@ def test_shipped_juror_is_a_model_litellm_knows_prices_and_takes_these_params_fo
     assert unknown_params(juror) == []
     assert set(juror.generation_params()) <= set(supported), f"{juror.model} rejects some of {juror.generation_params()}"
     assert "max_tokens" in supported  # jury sends max_tokens when the panel sets none
+    if not local:  # litellm's price map dates retirements: a shipped juror is never one it has retired
+        retired = (litellm.model_cost.get(juror.model) or litellm.model_cost[model]).get("deprecation_date")
+        assert retired is None or retired > PANELS_REVIEWED, f"{juror.model}: retired on {retired} (litellm's map)"
 
 
 def test_think_block_is_skipped_by_the_parser_so_stored_votes_check_out():
