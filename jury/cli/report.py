@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
-    FORMAT_HELP,
+    DB_URL_HELP,
     check_format,
     config,
     emit,
@@ -27,6 +27,7 @@ def report(
     runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),
     verdicts: list[Path] = typer.Option(
         [], "--verdicts", help="Locked adjudication file(s): the adjudicated column (repeatable)."
@@ -42,7 +43,9 @@ def report(
     families: Path | None = typer.Option(
         None, help="Family registry TOML for models the verdict files do not name (default: the run records' family fields)."
     ),
-    fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
+    fmt: str = typer.Option(
+        "table", "--format", "-f", help="Output format: table, csv, json, md, or html (a static site written to the -o folder)."
+    ),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
     plots: Path | None = typer.Option(None, "--plots", help="Also write the report's figures to this folder."),
     comparator: str | None = typer.Option(
@@ -66,6 +69,10 @@ def report(
         "--review",
         help="Locked review file (`jury review lock`): people's decisions take precedence over the jury's; shows reviewer κ.",
     ),
+    rank_resamples: int = typer.Option(
+        1000, "--rank-resamples", help="Bootstrap resamples of the questions for each model's rank interval (at least 1,000)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -86,12 +93,22 @@ def report(
     from jury.pipeline.jobs import load_and_evaluate
     from jury.results.report import STRENGTHS, build_report, render_report
 
-    check_format(fmt)
+    if fmt != "html":
+        check_format(fmt)
+    elif output is None:
+        raise InputError("-f html writes a site into a folder: give -o DIR")
     if strength is not None and strength not in STRENGTHS:
-        raise InputError(f"unknown --strength {strength!r}; choose one of: {', '.join(STRENGTHS)}")
+        from jury.errors import did_you_mean
+
+        hint = did_you_mean(strength, STRENGTHS) or ";"
+        raise InputError(f"unknown --strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
     cfg = config()
+    if fmt == "html" and output is not None:
+        from jury.results.site import check_site_dir
+
+        check_site_dir(output, [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families, review])
     guard_outputs(
-        [output],
+        [output if fmt != "html" else None],
         [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families, review],
         store=cfg.store_path(store),
         db_root=cfg.path_of("db_root", db_root),
@@ -99,24 +116,38 @@ def report(
     audit_path = cfg.path_of("audit", audit)
     audit_doc, adj_docs = load_verdict_files(audit_path, verdicts, allow_superseded)  # locks first
     audit_doc, adj_docs, review_info = with_review(review, audit_doc, adj_docs)
-    audit_docs = [audit_doc[1]] if audit_doc is not None else []
+    audit_docs = [audit_doc] if audit_doc is not None else []  # (path, doc): the report names the path
     registry = None
     if families is not None:
         from jury.judging.families import load_registry
 
         registry = load_registry(families)
 
-    evaluation = settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers)
+    evaluation = settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers, db_url=db_url)
     gold_file = gold_path(cfg, gold)
     with open_store(cfg, store) as st:
-        gold_items, _records, ev = load_and_evaluate(
+        gold_items, run_records, ev = load_and_evaluate(
             gold_file, list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
         )
     check_audit_against_gold(audit_doc, ev, gold_items, gold_file)
-    result = build_report(
-        ev, gold_items, audit_docs=audit_docs, adj_docs=adj_docs, strength=strength, control=control, registry=registry
-    )
-    text = render_report(result, fmt, width=table_width(output), wide=wide)
+    try:
+        result = build_report(
+            ev,
+            gold_items,
+            audit_docs=audit_docs,
+            adj_docs=adj_docs,
+            strength=strength,
+            control=control,
+            registry=registry,
+            rank_resamples=rank_resamples,
+            seed=seed,
+        )
+    except InputError:  # verdicts that do not fit: first say if they were made for other inputs
+        from jury.verdicts.documents import check_made_for
+
+        check_made_for(adj_docs, gold_file, runs)
+        raise
+    text = render_report(result, fmt, width=table_width(output), wide=wide) if fmt != "html" else ""
     if plots is not None:
         try:
             from jury.results.plots import write_plots
@@ -128,4 +159,41 @@ def report(
             raise InputError(f"--plots {plots}: cannot write there: {exc.strerror or exc}") from None
         for path in written:
             typer.echo(f"wrote {path}", err=True)
+    if fmt == "html":
+        from jury.results.site import SiteSources, build_site, site_command
+
+        assert output is not None
+        review_doc = None
+        if review is not None:
+            from jury.verdicts.review import load_review
+
+            review_doc = (review, load_review(review))
+        sources = SiteSources(
+            report=result,
+            evaluation=ev,
+            gold=gold_items,
+            records=run_records,
+            audit=audit_doc,
+            adjudications=adj_docs,
+            review=review_doc,
+            inputs=[("gold", gold_file), *(("run", r) for r in runs), ("families", families), ("review", review)],
+            command=site_command(
+                runs,
+                gold_file,
+                audit_path,
+                verdicts,
+                review,
+                families,
+                strength,
+                control,
+                evaluation,
+                rank_resamples,
+                seed,
+                output,
+            ),
+        )
+        summary = build_site(sources, output)
+        review_text(review_info, "json")  # the review summary on stderr
+        typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)
+        return
     emit(text + review_text(review_info, fmt), output)

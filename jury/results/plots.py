@@ -439,13 +439,47 @@ CHARTS = (
 )
 
 
+# (file name, figure builder, the kinds of verdict file its data comes from)
+FIGURES = (
+    ("columns.png", columns_figure, ("audit", "adjudication")),
+    ("rank_slope.png", rank_slope_figure, ("adjudication",)),
+    ("miss_composition.png", miss_composition_figure, ("adjudication",)),
+    ("defect_share_vs_strength.png", defect_share_vs_strength_figure, ("adjudication", "audit")),
+    ("position_bias.png", position_bias_figure, ("adjudication",)),
+    ("error_categories.png", error_categories_figure, ("adjudication",)),
+)
+
+
+def provenance_lines(report: Report | dict, kinds=("audit", "adjudication")) -> list[str]:
+    """Where a chart's numbers come from: each verdict file of those kinds the report read
+    (path, content hash, panel), or that it rests on the run files alone."""
+    report = _as_dict(report)
+    files = [f for f in report.get("verdict_files") or [] if isinstance(f, dict) and f.get("kind") in kinds]
+    if not files:
+        return ["from the run files alone (no verdict file)"]
+    return [
+        f"from {f['kind']} file {f.get('path') or '(path not given)'}, {f.get('content_sha256') or 'unlocked'}"
+        + (f", panel {f['panel']}" if f.get("panel") else "")
+        for f in files
+    ]
+
+
+def add_provenance(fig: Figure, lines: list[str]) -> None:
+    """A small footer under the chart naming the verdict files (saved with bbox_inches="tight")."""
+    fig.text(0.0, 0.0, "\n".join(lines), ha="left", va="top", fontsize=FONT - 2.5, color="#555555", transform=fig.transFigure)
+
+
 def write_plots(report: Report | dict, out_dir) -> list[Path]:
-    """Write every chart whose data is present into out_dir; return the written paths."""
+    """Write every chart whose data is present into out_dir, each with a footer naming the
+    verdict files (path, content hash, panel) it came from; return the written paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for filename, plot in CHARTS:
-        path = plot(report, out_dir / filename)
+    for filename, build, kinds in FIGURES:
+        fig = build(report)
+        if fig is not None:
+            add_provenance(fig, provenance_lines(report, kinds))
+        path = _save(fig, out_dir / filename)
         if path is not None:
             written.append(path)
     return written

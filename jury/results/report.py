@@ -38,6 +38,7 @@ from jury.results.columns import (
     verdict_index,
     with_ranks,
 )
+from jury.results.ranks import DEFAULT_RESAMPLES, rank_stability
 from jury.results.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import Report
 from jury.results.scoring import score_all
@@ -54,15 +55,27 @@ DIFFICULTY = {"simple": 1, "moderate": 2, "challenging": 3}
 
 
 def build_report(
-    ev, gold: dict, *, audit_docs=(), adj_docs=(), strength: str | None = "adjudicated", control: str | None = None, registry=None
+    ev,
+    gold: dict,
+    *,
+    audit_docs=(),
+    adj_docs=(),
+    strength: str | None = "adjudicated",
+    control: str | None = None,
+    registry=None,
+    rank_resamples: int | None = DEFAULT_RESAMPLES,
+    seed: int = 0,
 ) -> Report:
     """The report (``Report``; ``.model_dump(mode="json")`` is what ``--format json`` writes).
 
     ``adj_docs``: (path, VerdictFile) pairs of adjudication files; ``audit_docs``: audit
-    VerdictFiles. ``strength`` is the column the gold-defect share is correlated with;
+    VerdictFiles, or (path, VerdictFile) pairs (the report then names their paths). ``strength`` is the column the gold-defect share is correlated with;
     None picks adjudicated, else gold_clean, else strict, by which verdicts were given.
+    ``rank_resamples`` (None: none) and ``seed``: the rank-stability bootstrap (jury.results.ranks).
     """
-    audit_docs, adj_docs = list(audit_docs), list(adj_docs)
+    audit_paths = [str(d[0]) if isinstance(d, tuple) and d[0] is not None else None for d in audit_docs]
+    audit_docs = [d[1] if isinstance(d, tuple) else d for d in audit_docs]
+    adj_docs = list(adj_docs)
     _check_kinds(audit_docs, adj_docs)
     strength = _choose_strength(strength, bool(audit_docs), bool(adj_docs))
     pairs = ev.pairs
@@ -134,16 +147,37 @@ def build_report(
             "jury_version": __version__,
             "provenance": provenance(),
             "settings": settings,
-            "verdict_files": [{"kind": "audit", "path": None, "content_sha256": d.content_sha256} for d in audit_docs]
-            + [{"kind": "adjudication", "path": str(p), "content_sha256": d.content_sha256} for p, d in adj_docs],
+            "verdict_files": [
+                {"kind": "audit", "path": p, "content_sha256": d.content_sha256, "panel": d.panel.name}
+                for p, d in zip(audit_paths, audit_docs)
+            ]
+            + [
+                {"kind": "adjudication", "path": str(p), "content_sha256": d.content_sha256, "panel": d.panel.name}
+                for p, d in adj_docs
+            ],
             "models": rows,
             "correlations": _correlations(rows, strength),
             "families": _family_shares(rows),
             "control": _control(rows, control),
             "oracle_routing": _oracle(pairs, models, flagged, index),
             "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
-            "agreement": agreement_sets(audit_docs, adj_docs),  # from the records, never the summaries
+            "agreement": agreement_sets(audit_docs, adj_docs, audit_paths),  # from the records, never the summaries
             "error_categories": category_counts(adj_docs),  # --taxonomy files only
+            "rank_stability": None
+            if rank_resamples is None
+            else rank_stability(
+                pairs,
+                models,
+                {
+                    Column.STRICT: {m: scores[m].strict_rank for m in models},
+                    Column.GOLD_CLEAN: clean_rank,
+                    Column.ADJUDICATED: adj_rank,
+                },
+                flagged=flagged,
+                index=index,
+                resamples=rank_resamples,
+                seed=seed,
+            ),
         }
     )
 
@@ -340,6 +374,7 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
     oracle_title = (
         f"oracle routing: the {report['oracle_routing']['questions']} questions every model routed correctly (one denominator)"
     )
+    stability = rank_stability_table(report)
     if fmt == "md":
         return (
             "## jury report\n\n"
@@ -350,6 +385,7 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
             + oracle_title
             + "\n\n"
             + to_markdown(orows, ocols, oheads)
+            + ("" if stability is None else f"\n### {stability[0]}\n\n" + to_markdown(stability[3], stability[1], stability[2]))
             + agreement_markdown(report)
             + categories_markdown(report)
         )
@@ -365,6 +401,8 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
     for n in notes:
         console.print(safe(n), markup=False)
     console.print(to_rich_table(orows, ocols, oheads, title=oracle_title))
+    if stability is not None:
+        console.print(to_rich_table(stability[3], stability[1], stability[2], title=stability[0]))
     print_agreement(console, report)
     print_categories(console, report)
     return buffer.getvalue()
@@ -441,12 +479,40 @@ def _oracle_table(report: dict):
     return cols, heads, display
 
 
+def rank_cell(entry: dict) -> str:
+    """A model's rank, its 95% bootstrap interval and the probability of that rank: "3rd [2nd–5th] p 0.41"."""
+    if entry["rank"] is None or entry["low"] is None:
+        return "—"
+    p = entry["probabilities"][entry["rank"] - 1] if entry["rank"] <= len(entry["probabilities"]) else 0.0
+    return f"{ordinal(entry['rank'])} [{ordinal(entry['low'])}–{ordinal(entry['high'])}] p {p:.2f}"
+
+
+def rank_stability_table(report: dict):
+    """(title, columns, headings, rows) of the rank-stability section; None without it."""
+    rs = report.get("rank_stability")
+    if not rs:
+        return None
+    present = [c for c in COLUMNS if c in rs["columns"]]
+    cols = ["model", *present]
+    heads = ["model", *(f"{Column(c).label} rank [95% interval] p(rank)" for c in present)]
+    rows = [{"model": r["model"], **{c: rank_cell(rs["columns"][c][i]) for c in present}} for i, r in enumerate(report["models"])]
+    title = (
+        f"rank stability: {rs['resamples']:,} bootstrap resamples of the {rs['questions']:,} questions (seed {rs['seed']}); "
+        "p(rank) = share of resamples giving the model its rank"
+    )
+    return title, cols, heads, rows
+
+
 def _corr_text(c: dict) -> str:
     if c["r"] is None:
         return f"undefined (n = {c['n']}: needs 3 models with both values, each side varying)"
     text = f"r = {c['r']:.3f} (n = {c['n']}, p = {c['p_value']:.3g}"
     if c["ci_low"] is not None:
         text += f", 95% CI [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+    elif c.get("resamples"):
+        text += ", no CI: under 90% of bootstrap resamples defined"
+    if c.get("resamples"):
+        text += f"; {c.get('degenerate_resamples') or 0:,} of {c['resamples']:,} resamples degenerate"
     return text + ")"
 
 
@@ -482,7 +548,3 @@ def _notes(report: dict) -> list[str]:
             + ", ".join(f"{e['question_id']} ({e['error']})" for e in report["gold_errors"][:10])
         )
     return notes
-    elif c.get("resamples"):
-        text += ", no CI: under 90% of bootstrap resamples defined"
-    if c.get("resamples"):
-        text += f"; {c.get('degenerate_resamples') or 0:,} of {c['resamples']:,} resamples degenerate"

@@ -103,6 +103,7 @@ class VerdictFileRef(_Model):
     kind: Literal["audit", "adjudication"]
     path: str | None = Field(description="Adjudication files: as given; audits: null.")
     content_sha256: str | None = Field(description="The file's lock.")
+    panel: str | None = Field(None, description="The name of the panel that wrote it.")
 
 
 class Composition(_Model):
@@ -267,10 +268,34 @@ class ErrorCategories(_Model):
     )
 
 
+class RankInterval(_Model):
+    """One model's rank in one column: the report's point rank, the 95% percentile interval of
+    its bootstrap ranks and the probability of each rank (jury.results.ranks)."""
+
+    model: str
+    rank: int | None = Field(description="The report's rank (1 = best, ties share the best rank).")
+    low: int | None = Field(description="2.5th percentile of the bootstrap ranks (inverted CDF: a rank some resample gave).")
+    high: int | None = Field(description="97.5th percentile of the bootstrap ranks.")
+    probabilities: list[float] = Field(description="Index r-1: the share of resamples ranking the model r-th.")
+    undefined_resamples: int = Field(ge=0, description="Resamples holding none of the model's questions (left out).")
+
+
+class RankStability(_Model):
+    """A seeded bootstrap over questions: how far each model's rank moves when the questions do
+    (jury.results.ranks; resample b draws numpy.random.default_rng([seed, b]).integers(0, Q, Q))."""
+
+    method: str
+    resamples: int = Field(ge=1)
+    seed: int
+    confidence: float
+    questions: int = Field(ge=0, description="Questions resampled (gold errors left out), Q.")
+    columns: dict[str, list[RankInterval]] = Field(description="Column -> one entry per model, in run order.")
+
+
 class Report(_Model):
     """`jury report --format json` (see README, `jury report`)."""
 
-    _OPTIONAL = ("error_categories",)  # written only when present: reports without them are as before
+    _OPTIONAL = ("error_categories", "rank_stability")  # written only when present: reports without them are as before
 
     jury_version: str
     provenance: Provenance = Field(description="jury and litellm versions and jury's git revision (jury.version.provenance).")
@@ -287,6 +312,9 @@ class Report(_Model):
     )
     error_categories: ErrorCategories | None = Field(
         None, description="Adjudication files made with --taxonomy only (absent otherwise): error categories per model."
+    )
+    rank_stability: RankStability | None = Field(
+        None, description="Each model's rank interval and rank probabilities per column (a bootstrap over questions)."
     )
 
     @model_serializer(mode="wrap")

@@ -1,0 +1,102 @@
+"""Headline findings of a report, each sentence built from the report's own numbers.
+
+No number is typed here: every figure in a sentence is computed from the ``Report`` (its JSON
+dict) that ``jury report -f json`` writes, so a finding changes when the data does. Each
+finding is a dict: ``key`` (what it is about), ``text`` (the sentence) and ``numbers`` (the
+computed values it states, for tests and for readers who want them unformatted).
+"""
+
+from __future__ import annotations
+
+from jury.stats import ordinal
+from jury.vocab import COMPOSITION, Verdict
+
+
+def _pts(k: int, n: int) -> float:
+    return 100.0 * k / n if n else 0.0
+
+
+def largest_rank_shift(report: dict) -> dict | None:
+    """The model whose rank moves most from strict to adjudicated, and its lift split into the
+    credit for format-equivalent answers and for gold defects (points of accuracy)."""
+    moved = [m for m in report["models"] if m.get("rank_delta") is not None and m.get("adjudicated")]
+    if not moved:
+        return None
+    m = max(moved, key=lambda r: abs(r["rank_delta"]))  # first in run order on ties
+    n = m["adjudicated"]["n"]
+    fe, gd = m["composition"][Verdict.FORMAT_EQUIVALENCE], m["composition"][Verdict.GOLD_DEFECT]
+    lift = _pts(m["adjudicated"]["k"] - m["strict"]["k"], n)
+    numbers = {
+        "model": m["model"],
+        "strict_rank": m["strict_rank"],
+        "adjudicated_rank": m["adjudicated_rank"],
+        "rank_delta": m["rank_delta"],
+        "lift_points": lift,
+        "format_equivalence_points": _pts(fe, n),
+        "gold_defect_points": _pts(gd, n),
+    }
+    if m["rank_delta"] == 0:
+        best = max(moved, key=lambda r: r["adjudicated"]["k"] - r["strict"]["k"])
+        b = best["adjudicated"]
+        numbers.update(model=best["model"], lift_points=_pts(b["k"] - best["strict"]["k"], b["n"]))
+        text = f"No model changes rank from strict to adjudicated; the largest lift is {best['model']}'s, {numbers['lift_points']:.1f} points."
+        return {"key": "largest_rank_shift", "text": text, "numbers": numbers}
+    direction = "rises" if m["rank_delta"] > 0 else "falls"
+    text = (
+        f"{m['model']} {direction} from {ordinal(m['strict_rank'])} to {ordinal(m['adjudicated_rank'])} from strict to "
+        f"adjudicated, the largest rank shift: its accuracy gains {lift:.1f} points, "
+        f"{numbers['format_equivalence_points']:.1f} from format-equivalent answers and "
+        f"{numbers['gold_defect_points']:.1f} from gold defects."
+    )
+    return {"key": "largest_rank_shift", "text": text, "numbers": numbers}
+
+
+def format_cost(report: dict) -> dict | None:
+    """The model that right answers in the wrong shape cost most (points of strict accuracy)."""
+    rows = [m for m in report["models"] if m.get("adjudicated") and m["adjudicated"]["n"]]
+    if not rows:
+        return None
+    m = max(rows, key=lambda r: r["composition"][Verdict.FORMAT_EQUIVALENCE] / r["adjudicated"]["n"])
+    fe, n = m["composition"][Verdict.FORMAT_EQUIVALENCE], m["adjudicated"]["n"]
+    if not fe:
+        return None
+    pts = _pts(fe, n)
+    text = f"Right answers in the wrong shape cost {m['model']} {pts:.1f} points of strict accuracy ({fe:,} of {n:,} questions)."
+    return {"key": "format_cost", "text": text, "numbers": {"model": m["model"], "points": pts, "format_equivalence": fe, "n": n}}
+
+
+def misses_not_model_errors(report: dict) -> dict | None:
+    """Over every model: the share of the misses the jury judged that are not the model's error."""
+    totals = {c: sum(m["composition"][c] for m in report["models"]) for c in COMPOSITION}
+    reached = sum(m["jury_reached"] for m in report["models"])
+    if not reached:
+        return None
+    gd, fe, ge = totals[Verdict.GOLD_DEFECT], totals[Verdict.FORMAT_EQUIVALENCE], totals[Verdict.GENUINE_ERROR]
+    rest = reached - gd - fe - ge
+    share = (gd + fe) / reached
+    text = (
+        f"Of the {reached:,} misses the jury judged, {100 * share:.1f}% are not model errors: {gd:,} gold defects and "
+        f"{fe:,} format-equivalent answers; {ge:,} are genuine errors and {rest:,} ambiguous or without a majority."
+    )
+    numbers = {"reached": reached, "share": share, "gold_defect": gd, "format_equivalence": fe, "genuine_error": ge, "rest": rest}
+    return {"key": "misses_not_model_errors", "text": text, "numbers": numbers}
+
+
+def families_losing_to_format(report: dict, top: int = 3) -> dict | None:
+    """The families whose jury-reached misses are most often format-equivalent answers."""
+    fams = [(name, f) for name, f in report["families"].items() if f["jury_reached"] and f["share"]]
+    if not fams:
+        return None
+    fams.sort(key=lambda nf: (-nf[1]["share"], nf[0]))
+    shown = fams[:top]
+    parts = [f"{name} ({100 * f['share']:.1f}% of {f['jury_reached']:,})" for name, f in shown]
+    text = (
+        "The families that lose most to format (format-equivalent share of their jury-reached misses): " + ", ".join(parts) + "."
+    )
+    return {"key": "families_losing_to_format", "text": text, "numbers": {name: f["share"] for name, f in shown}}
+
+
+def headlines(report: dict) -> list[dict]:
+    """The findings that apply to this report, in reading order."""
+    found = (largest_rank_shift(report), format_cost(report), misses_not_model_errors(report), families_losing_to_format(report))
+    return [f for f in found if f is not None]
