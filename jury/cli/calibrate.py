@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
+    DB_URL_HELP,
     EXECUTOR_HELP,
     RAY_ADDRESS_HELP,
     config,
@@ -41,6 +42,7 @@ def calibrate(
     db_root: Path | None = typer.Option(
         None, help="Folder of <db_id>/<db_id>.sqlite, with --runs. Default: jury.toml's db_root."
     ),
+    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
     annotator: str | None = typer.Option(
         None, help="Use this annotator's labels as the reference (default: 'consensus' where given, else the majority)."
@@ -97,7 +99,7 @@ def calibrate(
                 list(runs),
                 cfg.path_of("db_root", db_root),
                 st,
-                settings(cfg, workers=workers, executor=executor, ray_address=ray_address),
+                settings(cfg, workers=workers, executor=executor, ray_address=ray_address, db_url=db_url),
                 progress_bar,
             )
     result = compute(

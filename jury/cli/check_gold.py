@@ -7,9 +7,11 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
+    DB_URL_HELP,
     FORMAT_HELP,
     check_format,
     config,
+    db_urls,
     emit,
     guard_outputs,
     handle_errors,
@@ -24,6 +26,7 @@ from jury.errors import InputError
 def check_gold(
     gold: Path | None = typer.Argument(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     passes: str = typer.Option("5,10,10,10", help="Executions per pass, comma-separated (Spider 2.0-AIFunc: 5,10,10,10)."),
     db: list[str] = typer.Option([], "--db", help="Check only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", "--question", help="Check only this question (repeatable)."),
@@ -77,7 +80,9 @@ def check_gold(
     if not items:
         raise InputError(f"{gold_file}: no questions to check after the filters")
     with open_store(cfg, store) as st:
-        databases = resolve_databases([i for i in items if not i.has_recording], cfg.path_of("db_root", db_root), st)
+        databases = resolve_databases(
+            [i for i in items if not i.has_recording], cfg.path_of("db_root", db_root), st, db_urls(cfg, db_url)
+        )
     with progress_bar("checking gold SQL") as bar:
         results = check_gold(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar

@@ -8,6 +8,11 @@ is ``row_order``. Then the probes of :mod:`jury.compare.gold_probes` (``limit_ti
 ``bare_column``) and the shape of the result (``empty_result``, ``all_null``,
 ``null_value``); a gold that fails or times out is ``gold_fails`` / ``gold_timeout``.
 Every finding carries a one-line evidence a person can confirm in seconds.
+
+On an engine URL (jury.execution.engines) the passes run on that engine, the probes are
+written in its dialect, and two checks do not apply: the reversed run (SQLite's pragma; the
+passes alone test determinism) and ``bare_column`` on PostgreSQL and DuckDB (they refuse a
+bare column, so such a gold is ``gold_fails``).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from pydantic import BaseModel
 from jury.compare import comparators as compare
 from jury.compare.gold_probes import bare_column_probes, limit_probe
 from jury.errors import InputError
+from jury.execution.engines import MYSQL, dialect_of, engine_of, is_url
+from jury.execution.engines import execute_any as execute
 from jury.execution.repeat import run_passes
-from jury.execution.sqlite import execute
 from jury.inputs.records import ExecResult, GoldItem, QuestionId
 from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GOLD_CHECKS, GoldCheck
 
@@ -115,7 +121,7 @@ def shape_findings(result: ExecResult) -> list[CheckFinding]:
 def tie_finding(sql: str, db_path: Path, width: int, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
     """``limit_tie`` when rows on both sides of the LIMIT (or OFFSET) cut tie on the sort key
     and differ in what the query returns."""
-    probe = limit_probe(sql, width)
+    probe = limit_probe(sql, width, dialect_of(db_path))
     if probe is None:
         return None
     result = execute(db_path, probe.sql, timeout_s=timeout_s, row_cap=row_cap)
@@ -147,7 +153,9 @@ def tie_finding(sql: str, db_path: Path, width: int, *, timeout_s: float, row_ca
 
 def bare_column_finding(sql: str, db_path: Path, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
     """``bare_column`` when a column neither grouped nor aggregated takes several values in a group."""
-    for probe in bare_column_probes(sql):
+    if is_url(db_path) and engine_of(str(db_path)) != MYSQL:
+        return None  # PostgreSQL and DuckDB refuse a bare column: the query fails instead
+    for probe in bare_column_probes(sql, dialect_of(db_path)):
         result = execute(db_path, probe.sql, timeout_s=timeout_s, row_cap=row_cap)
         if result.ok and result.rows:
             first = result.rows[0]
@@ -155,7 +163,7 @@ def bare_column_finding(sql: str, db_path: Path, *, timeout_s: float, row_cap: i
             counts = ", ".join(f"{b} has {n} values" for b, n in zip(probe.bare, first[probe.group_width :]))
             return CheckFinding(
                 name=GoldCheck.BARE_COLUMN,
-                evidence=f"GROUP BY key {group!r}: {counts} (SQLite returns one of them, unspecified)",
+                evidence=f"GROUP BY key {group!r}: {counts} (the engine returns one of them, unspecified)",
             )
     return None
 

@@ -21,9 +21,11 @@ from pydantic import BaseModel
 from jury.compare import comparators as compare
 from jury.compare.gold_orders import gold_orders
 from jury.errors import InputError
+from jury.execution import engines
 from jury.execution import sqlite as sql_execute
 from jury.execution.backends import make_executor
 from jury.execution.batches import ExecutionWriter
+from jury.execution.engines import DatabaseURLs
 from jury.execution.schema import describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
@@ -55,6 +57,10 @@ class Settings:
     # every query wherever it runs, so a verdict is the same job whichever executor ran it.
     executor: str = DEFAULT_EXECUTOR
     ray_address: str | None = None
+    # Databases on PostgreSQL, MySQL/MariaDB or DuckDB by db_id (jury.execution.engines); the
+    # rest are SQLite files under db_root. Not in describe(): the engine and the database's
+    # fingerprint enter every execution key and verdict binding instead.
+    db_urls: DatabaseURLs = field(default_factory=DatabaseURLs)
 
     def __post_init__(self) -> None:
         compare.get_comparator(self.comparator)
@@ -224,6 +230,7 @@ def evaluate(
             r.db_id is not None
             and r.db_id not in known_dbs
             and (db_root is None or not database_path(db_root, r.db_id).is_file())
+            and settings.db_urls.url_for(r.db_id) is None
         ):
             raise InputError(
                 f"model {r.model!r}, question {r.question_id!r}: db_id {r.db_id!r} names "
@@ -236,7 +243,7 @@ def evaluate(
     # A database is needed only by the queries that have no recorded result.
     executes = [gold[q] for q in qids if not gold[q].has_recording]
     executes += [gold[r.question_id] for r in records if answered(r) and not r.has_recording]
-    databases = resolve_databases(executes, db_root, store)
+    databases = resolve_databases(executes, db_root, store, settings.db_urls)
 
     def key_for(db_id: str, sql: str) -> str:
         return execution_key(databases[db_id][1], sql)
@@ -422,15 +429,24 @@ def run_executions(
     return total
 
 
-def resolve_databases(items, db_root, store: Store) -> dict[str, tuple[Path, str]]:
+def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = None) -> dict[str, tuple[Path, str]]:
     """db_id -> (path, sha256) for every database the items use.
 
     A missing file is an error, and so is one that is not a SQLite database, cannot be
     opened or fails ``PRAGMA quick_check`` (checked read-only, once per database content:
     a pass is remembered in the store by the file's sha256).
+
+    A db_id that ``urls`` names is on an engine instead: (its URL, its fingerprint: the sha256
+    of the engine, every table's columns and types and every table's row count), computed
+    now, so a changed database gets new execution keys as a changed file does. A database
+    that cannot be reached is an error naming it (never its password: URLs hold none).
     """
     databases: dict[str, tuple[Path, str]] = {}
     for item in items:
+        url = urls.url_for(item.db_id) if urls else None
+        if url is not None and item.db_id not in databases:
+            databases[item.db_id] = (url, engines.fingerprint(url))  # type: ignore[assignment]
+            continue
         if item.db_id not in databases:
             path = require_database(db_root, item.db_id)
             sha = store.file_sha256(path)

@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from jury.errors import InputError, JuryError
+from jury.execution import engines
 from jury.execution import sqlite as sql_execute
 from jury.execution.batches import encode_result
+from jury.inputs.records import ExecResult
 from jury.vocab import ExecutorName
 
 #: (key, database path, database sha256, sql, timeout_s, row_cap)
@@ -59,10 +61,15 @@ def chunk_size(total: int, workers: int) -> int:
 def execute_chunk(chunk: Sequence[Job]) -> Encoded:
     """Worker entry point (both executors): run each job on this process's kept read-only
     connections; (key, the result's stored form) for each, in order."""
-    return [
-        (key, encode_result(sql_execute.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)))
-        for key, db, _sha, sql, timeout_s, row_cap in chunk
-    ]
+    return [(key, encode_result(execute_one(db, sql, timeout_s, row_cap))) for key, db, _sha, sql, timeout_s, row_cap in chunk]
+
+
+def execute_one(db: str, sql: str, timeout_s: float, row_cap: int) -> ExecResult:
+    """One job on this process's kept connection: a SQLite file, or an engine URL
+    (jury.execution.engines: PostgreSQL, MySQL/MariaDB, DuckDB)."""
+    if engines.is_url(db):
+        return engines.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)
+    return sql_execute.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)
 
 
 @dataclass
@@ -80,6 +87,7 @@ class LocalExecutor:
                     save(execute_chunk([job]))
             finally:
                 sql_execute.close_connections()
+                engines.close_connections()
             return
         workers = min(self.workers, total)
         size = chunk_size(total, workers)
@@ -101,6 +109,8 @@ def database_sha256(path: str) -> str:
     """The file's sha256, hashed once per worker process while its size and mtime stay."""
     from jury.inputs.io import sha256_file
 
+    if engines.is_url(path):  # a server's database: its fingerprint (schema and row counts)
+        return engines.fingerprint(path)
     st = os.stat(path)
     ident = (path, st.st_size, st.st_mtime_ns, st.st_ino)
     if ident not in _hashed:
@@ -114,8 +124,8 @@ def execute_verified_chunk(chunk: Sequence[Job]) -> tuple:
     for path, sha in dict.fromkeys((job[1], job[2]) for job in chunk):
         try:
             got = database_sha256(path)
-        except OSError as exc:
-            return ("unreadable", path, sha, exc.strerror or str(exc), socket.gethostname())
+        except (OSError, JuryError) as exc:
+            return ("unreadable", path, sha, getattr(exc, "strerror", None) or str(exc), socket.gethostname())
         if got != sha:
             return ("changed", path, sha, got, socket.gethostname())
     return ("ok", execute_chunk(chunk))
@@ -184,7 +194,7 @@ class RayExecutor:
     def _run(self, ray, jobs: Sequence[Job], save: Save) -> None:
         cpus = max(1, int(ray.cluster_resources().get("CPU", self.workers)))
         size = chunk_size(len(jobs), cpus)
-        shared = {path: str(Path(path).resolve()) for path in {job[1] for job in jobs}}
+        shared = {path: path if engines.is_url(path) else str(Path(path).resolve()) for path in {job[1] for job in jobs}}
         chunks = [[(k, shared[p], *rest) for k, p, *rest in jobs[i : i + size]] for i in range(0, len(jobs), size)]
         remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(self.task)
         limit = cpus * CHUNKS_PER_WORKER  # tasks in flight: results come back as they finish

@@ -9,7 +9,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from jury.execution.sqlite import execute, open_readonly
+from jury.execution.engines import execute_any as execute
+from jury.execution.engines import is_url
+from jury.execution.sqlite import open_readonly
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
@@ -24,7 +26,8 @@ def run_passes(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
 ) -> tuple[list[list[ExecResult]], ExecResult | None]:
-    """(the results of every pass, the result with ``PRAGMA reverse_unordered_selects=ON``).
+    """(the results of every pass, the result with ``PRAGMA reverse_unordered_selects=ON``;
+    None on an engine URL, which has no such setting: its passes alone test determinism).
 
     Each pass is a list of ``passes[i]`` fresh executions (a new connection each). The first
     execution that does not succeed ends the run: its failure is the finding, and a query that
@@ -39,6 +42,8 @@ def run_passes(
             current.append(result)
             if not result.ok:
                 return done, None
+    if is_url(db_path):  # PRAGMA reverse_unordered_selects is SQLite's: no reversed run on an engine
+        return done, None
     return done, execute(db_path, sql, timeout_s=timeout_s, row_cap=row_cap, reverse_unordered=True)
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jury.execution import engines
 from jury.execution.sqlite import open_readonly
 
 
-def tables_in(sql: str) -> list[str]:
+def tables_in(sql: str, dialect: str = "sqlite") -> list[str]:
     """Base tables a query reads (CTE names excluded), each once.
 
     >>> sorted(tables_in("WITH t AS (SELECT * FROM hero) SELECT * FROM t JOIN power p ON 1"))
@@ -19,7 +20,7 @@ def tables_in(sql: str) -> list[str]:
     from sqlglot import exp
 
     try:
-        trees = [t for t in sqlglot.parse(sql, dialect="sqlite") if t is not None]
+        trees = [t for t in sqlglot.parse(sql, dialect=dialect) if t is not None]
     except Exception:  # sqlglot raises several error types; a bad query just touches nothing
         return []
     names: list[str] = []
@@ -33,7 +34,11 @@ def tables_in(sql: str) -> list[str]:
 
 
 def table_columns(db_path: str | Path, tables: list[str]) -> dict[str, list[tuple[str, str]]]:
-    """(column, declared type) of each named table that exists, matched case-insensitively."""
+    """(column, declared type) of each named table that exists, matched case-insensitively;
+    on an engine URL, (column, type) from that engine's catalogue."""
+    if engines.is_url(db_path):
+        assert isinstance(db_path, str)
+        return engines.table_columns(db_path, tables)
     conn = open_readonly(db_path)
     try:
         existing = {r[0].lower(): r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
@@ -55,7 +60,8 @@ def describe_columns(db_path: str | Path, *sqls: str) -> str:
     Tables are listed alphabetically, never in query order: on a blind ballot the order
     must not tell which query is the gold.
     """
-    tables = sorted({t for sql in sqls for t in tables_in(sql)}, key=str.lower)
+    dialect = engines.dialect_of(db_path)
+    tables = sorted({t for sql in sqls for t in tables_in(sql, dialect)}, key=str.lower)
     cols = table_columns(db_path, tables)
     if not cols:
         return "(no tables could be identified)"

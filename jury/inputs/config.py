@@ -28,6 +28,7 @@ VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "split": (str,),
     "quorum": (int,),
     "executor": (str,),
+    "databases": (dict,),  # [databases]: db_id (or "*") -> engine URL (jury.execution.engines)
 }
 KNOWN_KEYS = PATH_KEYS | set(VALUE_TYPES)
 
@@ -111,7 +112,7 @@ def load_config(cwd: Path | None = None) -> Config:
     for key, value in values.items():
         want = (str,) if key in PATH_KEYS else VALUE_TYPES[key]
         if isinstance(value, bool) or not isinstance(value, want):
-            kind = "number" if float in want else "whole number" if int in want else "string"
+            kind = "number" if float in want else "whole number" if int in want else "table" if dict in want else "string"
             raise ConfigError(f"{path}: {key} must be a {kind}, got {value!r}")
     for key, value in values.items():
         if key in NUMBER_RULES:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from jury.errors import JuryError
 from jury.judging.agreement import agreement_summary
-from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, schema_filename, write_schemas
+from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, FileBinding, schema_filename, write_schemas
 from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
 from jury.verdicts.verify import bind_file, bind_template
 from jury.version import __version__, provenance
@@ -36,6 +36,16 @@ def store_provenance(store) -> dict:
     """provenance(), and the stores merged into `store` (`jury store merge`) when there are any."""
     merged = store.merged_sources() if hasattr(store, "merged_sources") else []
     return {**provenance(), "merged_stores": merged} if merged else provenance()
+
+
+def bind_database(path, folder, sha: str) -> FileBinding:
+    """A SQLite file bound by its path and sha256; a database on an engine by its URL (no
+    password: URLs hold none; no query string) and its fingerprint (jury.execution.engines)."""
+    from jury.execution.engines import is_url, redact
+
+    if is_url(path):
+        return FileBinding(path=redact(path), sha256=sha)
+    return bind_file(path, folder, sha)
 
 
 def header(
@@ -67,12 +77,12 @@ def header(
         "inputs": {
             "gold": bind_file(gold_path, folder).model_dump(),
             "runs": [bind_file(p, folder).model_dump() for p in run_paths],
-            "databases": {db: bind_file(path, folder, sha).model_dump() for db, (path, sha) in databases.items()},
+            "databases": {db: bind_database(path, folder, sha).model_dump() for db, (path, sha) in databases.items()},
         },
         "prompts": {template.name: bind_template(template.path, panel.path, folder).model_dump()},
         "panel": panel_binding,
         "settings": settings,
-        "totals": store.call_totals(request_hashes),
+        "totals": with_retries(store.call_totals(request_hashes), store.call_costs(request_hashes)),
     }
 
 
@@ -185,7 +195,15 @@ def audit_header(cfg, output, plan, store, databases, gold_path, settings, super
 
 def _paid(head: dict, plan, store) -> dict:
     """The header with this plan's calls totalled from the store and the time of writing."""
-    return {**head, "created_at": utc_now(), "totals": store.call_totals([b.request_sha256 for b in plan.ballots()])}
+    hashes = [b.request_sha256 for b in plan.ballots()]
+    return {**head, "created_at": utc_now(), "totals": with_retries(store.call_totals(hashes), store.call_costs(hashes))}
+
+
+def with_retries(totals: dict, costs: dict[str, dict]) -> dict:
+    """``totals`` (calls: every request sent, retries included) with ``ballots_asked`` (the
+    requests at least one was sent for) and ``retries`` (the calls beyond one per ballot)."""
+    asked = sum(1 for row in costs.values() if row["calls"] > 0)
+    return {**totals, "ballots_asked": asked, "retries": totals["calls"] - asked}
 
 
 def write_adjudication(cfg, output, head: dict, plan, records, store) -> tuple[Path, bool]:
@@ -239,6 +257,8 @@ def unpriced_requests(ballots, costs: dict[str, dict]) -> dict[str, str]:
     priced: dict[str, bool] = {}
     out: dict[str, str] = {}
     for b in ballots:
+        if b.juror.recorded is not None:  # answered from a judgment file: free, not unknown
+            continue
         h, model = b.request_sha256, b.juror.model
         if model not in priced:
             priced[model] = has_price(model)
@@ -253,8 +273,6 @@ def _write(doc: dict, output: Path | None, folder: Path) -> tuple[Path, bool]:
     reused instead of writing a copy: (its path, True)."""
     if output is not None:
         return write_locked(doc, Path(output)), False
-        if b.juror.recorded is not None:  # answered from a judgment file: free, not unknown
-            continue
     same = identical_file(doc, folder)
     if same is not None:
         return same, True

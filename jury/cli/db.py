@@ -1,0 +1,46 @@
+"""`jury db load`: a BIRD SQLite database copied into PostgreSQL, MySQL/MariaDB or DuckDB."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jury.cli.common import handle_errors
+
+app = typer.Typer(
+    help="Build databases on PostgreSQL, MySQL/MariaDB or DuckDB for --db-url.", no_args_is_help=True, rich_markup_mode=None
+)
+
+
+@app.command("load")
+@handle_errors
+def load(
+    sqlite_file: Path = typer.Argument(..., help="The SQLite database to copy (opened read-only, never changed)."),
+    url: str = typer.Argument(
+        ...,
+        help="The target: postgresql://user@host:port/NAME, mysql://… or mariadb://…, duckdb:///path/NAME.duckdb "
+        "(created when missing; password from PGPASSWORD, MYSQL_PWD or ?password_env=NAME).",
+    ),
+) -> None:
+    """Copy every table of a SQLite file (columns, types, rows, primary and foreign keys) into an engine.
+
+    Types follow the SQLite declared type where every value fits it (INTEGER -> BIGINT, REAL
+    -> DOUBLE, DATE/DATETIME -> DATE/TIMESTAMP), else the column is text, so no value
+    changes. A key the data breaks is left out and named. A target that already holds one
+    of the tables is refused.
+    """
+    from jury.execution.engines import redact
+    from jury.execution.loader import load as load_database
+    from jury.results.render import safe
+
+    report = load_database(sqlite_file, url)
+    typer.echo(
+        safe(
+            f"{redact(url)}: {report.tables} tables, {report.rows:,} rows, {report.keys} keys"
+            + (f"; {len(report.skipped_keys)} keys left out" if report.skipped_keys else "")
+        ),
+        err=True,
+    )
+    for line in report.skipped_keys[:10]:
+        typer.echo(safe(f"  key left out: {line}"), err=True)

@@ -1,0 +1,335 @@
+"""``jury db load``: build a database in PostgreSQL, MySQL/MariaDB or DuckDB from a BIRD SQLite file.
+
+The one place jury writes to a database, and only to the one named as the target: the
+SQLite file is read through :func:`jury.execution.sqlite.open_readonly`. Each table gets its
+columns with types mapped from the SQLite declared type and checked against the values
+(a column declared INTEGER whose values are all integers is BIGINT; one holding text too
+stays TEXT, so no value is changed), its rows, then its primary key and foreign keys
+(a key the data breaks, such as a foreign key to a column that is not unique, is left out
+and counted). A target that already holds one of the tables is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from jury.errors import InputError
+from jury.execution import engines
+from jury.execution.sqlite import open_readonly
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?$")
+BATCH = 1000
+
+
+@dataclass
+class Column:
+    name: str
+    declared: str
+    pk: int
+    kinds: set[str] = field(default_factory=set)  # int, float, text, bytes, date, datetime
+
+    def kind(self) -> str:
+        """The one type the values allow, given the declared type."""
+        d = self.declared.upper()
+        k = self.kinds or {"int"} if "INT" in d else self.kinds
+        if not k:  # only NULLs: follow the declared type
+            k = {"float"} if any(w in d for w in ("REAL", "FLOA", "DOUB")) else {"text"}
+        if k <= {"int"} and ("INT" in d or "NUM" in d or "DEC" in d or "BOOL" in d or not d):
+            return "int"
+        if k <= {"int", "float"} and not any(w in d for w in ("CHAR", "TEXT", "CLOB", "DATE", "TIME")):
+            return "float"
+        if k <= {"date"} and "DATE" in d and "TIME" not in d:
+            return "date"
+        if k <= {"datetime", "date"} and ("DATETIME" in d or "TIMESTAMP" in d) and "datetime" in k:
+            return "datetime"
+        if k <= {"bytes"}:
+            return "bytes"
+        return "text"
+
+
+_TYPES = {
+    engines.POSTGRESQL: {
+        "int": "BIGINT",
+        "float": "DOUBLE PRECISION",
+        "text": "TEXT",
+        "bytes": "BYTEA",
+        "date": "DATE",
+        "datetime": "TIMESTAMP",
+    },
+    engines.MYSQL: {
+        "int": "BIGINT",
+        "float": "DOUBLE",
+        "text": "LONGTEXT",
+        "bytes": "LONGBLOB",
+        "date": "DATE",
+        "datetime": "DATETIME(6)",
+    },
+    engines.DUCKDB: {
+        "int": "BIGINT",
+        "float": "DOUBLE",
+        "text": "VARCHAR",
+        "bytes": "BLOB",
+        "date": "DATE",
+        "datetime": "TIMESTAMP",
+    },
+}
+
+
+def _value_kind(v: Any) -> str:
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, bytes):
+        return "bytes"
+    text = str(v)
+    if _DATE.match(text):
+        return "date"
+    if _DATETIME.match(text):
+        return "datetime"
+    return "text"
+
+
+@dataclass
+class LoadReport:
+    tables: int = 0
+    rows: int = 0
+    keys: int = 0
+    skipped_keys: list[str] = field(default_factory=list)
+
+
+def load(sqlite_file: str | Path, url: str, progress: Callable[[str, int], None] | None = None) -> LoadReport:
+    """Copy every table of ``sqlite_file`` into the (new or empty) database at ``url``."""
+    engines.check_url(url, "URL")
+    engine = engines.engine_of(url)
+    try:
+        src = open_readonly(sqlite_file)
+    except FileNotFoundError as exc:
+        raise InputError(str(exc)) from None
+    try:
+        target = _Target.open(engine, url)
+        try:
+            return _copy(src, target, progress)
+        finally:
+            target.close()
+    finally:
+        src.close()
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _copy(src, target: _Target, progress) -> LoadReport:
+    report = LoadReport()
+    tables = [r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    clash = sorted(set(t.lower() for t in tables) & {t.lower() for t in target.existing()})
+    if clash:
+        raise InputError(f"{engines.redact(target.url)} already has table {clash[0]!r}: load into an empty database")
+    columns: dict[str, list[Column]] = {}
+    for t in tables:
+        cols = [Column(r[1], r[2] or "", r[5]) for r in src.execute(f"PRAGMA table_info({_q(t)})")]
+        for row in src.execute(f"SELECT * FROM {_q(t)}"):
+            for col, v in zip(cols, row, strict=True):
+                if v is not None:
+                    col.kinds.add(_value_kind(v))
+        columns[t] = cols
+    for t in tables:
+        cols = columns[t]
+        keyed = {c.name for c in cols if c.pk} | {r[3] for r in src.execute(f"PRAGMA foreign_key_list({_q(t)})")}
+        target.create(t, [(c.name, c.kind(), c.name in keyed) for c in cols])
+        n = target.insert(t, [c.name for c in cols], [c.kind() for c in cols], src.execute(f"SELECT * FROM {_q(t)}"))
+        report.tables += 1
+        report.rows += n
+        if progress:
+            progress(t, n)
+    for t in tables:
+        pk = [c.name for c in sorted(columns[t], key=lambda c: c.pk) if c.pk]
+        if pk:
+            _key(target, report, f"{t} primary key ({', '.join(pk)})", target.primary_key_sql(t, pk))
+    for t in tables:
+        fks: dict[int, list] = {}
+        for r in src.execute(f"PRAGMA foreign_key_list({_q(t)})"):
+            fks.setdefault(r[0], []).append(r)
+        for rows in fks.values():
+            ref = rows[0][2]
+            here, there = [r[3] for r in rows], [r[4] for r in rows]
+            label = f"{t} ({', '.join(here)}) -> {ref}"
+            if any(x is None for x in there) or ref not in columns:
+                report.skipped_keys.append(f"{label}: names no column of a table here")
+                continue
+            _key(target, report, label, target.foreign_key_sql(t, here, ref, there))
+    target.commit()
+    return report
+
+
+def _key(target: _Target, report: LoadReport, label: str, sql: str) -> None:
+    problem = target.try_ddl(sql)
+    if problem is None:
+        report.keys += 1
+    else:
+        report.skipped_keys.append(f"{label}: {problem}")
+
+
+class _Target:
+    """A writable connection to the target database (the only one jury opens)."""
+
+    def __init__(self, engine: str, url: str, conn) -> None:
+        self.engine, self.url, self.conn = engine, url, conn
+        self.types = _TYPES[engine]
+
+    @classmethod
+    def open(cls, engine: str, url: str) -> _Target:
+        e = engines.engine_for(url)
+        mod = engines.driver(engine)
+        try:
+            if engine == engines.DUCKDB:
+                assert isinstance(e, engines.DuckDBEngine)
+                Path(e.path).parent.mkdir(parents=True, exist_ok=True)
+                return cls(engine, url, mod.connect(e.path))
+            if engine == engines.POSTGRESQL:
+                return cls(engine, url, _pg_connect(e))
+            return cls(engine, url, _mysql_connect(e))
+        except mod.Error as exc:
+            raise InputError(f"cannot open {engines.redact(url)} for writing: {engines._one_line(exc)}") from None
+
+    def quote(self, name: str) -> str:
+        return "`" + name.replace("`", "``") + "`" if self.engine == engines.MYSQL else _q(name)
+
+    def run(self, sql: str, params=None) -> list:
+        cur = self.conn.cursor()
+        try:
+            cur.execute(sql, params) if params is not None else cur.execute(sql)
+            return list(cur.fetchall()) if cur.description else []
+        finally:
+            cur.close()
+
+    def existing(self) -> list[str]:
+        schema = "DATABASE()" if self.engine == engines.MYSQL else "current_schema()"
+        return [r[0] for r in self.run(f"SELECT table_name FROM information_schema.tables WHERE table_schema = {schema}")]
+
+    def create(self, table: str, cols: list[tuple[str, str, bool]]) -> None:
+        parts = []
+        for name, kind, keyed in cols:
+            sql_type = self.types[kind]
+            if self.engine == engines.MYSQL and keyed and kind == "text":
+                sql_type = "VARCHAR(255)"  # MySQL keys need a bounded length
+            if self.engine == engines.MYSQL and keyed and kind == "bytes":
+                sql_type = "VARBINARY(255)"
+            parts.append(f"{self.quote(name)} {sql_type}")
+        self.run(f"CREATE TABLE {self.quote(table)} ({', '.join(parts)})")
+
+    def insert(self, table: str, names: list[str], kinds: list[str], rows) -> int:
+        cols = ", ".join(self.quote(n) for n in names)
+        if self.engine == engines.POSTGRESQL:
+            n = 0
+            with self.conn.cursor() as cur, cur.copy(f"COPY {self.quote(table)} ({cols}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(_clean_pg(row))
+                    n += 1
+            return n
+        mark = "%s" if self.engine == engines.MYSQL else "?"
+        one = "(" + ", ".join([mark] * len(names)) + ")"
+        head = f"INSERT INTO {self.quote(table)} ({cols}) VALUES "
+        per = max(1, min(BATCH, 30_000 // max(1, len(names))))  # rows per multi-row INSERT
+        n = 0
+        batch: list = []
+        cur = self.conn.cursor()
+        try:
+            for row in rows:
+                batch.append(row)
+                if len(batch) >= per:
+                    cur.execute(head + ", ".join([one] * len(batch)), [v for r in batch for v in r])
+                    n += len(batch)
+                    batch = []
+            if batch:
+                cur.execute(head + ", ".join([one] * len(batch)), [v for r in batch for v in r])
+                n += len(batch)
+        finally:
+            cur.close()
+        return n
+
+    def primary_key_sql(self, table: str, cols: list[str]) -> str:
+        return f"ALTER TABLE {self.quote(table)} ADD PRIMARY KEY ({', '.join(self.quote(c) for c in cols)})"
+
+    def foreign_key_sql(self, table: str, here: list[str], ref: str, there: list[str]) -> str:
+        a, b = ", ".join(self.quote(c) for c in here), ", ".join(self.quote(c) for c in there)
+        return f"ALTER TABLE {self.quote(table)} ADD FOREIGN KEY ({a}) REFERENCES {self.quote(ref)} ({b})"
+
+    def try_ddl(self, sql: str) -> str | None:
+        mod = engines.driver(self.engine)
+        if self.engine == engines.DUCKDB and "FOREIGN KEY" in sql:
+            return "DuckDB cannot add a foreign key to an existing table"
+        if self.engine == engines.POSTGRESQL:
+            self.run("SAVEPOINT jury_key")
+        try:
+            self.run(sql)
+        except mod.Error as exc:
+            if self.engine == engines.POSTGRESQL:
+                self.run("ROLLBACK TO SAVEPOINT jury_key")
+            return engines._one_line(exc)[:200]
+        if self.engine == engines.POSTGRESQL:
+            self.run("RELEASE SAVEPOINT jury_key")
+        return None
+
+    def commit(self) -> None:
+        self.conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _clean_pg(row) -> tuple:
+    """PostgreSQL text cannot hold NUL characters (SQLite text can)."""
+    return tuple(v.replace("\x00", "") if isinstance(v, str) and "\x00" in v else v for v in row)
+
+
+def _pg_connect(e: engines.Engine):
+    """Connect, creating the database (from the maintenance database) when it does not exist."""
+    psycopg = engines.driver(engines.POSTGRESQL)
+    p = e.parts
+    base: dict[str, Any] = {"host": p.hostname, "port": p.port, "user": unquote(p.username) if p.username else None}
+    password = engines._password(e.params) if e.params.get("password_env") else None
+    if password is not None:
+        base["password"] = password
+    base = {k: v for k, v in base.items() if v is not None}
+    name = unquote(p.path.lstrip("/"))
+    try:
+        return psycopg.connect(dbname=name, **base)
+    except psycopg.OperationalError as exc:
+        if "does not exist" not in str(exc):
+            raise
+    with psycopg.connect(dbname="postgres", autocommit=True, **base) as admin:
+        admin.execute(f"CREATE DATABASE {_q(name)}")
+    return psycopg.connect(dbname=name, **base)
+
+
+def _mysql_connect(e: engines.Engine):
+    pymysql = engines.driver(engines.MYSQL)
+    p = e.parts
+    kwargs: dict[str, Any] = {
+        "host": p.hostname or "localhost",
+        "port": p.port or 3306,
+        "user": unquote(p.username) if p.username else None,
+        "charset": "utf8mb4",
+        "local_infile": False,
+    }
+    if e.params.get("unix_socket"):
+        kwargs["unix_socket"] = e.params["unix_socket"]
+    password = engines._password(e.params, "MYSQL_PWD")
+    if password is not None:
+        kwargs["password"] = password
+    name = unquote(p.path.lstrip("/"))
+    conn = pymysql.connect(**{k: v for k, v in kwargs.items() if v is not None})
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{name.replace('`', '``')}` CHARACTER SET utf8mb4")
+        cur.execute(f"USE `{name.replace('`', '``')}`")
+        cur.execute("SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO')")
+        cur.execute("SET SESSION foreign_key_checks = 1")
+    return conn
