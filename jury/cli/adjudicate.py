@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
+    DB_URL_HELP,
     EXECUTOR_HELP,
     RAY_ADDRESS_HELP,
     config,
@@ -17,7 +18,7 @@ from jury.cli.common import (
     settings,
 )
 from jury.cli.jurycommon import print_plan, print_run_stats
-from jury.cli.written import after_write, sign_option, signer_for
+from jury.cli.written import after_write, missing_schema, sign_option, signer_for
 
 
 @handle_errors
@@ -25,6 +26,7 @@ def adjudicate(
     runs: list[Path] = typer.Argument(..., help="Run JSONL files."),
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
     model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
     plan: bool = typer.Option(
@@ -74,6 +76,12 @@ def adjudicate(
         help="I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no "
         "verdict file (exit 0); merge the shards' stores with `jury store merge`, then run without --shard.",
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half the price; "
+        "results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status).",
+    ),
 ) -> None:
     """Execute (or reuse) every query, then ask each model's jury-eligible failures of its jurors.
 
@@ -106,6 +114,7 @@ def adjudicate(
 
     this_shard = parse_shard(shard)
     signer = signer_for(sign)
+    new_schema = missing_schema(cfg, output)
     panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
     console = make_console()
     with open_store(cfg, store) as st:
@@ -118,7 +127,13 @@ def adjudicate(
             panel=panel_obj,
             registry=load_registry(families),
             settings=settings(
-                cfg, comparator=comparator, near_miss=near_miss, workers=workers, executor=executor, ray_address=ray_address
+                cfg,
+                comparator=comparator,
+                near_miss=near_miss,
+                workers=workers,
+                executor=executor,
+                ray_address=ray_address,
+                db_url=db_url,
             ),
             seed=cfg.get("seed", seed, 0),
             early_stop=early_stop,
@@ -131,6 +146,7 @@ def adjudicate(
             plan_only=plan,
             progress=progress_bar,
             shard=this_shard,
+            batch=batch,
         )
     if plan:
         ballots = job.plan.ballots() if this_shard is None else this_shard.ballots(job.plan.ballots())
@@ -142,6 +158,7 @@ def adjudicate(
             + ", no calls made",
             len(job.plan.groups),
             "failures and sampled passes" if review_passes else "failures",
+            batch,
         )
         return
     if this_shard is not None and job.stats is not None:  # the shard's votes are stored: no verdict file
@@ -155,7 +172,7 @@ def adjudicate(
 
     agreement = agreement_line(agreement_summary(job.records, panel_obj.ballot_style))  # from the votes
     _print_summary(console, rows, job.stats, job.path, job.reused_file, agreement)
-    after_write(console, job.path, signer)
+    after_write(console, job.path, signer, new_schema)
 
 
 def _print_summary(console, rows, stats, path, reused_file, agreement: str | None = None) -> None:

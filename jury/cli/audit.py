@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import config, handle_errors, open_store, progress_bar
+from jury.cli.common import DB_URL_HELP, config, db_urls, handle_errors, open_store, progress_bar
 from jury.cli.jurycommon import print_plan, print_run_stats
-from jury.cli.written import after_write, sign_option, signer_for
+from jury.cli.written import after_write, missing_schema, sign_option, signer_for
 from jury.errors import InputError
 
 
@@ -16,6 +16,7 @@ from jury.errors import InputError
 def audit_gold(
     gold: Path | None = typer.Argument(None, help="Gold file (BIRD dev.json / train.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     panel: str | None = typer.Option(None, help="Audit panel TOML, or a name in panels/ (default: audit)."),
     db: list[str] = typer.Option([], "--db", help="Audit only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", help="Audit only this question (repeatable)."),
@@ -42,6 +43,12 @@ def audit_gold(
         None,
         help="I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no "
         "audit file (exit 0); merge the shards' stores with `jury store merge`, then run without --shard.",
+    ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half the price; "
+        "results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status).",
     ),
 ) -> None:
     """Audit the gold SQL itself: each juror judges each gold query alone, never seeing model output.
@@ -72,6 +79,7 @@ def audit_gold(
 
     this_shard = parse_shard(shard)
     signer = signer_for(sign)
+    new_schema = missing_schema(cfg, output)
     gold_path = cfg.path_of("gold", gold)
     if gold_path is None:
         raise InputError("no gold file: pass it as an argument or set gold in jury.toml")
@@ -85,6 +93,7 @@ def audit_gold(
             st,
             gold_path=gold_path,
             db_root=cfg.path_of("db_root", db_root),
+            db_urls=db_urls(cfg, db_url),
             panel=panel_obj,
             dbs=db or None,
             question_ids=question_id or None,
@@ -95,12 +104,18 @@ def audit_gold(
             progress=progress_bar,
             checks=checks,
             shard=this_shard,
+            batch=batch,
         )
     if plan:
         ballots = job.plan.ballots() if this_shard is None else this_shard.ballots(job.plan.ballots())
         where = f", shard {this_shard} (only its ballots)" if this_shard else ""
         print_plan(
-            console, ballots, f"audit plan: panel {panel_obj.name}{where}, no calls made", len(job.plan.items), "gold queries"
+            console,
+            ballots,
+            f"audit plan: panel {panel_obj.name}{where}, no calls made",
+            len(job.plan.items),
+            "gold queries",
+            batch,
         )
         return
     if this_shard is not None and job.stats is not None:  # the shard's votes are stored: no audit file
@@ -112,7 +127,7 @@ def audit_gold(
     print_audit_summary(console, job.summary)
     print_check_summary(console, job.records or [])
     print_run_stats(console, job.stats, job.path, job.reused_file)
-    after_write(console, job.path, signer)
+    after_write(console, job.path, signer, new_schema)
 
 
 def print_check_summary(console, records: list[dict]) -> None:

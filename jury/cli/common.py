@@ -15,6 +15,11 @@ from jury.errors import JuryError
 FORMAT_HELP = "Output format: table, csv, json or md."
 EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
 RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
+DB_URL_HELP = (
+    "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id}, such as "
+    "'postgresql://user@host/{db_id}' (password from PGPASSWORD, MYSQL_PWD or ?password_env=NAME). "
+    "Default: jury.toml's [databases]."
+)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -95,6 +100,33 @@ def guard_outputs(
 
         if not verdict_output and is_locked_file(out):
             raise InputError(f"{out}: is a locked verdict file; it is never overwritten (choose another output file)")
+        if out.is_file():  # overwriting: never a file that a locked verdict file of the project binds
+            for bound, verdict_file in _bound_by_project_verdicts():
+                if where == resolved(bound) or (ident is not None and identity(bound) == ident):
+                    raise InputError(
+                        f"{out}: is bound by the locked verdict file {_near(verdict_file)}; overwriting it would make its "
+                        "verdicts stale (choose another output file)"
+                    )
+
+
+def _near(path: Path) -> str:
+    """``path`` relative to the working directory when it is under it, else as it is."""
+    try:
+        return str(Path(path).absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _bound_by_project_verdicts():
+    """(bound file, verdict file) of the locked files in the project's verdict folder:
+    jury.toml's verdicts_dir, else ./verdicts."""
+    from jury.verdicts.lock import files_bound_by
+
+    try:
+        folder = config().path_of("verdicts_dir", None, "verdicts")
+    except JuryError:  # a broken jury.toml is reported by the command itself
+        folder = Path("verdicts")
+    return files_bound_by(folder)
 
 
 def handle_errors(fn: Callable) -> Callable:
@@ -132,7 +164,9 @@ def check_format(fmt: str) -> str:
     from jury.results.render import FORMATS
 
     if fmt not in FORMATS:
-        raise JuryError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+        from jury.errors import did_you_mean
+
+        raise JuryError(f"unknown format {fmt!r}{did_you_mean(fmt, FORMATS) or ';'} choose one of: {', '.join(FORMATS)}")
     return fmt
 
 
@@ -163,7 +197,8 @@ def progress_bar(description: str, enabled: bool = True):
         yield update
 
 
-def emit(text: str, output: Path | None = None) -> None:
+def emit(text: str, output: Path | None = None, what: str | None = None) -> None:
+    """Print ``text``, or write it to ``output`` and say so on stderr ("wrote [what to] output")."""
     if output is None:
         typer.echo(text, nl=False)
     else:
@@ -175,7 +210,7 @@ def emit(text: str, output: Path | None = None) -> None:
         write_atomic(output, text)
         from jury.results.render import safe
 
-        typer.echo(f"wrote {safe(output)}", err=True)
+        typer.echo(f"wrote {safe(what) + ' to ' if what else ''}{safe(output)}", err=True)
 
 
 def gold_path(cfg, flag: Path | None) -> Path:
@@ -198,6 +233,7 @@ def settings(
     options=None,
     executor=None,
     ray_address=None,
+    db_url=None,
 ):
     """Evaluation settings: flags, else jury.toml, else the defaults (--ray-address, else RAY_ADDRESS)."""
     from jury.compare.outcomes import Settings
@@ -212,5 +248,13 @@ def settings(
         workers=Settings().workers if cfg.get("workers", workers) is None else cfg.get("workers", workers),
         executor=cfg.get("executor", executor, DEFAULT_EXECUTOR),
         ray_address=ray_address,
+        db_urls=db_urls(cfg, db_url),
         **extra,
     )
+
+
+def db_urls(cfg, db_url: str | None = None):
+    """Where each db_id's database is on an engine: --db-url, else jury.toml's [databases]."""
+    from jury.execution.engines import DatabaseURLs
+
+    return DatabaseURLs.from_config(cfg.values.get("databases"), str(cfg.path or "jury.toml"), db_url)

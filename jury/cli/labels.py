@@ -11,7 +11,7 @@ from jury.cli.common import config, emit, gold_path, guard_outputs, handle_error
 from jury.errors import InputError
 from jury.inputs.label_import import LabelSet
 
-app = typer.Typer(help="Human labels: import published label sets.", no_args_is_help=True)
+app = typer.Typer(help="Human labels: import published label sets.", no_args_is_help=True, rich_markup_mode=None)
 
 SHOWN = 5  # how many unmatched items and differences are listed on stderr
 

@@ -20,6 +20,12 @@ def reaudit(
         help="Call nothing: exit 1 if any file is stale, 4 if one cannot be checked (a bound file is absent), 0 if all are current (for cron and CI).",
     ),
     max_cost: float | None = typer.Option(None, min=0, help="Stop cleanly before this run's spend would pass USD."),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half the price; "
+        "results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status).",
+    ),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),
     sign: Path | None = sign_option(),
 ) -> None:
@@ -76,7 +82,7 @@ def reaudit(
         return
     with open_store(cfg, store) as st:
         for s in stale:
-            new_path, diff = rerun(s, cfg, st, max_cost=cfg.get("max_cost", max_cost, None), progress=progress_bar)
+            new_path, diff = rerun(s, cfg, st, max_cost=cfg.get("max_cost", max_cost, None), progress=progress_bar, batch=batch)
             console.print(f"re-ran {s.path} -> {new_path} (supersedes it)")
             after_write(console, new_path, signer)
             for line in describe_diff(diff):

@@ -12,6 +12,7 @@ app = typer.Typer(
     help="Review unsettled verdicts and flagged gold queries in a local web page; export or lock the decisions.",
     no_args_is_help=False,
     add_completion=False,
+    rich_markup_mode=None,
 )
 
 VERDICTS_HELP = "Locked adjudication file(s) whose items are reviewed (repeatable)."
@@ -69,8 +70,8 @@ def review(
     names, sample = parse_queues(queue or [str(q) for q in DEFAULT_REVIEW_QUEUES])
     who = _reviewer(reviewer)
     bind = host if host is not None else "127.0.0.1"
-    if not is_loopback(bind):
     bind_address(bind, port)  # an address the page cannot serve: one line, before any work
+    if not is_loopback(bind):
         typer.echo(f"Warning: serving on {bind}, reachable from other machines; the token is still required", err=True)
     with open_store(cfg, store) as st:
         source = build_queue(
@@ -127,7 +128,6 @@ def lock(
     verdicts: list[Path] = typer.Option([], "--verdicts", help=VERDICTS_HELP),
     audit: Path | None = typer.Option(None, help=AUDIT_HELP),
     store: Path | None = typer.Option(None, help=STORE_HELP),
-) -> None:
     sign: Path | None = typer.Option(
         None,
         "--sign",
@@ -135,21 +135,22 @@ def lock(
         help="Ed25519 private key (OpenSSH or PEM): after the review file is locked, write a detached SSH "
         "signature beside it (<file>.sig; check with jury verify --trusted-key).",
     ),
+) -> None:
     """Write the decisions as a hash-locked review file (same lock and bindings as verdict files)."""
-    from jury.errors import InputError
     from jury.cli.written import signer_for
+    from jury.errors import InputError
     from jury.pipeline.review_queue import review_head
     from jury.verdicts.review import review_document, write_review
 
     cfg = config()
     guard_outputs([output], [*verdicts, cfg.path_of("audit", audit)], store=cfg.store_path(store), verdict_output=False)
-    _cfg, source, decisions = _decisions(verdicts, audit, store, None)
     signer = signer_for(sign)  # a bad key fails before anything is written
+    _cfg, source, decisions = _decisions(verdicts, audit, store, None)
     if not decisions:
         raise InputError("no review decisions stored for these verdict files: nothing to lock (run `jury review` first)")
     head = review_head(source, output.parent, None)
-    path = write_review(review_document(head, decisions), output)
     new_schema = None if (output.parent / "schema").exists() else output.parent / "schema"
+    path = write_review(review_document(head, decisions), output)
     typer.echo(f"locked {len(decisions)} decisions by {len({d['reviewer'] for d in decisions})} reviewer(s) in {path}")
     if signer is not None:
         from jury.verdicts.signing import sign_file

@@ -46,6 +46,12 @@ def suites(
     max_cost: float | None = typer.Option(
         None, min=0, help="With --adjudicate or --classify: stop before total spend passes USD."
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="With --adjudicate: send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half "
+        "the price; results within 24 h): exits 3 while ballots are pending, rerun to collect (jury batch status).",
+    ),
     plan: bool = typer.Option(
         False, "--plan", help="With --adjudicate or --classify: make no calls; print the ballots and estimated cost."
     ),
@@ -163,6 +169,7 @@ def suites(
                 output=verdicts_out,
                 plan_only=plan,
                 progress=progress_bar,
+                batch=batch,
             )
         if plan:
             print_plan(
@@ -171,6 +178,7 @@ def suites(
                 f"suite plan: panel {panel_obj.name}, no calls made",
                 len(job.plan.groups),
                 "failing tests",
+                batch,
             )
             return
         assert job.records is not None

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.errors import StoreError
+from jury.execution.batch_store import BatchStoreMixin
 from jury.execution.lazy_migrations import LazyMigrations
 from jury.inputs.records import ExecResult
 
@@ -158,6 +159,44 @@ def m007_merged_stores(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
+
+
+@migrations()
+def m008_batches(db: sqlite_utils.Database) -> None:
+    """Ballots sent through a provider's batch API (--batch): each batch, recorded with its
+    ballots' request hashes before it is submitted, and each ballot's result once collected."""
+    db.table("batches").create(
+        {
+            "id": str,  # jury's own id, known before the provider's
+            "provider": str,  # openai | anthropic
+            "juror": str,
+            "juror_model": str,
+            "api_base": str,
+            "api_key_env": str,  # the NAME of the variable, never a key
+            "provider_batch_id": str,
+            "input_file_id": str,
+            "output_file_id": str,
+            "error_file_id": str,
+            "state": str,  # submitting | in_progress | ended | expired | failed | cancelled | lost
+            "requests": int,
+            "error": str,
+            "holder": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="id",
+    )
+    db.table("batch_items").create(
+        {
+            "batch_id": str,
+            "request_sha256": str,
+            "state": str,  # pending | answered | failed | used
+            "response": str,  # the reply as an OpenAI chat.completion (JSON), once collected
+            "error": str,
+        },
+        pk=("batch_id", "request_sha256"),
+    )
+    db.table("batch_items").create_index(["request_sha256"])
 
 
 def _insert_sql(verb: str, table: str, row: dict) -> str:
@@ -420,7 +459,7 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-class Store(VoteStoreMixin):
+class Store(VoteStoreMixin, BatchStoreMixin):
     """A handle on the store file. Cheap to open; every write commits at once."""
 
     def __init__(self, path: str | Path):

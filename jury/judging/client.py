@@ -30,19 +30,22 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec
+from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec, StructuredKind
 from jury.judging.limits import Limiter
 from jury.judging.redaction import clean, scrub
-from jury.judging.replies import REPAIR_PROMPT, reply_parts
+from jury.judging.replies import REPAIR_PROMPT, reply_parts, strip_reasoning
 from jury.judging.response_cap import capped_http_client, too_large
 from jury.judging.retries import (
     AttemptFailed,
     BackoffWait,
     describe_server_error,
+    describe_unreadable,
     error_text,
+    invalid_request,
     rejects_response_format,
     retry_after_s,
     should_retry,
+    unreadable_reply,
 )
 from jury.judging.tokens import COUNTING_MODEL, fast_count
 
@@ -65,6 +68,9 @@ _HARD_TIMEOUT_MARGIN_S = 10.0  # asyncio guard over litellm's own timeout
 def _import_litellm():
     """Import litellm on first use, offline (local price map) and without its stdout chatter."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm would otherwise fetch Anthropic's beta-header table from GitHub on the first
+    # anthropic/ call: jury talks to no host but the juror's own (the bundled table is used).
+    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
     import litellm
 
     litellm.suppress_debug_info = True
@@ -88,6 +94,8 @@ def classify_exception(exc: BaseException) -> tuple[AttemptStatus, bool]:
     JSON both come back as InternalServerError (500) for OpenAI-compatible endpoints; a missing
     key also comes back as a 500 ("Missing credentials"), which is not worth retrying;
     litellm.Timeout (status 408) subclasses openai.APITimeoutError < openai.APIConnectionError.
+    A 5xx whose body says the input is invalid (llama-cpp-python's validation errors) and a 200
+    body litellm cannot read (an Anthropic or Gemini reply without usage) are not retried.
     """
     import httpx
 
@@ -99,6 +107,8 @@ def classify_exception(exc: BaseException) -> tuple[AttemptStatus, bool]:
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         return "rate_limited", True
     if "Missing credentials" in message or "api_key client option must be set" in message:
+        return "client_error", False
+    if unreadable_reply(exc) or invalid_request(exc):  # the same request would fail the same way
         return "client_error", False
     if isinstance(exc, litellm.APIConnectionError) and not isinstance(status, int):
         return "server_error", True
@@ -209,6 +219,19 @@ def unknown_params(spec: JurorSpec) -> list[str]:
     return sorted(set(spec.params) - set(known))
 
 
+def _constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict) -> None:
+    """Add to acompletion's kwargs what constrains the reply to `schema`, the way `kind` says."""
+    if kind == "json_schema":
+        kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": "ballot", "schema": schema, "strict": True}}
+    elif kind == "json_object":  # llama.cpp's server: JSON mode with a schema
+        kwargs["response_format"] = {"type": "json_object", "schema": schema}
+    elif kind == "ollama" and str(kwargs["model"]).split("/", 1)[0] in ("ollama", "ollama_chat"):
+        kwargs["format"] = schema  # litellm's Ollama providers send it as Ollama's own `format`
+    else:  # Ollama reached as an OpenAI-compatible server, or vLLM: in the request body
+        key = "format" if kind == "ollama" else "guided_json"
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), key: schema}
+
+
 # ---------------------------------------------------------------------------------------------
 # The pool
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +254,7 @@ class _Call:
     secrets: list[str]
     result: CallResult = field(default_factory=lambda: CallResult(ok=False))
     retries_used: int = 0
+    given: Any = None  # a reply that came through a batch (jury.judging.batch): the first turn's, sent by no request here
 
     def fail(self, error: str) -> CallResult:
         self.result.ok = False
@@ -260,7 +284,8 @@ class JurorPool:
         self.backoff_max_s = backoff_max_s
         self._rng = random.Random(seed)  # jitter: deterministic for a given order of events
         self._limiters = {j.name: Limiter(j.max_concurrency, j.rpm) for j in jurors}
-        self._no_response_format: set[str] = set()
+        # A juror whose server rejected its structured output: what it gets instead in this pool.
+        self._structured_fallback: dict[str, StructuredKind] = {}
         # Set (e.g. on Ctrl-C) to send no further request: a call not yet sent, or between
         # retries, comes back at once with interrupted=True; a request on the wire is awaited.
         self.stop_requested = False
@@ -280,8 +305,13 @@ class JurorPool:
         return self._limiters[juror_name]
 
     def response_format_disabled(self, juror_name: str) -> bool:
-        """True once the juror's provider has rejected response_format in this pool."""
-        return juror_name in self._no_response_format
+        """True once the juror's provider has rejected its structured output in this pool."""
+        return self._structured_fallback.get(juror_name) == "off"
+
+    def structured_kind(self, juror_name: str) -> StructuredKind:
+        """How the juror's replies are constrained now: its structured_output, or the fallback
+        taken after its server rejected that."""
+        return self._structured_fallback.get(juror_name) or self.spec(juror_name).structured_kind()
 
     async def call(
         self,
@@ -290,10 +320,13 @@ class JurorPool:
         *,
         schema: dict | None,
         parse: Callable[[str], dict],
+        given: Any = None,
     ) -> CallResult:
         """Send `messages` to the juror and parse the reply with `parse` (which raises ValueError
         on a bad reply). Never raises for provider trouble: failures come back as ok=False.
-        Exceptions other than ValueError from `parse` are bugs and propagate."""
+        Exceptions other than ValueError from `parse` are bugs and propagate. `given`: the first
+        turn's reply, already received through a batch (a ModelResponse from batch_response):
+        parsed as any reply, a repair turn is a request of its own."""
         spec = self.spec(juror_name)
         started = time.monotonic()
         missing = spec.missing_key()
@@ -311,7 +344,7 @@ class JurorPool:
             api_key = LOCAL_PLACEHOLDER_KEY
         limiter = self._limiters[juror_name]
         _install_capped_session(_import_litellm())  # import once per process (~3 s): not any juror's latency
-        state = _Call(spec, limiter, [dict(m) for m in messages], schema, api_key, secrets)
+        state = _Call(spec, limiter, [dict(m) for m in messages], schema, api_key, secrets, given=given)
         async with limiter:
             started = time.monotonic()  # from the slot on: time queued for a slot is not the juror's latency
             result = await self._call_locked(state, parse)
@@ -320,25 +353,31 @@ class JurorPool:
 
     async def _call_locked(self, state: _Call, parse: Callable[[str], dict]) -> CallResult:
         """At most three turns, each a request retried on transient failures: the first, one
-        without response_format if the provider rejects it, and one repair turn."""
+        fallback if the server rejects the structured output as invalid (to its own JSON mode
+        when its error names json_object, else without any), and one repair turn."""
         spec, result = state.spec, state.result
         repaired = False
         format_fallback_done = False
         for _ in range(3):
-            use_format = spec.structured_output and state.schema is not None and spec.name not in self._no_response_format
+            kind: StructuredKind = self.structured_kind(spec.name) if state.schema is not None else "off"
             try:
-                response = await self._send_with_retries(state, use_format)
+                response = await self._send_with_retries(state, kind)
             except _Stopped:
                 result.interrupted = True
                 return state.fail("interrupted before the request was sent")
             except AttemptFailed as failed:
                 if failed.final is not None:
                     return state.fail(failed.final)
-                if use_format and not format_fallback_done and failed.cause is not None and rejects_response_format(failed.cause):
+                cause = failed.cause
+                if kind != "off" and not format_fallback_done and cause is not None and rejects_response_format(cause, kind):
                     format_fallback_done = True
-                    self._no_response_format.add(spec.name)
+                    fallback: StructuredKind = "off"
+                    if kind == "json_schema" and "json_object" in str(cause):
+                        fallback = "json_object"  # llama.cpp: "Input should be 'text' or 'json_object'"
+                    self._structured_fallback[spec.name] = fallback
+                    instead = "without it" if fallback == "off" else f"with {fallback}"
                     result.log[-1]["error"] = clean(
-                        f"response_format rejected, retrying without it: {failed.text}", state.secrets
+                        f"structured output {kind} rejected, retrying {instead}: {failed.text}", state.secrets
                     )
                     continue
                 if not failed.retryable:
@@ -354,15 +393,26 @@ class JurorPool:
             self._add_usage(litellm, result, response, priced=has_price(spec.model))
             content, finish_reason, refusal = reply_parts(response)
             result.text = scrub(content, state.secrets)
+            if refusal or finish_reason == "content_filter":
+                # The model declined (OpenAI refusal, Anthropic stop_reason "refusal") or the
+                # provider's filter withheld the reply (Gemini SAFETY, content_filter): the same
+                # ballot would be refused again, so no repair turn. A final abstention.
+                why = (
+                    f"model refused: {refusal}"
+                    if refusal
+                    else "model refused, or the provider's safety filter withheld the reply"
+                )
+                refused = clean(f"{why} (finish_reason={finish_reason})", state.secrets, _MAX_REASON_CHARS)
+                result.log[-1]["status"], result.log[-1]["error"] = "bad_output", refused
+                return state.fail(refused)
             reason: str | None = None
             parsed: dict | None = None
-            if refusal:
-                reason = f"model refused: {refusal}"
-            elif not (content or "").strip():
+            answer = strip_reasoning(content or "")
+            if not answer.strip():
                 reason = "empty reply"
             else:
                 try:
-                    parsed = parse(content or "")
+                    parsed = parse(answer)
                 except ValueError as exc:
                     reason = str(exc) or type(exc).__name__
             if reason is None:
@@ -380,7 +430,7 @@ class JurorPool:
             state.convo = state.convo + [{"role": "user", "content": REPAIR_PROMPT.format(reason=reason)}]
         return state.fail("gave up: attempt budget exhausted")
 
-    async def _send_with_retries(self, state: _Call, use_format: bool) -> Any:
+    async def _send_with_retries(self, state: _Call, kind: StructuredKind) -> Any:
         """One request, retried by tenacity on transient failures from what is left of the
         call's retry budget, waiting as BackoffWait says (the wait goes in the attempt's log
         entry). Raises the last AttemptFailed when it gives up, _Stopped on a stop request."""
@@ -390,6 +440,12 @@ class JurorPool:
             state.retries_used += 1
             state.result.log[-1]["wait_s"] = retry_state.next_action.sleep
 
+        if state.given is not None:  # the batch's reply: one attempt, made by the provider's batch
+            response, state.given = state.given, None
+            state.result.attempts += 1
+            entry = {"attempt": state.result.attempts, "status": "ok", "error": None, "wait_s": 0.0, "via": "batch"}
+            state.result.log.append(entry)
+            return response
         retrying = AsyncRetrying(
             retry=retry_if_exception(should_retry(self.backoff_max_s)),
             stop=stop_after_attempt(state.spec.max_retries - state.retries_used + 1),
@@ -398,9 +454,9 @@ class JurorPool:
             before_sleep=before_sleep,
             reraise=True,
         )
-        return await retrying(self._attempt, state, use_format)
+        return await retrying(self._attempt, state, kind)
 
-    async def _attempt(self, state: _Call, use_format: bool) -> Any:
+    async def _attempt(self, state: _Call, kind: StructuredKind) -> Any:
         """One HTTP request, logged as one entry of result.log; a failure raises AttemptFailed."""
         spec, result, secrets = state.spec, state.result, state.secrets
         if self.stop_requested:
@@ -420,11 +476,8 @@ class JurorPool:
         )
         if not (set(kwargs) & _TOKEN_LIMIT_PARAMS):
             kwargs["max_tokens"] = reply_token_cap(spec.model)
-        if use_format:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "ballot", "schema": state.schema, "strict": True},
-            }
+        if kind != "off" and state.schema is not None:
+            _constrain(kwargs, kind, state.schema)
         result.attempts += 1
         entry: dict[str, Any] = {"attempt": result.attempts, "status": "ok", "error": None, "wait_s": 0.0}
         result.log.append(entry)
@@ -438,7 +491,7 @@ class JurorPool:
                     entry["error"], status="bad_output", retryable=False, cause=exc, final=f"unusable reply: {cap}"
                 ) from None
             status, retryable = classify_exception(exc)
-            text = clean(error_text(exc), secrets, 220)  # room for a suffix in `error`
+            text = clean(describe_unreadable(exc) if unreadable_reply(exc) else error_text(exc), secrets, 220)
             if status == "server_error":
                 text = describe_server_error(exc, text)
             entry["status"], entry["error"] = status, text
@@ -457,9 +510,73 @@ class JurorPool:
             result.completion_tokens += completion
         if not priced:
             return
+        if (getattr(response, "_hidden_params", None) or {}).get("jury_via") == "batch":
+            result.cost_usd += batch_cost(str(response._hidden_params["jury_model"]), prompt or 0, completion or 0)[0] or 0.0
+            return
         try:
             cost = litellm.completion_cost(completion_response=response)
         except Exception:
             cost = 0.0
         if isinstance(cost, (int, float)) and cost > 0:
             result.cost_usd += float(cost)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batches (jury.judging.batch): the same request, priced at the batch rate
+# ---------------------------------------------------------------------------------------------
+
+BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches: half the synchronous price
+
+
+def _price_entry(model: str) -> dict | None:
+    prices = getattr(_import_litellm(), "model_cost", None) or {}
+    for name in (model, model.split("/", 1)[1] if "/" in model else None):
+        if name and name in prices:
+            return prices[name]
+    return None
+
+
+def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, bool]:
+    """(cost in USD at the batch rate, estimated): litellm's batch prices
+    (input/output_cost_per_token_batches) where its price map has them; otherwise its
+    synchronous price times BATCH_DISCOUNT, estimated=True; (None, False) when unpriced."""
+    info = _price_entry(model)
+    if info is None:
+        return None, False
+    pin, pout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    if isinstance(pin, (int, float)) and isinstance(pout, (int, float)):
+        return prompt_tokens * pin + completion_tokens * pout, False
+    try:
+        p, c = _cost_per_token(model, prompt_tokens, completion_tokens)
+    except Exception:
+        return None, False
+    return (p + c) * BATCH_DISCOUNT, True
+
+
+def estimate_batch_call(juror: JurorSpec, messages: list[dict], completion_tokens: int) -> tuple[int, float | None, bool]:
+    """estimate_call at the batch rate: (prompt tokens, cost or None, estimated at BATCH_DISCOUNT)."""
+    tokens, _cost = estimate_call(juror, messages, completion_tokens)
+    if not has_price(juror.model):
+        return tokens, None, False
+    cost, estimated = batch_cost(juror.model, tokens, completion_tokens)
+    return tokens, cost, estimated
+
+
+def completion_kwargs(spec: JurorSpec, messages: list[dict], schema: dict | None) -> dict[str, Any]:
+    """The body of the juror's first request for `messages`, as JurorPool sends it (generation
+    params, the reply token cap, the reply's schema the juror's way), without credentials."""
+    kwargs: dict[str, Any] = dict(model=spec.model, messages=messages, **spec.generation_params())
+    if not (set(kwargs) & _TOKEN_LIMIT_PARAMS):
+        kwargs["max_tokens"] = reply_token_cap(spec.model)
+    kind = spec.structured_kind()
+    if kind != "off" and schema is not None:
+        _constrain(kwargs, kind, schema)
+    return kwargs
+
+
+def batch_response(body: dict, model: str) -> Any:
+    """A batch's reply (an OpenAI chat.completion object) as the ModelResponse acompletion would
+    give, marked so that its cost is counted at the batch rate."""
+    response = _import_litellm().ModelResponse(**body)
+    response._hidden_params = {**(response._hidden_params or {}), "jury_via": "batch", "jury_model": model}
+    return response

@@ -95,6 +95,7 @@ def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[di
                     "reason": r.error,
                     "skipped": False,
                     "request_sha256": r.ballot.request_sha256,
+                    **({"via": r.via} if r.via else {}),  # --batch: only when used
                 }
             )
         types = sorted({v["defect_type"] for v in votes if v["category"] == AuditVote.DEFECTIVE and v["defect_type"]})

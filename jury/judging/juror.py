@@ -34,6 +34,14 @@ RESERVED_PARAMS = frozenset(
     }
 )
 
+# How a juror's reply is constrained to the ballot's JSON schema (JurorSpec.structured_output):
+# json_schema: OpenAI's response_format {"type": "json_schema", ...} (litellm translates it for
+# Anthropic, Gemini and Ollama); json_object: {"type": "json_object", "schema": ...}, llama.cpp's
+# server; ollama: Ollama's own `format: <schema>`; vllm: vLLM's `guided_json`; off: nothing sent
+# (the reply is parsed from text, with one repair turn). true and false are json_schema and off.
+StructuredKind = Literal["json_schema", "json_object", "ollama", "vllm", "off"]
+STRUCTURED_KINDS: tuple[str, ...] = ("json_schema", "json_object", "ollama", "vllm", "off")
+
 # The key sent to a keyless local server (api_base set, no api_key_env), so that litellm never
 # falls back to OPENAI_API_KEY and sends a real key there.
 LOCAL_PLACEHOLDER_KEY = "no-key-needed"
@@ -77,11 +85,16 @@ class JurorSpec(BaseModel):
     rpm: int | None = Field(None, ge=1)  # requests per minute
     timeout_s: float = Field(120, gt=0)
     max_retries: int = Field(5, ge=0)
-    structured_output: bool = True  # send response_format json_schema when a schema is given
+    # send the ballot's schema when one is given: true (= "json_schema"), false (= "off"), or a
+    # StructuredKind; true and false stay booleans so existing request hashes do not change
+    structured_output: bool | StructuredKind = True
     # A recorded judge (jury/judging/recorded.py): its votes come from this judgment file, no call is made.
     recorded: str | None = Field(None, min_length=1)
     judge: str | None = Field(None, min_length=1)  # with recorded: which judge of the file (default: its only one)
     recorded_sha256: str | None = None  # set when the panel is loaded: the file's content, bound into every request hash
+    # send this juror's ballots through its provider's batch API (jury.judging.batch), as --batch does for
+    # every juror: an operational knob, so not in public_dict nor any request hash (a batched vote is the same vote)
+    batch: bool = False
 
     @field_validator("params")
     @classmethod
@@ -93,6 +106,21 @@ class JurorSpec(BaseModel):
             _check_param_value(f"params.{key}", item)
         return value
 
+    @field_validator("structured_output", mode="before")
+    @classmethod
+    def _structured_kind(cls, value: Any) -> Any:
+        if isinstance(value, bool) or (isinstance(value, str) and value in STRUCTURED_KINDS):
+            return value
+        raise ValueError(
+            f"structured_output = {value!r}: use true, false or one of {', '.join(repr(k) for k in STRUCTURED_KINDS)}"
+        )
+
+    def structured_kind(self) -> StructuredKind:
+        """How the reply is constrained: structured_output with true and false spelled out."""
+        if isinstance(self.structured_output, bool):
+            return "json_schema" if self.structured_output else "off"
+        return self.structured_output
+
     def generation_params(self) -> dict[str, Any]:
         """The params sent with every request: `params` with temperature 0 unless it says otherwise."""
         return {"temperature": 0, **self.params}
@@ -102,7 +130,7 @@ class JurorSpec(BaseModel):
         api_base (without any user:password@), the generation params as sent, structured_output.
         Operational knobs (concurrency, rpm, timeout, retries) and the key's env var are left out:
         they do not change what the juror says."""
-        return {
+        out = {
             "name": self.name,
             "model": self.model,
             "family": self.family,

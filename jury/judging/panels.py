@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from jury.errors import ConfigError
+from jury.errors import ConfigError, did_you_mean
 from jury.judging.ballots import Template, check_template
 from jury.judging.juror import JurorSpec
 
@@ -155,7 +155,10 @@ def _read_panel(p: Path) -> tuple[bytes, dict]:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{p}: panel file not found") from None
+        shipped = sorted(x.stem for x in PANELS_DIR.glob("*.toml") if x.name != "families.toml")
+        raise ConfigError(
+            f"{p}: panel file not found{did_you_mean(p.stem, shipped)} (shipped panels: {', '.join(shipped) or 'none'})"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read the panel file: {exc.strerror or exc}") from None
     try:
@@ -231,6 +234,9 @@ def load_panel(path: str | Path) -> Panel:
             jurors.append(JurorSpec.model_validate(row, strict=True))
         except ValidationError as exc:
             raise ConfigError(f"{p}: {label}: {_first_error(exc, row)}") from None
+    from jury.judging.recorded import bind_recorded_juror
+
+    jurors = [bind_recorded_juror(j, p, style) for j in jurors]
     seen: dict[str, JurorSpec] = {}
     for j in jurors:
         if j.name in seen:
@@ -254,9 +260,6 @@ def load_panel(path: str | Path) -> Panel:
         raise ConfigError(f"{p}: swap = true applies to adjudication panels (an audit ballot shows one query)")
     if keys.show_checks and style != "audit":
         raise ConfigError(f"{p}: show_checks = true applies to audit panels (the gold checks of `jury audit-gold`)")
-    from jury.judging.recorded import bind_recorded_juror
-
-    jurors = [bind_recorded_juror(j, p, style) for j in jurors]
     if keys.prompt is not None:
         prompt_path = resolve_prompt(p, keys.prompt)
     else:

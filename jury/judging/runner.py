@@ -80,6 +80,8 @@ class BallotResult:
     from_store: bool = False
     cost_usd: float = 0.0
     failed: bool = False  # no vote: the call failed on transport or configuration; a rerun asks again
+    via: str | None = None  # "batch": the vote's reply came through a provider's batch API
+    pending: str | None = None  # --batch: no vote yet, the ballot waits in this provider batch
 
     def vote(self, category: str | None, raw_verdict: str | None = None, order: str | None = None) -> dict:
         """This ballot as a verdict file's vote: who judged, what it answered (`raw_verdict`,
@@ -97,6 +99,7 @@ class BallotResult:
             "reason": self.error,
             "skipped": self.status == "skipped",
             "request_sha256": b.request_sha256,
+            **({"via": self.via} if self.via else {}),  # only when used: files without batches stay as they were
         }
 
 
@@ -135,13 +138,17 @@ class CostGuard:
 
 @dataclass
 class RunStats:
-    asked: int = 0  # calls made by this run
+    asked: int = 0  # ballots this run sent requests for (one call each)
+    requests: int = 0  # requests those calls sent, retries included (the verdict file's totals.calls counts these)
     reused: int = 0  # votes found in the store (earlier runs, or another process asking now)
     shared: int = 0  # ballots identical to another of this run: one call served both
     skipped: int = 0
     not_asked: int = 0  # cost cap, interrupt or store failure
     other_shard: int = 0  # --shard: ballots of other shards, not asked here (not a failure)
     transport_failures: int = 0  # ballots without a vote (transport or configuration): a rerun asks again
+    batch_pending: Counter = field(default_factory=Counter)  # --batch: ballots waiting, per provider batch id
+    batch_submitted: int = 0  # --batch: ballots this run submitted through batch APIs
+    batch_notes: list[str] = field(default_factory=list)  # --batch: batches that could not be polled
     failure_reasons: Counter = field(default_factory=Counter)
     interrupted: bool = False
     store_error: str | None = None
@@ -152,15 +159,20 @@ class RunStats:
 
 
 def estimate(ballot: Ballot) -> tuple[int, float | None]:
-    from jury.judging.client import estimate_call
     if ballot.juror.recorded is not None:  # answered from its file: nothing sent, nothing paid
         return 0, 0.0
+    from jury.judging.client import estimate_call
 
     return estimate_call(ballot.juror, ballot.messages, COMPLETION_TOKENS_ESTIMATE)
 
 
-def plan_rows(ballots: list[Ballot]) -> list[dict]:
-    """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls."""
+def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict]:
+    """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls.
+    With `batch` (and for jurors with batch = true) a batch-capable juror's ballots are priced at
+    the batch rate: its row says via "batch", and batch_rate_estimated when litellm has no batch
+    price for its model (then half the synchronous price, jury.judging.client.BATCH_DISCOUNT)."""
+    from jury.judging.batch import provider_of
+
     agg: dict[tuple, dict] = {}
     for b in ballots:
         row = agg.setdefault(
@@ -176,7 +188,14 @@ def plan_rows(ballots: list[Ballot]) -> list[dict]:
                 "priced": True,
             },
         )
-        tokens, cost = estimate(b)
+        if (batch or b.juror.batch) and provider_of(b.juror) is not None:
+            from jury.judging.client import estimate_batch_call
+
+            tokens, cost, guessed = estimate_batch_call(b.juror, b.messages, COMPLETION_TOKENS_ESTIMATE)
+            row["via"] = "batch"
+            row["batch_rate_estimated"] = row.get("batch_rate_estimated", False) or guessed
+        else:
+            tokens, cost = estimate(b)
         row["ballots"] += 1
         row["prompt_tokens"] += tokens
         row["completion_tokens"] += COMPLETION_TOKENS_ESTIMATE
@@ -198,6 +217,8 @@ class _Session:
     claimed: set[str] = field(default_factory=set)
     stopping: bool = False
     shard: Any = None  # --shard: a jury.judging.shards.Shard; ballots outside it are not asked
+    batch: Any = None  # --batch: a jury.judging.batch.BatchSession
+    any_batches: bool = False  # the store holds batches: a stored vote may have come through one
 
     def stop(self) -> None:
         self.stopping = True
@@ -221,18 +242,29 @@ async def _ask(ballot: Ballot, s: _Session) -> BallotResult:
         first = await s.inflight[h]
         if first.status == "not_asked":
             s.stats.not_asked += 1
+        elif first.pending is not None:
+            s.stats.batch_pending[first.pending] += 1
         elif first.failed:
             s.stats.transport_failures += 1
         else:
             s.stats.shared += 1
-        return BallotResult(ballot, first.status, first.reply, first.error, from_store=True, failed=first.failed)
+        twin = BallotResult(ballot, first.status, first.reply, first.error, from_store=True, failed=first.failed, via=first.via)
+        twin.pending = first.pending
+        return twin
     stored = s.store.get_vote(h)
     if stored is not None:
         s.stats.reused += 1
-        return _from_vote(ballot, stored, from_store=True)
+        return _via(_from_vote(ballot, stored, from_store=True), s)
     task = asyncio.ensure_future(_call(ballot, s))  # registered before any await: no twin can slip in
     s.inflight[h] = task
     return await task
+
+
+def _via(result: BallotResult, s: _Session) -> BallotResult:
+    """A stored vote marked as batched when its reply came through a batch."""
+    if s.any_batches and s.store.voted_by_batch(result.ballot.request_sha256):
+        result.via = "batch"
+    return result
 
 
 def _not_asked(ballot: Ballot, s: _Session, why: str) -> BallotResult:
@@ -274,7 +306,7 @@ async def _call(ballot: Ballot, s: _Session) -> BallotResult:
         return _not_asked(ballot, s, _stop_reason(s))
     if got is not None:
         s.stats.reused += 1
-        return _from_vote(ballot, got, from_store=True)
+        return _via(_from_vote(ballot, got, from_store=True), s)
     try:
         return await _call_claimed(ballot, s)
     finally:
@@ -289,11 +321,19 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
     if s.stopping:
         return _not_asked(ballot, s, _stop_reason(s))
     est = 0.0
-    if s.guard.cap is not None:
+    batch_id = None
+    if s.batch is not None and s.batch.handles(ballot.juror):  # a batch's reply, or none yet
+        outcome = await s.batch.ask(ballot, s.pool)
+        if not isinstance(outcome, tuple):
+            return _batch_pending(ballot, s, outcome)
+        result, batch_id = outcome  # its price was counted against --max-cost when it was submitted
+    elif s.guard.cap is not None:
         est = estimate(ballot)[1] or 0.0
-    if not s.guard.reserve(est):
+    if batch_id is None and not s.guard.reserve(est):
         return _not_asked(ballot, s, "cost cap reached")
-    if ballot.juror.recorded is not None:
+    if batch_id is not None:
+        pass  # the reply came through the batch
+    elif ballot.juror.recorded is not None:
         from jury.judging.recorded import recorded_call
 
         result = recorded_call(ballot, make_parser(ballot.style, ballot.taxonomy))
@@ -304,11 +344,12 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
             schema=reply_schema(ballot.style, ballot.taxonomy),
             parse=make_parser(ballot.style, ballot.taxonomy),
         )
-    s.guard.settle(est, result.cost_usd)
+    s.guard.settle(est, result.cost_usd if batch_id is None else 0.0)
     s.stats.cost_usd += result.cost_usd
     if result.interrupted and result.attempts == 0:
         return _not_asked(ballot, s, _stop_reason(s))
     s.stats.asked += 1
+    s.stats.requests += result.attempts
     result = for_store(result, ballot.juror)  # the one gate into the store: secrets out, sizes capped
     final = (result.ok or is_final_abstention(result)) and not result.interrupted
     try:
@@ -319,12 +360,14 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
         call_id = s.store.record_call(h, ballot.kind, ballot.juror, ballot.messages, result)
         if final:
             s.store.link_vote_call(h, call_id)
+            if batch_id is not None:
+                s.store.mark_batch_used(batch_id, h)
     except StoreError as exc:
         s.store_failed(exc)
     if final:
         vote = s.store.get_vote(h)
         if vote is not None:
-            return _from_vote(ballot, vote, cost_usd=result.cost_usd)
+            return _via(_from_vote(ballot, vote, cost_usd=result.cost_usd), s)
         s.stats.unstored += 1
         return BallotResult(ballot, "abstained", error="answer could not be stored", cost_usd=result.cost_usd, failed=True)
     if result.interrupted:
@@ -332,6 +375,21 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
     s.stats.transport_failures += 1
     s.stats.failure_reasons[result.error or "unknown error"] += 1
     return BallotResult(ballot, "abstained", error=result.error, cost_usd=result.cost_usd, failed=True)
+
+
+def _batch_pending(ballot: Ballot, s: _Session, pending) -> BallotResult:
+    """A batch juror's ballot without a reply yet (a jury.judging.batch.Pending): waiting in an
+    open batch, failed there (a rerun submits it again) or not sent (the cost cap)."""
+    if pending.kind == "capped":
+        return _not_asked(ballot, s, pending.why)
+    result = BallotResult(ballot, "abstained", error=pending.why, failed=True)
+    if pending.kind == "pending":
+        s.stats.batch_pending[pending.where] += 1
+        result.pending = pending.where
+    else:
+        s.stats.transport_failures += 1
+        s.stats.failure_reasons[pending.why] += 1
+    return result
 
 
 def is_final_abstention(result) -> bool:
@@ -398,6 +456,7 @@ def run_ballots(
     progress: Callable[[int, int], None] | None = None,
     pool: JurorPool | None = None,
     shard=None,
+    batch: bool = False,
 ) -> tuple[list[list[BallotResult]], RunStats]:
     """Ask every group's jurors (each group: one question for one model, or one gold query);
     with `shard` (a jury.judging.shards.Shard) only the ballots in it, the others `not_asked`
@@ -457,6 +516,19 @@ def run_ballots(
                 except StoreError as exc:
                     session.store_failed(exc)
 
+        session.any_batches = store.has_batches()
+        if batch or any(j.batch for j in jurors.values()):  # --batch, or jurors with batch = true
+            from jury.judging.batch import BatchSession
+
+            session.batch = BatchSession(store, session.holder, every_juror=batch)
+            mine = [b for g in groups for b in g if shard is None or shard.holds(b.request_sha256)]
+            try:
+                await session.batch.prepare(mine, guard)
+            except StoreError as exc:
+                session.store_failed(exc)
+            stats.batch_submitted = session.batch.submitted
+            stats.batch_notes = session.batch.problems
+            session.any_batches = session.any_batches or store.has_batches()
         renewer = asyncio.ensure_future(renew())
         tick(0)
         try:

@@ -64,6 +64,21 @@ def warn_unknown_params(panel) -> None:
             )
 
 
+def raise_if_pending(stats) -> None:
+    """--batch: ballots still waiting in providers' batches are not votes yet: no verdict file."""
+    waiting = getattr(stats, "batch_pending", None)
+    if not waiting:
+        return
+    n = sum(waiting.values())
+    where = ", ".join(f"{k} ({v})" for k, v in sorted(waiting.items()))
+    failed = f"; {stats.transport_failures} more got no vote and will be asked again" if stats.transport_failures else ""
+    raise IncompleteRun(
+        f"{n} ballot{'s' if n != 1 else ''} pending in batches: {where}{failed}; no verdict file written for an "
+        "incomplete set; every reply received is stored: rerun the same command (or `jury batch collect`) once "
+        "they end (`jury batch status` lists them)"
+    )
+
+
 def raise_if_incomplete(stats) -> None:
     """A ballot that failed on transport or configuration is not a vote: no verdict file."""
     n = stats.transport_failures
@@ -132,6 +147,7 @@ def adjudication_job(
     review_passes: float = 0.0,
     taxonomy: str | None = None,
     shard=None,
+    batch: bool = False,
 ) -> JobResult[AdjudicationPlan]:
     """swap: None takes the panel's `swap`; review_passes: the share of each model's strict
     matches also sent to the jury (0: failures only); taxonomy: None takes the panel's;
@@ -147,6 +163,8 @@ def adjudication_job(
         raise InputError("--swap and --early-stop cannot be combined: a swapped vote needs both orders of every juror")
     if shard is not None and early_stop:
         raise InputError("--shard and --early-stop cannot be combined: a settled majority needs every juror's vote in one store")
+    if early_stop and (batch or any(j.batch for j in panel.jurors)):
+        raise InputError("--batch and --early-stop cannot be combined: a batch sends every juror's ballot at once")
     if not 0.0 <= review_passes <= 1.0:
         raise InputError(f"--review-passes must be a fraction in [0, 1], got {review_passes}")
     tax = None
@@ -180,8 +198,11 @@ def adjudication_job(
         return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True, ev)
     require_keys(panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
     with progress("asking jurors") as bar:
-        verdicts, stats = run_adjudication(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar, shard=shard)
+        verdicts, stats = run_adjudication(
+            plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar, shard=shard, batch=batch
+        )
     raise_if_capped(stats)
+    raise_if_pending(stats)
     raise_if_incomplete(stats)
     if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
         return JobResult(plan, None, stats, None, False, ev)
@@ -199,6 +220,7 @@ def audit_job(
     gold_path: Path,
     db_root: Path | None,
     panel,
+    db_urls=None,
     dbs: list[str] | None = None,
     question_ids: list[str] | None = None,
     split: str | None = None,
@@ -210,6 +232,7 @@ def audit_job(
     checks: bool = True,
     check_passes: tuple[int, ...] | None = None,
     shard=None,
+    batch: bool = False,
 ) -> JobResult[AuditPlan]:
     """checks: run the deterministic gold checks (jury check-gold) first, before any juror
     call, record them in each record's ``checks`` and in settings.checks; shown to the jurors
@@ -241,7 +264,7 @@ def audit_job(
     if not items:
         raise InputError(f"{gold_path}: no questions to audit after the filters")
     items = [i if i.split or not split else i.model_copy(update={"split": split}) for i in items]
-    databases = resolve_databases([i for i in items if not i.has_recording], db_root, store)
+    databases = resolve_databases([i for i in items if not i.has_recording], db_root, store, db_urls)
     results = None
     if panel.show_preview:
         with progress("executing gold SQL") as bar:
@@ -274,8 +297,9 @@ def audit_job(
         return JobResult(plan, records, None, found[0], True, summary=summarize(records))
     require_keys(panel, panel.jurors)
     with progress("auditing gold SQL") as bar:
-        records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar, shard=shard)
+        records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar, shard=shard, batch=batch)
     raise_if_capped(stats)
+    raise_if_pending(stats)
     raise_if_incomplete(stats)
     if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
         return JobResult(plan, None, stats)

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from jury.judging.families import FamilyRegistry
 
 
-def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[Path, dict]:
-    """Re-run a stale file with today's panel and inputs; returns (new file, diff)."""
+def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None, batch: bool = False) -> tuple[Path, dict]:
+    """Re-run a stale file with today's panel and inputs; returns (new file, diff). batch: --batch."""
     from jury.judging.panels import load_panel
     from jury.pipeline.jobs import adjudication_job, audit_job
 
@@ -54,6 +54,7 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[P
             max_cost=max_cost,
             output=output,
             supersedes=doc.content_sha256,
+            batch=batch,
             **kwargs,
         )
         assert audit.path is not None  # a job that is not a plan names its file
@@ -92,6 +93,7 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None) -> tuple[P
         models=s.get("models"),
         output=output,
         supersedes=doc.content_sha256,
+        batch=batch,
         **kwargs,
     )
     assert job.path is not None  # a job that is not a plan names its file

@@ -18,6 +18,7 @@ from jury.pipeline.jobs import (
     _no_progress,
     raise_if_capped,
     raise_if_incomplete,
+    raise_if_pending,
     require_keys,
     warn_unknown_params,
     write_failed,
@@ -45,9 +46,10 @@ def suite_job(
     output: Path | None = None,
     plan_only: bool = False,
     progress: ProgressFactory = _no_progress,
+    batch: bool = False,
 ) -> JobResult:
     """Ask the panel's jurors about every format-equivalence candidate; write a locked
-    adjudication file (or reuse the identical one already written)."""
+    adjudication file (or reuse the identical one already written). batch: --batch."""
     from jury.judging.suite_ballots import plan_suite, run_suite
     from jury.results.suites import format_candidates
 
@@ -73,7 +75,7 @@ def suite_job(
         settings,
         output,
         progress,
-        lambda bar: run_suite(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar),
+        lambda bar: run_suite(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar, batch=batch),
     )
 
 
@@ -91,6 +93,7 @@ def _locked_job(cfg, store, plan, run_paths: list[Path], settings: dict, output,
     with progress("asking jurors") as bar:
         verdicts, stats = ask(bar)
     raise_if_capped(stats)
+    raise_if_pending(stats)
     raise_if_incomplete(stats)
     try:
         path, reused = write_adjudication(cfg, output, head, plan, verdicts, store)

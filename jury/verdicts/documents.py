@@ -11,6 +11,7 @@ Binding inputs and ``jury verify`` are in jury/verdicts/verify.py.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -104,8 +105,24 @@ class PanelBinding(_Model):
     )
 
 
-class Totals(_Model):
-    calls: int = Field(0, ge=0)
+class Totals(_OmitUnused):
+    _OPTIONAL = ("ballots_asked", "retries")
+
+    calls: int = Field(
+        0,
+        ge=0,
+        description="Requests sent to jurors for this file's ballots, retries included: every logged attempt, "
+        "in any run, process or shard.",
+    )
+    ballots_asked: int | None = Field(
+        None, ge=0, description="Ballots (distinct requests) at least one request was sent for; absent in older files."
+    )
+    retries: int | None = Field(
+        None,
+        ge=0,
+        description="calls - ballots_asked: requests that repeated an earlier one of the same ballot (a rate limit, "
+        "server error or timeout retried, or a rerun after a failure); absent in older files.",
+    )
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
     cost_usd: float = Field(
@@ -133,7 +150,7 @@ class SwappedVote(_Model):
 class Vote(_OmitUnused):
     """One juror's ballot on one question (or why there is none)."""
 
-    _OPTIONAL = ("error_category",)
+    _OPTIONAL = ("error_category", "via")
 
     juror: str = Field(description="Juror name.")
     family: str = Field(description="Juror's model family.")
@@ -162,6 +179,11 @@ class Vote(_OmitUnused):
         None,
         description="--taxonomy only (absent otherwise): the error category this juror picked with a genuine_error vote "
         "(an id of the taxonomy named in settings.taxonomy).",
+    )
+    via: Literal["batch"] | None = Field(
+        None,
+        description="--batch only (absent otherwise): the juror's reply came through its provider's batch API "
+        "(the same request, at the batch price).",
     )
 
 
@@ -264,10 +286,17 @@ class Provenance(_OmitUnused):
     """The software behind a file (``jury.version.provenance()``): not part of what makes two
     verdict sets the same (see jury/verdicts/assemble.py)."""
 
+    _OPTIONAL = ("merged_stores",)
+
     jury_version: str
     litellm_version: str | None = Field(description="litellm's installed version; null if it was not installed.")
     git_revision: str | None = Field(
         description="HEAD of the git checkout jury ran from; null when installed from a package or when git was unavailable."
+    )
+    merged_stores: list[MergedStore] | None = Field(
+        None,
+        description="The stores merged (`jury store merge`) into the store this file was written from, with their "
+        "sha256; absent when it was never merged into.",
     )
 
 
@@ -281,18 +310,11 @@ def _record_key(record: _Model) -> tuple:
 
 
 class VerdictFile(_Model):
-    _OPTIONAL = ("merged_stores",)
-
     """A hash-locked set of verdicts (see jury/verdicts/lock.py and verdicts/README.md)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: str = Field(alias="$schema", title="$schema", description="Relative file name of this document's JSON Schema.")
-    merged_stores: list[MergedStore] | None = Field(
-        None,
-        description="The stores merged (`jury store merge`) into the store this file was written from, with their "
-        "sha256; absent when it was never merged into.",
-    )
     kind: Literal["adjudication", "audit"]
     format_version: Literal[1, 2] = Field(
         2,
@@ -386,6 +408,34 @@ def validate_document(data: dict[str, Any], source: str = "verdict document") ->
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
         raise VerdictError(f"{source}: {_validation_message(exc)}") from None
+
+
+def check_made_for(verdict_files, gold_file: str | Path, run_files) -> None:
+    """Refuse, naming the input, verdict files bound to another gold or run file than the ones
+    given now (``verdict_files``: (path, VerdictFile) pairs). Callers ask this when the
+    verdicts do not fit the evaluation (unjudged failures, verdicts on other answers), so the
+    error says why ("made for another gold file") instead of counting missing verdicts."""
+    from jury.inputs.io import sha256_file
+
+    def shown(path, binding: FileBinding) -> str:  # bound paths are relative to the verdict file's folder
+        bound = Path(binding.path)
+        return os.path.normpath(bound if bound.is_absolute() else Path(path).parent / bound)
+
+    gold_sha = sha256_file(gold_file)
+    given_runs = {sha256_file(p): p for p in run_files}
+    for path, doc in verdict_files:
+        bound = doc.inputs.gold
+        if bound.sha256 != gold_sha:
+            raise VerdictError(
+                f"{path} was made for another gold file: it binds {shown(path, bound)} (sha256 {bound.sha256[:12]}), but the "
+                f"gold given now, {gold_file}, has sha256 {gold_sha[:12]}; give the gold it binds or re-run `jury adjudicate`"
+            )
+        for run in doc.inputs.runs:
+            if run.sha256 not in given_runs:
+                raise VerdictError(
+                    f"{path} was made for another run file: it binds {shown(path, run)} (sha256 {run.sha256[:12]}), and no run "
+                    f"given now ({', '.join(str(p) for p in run_files)}) has those bytes; give that run or re-run `jury adjudicate`"
+                )
 
 
 # ------------------------------------------------------------------ JSON files and JSON Schema

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from jury.errors import InputError
 from jury.inputs.io import canonical_v1, loads_document, read_text, write_atomic
+from jury.inputs.kinds import wrong_kind
 from jury.verdicts.documents import (
     FORMAT_VERSION,
     KINDS,
@@ -160,7 +161,11 @@ def default_path(kind: str, verdicts_dir: str | Path, created_at: str | datetime
 
 
 def _read_json(p: Path) -> Any:
-    """Through the one safe JSON loader (depth, size, duplicate keys, NaN)."""
+    """Through the one safe JSON loader (depth, size, duplicate keys, NaN); a gold, run, label
+    or panel file given as a verdict file is named as such (jury/inputs/kinds.py)."""
+    problem = wrong_kind(p, "verdict", also=("review",))
+    if problem:
+        raise VerdictError(problem)
     text = read_text(p)
     try:
         return loads_document(text, str(p))
@@ -195,6 +200,37 @@ def is_locked_file(path: str | Path) -> bool:
     except OSError:
         return False
     return LOCK_KEY.encode() in head and b'"kind"' in head
+
+
+def files_bound_by(folder: str | Path) -> list[tuple[Path, Path]]:
+    """(bound file, verdict file) for every input file (gold, runs, databases, panel, prompts)
+    that a locked verdict or review file directly in ``folder`` binds; bound paths are resolved
+    against the verdict file's folder. Unreadable or unlocked files are skipped (`jury verify`
+    reports them). Outputs never overwrite these: a changed input makes every verdict stale."""
+    out: list[tuple[Path, Path]] = []
+    root = Path(folder)
+    if not root.is_dir():
+        return out
+    for vf in sorted(root.glob("*.json")):
+        if not is_locked_file(vf):
+            continue
+        try:
+            data = loads_document(read_text(vf), str(vf))
+        except (InputError, OSError):
+            continue
+        if not isinstance(data, dict) or data.get("kind") not in (*KINDS, REVIEW_KIND):
+            continue
+        stack: list[Any] = [v for k, v in data.items() if k != "records"]  # inputs, panel, prompts, settings
+        while stack:
+            x = stack.pop()
+            if isinstance(x, dict):
+                if isinstance(x.get("path"), str) and isinstance(x.get("sha256"), str):
+                    bound = Path(x["path"])
+                    out.append((bound if bound.is_absolute() else vf.parent / bound, vf))
+                stack.extend(v for v in x.values() if isinstance(v, dict | list))
+            elif isinstance(x, list):
+                stack.extend(x)
+    return out
 
 
 def load_locked(path: str | Path) -> VerdictFile:

@@ -1,0 +1,190 @@
+"""The store's record of ballots sent through providers' batch APIs (tables of migration m008).
+
+A batch is written with its ballots' request hashes (state ``submitting``) before anything is
+sent, then given the provider's id once it exists, so a process that stops at any point leaves
+a row the next run can pick up. A ballot whose hash is ``pending`` in a batch still open is
+never submitted again; a collected reply waits (``answered``) until a run turns it into a vote
+the way a synchronous reply is turned into one, and is then ``used``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import TYPE_CHECKING
+
+from jury.errors import StoreError
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+OPEN_STATES = ("submitting", "in_progress")
+_COLUMNS = (
+    "id, provider, juror, juror_model, api_base, api_key_env, provider_batch_id, input_file_id, "
+    "output_file_id, error_file_id, state, requests, error, holder, created_at, updated_at"
+)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class BatchStoreMixin:
+    db: sqlite_utils.Database
+    conn: sqlite3.Connection
+
+    def _batch_write_failed(self, exc: Exception) -> StoreError:
+        return StoreError(f"{getattr(self, 'path', 'the store')}: cannot write to the store: {exc}")
+
+    def _batch_tx(self, statements: list[tuple[str, list]]) -> None:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in statements:
+                    self.conn.execute(sql, args)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._batch_write_failed(exc) from None
+
+    def record_batch(self, batch_id: str, provider: str, juror, request_hashes: list[str], holder: str) -> None:
+        """The batch and its ballots, in one transaction, before anything is sent."""
+        now = _now()
+        statements: list[tuple[str, list]] = [
+            (
+                "INSERT INTO batches (id, provider, juror, juror_model, api_base, api_key_env, state, requests, holder, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?)",
+                [
+                    batch_id,
+                    provider,
+                    juror.name,
+                    juror.model,
+                    juror.api_base,
+                    juror.api_key_env,
+                    len(request_hashes),
+                    holder,
+                    now,
+                    now,
+                ],
+            )
+        ]
+        statements += [
+            ("INSERT INTO batch_items (batch_id, request_sha256, state) VALUES (?, ?, 'pending')", [batch_id, h])
+            for h in request_hashes
+        ]
+        self._batch_tx(statements)
+
+    def update_batch(self, batch_id: str, **fields) -> None:
+        fields["updated_at"] = _now()
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        try:
+            self.conn.execute(f"UPDATE batches SET {sets} WHERE id = ?", [*fields.values(), batch_id])
+        except sqlite3.Error as exc:
+            raise self._batch_write_failed(exc) from None
+
+    def finish_batch(self, batch_id: str, state: str, answers: dict[str, dict], failures: dict[str, str], **fields) -> None:
+        """A batch that ended (or expired, failed): its replies stored, every item still pending
+        without one failed (a rerun submits it again), all in one transaction."""
+        statements: list[tuple[str, list]] = [
+            (
+                "UPDATE batch_items SET state = 'answered', response = ? WHERE batch_id = ? AND request_sha256 = ? "
+                "AND state = 'pending'",
+                [json.dumps(body), batch_id, h],
+            )
+            for h, body in answers.items()
+        ]
+        statements += [
+            (
+                "UPDATE batch_items SET state = 'failed', error = ? WHERE batch_id = ? AND request_sha256 = ? AND state = 'pending'",
+                [error, batch_id, h],
+            )
+            for h, error in failures.items()
+        ]
+        statements.append(
+            (
+                "UPDATE batch_items SET state = 'failed', error = ? WHERE batch_id = ? AND state = 'pending'",
+                [f"no result in the {state} batch", batch_id],
+            )
+        )
+        fields |= {"state": state, "updated_at": _now()}
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        statements.append((f"UPDATE batches SET {sets} WHERE id = ?", [*fields.values(), batch_id]))
+        self._batch_tx(statements)
+
+    def batches(self, states: tuple[str, ...] | None = None) -> list[dict]:
+        """Every batch (or those in `states`), oldest first, with its items counted by state."""
+        where = f"WHERE state IN ({','.join('?' * len(states))})" if states else ""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM batches {where} ORDER BY created_at, id", list(states or ())).fetchall()
+        names = [c.strip() for c in _COLUMNS.split(",")]
+        out = []
+        for row in rows:
+            batch = dict(zip(names, row, strict=True))
+            counts = dict(
+                self.conn.execute(
+                    "SELECT state, count(*) FROM batch_items WHERE batch_id = ? GROUP BY state", [batch["id"]]
+                ).fetchall()
+            )
+            batch["items"] = {k: counts.get(k, 0) for k in ("pending", "answered", "used", "failed")}
+            out.append(batch)
+        return out
+
+    def has_batches(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM batches LIMIT 1").fetchone() is not None
+
+    def pending_batch(self, request_sha256: str) -> dict | None:
+        """The open batch this ballot waits in (id, provider, provider_batch_id, juror), or None."""
+        row = self.conn.execute(
+            "SELECT b.id, b.provider, b.provider_batch_id, b.juror FROM batch_items i JOIN batches b ON b.id = i.batch_id "
+            f"WHERE i.request_sha256 = ? AND i.state = 'pending' AND b.state IN ({','.join('?' * len(OPEN_STATES))}) "
+            "ORDER BY b.created_at DESC LIMIT 1",
+            [request_sha256, *OPEN_STATES],
+        ).fetchone()
+        return None if row is None else {"id": row[0], "provider": row[1], "provider_batch_id": row[2], "juror": row[3]}
+
+    def batch_answer(self, request_sha256: str) -> tuple[str, dict] | None:
+        """(batch id, reply) of a collected reply not yet turned into a vote."""
+        row = self.conn.execute(
+            "SELECT batch_id, response FROM batch_items WHERE request_sha256 = ? AND state = 'answered' LIMIT 1",
+            [request_sha256],
+        ).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
+
+    def batch_failure(self, request_sha256: str) -> str | None:
+        """Why the ballot's latest batch gave it no reply (None when it has none that failed)."""
+        row = self.conn.execute(
+            "SELECT i.state, i.error, b.provider_batch_id FROM batch_items i JOIN batches b ON b.id = i.batch_id "
+            "WHERE i.request_sha256 = ? ORDER BY b.created_at DESC, b.rowid DESC LIMIT 1",
+            [request_sha256],
+        ).fetchone()
+        if row is None or row[0] != "failed":
+            return None
+        return f"batch {row[2] or '(never submitted)'}: {row[1]}"
+
+    def latest_batch(self, request_sha256: str) -> str | None:
+        """The id of the latest batch the ballot was recorded in (None if none)."""
+        row = self.conn.execute(
+            "SELECT b.id FROM batch_items i JOIN batches b ON b.id = i.batch_id WHERE i.request_sha256 = ? "
+            "ORDER BY b.created_at DESC, b.rowid DESC LIMIT 1",
+            [request_sha256],
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def mark_batch_used(self, batch_id: str, request_sha256: str) -> None:
+        try:
+            self.conn.execute(
+                "UPDATE batch_items SET state = 'used' WHERE batch_id = ? AND request_sha256 = ?", [batch_id, request_sha256]
+            )
+        except sqlite3.Error as exc:
+            raise self._batch_write_failed(exc) from None
+
+    def voted_by_batch(self, request_sha256: str) -> bool:
+        """True when the ballot's stored vote came from a batch reply."""
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM batch_items WHERE request_sha256 = ? AND state = 'used' LIMIT 1", [request_sha256]
+            ).fetchone()
+            is not None
+        )

@@ -1,0 +1,453 @@
+"""Ballots through the providers' batch APIs (--batch, or `batch = true` on a juror).
+
+Ballots are built as always (same request hash, order, template); only the transport
+differs. For each batch-capable juror the ballots without a vote, a collected reply or an
+open batch are claimed (the store's claims: one process submits a ballot), recorded in the
+store with a batch id of jury's own (``batches``, ``batch_items``) and only then sent:
+
+- OpenAI (``openai/...``): the Files and Batches API through litellm (``acreate_file`` with
+  purpose ``batch``, a JSONL line per ballot with ``custom_id`` = its request hash,
+  ``acreate_batch`` on ``/v1/chat/completions``, ``aretrieve_batch``, ``afile_content`` of
+  the output and error files).
+- Anthropic (``anthropic/...``): Message Batches. litellm 1.110 cannot create one, so the
+  batch is created through Anthropic's documented HTTP API (``POST /v1/messages/batches``,
+  httpx), each request's ``params`` being what litellm's AnthropicConfig makes of the
+  synchronous request; it is polled with litellm's ``aretrieve_batch`` and its results
+  read with ``afile_content`` (``/v1/messages/batches/{id}/results``), turned into OpenAI
+  chat completions by litellm's own transformation.
+
+Every run (and `jury batch collect`) first polls the open batches and stores the replies of
+those that ended; the runner then turns each reply into a vote through JurorPool.call with the
+reply given (same parsing, repair turn sent synchronously, abstentions, for_store). A ballot
+still in an open batch is pending (the run exits 3, naming the batches); a failed item, or
+a batch that expired or failed, leaves its ballots without a vote, and the next run submits
+only those again. Large submissions are split at the providers' limits (requests and bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jury.judging.ballots import make_parser, reply_schema
+from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, JurorSpec
+from jury.judging.redaction import clean, secrets_of
+
+if TYPE_CHECKING:
+    from jury.judging.client import JurorPool
+    from jury.judging.runner import Ballot
+
+PROVIDERS = ("openai", "anthropic")
+# Provider limits on one batch: requests and input bytes (OpenAI: 50,000 requests, a 200 MB
+# file; Anthropic: 100,000 requests, 256 MB). A larger submission becomes several batches.
+LIMITS: dict[str, tuple[int, int]] = {"openai": (50_000, 200 * 1024 * 1024), "anthropic": (100_000, 256 * 1024 * 1024)}
+SUBMIT_LEASE_S = 600.0  # the claim a submitting process holds on its ballots
+STALE_SUBMIT_S = 3600.0  # a batch left "submitting" this long by a live-looking holder elsewhere is lost
+ANTHROPIC_BASE = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def provider_of(juror: JurorSpec) -> str | None:
+    """The batch API a juror's model is reached through (openai, anthropic), or None."""
+    if juror.recorded is not None or "/" not in juror.model:
+        return None
+    prefix = juror.model.split("/", 1)[0]
+    return prefix if prefix in PROVIDERS else None
+
+
+def _bare(model: str) -> str:
+    return model.split("/", 1)[1] if "/" in model else model
+
+
+def _api_key(juror_name: str, api_key_env: str | None, api_base: str | None) -> str | None:
+    if api_key_env:
+        return os.environ.get(api_key_env) or None
+    return LOCAL_PLACEHOLDER_KEY if api_base else None
+
+
+def _litellm():
+    from jury.judging.client import _import_litellm
+
+    return _import_litellm()
+
+
+# ------------------------------------------------------------------------------------------
+# Request lines
+# ------------------------------------------------------------------------------------------
+
+
+def openai_line(ballot: Ballot) -> dict:
+    from jury.judging.client import completion_kwargs
+
+    body = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
+    body["model"] = _bare(ballot.juror.model)
+    body.update(body.pop("extra_body", None) or {})
+    return {"custom_id": ballot.request_sha256, "method": "POST", "url": "/v1/chat/completions", "body": body}
+
+
+def anthropic_request(ballot: Ballot) -> dict:
+    """The Message Batches request of a ballot: `params` as litellm makes them for the
+    synchronous request (system prompt, max_tokens, temperature, output_format)."""
+    from jury.judging.client import completion_kwargs
+
+    litellm = _litellm()
+    kwargs = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
+    model, messages = _bare(kwargs.pop("model")), kwargs.pop("messages")
+    config = litellm.AnthropicConfig()
+    optional = config.map_openai_params(non_default_params=kwargs, optional_params={}, model=model, drop_params=False)
+    params = config.transform_request(
+        model=model, messages=[dict(m) for m in messages], optional_params=optional, litellm_params={}, headers={}
+    )
+    params.pop("json_mode", None)  # litellm's own marker, not a Messages API field
+    params["model"] = model
+    return {"custom_id": ballot.request_sha256, "params": params}
+
+
+def split(lines: list[dict], provider: str) -> list[list[dict]]:
+    """Lines cut into batches within the provider's request and byte limits."""
+    max_n, max_bytes = LIMITS[provider]
+    out: list[list[dict]] = []
+    cur: list[dict] = []
+    size = 0
+    for line in lines:
+        n = len(json.dumps(line).encode()) + 1
+        if cur and (len(cur) >= max_n or size + n > max_bytes):
+            out.append(cur)
+            cur, size = [], 0
+        cur.append(line)
+        size += n
+    if cur:
+        out.append(cur)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Provider calls
+# ------------------------------------------------------------------------------------------
+
+
+async def _submit_openai(lines: list[dict], batch_id: str, api_base: str | None, api_key: str | None) -> tuple[str, str]:
+    litellm = _litellm()
+    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+    uploaded = await litellm.acreate_file(
+        file=(f"jury-{batch_id}.jsonl", data), purpose="batch", custom_llm_provider="openai", api_base=api_base, api_key=api_key
+    )
+    created = await litellm.acreate_batch(
+        completion_window="24h",
+        endpoint="/v1/chat/completions",
+        input_file_id=uploaded.id,
+        custom_llm_provider="openai",
+        metadata={"jury_batch": batch_id},
+        api_base=api_base,
+        api_key=api_key,
+    )
+    return created.id, uploaded.id
+
+
+async def _submit_anthropic(lines: list[dict], api_base: str | None, api_key: str | None) -> str:
+    import httpx
+
+    headers = {"anthropic-version": ANTHROPIC_VERSION, "content-type": "application/json"}
+    if api_key:
+        headers["x-api-key"] = api_key
+    if any("output_format" in line["params"] for line in lines):
+        headers["anthropic-beta"] = "structured-outputs-2025-11-13"
+    url = (api_base or ANTHROPIC_BASE).rstrip("/") + "/v1/messages/batches"
+    async with httpx.AsyncClient(timeout=120) as client:
+        response = await client.post(url, headers=headers, json={"requests": lines})
+        response.raise_for_status()
+        return str(response.json()["id"])
+
+
+_DONE = {"completed": "ended", "expired": "expired", "failed": "failed", "cancelled": "cancelled"}
+
+
+async def _poll(batch: dict, api_key: str | None) -> tuple[str, list[dict], dict]:
+    """(state, result lines in OpenAI's output format, fields to store) of a submitted batch."""
+    litellm = _litellm()
+    provider, base = batch["provider"], batch["api_base"]
+    retrieved = await litellm.aretrieve_batch(
+        batch_id=batch["provider_batch_id"], custom_llm_provider=provider, api_base=base, api_key=api_key
+    )
+    state = _DONE.get(str(retrieved.status))
+    if state is None:
+        return "in_progress", [], {}
+    lines: list[dict] = []
+    fields: dict = {}
+    if provider == "openai":
+        fields = {"output_file_id": retrieved.output_file_id, "error_file_id": retrieved.error_file_id}
+        for file_id in (retrieved.output_file_id, retrieved.error_file_id):
+            if file_id:
+                content = await litellm.afile_content(
+                    file_id=file_id, custom_llm_provider="openai", api_base=base, api_key=api_key
+                )
+                lines += _jsonl(content.content)
+    else:
+        content = await litellm.afile_content(
+            file_id=batch["provider_batch_id"], custom_llm_provider="anthropic", api_base=base, api_key=api_key
+        )
+        raw = content.content
+        handler = litellm.llms.anthropic.files.handler.AnthropicFilesHandler()  # litellm's own conversion
+        converted = _jsonl(handler._transform_anthropic_batch_results_to_openai_format(raw))
+        lines = [line for line in converted if "response" in line]  # litellm returns its input if it cannot convert
+        if len(lines) != len(converted):
+            raise ValueError("litellm could not read the batch's results")
+    return state, lines, fields
+
+
+def _jsonl(data: bytes) -> list[dict]:
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def _sort_results(lines: list[dict]) -> tuple[dict[str, dict], dict[str, str]]:
+    """custom_id -> chat completion body (HTTP 200), custom_id -> one-line error (the others)."""
+    answers: dict[str, dict] = {}
+    failures: dict[str, str] = {}
+    for line in lines:
+        cid = line.get("custom_id")
+        if not isinstance(cid, str):
+            continue
+        response = line.get("response") or {}
+        if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
+            answers[cid] = response["body"]
+            continue
+        error = line.get("error") or (response.get("body") or {}).get("error") or {}
+        failures[cid] = clean(
+            f"{error.get('code') or error.get('type') or response.get('status_code')}: {error.get('message')}", []
+        )
+    return answers, failures
+
+
+# ------------------------------------------------------------------------------------------
+# Collecting (any run, `jury batch collect`)
+# ------------------------------------------------------------------------------------------
+
+
+def _epoch(iso: str) -> float:
+    import calendar
+    import time
+
+    return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def _holder_gone(holder: str | None) -> bool:
+    from jury.execution.store import _holder_is_dead
+
+    return bool(holder) and _holder_is_dead(str(holder))
+
+
+async def collect(
+    store, *, jurors: Iterable[str] | None = None, holder: str | None = None, finished: set[str] | None = None
+) -> list[str]:
+    """Poll every open batch (of `jurors`, or all) and store the replies of those that ended
+    (their ids added to `finished`). Returns one line per batch that could not be polled (no
+    key, provider unreachable)."""
+    import time
+
+    from jury.execution.batch_store import OPEN_STATES
+
+    wanted = None if jurors is None else set(jurors)
+    problems: list[str] = []
+    for batch in store.batches(OPEN_STATES):
+        if wanted is not None and batch["juror"] not in wanted:
+            continue
+        if batch["state"] == "submitting":
+            if batch["holder"] == holder:
+                continue
+            created = _epoch(batch["created_at"])
+            if _holder_gone(batch["holder"]) or time.time() - created > STALE_SUBMIT_S:
+                store.finish_batch(
+                    batch["id"], "lost", {}, {}, error="the submitting process stopped before the provider's id was stored"
+                )
+                if finished is not None:
+                    finished.add(batch["id"])
+            continue
+        key = _api_key(batch["juror"], batch["api_key_env"], batch["api_base"])
+        if batch["api_key_env"] and key is None:
+            problems.append(f"batch {batch['provider_batch_id']} ({batch['juror']}): {batch['api_key_env']} is not set")
+            continue
+        try:
+            state, lines, fields = await _poll(batch, key)
+        except Exception as exc:  # the provider cannot be asked now: the batch stays open
+            problems.append(
+                f"batch {batch['provider_batch_id']} ({batch['juror']}): cannot poll: {clean(str(exc), [key] if key else [], 200)}"
+            )
+            continue
+        if state == "in_progress":
+            continue
+        answers, failures = _sort_results(lines)
+        store.finish_batch(batch["id"], state, answers, failures, **fields)
+        if finished is not None:
+            finished.add(batch["id"])
+    return problems
+
+
+# ------------------------------------------------------------------------------------------
+# A run's batches
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Pending:
+    """A ballot with no vote yet: waiting in a batch (pending), failed there (failed), or not sent (cap)."""
+
+    kind: str  # pending | failed | capped
+    why: str
+    where: str = ""  # the provider's batch id (pending)
+
+
+@dataclass
+class BatchSession:
+    store: Any
+    holder: str
+    every_juror: bool  # --batch: every batch-capable juror; else only jurors with batch = true
+    submitted: int = 0  # ballots submitted by this run
+    batches_made: int = 0
+    capped: set[str] = field(default_factory=set)
+    elsewhere: set[str] = field(default_factory=set)  # being submitted by another process
+    problems: list[str] = field(default_factory=list)
+
+    def handles(self, juror: JurorSpec) -> bool:
+        return provider_of(juror) is not None and (self.every_juror or juror.batch)
+
+    async def prepare(self, ballots: list[Ballot], guard) -> None:
+        """Collect what ended, then submit every ballot of a batch juror that has no vote, no
+        collected reply and no open batch. Ballots are claimed while they are recorded and
+        sent: another process sees them in a batch, or waits for the claim."""
+        from jury.judging.runner import CLAIM_LEASE_S
+
+        jurors = {b.juror.name for b in ballots if self.handles(b.juror)}
+        if not jurors:
+            return
+        ended: set[str] = set()
+        self.problems += await collect(self.store, jurors=jurors, holder=self.holder, finished=ended)
+        todo: dict[str, Ballot] = {}
+        for b in ballots:
+            if self.handles(b.juror):
+                todo.setdefault(b.request_sha256, b)
+        by_juror: dict[str, list[Ballot]] = {}
+        claimed: list[str] = []
+        try:
+            for h, b in todo.items():
+                if self._settled(h) or self.store.latest_batch(h) in ended:  # failed just now: this run reports it
+                    continue
+                if self.store.claim(h, self.holder, max(CLAIM_LEASE_S, SUBMIT_LEASE_S)) is not None:
+                    self.elsewhere.add(h)
+                    continue
+                claimed.append(h)
+                if self._settled(h):  # settled by another process just before the claim
+                    continue
+                by_juror.setdefault(b.juror.name, []).append(b)
+            for group in by_juror.values():
+                await self._submit(group, guard)
+        finally:
+            for h in claimed:
+                self.store.release_claim(h, self.holder)
+        if self.batches_made:
+            self.problems += await collect(self.store, jurors=jurors, holder=self.holder)
+
+    def _settled(self, h: str) -> bool:
+        return (
+            self.store.get_vote(h) is not None
+            or self.store.batch_answer(h) is not None
+            or self.store.pending_batch(h) is not None
+        )
+
+    async def _submit(self, ballots: list[Ballot], guard) -> None:
+        from jury.judging.client import estimate_batch_call
+        from jury.judging.runner import COMPLETION_TOKENS_ESTIMATE
+
+        juror = ballots[0].juror
+        provider = provider_of(juror)
+        assert provider is not None
+        kept: list[Ballot] = []
+        for b in ballots:
+            est = 0.0
+            if guard.cap is not None:
+                est = estimate_batch_call(juror, b.messages, COMPLETION_TOKENS_ESTIMATE)[1] or 0.0
+            if not guard.reserve(est):
+                self.capped.add(b.request_sha256)
+                continue
+            guard.settle(est, est)  # a batch's price is known only when it ends: its estimate counts now
+            kept.append(b)
+        if not kept:
+            return
+        make = openai_line if provider == "openai" else anthropic_request
+        lines = [make(b) for b in kept]
+        key = _api_key(juror.name, juror.api_key_env, juror.api_base)
+        for chunk in split(lines, provider):
+            batch_id = f"jb_{secrets.token_hex(8)}"
+            hashes = [line["custom_id"] for line in chunk]
+            self.store.record_batch(batch_id, provider, juror, hashes, self.holder)  # before anything is sent
+            try:
+                if provider == "openai":
+                    provider_id, file_id = await _submit_openai(chunk, batch_id, juror.api_base, key)
+                else:
+                    provider_id, file_id = await _submit_anthropic(chunk, juror.api_base, key), None
+            except Exception as exc:
+                why = clean(f"submitting failed: {exc}", ([key] if key else []) + secrets_of(juror), 240)
+                self.store.finish_batch(batch_id, "failed", {}, {h: why for h in hashes}, error=why)
+                continue
+            self.store.update_batch(batch_id, provider_batch_id=provider_id, input_file_id=file_id, state="in_progress")
+            self.submitted += len(chunk)
+            self.batches_made += 1
+
+    async def ask(self, ballot: Ballot, pool: JurorPool):
+        """(CallResult, batch id) for a collected reply, turned into a vote's result as a
+        synchronous reply is; else a Pending saying why the ballot has no vote yet."""
+        from jury.judging.client import batch_response
+
+        h = ballot.request_sha256
+        got = self.store.batch_answer(h)
+        if got is not None:
+            batch_id, body = got
+            result = await pool.call(
+                ballot.juror.name,
+                ballot.messages,
+                schema=reply_schema(ballot.style, ballot.taxonomy),
+                parse=make_parser(ballot.style, ballot.taxonomy),
+                given=batch_response(body, ballot.juror.model),
+            )
+            return result, batch_id
+        if h in self.capped:
+            return Pending("capped", "cost cap reached")
+        waiting = self.store.pending_batch(h)
+        if waiting is not None:
+            where = waiting["provider_batch_id"] or f"{waiting['id']} (being submitted)"
+            return Pending("pending", f"pending in {waiting['provider']} batch {where}", where)
+        if h in self.elsewhere:
+            return Pending("pending", "being submitted by another process", "another process")
+        failure = self.store.batch_failure(h)
+        return Pending("failed", failure or "not submitted")
+
+
+def status_rows(store) -> list[dict]:
+    """`jury batch status`: one row per batch, newest last."""
+    import time
+
+    now = time.time()
+    rows = []
+    for b in store.batches():
+        age = max(0.0, now - _epoch(b["created_at"]))
+        rows.append(
+            {
+                "provider": b["provider"],
+                "batch": b["provider_batch_id"] or b["id"],
+                "juror": b["juror"],
+                "requests": b["requests"],
+                **b["items"],
+                "age": f"{age / 3600:.1f} h" if age >= 3600 else f"{age / 60:.0f} min",
+                "state": b["state"],
+            }
+        )
+    return rows
+
+
+def warn(lines: list[str]) -> None:
+    for line in lines:
+        print(f"Warning: {line}", file=sys.stderr, flush=True)

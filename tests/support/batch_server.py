@@ -1,0 +1,373 @@
+"""A loopback server speaking the providers' BATCH protocols (and chat completions), for tests.
+
+OpenAI Files + Batches (what litellm's acreate_file / acreate_batch / aretrieve_batch /
+afile_content send with api_base = server.base_url):
+
+    POST {base}/files                    multipart upload (purpose=batch) -> file object
+    POST {base}/batches                  {input_file_id, endpoint, completion_window} -> batch
+    GET  {base}/batches/{id}             the batch: validating/in_progress -> completed | expired | failed
+    GET  {base}/files/{id}/content       the input, output or error file (JSONL)
+
+Anthropic Message Batches (api_base = server.root_url):
+
+    POST {root}/v1/messages/batches          {"requests": [{custom_id, params}]} -> message_batch
+    GET  {root}/v1/messages/batches/{id}     processing_status in_progress -> ended
+    GET  {root}/v1/messages/batches/{id}/results   JSONL: succeeded | errored | expired per custom_id
+
+Each batch line is answered, when its batch ends, by the scripted responder of its model
+(FakeLLMServer.script: a Reply, str, dict or callable(request) -> ...; an Anthropic request is
+seen as an OpenAI one: system and user messages with text content). Chat completions
+({base}/chat/completions) are served as FakeLLMServer serves them (repair turns, synchronous
+jurors). Knobs: `polls_before_end` (retrievals answered "in_progress" before a batch ends),
+`fail_items` (custom_ids answered with an error), `expire_next` (the next batches to end
+expire: only `expire_keep` of their lines are answered).
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import json
+import threading
+import time
+import uuid
+from typing import Any
+
+from tests.support.fakellm import FakeLLMServer, Reply, _as_reply, _Handler, _HTTPServer, _message_text, estimate_tokens
+
+
+def _completion_body(model: str, request: dict, reply: Reply) -> dict:
+    prompt_text = "".join(_message_text(m) for m in request.get("messages") or [])
+    pt = reply.prompt_tokens if reply.prompt_tokens is not None else estimate_tokens(prompt_text)
+    ct = reply.completion_tokens if reply.completion_tokens is not None else estimate_tokens(reply.content)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": reply.model or model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content, "refusal": None},
+                "logprobs": None,
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+    }
+
+
+def _anthropic_as_openai(params: dict) -> dict:
+    """An Anthropic Messages request as the OpenAI request a responder expects to see."""
+
+    def text(content: Any) -> str:
+        if isinstance(content, str):
+            return content
+        return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+    messages = []
+    if params.get("system"):
+        messages.append({"role": "system", "content": text(params["system"])})
+    messages += [{"role": m["role"], "content": text(m.get("content"))} for m in params.get("messages") or []]
+    return {**{k: v for k, v in params.items() if k not in ("messages", "system")}, "messages": messages}
+
+
+class _BatchHandler(_Handler):
+    server: _HTTPServer
+
+    def _body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def do_GET(self) -> None:
+        self.close_connection = True
+        path = self.path.split("?", 1)[0].rstrip("/")
+        owner: BatchServer = self.server.owner  # type: ignore[assignment]
+        parts = path.strip("/").split("/")
+        if path.startswith("/v1/messages/batches/"):
+            rest = parts[3:]
+            if len(rest) == 2 and rest[1] == "results":
+                content = owner._anthropic_results(rest[0])
+                if content is None:
+                    self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no results"}})
+                    return
+                self._send(200, content, {"Content-Type": "application/x-jsonl"})
+                return
+            batch = owner._anthropic_retrieve(rest[0])
+            if batch is None:
+                self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no batch"}})
+                return
+            self._send_json(200, batch)
+            return
+        if len(parts) >= 3 and parts[0] == "v1" and parts[1] == "batches":
+            batch = owner._openai_retrieve(parts[2])
+            self._send_json(200, batch) if batch else self._send_json(404, {"error": {"message": "no batch"}})
+            return
+        if len(parts) == 4 and parts[0] == "v1" and parts[1] == "files" and parts[3] == "content":
+            with owner._lock:
+                content = owner.files.get(parts[2])
+            if content is None:
+                self._send_json(404, {"error": {"message": "no file"}})
+                return
+            self._send(200, content, {"Content-Type": "application/octet-stream"})
+            return
+        super().do_GET()
+
+    def do_POST(self) -> None:
+        self.close_connection = True
+        path = self.path.split("?", 1)[0].rstrip("/")
+        owner: BatchServer = self.server.owner  # type: ignore[assignment]
+        if path == "/v1/files":
+            raw = self._body()
+            head = f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode()
+            msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + raw)
+            content = b""
+            for part in msg.iter_parts():
+                if part.get_param("name", header="content-disposition") == "file":
+                    content = part.get_payload(decode=True) or b""
+            self._send_json(200, owner._openai_file(content))
+            return
+        if path == "/v1/batches":
+            body = json.loads(self._body() or b"{}")
+            self._send_json(200, owner._openai_create(body))
+            return
+        if path == "/v1/messages/batches":
+            body = json.loads(self._body() or b"{}")
+            owner.anthropic_headers.append({k.lower(): v for k, v in self.headers.items() if k.lower() != "x-api-key"})
+            self._send_json(200, owner._anthropic_create(body))
+            return
+        super().do_POST()
+
+
+class BatchServer(FakeLLMServer):
+    """FakeLLMServer plus the OpenAI Files + Batches and Anthropic Message Batches protocols."""
+
+    def __init__(self, port: int = 0, **kwargs: Any) -> None:
+        super().__init__(port, **kwargs)
+        self._httpd.server_close()
+        self._httpd = _HTTPServer(("127.0.0.1", port), _BatchHandler)
+        self._httpd.owner = self
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}  # id -> {"protocol", "lines", "polls", "state", ...}
+        self.polls_before_end = 0
+        self.fail_items: set[str] = set()  # custom_ids answered with an error
+        self.expire_next = 0  # how many of the next batches to end expire
+        self.expire_keep = 0  # lines an expiring batch still answers
+        self.anthropic_headers: list[dict] = []
+        self.poll_delay_s = 0.0  # a retrieval waits this long before answering (a process to kill meanwhile)
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # ---- inspection ------------------------------------------------------------------------
+    def submitted(self, protocol: str | None = None) -> list[str]:
+        """custom_ids of every batch line received, in order (a resubmission shows twice)."""
+        with self._lock:
+            return [
+                line["custom_id"]
+                for b in self.batches.values()
+                if protocol is None or b["protocol"] == protocol
+                for line in b["lines"]
+            ]
+
+    def batch_sizes(self, protocol: str | None = None) -> list[int]:
+        with self._lock:
+            return [len(b["lines"]) for b in self.batches.values() if protocol is None or b["protocol"] == protocol]
+
+    # ---- answering -------------------------------------------------------------------------
+    def _answer(self, model: str, request: dict) -> Reply:
+        reply, _source = self._choose(model, request)
+        if reply is None:
+            return Reply(status=404, error_message=f"The model `{model}` does not exist")
+        return _as_reply(reply)
+
+    def _end(self, b: dict) -> None:
+        """Answer a batch's lines (once): b["results"] = custom_id -> (Reply | None, request)."""
+        with self._lock:
+            expire = self.expire_next > 0
+            if expire:
+                self.expire_next -= 1
+            keep = self.expire_keep
+        results = {}
+        for i, line in enumerate(b["lines"]):
+            cid = line["custom_id"]
+            if expire and i >= keep:
+                results[cid] = ("expired", None, None)
+            elif cid in self.fail_items:
+                results[cid] = ("errored", None, None)
+            else:
+                request = line["request"]
+                results[cid] = ("ok", self._answer(line["model"], request), request)
+        b["results"] = results
+        b["state"] = "expired" if expire else "ended"
+        b["ended_at"] = time.time()
+
+    def _poll(self, batch_id: str) -> dict | None:
+        if self.poll_delay_s and self._stop.wait(self.poll_delay_s):
+            return None
+        with self._lock:
+            b = self.batches.get(batch_id)
+            if b is None:
+                return None
+            b["retrievals"] += 1
+            due = b["state"] == "in_progress" and b["retrievals"] > self.polls_before_end
+        if due:
+            self._end(b)
+        return b
+
+    # ---- OpenAI ----------------------------------------------------------------------------
+    def _openai_file(self, content: bytes) -> dict:
+        fid = f"file-{uuid.uuid4().hex[:20]}"
+        with self._lock:
+            self.files[fid] = content
+        return {
+            "id": fid,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": "batch.jsonl",
+            "purpose": "batch",
+            "status": "processed",
+        }
+
+    def _openai_create(self, body: dict) -> dict:
+        with self._lock:
+            content = self.files[body["input_file_id"]]
+        lines = []
+        for raw in content.decode().splitlines():
+            if raw.strip():
+                item = json.loads(raw)
+                lines.append({"custom_id": item["custom_id"], "model": item["body"]["model"], "request": item["body"]})
+        bid = f"batch_{uuid.uuid4().hex[:20]}"
+        b = {"protocol": "openai", "id": bid, "lines": lines, "state": "in_progress", "retrievals": 0, "body": body}
+        b["created_at"] = time.time()
+        with self._lock:
+            self.batches[bid] = b
+        return self._openai_view(b)
+
+    def _openai_view(self, b: dict) -> dict:
+        status = {"in_progress": "in_progress", "ended": "completed", "expired": "expired"}[b["state"]]
+        out_id = err_id = None
+        done = failed = 0
+        if "results" in b:
+            out, err = [], []
+            for cid, (kind, reply, request) in b["results"].items():
+                if kind == "ok" and reply is not None and reply.status < 400:
+                    done += 1
+                    body = _completion_body(request["model"], request, reply)
+                    out.append(
+                        {"id": f"req_{cid[:8]}", "custom_id": cid, "response": {"status_code": 200, "body": body}, "error": None}
+                    )
+                else:
+                    failed += 1
+                    code = "batch_expired" if kind == "expired" else "server_error"
+                    err.append(
+                        {
+                            "id": f"req_{cid[:8]}",
+                            "custom_id": cid,
+                            "response": None,
+                            "error": {"code": code, "message": f"fake {code}"},
+                        }
+                    )
+            if "out_id" not in b:
+                b["out_id"] = self._openai_file("".join(json.dumps(x) + "\n" for x in out).encode())["id"] if out else None
+                b["err_id"] = self._openai_file("".join(json.dumps(x) + "\n" for x in err).encode())["id"] if err else None
+            out_id, err_id = b["out_id"], b["err_id"]
+        return {
+            "id": b["id"],
+            "object": "batch",
+            "endpoint": b["body"].get("endpoint", "/v1/chat/completions"),
+            "errors": None,
+            "input_file_id": b["body"]["input_file_id"],
+            "completion_window": b["body"].get("completion_window", "24h"),
+            "status": status,
+            "output_file_id": out_id,
+            "error_file_id": err_id,
+            "created_at": int(b["created_at"]),
+            "request_counts": {"total": len(b["lines"]), "completed": done, "failed": failed},
+            "metadata": b["body"].get("metadata"),
+        }
+
+    def _openai_retrieve(self, batch_id: str) -> dict | None:
+        b = self._poll(batch_id)
+        return None if b is None or b["protocol"] != "openai" else self._openai_view(b)
+
+    # ---- Anthropic -------------------------------------------------------------------------
+    def _anthropic_create(self, body: dict) -> dict:
+        lines = [
+            {"custom_id": r["custom_id"], "model": r["params"]["model"], "request": _anthropic_as_openai(r["params"])}
+            for r in body.get("requests", [])
+        ]
+        bid = f"msgbatch_{uuid.uuid4().hex[:20]}"
+        b = {"protocol": "anthropic", "id": bid, "lines": lines, "state": "in_progress", "retrievals": 0, "body": body}
+        b["created_at"] = time.time()
+        with self._lock:
+            self.batches[bid] = b
+        return self._anthropic_view(b)
+
+    def _anthropic_view(self, b: dict) -> dict:
+        iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) if t else None  # noqa: E731
+        counts = {"processing": len(b["lines"]), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if "results" in b:
+            counts["processing"] = 0
+            for kind, reply, _ in b["results"].values():
+                key = "expired" if kind == "expired" else "succeeded" if kind == "ok" and reply.status < 400 else "errored"
+                counts[key] += 1
+        ended = b["state"] != "in_progress"
+        return {
+            "id": b["id"],
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": counts,
+            "ended_at": iso(b.get("ended_at")),
+            "created_at": iso(b["created_at"]),
+            "expires_at": iso(b["created_at"] + 86400),
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.root_url}/v1/messages/batches/{b['id']}/results" if ended else None,
+        }
+
+    def _anthropic_retrieve(self, batch_id: str) -> dict | None:
+        b = self._poll(batch_id)
+        return None if b is None or b["protocol"] != "anthropic" else self._anthropic_view(b)
+
+    def _anthropic_results(self, batch_id: str) -> bytes | None:
+        with self._lock:
+            b = self.batches.get(batch_id)
+        if b is None or "results" not in b:
+            return None
+        out = []
+        for cid, (kind, reply, request) in b["results"].items():
+            if kind == "expired":
+                result: dict = {"type": "expired"}
+            elif kind != "ok" or reply is None or reply.status >= 400:
+                result = {"type": "errored", "error": {"type": "error", "error": {"type": "api_error", "message": "fake error"}}}
+            else:
+                body = _completion_body(request["model"], request, reply)
+                result = {
+                    "type": "succeeded",
+                    "message": {
+                        "id": f"msg_{uuid.uuid4().hex[:20]}",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": request["model"],
+                        "content": [{"type": "text", "text": reply.content}],
+                        "stop_reason": "end_turn" if reply.finish_reason == "stop" else "max_tokens",
+                        "stop_sequence": None,
+                        "usage": {
+                            "input_tokens": body["usage"]["prompt_tokens"],
+                            "output_tokens": body["usage"]["completion_tokens"],
+                        },
+                    },
+                }
+            out.append(json.dumps({"custom_id": cid, "result": result}) + "\n")
+        return "".join(out).encode()
+
+
+def serve_forever(port: int = 0) -> None:  # pragma: no cover - a manual aid
+    server = BatchServer(port)
+    server.set_default(Reply(content=json.dumps({"reasoning": "r", "verdict": "answer_1"})))
+    server.start()
+    print(server.base_url, flush=True)
+    threading.Event().wait()
