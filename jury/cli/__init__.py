@@ -16,6 +16,7 @@ app = typer.Typer(
         "in the working directory; flags override it."
     ),
     no_args_is_help=True,
+    rich_markup_mode=None,  # help is plain text: `jury[ray]` is not markup; paragraphs are reflowed
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -38,8 +39,10 @@ from jury.cli import adjudicate as _adjudicate  # noqa: E402
 from jury.cli import audit as _audit  # noqa: E402
 from jury.cli import calibrate as _calibrate  # noqa: E402
 from jury.cli import check_gold as _check_gold  # noqa: E402
+from jury.cli import db as _db  # noqa: E402
 from jury.cli import imports as _imports  # noqa: E402
 from jury.cli import labels as _labels  # noqa: E402
+from jury.cli import local_juror as _local_juror  # noqa: E402
 from jury.cli import reaudit as _reaudit  # noqa: E402
 from jury.cli import report as _report  # noqa: E402
 from jury.cli import review as _review  # noqa: E402
@@ -61,6 +64,9 @@ app.add_typer(_review.app, name="review")
 app.command("suites")(_suites.suites)
 app.command("check-gold")(_check_gold.check_gold)
 app.add_typer(_store.app, name="store")
+app.add_typer(_db.app, name="db")
+app.add_typer(_local_juror.app, name="local-juror")
+app.add_typer(__import__("jury.cli.batch", fromlist=["app"]).app, name="batch")
 
 
 def main(argv: list[str] | None = None) -> None:

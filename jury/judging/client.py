@@ -150,6 +150,8 @@ def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int
     except Exception:
         chars = sum(len(str(m.get("content") or "")) for m in messages)
         prompt_tokens = max(1, chars // 4) + 4 * len(messages)
+    if juror.costs_nothing:  # declared free (the user's own server) or recorded: nobody bills it
+        return prompt_tokens, 0.0
     if not has_price(juror.model):
         return prompt_tokens, None
     try:

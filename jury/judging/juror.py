@@ -92,6 +92,7 @@ class JurorSpec(BaseModel):
     recorded: str | None = Field(None, min_length=1)
     judge: str | None = Field(None, min_length=1)  # with recorded: which judge of the file (default: its only one)
     recorded_sha256: str | None = None  # set when the panel is loaded: the file's content, bound into every request hash
+    free: bool = False  # its calls cost nothing (a model on your own server): $0, not "unknown"; not in the request hash
     # send this juror's ballots through its provider's batch API (jury.judging.batch), as --batch does for
     # every juror: an operational knob, so not in public_dict nor any request hash (a batched vote is the same vote)
     batch: bool = False
@@ -141,6 +142,12 @@ class JurorSpec(BaseModel):
         if self.recorded is not None:  # only then, so live jurors' bindings stay as they were
             out |= {"recorded_sha256": self.recorded_sha256, "judge": self.judge}
         return out
+
+    @property
+    def costs_nothing(self) -> bool:
+        """A recorded judge, or a juror the panel declares `free` (a model on your own server,
+        which no price map knows and nobody bills): its cost is $0, never "unknown"."""
+        return self.free or self.recorded is not None
 
     def missing_key(self) -> str | None:
         """The env var's name if api_key_env is set but the variable is not (or is empty), else None."""

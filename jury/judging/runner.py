@@ -470,7 +470,7 @@ def run_ballots(
     if max_cost is not None:
         from jury.judging.client import has_price
 
-        stats.unpriced = sorted({j.model for j in jurors.values() if j.recorded is None and not has_price(j.model)})
+        stats.unpriced = sorted({j.model for j in jurors.values() if not j.costs_nothing and not has_price(j.model)})
     total = sum(len(g) for g in groups)
     done = 0
 

@@ -257,7 +257,7 @@ def unpriced_requests(ballots, costs: dict[str, dict]) -> dict[str, str]:
     priced: dict[str, bool] = {}
     out: dict[str, str] = {}
     for b in ballots:
-        if b.juror.recorded is not None:  # answered from a judgment file: free, not unknown
+        if b.juror.costs_nothing:  # a recorded judge, or a juror declared free: $0, not unknown
             continue
         h, model = b.request_sha256, b.juror.model
         if model not in priced:
