@@ -77,6 +77,39 @@ def long_line(tmp: Path) -> None:
     (tmp / "run.jsonl").write_text(json.dumps(rec) + "\n")
 
 
+def locked_verdicts(folder: str = "verdicts", extra_toml: str = ""):
+    """A locked adjudication file in ``folder`` that binds gold.json and run.jsonl (as jury
+    writes them: paths relative to the verdict file's folder), plus a copy of the run."""
+
+    def setup(tmp: Path) -> None:
+        import hashlib
+
+        (tmp / folder).mkdir(parents=True, exist_ok=True)
+        up = os.path.relpath(tmp, tmp / folder)
+        bind = {
+            n: {"path": f"{up}/{n}", "sha256": hashlib.sha256((tmp / n).read_bytes()).hexdigest()}
+            for n in ("gold.json", "run.jsonl")
+        }
+        doc = {
+            "content_sha256": "sha256:" + "0" * 64,
+            "format_version": 2,
+            "kind": "adjudication",
+            "inputs": {"gold": bind["gold.json"], "runs": [bind["run.jsonl"]], "databases": {}},
+            "records": [],
+        }
+        (tmp / folder / "adjudication-1.json").write_text(json.dumps(doc, indent=2, sort_keys=True))
+        (tmp / "run2.jsonl").write_bytes((tmp / "run.jsonl").read_bytes())
+        if extra_toml:
+            toml(extra_toml)(tmp)
+
+    return setup
+
+
+def kind_files(tmp: Path) -> None:
+    (tmp / "panel.toml").write_text('name = "p"\nk = 1\n\n[[jurors]]\nname = "a"\nmodel = "openai/a"\nfamily = "openai"\n')
+    (tmp / "labels.jsonl").write_text('{"question_id": 1, "model": "m", "label": "correct", "annotator": "A", "source": "s"}\n')
+
+
 BIG = "9" * 5000
 
 CASES = [
@@ -139,6 +172,56 @@ CASES = [
     ),
     Case("adjudicate-o-run", ["adjudicate", "run.jsonl", "-o", "run.jsonl"], "run.jsonl", unchanged=["run.jsonl"]),
     Case("audit-gold-o-gold", ["audit-gold", "-o", "gold.json"], "gold.json", unchanged=["gold.json"]),
+    # ---- outputs never overwrite a file that a locked verdict file of the project binds
+    Case(
+        "score-o-bound-run",
+        ["score", "run2.jsonl", "-o", "run.jsonl"],
+        "run.jsonl: is bound by the locked verdict file verdicts/adjudication-1.json",
+        setup=locked_verdicts(),
+        unchanged=["run.jsonl"],
+    ),
+    Case(
+        "score-per-question-bound-run",
+        ["score", "run2.jsonl", "--per-question", "run.jsonl"],
+        "run.jsonl: is bound by the locked verdict file",
+        setup=locked_verdicts(),
+        unchanged=["run.jsonl"],
+    ),
+    Case(
+        "report-o-bound-run",
+        ["report", "run2.jsonl", "-f", "json", "-o", "run.jsonl"],
+        "is bound by the locked verdict file",
+        setup=locked_verdicts(),
+        unchanged=["run.jsonl"],
+    ),
+    Case(
+        "labels-runs-out-bound-run",
+        ["labels", "import", "flex-agreement", "fn.jsonl", "--runs-out", "run.jsonl"],
+        "is bound by the locked verdict file",
+        setup=locked_verdicts(),
+        unchanged=["run.jsonl"],
+    ),
+    Case(
+        "score-o-bound-run-verdicts-dir",
+        ["score", "run2.jsonl", "-o", "run.jsonl"],
+        "is bound by the locked verdict file out/v/adjudication-1.json",
+        setup=locked_verdicts("out/v", 'verdicts_dir = "out/v"\n'),
+        unchanged=["run.jsonl"],
+    ),
+    # ---- a file of another kind is named as such, before any record is read
+    Case("gold-as-run", ["score", "gold.json"], "gold.json is a gold file, not a run file"),
+    Case("run-as-gold", ["score", "run.jsonl", "--gold", "run.jsonl"], "run.jsonl is a run file, not a gold file"),
+    Case("run-as-audit", ["score", "run.jsonl", "--audit", "run.jsonl"], "run.jsonl is a run file, not a verdict file"),
+    Case("gold-as-verdicts", ["score", "run.jsonl", "--verdicts", "gold.json"], "gold.json is a gold file, not a verdict file"),
+    Case("panel-as-run", ["score", "panel.toml"], "panel.toml is a panel file, not a run file", setup=kind_files),
+    Case("labels-as-run", ["score", "labels.jsonl"], "labels.jsonl is a label file, not a run file", setup=kind_files),
+    Case("run-as-labels", ["calibrate", "--labels", "run.jsonl"], "run.jsonl is a run file, not a label file"),
+    Case(
+        "verdicts-as-run",
+        ["score", "verdicts/adjudication-1.json"],
+        "is an adjudication verdict file, not a run file",
+        setup=locked_verdicts(),
+    ),
     # ---- 9.5: numbers finite and in range, flags and jury.toml alike
     Case("timeout-nan-flag", ["score", "run.jsonl", "--timeout", "nan"], "--timeout"),
     Case("timeout-inf-flag", ["score", "run.jsonl", "--timeout", "inf"], "--timeout"),
@@ -310,24 +393,53 @@ CASES = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input(case, tmp_path):
     proc = check_case(case, tmp_path)
     assert "\x1b" not in proc.stderr
 
 
-def test_python_m_and_console_script_agree(tmp_path):
-    """`jury` (the console script) and `python -m jury` print the same one-line usage error."""
-    import shutil
-    import subprocess
-
+def test_verify_names_a_run_file_given_as_a_verdict_file(tmp_path):
     from tests.support.badinput import basic_project, run_jury
 
     basic_project(tmp_path)
-    via_module = run_jury(["score", "run.jsonl", "--workers", "x"], tmp_path)
-    exe = shutil.which("jury")
-    assert exe is not None
+    proc = run_jury(["verify", "run.jsonl"], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "run.jsonl is a run file, not a verdict file" in proc.stdout + proc.stderr
+    assert "malformed JSON" not in proc.stdout + proc.stderr
+
+
+def console_script() -> str | None:
+    """The `jury` script installed with this interpreter, else the one on PATH, else None."""
+    import shutil
+    import sys
+
+    beside = Path(sys.executable).parent / "jury"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("jury")
+
+
+def test_console_script_is_found_beside_the_interpreter_or_skipped(monkeypatch):
+    """Without `jury` beside the interpreter or on PATH the comparison skips, never fails."""
+    import sys
+
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    assert console_script() is None
+
+
+def test_python_m_and_console_script_agree(tmp_path):
+    """`jury` (the console script) and `python -m jury` print the same one-line usage error."""
+    import subprocess
+
+    from tests.support.badinput import basic_project, run_jury_process
+
+    basic_project(tmp_path)
+    exe = console_script()
+    if exe is None:
+        pytest.skip("no `jury` console script beside this Python nor on PATH (jury is not installed, only importable)")
+    via_module = run_jury_process(["score", "run.jsonl", "--workers", "x"], tmp_path)
     via_script = subprocess.run([exe, "score", "run.jsonl", "--workers", "x"], cwd=tmp_path, capture_output=True, text=True)
     assert via_module.returncode == via_script.returncode == 1
     assert via_module.stderr == via_script.stderr

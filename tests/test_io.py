@@ -137,3 +137,83 @@ def test_importer_refuses_empty_model_json_lists_and_repeated_keys(tmp_path):
     pred.write_text('{"0": "SELECT 1", "00": "SELECT 2"}')
     with pytest.raises(InputError, match="key '00' repeats question position 0"):
         import_bird_predictions(pred, gold, "m")
+
+
+# ---------------------------------------------------------------- a file of the wrong kind
+
+PANEL_TOML = 'name = "p"\nballot_style = "blind"\nk = 1\n\n[[jurors]]\nname = "a"\nmodel = "openai/x"\nfamily = "openai"\n'
+LABEL_LINE = '{"question_id": 1, "model": "m", "label": "correct", "annotator": "A", "source": "s"}\n'
+VERDICT_HEAD = '{\n  "content_sha256": "sha256:' + "0" * 64 + '",\n  "format_version": 2,\n  "kind": "adjudication"\n}\n'
+
+
+def _kind_files(tmp_path):
+    """One file of each kind jury reads, as a user would have them."""
+    records = [{"model": "m", "question_id": q, "db_id": "shop", "sql": "SELECT 1"} for q in (1, 2)]
+    files = {
+        "gold": write_gold(tmp_path),  # BIRD's dev.json layout: a JSON list
+        "run": write_runs(tmp_path, records),
+        "label": tmp_path / "labels.jsonl",
+        "panel": tmp_path / "panel.toml",
+        "adjudication": tmp_path / "verdicts.json",
+    }
+    files["label"].write_text(LABEL_LINE)
+    files["panel"].write_text(PANEL_TOML)
+    files["adjudication"].write_text(VERDICT_HEAD)
+    return files
+
+
+def test_sniff_kind_tells_every_kind_of_file(tmp_path):
+    from jury.inputs.kinds import sniff_kind
+
+    for kind, path in _kind_files(tmp_path).items():
+        assert sniff_kind(path) == kind, path
+    jsonl_gold = tmp_path / "mini_dev.jsonl"  # BIRD mini-dev ships gold as JSONL too
+    jsonl_gold.write_text("".join(json.dumps(item) + "\n" for item in GOLD))
+    assert sniff_kind(jsonl_gold) == "gold"
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"x": 1}\n')
+    assert sniff_kind(odd) is None  # unknown: the loader's own checks speak
+
+
+@pytest.mark.parametrize(
+    "given, loader, expected",
+    [
+        ("gold", "runs", "gold.json is a gold file, not a run file"),
+        ("panel", "runs", "panel.toml is a panel file, not a run file"),
+        ("label", "runs", "labels.jsonl is a label file, not a run file"),
+        ("adjudication", "runs", "verdicts.json is an adjudication verdict file, not a run file"),
+        ("run", "gold", "run.jsonl is a run file, not a gold file"),
+        ("label", "gold", "labels.jsonl is a label file, not a gold file"),
+        ("run", "labels", "run.jsonl is a run file, not a label file"),
+        ("gold", "labels", "gold.json is a gold file, not a label file"),
+    ],
+)
+def test_a_file_of_another_kind_is_named_as_such(tmp_path, given, loader, expected):
+    from jury.inputs.labels import load_labels
+
+    path = _kind_files(tmp_path)[given]
+    load = {"runs": lambda p: load_runs([p]), "gold": load_gold, "labels": lambda p: load_labels([p])}[loader]
+    with pytest.raises(InputError) as err:
+        load(path)
+    assert str(err.value).endswith(expected) and "\n" not in str(err.value)
+
+
+def test_a_run_file_as_gold_is_refused_before_its_records_are_read(tmp_path):
+    """Run records validate as gold items (db_id, sql) until one lacks db_id: the kind is told
+    from the first record, not a thousand lines in."""
+    records = [{"model": "m", "question_id": q, "db_id": "shop", "sql": "SELECT 1"} for q in range(1, 1033)]
+    records.append({"model": "m", "question_id": 1033, "sql": "SELECT 1"})
+    path = write_runs(tmp_path, records)
+    with pytest.raises(InputError, match=r"run.jsonl is a run file, not a gold file$"):
+        load_gold(path)
+
+
+def test_verdict_loader_names_a_run_or_gold_file(tmp_path):
+    from jury.verdicts.documents import VerdictError
+    from jury.verdicts.lock import load_locked
+
+    files = _kind_files(tmp_path)
+    with pytest.raises(VerdictError, match=r"run.jsonl is a run file, not a verdict file$"):
+        load_locked(files["run"])
+    with pytest.raises(VerdictError, match=r"gold.json is a gold file, not a verdict file$"):
+        load_locked(files["gold"])

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
+    DB_URL_HELP,
     EXECUTOR_HELP,
     FORMAT_HELP,
     RAY_ADDRESS_HELP,
@@ -29,6 +30,7 @@ def score(
     runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     comparator: str | None = typer.Option(
         None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
     ),
@@ -53,7 +55,8 @@ def score(
     wide: bool = typer.Option(
         False,
         "--wide",
-        help="Table and md: also show the routed count and every other comparator's accuracy (rank); csv and json always hold every column.",
+        help="Table and md: also show the routing accuracy (shown anyway when a model misrouted), the routed count and "
+        "every other comparator's accuracy (rank); csv and json always hold every column.",
     ),
     allow_superseded: bool = typer.Option(
         False,
@@ -110,6 +113,7 @@ def score(
         workers=workers,
         executor=executor,
         ray_address=ray_address,
+        db_url=db_url,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=cfg.get("float_digits", float_digits)),
     )
     audit_doc, adj_docs = load_verdict_files(cfg.path_of("audit", audit), verdicts, allow_superseded)  # locks first
@@ -167,14 +171,14 @@ def add_protocol_columns(scores, ev, records, gold_items, store, efficiency, rep
     if efficiency:
         from jury.compare.efficiency import cpu_model, efficiency_scores, time_matches
 
-        with progress_bar("timing matched pairs") as bar:
-            timings = time_matches(ev, records, gold_items, store, repeats=repeats, progress=bar)
         if repeats <= 10:
             typer.echo(
                 f"note: --repeats {repeats}: BIRD's outlier rule (3 standard deviations) can drop nothing "
                 "below 11 repetitions; BIRD's script runs 100",
                 err=True,
             )
+        with progress_bar("timing matched pairs") as bar:
+            timings = time_matches(ev, records, gold_items, store, repeats=repeats, progress=bar)
         table = efficiency_scores(ev.pairs, timings, repeats, cpu_model())
         for s in scores:
             s.efficiency = table.get(s.model)
@@ -200,9 +204,12 @@ def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None
         check_audit_gold(path, doc, gold_items, ev.databases, sha256_file(gold_file))
 
 
-def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_docs) -> None:
-    """Fill the gold-clean and adjudicated columns from locked files loaded by load_verdict_files."""
+def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_docs, runs=()) -> None:
+    """Fill the gold-clean and adjudicated columns from locked files loaded by load_verdict_files.
+    Verdicts that do not fit the runs are first checked for other bound inputs (check_made_for)."""
+    from jury.errors import InputError
     from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
+    from jury.verdicts.documents import check_made_for
 
     pairs = ev.pairs
     if audit_doc is not None:
@@ -212,7 +219,11 @@ def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_
         for s in scores:
             s.gold_clean, s.gold_clean_rank = column[s.model], rank[s.model]
     if adj_docs:
-        column = adjudicated(pairs, verdict_index(adj_docs))
+        try:
+            column = adjudicated(pairs, verdict_index(adj_docs))
+        except InputError:
+            check_made_for(adj_docs, gold_file, runs)  # "made for another gold/run file" says why
+            raise
         rank = with_ranks(column)
         for s in scores:
             s.adjudicated, s.adjudicated_rank = column[s.model], rank[s.model]

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jury.errors import DatabaseMissing, InputError
+from jury.inputs.kinds import wrong_kind
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 
 
@@ -239,6 +240,14 @@ def _array_items(text: str, where: str) -> Iterator[tuple[int, Any]]:
         raise InputError(f"{where}:{1 + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the list)")
 
 
+def _refuse_wrong_kind(p: Path, expected: str) -> None:
+    """One line, before any record is read, when ``p`` is plainly another kind of jury file
+    ("dev.json is a gold file, not a run file"); see jury/inputs/kinds.py."""
+    problem = wrong_kind(p, expected)
+    if problem:
+        raise InputError(problem)
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(x) for x in err["loc"]) or "record"
@@ -269,6 +278,7 @@ def load_gold_list(path: str | Path) -> list[GoldItem]:
 
 
 def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
+    _refuse_wrong_kind(p, "gold")
     text = read_text(p)
     items: list[tuple[str, object]]
     if text.lstrip().startswith("["):
@@ -310,6 +320,7 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
     seen: dict[tuple, str] = {}  # (model, question_id), or (model, question_id, episode, turn) with tests
     for path in paths:
         p = Path(path)
+        _refuse_wrong_kind(p, "run")
         for lineno, obj in _jsonl(p, read_text(p)):
             if not isinstance(obj, dict):
                 raise InputError(f"{p}:{lineno}: expected an object, got {type(obj).__name__}")
@@ -366,6 +377,13 @@ def canonical_v1(obj: Any) -> bytes:
 
 
 def sha256_file(path: str | Path) -> str:
+    """sha256 hex of a regular file, read in 1 MiB chunks. A device, pipe or socket (a path
+    to /dev/zero, a FIFO) is an InputError before any byte is read: it is stat'ed first, then
+    opened without blocking and checked again, so it can neither hang nor hash forever."""
+    p = Path(path)
+    if not stat.S_ISREG(os.stat(p).st_mode):
+        raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     h = hashlib.sha256()
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
@@ -379,13 +397,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-    """sha256 hex of a regular file, read in 1 MiB chunks. A device, pipe or socket (a path
-    to /dev/zero, a FIFO) is an InputError before any byte is read: it is stat'ed first, then
-    opened without blocking and checked again, so it can neither hang nor hash forever."""
-    p = Path(path)
-    if not stat.S_ISREG(os.stat(p).st_mode):
-        raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
-    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
 
 
 def write_atomic(path: str | Path, text: str) -> None:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jury.errors import InputError
-from jury.inputs.io import _first_error, _jsonl, read_text
+from jury.inputs.io import _first_error, _jsonl, _refuse_wrong_kind, read_text
 from jury.inputs.records import QuestionId, _normalise_qid
 from jury.vocab import CATEGORIES, DefectType, Verdict
 
@@ -126,6 +126,7 @@ def load_labels(paths: Iterable[str | Path]) -> Labels:
     paths = list(paths)
     for path in paths:
         p = Path(path)
+        _refuse_wrong_kind(p, "label")
         for lineno, obj in _jsonl(p, read_text(p)):
             where = f"{p}:{lineno}"
             lab = parse_label(obj, where)

@@ -1,0 +1,128 @@
+"""What kind of jury file a path holds, told from its first bytes.
+
+jury reads six kinds of file: a **gold** file (BIRD's dev.json: a JSON list, or JSONL, of
+items with ``db_id`` and ``SQL``), a **run** file (JSONL of ``model``, ``question_id``,
+``sql``), a **verdict** file (one locked JSON document of kind ``adjudication`` or
+``audit``), a **review** file (locked human review decisions), a **label** file (JSONL of
+human labels) and a **panel** file (TOML with ``[[jurors]]``), besides jury.toml. Given one
+where another is expected, a loader would stop on a confusing detail ("malformed JSON" on
+the ``[`` of a gold list, or "db_id: Field required" a thousand lines in); each loader asks
+``wrong_kind`` first and says "dev.json is a gold file, not a run file" instead.
+
+Only the first ``SNIFF_BYTES`` are read, and only when a loader is about to fail or before
+it starts (a few microseconds), so memory stays bounded whatever the file.
+
+>>> kind_of_object({"model": "m", "question_id": 1, "sql": "SELECT 1"})
+'run'
+>>> kind_of_object({"question_id": 1, "db_id": "d", "SQL": "SELECT 1"})
+'gold'
+>>> kind_of_object({"question_id": 1, "gold_defective": False, "annotator": "A", "source": "s"})
+'label'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from jury.inputs.records import RunRecord
+
+SNIFF_BYTES = 64 * 1024
+"""How much of a file is read to tell its kind."""
+
+DESCRIBED = {
+    "gold": "a gold file",
+    "run": "a run file",
+    "verdict": "a verdict file",
+    "adjudication": "an adjudication verdict file",
+    "audit": "an audit verdict file",
+    "review": "a review file",
+    "label": "a label file",
+    "panel": "a panel file",
+    "config": "a configuration file (jury.toml)",
+    "predictions": "a BIRD predictions file",
+}
+
+_DOC_KIND = re.compile(r'"kind"\s*:\s*"(adjudication|audit|review)"')
+_TOML_LINE = re.compile(r"^\s*(\[\[?\s*[A-Za-z_][\w.-]*\s*\]\]?|[A-Za-z_][\w-]*\s*=)", re.M)
+_RUN_FIELDS = set(RunRecord.model_fields)
+_CONFIG_KEYS = {"gold", "db_root", "verdicts_dir", "panel", "comparator", "executor"}
+
+
+def kind_of_object(obj: Any) -> str | None:
+    """The kind of file whose record (a JSONL line, a list item, a document) ``obj`` is, or None."""
+    if not isinstance(obj, dict):
+        return None
+    keys = set(obj)
+    if obj.get("kind") in ("adjudication", "audit", "review") and ("content_sha256" in keys or "format_version" in keys):
+        return "review" if obj["kind"] == "review" else obj["kind"]
+    if "gold_defective" in keys or ("label" in keys and ("annotator" in keys or "source" in keys)):
+        return "label"
+    if "model" in keys and "question_id" in keys and keys <= _RUN_FIELDS:
+        return "run"
+    if "question_id" in keys and "db_id" in keys and ("SQL" in keys or "sql" in keys):
+        return "gold"
+    if keys and all(k.isdigit() for k in keys) and all(isinstance(v, str) and "\t----- bird -----\t" in v for v in obj.values()):
+        return "predictions"
+    return None
+
+
+def _first_value(text: str) -> Any:
+    """The first JSON value of ``text`` (the first item of a list), or None if it does not parse."""
+    decoder = json.JSONDecoder()
+    pos = len(text) - len(text.lstrip())
+    if text.startswith("[", pos):
+        pos += 1
+        pos += len(text[pos:]) - len(text[pos:].lstrip())
+    try:
+        return decoder.raw_decode(text, pos)[0]
+    except (ValueError, RecursionError):
+        return None
+
+
+def sniff_kind(path: str | Path) -> str | None:
+    """The kind of jury file at ``path`` from its first SNIFF_BYTES, or None (unknown, unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            head_bytes = fh.read(SNIFF_BYTES + 1)
+    except OSError:
+        return None
+    whole = len(head_bytes) <= SNIFF_BYTES
+    head = head_bytes[:SNIFF_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
+    start = head.lstrip()[:1]
+    if start in ("[", "{"):
+        m = _DOC_KIND.search(head)
+        if m and "content_sha256" in head:
+            return m.group(1)
+        kind = kind_of_object(_first_value(head.split("\n", 1)[0]) if start == "{" else None)
+        if kind is None:
+            kind = kind_of_object(_first_value(head))
+        if kind is not None or start == "{":
+            return kind
+    if _TOML_LINE.search(head):  # TOML (a panel, jury.toml); `[[jurors]]` also starts with "["
+        try:
+            doc = tomllib.loads(head) if whole else None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            doc = None
+        if doc is not None:
+            if "jurors" in doc:
+                return "panel"
+            if set(doc) & _CONFIG_KEYS:
+                return "config"
+        elif re.search(r"^\s*\[\[jurors\]\]", head, re.M):
+            return "panel"
+    return None
+
+
+def wrong_kind(path: str | Path, expected: str, *, also: tuple[str, ...] = ()) -> str | None:
+    """ "<path> is a gold file, not a run file" when ``path`` holds a recognised kind other than
+    ``expected`` (or one of ``also``); None when it is of that kind or not recognised."""
+    kind = sniff_kind(path)
+    if kind is None or kind == expected or kind in also:
+        return None
+    if expected == "verdict" and kind in ("adjudication", "audit"):
+        return None
+    return f"{path} is {DESCRIBED.get(kind, kind)}, not {DESCRIBED.get(expected, expected)}"
