@@ -263,10 +263,10 @@ def test_a_mistyped_name_gets_the_closest_names_and_the_list(tmp_path, monkeypat
     from jury.judging.taxonomies import load_taxonomy
 
     with pytest.raises(
-        ConfigError, match=r"panel file not found; did you mean 'default'\? \(shipped panels: audit, default, local\)"
+        ConfigError, match=r"panel file not found; did you mean 'default'\? \(shipped panels: audit, default, local, local-demo\)"
     ):
         load_panel(resolve_panel_path("defualt", "default.toml"))
-    with pytest.raises(ConfigError, match=r"panel file not found \(shipped panels: audit, default, local\)$"):
+    with pytest.raises(ConfigError, match=r"panel file not found \(shipped panels: audit, default, local, local-demo\)$"):
         load_panel(resolve_panel_path("zzz", "default.toml"))
     with pytest.raises(ConfigError, match=r"taxonomy file not found .*; did you mean 'plsqlbench'\?"):
         load_taxonomy("plsqlbnech")

@@ -342,3 +342,14 @@ def test_every_output_names_the_interval_of_each_metric(tmp_path, monkeypatch):
     line = next(ln for ln in md.splitlines() if "single-turn | MeanTestPass@1" in ln)
     assert "bootstrap" in line
     assert "TurnSuitePass@1 | bootstrap | 1 | 1.000 (no CI: 1 unit)" in " ".join(md.split())
+
+
+def test_the_bundled_suite_example_runs(monkeypatch):
+    """examples/plsql-suite (hand-written illustrative records) is what the README tells a newcomer to try."""
+    from tests.support.helpers import REPO
+
+    monkeypatch.chdir(REPO / "examples" / "plsql-suite")
+    res = runner.invoke(app, ["suites", "run.jsonl", "--taxonomy", "plsqlbench", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert {row["model"] for row in data["metrics"]} == {"model-a", "model-b"} and data["error_categories"]
