@@ -23,7 +23,9 @@ it starts (a few microseconds), so memory stays bounded whatever the file.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -85,10 +87,12 @@ def _first_value(text: str) -> Any:
 
 def sniff_kind(path: str | Path) -> str | None:
     """The kind of jury file at ``path`` from its first SNIFF_BYTES, or None (unknown, unreadable)."""
-    try:
+    try:  # a regular file only: a FIFO would block, a device never end (the loaders refuse them)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as fh:
             head_bytes = fh.read(SNIFF_BYTES + 1)
-    except OSError:
+    except (OSError, ValueError):
         return None
     whole = len(head_bytes) <= SNIFF_BYTES
     head = head_bytes[:SNIFF_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
