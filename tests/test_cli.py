@@ -1,5 +1,4 @@
 import json
-import os
 import subprocess
 import sys
 
@@ -8,6 +7,7 @@ import typer
 from typer.testing import CliRunner
 
 from jury.cli import app
+from tests.support.clirun import run_jury_inprocess
 from tests.support.helpers import EXAMPLE, make_db, write_gold, write_runs
 
 runner = CliRunner()
@@ -99,8 +99,8 @@ def test_startup_does_not_import_litellm():
 
 
 def run_cli(args, cwd):
-    env = dict(os.environ, COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "jury", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    """`python -m jury *args` in cwd, run in this process (tests/support/clirun.py)."""
+    return run_jury_inprocess(args, cwd)
 
 
 @pytest.mark.parametrize(

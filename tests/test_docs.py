@@ -43,6 +43,7 @@ def test_cli_reference_shows_every_command_and_option():
     assert not re.search(r"[ \t]$", generated, re.M), "trailing whitespace in the generated block"
 
 
+@pytest.mark.slow
 def test_every_command_is_described_in_the_readme():
     text = prose()
     headings = [line for line in text.splitlines() if line.startswith("## ")]

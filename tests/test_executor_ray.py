@@ -2,7 +2,7 @@
 
 Ray tests run on one local Ray runtime for the module (starting one costs seconds) and are
 skipped when Ray is not installed (`pip install 'jury[ray]'`); the bad-input cases run the
-real CLI in a subprocess.
+real CLI in this process, those about Ray itself in a subprocess.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from jury.execution import backends
 from jury.execution.backends import RayExecutor, execute_verified_chunk
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import load_gold, load_runs
-from tests.support.badinput import Case, check_case, run_jury
+from tests.support.badinput import Case, check_case, run_jury_process
 from tests.support.helpers import EXAMPLE
 
 SUPERHERO = EXAMPLE / "databases" / "superhero" / "superhero.sqlite"
@@ -60,6 +60,7 @@ CASES = [
         "--executor ray needs Ray, which is not installed: pip install 'jury[ray]'",
         setup=_no_ray,
         env={"PYTHONPATH": "noray"},
+        process=True,
     ),
 ]
 if HAVE_RAY:
@@ -68,6 +69,7 @@ if HAVE_RAY:
             "executor-ray-unreachable",
             ["score", "run.jsonl", "--executor", "ray", "--ray-address", "127.0.0.1:1"],
             "cannot connect to the Ray cluster at '127.0.0.1:1'",
+            process=True,
         )
     )
 
@@ -118,6 +120,7 @@ def _stored(path: Path) -> dict[str, tuple]:
     return {r["key"]: tuple(v for c, v in r.items() if c not in ("elapsed_s", "created_at")) for r in rows}
 
 
+@pytest.mark.slow
 @needs_ray
 def test_ray_outcomes_equal_local_on_the_bundled_example(ray_runtime, tmp_path):
     gold = load_gold(EXAMPLE / "dev.json")
@@ -182,8 +185,8 @@ def test_score_executor_ray_prints_what_local_prints(tmp_path):
     """The CLI end to end: its own local Ray runtime (started and stopped by the command)."""
     args = ["score", str(EXAMPLE / "run.jsonl"), "--gold", str(EXAMPLE / "dev.json"), "--db-root", str(EXAMPLE / "databases")]
     args += ["-f", "json", "--workers", "2"]
-    local = run_jury([*args, "--store", "local.db"], tmp_path)
-    on_ray = run_jury([*args, "--store", "ray.db", "--executor", "ray"], tmp_path)
+    local = run_jury_process([*args, "--store", "local.db"], tmp_path)
+    on_ray = run_jury_process([*args, "--store", "ray.db", "--executor", "ray"], tmp_path)
     assert local.returncode == on_ray.returncode == 0, on_ray.stderr
     assert json.loads(local.stdout) == json.loads(on_ray.stdout)
     assert on_ray.stderr == ""

@@ -158,6 +158,7 @@ def scatter_points(report):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [example15, report36], ids=["15-bundled-example", "36-models"])
 def test_scatter_labels_every_point_without_overlap(make):
     rep = make()

@@ -196,6 +196,7 @@ def test_any_kind_of_secret_in_a_reply_is_redacted_before_it_is_stored(secret):
 # ------------------------------------------------------------------ 9.9 huge replies
 
 
+@pytest.mark.slow
 def test_reasoning_is_capped_with_a_marker_and_max_tokens_is_sent(project, fake_llm):
     from jury.judging.client import DEFAULT_MAX_REPLY_TOKENS
     from jury.judging.redaction import MAX_STORED_REASONING_CHARS
@@ -355,6 +356,7 @@ def test_two_processes_on_one_store_ask_each_ballot_once(project, fake_llm):
     assert store_rows(project, "SELECT count(*) FROM claims") == [(0,)]
 
 
+@pytest.mark.slow
 def test_a_dead_holders_claim_is_taken_over(project, fake_llm):
     from jury.execution.store import Store
 

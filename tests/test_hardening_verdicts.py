@@ -294,6 +294,7 @@ def test_readme_cron_and_ci_recipes_survive_two_reaudits(project, fake_llm):
 # ------------------------------------------------------------------ 8.2 idempotent reruns
 
 
+@pytest.mark.slow
 def test_rerunning_the_same_job_with_the_same_output_is_up_to_date(project, fake_llm):
     for name, _ in FOUR:
         fake_llm.script(name, says("gold_defect"))

@@ -4,9 +4,12 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from tests.support.helpers import REPO
 
 
+@pytest.mark.slow  # builds a wheel with pip
 def test_wheel_ships_panels_and_prompts(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],

@@ -111,6 +111,7 @@ def test_counting_does_not_import_litellm():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+@pytest.mark.slow  # plans the whole bundled example twice, once through litellm
 def test_plan_on_the_bundled_example_is_unchanged(tmp_path, monkeypatch, litellm):
     """The plan with the fast counts and cached prices, and with litellm counting and pricing
     every ballot as before: the same table, byte for byte."""

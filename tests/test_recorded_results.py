@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from jury.errors import InputError
 from jury.execution.store import Store
 from jury.inputs.io import load_gold, load_runs
 from jury.vocab import Outcome
+from tests.support.clirun import run_jury_inprocess
 from tests.support.helpers import make_db, write_gold, write_runs
 from tests.support.jurytest import load, says, write_panel
 
@@ -94,12 +93,7 @@ def test_a_recorded_outcome_is_the_strict_outcome_and_its_preview_reaches_the_ju
     fake_llm.script("j1", juror)
     write_panel(tmp_path, fake_llm.base_url, [("j1", "fam-a")], k=1)
     (tmp_path / "jury.toml").write_text('gold = "gold.json"\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "jury", "adjudicate", "run.jsonl", "--panel", "panel.toml", "-o", "adj.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    done = run_jury_inprocess(["adjudicate", "run.jsonl", "--panel", "panel.toml", "-o", "adj.json"], tmp_path)
     assert done.returncode == 0, done.stderr
     text = seen[0]["messages"][1]["content"]
     assert "name\nfig\n(1 row)" in text and "(result as recorded by another evaluation)" in text
@@ -124,21 +118,11 @@ def test_jury_score_says_how_many_pairs_used_recorded_results(tmp_path):
             {"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red'"},
         ],
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "jury", "score", "run.jsonl", "--gold", "gold.json", "--db-root", "dbs", "--format", "json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    done = run_jury_inprocess(["score", "run.jsonl", "--gold", "gold.json", "--db-root", "dbs", "--format", "json"], tmp_path)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["recorded_pairs"] == 1 and out["models"][0]["outcomes"]["match"] == 2
-    table = subprocess.run(
-        [sys.executable, "-m", "jury", "score", "run.jsonl", "--gold", "gold.json", "--db-root", "dbs"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    table = run_jury_inprocess(["score", "run.jsonl", "--gold", "gold.json", "--db-root", "dbs"], tmp_path)
     assert "1 (model, question) pair scored on results recorded elsewhere" in table.stdout
 
 
@@ -165,12 +149,7 @@ def test_an_unrecorded_answer_on_a_missing_database_is_a_clear_error(tmp_path):
 def test_bad_recordings_are_one_line_errors_naming_the_line(tmp_path, record, message):
     write_gold(tmp_path, REMOTE_GOLD)
     write_runs(tmp_path, [{"model": "m", "question_id": 10, "sql": "SELECT 1", **record}])
-    done = subprocess.run(
-        [sys.executable, "-m", "jury", "score", "run.jsonl", "--gold", "gold.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    done = run_jury_inprocess(["score", "run.jsonl", "--gold", "gold.json"], tmp_path)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "run.jsonl:1:" in done.stderr and message in done.stderr
 

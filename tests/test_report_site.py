@@ -325,6 +325,7 @@ def test_png_charts_carry_their_provenance(built, monkeypatch, tmp_path):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
 def test_site_in_chromium(built):
@@ -402,3 +403,80 @@ def test_site_in_chromium(built):
             page.screenshot(path=str(shots / f"question-{width}.png"), full_page=True)
         assert problems == [] and all(u.startswith("file://") for u in requests), (problems, requests)
         browser.close()
+
+
+# ------------------------------------------------------------------ the bundled example, at full size
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "bird-superhero"
+
+
+def _hash_juror(name: str):
+    """A scripted juror whose answer follows a hash of its ballot: a spread of categories."""
+    import hashlib
+
+    from tests.support.fakellm import ballot_reply
+    from tests.support.jurytest import user_text
+
+    choices = ("answer_1", "answer_2", "both", "neither", "ambiguous")
+
+    def respond(request: dict):
+        digest = hashlib.sha256((name + user_text(request)).encode()).digest()
+        return ballot_reply(choices[digest[0] % len(choices)], reasoning=f"scripted {name}")
+
+    return respond
+
+
+def _hash_auditor(name: str):
+    import hashlib
+
+    from tests.support.fakellm import json_reply
+    from tests.support.jurytest import user_text
+
+    def respond(request: dict):
+        bad = hashlib.sha256((name + user_text(request)).encode()).digest()[0] % 4 == 0
+        verdict = {"verdict": "defective" if bad else "valid", "defect_type": "sql_vs_question" if bad else None}
+        return json_reply({"reasoning": f"scripted audit by {name}", **verdict})
+
+    return respond
+
+
+@pytest.mark.slow
+def test_the_bundled_example_site_numbers_equal_its_json_report(tmp_path, monkeypatch):
+    """The 15 systems x 129 questions of the bundled example, every failure judged and every gold
+    query audited by loopback scripted jurors: the site builds and every number on its front
+    page is the JSON report's."""
+    from tests.support.jurytest import write_panel
+
+    for name in ("dev.json", "run.jsonl", "jury.toml"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    (tmp_path / "databases").symlink_to(EXAMPLE / "databases")
+    monkeypatch.chdir(tmp_path)
+    five = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai"), ("je", "deepseek")]
+    with FakeLLMServer() as server:
+        for name, _ in five:
+            server.script(name, _hash_auditor(name))
+        panel = write_panel(tmp_path, server.base_url, five, style="audit", k=5, name="audit.toml")
+        res = runner.invoke(app(), ["audit-gold", "--panel", str(panel), "-o", "verdicts/audit.json"])
+        assert res.exit_code == 0, res.output
+        for name, _ in five:
+            server.script(name, _hash_juror(name))
+        panel = write_panel(tmp_path, server.base_url, five, name="blind.toml")
+        res = runner.invoke(app(), ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+        assert res.exit_code == 0, res.output
+    args = ["report", "run.jsonl", "--audit", "verdicts/audit.json", "--verdicts", "verdicts/adj.json"]
+    res = runner.invoke(app(), [*args, "-f", "json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    res = runner.invoke(app(), [*args, "-f", "html", "-o", "site"])
+    assert res.exit_code == 0, res.output
+    front = Page((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
+    assert len(report["models"]) == 15 and len(front.numbers) > 300
+    for n in front.numbers:
+        value = resolve(report, n["data-json"])
+        assert json.loads(n["data-value"]) == value, n
+        assert n["text"].strip() == FORMATS[n["data-fmt"]](value), n
+    pages_written = {str(p.relative_to(tmp_path / "site")) for p in (tmp_path / "site").rglob("*") if p.is_file()}
+    for link in front.links:
+        target = unquote(urlsplit(link).path)
+        if target and not link.startswith(("http", "#")):
+            assert target in pages_written, link

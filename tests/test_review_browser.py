@@ -26,6 +26,7 @@ from tests.support.reviewtest import make_reviewable
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
+    pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)"),
 ]

@@ -78,7 +78,14 @@ def misses_not_model_errors(report: dict) -> dict | None:
         f"Of the {reached:,} misses the jury judged, {100 * share:.1f}% are not model errors: {gd:,} gold defects and "
         f"{fe:,} format-equivalent answers; {ge:,} are genuine errors and {rest:,} ambiguous or without a majority."
     )
-    numbers = {"reached": reached, "share": share, "gold_defect": gd, "format_equivalence": fe, "genuine_error": ge, "rest": rest}
+    numbers = {
+        "reached": reached,
+        "share": share,
+        str(Verdict.GOLD_DEFECT): gd,
+        str(Verdict.FORMAT_EQUIVALENCE): fe,
+        str(Verdict.GENUINE_ERROR): ge,
+        "rest": rest,
+    }
     return {"key": "misses_not_model_errors", "text": text, "numbers": numbers}
 
 

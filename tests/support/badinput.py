@@ -1,4 +1,5 @@
-"""Table-driven bad-input cases: each runs the real `jury` command in a subprocess.
+"""Table-driven bad-input cases: each runs the real `jury` command (jury.cli.main, in this
+process: tests/support/clirun.py).
 
 A case builds its files in a fresh folder, runs one command there and expects exactly
 one line on stderr, starting "Error: " and containing `message`, no traceback, and the
@@ -17,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.clirun import run_jury_inprocess
 from tests.support.helpers import make_db, write_gold, write_runs
 
 DEFAULT_RUN = [
@@ -35,6 +37,8 @@ class Case:
     unchanged: Sequence[str] = field(default_factory=tuple)
     timeout: float = 120
     env: dict[str, str] = field(default_factory=dict)
+    # run in a child process: the case depends on the process itself (its import path, a Ray runtime)
+    process: bool = False
 
 
 def basic_project(tmp: Path) -> Path:
@@ -49,6 +53,14 @@ def basic_project(tmp: Path) -> Path:
 def run_jury(
     args: Sequence[str], cwd: Path, *, timeout: float = 120, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess:
+    """`python -m jury *args` in cwd, run in this process (timeout applies to run_jury_process only)."""
+    return run_jury_inprocess(args, cwd, env=env, stdin=stdin)
+
+
+def run_jury_process(
+    args: Sequence[str], cwd: Path, *, timeout: float = 120, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess:
+    """`python -m jury *args` in a child process, for tests of the process itself."""
     full_env = dict(os.environ, COLUMNS="200", **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "jury", *args], cwd=cwd, capture_output=True, text=True, env=full_env, timeout=timeout, input=stdin
@@ -64,7 +76,8 @@ def check_case(case: Case, tmp: Path) -> subprocess.CompletedProcess:
     if case.setup is not None:
         case.setup(tmp)
     before = {name: _digest(tmp / name) for name in case.unchanged}
-    proc = run_jury(case.args, tmp, timeout=case.timeout, env=case.env)
+    run = run_jury_process if case.process else run_jury
+    proc = run(case.args, tmp, timeout=case.timeout, env=case.env)
     assert "Traceback" not in proc.stderr, proc.stderr
     lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
     assert proc.returncode == case.code, (proc.returncode, proc.stderr)
