@@ -19,7 +19,7 @@ def test_every_stage_is_a_package_and_nothing_else_is():
     for stage in STAGES:
         assert (PACKAGE / stage / "__init__.py").is_file(), stage
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert loose == ["__init__.py", "__main__.py", "errors.py", "stats.py", "version.py", "vocab.py"]
+    assert loose == ["__init__.py", "__main__.py", "errors.py", "stats.py", "stats_agreement.py", "version.py", "vocab.py"]
 
 
 @pytest.mark.parametrize("module", sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")))

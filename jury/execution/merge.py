@@ -15,12 +15,13 @@ always writes a value, a number where it writes text, text that is not the JSON 
 writes: refused, one line naming the file, table, row and value); the live run's size caps
 apply (a call's reply text, a vote's reply: see jury.judging.vote_check); and every vote must
 be what jury's parser makes of its own call log's stored reply (the check is passed in by
-the caller, from the judging layer, as a ``VoteCheck``). Results computed from databases
-(``executions``, ``timings``, ``gold_orders``, ``checked_databases``) are not merged unless
-``trust_executions``: a run on the merged store computes them again from the databases here.
-Each input's sha256 (and signer, when the caller checked its signature) is recorded in the
-output's ``merged_stores`` table, with the trust choice; verdict files written from the
-merged store list them in their provenance.
+the caller, from the judging layer, as a ``VoteCheck``). These checks are in
+jury.execution.merge_checks. Results computed from databases (``executions``, ``timings``,
+``gold_orders``, ``checked_databases``) are not merged unless ``trust_executions``: a run on
+the merged store computes them again from the databases here. Each input's sha256 (and
+signer, when the caller checked its signature) is recorded in the output's ``merged_stores``
+table, with the trust choice; verdict files written from the merged store list them in
+their provenance.
 
 Tables, each merged by its key (see README "Ballots across machines"):
 
@@ -48,15 +49,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from jury.errors import StoreError
+from jury.execution.merge_checks import (
+    COLUMN_TYPES,
+    _check_sizes,
+    _checked_rows,
+    _columns,
+    _rows,
+    _short,
+    open_read_only,
+)
+from jury.execution.merge_checks import (
+    MAX_VALUE_BYTES as MAX_VALUE_BYTES,
+)
 
 # table -> (key column, columns that must agree; None: nothing to compare, first row kept)
 KEYED: dict[str, tuple[str, tuple[str, ...] | None]] = {
@@ -70,88 +81,6 @@ APPEND_ONLY = ("calls", "review_decisions", "merged_stores")
 NOT_MERGED = ("claims", "files")
 # computed from the databases: merged only with trust_executions, else computed again here
 COMPUTED = ("executions", "timings", "gold_orders", "checked_databases")
-MAX_VALUE_BYTES = 16 << 20  # any other stored text or blob: more is not a jury store (and memory stays bounded)
-
-# column -> (type, nullable): what jury writes. Types: text, int, num, bool (0/1), sha256 (64 hex),
-# json (any JSON text), json_object, json_list. A column an older store lacks reads as NULL.
-_TEXT, _INT, _NUM, _BOOL, _SHA, _JSON, _OBJ, _LIST = "text", "int", "num", "bool", "sha256", "json", "json_object", "json_list"
-COLUMN_TYPES: dict[str, dict[str, tuple[str, bool]]] = {
-    "calls": {
-        "id": (_INT, False),
-        "request_sha256": (_SHA, False),
-        "kind": (_TEXT, False),
-        "juror": (_TEXT, False),
-        "juror_model": (_TEXT, True),
-        "messages": (_LIST, True),
-        "params": (_OBJ, True),
-        "ok": (_BOOL, False),
-        "text": (_TEXT, True),
-        "parsed": (_OBJ, True),
-        "error": (_TEXT, True),
-        "attempts": (_INT, True),
-        "prompt_tokens": (_INT, True),
-        "completion_tokens": (_INT, True),
-        "cost_usd": (_NUM, True),
-        "latency_s": (_NUM, True),
-        "log": (_LIST, True),
-        "created_at": (_TEXT, True),
-    },
-    "votes": {
-        "request_sha256": (_SHA, False),
-        "kind": (_TEXT, False),
-        "question_id": (_JSON, False),
-        "model": (_TEXT, True),
-        "juror": (_TEXT, False),
-        "juror_model": (_TEXT, True),
-        "juror_family": (_TEXT, True),
-        "ok": (_BOOL, False),
-        "reply": (_OBJ, True),
-        "error": (_TEXT, True),
-        "call_id": (_INT, True),
-        "created_at": (_TEXT, True),
-    },
-    "executions": {
-        "key": (_SHA, False),
-        "db_sha256": (_SHA, False),
-        "sql": (_TEXT, False),
-        "status": (_TEXT, False),
-        "columns": (_LIST, False),
-        "rows": (_LIST, False),
-        "row_count": (_INT, False),
-        "truncated": (_BOOL, False),
-        "result_sha256": (_TEXT, True),
-        "ordered_sha256": (_TEXT, True),
-        "error": (_TEXT, True),
-        "elapsed_s": (_NUM, True),
-        "timeout_s": (_NUM, True),
-        "row_cap": (_INT, True),
-        "created_at": (_TEXT, True),
-    },
-    "gold_orders": {"key": (_TEXT, False), "orders": (_BOOL, False)},
-    "checked_databases": {"sha256": (_SHA, False), "checked_at": (_TEXT, True)},
-    "timings": {
-        "key": (_TEXT, False),
-        "db_sha256": (_TEXT, True),
-        "gold_sql": (_TEXT, True),
-        "pred_sql": (_TEXT, True),
-        "repeats": (_INT, False),
-        "gold_times": (_LIST, False),
-        "pred_times": (_LIST, False),
-        "cpu": (_TEXT, True),
-        "measured_at": (_TEXT, True),
-    },
-    "merged_stores": {
-        "id": (_INT, False),
-        "path": (_TEXT, False),
-        "sha256": (_SHA, False),
-        "size": (_INT, True),
-        "signed_by": (_TEXT, True),
-        "trust_executions": (_BOOL, False),
-        "merged_at": (_TEXT, True),
-    },
-}
-_EXEC_STATUSES = ("ok", "error", "timeout")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 class VoteChecker(Protocol):
@@ -182,155 +111,6 @@ class MergeReport:
     untrusted: Counter = field(default_factory=Counter)  # table -> rows not merged: computed again here
     votes_checked: int = 0  # votes checked against their call logs
     sources: list[dict] = field(default_factory=list)  # the merged_stores rows recorded for the inputs
-
-
-def _known_migrations() -> dict[str, set[str]]:
-    from jury.execution.reviews import review_migrations
-    from jury.execution.store import migrations
-
-    return {
-        migrations.name: {fn.__name__ for fn in migrations.functions},
-        review_migrations.name: {m.name for m in review_migrations._migrations},
-    }
-
-
-def _applied(conn: sqlite3.Connection, path: Path) -> dict[str, set[str]]:
-    try:
-        rows = conn.execute("SELECT migration_set, name FROM _sqlite_migrations").fetchall()
-    except sqlite3.DatabaseError:  # not SQLite, or SQLite without the table: not a store
-        raise StoreError(f"{path}: is not a jury store (no migrations table); nothing merged") from None
-    out: dict[str, set[str]] = {}
-    for migration_set, name in rows:
-        out.setdefault(migration_set, set()).add(name)
-    return out
-
-
-def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """A jury store of this jury's schema or an older one; a newer one is refused."""
-    applied = _applied(conn, path)
-    if "jury" not in applied:
-        raise StoreError(f"{path}: is not a jury store (no jury migrations); nothing merged")
-    known = _known_migrations()
-    for migration_set, names in applied.items():
-        unknown = sorted(names - known.get(migration_set, names))
-        if unknown:
-            raise StoreError(
-                f"{path}: was made by a newer jury (migration {migration_set}.{unknown[0]} unknown here); "
-                "merge with that jury; nothing merged"
-            )
-
-
-def open_read_only(path: Path) -> sqlite3.Connection:
-    """An input store, read-only: nothing is written to it, not even a migration."""
-    if not path.is_file():
-        raise StoreError(f"{path}: no such store file; nothing merged")
-    # without a -wal file every row is in the main file: `immutable` reads it without the -wal
-    # and -shm files a read-only WAL reader would leave beside it (the store must not be in use)
-    mode = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=30)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: is not a jury store ({exc}); nothing merged") from None
-    _check_schema(conn, path)
-    return conn
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
-
-
-def _rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
-    """The rows of `table` as dicts of `columns` (a column the store lacks is None)."""
-    have = set(_columns(conn, table))
-    if not have:
-        return
-    select = ", ".join(c if c in have else "NULL" for c in columns)
-    cur = conn.execute(f"SELECT {select} FROM {table}" + (f" ORDER BY {order}" if order else ""))
-    for row in cur:
-        yield dict(zip(columns, row))
-
-
-def _column_types(table: str) -> dict[str, tuple[str, bool]]:
-    if table == "review_decisions":
-        from jury.execution.reviews import DECISION_COLUMNS
-
-        required = {"verdict_sha256", "kind", "question_id", "reviewer", "choice", "decided_at"}
-        return {"id": (_INT, False), **{c: (_TEXT, c not in required) for c in DECISION_COLUMNS}}
-    return COLUMN_TYPES[table]
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _type_error(kind: str, value: Any) -> str | None:
-    """Why `value` is not of the stored type `kind`; None if it is."""
-    if kind in (_TEXT, _SHA, _JSON, _OBJ, _LIST) and not isinstance(value, str):
-        return f"expected text, got {type(value).__name__}"
-    if kind == _SHA and not _HEX64.fullmatch(value):
-        return "expected a sha256 (64 lowercase hex digits)"
-    if kind in (_JSON, _OBJ, _LIST):
-        try:
-            decoded = json.loads(value)
-        except (ValueError, RecursionError):
-            return "expected JSON text"
-        if kind == _OBJ and not isinstance(decoded, dict):
-            return "expected a JSON object"
-        if kind == _LIST and not isinstance(decoded, list):
-            return "expected a JSON array"
-    if kind in (_INT, _BOOL) and (not isinstance(value, int) or isinstance(value, bool)):
-        return f"expected an integer, got {type(value).__name__}"
-    if kind == _BOOL and value not in (0, 1):
-        return "expected 0 or 1"
-    if kind == _NUM and (not isinstance(value, (int, float)) or not math.isfinite(value)):
-        return f"expected a finite number, got {type(value).__name__}"
-    if kind in (_INT, _NUM) and value < 0:
-        return "expected a number >= 0"
-    return None
-
-
-def _check_sizes(conn: sqlite3.Connection, path: Path, table: str, caps: dict[str, int]) -> None:
-    """Refuse a value past its cap before any row is read (a 300 MiB reply is never loaded)."""
-    have = set(_columns(conn, table))
-    for column in _column_types(table):
-        if column not in have:
-            continue
-        cap = caps.get(column, MAX_VALUE_BYTES)
-        # length() of text counts characters; of a blob, bytes: the caps are characters for
-        # text (the live run cuts characters) and bytes otherwise
-        row = conn.execute(f"SELECT rowid, length({column}) FROM {table} WHERE length({column}) > ? LIMIT 1", [cap]).fetchone()
-        if row is not None:
-            raise StoreError(
-                f"{path}: {table} row {row[0]}: {column} is {row[1]:,} long, more than a live run stores "
-                f"({cap:,}); nothing merged"
-            )
-
-
-def _checked_rows(conn: sqlite3.Connection, path: Path, table: str, columns: list[str], order: str | None = None):
-    """The rows of `table` (as _rows), each checked against the types jury writes: a row that
-    is not is a one-line StoreError naming the file, table, row and value."""
-    types = _column_types(table)
-    have = set(_columns(conn, table))
-    if not have:
-        return
-    select = ", ".join(["rowid", *(c if c in have else "NULL" for c in columns)])
-    cur = conn.execute(f"SELECT {select} FROM {table}" + (f" ORDER BY {order}" if order else ""))
-    for rowid, *values in cur:
-        row = dict(zip(columns, values))
-        for column, value in row.items():
-            kind, nullable = types.get(column, (None, True))
-            if value is None:
-                if not nullable and column in have:
-                    raise StoreError(f"{path}: {table} row {rowid}: {column} is NULL (jury always writes it); nothing merged")
-                continue
-            why = _type_error(kind, value) if kind else None
-            if why is None and table == "executions" and column == "status" and value not in _EXEC_STATUSES:
-                why = f"expected one of {', '.join(_EXEC_STATUSES)}"
-            if why:
-                raise StoreError(f"{path}: {table} row {rowid}: {column} {_short(value)}: {why}; nothing merged")
-        yield rowid, row
 
 
 def _same(column: str, a, b) -> bool:

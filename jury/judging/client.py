@@ -10,10 +10,11 @@ an abstention with a one-line reason.
 
 The pieces it is built from live beside it: juror.py (JurorSpec, CallResult), limits.py
 (concurrency and rpm), retries.py (the backoff policy, Retry-After, error texts), replies.py
-(reply parts and JSON extraction), redaction.py (key scrubbing, for_store) and
-response_cap.py (the response-size cap). API keys live only in the environment
-(JurorSpec.api_key_env names the variable); the key's value is scrubbed from every error, log
-entry and reply text this module returns.
+(reply parts and JSON extraction), redaction.py (key scrubbing, for_store), response_cap.py
+(the response-size cap), request_params.py (the reply token cap, structured output, unknown
+params) and batch_pricing.py (batch-rate prices, batch replies). API keys live only in the
+environment (JurorSpec.api_key_env names the variable); the key's value is scrubbed from every
+error, log entry and reply text this module returns.
 """
 
 from __future__ import annotations
@@ -30,10 +31,19 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from jury.judging.batch_pricing import BATCH_DISCOUNT, batch_cost, batch_response, estimate_batch_call
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec, StructuredKind
 from jury.judging.limits import Limiter
 from jury.judging.redaction import clean, scrub
 from jury.judging.replies import REPAIR_PROMPT, reply_parts, strip_reasoning
+from jury.judging.request_params import (
+    DEFAULT_MAX_REPLY_TOKENS,
+    TOKEN_LIMIT_PARAMS,
+    completion_kwargs,
+    constrain,
+    reply_token_cap,
+    unknown_params,
+)
 from jury.judging.response_cap import capped_http_client, too_large
 from jury.judging.retries import (
     AttemptFailed,
@@ -50,12 +60,18 @@ from jury.judging.retries import (
 from jury.judging.tokens import COUNTING_MODEL, fast_count
 
 __all__ = [
+    "BATCH_DISCOUNT",
+    "DEFAULT_MAX_REPLY_TOKENS",
     "LOCAL_PLACEHOLDER_KEY",
     "CallResult",
     "JurorPool",
     "JurorSpec",
+    "batch_cost",
+    "batch_response",
     "classify_exception",
+    "completion_kwargs",
     "estimate_call",
+    "estimate_batch_call",
     "has_price",
     "reply_token_cap",
     "unknown_params",
@@ -163,11 +179,9 @@ def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int
 
 
 # ---------------------------------------------------------------------------------------------
-# Limits on what goes out and comes back, unknown params
+# The response-size cap (the request's own limits: jury.judging.request_params)
 # ---------------------------------------------------------------------------------------------
 
-_TOKEN_LIMIT_PARAMS = frozenset({"max_tokens", "max_completion_tokens", "max_output_tokens"})
-DEFAULT_MAX_REPLY_TOKENS = 8192  # sent as max_tokens when a juror's params set no token limit
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # a provider response body larger than this is not read on
 
 _session_loop: Any = None
@@ -187,51 +201,6 @@ def _install_capped_session(litellm: Any) -> None:
         return
     litellm.aclient_session = capped_http_client(MAX_RESPONSE_BYTES)
     _session_loop = loop
-
-
-def reply_token_cap(model: str) -> int:
-    """max_tokens sent for a juror whose params set none: DEFAULT_MAX_REPLY_TOKENS, or the
-    model's own output limit where litellm's price map knows a smaller one."""
-    litellm = _import_litellm()
-    cap = DEFAULT_MAX_REPLY_TOKENS
-    info = None
-    for name in (model, model.split("/", 1)[1] if "/" in model else None):
-        if name and name in (getattr(litellm, "model_cost", None) or {}):
-            info = litellm.model_cost[name]
-            break
-    limit = (info or {}).get("max_output_tokens")
-    if isinstance(limit, int) and 0 < limit < cap:
-        cap = limit
-    return cap
-
-
-def unknown_params(spec: JurorSpec) -> list[str]:
-    """The juror's `params` that litellm does not know for its provider (e.g. a typo such as
-    `temprature`): they would be passed through unchecked. [] when litellm cannot tell."""
-    if not spec.params:
-        return []
-    litellm = _import_litellm()
-    try:
-        model, provider, _key, _base = litellm.get_llm_provider(model=spec.model, api_base=spec.api_base)
-        known = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
-    except Exception:
-        return []
-    if not known:
-        return []
-    return sorted(set(spec.params) - set(known))
-
-
-def _constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict) -> None:
-    """Add to acompletion's kwargs what constrains the reply to `schema`, the way `kind` says."""
-    if kind == "json_schema":
-        kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": "ballot", "schema": schema, "strict": True}}
-    elif kind == "json_object":  # llama.cpp's server: JSON mode with a schema
-        kwargs["response_format"] = {"type": "json_object", "schema": schema}
-    elif kind == "ollama" and str(kwargs["model"]).split("/", 1)[0] in ("ollama", "ollama_chat"):
-        kwargs["format"] = schema  # litellm's Ollama providers send it as Ollama's own `format`
-    else:  # Ollama reached as an OpenAI-compatible server, or vLLM: in the request body
-        key = "format" if kind == "ollama" else "guided_json"
-        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), key: schema}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,10 +445,10 @@ class JurorPool:
             num_retries=0,
             **spec.generation_params(),
         )
-        if not (set(kwargs) & _TOKEN_LIMIT_PARAMS):
+        if not (set(kwargs) & TOKEN_LIMIT_PARAMS):
             kwargs["max_tokens"] = reply_token_cap(spec.model)
         if kind != "off" and state.schema is not None:
-            _constrain(kwargs, kind, state.schema)
+            constrain(kwargs, kind, state.schema)
         result.attempts += 1
         entry: dict[str, Any] = {"attempt": result.attempts, "status": "ok", "error": None, "wait_s": 0.0}
         result.log.append(entry)
@@ -521,64 +490,3 @@ class JurorPool:
             cost = 0.0
         if isinstance(cost, (int, float)) and cost > 0:
             result.cost_usd += float(cost)
-
-
-# ---------------------------------------------------------------------------------------------
-# Batches (jury.judging.batch): the same request, priced at the batch rate
-# ---------------------------------------------------------------------------------------------
-
-BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches: half the synchronous price
-
-
-def _price_entry(model: str) -> dict | None:
-    prices = getattr(_import_litellm(), "model_cost", None) or {}
-    for name in (model, model.split("/", 1)[1] if "/" in model else None):
-        if name and name in prices:
-            return prices[name]
-    return None
-
-
-def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, bool]:
-    """(cost in USD at the batch rate, estimated): litellm's batch prices
-    (input/output_cost_per_token_batches) where its price map has them; otherwise its
-    synchronous price times BATCH_DISCOUNT, estimated=True; (None, False) when unpriced."""
-    info = _price_entry(model)
-    if info is None:
-        return None, False
-    pin, pout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
-    if isinstance(pin, (int, float)) and isinstance(pout, (int, float)):
-        return prompt_tokens * pin + completion_tokens * pout, False
-    try:
-        p, c = _cost_per_token(model, prompt_tokens, completion_tokens)
-    except Exception:
-        return None, False
-    return (p + c) * BATCH_DISCOUNT, True
-
-
-def estimate_batch_call(juror: JurorSpec, messages: list[dict], completion_tokens: int) -> tuple[int, float | None, bool]:
-    """estimate_call at the batch rate: (prompt tokens, cost or None, estimated at BATCH_DISCOUNT)."""
-    tokens, _cost = estimate_call(juror, messages, completion_tokens)
-    if not has_price(juror.model):
-        return tokens, None, False
-    cost, estimated = batch_cost(juror.model, tokens, completion_tokens)
-    return tokens, cost, estimated
-
-
-def completion_kwargs(spec: JurorSpec, messages: list[dict], schema: dict | None) -> dict[str, Any]:
-    """The body of the juror's first request for `messages`, as JurorPool sends it (generation
-    params, the reply token cap, the reply's schema the juror's way), without credentials."""
-    kwargs: dict[str, Any] = dict(model=spec.model, messages=messages, **spec.generation_params())
-    if not (set(kwargs) & _TOKEN_LIMIT_PARAMS):
-        kwargs["max_tokens"] = reply_token_cap(spec.model)
-    kind = spec.structured_kind()
-    if kind != "off" and schema is not None:
-        _constrain(kwargs, kind, schema)
-    return kwargs
-
-
-def batch_response(body: dict, model: str) -> Any:
-    """A batch's reply (an OpenAI chat.completion object) as the ModelResponse acompletion would
-    give, marked so that its cost is counted at the batch rate."""
-    response = _import_litellm().ModelResponse(**body)
-    response._hidden_params = {**(response._hidden_params or {}), "jury_via": "batch", "jury_model": model}
-    return response

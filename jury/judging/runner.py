@@ -11,13 +11,14 @@ taken over) and the others wait for its vote instead of paying for the same call
 
 The first Ctrl-C stops sending ballots and waits (up to the longest juror timeout) for
 the calls on the wire, storing their answers; a second Ctrl-C gives up at once.
+
+The ballots themselves, their request hashes and --plan's estimates: jury.judging.plan.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import secrets
 import signal
@@ -29,87 +30,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jury.errors import StoreError
-from jury.inputs.io import canonical_v1
+from jury.inputs.io import canonical_v1 as canonical_v1  # request hashes (jury.judging.plan.Ballot) use it
 from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.client import JurorPool
 from jury.judging.juror import JurorSpec
+from jury.judging.plan import COMPLETION_TOKENS_ESTIMATE as COMPLETION_TOKENS_ESTIMATE
+from jury.judging.plan import Ballot, BallotResult, estimate
+from jury.judging.plan import BallotGroups as BallotGroups
+from jury.judging.plan import plan_rows as plan_rows
 
-COMPLETION_TOKENS_ESTIMATE = 400  # reasoning + verdict; used only for plans and the cost cap
 CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
 INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
-
-
-@dataclass
-class Ballot:
-    kind: str  # "adjudication" | "audit"
-    question_id: Any
-    model: str | None  # model under test (None for audits)
-    juror: JurorSpec
-    style: str  # blind | labelled | audit
-    messages: list[dict]
-    template_sha256: str
-    meta: dict = field(default_factory=dict)  # e.g. {"order": "gold_first"}
-    taxonomy: Any = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category)
-
-    @property
-    def request_sha256(self) -> str:
-        return hashlib.sha256(
-            canonical_v1(  # never change: stored votes are keyed by this hash
-                {
-                    "juror_model": self.juror.model,
-                    "api_base": self.juror.api_base,
-                    "params": self.juror.generation_params(),
-                    "structured_output": self.juror.structured_output,
-                    "messages": self.messages,
-                    "reply_schema": reply_schema(self.style, self.taxonomy),
-                    "template_sha256": self.template_sha256,
-                    # a recorded judge's file (only then: live jurors' hashes stay as they were)
-                    **({"recorded_sha256": self.juror.recorded_sha256} if self.juror.recorded is not None else {}),
-                }
-            )
-        ).hexdigest()
-
-
-@dataclass
-class BallotResult:
-    ballot: Ballot
-    status: str  # voted | abstained | skipped | not_asked
-    reply: dict | None = None
-    error: str | None = None
-    from_store: bool = False
-    cost_usd: float = 0.0
-    failed: bool = False  # no vote: the call failed on transport or configuration; a rerun asks again
-    via: str | None = None  # "batch": the vote's reply came through a provider's batch API
-    pending: str | None = None  # --batch: no vote yet, the ballot waits in this provider batch
-
-    def vote(self, category: str | None, raw_verdict: str | None = None, order: str | None = None) -> dict:
-        """This ballot as a verdict file's vote: who judged, what it answered (`raw_verdict`,
-        default the reply's verdict) and the `category` it counts as."""
-        b = self.ballot
-        return {
-            "juror": b.juror.name,
-            "family": b.juror.family,
-            "model": b.juror.model,
-            "order": order,
-            "raw_verdict": raw_verdict if raw_verdict is not None else (self.reply["verdict"] if self.reply else None),
-            "category": category,
-            "reasoning": self.reply.get("reasoning") if self.reply else None,
-            "abstained": self.status in ("abstained", "not_asked"),
-            "reason": self.error,
-            "skipped": self.status == "skipped",
-            "request_sha256": b.request_sha256,
-            **({"via": self.via} if self.via else {}),  # only when used: files without batches stay as they were
-        }
-
-
-class BallotGroups:
-    """A plan's ballots, grouped per question (and model): subclasses set `groups`."""
-
-    groups: list[list[Ballot]]
-
-    def ballots(self) -> list[Ballot]:
-        return [b for g in self.groups for b in g]
 
 
 @dataclass
@@ -156,54 +88,6 @@ class RunStats:
     unpriced: list[str] = field(default_factory=list)  # juror models litellm cannot price: $0 to the cap
     cost_usd: float = 0.0
     guard: CostGuard | None = None
-
-
-def estimate(ballot: Ballot) -> tuple[int, float | None]:
-    if ballot.juror.recorded is not None:  # answered from its file: nothing sent, nothing paid
-        return 0, 0.0
-    from jury.judging.client import estimate_call
-
-    return estimate_call(ballot.juror, ballot.messages, COMPLETION_TOKENS_ESTIMATE)
-
-
-def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict]:
-    """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls.
-    With `batch` (and for jurors with batch = true) a batch-capable juror's ballots are priced at
-    the batch rate: its row says via "batch", and batch_rate_estimated when litellm has no batch
-    price for its model (then half the synchronous price, jury.judging.client.BATCH_DISCOUNT)."""
-    from jury.judging.batch import provider_of
-
-    agg: dict[tuple, dict] = {}
-    for b in ballots:
-        row = agg.setdefault(
-            (b.model, b.juror.name),
-            {
-                **({"model": b.model} if b.model is not None else {}),
-                "juror": b.juror.name,
-                "juror_model": b.juror.model,
-                "ballots": 0,
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-                "cost_usd": 0.0,
-                "priced": True,
-            },
-        )
-        if (batch or b.juror.batch) and provider_of(b.juror) is not None:
-            from jury.judging.client import estimate_batch_call
-
-            tokens, cost, guessed = estimate_batch_call(b.juror, b.messages, COMPLETION_TOKENS_ESTIMATE)
-            row["via"] = "batch"
-            row["batch_rate_estimated"] = row.get("batch_rate_estimated", False) or guessed
-        else:
-            tokens, cost = estimate(b)
-        row["ballots"] += 1
-        row["prompt_tokens"] += tokens
-        row["completion_tokens"] += COMPLETION_TOKENS_ESTIMATE
-        if cost is None:
-            row["priced"] = False
-        else:
-            row["cost_usd"] += cost
-    return list(agg.values())
 
 
 @dataclass

@@ -13,31 +13,35 @@ the panel's verdict among the credited categories (gold defect, format equivalen
 credits what strict matching passed and the jury never saw, exactly as the adjudicated column
 does; a failure the jury did not reach (near miss, error, timeout, missing) is not credited.
 Every figure carries n, the items it was computed on.
+
+The output document is in ``calibration_model``; the reference labels and the figure builder
+in ``calibration_reference``.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from jury.errors import InputError
 from jury.inputs.label_import import LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Labels
-from jury.results.columns import verdict_index
-from jury.stats import (
-    cohen_kappa_interval,
-    confusion,
-    krippendorff_alpha,
-    pairwise_kappas,
-    position_bias,
-    precision_recall_f1,
-    wilson,
+from jury.results.calibration_model import SECTIONS, Calibration, Confusion, Figure, Section
+from jury.results.calibration_reference import (
+    CORRECT,
+    INCORRECT,
+    Item,
+    _Builder,
+    _credit,
+    _norm_sql,
+    _reference,
+    candidate_key,
+    choose,
+    reference_description,
 )
+from jury.results.columns import verdict_index
+from jury.stats import krippendorff_alpha, pairwise_kappas, position_bias
 from jury.version import __version__
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DECIDING_COMPARATORS, AuditVote, Comparator, Outcome, Verdict
 
@@ -46,196 +50,10 @@ FLEX_AGREEMENT = str(LabelSet.FLEX_AGREEMENT)  # the source name of FLEX's 200 e
 ANCHORS: tuple[tuple[str, float], ...] = (("FLEX with GPT-4o (published)", 0.87), ("execution match (published)", 0.62))
 ANCHOR_ITEMS = 200
 RECORDED_COMPARATORS: tuple[Comparator, ...] = (Comparator.STRICT, Comparator.BIRD)
-CORRECT, INCORRECT = "correct", "incorrect"
 
-Section = Literal["annotators", "comparator", "juror", "panel", "judge", "audit", "anchor"]
-SECTIONS: tuple[str, ...] = ("annotators", "comparator", "juror", "panel", "judge", "audit", "anchor")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Figure(_Model):
-    """One number: who (subject) against what (reference), which metric, over n items."""
-
-    section: Section
-    subject: str = Field(
-        description="A comparator, 'juror <name>', 'panel', 'judge <name>' (a recorded judge), a pair of annotators, "
-        "a published anchor."
-    )
-    reference: str = Field(description="What the subject is compared with: the reference labels, a label source, 'union'.")
-    metric: str = Field(
-        description="accuracy (Wilson 95%), kappa (Cohen's, bootstrap 95%), alpha (Krippendorff, nominal), "
-        "category_accuracy, category_kappa, precision, recall, f1 (of 'credited' or 'flagged'); recorded judges "
-        "with known positions: first_pick_share (Wilson 95%) and first_pick_p (two-sided binomial test against 0.5)."
-    )
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    n: int = Field(ge=0, description="Items the figure is computed on.")
-    resamples: int | None = Field(None, ge=0, description="Bootstrap intervals (kappa): resamples drawn; else null.")
-    degenerate_resamples: int | None = Field(
-        None,
-        ge=0,
-        description="Bootstrap intervals: resamples left out because the statistic is undefined on them; "
-        "the interval is null when over 10% are.",
-    )
-
-
-class Confusion(_Model):
-    """Counts with rows = the reference's label and columns = the subject's, in `labels` order."""
-
-    section: Section
-    subject: str
-    reference: str
-    labels: list[str]
-    matrix: list[list[int]]
-    n: int = Field(ge=0)
-
-
-class Calibration(_Model):
-    """`jury calibrate --json` (see README, 'Measuring validity')."""
-
-    jury_version: str
-    reference: str = Field(description="How each candidate's reference label was chosen.")
-    sources: list[str] = Field(description="Sources of the adjudication labels.")
-    annotators: list[str]
-    labelled: int = Field(ge=0, description="Candidates with a reference label.")
-    ties: int = Field(ge=0, description="Candidates left out: their annotators were split evenly.")
-    matched: int = Field(ge=0, description="Labelled candidates matched to a pair of the runs or a verdict.")
-    unmatched: list[str] = Field(description="Labelled candidates no pair or verdict matched (question and candidate).")
-    anchors_apply: bool = Field(
-        description="Whether the labels are FLEX's agreement set, where the published anchors were measured."
-    )
-    figures: list[Figure]
-    confusions: list[Confusion]
-    notes: list[str]
-
-
-# ------------------------------------------------------------------ reference labels
-
-
-def _norm_sql(sql: str | None) -> str:
-    return " ".join((sql or "").split())
-
-
-def candidate_key(label: AdjudicationLabel) -> tuple:
-    return (
-        (label.question_id, "model", label.model) if label.model is not None else (label.question_id, "sql", _norm_sql(label.sql))
-    )
-
-
-def _majority(values: Sequence[Hashable]) -> tuple[Hashable | None, bool]:
-    """(the most common value, False) or (None, True) on a tie for the top."""
-    top = Counter(values).most_common()
-    if len(top) > 1 and top[0][1] == top[1][1]:
-        return None, True
-    return top[0][0], False
-
-
-def choose(labels: Sequence[Any], annotator: str | None, value) -> tuple[Hashable | None, bool]:
-    """The reference value of one candidate's labels: `annotator`'s, else the consensus's, else
-    the majority's; (None, True) on a tie, (None, False) when there is nothing to choose from."""
-    if annotator is not None:
-        labels = [lab for lab in labels if lab.annotator == annotator]
-    elif any(lab.annotator == CONSENSUS for lab in labels):
-        labels = [lab for lab in labels if lab.annotator == CONSENSUS]
-    values = [value(lab) for lab in labels if value(lab) is not None]
-    return _majority(values) if values else (None, False)
-
-
-def _reference(labels: Iterable[Any], key, value, annotator: str | None) -> tuple[dict, int]:
-    groups: dict[Hashable, list] = {}
-    for lab in labels:
-        groups.setdefault(key(lab), []).append(lab)
-    ref, ties = {}, 0
-    for k, group in groups.items():
-        chosen, tie = choose(group, annotator, value)
-        ties += tie
-        if chosen is not None:
-            ref[k] = chosen
-    return ref, ties
-
-
-def reference_description(annotator: str | None) -> str:
-    if annotator is not None:
-        return f"annotator {annotator}"
-    return f"the {CONSENSUS!r} label where the set has one, else the majority of annotators (ties left out)"
-
-
-# ------------------------------------------------------------------ items
-
-
-@dataclass
-class Item:
-    """One labelled pair: (model, question_id), its candidate key, the reference and the strict outcome."""
-
-    model: str
-    question_id: Any
-    key: tuple
-    credited: bool
-    category: str | None
-    outcome: str | None  # the pair's outcome under the evaluation; None without one
-    recorded_match: bool = False  # its strict outcome is a recorded `match`, not a comparison here
-    matches: dict | None = None
-    keys: tuple[str | None, str | None] = (None, None)  # (answer, gold) keys under the evaluation
-
-
-def _credit(b: bool) -> str:
-    return CORRECT if b else INCORRECT
-
-
-class _Builder:
-    def __init__(self, seed: int, resamples: int) -> None:
-        self.seed, self.resamples = seed, resamples
-        self.figures: list[Figure] = []
-        self.confusions: list[Confusion] = []
-
-    def add(
-        self, section: Section, subject: str, reference: str, metric: str, value, n: int, low=None, high=None, **boot
-    ) -> None:
-        self.figures.append(
-            Figure(
-                section=section, subject=subject, reference=reference, metric=metric, value=value, low=low, high=high, n=n, **boot
-            )
-        )
-
-    def agreement(self, section: Section, subject: str, reference: str, truth: list[bool], said: list[bool]) -> None:
-        """accuracy, kappa and the confusion matrix of `said` (credited or not) against `truth`."""
-        acc = wilson(sum(t == s for t, s in zip(truth, said)), len(truth))
-        self.add(section, subject, reference, "accuracy", acc.value, acc.n, acc.low, acc.high)
-        self.kappa(section, subject, reference, "kappa", [_credit(t) for t in truth], [_credit(s) for s in said])
-        labels = [CORRECT, INCORRECT]
-        matrix = confusion([_credit(t) for t in truth], [_credit(s) for s in said], labels)
-        self.confusions.append(
-            Confusion(section=section, subject=subject, reference=reference, labels=labels, matrix=matrix, n=len(truth))
-        )
-
-    def kappa(self, section: Section, subject: str, reference: str, metric: str, a: list, b: list) -> None:
-        k = cohen_kappa_interval(a, b, resamples=self.resamples, seed=self.seed)
-        boot = {"resamples": k.resamples, "degenerate_resamples": k.degenerate_resamples} if k.resamples else {}
-        self.add(section, subject, reference, metric, k.value, k.n, k.low, k.high, **boot)
-
-    def categories(self, section: Section, subject: str, pairs: list[tuple[str, str]]) -> None:
-        """Agreement over the four categories with the reference categories."""
-        truth, said = [p[0] for p in pairs], [p[1] for p in pairs]
-        acc = wilson(sum(t == s for t, s in pairs), len(pairs))
-        ref = "reference categories"
-        self.add(section, subject, ref, "category_accuracy", acc.value, acc.n, acc.low, acc.high)
-        self.kappa(section, subject, ref, "category_kappa", truth, said)
-        cats = [str(c) for c in CATEGORIES]
-        self.confusions.append(
-            Confusion(
-                section=section, subject=subject, reference=ref, labels=cats, matrix=confusion(truth, said, cats), n=len(pairs)
-            )
-        )
-
-    def prf(self, section: Section, subject: str, reference: str, truth: list[bool], said: list[bool], what: str) -> None:
-        res = precision_recall_f1(truth, said)
-        for metric in ("precision", "recall", "f1"):
-            n = {"precision": res.tp + res.fp, "recall": res.tp + res.fn}.get(metric, res.n)
-            self.add(section, subject, reference, f"{metric} ({what})", getattr(res, metric), n)
+__all__ = ["calibrate", "Calibration", "Figure", "Confusion", "Section", "SECTIONS", "Item", "candidate_key", "choose"]
+__all__ += ["reference_description", "CORRECT", "INCORRECT", "FLEX_AGREEMENT", "ANCHORS", "ANCHOR_ITEMS"]
+__all__ += ["RECORDED_COMPARATORS"]
 
 
 # ------------------------------------------------------------------ calibrate

@@ -16,7 +16,8 @@ Keys: Ed25519 (``ssh-keygen -t ed25519``), private keys in OpenSSH or PEM (PKCS#
 a passphrase-protected key reads its passphrase from ``JURY_SIGN_PASSPHRASE``. Trusted
 keys are OpenSSH public key lines (``ssh-ed25519 AAAA... comment``, as in ``id_ed25519.pub``,
 ``authorized_keys`` or an ``allowed_signers`` file). The wire format (PROTOCOL.sshsig in
-OpenSSH) is implemented here over ``cryptography``'s Ed25519.
+OpenSSH) is implemented here over ``cryptography``'s Ed25519; the trusted-key lines and their
+allowed_signers options are read by jury.verdicts.allowed_signers.
 """
 
 from __future__ import annotations
@@ -25,17 +26,16 @@ import base64
 import binascii
 import hashlib
 import os
-import re
 import secrets
 import stat
 import struct
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.errors import InputError, JuryError
+from jury.verdicts.allowed_signers import TrustedKey, key_line, parse_options
 
 if TYPE_CHECKING:  # cryptography is imported lazily, only when signing or verifying
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -281,151 +281,6 @@ def load_signer(path: str | Path) -> Signer:
     return Signer(p, key)
 
 
-@dataclass(frozen=True)
-class TrustedKey:
-    """One trusted-key line: where it is, and the allowed_signers options that limit it."""
-
-    where: str  # "file:line"
-    principals: str | None = None  # allowed_signers: the principals field (None: a plain public key line)
-    namespaces: str | None = None  # namespaces="..." (an OpenSSH pattern list), None: any
-    valid_after: int | None = None  # valid-after="...", seconds since the epoch
-    valid_before: int | None = None  # valid-before="..."
-    cert_authority: bool = False  # cert-authority: trusts certificates the key signed, never the key itself
-
-    def refusal(self, namespace: str, now: float) -> str | None:
-        """Why this line does not let its key sign in ``namespace`` at ``now`` (as ``ssh-keygen -Y
-        verify`` decides), or None when it does."""
-        if self.cert_authority:
-            return f"{self.where} is a cert-authority line (it trusts certificates, which jury does not verify)"
-        if self.namespaces is not None and _match_pattern_list(namespace, self.namespaces) != 1:
-            return f"{self.where}: namespaces={self.namespaces!r} does not allow {namespace!r}"
-        if self.valid_after is not None and now < self.valid_after:
-            return f"{self.where}: the key is not yet valid (valid-after {_shown_time(self.valid_after)})"
-        if self.valid_before is not None and now > self.valid_before:
-            return f"{self.where}: the key has expired (valid-before {_shown_time(self.valid_before)})"
-        return None
-
-
-def _shown_time(t: int) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _match_pattern(text: str, pattern: str) -> bool:
-    """OpenSSH's match_pattern: ``*`` and ``?`` wildcards, nothing else special."""
-    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.fullmatch(regex, text, re.S) is not None
-
-
-def _match_pattern_list(text: str, patterns: str) -> int:
-    """OpenSSH's match_pattern_list: -1 if a negated pattern (``!p``) matches, 1 if a pattern
-    matches, 0 if none does."""
-    got = 0
-    for pattern in patterns.split(","):
-        negated = pattern.startswith("!")
-        if _match_pattern(text, pattern[1:] if negated else pattern):
-            if negated:
-                return -1
-            got = 1
-    return got
-
-
-def _absolute_time(value: str) -> int:
-    """OpenSSH's parse_absolute_time: YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, local time
-    unless it ends in ``Z`` or ``UTC``; ValueError otherwise."""
-    utc = False
-    if len(value) > 1 and value[-1:].upper() == "Z":
-        utc, value = True, value[:-1]
-    elif len(value) > 3 and value[-3:].upper() == "UTC":
-        utc, value = True, value[:-3]
-    formats = {8: "%Y%m%d", 12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
-    if len(value) not in formats or not value.isdigit():
-        raise ValueError("not a time of the form YYYYMMDD[HHMM[SS]][Z]")
-    when = datetime.strptime(value, formats[len(value)])
-    return int((when.replace(tzinfo=UTC) if utc else when).timestamp())
-
-
-def _dequote(opts: str, pos: int) -> tuple[str, int]:
-    """OpenSSH's opt_dequote: a double-quoted value (``\\"`` escapes a quote) from ``pos``."""
-    if pos >= len(opts) or opts[pos] != '"':
-        raise ValueError("missing start quote")
-    out, pos = [], pos + 1
-    while pos < len(opts) and opts[pos] != '"':
-        if opts[pos] == "\\" and opts[pos + 1 : pos + 2] == '"':
-            pos += 1
-        out.append(opts[pos])
-        pos += 1
-    if pos >= len(opts):
-        raise ValueError("missing end quote")
-    return "".join(out), pos + 1
-
-
-def _options(opts: str) -> dict:
-    """allowed_signers options as OpenSSH's sshsigopt_parse reads them (case-insensitive names:
-    cert-authority, namespaces, valid-after, valid-before); ValueError names a bad one."""
-    out: dict = {}
-    pos = 0
-    while pos < len(opts):
-        rest = opts[pos:]
-        low = rest.lower()
-        if low.startswith("cert-authority") and rest[14:15] in ("", ","):
-            out["cert_authority"] = True
-            pos += 14
-        else:
-            name = next((n for n in ("namespaces", "valid-after", "valid-before") if low.startswith(n + "=")), None)
-            if name is None:
-                raise ValueError(f"unknown option {rest.split(',')[0]!r} (allowed_signers has cert-authority, namespaces, valid-after, valid-before)")
-            key = name.replace("-", "_")
-            if key in out:
-                raise ValueError(f'more than one "{name}"')
-            value, pos = _dequote(opts, pos + len(name) + 1)
-            if key == "namespaces":
-                out[key] = value
-            else:
-                try:
-                    out[key] = _absolute_time(value)
-                except ValueError as exc:
-                    raise ValueError(f'{name}="{value}": {exc}') from None
-        if pos < len(opts):
-            if opts[pos] != ",":
-                raise ValueError(f"unexpected {opts[pos:]!r} after an option")
-            pos += 1
-            if pos == len(opts):
-                raise ValueError("unexpected end of the options")
-    if out.get("valid_after") is not None and out.get("valid_before") is not None and out["valid_before"] <= out["valid_after"]:
-        raise ValueError('"valid-before" is not after "valid-after"')
-    return out
-
-
-def _next_field(text: str) -> tuple[str, str]:
-    """The first whitespace-delimited field of ``text`` (double quotes protect spaces) and the rest."""
-    text = text.lstrip()
-    quoted, i = False, 0
-    while i < len(text) and (quoted or not text[i].isspace()):
-        if text[i] == '"':
-            quoted = not quoted
-        i += 1
-    return text[:i], text[i:].lstrip()
-
-
-def _trusted_line(line: str) -> tuple[str | None, str, str, str] | None:
-    """(principals, options, key type, base64 key) of a public key line (``ssh-ed25519 AAAA...``,
-    as in id_ed25519.pub) or an allowed_signers line (``principals [options] ssh-ed25519 AAAA...``);
-    None for a line without a key of jury's type."""
-    first, rest = _next_field(line)
-    if first == _KEY_TYPE:
-        blob, _ = _next_field(rest)
-        return None, "", first, blob
-    principals = first
-    field_, rest = _next_field(rest)
-    options = ""
-    if field_ != _KEY_TYPE:
-        options, (field_, rest) = field_, _next_field(rest)
-    if field_ != _KEY_TYPE:
-        return None
-    blob, _ = _next_field(rest)
-    return principals, options, field_, blob
-
-
 def load_trusted_keys(paths) -> dict[str, list[TrustedKey]]:
     """{fingerprint: the lines trusting it} for every ssh-ed25519 key in the files: OpenSSH
     public key lines (``ssh-ed25519 AAAA... comment``) or allowed_signers lines (``principals
@@ -448,7 +303,7 @@ def load_trusted_keys(paths) -> dict[str, list[TrustedKey]]:
             words = line.split()
             if not words or words[0].startswith("#") or _KEY_TYPE not in line:
                 continue
-            parsed = _trusted_line(line)
+            parsed = key_line(line, _KEY_TYPE)
             if parsed is None:
                 continue
             principals, options, _kind, b64 = parsed
@@ -460,7 +315,7 @@ def load_trusted_keys(paths) -> dict[str, list[TrustedKey]]:
             except (binascii.Error, ValueError) as exc:
                 raise InputError(f"{p}:{n}: not a valid {_KEY_TYPE} public key ({exc})") from None
             try:
-                opts = _options(options)
+                opts = parse_options(options)
             except ValueError as exc:
                 raise InputError(f"{p}:{n}: bad allowed_signers options: {exc}") from None
             out.setdefault(fingerprint(blob), []).append(TrustedKey(f"{p}:{n}", principals, **opts))

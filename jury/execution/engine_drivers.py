@@ -1,0 +1,336 @@
+"""One class per engine (PostgreSQL, MySQL/MariaDB, DuckDB): its connection, read-only
+session, streamed rows, catalogue and cancellation (jury.execution.engines runs SQL on them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of
+
+_FETCH = 1000  # rows fetched from the server at a time
+
+
+def _password(params: dict[str, str], *defaults: str) -> str | None:
+    for name in ([params["password_env"]] if params.get("password_env") else []) + list(defaults):
+        value = os.environ.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+class Engine:
+    """One engine's connection, read-only session, catalogue and cancellation."""
+
+    name = ""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.parts = urlsplit(url)
+        self.params = dict(parse_qsl(self.parts.query))
+
+    # subclasses
+    def connect(self, timeout_s: float):
+        raise NotImplementedError
+
+    def begin(self, conn, timeout_s: float) -> None:
+        raise NotImplementedError
+
+    def stream(self, conn, sql: str) -> tuple[list[str], Iterator[tuple]]:
+        raise NotImplementedError
+
+    def end(self, conn) -> None:
+        raise NotImplementedError
+
+    def canceller(self, conn):
+        raise NotImplementedError
+
+    def tables(self, conn) -> list[str]:
+        raise NotImplementedError
+
+    def columns(self, conn, table: str) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def quote(self, name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        return False
+
+    def query_rows(self, conn, sql: str) -> list[tuple]:
+        cols, rows = self.stream(conn, sql)
+        return list(rows)
+
+
+class PostgresEngine(Engine):
+    name = POSTGRESQL
+
+    def connect(self, timeout_s: float):
+        psycopg = driver(POSTGRESQL)
+        p = self.parts
+        kwargs: dict[str, Any] = {
+            "host": p.hostname or self.params.get("host"),
+            "port": p.port,
+            "user": unquote(p.username) if p.username else None,
+            "dbname": unquote(p.path.lstrip("/")),
+            "connect_timeout": max(2, int(min(timeout_s, 30))),
+            "application_name": "jury",
+            "autocommit": True,
+        }
+        password = _password(self.params) if self.params.get("password_env") else None
+        if password is not None:
+            kwargs["password"] = password
+        try:
+            conn = psycopg.connect(**{k: v for k, v in kwargs.items() if v is not None})
+        except psycopg.Error as exc:
+            raise ConnectionError(_one_line(exc)) from None
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        conn.execute("SET default_transaction_read_only = on")
+        return conn
+
+    def begin(self, conn, timeout_s: float) -> None:
+        ms = max(1, int(timeout_s * 1000))
+        conn.execute("BEGIN READ ONLY")
+        conn.execute(f"SET LOCAL statement_timeout = {ms}")
+        conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = {ms + 60_000}")
+
+    def stream(self, conn, sql: str):
+        cur = self._cursor = conn.cursor(name="jury_query", withhold=False)  # DECLARE … CURSOR: one SELECT only
+        cur.itersize = _FETCH
+        cur.execute(sql.rstrip().rstrip(";"))
+        columns = [d.name for d in cur.description or []]
+        return columns, iter(cur)
+
+    def end(self, conn) -> None:
+        cur, self._cursor = getattr(self, "_cursor", None), None
+        if cur is not None:
+            with contextlib.suppress(Exception):  # the transaction failed: the portal is gone with it
+                cur.close()
+        conn.execute("ROLLBACK")
+
+    def canceller(self, conn):
+        return conn.cancel_safe if hasattr(conn, "cancel_safe") else conn.cancel
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        return getattr(exc, "sqlstate", None) == "57014"  # query_canceled (statement_timeout or cancel)
+
+    def tables(self, conn) -> list[str]:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_type IN ('BASE TABLE', 'VIEW') ORDER BY table_name"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def columns(self, conn, table: str) -> list[tuple[str, str]]:
+        rows = conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = %s ORDER BY ordinal_position",
+            (table,),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def query_rows(self, conn, sql: str) -> list[tuple]:
+        return conn.execute(sql).fetchall()
+
+
+class MySQLEngine(Engine):
+    name = MYSQL
+
+    def connect(self, timeout_s: float):
+        pymysql = driver(MYSQL)
+        p = self.parts
+        kwargs: dict[str, Any] = {
+            "host": p.hostname or "localhost",
+            "port": p.port or 3306,
+            "user": unquote(p.username) if p.username else None,
+            "database": unquote(p.path.lstrip("/")),
+            "connect_timeout": max(2, int(min(timeout_s, 30))),
+            "charset": self.params.get("charset", "utf8mb4"),
+            "autocommit": True,
+            "client_flag": 0,  # no CLIENT.MULTI_STATEMENTS: the server refuses `a; b`
+            "local_infile": False,
+        }
+        if self.params.get("unix_socket"):
+            kwargs["unix_socket"] = self.params["unix_socket"]
+        password = _password(self.params, "MYSQL_PWD")
+        if password is not None:
+            kwargs["password"] = password
+        try:
+            conn = pymysql.connect(**{k: v for k, v in kwargs.items() if v is not None})
+        except pymysql.Error as exc:
+            raise ConnectionError(_one_line(exc)) from None
+        with conn.cursor() as cur:
+            cur.execute("SELECT VERSION()")
+            version = str(cur.fetchone()[0])
+            cur.execute("SET SESSION TRANSACTION READ ONLY")
+            cur.execute("SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')") if self.params.get("ansi") else None
+        conn.jury_mariadb = "mariadb" in version.lower()
+        return conn
+
+    def begin(self, conn, timeout_s: float) -> None:
+        with conn.cursor() as cur:
+            if conn.jury_mariadb:
+                cur.execute(f"SET SESSION max_statement_time = {max(0.001, timeout_s):.3f}")
+            else:
+                cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
+            cur.execute("START TRANSACTION READ ONLY")
+
+    def stream(self, conn, sql: str):
+        pymysql = driver(MYSQL)
+        cur = conn.cursor(pymysql.cursors.SSCursor)  # unbuffered: rows stream from the server
+        cur.execute(sql)
+        columns = [d[0] for d in cur.description or []]
+        if not columns:
+            raise _NotAQuery()
+        return columns, _mysql_rows(cur)
+
+    def end(self, conn) -> None:
+        conn.rollback()
+
+    def canceller(self, conn):
+        ident = conn.thread_id()
+        url, timeout = self.url, 5.0
+
+        def kill() -> None:  # KILL QUERY from a second connection: the server stops the statement
+            try:
+                other = MySQLEngine(url).connect(timeout)
+                try:
+                    with other.cursor() as cur:
+                        cur.execute(f"KILL QUERY {int(ident)}")
+                finally:
+                    other.close()
+            except Exception:  # the query may have just ended; the server timeout still holds
+                pass
+
+        return kill
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        code = exc.args[0] if getattr(exc, "args", None) else None
+        # 1969 MariaDB max_statement_time, 3024 MySQL max_execution_time, 1317 interrupted (KILL QUERY)
+        return code in (1969, 3024, 1317, 1028)
+
+    def quote(self, name: str) -> str:
+        return "`" + name.replace("`", "``") + "`"
+
+    def tables(self, conn) -> list[str]:
+        with conn.cursor() as cur:
+            cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name")
+            return [r[0] for r in cur.fetchall()]
+
+    def columns(self, conn, table: str) -> list[tuple[str, str]]:
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT column_name, column_type FROM information_schema.columns WHERE table_schema = DATABASE() "
+                "AND table_name = %s ORDER BY ordinal_position",
+                (table,),
+            )
+            return [(r[0], r[1].decode() if isinstance(r[1], bytes) else r[1]) for r in cur.fetchall()]
+
+    def query_rows(self, conn, sql: str) -> list[tuple]:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+
+
+def _mysql_rows(cur) -> Iterator[tuple]:
+    try:
+        while True:
+            batch = cur.fetchmany(_FETCH)
+            if not batch:
+                return
+            yield from batch
+    finally:
+        cur.close()
+
+
+class DuckDBEngine(Engine):
+    name = DUCKDB
+
+    @property
+    def path(self) -> str:
+        p = self.parts
+        return unquote((p.netloc + p.path) if p.netloc else p.path)
+
+    def connect(self, timeout_s: float):
+        duckdb = driver(DUCKDB)
+        if not os.path.isfile(self.path):
+            raise ConnectionError(f"no DuckDB file at {self.path}")
+        try:
+            conn = duckdb.connect(self.path, read_only=True, config={"enable_external_access": False})
+        except duckdb.Error as exc:
+            raise ConnectionError(_one_line(exc)) from None
+        for setting in ("SET autoinstall_known_extensions = false", "SET autoload_known_extensions = false"):
+            with contextlib.suppress(duckdb.Error):  # an older DuckDB without the setting
+                conn.execute(setting)
+        conn.execute("SET lock_configuration = true")  # no SET can turn a lock off again
+        return conn
+
+    def begin(self, conn, timeout_s: float) -> None:
+        conn.execute("BEGIN TRANSACTION")
+
+    def stream(self, conn, sql: str):
+        cur = conn.execute(sql)
+        if cur.description is None:
+            raise _NotAQuery()
+        columns = [d[0] for d in cur.description]
+        return columns, _duck_rows(cur)
+
+    def end(self, conn) -> None:
+        conn.execute("ROLLBACK")
+
+    def canceller(self, conn):
+        return conn.interrupt
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        return "interrupt" in str(exc).lower()
+
+    def tables(self, conn) -> list[str]:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def columns(self, conn, table: str) -> list[tuple[str, str]]:
+        rows = conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def query_rows(self, conn, sql: str) -> list[tuple]:
+        return conn.execute(sql).fetchall()
+
+
+def _duck_rows(cur) -> Iterator[tuple]:
+    while True:
+        batch = cur.fetchmany(_FETCH)
+        if not batch:
+            return
+        yield from batch
+
+
+_ENGINE_CLASSES: dict[str, type[Engine]] = {POSTGRESQL: PostgresEngine, MYSQL: MySQLEngine, DUCKDB: DuckDBEngine}
+
+
+def engine_for(url: str) -> Engine:
+    return _ENGINE_CLASSES[engine_of(url)](url)
+
+
+class _NotAQuery(Exception):
+    """The SQL returned no result set."""
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:500]
+
+
+def _driver_errors(engine: str) -> tuple[type[BaseException], ...]:
+    mod = driver(engine)
+    base = {POSTGRESQL: "Error", MYSQL: "Error", DUCKDB: "Error"}[engine]
+    return (getattr(mod, base),)

@@ -1,0 +1,56 @@
+"""Values from an engine's driver as SQLite would return them (jury.execution.engines), so one
+result hashes alike on every engine."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from decimal import Decimal
+from typing import Any
+
+
+def normalise(value: Any) -> Any:
+    """A driver's value as SQLite would return it: Decimal -> int when integral else float,
+    date -> 'YYYY-MM-DD', datetime -> 'YYYY-MM-DD HH:MM:SS[.ffffff]', time and MySQL TIME
+    (timedelta) -> 'HH:MM:SS[.ffffff]', bool -> 0/1, binary -> bytes, UUID, JSON and the
+    rest -> text. int, float, str and NULL pass as they are.
+
+    >>> [normalise(v) for v in (Decimal("2.50"), Decimal("3"), True, dt.date(2020, 1, 2))]
+    [2.5, 3, 1, '2020-01-02']
+    >>> normalise(dt.datetime(2020, 1, 2, 3, 4, 5)), normalise(dt.timedelta(hours=26, seconds=7))
+    ('2020-01-02 03:04:05', '26:00:07')
+    """
+    t = type(value)
+    if value is None or t is int or t is float or t is str:
+        return value
+    if t is bool:
+        return int(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return float(value)
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None).isoformat(sep=" ") if value.tzinfo is None else value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        total = value.total_seconds()
+        sign = "-" if total < 0 else ""
+        micro = abs(value) // dt.timedelta(microseconds=1)
+        secs, micro = divmod(micro, 1_000_000)
+        text = f"{sign}{secs // 3600:02d}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+        return text + (f".{micro:06d}" if micro else "")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, int):  # numpy-like or subclass
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return str(value)

@@ -1,0 +1,64 @@
+"""Batches (jury.judging.batch): the same request as JurorPool sends, priced at the batch rate,
+and a batch's reply as the response a synchronous call would give.
+
+litellm's price map and ModelResponse are reached through jury.judging.client, the one module
+that imports litellm (its prices are cached there).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jury.judging.juror import JurorSpec
+
+BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches: half the synchronous price
+
+
+def _price_entry(model: str) -> dict | None:
+    from jury.judging import client
+
+    prices = getattr(client._import_litellm(), "model_cost", None) or {}
+    for name in (model, model.split("/", 1)[1] if "/" in model else None):
+        if name and name in prices:
+            return prices[name]
+    return None
+
+
+def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, bool]:
+    """(cost in USD at the batch rate, estimated): litellm's batch prices
+    (input/output_cost_per_token_batches) where its price map has them; otherwise its
+    synchronous price times BATCH_DISCOUNT, estimated=True; (None, False) when unpriced."""
+    from jury.judging import client
+
+    info = _price_entry(model)
+    if info is None:
+        return None, False
+    pin, pout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    if isinstance(pin, (int, float)) and isinstance(pout, (int, float)):
+        return prompt_tokens * pin + completion_tokens * pout, False
+    try:
+        p, c = client._cost_per_token(model, prompt_tokens, completion_tokens)
+    except Exception:
+        return None, False
+    return (p + c) * BATCH_DISCOUNT, True
+
+
+def estimate_batch_call(juror: JurorSpec, messages: list[dict], completion_tokens: int) -> tuple[int, float | None, bool]:
+    """estimate_call at the batch rate: (prompt tokens, cost or None, estimated at BATCH_DISCOUNT)."""
+    from jury.judging import client
+
+    tokens, _cost = client.estimate_call(juror, messages, completion_tokens)
+    if not client.has_price(juror.model):
+        return tokens, None, False
+    cost, estimated = batch_cost(juror.model, tokens, completion_tokens)
+    return tokens, cost, estimated
+
+
+def batch_response(body: dict, model: str) -> Any:
+    """A batch's reply (an OpenAI chat.completion object) as the ModelResponse acompletion would
+    give, marked so that its cost is counted at the batch rate."""
+    from jury.judging import client
+
+    response = client._import_litellm().ModelResponse(**body)
+    response._hidden_params = {**(response._hidden_params or {}), "jury_via": "batch", "jury_model": model}
+    return response

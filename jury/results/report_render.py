@@ -1,0 +1,267 @@
+"""`jury report`'s output: the report as table, csv, json or md (:func:`render_report`).
+
+Pure: reads the ``Report`` :func:`jury.results.report.build_report` returns (or its JSON
+dict) and formats it, the flat CSV rows, the main and oracle-routing tables, the rank-stability
+table and the notes under them; computes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+from jury.errors import InputError
+from jury.results.agreement_report import agreement_markdown, print_agreement
+from jury.results.columns import review_cells
+from jury.results.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.report_model import Report
+from jury.results.taxonomy_report import categories_markdown, print_categories
+from jury.stats import ordinal
+from jury.vocab import COLUMNS, COMPOSITION, Column
+
+# ------------------------------------------------------------------ rows and rendering
+
+
+def as_report_dict(report: Report | dict) -> dict:
+    """The report as the JSON dict ``--format json`` writes; a dict (say, a report read
+    back from JSON) is validated against ``Report`` first."""
+    model = report if isinstance(report, Report) else Report.model_validate(report)
+    return model.model_dump(mode="json")
+
+
+def report_rows(report: Report | dict) -> list[dict]:
+    """One flat row per model (the CSV): interval bounds in their own columns."""
+    report = as_report_dict(report)
+    rows = []
+    for r in report["models"]:
+        row = {
+            "model": r["model"],
+            "families": ";".join(r["families"]),
+            "questions": r["questions"],
+            "routed": r["routed"],
+            "routing_accuracy": r["routing_accuracy"],
+        }
+        for c in COLUMNS:
+            p = r[c] or {}
+            row.update(
+                {
+                    f"{c}_k": p.get("k"),
+                    f"{c}_n": p.get("n"),
+                    f"{c}_accuracy": p.get("value"),
+                    f"{c}_low": p.get("low"),
+                    f"{c}_high": p.get("high"),
+                    f"{c}_rank": r[f"{c}_rank"],
+                }
+            )
+        row["rank_shift"], row["rank_delta"] = r["rank_shift"], r["rank_delta"]
+        row["jury_reached"] = r["jury_reached"]
+        row.update({c: r["composition"][c] for c in COMPOSITION})
+        row.update({f"{c}_pct": r["composition_pct"][c] for c in COMPOSITION})
+        for key in (
+            "gold_defect_share",
+            "near_miss",
+            "not_executed",
+            "challenging_share",
+            "mean_difficulty",
+            "adjudication_cost_usd",
+        ):
+            row[key] = r[key]
+        row["adjudication_unpriced_models"] = ";".join(r.get("adjudication_unpriced_models") or [])
+        row.update(review_cells(r))
+        rows.append(row)
+    return rows
+
+
+def render_report(report: Report | dict, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+    """The report as table, csv, json or md. ``width``: the table width (None: unwrapped);
+    ``wide``: the table and md also show the near-miss and not-executed counts."""
+    report = as_report_dict(report)
+    if fmt == "json":
+        return to_json(report)
+    if fmt == "csv":
+        rows = report_rows(report)
+        return to_csv(rows, list(rows[0]) if rows else [])
+    if fmt not in ("table", "md"):
+        raise InputError(f"unknown format {fmt!r}; choose one of: table, csv, json, md")
+    main_cols, main_heads, main = _main_table(report)
+    if not wide:  # `jury report --wide` shows them; csv and json always do
+        keep = [i for i, c in enumerate(main_cols) if c not in ("near_miss", "not_executed")]
+        main_cols, main_heads = [main_cols[i] for i in keep], [main_heads[i] for i in keep]
+    ocols, oheads, orows = _oracle_table(report)
+    notes = _notes(report)
+    oracle_title = (
+        f"oracle routing: the {report['oracle_routing']['questions']} questions every model routed correctly (one denominator)"
+    )
+    stability = rank_stability_table(report)
+    if fmt == "md":
+        return (
+            "## jury report\n\n"
+            + to_markdown(main, main_cols, main_heads)
+            + "\n"
+            + "\n".join(f"- {n}" for n in notes)
+            + "\n\n### "
+            + oracle_title
+            + "\n\n"
+            + to_markdown(orows, ocols, oheads)
+            + ("" if stability is None else f"\n### {stability[0]}\n\n" + to_markdown(stability[3], stability[1], stability[2]))
+            + agreement_markdown(report)
+            + categories_markdown(report)
+        )
+    import io
+
+    from rich.console import Console
+
+    from jury.results.render import UNWRAPPED_WIDTH, safe
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    console.print(to_rich_table(main, main_cols, main_heads, title="jury report"))
+    for n in notes:
+        console.print(safe(n), markup=False)
+    console.print(to_rich_table(orows, ocols, oheads, title=oracle_title))
+    if stability is not None:
+        console.print(to_rich_table(stability[3], stability[1], stability[2], title=stability[0]))
+    print_agreement(console, report)
+    print_categories(console, report)
+    return buffer.getvalue()
+
+
+def _dollars(x: float | None) -> str:
+    return "—" if x is None else f"${x:,.2f}" if x >= 1 else f"${x:.4f}"
+
+
+def _cost_text(row: dict) -> str:
+    """The jury cost cell: dollars, or "unknown (x unpriced)" when litellm could not price a juror."""
+    unpriced = row.get("adjudication_unpriced_models") or []
+    if row["adjudication_cost_usd"] is None and unpriced:
+        return f"unknown ({', '.join(unpriced)} unpriced)"
+    return _dollars(row["adjudication_cost_usd"])
+
+
+def _interval(p: dict | None, rank: int | None = None) -> str:
+    text = interval(p)
+    return text + (f" {ordinal(rank)}" if rank and text != "—" else "")
+
+
+def _present(report: dict, column: str) -> bool:
+    return any(r[column] is not None for r in report["models"])
+
+
+def _main_table(report: dict):
+    cols, heads = ["model", "routed", Column.STRICT], ["model", "routed (acc)", f"{Column.STRICT.label} [95% CI] rank"]
+    for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
+        if _present(report, c):
+            cols.append(c)
+            heads.append(f"{c.label} [95% CI] rank")
+    has_adj = _present(report, Column.ADJUDICATED)
+    if _present(report, "pass_review"):
+        cols += ["false_pass", "two_sided"]
+        heads += ["false-pass rate [95% CI] (reviewed)", "two-sided adjudicated [95% CI]"]
+    if has_adj:
+        cols += ["rank_shift", "misses", "cost"]
+        heads += ["rank shift", "jury-reached misses gd/fe/ge/amb/nm", "jury cost"]
+    cols += ["near_miss", "not_executed"]
+    heads += ["near miss", "not executed"]
+    display = []
+    for r in report["models"]:
+        d = {
+            "model": r["model"] + (f" ({', '.join(r['families'])})" if r["families"] else ""),
+            "routed": f"{r['routed']} ({cell(r['routing_accuracy'])})",
+            "rank_shift": r["rank_shift"],
+            "near_miss": r["near_miss"],
+            "not_executed": r["not_executed"],
+            "cost": _cost_text(r),
+            "false_pass": f"{interval(r['pass_review']['false_pass_rate'])} ({r['pass_review']['sampled']})"
+            if r.get("pass_review")
+            else "—",
+            "two_sided": interval(r["two_sided_adjudicated"]) if r.get("two_sided_adjudicated") else "—",
+        }
+        for c in COLUMNS:
+            d[c] = _interval(r[c], r[f"{c}_rank"])
+        pct = r["composition_pct"]
+        d["misses"] = (
+            "—" if not r["jury_reached"] else ("/".join(f"{100 * pct[c]:.0f}" for c in COMPOSITION) + f"% of {r['jury_reached']}")
+        )
+        display.append(d)
+    return cols, heads, display
+
+
+def _oracle_table(report: dict):
+    cols, heads = ["model", Column.STRICT], ["model", f"{Column.STRICT.label} [95% CI] rank"]
+    rows = report["oracle_routing"]["models"]
+    for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
+        if any(r[c] is not None for r in rows):
+            cols.append(c)
+            heads.append(f"{c.label} [95% CI] rank")
+    display = [{"model": r["model"], **{c: _interval(r[c], r[f"{c}_rank"]) for c in COLUMNS}} for r in rows]
+    return cols, heads, display
+
+
+def rank_cell(entry: dict) -> str:
+    """A model's rank, its 95% bootstrap interval and the probability of that rank: "3rd [2nd–5th] p 0.41"."""
+    if entry["rank"] is None or entry["low"] is None:
+        return "—"
+    p = entry["probabilities"][entry["rank"] - 1] if entry["rank"] <= len(entry["probabilities"]) else 0.0
+    return f"{ordinal(entry['rank'])} [{ordinal(entry['low'])}–{ordinal(entry['high'])}] p {p:.2f}"
+
+
+def rank_stability_table(report: dict):
+    """(title, columns, headings, rows) of the rank-stability section; None without it."""
+    rs = report.get("rank_stability")
+    if not rs:
+        return None
+    present = [c for c in COLUMNS if c in rs["columns"]]
+    cols = ["model", *present]
+    heads = ["model", *(f"{Column(c).label} rank [95% interval] p(rank)" for c in present)]
+    rows = [{"model": r["model"], **{c: rank_cell(rs["columns"][c][i]) for c in present}} for i, r in enumerate(report["models"])]
+    title = (
+        f"rank stability: {rs['resamples']:,} bootstrap resamples of the {rs['questions']:,} questions (seed {rs['seed']}); "
+        "p(rank) = share of resamples giving the model its rank"
+    )
+    return title, cols, heads, rows
+
+
+def _corr_text(c: dict) -> str:
+    if c["r"] is None:
+        return f"undefined (n = {c['n']}: needs 3 models with both values, each side varying)"
+    text = f"r = {c['r']:.3f} (n = {c['n']}, p = {c['p_value']:.3g}"
+    if c["ci_low"] is not None:
+        text += f", 95% CI [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+    elif c.get("resamples"):
+        text += ", no CI: under 90% of bootstrap resamples defined"
+    if c.get("resamples"):
+        text += f"; {c.get('degenerate_resamples') or 0:,} of {c['resamples']:,} resamples degenerate"
+    return text + ")"
+
+
+def _notes(report: dict) -> list[str]:
+    s, corr = report["settings"], report["correlations"]
+    g = corr["gold_defect_share_vs_strength"]
+    notes = [
+        f"comparator: {s['comparator']}; near-miss threshold {s['near_miss_threshold']}; timeout {s['timeout_s']:g} s; "
+        f"normalize {json.dumps(s['normalize'])}; accuracy over routed questions, Wilson 95% intervals",
+        f"Spearman, gold-defect share vs {Column(g['strength']).label} accuracy: {_corr_text(g)}",
+        f"Pearson, routing accuracy vs challenging share of the denominator: {_corr_text(corr['routing_vs_challenging_share'])}",
+        f"Pearson, routing accuracy vs mean difficulty of the denominator: {_corr_text(corr['routing_vs_mean_difficulty'])}",
+    ]
+    if any(f["jury_reached"] for f in report["families"].values()):
+        notes.append(
+            "format-equivalent share of jury-reached misses by family: "
+            + "; ".join(
+                f"{fam} {cell(f['share'])} ({f['format_equivalence']}/{f['jury_reached']})"
+                for fam, f in report["families"].items()
+            )
+        )
+    c = report["control"]
+    if c is not None:
+        line = f"negative control: {c['model']} rises from {cell(c['strict'])} to {cell(c['adjudicated'])}"
+        if c["next_model"] is None:
+            line += " and is the top row"
+        else:
+            line += f" and stays {c['gap_to_next']:.3f} below the next row ({c['next_model']})"
+        notes.append(line)
+    if report["gold_errors"]:
+        notes.append(
+            "gold queries that fail (left out of every denominator): "
+            + ", ".join(f"{e['question_id']} ({e['error']})" for e in report["gold_errors"][:10])
+        )
+    return notes

@@ -1,0 +1,243 @@
+"""The data of the site's model and question pages: every answer with its outcome, verdict,
+juror votes and human review, tagged with the front-page counts it is part of.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+from jury.vocab import COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Outcome, Verdict
+
+if TYPE_CHECKING:
+    from jury.results.site_folder import SiteSources
+
+PREVIEW_ROWS = 10
+PREVIEW_CHARS = 2000
+CELL_CHARS = 120
+
+
+def slugs(names) -> dict:
+    """name -> a file-name-safe, unique slug (a hash suffix when the name had to change)."""
+    out: dict = {}
+    taken: set[str] = set()
+    for name in names:
+        text = str(name)
+        base = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).lstrip(".")[:60] or "_"
+        slug = base
+        if slug != text or slug.lower() in taken:
+            slug = f"{base}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+        taken.add(slug.lower())
+        out[name] = slug
+    return out
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def preview(result) -> str:
+    """At most PREVIEW_ROWS rows of a result, with its true row count (plain text; escaped when shown)."""
+    if result is None:
+        return "(no result: the query was not run)"
+    if result.recorded_preview is not None:
+        return _clip(result.recorded_preview, PREVIEW_CHARS) + "\n(result as recorded by another evaluation)"
+    if not result.ok:
+        return f"(the query failed: {result.status}: {result.error})"
+    lines = [" | ".join(_clip(str(c), CELL_CHARS) for c in result.columns)]
+    for row in result.rows[:PREVIEW_ROWS]:
+        lines.append(
+            " | ".join("NULL" if v is None else _clip(v.hex() if isinstance(v, bytes) else str(v), CELL_CHARS) for v in row)
+        )
+    shown = min(len(result.rows), PREVIEW_ROWS)
+    total = result.row_count
+    lines.append(
+        f"({total:,} row{'s' if total != 1 else ''} in total" + (f"; the first {shown} shown)" if shown < total else ")")
+    )
+    return _clip("\n".join(lines), PREVIEW_CHARS)
+
+
+def _tags(pair, rec, flagged: set, reviewed: bool) -> list[str]:
+    """Filter tags of one answer on its model page (what the front page's counts count)."""
+    tags = ["all", pair.outcome]
+    if pair.outcome == Outcome.GOLD_ERROR:
+        return tags
+    if not pair.routed:
+        return [*tags, str(Outcome.MISROUTED)]
+    tags.append("routed")
+    clean = pair.question_id not in flagged
+    if clean:
+        tags.append("clean")
+    if pair.outcome == Outcome.MATCH:
+        tags += ["credited"] + (["clean_match"] if clean else [])
+    if pair.outcome in NOT_EXECUTED:
+        tags.append("not_executed")
+    if rec is not None and pair.outcome == JURY_ELIGIBLE:
+        tags.append("jury")
+        verdict = Verdict.NO_MAJORITY if rec.verdict == Verdict.UNDECIDED else rec.verdict
+        tags.append(str(verdict))
+        if rec.credited:
+            tags.append("credited")
+    if flagged and not clean:
+        tags.append("flagged")
+    if reviewed:
+        tags.append("reviewed")
+    return tags
+
+
+FILTERS = (
+    ("all", "every answer"),
+    ("routed", "routed to the right database"),
+    ("match", "strict matches"),
+    ("clean", "gold-clean denominator (routed, gold not flagged)"),
+    ("clean_match", "gold-clean successes"),
+    ("credited", "adjudicated successes (matches and credited failures)"),
+    ("jury", "jury-reached misses"),
+    *((str(c), f"verdict: {c.replace('_', ' ')}") for c in COMPOSITION),
+    ("near_miss", "near misses"),
+    ("not_executed", "not executed (error, timeout, missing)"),
+    (str(Outcome.MISROUTED), "misrouted (another database chosen)"),
+    ("flagged", "gold flagged by the audit"),
+    ("reviewed", "decided by a person"),
+    (str(Outcome.GOLD_ERROR), "gold query fails (out of every denominator)"),
+)
+
+
+def _vote_rows(votes) -> list[dict]:
+    rows = []
+    for v in votes:
+        if v.skipped:
+            said = "not asked (early stop)"
+        elif v.abstained:
+            said = "abstained" + (f": {v.reason}" if v.reason else "") + (" (the two orders disagreed)" if v.inconsistent else "")
+        else:
+            said = v.category or v.raw_verdict or "—"
+            if v.defect_type:
+                said += f" ({v.defect_type})"
+        rows.append(
+            {
+                "juror": v.juror,
+                "family": v.family,
+                "model": v.model,
+                "order": (v.order or "").replace("_", " "),
+                "raw": v.raw_verdict or "",
+                "said": said.replace("_", " "),
+                "reasoning": v.reasoning or "",
+            }
+        )
+    return rows
+
+
+def _review_rows(recs) -> list[dict]:
+    return [
+        {
+            "reviewer": r.reviewer,
+            "decided_at": r.decided_at,
+            "choice": r.choice,
+            "category": (r.category or "").replace("_", " "),
+            "defect_type": r.defect_type or "",
+            "corrected_sql": r.corrected_sql or "",
+            "note": r.note or "",
+            "jury_verdict": r.jury_verdict.replace("_", " "),
+        }
+        for r in recs
+    ]
+
+
+def _questions(sources: SiteSources, model_slug: dict) -> tuple[list, dict]:
+    """(question ids in order, per-question page data); also each model's answer rows."""
+    ev = sources.evaluation
+    flagged = {r.question_id for r in sources.audit[1].records if r.flagged} if sources.audit else set()
+    audit_by_q = {r.question_id: r for r in sources.audit[1].records} if sources.audit else {}
+    adj: dict[tuple, tuple] = {}
+    passes: dict[tuple, tuple] = {}
+    for path, doc in sources.adjudications:
+        for r in doc.records:
+            (passes if r.review_pass else adj)[(r.model, r.question_id)] = (str(path), r)
+    sql_of = {(r.model, r.question_id): r.sql for r in sources.records}
+    reviews: dict[tuple, list] = {}
+    if sources.review:
+        for r in sources.review[1].records:
+            reviews.setdefault((r.kind, r.model, r.question_id), []).append(r)
+    qids = list(dict.fromkeys(p.question_id for p in ev.pairs))
+    q_slug = slugs(qids)
+    results = getattr(ev, "results", {}) or {}
+    per_q: dict = {q: {"answers": []} for q in qids}
+    model_rows: dict[str, list] = {}
+    for p in ev.pairs:
+        found = adj.get((p.model, p.question_id)) or passes.get((p.model, p.question_id))
+        rec = found[1] if found else None
+        human = reviews.get(("adjudication", p.model, p.question_id), [])
+        tags = _tags(p, rec if rec is not None and not rec.review_pass else None, flagged, bool(human))
+        verdict = None
+        if rec is not None:
+            verdict = str(rec.verdict)
+        anchor = f"a-{model_slug[p.model]}"
+        model_rows.setdefault(p.model, []).append(
+            {
+                "qid": str(p.question_id),
+                "href": f"../questions/{q_slug[p.question_id]}.html#{anchor}",
+                "difficulty": getattr(sources.gold.get(p.question_id), "difficulty", None) or "",
+                "outcome": p.outcome.replace("_", " "),
+                "verdict": (verdict or "").replace("_", " "),
+                "credited": "yes"
+                if (p.outcome == Outcome.MATCH and p.routed) or (rec is not None and rec.credited and not rec.review_pass)
+                else "",
+                "flagged": "flagged" if p.question_id in flagged else "",
+                "human": "yes" if human else "",
+                "tags": " ".join(tags),
+            }
+        )
+        pred = results.get(p.pred_key) if p.pred_key else None
+        per_q[p.question_id]["answers"].append(
+            {
+                "model": p.model,
+                "anchor": anchor,
+                "model_page": f"../models/{model_slug[p.model]}.html",
+                "outcome": p.outcome.replace("_", " "),
+                "overlap": p.overlap,
+                "routed": p.routed,
+                "chosen_db": p.chosen_db_id,
+                "sql": sql_of.get((p.model, p.question_id)) or "",
+                "preview": "" if p.outcome in (Outcome.MATCH, Outcome.GOLD_ERROR) else preview(pred),
+                "file": found[0] if found else None,
+                "verdict": (verdict or "").replace("_", " "),
+                "review_pass": bool(rec is not None and rec.review_pass),
+                "credited": bool(rec is not None and rec.credited),
+                "votes": _vote_rows(rec.votes) if rec is not None else [],
+                "human": _review_rows(human),
+            }
+        )
+    first_pair: dict = {}
+    for p in ev.pairs:
+        first_pair.setdefault(p.question_id, p)
+    for q in qids:
+        item = sources.gold.get(q)
+        gold_pair = first_pair.get(q)
+        gold_res = results.get(gold_pair.gold_key) if gold_pair is not None and gold_pair.gold_key else None
+        a = audit_by_q.get(q)
+        per_q[q].update(
+            {
+                "qid": str(q),
+                "slug": q_slug[q],
+                "db_id": getattr(item, "db_id", ""),
+                "question": getattr(item, "question", ""),
+                "evidence": getattr(item, "evidence", ""),
+                "difficulty": getattr(item, "difficulty", None) or "",
+                "gold_sql": getattr(item, "sql", ""),
+                "gold_preview": preview(gold_res),
+                str(Outcome.GOLD_ERROR): ev.gold_errors.get(q),
+                "audit": None
+                if a is None
+                else {
+                    "path": str(sources.audit[0]) if sources.audit else "",
+                    "flagged": a.flagged,
+                    "decided": a.decided,
+                    "defect_types": [d.replace("_", " ") for d in a.defect_types],
+                    "votes": _vote_rows(a.votes),
+                },
+                "human": _review_rows(reviews.get(("gold", None, q), [])),
+            }
+        )
+    return qids, {"pages": per_q, "models": model_rows}

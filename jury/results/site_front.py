@@ -1,0 +1,209 @@
+"""The data of the site's front page: every number read from the report by its JSON Pointer.
+
+Each cell carries the pointer and the exact JSON value beside the formatted text (see
+:class:`Numbers`), so a test can check the page against ``report.json``; the three columns'
+Wilson intervals are placed on one common scale (:func:`_bar`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from jury.results.headlines import headlines
+from jury.results.report import rank_cell
+from jury.stats import ordinal
+from jury.vocab import COLUMNS, COMPOSITION, Column
+
+if TYPE_CHECKING:
+    from jury.results.site_folder import SiteSources
+
+
+def _fmt_pct(v) -> str:
+    return "—" if v is None else f"{100 * v:.1f}%"
+
+
+def _fmt_int(v) -> str:
+    return "—" if v is None else f"{v:,}"
+
+
+def _fmt_float3(v) -> str:
+    return "—" if v is None else f"{v:.3f}"
+
+
+def _fmt_rank(v) -> str:
+    return "—" if v is None else ordinal(v)
+
+
+FORMATS = {"pct": _fmt_pct, "int": _fmt_int, "float3": _fmt_float3, "rank": _fmt_rank}
+
+
+def pointer(*parts) -> str:
+    """A JSON Pointer (RFC 6901) into the report: pointer("models", 0, "strict", "k")."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def resolve(data, path: str):
+    """The value at a JSON Pointer."""
+    for part in path.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        data = data[int(part)] if isinstance(data, list) else data[part]
+    return data
+
+
+class Numbers:
+    """Cells of the front page: the value at a JSON path of the report, formatted, carrying the
+    path and the exact JSON value (data-json, data-value) so a test can compare them."""
+
+    def __init__(self, report: dict):
+        self.report = report
+
+    def __call__(self, path: str, fmt: str = "int", href: str | None = None) -> dict:
+        value = resolve(self.report, path)
+        return {"path": path, "value": json.dumps(value), "text": FORMATS[fmt](value), "fmt": fmt, "href": href, "raw": value}
+
+
+def _bar(p: dict | None, lo: float, hi: float) -> dict | None:
+    """A Wilson interval as x positions (0..100) on the table's common scale."""
+    if not p or p.get("value") is None:
+        return None
+    span = (hi - lo) or 1.0
+
+    def x(v):
+        return round(100 * (v - lo) / span, 2)
+
+    return {"x1": x(p["low"]), "x2": x(p["high"]), "cx": x(p["value"])}
+
+
+def _scale(report: dict) -> tuple[float, float]:
+    lows = [r[c]["low"] for r in report["models"] for c in COLUMNS if r.get(c) and r[c]["low"] is not None]
+    highs = [r[c]["high"] for r in report["models"] for c in COLUMNS if r.get(c) and r[c]["high"] is not None]
+    if not lows:
+        return 0.0, 1.0
+    lo, hi = min(lows), max(highs)
+    pad = max(0.01, 0.03 * (hi - lo))
+    return max(0.0, lo - pad), min(1.0, hi + pad)
+
+
+def _front(report: dict, model_slug: dict, sources: SiteSources) -> dict:
+    num = Numbers(report)
+    lo, hi = _scale(report)
+    present = [c for c in COLUMNS if any(r.get(c) for r in report["models"])]
+    rows = []
+    for i, r in enumerate(report["models"]):
+        page = f"models/{model_slug[r['model']]}.html"
+        row: dict[str, Any] = {"model": r["model"], "page": page, "families": r["families"], "columns": {}}
+        row["routed"] = num(pointer("models", i, "routed"), "int", f"{page}#show=routed")
+        row["questions"] = num(pointer("models", i, "questions"), "int", f"{page}#show=all")
+        row["routing_accuracy"] = num(pointer("models", i, "routing_accuracy"), "pct")
+        for c in present:
+            if r.get(c) is None:
+                row["columns"][c] = None
+                continue
+            k_tag = {"strict": "match", "gold_clean": "clean_match", "adjudicated": "credited"}[c]
+            n_tag = "clean" if c == "gold_clean" else "routed"
+            row["columns"][c] = {
+                "value": num(pointer("models", i, c, "value"), "pct"),
+                "low": num(pointer("models", i, c, "low"), "pct"),
+                "high": num(pointer("models", i, c, "high"), "pct"),
+                "k": num(pointer("models", i, c, "k"), "int", f"{page}#show={k_tag}"),
+                "n": num(pointer("models", i, c, "n"), "int", f"{page}#show={n_tag}"),
+                "rank": num(pointer("models", i, f"{c}_rank"), "rank"),
+                "bar": _bar(r[c], lo, hi),
+            }
+        row["rank_shift"] = r["rank_shift"]
+        row["rank_delta"] = num(pointer("models", i, "rank_delta"), "int") if r["rank_delta"] is not None else None
+        row["jury_reached"] = num(pointer("models", i, "jury_reached"), "int", f"{page}#show=jury")
+        row["composition"] = [
+            (
+                str(c),
+                num(pointer("models", i, "composition", c), "int", f"{page}#show={c}"),
+                num(pointer("models", i, "composition_pct", c), "pct"),
+            )
+            for c in COMPOSITION
+        ]
+        row["near_miss"] = num(pointer("models", i, "near_miss"), "int", f"{page}#show=near_miss")
+        row["not_executed"] = num(pointer("models", i, "not_executed"), "int", f"{page}#show=not_executed")
+        rows.append(row)
+    stability = None
+    rs = report.get("rank_stability")
+    if rs:
+        n_models = len(report["models"])
+        stability = {
+            "resamples": rs["resamples"],
+            "seed": rs["seed"],
+            "questions": rs["questions"],
+            "columns": [c for c in COLUMNS if c in rs["columns"]],
+            "rows": [
+                {
+                    "model": r["model"],
+                    "page": f"models/{model_slug[r['model']]}.html",
+                    "cells": {
+                        c: {
+                            "text": rank_cell(rs["columns"][c][i]),
+                            "rank": num(pointer("rank_stability", "columns", c, i, "rank"), "rank"),
+                            "low": num(pointer("rank_stability", "columns", c, i, "low"), "rank"),
+                            "high": num(pointer("rank_stability", "columns", c, i, "high"), "rank"),
+                            "strip": [
+                                {"x": j * 100 / max(n_models, 1), "w": 100 / max(n_models, 1), "p": round(p, 4), "rank": j + 1}
+                                for j, p in enumerate(rs["columns"][c][i]["probabilities"])
+                            ],
+                        }
+                        for c in COLUMNS
+                        if c in rs["columns"]
+                    },
+                }
+                for i, r in enumerate(report["models"])
+            ],
+        }
+    corr = [
+        (name, key, num(pointer("correlations", key, "r"), "float3"), report["correlations"][key])
+        for name, key in (
+            (
+                f"Spearman, gold-defect share vs {Column(report['correlations']['gold_defect_share_vs_strength']['strength']).label} accuracy",
+                "gold_defect_share_vs_strength",
+            ),
+            ("Pearson, routing accuracy vs challenging share of the denominator", "routing_vs_challenging_share"),
+            ("Pearson, routing accuracy vs mean difficulty of the denominator", "routing_vs_mean_difficulty"),
+        )
+    ]
+    families = [
+        (
+            name,
+            num(pointer("families", name, "format_equivalence"), "int"),
+            num(pointer("families", name, "jury_reached"), "int"),
+            num(pointer("families", name, "share"), "pct"),
+        )
+        for name in report["families"]
+    ]
+    oracle = report["oracle_routing"]
+    oracle_rows = [
+        {
+            "model": r["model"],
+            "page": f"models/{model_slug[r['model']]}.html",
+            "cells": {
+                c: None
+                if r.get(c) is None
+                else {
+                    "value": num(pointer("oracle_routing", "models", i, c, "value"), "pct"),
+                    "k": num(pointer("oracle_routing", "models", i, c, "k"), "int"),
+                    "n": num(pointer("oracle_routing", "models", i, c, "n"), "int"),
+                    "rank": num(pointer("oracle_routing", "models", i, f"{c}_rank"), "rank"),
+                }
+                for c in present
+            },
+        }
+        for i, r in enumerate(oracle["models"])
+    ]
+    return {
+        "rows": rows,
+        "present": present,
+        "scale": (lo, hi),
+        "stability": stability,
+        "correlations": corr,
+        "families": families,
+        "control": report["control"],
+        "oracle": {"questions": num(pointer("oracle_routing", "questions"), "int"), "rows": oracle_rows},
+        "findings": headlines(report),
+        "gold_errors": report["gold_errors"],
+    }
