@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import jury.compare.comparators
+import jury.execution.rows
 import jury.execution.sqlite
 import jury.results.scoring
 from jury.compare.comparators import NormalizeOptions, bird, normalize_rows, strict
@@ -142,7 +143,7 @@ def test_execute_records_an_ordered_digest_of_every_row(tmp_path):
 def test_set_digest_ignores_duplicates_exactly_across_the_spill_to_disk(tmp_path, monkeypatch):
     """Past SPILL_AT distinct rows the set digest moves to a temporary table on disk; it must
     equal the in-memory digest, with duplicates on both sides of a spill ignored."""
-    monkeypatch.setattr(jury.execution.sqlite, "SPILL_AT", 7)
+    monkeypatch.setattr(jury.execution.rows, "SPILL_AT", 7)
     sizes: list[int] = []
     real_add = jury.execution.sqlite.RowSetDigest.add
 
@@ -160,8 +161,8 @@ def test_set_digest_ignores_duplicates_exactly_across_the_spill_to_disk(tmp_path
 
 
 def test_too_many_distinct_rows_is_an_error_of_that_query(tmp_path, monkeypatch):
-    monkeypatch.setattr(jury.execution.sqlite, "SPILL_AT", 10)
-    monkeypatch.setattr(jury.execution.sqlite, "MAX_DISTINCT_ROWS", 50)
+    monkeypatch.setattr(jury.execution.rows, "SPILL_AT", 10)
+    monkeypatch.setattr(jury.execution.rows, "MAX_DISTINCT_ROWS", 50)
     db = make_db(tmp_path)
     many = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100) SELECT x FROM c"
     r = execute(db, many, row_cap=5)
@@ -218,7 +219,7 @@ def test_strict_differs_from_bird_only_by_list_semantics_when_order_matters():
 def test_compare_docstring_examples_hold():
     result = doctest.testmod(jury.compare.comparators)
     assert result.attempted > 20 and result.failed == 0
-    result = doctest.testmod(jury.execution.sqlite)
+    result = doctest.testmod(jury.execution.rows)  # ordered_hash and RowSetDigest, re-exported by sqlite
     assert result.attempted >= 2 and result.failed == 0
 
 
@@ -316,7 +317,7 @@ def test_a_value_over_the_length_limit_is_an_error(tmp_path, monkeypatch):
 
 
 def test_a_result_over_the_byte_cap_is_an_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(jury.execution.sqlite, "MAX_RESULT_BYTES", 1500, raising=False)
+    monkeypatch.setattr(jury.execution.rows, "MAX_RESULT_BYTES", 1500, raising=False)
     db = make_db(tmp_path)
     r = execute(db, "SELECT zeroblob(600) FROM item")  # 4 x 600 bytes
     assert r.status == "error" and "result too large" in r.error and r.rows == []

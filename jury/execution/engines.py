@@ -64,7 +64,7 @@ from jury.execution.engine_urls import (
     redact,
 )
 from jury.execution.engine_values import normalise
-from jury.execution.sqlite import MAX_RESULT_BYTES, RowSetDigest, _ResultTooLarge, _row_digest_bytes, _value_bytes
+from jury.execution.sqlite import ResultAccumulator, RowSetDigest, _ResultTooLarge, _row_digest_bytes
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.execution.statement_check import statement_problem
 from jury.inputs.records import ExecResult
@@ -168,37 +168,19 @@ def execute(
 
     timer = threading.Timer(timeout_s, on_deadline)
     timer.daemon = True
-    kept: list[tuple] = []
-    kept_bytes = 0
-    digests = RowSetDigest()
-    ordered = hashlib.sha256()
-    count = 0
+    acc = ResultAccumulator(row_cap)
     broken = False
     try:
         engine.begin(conn, timeout_s)
         timer.start()
         columns, rows = engine.stream(conn, sql)
         for raw in rows:
-            row = tuple(map(normalise, raw))
-            count += 1
-            digest = _row_digest_bytes(row)
-            digests.add(digest)
-            ordered.update(digest)
-            if count <= row_cap:
-                kept_bytes += sum(_value_bytes(v) for v in row)
-                if kept_bytes > MAX_RESULT_BYTES:
-                    kept.clear()
-                    raise _ResultTooLarge(
-                        f"result too large: its first {count} rows hold more than "
-                        f"{MAX_RESULT_BYTES:,} bytes of values (the cap on a kept result)"
-                    )
-                kept.append(row)
-            if count % 1000 == 0 and time.monotonic() > deadline:
+            acc.add(tuple(map(normalise, raw)))
+            if acc.count % 1000 == 0 and time.monotonic() > deadline:
                 fired.set()
                 raise TimeoutError
     except (_ResultTooLarge, _NotAQuery, TimeoutError, ValueError, OverflowError, MemoryError, *errors) as exc:  # type: ignore[misc]
-        kept.clear()
-        digests.close()
+        acc.discard()
         elapsed = time.monotonic() - start
         timer.cancel()
         broken = _finish(engine, conn, cached)
@@ -215,22 +197,9 @@ def execute(
             with contextlib.suppress(Exception):  # already closed by the failure
                 conn.close()
     if fired.is_set():  # cancelled at the deadline, yet the driver returned rows (MySQL BENCHMARK, SLEEP)
-        digests.close()
+        acc.discard()
         return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=time.monotonic() - start)
-    try:
-        set_digest = digests.hexdigest()
-    finally:
-        digests.close()
-    return ExecResult(
-        status="ok",
-        columns=columns,
-        rows=kept,
-        row_count=count,
-        truncated=count > row_cap,
-        result_sha256=set_digest,
-        ordered_sha256=ordered.hexdigest(),
-        elapsed_s=time.monotonic() - start,
-    )
+    return acc.result(columns, time.monotonic() - start)
 
 
 def _finish(engine: Engine, conn, cached: bool) -> bool:

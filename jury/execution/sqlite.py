@@ -23,27 +23,35 @@ query; scoring goes on with the rest.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterable
-from functools import partial
-from hashlib import sha256
-from json.encoder import encode_basestring_ascii as _json_str  # what json.dumps uses for str
 from pathlib import Path
 
+from jury.execution.rows import (  # the executors' shared row hashing, re-exported where it always was
+    MAX_DISTINCT_ROWS as MAX_DISTINCT_ROWS,
+)
+from jury.execution.rows import MAX_RESULT_BYTES as MAX_RESULT_BYTES
+from jury.execution.rows import SPILL_AT as SPILL_AT
+from jury.execution.rows import ResultAccumulator as ResultAccumulator
+from jury.execution.rows import RowSetDigest as RowSetDigest
+from jury.execution.rows import _ResultTooLarge as _ResultTooLarge
+from jury.execution.rows import _row_digest_bytes as _row_digest_bytes
+from jury.execution.rows import _value_bytes as _value_bytes
+from jury.execution.rows import _value_json as _value_json
+from jury.execution.rows import _value_token as _value_token
+from jury.execution.rows import combine_digests as combine_digests
+from jury.execution.rows import ordered_hash as ordered_hash
+from jury.execution.rows import result_hash as result_hash
+from jury.execution.rows import row_digest as row_digest
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
 _PROGRESS_STEPS = 10_000
 #: Longest string or blob (bytes) a query may produce or read (SQLite's SQLITE_LIMIT_LENGTH).
 MAX_VALUE_BYTES = 16 * 1024 * 1024
-#: Most bytes of values a result may keep (the rows under the row cap); more is an error.
-MAX_RESULT_BYTES = 64 * 1024 * 1024
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Pragmas that only read (with or without an argument naming a table or index).
@@ -189,156 +197,6 @@ def close_connections() -> None:
     _cache.resolved.clear()
 
 
-def _value_token(value) -> list:
-    """A JSON-able, type-tagged form of one SQLite value (bytes would not survive JSON)."""
-    if value is None:
-        return ["n"]
-    if isinstance(value, bytes):
-        return ["b", value.hex()]
-    if isinstance(value, bool):
-        return ["i", int(value)]
-    if isinstance(value, int):
-        return ["i", value]
-    if isinstance(value, float):
-        # 1 and 1.0 are one value to Python's set equality; hash them alike.
-        return ["i", int(value)] if value.is_integer() else ["f", repr(value)]
-    return ["s", str(value)]
-
-
-_token_json = partial(json.dumps, separators=(",", ":"))
-
-
-def _value_json(value) -> str:
-    """The JSON text of ``_value_token(value)``, written directly for the plain SQLite types
-    (the same bytes json.dumps gives: ASCII-escaped strings, ``repr`` numbers)."""
-    t = type(value)
-    if t is str:
-        return f'["s",{_json_str(value)}]'
-    if t is int:
-        return f'["i",{int.__repr__(value)}]'
-    if t is float:
-        if value.is_integer():
-            return f'["i",{int.__repr__(int(value))}]'
-        return f'["f","{float.__repr__(value)}"]'
-    if value is None:
-        return '["n"]'
-    if t is bytes:
-        return f'["b","{value.hex()}"]'
-    return _token_json(_value_token(value))  # bool, subclasses, anything a recording holds
-
-
-def _row_digest_bytes(row) -> bytes:
-    """sha256 of the compact JSON of the row's value tokens (``[["i",1],["s","a"]]``)."""
-    blob = "[" + ",".join(map(_value_json, row)) + "]"
-    return sha256(blob.encode()).digest()
-
-
-def row_digest(row: tuple) -> int:
-    return int.from_bytes(_row_digest_bytes(row), "big")
-
-
-def combine_digests(digests: set[int]) -> str:
-    """Order-independent hash of a SET of row digests (duplicates ignored, like BIRD's rule)."""
-    total = 0
-    for digest in digests:
-        total = (total + digest) % (1 << 256)
-    return f"{total:064x}"
-
-
-#: Distinct row digests held in memory before they move to a temporary on-disk table (~25 MB).
-SPILL_AT = 200_000
-#: Most distinct rows one result may have; more is an error of that query (a set digest over
-#: them would need ~45 bytes of temporary disk per row).
-MAX_DISTINCT_ROWS = 50_000_000
-
-
-class RowSetDigest:
-    """The order-independent digest of a set of rows (:func:`combine_digests`), built one row
-    digest at a time in bounded memory.
-
-    Up to ``spill_at`` distinct digests are kept in a set; past that they move to a private
-    temporary SQLite database on disk (``INSERT OR IGNORE`` into a primary key, so a
-    duplicate is still ignored exactly) and the set starts again. SQLite deletes that file
-    when the connection closes.
-
-    >>> d = RowSetDigest(spill_at=2)
-    >>> for digest in (b"\\x01" * 32, b"\\x02" * 32, b"\\x01" * 32, b"\\x03" * 32):
-    ...     d.add(digest)
-    >>> d.hexdigest() == combine_digests({int.from_bytes(b * 32, "big") for b in (b"\\x01", b"\\x02", b"\\x03")})
-    True
-    >>> d.close()
-    """
-
-    def __init__(self, *, spill_at: int | None = None, max_distinct: int | None = None) -> None:
-        self._mem: set[bytes] = set()
-        self._spill_at = SPILL_AT if spill_at is None else spill_at
-        self._max_distinct = MAX_DISTINCT_ROWS if max_distinct is None else max_distinct
-        self._disk: sqlite3.Connection | None = None
-        self._on_disk = 0
-
-    def add(self, digest: bytes) -> None:
-        self._mem.add(digest)
-        if len(self._mem) >= self._spill_at:
-            self._spill()
-
-    def _spill(self) -> None:
-        self._flush()
-        if self._on_disk > self._max_distinct:
-            raise _ResultTooLarge(f"result too large: more than {self._max_distinct:,} distinct rows (the cap on rows hashed)")
-
-    def _flush(self) -> None:
-        if self._disk is None:
-            self._disk = sqlite3.connect("")  # "": a private temporary database on disk
-            self._disk.execute("PRAGMA journal_mode = OFF")
-            self._disk.execute("PRAGMA synchronous = OFF")
-            self._disk.execute("PRAGMA cache_size = -8192")  # 8 MiB of page cache at the most
-            self._disk.execute("CREATE TABLE d (h BLOB PRIMARY KEY) WITHOUT ROWID")
-        before = self._disk.total_changes
-        self._disk.executemany("INSERT OR IGNORE INTO d VALUES (?)", ((h,) for h in self._mem))
-        self._on_disk += self._disk.total_changes - before
-        self._mem.clear()
-
-    def hexdigest(self) -> str:
-        if self._disk is None:
-            digests: Iterable[bytes] = self._mem
-        else:
-            self._flush()
-            digests = (h for (h,) in self._disk.execute("SELECT h FROM d"))
-        total = 0
-        for digest in digests:
-            total += int.from_bytes(digest, "big")
-        return f"{total % (1 << 256):064x}"
-
-    def close(self) -> None:
-        self._mem.clear()
-        if self._disk is not None:
-            self._disk.close()
-            self._disk = None
-
-
-def result_hash(rows) -> str:
-    return combine_digests({row_digest(tuple(r)) for r in rows})
-
-
-def ordered_hash(rows) -> str:
-    """Hash of the row LIST: order and duplicates count; 1 and 1.0 hash alike.
-
-    >>> ordered_hash([(1,), (2,)]) == ordered_hash([(1.0,), (2,)])
-    True
-    >>> ordered_hash([(1,), (2,)]) == ordered_hash([(2,), (1,)])
-    False
-    """
-    h = hashlib.sha256()
-    for r in rows:
-        h.update(_row_digest_bytes(tuple(r)))
-    return h.hexdigest()
-
-
-def _value_bytes(value) -> int:
-    """About how many bytes a kept value costs (text and blobs by length, numbers 8)."""
-    return len(value) if isinstance(value, (str, bytes)) else 8
-
-
 def check_database(db_path: str | Path) -> str | None:
     """None when the file is a SQLite database that opens read-only and passes
     ``PRAGMA quick_check``; otherwise a one-line reason. The file is never modified."""
@@ -404,36 +262,19 @@ def execute(
     conn.set_progress_handler(_progress, _PROGRESS_STEPS)
     value_limit = MAX_VALUE_BYTES
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit)
-    kept: list[tuple] = []
-    kept_bytes = 0
-    digests = RowSetDigest()
-    ordered = hashlib.sha256()
-    count = 0
+    rows = ResultAccumulator(row_cap)
     try:
         cursor = conn.execute(sql)
         if cursor.description is None:  # empty, a comment, or a statement that returns no result set
             raise sqlite3.ProgrammingError("not a query: the SQL returns no result set")
         columns = [d[0] for d in cursor.description]
         for row in cursor:  # one row at a time: a batch of huge rows would be held at once
-            count += 1
-            digest = _row_digest_bytes(row)
-            digests.add(digest)
-            ordered.update(digest)
-            if count <= row_cap:
-                kept_bytes += sum(_value_bytes(v) for v in row)
-                if kept_bytes > MAX_RESULT_BYTES:
-                    kept.clear()
-                    raise _ResultTooLarge(
-                        f"result too large: its first {count} rows hold more than "
-                        f"{MAX_RESULT_BYTES:,} bytes of values (the cap on a kept result)"
-                    )
-                kept.append(tuple(row))
-            if count % 1000 == 0 and time.monotonic() > deadline:
+            rows.add(tuple(row))
+            if rows.count % 1000 == 0 and time.monotonic() > deadline:
                 timed_out = True
                 raise sqlite3.OperationalError("interrupted")
     except (sqlite3.Error, ValueError, OverflowError, MemoryError, _ResultTooLarge) as exc:
-        kept.clear()
-        digests.close()
+        rows.discard()
         elapsed = time.monotonic() - start
         if timed_out:
             return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
@@ -446,20 +287,7 @@ def execute(
             _release(conn, cursor)
         else:
             conn.close()
-    try:
-        set_digest = digests.hexdigest()
-    finally:
-        digests.close()
-    return ExecResult(
-        status="ok",
-        columns=columns,
-        rows=kept,
-        row_count=count,
-        truncated=count > row_cap,
-        result_sha256=set_digest,
-        ordered_sha256=ordered.hexdigest(),
-        elapsed_s=time.monotonic() - start,
-    )
+    return rows.result(columns, time.monotonic() - start)
 
 
 def _release(conn: sqlite3.Connection, cursor: sqlite3.Cursor | None) -> None:
@@ -472,10 +300,6 @@ def _release(conn: sqlite3.Connection, cursor: sqlite3.Cursor | None) -> None:
         conn.set_progress_handler(None, 0)
     except sqlite3.Error:
         close_connections()
-
-
-class _ResultTooLarge(Exception):
-    """The kept rows of a result exceed MAX_RESULT_BYTES."""
 
 
 def _one_line(exc: BaseException) -> str:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from jury.errors import InputError
 from jury.inputs.io import _first_error, _jsonl, read_text
+from jury.inputs.labels import names_a_candidate, one_of_the_four
 from jury.inputs.records import QuestionId, _normalise_qid
 from jury.vocab import CATEGORIES, Verdict
 
@@ -50,12 +51,7 @@ class JudgeRecord(BaseModel):
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
 
-    @field_validator("category")
-    @classmethod
-    def _a_category(cls, value: Verdict | None) -> Verdict | None:
-        if value is not None and value not in CATEGORIES:
-            raise ValueError(f"category must be one of the four verdict categories, not {value!r}")
-        return value
+    _category = field_validator("category")(lambda value: one_of_the_four(value))
 
     @field_validator("judge")
     @classmethod
@@ -66,9 +62,7 @@ class JudgeRecord(BaseModel):
 
     @model_validator(mode="after")
     def _names_a_candidate(self) -> JudgeRecord:
-        if self.model is None and self.sql is None:
-            raise ValueError("a judgment names the candidate: give `model` or `sql` (or both)")
-        return self
+        return names_a_candidate(self, "a judgment")
 
     @property
     def credited(self) -> bool:

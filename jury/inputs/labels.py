@@ -52,22 +52,29 @@ class AdjudicationLabel(BaseModel):
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
 
-    @field_validator("category")
-    @classmethod
-    def _a_category(cls, value: Verdict | None) -> Verdict | None:
-        if value is not None and value not in CATEGORIES:
-            raise ValueError(f"category must be one of the four verdict categories, not {value!r}")
-        return value
+    _category = field_validator("category")(lambda value: one_of_the_four(value))
 
     @model_validator(mode="after")
     def _names_a_candidate(self) -> AdjudicationLabel:
-        if self.model is None and self.sql is None:
-            raise ValueError("an adjudication label names the candidate: give `model` or `sql` (or both)")
-        return self
+        return names_a_candidate(self, "an adjudication label")
 
     @property
     def credited(self) -> bool:
         return self.label == "correct"
+
+
+def one_of_the_four(value: Verdict | None) -> Verdict | None:
+    """A label's or a judgment's category: one of the four verdicts (never no_majority/undecided)."""
+    if value is not None and value not in CATEGORIES:
+        raise ValueError(f"category must be one of the four verdict categories, not {value!r}")
+    return value
+
+
+def names_a_candidate(obj, what: str):
+    """A label or a judgment of a model answer names it by `model` and/or `sql`."""
+    if obj.model is None and obj.sql is None:
+        raise ValueError(f"{what} names the candidate: give `model` or `sql` (or both)")
+    return obj
 
 
 class GoldLabel(BaseModel):

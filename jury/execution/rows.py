@@ -1,0 +1,230 @@
+"""The rows of a result as jury hashes and keeps them, for every engine's executor.
+
+Each value has a type-tagged JSON token, each row a sha256 of its tokens; a result carries an
+order-independent digest of its row SET (:class:`RowSetDigest`: duplicates ignored exactly in
+bounded memory, spilling to a temporary on-disk table past SPILL_AT distinct rows) and an
+ordered digest of its row LIST, so two results over the row cap can still be compared exactly.
+:class:`ResultAccumulator` gathers a streaming result: hashed rows, the rows kept under the row
+cap, and MAX_RESULT_BYTES on what is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from functools import partial
+from hashlib import sha256
+from json.encoder import encode_basestring_ascii as _json_str  # what json.dumps uses for str
+
+from jury.inputs.records import ExecResult
+
+#: Most bytes of values a result may keep (the rows under the row cap); more is an error.
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+
+
+def _value_token(value) -> list:
+    """A JSON-able, type-tagged form of one SQLite value (bytes would not survive JSON)."""
+    if value is None:
+        return ["n"]
+    if isinstance(value, bytes):
+        return ["b", value.hex()]
+    if isinstance(value, bool):
+        return ["i", int(value)]
+    if isinstance(value, int):
+        return ["i", value]
+    if isinstance(value, float):
+        # 1 and 1.0 are one value to Python's set equality; hash them alike.
+        return ["i", int(value)] if value.is_integer() else ["f", repr(value)]
+    return ["s", str(value)]
+
+
+_token_json = partial(json.dumps, separators=(",", ":"))
+
+
+def _value_json(value) -> str:
+    """The JSON text of ``_value_token(value)``, written directly for the plain SQLite types
+    (the same bytes json.dumps gives: ASCII-escaped strings, ``repr`` numbers)."""
+    t = type(value)
+    if t is str:
+        return f'["s",{_json_str(value)}]'
+    if t is int:
+        return f'["i",{int.__repr__(value)}]'
+    if t is float:
+        if value.is_integer():
+            return f'["i",{int.__repr__(int(value))}]'
+        return f'["f","{float.__repr__(value)}"]'
+    if value is None:
+        return '["n"]'
+    if t is bytes:
+        return f'["b","{value.hex()}"]'
+    return _token_json(_value_token(value))  # bool, subclasses, anything a recording holds
+
+
+def _row_digest_bytes(row) -> bytes:
+    """sha256 of the compact JSON of the row's value tokens (``[["i",1],["s","a"]]``)."""
+    blob = "[" + ",".join(map(_value_json, row)) + "]"
+    return sha256(blob.encode()).digest()
+
+
+def row_digest(row: tuple) -> int:
+    return int.from_bytes(_row_digest_bytes(row), "big")
+
+
+def combine_digests(digests: set[int]) -> str:
+    """Order-independent hash of a SET of row digests (duplicates ignored, like BIRD's rule)."""
+    total = 0
+    for digest in digests:
+        total = (total + digest) % (1 << 256)
+    return f"{total:064x}"
+
+
+#: Distinct row digests held in memory before they move to a temporary on-disk table (~25 MB).
+SPILL_AT = 200_000
+#: Most distinct rows one result may have; more is an error of that query (a set digest over
+#: them would need ~45 bytes of temporary disk per row).
+MAX_DISTINCT_ROWS = 50_000_000
+
+
+class RowSetDigest:
+    """The order-independent digest of a set of rows (:func:`combine_digests`), built one row
+    digest at a time in bounded memory.
+
+    Up to ``spill_at`` distinct digests are kept in a set; past that they move to a private
+    temporary SQLite database on disk (``INSERT OR IGNORE`` into a primary key, so a
+    duplicate is still ignored exactly) and the set starts again. SQLite deletes that file
+    when the connection closes.
+
+    >>> d = RowSetDigest(spill_at=2)
+    >>> for digest in (b"\\x01" * 32, b"\\x02" * 32, b"\\x01" * 32, b"\\x03" * 32):
+    ...     d.add(digest)
+    >>> d.hexdigest() == combine_digests({int.from_bytes(b * 32, "big") for b in (b"\\x01", b"\\x02", b"\\x03")})
+    True
+    >>> d.close()
+    """
+
+    def __init__(self, *, spill_at: int | None = None, max_distinct: int | None = None) -> None:
+        self._mem: set[bytes] = set()
+        self._spill_at = SPILL_AT if spill_at is None else spill_at
+        self._max_distinct = MAX_DISTINCT_ROWS if max_distinct is None else max_distinct
+        self._disk: sqlite3.Connection | None = None
+        self._on_disk = 0
+
+    def add(self, digest: bytes) -> None:
+        self._mem.add(digest)
+        if len(self._mem) >= self._spill_at:
+            self._spill()
+
+    def _spill(self) -> None:
+        self._flush()
+        if self._on_disk > self._max_distinct:
+            raise _ResultTooLarge(f"result too large: more than {self._max_distinct:,} distinct rows (the cap on rows hashed)")
+
+    def _flush(self) -> None:
+        if self._disk is None:
+            self._disk = sqlite3.connect("")  # "": a private temporary database on disk
+            self._disk.execute("PRAGMA journal_mode = OFF")
+            self._disk.execute("PRAGMA synchronous = OFF")
+            self._disk.execute("PRAGMA cache_size = -8192")  # 8 MiB of page cache at the most
+            self._disk.execute("CREATE TABLE d (h BLOB PRIMARY KEY) WITHOUT ROWID")
+        before = self._disk.total_changes
+        self._disk.executemany("INSERT OR IGNORE INTO d VALUES (?)", ((h,) for h in self._mem))
+        self._on_disk += self._disk.total_changes - before
+        self._mem.clear()
+
+    def hexdigest(self) -> str:
+        if self._disk is None:
+            digests: Iterable[bytes] = self._mem
+        else:
+            self._flush()
+            digests = (h for (h,) in self._disk.execute("SELECT h FROM d"))
+        total = 0
+        for digest in digests:
+            total += int.from_bytes(digest, "big")
+        return f"{total % (1 << 256):064x}"
+
+    def close(self) -> None:
+        self._mem.clear()
+        if self._disk is not None:
+            self._disk.close()
+            self._disk = None
+
+
+def result_hash(rows) -> str:
+    return combine_digests({row_digest(tuple(r)) for r in rows})
+
+
+def ordered_hash(rows) -> str:
+    """Hash of the row LIST: order and duplicates count; 1 and 1.0 hash alike.
+
+    >>> ordered_hash([(1,), (2,)]) == ordered_hash([(1.0,), (2,)])
+    True
+    >>> ordered_hash([(1,), (2,)]) == ordered_hash([(2,), (1,)])
+    False
+    """
+    h = hashlib.sha256()
+    for r in rows:
+        h.update(_row_digest_bytes(tuple(r)))
+    return h.hexdigest()
+
+
+def _value_bytes(value) -> int:
+    """About how many bytes a kept value costs (text and blobs by length, numbers 8)."""
+    return len(value) if isinstance(value, (str, bytes)) else 8
+
+
+class _ResultTooLarge(Exception):
+    """The kept rows of a result exceed MAX_RESULT_BYTES."""
+
+
+class ResultAccumulator:
+    """The rows of one result as they stream, for every engine's executor: each row hashed into
+    the order-independent set digest (bounded memory, :class:`RowSetDigest`) and the ordered
+    digest, and kept up to the row cap while the kept values stay under MAX_RESULT_BYTES
+    (else :class:`_ResultTooLarge`)."""
+
+    def __init__(self, row_cap: int) -> None:
+        self.row_cap = row_cap
+        self.kept: list[tuple] = []
+        self.kept_bytes = 0
+        self.digests = RowSetDigest()
+        self.ordered = hashlib.sha256()
+        self.count = 0
+
+    def add(self, row: tuple) -> None:
+        self.count += 1
+        digest = _row_digest_bytes(row)
+        self.digests.add(digest)
+        self.ordered.update(digest)
+        if self.count <= self.row_cap:
+            self.kept_bytes += sum(_value_bytes(v) for v in row)
+            if self.kept_bytes > MAX_RESULT_BYTES:
+                self.kept.clear()
+                raise _ResultTooLarge(
+                    f"result too large: its first {self.count} rows hold more than "
+                    f"{MAX_RESULT_BYTES:,} bytes of values (the cap on a kept result)"
+                )
+            self.kept.append(row)
+
+    def discard(self) -> None:
+        """Free what was gathered (the query failed)."""
+        self.kept.clear()
+        self.digests.close()
+
+    def result(self, columns: list[str], elapsed_s: float) -> ExecResult:
+        """The finished result (frees the digest set's temporary table)."""
+        try:
+            set_digest = self.digests.hexdigest()
+        finally:
+            self.digests.close()
+        return ExecResult(
+            status="ok",
+            columns=columns,
+            rows=self.kept,
+            row_count=self.count,
+            truncated=self.count > self.row_cap,
+            result_sha256=set_digest,
+            ordered_sha256=self.ordered.hexdigest(),
+            elapsed_s=elapsed_s,
+        )
