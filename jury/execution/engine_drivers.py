@@ -49,11 +49,20 @@ class Engine:
     def canceller(self, conn):
         raise NotImplementedError
 
+    # The catalogue, read with the engine's own placeholder style: TABLES_SQL takes no
+    # parameter, COLUMNS_SQL the table name, and each returns (name) / (name, type) rows.
+    TABLES_SQL = ""
+    COLUMNS_SQL = ""
+
+    def fetch(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
+        """All rows of a catalogue or plain query (drivers whose connection executes directly)."""
+        return conn.execute(sql, params or None).fetchall()  # no parameters: no placeholder parsing
+
     def tables(self, conn) -> list[str]:
-        raise NotImplementedError
+        return [r[0] for r in self.fetch(conn, self.TABLES_SQL)]
 
     def columns(self, conn, table: str) -> list[tuple[str, str]]:
-        raise NotImplementedError
+        return [(r[0], r[1].decode() if isinstance(r[1], bytes) else r[1]) for r in self.fetch(conn, self.COLUMNS_SQL, (table,))]
 
     def quote(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
@@ -62,8 +71,7 @@ class Engine:
         return False
 
     def query_rows(self, conn, sql: str) -> list[tuple]:
-        cols, rows = self.stream(conn, sql)
-        return list(rows)
+        return list(self.fetch(conn, sql))
 
 
 class PostgresEngine(Engine):
@@ -118,23 +126,14 @@ class PostgresEngine(Engine):
     def is_timeout(self, exc: BaseException) -> bool:
         return getattr(exc, "sqlstate", None) == "57014"  # query_canceled (statement_timeout or cancel)
 
-    def tables(self, conn) -> list[str]:
-        rows = conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-            "AND table_type IN ('BASE TABLE', 'VIEW') ORDER BY table_name"
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def columns(self, conn, table: str) -> list[tuple[str, str]]:
-        rows = conn.execute(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = %s ORDER BY ordinal_position",
-            (table,),
-        ).fetchall()
-        return [(r[0], r[1]) for r in rows]
-
-    def query_rows(self, conn, sql: str) -> list[tuple]:
-        return conn.execute(sql).fetchall()
+    TABLES_SQL = (
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+        "AND table_type IN ('BASE TABLE', 'VIEW') ORDER BY table_name"
+    )
+    COLUMNS_SQL = (
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = %s ORDER BY ordinal_position"
+    )
 
 
 class MySQLEngine(Engine):
@@ -216,23 +215,15 @@ class MySQLEngine(Engine):
     def quote(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
 
-    def tables(self, conn) -> list[str]:
-        with conn.cursor() as cur:
-            cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name")
-            return [r[0] for r in cur.fetchall()]
+    TABLES_SQL = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name"
+    COLUMNS_SQL = (
+        "SELECT column_name, column_type FROM information_schema.columns WHERE table_schema = DATABASE() "
+        "AND table_name = %s ORDER BY ordinal_position"
+    )
 
-    def columns(self, conn, table: str) -> list[tuple[str, str]]:
-        with conn.cursor() as cur:
-            cur.execute(
-                "SELECT column_name, column_type FROM information_schema.columns WHERE table_schema = DATABASE() "
-                "AND table_name = %s ORDER BY ordinal_position",
-                (table,),
-            )
-            return [(r[0], r[1].decode() if isinstance(r[1], bytes) else r[1]) for r in cur.fetchall()]
-
-    def query_rows(self, conn, sql: str) -> list[tuple]:
-        with conn.cursor() as cur:
-            cur.execute(sql)
+    def fetch(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
+        with conn.cursor() as cur:  # PyMySQL executes through cursors
+            cur.execute(sql, params or None)
             return list(cur.fetchall())
 
 
@@ -288,22 +279,14 @@ class DuckDBEngine(Engine):
     def is_timeout(self, exc: BaseException) -> bool:
         return "interrupt" in str(exc).lower()
 
-    def tables(self, conn) -> list[str]:
-        rows = conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name"
-        ).fetchall()
-        return [r[0] for r in rows]
+    TABLES_SQL = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name"
+    COLUMNS_SQL = (
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = ? ORDER BY ordinal_position"
+    )
 
-    def columns(self, conn, table: str) -> list[tuple[str, str]]:
-        rows = conn.execute(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = ? ORDER BY ordinal_position",
-            [table],
-        ).fetchall()
-        return [(r[0], r[1]) for r in rows]
-
-    def query_rows(self, conn, sql: str) -> list[tuple]:
-        return conn.execute(sql).fetchall()
+    def fetch(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
+        return conn.execute(sql, list(params) or None).fetchall()
 
 
 def _duck_rows(cur) -> Iterator[tuple]:
