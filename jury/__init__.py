@@ -1,21 +1,26 @@
 """jury: strict execution match, LLM-jury adjudication and gold audits for text-to-SQL.
 
-The public API, stable across releases (everything else is internal and may move):
+The public API (everything else is internal and may move). The jobs, each returning a typed
+result that renders itself (``render("table" | "csv" | "json" | "md")``, ``write(path)``):
 
-- ``load_gold(path)`` and ``load_runs(paths, gold)``: read and check the inputs;
-- ``evaluate(gold, runs, db_root, store, settings)``: execute every query (cached in the
-  store) and give each (model, question) its outcome; ``Settings`` and ``Store`` go with it;
-- ``adjudicate(...)`` and ``audit_gold(...)``: whole jobs that ask a panel and write a
-  locked verdict file (``load_panel`` reads a panel);
-- ``load_verdicts(path)`` and ``verify(path)``: read a locked verdict file (its lock and
-  rules checked) and verify it against the files it binds;
-- ``build_report(evaluation, gold, audit_docs=..., adj_docs=...)``: the three columns.
+- ``score(runs, gold=…, db_root=…)``: execute every query (cached in the store) and score
+  strict execution match, with gold-clean and adjudicated columns from locked files;
+- ``report(score_or_runs, audit=…, verdicts=…)``: the three columns with intervals, ranks,
+  correlations and the rest of what a maintainer publishes;
+- ``adjudicate(runs, panel=…)``, ``audit_gold(panel=…)``, ``reaudit(file, panel=…)``: ask a
+  panel and lock its verdicts in a verdict file;
+- ``check_gold()``, ``calibrate(verdicts, labels=…)``, ``verify(file)``, ``suites(runs)``
+  and ``review_app(verdicts=…)``.
+
+The loaders and building blocks: ``load_gold``, ``load_runs``, ``load_panel``,
+``load_verdicts``, ``evaluate``, ``Settings``, ``Store`` and ``Project`` (a folder's
+``jury.toml`` defaults); the errors: ``JuryError`` and its subclasses.
 
 Names are imported on first use, so ``import jury`` stays cheap (no litellm, no scipy).
 
 >>> import jury
->>> sorted(jury.__all__)[:3]
-['Settings', 'Store', '__version__']
+>>> "score" in jury.__all__ and "report" in jury.__all__
+True
 """
 
 from __future__ import annotations
@@ -26,17 +31,45 @@ from typing import Any
 from jury.version import __version__
 
 _EXPORTS = {
+    # the jobs
+    "score": ("jury.api.score", "score"),
+    "report": ("jury.api.report", "report"),
+    "adjudicate": ("jury.api.adjudicate", "adjudicate"),
+    "audit_gold": ("jury.api.audit", "audit_gold"),
+    "reaudit": ("jury.api.reaudit", "reaudit"),
+    "check_gold": ("jury.api.check_gold", "check_gold"),
+    "calibrate": ("jury.api.calibrate", "calibrate"),
+    "verify": ("jury.api.verify", "verify"),
+    "suites": ("jury.api.suites", "suites"),
+    "review_app": ("jury.api.review", "review_app"),
+    # the results they return
+    "Result": ("jury.api.result", "Result"),
+    "Score": ("jury.api.score", "Score"),
+    "Report": ("jury.api.report", "Report"),
+    "Adjudication": ("jury.api.adjudicate", "Adjudication"),
+    "Audit": ("jury.api.audit", "Audit"),
+    "Reaudit": ("jury.api.reaudit", "Reaudit"),
+    "GoldCheck": ("jury.api.check_gold", "GoldCheck"),
+    "Calibration": ("jury.api.calibrate", "Calibration"),
+    "Verification": ("jury.api.verify", "Verification"),
+    "SuiteScores": ("jury.api.suites", "SuiteScores"),
+    # loaders and building blocks
+    "Project": ("jury.pipeline.project", "Project"),
     "load_gold": ("jury.inputs.io", "load_gold"),
     "load_runs": ("jury.inputs.io", "load_runs"),
-    "Settings": ("jury.compare.outcomes", "Settings"),
-    "evaluate": ("jury.compare.outcomes", "evaluate"),
-    "Store": ("jury.execution.store", "Store"),
     "load_panel": ("jury.judging.panels", "load_panel"),
-    "adjudicate": ("jury.pipeline.jobs", "adjudication_job"),
-    "audit_gold": ("jury.pipeline.jobs", "audit_job"),
     "load_verdicts": ("jury.verdicts.lock", "load_locked"),
-    "verify": ("jury.verdicts.verify", "verify_file"),
-    "build_report": ("jury.results.report", "build_report"),
+    "evaluate": ("jury.compare.outcomes", "evaluate"),
+    "Settings": ("jury.compare.outcomes", "Settings"),
+    "Store": ("jury.execution.store", "Store"),
+    # errors
+    "JuryError": ("jury.errors", "JuryError"),
+    "InputError": ("jury.errors", "InputError"),
+    "ConfigError": ("jury.errors", "ConfigError"),
+    "StoreError": ("jury.errors", "StoreError"),
+    "IncompleteRun": ("jury.errors", "IncompleteRun"),
+    "CannotCheck": ("jury.errors", "CannotCheck"),
+    "CostCapReached": ("jury.pipeline.jobs", "CostCapReached"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

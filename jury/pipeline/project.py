@@ -1,0 +1,112 @@
+"""A project: the folder a job runs in, its ``jury.toml`` and the defaults that follow from it.
+
+Every job of the public API (``jury.score``, ``jury.adjudicate``, …) resolves the paths it was
+not given here, the same way the command line does: an argument, else ``jury.toml``'s value
+(relative to the file's folder), else the built-in default (the store ``.jury/store.db``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jury.errors import InputError
+from jury.inputs.config import Config, load_config
+
+if TYPE_CHECKING:
+    from jury.compare.comparators import NormalizeOptions
+    from jury.compare.outcomes import Settings
+    from jury.execution.engines import DatabaseURLs
+    from jury.execution.store import Store
+
+PathLike = str | Path
+
+
+@dataclass
+class Project:
+    """Defaults for one folder: ``Project.load()`` reads ``jury.toml`` in the working directory
+    (or ``folder``); without the file every default is the built-in one."""
+
+    config: Config = field(default_factory=Config)
+
+    @classmethod
+    def load(cls, folder: PathLike | None = None) -> Project:
+        return cls(load_config(Path(folder) if folder is not None else None))
+
+    def get(self, key: str, given: Any = None, default: Any = None) -> Any:
+        """The argument if given, else jury.toml's value, else ``default`` (numbers checked)."""
+        return self.config.get(key, given, default)
+
+    def path(self, key: str, given: PathLike | None = None, default: str | None = None) -> Path | None:
+        """A path argument, else jury.toml's (relative to its folder), else ``default``."""
+        return self.config.path_of(key, given, default)
+
+    def gold(self, given: PathLike | None = None) -> Path:
+        path = self.path("gold", given)
+        if path is None:
+            raise InputError("no gold file: give the gold file (--gold) or set gold in jury.toml")
+        return path
+
+    def db_root(self, given: PathLike | None = None) -> Path | None:
+        return self.path("db_root", given)
+
+    def store_path(self, given: PathLike | None = None) -> Path:
+        return self.config.store_path(given)
+
+    def open_store(self, given: PathLike | None = None) -> Store:
+        from jury.execution.store import Store
+
+        return Store(self.store_path(given))
+
+    def verdicts_dir(self) -> Path:
+        folder = self.path("verdicts_dir", None, "verdicts")
+        assert folder is not None
+        return folder
+
+    def db_urls(self, db_url: str | None = None) -> DatabaseURLs:
+        """Where each db_id's database is on an engine: ``db_url``, else jury.toml's [databases]."""
+        from jury.execution.engines import DatabaseURLs
+
+        return DatabaseURLs.from_config(self.config.values.get("databases"), str(self.config.path or "jury.toml"), db_url)
+
+    def settings(
+        self,
+        *,
+        comparator: str | None = None,
+        near_miss: float | None = None,
+        timeout: float | None = None,
+        row_cap: int | None = None,
+        workers: int | None = None,
+        options: NormalizeOptions | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
+        db_url: str | None = None,
+    ) -> Settings:
+        """Evaluation settings: arguments, else jury.toml, else the defaults (ray_address, else RAY_ADDRESS)."""
+        from jury.compare.outcomes import Settings
+        from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_EXECUTOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+
+        extra = {"options": options} if options is not None else {}
+        chosen_workers = self.get("workers", workers)
+        return Settings(
+            comparator=self.get("comparator", comparator, DEFAULT_COMPARATOR),
+            near_miss=self.get("near_miss", near_miss, DEFAULT_NEAR_MISS),
+            timeout_s=self.get("timeout", timeout, DEFAULT_TIMEOUT_S),
+            row_cap=self.get("row_cap", row_cap, DEFAULT_ROW_CAP),
+            workers=Settings().workers if chosen_workers is None else chosen_workers,
+            executor=self.get("executor", executor, DEFAULT_EXECUTOR),
+            ray_address=ray_address,
+            db_urls=self.db_urls(db_url),
+            **extra,
+        )
+
+
+def as_paths(paths: PathLike | Sequence[PathLike] | None) -> list[Path]:
+    """One path or several as a list of Paths (None: none)."""
+    if paths is None:
+        return []
+    if isinstance(paths, str | Path):
+        return [Path(paths)]
+    return [Path(p) for p in paths]
