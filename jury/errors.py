@@ -4,7 +4,19 @@ Exit codes: 1 for an error or a refusal (bad input, a changed locked file, the c
 3 for an incomplete verdict set (some ballots failed on transport or configuration:
 a rerun asks only those), 4 when a check could not be carried out at all, 130 after an
 interrupt. Commands never exit 2 on a bad value (click's usage errors are reworded too).
+
+The core install scores, adjudicates, audits, verifies locks and writes text, CSV and JSON;
+the rest comes with extras (``pip install 'jury[plots]'``: plots; ``[web]``: the review page
+and the html site; ``[sign]``: signing and checking signatures; ``[ray]``: the ray executor).
+A feature used without its extra raises MissingExtra, whose one line is the install command.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import import_module
+from types import ModuleType
 
 
 class JuryError(Exception):
@@ -39,6 +51,33 @@ class CannotCheck(JuryError):
     """A check (e.g. `reaudit --check`) could not be carried out: neither pass nor fail."""
 
     exit_code = 4
+
+
+class MissingExtra(JuryError):
+    """An optional feature is used without the extra that installs what it needs; the
+    message names the install command (see need_extra)."""
+
+
+@contextmanager
+def extra_imports(module: str, extra: str, feature: str, *, package: str | None = None) -> Iterator[None]:
+    """Imports of ``module`` (and its submodules) inside the block that fail raise
+    MissingExtra: "``feature`` needs ``package`` (default ``module``): pip install
+    'jury[``extra``]'". A module that is there but fails to import for another reason
+    (a broken install) gets the same line with the reason."""
+    try:
+        yield
+    except ImportError as exc:
+        missing = isinstance(exc, ModuleNotFoundError) and (exc.name == module or str(exc.name).startswith(f"{module}."))
+        why = "" if missing else f" ({(str(exc).strip().splitlines() or [type(exc).__name__])[0]})"
+        raise MissingExtra(f"{feature} needs {package or module}: pip install 'jury[{extra}]'{why}") from None
+
+
+def need_extra(module: str, extra: str, feature: str, *, package: str | None = None) -> ModuleType:
+    """``module`` imported, or MissingExtra naming the install command, e.g. for
+    ``need_extra("matplotlib", "plots", "writing plots")``: "writing plots needs
+    matplotlib: pip install 'jury[plots]'"."""
+    with extra_imports(module, extra, feature, package=package):
+        return import_module(module)
 
 
 def did_you_mean(value: object, choices) -> str:

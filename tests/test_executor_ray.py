@@ -57,7 +57,7 @@ CASES = [
     Case(
         "executor-ray-missing",
         ["score", "run.jsonl", "--executor", "ray"],
-        "--executor ray needs Ray, which is not installed: pip install 'jury[ray]'",
+        "executor 'ray' needs ray: pip install 'jury[ray]'",
         setup=_no_ray,
         env={"PYTHONPATH": "noray"},
         process=True,
@@ -81,7 +81,7 @@ def test_bad_executor_input_is_one_line(case, tmp_path):
 
 def test_ray_missing_is_one_line_naming_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    with pytest.raises(JuryError, match=r"^--executor ray needs Ray, which is not installed: pip install 'jury\[ray\]'$"):
+    with pytest.raises(JuryError, match=r"^executor 'ray' needs ray: pip install 'jury\[ray\]'$"):
         RayExecutor(workers=1).run([("k", str(SUPERHERO), "0" * 64, "SELECT 1", 5.0, 10)], lambda chunk: None)
 
 

@@ -224,7 +224,7 @@ def test_no_overlapping_text_and_fixed_fonts(make, build):
 
 
 def test_overlap_helper_detects_overlap():
-    fig = plots._new_figure(4, 3)
+    fig = plots.new_figure(4, 3)
     ax = fig.add_subplot()
     ax.text(0.5, 0.5, "some label")
     ax.text(0.52, 0.5, "another label")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from jury.errors import InputError, JuryError
+from jury.errors import InputError, JuryError, need_extra
 from jury.execution import engines
 from jury.execution import sqlite as sql_execute
 from jury.execution.batches import encode_result
@@ -46,7 +46,6 @@ CHUNK_MAX = 64
 CHUNKS_PER_WORKER = 4
 #: A Ray task whose worker process dies is run again up to this many times.
 RAY_MAX_RETRIES = 3
-RAY_INSTALL_HINT = "pip install 'jury[ray]'"
 
 
 class Executor(Protocol):
@@ -132,11 +131,8 @@ def execute_verified_chunk(chunk: Sequence[Job]) -> tuple:
 
 
 def import_ray():
-    try:
-        import ray
-    except ImportError:
-        raise JuryError(f"--executor ray needs Ray, which is not installed: {RAY_INSTALL_HINT}") from None
-    return ray
+    """Ray, or MissingExtra: "executor 'ray' needs ray: pip install 'jury[ray]'"."""
+    return need_extra("ray", "ray", "executor 'ray'")
 
 
 def _one_line(exc: BaseException) -> str:

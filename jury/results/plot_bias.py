@@ -8,13 +8,18 @@ position_bias.png. No chart (None) when no blind file has a single-answer ballot
 
 from __future__ import annotations
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import PercentFormatter
+from typing import TYPE_CHECKING
 
-from jury.results.plot_labels import FONT
+from jury.errors import extra_imports
 
-DPI = 150
+with extra_imports("matplotlib", "plots", "writing plots"):
+    from matplotlib.ticker import PercentFormatter
+
+from jury.results.plot_labels import FONT, new_figure, style_axes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 JUROR_COLOUR, PANEL_COLOUR = "#0072B2", "#D55E00"  # Okabe-Ito, as the other charts
 
 
@@ -41,12 +46,9 @@ def position_bias_figure(report) -> Figure | None:
     if not rows:
         return None
     n = len(rows)
-    fig = Figure(figsize=(8.0, 1.3 + 0.3 * max(n, 3)), dpi=DPI)
-    FigureCanvasAgg(fig)
+    fig = new_figure(8.0, 1.3 + 0.3 * max(n, 3))
     ax = fig.add_subplot()
-    ax.tick_params(labelsize=FONT)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    style_axes(ax)
     for y, (_label, b, panel) in zip(range(n - 1, -1, -1), rows):  # first row on top
         share, low, high = b["share"], b["low"], b["high"]
         ax.errorbar(

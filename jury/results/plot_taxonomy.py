@@ -8,13 +8,18 @@ without a taxonomy or without a genuine error.
 
 from __future__ import annotations
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from typing import TYPE_CHECKING
 
-from jury.results.plot_labels import FONT
+from jury.errors import extra_imports
 
-DPI = 150
+with extra_imports("matplotlib", "plots", "writing plots"):
+    from matplotlib.ticker import MaxNLocator
+
+from jury.results.plot_labels import FONT, new_figure, style_axes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 # Okabe-Ito (colour-blind safe), as the other charts; grey for "no majority"
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 NO_PICK_COLOUR = "#BBBBBB"
@@ -32,12 +37,9 @@ def error_categories_figure(report) -> Figure | None:
     keys = [*counts["categories"], NO_PICK]
     colours = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(counts["categories"])} | {NO_PICK: NO_PICK_COLOUR}
     n = len(models)
-    fig = Figure(figsize=(8.0, 1.6 + 0.35 * max(n, 3)), dpi=DPI)
-    FigureCanvasAgg(fig)
+    fig = new_figure(8.0, 1.6 + 0.35 * max(n, 3))
     ax = fig.add_subplot()
-    ax.tick_params(labelsize=FONT)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    style_axes(ax)
     ys = list(range(n - 1, -1, -1))  # first model on top
     left = [0] * n
     for key in keys:

@@ -11,20 +11,24 @@ canvas: no pyplot, no display, no global backend switch, nothing left open.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import MaxNLocator, PercentFormatter
+from jury.errors import extra_imports
+
+with extra_imports("matplotlib", "plots", "writing plots"):
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from jury.results.plot_bias import position_bias_figure
-from jury.results.plot_labels import FONT, TABLE_LINE_PT, label_points, number_table
+from jury.results.plot_labels import DPI, FONT, TABLE_LINE_PT, label_points, new_figure, number_table, style_axes
 from jury.results.plot_taxonomy import error_categories_figure
 from jury.vocab import COLUMNS, COMPOSITION, Column, Verdict
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from jury.results.report_model import Report
 
 __all__ = [
@@ -40,7 +44,6 @@ __all__ = [
     "defect_share_vs_strength_figure",
 ]
 
-DPI = 150
 TITLE_FONT = 10.5
 ROW_IN = 0.3  # figure height per model row (inches)
 MARGIN_IN = 1.3  # title, axis and tick labels
@@ -97,20 +100,8 @@ def _present_columns(models: list[dict]) -> list[Column]:
     return [c for c in COLUMNS if any(_value(m, c) is not None for m in models)]
 
 
-def _new_figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), dpi=DPI)
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def _rows_height(n_rows: int) -> float:
     return MARGIN_IN + ROW_IN * max(n_rows, 3)
-
-
-def _style_axes(ax) -> None:
-    ax.tick_params(labelsize=FONT)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
 
 
 def _save(fig: Figure | None, path) -> Path | None:
@@ -140,9 +131,9 @@ def columns_figure(report: Report | dict) -> Figure | None:
     # best at the top: y = 0 is the bottom row, so sort ascending; missing go last (bottom)
     order = sorted(models, key=lambda m: (_value(m, best) is not None, _value(m, best) or 0.0, str(m.get("model", ""))))
     n = len(order)
-    fig = _new_figure(9.0, _rows_height(n))
+    fig = new_figure(9.0, _rows_height(n))
     ax = fig.add_subplot()
-    _style_axes(ax)
+    style_axes(ax)
     lows, highs = [], []
     for j, c in enumerate(cols):  # first column drawn highest within its model's row
         offset = ((len(cols) - 1) / 2 - j) * 0.22
@@ -225,7 +216,7 @@ def rank_slope_figure(report: Report | dict) -> Figure | None:
     left = _label_positions([(r0, k) for (_, r0, _), k in zip(ranked, keys)])
     right = _label_positions([(r1, k) for (_, _, r1), k in zip(ranked, keys)])
     bottom = max(max(left.values()), max(right.values()))
-    fig = _new_figure(5.5, MARGIN_IN + ROW_IN * max(bottom, 3))
+    fig = new_figure(5.5, MARGIN_IN + ROW_IN * max(bottom, 3))
     ax = fig.add_subplot()
     x0, x1, lab = 0.0, 1.0, 0.04
     for (m, r0, r1), k in zip(ranked, keys):
@@ -289,9 +280,9 @@ def miss_composition_figure(report: Report | dict) -> Figure | None:
     if not any(total > 0 for _, (_, total) in rows):
         return None
     n = len(rows)
-    fig = _new_figure(8.0, _rows_height(n))
+    fig = new_figure(8.0, _rows_height(n))
     ax = fig.add_subplot()
-    _style_axes(ax)
+    style_axes(ax)
     left = [0.0] * n
     for key, label, colour in COMPOSITION_BARS:
         widths = [pct[key] for _, (pct, _) in rows]
@@ -366,13 +357,13 @@ def defect_share_vs_strength_figure(report: Report | dict, max_labels: int | Non
 def _scatter_figure(report: dict, pts, xlabel: str, numbered: bool) -> Figure:
     corr = (report.get("correlations") or {}).get("gold_defect_share_vs_strength") or {}
     height = max(5.5, 1.6 + len(pts) * TABLE_LINE_PT / 72) if numbered else 5.5
-    fig = _new_figure(10.5 if numbered else 7.5, height)
+    fig = new_figure(10.5 if numbered else 7.5, height)
     if numbered:
         ax, table = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.6, 1.0]})
         table.set_axis_off()
     else:
         ax = fig.add_subplot()
-    _style_axes(ax)
+    style_axes(ax)
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     ax.scatter(xs, ys, s=28, color="#D55E00", alpha=0.8, edgecolor="white", linewidth=0.5, zorder=3)
     ax.margins(x=0.14, y=0.12)  # room for the labels of the outermost points
@@ -399,46 +390,6 @@ def _scatter_figure(report: dict, pts, xlabel: str, numbered: bool) -> Figure:
     return fig
 
 
-def plot_columns(report: Report | dict, path) -> Path | None:
-    """Write columns.png-style chart to path; None (nothing written) if no models."""
-    return _save(columns_figure(report), path)
-
-
-def plot_rank_slope(report: Report | dict, path) -> Path | None:
-    """Write the strict -> adjudicated rank slope chart; None without adjudicated ranks."""
-    return _save(rank_slope_figure(report), path)
-
-
-def plot_miss_composition(report: Report | dict, path) -> Path | None:
-    """Write the miss-composition bars; None without adjudicated misses."""
-    return _save(miss_composition_figure(report), path)
-
-
-def plot_defect_share_vs_strength(report: Report | dict, path) -> Path | None:
-    """Write the gold-defect share vs strength scatter; None without any share."""
-    return _save(defect_share_vs_strength_figure(report), path)
-
-
-def plot_position_bias(report: Report | dict, path) -> Path | None:
-    """Write the position-bias chart (per juror of blind files); None without a single-answer ballot."""
-    return _save(position_bias_figure(report), path)
-
-
-def plot_error_categories(report: Report | dict, path) -> Path | None:
-    """Write the error-category chart (jury.results.plot_taxonomy); None without a --taxonomy file."""
-    return _save(error_categories_figure(report), path)
-
-
-CHARTS = (
-    ("columns.png", plot_columns),
-    ("rank_slope.png", plot_rank_slope),
-    ("miss_composition.png", plot_miss_composition),
-    ("defect_share_vs_strength.png", plot_defect_share_vs_strength),
-    ("position_bias.png", plot_position_bias),
-    ("error_categories.png", plot_error_categories),
-)
-
-
 # (file name, figure builder, the kinds of verdict file its data comes from)
 FIGURES = (
     ("columns.png", columns_figure, ("audit", "adjudication")),
@@ -447,6 +398,22 @@ FIGURES = (
     ("defect_share_vs_strength.png", defect_share_vs_strength_figure, ("adjudication", "audit")),
     ("position_bias.png", position_bias_figure, ("adjudication",)),
     ("error_categories.png", error_categories_figure, ("adjudication",)),
+)
+
+
+def _writer(filename: str, build: Callable[[Report | dict], Figure | None]) -> Callable[[Report | dict, str | Path], Path | None]:
+    def write(report: Report | dict, path: str | Path) -> Path | None:
+        return _save(build(report), path)
+
+    write.__name__ = write.__qualname__ = f"plot_{build.__name__.removesuffix('_figure')}"
+    write.__doc__ = f"Write the chart of {build.__name__} (as {filename}) to path; None, writing nothing, without its data."
+    return write
+
+
+# (file name, plot_*(report, path): the chart saved at path, or None without its data)
+CHARTS = tuple((filename, _writer(filename, build)) for filename, build, _kinds in FIGURES)
+plot_columns, plot_rank_slope, plot_miss_composition, plot_defect_share_vs_strength, plot_position_bias, plot_error_categories = (
+    write for _name, write in CHARTS
 )
 
 

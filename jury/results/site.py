@@ -34,6 +34,7 @@ from collections import Counter
 from importlib import resources
 from pathlib import Path
 
+from jury.errors import need_extra
 from jury.results.report import as_report_dict, render_report
 from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, _questions, preview, slugs
 from jury.results.site_charts import CHART_TITLES, _charts, clean_svg, figure_svg
@@ -56,6 +57,11 @@ __all__ += ["FORMATS", "Numbers", "pointer", "resolve", "FILTERS", "slugs", "pre
 __all__ += ["CHART_TITLES", "PREVIEW_ROWS", "PREVIEW_CHARS", "CELL_CHARS"]
 
 CSP = "default-src 'none'; img-src data: 'self'; style-src 'self'; script-src 'self'"
+
+# The templates need jinja2 (the [web] extra) and the charts matplotlib (the [plots] extra):
+# checked when this module is imported, so a site without them is one line before any work.
+for _module in ("jinja2", "matplotlib"):
+    need_extra(_module, "plots,web", "the html site")
 
 
 # ------------------------------------------------------------------ building

@@ -11,8 +11,6 @@ import io
 import re
 import xml.etree.ElementTree as ET
 
-from jury.results.plots import FIGURES, provenance_lines
-
 CHART_TITLES = {
     "columns.png": "Accuracy by column with Wilson 95% intervals",
     "rank_slope.png": "Rank: strict → adjudicated",
@@ -66,6 +64,8 @@ def figure_svg(fig, prefix: str) -> str:
 
 
 def _charts(report: dict) -> list[dict]:
+    from jury.results.plots import FIGURES, provenance_lines  # matplotlib: jury.results.site checked it is there
+
     out = []
     for n, (filename, build, kinds) in enumerate(FIGURES):
         fig = build(report)

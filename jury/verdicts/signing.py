@@ -17,7 +17,9 @@ a passphrase-protected key reads its passphrase from ``JURY_SIGN_PASSPHRASE``. T
 keys are OpenSSH public key lines (``ssh-ed25519 AAAA... comment``, as in ``id_ed25519.pub``,
 ``authorized_keys`` or an ``allowed_signers`` file). The wire format (PROTOCOL.sshsig in
 OpenSSH) is implemented here over ``cryptography``'s Ed25519; the trusted-key lines and their
-allowed_signers options are read by jury.verdicts.allowed_signers.
+allowed_signers options are read by jury.verdicts.allowed_signers. ``cryptography`` comes with
+the [sign] extra (``pip install 'jury[sign]'``): without it, signing or checking a signature is
+one line naming that command, and a file with no signature still verifies.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jury.errors import InputError, JuryError
+from jury.errors import InputError, JuryError, extra_imports
 from jury.verdicts.allowed_signers import TrustedKey, key_line, parse_options
 
-if TYPE_CHECKING:  # cryptography is imported lazily, only when signing or verifying
+if TYPE_CHECKING:  # cryptography (the [sign] extra) is imported lazily, only when signing or checking a signature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 NAMESPACE = "jury-verdict"
@@ -49,6 +51,9 @@ _HASH = "sha512"
 _KEY_TYPE = "ssh-ed25519"
 _BEGIN = "-----BEGIN SSH SIGNATURE-----"
 _END = "-----END SSH SIGNATURE-----"
+# cryptography comes with the [sign] extra: (module, extra, what needs it)
+SIGNING = ("cryptography", "sign", "signing")
+CHECKING = ("cryptography", "sign", "checking signatures")
 MAX_KEY_BYTES = 1 << 20
 """The largest signature, private key or trusted-key file read (real ones are a few KiB)."""
 
@@ -177,7 +182,8 @@ def parse_signature(text: str) -> Signature:
 
 
 def _ed25519_public(blob: bytes) -> Ed25519PublicKey:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    with extra_imports(*CHECKING):
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     r = _Reader(blob)
     key_type = r.string().decode("ascii", "replace")
@@ -191,7 +197,8 @@ def _ed25519_public(blob: bytes) -> Ed25519PublicKey:
 
 def verify_bytes(message: bytes, sig: Signature) -> bool:
     """Does ``sig`` sign ``message`` under jury's namespace with the key it names?"""
-    from cryptography.exceptions import InvalidSignature
+    with extra_imports(*CHECKING):
+        from cryptography.exceptions import InvalidSignature
 
     if sig.namespace != NAMESPACE or sig.key_type != _KEY_TYPE or sig.hash_algorithm not in ("sha512", "sha256"):
         return False
@@ -239,9 +246,10 @@ class Signer:
 
 def load_signer(path: str | Path) -> Signer:
     """Load an Ed25519 private key (OpenSSH or PEM); a one-line InputError when it cannot be used."""
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_ssh_private_key
+    with extra_imports(*SIGNING):
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_ssh_private_key
 
     p = Path(path)
     try:

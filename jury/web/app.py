@@ -25,8 +25,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from jury.errors import InputError
+from jury.errors import InputError, MissingExtra, need_extra
 from jury.vocab import BLIND_ANSWERS, DEFECT_TYPES, AuditVote, BlindAnswer, DefectType, ReviewItemKind, Verdict
+
+# The [web] extra: starlette (the app), uvicorn (the server), jinja2 (the pages) and python-multipart
+# (the decision form: module python_multipart, `multipart` before 0.0.13). Checked when this module is
+# imported (only to serve the page), so a missing one is one line before any work.
+REVIEW_PAGE = "the review page"
+for _module in ("starlette", "uvicorn", "jinja2"):
+    need_extra(_module, "web", REVIEW_PAGE)
+try:
+    need_extra("python_multipart", "web", REVIEW_PAGE, package="python-multipart")
+except MissingExtra:
+    need_extra("multipart", "web", REVIEW_PAGE, package="python-multipart")
 
 HERE = Path(__file__).parent
 LOOPBACK_NAMES = ("localhost",)
