@@ -233,29 +233,38 @@ def percentile_interval(distribution, confidence: float = 0.95) -> BootstrapInte
     return BootstrapInterval(float(low), float(high), int(dist.size), degenerate)
 
 
+def _bootstrap(
+    data: tuple, statistic, *, resamples: int, seed: int, confidence: float, paired: bool = False, vectorized: bool = True
+) -> BootstrapInterval:
+    """``scipy.stats.bootstrap`` of ``statistic`` over ``data`` (``resamples`` resamples, seeded
+    from ``seed``; no scipy warning escapes) under :func:`percentile_interval`'s policy."""
+    from scipy import stats as _st
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. on a constant sample, whose interval is [v, v]
+        boot = _st.bootstrap(
+            data,
+            statistic,
+            n_resamples=int(resamples),
+            paired=paired,
+            vectorized=vectorized,
+            method="percentile",
+            confidence_level=confidence,
+            **seeded(seed),
+        )
+    return percentile_interval(boot.bootstrap_distribution, confidence)
+
+
 def mean_interval(
     values: Sequence[float], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> BootstrapInterval:
     """Percentile bootstrap interval of the mean of ``values`` (``scipy.stats.bootstrap``, the
     units resampled with replacement, seeded from ``seed``), for means of per-unit fractions
     where a binomial interval does not apply. Fewer than 2 values: no interval."""
-    from scipy import stats as _st
-
     data = np.asarray(values, dtype=float)
     if data.size < 2 or resamples <= 0:
         return BootstrapInterval(None, None, 0, 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scipy warns on a constant sample: its interval is [v, v]
-        boot = _st.bootstrap(
-            (data,),
-            np.mean,
-            n_resamples=int(resamples),
-            vectorized=True,
-            method="percentile",
-            confidence_level=confidence,
-            **seeded(seed),
-        )
-    return percentile_interval(boot.bootstrap_distribution, confidence)
+    return _bootstrap((data,), np.mean, resamples=resamples, seed=seed, confidence=confidence)
 
 
 # --------------------------------------------------------------------------- correlations
@@ -304,6 +313,19 @@ def _degenerate(xa: np.ndarray, ya: np.ndarray) -> bool:
     return len(xa) < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0
 
 
+def _paired_test(test, x, y) -> tuple[np.ndarray, np.ndarray, Any, float | None, float | None]:
+    """The pairs (:func:`_paired`), ``test``'s result on them (``scipy.stats.spearmanr`` or
+    ``pearsonr``, no warning escaping) and its r and p (None where not finite); the result, r
+    and p are None when the correlation is undefined (:func:`_degenerate`)."""
+    xa, ya = _paired(x, y)
+    if _degenerate(xa, ya):
+        return xa, ya, None, None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = test(xa, ya)
+    return xa, ya, res, _finite_or_none(res.statistic), _finite_or_none(res.pvalue)
+
+
 def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> Correlation:
     """Spearman's rho (``scipy.stats.spearmanr``) with a percentile bootstrap CI.
 
@@ -316,31 +338,15 @@ def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence
     """
     from scipy import stats as _st
 
-    xa, ya = _paired(x, y)
+    xa, ya, _, r, p = _paired_test(_st.spearmanr, x, y)
     n = len(xa)
-    if _degenerate(xa, ya):
-        return Correlation("spearman", None, None, n, None, None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = _st.spearmanr(xa, ya)
-        r, p = _finite_or_none(res.statistic), _finite_or_none(res.pvalue)
-        if r is None or bootstrap_resamples <= 0:
-            return Correlation("spearman", r, p, n, None, None)
+    if r is None or bootstrap_resamples <= 0:
+        return Correlation("spearman", r, p, n, None, None)
 
-        def rho(a, b):
-            return _st.spearmanr(a, b).statistic
+    def rho(a, b):
+        return _st.spearmanr(a, b).statistic
 
-        boot = _st.bootstrap(
-            (xa, ya),
-            rho,
-            n_resamples=int(bootstrap_resamples),
-            paired=True,
-            vectorized=False,
-            method="percentile",
-            confidence_level=confidence,
-            **seeded(seed),
-        )
-    ci = percentile_interval(boot.bootstrap_distribution, confidence)
+    ci = _bootstrap((xa, ya), rho, resamples=bootstrap_resamples, seed=seed, confidence=confidence, paired=True, vectorized=False)
     return Correlation("spearman", r, p, n, ci.low, ci.high, ci.resamples, ci.degenerate)
 
 
@@ -352,20 +358,16 @@ def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
     """
     from scipy import stats as _st
 
-    xa, ya = _paired(x, y)
+    xa, _, res, r, p = _paired_test(_st.pearsonr, x, y)
     n = len(xa)
-    if _degenerate(xa, ya):
-        return Correlation("pearson", None, None, n, None, None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = _st.pearsonr(xa, ya)
-        r, p = _finite_or_none(res.statistic), _finite_or_none(res.pvalue)
-        lo = hi = None
-        if r is not None and n >= 4:
+    lo = hi = None
+    if r is not None and n >= 4:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             ci = res.confidence_interval(confidence_level=confidence)
-            lo, hi = _finite_or_none(ci.low), _finite_or_none(ci.high)
-            if lo is None or hi is None:
-                lo = hi = None
+        lo, hi = _finite_or_none(ci.low), _finite_or_none(ci.high)
+        if lo is None or hi is None:
+            lo = hi = None
     return Correlation("pearson", r, p, n, lo, hi)
 
 
@@ -413,26 +415,16 @@ def cohen_kappa_interval(
     ``degenerate_resamples``, and the interval is None when fewer than 90% are defined.
     Value None when kappa itself is undefined; interval None also with fewer than 2 pairs.
     """
-    from scipy import stats as _st
-
     x, y, k = _codes(a, b)
     n = len(x)
     value = cohen_kappa(list(a), list(b))
     if value is None or n < 2 or resamples <= 0:
         return KappaInterval(value, None, None, n)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        boot = _st.bootstrap(
-            (x, y),
-            lambda p, q, axis=-1: _kappa_codes(p, q, k, axis),
-            n_resamples=int(resamples),
-            paired=True,
-            vectorized=True,
-            method="percentile",
-            confidence_level=confidence,
-            **seeded(seed),
-        )
-    ci = percentile_interval(boot.bootstrap_distribution, confidence)
+
+    def kappa(p, q, axis=-1):
+        return _kappa_codes(p, q, k, axis)
+
+    ci = _bootstrap((x, y), kappa, resamples=resamples, seed=seed, confidence=confidence, paired=True)
     return KappaInterval(value, ci.low, ci.high, n, ci.resamples, ci.degenerate)
 
 

@@ -9,9 +9,11 @@ the way a synchronous reply is turned into one, and is then ``used``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from jury.errors import StoreError
@@ -26,33 +28,48 @@ _COLUMNS = (
 )
 
 
-def _now() -> str:
+def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-class BatchStoreMixin:
-    db: sqlite_utils.Database
+class StoreWrites:
+    """How every part of the store (jury.execution.store.Store) writes: a write that fails (disk
+    full, read-only file) is one StoreError line, and every row committed before it stays."""
+
     conn: sqlite3.Connection
 
-    def _batch_write_failed(self, exc: Exception) -> StoreError:
-        return StoreError(f"{getattr(self, 'path', 'the store')}: cannot write to the store: {exc}")
-
-    def _batch_tx(self, statements: list[tuple[str, list]]) -> None:
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
         try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"{getattr(self, 'path', 'the store')}: cannot write to the store: {exc}") from None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction on the connection (BEGIN IMMEDIATE), committed when the block
+        ends (a return included) and rolled back when it raises."""
+        with self._writing():
             self.conn.execute("BEGIN IMMEDIATE")
             try:
-                for sql, args in statements:
-                    self.conn.execute(sql, args)
+                yield self.conn
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
-            raise self._batch_write_failed(exc) from None
+
+
+class BatchStoreMixin(StoreWrites):
+    db: sqlite_utils.Database
+
+    def _batch_tx(self, statements: list[tuple[str, list]]) -> None:
+        with self._transaction() as conn:
+            for sql, args in statements:
+                conn.execute(sql, args)
 
     def record_batch(self, batch_id: str, provider: str, juror, request_hashes: list[str], holder: str) -> None:
         """The batch and its ballots, in one transaction, before anything is sent."""
-        now = _now()
+        now = now_iso()
         statements: list[tuple[str, list]] = [
             (
                 "INSERT INTO batches (id, provider, juror, juror_model, api_base, api_key_env, state, requests, holder, "
@@ -78,12 +95,10 @@ class BatchStoreMixin:
         self._batch_tx(statements)
 
     def update_batch(self, batch_id: str, **fields) -> None:
-        fields["updated_at"] = _now()
+        fields["updated_at"] = now_iso()
         sets = ", ".join(f"{k} = ?" for k in fields)
-        try:
+        with self._writing():
             self.conn.execute(f"UPDATE batches SET {sets} WHERE id = ?", [*fields.values(), batch_id])
-        except sqlite3.Error as exc:
-            raise self._batch_write_failed(exc) from None
 
     def finish_batch(self, batch_id: str, state: str, answers: dict[str, dict], failures: dict[str, str], **fields) -> None:
         """A batch that ended (or expired, failed): its replies stored, every item still pending
@@ -109,7 +124,7 @@ class BatchStoreMixin:
                 [f"no result in the {state} batch", batch_id],
             )
         )
-        fields |= {"state": state, "updated_at": _now()}
+        fields |= {"state": state, "updated_at": now_iso()}
         sets = ", ".join(f"{k} = ?" for k in fields)
         statements.append((f"UPDATE batches SET {sets} WHERE id = ?", [*fields.values(), batch_id]))
         self._batch_tx(statements)
@@ -152,33 +167,32 @@ class BatchStoreMixin:
         ).fetchone()
         return None if row is None else (row[0], json.loads(row[1]))
 
-    def batch_failure(self, request_sha256: str) -> str | None:
-        """Why the ballot's latest batch gave it no reply (None when it has none that failed)."""
-        row = self.conn.execute(
-            "SELECT i.state, i.error, b.provider_batch_id FROM batch_items i JOIN batches b ON b.id = i.batch_id "
+    def _latest_item(self, request_sha256: str) -> tuple | None:
+        """(batch id, item state, item error, provider batch id) of the latest batch the ballot
+        was recorded in, or None."""
+        return self.conn.execute(
+            "SELECT b.id, i.state, i.error, b.provider_batch_id FROM batch_items i JOIN batches b ON b.id = i.batch_id "
             "WHERE i.request_sha256 = ? ORDER BY b.created_at DESC, b.rowid DESC LIMIT 1",
             [request_sha256],
         ).fetchone()
-        if row is None or row[0] != "failed":
+
+    def batch_failure(self, request_sha256: str) -> str | None:
+        """Why the ballot's latest batch gave it no reply (None when it has none that failed)."""
+        row = self._latest_item(request_sha256)
+        if row is None or row[1] != "failed":
             return None
-        return f"batch {row[2] or '(never submitted)'}: {row[1]}"
+        return f"batch {row[3] or '(never submitted)'}: {row[2]}"
 
     def latest_batch(self, request_sha256: str) -> str | None:
         """The id of the latest batch the ballot was recorded in (None if none)."""
-        row = self.conn.execute(
-            "SELECT b.id FROM batch_items i JOIN batches b ON b.id = i.batch_id WHERE i.request_sha256 = ? "
-            "ORDER BY b.created_at DESC, b.rowid DESC LIMIT 1",
-            [request_sha256],
-        ).fetchone()
+        row = self._latest_item(request_sha256)
         return None if row is None else row[0]
 
     def mark_batch_used(self, batch_id: str, request_sha256: str) -> None:
-        try:
+        with self._writing():
             self.conn.execute(
                 "UPDATE batch_items SET state = 'used' WHERE batch_id = ? AND request_sha256 = ?", [batch_id, request_sha256]
             )
-        except sqlite3.Error as exc:
-            raise self._batch_write_failed(exc) from None
 
     def voted_by_batch(self, request_sha256: str) -> bool:
         """True when the ballot's stored vote came from a batch reply."""

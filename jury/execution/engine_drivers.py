@@ -73,29 +73,35 @@ class Engine:
     def query_rows(self, conn, sql: str) -> list[tuple]:
         return list(self.fetch(conn, sql))
 
+    # server engines (PostgreSQL, MySQL): the URL's user and database, logged in through the driver
+    @property
+    def database(self) -> str:
+        return unquote(self.parts.path.lstrip("/"))
+
+    def _login(self, timeout_s: float, **kwargs: Any):
+        """The engine's driver's ``connect`` as the URL's user, in autocommit, with a connect timeout
+        of 2 to 30 s and ``kwargs`` (None: left out); its error becomes a one-line ConnectionError."""
+        module = driver(self.name)
+        p = self.parts
+        kwargs.update(user=unquote(p.username) if p.username else None, connect_timeout=max(2, int(min(timeout_s, 30))))
+        try:
+            return module.connect(autocommit=True, **{k: v for k, v in kwargs.items() if v is not None})
+        except module.Error as exc:
+            raise ConnectionError(_one_line(exc)) from None
+
 
 class PostgresEngine(Engine):
     name = POSTGRESQL
 
     def connect(self, timeout_s: float):
-        psycopg = driver(POSTGRESQL)
-        p = self.parts
-        kwargs: dict[str, Any] = {
-            "host": p.hostname or self.params.get("host"),
-            "port": p.port,
-            "user": unquote(p.username) if p.username else None,
-            "dbname": unquote(p.path.lstrip("/")),
-            "connect_timeout": max(2, int(min(timeout_s, 30))),
-            "application_name": "jury",
-            "autocommit": True,
-        }
-        password = _password(self.params) if self.params.get("password_env") else None
-        if password is not None:
-            kwargs["password"] = password
-        try:
-            conn = psycopg.connect(**{k: v for k, v in kwargs.items() if v is not None})
-        except psycopg.Error as exc:
-            raise ConnectionError(_one_line(exc)) from None
+        conn = self._login(
+            timeout_s,
+            password=_password(self.params) if self.params.get("password_env") else None,
+            host=self.parts.hostname or self.params.get("host"),
+            port=self.parts.port,
+            dbname=self.database,
+            application_name="jury",
+        )
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         conn.execute("SET default_transaction_read_only = on")
         return conn
@@ -140,28 +146,17 @@ class MySQLEngine(Engine):
     name = MYSQL
 
     def connect(self, timeout_s: float):
-        pymysql = driver(MYSQL)
-        p = self.parts
-        kwargs: dict[str, Any] = {
-            "host": p.hostname or "localhost",
-            "port": p.port or 3306,
-            "user": unquote(p.username) if p.username else None,
-            "database": unquote(p.path.lstrip("/")),
-            "connect_timeout": max(2, int(min(timeout_s, 30))),
-            "charset": self.params.get("charset", "utf8mb4"),
-            "autocommit": True,
-            "client_flag": 0,  # no CLIENT.MULTI_STATEMENTS: the server refuses `a; b`
-            "local_infile": False,
-        }
-        if self.params.get("unix_socket"):
-            kwargs["unix_socket"] = self.params["unix_socket"]
-        password = _password(self.params, "MYSQL_PWD")
-        if password is not None:
-            kwargs["password"] = password
-        try:
-            conn = pymysql.connect(**{k: v for k, v in kwargs.items() if v is not None})
-        except pymysql.Error as exc:
-            raise ConnectionError(_one_line(exc)) from None
+        conn = self._login(
+            timeout_s,
+            password=_password(self.params, "MYSQL_PWD"),
+            host=self.parts.hostname or "localhost",
+            port=self.parts.port or 3306,
+            database=self.database,
+            charset=self.params.get("charset", "utf8mb4"),
+            client_flag=0,  # no CLIENT.MULTI_STATEMENTS: the server refuses `a; b`
+            local_infile=False,
+            unix_socket=self.params.get("unix_socket") or None,
+        )
         with conn.cursor() as cur:
             cur.execute("SELECT VERSION()")
             version = str(cur.fetchone()[0])

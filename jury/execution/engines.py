@@ -35,7 +35,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from jury.errors import InputError
 from jury.execution.engine_drivers import (
@@ -294,22 +294,22 @@ def describe(url: str, tables: Iterable[str]) -> dict[str, list[tuple[str, str]]
     return table_columns(url, list(tables))
 
 
+class ExecOptions(TypedDict, total=False):
+    """What both executors take (defaults: DEFAULT_TIMEOUT_S, DEFAULT_ROW_CAP, not cached)."""
+
+    timeout_s: float
+    row_cap: int
+    cached: bool
+
+
 def execute_any(
-    db: str | os.PathLike,
-    sql: str,
-    *,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    row_cap: int = DEFAULT_ROW_CAP,
-    reverse_unordered: bool = False,
-    cached: bool = False,
+    db: str | os.PathLike, sql: str, *, reverse_unordered: bool = False, **options: Unpack[ExecOptions]
 ) -> ExecResult:
     """Execute on a SQLite file (:func:`jury.execution.sqlite.execute`) or an engine URL
     (:func:`execute`; ``reverse_unordered`` is SQLite's alone and ignored there)."""
     if is_url(db):
-        return execute(str(db), sql, timeout_s=timeout_s, row_cap=row_cap, cached=cached)
-    return sqlite_execute(
-        os.fspath(db), sql, timeout_s=timeout_s, row_cap=row_cap, reverse_unordered=reverse_unordered, cached=cached
-    )
+        return execute(str(db), sql, **options)
+    return sqlite_execute(os.fspath(db), sql, reverse_unordered=reverse_unordered, **options)
 
 
 def dialect_of(db: str | os.PathLike) -> str:

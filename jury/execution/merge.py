@@ -23,7 +23,7 @@ signer, when the caller checked its signature) is recorded in the output's ``mer
 table, with the trust choice; verdict files written from the merged store list them in
 their provenance.
 
-Tables, each merged by its key (see README "Ballots across machines"):
+Tables, each merged by its key (see docs/execution.md, "Ballots across machines"):
 
 - ``executions`` by key (database sha256 + SQL), only with ``trust_executions``: the same
   key must carry the same status, digests, row count and truncation (elapsed time and

@@ -157,15 +157,22 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
-def _rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
-    """The rows of `table` as dicts of `columns` (a column the store lacks is None)."""
+def _numbered_rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
+    """(rowid, dict of `columns`) for each row of `table`: a column the store lacks is None, a
+    table it lacks has no rows."""
     have = set(_columns(conn, table))
     if not have:
         return
-    select = ", ".join(c if c in have else "NULL" for c in columns)
+    select = ", ".join(["rowid", *(c if c in have else "NULL" for c in columns)])
     cur = conn.execute(f"SELECT {select} FROM {table}" + (f" ORDER BY {order}" if order else ""))
-    for row in cur:
-        yield dict(zip(columns, row))
+    for rowid, *values in cur:
+        yield rowid, dict(zip(columns, values))
+
+
+def _rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
+    """The rows of `table` as dicts of `columns` (a column the store lacks is None)."""
+    for _, row in _numbered_rows(conn, table, columns, order):
+        yield row
 
 
 def _column_types(table: str) -> dict[str, tuple[str, bool]]:
@@ -230,12 +237,7 @@ def _checked_rows(conn: sqlite3.Connection, path: Path, table: str, columns: lis
     is not is a one-line StoreError naming the file, table, row and value."""
     types = _column_types(table)
     have = set(_columns(conn, table))
-    if not have:
-        return
-    select = ", ".join(["rowid", *(c if c in have else "NULL" for c in columns)])
-    cur = conn.execute(f"SELECT {select} FROM {table}" + (f" ORDER BY {order}" if order else ""))
-    for rowid, *values in cur:
-        row = dict(zip(columns, values))
+    for rowid, row in _numbered_rows(conn, table, columns, order):
         for column, value in row.items():
             kind, nullable = types.get(column, (None, True))
             if value is None:

@@ -306,9 +306,3 @@ def _one_line(exc: BaseException) -> str:
     plain = isinstance(exc, (sqlite3.Error, _ResultTooLarge))
     text = str(exc) if plain else f"{type(exc).__name__}: {exc}"
     return " ".join(text.split())[:500]
-
-
-def execute_job(job: tuple[str, str, float, int]) -> dict:
-    """Process-pool entry point: (db_path, sql, timeout_s, row_cap) -> ExecResult as a dict."""
-    db_path, sql, timeout_s, row_cap = job
-    return execute(db_path, sql, timeout_s=timeout_s, row_cap=row_cap).model_dump()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.errors import StoreError
-from jury.execution.batch_store import BatchStoreMixin
+from jury.execution.batch_store import BatchStoreMixin, StoreWrites, now_iso
 from jury.execution.store_migrations import migrations
 from jury.inputs.records import ExecResult
 
@@ -48,7 +48,7 @@ def _holder_is_dead(holder: str) -> bool:
     return False
 
 
-class VoteStoreMixin:
+class VoteStoreMixin(StoreWrites):
     """Every model call logged; every vote (or abstention) committed as it arrives.
 
     A write that fails (disk full, read-only file) raises StoreError, one line; every row
@@ -58,10 +58,6 @@ class VoteStoreMixin:
     db: sqlite_utils.Database
     conn: sqlite3.Connection  # the same connection as db.conn: votes and call logs are written through it directly
 
-    def _write_failed(self, exc: Exception) -> StoreError:
-        where = getattr(self, "path", "the store")
-        return StoreError(f"{where}: cannot write to the store: {exc}")
-
     # ------------------------------------------------------------ claims
     def claim(self, request_sha256: str, holder: str, lease_s: float) -> str | None:
         """Take the claim on a request: None if this holder has it now, else the live holder's id.
@@ -70,38 +66,25 @@ class VoteStoreMixin:
         host, is taken over.
         """
         now = time.time()
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                row = self.conn.execute(
-                    "SELECT holder, expires_at FROM claims WHERE request_sha256 = ?", [request_sha256]
-                ).fetchone()
-                if row is not None and row[0] != holder and row[1] >= now and not _holder_is_dead(row[0]):
-                    self.conn.execute("COMMIT")
-                    return row[0]
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO claims (request_sha256, holder, expires_at) VALUES (?, ?, ?)",
-                    [request_sha256, holder, now + lease_s],
-                )
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise self._write_failed(exc) from None
+        with self._transaction() as conn:
+            row = conn.execute("SELECT holder, expires_at FROM claims WHERE request_sha256 = ?", [request_sha256]).fetchone()
+            if row is not None and row[0] != holder and row[1] >= now and not _holder_is_dead(row[0]):
+                return row[0]
+            conn.execute(
+                "INSERT OR REPLACE INTO claims (request_sha256, holder, expires_at) VALUES (?, ?, ?)",
+                [request_sha256, holder, now + lease_s],
+            )
         return None
 
     def renew_claims(self, request_hashes, holder: str, lease_s: float) -> None:
         hashes = list(request_hashes)
-        try:
+        with self._writing():
             for i in range(0, len(hashes), 500):
                 chunk = hashes[i : i + 500]
                 self.conn.execute(
                     f"UPDATE claims SET expires_at = ? WHERE holder = ? AND request_sha256 IN ({','.join('?' * len(chunk))})",
                     [time.time() + lease_s, holder, *chunk],
                 )
-        except sqlite3.Error as exc:
-            raise self._write_failed(exc) from None
 
     def release_claim(self, request_sha256: str, holder: str) -> None:
         """Best effort: a claim left behind expires (or its holder is seen to be dead)."""
@@ -129,21 +112,17 @@ class VoteStoreMixin:
             "log": json.dumps(result.log),
             "created_at": now_iso(),
         }
-        try:
+        with self._writing():
             call_id = self.conn.execute(_insert_sql("INSERT", "calls", row), list(row.values())).lastrowid
-        except sqlite3.Error as exc:
-            raise self._write_failed(exc) from None
         assert isinstance(call_id, int), call_id  # "id" is the integer primary key: its rowid
         return call_id
 
     def link_vote_call(self, request_sha256: str, call_id: int) -> None:
         """Point a vote stored before its call log at that log (first call only)."""
-        try:
+        with self._writing():
             self.conn.execute(
                 "UPDATE votes SET call_id = ? WHERE request_sha256 = ? AND call_id IS NULL", [call_id, request_sha256]
             )
-        except sqlite3.Error as exc:
-            raise self._write_failed(exc) from None
 
     def record_vote(self, request_sha256: str, kind: str, question_id, model, juror, result, call_id=None) -> None:
         """Store a vote unless one is already stored for this request: a stored vote never changes.
@@ -151,10 +130,8 @@ class VoteStoreMixin:
         The runner stores the vote before the call's log (the smaller row first: on a full
         disk the answer is what must not be lost), then links the two with link_vote_call.
         """
-        try:
+        with self._writing():
             self._insert_vote(request_sha256, kind, question_id, model, juror, result, call_id)
-        except sqlite3.Error as exc:
-            raise self._write_failed(exc) from None
 
     def _insert_vote(self, request_sha256, kind, question_id, model, juror, result, call_id) -> None:
         row = {
@@ -282,10 +259,6 @@ def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
             time.sleep(0.05)
 
 
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 class Store(VoteStoreMixin, BatchStoreMixin):
     """A handle on the store file. Cheap to open; every write commits at once."""
 
@@ -399,14 +372,5 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         """Write executions in one transaction: each row is (key, db_sha256, sql,
         *batches.encode_result(result), timeout_s, row_cap); a stored key is replaced."""
         created = now_iso()
-        conn = self.conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany(_PUT_EXECUTION, [(*r, created) for r in rows])
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise self._write_failed(exc) from None
+        with self._transaction() as conn:
+            conn.executemany(_PUT_EXECUTION, [(*r, created) for r in rows])

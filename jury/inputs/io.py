@@ -20,22 +20,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jury.errors import DatabaseMissing, InputError
+from jury.errors import DatabaseMissing, InputError, JuryError
 from jury.inputs.kinds import wrong_kind
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 
 
 @contextmanager
-def file_errors(p: Path):
-    """Turn a missing or unreadable file into a one-line InputError naming it."""
+def file_errors(p: Path, error: type[JuryError] = InputError):
+    """Turn a missing or unreadable file into a one-line ``error`` naming it."""
     try:
         yield
     except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
+        raise error(f"{p}: no such file") from None
     except IsADirectoryError:
-        raise InputError(f"{p}: is a directory, expected a file") from None
+        raise error(f"{p}: is a directory, expected a file") from None
     except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror}") from None
+        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
 
 
 MAX_INPUT_BYTES = 512 * 1024 * 1024

@@ -21,21 +21,21 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator
 
 from jury.errors import InputError
 from jury.inputs.io import _first_error, _jsonl, read_text
-from jury.inputs.labels import names_a_candidate, one_of_the_four
-from jury.inputs.records import QuestionId, _normalise_qid
+from jury.inputs.labels import AnswerJudgement
+from jury.inputs.records import QuestionId, _normalise_qid, not_blank
 from jury.vocab import CATEGORIES, Verdict
 
 JUDGMENTS_SCHEMA_FILENAME = "judgments-v1.schema.json"
 
 
-class JudgeRecord(BaseModel):
+class JudgeRecord(AnswerJudgement):
     """One recorded judge's verdict on one model answer."""
 
-    model_config = ConfigDict(extra="forbid", use_enum_values=True)
+    _what = "a judgment"
 
     question_id: QuestionId = Field(description="The BIRD question_id of the gold item.")
     model: str | None = Field(None, min_length=1, description="The model whose answer was judged (as in the run file).")
@@ -50,23 +50,7 @@ class JudgeRecord(BaseModel):
     note: str | None = None
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
-
-    _category = field_validator("category")(lambda value: one_of_the_four(value))
-
-    @field_validator("judge")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("judge is blank: name the judge")
-        return value
-
-    @model_validator(mode="after")
-    def _names_a_candidate(self) -> JudgeRecord:
-        return names_a_candidate(self, "a judgment")
-
-    @property
-    def credited(self) -> bool:
-        return self.label == "correct"
+    _judge_named = field_validator("judge")(not_blank("judge is blank: name the judge"))
 
 
 def parse_judgment(obj: Any, where: str) -> JudgeRecord:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -34,10 +34,41 @@ LABEL_FORMAT_VERSION = 1
 CONSENSUS = "consensus"  # the annotator name of a set's agreed label, when it publishes one
 
 
-class AdjudicationLabel(BaseModel):
-    """A human judgement of one model answer."""
+class AnswerJudgement(BaseModel):
+    """What a human label and a recorded judge's judgment of one model answer
+    (jury.inputs.judgments) share: the answer named by ``model`` and/or ``sql``, a ``label``
+    (correct or incorrect) and, when given, a ``category`` among the four verdicts. Each
+    subclass declares the fields and says what it is in ``_what`` (for the error messages)."""
 
     model_config = ConfigDict(extra="forbid", use_enum_values=True)
+    _what: ClassVar[str]
+    if TYPE_CHECKING:  # the subclasses' fields
+        model: str | None
+        sql: str | None
+        label: str
+
+    @field_validator("category", check_fields=False)
+    @classmethod
+    def _one_of_the_four(cls, value: Verdict | None) -> Verdict | None:
+        if value is not None and value not in CATEGORIES:  # never no_majority/undecided
+            raise ValueError(f"category must be one of the four verdict categories, not {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _names_a_candidate(self) -> Self:
+        if self.model is None and self.sql is None:
+            raise ValueError(f"{self._what} names the candidate: give `model` or `sql` (or both)")
+        return self
+
+    @property
+    def credited(self) -> bool:
+        return self.label == "correct"
+
+
+class AdjudicationLabel(AnswerJudgement):
+    """A human judgement of one model answer."""
+
+    _what = "an adjudication label"
 
     question_id: QuestionId = Field(description="The BIRD question_id of the gold item.")
     model: str | None = Field(None, min_length=1, description="The model whose answer is judged (as in the run file).")
@@ -51,30 +82,6 @@ class AdjudicationLabel(BaseModel):
     note: str | None = None
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
-
-    _category = field_validator("category")(lambda value: one_of_the_four(value))
-
-    @model_validator(mode="after")
-    def _names_a_candidate(self) -> AdjudicationLabel:
-        return names_a_candidate(self, "an adjudication label")
-
-    @property
-    def credited(self) -> bool:
-        return self.label == "correct"
-
-
-def one_of_the_four(value: Verdict | None) -> Verdict | None:
-    """A label's or a judgment's category: one of the four verdicts (never no_majority/undecided)."""
-    if value is not None and value not in CATEGORIES:
-        raise ValueError(f"category must be one of the four verdict categories, not {value!r}")
-    return value
-
-
-def names_a_candidate(obj, what: str):
-    """A label or a judgment of a model answer names it by `model` and/or `sql`."""
-    if obj.model is None and obj.sql is None:
-        raise ValueError(f"{what} names the candidate: give `model` or `sql` (or both)")
-    return obj
 
 
 class GoldLabel(BaseModel):

@@ -6,6 +6,7 @@ returns these pydantic models, so a field means the same thing everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -40,6 +41,17 @@ def _normalise_qid(value: Any) -> Any:
 
 def _normalise_episode(value: Any) -> Any:
     return None if value is None else _normalise_id(value, "episode")
+
+
+def not_blank(message: str) -> Callable[[str], str]:
+    """A field validator that refuses a value of only whitespace with ``message``."""
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ValueError(message)
+        return value
+
+    return check
 
 
 Finite = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
@@ -181,12 +193,7 @@ class RunRecord(BaseModel):
     def has_recording(self) -> bool:
         return self.result is not None or self.recorded is not None
 
-    @field_validator("model")
-    @classmethod
-    def _model_named(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("model must name the model (got only whitespace)")
-        return value
+    _model_named = field_validator("model")(not_blank("model must name the model (got only whitespace)"))
 
     def families(self) -> list[str]:
         if self.family is None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -446,8 +445,3 @@ def status_rows(store) -> list[dict]:
             }
         )
     return rows
-
-
-def warn(lines: list[str]) -> None:
-    for line in lines:
-        print(f"Warning: {line}", file=sys.stderr, flush=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jury.errors import ConfigError
+from jury.inputs.io import file_errors
 
 
 def _default_registry() -> Path:
@@ -44,13 +45,9 @@ class FamilyRegistry:
 def load_registry(path: str | Path | None = None) -> FamilyRegistry:
     p = Path(path) if path else _default_registry()
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: family registry not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{p}: is a folder, not a family registry file") from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read the family registry: {exc.strerror or exc}") from None
+        with file_errors(p, ConfigError):
+            text = p.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: {exc}") from None
     table = data.get("families")

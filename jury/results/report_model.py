@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from jury.inputs.io import write_atomic
 from jury.inputs.records import QuestionId
-from jury.verdicts.documents import Provenance, dumps_pretty
+from jury.verdicts.documents import OmitUnused, Provenance, dumps_pretty
 
 REPORT_FORMAT_VERSION = 1
 REPORT_SCHEMA_FILENAME = f"report-v{REPORT_FORMAT_VERSION}.schema.json"
@@ -292,8 +292,8 @@ class RankStability(_Model):
     columns: dict[str, list[RankInterval]] = Field(description="Column -> one entry per model, in run order.")
 
 
-class Report(_Model):
-    """`jury report --format json` (see README, `jury report`)."""
+class Report(OmitUnused):
+    """`jury report --format json` (see docs/report.md)."""
 
     _OPTIONAL = ("error_categories", "rank_stability")  # written only when present: reports without them are as before
 
@@ -316,14 +316,6 @@ class Report(_Model):
     rank_stability: RankStability | None = Field(
         None, description="Each model's rank interval and rank probabilities per column (a bootstrap over questions)."
     )
-
-    @model_serializer(mode="wrap")
-    def _omit_unused(self, handler):
-        data = handler(self)
-        for key in self._OPTIONAL:
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
 
 
 def report_schema() -> dict[str, Any]:

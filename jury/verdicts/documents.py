@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -26,6 +27,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticUndefined
 
 from jury.errors import JuryError
 from jury.inputs.io import write_atomic
@@ -38,6 +40,18 @@ LOCK_KEY = "content_sha256"
 
 Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 PrefixedSha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+D = TypeVar("D")
+
+
+def schema_filename(kind: str) -> str:
+    return f"{kind}-v{FORMAT_VERSION}.schema.json"
+
+
+def schema_field(kind: str | None = None) -> Any:
+    """The ``$schema`` field of a locked document (the relative file name of its JSON Schema):
+    ``schema/<kind>-v2.schema.json`` by default when ``kind`` is given, else required."""
+    default = PydanticUndefined if kind is None else f"schema/{schema_filename(kind)}"
+    return Field(default, alias="$schema", title="$schema", description="Relative file name of this document's JSON Schema.")
 
 
 def iso_time(value: str) -> str:
@@ -60,7 +74,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class _OmitUnused(_Model):
+class OmitUnused(_Model):
     """A model whose newer optional keys (``_OPTIONAL``) are written only when used, so files
     made without them stay byte-identical to before."""
 
@@ -105,7 +119,7 @@ class PanelBinding(_Model):
     )
 
 
-class Totals(_OmitUnused):
+class Totals(OmitUnused):
     _OPTIONAL = ("ballots_asked", "retries")
 
     calls: int = Field(
@@ -147,7 +161,7 @@ class SwappedVote(_Model):
     request_sha256: str | None = None
 
 
-class Vote(_OmitUnused):
+class Vote(OmitUnused):
     """One juror's ballot on one question (or why there is none)."""
 
     _OPTIONAL = ("error_category", "via")
@@ -187,7 +201,7 @@ class Vote(_OmitUnused):
     )
 
 
-class AdjudicationRecord(_OmitUnused):
+class AdjudicationRecord(OmitUnused):
     _OPTIONAL = ("error_category", "test", "episode", "turn")
 
     question_id: int | str
@@ -242,7 +256,7 @@ class CheckFact(_Model):
     evidence: str = Field(description="What shows it: the differing results, the tied rows, the error.")
 
 
-class AuditRecord(_OmitUnused):
+class AuditRecord(OmitUnused):
     _OPTIONAL = ("checks",)
 
     question_id: int | str
@@ -282,7 +296,7 @@ class MergedStore(_Model):
     )
 
 
-class Provenance(_OmitUnused):
+class Provenance(OmitUnused):
     """The software behind a file (``jury.version.provenance()``): not part of what makes two
     verdict sets the same (see jury/verdicts/assemble.py)."""
 
@@ -314,7 +328,7 @@ class VerdictFile(_Model):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: str = Field(alias="$schema", title="$schema", description="Relative file name of this document's JSON Schema.")
+    schema_: str = schema_field()
     kind: Literal["adjudication", "audit"]
     format_version: Literal[1, 2] = Field(
         2,
@@ -358,12 +372,7 @@ class VerdictFile(_Model):
 class AdjudicationFile(VerdictFile):
     """A hash-locked jury adjudication of model failures (jury verdict file)."""
 
-    schema_: str = Field(
-        "schema/adjudication-v2.schema.json",
-        alias="$schema",
-        title="$schema",
-        description="Relative file name of this document's JSON Schema.",
-    )
+    schema_: str = schema_field("adjudication")
     kind: Literal["adjudication"]
     records: list[AdjudicationRecord]
 
@@ -371,12 +380,7 @@ class AdjudicationFile(VerdictFile):
 class AuditFile(VerdictFile):
     """A hash-locked jury audit of gold SQL (jury verdict file)."""
 
-    schema_: str = Field(
-        "schema/audit-v2.schema.json",
-        alias="$schema",
-        title="$schema",
-        description="Relative file name of this document's JSON Schema.",
-    )
+    schema_: str = schema_field("audit")
     kind: Literal["audit"]
     records: list[AuditRecord]
 
@@ -400,14 +404,20 @@ def _validation_message(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}{shown}{more}"
 
 
-def validate_document(data: dict[str, Any], source: str = "verdict document") -> VerdictFile:
-    """Validate a verdict document (an AdjudicationFile or AuditFile by ``kind``); no lock check."""
+def parse_document(validate: Callable[[dict[str, Any]], D], data: dict[str, Any], source: str) -> D:
+    """``validate(data)``, with a document that is not a JSON object or does not fit its model
+    refused in one line naming ``source`` and the first problem (a VerdictError)."""
     if not isinstance(data, dict):
         raise VerdictError(f"{source}: expected a JSON object, got {type(data).__name__}")
     try:
-        return _ADAPTER.validate_python(data)
+        return validate(data)
     except ValidationError as exc:
         raise VerdictError(f"{source}: {_validation_message(exc)}") from None
+
+
+def validate_document(data: dict[str, Any], source: str = "verdict document") -> VerdictFile:
+    """Validate a verdict document (an AdjudicationFile or AuditFile by ``kind``); no lock check."""
+    return parse_document(_ADAPTER.validate_python, data, source)
 
 
 def check_made_for(verdict_files, gold_file: str | Path, run_files) -> None:
@@ -452,10 +462,6 @@ def schema_for(kind: str) -> dict[str, Any]:
         raise VerdictError(f"unknown verdict kind {kind!r}; expected one of: {', '.join(KINDS)}")
     schema = _FILE_MODELS[kind].model_json_schema(by_alias=True)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-
-
-def schema_filename(kind: str) -> str:
-    return f"{kind}-v{FORMAT_VERSION}.schema.json"
 
 
 def write_schemas(directory: str | Path) -> list[Path]:

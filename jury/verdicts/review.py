@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from jury.errors import JuryError
 from jury.inputs.labels import AdjudicationLabel, GoldLabel, Label
@@ -31,9 +31,11 @@ from jury.verdicts.documents import (
     VerdictError,
     VerdictFile,
     _Model,
-    _validation_message,
     dumps_pretty,
     iso_time,
+    parse_document,
+    schema_field,
+    schema_filename,
 )
 from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CREDITED_VERDICTS, REVIEW_KIND, AuditVote, ReviewItemKind
 
@@ -41,7 +43,7 @@ REVIEW_SOURCE = "jury review"
 
 
 def review_schema_filename() -> str:
-    return f"{REVIEW_KIND}-v{FORMAT_VERSION}.schema.json"
+    return schema_filename(REVIEW_KIND)
 
 
 class ReviewedFile(FileBinding):
@@ -93,12 +95,7 @@ class ReviewRecord(_Model):
 class ReviewFile(_Model):
     """A hash-locked set of human review decisions (jury review file)."""
 
-    schema_: str = Field(
-        f"schema/{REVIEW_KIND}-v{FORMAT_VERSION}.schema.json",
-        alias="$schema",
-        title="$schema",
-        description="Relative file name of this document's JSON Schema.",
-    )
+    schema_: str = schema_field(REVIEW_KIND)
     kind: Literal["review"]
     format_version: Literal[2] = 2
     jury_version: str
@@ -115,12 +112,7 @@ class ReviewFile(_Model):
 
 
 def validate_review(data: dict[str, Any], source: str = "review document") -> ReviewFile:
-    if not isinstance(data, dict):
-        raise VerdictError(f"{source}: expected a JSON object, got {type(data).__name__}")
-    try:
-        return ReviewFile.model_validate(data)
-    except ValidationError as exc:
-        raise VerdictError(f"{source}: {_validation_message(exc)}") from None
+    return parse_document(ReviewFile.model_validate, data, source)
 
 
 def review_schema() -> dict[str, Any]:
