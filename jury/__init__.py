@@ -69,6 +69,7 @@ _EXPORTS = {
     "StoreError": ("jury.errors", "StoreError"),
     "IncompleteRun": ("jury.errors", "IncompleteRun"),
     "CannotCheck": ("jury.errors", "CannotCheck"),
+    "MissingExtra": ("jury.errors", "MissingExtra"),
     "CostCapReached": ("jury.pipeline.jobs", "CostCapReached"),
 }
 

@@ -6,20 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    EXECUTOR_HELP,
-    RAY_ADDRESS_HELP,
-    config,
-    emit,
-    gold_path,
-    guard_outputs,
-    handle_errors,
-    make_console,
-    open_store,
-    progress_bar,
-    settings,
-)
+from jury.cli.common import DB_URL_HELP, EXECUTOR_HELP, RAY_ADDRESS_HELP, emit, handle_errors, progress_bar, table_width
 
 
 @handle_errors
@@ -71,48 +58,28 @@ def calibrate(
     union; and FLEX's published κ (0.87 LLM judge, 0.62 execution match) when the labels
     are FLEX's agreement set. No LLM is called.
     """
-    from jury.cli.score import load_verdict_files
-    from jury.inputs.judgments import load_judgments
-    from jury.inputs.labels import load_labels
-    from jury.results.calibration import calibrate as compute
-    from jury.results.calibration_render import print_calibration, render_csv, render_json, render_markdown
+    from jury.api.calibrate import calibrate as run
 
-    cfg = config()
-    outputs = [json_out, csv_out, markdown_out]
-    guard_outputs(
-        outputs,
-        [*labels, *verdicts, *audit, *runs, *judgments, cfg.path_of("gold", gold) if runs else None],
-        store=cfg.store_path(store),
-        db_root=cfg.path_of("db_root", db_root),
-    )
-    label_set = load_labels(labels)
-    recorded = load_judgments(judgments) if judgments else []
-    _, adj_docs = load_verdict_files(None, list(verdicts), allow_superseded)  # locks first
-    audit_docs = [load_verdict_files(path, [], allow_superseded)[0] for path in audit]
-    evaluation, records = None, []
-    if runs:
-        from jury.pipeline.jobs import load_and_evaluate
-
-        with open_store(cfg, store) as st:
-            _gold, records, evaluation = load_and_evaluate(
-                gold_path(cfg, gold),
-                list(runs),
-                cfg.path_of("db_root", db_root),
-                st,
-                settings(cfg, workers=workers, executor=executor, ray_address=ray_address, db_url=db_url),
-                progress_bar,
-            )
-    result = compute(
-        label_set,
-        evaluation=evaluation,
-        records=records,
-        adjudications=adj_docs,
-        audits=audit_docs,
-        judgments=recorded,
+    found = run(
+        verdicts,
+        labels=labels,
+        audit=audit,
+        judgments=judgments,
+        runs=runs,
+        gold=gold,
+        db_root=db_root,
+        db_url=db_url,
+        store=store,
         annotator=annotator,
         seed=seed,
+        workers=workers,
+        executor=executor,
+        ray_address=ray_address,
+        allow_superseded=allow_superseded,
+        progress=progress_bar,
+        outputs=[json_out, csv_out, markdown_out],
     )
-    print_calibration(result, make_console())
-    for path, render in ((json_out, render_json), (csv_out, render_csv), (markdown_out, render_markdown)):
+    emit(found.render("table", width=table_width(None)))
+    for path, fmt in ((json_out, "json"), (csv_out, "csv"), (markdown_out, "md")):
         if path is not None:
-            emit(render(result), path)
+            emit(found.render(fmt), path)

@@ -6,20 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    FORMAT_HELP,
-    check_format,
-    config,
-    db_urls,
-    emit,
-    guard_outputs,
-    handle_errors,
-    open_store,
-    progress_bar,
-    table_width,
-)
-from jury.errors import InputError
+from jury.cli.common import DB_URL_HELP, FORMAT_HELP, check_format, emit, handle_errors, progress_bar, table_width
 
 
 @handle_errors
@@ -48,44 +35,20 @@ def check_gold(
     `gold_fails`, `gold_timeout`. Each finding names its evidence. Nothing is cached: every
     execution is fresh.
     """
-    from jury.compare.gold_checks import check_counts, check_gold, parse_passes
-    from jury.compare.outcomes import resolve_databases
-    from jury.inputs.io import load_gold
-    from jury.results.gold_check_report import render_gold_checks
-    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+    from jury.api.check_gold import check_gold as run
 
     check_format(fmt)
-    cfg = config()
-    gold_file = cfg.path_of("gold", gold)
-    if gold_file is None:
-        raise InputError("no gold file: pass it as an argument or set gold in jury.toml")
-    guard_outputs([output], [gold_file], store=cfg.store_path(store), db_root=cfg.path_of("db_root", db_root))
-    pass_counts = parse_passes(passes)
-    name = cfg.get("comparator", comparator, DEFAULT_COMPARATOR)
-    timeout_s = cfg.get("timeout", timeout, DEFAULT_TIMEOUT_S)
-    if timeout_s <= 0:
-        raise InputError(f"timeout must be positive, got {timeout_s}")
-    from jury.compare.comparators import get_comparator
-
-    get_comparator(name)
-    items = list(load_gold(gold_file).values())
-    if db:
-        items = [i for i in items if i.db_id in set(db)]
-    if question_id:
-        wanted = {str(q) for q in question_id}
-        missing = wanted - {str(i.question_id) for i in items}
-        if missing:
-            raise InputError(f"{gold_file}: no question {sorted(missing)[0]} (after --db filters)")
-        items = [i for i in items if str(i.question_id) in wanted]
-    if not items:
-        raise InputError(f"{gold_file}: no questions to check after the filters")
-    with open_store(cfg, store) as st:
-        databases = resolve_databases(
-            [i for i in items if not i.has_recording], cfg.path_of("db_root", db_root), st, db_urls(cfg, db_url)
-        )
-    with progress_bar("checking gold SQL") as bar:
-        results = check_gold(
-            items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar
-        )
-    settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
-    emit(render_gold_checks(results, check_counts(results), settings, fmt, width=table_width(output)), output)
+    found = run(
+        gold=gold,
+        db_root=db_root,
+        db_url=db_url,
+        passes=passes,
+        db=db,
+        question_id=question_id,
+        comparator=comparator,
+        timeout=timeout,
+        store=store,
+        progress=progress_bar,
+        outputs=[output],
+    )
+    emit(found.render(fmt, width=table_width(output)), output)

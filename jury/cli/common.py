@@ -58,6 +58,51 @@ def table_width(output: Path | None) -> int | None:
     return None if console.width >= UNWRAPPED_WIDTH else console.width
 
 
+def show(result) -> None:
+    """Print a job's result (a jury.api Result) as its table, fitted to the terminal."""
+    typer.echo(result.render("table", width=table_width(None)), nl=False)
+
+
+def run_job(job: Callable, options: dict):
+    """Call an API job with a command's options (its parameters, named as the job's arguments)
+    and the progress bar; print its result and return it."""
+    result = job(**options, progress=progress_bar)
+    show(result)
+    return result
+
+
+# ------------------------------------------------------------------ options of the juror commands
+
+SIGN_HELP = (
+    "Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked, "
+    "write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key)."
+)
+BATCH_HELP = (
+    "Send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half the price; "
+    "results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status)."
+)
+MAX_COST_HELP = "Stop cleanly before total spend of this run would pass USD; stored votes are kept."
+
+
+def juror_option(name: str, detail: str | None = None):
+    """An option the commands that call jurors share: "max_cost" (``detail``: its help), "store",
+    "sign", "batch" or "shard" (``detail``: the file a shard's run does not write)."""
+    if name == "max_cost":
+        return typer.Option(None, min=0, help=detail or MAX_COST_HELP)
+    if name == "store":
+        return typer.Option(None, help="Store file (default .jury/store.db).")
+    if name == "sign":
+        return typer.Option(None, "--sign", metavar="KEYFILE", help=SIGN_HELP)
+    if name == "batch":
+        return typer.Option(False, "--batch", help=BATCH_HELP)
+    assert name == "shard", name
+    return typer.Option(
+        None,
+        help="I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no "
+        f"{detail or 'verdict file'} (exit 0); merge the shards' stores with `jury store merge`, then run without --shard.",
+    )
+
+
 def handle_errors(fn: Callable) -> Callable:
     """Turn a JuryError into one line on stderr and its exit code (1 unless said); never a traceback."""
 
@@ -66,6 +111,9 @@ def handle_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except JuryError as exc:
+            partial = getattr(exc, "partial", None)  # what the job did before the error (a Result)
+            if partial is not None:
+                show(partial)
             raise fail(str(exc), exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("Interrupted: everything finished so far is kept in the store.", err=True)

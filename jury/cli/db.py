@@ -30,17 +30,6 @@ def load(
     changes. A key the data breaks is left out and named. A target that already holds one
     of the tables is refused.
     """
-    from jury.execution.engines import redact
-    from jury.execution.loader import load as load_database
-    from jury.results.render import safe
+    from jury.api.maintenance import load_database
 
-    report = load_database(sqlite_file, url)
-    typer.echo(
-        safe(
-            f"{redact(url)}: {report.tables} tables, {report.rows:,} rows, {report.keys} keys"
-            + (f"; {len(report.skipped_keys)} keys left out" if report.skipped_keys else "")
-        ),
-        err=True,
-    )
-    for line in report.skipped_keys[:10]:
-        typer.echo(safe(f"  key left out: {line}"), err=True)
+    typer.echo(load_database(sqlite_file, url).render(), err=True, nl=False)

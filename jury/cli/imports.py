@@ -6,8 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import config, emit, guard_outputs, handle_errors
-from jury.errors import InputError
+from jury.cli.common import handle_errors
 
 app = typer.Typer(help="Convert other tools' prediction files into jury run JSONL.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -30,25 +29,10 @@ def bird_predictions(
     text after the SQL is kept as the model wrote it. Prints how many entries were
     missing or odd.
     """
-    from jury.inputs.importers import import_bird_predictions
-    from jury.inputs.io import dump_runs, load_gold_list
-    from jury.results.render import safe
+    from jury.api.maintenance import import_bird_predictions
 
-    cfg = config()
-    gold_path = cfg.path_of("gold", gold)
-    if gold_path is None:
-        raise InputError("no gold file: pass --gold or set gold in jury.toml")
-    guard_outputs([output], [file, gold_path], store=cfg.store_path(None), db_root=cfg.path_of("db_root", None))
-    report = import_bird_predictions(file, load_gold_list(gold_path), model, only_db=set(only_db) or None, family=family)
-    if not report.records:
-        raise InputError(f"{file}: no questions left after --db {', '.join(only_db)}")
-    emit(dump_runs(report.records), output)
-    typer.echo(
-        safe(
-            f"{model}: {len(report.records)} answers from {report.entries} entries; "
-            f"{len(report.missing)} missing, {len(report.odd)} odd"
-        ),
-        err=True,
-    )
-    for line in report.odd[:5]:
-        typer.echo(safe(f"  odd entry {line}"), err=True)
+    result = import_bird_predictions(file, model=model, gold=gold, output=output, only_db=only_db, family=family)
+    if output is None:
+        typer.echo(result.render(), nl=False)
+    for note in result.notes:
+        typer.echo(note, err=True)

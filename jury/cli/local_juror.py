@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import config, handle_errors
+from jury.cli.common import handle_errors
 
 app = typer.Typer(
     help="A real local juror (llama.cpp serving Gemma 3 270M and SmolLM2 135M on 127.0.0.1): the keyless way to try "
@@ -16,10 +16,6 @@ app = typer.Typer(
 )
 
 STATE_HELP = "Folder of the server's state file, models and log (default: local-juror/ beside the store)."
-
-
-def _state_dir(flag: Path | None) -> Path:
-    return flag if flag is not None else config().store_path(None).parent / "local-juror"
 
 
 @app.command("start")
@@ -35,24 +31,20 @@ def start(
     state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE_HELP),
 ) -> None:
     """Start the server in the background and wait until it answers (or say it already does)."""
-    from jury.pipeline.local_juror import start as start_server
+    from jury.api.maintenance import start_local_juror
 
-    state = start_server(_state_dir(state_dir), port=port, models=list(model) or None, threads=threads)
-    typer.echo(state.describe())
+    typer.echo(start_local_juror(port=port, models=model, threads=threads, state_dir=state_dir).render(), nl=False)
 
 
 @app.command("status")
 @handle_errors
 def status(state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE_HELP)) -> None:
     """Whether the local juror runs and answers; exit 1 when it does not."""
-    from jury.pipeline.local_juror import status as server_status
+    from jury.api.maintenance import local_juror_status
 
-    state = server_status(_state_dir(state_dir))
-    if state is None:
-        typer.echo("local juror: not started (jury local-juror start)")
-        raise typer.Exit(1)
-    typer.echo(state.describe())
-    if not state.answering:
+    result = local_juror_status(state_dir=state_dir)
+    typer.echo(result.render(), nl=False)
+    if not result.ok:
         raise typer.Exit(1)
 
 
@@ -60,11 +52,6 @@ def status(state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE
 @handle_errors
 def stop(state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE_HELP)) -> None:
     """Stop the server started from this state folder."""
-    from jury.pipeline.local_juror import stop as stop_server
+    from jury.api.maintenance import stop_local_juror
 
-    state = stop_server(_state_dir(state_dir))
-    typer.echo(
-        "local juror: not started"
-        if state is None
-        else f"local juror stopped ({', '.join(f'{s.alias} pid {s.pid}' for s in state.servers)})"
-    )
+    typer.echo(stop_local_juror(state_dir=state_dir).render(), nl=False)

@@ -6,20 +6,8 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    check_format,
-    config,
-    emit,
-    gold_path,
-    guard_outputs,
-    handle_errors,
-    open_store,
-    progress_bar,
-    settings,
-    table_width,
-)
-from jury.errors import InputError, JuryError
+from jury.cli.common import DB_URL_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.errors import InputError
 
 
 @handle_errors
@@ -89,111 +77,42 @@ def report(
     the oracle-routing table (the three columns on the questions every model routed
     correctly). Every verdict file's lock is checked before anything else is read.
     """
-    from jury.cli.score import check_audit_against_gold, load_verdict_files, review_text, with_review
-    from jury.pipeline.jobs import load_and_evaluate
-    from jury.results.report import STRENGTHS, build_report, render_report
+    from jury.api.report import report as run_report
 
     if fmt != "html":
         check_format(fmt)
     elif output is None:
         raise InputError("-f html writes a site into a folder: give -o DIR")
-    if strength is not None and strength not in STRENGTHS:
-        from jury.errors import did_you_mean
-
-        hint = did_you_mean(strength, STRENGTHS) or ";"
-        raise InputError(f"unknown --strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
-    cfg = config()
-    if fmt == "html" and output is not None:
-        from jury.results.site import check_site_dir
-
-        check_site_dir(output, [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families, review])
-    guard_outputs(
-        [output if fmt != "html" else None],
-        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, families, review],
-        store=cfg.store_path(store),
-        db_root=cfg.path_of("db_root", db_root),
+    result = run_report(
+        runs,
+        audit=audit,
+        verdicts=verdicts,
+        review=review,
+        strength=strength,
+        control=control,
+        families=families,
+        rank_resamples=rank_resamples,
+        seed=seed,
+        allow_superseded=allow_superseded,
+        gold=gold,
+        db_root=db_root,
+        db_url=db_url,
+        store=store,
+        comparator=comparator,
+        near_miss=near_miss,
+        workers=workers,
+        progress=progress_bar,
+        outputs=[output if fmt != "html" else None],
+        site_dir=output if fmt == "html" else None,
     )
-    audit_path = cfg.path_of("audit", audit)
-    audit_doc, adj_docs = load_verdict_files(audit_path, verdicts, allow_superseded)  # locks first
-    audit_doc, adj_docs, review_info = with_review(review, audit_doc, adj_docs)
-    audit_docs = [audit_doc] if audit_doc is not None else []  # (path, doc): the report names the path
-    registry = None
-    if families is not None:
-        from jury.judging.families import load_registry
-
-        registry = load_registry(families)
-
-    evaluation = settings(cfg, comparator=comparator, near_miss=near_miss, workers=workers, db_url=db_url)
-    gold_file = gold_path(cfg, gold)
-    with open_store(cfg, store) as st:
-        gold_items, run_records, ev = load_and_evaluate(
-            gold_file, list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
-        )
-    check_audit_against_gold(audit_doc, ev, gold_items, gold_file)
-    try:
-        result = build_report(
-            ev,
-            gold_items,
-            audit_docs=audit_docs,
-            adj_docs=adj_docs,
-            strength=strength,
-            control=control,
-            registry=registry,
-            rank_resamples=rank_resamples,
-            seed=seed,
-        )
-    except InputError:  # verdicts that do not fit: first say if they were made for other inputs
-        from jury.verdicts.documents import check_made_for
-
-        check_made_for(adj_docs, gold_file, runs)
-        raise
-    text = render_report(result, fmt, width=table_width(output), wide=wide) if fmt != "html" else ""
     if plots is not None:
-        try:
-            from jury.results.plots import write_plots
-        except ImportError as exc:
-            raise JuryError(f"--plots: cannot load jury.results.plots ({exc})") from None
-        try:
-            written = write_plots(result, plots)
-        except OSError as exc:
-            raise InputError(f"--plots {plots}: cannot write there: {exc.strerror or exc}") from None
-        for path in written:
+        for path in result.write_plots(plots):
             typer.echo(f"wrote {path}", err=True)
+    for note in result.notes:
+        typer.echo(note, err=True)
     if fmt == "html":
-        from jury.results.site import SiteSources, build_site, site_command
-
         assert output is not None
-        review_doc = None
-        if review is not None:
-            from jury.verdicts.review import load_review
-
-            review_doc = (review, load_review(review))
-        sources = SiteSources(
-            report=result,
-            evaluation=ev,
-            gold=gold_items,
-            records=run_records,
-            audit=audit_doc,
-            adjudications=adj_docs,
-            review=review_doc,
-            inputs=[("gold", gold_file), *(("run", r) for r in runs), ("families", families), ("review", review)],
-            command=site_command(
-                runs,
-                gold_file,
-                audit_path,
-                verdicts,
-                review,
-                families,
-                strength,
-                control,
-                evaluation,
-                rank_resamples,
-                seed,
-                output,
-            ),
-        )
-        summary = build_site(sources, output)
-        review_text(review_info, "json")  # the review summary on stderr
+        summary = result.write_site(output)
         typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)
         return
-    emit(text + review_text(review_info, fmt), output)
+    emit(result.render(fmt, width=table_width(output), wide=wide), output)

@@ -12,14 +12,9 @@ from jury.cli.common import (
     FORMAT_HELP,
     RAY_ADDRESS_HELP,
     check_format,
-    config,
     emit,
-    gold_path,
-    guard_outputs,
     handle_errors,
-    open_store,
     progress_bar,
-    settings,
     table_width,
 )
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
@@ -91,139 +86,15 @@ def score(
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
-    from jury.compare.comparators import NormalizeOptions
-    from jury.pipeline.jobs import load_and_evaluate
-    from jury.results.score_table import per_question_jsonl, render_scores
-    from jury.results.scoring import score_all
+    options = dict(locals())  # every option, named as the job's argument
+    from jury.api.score import score as run_score
 
     check_format(fmt)
-    cfg = config()
-    guard_outputs(
-        [output, per_question],
-        [*runs, cfg.path_of("gold", gold), cfg.path_of("audit", audit), *verdicts, review],
-        store=cfg.store_path(store),
-        db_root=cfg.path_of("db_root", db_root),
-    )
-    evaluation = settings(
-        cfg,
-        comparator=comparator,
-        near_miss=near_miss,
-        timeout=timeout,
-        row_cap=row_cap,
-        workers=workers,
-        executor=executor,
-        ray_address=ray_address,
-        db_url=db_url,
-        options=NormalizeOptions(casefold=casefold, float_sig_digits=cfg.get("float_digits", float_digits)),
-    )
-    audit_doc, adj_docs = load_verdict_files(cfg.path_of("audit", audit), verdicts, allow_superseded)  # locks first
-    audit_doc, adj_docs, review_info = with_review(review, audit_doc, adj_docs)
-    gold_file = gold_path(cfg, gold)
-    with open_store(cfg, store) as st:
-        gold_items, records, ev = load_and_evaluate(
-            gold_file, list(runs), cfg.path_of("db_root", db_root), st, evaluation, progress_bar
-        )
-        scores = score_all(ev.pairs)
-        add_protocol_columns(scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect)
-        merged = st.merged_sources()
-    add_verdict_columns(scores, ev, gold_items, gold_file, audit_doc, adj_docs, runs=runs)
+    for shown in ("fmt", "output", "per_question", "wide"):
+        del options[shown]
+    result = run_score(**options, progress=progress_bar, outputs=[output, per_question])
+    for note in result.notes:
+        typer.echo(note, err=True)
     if per_question is not None:
-        emit(per_question_jsonl(ev.pairs), per_question)
-    text = render_scores(scores, ev, fmt, width=table_width(output), wide=wide, merged_stores=merged)
-    emit(text + review_text(review_info, fmt), output)
-
-
-def with_review(review: Path | None, audit_doc, adj_docs):
-    """(audit_doc, adj_docs, info): with --review, the people's decisions in place of the jury's
-    (jury.results.review_report.apply_review); info is None without it."""
-    if review is None:
-        return audit_doc, adj_docs, None
-    from jury.results.review_report import apply_review
-    from jury.verdicts.review import load_review
-
-    doc = load_review(review)  # its lock first
-    audits = [audit_doc[1]] if audit_doc is not None else []
-    adj_docs, audits, info = apply_review(review, doc, adj_docs, audits)
-    return ((audit_doc[0], audits[0]) if audit_doc is not None else None), adj_docs, info
-
-
-def review_text(info, fmt: str) -> str:
-    """The review section after a table or Markdown output; csv and json keep their shape
-    and the same summary goes to stderr."""
-    if info is None:
-        return ""
-    from jury.results.review_report import render_review, summary_line
-
-    typer.echo(summary_line(info), err=True)
-    return "\n" + render_review(info, fmt) if fmt in ("table", "md") else ""
-
-
-def add_protocol_columns(scores, ev, records, gold_items, store, efficiency, repeats, function_set, dialect) -> None:
-    """Fill the function-set (FSA) and efficiency fields asked for (jury.compare.function_sets, .efficiency)."""
-    from jury.results.scoring import proportion
-
-    if function_set is not None:
-        from jury.compare.function_sets import function_set_accuracy, function_set_matches
-
-        fsa = function_set_accuracy(ev.pairs, function_set_matches(ev.pairs, records, gold_items, function_set, dialect))
-        for s in scores:
-            s.function_set = proportion(*fsa.get(s.model, (0, 0)))
-    if efficiency:
-        from jury.compare.efficiency import cpu_model, efficiency_scores, time_matches
-
-        if repeats <= 10:
-            typer.echo(
-                f"note: --repeats {repeats}: BIRD's outlier rule (3 standard deviations) can drop nothing "
-                "below 11 repetitions; BIRD's script runs 100",
-                err=True,
-            )
-        with progress_bar("timing matched pairs") as bar:
-            timings = time_matches(ev, records, gold_items, store, repeats=repeats, progress=bar)
-        table = efficiency_scores(ev.pairs, timings, repeats, cpu_model())
-        for s in scores:
-            s.efficiency = table.get(s.model)
-
-
-def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_superseded: bool = False):
-    """(audit (path, doc) or None, [(path, adjudication doc)]): each lock checked, its verdicts
-    recomputed from its votes, and a superseded file refused unless allow_superseded."""
-    from jury.verdicts.lock import load_current
-
-    audit_doc = (audit, load_current(audit, "audit", allow_superseded=allow_superseded)) if audit is not None else None
-    adj_docs = [(path, load_current(path, "adjudication", allow_superseded=allow_superseded)) for path in verdicts]
-    return audit_doc, adj_docs
-
-
-def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None:
-    """Refuse an audit made for another gold file (jury.results.columns.check_audit_gold)."""
-    from jury.inputs.io import sha256_file
-    from jury.results.columns import check_audit_gold
-
-    if audit_doc is not None:
-        path, doc = audit_doc
-        check_audit_gold(path, doc, gold_items, ev.databases, sha256_file(gold_file))
-
-
-def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_docs, runs=()) -> None:
-    """Fill the gold-clean and adjudicated columns from locked files loaded by load_verdict_files.
-    Verdicts that do not fit the runs are first checked for other bound inputs (check_made_for)."""
-    from jury.errors import InputError
-    from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
-    from jury.verdicts.documents import check_made_for
-
-    pairs = ev.pairs
-    if audit_doc is not None:
-        check_audit_against_gold(audit_doc, ev, gold_items, gold_file)
-        column = gold_clean(pairs, flagged_questions([audit_doc[1]]))
-        rank = with_ranks(column)
-        for s in scores:
-            s.gold_clean, s.gold_clean_rank = column[s.model], rank[s.model]
-    if adj_docs:
-        try:
-            column = adjudicated(pairs, verdict_index(adj_docs))
-        except InputError:
-            check_made_for(adj_docs, gold_file, runs)  # "made for another gold/run file" says why
-            raise
-        rank = with_ranks(column)
-        for s in scores:
-            s.adjudicated, s.adjudicated_rank = column[s.model], rank[s.model]
+        emit(result.per_question_jsonl(), per_question)
+    emit(result.render(fmt, width=table_width(output), wide=wide), output)

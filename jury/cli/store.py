@@ -50,51 +50,7 @@ def merge(
     reuses every vote: after `--shard` runs, run once more without --shard to write the
     verdict file.
     """
-    from jury.cli.common import guard_outputs, make_console
-    from jury.errors import InputError
-    from jury.execution.merge import merge_stores
-    from jury.judging.vote_check import VoteCheck
-    from jury.results.render import to_rich_table
+    from jury.api.store import merge_stores
+    from jury.cli.common import show
 
-    guard_outputs([output], [Path(f"{s}{sfx}") for s in stores for sfx in ("", "-wal", "-shm", "-journal")])
-    signers: dict[Path, str] = {}
-    if trusted_key:
-        from jury.verdicts.signing import check_file_signature, load_trusted_keys
-
-        trusted = load_trusted_keys(trusted_key)
-        for store in stores:
-            if not store.is_file():
-                continue  # merge_stores says so
-            ok, said = check_file_signature(store, trusted)
-            if not ok:
-                raise InputError(f"{store}: {said}; nothing merged")
-            signers[store] = said.removeprefix("signed by trusted key ").split(" ", 1)[0]  # the key's fingerprint
-    report = merge_stores(list(stores), output, votes=VoteCheck(), trust_executions=trust_executions, signers=signers)
-    console = make_console()
-    tables = sorted(set(report.added) | set(report.present))
-    rows = [{"table": t, "added": report.added[t], "present": report.present[t]} for t in tables]
-    console.print(
-        to_rich_table(rows, ["table", "added", "present"], ["table", "rows added", "already there"], title="store merge")
-    )
-    dropped = ", ".join(f"{t} {n}" for t, n in sorted(report.dropped.items()) if n)
-    console.print(
-        f"{'created' if report.created else 'merged into'} {output} from {len(stores)} stores"
-        + (f"; not merged (machine-local): {dropped}" if dropped else ""),
-        markup=False,
-        highlight=False,
-    )
-    untrusted = ", ".join(f"{t} {n}" for t, n in sorted(report.untrusted.items()) if n)
-    lines = [f"votes checked against their call logs: {report.votes_checked}"]
-    if trust_executions:
-        lines.append("executions trusted (--trust-executions): recorded in the merged store and its verdict files")
-    elif untrusted:
-        lines.append(
-            f"not merged (untrusted, computed again from the databases here): {untrusted}; "
-            "where a database is not here they cannot be computed (--trust-executions keeps them)"
-        )
-    lines += [
-        f"{Path(r['path']).name}: sha256 {r['sha256']}" + (f", {r['signed_by']}" if r["signed_by"] else "")
-        for r in report.sources
-    ]
-    for line in lines:
-        console.print(line, markup=False, highlight=False)
+    show(merge_stores(stores, output, trust_executions=trust_executions, trusted_key=trusted_key))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import FORMAT_HELP, check_format, config, emit, guard_outputs, handle_errors, open_store, progress_bar
+from jury.cli.common import FORMAT_HELP, check_format, emit, handle_errors, progress_bar, table_width
 
 
 @handle_errors
@@ -82,120 +82,32 @@ def suites(
     by category: by the taxonomy's rules, and (--classify, or its --verdicts file) by the
     jurors' majority for the errors the rules leave.
     """
-    from jury.cli.common import make_console
-    from jury.errors import InputError
-    from jury.pipeline.suite_jobs import classified_of, credited_of, is_classification, load_suite_runs, suite_verdict_docs
-    from jury.results.suites import suite_metrics, suite_test_key
+    from jury.api.suites import suites as run
+    from jury.results.render import safe
 
     check_format(fmt)
-    cfg = config()
-    guard_outputs([output, verdicts_out], [*runs, *verdicts], store=cfg.store_path(store), verdict_output=True)
-    if adjudicate and classify:
-        raise InputError("--adjudicate and --classify each write a verdict file: run them one at a time")
-    if not (adjudicate or classify) and (plan or verdicts_out is not None):
-        raise InputError("--plan and --verdicts-out go with --adjudicate or --classify")
-    if classify and taxonomy is None:
-        raise InputError("--classify needs --taxonomy NAME (the categories the jurors pick from), e.g. --taxonomy plsqlbench")
-    records = load_suite_runs(list(runs))
-    tax = None
-    if taxonomy is not None:  # checked before any juror call
-        from jury.judging.taxonomies import load_taxonomy
-
-        tax = load_taxonomy(taxonomy)
-    docs = suite_verdict_docs(verdicts, list(runs), allow_superseded) if verdicts else []
-    credited = credited_of(docs)
-    adjudicated = any(not is_classification(d) for _, d in docs)
-    juror_categories = None
-    if any(is_classification(d) for _, d in docs):
-        if tax is None:
-            path, doc = next((p, d) for p, d in docs if is_classification(d))
-            raise InputError(
-                f"{path}: holds error classifications (`jury suites --classify`): give --taxonomy "
-                f"{doc.settings.get('taxonomy', {}).get('name')} to count them"
-            )
-        juror_categories = classified_of(docs, tax)
-    if classify:
-        assert tax is not None
-        from jury.cli.jurycommon import print_plan, print_run_stats
-        from jury.judging.families import load_registry
-        from jury.judging.panels import load_panel, resolve_panel_path
-        from jury.pipeline.suite_jobs import classify_job
-
-        panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
-        console = make_console(stderr=True)
-        with open_store(cfg, store) as st:
-            cjob = classify_job(
-                cfg,
-                st,
-                run_paths=list(runs),
-                panel=panel_obj,
-                registry=load_registry(families),
-                taxonomy=tax,
-                seed=cfg.get("seed", seed, 0),
-                early_stop=early_stop,
-                max_cost=cfg.get("max_cost", max_cost, None),
-                output=verdicts_out,
-                plan_only=plan,
-                progress=progress_bar,
-            )
-        if plan:
-            title = f"error classification plan: panel {panel_obj.name}, taxonomy {tax.name}, no calls made"
-            print_plan(make_console(), cjob.plan.ballots(), title, len(cjob.plan.groups), "errors the rules leave")
-            return
-        assert cjob.records is not None
-        juror_categories = dict(juror_categories or {})
-        for r in cjob.records:
-            key = suite_test_key(r["model"], r["question_id"], r.get("episode"), r.get("turn"), r["test"])
-            juror_categories[key] = r.get("error_category")
-        print_run_stats(console, cjob.stats, cjob.path, cjob.reused_file)
-    if adjudicate:
-        from jury.cli.jurycommon import print_plan, print_run_stats
-        from jury.judging.families import load_registry
-        from jury.judging.panels import load_panel, resolve_panel_path
-        from jury.pipeline.suite_jobs import suite_job
-
-        panel_obj = load_panel(resolve_panel_path(cfg.get("panel", panel), "default.toml"))
-        console = make_console(stderr=True)
-        with open_store(cfg, store) as st:
-            job = suite_job(
-                cfg,
-                st,
-                run_paths=list(runs),
-                panel=panel_obj,
-                registry=load_registry(families),
-                seed=cfg.get("seed", seed, 0),
-                early_stop=early_stop,
-                max_cost=cfg.get("max_cost", max_cost, None),
-                output=verdicts_out,
-                plan_only=plan,
-                progress=progress_bar,
-                batch=batch,
-            )
-        if plan:
-            print_plan(
-                make_console(),
-                job.plan.ballots(),
-                f"suite plan: panel {panel_obj.name}, no calls made",
-                len(job.plan.groups),
-                "failing tests",
-                batch,
-            )
-            return
-        assert job.records is not None
-        credited |= {
-            suite_test_key(r["model"], r["question_id"], r.get("episode"), r.get("turn"), r["test"])
-            for r in job.records
-            if r["credited"]
-        }
-        adjudicated = True
-        print_run_stats(console, job.stats, job.path, job.reused_file)
-    from jury.results.suites import render_suites
-
-    strict = suite_metrics(records)
-    extra = None
-    if tax is not None:
-        from jury.results.taxonomy_report import suite_counts_note, suite_error_counts
-
-        counts = suite_error_counts(records, tax, juror_categories)
-        extra = {"error_categories": counts} if fmt == "json" else {"note": suite_counts_note(counts)}
-    emit(render_suites(strict, suite_metrics(records, credited) if adjudicated else None, fmt, extra=extra), output)
+    found = run(
+        runs,
+        verdicts=verdicts,
+        adjudicate=adjudicate,
+        classify=classify,
+        taxonomy=taxonomy,
+        panel=panel,
+        families=families,
+        seed=seed,
+        early_stop=early_stop,
+        max_cost=max_cost,
+        batch=batch,
+        plan_only=plan,
+        verdicts_out=verdicts_out,
+        store=store,
+        allow_superseded=allow_superseded,
+        progress=progress_bar,
+        outputs=[output],
+    )
+    for line in found.notes:
+        typer.echo(safe(line, newlines=True), err=True)
+    if found.plan_only:  # the plan is printed, whatever the format and output
+        emit(found.render("table", width=table_width(None)))
+    else:
+        emit(found.render(fmt), output)

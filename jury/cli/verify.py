@@ -38,44 +38,10 @@ def verify(
     cert-authority lines are refused) as ssh-keygen -Y verify does. Exits 1 if any file
     fails, 0 otherwise.
     """
-    from jury.errors import InputError
+    import jury.api.verify as api
     from jury.verdicts.documents import VerdictError
-    from jury.verdicts.verify import verify_file
 
-    for path in files:
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
-        if not path.is_file():
-            raise InputError(f"{path}: is a directory, expected a verdict file")
-    from jury.results.render import safe
-    from jury.verdicts.signing import check_file_signature, load_trusted_keys
-
-    trusted = load_trusted_keys(trusted_key)
-    failed: list[str] = []
-    for path in files:
-        report = verify_file(path, trusted=trusted or None)
-        sig_ok, sig_note = check_file_signature(path, trusted) if report.lock_ok else (True, "")
-        if report.ok and sig_ok:
-            if not quiet:
-                typer.echo(safe(f"OK {path} ({_what_was_checked(report)})" + (f"; {sig_note}" if sig_note else "")))
-        else:
-            failed.append(str(path))
-            typer.echo(safe(f"FAILED {path}: {'; '.join(report.messages + ([] if sig_ok else [sig_note]))}"))
-    if failed:
-        raise VerdictError(f"{len(failed)} of {len(files)} verdict files failed verification: {', '.join(failed)}")
-
-
-def _what_was_checked(report) -> str:
-    """Say "5 inputs checked, 0 absent", or for a superseded file its successors (with their
-    signatures) and which of its own bound inputs changed since."""
-    counts = f"{len(report.checked)} inputs checked, {len(report.absent)} absent"
-    if not report.superseded_by:
-        return counts
-    successors = ", ".join(f"{n} ({note})" for n, note in zip(report.superseded_by, report.successor_notes))
-    n = len(report.changed_since)
-    changed = (
-        f"{n} bound input{'s' if n != 1 else ''} changed since ({', '.join(report.changed_since)})"
-        if n
-        else "no bound input changed since"
-    )
-    return f"valid, superseded by {successors}; {changed}, {report.unchanged} unchanged, {len(report.absent)} absent"
+    result = api.verify(files, trusted_key=trusted_key, quiet=quiet)
+    typer.echo(result.render("table"), nl=False)
+    if not result.ok:
+        raise VerdictError(result.failure or "verification failed")

@@ -48,19 +48,33 @@ class GoldCheckResult(BaseModel):
     checks: list[CheckFinding] = []
 
 
-def parse_passes(text: str) -> tuple[int, ...]:
-    """``"5,10,10,10"`` -> (5, 10, 10, 10); each a positive integer.
+def parse_passes(text: str | Sequence[int]) -> tuple[int, ...]:
+    """``"5,10,10,10"`` (or the numbers themselves) -> (5, 10, 10, 10); each a positive integer.
 
     >>> parse_passes("5, 10")
     (5, 10)
     """
     try:
-        passes = tuple(int(p) for p in text.split(","))
-    except ValueError:
-        raise InputError(f"--passes must be comma-separated positive integers, got {text!r}") from None
+        passes = tuple(int(p) for p in (text.split(",") if isinstance(text, str) else text))
+    except (TypeError, ValueError):
+        passes = ()
     if not passes or any(p < 1 for p in passes):
-        raise InputError(f"--passes must be comma-separated positive integers, got {text!r}")
+        raise InputError(f"passes must be comma-separated positive integers, got {text!r}")
     return passes
+
+
+def select_items(items: Sequence[GoldItem], dbs: Sequence[str], question_ids: Sequence, source, what: str) -> list[GoldItem]:
+    """The gold items of the db_ids ``dbs`` and the questions ``question_ids`` (none given: every
+    item); a question not among them, or no item left, is refused (``what``: the job, "check")."""
+    chosen = [i for i in items if not dbs or i.db_id in set(dbs)]
+    wanted = {str(q) for q in question_ids}
+    missing = sorted(wanted - {str(i.question_id) for i in chosen})
+    if missing:
+        raise InputError(f"{source}: no question {missing[0]} (after the db filter)")
+    chosen = [i for i in chosen if not wanted or str(i.question_id) in wanted]
+    if not chosen:
+        raise InputError(f"{source}: no questions to {what} after the filters")
+    return chosen
 
 
 def _rows_text(rows: Sequence[tuple], limit: int = _SHOWN_ROWS) -> str:

@@ -392,7 +392,7 @@ def import_labels(
     if kind not in KINDS:
         raise InputError(f"unknown label set {kind!r}; choose one of: {', '.join(KINDS)}")
     if original is not None and kind != LabelSet.ARCWISE:
-        raise InputError("--original is only for the arcwise kind")
+        raise InputError("original is only for the arcwise kind")
     if kind == LabelSet.FLEX_AGREEMENT:
         return flex.import_flex_agreement(paths, gold)
     if kind == LabelSet.FLEX_CATEGORIES:

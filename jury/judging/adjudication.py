@@ -177,32 +177,39 @@ def _swapped_vote(first: BallotResult, second: BallotResult) -> dict:
     return vote
 
 
+def verdict_record(first: Ballot, families: list[str], votes: list[dict]) -> dict:
+    """The fields every adjudication-kind record shares (adjudication, test-suite format and
+    error-classification ballots): the judged answer, its jurors' votes and the verdict their
+    counted votes give (the adjudication rule); ``first``: the group's first ballot."""
+    assert first.model is not None  # an adjudication ballot names the model under test
+    verdict = adjudication_verdict([v["category"] for v in votes if not v["skipped"]], len(votes))
+    return {
+        "question_id": first.question_id,
+        "db_id": first.meta["db_id"],
+        "model": first.model,
+        "families": families,
+        "jurors": [v["juror"] for v in votes],
+        "votes": votes,
+        "verdict": verdict,
+        "credited": is_credited(verdict),
+        "gold_also_wrong": False,
+        "answer_key": first.meta["answer_key"],
+        "gold_key": first.meta["gold_key"],
+    }
+
+
 def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> list[dict]:
     """One record per adjudicated failure or reviewed pass (the verdict file's `records`)."""
     out = []
     for group in results:
         first = group[0].ballot
-        assert first.model is not None  # an adjudication ballot names the model under test
         if plan.swap:
             votes = [_swapped_vote(group[i], group[i + 1]) for i in range(0, len(group), 2)]
         else:
             votes = [_vote(r) for r in group]
-        k = len(votes)
-        verdict = adjudication_verdict([v["category"] for v in votes if not v["skipped"]], k)
+        record = verdict_record(first, plan.families[str(first.model)], votes)
         neither = sum(v["raw_verdict"] == BlindAnswer.NEITHER and v["category"] is not None for v in votes)
-        record = {
-            "question_id": first.question_id,
-            "db_id": first.meta["db_id"],
-            "model": first.model,
-            "families": plan.families[first.model],
-            "jurors": [v["juror"] for v in votes],
-            "votes": votes,
-            "verdict": verdict,
-            "credited": is_credited(verdict),
-            "gold_also_wrong": verdict == Verdict.GENUINE_ERROR and neither >= k // 2 + 1,
-            "answer_key": first.meta["answer_key"],
-            "gold_key": first.meta["gold_key"],
-        }
+        record["gold_also_wrong"] = record["verdict"] == Verdict.GENUINE_ERROR and neither >= len(votes) // 2 + 1
         if first.meta.get("review_pass"):
             record["review_pass"] = True
         if plan.taxonomy is not None:
@@ -211,7 +218,7 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
             for v in votes:  # a swapped vote counts only when both orders agree: so does its category
                 if v.get("swapped") is not None and v["category"] != Verdict.GENUINE_ERROR:
                     v["error_category"] = None
-            record["error_category"] = record_category(verdict, votes)
+            record["error_category"] = record_category(record["verdict"], votes)
         out.append(record)
     return out
 

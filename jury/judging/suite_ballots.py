@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from jury.inputs.records import RunRecord
+from jury.inputs.records import RunRecord, SuiteTest
+from jury.judging.adjudication import verdict_record
 from jury.judging.ballots import SUITE_CATEGORIES, SYSTEM_PROMPT, Template, check_template, draw_order, fence
 from jury.judging.families import FamilyRegistry
+from jury.judging.juror import JurorSpec
 from jury.judging.panels import PROMPTS_DIR, Panel, select_jurors
-from jury.judging.rules import adjudication_verdict, is_credited
 from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
 
 SUITE_STYLE = "suite"
@@ -35,6 +37,46 @@ class SuitePlan(BallotGroups):
     seed: int
     groups: list[list[Ballot]] = field(default_factory=list)
     families: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_groups(
+        self,
+        candidates: list[tuple[RunRecord, int]],
+        registry: FamilyRegistry,
+        answer: Callable[[SuiteTest], str | None],
+        ballot: Callable[[RunRecord, int, str, dict, JurorSpec], Ballot],
+    ) -> None:
+        """One group per candidate test: ``ballot(record, index, where, meta, juror)`` for each of
+        the panel's first k jurors outside the model's families (see ballot_meta for where and
+        meta; ``answer``: what the ballot judges of the test, its actual output or its error)."""
+        for record, index in candidates:
+            assert record.tests is not None
+            if record.model not in self.families:
+                self.families[record.model] = registry.families_of(record.model, record.families())
+            where, meta = ballot_meta(record, index, answer(record.tests[index]))
+            jurors = select_jurors(self.panel, self.families[record.model])
+            self.groups.append([ballot(record, index, where, dict(meta), juror) for juror in jurors])
+
+
+def ballot_meta(record: RunRecord, index: int, answer: str | None) -> tuple[str, dict]:
+    """Where a ballot on the record's test ``index`` is (question|test, or question|episode|turn|test,
+    as the seeded draws use it) and its meta: the test, its episode and turn, and the keys of the
+    expected output (gold_key) and of ``answer`` (the actual output or the error)."""
+    assert record.tests is not None
+    test = record.tests[index]
+    where = (
+        f"{record.question_id}|{test.name}"
+        if record.episode is None
+        else f"{record.question_id}|{record.episode}|{record.turn}|{test.name}"
+    )
+    meta = {
+        "db_id": record.db_id or "",
+        "test": test.name,
+        "episode": record.episode,
+        "turn": record.turn,
+        "gold_key": _sha(test.expected or ""),
+        "answer_key": _sha(answer or ""),
+    }
+    return where, meta
 
 
 def suite_panel(panel: Panel) -> Panel:
@@ -74,33 +116,22 @@ def plan_suite(candidates: list[tuple[RunRecord, int]], panel: Panel, registry: 
     panel = suite_panel(panel)
     assert panel.template is not None
     plan = SuitePlan(panel, panel.template, seed)
-    for record, index in candidates:
-        assert record.tests is not None
-        test = record.tests[index]
-        if record.model not in plan.families:
-            plan.families[record.model] = registry.families_of(record.model, record.families())
-        group = []
-        for juror in select_jurors(panel, plan.families[record.model]):
-            where = (
-                f"{record.question_id}|{test.name}"
-                if record.episode is None
-                else f"{record.question_id}|{record.episode}|{record.turn}|{test.name}"
-            )
-            order = draw_order(seed, where, record.model, juror.name)
-            meta = {
-                "order": order,
-                "db_id": record.db_id or "",
-                "test": test.name,
-                "episode": record.episode,
-                "turn": record.turn,
-                "gold_key": _sha(test.expected or ""),
-                "answer_key": _sha(test.actual or ""),
-            }
-            messages = suite_messages(plan.template, record, index, order)
-            group.append(
-                Ballot("adjudication", record.question_id, record.model, juror, SUITE_STYLE, messages, plan.template.sha256, meta)
-            )
-        plan.groups.append(group)
+
+    def ballot(record: RunRecord, index: int, where: str, meta: dict, juror: JurorSpec) -> Ballot:
+        order = draw_order(seed, where, record.model, juror.name)
+        messages = suite_messages(plan.template, record, index, order)
+        return Ballot(
+            "adjudication",
+            record.question_id,
+            record.model,
+            juror,
+            SUITE_STYLE,
+            messages,
+            plan.template.sha256,
+            {"order": order, **meta},
+        )
+
+    plan.add_groups(candidates, registry, lambda test: test.actual, ballot)
     return plan
 
 
@@ -114,32 +145,15 @@ def _vote(r: BallotResult) -> dict:
     return r.vote(suite_vote_category(r), order=r.ballot.meta["order"])
 
 
+def suite_record(first: Ballot, families: list[str], votes: list[dict]) -> dict:
+    """The verdict record of one judged test (format or error-classification ballots): the
+    shared adjudication record, with the test's name and, in an episode, its episode and turn."""
+    turn = {"episode": first.meta["episode"], "turn": first.meta["turn"]} if first.meta.get("episode") is not None else {}
+    return {**turn, "test": first.meta["test"], **verdict_record(first, families, votes)}
+
+
 def build_suite_records(plan: SuitePlan, results: list[list[BallotResult]]) -> list[dict]:
-    out = []
-    for group in results:
-        first = group[0].ballot
-        assert first.model is not None
-        votes = [_vote(r) for r in group]
-        verdict = adjudication_verdict([v["category"] for v in votes if not v["skipped"]], len(votes))
-        turn = {"episode": first.meta["episode"], "turn": first.meta["turn"]} if first.meta.get("episode") is not None else {}
-        out.append(
-            {
-                **turn,
-                "question_id": first.question_id,
-                "test": first.meta["test"],
-                "db_id": first.meta["db_id"],
-                "model": first.model,
-                "families": plan.families[first.model],
-                "jurors": [v["juror"] for v in votes],
-                "votes": votes,
-                "verdict": verdict,
-                "credited": is_credited(verdict),
-                "gold_also_wrong": False,
-                "answer_key": first.meta["answer_key"],
-                "gold_key": first.meta["gold_key"],
-            }
-        )
-    return out
+    return [suite_record(g[0].ballot, plan.families[str(g[0].ballot.model)], [_vote(r) for r in g]) for g in results]
 
 
 def run_suite(plan: SuitePlan, store, **kwargs):

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from jury.inputs.records import RunRecord
 from jury.judging.ballots import SYSTEM_PROMPT, Template, check_template, fence
 from jury.judging.families import FamilyRegistry
-from jury.judging.panels import PROMPTS_DIR, Panel, select_jurors
-from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
+from jury.judging.juror import JurorSpec
+from jury.judging.panels import PROMPTS_DIR, Panel
+from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.suite_ballots import SuitePlan, suite_record
 from jury.judging.taxonomies import Taxonomy, record_category
 from jury.vocab import CLASSIFY_STYLE, NONE_FITS, Verdict
 
@@ -41,13 +42,11 @@ NO_EXPECTED = "(no expected output recorded)"
 
 
 @dataclass
-class ClassifyPlan(BallotGroups):
-    panel: Panel  # the panel as asked: its jurors, with the classify ballot style and template
-    template: Template
-    taxonomy: Taxonomy
-    seed: int
-    groups: list[list[Ballot]] = field(default_factory=list)
-    families: dict[str, list[str]] = field(default_factory=dict)
+class ClassifyPlan(SuitePlan):
+    """A suite plan of classification ballots: the panel as asked has the classify ballot style
+    and template; ``taxonomy`` lists the categories."""
+
+    taxonomy: Taxonomy = field(kw_only=True)
 
 
 def classify_candidates(records, taxonomy: Taxonomy) -> list[tuple[RunRecord, int]]:
@@ -104,53 +103,30 @@ def classify_messages(template: Template, taxonomy: Taxonomy, record: RunRecord,
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def plan_classify(
     candidates: list[tuple[RunRecord, int]], panel: Panel, registry: FamilyRegistry, taxonomy: Taxonomy, *, seed: int = 0
 ) -> ClassifyPlan:
     """One group of ballots per unclassified errored test: the panel's family-disjoint jurors."""
     panel = classify_panel(panel)
     assert panel.template is not None
-    plan = ClassifyPlan(panel, panel.template, taxonomy, seed)
-    for record, index in candidates:
-        assert record.tests is not None
-        test = record.tests[index]
-        if record.model not in plan.families:
-            plan.families[record.model] = registry.families_of(record.model, record.families())
-        where = (
-            f"{record.question_id}|{test.name}"
-            if record.episode is None
-            else f"{record.question_id}|{record.episode}|{record.turn}|{test.name}"
+    plan = ClassifyPlan(panel, panel.template, seed, taxonomy=taxonomy)
+
+    def ballot(record: RunRecord, index: int, where: str, meta: dict, juror: JurorSpec) -> Ballot:
+        order = category_order(taxonomy, seed, where, record.model, juror.name)
+        messages = classify_messages(plan.template, taxonomy, record, index, order)
+        return Ballot(
+            "adjudication",
+            record.question_id,
+            record.model,
+            juror,
+            CLASSIFY_STYLE,
+            messages,
+            plan.template.sha256,
+            meta,
+            taxonomy=taxonomy,
         )
-        group = []
-        for juror in select_jurors(panel, plan.families[record.model]):
-            order = category_order(taxonomy, seed, where, record.model, juror.name)
-            meta = {
-                "db_id": record.db_id or "",
-                "test": test.name,
-                "episode": record.episode,
-                "turn": record.turn,
-                "gold_key": _sha(test.expected or ""),
-                "answer_key": _sha(test.error or ""),
-            }
-            messages = classify_messages(plan.template, taxonomy, record, index, order)
-            group.append(
-                Ballot(
-                    "adjudication",
-                    record.question_id,
-                    record.model,
-                    juror,
-                    CLASSIFY_STYLE,
-                    messages,
-                    plan.template.sha256,
-                    meta,
-                    taxonomy=taxonomy,
-                )
-            )
-        plan.groups.append(group)
+
+    plan.add_groups(candidates, registry, lambda test: test.error, ballot)
     return plan
 
 
@@ -173,27 +149,8 @@ def _vote(r: BallotResult) -> dict:
 def build_classify_records(plan: ClassifyPlan, results: list[list[BallotResult]]) -> list[dict]:
     out = []
     for group in results:
-        first = group[0].ballot
-        assert first.model is not None
-        votes = [_vote(r) for r in group]
-        verdict = adjudication_verdict([v["category"] for v in votes if not v["skipped"]], len(votes))
-        turn = {"episode": first.meta["episode"], "turn": first.meta["turn"]} if first.meta.get("episode") is not None else {}
-        record = {
-            **turn,
-            "question_id": first.question_id,
-            "test": first.meta["test"],
-            "db_id": first.meta["db_id"],
-            "model": first.model,
-            "families": plan.families[first.model],
-            "jurors": [v["juror"] for v in votes],
-            "votes": votes,
-            "verdict": verdict,
-            "credited": is_credited(verdict),
-            "gold_also_wrong": False,
-            "answer_key": first.meta["answer_key"],
-            "gold_key": first.meta["gold_key"],
-            "error_category": record_category(verdict, votes),
-        }
+        record = suite_record(group[0].ballot, plan.families[str(group[0].ballot.model)], [_vote(r) for r in group])
+        record["error_category"] = record_category(record["verdict"], record["votes"])
         out.append(record)
     return out
 

@@ -40,7 +40,7 @@ def raise_if_capped(stats) -> None:
     if stats.not_asked:
         raise CostCapReached(
             f"stopped at the cost cap: ${stats.cost_usd:.4f} spent this run, {stats.not_asked} ballots "
-            "not asked; every vote so far is stored: rerun with a higher --max-cost to go on "
+            "not asked; every vote so far is stored: rerun with a higher max_cost to go on "
             "(no verdict file written for an incomplete set)"
         )
 
@@ -160,13 +160,13 @@ def adjudication_job(
     warn_unknown_params(panel)
     swap = panel.swap if swap is None else swap
     if swap and early_stop:
-        raise InputError("--swap and --early-stop cannot be combined: a swapped vote needs both orders of every juror")
+        raise InputError("swap and early_stop cannot be combined: a swapped vote needs both orders of every juror")
     if shard is not None and early_stop:
-        raise InputError("--shard and --early-stop cannot be combined: a settled majority needs every juror's vote in one store")
+        raise InputError("shard and early_stop cannot be combined: a settled majority needs every juror's vote in one store")
     if early_stop and (batch or any(j.batch for j in panel.jurors)):
-        raise InputError("--batch and --early-stop cannot be combined: a batch sends every juror's ballot at once")
+        raise InputError("batch and early_stop cannot be combined: a batch sends every juror's ballot at once")
     if not 0.0 <= review_passes <= 1.0:
-        raise InputError(f"--review-passes must be a fraction in [0, 1], got {review_passes}")
+        raise InputError(f"review_passes must be a fraction in [0, 1], got {review_passes}")
     tax = None
     if (taxonomy or panel.taxonomy) is not None:
         from jury.judging.taxonomies import load_taxonomy
@@ -237,6 +237,7 @@ def audit_job(
     """checks: run the deterministic gold checks (jury check-gold) first, before any juror
     call, record them in each record's ``checks`` and in settings.checks; shown to the jurors
     when the panel's show_checks is on. check_passes: default Spider 2.0-AIFunc's."""
+    from jury.compare.gold_checks import select_items
     from jury.compare.outcomes import execute_gold, resolve_databases
     from jury.inputs.io import load_gold
     from jury.judging.gold_audit import plan_audit, run_audit, summarize
@@ -252,17 +253,7 @@ def audit_job(
         from jury.verdicts.assemble import refuse_foreign_output
 
         refuse_foreign_output(output)
-    items = list(load_gold(gold_path).values())
-    if dbs:
-        items = [i for i in items if i.db_id in set(dbs)]
-    if question_ids:
-        wanted = {str(q) for q in question_ids}
-        items = [i for i in items if str(i.question_id) in wanted]
-        missing = wanted - {str(i.question_id) for i in items}
-        if missing:
-            raise InputError(f"{gold_path}: no question {sorted(missing)[0]} (after --db filters)")
-    if not items:
-        raise InputError(f"{gold_path}: no questions to audit after the filters")
+    items = select_items(list(load_gold(gold_path).values()), dbs or [], question_ids or [], gold_path, "audit")
     items = [i if i.split or not split else i.model_copy(update={"split": split}) for i in items]
     databases = resolve_databases([i for i in items if not i.has_recording], db_root, store, db_urls)
     results = None
@@ -270,7 +261,9 @@ def audit_job(
         with progress("executing gold SQL") as bar:
             results = execute_gold(items, databases, store, progress=bar)
     if panel.show_checks and not checks:
-        raise InputError(f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (drop --no-checks)")
+        raise InputError(
+            f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (checks cannot be off)"
+        )
     found_checks, check_settings = None, None
     if checks and (panel.show_checks or not plan_only):  # executions only: no juror is called here
         found_checks, check_settings = _gold_checks(items, databases, check_passes, progress)

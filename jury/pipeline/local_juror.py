@@ -181,10 +181,10 @@ def start(
     aliases = list(models or MODELS)
     ports = [port + i for i in range(len(aliases))]
     if not all(1 <= p <= 65535 for p in ports):
-        raise InputError(f"--port {port}: not a TCP port for {len(aliases)} servers (1..65535)")
+        raise InputError(f"port {port}: not a TCP port for {len(aliases)} servers (1..65535)")
     for p in ports:
         if _answers(p) is not None:
-            raise ConfigError(f"port {p} already answers on {HOST}: another server; choose another --port")
+            raise ConfigError(f"port {p} already answers on {HOST}: another server; choose another port")
     state_dir.mkdir(parents=True, exist_ok=True)
     per_server = threads or max(1, (os.cpu_count() or 1) // len(aliases))
     log = state_dir / "server.log"

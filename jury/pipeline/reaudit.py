@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.verdicts.documents import AdjudicationFile, AuditFile
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from jury.judging.families import FamilyRegistry
 
 
-def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None, batch: bool = False) -> tuple[Path, dict]:
+def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = False) -> tuple[Path, dict]:
     """Re-run a stale file with today's panel and inputs; returns (new file, diff). batch: --batch."""
     from jury.judging.panels import load_panel
     from jury.pipeline.jobs import adjudication_job, audit_job
@@ -28,78 +28,75 @@ def rerun(st: Staleness, cfg, store, *, max_cost=None, progress=None, batch: boo
     doc, base = st.doc, st.path.parent
     assert doc.panel.path is not None  # check_file blocks a file with no bound panel
     panel = load_panel(resolve_bound(base, doc.panel.path))
-    gold_path = resolve_bound(base, doc.inputs.gold.path)
     db_root = None
     if doc.inputs.databases:
         first = next(iter(doc.inputs.databases.values()))
         db_root = resolve_bound(base, first.path).parent.parent
-    output = None  # a new file beside the old one
-    kwargs = {"progress": progress} if progress else {}
-    out_dir_cfg = _FolderConfig(base)
+    s = doc.settings
+    # what both jobs get: the file's inputs as they are now, a new file beside the old one naming it
+    same: dict[str, Any] = {
+        "gold_path": resolve_bound(base, doc.inputs.gold.path),
+        "db_root": db_root,
+        "panel": panel,
+        "max_cost": max_cost,
+        "output": None,
+        "supersedes": doc.content_sha256,
+        "batch": batch,
+        **({"progress": progress} if progress else {}),
+    }
     if isinstance(doc, AuditFile):  # what a verdict file of kind "audit" validates as
-        s = doc.settings
         if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
             panel.quorum = s.get("quorum")
-        qids = [str(r.question_id) for r in doc.records]
+        checks = s.get("checks")
         audit = audit_job(
-            out_dir_cfg,
+            _FolderConfig(base),
             store,
-            gold_path=gold_path,
-            db_root=db_root,
-            panel=panel,
-            question_ids=qids,
+            question_ids=[str(r.question_id) for r in doc.records],
             split=s.get("split"),
-            checks=isinstance(s.get("checks"), dict),  # re-run with the checks when the file has them
-            check_passes=tuple(s["checks"]["passes"]) if isinstance(s.get("checks"), dict) else None,
-            max_cost=max_cost,
-            output=output,
-            supersedes=doc.content_sha256,
-            batch=batch,
-            **kwargs,
+            checks=isinstance(checks, dict),  # re-run with the checks when the file has them
+            check_passes=tuple(checks["passes"]) if isinstance(checks, dict) else None,
+            **same,
         )
         assert audit.path is not None  # a job that is not a plan names its file
         new_audit = load_locked(audit.path)
         assert isinstance(new_audit, AuditFile)  # the audit job wrote it
         return audit.path, audit_diff(doc, new_audit)
     assert isinstance(doc, AdjudicationFile)  # the other kind
+    from jury.judging.families import load_registry
+
+    job = adjudication_job(
+        _FolderConfig(base),
+        store,
+        run_paths=[resolve_bound(base, r.path) for r in doc.inputs.runs],
+        registry=_RecordedFamilies(doc, load_registry()),
+        settings=_recorded_settings(s),
+        seed=s.get("seed", 0),
+        early_stop=s.get("early_stop", False),
+        swap=s.get("swap", False),
+        review_passes=s.get("review_passes", 0.0),
+        models=s.get("models"),
+        **same,
+    )
+    assert job.path is not None  # a job that is not a plan names its file
+    new = load_locked(job.path)
+    assert isinstance(new, AdjudicationFile)  # the adjudication job wrote it
+    return job.path, adjudication_diff(doc, new)
+
+
+def _recorded_settings(s: dict):
+    """The evaluation settings an adjudication file recorded."""
     from jury.compare.comparators import NormalizeOptions
     from jury.compare.outcomes import Settings
-    from jury.judging.families import load_registry
     from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
-    s = doc.settings
     norm = s.get("normalize") or {}
-    settings = Settings(
+    return Settings(
         comparator=s.get("comparator", DEFAULT_COMPARATOR),
         near_miss=s.get("near_miss_threshold", DEFAULT_NEAR_MISS),
         timeout_s=s.get("timeout_s", DEFAULT_TIMEOUT_S),
         row_cap=s.get("row_cap", DEFAULT_ROW_CAP),
         options=NormalizeOptions(casefold=norm.get("casefold", False), float_sig_digits=norm.get("float_sig_digits")),
     )
-    job = adjudication_job(
-        out_dir_cfg,
-        store,
-        gold_path=gold_path,
-        run_paths=[resolve_bound(base, r.path) for r in doc.inputs.runs],
-        db_root=db_root,
-        panel=panel,
-        registry=_RecordedFamilies(doc, load_registry()),
-        settings=settings,
-        seed=s.get("seed", 0),
-        early_stop=s.get("early_stop", False),
-        swap=s.get("swap", False),
-        review_passes=s.get("review_passes", 0.0),
-        max_cost=max_cost,
-        models=s.get("models"),
-        output=output,
-        supersedes=doc.content_sha256,
-        batch=batch,
-        **kwargs,
-    )
-    assert job.path is not None  # a job that is not a plan names its file
-    new = load_locked(job.path)
-    assert isinstance(new, AdjudicationFile)  # the adjudication job wrote it
-    return job.path, adjudication_diff(doc, new)
 
 
 @dataclass

@@ -69,19 +69,19 @@ class ReviewSource:
 
 
 def parse_queues(values: list[str]) -> tuple[list[str], int | None]:
-    """(queue names, sample size) from --queue values; InputError for an unknown one."""
+    """(queue names, sample size) from the queue values; InputError for an unknown one."""
     names, sample = [], None
     for v in values:
         if v.startswith(f"{ReviewQueue.SAMPLE}:"):
             n = v.split(":", 1)[1]
             if not n.isdigit() or int(n) < 1:
-                raise InputError(f"--queue {v!r}: sample:N needs a whole number N >= 1")
+                raise InputError(f"queue {v!r}: sample:N needs a whole number N >= 1")
             names.append(ReviewQueue.SAMPLE.value)
             sample = int(n)
         elif v in (ReviewQueue.UNSETTLED, ReviewQueue.SPLIT, ReviewQueue.FLAGGED):
             names.append(v)
         else:
-            raise InputError(f"unknown --queue {v!r}; choose unsettled, split, flagged or sample:N")
+            raise InputError(f"unknown queue {v!r}; choose unsettled, split, flagged or sample:N")
     return list(dict.fromkeys(names)), sample
 
 
@@ -135,7 +135,7 @@ def load_sources(verdict_paths: list[Path], audit_path: Path | None) -> ReviewSo
     audit = (audit_path, load_kind(audit_path, "audit")) if audit_path is not None else None
     every = [*docs, *([audit] if audit else [])]
     if not every:
-        raise InputError("nothing to review: pass --verdicts and/or --audit (or set audit in jury.toml)")
+        raise InputError("nothing to review: give verdict files and/or an audit file (or set audit in jury.toml)")
     first_path, first_doc = every[0]
     gold_path = _bound(first_doc, first_path, first_doc.inputs.gold)
     databases = {db: _bound(d, p, b) for p, d in every for db, b in d.inputs.databases.items()}

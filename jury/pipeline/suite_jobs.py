@@ -40,6 +40,7 @@ def suite_job(
     run_paths: list[Path],
     panel,
     registry,
+    classify=None,
     seed: int = 0,
     early_stop: bool = False,
     max_cost: float | None = None,
@@ -48,42 +49,28 @@ def suite_job(
     progress: ProgressFactory = _no_progress,
     batch: bool = False,
 ) -> JobResult:
-    """Ask the panel's jurors about every format-equivalence candidate; write a locked
-    adjudication file (or reuse the identical one already written). batch: --batch."""
-    from jury.judging.suite_ballots import plan_suite, run_suite
-    from jury.results.suites import format_candidates
-
-    if panel.ballot_style == "audit":
-        raise InputError(
-            f"panel {panel.name!r} ({panel.path}) is an audit panel; suite adjudication needs a blind or labelled one"
-        )
-    if panel.swap:
-        raise InputError(
-            f"panel {panel.name!r} ({panel.path}) sets swap: a test-suite ballot is symmetric, use a panel without swap"
-        )
-    warn_unknown_params(panel)
-    records = load_suite_runs(run_paths)
-    plan = plan_suite(format_candidates(records), panel, registry, seed=seed)
-    if plan_only:
-        return JobResult(plan)
-    settings = {"suite": True, "seed": seed, "early_stop": early_stop}
-    return _locked_job(
-        cfg,
-        store,
-        plan,
-        run_paths,
-        settings,
-        output,
-        progress,
-        lambda bar: run_suite(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar, batch=batch),
-    )
-
-
-def _locked_job(cfg, store, plan, run_paths: list[Path], settings: dict, output, progress: ProgressFactory, ask) -> JobResult:
-    """Reuse the locked file that holds this job, or ask the jurors (``ask(progress)``) and lock
-    their verdicts; the first run file stands for the gold (it holds the expected outputs)."""
+    """Ask the panel's jurors about every format-equivalence candidate, or with ``classify`` (a
+    jury.judging.taxonomies.Taxonomy) for the category of every errored failing test its rules
+    leave unclassified; write a locked adjudication file (or reuse the identical one already
+    written). ``batch``: format ballots through the providers' batch APIs. The first run file
+    stands for the gold (it holds the expected outputs)."""
     from jury.verdicts.assemble import existing_verdicts, header, verdicts_dir, write_adjudication
 
+    what, symmetric = (
+        ("suite adjudication", "a test-suite ballot is symmetric")
+        if classify is None
+        else ("error classification", "a classification ballot has no answer order")
+    )
+    if panel.ballot_style == "audit":
+        raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; {what} needs a blind or labelled one")
+    if panel.swap:
+        raise InputError(f"panel {panel.name!r} ({panel.path}) sets swap: {symmetric}, use a panel without swap")
+    warn_unknown_params(panel)
+    plan, ask, settings = _suite_plan(
+        load_suite_runs(run_paths), store, panel, registry, classify, seed, early_stop, max_cost, batch
+    )
+    if plan_only:
+        return JobResult(plan)
     folder = verdicts_dir(cfg, output)
     head = header("adjudication", folder, plan.panel, plan.template, run_paths[0], run_paths, {}, settings, store, [])
     found = existing_verdicts(cfg, output, head)
@@ -100,6 +87,30 @@ def _locked_job(cfg, store, plan, run_paths: list[Path], settings: dict, output,
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, verdicts, stats, path, reused)
+
+
+def _suite_plan(records, store, panel, registry, classify, seed: int, early_stop: bool, max_cost, batch: bool):
+    """(plan, ask(progress) -> (records, stats), the verdict file's settings) of format ballots,
+    or of classification ballots with the taxonomy ``classify``."""
+    settings: dict = {"suite": True, "seed": seed, "early_stop": early_stop}
+    if classify is None:
+        from jury.judging.suite_ballots import plan_suite, run_suite
+        from jury.results.suites import format_candidates
+
+        plan = plan_suite(format_candidates(records), panel, registry, seed=seed)
+        return (
+            plan,
+            lambda bar: run_suite(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar, batch=batch),
+            settings,
+        )
+    from jury.judging.suite_classify import classify_candidates, plan_classify, run_classify
+
+    cplan = plan_classify(classify_candidates(records, classify), panel, registry, classify, seed=seed)
+    return (
+        cplan,
+        lambda bar: run_classify(cplan, store, early_stop=early_stop, max_cost=max_cost, progress=bar),
+        {**settings, "taxonomy": classify.binding()},
+    )
 
 
 def suite_verdict_docs(verdict_paths: list[Path], run_paths: list[Path], allow_superseded: bool = False) -> list[tuple]:
@@ -168,48 +179,3 @@ def classified_of(docs: list[tuple], taxonomy) -> dict:
                 )
             out[key] = r.error_category
     return out
-
-
-def classify_job(
-    cfg,
-    store,
-    *,
-    run_paths: list[Path],
-    panel,
-    registry,
-    taxonomy,
-    seed: int = 0,
-    early_stop: bool = False,
-    max_cost: float | None = None,
-    output: Path | None = None,
-    plan_only: bool = False,
-    progress: ProgressFactory = _no_progress,
-) -> JobResult:
-    """Ask the panel's jurors for the category of every errored failing test the taxonomy's
-    rules leave unclassified; write a locked adjudication file (or reuse the identical one)."""
-    from jury.judging.suite_classify import classify_candidates, plan_classify, run_classify
-
-    if panel.ballot_style == "audit":
-        raise InputError(
-            f"panel {panel.name!r} ({panel.path}) is an audit panel; error classification needs a blind or labelled one"
-        )
-    if panel.swap:
-        raise InputError(
-            f"panel {panel.name!r} ({panel.path}) sets swap: a classification ballot has no answer order, use a panel without swap"
-        )
-    warn_unknown_params(panel)
-    records = load_suite_runs(run_paths)
-    plan = plan_classify(classify_candidates(records, taxonomy), panel, registry, taxonomy, seed=seed)
-    if plan_only:
-        return JobResult(plan)
-    settings = {"suite": True, "seed": seed, "early_stop": early_stop, "taxonomy": taxonomy.binding()}
-    return _locked_job(
-        cfg,
-        store,
-        plan,
-        run_paths,
-        settings,
-        output,
-        progress,
-        lambda bar: run_classify(plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar),
-    )

@@ -86,7 +86,7 @@ def calibrate(
     people = [a for a in labels.annotators("adjudication") if a != CONSENSUS]
     if annotator is not None and annotator not in labels.annotators("adjudication") + labels.annotators("gold"):
         known = ", ".join(labels.annotators("adjudication") + labels.annotators("gold")) or "none"
-        raise InputError(f"--annotator {annotator!r} labelled nothing in the label files; annotators: {known}")
+        raise InputError(f"annotator {annotator!r} labelled nothing in the label files; annotators: {known}")
     _annotators(out, adj_labels, people)
 
     items = _items(ref, ref_cat, evaluation, records, adjudications)

@@ -56,7 +56,7 @@ class Confusion(_Model):
 
 
 class Calibration(_Model):
-    """`jury calibrate --json` (see README, 'Measuring validity')."""
+    """`jury calibrate --json` (see docs/calibrate.md)."""
 
     jury_version: str
     reference: str = Field(description="How each candidate's reference label was chosen.")

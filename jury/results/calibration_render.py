@@ -144,3 +144,16 @@ def print_calibration(cal: Calibration, console) -> None:
         console.print(to_rich_table(rows, columns, headers, title=title))
     for note in cal.notes:
         console.print(Text(safe("Note: " + note)))
+
+
+def render_table(cal: Calibration, *, width: int | None = None) -> str:
+    """The main tables as `jury calibrate` prints them, ``width`` columns wide (None: unwrapped)."""
+    import io
+
+    from rich.console import Console
+
+    from jury.results.render import UNWRAPPED_WIDTH
+
+    buffer = io.StringIO()
+    print_calibration(cal, Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None))
+    return buffer.getvalue()

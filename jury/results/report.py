@@ -62,7 +62,7 @@ def build_report(
     *,
     audit_docs=(),
     adj_docs=(),
-    strength: str | None = "adjudicated",
+    strength: str | None = None,
     control: str | None = None,
     registry=None,
     rank_resamples: int | None = DEFAULT_RESAMPLES,
@@ -83,9 +83,9 @@ def build_report(
     pairs = ev.pairs
     models = ev.models()
     if control is not None and control not in models:
-        raise InputError(f"--control {control!r} is not a model in the runs; models: {', '.join(models)}")
+        raise InputError(f"control {control!r} is not a model in the runs; models: {', '.join(models)}")
     if control is not None and not adj_docs:
-        raise InputError("--control needs adjudication verdicts (--verdicts): the control is the strict → adjudicated lift")
+        raise InputError("control needs adjudication verdicts: the control is the strict → adjudicated lift")
 
     scores = {s.model: s for s in score_all(pairs)}
     flagged = flagged_questions(audit_docs) if audit_docs else None
@@ -199,11 +199,9 @@ def _choose_strength(strength: str | None, have_audit: bool, have_adj: bool) -> 
     if strength not in STRENGTHS:
         raise InputError(f"unknown strength {strength!r}; choose one of: {', '.join(STRENGTHS)}")
     if strength == Column.ADJUDICATED and not have_adj:
-        raise InputError(
-            "--strength adjudicated needs adjudication verdicts: pass --verdicts FILE, or --strength strict or gold_clean"
-        )
+        raise InputError("strength adjudicated needs adjudication verdicts: give verdicts, or strength strict or gold_clean")
     if strength == Column.GOLD_CLEAN and not have_audit:
-        raise InputError("--strength gold_clean needs an audit: pass --audit FILE, or --strength strict")
+        raise InputError("strength gold_clean needs an audit: give an audit, or strength strict")
     return strength
 
 

@@ -1,0 +1,225 @@
+"""``jury.adjudicate``: send each model's jury-eligible failures to a blind, family-disjoint panel.
+
+Every query is executed (or reused from the store); only mismatches reach the jury: strict
+failures on correctly routed questions whose SQL executed and whose rows overlap the gold's
+below the near-miss threshold. Each goes to the first k jurors of the panel whose families
+differ from the model's, blind and with the answers' order shuffled. Votes are stored as they
+arrive (a killed run resumes without repeating a call); the verdicts are locked in a verdict
+file. ``render()`` is what ``jury adjudicate`` prints.
+
+>>> import jury
+>>> plan = jury.adjudicate("run.jsonl", panel="default", plan_only=True)  # doctest: +SKIP
+>>> print(plan.plan.render())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from jury.api.juror_jobs import Before, JurorJob, choose_panel
+from jury.pipeline.project import PathLike, Project, as_paths
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jury.judging.panels import Panel
+    from jury.judging.shards import Shard
+    from jury.pipeline.jobs import ProgressFactory
+
+_HEADS = [
+    "model",
+    "strict",
+    "adjudicated [95% CI]",
+    "adjudicated failures",
+    "gold defect",
+    "format equiv.",
+    "genuine error",
+    "ambiguous",
+    "no majority / undecided",
+]
+
+
+class Adjudication(JurorJob):
+    """What ``jury.adjudicate`` returns: the plan (``plan``), and after a run the per-model rows
+    (strict vs adjudicated accuracy with its 95% interval, the adjudicated failures by verdict),
+    the jurors' agreement, the calls (``calls``) and the verdict file (``path``)."""
+
+    models: list[dict] = Field(default_factory=list, description="Per model: strict, adjudicated, composition, ...")
+    agreement: dict | None = None
+    records: list[dict] = Field(default_factory=list, exclude=True, repr=False)  # the verdict file's records
+    evaluation: Any = Field(None, exclude=True, repr=False)  # jury.compare.outcomes.Evaluation
+
+    def _display(self) -> tuple[list[dict], list[str]]:
+        from jury.vocab import CATEGORIES, Verdict
+
+        rows: list[dict[str, Any]] = []
+        for r in self.models:
+            c = r["composition"]
+            adjudicated = r["adjudicated"]
+            rows.append(
+                {
+                    "model": r["model"],
+                    "strict": f"{r['strict']['value']:.3f}" if r["strict"]["value"] is not None else "—",
+                    "adjudicated": f"{adjudicated['value']:.3f} [{adjudicated['low']:.3f}, {adjudicated['high']:.3f}]"
+                    if adjudicated["value"] is not None
+                    else "—",
+                    "failures": r["adjudicated_failures"],
+                    **{k: c[k] for k in CATEGORIES},
+                    "other": c[Verdict.NO_MAJORITY] + c[Verdict.UNDECIDED],
+                }
+            )
+        return rows, ["model", "strict", "adjudicated", "failures", *CATEGORIES, "other"]
+
+    def _summary_lines(self) -> list[str]:
+        from jury.judging.agreement import agreement_line
+
+        return [] if self.agreement is None else [agreement_line(self.agreement)]
+
+    def _draw(self, console: Console) -> None:
+        from jury.api.juror_jobs import say
+        from jury.results.render import to_rich_table
+
+        rows, columns = self._display()
+        console.print(to_rich_table(rows, columns, _HEADS, title="strict vs adjudicated"))
+        for line in self._summary_lines():
+            say(console, line)
+
+    def _markdown(self) -> str:
+        from jury.results.render import to_markdown
+
+        rows, columns = self._display()
+        return "### strict vs adjudicated\n\n" + to_markdown(rows, columns, _HEADS)
+
+    def _csv(self) -> str:
+        from jury.results.render import to_csv
+        from jury.vocab import VERDICTS
+
+        flat = []
+        for r in self.models:
+            flat.append(
+                {
+                    "model": r["model"],
+                    "routed": r["routed"],
+                    **{f"strict{s}": r["strict"][k] for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))},
+                    **{f"adjudicated{s}": r["adjudicated"][k] for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))},
+                    "adjudicated_failures": r["adjudicated_failures"],
+                    "credited": r["credited"],
+                    **{str(v): r["composition"][str(v)] for v in VERDICTS},
+                    "reviewed_passes": r["reviewed_passes"],
+                    "false_passes": r["false_passes"],
+                }
+            )
+        return to_csv(flat, list(flat[0]) if flat else ["model"])
+
+
+def _strings(value: str | Sequence[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else [str(v) for v in value]
+    return values or None
+
+
+def adjudicate(
+    runs: PathLike | Sequence[PathLike],
+    *,
+    gold: PathLike | None = None,
+    db_root: PathLike | None = None,
+    db_url: str | None = None,
+    panel: str | PathLike | Panel | None = None,
+    models: str | Sequence[str] | None = None,
+    plan_only: bool = False,
+    max_cost: float | None = None,
+    early_stop: bool = False,
+    seed: int | None = None,
+    swap: bool | None = None,
+    review_passes: float = 0.0,
+    taxonomy: str | None = None,
+    families: PathLike | None = None,
+    comparator: str | None = None,
+    near_miss: float | None = None,
+    workers: int | None = None,
+    executor: str | None = None,
+    ray_address: str | None = None,
+    output: PathLike | None = None,
+    store: PathLike | None = None,
+    sign: PathLike | None = None,
+    shard: str | Shard | None = None,
+    batch: bool = False,
+    project: Project | None = None,
+    progress: ProgressFactory | None = None,
+) -> Adjudication:
+    """Execute (or reuse) every query of ``runs``, then ask each model's jury-eligible failures of
+    the panel's jurors and lock their verdicts in a verdict file.
+
+    ``gold``, ``db_root``, ``panel`` (a name in panels/, a TOML path or a loaded Panel),
+    ``seed`` (default 0), ``max_cost`` (USD; CostCapReached when reached, every vote kept),
+    ``store`` and the evaluation settings: default jury.toml's, else the built-in ones.
+    ``models``: only these models. ``plan_only``: make no call (``result.plan``: the ballots
+    and their estimated cost). ``early_stop``: stop asking once a majority is settled.
+    ``swap``: each juror judges both orders (None: the panel's). ``review_passes``: also send
+    this seeded share of each model's strict matches. ``taxonomy``: the error taxonomy (None:
+    the panel's). ``families``: the family registry TOML. ``output``: the verdict file
+    (default verdicts/adjudication-<time>.json; an identical locked one is reused). ``sign``:
+    an Ed25519 key that signs the file. ``shard``: "I/N", ask only that shard's ballots and
+    write no file. ``batch``: send OpenAI and Anthropic jurors' ballots through batch APIs
+    (IncompleteRun while they are pending)."""
+    from jury.judging.agreement import agreement_summary
+    from jury.judging.families import load_registry
+    from jury.pipeline.jobs import _no_progress, adjudication_job
+    from jury.results.columns import adjudication_summary
+    from jury.results.scoring import score_all
+
+    project = project or Project.load()
+    run_paths = as_paths(runs)
+    before = Before.check(
+        project,
+        output=output,
+        inputs=[*run_paths, project.path("gold", gold)],
+        store=store,
+        db_root=db_root,
+        shard=shard,
+        sign=sign,
+    )
+    chosen = choose_panel(project, panel, "panel", "default.toml")
+    settings = project.settings(
+        comparator=comparator, near_miss=near_miss, workers=workers, executor=executor, ray_address=ray_address, db_url=db_url
+    )
+    with project.open_store(store) as st:
+        job = adjudication_job(
+            project.config,
+            st,
+            gold_path=project.gold(gold),
+            run_paths=run_paths,
+            db_root=before.db_root,
+            panel=chosen,
+            registry=load_registry(families),
+            settings=settings,
+            seed=project.get("seed", seed, 0),
+            early_stop=early_stop,
+            swap=swap,
+            review_passes=review_passes,
+            taxonomy=taxonomy,
+            max_cost=project.get("max_cost", max_cost, None),
+            models=_strings(models),
+            output=before.output,
+            plan_only=plan_only,
+            progress=progress or _no_progress,
+            shard=before.shard,
+            batch=batch,
+        )
+    unit = "failures and sampled passes" if review_passes else "failures"
+    plan = before.plan(
+        "adjudication", chosen.name, job.plan.ballots(), len(job.plan.groups), unit, batch=batch, plan_only=plan_only
+    )
+    result = Adjudication(panel=chosen.name, plan=plan, plan_only=plan_only, evaluation=job.evaluation, **before.where())
+    if plan_only:
+        return result
+    if job.records is not None and job.evaluation is not None:  # not a shard's run
+        result.records = job.records
+        result.models = adjudication_summary(job.records, score_all(job.evaluation.pairs), set(job.plan.families))
+        result.agreement = agreement_summary(job.records, chosen.ballot_style)  # from the votes
+    before.finish(result, job)
+    return result

@@ -1,0 +1,173 @@
+"""``jury.audit_gold``: a panel of jurors judges every gold query itself, never seeing model output.
+
+A juror sees the question, the evidence (a panel option), the gold SQL and the columns of
+the tables it touches (optionally a preview of the gold result and the deterministic gold
+checks). A query is flagged when the panel's quorum (default: a strict majority of the panel,
+abstentions included) says defective. The verdicts are locked in an audit file (use it with
+``jury.score(audit=...)``); ``render()`` is what ``jury audit-gold`` prints.
+
+>>> import jury
+>>> audit = jury.audit_gold("dev.json", panel="audit")  # doctest: +SKIP
+>>> print(audit)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from jury.api.juror_jobs import Before, JurorJob, choose_panel
+from jury.pipeline.project import PathLike, Project
+
+if TYPE_CHECKING:
+    from jury.judging.panels import Panel
+    from jury.judging.shards import Shard
+    from jury.pipeline.jobs import ProgressFactory
+
+
+class Audit(JurorJob):
+    """What ``jury.audit_gold`` returns: the plan (``plan``), and after a run the summary (flag
+    rates overall, by difficulty, by split and per juror, Fleiss' kappa, defect types and
+    agreement), what the deterministic checks flagged (``checks``), the calls and the file."""
+
+    summary: dict | None = None
+    checks: dict | None = Field(
+        None, description="Gold queries checked, flagged by any check, and flagged per check (None: no checks ran)."
+    )
+    records: list[dict] = Field(default_factory=list, exclude=True, repr=False)  # the audit file's records
+
+    def _summary_lines(self) -> list[str]:
+        return [*audit_lines(self.summary), *([] if self.checks is None else [check_line(self.checks)])]
+
+    def _csv(self) -> str:
+        """One row per juror: defective votes, valid votes, flag rate and abstentions."""
+        from jury.results.render import to_csv
+
+        jurors = (self.summary or {}).get("jurors", {})
+        rows = [{"juror": name, **j} for name, j in jurors.items()]
+        return to_csv(rows, ["juror", "defective", "valid_votes", "flag_rate", "abstentions"])
+
+
+def audit_lines(summary: dict | None) -> list[str]:
+    """The audit's summary as the command prints it."""
+    if summary is None:
+        return []
+    o = summary["overall"]
+    pct = lambda r: "—" if r["rate"] is None else f"{100 * r['rate']:.1f}%"  # noqa: E731
+    lines = [f"flagged {o['flagged']} of {o['questions']} gold queries ({pct(o)}); undecided {summary['undecided']}"]
+    for title, key in (("by difficulty", "by_difficulty"), ("by split", "by_split")):
+        parts = [f"{k}: {v['flagged']}/{v['questions']} ({pct(v)})" for k, v in summary[key].items()]
+        lines.append(f"  {title}: " + "; ".join(parts))
+    for name, j in summary["jurors"].items():
+        rate = "—" if j["flag_rate"] is None else f"{100 * j['flag_rate']:.1f}%"
+        lines.append(f"  juror {name}: flags {j['defective']} of {j['valid_votes']} ({rate}), abstained {j['abstentions']}")
+    kappa = summary["fleiss_kappa"]
+    lines.append(f"  Fleiss' kappa: {'—' if kappa is None else f'{kappa:.3f}'}")
+    if summary["defect_types"]:
+        lines.append("  defect types (votes): " + ", ".join(f"{k} {v}" for k, v in summary["defect_types"].items()))
+    if summary.get("agreement") is not None:
+        from jury.judging.agreement import agreement_line
+
+        lines.append("  " + agreement_line(summary["agreement"]))
+    return lines
+
+
+def check_counts(records: list[dict]) -> dict | None:
+    """How many gold queries the deterministic checks covered and flagged (any, and per check);
+    None when no record has checks."""
+    from jury.vocab import GOLD_CHECKS
+
+    checked = [r["checks"] for r in records if r.get("checks") is not None]
+    if not checked:
+        return None
+    counts = {name: sum(any(f["name"] == name for f in c) for c in checked) for name in GOLD_CHECKS}
+    return {"checked": len(checked), "flagged": sum(bool(c) for c in checked), "by_check": counts}
+
+
+def check_line(checks: dict) -> str:
+    """One line: how many gold queries each deterministic check flagged."""
+    return f"gold checks flagged {checks['flagged']} of {checks['checked']} gold queries: " + (
+        "; ".join(f"{name} {n}" for name, n in checks["by_check"].items() if n) or "none"
+    )
+
+
+def _strings(value: str | int | Sequence | None) -> list[str] | None:
+    if value is None:
+        return None
+    values = [str(value)] if isinstance(value, str | int) else [str(v) for v in value]
+    return values or None
+
+
+def audit_gold(
+    gold: PathLike | None = None,
+    *,
+    db_root: PathLike | None = None,
+    db_url: str | None = None,
+    panel: str | PathLike | Panel | None = None,
+    db: str | Sequence[str] | None = None,
+    question_id: str | int | Sequence[str | int] | None = None,
+    split: str | None = None,
+    quorum: int | None = None,
+    plan_only: bool = False,
+    max_cost: float | None = None,
+    output: PathLike | None = None,
+    store: PathLike | None = None,
+    sign: PathLike | None = None,
+    checks: bool = True,
+    shard: str | Shard | None = None,
+    batch: bool = False,
+    project: Project | None = None,
+    progress: ProgressFactory | None = None,
+) -> Audit:
+    """Audit the gold SQL itself: each juror of the audit panel judges each gold query alone.
+
+    ``gold``, ``db_root``, ``panel`` (a name in panels/, a TOML path or a loaded Panel; default
+    jury.toml's audit_panel, else the shipped ``audit``), ``split``, ``quorum``, ``max_cost``
+    (USD; CostCapReached when reached, every vote kept) and ``store``: default jury.toml's.
+    ``db``, ``question_id``: only these db_ids and questions. ``split``: the split of items
+    without one. ``quorum``: defective votes needed to flag. ``plan_only``: make no call.
+    ``output``: the audit file (default verdicts/audit-<time>.json; an identical locked one is
+    reused). ``checks``: first run the deterministic gold checks (no model) and record them.
+    ``sign``, ``shard``, ``batch``: as for ``jury.adjudicate``."""
+    from jury.errors import InputError
+    from jury.pipeline.jobs import _no_progress, audit_job
+
+    project = project or Project.load()
+    gold_path = project.path("gold", gold)
+    before = Before.check(project, output=output, inputs=[gold_path], store=store, db_root=db_root, shard=shard, sign=sign)
+    if gold_path is None:
+        raise InputError("no gold file: give the gold file or set gold in jury.toml")
+    chosen = choose_panel(project, panel, "audit_panel", "audit.toml")
+    if project.get("quorum", quorum) is not None:
+        chosen.quorum = project.get("quorum", quorum)
+    with project.open_store(store) as st:
+        job = audit_job(
+            project.config,
+            st,
+            gold_path=gold_path,
+            db_root=before.db_root,
+            db_urls=project.db_urls(db_url),
+            panel=chosen,
+            dbs=_strings(db),
+            question_ids=_strings(question_id),
+            split=project.get("split", split, None),
+            max_cost=project.get("max_cost", max_cost, None),
+            output=before.output,
+            plan_only=plan_only,
+            progress=progress or _no_progress,
+            checks=checks,
+            shard=before.shard,
+            batch=batch,
+        )
+    groups = len(job.plan.items)
+    plan = before.plan("audit", chosen.name, job.plan.ballots(), groups, "gold queries", batch=batch, plan_only=plan_only)
+    result = Audit(panel=chosen.name, plan=plan, plan_only=plan_only, **before.where())
+    if plan_only:
+        return result
+    if job.summary is not None:  # not a shard's run
+        result.summary, result.records = job.summary, job.records or []
+        result.checks = check_counts(result.records)
+    before.finish(result, job)
+    return result

@@ -1,0 +1,108 @@
+"""``jury.check_gold``: the deterministic checks of the gold queries (no model involved).
+
+>>> import jury
+>>> checks = jury.check_gold(gold="dev.json", db_root="databases")  # doctest: +SKIP
+>>> print(checks.render("md"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from jury.api.result import Result
+from jury.compare.gold_checks import GoldCheckResult
+from jury.pipeline.project import PathLike, Project
+
+if TYPE_CHECKING:
+    from jury.pipeline.jobs import ProgressFactory
+
+
+class GoldCheck(Result):
+    """The findings of ``jury.check_gold``: one result per gold query (``results``), how many
+    queries each check flags (``counts``) and the settings they were found with; ``render``
+    is what ``jury check-gold`` prints (JSON: every item, with its executions)."""
+
+    results: list[GoldCheckResult]
+    counts: dict[str, int]
+    settings: dict
+
+    @property
+    def flagged(self) -> list[GoldCheckResult]:
+        """The gold queries at least one check flags."""
+        return [r for r in self.results if r.checks]
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        from jury.results.gold_check_report import render_gold_checks
+
+        return render_gold_checks(self.results, self.counts, self.settings, fmt, width=width)
+
+
+def _strings(value: str | int | Sequence | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str | int):
+        return [str(value)]
+    return [str(v) for v in value]
+
+
+def check_gold(
+    *,
+    gold: PathLike | None = None,
+    db_root: PathLike | None = None,
+    db_url: str | None = None,
+    passes: str | Sequence[int] = "5,10,10,10",
+    db: str | Sequence[str] | None = None,
+    question_id: str | int | Sequence[str | int] | None = None,
+    comparator: str | None = None,
+    timeout: float | None = None,
+    store: PathLike | None = None,
+    project: Project | None = None,
+    progress: ProgressFactory | None = None,
+    outputs: Sequence[PathLike | None] = (),
+) -> GoldCheck:
+    """Check every gold query without a model: each runs in ``passes`` (executions per pass,
+    default Spider 2.0-AIFunc's 5,10,10,10) and once with reversed unordered scans; then the
+    LIMIT-tie and bare-column probes and the result's shape. Nothing is cached.
+
+    ``gold``, ``db_root``, ``comparator``, ``timeout``, ``store``: default jury.toml's, else the
+    built-in; ``db_url``: run on an engine (default jury.toml's [databases]); ``db`` and
+    ``question_id``: only these db_ids and questions. ``outputs``: files the caller will write
+    (``result.write``), refused before any execution when one is an input, the store, a database
+    or a locked verdict file."""
+    from jury.compare.comparators import get_comparator
+    from jury.compare.gold_checks import check_counts, parse_passes, select_items
+    from jury.compare.gold_checks import check_gold as run_checks
+    from jury.compare.outcomes import resolve_databases
+    from jury.errors import InputError
+    from jury.inputs.io import load_gold
+    from jury.pipeline.jobs import _no_progress
+    from jury.pipeline.outputs import guard_outputs
+    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+
+    project = project or Project.load()
+    gold_file = project.path("gold", gold)
+    if gold_file is None:
+        raise InputError("no gold file: give the gold file or set gold in jury.toml")
+    root, store_path = project.db_root(db_root), project.store_path(store)
+    guard_outputs(outputs, [gold_file], store=store_path, db_root=root)
+    pass_counts = parse_passes(passes)
+    name = project.get("comparator", comparator, DEFAULT_COMPARATOR)
+    timeout_s = project.get("timeout", timeout, DEFAULT_TIMEOUT_S)  # checked: positive
+    get_comparator(name)
+    items = select_items(list(load_gold(gold_file).values()), _strings(db), _strings(question_id), gold_file, "check")
+    with project.open_store(store) as st:
+        databases = resolve_databases([i for i in items if not i.has_recording], root, st, project.db_urls(db_url))
+    with (progress or _no_progress)("checking gold SQL") as bar:
+        results = run_checks(
+            items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar
+        )
+    settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    return GoldCheck(
+        results=results,
+        counts=check_counts(results),
+        settings=settings,
+        inputs=[gold_file],
+        store_path=store_path,
+        db_root=root,
+    )

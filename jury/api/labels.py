@@ -1,0 +1,165 @@
+"""``jury.api.labels.import_labels``: a published human-label set as jury label JSONL.
+
+>>> from jury.api.labels import import_labels
+>>> found = import_labels("wretblad", ["financial_annotations.csv"], gold="dev.json")  # doctest: +SKIP
+>>> found.write("labels.jsonl")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+
+from jury.api.result import Result
+from jury.inputs.judgments import JudgeRecord
+from jury.inputs.labels import AdjudicationLabel, GoldLabel
+from jury.inputs.records import GoldItem, RunRecord
+from jury.pipeline.project import PathLike, Project, as_paths
+
+SHOWN = 5  # how many unmatched items and differences the notes list
+
+
+class LabelImport(Result):
+    """What one import produced (``labels``, or a recorded judge's ``judgments`` for flex-judge;
+    FLEX's pairs as ``runs`` and ``gold_items``) and everything it could not place. ``render()``
+    is the label (or judgment) JSONL `jury labels import` prints; ``notes`` its counts and lists;
+    ``written``: the files written."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("jsonl",)
+
+    kind: str
+    labels: list[AdjudicationLabel | GoldLabel] = Field(default_factory=list)
+    judgments: list[JudgeRecord] = Field(default_factory=list)
+    runs: list[RunRecord] = Field(default_factory=list)
+    gold_items: list[GoldItem] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    unmatched: list[str] = Field(default_factory=list, description="Items no gold item matched.")
+    ambiguous: list[str] = Field(default_factory=list, description="Items whose text matches two or more gold items.")
+    unresolved: list[str] = Field(default_factory=list, description="Items matched but not labelled.")
+    differences: list[str] = Field(default_factory=list, description="Where the set and the gold file disagree.")
+    notes: list[str] = Field(default_factory=list, description="What the command line prints on stderr.")
+    written: list[Path] = Field(default_factory=list)
+
+    def render(self, fmt: str = "jsonl", *, width: int | None = None, wide: bool = False) -> str:
+        return super().render(fmt, width=width, wide=wide)
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        from jury.inputs.judgments import dump_judgments
+        from jury.inputs.label_import import LabelSet
+        from jury.inputs.labels import dump_labels
+
+        return dump_judgments(self.judgments) if self.kind == LabelSet.FLEX_JUDGE else dump_labels(self.labels)
+
+    def runs_jsonl(self) -> str:
+        """FLEX's pairs as run JSONL."""
+        from jury.inputs.io import dump_runs
+
+        return dump_runs(self.runs)
+
+    def gold_jsonl(self) -> str:
+        """The pairs' gold items as JSONL."""
+        from jury.inputs.label_import import dump_gold_items
+
+        return dump_gold_items(self.gold_items)
+
+    def write(self, path: str | Path, fmt: str | None = None, *, wide: bool = False) -> Path:
+        return super().write(path, fmt or "jsonl", wide=wide)
+
+    def __str__(self) -> str:
+        return "\n".join(self.notes)
+
+    def _repr_markdown_(self) -> str:
+        return "".join(f"- {note}\n" for note in self.notes)
+
+
+def import_labels(
+    kind: str,
+    files: PathLike | Sequence[PathLike],
+    *,
+    gold: PathLike | None = None,
+    output: PathLike | None = None,
+    runs_out: PathLike | None = None,
+    gold_out: PathLike | None = None,
+    family: str | None = None,
+    original: PathLike | None = None,
+    project: Project | None = None,
+) -> LabelImport:
+    """Import FLEX's (``flex-agreement``, ``flex-categories``; ``flex-judge``: FLEX's own LLM
+    judge's verdicts, as judgments), Wretblad et al.'s (``wretblad``) or Arcwise's (``arcwise``)
+    labels from ``files``, matched to the gold file (default jury.toml's gold).
+
+    ``output``: write the labels (judgments) there; flex kinds: ``runs_out`` and ``gold_out``
+    write the pairs as run JSONL and their gold items, ``family``: the model family recorded on
+    those runs; arcwise: ``original`` is the original mini-dev gold (default: the gold file).
+    Every output is refused before any work when it would overwrite an input, the store or a
+    database file. A set that yields no label is refused."""
+    from jury.errors import InputError
+    from jury.inputs.io import load_gold, write_atomic
+    from jury.inputs.label_import import KINDS, LabelSet
+    from jury.inputs.label_import import import_labels as read_set
+    from jury.pipeline.outputs import guard_outputs
+
+    if kind not in KINDS:
+        raise InputError(f"unknown label set {kind!r}; choose one of: {', '.join(KINDS)}")
+    name = LabelSet(kind)
+    if (runs_out or gold_out or family) and not name.startswith("flex"):
+        raise InputError(f"runs_out, gold_out and family are for the flex kinds (FLEX's pairs), not {name}")
+    project = project if project is not None else Project.load()
+    paths, gold_path = as_paths(files), project.gold(gold)
+    guard_outputs(
+        [output, runs_out, gold_out],
+        [*paths, gold_path, original],
+        store=project.store_path(),
+        db_root=project.db_root(),
+    )
+    report = read_set(name, paths, load_gold(gold_path), original=original)
+    if not report.labels and not report.judgments:
+        raise InputError(f"{name}: no labels (unmatched: {len(report.unmatched)}, unresolved: {len(report.unresolved)})")
+    runs = [r.model_copy(update={"family": family}) for r in report.runs] if family else report.runs
+    found = LabelImport(
+        kind=str(name),
+        labels=report.labels,
+        judgments=report.judgments,
+        runs=runs,
+        gold_items=report.gold_items,
+        counts=dict(report.counts),
+        unmatched=report.unmatched,
+        ambiguous=report.ambiguous,
+        unresolved=report.unresolved,
+        differences=report.differences,
+        inputs=[Path(p) for p in (*paths, gold_path, original) if p is not None],
+    )
+    found.notes = _notes(found, report.by_annotator())
+    for path, text in ((output, found.render), (runs_out, found.runs_jsonl), (gold_out, found.gold_jsonl)):
+        if path is not None:
+            write_atomic(Path(path), text())
+            found.written.append(Path(path))
+    return found
+
+
+def _notes(found: LabelImport, by_annotator: Counter) -> list[str]:
+    """The counts per source and annotator, then what could not be matched or labelled."""
+    notes = [f"{source}: {n} labels by {annotator}" for (source, annotator), n in by_annotator.items()]
+    notes += [
+        f"{found.kind}: {n} judgments by the recorded judge {judge} (not human labels: give them to calibrate --judgments)"
+        for judge, n in Counter(j.judge for j in found.judgments).items()
+    ]
+    if found.runs:
+        notes.append(f"{len(found.runs)} run records, {len(found.gold_items)} gold items")
+    notes.append("; ".join(f"{key}: {n}" for key, n in found.counts.items()))
+    for title, items in (
+        ("unmatched", found.unmatched),
+        ("ambiguous text matches", found.ambiguous),
+        ("not labelled", found.unresolved),
+        ("differences", found.differences),
+    ):
+        if items:
+            notes.append(f"{title}: {len(items)}")
+            notes += [f"  {line}" for line in items[:SHOWN]]
+            if len(items) > SHOWN:
+                notes.append(f"  ... and {len(items) - SHOWN} more")
+    return notes

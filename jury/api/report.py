@@ -1,0 +1,295 @@
+"""``jury.report``: strict, gold-clean and adjudicated accuracy with intervals, ranks and figures.
+
+Given a ``Score`` (``jury.score``) the report reuses its evaluation (nothing is executed
+again) and the locked files it read, unless others are given; given run files it evaluates
+them first, as ``jury report`` does. Every check the command line makes runs here: locks
+and recomputed verdicts, superseded files, the audit's gold binding, verdicts made for other
+inputs, outputs that would overwrite an input.
+
+>>> import jury
+>>> ev = jury.score("run.jsonl", gold="dev.json", db_root="databases")  # doctest: +SKIP
+>>> jury.report(ev).render("md")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from jury.api.result import Result
+from jury.api.score import Score, no_progress
+from jury.errors import InputError, JuryError
+from jury.pipeline.project import PathLike, Project, as_paths
+from jury.results.report_model import Report as ReportModel
+from jury.results.report_render import render_report
+
+if TYPE_CHECKING:
+    from jury.pipeline.jobs import ProgressFactory
+    from jury.results.site_folder import SiteSummary
+
+
+@dataclass
+class ReportSources:
+    """What a report was built from: the site and the figures need it."""
+
+    evaluation: Any  # jury.compare.outcomes.Evaluation
+    gold: dict  # question id -> GoldItem
+    records: list  # RunRecord
+    gold_path: Path
+    runs: list[Path]
+    verdicts: Any  # jury.pipeline.verdict_inputs.VerdictInputs
+    families: Path | None = None
+    strength: str | None = None
+    control: str | None = None
+    rank_resamples: int = 1000
+    seed: int = 0
+
+
+class Chart(BaseModel):
+    """One figure of the report as PNG bytes; a notebook shows it."""
+
+    name: str
+    png: bytes = Field(repr=False)
+
+    def _repr_png_(self) -> bytes:
+        return self.png
+
+
+class Report(Result, ReportModel):
+    """What ``jury.report`` returns: the report of ``jury report -f json`` (its fields are
+    ``jury.results.report_model.Report``'s) that renders itself as table, csv, json or md,
+    writes its html site (``write_site``) and its figures (``write_plots``, ``charts``)."""
+
+    notes: list[str] = Field(default_factory=list, exclude=True, description="What the command line prints on stderr.")
+    review_info: dict | None = Field(None, exclude=True, description="The human review's decisions and agreement.")
+    sources: Any = Field(None, exclude=True, repr=False)  # ReportSources
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        from jury.pipeline.verdict_inputs import review_text
+
+        return render_report(self, fmt, width=width, wide=wide) + review_text(self.review_info, fmt)
+
+    def write_site(self, folder: PathLike) -> SiteSummary:
+        """Write the static html site (``jury report -f html``) into ``folder``: an absent or
+        empty folder, or a site jury wrote before; never a folder holding an input."""
+        from jury.results.site import SiteSources, build_site, check_site_dir, site_command
+
+        folder = Path(folder)
+        check_site_dir(folder, self.inputs)
+        s: ReportSources = self.sources
+        v = s.verdicts
+        sources = SiteSources(
+            report=self,
+            evaluation=s.evaluation,
+            gold=s.gold,
+            records=s.records,
+            audit=v.reviewed_audit,
+            adjudications=v.reviewed_adjudications,
+            review=v.review,
+            inputs=[("gold", s.gold_path), *(("run", r) for r in s.runs), ("families", s.families), ("review", v.review_path)],
+            command=site_command(
+                s.runs,
+                s.gold_path,
+                v.audit_path,
+                v.verdict_paths,
+                v.review_path,
+                s.families,
+                s.strength,
+                s.control,
+                s.evaluation.settings,
+                s.rank_resamples,
+                s.seed,
+                folder,
+            ),
+        )
+        return build_site(sources, folder)
+
+    def write_plots(self, folder: PathLike) -> list[Path]:
+        """Write every figure whose data is present into ``folder`` as PNG (each names the
+        verdict files it came from); none over an input, the store, a database or a locked
+        verdict file. Returns the paths written."""
+        from jury.pipeline.outputs import guard_outputs
+
+        plots = _plots()
+        folder = Path(folder)
+        guard_outputs(
+            [folder / name for name, _build, _kinds in plots.FIGURES], self.inputs, store=self.store_path, db_root=self.db_root
+        )
+        try:
+            return plots.write_plots(self, folder)
+        except OSError as exc:
+            raise InputError(f"plots folder {folder}: cannot write there: {exc.strerror or exc}") from None
+
+    def charts(self) -> list[Chart]:
+        """The figures ``write_plots`` writes, as PNG bytes (a notebook shows each)."""
+        plots = _plots()
+        with tempfile.TemporaryDirectory(prefix="jury-charts-") as tmp:
+            return [Chart(name=p.stem, png=p.read_bytes()) for p in plots.write_plots(self, tmp)]
+
+
+def _plots():
+    try:
+        import jury.results.plots as plots
+    except ImportError as exc:
+        raise JuryError(f"plots: cannot load jury.results.plots ({exc})") from None
+    return plots
+
+
+def report(
+    score_or_runs: Score | PathLike | Sequence[PathLike] | None = None,
+    *,
+    audit: PathLike | None = None,
+    verdicts: PathLike | Sequence[PathLike] = (),
+    review: PathLike | None = None,
+    strength: str | None = None,
+    control: str | None = None,
+    families: PathLike | None = None,
+    rank_resamples: int = 1000,
+    seed: int = 0,
+    allow_superseded: bool = False,
+    gold: PathLike | None = None,
+    db_root: PathLike | None = None,
+    db_url: str | None = None,
+    store: PathLike | None = None,
+    comparator: str | None = None,
+    near_miss: float | None = None,
+    timeout: float | None = None,
+    row_cap: int | None = None,
+    workers: int | None = None,
+    executor: str | None = None,
+    ray_address: str | None = None,
+    casefold: bool = False,
+    float_digits: int | None = None,
+    project: Project | None = None,
+    progress: ProgressFactory | None = None,
+    outputs: Sequence[PathLike | None] = (),
+    site_dir: PathLike | None = None,
+) -> Report:
+    """Strict, gold-clean and adjudicated accuracy per model from locked verdict files.
+
+    ``score_or_runs``: a ``Score`` (its evaluation and locked files are reused) or run
+    JSONL file(s), evaluated with ``gold``, ``db_root``, ``store`` and the settings (defaults
+    from ``project``'s jury.toml). ``audit``, ``verdicts``, ``review``: locked files (with a
+    Score: the Score's when not given). ``strength``: the column the gold-defect share is
+    correlated with (None: adjudicated with verdicts, else gold_clean with an audit, else
+    strict). ``control``: a negative-control model. ``families``: a family registry TOML.
+    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``outputs`` (files) and
+    ``site_dir`` (a site folder) the caller will write are checked before any work.
+    """
+    from jury.pipeline.outputs import guard_outputs
+    from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
+    from jury.results.report import STRENGTHS
+
+    if strength is not None and strength not in STRENGTHS:
+        from jury.errors import did_you_mean
+
+        hint = did_you_mean(strength, STRENGTHS) or ";"
+        raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
+    project = project if project is not None else Project.load()
+    base: Score | None = None
+    if isinstance(score_or_runs, Score):
+        base, run_paths = score_or_runs, score_or_runs.runs
+    else:
+        run_paths = as_paths(score_or_runs)
+    if not run_paths:
+        raise InputError("no run files: give a Score (jury.score) or at least one run JSONL file")
+    audit_path = project.path("audit", audit) if base is None or audit is not None else None
+    verdict_paths, review_path = as_paths(verdicts), Path(review) if review is not None else None
+    families_path = Path(families) if families is not None else None
+    if base is not None:
+        store_path, root = base.store_path, base.db_root
+        inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path]
+    else:
+        store_path, root = project.store_path(store), project.db_root(db_root)
+        inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path]
+    inputs = list(dict.fromkeys(p for p in inputs if p is not None))
+    if site_dir is not None:
+        from jury.results.site import check_site_dir
+
+        check_site_dir(Path(site_dir), inputs)
+    guard_outputs(outputs, inputs, store=store_path, db_root=root)
+    locked = load_verdict_inputs(  # locks first
+        audit_path, verdict_paths, review_path, allow_superseded, base=base.verdicts if base is not None else None
+    )
+    registry = None
+    if families_path is not None:
+        from jury.judging.families import load_registry
+
+        registry = load_registry(families_path)
+    if base is not None:
+        ev, gold_items, records, gold_file = base.evaluation, base.gold, base.records, base.gold_path
+    else:
+        from jury.pipeline.jobs import load_and_evaluate
+
+        settings = _settings(
+            project,
+            casefold,
+            float_digits,
+            comparator=comparator,
+            near_miss=near_miss,
+            timeout=timeout,
+            row_cap=row_cap,
+            workers=workers,
+            executor=executor,
+            ray_address=ray_address,
+            db_url=db_url,
+        )
+        gold_file = project.gold(gold)
+        with project.open_store(store) as st:
+            gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress or no_progress)
+    check_audit_against_gold(locked.reviewed_audit, ev, gold_items, gold_file)
+    model = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
+    sources = ReportSources(
+        ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed
+    )
+    return Report.model_validate(
+        {
+            **{name: getattr(model, name) for name in ReportModel.model_fields},
+            "notes": review_note(locked.review_info),
+            "review_info": locked.review_info,
+            "sources": sources,
+            "inputs": inputs,
+            "store_path": store_path,
+            "db_root": root,
+        }
+    )
+
+
+def _settings(project: Project, casefold: bool, float_digits: int | None, **given):
+    """The evaluation settings of `jury report`: normalisation only when asked for (jury.toml's
+    float_digits is `jury score`'s), the rest from the arguments, else jury.toml."""
+    options = None
+    if casefold or float_digits is not None:
+        from jury.compare.comparators import NormalizeOptions
+
+        options = NormalizeOptions(casefold=casefold, float_sig_digits=float_digits)
+    return project.settings(options=options, **given)
+
+
+def _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed) -> ReportModel:
+    """build_report on the reviewed files; verdicts that do not fit first say which input they were made for."""
+    from jury.results.report import build_report
+
+    audit_doc, adj_docs = locked.reviewed_audit, locked.reviewed_adjudications
+    try:
+        return build_report(
+            ev,
+            gold_items,
+            audit_docs=[audit_doc] if audit_doc is not None else [],  # (path, doc): the report names the path
+            adj_docs=adj_docs,
+            strength=strength,
+            control=control,
+            registry=registry,
+            rank_resamples=rank_resamples,
+            seed=seed,
+        )
+    except InputError:
+        from jury.verdicts.documents import check_made_for
+
+        check_made_for(adj_docs, gold_file, run_paths)
+        raise

@@ -1,0 +1,262 @@
+"""``jury.review_app``: the local review page where a person settles what the jury could not,
+and what follows it: ``export_review`` (the decisions as human labels) and ``lock_review``
+(the decisions as a hash-locked review file).
+
+``review_app`` builds everything ``jury review`` builds before it serves: the queue (from
+locked verdict and audit files, each lock checked), the decision store, the launch's token
+and the Starlette app. ``ReviewApp.serve()`` serves it with uvicorn, as ``jury review``
+does; a test or a notebook can call the app directly (e.g. Starlette's TestClient on
+``ReviewApp.path``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from jury.api.result import Result
+from jury.pipeline.project import PathLike, Project, as_paths
+
+SERVE_NOTE = "Every decision is stored as you make it; Ctrl-C stops the server."
+
+
+class ReviewApp(Result):
+    """The review page of one launch: ``app`` (ASGI), its ``token`` and the ``path`` that
+    carries it; ``serve()`` binds ``host``:``port`` and serves until interrupted."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "md")
+
+    app: Any = Field(exclude=True, repr=False)  # the Starlette app
+    state: Any = Field(exclude=True, repr=False)  # jury.web.app.ReviewState: queue, store, secrets
+    reviewer: str
+    host: str
+    port: int
+    items: int  # items in this reviewer's queue
+    decided: int  # of them, decided by this reviewer so far
+    notes: list[str] = Field(default_factory=list)  # what `jury review` says on stderr before it serves
+
+    @property
+    def token(self) -> str:
+        return self.state.token
+
+    @property
+    def root(self) -> str:
+        """The launch's path: every page lives under it (anything else is 404)."""
+        return self.state.root
+
+    @property
+    def path(self) -> str:
+        """The launch's entry path with its token (every page lives under ``/<launch>/``)."""
+        return f"{self.state.root}/?token={self.state.token}"
+
+    def url(self, port: int | None = None) -> str:
+        """The URL to open, on ``port`` (default: the one asked for; 0 means the one bound)."""
+        shown = f"[{self.host.strip('[]')}]" if ":" in self.host else self.host
+        return f"http://{shown}:{self.port if port is None else port}{self.path}"
+
+    def serve(self, announce: Callable[[str], None] | None = None) -> None:
+        """Bind (port 0: any free port), call ``announce`` with the URL, serve until interrupted."""
+        from jury.web.app import serve
+
+        serve(self.state, self.host, self.port, announce or print)
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        return f"Reviewing {self.items} items as {self.reviewer} ({self.decided} decided so far); open:\n"
+
+
+def review_app(
+    *,
+    verdicts: PathLike | Sequence[PathLike] | None = None,
+    audit: PathLike | None = None,
+    queue: str | Sequence[str] | None = None,
+    reviewer: str | None = None,
+    host: str | None = None,
+    port: int = 0,
+    db_root: PathLike | None = None,
+    store: PathLike | None = None,
+    project: Project | None = None,
+) -> ReviewApp:
+    """The review page for locked adjudication files (``verdicts``) and an audit file
+    (``audit``, default jury.toml's audit).
+
+    ``queue``: unsettled, split, flagged or sample:N (default: unsettled, split and flagged);
+    ``reviewer``: the name recorded with every decision (default: your login); ``host``: the
+    address to serve (default 127.0.0.1; anything but loopback must be one address of this
+    machine, and the token is still required); ``port`` (0: any free port); ``db_root`` (default:
+    beside the bound databases); ``store`` holds the decisions. A host the page cannot serve is
+    refused before any work.
+    """
+    from jury.execution.reviews import ReviewStore
+    from jury.pipeline.review_queue import build_queue, parse_queues
+    from jury.vocab import DEFAULT_REVIEW_QUEUES
+    from jury.web.app import ReviewState, bind_address, create_app, is_loopback
+
+    project = project or Project.load()
+    queues = [queue] if isinstance(queue, str) else list(queue or [])
+    names, sample = parse_queues(queues or [str(q) for q in DEFAULT_REVIEW_QUEUES])
+    who = _reviewer(reviewer)
+    bind = host if host is not None else "127.0.0.1"
+    bind_address(bind, port)  # an address the page cannot serve: one line, before any work
+    notes = (
+        [] if is_loopback(bind) else [f"Warning: serving on {bind}, reachable from other machines; the token is still required"]
+    )
+    with project.open_store(store) as st:
+        source = build_queue(
+            as_paths(verdicts), project.path("audit", audit), names, sample, st, project.settings(), project.db_root(db_root)
+        )
+    state = ReviewState(source, ReviewStore(project.store_path(store)), who, host=bind)
+    return ReviewApp(
+        app=create_app(state),
+        state=state,
+        reviewer=who,
+        host=bind,
+        port=port,
+        items=len(state.items),
+        decided=len(state.decisions()),
+        notes=notes,
+        store_path=project.store_path(store),
+    )
+
+
+def _reviewer(name: str | None) -> str:
+    import getpass
+
+    from jury.errors import InputError
+
+    who = (name or "").strip() or getpass.getuser()
+    if not who or any(ord(c) < 32 for c in who):
+        raise InputError(f"reviewer {who!r}: give a name without control characters")
+    return who
+
+
+class ReviewExport(Result):
+    """The decisions as human labels (``jury calibrate`` reads them): one per item and reviewer.
+    Renders as the label JSONL."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "json", "md")
+
+    labels: list[Any]  # jury.inputs.labels.Label
+    output: Path | None = None  # where they were written
+    notes: list[str] = Field(default_factory=list)
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        from jury.inputs.labels import dump_labels
+
+        if fmt == "json":
+            from jury.results.render import to_json
+
+            return to_json([lab.model_dump(mode="json", exclude_none=True) for lab in self.labels])
+        text = dump_labels(self.labels)
+        return f"```json\n{text}```\n" if fmt == "md" else text
+
+
+def export_review(
+    output: PathLike | None = None,
+    *,
+    verdicts: PathLike | Sequence[PathLike] | None = None,
+    audit: PathLike | None = None,
+    reviewer: str | None = None,
+    store: PathLike | None = None,
+    project: Project | None = None,
+) -> ReviewExport:
+    """The stored decisions on the items of ``verdicts`` and ``audit`` as human labels (only
+    ``reviewer``'s, default everyone's), written to ``output`` (label JSONL) when given; an
+    output that is an input, the store or a locked file is refused before anything is read."""
+    from jury.inputs.io import write_atomic
+    from jury.inputs.labels import dump_labels
+    from jury.pipeline.outputs import guard_outputs
+    from jury.results.render import safe
+    from jury.verdicts.review import labels_of
+
+    project = project or Project.load()
+    files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)
+    out = Path(output) if output is not None else None
+    guard_outputs([out], [*files, audit_path], store=store_path)
+    _source, decisions = _decisions(files, audit_path, store_path, reviewer)
+    labels = labels_of(decisions)
+    notes = []
+    if out is not None:
+        write_atomic(out, dump_labels(labels))
+        notes.append(f"wrote {safe(f'{len(labels)} labels')} to {safe(out)}")
+    return ReviewExport(labels=labels, output=out, notes=notes, inputs=[*files, *as_paths(audit_path)], store_path=store_path)
+
+
+class ReviewLock(Result):
+    """The review file written: how many decisions by how many reviewers, its signature."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "md")
+
+    path: Path
+    decisions: int
+    reviewers: int
+    signature: Path | None = None
+    fingerprint: str | None = None  # the signing key's
+    new_schema: Path | None = None  # the schema folder written beside it
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        lines = [f"locked {self.decisions} decisions by {self.reviewers} reviewer(s) in {self.path}"]
+        if self.signature is not None:
+            lines.append(f"signed {self.path}: {self.signature} (key {self.fingerprint})")
+        if self.new_schema is not None:
+            lines.append(f"wrote {self.new_schema}/ beside {self.path}: the JSON Schema its $schema names")
+        return "".join(line + "\n" for line in lines)
+
+
+def lock_review(
+    output: PathLike,
+    *,
+    verdicts: PathLike | Sequence[PathLike] | None = None,
+    audit: PathLike | None = None,
+    store: PathLike | None = None,
+    sign: PathLike | None = None,
+    project: Project | None = None,
+) -> ReviewLock:
+    """Write the stored decisions on the items of ``verdicts`` and ``audit`` as a hash-locked
+    review file ``output`` (never overwritten; same lock and bindings as verdict files), signed
+    with the Ed25519 key ``sign`` when given (a bad key fails before anything is written)."""
+    from jury.errors import InputError
+    from jury.pipeline.outputs import guard_outputs
+    from jury.pipeline.review_queue import review_head
+    from jury.verdicts.review import review_document, write_review
+
+    project = project or Project.load()
+    out = Path(output)
+    files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)
+    guard_outputs([out], [*files, audit_path], store=store_path, verdict_output=False)
+    signer = None
+    if sign is not None:
+        from jury.verdicts.signing import load_signer
+
+        signer = load_signer(sign)
+    source, decisions = _decisions(files, audit_path, store_path, None)
+    if not decisions:
+        raise InputError("no review decisions stored for these verdict files: nothing to lock (run `jury review` first)")
+    head = review_head(source, out.parent, None)
+    new_schema = None if (out.parent / "schema").exists() else out.parent / "schema"
+    path = write_review(review_document(head, decisions), out)
+    result = ReviewLock(
+        path=path,
+        decisions=len(decisions),
+        reviewers=len({d["reviewer"] for d in decisions}),
+        new_schema=new_schema if new_schema is not None and new_schema.is_dir() else None,
+        inputs=[*files, *as_paths(audit_path)],
+        store_path=store_path,
+    )
+    if signer is not None:
+        from jury.verdicts.signing import sign_file
+
+        result.signature, _written = sign_file(path, signer)
+        result.fingerprint = signer.fingerprint
+    return result
+
+
+def _decisions(files: list[Path], audit: Path | None, store: Path, reviewer: str | None):
+    from jury.execution.reviews import ReviewStore
+    from jury.pipeline.review_queue import load_sources
+
+    source = load_sources(files, audit)
+    shas = [d.content_sha256 for _p, d in source.verdict_files]
+    return source, ReviewStore(store).decisions(shas, reviewer)

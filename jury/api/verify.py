@@ -1,0 +1,168 @@
+"""``jury.verify``: check that verdict files are exactly as locked and their inputs unchanged.
+
+Each file's lock (content hash), its rules and every bound input present on disk are checked,
+and its signature (``<file>.sig``): with ``trusted_key`` it must be there and by one of those
+keys. The result says per file "OK ..." or "FAILED ...: why"; ``ok`` is False (``exit_code``
+1) when any file fails, which is when ``jury verify`` exits 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from jury.api.result import Result
+from jury.pipeline.project import PathLike, Project, as_paths
+
+
+class FileCheck(BaseModel):
+    """One verdict (or review) file's verification."""
+
+    path: Path
+    ok: bool
+    lock_ok: bool
+    checked: list[str]  # bound inputs re-hashed
+    absent: list[str]  # bound inputs not on disk (not a failure)
+    changed_since: list[str]  # superseded: bound inputs changed since (not held against it)
+    superseded_by: list[Path]
+    signature: str  # what the signature check said ("" when there is nothing to say)
+    problems: list[str]  # why it failed (empty when ok)
+    line: str  # the line `jury verify` prints for it
+
+
+class Verification(Result):
+    """What ``jury.verify`` found: one ``FileCheck`` per file, in the order given."""
+
+    files: list[FileCheck]
+    quiet: bool = False  # the table shows only the files that fail
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    @property
+    def failed(self) -> list[Path]:
+        return [f.path for f in self.files if not f.ok]
+
+    @property
+    def failure(self) -> str | None:
+        """The one-line error ``jury verify`` ends with when a file fails (None when all hold)."""
+        if self.ok:
+            return None
+        return f"{len(self.failed)} of {len(self.files)} verdict files failed verification: {', '.join(map(str, self.failed))}"
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        shown = [f for f in self.files if not (self.quiet and f.ok)]
+        if fmt == "table":
+            return "".join(f.line + "\n" for f in shown)
+        if fmt == "md":
+            return "".join(f"- {f.line}\n" for f in shown)
+        rows = [
+            {
+                "path": str(f.path),
+                "ok": f.ok,
+                "lock_ok": f.lock_ok,
+                "inputs_checked": len(f.checked),
+                "inputs_absent": len(f.absent),
+                "superseded_by": ", ".join(map(str, f.superseded_by)),
+                "signature": f.signature,
+                "problems": "; ".join(f.problems),
+            }
+            for f in self.files
+        ]
+        if fmt == "csv":
+            from jury.results.render import to_csv
+
+            return to_csv(rows, list(rows[0]) if rows else ["path", "ok"])
+        from jury.results.render import to_json
+
+        return to_json({"ok": self.ok, "files": [f.model_dump(mode="json") for f in self.files]})
+
+
+def verify(
+    paths: PathLike | Sequence[PathLike] | None = None,
+    *,
+    trusted_key: PathLike | Sequence[PathLike] | None = None,
+    quiet: bool = False,
+    project: Project | None = None,
+) -> Verification:
+    """Verify hash-locked verdict files (``paths``: one or several; None: every ``*.json`` in
+    the project's verdicts folder, jury.toml's ``verdicts_dir`` else ``verdicts``).
+
+    For each file: recompute the content hash and compare it with the lock, check the verdicts
+    against the votes under the file's rules, re-hash every bound input present on disk (an
+    absent input is not a failure, a changed one is) and check ``<file>.sig`` when present;
+    with ``trusted_key`` (OpenSSH ed25519 public keys or allowed_signers files) every file must
+    carry a valid signature by one of those keys. A file superseded by a newer run of the same
+    job holds when its lock does. ``quiet``: the table shows only the files that fail.
+    A missing file or a directory is an ``InputError`` before anything is checked.
+    """
+    from jury.errors import InputError
+    from jury.results.render import safe
+    from jury.verdicts.signing import check_file_signature, load_trusted_keys
+    from jury.verdicts.verify import verify_file
+
+    files = as_paths(paths) if paths is not None else _project_files(project or Project.load())
+    for path in files:
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+        if not path.is_file():
+            raise InputError(f"{path}: is a directory, expected a verdict file")
+    trusted = load_trusted_keys(as_paths(trusted_key))
+    checks = []
+    for path in files:
+        report = verify_file(path, trusted=trusted or None)
+        sig_ok, sig_note = check_file_signature(path, trusted) if report.lock_ok else (True, "")
+        ok = report.ok and sig_ok
+        problems = [] if ok else report.messages + ([] if sig_ok else [sig_note])
+        if ok:
+            line = f"OK {path} ({_what_was_checked(report)})" + (f"; {sig_note}" if sig_note else "")
+        else:
+            line = f"FAILED {path}: {'; '.join(problems)}"
+        checks.append(
+            FileCheck(
+                path=path,
+                ok=ok,
+                lock_ok=report.lock_ok,
+                checked=report.checked,
+                absent=report.absent,
+                changed_since=report.changed_since,
+                superseded_by=report.superseded_by,
+                signature=sig_note,
+                problems=problems,
+                line=safe(line),
+            )
+        )
+    return Verification(files=checks, quiet=quiet, inputs=list(files))
+
+
+def _project_files(project: Project) -> list[Path]:
+    from jury.errors import InputError
+
+    folder = project.verdicts_dir()
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not files:
+        raise InputError(f"{folder}: no verdict files to verify (give the files, or set verdicts_dir in jury.toml)")
+    return files
+
+
+def _what_was_checked(report) -> str:
+    """Say "5 inputs checked, 0 absent", or for a superseded file its successors (with their
+    signatures) and which of its own bound inputs changed since."""
+    counts = f"{len(report.checked)} inputs checked, {len(report.absent)} absent"
+    if not report.superseded_by:
+        return counts
+    successors = ", ".join(f"{n} ({note})" for n, note in zip(report.superseded_by, report.successor_notes))
+    n = len(report.changed_since)
+    changed = (
+        f"{n} bound input{'s' if n != 1 else ''} changed since ({', '.join(report.changed_since)})"
+        if n
+        else "no bound input changed since"
+    )
+    return f"valid, superseded by {successors}; {changed}, {report.unchanged} unchanged, {len(report.absent)} absent"
