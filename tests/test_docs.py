@@ -1,5 +1,7 @@
-"""What keeps the docs true: the README's CLI reference is generated from the commands and must be
-current, every command is described in the README, and pytest runs the doctests in jury/."""
+"""What keeps the docs true: the CLI reference (docs/cli.md) is generated from the commands and
+must be current, every command is described in the docs' prose, every page is in mkdocs.yml's
+nav, README.md's quick start holds its three commands, and pytest runs the doctests in jury/.
+(CI builds the site with `mkdocs build --strict`, which fails on a broken link.)"""
 
 from __future__ import annotations
 
@@ -9,34 +11,44 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from cogapp import Cog
 
 from tests.support.cli_reference import command_help
 from tests.support.helpers import REPO
 
 README = REPO / "README.md"
+DOCS = REPO / "docs"
+CLI_REFERENCE = DOCS / "cli.md"
 BEGIN, END = "<!-- [[[cog", "<!-- [[[end]]] -->"
 
 
 def prose() -> str:
-    """README.md without the generated CLI reference."""
-    text = README.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN), text.index(END)
-    return text[:start] + text[end:]
+    """Every docs page but the generated CLI reference, one text."""
+    pages = sorted(p for p in DOCS.rglob("*.md") if p != CLI_REFERENCE)
+    return "\n".join(p.read_text(encoding="utf-8") for p in pages)
+
+
+def nav_pages(nav: list) -> list[str]:
+    """The page files mkdocs.yml's nav names, at any depth."""
+    pages: list[str] = []
+    for entry in nav:
+        items = entry.values() if isinstance(entry, dict) else [entry]
+        for item in items:
+            pages.extend(nav_pages(item) if isinstance(item, list) else [item])
+    return pages
 
 
 def test_cli_reference_is_current(capsys):
-    status = Cog().main(["cog", "--check", str(README)])
-    assert status == 0, (
-        "README.md's CLI reference is stale: regenerate it with `python -m cogapp -r README.md`\n" + capsys.readouterr().out
-    )
+    status = Cog().main(["cog", "--check", str(CLI_REFERENCE)])
+    assert status == 0, "docs/cli.md is stale: regenerate it with `python -m cogapp -r docs/cli.md`\n" + capsys.readouterr().out
 
 
 def test_cli_reference_shows_every_command_and_option():
     helps = command_help()
     assert {"jury", "jury score", "jury adjudicate", "jury import", "jury import bird-predictions"} <= helps.keys()
     assert "--allow-superseded" in helps["jury score"] and "--version" in helps["jury"]
-    generated = README.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0]
+    generated = CLI_REFERENCE.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0]
     for text in helps.values():
         assert text in generated
     assert "\x1b[" not in generated and "╭" not in generated
@@ -44,15 +56,57 @@ def test_cli_reference_shows_every_command_and_option():
 
 
 @pytest.mark.slow
-def test_every_command_is_described_in_the_readme():
+def test_every_command_is_described_in_the_docs():
     text = prose()
-    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    headings = [line for line in text.splitlines() if re.match(r"#{1,3} ", line)]
     leaves = [path for path in command_help() if not any(other.startswith(path + " ") for other in command_help())]
     missing = [path for path in leaves if not re.search(rf"(`|^){re.escape(path)}(?![\w-])", text, re.M)]
-    assert not missing, f"commands never shown in README.md outside the CLI reference: {missing}"
+    assert not missing, f"commands never shown in docs/ outside the CLI reference: {missing}"
     top = [path for path in leaves if path.count(" ") == 1]
     without_heading = [path for path in top if not any(f"`{path}`" in h for h in headings)]
-    assert not without_heading, f"commands without a README section: {without_heading}"
+    assert not without_heading, f"commands without a heading in docs/: {without_heading}"
+
+
+def test_every_docs_page_is_in_the_nav_and_every_nav_entry_is_a_page():
+    config = yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    nav = nav_pages(config["nav"])
+    pages = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md"))
+    assert sorted(nav) == pages, (
+        f"in docs/ but not in the nav: {sorted(set(pages) - set(nav))}; in the nav only: {sorted(set(nav) - set(pages))}"
+    )
+    assert len(nav) == len(set(nav)), "a page is in the nav twice"
+    assert config["theme"]["name"] == "material" and config["strict"] == "true"
+
+
+def test_readme_quick_start_holds_its_three_commands():
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if not line.startswith("#")]
+    assert block.startswith("# in the repository's root")
+    assert commands == [
+        "pip install -e '.[dev]'",
+        "cd examples/bird-superhero && jury score run.jsonl && cd ../..",
+        "python -m pytest -q",
+    ]
+    assert (REPO / "examples" / "bird-superhero" / "run.jsonl").is_file()
+    assert len(text.splitlines()) <= 250, "README.md is the short introduction: the reference lives in docs/"
+
+
+def test_readme_links_into_docs_name_existing_pages():
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8"))
+    assert len(links) >= 10
+    assert [link for link in links if not (REPO / link).is_file()] == []
+
+
+def test_every_command_block_of_the_readme_and_docs_says_where_it_runs():
+    for page in [README, *sorted(DOCS.rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for lang, body in re.findall(r"^[ \t]*```(bash|console|python)\n(.*?)^[ \t]*```", text, re.S | re.M):
+            first = body.splitlines()[0].strip()
+            assert re.match(r"# (in|from) ", first), (
+                f"{page.relative_to(REPO)}: a {lang} block not saying where it runs: {first!r}"
+            )
 
 
 def test_importing_every_jury_module_has_no_side_effects(tmp_path):

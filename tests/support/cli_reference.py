@@ -1,8 +1,8 @@
-"""The README's "CLI reference": every command's usage line and options, from the commands.
+"""The docs' CLI reference (docs/cli.md): every command's usage line and options, from the commands.
 
-README.md holds the output between cog markers; regenerate it with
+docs/cli.md holds the output between cog markers; regenerate it with
 
-    python -m cogapp -r README.md
+    python -m cogapp -r docs/cli.md
 
 and tests/test_docs.py fails when it is stale. The help is rendered in a child process with
 TYPER_USE_RICH=0 (plain click layout: no boxes, colours or trailing spaces) at a fixed width,
@@ -18,7 +18,7 @@ import sys
 WIDTH = 100
 
 # Runs in the child: walk the command tree in `jury --help` order, print each command's usage
-# and its Arguments/Options sections (not the description: the README's sections give that).
+# and its Arguments/Options sections (not the description: the other docs pages give that).
 _RENDER = r"""
 import sys
 import typer
