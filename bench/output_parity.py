@@ -90,6 +90,7 @@ def normal(text: str, project: Path) -> str:
     try:
         return json.dumps(_drop(json.loads(text)), indent=1, sort_keys=True)
     except ValueError:
+        text = re.sub(r"git revision <code>[0-9a-f]{40}</code>", "git revision <code>…</code>", text)  # the site's
         return re.sub(r"git_revision[^\n,]*", "git_revision", text)
 
 

@@ -8,7 +8,7 @@ import pytest
 from jury.inputs.io import load_gold
 from tests.support.fakellm import fake_llm  # noqa: F401
 from tests.support.helpers import make_db, write_gold
-from tests.support.jurytest import make_project
+from tests.support.jurytest import copy_project, make_project
 from tests.support.netguard import no_network, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
 
 # tests/support holds no tests; --doctest-modules would otherwise import its modules a second
@@ -30,3 +30,27 @@ def shop_gold(tmp_path: Path):
     make_db(tmp_path / "dbs")
     gold = load_gold(write_gold(tmp_path))
     return tmp_path, gold
+
+
+@pytest.fixture(scope="session")
+def reviewable_template(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    """make_reviewable's project (verdicts/adj.json and verdicts/audit.json from the loopback
+    panel), built once for the whole run; tests get a copy through `reviewable`."""
+    from tests.support.fakellm import FakeLLMServer
+    from tests.support.reviewtest import make_reviewable
+
+    tmp = tmp_path_factory.mktemp("reviewable")
+    with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp)
+        files = make_reviewable(tmp, server)
+    return tmp, files
+
+
+@pytest.fixture
+def reviewable(reviewable_template, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, Path]]:
+    """(tmp_path, {"adj": ..., "audit": ...}): a copy of the reviewable project in tmp_path, the
+    working directory (no review decisions stored yet)."""
+    template, files = reviewable_template
+    copy_project(template, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, {key: tmp_path / path.relative_to(template) for key, path in files.items()}

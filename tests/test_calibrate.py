@@ -184,7 +184,7 @@ def test_one_annotator_as_the_reference(shop):
         cohen_kappa_score([credit(t) for t in truth], [credit(s) for s in said])
     )
     assert cal.reference == "annotator C"
-    with pytest.raises(Exception, match="--annotator 'Z' labelled nothing"):
+    with pytest.raises(Exception, match="annotator 'Z' labelled nothing"):
         calibrate(labels, annotator="Z")
 
 

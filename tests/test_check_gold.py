@@ -153,8 +153,8 @@ def test_cli_counts_and_formats(tmp_path: Path) -> None:
 
 
 BAD = [
-    Case("passes-not-numbers", ["check-gold", "--passes", "5,x"], "--passes must be comma-separated positive integers"),
-    Case("passes-zero", ["check-gold", "--passes", "0"], "--passes must be comma-separated positive integers"),
+    Case("passes-not-numbers", ["check-gold", "--passes", "5,x"], "passes must be comma-separated positive integers"),
+    Case("passes-zero", ["check-gold", "--passes", "0"], "passes must be comma-separated positive integers"),
     Case("unknown-question", ["check-gold", "--question", "99"], "no question 99"),
     Case("unknown-comparator", ["check-gold", "--comparator", "fuzzy"], "fuzzy"),
     Case("no-db-matches", ["check-gold", "--db", "nowhere"], "no questions to check"),

@@ -174,7 +174,7 @@ BAD = [
     Case(
         "show-checks-without-checks",
         ["audit-gold", "gold.json", "--panel", "p.toml", "--no-checks"],
-        "sets show_checks: the jurors need the checks (drop --no-checks)",
+        "sets show_checks: the jurors need the checks (checks cannot be off)",
         lambda t: (t / "p.toml").write_text(_audit_panel_text("show_checks = true")),
     ),
     Case(

@@ -28,7 +28,7 @@ def test_a_retried_call_is_named_in_the_line_and_in_the_totals(project, fake_llm
     the printed line and in the verdict file (calls = ballots_asked + retries)."""
     for name, _ in FOUR:
         fake_llm.script(name, says("genuine_error"))
-    fake_llm.fail_next("ja", Reply(status=429, retry_after=1))  # ja's first request is refused once
+    fake_llm.fail_next("ja", Reply(status=429, retry_after=0.05))  # ja's first request is refused once
     panel = str(write_panel(project, fake_llm.base_url, FOUR))
     res = adjudicate("--panel", panel, "-o", "verdicts/a.json")
     assert res.exit_code == 0, res.output
@@ -69,11 +69,8 @@ def test_a_verdict_file_outside_the_verdicts_folder_says_where_its_schema_went(p
     assert res.exit_code == 0 and "wrote schema/" not in res.output
 
 
-def test_review_export_says_wrote_once(tmp_path, monkeypatch, fake_llm):
-    from tests.support.reviewtest import make_reviewable
-
-    monkeypatch.chdir(tmp_path)
-    files = make_reviewable(tmp_path, fake_llm)
+def test_review_export_says_wrote_once(reviewable):
+    _tmp, files = reviewable
     res = runner.invoke(app, ["review", "export", "-o", "labels.jsonl", "--verdicts", str(files["adj"])])
     assert res.exit_code == 0, res.output
     assert res.output.count("wrote") == 1 and "wrote 0 labels to labels.jsonl" in res.output

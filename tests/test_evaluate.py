@@ -1,5 +1,7 @@
 import pytest
 
+import jury.execution.sqlite
+from jury.compare.comparators import NormalizeOptions
 from jury.compare.outcomes import Settings, evaluate
 from jury.errors import DatabaseMissing, InputError
 from jury.execution.store import Store
@@ -166,3 +168,129 @@ def test_empty_or_comment_answers_never_match_an_empty_gold(tmp_path):
     ]
     ev = run(tmp_path, gold, recs)
     assert outcomes(ev) == {("empty", 1): "missing", ("blank", 1): "missing", ("semi", 1): "error", ("comment", 1): "error"}
+
+
+# ---------------------------------------------------------------- results over the row cap
+#
+# Past the row cap a result is kept as digests (the set and the ordered digest): comparators
+# decide from them when they can, and say they cannot when they cannot.
+
+
+def pair(ev, model="m", qid=2):
+    return next(p for p in ev.pairs if p.model == model and p.question_id == qid)
+
+
+def test_wrong_order_over_the_row_cap_is_not_a_match(shop_gold):
+    tmp, gold = shop_gold
+    recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"}]
+    under = pair(run(tmp, gold, recs))
+    over = pair(run(tmp, gold, recs, row_cap=2))  # 4 rows: both results over the cap
+    assert under.outcome == over.outcome == "near_miss"
+    assert over.overlap == 1.0  # the same row set, proven by the set digest
+    assert over.comparator_matches["bird"] is True and over.comparator_matches["strict"] is False
+    # relaxed/subset have no exact digest for "different": undecided, not a guess.
+    assert over.comparator_matches["relaxed"] is None and over.comparator_matches["subset"] is None
+
+
+def test_same_order_over_the_row_cap_is_a_match_for_every_comparator(shop_gold):
+    tmp, gold = shop_gold
+    recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price, id"}]
+    for comparator in ("bird", "strict", "relaxed", "subset"):
+        p = pair(run(tmp, gold, recs, row_cap=2, comparator=comparator))
+        assert p.outcome == "match"
+        assert p.comparator_matches == {"bird": True, "strict": True, "relaxed": True, "subset": True}
+
+
+def test_duplicates_count_over_the_row_cap_when_order_matters(shop_gold):
+    tmp, gold = shop_gold
+    items = [{"question_id": 1, "db_id": "shop", "SQL": "SELECT colour FROM item ORDER BY id"}]
+    gold = load_gold(write_gold(tmp, items))
+    # Same set of colours, same first-seen order, but a duplicate dropped: a list differs.
+    recs = [{"model": "m", "question_id": 1, "sql": "SELECT colour FROM item WHERE id != 3 ORDER BY id"}]
+    p = pair(run(tmp, gold, recs, row_cap=2), qid=1)
+    assert p.comparator_matches["bird"] is True and p.comparator_matches["strict"] is False
+    assert p.outcome == "near_miss"
+
+
+@pytest.mark.parametrize(
+    "comparator, options",
+    [
+        ("strict", {"casefold": True}),
+        ("bird", {"float_sig_digits": 3}),
+        ("relaxed", {}),
+        ("subset", {}),
+    ],
+)
+def test_comparator_that_cannot_decide_over_the_cap_is_an_error(shop_gold, comparator, options):
+    tmp, gold = shop_gold
+    recs = [
+        {"model": "m", "question_id": 2, "sql": "SELECT upper(name) FROM item ORDER BY price"},
+        {"model": "m", "question_id": 3, "sql": "SELECT 4"},
+    ]
+    with pytest.raises(InputError) as err:
+        run(tmp, gold, recs, row_cap=2, comparator=comparator, options=NormalizeOptions(**options))
+    msg = str(err.value)
+    assert "1 (model, question) pair" in msg and "--row-cap" in msg and "bird" in msg
+    assert "\n" not in msg
+    # Under the cap the same run is decided normally.
+    ev = run(tmp, gold, recs, row_cap=10, comparator=comparator, options=NormalizeOptions(**options))
+    assert pair(ev).outcome in {"match", "mismatch", "near_miss"}
+
+
+def test_identical_results_over_the_cap_match_even_with_normalisation(shop_gold):
+    tmp, gold = shop_gold
+    recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price"}]
+    ev = run(tmp, gold, recs, row_cap=2, options=NormalizeOptions(casefold=True, float_sig_digits=2))
+    assert pair(ev).outcome == "match"
+
+
+def test_undecided_side_comparator_is_not_scored_as_a_failure(shop_gold):
+    tmp, gold = shop_gold
+    recs = [
+        {"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"},
+        {"model": "m", "question_id": 3, "sql": "SELECT count(*) FROM item"},
+    ]
+    (score,) = score_all(run(tmp, gold, recs, row_cap=2).pairs)
+    assert score.comparators["bird"]["k"] == 2 and score.comparators["strict"]["k"] == 1
+    assert "relaxed" not in score.comparators and "subset" not in score.comparators
+    assert score.comparator_ranks.get("relaxed") is None
+
+
+def test_cached_results_without_the_ordered_digest_are_executed_again(shop_gold):
+    tmp, gold = shop_gold
+    recs = [{"model": "m", "question_id": 2, "sql": "SELECT name FROM item ORDER BY price DESC"}]
+    first = run(tmp, gold, recs, row_cap=2)
+    assert first.executed == 2
+    with Store(tmp / "store.db") as store:  # a store written before the ordered digest existed
+        store.db.execute("UPDATE executions SET ordered_sha256 = NULL")
+    again = run(tmp, gold, recs, row_cap=2)
+    assert again.executed == 2
+    assert pair(again).outcome == "near_miss" and pair(again).comparator_matches["strict"] is False
+    assert run(tmp, gold, recs, row_cap=2).executed == 0
+
+
+# ---------------------------------------------------------------- unusable databases and huge cells
+
+
+def test_database_check_runs_once_per_database_content(shop_gold, monkeypatch):
+    tmp, gold = shop_gold
+    calls = []
+    real = jury.execution.sqlite.check_database
+    monkeypatch.setattr(jury.execution.sqlite, "check_database", lambda p: calls.append(p) or real(p))
+    recs = [{"model": "m", "question_id": 1, "sql": "SELECT 1"}]
+    run(tmp, gold, recs)
+    run(tmp, gold, recs)
+    assert len(calls) == 1
+
+
+def test_huge_cells_are_errors_and_the_rest_is_scored(shop_gold):
+    tmp, gold = shop_gold
+    recs = [
+        {"model": "m", "question_id": 1, "sql": "SELECT zeroblob(1e9)"},
+        {"model": "m", "question_id": 2, "sql": "SELECT randomblob(1e9) FROM item"},
+        {"model": "m", "question_id": 3, "sql": "SELECT count(*) FROM item"},
+    ]
+    ev = run(tmp, gold, recs)
+    assert pair(ev, qid=1).outcome == "error" and "too big" in pair(ev, qid=1).error
+    assert pair(ev, qid=2).outcome == "error"
+    assert pair(ev, qid=3).outcome == "match"

@@ -4,11 +4,10 @@ database: jury's own execution reproduces the execution-match outcome FLEX recor
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.support.clirun import run_jury_inprocess
 from tests.support.helpers import SHARED_BIRD
 
 FLEX = SHARED_BIRD.parent / "labels" / "flex" / "results" / "categorization_agreement"
@@ -16,7 +15,7 @@ pytestmark = pytest.mark.skipif(not FLEX.is_dir(), reason="../shared (FLEX label
 
 
 def jury(tmp, *args):
-    done = subprocess.run([sys.executable, "-m", "jury", *args], cwd=tmp, capture_output=True, text=True)
+    done = run_jury_inprocess(args, tmp)
     assert done.returncode == 0, done.stderr
     return done
 

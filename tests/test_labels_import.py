@@ -454,7 +454,7 @@ CASES = [
     Case(
         "labels-runs-out-not-flex",
         ["labels", "import", "wretblad", "x.csv", "--runs-out", "r.jsonl"],
-        "--runs-out, --gold-out and --family are for the flex kinds",
+        "runs_out, gold_out and family are for the flex kinds",
     ),
     Case(
         "labels-bad-vote",

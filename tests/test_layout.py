@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "jury"
-STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "web", "cli"]
+STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "web", "api", "cli"]
 MAX_LINES = 500
 
 
@@ -22,10 +22,14 @@ def test_every_stage_is_a_package_and_nothing_else_is():
     assert loose == ["__init__.py", "__main__.py", "errors.py", "stats.py", "stats_agreement.py", "version.py", "vocab.py"]
 
 
-@pytest.mark.parametrize("module", sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")))
-def test_modules_stay_focused(module):
-    lines = (PACKAGE / module).read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_LINES, f"jury/{module} has {lines} lines (limit {MAX_LINES}): split it by responsibility"
+def test_modules_stay_focused():
+    """Every module under the limit; the failure lists each one over it."""
+    over = {
+        str(p.relative_to(PACKAGE)): n
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (n := p.read_text(encoding="utf-8").count("\n")) > MAX_LINES
+    }
+    assert not over, f"modules over {MAX_LINES} lines (split each by responsibility): {over}"
 
 
 def test_import_contract_holds():

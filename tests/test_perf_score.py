@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 from scipy import stats as sps
 
+import jury.results.scoring
 from jury import stats
 from jury.results.scoring import score_all, score_model
 from tests.support.jurytest import make_project
@@ -176,3 +177,62 @@ def test_stats_functions_that_need_scipy_still_work_after_lazy_import():
     assert stats.pearson([1, 2, 3, 4], [2, 4, 6, 8.5]).r == pytest.approx(sps.pearsonr([1, 2, 3, 4], [2, 4, 6, 8.5])[0])
     assert stats.position_bias(30, 40).p_value == pytest.approx(sps.binomtest(30, 40, 0.5).pvalue)
     assert stats.fleiss_kappa([[2, 0], [0, 2], [1, 1]]) is not None
+
+
+# --------------------------------------------------------------------------- the score benchmark
+
+
+@pytest.mark.slow
+def test_bench_runs_on_the_bundled_example_without_shared(tmp_path):
+    from tests.support.helpers import REPO
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "score_bench.py"), "--workers", "1", "--anchor", str(tmp_path / "absent"),
+         "--skip-scaling"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "15 systems x 129 questions = 1935 pairs from" in proc.stdout and "examples/bird-superhero" in proc.stdout
+    assert "jury cold" in proc.stdout and "jury warm" in proc.stdout
+    assert "BIRD's script: not run" in proc.stdout
+
+
+# --------------------------------------------------------------------------- many models, one question
+
+
+class _CountingPair:
+    """A scored pair whose `model` reads are counted (a rescan per model shows up as N^2 reads)."""
+
+    reads = 0
+
+    def __init__(self, model: str, outcome: str):
+        self._model, self.outcome, self.routed = model, outcome, True
+        self.comparator_matches = {"bird": outcome == "match", "strict": outcome == "match"}
+
+    @property
+    def model(self) -> str:
+        _CountingPair.reads += 1
+        return self._model
+
+
+@pytest.mark.parametrize("n", [500, 4000])
+def test_score_all_reads_each_pair_a_bounded_number_of_times(n, monkeypatch):
+    calls = []
+    real = jury.results.scoring.wilson
+    monkeypatch.setattr(jury.results.scoring, "wilson", lambda k, m: calls.append((k, m)) or real(k, m))
+    pairs = [_CountingPair(f"m{i}", "match" if i % 3 else "mismatch") for i in range(n)]
+    _CountingPair.reads = 0
+    scores = score_all(pairs)
+    assert len(scores) == n and {s.strict["k"] for s in scores} == {0, 1}
+    assert _CountingPair.reads <= 4 * n  # linear: a quadratic scan would read n * n times
+    assert len(calls) <= 10  # one interval per distinct (k, n), not five per model
+    matches = sum(1 for i in range(n) if i % 3)
+    assert scores[1].strict_rank == 1 and scores[0].strict_rank == matches + 1
+
+
+def test_proportion_results_are_independent_dicts():
+    a = jury.results.scoring.proportion(1, 2)
+    a["k"] = 99
+    assert jury.results.scoring.proportion(1, 2)["k"] == 1

@@ -4,6 +4,7 @@ Scripted jurors (tests/support/fakellm.py) are test doubles: their verdicts exer
 are never reported as real numbers.
 """
 
+import copy
 import json
 import math
 import re
@@ -18,8 +19,8 @@ from jury.inputs.records import GoldItem
 from jury.results.report import build_report as build_report_model
 from jury.results.report import render_report, report_rows
 from jury.verdicts.documents import validate_document
-from tests.support.fakellm import ballot_reply, json_reply
-from tests.support.jurytest import FAILURES, GOLD_SQL, make_project, user_text, write_panel
+from tests.support.fakellm import FakeLLMServer, ballot_reply, json_reply
+from tests.support.jurytest import FAILURES, GOLD_SQL, copy_project, make_project, says, user_text, write_panel
 
 runner = CliRunner()
 Z = NormalDist().inv_cdf(0.975)
@@ -172,9 +173,15 @@ def verdict_docs(models=MODELS):
     ]
 
 
-@pytest.fixture
-def full():
+@pytest.fixture(scope="module")
+def full_report():
+    """Built once: the bootstrap behind its intervals is most of a report's time."""
     return build_report(make_eval(), GOLD, audit_docs=[audit_doc({2, 6})], adj_docs=verdict_docs(), control="C")
+
+
+@pytest.fixture
+def full(full_report):
+    return copy.deepcopy(full_report)
 
 
 def by_model(report):
@@ -330,11 +337,11 @@ def test_without_verdicts_the_columns_are_none():
 
 def test_library_errors():
     ev = make_eval()
-    with pytest.raises(InputError, match="--strength adjudicated needs adjudication verdicts"):
-        build_report(ev, GOLD)
-    with pytest.raises(InputError, match="--strength gold_clean needs an audit"):
+    with pytest.raises(InputError, match="strength adjudicated needs adjudication verdicts"):
+        build_report(ev, GOLD, strength="adjudicated")
+    with pytest.raises(InputError, match="strength gold_clean needs an audit"):
         build_report(ev, GOLD, strength="gold_clean")
-    with pytest.raises(InputError, match=r"--control 'Z' is not a model in the runs; models: A, B, C, D"):
+    with pytest.raises(InputError, match=r"control 'Z' is not a model in the runs; models: A, B, C, D"):
         build_report(ev, GOLD, adj_docs=verdict_docs(), control="Z")
     docs = verdict_docs()[:1]  # C and D's failures unjudged
     with pytest.raises(InputError, match="jury-eligible failures have no verdict"):
@@ -404,25 +411,36 @@ FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
 FIVE = FOUR + [("je", "deepseek")]
 
 
-@pytest.fixture
-def judged_project(tmp_path, monkeypatch, fake_llm):
-    """make_project plus an audit (q3 flagged) and an adjudication, written by the CLI into verdicts/."""
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    runs = tmp_path / "run.jsonl"
+@pytest.fixture(scope="module")
+def judged_template(tmp_path_factory):
+    """make_project plus an audit (q3 flagged) and an adjudication, written by the CLI into
+    verdicts/; built once for this module."""
+    tmp = tmp_path_factory.mktemp("judged")
+    make_project(tmp)
+    runs = tmp / "run.jsonl"
     lines = [json.loads(x) for x in runs.read_text().splitlines()]
     lines[0]["sql"] = GOLD_SQL[1]  # gpt-x q1 matches
     runs.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    for name, _ in FIVE:
-        fake_llm.script(name, audit_juror({3}))
-    panel = write_panel(tmp_path, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
-    res = runner.invoke(app(), ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/audit.json"])
-    assert res.exit_code == 0, res.output
-    for name, _ in FOUR:
-        fake_llm.script(name, juror({1: "gold_defect", 2: "format_equivalence", 3: "genuine_error"}))
-    panel = write_panel(tmp_path, fake_llm.base_url, FOUR)
-    res = runner.invoke(app(), ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
-    assert res.exit_code == 0, res.output
+    with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp)
+        for name, _ in FIVE:
+            server.script(name, audit_juror({3}))
+        panel = write_panel(tmp, server.base_url, FIVE, style="audit", k=5, name="audit.toml")
+        res = runner.invoke(app(), ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/audit.json"])
+        assert res.exit_code == 0, res.output
+        for name, _ in FOUR:
+            server.script(name, juror({1: "gold_defect", 2: "format_equivalence", 3: "genuine_error"}))
+        panel = write_panel(tmp, server.base_url, FOUR)
+        res = runner.invoke(app(), ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+        assert res.exit_code == 0, res.output
+    return tmp
+
+
+@pytest.fixture
+def judged_project(judged_template, tmp_path, monkeypatch):
+    """A copy of the judged project in tmp_path, the working directory."""
+    copy_project(judged_template, tmp_path)
+    monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
@@ -532,14 +550,14 @@ def test_cli_refuses_a_tampered_verdict_file_before_anything_else(judged_project
 def test_cli_errors(judged_project):
     res = report("--strength", "adjudicated")
     assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
-    assert res.output.startswith("Error: --strength adjudicated needs adjudication verdicts")
+    assert res.output.startswith("Error: strength adjudicated needs adjudication verdicts")
     res = report("--verdicts", "verdicts/adj.json", "--control", "nobody")
     assert res.exit_code == 1 and "'nobody' is not a model in the runs; models: gpt-x, claude-y" in res.output
     assert len(res.output.strip().splitlines()) == 1
     res = report("--verdicts", "verdicts/audit.json")
     assert res.exit_code == 1 and "is an audit file, not an adjudication" in res.output
     res = report("--strength", "fastest")
-    assert res.exit_code == 1 and "unknown --strength 'fastest'" in res.output
+    assert res.exit_code == 1 and "unknown strength 'fastest'" in res.output
     # no verdicts and no --strength: falls back to strict, no error
     res = report("-f", "json")
     assert res.exit_code == 0 and json.loads(res.stdout)["settings"]["strength"] == "strict"
@@ -601,3 +619,114 @@ def test_two_sided_column_when_every_match_was_reviewed_without_a_false_pass():
     reviews["m"].update(sampled=12, decided=12, false_pass_rate=wilson(0, 12).as_dict())
     sampled = two_sided(adjudicated, reviews, {"m": 200})["m"]
     assert sampled["value"] == 0.65 and sampled["low"] < both["low"] and sampled["high"] == pytest.approx(both["high"])
+
+
+# ------------------------------------------------------------------ unknown prices
+#
+# A juror litellm cannot price makes the cost unknown, never $0, and every output says which
+# jurors; old verdict files without the field still load.
+
+# gpt-x (openai) is judged by jb, jc, jd; claude-y (anthropic) by ja, jc, jd. Only ja is unpriced.
+PRICED = [
+    ("ja", "openai", "openai/ja"),
+    ("jb", "anthropic", "openai/gpt-4o"),
+    ("jc", "google", "openai/gpt-4.1"),
+    ("jd", "xai", "openai/gpt-4o-2024-08-06"),
+]
+
+
+@pytest.fixture(scope="module")
+def unpriced_template(tmp_path_factory):
+    """An adjudication by PRICED (ja unpriced) in verdicts/adj.json, and what the command
+    printed; built once for this module."""
+    tmp = tmp_path_factory.mktemp("unpriced")
+    make_project(tmp)
+    with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp)
+        for name in ("ja", "gpt-4o", "gpt-4.1", "gpt-4o-2024-08-06"):
+            server.script(name, says("genuine_error"))
+        panel = write_panel(tmp, server.base_url, PRICED)
+        res = runner.invoke(app(), ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+    assert res.exit_code == 0, res.output
+    return tmp, res.output
+
+
+@pytest.fixture
+def unpriced_project(unpriced_template, tmp_path, monkeypatch):
+    template, output = unpriced_template
+    copy_project(template, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, output
+
+
+def test_verdict_file_records_unpriced_jurors_and_unknown_costs(unpriced_project):
+    from jury.verdicts.lock import load_locked
+
+    project, output = unpriced_project
+    doc = load_locked(project / "verdicts" / "adj.json")
+    assert doc.totals.unpriced_models == ["openai/ja"]
+    costs = doc.summary["cost_by_model"]
+    assert costs["claude-y"] is None  # ja judged it: its cost is unknown, not the priced part
+    assert costs["gpt-x"] > 0
+    text = " ".join(output.split())
+    assert "cost unknown" in text and "openai/ja" in text and "claude-y" in text
+
+
+def report_of_adj(*args):
+    res = report("--verdicts", "verdicts/adj.json", *args)
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_report_shows_unknown_cost_and_names_the_jurors(unpriced_project):
+    import csv
+    import io
+
+    rep = json.loads(report_of_adj("-f", "json"))
+    m = {x["model"]: x for x in rep["models"]}
+    assert m["claude-y"]["adjudication_cost_usd"] is None
+    assert m["claude-y"]["adjudication_unpriced_models"] == ["openai/ja"]
+    assert m["gpt-x"]["adjudication_cost_usd"] > 0 and m["gpt-x"]["adjudication_unpriced_models"] == []
+
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(report_of_adj("-f", "csv")))}
+    assert rows["claude-y"]["adjudication_cost_usd"] == ""
+    assert rows["claude-y"]["adjudication_unpriced_models"] == "openai/ja"
+    assert float(rows["gpt-x"]["adjudication_cost_usd"]) > 0 and rows["gpt-x"]["adjudication_unpriced_models"] == ""
+
+    md = report_of_adj("-f", "md")
+    assert "unknown (openai/ja unpriced)" in md and "$0.0000" not in md
+    table = " ".join(report_of_adj().split())
+    assert "unknown (openai/ja unpriced)" in table
+
+
+def test_old_files_without_the_field_still_load_and_report(unpriced_project):
+    from jury.verdicts.lock import content_hash, load_locked
+
+    project, _ = unpriced_project
+    path = project / "verdicts" / "adj.json"
+    data = json.loads(path.read_text())
+    del data["totals"]["unpriced_models"]  # as written before the field existed
+    data["summary"]["cost_by_model"] = {k: (v or 0.0) for k, v in data["summary"]["cost_by_model"].items()}
+    data["content_sha256"] = content_hash(data)
+    old = project / "verdicts" / "old.json"
+    old.write_text(json.dumps(data))
+    assert load_locked(old).totals.unpriced_models is None
+    res = report("--verdicts", str(old), "-f", "json")
+    assert res.exit_code == 0, res.output
+    m = {x["model"]: x for x in json.loads(res.stdout)["models"]}
+    assert m["claude-y"]["adjudication_cost_usd"] is not None and m["claude-y"]["adjudication_unpriced_models"] == []
+
+
+def test_audit_records_unpriced_jurors(tmp_path, monkeypatch, fake_llm):
+    from jury.verdicts.lock import load_locked
+
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror(set()))
+    panel = write_panel(tmp_path, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    res = runner.invoke(app(), ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/audit.json"])
+    assert res.exit_code == 0, res.output
+    doc = load_locked(tmp_path / "verdicts" / "audit.json")
+    assert doc.totals.unpriced_models == sorted(f"openai/{n}" for n, _ in FIVE)
+    assert "cost unknown" in " ".join(res.output.split())

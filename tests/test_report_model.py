@@ -161,8 +161,8 @@ def test_cli_report_on_the_bundled_example_round_trips_through_the_model(tmp_pat
 
 
 def test_readme_points_to_the_schema_instead_of_typing_the_shape():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### JSON output (`jury report --format json`)", 1)[1].split("\n## ", 1)[0]
+    readme = (REPO / "docs" / "report.md").read_text(encoding="utf-8")
+    section = readme.split("## JSON output (`jury report --format json`)", 1)[1].split("\n## ", 1)[0]
     assert f"verdicts/schema/{REPORT_SCHEMA_FILENAME}" in section
     assert "jury.results.report_model.Report" in section
     assert '"composition_pct"' not in section and "```" not in section  # no hand-typed shape left to drift

@@ -20,17 +20,12 @@ from jury.pipeline.review_queue import build_queue
 from jury.vocab import DEFAULT_REVIEW_QUEUES
 from jury.web.app import ReviewState, create_app
 from tests.support.badinput import Case, check_case
-from tests.support.reviewtest import SCRIPT_SQL, make_reviewable
+from tests.support.reviewtest import SCRIPT_SQL
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
 BASE = "http://127.0.0.1:8765"
-
-
-@pytest.fixture
-def reviewable(tmp_path, monkeypatch, fake_llm):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path, make_reviewable(tmp_path, fake_llm)
+# `reviewable` (tests/conftest.py): a copy, per test, of make_reviewable's project, built once per run
 
 
 def state_for(tmp: Path, files: dict, reviewer: str = "ann", host: str = "127.0.0.1") -> ReviewState:
@@ -242,7 +237,7 @@ def test_a_runaway_corrected_query_blocks_no_other_request(reviewable, monkeypat
 
     tmp, files = reviewable
     state = state_for(tmp, files)
-    state.source.timeout_s = 1.0
+    state.source.timeout_s = 0.3
     real, running, release, events = review_queue.run_corrected, threading.Event(), threading.Event(), []
 
     def runaway(*args):  # holds its worker like a runaway query until the other request was answered
@@ -270,7 +265,7 @@ def test_a_runaway_corrected_query_blocks_no_other_request(reviewable, monkeypat
         worker.join(60)
     assert other.status_code == 200
     assert events == ["page answered", "runaway finished"]
-    assert posted[0].status_code == 200 and "timeout: exceeded 1 s" in posted[0].text  # the real query, stopped
+    assert posted[0].status_code == 200 and "timeout: exceeded 0.3 s" in posted[0].text  # the real query, stopped
 
 
 def asgi_post(app, path: str, query: str, chunks, headers: dict[str, str]) -> tuple[int | None, int]:
@@ -445,7 +440,7 @@ def test_export_lock_verify_and_the_review_in_score_and_report(reviewable):
 
 
 BAD = [
-    Case("unknown-queue", ["review", "--queue", "bogus", "--verdicts", "x.json"], "unknown --queue 'bogus'"),
+    Case("unknown-queue", ["review", "--queue", "bogus", "--verdicts", "x.json"], "unknown queue 'bogus'"),
     Case("bad-sample", ["review", "--queue", "sample:0", "--verdicts", "x.json"], "sample:N needs a whole number"),
     Case("nothing-to-review", ["review", "export", "-o", "labels.jsonl"], "nothing to review"),
     Case("review-not-a-file", ["score", "run.jsonl", "--review", "missing.json"], "missing.json"),

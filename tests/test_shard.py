@@ -92,7 +92,7 @@ CASES = [
     Case(
         "shard-with-early-stop",
         ["adjudicate", "run.jsonl", "--shard", "1/2", "--early-stop", "--panel", "panels/default.toml"],
-        "--shard and --early-stop cannot be combined",
+        "shard and early_stop cannot be combined",
         setup=lambda tmp: (
             (tmp / "panels").mkdir()
             or (tmp / "panels" / "default.toml").write_text(

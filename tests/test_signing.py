@@ -15,7 +15,8 @@ from jury.verdicts.documents import LOCK_KEY
 from jury.verdicts.lock import content_hash, load_locked
 from jury.verdicts.signing import NAMESPACE, load_signer, parse_signature, sign_file
 from tests.support.badinput import Case, check_case
-from tests.support.jurytest import make_project, says, write_panel
+from tests.support.fakellm import FakeLLMServer
+from tests.support.jurytest import copy_project, make_project, says, write_panel
 
 runner = CliRunner()
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
@@ -48,17 +49,29 @@ def keys(tmp_path):
     return {"alice": make_key(folder, "alice"), "mallory": make_key(folder, "mallory")}
 
 
-@pytest.fixture
-def signed(tmp_path, monkeypatch, fake_llm, keys):
-    """An adjudication written and signed by alice."""
-    make_project(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    for name, _ in FOUR:
-        fake_llm.script(name, says("genuine_error"))
-    panel = write_panel(tmp_path, fake_llm.base_url, FOUR)
-    res = invoke("adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json", "--sign", str(keys["alice"]))
+@pytest.fixture(scope="module")
+def signed_template(tmp_path_factory):
+    """An adjudication written and signed by alice (keys/alice), built once for this module."""
+    tmp = tmp_path_factory.mktemp("signed")
+    make_project(tmp)
+    alice = make_key(tmp / "keys", "alice")
+    make_key(tmp / "keys", "mallory")
+    with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp)
+        for name, _ in FOUR:
+            server.script(name, says("genuine_error"))
+        panel = write_panel(tmp, server.base_url, FOUR)
+        res = invoke("adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json", "--sign", str(alice))
     assert res.exit_code == 0, res.output
     assert "signed verdicts/adj.json" in " ".join(res.output.split())
+    return tmp
+
+
+@pytest.fixture
+def signed(signed_template, tmp_path, monkeypatch, keys):
+    """A copy of the signed adjudication in tmp_path, the working directory; `keys` are its keys."""
+    copy_project(signed_template, tmp_path)  # the template's keys replace the ones `keys` made, at the same paths
+    monkeypatch.chdir(tmp_path)
     return tmp_path
 
 

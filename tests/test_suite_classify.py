@@ -235,16 +235,14 @@ def _with_classification(t):
 
 
 BAD = [
-    Case("classify-without-taxonomy", ["suites", "suite.jsonl", "--classify"], "--classify needs --taxonomy NAME", _setup),
+    Case("classify-without-taxonomy", ["suites", "suite.jsonl", "--classify"], "classify needs a taxonomy", _setup),
     Case(
         "classify-and-adjudicate",
         ["suites", "suite.jsonl", "--classify", "--adjudicate", "--taxonomy", "plsqlbench"],
-        "--adjudicate and --classify each write a verdict file",
+        "adjudicate and classify each write a verdict file",
         _setup,
     ),
-    Case(
-        "plan-alone", ["suites", "suite.jsonl", "--plan"], "--plan and --verdicts-out go with --adjudicate or --classify", _setup
-    ),
+    Case("plan-alone", ["suites", "suite.jsonl", "--plan"], "plan_only and verdicts_out go with adjudicate or classify", _setup),
     Case(
         "classify-unknown-taxonomy",
         ["suites", "suite.jsonl", "--classify", "--taxonomy", "nope"],
@@ -254,7 +252,7 @@ BAD = [
     Case(
         "classification-without-taxonomy",
         ["suites", "suite.jsonl", "--verdicts", "c.json"],
-        "c.json: holds error classifications (`jury suites --classify`): give --taxonomy plsqlbench",
+        "c.json: holds error classifications (`jury suites --classify`): give the taxonomy plsqlbench",
         _with_classification,
     ),
     Case(

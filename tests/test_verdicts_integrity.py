@@ -83,7 +83,7 @@ def test_a_wrong_kind_of_panel_is_a_one_line_error(adjudicated):
 
 def test_plots_into_a_file_is_a_one_line_error(adjudicated):
     res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "--plots", "run.jsonl"])
-    assert res.exit_code == 1 and "--plots run.jsonl: cannot write there" in res.output
+    assert res.exit_code == 1 and "plots folder run.jsonl: cannot write there" in res.output
 
 
 def test_written_files_follow_the_umask(adjudicated):

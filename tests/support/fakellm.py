@@ -132,6 +132,9 @@ def error_body(status: int, message: str | None = None) -> dict:
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     protocol_version = "HTTP/1.1"  # every response says Connection: close
+    # TCP_NODELAY: the headers and the body go out as two writes; with Nagle's algorithm the body
+    # waited for the client's delayed ACK (~40 ms a reply on loopback: most of a test's wall time)
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -183,6 +186,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # a panel opens up to jurors x max_concurrency connections at once: socketserver's backlog of 5
+    # overflowed, and a dropped SYN costs the client a 1 s retransmit (or a retry) on a busy machine
+    request_queue_size = 128
     owner: FakeLLMServer
 
 
@@ -216,8 +222,10 @@ class FakeLLMServer:
 
     def start(self) -> FakeLLMServer:
         if self._thread is None:
+            # stop() waits for the serve loop's next poll: 5 ms, not socketserver's 0.5 s (or 50 ms a
+            # test, hundreds of times a run); an idle poll costs microseconds
             self._thread = threading.Thread(
-                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fakellm", daemon=True
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.005}, name="fakellm", daemon=True
             )
             self._thread.start()
         return self

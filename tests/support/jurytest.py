@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 from tests.support.fakellm import Reply, ballot_reply
@@ -40,6 +41,16 @@ def make_project(tmp: Path, models=("gpt-x", "claude-y"), families=None) -> Path
     write_runs(tmp, recs)
     (tmp / "jury.toml").write_text('gold = "gold.json"\ndb_root = "dbs"\nworkers = 1\n')
     return tmp
+
+
+def copy_project(template: Path, dest: Path) -> Path:
+    """A copy of a project a module built once (its verdicts, store and keys), for one test to
+    change at will. Verdict files bind their inputs by paths relative to themselves, so the copy
+    verifies as the original does; the store's file-hash cache, keyed by absolute path, misses.
+    The template's panel files name a loopback server that is gone: a test that calls jurors
+    scripts its own (fake_llm) and writes its own panel."""
+    shutil.copytree(template, dest, symlinks=True, dirs_exist_ok=True)
+    return dest
 
 
 def write_panel(tmp: Path, base_url: str, jurors, *, style="blind", k=3, name="panel.toml") -> Path:

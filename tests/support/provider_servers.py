@@ -118,6 +118,9 @@ def _prompt_text(body: Any) -> str:
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: the headers and the body go out as two writes; with Nagle's algorithm the body
+    # waited for the client's delayed ACK (~40 ms a reply on loopback: most of a test's wall time)
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -171,6 +174,9 @@ def _route(path: str, body: dict) -> tuple[str | None, str]:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # a panel opens up to jurors x max_concurrency connections at once: socketserver's backlog of 5
+    # overflowed, and a dropped SYN costs the client a 1 s retransmit (or a retry) on a busy machine
+    request_queue_size = 128
     owner: ProviderServer
 
 
@@ -190,7 +196,7 @@ class ProviderServer:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def start(self) -> ProviderServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True)
         self._thread.start()
         return self
 

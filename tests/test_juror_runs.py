@@ -1,4 +1,6 @@
-"""Hardening of juror runs: outages, interrupts, full disks, two processes, huge or leaky replies.
+"""Juror runs (adjudicate, audit-gold, reaudit) when things go wrong: outages, what a run prints
+and counts, secrets echoed back, huge replies, unknown params, full disks, Ctrl-C, two processes
+on one store.
 
 Every test drives the real CLI against the loopback juror server (tests/support/fakellm.py).
 """
@@ -52,7 +54,7 @@ def all_say(server, category="gold_defect", names=FOUR):
         server.script(name, says(category))
 
 
-# ------------------------------------------------------------------ 8.1 an outage is not a verdict
+# ------------------------------------------------------------------ an outage is not a verdict
 
 
 def test_outage_writes_no_locked_file_and_exits_3(project, fake_llm):
@@ -119,7 +121,7 @@ def test_reaudit_with_failing_juror_is_incomplete(project, fake_llm):
     assert verdict_files(project) == [project / "verdicts" / "first.json"]
 
 
-# ------------------------------------------------------------------ 8.14, 8.15 what is printed
+# ------------------------------------------------------------------ what is printed
 
 
 def test_store_hits_and_shared_requests_are_counted_apart(project, fake_llm):
@@ -154,7 +156,7 @@ def test_model_filter_lists_only_judged_models(project, fake_llm):
     assert "gpt-x" in res.output and "claude" not in res.output  # (rich may wrap "claude-y")
 
 
-# ------------------------------------------------------------------ 9.13 secrets echoed back
+# ------------------------------------------------------------------ secrets echoed back
 
 
 def test_key_echoed_in_reasoning_is_scrubbed_everywhere(project, fake_llm, monkeypatch):
@@ -193,7 +195,7 @@ def test_any_kind_of_secret_in_a_reply_is_redacted_before_it_is_stored(secret):
     assert redact("SELECT name FROM hero WHERE id = 10.0.0.1", []) == "SELECT name FROM hero WHERE id = 10.0.0.1"
 
 
-# ------------------------------------------------------------------ 9.9 huge replies
+# ------------------------------------------------------------------ huge replies
 
 
 @pytest.mark.slow
@@ -217,7 +219,7 @@ def test_reasoning_is_capped_with_a_marker_and_max_tokens_is_sent(project, fake_
     assert sent == {"ja": 500, "jb": DEFAULT_MAX_REPLY_TOKENS, "jc": DEFAULT_MAX_REPLY_TOKENS, "jd": DEFAULT_MAX_REPLY_TOKENS}
 
 
-# ------------------------------------------------------------------ 8.18 unknown params
+# ------------------------------------------------------------------ unknown params
 
 
 def test_unknown_param_warns_once_per_juror_before_any_call_and_in_plan(project, fake_llm):
@@ -232,7 +234,7 @@ def test_unknown_param_warns_once_per_juror_before_any_call_and_in_plan(project,
         assert "juror 'jb' (openai/jb): params temprature is not known to litellm" in out
 
 
-# ------------------------------------------------------------------ 9.2 a full disk
+# ------------------------------------------------------------------ a full disk
 
 
 def test_votes_are_stored_before_call_logs_and_a_store_failure_is_one_line(project, fake_llm, monkeypatch):
@@ -301,7 +303,7 @@ def test_a_full_output_disk_is_one_line_and_the_rerun_pays_nothing(project, fake
     assert fake_llm.calls() == calls == distinct_requests(load_locked(project / "verdicts" / "out.json"))
 
 
-# ------------------------------------------------------------------ 8.3 Ctrl-C
+# ------------------------------------------------------------------ Ctrl-C
 
 
 @pytest.mark.slow
@@ -331,7 +333,7 @@ def test_first_ctrl_c_waits_for_calls_in_flight_and_the_rerun_repeats_none(proje
     assert fake_llm.calls() == distinct_requests(load_locked(verdict_files(project)[0]))  # nothing paid twice
 
 
-# ------------------------------------------------------------------ 9.3 two processes, one store
+# ------------------------------------------------------------------ two processes, one store
 
 
 @pytest.mark.slow

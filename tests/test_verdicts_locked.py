@@ -1,6 +1,6 @@
-"""Hardening of locked verdict files: idempotent reruns, superseded files, audits tied to
-their gold, verdicts recomputed from their votes, the audit flag rule, prompt templates
-bound by name, and `reaudit --check` that cannot check (issues #8 and #9)."""
+"""Locked verdict files: the audit flag rule, verdicts recomputed from their votes, audits tied
+to their gold, prompt templates bound by name, `reaudit --check` that cannot check,
+superseded files and idempotent reruns."""
 
 import json
 import os
@@ -51,7 +51,7 @@ def relock(path: Path, mutate) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
-# ------------------------------------------------------------------ 8.7 one juror cannot flag
+# ------------------------------------------------------------------ one juror cannot flag
 
 
 def test_a_flag_needs_a_strict_majority_of_the_panel():
@@ -75,7 +75,7 @@ def test_one_juror_of_five_does_not_flag_a_gold_query(project, fake_llm):
     assert "flagged 0 of 1 gold queries" in flat(res.output) and "undecided 1" in flat(res.output)
 
 
-# ------------------------------------------------------------------ 8.6 verdicts follow from votes
+# ------------------------------------------------------------------ verdicts follow from votes
 
 
 def test_a_forged_audit_flag_is_refused_even_with_a_fresh_lock(project, fake_llm):
@@ -129,7 +129,7 @@ def test_a_forged_adjudication_verdict_is_refused(project, fake_llm):
         load_locked(path)
 
 
-# ------------------------------------------------------------------ 8.5 audits tied to their gold
+# ------------------------------------------------------------------ audits tied to their gold
 
 
 def test_an_audit_of_another_gold_is_refused(project, fake_llm):
@@ -169,7 +169,7 @@ def test_an_audit_without_gold_keys_is_accepted_only_for_the_gold_it_bound(proje
     assert res.exit_code == 1 and "re-run `jury audit-gold`" in flat(res.output)
 
 
-# ------------------------------------------------------------------ 8.16 templates bound by name
+# ------------------------------------------------------------------ templates bound by name
 
 
 def test_prompt_templates_are_bound_by_name_not_by_install_path(project, fake_llm, tmp_path_factory):
@@ -201,7 +201,7 @@ def test_a_custom_template_is_bound_relative_to_its_panel(project, fake_llm):
     assert res.exit_code == 1 and "prompts[my-audit]" in res.output
 
 
-# ------------------------------------------------------------------ 9.7 reaudit --check that cannot check
+# ------------------------------------------------------------------ reaudit --check that cannot check
 
 
 def test_reaudit_check_exits_4_when_it_cannot_check(project, fake_llm):
@@ -218,7 +218,7 @@ def test_reaudit_check_exits_4_when_it_cannot_check(project, fake_llm):
     assert invoke("reaudit", "--check").exit_code == 1  # stale stays 1
 
 
-# ------------------------------------------------------------------ 8.4 superseded files
+# ------------------------------------------------------------------ superseded files
 
 
 def swap_juror(panel: Path, old: str, new: str) -> None:
@@ -251,8 +251,8 @@ def test_superseded_files_verify_and_are_refused_by_score_and_report(project, fa
 
 
 def readme_recipes() -> tuple[str, str]:
-    """The cron line and the CI `run:` line of README's re-audit section, as written there."""
-    text = (REPO / "README.md").read_text()
+    """The cron line and the CI `run:` line of the docs' re-audit page, as written there."""
+    text = (REPO / "docs" / "reaudit.md").read_text()
     cron = re.search(r"```cron\n\S+ \S+ \S+ \S+ \S+\s+(.*?)\n```", text, re.S).group(1)
     ci = re.search(r"- run: pip install -e \. && (.*?)\n", text).group(1)
     return cron, ci
@@ -291,7 +291,7 @@ def test_readme_cron_and_ci_recipes_survive_two_reaudits(project, fake_llm):
     assert "re-ran" in (project / "reaudit.log").read_text()
 
 
-# ------------------------------------------------------------------ 8.2 idempotent reruns
+# ------------------------------------------------------------------ idempotent reruns
 
 
 @pytest.mark.slow

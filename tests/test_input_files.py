@@ -1,15 +1,13 @@
-"""Input loading and CLI hygiene: the safe JSON loader, numeric settings, sanitised and
-unwrapped output, --wide, the bench fallback and the notebook extra (issues #9 and #8)."""
+"""Input files: one safe JSON loader for gold, runs and verdict files (duplicate keys, NaN,
+huge numbers, deep nesting, lone surrogates, devices and pipes), strictly typed run records,
+numeric settings checked alike from flags and jury.toml, and outputs that never overwrite an
+input."""
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
-import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -19,14 +17,12 @@ from jury.errors import ConfigError, InputError
 from jury.inputs.config import Config, load_config
 from jury.inputs.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document
 from jury.inputs.records import RunRecord
-from jury.results.render import safe
 from tests.support.badinput import basic_project, run_jury
-from tests.support.helpers import REPO
 
 DEEP = "[" * 200_000 + "]" * 200_000
 
 
-# ---------------------------------------------------------------- 9.6 / 9.10 / 9.12a: one safe loader
+# ---------------------------------------------------------------- one safe loader
 
 
 @pytest.mark.parametrize(
@@ -130,7 +126,7 @@ def test_verdict_files_use_the_safe_loader(tmp_path):
     assert load_json_file(tmp_path / "inputs" / "gold.json")[0]["question_id"] == 1
 
 
-# ---------------------------------------------------------------- 9.5: numbers, one place
+# ---------------------------------------------------------------- numbers, one place
 
 
 @pytest.mark.parametrize(
@@ -171,114 +167,14 @@ def test_valid_numbers_pass(tmp_path):
     assert cfg.get("timeout", 2.0) == 2.0 and cfg.get("float_digits", 3) == 3
 
 
-# ---------------------------------------------------------------- 9.16: control characters
+# ---------------------------------------------------------------- outputs never overwrite inputs (the library's guard)
 
 
-def test_safe_escapes_control_characters():
-    assert safe("m\x1b]0;pwned\x07\x1b[2J\u202e") == "m\\x1b]0;pwned\\x07\\x1b[2J\\u202e"
-    assert safe("a\nb") == "a\\nb" and safe("a\nb\tc", newlines=True) == "a\nb\tc"
-    assert safe("\ud800") == "\\ud800" and safe("é 😀 ✓") == "é 😀 ✓"
-
-
-EVIL = "evil\x1b]0;pwned\x07\x1b[31m[bold]red"
-
-
-def evil_project(tmp_path: Path) -> Path:
-    basic_project(tmp_path)
-    (tmp_path / "run.jsonl").write_text(json.dumps({"model": EVIL, "question_id": 1, "sql": "SELECT 1"}) + "\n")
-    return tmp_path
-
-
-@pytest.mark.parametrize("fmt", ["table", "md"])
-def test_score_output_escapes_model_names(tmp_path, fmt):
-    evil_project(tmp_path)
-    proc = run_jury(["score", "run.jsonl", "-f", fmt, "--store", "s.db"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
-    assert "evil\\x1b]0;pwned\\x07\\x1b[31m[bold]red" in proc.stdout  # markup not interpreted either
-
-
-def test_report_and_import_escape_model_names(tmp_path):
-    evil_project(tmp_path)
-    proc = run_jury(["report", "run.jsonl", "--store", "s.db"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "\x1b" not in proc.stdout and "evil\\x1b" in proc.stdout
-    (tmp_path / "pred.sql").write_text("SELECT 1\n")
-    proc = run_jury(["import", "bird-predictions", "pred.sql", "--model", EVIL], tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "\x1b" not in proc.stderr and "evil\\x1b" in proc.stderr
-
-
-def test_console_factory_escapes_and_fits(monkeypatch):
-    from jury.cli.common import make_console, table_width
-    from jury.results.render import UNWRAPPED_WIDTH
-
-    buf = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", buf)
-    console = make_console()
-    assert console.width == UNWRAPPED_WIDTH and table_width(None) is None
-    long_path = "/very/" + "long/" * 60 + "file.json"
-    console.print(f"STALE {long_path}: changed {EVIL}", markup=False)
-    out = buf.getvalue()
-    assert f"STALE {long_path}: changed" in out.splitlines()[0]  # one line, not wrapped at 80
-    assert "\x1b" not in out
-
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    monkeypatch.setattr(sys, "stdout", Tty())
-    monkeypatch.setenv("COLUMNS", "97")
-    monkeypatch.delenv("TERM", raising=False)
-    assert make_console().width == 97 and table_width(None) == 97
-    assert table_width(Path("out.txt")) is None
-
-
-# ---------------------------------------------------------------- 8.13: widths and --wide
-
-
-def test_score_table_is_not_wrapped_without_a_terminal(tmp_path):
-    basic_project(tmp_path)
-    name = "provider/" + "very-long-model-name-" * 15
-    (tmp_path / "run.jsonl").write_text(json.dumps({"model": name, "question_id": 1, "sql": "SELECT 1"}) + "\n")
-    for command in ("score", "report"):
-        proc = subprocess.run(
-            [sys.executable, "-m", "jury", command, "run.jsonl", "--store", "s.db"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, COLUMNS="80"),
-        )
-        assert proc.returncode == 0, proc.stderr
-        assert any(name in line for line in proc.stdout.splitlines()), proc.stdout
-
-
-@pytest.mark.slow
-def test_wide_columns(tmp_path):
-    basic_project(tmp_path)
-    plain = run_jury(["score", "run.jsonl", "--store", "s.db"], tmp_path)
-    wide = run_jury(["score", "run.jsonl", "--store", "s.db", "--wide"], tmp_path)
-    assert plain.returncode == wide.returncode == 0
-    assert "relaxed acc (rank)" not in plain.stdout and "relaxed acc (rank)" in wide.stdout
-    assert "routed" not in plain.stdout.split("\n")[1] + plain.stdout.split("\n")[2]
-    csv = run_jury(["score", "run.jsonl", "--store", "s.db", "-f", "csv"], tmp_path)
-    assert "relaxed_accuracy" in csv.stdout.splitlines()[0]
-    rep = run_jury(["report", "run.jsonl", "--store", "s.db"], tmp_path)
-    rep_wide = run_jury(["report", "run.jsonl", "--store", "s.db", "--wide"], tmp_path)
-    assert "not executed" not in rep.stdout and "not executed" in rep_wide.stdout
-    for command in ("score", "report"):
-        help_text = run_jury([command, "--help"], tmp_path).stdout
-        assert "--wide" in help_text
-
-
-# ---------------------------------------------------------------- 9.1: library-level guard
-
-
-def test_guard_outputs(tmp_path):
-    from jury.cli.common import guard_outputs
+def test_guard_outputs(tmp_path, monkeypatch):
+    from jury.pipeline.outputs import guard_outputs
 
     basic_project(tmp_path)
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "link.jsonl").symlink_to(tmp_path / "run.jsonl")
     os.link(tmp_path / "gold.json", tmp_path / "hard.json")
@@ -286,30 +182,3 @@ def test_guard_outputs(tmp_path):
         with pytest.raises(InputError, match="never overwrites"):
             guard_outputs([Path(out)], [Path("run.jsonl"), Path("gold.json")], store=Path("store.db"), db_root=Path("dbs"))
     guard_outputs([Path("new.txt"), None], [Path("run.jsonl")], store=Path("store.db"), db_root=Path("dbs"))
-
-
-# ---------------------------------------------------------------- 8.17: bench and notebook extra
-
-
-@pytest.mark.slow
-def test_bench_runs_on_the_bundled_example_without_shared(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "score_bench.py"), "--workers", "1", "--anchor", str(tmp_path / "absent"),
-         "--skip-scaling"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "15 systems x 129 questions = 1935 pairs from" in proc.stdout and "examples/bird-superhero" in proc.stdout
-    assert "jury cold" in proc.stdout and "jury warm" in proc.stdout
-    assert "BIRD's script: not run" in proc.stdout
-
-
-def test_notebook_extra_is_declared_and_in_dev():
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    extras = project["optional-dependencies"]
-    names = {d.split(">")[0].split("=")[0] for d in extras["notebook"]}
-    assert {"nbclient", "nbformat", "ipykernel"} <= names
-    assert "jury[notebook]" in extras["dev"]
-    assert "pip install -e '.[notebook]'" in (REPO / "README.md").read_text()

@@ -1,4 +1,4 @@
-"""Panels, templates and ballots (issue #9: items 9.6, 9.12, 9.14, 9.15, 9.17).
+"""Panel files, prompt templates and ballots.
 
 A panel is validated completely when it is loaded, before any call: strict types, no
 unknown keys, finite JSON-able params, a template from a prompts folder that carries the
@@ -50,7 +50,7 @@ def refused(path: Path, *fragments: str) -> str:
     return msg
 
 
-# ------------------------------------------------------------------ 9.6 strict types
+# ------------------------------------------------------------------ strict types
 
 
 def test_shipped_panels_and_test_panels_load(tmp_path):
@@ -156,7 +156,7 @@ def test_a_bad_panel_stops_adjudicate_before_any_call(project, fake_llm, change)
     assert not (project / "verdicts").exists() or not list((project / "verdicts").glob("*.json"))
 
 
-# ------------------------------------------------------------------ 9.12 folders and templates
+# ------------------------------------------------------------------ folders and templates
 
 
 def test_a_folder_given_as_panel_is_one_line(tmp_path):
@@ -235,7 +235,7 @@ def test_shipped_templates_carry_their_headers():
         check_template(Template.load(PROMPTS_DIR / file), style)
 
 
-# ------------------------------------------------------------------ 9.14 where templates come from
+# ------------------------------------------------------------------ where templates come from
 
 
 @pytest.mark.parametrize(
@@ -278,7 +278,7 @@ def test_etc_passwd_is_never_sent(project, fake_llm):
     assert fake_llm.calls() == 0
 
 
-# ------------------------------------------------------------------ 9.15 distinct judges
+# ------------------------------------------------------------------ distinct judges
 
 
 @pytest.mark.parametrize(
@@ -313,7 +313,7 @@ def test_the_same_model_at_another_endpoint_or_another_model_is_a_distinct_judge
     assert [j.name for j in panel.jurors] == ["ja", "jb", "jc", "jd", "je"]
 
 
-# ------------------------------------------------------------------ 9.17 fencing
+# ------------------------------------------------------------------ fencing
 
 
 FORGERIES = [
