@@ -93,7 +93,8 @@ def test_reaudit_reruns_what_changed_as_the_command_does(project, fake_llm, monk
     panel = audit_panel(project, fake_llm)
     jury.audit_gold(panel=panel)
     (old,) = (project / "verdicts").glob("audit-*.json")
-    assert jury.reaudit(check=True).exit_code == 0
+    fresh = jury.reaudit(check=True)
+    assert isinstance(fresh, jury.Reaudit) and fresh.exit_code == 0
 
     fake_llm.script("je2", audit_juror({2, 3}))
     panel.write_text(panel.read_text().replace('name = "je"\nmodel = "openai/je"', 'name = "je2"\nmodel = "openai/je2"'))

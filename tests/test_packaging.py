@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jury.errors import JuryError, MissingExtra, need_extra
+from jury.errors import MissingExtra, need_extra
 from tests.support.badinput import basic_project
 from tests.support.clirun import run_jury_inprocess
 from tests.support.helpers import REPO
@@ -124,7 +124,7 @@ def test_review_app_without_web_raises_the_jury_error(tmp_path, monkeypatch):
 
     monkeypatch.chdir(basic_project(tmp_path))
     without(monkeypatch, "starlette")
-    with pytest.raises(JuryError, match=r"^the review page needs starlette: pip install 'jury\[web\]'$"):
+    with pytest.raises(jury.MissingExtra, match=r"^the review page needs starlette: pip install 'jury\[web\]'$"):
         jury.review_app(verdicts="verdicts/adj.json")
 
 

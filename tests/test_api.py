@@ -1,0 +1,59 @@
+"""The public API as a whole: every exported name is used by some test through `jury.<name>`,
+the building blocks give what the jobs give, results are the exported types, and each
+exported error is what a library caller catches."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import jury
+from tests.support.fakellm import error_reply
+from tests.support.helpers import REPO
+from tests.support.jurytest import write_panel
+
+
+def test_every_exported_name_resolves_and_is_used_by_a_test():
+    for name in jury.__all__:
+        assert getattr(jury, name) is not None, name
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "tests").glob("test_*.py"))
+    untested = [n for n in jury.__all__ if not re.search(rf"\bjury\.{re.escape(n)}\b", text)]
+    assert not untested, f"exported names no test uses as jury.<name>: {untested}"
+
+
+def test_the_building_blocks_give_what_score_gives(project):
+    gold = jury.load_gold("gold.json")
+    runs = jury.load_runs([Path("run.jsonl")], gold)
+    with jury.Store(Path(".jury/store.db")) as store:
+        ev = jury.evaluate(gold, runs, Path("dbs"), store, jury.Settings(workers=1))
+    score = jury.score("run.jsonl")
+    assert isinstance(score, jury.Score) and isinstance(score, jury.Result)
+    assert [(p.model, p.question_id, p.outcome) for p in ev.pairs] == [
+        (p.model, p.question_id, p.outcome) for p in score.evaluation.pairs
+    ]
+    report = jury.report(score)
+    assert isinstance(report, jury.Report) and isinstance(report, jury.Result)
+    assert [m.model for m in report.models] == ev.models()
+    assert jury.__version__ in report.to_json()
+
+
+def test_a_broken_jury_toml_is_a_config_error(project):
+    Path("jury.toml").write_text('gold = "gold.json"\nworkers = "many"\n')
+    with pytest.raises(jury.ConfigError, match="jury.toml: workers must be a whole number"):
+        jury.score("run.jsonl")
+
+
+def test_a_store_that_is_no_database_is_a_store_error(project):
+    Path(".jury").mkdir()
+    Path(".jury/store.db").write_bytes(b"not a database, " * 512)
+    with pytest.raises(jury.StoreError, match=r"store.db: cannot open the store"):
+        jury.score("run.jsonl")
+
+
+def test_ballots_that_get_no_vote_are_an_incomplete_run(project, fake_llm):
+    fake_llm.set_default(lambda request: error_reply(400, "invalid request"))
+    panel = write_panel(project, fake_llm.base_url, [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")])
+    with pytest.raises(jury.IncompleteRun) as caught:
+        jury.adjudicate("run.jsonl", panel=panel, output="verdicts/adj.json")
+    assert caught.value.exit_code == 3 and "no verdict file written" in str(caught.value)
+    assert not Path("verdicts/adj.json").exists()
