@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import hashlib
 import json
 import os
 import re
@@ -32,28 +31,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.fakellm import FakeLLMServer, json_reply  # noqa: E402
-from tests.support.jurytest import write_panel  # noqa: E402
+from tests.support.fakellm import FakeLLMServer  # noqa: E402
+from tests.support.jurytest import hashed_verdicts, write_panel  # noqa: E402
 
 MODELS = ("ta-sql-gpt4", "codes-1b", "gsr")
 FIVE = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai"), ("je", "deepseek")]
 VOLATILE = {"lock", "content_sha256", "created_at", "provenance", "git_revision", "jury_version", "litellm_version"}
-
-
-def scripted(req: dict):
-    """Deterministic test-double juror: the verdict from a hash of the ballot text."""
-    text = req["messages"][-1]["content"]
-    h = hashlib.sha256((req["model"] + text).encode()).digest()[0]
-    if "gold_sql" in text:  # an audit ballot
-        bad = h % 4 == 0
-        return json_reply(
-            {
-                "reasoning": "fixture",
-                "verdict": "defective" if bad else "valid",
-                "defect_type": "sql_vs_question" if bad else None,
-            }
-        )
-    return json_reply({"reasoning": "fixture", "verdict": ["answer_1", "answer_2", "both", "neither", "ambiguous"][h % 5]})
 
 
 def checkout(rev: str, into: Path) -> Path:
@@ -132,7 +115,7 @@ def main() -> int:
     ap.add_argument("--before", required=True, help="git revision of the before side")
     ap.add_argument("--after", help="git revision of the after side (default: the working tree)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp_name, FakeLLMServer(default=scripted) as server:
+    with tempfile.TemporaryDirectory() as tmp_name, FakeLLMServer(default=hashed_verdicts) as server:
         tmp = Path(tmp_name)
         before_code = checkout(args.before, tmp / "before-code")
         after_code = checkout(args.after, tmp / "after-code") if args.after else REPO

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import jury
-from tests.support.badinput import basic_project
+from tests.support.badinput import basic_project, locked_audit
 from tests.support.helpers import GOLD, write_runs
 
 
@@ -22,44 +22,6 @@ def shop(tmp_path, monkeypatch):
     basic_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def locked_audit(tmp: Path, name="a.json", *, flagged_q1=False, qid=1, supersedes=None, gold="gold.json") -> Path:
-    """A locked audit file of three jurors who all said valid (written by the library's writer)."""
-    from jury.verdicts.lock import write_locked
-    from jury.verdicts.verify import bind_file
-
-    vdir = tmp / "verdicts"
-    votes = [
-        {"juror": j, "family": f"fam-{j}", "model": f"openai/{j}", "raw_verdict": "valid", "category": "valid"}
-        for j in ("a", "b", "c")
-    ]
-    doc = {
-        "$schema": "schema/audit-v1.schema.json",
-        "kind": "audit",
-        "jury_version": "test",
-        "created_at": "2026-11-29T20:00:00Z",
-        "supersedes": supersedes,
-        "inputs": {
-            "gold": bind_file(tmp / gold, vdir).model_dump(),
-            "databases": {"shop": bind_file(tmp / "dbs" / "shop" / "shop.sqlite", vdir).model_dump()},
-        },
-        "prompts": {},
-        "settings": {"quorum": None},
-        "panel": {"name": "p", "ballot_style": "audit", "k": 3, "jurors": [], "path": None, "sha256": None},
-        "totals": {},
-        "records": [
-            {
-                "question_id": qid,
-                "db_id": "shop",
-                "jurors": ["a", "b", "c"],
-                "votes": votes,
-                "flagged": flagged_q1,
-                "decided": True,
-            }
-        ],
-    }
-    return write_locked(doc, vdir / name)
 
 
 def content_sha256(path: Path) -> str:

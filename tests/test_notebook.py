@@ -12,32 +12,12 @@ from typer.testing import CliRunner
 import jury
 from jury.cli import app
 from tests.support.helpers import EXAMPLE, REPO
-from tests.support.jurytest import write_panel
+from tests.support.jurytest import hashed_verdicts, write_panel
 
 NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
 runner = CliRunner()
 MODELS = ("ta-sql-gpt4", "codes-1b", "gsr")
 FIVE = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai"), ("je", "deepseek")]
-
-
-def scripted(req):
-    """Deterministic test-double juror: verdict from a hash of the ballot text."""
-    import hashlib
-
-    from tests.support.fakellm import json_reply
-
-    text = req["messages"][-1]["content"]
-    h = hashlib.sha256((req["model"] + text).encode()).digest()[0]
-    if "gold_sql" in text:  # audit ballot
-        bad = h % 4 == 0
-        return json_reply(
-            {
-                "reasoning": "fixture",
-                "verdict": "defective" if bad else "valid",
-                "defect_type": "sql_vs_question" if bad else None,
-            }
-        )
-    return json_reply({"reasoning": "fixture", "verdict": ["answer_1", "answer_2", "both", "neither", "ambiguous"][h % 5]})
 
 
 def code_cells(nb: dict) -> list[dict]:
@@ -82,7 +62,7 @@ def test_notebook_reproduces_report_on_the_bundled_example(tmp_path, monkeypatch
     lines = [line for line in (project / "run.jsonl").read_text().splitlines() if json.loads(line)["model"] in MODELS]
     (project / "run3.jsonl").write_text("\n".join(lines) + "\n")
     monkeypatch.chdir(project)
-    fake_llm.set_default(scripted)
+    fake_llm.set_default(hashed_verdicts)
     adj_panel = write_panel(project, fake_llm.base_url, FIVE[:4])
     audit_panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit-panel.toml")
     res = runner.invoke(app, ["adjudicate", "run3.jsonl", "--panel", str(adj_panel), "-o", "verdicts/fixture-adjudication.json"])

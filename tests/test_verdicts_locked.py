@@ -19,7 +19,7 @@ from jury.judging.rules import audit_flag
 from jury.verdicts.documents import LOCK_KEY, VerdictError
 from jury.verdicts.lock import content_hash, load_locked
 from jury.verdicts.verify import verify_file
-from tests.support.badinput import Case, check_case
+from tests.support.badinput import Case, check_case, locked_audit
 from tests.support.fakellm import Reply
 from tests.support.helpers import REPO
 from tests.support.jurytest import says, write_panel
@@ -354,56 +354,11 @@ def test_an_existing_file_that_is_not_a_verdict_file_is_refused_before_any_query
 # ------------------------------------------------------------------ bad input, through the real CLI
 
 
-def hand_audit(tmp: Path, name="a.json", *, flagged_q1=False, qid=1, supersedes=None, panel_path=None) -> Path:
-    """A locked audit file for badinput's basic project, written by the library, no calls."""
-    from jury.verdicts.lock import write_locked
-    from jury.verdicts.verify import bind_file
-
-    vdir = tmp / "verdicts"
-    votes = [
-        {"juror": j, "family": f"fam-{j}", "model": f"openai/{j}", "raw_verdict": "valid", "category": "valid"}
-        for j in ("a", "b", "c")
-    ]
-    doc = {
-        "$schema": "schema/audit-v1.schema.json",
-        "kind": "audit",
-        "jury_version": "test",
-        "created_at": "2026-11-29T20:00:00Z",
-        "supersedes": supersedes,
-        "inputs": {
-            "gold": bind_file(tmp / "gold.json", vdir).model_dump(),
-            "databases": {"shop": bind_file(tmp / "dbs" / "shop" / "shop.sqlite", vdir).model_dump()},
-        },
-        "prompts": {},
-        "settings": {"quorum": None},
-        "panel": {
-            "name": "p",
-            "ballot_style": "audit",
-            "k": 3,
-            "jurors": [],
-            "path": panel_path,
-            "sha256": "0" * 64 if panel_path else None,
-        },
-        "totals": {},
-        "records": [
-            {
-                "question_id": qid,
-                "db_id": "shop",
-                "jurors": ["a", "b", "c"],
-                "votes": votes,
-                "flagged": flagged_q1,
-                "decided": True,
-            }
-        ],
-    }
-    return write_locked(doc, vdir / name)
-
-
 def _superseded(tmp: Path) -> None:
     from jury.verdicts.lock import load_locked
 
-    old = hand_audit(tmp, "a.json")
-    hand_audit(tmp, "b.json", supersedes=load_locked(old).content_sha256)
+    old = locked_audit(tmp, "a.json")
+    locked_audit(tmp, "b.json", supersedes=load_locked(old).content_sha256)
 
 
 BAD_INPUT = [
@@ -424,19 +379,19 @@ BAD_INPUT = [
         "flag-not-from-votes",
         ["score", "run.jsonl", "--audit", "verdicts/a.json"],
         "records.0 (question 1): flagged=True",
-        setup=lambda t: hand_audit(t, flagged_q1=True),
+        setup=lambda t: locked_audit(t, flagged_q1=True),
     ),
     Case(
         "audit-of-another-gold",
         ["score", "run.jsonl", "--audit", "verdicts/a.json"],
         "audits question 99, which is not in the gold file",
-        setup=lambda t: hand_audit(t, qid=99),
+        setup=lambda t: locked_audit(t, qid=99),
     ),
     Case(
         "reaudit-check-cannot-check",
         ["reaudit", "--check"],
         "cannot check 1 of 1 verdict files",
-        setup=lambda t: hand_audit(t, panel_path="../panel.toml"),
+        setup=lambda t: locked_audit(t, panel_path="../panel.toml"),
         code=4,
     ),
     Case(

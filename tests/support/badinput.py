@@ -87,3 +87,51 @@ def check_case(case: Case, tmp: Path) -> subprocess.CompletedProcess:
     for name, digest in before.items():
         assert _digest(tmp / name) == digest, f"{name} was changed"
     return proc
+
+
+def locked_audit(
+    tmp: Path, name="a.json", *, flagged_q1=False, qid=1, supersedes=None, panel_path=None, gold="gold.json"
+) -> Path:
+    """A locked audit file for basic_project: three jurors who all said valid (or flagged question 1),
+    written by the library's writer, no calls."""
+    from jury.verdicts.lock import write_locked
+    from jury.verdicts.verify import bind_file
+
+    vdir = tmp / "verdicts"
+    votes = [
+        {"juror": j, "family": f"fam-{j}", "model": f"openai/{j}", "raw_verdict": "valid", "category": "valid"}
+        for j in ("a", "b", "c")
+    ]
+    doc = {
+        "$schema": "schema/audit-v1.schema.json",
+        "kind": "audit",
+        "jury_version": "test",
+        "created_at": "2026-11-29T20:00:00Z",
+        "supersedes": supersedes,
+        "inputs": {
+            "gold": bind_file(tmp / gold, vdir).model_dump(),
+            "databases": {"shop": bind_file(tmp / "dbs" / "shop" / "shop.sqlite", vdir).model_dump()},
+        },
+        "prompts": {},
+        "settings": {"quorum": None},
+        "panel": {
+            "name": "p",
+            "ballot_style": "audit",
+            "k": 3,
+            "jurors": [],
+            "path": panel_path,
+            "sha256": "0" * 64 if panel_path else None,
+        },
+        "totals": {},
+        "records": [
+            {
+                "question_id": qid,
+                "db_id": "shop",
+                "jurors": ["a", "b", "c"],
+                "votes": votes,
+                "flagged": flagged_q1,
+                "decided": True,
+            }
+        ],
+    }
+    return write_locked(doc, vdir / name)

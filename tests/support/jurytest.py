@@ -99,3 +99,19 @@ def says(category: str):
 
 def load(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def hashed_verdicts(request: dict) -> Reply:
+    """A deterministic test-double juror for whole examples: the verdict comes from a hash of the
+    juror's model and the ballot text (an audit ballot: defective one time in four)."""
+    import hashlib
+
+    from tests.support.fakellm import json_reply
+
+    text = request["messages"][-1]["content"]
+    h = hashlib.sha256((request["model"] + text).encode()).digest()[0]
+    if "gold_sql" in text:  # an audit ballot
+        bad = h % 4 == 0
+        verdict = {"verdict": "defective" if bad else "valid", "defect_type": "sql_vs_question" if bad else None}
+        return json_reply({"reasoning": "fixture", **verdict})
+    return json_reply({"reasoning": "fixture", "verdict": ["answer_1", "answer_2", "both", "neither", "ambiguous"][h % 5]})
