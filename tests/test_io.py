@@ -129,7 +129,7 @@ def test_importer_refuses_empty_model_json_lists_and_repeated_keys(tmp_path):
     gold = load_gold_list(write_gold(tmp_path))
     pred = tmp_path / "p.json"
     pred.write_text('{"0": "SELECT 1"}')
-    with pytest.raises(InputError, match="--model must name the model"):
+    with pytest.raises(InputError, match="model must name the model"):
         import_bird_predictions(pred, gold, " ")
     pred.write_text("[1, 2]")
     with pytest.raises(InputError, match="a JSON list"):

@@ -337,9 +337,9 @@ def test_a_huge_post_is_refused_before_its_body_is_read(reviewable):
 @pytest.mark.parametrize(
     "host, says",
     [
-        ("0.0.0.0", "--host 0.0.0.0: binding every interface is refused"),
-        ("::", "--host ::: binding every interface is refused"),
-        ("300.1.1.1", "--host 300.1.1.1: not a valid IP address"),
+        ("0.0.0.0", "host 0.0.0.0: binding every interface is refused"),
+        ("::", "host ::: binding every interface is refused"),
+        ("300.1.1.1", "host 300.1.1.1: not a valid IP address"),
     ],
 )
 def test_a_host_the_page_cannot_serve_is_refused_in_one_line(reviewable, monkeypatch, host, says):
@@ -369,7 +369,7 @@ def test_a_busy_port_is_one_line_and_a_good_host_prints_the_launch_url(reviewabl
         port = busy.getsockname()[1]
         res = runner.invoke(cli, [*common, "--port", str(port)])
     assert res.exit_code == 1 and not served and (res.exception is None or isinstance(res.exception, SystemExit))
-    assert f"--host 127.0.0.1 --port {port}: cannot listen there" in res.output
+    assert f"host 127.0.0.1 port {port}: cannot listen there" in res.output
     res = runner.invoke(cli, [*common, "--host", "localhost"])
     assert res.exit_code == 0 and len(served) == 1, res.output
     served[0][0].close()

@@ -69,7 +69,7 @@ def test_parse_shard(text, want):
 
 @pytest.mark.parametrize("text", ["0/2", "3/2", "1/0", "x", "1/2/3", "-1/2", ""])
 def test_parse_shard_refuses_bad_values(text):
-    with pytest.raises(InputError, match=r"--shard"):
+    with pytest.raises(InputError, match=r"^shard "):
         parse_shard(text)
 
 
@@ -86,7 +86,7 @@ def test_shards_partition_the_request_hashes():
 # ------------------------------------------------------------------ bad input, one line, exit 1
 
 CASES = [
-    Case("shard-not-a-fraction", ["adjudicate", "run.jsonl", "--shard", "half"], "--shard 'half': expected I/N"),
+    Case("shard-not-a-fraction", ["adjudicate", "run.jsonl", "--shard", "half"], "shard 'half': expected I/N"),
     Case("shard-index-zero", ["adjudicate", "run.jsonl", "--shard", "0/2"], "I must be between 1 and N"),
     Case("shard-index-past-count", ["audit-gold", "gold.json", "--shard", "3/2"], "I must be between 1 and N"),
     Case(

@@ -42,10 +42,10 @@ def name_matcher(pattern: str) -> Callable[[str], bool]:
         try:
             regex = re.compile(pattern[3:], re.IGNORECASE)
         except re.error as exc:
-            raise InputError(f"--function-set: bad regular expression {pattern[3:]!r}: {exc}") from None
+            raise InputError(f"function_set: bad regular expression {pattern[3:]!r}: {exc}") from None
         return lambda name: regex.fullmatch(name) is not None
     if not pattern.strip():
-        raise InputError("--function-set: empty pattern")
+        raise InputError("function_set: empty pattern")
     upper = pattern.upper()
     return lambda name: fnmatch.fnmatchcase(name, upper)
 

@@ -235,7 +235,9 @@ def _results(reply: tuple) -> Encoded:
             f"{path}: the database a Ray worker on {host} reads has sha256 {detail[:12]}…, not {expected[:12]}… "
             "as on this machine; every node must read the same file (put --db-root on shared storage)"
         )
-    raise InputError(f"{path}: a Ray worker on {host} cannot read this database ({detail}); every node must read --db-root")
+    raise InputError(
+        f"{path}: a Ray worker on {host} cannot read this database ({detail}); every node must read the database root (db_root) at the same path"
+    )
 
 
 def make_executor(name: str, workers: int, address: str | None = None) -> Executor:

@@ -41,7 +41,7 @@ def import_bird_predictions(
     """
     p = Path(path)
     if not model.strip():
-        raise InputError("--model must name the model (got an empty name)")
+        raise InputError("model must name the model (got an empty name)")
     text = read_text(p)
     if text.lstrip().startswith("["):
         raise InputError(f"{p}: a JSON list; expected BIRD's object of position -> prediction, or one SQL per line")

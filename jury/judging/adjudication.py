@@ -60,7 +60,7 @@ def plan_adjudication(
         if unknown:
             from jury.errors import InputError
 
-            raise InputError(f"--model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
+            raise InputError(f"model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
     schema_cache: dict[tuple, str] = {}
     sampled = sample_passes(ev, review_passes, seed, wanted)
     plan.reviewed = {m: (len(qs), n) for m, (qs, n) in sampled.items()}

@@ -41,10 +41,10 @@ def parse_shard(text: str | None) -> Shard | None:
         return None
     m = _SHARD.fullmatch(text)
     if m is None:
-        raise InputError(f"--shard {text!r}: expected I/N, e.g. 1/4 (this machine's shard I of N)")
+        raise InputError(f"shard {text!r}: expected I/N, e.g. 1/4 (this machine's shard I of N)")
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1 or not 1 <= index <= count:
-        raise InputError(f"--shard {text!r}: I must be between 1 and N (N >= 1)")
+        raise InputError(f"shard {text!r}: I must be between 1 and N (N >= 1)")
     return Shard(index, count)
 
 

@@ -135,7 +135,7 @@ def rank_stability(
     if resamples < MIN_RESAMPLES:
         from jury.errors import InputError
 
-        raise InputError(f"--rank-resamples {resamples}: at least {MIN_RESAMPLES:,} resamples are needed for a 95% rank interval")
+        raise InputError(f"rank_resamples {resamples}: at least {MIN_RESAMPLES:,} resamples are needed for a 95% rank interval")
     questions = question_order(pairs)
     columns = {}
     for c, (succ, incl) in column_matrices(pairs, models, questions, flagged, index).items():

@@ -365,16 +365,16 @@ def bind_address(host: str, port: int) -> tuple[int, tuple]:
         try:
             ipaddress.ip_address(name.split("%")[0])
         except ValueError:
-            raise InputError(f"--host {host}: not a valid IP address") from None
+            raise InputError(f"host {host}: not a valid IP address") from None
     try:
         infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         why = exc.strerror if isinstance(exc, socket.gaierror) else str(exc)
-        raise InputError(f"--host {host}: not an address this machine can serve on ({why})") from None
+        raise InputError(f"host {host}: not an address this machine can serve on ({why})") from None
     family, _type, _proto, _canon, sockaddr = infos[0]
     if ipaddress.ip_address(str(sockaddr[0]).split("%")[0]).is_unspecified:
         raise InputError(
-            f"--host {host}: binding every interface is refused, since the page answers only requests addressed "
+            f"host {host}: binding every interface is refused, since the page answers only requests addressed "
             "to the one host it serves (its guard against DNS rebinding); give this machine's address on that "
             "network, e.g. --host 192.168.1.5"
         )
@@ -395,7 +395,7 @@ def serve(state: ReviewState, host: str, port: int, announce) -> None:
         sock.listen(64)
     except OSError as exc:
         sock.close()
-        raise InputError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
+        raise InputError(f"host {host} port {port}: cannot listen there ({exc.strerror or exc})") from None
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     announce(f"http://{shown}:{bound}{state.root}/?token={state.token}")
