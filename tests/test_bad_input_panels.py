@@ -125,7 +125,12 @@ CASES = [
         "unknown placeholder $preview_block for a blind ballot",
         also(panel('prompt = "mine.md"'), template("mine.md", BLIND + "$preview_block\n")),
     ),
-    Case("families-is-folder", ["adjudicate", "run.jsonl", "--families", "fam.d"], "fam.d: is a directory, expected a file", mkdir("fam.d")),
+    Case(
+        "families-is-folder",
+        ["adjudicate", "run.jsonl", "--families", "fam.d"],
+        "fam.d: is a directory, expected a file",
+        mkdir("fam.d"),
+    ),
     # 9.14: where templates come from, and their header
     Case("prompt-etc-passwd", ADJ, "prompt = '/etc/passwd': give the file name of a template", panel('prompt = "/etc/passwd"')),
     Case(
