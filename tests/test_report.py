@@ -627,10 +627,11 @@ def test_two_sided_column_when_every_match_was_reviewed_without_a_false_pass():
 # jurors; old verdict files without the field still load.
 
 # gpt-x (openai) is judged by jb, jc, jd; claude-y (anthropic) by ja, jc, jd. Only ja is unpriced.
+# Models litellm prices at its declared floor (1.53) as well as today: .ci/min-deps runs these tests there.
 PRICED = [
     ("ja", "openai", "openai/ja"),
     ("jb", "anthropic", "openai/gpt-4o"),
-    ("jc", "google", "openai/gpt-4.1"),
+    ("jc", "google", "openai/gpt-4o-mini"),
     ("jd", "xai", "openai/gpt-4o-2024-08-06"),
 ]
 
@@ -643,7 +644,7 @@ def unpriced_template(tmp_path_factory):
     make_project(tmp)
     with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
         mp.chdir(tmp)
-        for name in ("ja", "gpt-4o", "gpt-4.1", "gpt-4o-2024-08-06"):
+        for name in ("ja", "gpt-4o", "gpt-4o-mini", "gpt-4o-2024-08-06"):
             server.script(name, says("genuine_error"))
         panel = write_panel(tmp, server.base_url, PRICED)
         res = runner.invoke(app(), ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
