@@ -8,24 +8,14 @@ import pytest
 from typer.testing import CliRunner
 
 import jury
-from tests.support.jurytest import make_project, says, write_panel
-
-FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
+from tests.support.jurytest import adjudicate_project
 
 
 @pytest.fixture
 def adjudicated(tmp_path, monkeypatch, fake_llm):
     """verdicts/adj.json, locked by `jury adjudicate` against the loopback panel."""
-    from jury.cli import app
-
-    make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
-    for name, _ in FOUR:
-        fake_llm.script(name, says("genuine_error"))
-    panel = write_panel(tmp_path, fake_llm.base_url, FOUR)
-    res = CliRunner().invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
-    assert res.exit_code == 0, res.output
-    return tmp_path
+    return adjudicate_project(tmp_path, fake_llm, "genuine_error")
 
 
 def cli_verify(*args: str):

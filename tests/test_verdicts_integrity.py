@@ -10,22 +10,16 @@ from typer.testing import CliRunner
 
 from jury.cli import app
 from jury.verdicts.lock import load_locked
-from tests.support.jurytest import make_project, says, write_panel
+from tests.support.jurytest import adjudicate_project, make_project, write_panel
 
 runner = CliRunner()
-FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
 
 
 @pytest.fixture
 def adjudicated(tmp_path, monkeypatch, fake_llm):
-    make_project(tmp_path)
+    """verdicts/adj.json: every failure judged format-equivalent by the loopback panel."""
     monkeypatch.chdir(tmp_path)
-    for name, _ in FOUR:
-        fake_llm.script(name, says("format_equivalence"))
-    panel = write_panel(tmp_path, fake_llm.base_url, FOUR)
-    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
-    assert res.exit_code == 0, res.output
-    return tmp_path
+    return adjudicate_project(tmp_path, fake_llm, "format_equivalence")
 
 
 def test_no_command_writes_over_a_locked_file(adjudicated):

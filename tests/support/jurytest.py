@@ -115,3 +115,22 @@ def hashed_verdicts(request: dict) -> Reply:
         verdict = {"verdict": "defective" if bad else "valid", "defect_type": "sql_vs_question" if bad else None}
         return json_reply({"reasoning": "fixture", **verdict})
     return json_reply({"reasoning": "fixture", "verdict": ["answer_1", "answer_2", "both", "neither", "ambiguous"][h % 5]})
+
+
+FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
+
+
+def adjudicate_project(tmp: Path, fake_llm, category: str) -> Path:
+    """make_project in ``tmp`` (the working directory), adjudicated by `jury adjudicate` with four
+    loopback jurors who all answer ``category``: verdicts/adj.json is locked."""
+    from typer.testing import CliRunner
+
+    from jury.cli import app
+
+    make_project(tmp)
+    for name, _ in FOUR:
+        fake_llm.script(name, says(category))
+    panel = write_panel(tmp, fake_llm.base_url, FOUR)
+    res = CliRunner().invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+    assert res.exit_code == 0, res.output
+    return tmp
