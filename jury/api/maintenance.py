@@ -254,7 +254,8 @@ def import_bird_predictions(
     become missing answers (sql: null); ``family`` overrides the family registry."""
     from jury.errors import InputError
     from jury.inputs.importers import import_bird_predictions as read_predictions
-    from jury.inputs.io import dump_runs, load_gold_list, write_atomic
+    from jury.inputs.io import dump_runs, load_gold_list
+    from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
     from jury.results.render import safe
 
@@ -268,7 +269,7 @@ def import_bird_predictions(
         raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")
     notes = []
     if out is not None:
-        write_atomic(out, dump_runs(report.records))
+        write_output(out, dump_runs(report.records))
         notes.append(f"wrote {safe(out)}")
     notes.append(
         safe(

@@ -24,7 +24,7 @@ def audit_gold(
     plan_only: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
     max_cost: float | None = juror_option("max_cost"),
     output: Path | None = typer.Option(
-        None, "-o", "--output", help="Verdict file to write (default verdicts/audit-<time>.json)."
+        None, "-o", "--output", writable=True, help="Verdict file to write (default verdicts/audit-<time>.json)."
     ),
     store: Path | None = juror_option("store"),
     sign: Path | None = juror_option("sign"),

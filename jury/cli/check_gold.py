@@ -20,7 +20,9 @@ def check_gold(
     comparator: str | None = typer.Option(None, help="Comparator deciding whether two executions differ (default strict)."),
     timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30)."),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
+    ),
     store: Path | None = typer.Option(
         None, help="Store file (default .jury/store.db): remembers databases that passed the integrity check."
     ),

@@ -179,12 +179,12 @@ def emit(text: str, output: Path | None = None, what: str | None = None) -> None
     if output is None:
         typer.echo(text, nl=False)
     else:
-        from jury.inputs.io import write_atomic
+        from jury.inputs.writer import write_output
         from jury.verdicts.lock import is_locked_file
 
         if is_locked_file(output):
             raise JuryError(f"{output}: is a locked verdict file; it is never overwritten (choose another -o)")
-        write_atomic(output, text)
+        write_output(output, text)
         from jury.results.render import safe
 
         typer.echo(f"wrote {safe(what) + ' to ' if what else ''}{safe(output)}", err=True)

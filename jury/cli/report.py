@@ -34,8 +34,10 @@ def report(
     fmt: str = typer.Option(
         "table", "--format", "-f", help="Output format: table, csv, json, md, or html (a static site written to the -o folder)."
     ),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
-    plots: Path | None = typer.Option(None, "--plots", help="Also write the report's figures to this folder."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
+    ),
+    plots: Path | None = typer.Option(None, "--plots", writable=True, help="Also write the report's figures to this folder."),
     comparator: str | None = typer.Option(
         None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
     ),

@@ -40,8 +40,10 @@ def score(
         None, help="Round every number (ints too) to N significant digits before comparing (off by default)."
     ),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
-    per_question: Path | None = typer.Option(None, help="Also write one JSONL line per (model, question) here."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
+    ),
+    per_question: Path | None = typer.Option(None, writable=True, help="Also write one JSONL line per (model, question) here."),
     audit: Path | None = typer.Option(None, help="Locked audit file: adds the gold-clean column (flagged questions removed)."),
     verdicts: list[Path] = typer.Option(
         [], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."

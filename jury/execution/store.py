@@ -12,6 +12,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -259,11 +260,27 @@ def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
             time.sleep(0.05)
 
 
+def refuse_non_file(path: Path) -> None:
+    """A store is a regular SQLite file (or a link to one): a device, FIFO, folder or socket
+    at its path is a one-line StoreError before SQLite opens it (or creates -wal files beside it)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open the store: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"{path}: is not a regular file (a device, FIFO, folder or socket); a store is a SQLite file")
+
+
 class Store(VoteStoreMixin, BatchStoreMixin):
     """A handle on the store file. Cheap to open; every write commits at once."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        refuse_non_file(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
