@@ -116,5 +116,13 @@ def report(
         assert output is not None
         summary = result.write_site(output)
         typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)
+        if summary.kept:
+            from jury.results.render import safe
+
+            typer.echo(
+                f"kept {len(summary.kept)} files an older jury's manifest listed without a hash (remove them by hand if "
+                f"stale), e.g. {safe(summary.kept[0])}",
+                err=True,
+            )
         return
     emit(result.render(fmt, width=table_width(output), wide=wide), output)
