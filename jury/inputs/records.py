@@ -21,6 +21,8 @@ def _normalise_id(value: Any, what: str = "question_id") -> Any:
     (and, for test-suite records, "1" and 1 one episode)."""
     if isinstance(value, bool):
         raise ValueError(f"{what} must be an integer or a string, not a boolean")
+    if isinstance(value, float):  # 1.0 is not the id 1: ids are exact
+        raise ValueError(f"{what} must be an integer or a string, not a number with a decimal point ({value!r})")
     if isinstance(value, str):
         digits = value.strip().removeprefix("-")
         if digits.isascii() and digits.isdigit():
