@@ -217,3 +217,14 @@ def test_the_folder_spelled_through_dot_dot_is_the_same_folder(site):
     res = run_jury_inprocess([*REPORT[:-1], "./site/../site"], site)
     assert res.returncode == 1 and "not a name a site build writes" in res.stderr
     assert (site / "victim" / "keep.txt").read_text() == "not jury's\n"
+
+
+def test_a_page_folder_replaced_by_a_link_out_is_refused_before_anything_is_written(site):
+    """site/assets replaced by a link to a folder outside: the build would write site.css
+    there; it refuses instead, and writes nothing anywhere."""
+    import shutil
+
+    shutil.rmtree(site / "site" / "assets")
+    (site / "site" / "assets").symlink_to(site / "victim", target_is_directory=True)
+    refused(site, "leads out of site")
+    assert sorted(p.name for p in (site / "victim").iterdir()) == ["keep.txt"]
