@@ -166,6 +166,23 @@ def test_a_missing_driver_is_one_line_naming_the_extra(monkeypatch, project):
     ]
 
 
+def test_a_timeout_stored_before_its_deadline_is_executed_again(project):
+    """A phantom timeout a store holds from before cancels were bound to their statement (elapsed
+    under its own timeout) is no outcome: the next run executes that query again."""
+    args = ["score", "run.jsonl", "--per-question", "pq.jsonl", "-f", "json"]
+    assert runner.invoke(app, args).exit_code == 0
+    first = (project / "pq.jsonl").read_text()
+    store = sqlite3.connect(project / ".jury/store.db")
+    (n,) = store.execute("SELECT COUNT(*) FROM executions WHERE sql = 'SELECT count(*) FROM item'").fetchone()
+    store.execute("UPDATE executions SET status = 'timeout', elapsed_s = 0.01 WHERE sql = 'SELECT count(*) FROM item'")
+    store.commit()
+    store.close()
+    assert n == 1
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert (project / "pq.jsonl").read_text() == first  # question 3's gold is no gold_error
+
+
 # --- on each engine ---------------------------------------------------------------------------------
 
 SAME_AS_SQLITE = [
@@ -332,3 +349,54 @@ def test_db_load_cli_copies_every_table_and_row(tmp_path):
     assert engines.execute(url, "SELECT COUNT(*) FROM hero_power").rows == [(5825,)]
     again = runner.invoke(app, ["db", "load", str(SUPERHERO), url])
     assert again.exit_code == 1 and "already has table" in again.output
+
+
+QUICK_WAIT = {  # a quick query that takes 0.1 s and whose count a cancel would change
+    "postgresql": "(SELECT COUNT(*) FROM pg_sleep(0.1)) = 1",
+    "mysql": "SLEEP(0.1) = 0",
+}
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_a_late_cancel_never_reaches_the_next_query(engine, project, tmp_path):
+    """A runaway query then quick ones, many times over, on one kept connection (workers 1),
+    through a link that opens every connection 0.2 s late (so the client's cancel, sent from a
+    second connection, lands after the server's own timeout ended the runaway query): every
+    runaway one is a timeout, every quick one a match (no phantom timeout), and a rerun from the
+    store gives the same outcomes. Outcomes are counted, never timed."""
+    from tests.support.slowlink import SlowLink
+
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    parts = engines.engine_for(url).parts
+    repetitions, quick = 6, 5
+    gold, runs = [], []
+    for r in range(repetitions):
+        for k in range(quick + 1):
+            q = r * (quick + 1) + k + 1
+            sql = f"SELECT COUNT(*) FROM item WHERE id > {k % 4} AND {q} > 0"  # each query its own text: no reuse
+            gold.append({"question_id": q, "db_id": "shop", "question": "q", "SQL": sql})
+            pred = f"{RUNAWAY[engine]} -- {q}" if k == 0 else f"{sql} AND {QUICK_WAIT[engine]}"
+            runs.append({"model": "m", "question_id": q, "sql": pred})
+    (project / "gold.json").write_text(json.dumps(gold))
+    (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    try:
+        with SlowLink(parts.hostname, parts.port, 0.2) as link:
+            slow = template.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{link.port}")
+            args = ["score", "run.jsonl", "--db-url", slow, "--timeout", "1", "--per-question", "pq.jsonl", "-f", "json"]
+            for attempt in ("first run", "rerun from the store"):
+                res = runner.invoke(app, args)
+                assert res.exit_code == 0, res.output
+                outcomes = [json.loads(line)["outcome"] for line in (project / "pq.jsonl").read_text().splitlines()]
+                expected = (["timeout"] + ["match"] * quick) * repetitions
+                assert outcomes == expected, (attempt, outcomes)
+            assert link.accepted > repetitions  # the cancels went through the slow link
+        store = sqlite3.connect(project / ".jury/store.db")
+        statuses = dict(store.execute("SELECT status, COUNT(*) FROM executions GROUP BY status").fetchall())
+        store.close()
+        assert statuses == {"timeout": repetitions, "ok": len(gold) + repetitions * quick}
+    finally:
+        engines.close_connections()
+        _drop(url, prefix + "shop")

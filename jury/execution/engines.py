@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TypedDict, Unpack
 
-from jury.errors import InputError
+from jury.errors import InputError, JuryError
 from jury.execution.engine_drivers import (
     DuckDBEngine,
     Engine,
@@ -146,7 +146,62 @@ def execute(
     url: str, sql: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, row_cap: int = DEFAULT_ROW_CAP, cached: bool = False
 ) -> ExecResult:
     """Run one SQL text read-only on the database at ``url``; never raises for a bad query
-    (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result)."""
+    (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result).
+
+    A ``timeout`` is recorded only when the deadline really passed on this process's clock
+    (whatever error code the server gave). A cancel the server reports before the deadline
+    is no outcome of the query: it runs again on a fresh connection, and after
+    PHANTOM_RETRIES such runs execute raises (JuryError), so no wrong outcome is stored."""
+    for _ in range(PHANTOM_RETRIES):
+        try:
+            return _execute_once(url, sql, timeout_s=timeout_s, row_cap=row_cap, cached=cached)
+        except _CancelledEarly:
+            if cached:
+                _drop(url)
+    raise JuryError(
+        f"{redact(url)}: the server cancelled a query before its {timeout_s:g} s deadline "
+        f"{PHANTOM_RETRIES} times (another session cancelling jury's queries?); nothing was recorded for it"
+    )
+
+
+#: Runs of one query the server cancels before its deadline (no cancel of jury's own) before execute gives up.
+PHANTOM_RETRIES = 3
+
+
+class _CancelledEarly(Exception):
+    """The server reported a cancel (or a statement timeout) before the deadline passed."""
+
+
+class _BoundCancel:
+    """A cancel bound to one statement: the deadline's timer cancels only while that statement
+    runs (``start`` .. ``finish``, under one lock), and ``finish`` waits for a cancel in flight,
+    so a late cancel can never reach a later statement on the connection. A connection a cancel
+    was sent to (``sent``) is never used again: the caller closes it."""
+
+    def __init__(self, cancel) -> None:
+        self._cancel = cancel
+        self._lock = threading.Lock()
+        self._active = False
+        self.sent = False
+
+    def start(self) -> None:
+        with self._lock:
+            self._active = True
+
+    def finish(self) -> None:
+        with self._lock:  # waits for a cancel being sent right now (PostgreSQL's cancel(), MySQL's KILL QUERY)
+            self._active = False
+
+    def fire(self) -> None:
+        with self._lock:
+            if not self._active:
+                return  # the statement already ended: nothing of it left to cancel
+            self.sent = True
+            with contextlib.suppress(Exception):  # the server may refuse or the statement just ended
+                self._cancel()
+
+
+def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached: bool) -> ExecResult:
     start = time.monotonic()
     engine = engine_for(url)
     problem = statement_problem(sql, engine.name)
@@ -158,59 +213,57 @@ def execute(
         return ExecResult(status="error", error=f"cannot open database {redact(url)}: {_one_line(exc)}")
     errors = _driver_errors(engine.name)
     deadline = start + timeout_s
-    fired = threading.Event()
-    cancel = engine.canceller(conn)
-
-    def on_deadline() -> None:
-        fired.set()
-        with contextlib.suppress(Exception):  # the query just finished: nothing to cancel
-            cancel()
-
-    timer = threading.Timer(timeout_s, on_deadline)
+    cancel = _BoundCancel(engine.canceller(conn))
+    timer = threading.Timer(timeout_s, cancel.fire)
     timer.daemon = True
     acc = ResultAccumulator(row_cap)
-    broken = False
+    timed_out = lambda: time.monotonic() - start >= timeout_s  # noqa: E731  the deadline really passed
     try:
         engine.begin(conn, timeout_s)
+        cancel.start()
         timer.start()
-        columns, rows = engine.stream(conn, sql)
-        for raw in rows:
-            acc.add(tuple(map(normalise, raw)))
-            if acc.count % 1000 == 0 and time.monotonic() > deadline:
-                fired.set()
-                raise TimeoutError
+        try:
+            columns, rows = engine.stream(conn, sql)
+            for raw in rows:
+                acc.add(tuple(map(normalise, raw)))
+                if acc.count % 1000 == 0 and time.monotonic() > deadline:
+                    raise TimeoutError
+        finally:
+            cancel.finish()
+            timer.cancel()
     except (_ResultTooLarge, _NotAQuery, TimeoutError, ValueError, OverflowError, MemoryError, *errors) as exc:  # type: ignore[misc]
         acc.discard()
         elapsed = time.monotonic() - start
-        timer.cancel()
-        broken = _finish(engine, conn, cached)
-        if fired.is_set() or engine.is_timeout(exc) or isinstance(exc, TimeoutError):
-            return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
+        _finish(engine, conn, cached, cancel.sent)
+        if cancel.sent or engine.is_timeout(exc) or isinstance(exc, TimeoutError):
+            if timed_out():
+                return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
+            raise _CancelledEarly from None
         if isinstance(exc, _NotAQuery):
             return ExecResult(status="error", error="not a query: the SQL returns no result set", elapsed_s=elapsed)
         return ExecResult(status="error", error=_error_line(exc), elapsed_s=elapsed)
-    finally:
-        timer.cancel()
-        if not broken:
-            broken = _finish(engine, conn, cached)
-        if not cached:
-            with contextlib.suppress(Exception):  # already closed by the failure
-                conn.close()
-    if fired.is_set():  # cancelled at the deadline, yet the driver returned rows (MySQL BENCHMARK, SLEEP)
+    except BaseException:
+        _finish(engine, conn, cached, True)
+        raise
+    _finish(engine, conn, cached, cancel.sent)
+    if cancel.sent or timed_out():  # rows came back, but past the deadline (MySQL's SLEEP returns 1 when killed)
         acc.discard()
         return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=time.monotonic() - start)
     return acc.result(columns, time.monotonic() - start)
 
 
-def _finish(engine: Engine, conn, cached: bool) -> bool:
-    """Roll the transaction back; a connection that cannot is dropped (True)."""
+def _finish(engine: Engine, conn, cached: bool, discard: bool = False) -> None:
+    """Roll the transaction back; a connection that cannot, or one a cancel was sent to
+    (``discard``), is closed and never used again. An uncached connection is closed."""
     try:
         engine.end(conn)
-        return False
     except Exception:
-        if cached:
-            _drop(engine.url)
-        return True
+        discard = True
+    if discard and cached:
+        _drop(engine.url)
+    if discard or not cached:
+        with contextlib.suppress(Exception):  # already closed by the failure
+            conn.close()
 
 
 def _error_line(exc: BaseException) -> str:

@@ -347,9 +347,11 @@ class Store(VoteStoreMixin, BatchStoreMixin):
     def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
         """Keys whose stored result is what a run under these settings would give.
 
-        Not reusable: a timeout under a shorter limit, a result truncated under a smaller row
-        cap, a success that took longer than ``timeout_s`` (it would time out now), and a
-        success stored before the ordered digest existed (it could not be compared as a list).
+        Not reusable: a timeout under a shorter limit, a timeout recorded before its own deadline
+        passed (a late cancel meant for another query, which engine runs could store before
+        cancels were bound to their statement), a result truncated under a smaller row cap, a success that took longer than
+        ``timeout_s`` (it would time out now), and a success stored before the ordered digest
+        existed (it could not be compared as a list).
         """
         found: set[str] = set()
         for i in range(0, len(keys), 500):
@@ -360,6 +362,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
                 for r in self.conn.execute(
                     f"SELECT key FROM executions WHERE key IN ({marks}) "
                     "AND NOT (status = 'timeout' AND timeout_s < ?) "
+                    "AND NOT (status = 'timeout' AND elapsed_s < timeout_s) "
                     "AND NOT (truncated AND row_cap < ?) "
                     "AND NOT (status = 'ok' AND elapsed_s > ?) "
                     "AND NOT (status = 'ok' AND ordered_sha256 IS NULL)",
