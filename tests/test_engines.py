@@ -6,11 +6,13 @@ them, or without a driver, those tests skip. DuckDB is embedded (jury[duckdb]).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import sqlite3
 import sys
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -397,6 +399,72 @@ def test_a_late_cancel_never_reaches_the_next_query(engine, project, tmp_path):
         statuses = dict(store.execute("SELECT status, COUNT(*) FROM executions GROUP BY status").fetchall())
         store.close()
         assert statuses == {"timeout": repetitions, "ok": len(gold) + repetitions * quick}
+    finally:
+        engines.close_connections()
+        _drop(url, prefix + "shop")
+
+
+# (gold, prediction, the driver values each gives): BIRD's rule is Python's set equality on those.
+DRIVER_VALUES = {
+    "postgresql": [
+        ("CAST(31.2 AS NUMERIC(10, 4))", "CAST(31.2 AS DOUBLE PRECISION)", Decimal("31.2000"), 31.2),
+        ("CAST(31.2 AS NUMERIC(10, 4))", "CAST(31.2 AS NUMERIC(10, 1))", Decimal("31.2000"), Decimal("31.2")),
+        ("CAST(0.5 AS NUMERIC(4, 2))", "CAST(0.5 AS DOUBLE PRECISION)", Decimal("0.50"), 0.5),
+        ("CAST(7 AS NUMERIC(6, 2))", "7", Decimal("7.00"), 7),
+        ("DATE '2020-01-02'", "'2020-01-02'", dt.date(2020, 1, 2), "2020-01-02"),
+    ],
+    "mysql": [
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DOUBLE)", Decimal("31.2000"), 31.2),
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DECIMAL(10, 1))", Decimal("31.2000"), Decimal("31.2")),
+        ("CAST(0.5 AS DECIMAL(4, 2))", "CAST(0.5 AS DOUBLE)", Decimal("0.50"), 0.5),
+        ("CAST(7 AS DECIMAL(6, 2))", "7", Decimal("7.00"), 7),
+        ("DATE '2020-01-02'", "'2020-01-02'", dt.date(2020, 1, 2), "2020-01-02"),
+    ],
+    "duckdb": [
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DOUBLE)", Decimal("31.2000"), 31.2),
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DECIMAL(10, 1))", Decimal("31.2000"), Decimal("31.2")),
+        ("CAST(0.5 AS DECIMAL(4, 2))", "CAST(0.5 AS DOUBLE)", Decimal("0.50"), 0.5),
+        ("CAST(7 AS DECIMAL(6, 2))", "7", Decimal("7.00"), 7),
+        ("DATE '2020-01-02'", "'2020-01-02'", dt.date(2020, 1, 2), "2020-01-02"),
+    ],
+}
+# 3,000 distinct rows (past the row cap and, with SPILL_AT at 1,000, the set digest's spill to disk),
+# the last holding DECIMAL 0.1 in the gold and the float 0.1 in the prediction: BIRD's rule tells them apart.
+BIG = "SELECT i, CASE WHEN i = 2999 THEN CAST(0.1 AS {}) END AS v FROM range(3000) t(i)"
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
+def test_bird_compares_the_drivers_values_and_bird_normalized_the_sqlite_values(engine, project, tmp_path, monkeypatch):
+    """`jury score --comparator bird` on an engine is BIRD's rule on the driver's values
+    (Python's set equality: Decimal('31.2000') != 31.2, Decimal('0.50') == 0.5); the
+    normalised comparison, values as SQLite returns them, is `bird_normalized`."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    cases = DRIVER_VALUES[engine]
+    gold = [{"question_id": i, "db_id": "shop", "question": "q", "SQL": f"SELECT {g}"} for i, (g, *_) in enumerate(cases)]
+    runs = [{"model": "m", "question_id": i, "sql": f"SELECT {p}"} for i, (_, p, *_) in enumerate(cases)]
+    if engine == "duckdb":
+        monkeypatch.setattr("jury.execution.rows.SPILL_AT", 1000)
+        n = len(cases)
+        gold += [{"question_id": q, "db_id": "shop", "question": "q", "SQL": BIG.format("DECIMAL(4, 1)")} for q in (n, n + 1)]
+        runs += [{"model": "m", "question_id": n, "sql": BIG.format("DOUBLE")}]
+        runs += [{"model": "m", "question_id": n + 1, "sql": BIG.format("DECIMAL(4, 1)") + " ORDER BY i DESC"}]
+        cases = [*cases, (None, None, Decimal("0.1"), 0.1), (None, None, Decimal("0.1"), Decimal("0.1"))]
+    (project / "gold.json").write_text(json.dumps(gold))
+    (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    try:
+        got = {}
+        for comparator in ("bird", "bird_normalized"):
+            args = ["score", "run.jsonl", "--db-url", template, "--comparator", comparator, "--per-question", "pq.jsonl"]
+            args += ["--row-cap", "1000"]
+            res = runner.invoke(app, args)
+            assert res.exit_code == 0, res.output
+            got[comparator] = [json.loads(line)["outcome"] == "match" for line in (project / "pq.jsonl").read_text().splitlines()]
+        assert got["bird"] == [{(g,)} == {(p,)} for *_, g, p in cases]
+        assert got["bird"][:5] == [False, True, True, True, False]
+        assert got["bird_normalized"] == [True] * len(cases)  # each pair is one value once DECIMAL is a float
     finally:
         engines.close_connections()
         _drop(url, prefix + "shop")

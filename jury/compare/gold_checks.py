@@ -29,7 +29,15 @@ from jury.execution.engines import MYSQL, dialect_of, engine_of, is_url
 from jury.execution.engines import execute_any as execute
 from jury.execution.repeat import run_passes
 from jury.inputs.records import ExecResult, GoldItem, QuestionId
-from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GOLD_CHECKS, GoldCheck
+from jury.vocab import (
+    DEFAULT_COMPARATOR,
+    DEFAULT_GOLD_PASSES,
+    DEFAULT_ROW_CAP,
+    DEFAULT_TIMEOUT_S,
+    GOLD_CHECKS,
+    Comparator,
+    GoldCheck,
+)
 
 _SHOWN_ROWS = 3
 
@@ -88,7 +96,12 @@ def _result_text(result: ExecResult) -> str:
 
 
 def same_result(a: ExecResult, b: ExecResult, comparator: str, order_matters: bool, options=compare.NormalizeOptions()) -> bool:
-    """Whether ``comparator`` counts ``b`` equal to ``a`` (digests when a result is over the cap)."""
+    """Whether ``comparator`` counts ``b`` equal to ``a`` (digests when a result is over the cap;
+    ``bird`` on an engine's results: the driver's values, compare.bird_results)."""
+    if comparator == Comparator.BIRD:
+        decided = compare.bird_results(a, b, options)
+        if decided is not None:
+            return decided
     if a.truncated or b.truncated:
         return (a.ordered_sha256 == b.ordered_sha256) if order_matters else (a.result_sha256 == b.result_sha256)
     fn = compare.get_comparator(comparator)

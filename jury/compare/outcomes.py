@@ -176,14 +176,21 @@ def _comparator_match(
     ``strict`` when it does. Equal digests prove a match under every comparator that
     accepts equal results (``relaxed``, ``subset``, any normalisation); a difference
     decides nothing for those, so the answer is None (undecided), never a guess.
+
+    ``bird`` on an engine's results compares the rows as the driver returned them (their raw
+    set digests: compare.bird_results), as BIRD's scripts do, whatever the row cap.
     """
+    if name == Comparator.BIRD:
+        decided = compare.bird_results(gold, pred, opts)
+        if decided is not None:
+            return decided
     if not (gold.truncated or pred.truncated):
         return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts, **(extras or {})))
     if gold.ordered_sha256 is None or pred.ordered_sha256 is None:
         return None
     same_set = gold.result_sha256 == pred.result_sha256
     same_list = gold.ordered_sha256 == pred.ordered_sha256
-    if name == Comparator.BIRD:
+    if name in (Comparator.BIRD, Comparator.BIRD_NORMALIZED):
         proven = same_set
     elif name in (Comparator.STRICT, Comparator.RELAXED):  # relaxed accepts whatever strict accepts
         proven = same_list if order_matters else same_set
@@ -191,7 +198,7 @@ def _comparator_match(
         proven = same_list
     if proven:
         return True
-    if name in (Comparator.BIRD, Comparator.STRICT) and not opts.active:
+    if name in (Comparator.BIRD, Comparator.BIRD_NORMALIZED, Comparator.STRICT) and not opts.active:
         return False
     return None
 

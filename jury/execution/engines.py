@@ -64,6 +64,7 @@ from jury.execution.engine_urls import (
     redact,
 )
 from jury.execution.engine_values import normalise
+from jury.execution.rows import raw_row_digest
 from jury.execution.sqlite import ResultAccumulator, RowSetDigest, _ResultTooLarge, _row_digest_bytes
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.execution.statement_check import statement_problem
@@ -216,7 +217,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
     cancel = _BoundCancel(engine.canceller(conn))
     timer = threading.Timer(timeout_s, cancel.fire)
     timer.daemon = True
-    acc = ResultAccumulator(row_cap)
+    acc = ResultAccumulator(row_cap, raw=True)
     timed_out = lambda: time.monotonic() - start >= timeout_s  # noqa: E731  the deadline really passed
     try:
         engine.begin(conn, timeout_s)
@@ -225,7 +226,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
         try:
             columns, rows = engine.stream(conn, sql)
             for raw in rows:
-                acc.add(tuple(map(normalise, raw)))
+                acc.add(tuple(map(normalise, raw)), raw_row_digest(raw))
                 if acc.count % 1000 == 0 and time.monotonic() > deadline:
                     raise TimeoutError
         finally:

@@ -220,16 +220,17 @@ def decode_rows(text: str) -> list[tuple]:
 
 _PUT_EXECUTION = (
     "INSERT OR REPLACE INTO executions (key, db_sha256, sql, status, columns, rows, row_count, truncated, result_sha256, "
-    "ordered_sha256, error, elapsed_s, timeout_s, row_cap, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "ordered_sha256, error, elapsed_s, raw_sha256, timeout_s, row_cap, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
-_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256"
+_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256"
 
 
 def _stored_result(row) -> ExecResult:
     """An ExecResult from its stored row, written from a validated one: rebuilt without validating again."""
-    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256 = row
+    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
     return ExecResult.model_construct(
         status=status,
         columns=json.loads(columns),
@@ -240,6 +241,7 @@ def _stored_result(row) -> ExecResult:
         error=error,
         elapsed_s=elapsed_s,
         ordered_sha256=ordered_sha256,
+        raw_sha256=raw_sha256,
         recorded_preview=None,
     )
 
