@@ -301,13 +301,16 @@ def _write(url: str, sql: str) -> None:
     target = _Target.open(e.name, url)
     target.run(sql)
     target.commit()
+    if e.name == engines.POSTGRESQL:  # publish this session's counters now, not at its next flush (docs/execution.md)
+        target.run("SELECT pg_stat_force_next_flush()")
     target.close()
 
 
 @pytest.mark.engine
 @pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
 def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed_again(engine, project, tmp_path):
-    """`jury score --db-url` on the test project's shop database loaded into the engine."""
+    """`jury score --db-url` on the test project's shop database loaded into the engine; an
+    added row, then an updated one (every count unchanged), each make every result stale."""
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "shop")
     load(project / "dbs/shop/shop.sqlite", url)
@@ -336,6 +339,13 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
         store.close()
         assert after == executions * 2  # a changed database: every query executed again, under new keys
         assert len(new_keys) == executions
+        _write(url, "UPDATE item SET price = 1.75 WHERE id = 1")  # every row count stays: still a changed database
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        store = sqlite3.connect(project / ".jury/store.db")
+        (updated,) = store.execute("SELECT COUNT(*) FROM executions").fetchone()
+        store.close()
+        assert updated == executions * 3
     finally:
         engines.close_connections()
         _drop(url, prefix + "shop")

@@ -305,21 +305,41 @@ def table_columns(url: str, tables: list[str]) -> dict[str, list[tuple[str, str]
 
 
 def fingerprint(url: str) -> str:
-    """sha256 of the engine name, every table's columns and types, and every table's row
-    count: the execution key's stand-in for a SQLite file's sha256 (a changed schema or row
-    count is a changed database, so verdicts bound to the old one are stale)."""
+    """The execution key's stand-in for a SQLite file's sha256: a changed database is a changed
+    fingerprint, so results and verdicts bound to the old one are stale. One catalogue query per
+    database (the engine's ``state``): PostgreSQL every table's columns, storage file and
+    insert/update/delete counters, with the server's start and statistics-reset times; MySQL and
+    MariaDB every table's columns and CHECKSUM TABLE; DuckDB the file's sha256 (and its WAL's)."""
+    engine = engine_for(url)
+    if isinstance(engine, DuckDBEngine):
+        return _duckdb_fingerprint(engine.path)
     engine, conn = _open(url)
     try:
-        shape = []
-        for table in engine.tables(conn):
-            (count,) = engine.query_rows(conn, f"SELECT COUNT(*) FROM {engine.quote(table)}")[0]
-            shape.append([table, engine.columns(conn, table), int(count)])
+        state = engine.state(conn)
     except _driver_errors(engine.name) as exc:
         raise InputError(f"cannot read the catalogue of {redact(url)}: {_one_line(exc)}") from None
     finally:
         conn.close()
-    body = json.dumps({"engine": engine.name, "tables": shape}, separators=(",", ":"), sort_keys=True)
+    body = json.dumps({"engine": engine.name, "state": state}, separators=(",", ":"), sort_keys=True, default=str)
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+_duck_hashed: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) of the file and its WAL -> fingerprint
+
+
+def _duckdb_fingerprint(path: str) -> str:
+    """sha256 over the DuckDB file and its write-ahead log (absent: none), hashed once per process
+    while their sizes and times stay."""
+    from jury.inputs.io import sha256_file
+
+    files = [f for f in (path, path + ".wal") if os.path.exists(f)]
+    if not files:
+        raise InputError(f"no DuckDB file at {path}")
+    ident = tuple((f, st.st_size, st.st_mtime_ns, st.st_ino) for f in files for st in [os.stat(f)])
+    if ident not in _duck_hashed:
+        body = json.dumps({"engine": DUCKDB, "files": [sha256_file(f) for f in files]})
+        _duck_hashed[ident] = hashlib.sha256(body.encode()).hexdigest()
+    return _duck_hashed[ident]
 
 
 def content_digest(url: str) -> str:
