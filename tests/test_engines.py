@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
+from jury.compare import comparators as compare
 from jury.compare.gold_checks import check_gold_item
 from jury.errors import InputError
 from jury.execution import engines
@@ -478,3 +479,83 @@ def test_bird_compares_the_drivers_values_and_bird_normalized_the_sqlite_values(
     finally:
         engines.close_connections()
         _drop(url, prefix + "shop")
+
+
+def _mixed_case_sqlite(path: Path) -> Path:
+    """A SQLite file named as BIRD's are: mixed-case tables and columns, names with spaces."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE Customers (CustomerID INTEGER PRIMARY KEY, Segment TEXT, Currency TEXT, "Free Meal Count (K-12)" REAL);
+        CREATE TABLE Transactions_1k (TransactionID INTEGER PRIMARY KEY, CustomerID INTEGER REFERENCES Customers (CustomerID),
+                                      Amount INTEGER, "Date" DATE);
+        INSERT INTO Customers VALUES (1, 'SME', 'EUR', 3.5), (2, 'LAM', 'CZK', NULL), (3, 'KAM', 'CZK', 7.0), (4, 'SME', 'EUR', 1.0);
+        INSERT INTO Transactions_1k VALUES (10, 1, 5, '2012-08-24'), (11, 3, 7, '2012-08-25'), (12, 3, 1, '2012-08-25');
+        """
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
+# BIRD-style SQL as its PostgreSQL and MySQL releases spell names (unquoted plain names in any
+# case on PostgreSQL, quoted names that need quotes as written; MySQL table names as in SQLite),
+# and the same question in SQLite, whose answer is the expected one.
+BIRD_STYLE = [
+    (
+        "SELECT CAST(SUM(CASE WHEN Currency = 'EUR' THEN 1 ELSE 0 END) AS REAL) / NULLIF(SUM(CASE WHEN Currency = 'CZK' THEN 1 ELSE 0 END), 0) FROM customers",
+        "SELECT CAST(SUM(CASE WHEN `Currency` = 'EUR' THEN 1 ELSE 0 END) AS DOUBLE) / SUM(CASE WHEN `currency` = 'CZK' THEN 1 ELSE 0 END) FROM `Customers`",
+        "SELECT CAST(SUM(IIF(Currency = 'EUR', 1, 0)) AS FLOAT) / SUM(IIF(Currency = 'CZK', 1, 0)) FROM customers",
+    ),
+    (
+        "SELECT T1.Segment, SUM(T2.Amount) FROM Customers AS T1 INNER JOIN transactions_1k AS T2 ON T1.CustomerID = T2.customerid WHERE T2.\"date\" = '2012-08-25' GROUP BY T1.Segment",
+        "SELECT T1.Segment, SUM(T2.Amount) FROM `Customers` AS T1 INNER JOIN `Transactions_1k` AS T2 ON T1.CustomerID = T2.customerid WHERE T2.`Date` = '2012-08-25' GROUP BY T1.Segment",
+        "SELECT T1.Segment, SUM(T2.Amount) FROM Customers AS T1 INNER JOIN Transactions_1k AS T2 ON T1.CustomerID = T2.CustomerID WHERE T2.Date = '2012-08-25' GROUP BY T1.Segment",
+    ),
+    (
+        'SELECT "Free Meal Count (K-12)" FROM customers WHERE CustomerId = 1',
+        "SELECT `Free Meal Count (K-12)` FROM `Customers` WHERE customerid = 1",
+        'SELECT "Free Meal Count (K-12)" FROM Customers WHERE CustomerID = 1',
+    ),
+]
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_db_load_names_tables_so_birds_unquoted_sql_runs(engine, tmp_path):
+    """`jury db load` of a mixed-case SQLite file: BIRD's PostgreSQL SQL (unquoted names, which
+    PostgreSQL folds to lower case) and MySQL SQL (table names as written) answer as SQLite does."""
+    src = _mixed_case_sqlite(tmp_path / "mixed.sqlite")
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "mixed")
+    try:
+        res = runner.invoke(app, ["db", "load", str(src), url])
+        assert res.exit_code == 0, res.output
+        if engine == "postgresql":
+            assert "names created lower case, as BIRD's PostgreSQL release has them" in res.output
+        else:
+            assert "lower_case_table_names=" in res.output
+        for pg_sql, my_sql, sqlite_sql in BIRD_STYLE:
+            got = engines.execute(url, pg_sql if engine == "postgresql" else my_sql)
+            assert got.ok, (engine, got.error)
+            assert compare.bird_normalized(sqlite_execute(src, sqlite_sql).rows, got.rows)
+    finally:
+        engines.close_connections()
+        _drop(url, prefix + "mixed")
+
+
+@pytest.mark.engine
+def test_db_load_names_every_key_it_leaves_out_or_how_many_more(tmp_path):
+    """11 foreign keys DuckDB cannot add: ten listed, then "and 1 more"."""
+    pytest.importorskip("duckdb")
+    src = tmp_path / "keys.sqlite"
+    conn = sqlite3.connect(src)
+    refs = ", ".join(f"r{i} INTEGER REFERENCES p (id)" for i in range(11))
+    conn.executescript(f"CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (id INTEGER PRIMARY KEY, {refs});")
+    conn.close()
+    res = runner.invoke(app, ["db", "load", str(src), f"duckdb:///{tmp_path}/keys.duckdb"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "11 keys left out" in lines[0]
+    assert sum(line.startswith("  key left out: c (r") for line in lines) == 10
+    assert "  and 1 more key left out (--format json lists every one)" in lines
