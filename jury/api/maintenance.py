@@ -121,7 +121,7 @@ class DatabaseLoad(Result):
             f"{self.url}: {self.tables} tables, {self.rows:,} rows, {self.keys} keys"
             + (f"; {len(self.skipped_keys)} keys left out" if self.skipped_keys else ""),
             *(f"  key left out: {line}" for line in self.skipped_keys[:shown]),
-            *([f"  and {more} more key{'s' if more != 1 else ''} left out (--format json lists every one)"] if more > 0 else []),
+            *([f"  and {more} more key{'s' if more != 1 else ''} left out"] if more > 0 else []),
         ]
         if self.folded:
             lines.append(
