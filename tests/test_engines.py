@@ -559,3 +559,47 @@ def test_db_load_names_every_key_it_leaves_out_or_how_many_more(tmp_path):
     assert "11 keys left out" in lines[0]
     assert sum(line.startswith("  key left out: c (r") for line in lines) == 10
     assert "  and 1 more key left out" in lines
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "mysql"])
+def test_an_unset_password_variable_is_named(scheme, project, monkeypatch):
+    pytest.importorskip({"postgresql": "psycopg", "mysql": "pymysql"}[scheme])
+    monkeypatch.delenv("JURY_UNSET_PASSWORD", raising=False)
+    url = f"{scheme}://jury@127.0.0.1:1/{{db_id}}?password_env=JURY_UNSET_PASSWORD"
+    res = runner.invoke(app, ["score", "run.jsonl", "--db-url", url])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        "Error: JURY_UNSET_PASSWORD is not set: the database URL's ?password_env=JURY_UNSET_PASSWORD names it for the password"
+    ]
+
+
+def test_the_score_table_is_headed_by_the_comparator_chosen(project):
+    res = runner.invoke(app, ["score", "run.jsonl", "--comparator", "bird"])
+    assert res.exit_code == 0, res.output
+    assert "bird execution match" in res.output and "strict execution match" not in res.output
+    assert "bird acc [95% CI]" in res.output
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "duckdb"])
+def test_check_gold_and_errors_on_an_engine_say_what_ran(engine, project, tmp_path):
+    """check-gold on an engine claims no SQLite-only reversed run; a PostgreSQL error shows the
+    query as written, not jury's cursor around it; a URL without {db_id} (one database holding
+    every db_id's tables, as BIRD's own PostgreSQL release) serves every db_id."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    try:
+        res = runner.invoke(app, ["check-gold", "--db-url", url, "--passes", "1"])  # a fixed URL: every db_id's
+        assert res.exit_code == 0, res.output
+        assert "gold queries flagged; passes [1], comparator strict" in res.output
+        assert "reverse_unordered_selects" not in res.output
+        on_sqlite = runner.invoke(app, ["check-gold", "--passes", "1"])
+        assert "passes [1] + 1 with PRAGMA reverse_unordered_selects=ON" in on_sqlite.output
+        error = engines.execute(url, "SELECT nope FROM item").error
+        assert "DECLARE" not in error and "jury_query" not in error
+        if engine == "postgresql":
+            assert error.startswith("column \"nope\" does not exist (at character 8 of the query: 'nope FROM item')")
+    finally:
+        engines.close_connections()
+        _drop(url, prefix + "shop")

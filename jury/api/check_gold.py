@@ -26,6 +26,7 @@ class GoldCheck(Result):
     results: list[GoldCheckResult]
     counts: dict[str, int]
     settings: dict
+    reversed_run: bool = True  # a database was a SQLite file: its extra run with reversed unordered scans
 
     @property
     def flagged(self) -> list[GoldCheckResult]:
@@ -35,7 +36,7 @@ class GoldCheck(Result):
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.results.gold_check_report import render_gold_checks
 
-        return render_gold_checks(self.results, self.counts, self.settings, fmt, width=width)
+        return render_gold_checks(self.results, self.counts, self.settings, fmt, width=width, reversed_run=self.reversed_run)
 
 
 def _strings(value: str | int | Sequence | None) -> list[str]:
@@ -98,10 +99,13 @@ def check_gold(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar
         )
     settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    from jury.execution.engines import is_url
+
     return GoldCheck(
         results=results,
         counts=check_counts(results),
         settings=settings,
+        reversed_run=any(not is_url(path) for path, _ in databases.values()),
         inputs=[gold_file],
         store_path=store_path,
         db_root=root,

@@ -449,10 +449,13 @@ def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = 
     that cannot be reached is an error naming it (never its password: URLs hold none).
     """
     databases: dict[str, tuple[Path, str]] = {}
+    fingerprints: dict[str, str] = {}  # one per URL: BIRD's one-database layout serves every db_id from one
     for item in items:
         url = urls.url_for(item.db_id) if urls else None
         if url is not None and item.db_id not in databases:
-            databases[item.db_id] = (url, engines.fingerprint(url))  # type: ignore[assignment]
+            if url not in fingerprints:
+                fingerprints[url] = engines.fingerprint(url)
+            databases[item.db_id] = (url, fingerprints[url])  # type: ignore[assignment]
             continue
         if item.db_id not in databases:
             path = require_database(db_root, item.db_id)

@@ -10,13 +10,22 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from jury.errors import InputError
 from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of
 
 _FETCH = 1000  # rows fetched from the server at a time
 
 
 def _password(params: dict[str, str], *defaults: str) -> str | None:
-    for name in ([params["password_env"]] if params.get("password_env") else []) + list(defaults):
+    """The password from the variable ``?password_env=NAME`` names (unset: an InputError saying
+    so, not the server's "access denied"), else the first of ``defaults`` that is set."""
+    named = params.get("password_env")
+    if named:
+        value = os.environ.get(named)
+        if value is None:
+            raise InputError(f"{named} is not set: the database URL's ?password_env={named} names it for the password")
+        return value
+    for name in defaults:
         value = os.environ.get(name)
         if value is not None:
             return value

@@ -242,7 +242,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
             raise _CancelledEarly from None
         if isinstance(exc, _NotAQuery):
             return ExecResult(status="error", error="not a query: the SQL returns no result set", elapsed_s=elapsed)
-        return ExecResult(status="error", error=_error_line(exc), elapsed_s=elapsed)
+        return ExecResult(status="error", error=_error_line(exc, sql), elapsed_s=elapsed)
     except BaseException:
         _finish(engine, conn, cached, True)
         raise
@@ -267,9 +267,26 @@ def _finish(engine: Engine, conn, cached: bool, discard: bool = False) -> None:
             conn.close()
 
 
-def _error_line(exc: BaseException) -> str:
+#: What PostgreSQL's server-side cursor puts before the query (psycopg's named cursor).
+_PG_DECLARE = 'DECLARE "jury_query" CURSOR FOR '
+
+
+def _error_line(exc: BaseException, sql: str = "") -> str:
     if isinstance(exc, _ResultTooLarge):
         return str(exc)
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    if primary:  # PostgreSQL: its message, placed in the query as written (not jury's DECLARE around it)
+        text = primary
+        pos = getattr(diag, "statement_position", None)
+        at = int(pos) - len(_PG_DECLARE) - 1 if pos and str(pos).isdigit() else -1
+        if 0 <= at < len(sql):
+            snippet = sql[at : at + 40]
+            text += f" (at character {at + 1} of the query: {snippet!r}{'…' if at + 40 < len(sql) else ''})"
+        for label, part in (("DETAIL", getattr(diag, "message_detail", None)), ("HINT", getattr(diag, "message_hint", None))):
+            if part:
+                text += f"; {label}: {part}"
+        return _one_line(Exception(text))
     text = _one_line(exc)
     if text.startswith("(") and "," in text:  # PyMySQL: (1064, "You have an error …")
         code, _, rest = text[1:].partition(",")
