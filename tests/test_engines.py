@@ -28,6 +28,8 @@ from jury.execution.loader import load
 from jury.execution.schema import describe_columns
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.inputs.records import GoldItem
+from tests.support.fakellm import json_reply
+from tests.support.jurytest import write_panel
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -600,6 +602,58 @@ def test_check_gold_and_errors_on_an_engine_say_what_ran(engine, project, tmp_pa
         assert "DECLARE" not in error and "jury_query" not in error
         if engine == "postgresql":
             assert error.startswith("column \"nope\" does not exist (at character 8 of the query: 'nope FROM item')")
+    finally:
+        engines.close_connections()
+        _drop(url, prefix + "shop")
+
+
+CROSS_HERE = {
+    1: "SELECT COUNT(*) FROM item",
+    2: "SELECT price / 10 FROM item WHERE id = 3",
+    3: "SELECT name FROM item WHERE colour = 'red'",
+}
+CROSS_THERE = {  # the same questions' gold for PostgreSQL: the same result, a DECIMAL of the same value, another result
+    1: "SELECT COUNT(*) FROM item",
+    2: "SELECT CAST(price AS NUMERIC) / 10 FROM item WHERE id = 3",
+    3: "SELECT name FROM item WHERE colour = 'green'",
+}
+
+
+@pytest.mark.engine
+def test_the_cross_engine_check_lists_each_question_that_differs_under_each_comparator(project, tmp_path, fake_llm):
+    """check-gold --against-gold: the SQLite gold here against another gold on PostgreSQL. By hand:
+    question 2 is 0.05 on both once DECIMAL is a float, but Decimal('0.05') != 0.05 (BIRD's rule);
+    question 3 is another answer. audit-gold records the same check in the audit file."""
+    template, prefix = _url_template("postgresql", tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    for name, sqls in (("gold.json", CROSS_HERE), ("pg_gold.json", CROSS_THERE)):
+        items = [{"question_id": q, "db_id": "shop", "question": "q", "SQL": sql} for q, sql in sqls.items()]
+        (project / name).write_text(json.dumps(items))
+    against = ["--against-gold", "pg_gold.json", "--against-db-url", url]
+    try:
+        res = runner.invoke(app, ["check-gold", "--passes", "1", "-f", "json", *against])
+        assert res.exit_code == 0, res.output
+        report = json.loads(res.output)
+        assert report["cross_engine"]["differ"] == {
+            "bird": [2, 3], "bird_normalized": [3], "strict": [3], "relaxed": [3], "subset": [3],
+        }  # fmt: skip
+        assert report["counts"]["cross_engine"] == 2
+        found = {i["question_id"]: [c for c in i["checks"] if c["name"] == "cross_engine"] for i in report["items"]}
+        assert found[1] == [] and "drivers' types differ" in found[2][0]["evidence"]
+        assert "here [('apple',), ('plum',)]" in found[3][0]["evidence"] and "[('pear',)]" in found[3][0]["evidence"]
+        plain = runner.invoke(app, ["check-gold", "--passes", "1", "-f", "json"])
+        assert "cross_engine" not in plain.output  # not asked for: neither run nor counted
+        for j, _ in [("ja", "openai"), ("jb", "anthropic"), ("jc", "google")]:
+            fake_llm.script(j, lambda _r: json_reply({"reasoning": "scripted", "verdict": "valid", "defect_type": None}))
+        panel = write_panel(project, fake_llm.base_url, [("ja", "openai"), ("jb", "anthropic"), ("jc", "google")], style="audit")
+        res = runner.invoke(app, ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/a.json", *against])
+        assert res.exit_code == 0, res.output
+        data = json.loads((project / "verdicts/a.json").read_text())
+        assert data["settings"]["checks"]["cross_engine"]["against"] == "pg_gold.json"
+        recorded = {r["question_id"]: [c["name"] for c in r["checks"]] for r in data["records"]}
+        assert recorded == {1: [], 2: ["cross_engine"], 3: ["cross_engine"]}
+        assert runner.invoke(app, ["verify", "verdicts/a.json"]).exit_code == 0
     finally:
         engines.close_connections()
         _drop(url, prefix + "shop")
