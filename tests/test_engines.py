@@ -657,3 +657,31 @@ def test_the_cross_engine_check_lists_each_question_that_differs_under_each_comp
     finally:
         engines.close_connections()
         _drop(url, prefix + "shop")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
+def test_efficiency_is_timed_on_the_engine(engine, project, tmp_path):
+    """`jury score --efficiency` on an engine times every matched pair there (VES, R-VES and the
+    time ratio computed from those timings); the run file's one match per model is timed."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    runs = [{"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red' ORDER BY id"}]
+    runs += [{"model": "m", "question_id": 3, "sql": "SELECT 99"}]
+    (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    try:
+        args = ["score", "run.jsonl", "--db-url", template, "--efficiency", "--repeats", "3", "-f", "json", "-o", "s.json"]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        [model] = json.loads((project / "s.json").read_text())["models"]
+        e = model["efficiency"]
+        assert (e["timed_matches"], e["failed_timings"], e["untimed_matches"], e["ves_n"]) == (1, 0, 0, 2)
+        assert e["ves"] > 0 and e["r_ves"] > 0 and e["time_ratio"] > 0
+        store = sqlite3.connect(project / ".jury/store.db")
+        [(gold_times, pred_times)] = store.execute("SELECT gold_times, pred_times FROM timings").fetchall()
+        store.close()
+        assert len(json.loads(gold_times)) == len(json.loads(pred_times)) == 3
+    finally:
+        engines.close_connections()
+        _drop(url, prefix + "shop")

@@ -253,6 +253,63 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
     return acc.result(columns, time.monotonic() - start)
 
 
+def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[list[float] | None]:
+    """Seconds each of ``sqls`` takes on the engine at ``url``, ``repeats`` times, interleaved
+    (round r runs every query once, in the order given) on one read-only connection: this
+    process's monotonic clock from sending the statement to its last row fetched, every row
+    streamed and dropped (the read-only transaction around it, the static check and the
+    connection are not timed). The same deadline and statement-bound cancel as :func:`execute`;
+    a query that is refused, fails or times out in any round gets None."""
+    engine = engine_for(url)
+    times: list[list[float] | None] = [[] if statement_problem(sql, engine.name) is None else None for sql in sqls]
+    if not any(t is not None for t in times):
+        return times
+    try:
+        conn = engine.connect(timeout_s)
+    except (ConnectionError, OSError):
+        return [None for _ in sqls]
+    errors = _driver_errors(engine.name)
+    try:
+        for _ in range(repeats):
+            for i, sql in enumerate(sqls):
+                slot = times[i]
+                if slot is None:
+                    continue
+                cancel = _BoundCancel(engine.canceller(conn))
+                timer = threading.Timer(timeout_s, cancel.fire)
+                timer.daemon = True
+                failed = False
+                try:
+                    engine.begin(conn, timeout_s)
+                    cancel.start()
+                    timer.start()
+                    start = time.perf_counter()
+                    try:
+                        _, rows = engine.stream(conn, sql)
+                        for _row in rows:
+                            pass
+                        took = time.perf_counter() - start
+                    finally:
+                        cancel.finish()
+                        timer.cancel()
+                except (_NotAQuery, ValueError, OverflowError, MemoryError, *errors):  # type: ignore[misc]
+                    failed = True
+                with contextlib.suppress(Exception):
+                    engine.end(conn)
+                if failed or cancel.sent or took >= timeout_s:
+                    times[i] = None
+                    if cancel.sent or failed:  # a connection a cancel or a failure reached is not used again
+                        with contextlib.suppress(Exception):
+                            conn.close()
+                        conn = engine.connect(timeout_s)
+                    continue
+                slot.append(took)
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
+    return times
+
+
 def _finish(engine: Engine, conn, cached: bool, discard: bool = False) -> None:
     """Roll the transaction back; a connection that cannot, or one a cancel was sent to
     (``discard``), is closed and never used again. An uncached connection is closed."""
