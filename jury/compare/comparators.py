@@ -416,10 +416,10 @@ def overlap(gold_rows: Rows, pred_rows: Rows, *, options: NormalizeOptions = Nor
 
 COMPARATORS: dict[str, Callable[..., bool]] = {  # keyed by Comparator members (StrEnum: str keys)
     Comparator.BIRD: bird,
-    Comparator.BIRD_NORMALIZED: bird_normalized,
     Comparator.STRICT: strict,
     Comparator.RELAXED: relaxed,
     Comparator.SUBSET: subset,
+    Comparator.BIRD_NORMALIZED: bird_normalized,
     Comparator.SPIDER2: spider2,
 }
 

@@ -177,8 +177,7 @@ def _comparator_match(
     accepts equal results (``relaxed``, ``subset``, any normalisation); a difference
     decides nothing for those, so the answer is None (undecided), never a guess.
 
-    ``bird`` on an engine's results compares the rows as the driver returned them (their raw
-    set digests: compare.bird_results), as BIRD's scripts do, whatever the row cap.
+    ``bird`` on an engine's results: the rows as the driver returned them (compare.bird_results).
     """
     if name == Comparator.BIRD:
         decided = compare.bird_results(gold, pred, opts)
@@ -449,7 +448,7 @@ def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = 
     that cannot be reached is an error naming it (never its password: URLs hold none).
     """
     databases: dict[str, tuple[Path, str]] = {}
-    fingerprints: dict[str, str] = {}  # one per URL: BIRD's one-database layout serves every db_id from one
+    fingerprints: dict[str, str] = {}  # one per URL (BIRD's one-database layout: one for every db_id)
     for item in items:
         url = urls.url_for(item.db_id) if urls else None
         if url is not None and item.db_id not in databases:
