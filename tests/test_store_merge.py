@@ -56,7 +56,7 @@ def add_failed_call(st: Store, request: str, cost=0.002) -> None:
 
 
 def add_execution(st: Store, key: str, digest: str, status="ok") -> None:
-    row = (key, "db" * 32, f"SELECT {key[:4]}", status, "[]", "[]", 0, 0, digest, digest, None, 0.01, 30.0, 100000)
+    row = (key, "db" * 32, f"SELECT {key[:4]}", status, "[]", "[]", 0, 0, digest, digest, None, 0.01, None, 30.0, 100000)
     st.put_executions([row])
 
 

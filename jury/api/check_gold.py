@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.api.result import Result
@@ -26,6 +27,8 @@ class GoldCheck(Result):
     results: list[GoldCheckResult]
     counts: dict[str, int]
     settings: dict
+    reversed_run: bool = True  # a database was a SQLite file: its extra run with reversed unordered scans
+    cross_engine: dict | None = None  # {"against", "differ": comparator -> question ids}: check_gold(against_gold=...)
 
     @property
     def flagged(self) -> list[GoldCheckResult]:
@@ -35,7 +38,15 @@ class GoldCheck(Result):
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.results.gold_check_report import render_gold_checks
 
-        return render_gold_checks(self.results, self.counts, self.settings, fmt, width=width)
+        return render_gold_checks(
+            self.results,
+            self.counts,
+            self.settings,
+            fmt,
+            width=width,
+            reversed_run=self.reversed_run,
+            cross_engine=self.cross_engine,
+        )
 
 
 def _strings(value: str | int | Sequence | None) -> list[str]:
@@ -60,6 +71,9 @@ def check_gold(
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
+    against_gold: PathLike | None = None,
+    against_db_url: str | None = None,
+    against_db_root: PathLike | None = None,
 ) -> GoldCheck:
     """Check every gold query without a model: each runs in ``passes`` (executions per pass,
     default Spider 2.0-AIFunc's 5,10,10,10) and once with reversed unordered scans; then the
@@ -69,7 +83,13 @@ def check_gold(
     built-in; ``db_url``: run on an engine (default jury.toml's [databases]); ``db`` and
     ``question_id``: only these db_ids and questions. ``outputs``: files the caller will write
     (``result.write``), refused before any execution when one is an input, the store, a database
-    or a locked verdict file."""
+    or a locked verdict file.
+
+    ``against_gold`` (with ``against_db_url``, an engine URL, or ``against_db_root``, SQLite
+    files): the same questions' gold for another engine (BIRD's mini_dev_postgresql.json), each
+    executed there once and compared with the first execution here under every comparator; a
+    difference is the ``cross_engine`` check, and ``cross_engine`` lists the questions that
+    differ under each comparator."""
     from jury.compare.comparators import get_comparator
     from jury.compare.gold_checks import check_counts, parse_passes, select_items
     from jury.compare.gold_checks import check_gold as run_checks
@@ -91,17 +111,32 @@ def check_gold(
     timeout_s = project.get("timeout", timeout, DEFAULT_TIMEOUT_S)  # checked: positive
     get_comparator(name)
     items = select_items(list(load_gold(gold_file).values()), _strings(db), _strings(question_id), gold_file, "check")
+    from jury.compare.gold_checks import cross_engine_side
+
+    against = None
     with project.open_store(store) as st:
         databases = resolve_databases([i for i in items if not i.has_recording], root, st, project.db_urls(db_url))
+        if against_gold is not None:
+            against = cross_engine_side(items, Path(against_gold), against_db_url, against_db_root, st, root)
     with (progress or _no_progress)("checking gold SQL") as bar:
         results = run_checks(
-            items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar
-        )
+            items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
+            against=against,
+        )  # fmt: skip
     settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    from jury.execution.engines import is_url
+
+    cross = None
+    if against is not None:
+        from jury.compare.gold_checks import cross_engine_lists
+
+        cross = {"against": against.label, "differ": cross_engine_lists(results)}
     return GoldCheck(
         results=results,
-        counts=check_counts(results),
+        counts=check_counts(results, cross_engine=against is not None),
+        cross_engine=cross,
         settings=settings,
+        reversed_run=any(not is_url(path) for path, _ in databases.values()),
         inputs=[gold_file],
         store_path=store_path,
         db_root=root,

@@ -106,17 +106,31 @@ class DatabaseLoad(Result):
     rows: int
     keys: int
     skipped_keys: list[str] = Field(default_factory=list)
+    folded: int = 0  # PostgreSQL: names created lower case, as BIRD's PostgreSQL release has them
+    kept_case: list[str] = Field(default_factory=list)  # plain names kept as written (two would fold alike)
+    table_name_case: str | None = None  # MySQL/MariaDB: lower_case_table_names, said
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.results.render import safe, to_json
 
         if fmt == "json":
             return to_json(self.model_dump(mode="json"))
+        shown = 10
+        more = len(self.skipped_keys) - shown
         lines = [
             f"{self.url}: {self.tables} tables, {self.rows:,} rows, {self.keys} keys"
             + (f"; {len(self.skipped_keys)} keys left out" if self.skipped_keys else ""),
-            *(f"  key left out: {line}" for line in self.skipped_keys[:10]),
+            *(f"  key left out: {line}" for line in self.skipped_keys[:shown]),
+            *([f"  and {more} more key{'s' if more != 1 else ''} left out"] if more > 0 else []),
         ]
+        if self.folded:
+            lines.append(
+                f"  {self.folded} names created lower case, as BIRD's PostgreSQL release has them (its unquoted SQL "
+                "finds them); names that need quotes keep their case"
+                + (f"; kept as written, two would fold alike: {', '.join(self.kept_case)}" if self.kept_case else "")
+            )
+        if self.table_name_case:
+            lines.append(f"  {self.table_name_case}")
         return "".join(safe(line) + ("  \n" if fmt == "md" else "\n") for line in lines)
 
 
@@ -135,6 +149,9 @@ def load_database(sqlite_file: PathLike, url: str) -> DatabaseLoad:
         rows=report.rows,
         keys=report.keys,
         skipped_keys=list(report.skipped_keys),
+        folded=report.folded,
+        kept_case=list(report.kept_case),
+        table_name_case=report.table_name_case,
         inputs=[Path(sqlite_file)],
     )
 

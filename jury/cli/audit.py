@@ -34,6 +34,14 @@ def audit_gold(
         help="First run the deterministic gold checks of `jury check-gold` (no model, no cost) and record them in "
         "the audit file; the panel's show_checks shows them to the jurors as facts.",
     ),
+    against_gold: Path | None = typer.Option(
+        None,
+        "--against-gold",
+        help="With the checks: also the cross-engine check of `jury check-gold --against-gold` (the same questions' "
+        "gold for another engine, on --against-db-url or --against-db-root), recorded in the audit file.",
+    ),
+    against_db_url: str | None = typer.Option(None, "--against-db-url", help="--against-gold runs on this engine URL."),
+    against_db_root: Path | None = typer.Option(None, "--against-db-root", help="--against-gold runs on SQLite files here."),
     shard: str | None = juror_option("shard", "audit file"),
     batch: bool = juror_option("batch"),
 ) -> None:

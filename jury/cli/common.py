@@ -17,9 +17,10 @@ FORMAT_HELP = "Output format: table, csv, json or md."
 EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
 RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
 DB_URL_HELP = (
-    "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id}, such as "
-    "'postgresql://user@host/{db_id}' (password from PGPASSWORD, MYSQL_PWD or ?password_env=NAME). "
-    "Default: jury.toml's [databases]."
+    "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one "
+    "database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every "
+    "db_id's tables (BIRD's own PostgreSQL and MySQL releases: 'postgresql://user@host/bird'); password from "
+    "PGPASSWORD, MYSQL_PWD or ?password_env=NAME. Default: jury.toml's [databases]."
 )
 
 

@@ -39,7 +39,9 @@ def report(
     ),
     plots: Path | None = typer.Option(None, "--plots", writable=True, help="Also write the report's figures to this folder."),
     comparator: str | None = typer.Option(
-        None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
+        None,
+        help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
+        "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2.",
     ),
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),

@@ -27,7 +27,9 @@ def score(
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     comparator: str | None = typer.Option(
-        None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
+        None,
+        help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
+        "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2.",
     ),
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30, as BIRD)."),

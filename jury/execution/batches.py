@@ -22,7 +22,7 @@ EXECUTION_FLUSH_S = 0.5
 
 def encode_result(result: ExecResult) -> tuple:
     """The stored form of a result: (status, columns, rows, row_count, truncated,
-    result_sha256, ordered_sha256, error, elapsed_s). Cheap to pickle; workers encode."""
+    result_sha256, ordered_sha256, error, elapsed_s, raw_sha256). Cheap to pickle; workers encode."""
     return (
         result.status,
         json.dumps(result.columns),
@@ -33,6 +33,7 @@ def encode_result(result: ExecResult) -> tuple:
         result.ordered_sha256,
         result.error,
         result.elapsed_s,
+        result.raw_sha256,
     )
 
 

@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TypedDict, Unpack
 
-from jury.errors import InputError
+from jury.errors import InputError, JuryError
 from jury.execution.engine_drivers import (
     DuckDBEngine,
     Engine,
@@ -64,6 +64,7 @@ from jury.execution.engine_urls import (
     redact,
 )
 from jury.execution.engine_values import normalise
+from jury.execution.rows import raw_row_digest
 from jury.execution.sqlite import ResultAccumulator, RowSetDigest, _ResultTooLarge, _row_digest_bytes
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.execution.statement_check import statement_problem
@@ -146,7 +147,62 @@ def execute(
     url: str, sql: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, row_cap: int = DEFAULT_ROW_CAP, cached: bool = False
 ) -> ExecResult:
     """Run one SQL text read-only on the database at ``url``; never raises for a bad query
-    (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result)."""
+    (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result).
+
+    A ``timeout`` is recorded only when the deadline really passed on this process's clock
+    (whatever error code the server gave). A cancel the server reports before the deadline
+    is no outcome of the query: it runs again on a fresh connection, and after
+    PHANTOM_RETRIES such runs execute raises (JuryError), so no wrong outcome is stored."""
+    for _ in range(PHANTOM_RETRIES):
+        try:
+            return _execute_once(url, sql, timeout_s=timeout_s, row_cap=row_cap, cached=cached)
+        except _CancelledEarly:
+            if cached:
+                _drop(url)
+    raise JuryError(
+        f"{redact(url)}: the server cancelled a query before its {timeout_s:g} s deadline "
+        f"{PHANTOM_RETRIES} times (another session cancelling jury's queries?); nothing was recorded for it"
+    )
+
+
+#: Runs of one query the server cancels before its deadline (no cancel of jury's own) before execute gives up.
+PHANTOM_RETRIES = 3
+
+
+class _CancelledEarly(Exception):
+    """The server reported a cancel (or a statement timeout) before the deadline passed."""
+
+
+class _BoundCancel:
+    """A cancel bound to one statement: the deadline's timer cancels only while that statement
+    runs (``start`` .. ``finish``, under one lock), and ``finish`` waits for a cancel in flight,
+    so a late cancel can never reach a later statement on the connection. A connection a cancel
+    was sent to (``sent``) is never used again: the caller closes it."""
+
+    def __init__(self, cancel) -> None:
+        self._cancel = cancel
+        self._lock = threading.Lock()
+        self._active = False
+        self.sent = False
+
+    def start(self) -> None:
+        with self._lock:
+            self._active = True
+
+    def finish(self) -> None:
+        with self._lock:  # waits for a cancel being sent right now (PostgreSQL's cancel(), MySQL's KILL QUERY)
+            self._active = False
+
+    def fire(self) -> None:
+        with self._lock:
+            if not self._active:
+                return  # the statement already ended: nothing of it left to cancel
+            self.sent = True
+            with contextlib.suppress(Exception):  # the server may refuse or the statement just ended
+                self._cancel()
+
+
+def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached: bool) -> ExecResult:
     start = time.monotonic()
     engine = engine_for(url)
     problem = statement_problem(sql, engine.name)
@@ -158,64 +214,136 @@ def execute(
         return ExecResult(status="error", error=f"cannot open database {redact(url)}: {_one_line(exc)}")
     errors = _driver_errors(engine.name)
     deadline = start + timeout_s
-    fired = threading.Event()
-    cancel = engine.canceller(conn)
-
-    def on_deadline() -> None:
-        fired.set()
-        with contextlib.suppress(Exception):  # the query just finished: nothing to cancel
-            cancel()
-
-    timer = threading.Timer(timeout_s, on_deadline)
+    cancel = _BoundCancel(engine.canceller(conn))
+    timer = threading.Timer(timeout_s, cancel.fire)
     timer.daemon = True
-    acc = ResultAccumulator(row_cap)
-    broken = False
+    acc = ResultAccumulator(row_cap, raw=True)
+    timed_out = lambda: time.monotonic() - start >= timeout_s  # noqa: E731  the deadline really passed
     try:
         engine.begin(conn, timeout_s)
+        cancel.start()
         timer.start()
-        columns, rows = engine.stream(conn, sql)
-        for raw in rows:
-            acc.add(tuple(map(normalise, raw)))
-            if acc.count % 1000 == 0 and time.monotonic() > deadline:
-                fired.set()
-                raise TimeoutError
+        try:
+            columns, rows = engine.stream(conn, sql)
+            for raw in rows:
+                acc.add(tuple(map(normalise, raw)), raw_row_digest(raw))
+                if acc.count % 1000 == 0 and time.monotonic() > deadline:
+                    raise TimeoutError
+        finally:
+            cancel.finish()
+            timer.cancel()
     except (_ResultTooLarge, _NotAQuery, TimeoutError, ValueError, OverflowError, MemoryError, *errors) as exc:  # type: ignore[misc]
         acc.discard()
         elapsed = time.monotonic() - start
-        timer.cancel()
-        broken = _finish(engine, conn, cached)
-        if fired.is_set() or engine.is_timeout(exc) or isinstance(exc, TimeoutError):
-            return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
+        _finish(engine, conn, cached, cancel.sent)
+        if cancel.sent or engine.is_timeout(exc) or isinstance(exc, TimeoutError):
+            if timed_out():
+                return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
+            raise _CancelledEarly from None
         if isinstance(exc, _NotAQuery):
             return ExecResult(status="error", error="not a query: the SQL returns no result set", elapsed_s=elapsed)
-        return ExecResult(status="error", error=_error_line(exc), elapsed_s=elapsed)
-    finally:
-        timer.cancel()
-        if not broken:
-            broken = _finish(engine, conn, cached)
-        if not cached:
-            with contextlib.suppress(Exception):  # already closed by the failure
-                conn.close()
-    if fired.is_set():  # cancelled at the deadline, yet the driver returned rows (MySQL BENCHMARK, SLEEP)
+        return ExecResult(status="error", error=_error_line(exc, sql), elapsed_s=elapsed)
+    except BaseException:
+        _finish(engine, conn, cached, True)
+        raise
+    _finish(engine, conn, cached, cancel.sent)
+    if cancel.sent or timed_out():  # rows came back, but past the deadline (MySQL's SLEEP returns 1 when killed)
         acc.discard()
         return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=time.monotonic() - start)
     return acc.result(columns, time.monotonic() - start)
 
 
-def _finish(engine: Engine, conn, cached: bool) -> bool:
-    """Roll the transaction back; a connection that cannot is dropped (True)."""
+def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[list[float] | None]:
+    """Seconds each of ``sqls`` takes on the engine at ``url``, ``repeats`` times, interleaved
+    (round r runs every query once, in the order given) on one read-only connection: this
+    process's monotonic clock from sending the statement to its last row fetched, every row
+    streamed and dropped (the read-only transaction around it, the static check and the
+    connection are not timed). The same deadline and statement-bound cancel as :func:`execute`;
+    a query that is refused, fails or times out in any round gets None."""
+    engine = engine_for(url)
+    times: list[list[float] | None] = [[] if statement_problem(sql, engine.name) is None else None for sql in sqls]
+    if not any(t is not None for t in times):
+        return times
+    try:
+        conn = engine.connect(timeout_s)
+    except (ConnectionError, OSError):
+        return [None for _ in sqls]
+    errors = _driver_errors(engine.name)
+    try:
+        for _ in range(repeats):
+            for i, sql in enumerate(sqls):
+                slot = times[i]
+                if slot is None:
+                    continue
+                cancel = _BoundCancel(engine.canceller(conn))
+                timer = threading.Timer(timeout_s, cancel.fire)
+                timer.daemon = True
+                failed = False
+                try:
+                    engine.begin(conn, timeout_s)
+                    cancel.start()
+                    timer.start()
+                    start = time.perf_counter()
+                    try:
+                        _, rows = engine.stream(conn, sql)
+                        for _row in rows:
+                            pass
+                        took = time.perf_counter() - start
+                    finally:
+                        cancel.finish()
+                        timer.cancel()
+                except (_NotAQuery, ValueError, OverflowError, MemoryError, *errors):  # type: ignore[misc]
+                    failed = True
+                with contextlib.suppress(Exception):
+                    engine.end(conn)
+                if failed or cancel.sent or took >= timeout_s:
+                    times[i] = None
+                    if cancel.sent or failed:  # a connection a cancel or a failure reached is not used again
+                        with contextlib.suppress(Exception):
+                            conn.close()
+                        conn = engine.connect(timeout_s)
+                    continue
+                slot.append(took)
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
+    return times
+
+
+def _finish(engine: Engine, conn, cached: bool, discard: bool = False) -> None:
+    """Roll the transaction back; a connection that cannot, or one a cancel was sent to
+    (``discard``), is closed and never used again. An uncached connection is closed."""
     try:
         engine.end(conn)
-        return False
     except Exception:
-        if cached:
-            _drop(engine.url)
-        return True
+        discard = True
+    if discard and cached:
+        _drop(engine.url)
+    if discard or not cached:
+        with contextlib.suppress(Exception):  # already closed by the failure
+            conn.close()
 
 
-def _error_line(exc: BaseException) -> str:
+#: What PostgreSQL's server-side cursor puts before the query (psycopg's named cursor).
+_PG_DECLARE = 'DECLARE "jury_query" CURSOR FOR '
+
+
+def _error_line(exc: BaseException, sql: str = "") -> str:
     if isinstance(exc, _ResultTooLarge):
         return str(exc)
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    if primary:  # PostgreSQL: its message, placed in the query as written (not jury's DECLARE around it)
+        text = primary
+        pos = getattr(diag, "statement_position", None)
+        at = int(pos) - len(_PG_DECLARE) - 1 if pos and str(pos).isdigit() else -1
+        if 0 <= at < len(sql):
+            snippet = sql[at : at + 40]
+            text += f" (at character {at + 1} of the query: {snippet!r}{'…' if at + 40 < len(sql) else ''})"
+        for label, part in (("DETAIL", getattr(diag, "message_detail", None)), ("HINT", getattr(diag, "message_hint", None))):
+            if part:
+                text += f"; {label}: {part}"
+        return _one_line(Exception(text))
     text = _one_line(exc)
     if text.startswith("(") and "," in text:  # PyMySQL: (1064, "You have an error …")
         code, _, rest = text[1:].partition(",")
@@ -251,21 +379,41 @@ def table_columns(url: str, tables: list[str]) -> dict[str, list[tuple[str, str]
 
 
 def fingerprint(url: str) -> str:
-    """sha256 of the engine name, every table's columns and types, and every table's row
-    count: the execution key's stand-in for a SQLite file's sha256 (a changed schema or row
-    count is a changed database, so verdicts bound to the old one are stale)."""
+    """The execution key's stand-in for a SQLite file's sha256: a changed database is a changed
+    fingerprint, so results and verdicts bound to the old one are stale. One catalogue query per
+    database (the engine's ``state``): PostgreSQL every table's columns, storage file and
+    insert/update/delete counters, with the server's start and statistics-reset times; MySQL and
+    MariaDB every table's columns and CHECKSUM TABLE; DuckDB the file's sha256 (and its WAL's)."""
+    engine = engine_for(url)
+    if isinstance(engine, DuckDBEngine):
+        return _duckdb_fingerprint(engine.path)
     engine, conn = _open(url)
     try:
-        shape = []
-        for table in engine.tables(conn):
-            (count,) = engine.query_rows(conn, f"SELECT COUNT(*) FROM {engine.quote(table)}")[0]
-            shape.append([table, engine.columns(conn, table), int(count)])
+        state = engine.state(conn)
     except _driver_errors(engine.name) as exc:
         raise InputError(f"cannot read the catalogue of {redact(url)}: {_one_line(exc)}") from None
     finally:
         conn.close()
-    body = json.dumps({"engine": engine.name, "tables": shape}, separators=(",", ":"), sort_keys=True)
+    body = json.dumps({"engine": engine.name, "state": state}, separators=(",", ":"), sort_keys=True, default=str)
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+_duck_hashed: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) of the file and its WAL -> fingerprint
+
+
+def _duckdb_fingerprint(path: str) -> str:
+    """sha256 over the DuckDB file and its write-ahead log (absent: none), hashed once per process
+    while their sizes and times stay."""
+    from jury.inputs.io import sha256_file
+
+    files = [f for f in (path, path + ".wal") if os.path.exists(f)]
+    if not files:
+        raise InputError(f"no DuckDB file at {path}")
+    ident = tuple((f, st.st_size, st.st_mtime_ns, st.st_ino) for f in files for st in [os.stat(f)])
+    if ident not in _duck_hashed:
+        body = json.dumps({"engine": DUCKDB, "files": [sha256_file(f) for f in files]})
+        _duck_hashed[ident] = hashlib.sha256(body.encode()).hexdigest()
+    return _duck_hashed[ident]
 
 
 def content_digest(url: str) -> str:

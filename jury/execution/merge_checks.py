@@ -68,6 +68,7 @@ COLUMN_TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "truncated": (_BOOL, False),
         "result_sha256": (_TEXT, True),
         "ordered_sha256": (_TEXT, True),
+        "raw_sha256": (_TEXT, True),
         "error": (_TEXT, True),
         "elapsed_s": (_NUM, True),
         "timeout_s": (_NUM, True),

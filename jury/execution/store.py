@@ -221,16 +221,17 @@ def decode_rows(text: str) -> list[tuple]:
 
 _PUT_EXECUTION = (
     "INSERT OR REPLACE INTO executions (key, db_sha256, sql, status, columns, rows, row_count, truncated, result_sha256, "
-    "ordered_sha256, error, elapsed_s, timeout_s, row_cap, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "ordered_sha256, error, elapsed_s, raw_sha256, timeout_s, row_cap, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
-_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256"
+_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256"
 
 
 def _stored_result(row) -> ExecResult:
     """An ExecResult from its stored row, written from a validated one: rebuilt without validating again."""
-    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256 = row
+    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
     return ExecResult.model_construct(
         status=status,
         columns=json.loads(columns),
@@ -241,6 +242,7 @@ def _stored_result(row) -> ExecResult:
         error=error,
         elapsed_s=elapsed_s,
         ordered_sha256=ordered_sha256,
+        raw_sha256=raw_sha256,
         recorded_preview=None,
     )
 
@@ -364,9 +366,11 @@ class Store(VoteStoreMixin, BatchStoreMixin):
     def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
         """Keys whose stored result is what a run under these settings would give.
 
-        Not reusable: a timeout under a shorter limit, a result truncated under a smaller row
-        cap, a success that took longer than ``timeout_s`` (it would time out now), and a
-        success stored before the ordered digest existed (it could not be compared as a list).
+        Not reusable: a timeout under a shorter limit, a timeout recorded before its own deadline
+        passed (a late cancel meant for another query, which engine runs could store before
+        cancels were bound to their statement), a result truncated under a smaller row cap, a success that took longer than
+        ``timeout_s`` (it would time out now), and a success stored before the ordered digest
+        existed (it could not be compared as a list).
         """
         found: set[str] = set()
         for i in range(0, len(keys), 500):
@@ -377,6 +381,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
                 for r in self.conn.execute(
                     f"SELECT key FROM executions WHERE key IN ({marks}) "
                     "AND NOT (status = 'timeout' AND timeout_s < ?) "
+                    "AND NOT (status = 'timeout' AND elapsed_s < timeout_s) "
                     "AND NOT (truncated AND row_cap < ?) "
                     "AND NOT (status = 'ok' AND elapsed_s > ?) "
                     "AND NOT (status = 'ok' AND ordered_sha256 IS NULL)",

@@ -222,6 +222,10 @@ class ExecResult(BaseModel):
     truncated: bool = False
     result_sha256: str | None = None
     ordered_sha256: str | None = None
+    # An engine's result: the set digest of its rows as the driver returned them (DECIMAL as
+    # Decimal, dates as dates), which BIRD's rule compares; "unhashable" when a value cannot be
+    # in a Python set. None on SQLite (and for a recorded result), whose values are its rows'.
+    raw_sha256: str | None = None
     error: str | None = None
     elapsed_s: float = 0.0
     recorded_preview: str | None = None  # a result recorded elsewhere, known only as preview text
