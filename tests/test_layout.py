@@ -28,6 +28,7 @@ def test_every_stage_is_a_package_and_nothing_else_is():
         "stats_latent.py",
         "stats_panels.py",
         "stats_repeats.py",
+        "stats_sampling.py",
         "stats_uncertainty.py",
         "version.py",
         "vocab.py",
