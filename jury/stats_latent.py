@@ -37,9 +37,11 @@ Conventions, fixed so an independent implementation gives the same numbers:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import sparse
 
 __all__ = ["LatentClassFit", "dawid_skene", "e_step", "juror_accuracy", "majority_shares", "sample_classes"]
 
@@ -106,6 +108,10 @@ def _int_array(values: ArrayLike, name: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Votes:
+    """The votes used (abstentions left out) and their pattern: a sparse ``(n_items, J * K)``
+    count of each item's votes per (juror, label) cell, so the E- and M-steps are two sparse
+    products whatever the number of votes."""
+
     items: np.ndarray
     jurors: np.ndarray
     labels: np.ndarray
@@ -113,6 +119,7 @@ class _Votes:
     n_jurors: int
     n_classes: int
     abstentions: int
+    pattern: Any
 
 
 def _votes(
@@ -134,7 +141,9 @@ def _votes(
     if it.size and (it.max() >= ni or ju.max() >= nj):
         raise ValueError(f"an item or juror index is beyond n_items={ni} or n_jurors={nj}")
     keep = la >= 0
-    return _Votes(it[keep], ju[keep], la[keep], ni, nj, k, int((~keep).sum()))
+    it, ju, la = it[keep], ju[keep], la[keep]
+    pattern = sparse.csr_matrix((np.ones(it.size), (it, ju * k + la)), shape=(ni, nj * k))
+    return _Votes(it, ju, la, ni, nj, k, int((~keep).sum()), pattern)
 
 
 def majority_shares(items: ArrayLike, labels: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
@@ -160,18 +169,14 @@ def _m_step(v: _Votes, posterior: np.ndarray, active: np.ndarray, smoothing: flo
     """Priors and confusion matrices that maximise the expected (penalised) likelihood."""
     k = v.n_classes
     priors = _normalise(posterior[active].sum(axis=0), smoothing) if active.any() else np.full(k, 1.0 / k)
-    cell = v.jurors * k + v.labels  # row j*k + l: the votes l of juror j, by true class
-    counts = np.stack([np.bincount(cell, weights=posterior[v.items, c], minlength=v.n_jurors * k) for c in range(k)], axis=1)
+    counts = np.asarray(v.pattern.T @ posterior)  # row j*k + l: the votes l of juror j, by true class
     return priors, _normalise(counts.reshape(v.n_jurors, k, k).transpose(0, 2, 1), smoothing)  # [j, c, l]
 
 
 def _vote_log_sums(v: _Votes, confusion: np.ndarray) -> np.ndarray:
     """``(n_items, K)``: the sum over each item's votes of log P(vote | class)."""
-    logs = np.log(confusion[v.jurors, :, v.labels])  # (votes, K)
-    out = np.empty((v.n_items, v.n_classes))
-    for c in range(v.n_classes):
-        out[:, c] = np.bincount(v.items, weights=logs[:, c], minlength=v.n_items)
-    return out
+    logs = np.log(confusion).transpose(0, 2, 1).reshape(v.n_jurors * v.n_classes, v.n_classes)  # [j*k + l, c]
+    return np.asarray(v.pattern @ logs)
 
 
 def _posterior_and_loglik(
@@ -370,8 +375,8 @@ def sample_classes(
     for sweep in range(int(burn_in) + int(draws)):
         prior_counts = np.bincount(z[active], minlength=k) + concentration
         priors = rng.dirichlet(prior_counts)
-        cells = np.bincount((v.jurors * k + z[v.items]) * k + v.labels, minlength=j_count * k * k)
-        gam = rng.standard_gamma(cells.reshape(j_count, k, k) + concentration)
+        cells = np.asarray(v.pattern.T @ np.eye(k)[z]).reshape(j_count, k, k).transpose(0, 2, 1)  # [j, c, l]
+        gam = rng.standard_gamma(cells + concentration)
         confusion = gam / gam.sum(axis=2, keepdims=True)
         joint = np.log(np.clip(priors, FLOOR, None))[None, :] + _vote_log_sums(v, np.clip(confusion, FLOOR, None))
         joint -= joint.max(axis=1, keepdims=True)
