@@ -296,10 +296,9 @@ class JurorPool:
         """Send `messages` to the juror and parse the reply with `parse` (which raises ValueError
         on a bad reply). Never raises for provider trouble: failures come back as ok=False.
         Exceptions other than ValueError from `parse` are bugs and propagate. `given`: the first
-        turn's reply, already received through a batch (its chat.completion body, or the
-        ResponseTooLarge that stands for a reply over the cap): made a ModelResponse by
-        batch_response and read as any reply (a body that cannot be read is a failed attempt,
-        read by the same _attempt_failed as a request's), a repair turn is a request of its own."""
+        turn's reply, received through a batch (its chat.completion body, or the ResponseTooLarge
+        standing for one over the cap), read as a request's reply or failure would be (batch_response,
+        _attempt_failed); a repair turn is a request of its own."""
         spec = self.spec(juror_name)
         started = time.monotonic()
         missing = spec.missing_key()
@@ -466,9 +465,8 @@ class JurorPool:
 
     @staticmethod
     def _attempt_failed(entry: dict[str, Any], exc: BaseException, secrets: list[str]) -> AttemptFailed:
-        """The one reading of a failed attempt (a request's, or a batch reply's that could not be
-        read), written into its log entry: a reply over the size cap is a final abstention, the
-        rest as classify_exception says."""
+        """The one reading of a failed attempt (a request's, or an unreadable batch reply's), into
+        its log entry: a reply over the size cap is a final abstention, the rest classified."""
         cap = too_large(exc)
         if cap is not None:  # the juror answered, unusably: a final abstention, never retried
             entry["status"], entry["error"] = "bad_output", clean(str(cap), secrets)
@@ -485,15 +483,10 @@ class JurorPool:
     @staticmethod
     def _add_usage(litellm: Any, result: CallResult, response: Any, *, priced: bool) -> None:
         usage = getattr(response, "usage", None)
-        # a count that is not a whole number of tokens (negative, a bool) counts as none
-        prompt = getattr(usage, "prompt_tokens", None)
-        completion = getattr(usage, "completion_tokens", None)
-        prompt = prompt if type(prompt) is int and prompt >= 0 else None
-        completion = completion if type(completion) is int and completion >= 0 else None
-        if prompt is not None:
-            result.prompt_tokens += prompt
-        if completion is not None:
-            result.completion_tokens += completion
+        counts = [getattr(usage, k, None) for k in ("prompt_tokens", "completion_tokens")]
+        prompt, completion = (n if type(n) is int and n >= 0 else 0 for n in counts)  # negative or bool: none
+        result.prompt_tokens += prompt
+        result.completion_tokens += completion
         if not priced:
             return
         if (getattr(response, "_hidden_params", None) or {}).get("jury_via") == "batch":
