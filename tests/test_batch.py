@@ -168,7 +168,8 @@ def test_failed_items_are_an_incomplete_set_and_only_they_are_resubmitted(tmp_pa
     batch_server.fail_items = set()
     res = _adjudicate("--panel", "panel.toml", "--batch")  # the two submitted again, pending
     assert res.exit_code == 3, res.output
-    assert batch_server.submitted()[len(first) :] == first[:2]
+    requests = batch_server.submitted_requests()  # the same two requests, under the new batch's custom_ids
+    assert requests[len(first) :] == requests[:2]
     res = _adjudicate("--panel", "panel.toml", "--batch")
     assert res.exit_code == 0, res.output
     assert len(batch_server.submitted()) == len(first) + 2
@@ -183,13 +184,13 @@ def test_an_expired_batch_resubmits_only_its_unanswered_ballots(tmp_path, monkey
     res = _adjudicate("--panel", "panel.toml", "--batch")
     assert res.exit_code == 3, res.output
     [expired] = [b for b in batch_server.batches.values() if b["state"] == "expired"]
-    lost = [line["custom_id"] for line in expired["lines"][2:]]
+    lost = [json.dumps(line["request"], sort_keys=True) for line in expired["lines"][2:]]
     assert lost and "batch_expired" in res.output
     status = runner.invoke(app, ["batch", "status"], catch_exceptions=False)
     assert "expired" in status.output
     res = _adjudicate("--panel", "panel.toml", "--batch")
     assert res.exit_code == 0, res.output
-    resent = batch_server.submitted()[17:]
+    resent = batch_server.submitted_requests()[17:]
     assert sorted(resent) == sorted(lost)
 
 

@@ -49,7 +49,8 @@ class BatchStatus(Result):
         line = f"{len(self.rows)} batches; {waiting} ballots pending at the providers" + (
             "; rerun the command that sent them (or `jury batch collect`) to collect" if waiting else ""
         )
-        return render_console(width, [("table", (self.rows, BATCH_COLUMNS, BATCH_HEADS, "batches")), ("line", line)])
+        notes = [("line", f"batch {r['batch']}: {r['note']}") for r in self.rows if r.get("note")]
+        return render_console(width, [("table", (self.rows, BATCH_COLUMNS, BATCH_HEADS, "batches")), *notes, ("line", line)])
 
 
 def batch_status(*, store: PathLike | None = None, project: Project | None = None) -> BatchStatus:

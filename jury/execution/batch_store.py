@@ -10,10 +10,9 @@ the way a synchronous reply is turned into one, and is then ``used``.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from jury.errors import StoreError
@@ -62,7 +61,7 @@ class StoreWrites:
 class BatchStoreMixin(StoreWrites):
     db: sqlite_utils.Database
 
-    def _batch_tx(self, statements: list[tuple[str, list]]) -> None:
+    def _batch_tx(self, statements: Iterable[tuple[str, list]]) -> None:
         with self._transaction() as conn:
             for sql, args in statements:
                 conn.execute(sql, args)
@@ -100,34 +99,66 @@ class BatchStoreMixin(StoreWrites):
         with self._writing():
             self.conn.execute(f"UPDATE batches SET {sets} WHERE id = ?", [*fields.values(), batch_id])
 
-    def finish_batch(self, batch_id: str, state: str, answers: dict[str, dict], failures: dict[str, str], **fields) -> None:
-        """A batch that ended (or expired, failed): its replies stored, every item still pending
-        without one failed (a rerun submits it again), all in one transaction."""
-        statements: list[tuple[str, list]] = [
-            (
-                "UPDATE batch_items SET state = 'answered', response = ? WHERE batch_id = ? AND request_sha256 = ? "
-                "AND state = 'pending'",
-                [json.dumps(body), batch_id, h],
-            )
-            for h, body in answers.items()
-        ]
-        statements += [
-            (
-                "UPDATE batch_items SET state = 'failed', error = ? WHERE batch_id = ? AND request_sha256 = ? AND state = 'pending'",
-                [error, batch_id, h],
-            )
-            for h, error in failures.items()
-        ]
-        statements.append(
-            (
+    def finish_batch(
+        self,
+        batch_id: str,
+        state: str,
+        *,
+        answers: Iterable[tuple[str, str]] = (),
+        failures: dict[str, str] | None = None,
+        unusable: dict[str, str] | None = None,
+        missing: str | None = None,
+        **fields,
+    ) -> None:
+        """A batch that ended (or expired, failed): in one transaction, its replies stored
+        (`answers`: request hash and reply JSON, read one at a time), its failed items (a rerun
+        submits them again) and unusable ones (a reply over the size cap: stored as answered
+        with no reply, it becomes the synchronous path's final abstention), every item still
+        pending failed with `missing` (or "no result in the <state> batch")."""
+
+        def statements() -> Iterator[tuple[str, list]]:
+            for h, body in answers:
+                yield (
+                    "UPDATE batch_items SET state = 'answered', response = ?, error = NULL WHERE batch_id = ? "
+                    "AND request_sha256 = ? AND state = 'pending'",
+                    [body, batch_id, h],
+                )
+            for h, why in (unusable or {}).items():
+                yield (
+                    "UPDATE batch_items SET state = 'answered', response = NULL, error = ? WHERE batch_id = ? "
+                    "AND request_sha256 = ? AND state = 'pending'",
+                    [why, batch_id, h],
+                )
+            for h, error in (failures or {}).items():
+                yield (
+                    "UPDATE batch_items SET state = 'failed', error = ? WHERE batch_id = ? AND request_sha256 = ? "
+                    "AND state = 'pending'",
+                    [error, batch_id, h],
+                )
+            yield (
                 "UPDATE batch_items SET state = 'failed', error = ? WHERE batch_id = ? AND state = 'pending'",
-                [f"no result in the {state} batch", batch_id],
+                [missing or f"no result in the {state} batch", batch_id],
             )
-        )
-        fields |= {"state": state, "updated_at": now_iso()}
-        sets = ", ".join(f"{k} = ?" for k in fields)
-        statements.append((f"UPDATE batches SET {sets} WHERE id = ?", [*fields.values(), batch_id]))
-        self._batch_tx(statements)
+            values = fields | {"state": state, "updated_at": now_iso()}
+            sets = ", ".join(f"{k} = ?" for k in values)
+            yield (f"UPDATE batches SET {sets} WHERE id = ?", [*values.values(), batch_id])
+
+        self._batch_tx(statements())
+
+    def batch_requests(self, batch_id: str) -> list[str]:
+        """The request hashes the batch was recorded with."""
+        rows = self.conn.execute("SELECT request_sha256 FROM batch_items WHERE batch_id = ? ORDER BY rowid", [batch_id])
+        return [h for (h,) in rows.fetchall()]
+
+    def fail_batch_item(self, batch_id: str, request_sha256: str, error: str) -> None:
+        """A collected reply that could not be turned into a vote (unreadable): failed, so that
+        a rerun submits its ballot again instead of reading the same reply."""
+        with self._writing():
+            self.conn.execute(
+                "UPDATE batch_items SET state = 'failed', response = NULL, error = ? WHERE batch_id = ? "
+                "AND request_sha256 = ? AND state = 'answered'",
+                [error, batch_id, request_sha256],
+            )
 
     def batches(self, states: tuple[str, ...] | None = None) -> list[dict]:
         """Every batch (or those in `states`), oldest first, with its items counted by state."""
@@ -159,13 +190,14 @@ class BatchStoreMixin(StoreWrites):
         ).fetchone()
         return None if row is None else {"id": row[0], "provider": row[1], "provider_batch_id": row[2], "juror": row[3]}
 
-    def batch_answer(self, request_sha256: str) -> tuple[str, dict] | None:
-        """(batch id, reply) of a collected reply not yet turned into a vote."""
+    def batch_answer(self, request_sha256: str) -> tuple[str, str | None, str | None] | None:
+        """(batch id, reply JSON, error) of a collected reply not yet turned into a vote; the
+        reply is None (and the error says why) for one over the size cap."""
         row = self.conn.execute(
-            "SELECT batch_id, response FROM batch_items WHERE request_sha256 = ? AND state = 'answered' LIMIT 1",
+            "SELECT batch_id, response, error FROM batch_items WHERE request_sha256 = ? AND state = 'answered' LIMIT 1",
             [request_sha256],
         ).fetchone()
-        return None if row is None else (row[0], json.loads(row[1]))
+        return None if row is None else (row[0], row[1], row[2])
 
     def _latest_item(self, request_sha256: str) -> tuple | None:
         """(batch id, item state, item error, provider batch id) of the latest batch the ballot

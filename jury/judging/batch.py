@@ -3,29 +3,33 @@
 Ballots are built as always (same request hash, order, template); only the transport
 differs. For each batch-capable juror the ballots without a vote, a collected reply or an
 open batch are claimed (the store's claims: one process submits a ballot), recorded in the
-store with a batch id of jury's own (``batches``, ``batch_items``) and only then sent:
+store with a batch id of jury's own (``batches``, ``batch_items``) and only then sent, each
+under a ``custom_id`` bound to that batch (jury.judging.batch_results.custom_id_of):
 
 - OpenAI (``openai/...``): the Files and Batches API through litellm (``acreate_file`` with
-  purpose ``batch``, a JSONL line per ballot with ``custom_id`` = its request hash,
-  ``acreate_batch`` on ``/v1/chat/completions``, ``aretrieve_batch``, ``afile_content`` of
-  the output and error files).
+  purpose ``batch``, a JSONL line per ballot, ``acreate_batch`` on ``/v1/chat/completions``).
 - Anthropic (``anthropic/...``): Message Batches. litellm 1.110 cannot create one, so the
   batch is created through Anthropic's documented HTTP API (``POST /v1/messages/batches``,
   httpx), each request's ``params`` being what litellm's AnthropicConfig makes of the
-  synchronous request; it is polled with litellm's ``aretrieve_batch`` and its results
-  read with ``afile_content`` (``/v1/messages/batches/{id}/results``), turned into OpenAI
-  chat completions by litellm's own transformation.
+  synchronous request.
 
-Every run (and `jury batch collect`) first polls the open batches and stores the replies of
-those that ended; the runner then turns each reply into a vote through JurorPool.call with the
-reply given (same parsing, repair turn sent synchronously, abstentions, for_store). A ballot
-still in an open batch is pending (the run exits 3, naming the batches); a failed item, or
-a batch that expired or failed, leaves its ballots without a vote, and the next run submits
-only those again. Large submissions are split at the providers' limits (requests and bytes).
+Both are polled and read by jury, not litellm (whose ``aretrieve_batch`` downloads the whole
+output file for its cost logging): the batch object with read_json, the output and error
+files (``/files/{id}/content``) or the results stream (``/v1/messages/batches/{id}/results``)
+with stream_lines, every line through jury's JSON reader and one validation
+(jury.judging.batch_results.Collected). Every run (and `jury batch collect`) first polls the
+open batches and stores the replies of those that ended; the runner then turns each reply
+into a vote through JurorPool.call with the reply given (litellm's conversion of a
+synchronous response, the same parsing, repair turn sent synchronously, abstentions,
+for_store). A ballot still in an open batch is pending (the run exits 3, naming the
+batches); a failed item, a reply that cannot be read, or a batch that expired, failed or was
+cancelled leaves its ballots without a vote, and the next run submits only those again.
+Large submissions are split at the providers' limits (requests and bytes).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -34,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jury.judging.ballots import make_parser, reply_schema
+from jury.judging.batch_poll import ANTHROPIC_BASE, ANTHROPIC_VERSION, poll
+from jury.judging.batch_results import ResultsUnreadable, custom_id_of
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, JurorSpec
 from jury.judging.redaction import clean, secrets_of
 
@@ -45,10 +51,9 @@ PROVIDERS = ("openai", "anthropic")
 # Provider limits on one batch: requests and input bytes (OpenAI: 50,000 requests, a 200 MB
 # file; Anthropic: 100,000 requests, 256 MB). A larger submission becomes several batches.
 LIMITS: dict[str, tuple[int, int]] = {"openai": (50_000, 200 * 1024 * 1024), "anthropic": (100_000, 256 * 1024 * 1024)}
+REPLIES_AT_ONCE = 4  # collected replies (each up to the reply cap) turned into votes at once
 SUBMIT_LEASE_S = 600.0  # the claim a submitting process holds on its ballots
 STALE_SUBMIT_S = 3600.0  # a batch left "submitting" this long by a live-looking holder elsewhere is lost
-ANTHROPIC_BASE = "https://api.anthropic.com"
-ANTHROPIC_VERSION = "2023-06-01"
 
 
 def provider_of(juror: JurorSpec) -> str | None:
@@ -163,65 +168,6 @@ async def _submit_anthropic(lines: list[dict], api_base: str | None, api_key: st
         return str(response.json()["id"])
 
 
-_DONE = {"completed": "ended", "expired": "expired", "failed": "failed", "cancelled": "cancelled"}
-
-
-async def _poll(batch: dict, api_key: str | None) -> tuple[str, list[dict], dict]:
-    """(state, result lines in OpenAI's output format, fields to store) of a submitted batch."""
-    litellm = _litellm()
-    provider, base = batch["provider"], batch["api_base"]
-    retrieved = await litellm.aretrieve_batch(
-        batch_id=batch["provider_batch_id"], custom_llm_provider=provider, api_base=base, api_key=api_key
-    )
-    state = _DONE.get(str(retrieved.status))
-    if state is None:
-        return "in_progress", [], {}
-    lines: list[dict] = []
-    fields: dict = {}
-    if provider == "openai":
-        fields = {"output_file_id": retrieved.output_file_id, "error_file_id": retrieved.error_file_id}
-        for file_id in (retrieved.output_file_id, retrieved.error_file_id):
-            if file_id:
-                content = await litellm.afile_content(
-                    file_id=file_id, custom_llm_provider="openai", api_base=base, api_key=api_key
-                )
-                lines += _jsonl(content.content)
-    else:
-        content = await litellm.afile_content(
-            file_id=batch["provider_batch_id"], custom_llm_provider="anthropic", api_base=base, api_key=api_key
-        )
-        raw = content.content
-        handler = litellm.llms.anthropic.files.handler.AnthropicFilesHandler()  # litellm's own conversion
-        converted = _jsonl(handler._transform_anthropic_batch_results_to_openai_format(raw))
-        lines = [line for line in converted if "response" in line]  # litellm returns its input if it cannot convert
-        if len(lines) != len(converted):
-            raise ValueError("litellm could not read the batch's results")
-    return state, lines, fields
-
-
-def _jsonl(data: bytes) -> list[dict]:
-    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
-
-
-def _sort_results(lines: list[dict]) -> tuple[dict[str, dict], dict[str, str]]:
-    """custom_id -> chat completion body (HTTP 200), custom_id -> one-line error (the others)."""
-    answers: dict[str, dict] = {}
-    failures: dict[str, str] = {}
-    for line in lines:
-        cid = line.get("custom_id")
-        if not isinstance(cid, str):
-            continue
-        response = line.get("response") or {}
-        if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
-            answers[cid] = response["body"]
-            continue
-        error = line.get("error") or (response.get("body") or {}).get("error") or {}
-        failures[cid] = clean(
-            f"{error.get('code') or error.get('type') or response.get('status_code')}: {error.get('message')}", []
-        )
-    return answers, failures
-
-
 # ------------------------------------------------------------------------------------------
 # Collecting (any run, `jury batch collect`)
 # ------------------------------------------------------------------------------------------
@@ -261,7 +207,7 @@ async def collect(
             created = _epoch(batch["created_at"])
             if _holder_gone(batch["holder"]) or time.time() - created > STALE_SUBMIT_S:
                 store.finish_batch(
-                    batch["id"], "lost", {}, {}, error="the submitting process stopped before the provider's id was stored"
+                    batch["id"], "lost", error="the submitting process stopped before the provider's id was stored"
                 )
                 if finished is not None:
                     finished.add(batch["id"])
@@ -270,17 +216,36 @@ async def collect(
         if batch["api_key_env"] and key is None:
             problems.append(f"batch {batch['provider_batch_id']} ({batch['juror']}): {batch['api_key_env']} is not set")
             continue
+        where = f"batch {batch['provider_batch_id']} ({batch['juror']})"
         try:
-            state, lines, fields = await _poll(batch, key)
+            state, collected, fields = await poll(batch, key, store)
+        except ResultsUnreadable as exc:  # it ended, but what it sent cannot be read: its ballots go again
+            why = clean(str(exc), [key] if key else [], 200)
+            store.finish_batch(batch["id"], "failed", missing=why, error=why)
+            problems.append(f"{where}: {why}; its ballots are submitted again")
+            if finished is not None:
+                finished.add(batch["id"])
+            continue
         except Exception as exc:  # the provider cannot be asked now: the batch stays open
-            problems.append(
-                f"batch {batch['provider_batch_id']} ({batch['juror']}): cannot poll: {clean(str(exc), [key] if key else [], 200)}"
+            problems.append(f"{where}: cannot poll: {clean(str(exc), [key] if key else [], 200)}")
+            continue
+        if collected is None:
+            continue
+        with collected:
+            note = collected.note()
+            missing = f"no result in the {state} batch" + (f" ({fields['error']})" if fields.get("error") else "")
+            if note:
+                fields["error"] = "; ".join(x for x in (fields.get("error"), note) if x)
+                problems.append(f"{where}: {note}")
+            store.finish_batch(
+                batch["id"],
+                state,
+                answers=collected.answers(),
+                failures=collected.failed,
+                unusable=collected.unusable,
+                missing=missing,
+                **fields,
             )
-            continue
-        if state == "in_progress":
-            continue
-        answers, failures = _sort_results(lines)
-        store.finish_batch(batch["id"], state, answers, failures, **fields)
         if finished is not None:
             finished.add(batch["id"])
     return problems
@@ -310,6 +275,8 @@ class BatchSession:
     capped: set[str] = field(default_factory=set)
     elsewhere: set[str] = field(default_factory=set)  # being submitted by another process
     problems: list[str] = field(default_factory=list)
+    # collected replies read and turned into votes at once: each may be up to the reply cap
+    replies: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(REPLIES_AT_ONCE))
 
     def handles(self, juror: JurorSpec) -> bool:
         return provider_of(juror) is not None and (self.every_juror or juror.batch)
@@ -380,8 +347,9 @@ class BatchSession:
         lines = [make(b) for b in kept]
         key = _api_key(juror.name, juror.api_key_env, juror.api_base)
         for chunk in split(lines, provider):
-            batch_id = f"jb_{secrets.token_hex(8)}"
+            batch_id = f"jb2_{secrets.token_hex(8)}"
             hashes = [line["custom_id"] for line in chunk]
+            chunk = [{**line, "custom_id": custom_id_of(batch_id, line["custom_id"])} for line in chunk]  # bound to it
             self.store.record_batch(batch_id, provider, juror, hashes, self.holder)  # before anything is sent
             try:
                 if provider == "openai":
@@ -390,7 +358,7 @@ class BatchSession:
                     provider_id, file_id = await _submit_anthropic(chunk, juror.api_base, key), None
             except Exception as exc:
                 why = clean(f"submitting failed: {exc}", ([key] if key else []) + secrets_of(juror), 240)
-                self.store.finish_batch(batch_id, "failed", {}, {h: why for h in hashes}, error=why)
+                self.store.finish_batch(batch_id, "failed", failures={h: why for h in hashes}, error=why)
                 continue
             self.store.update_batch(batch_id, provider_batch_id=provider_id, input_file_id=file_id, state="in_progress")
             self.submitted += len(chunk)
@@ -398,21 +366,13 @@ class BatchSession:
 
     async def ask(self, ballot: Ballot, pool: JurorPool):
         """(CallResult, batch id) for a collected reply, turned into a vote's result as a
-        synchronous reply is; else a Pending saying why the ballot has no vote yet."""
-        from jury.judging.client import batch_response
-
+        synchronous reply is (_vote); else a Pending saying why the ballot has no vote yet."""
         h = ballot.request_sha256
-        got = self.store.batch_answer(h)
-        if got is not None:
-            batch_id, body = got
-            result = await pool.call(
-                ballot.juror.name,
-                ballot.messages,
-                schema=reply_schema(ballot.style, ballot.taxonomy),
-                parse=make_parser(ballot.style, ballot.taxonomy),
-                given=batch_response(body, ballot.juror.model),
-            )
-            return result, batch_id
+        if self.store.batch_answer(h) is not None:
+            async with self.replies:  # each reply is read from the store only here: a few at a time
+                got = self.store.batch_answer(h)
+                if got is not None:
+                    return await self._vote(ballot, pool, *got)
         if h in self.capped:
             return Pending("capped", "cost cap reached")
         waiting = self.store.pending_batch(h)
@@ -423,6 +383,36 @@ class BatchSession:
             return Pending("pending", "being submitted by another process", "another process")
         failure = self.store.batch_failure(h)
         return Pending("failed", failure or "not submitted")
+
+    async def _vote(self, ballot: Ballot, pool: JurorPool, batch_id: str, text: str | None, error: str | None):
+        """A collected reply through JurorPool's gate (litellm's conversion of a synchronous
+        response, the parser, the repair turn, the abstentions; a reply over the cap is
+        ResponseTooLarge's final abstention). A reply the gate cannot read fails its item: a
+        rerun submits the ballot again instead of reading the same reply."""
+        import json
+
+        from jury.judging.response_cap import ResponseTooLarge
+        from jury.judging.retries import UnreadableReply
+
+        given: Any
+        if text is None:
+            given = ResponseTooLarge(error or "response body over the size cap; not read further")
+        else:
+            try:
+                given = json.loads(text)
+            except (ValueError, RecursionError):
+                given = UnreadableReply("the stored reply is not JSON")
+        result = await pool.call(
+            ballot.juror.name,
+            ballot.messages,
+            schema=reply_schema(ballot.style, ballot.taxonomy),
+            parse=make_parser(ballot.style, ballot.taxonomy),
+            given=given,
+        )
+        last = result.log[-1] if result.log else {}
+        if not result.ok and last.get("via") == "batch" and last.get("status") != "bad_output":
+            self.store.fail_batch_item(batch_id, ballot.request_sha256, result.error or "unreadable reply")
+        return result, batch_id
 
 
 def status_rows(store) -> list[dict]:
@@ -442,6 +432,7 @@ def status_rows(store) -> list[dict]:
                 **b["items"],
                 "age": f"{age / 3600:.1f} h" if age >= 3600 else f"{age / 60:.0f} min",
                 "state": b["state"],
+                "note": b["error"] or "",  # why it failed, or what its results left out
             }
         )
     return rows

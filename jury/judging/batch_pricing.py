@@ -54,11 +54,48 @@ def estimate_batch_call(juror: JurorSpec, messages: list[dict], completion_token
     return tokens, cost, estimated
 
 
-def batch_response(body: dict, model: str) -> Any:
+def batch_response(body: Any, model: str) -> Any:
     """A batch's reply (an OpenAI chat.completion object) as the ModelResponse acompletion would
-    give, marked so that its cost is counted at the batch rate."""
+    give, marked so that its cost is counted at the batch rate. Built by litellm's own
+    conversion of a synchronous OpenAI response (convert_to_model_response_object), so a body
+    that a synchronous call could not read is refused here the same way: UnreadableReply."""
     from jury.judging import client
+    from jury.judging.retries import UnreadableReply, conversion_failure
 
-    response = client._import_litellm().ModelResponse(**body)
+    if not isinstance(body, dict):
+        raise UnreadableReply(f"the body is {type(body).__name__}, not an object")
+    litellm = client._import_litellm()
+    convert = litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response.convert_to_model_response_object
+    try:
+        response = convert(response_object=body, model_response_object=litellm.ModelResponse())
+    except Exception as exc:  # pydantic's ValidationError, litellm's APIError, a KeyError, ...
+        raise conversion_failure(exc) from None
     response._hidden_params = {**(response._hidden_params or {}), "jury_via": "batch", "jury_model": model}
     return response
+
+
+def anthropic_body(message: Any) -> dict:
+    """A Message Batches result's message as an OpenAI chat.completion body: litellm's own
+    conversion of a synchronous Messages response (AnthropicConfig.transform_parsed_response).
+    A message it cannot read raises UnreadableReply (litellm's batch helper would instead
+    turn it into an empty reply)."""
+    from jury.judging import client
+    from jury.judging.retries import UnreadableReply, conversion_failure
+
+    if not isinstance(message, dict):
+        raise UnreadableReply(f"the message is {type(message).__name__}, not an object")
+    import httpx
+
+    litellm = client._import_litellm()
+    model_response = litellm.ModelResponse()
+    try:
+        converted = litellm.AnthropicConfig().transform_parsed_response(
+            completion_response=message,
+            raw_response=httpx.Response(200, json=message),
+            model_response=model_response,
+            json_mode=False,
+            prefix_prompt=None,
+        )
+        return converted.model_dump(exclude_none=True)
+    except Exception as exc:
+        raise conversion_failure(exc) from None

@@ -225,7 +225,7 @@ class _Call:
     secrets: list[str]
     result: CallResult = field(default_factory=lambda: CallResult(ok=False))
     retries_used: int = 0
-    given: Any = None  # a reply that came through a batch (jury.judging.batch): the first turn's, sent by no request here
+    given: Any = None  # a reply that came through a batch (jury.judging.batch): the first turn's body, sent by no request here
 
     def fail(self, error: str) -> CallResult:
         self.result.ok = False
@@ -296,8 +296,9 @@ class JurorPool:
         """Send `messages` to the juror and parse the reply with `parse` (which raises ValueError
         on a bad reply). Never raises for provider trouble: failures come back as ok=False.
         Exceptions other than ValueError from `parse` are bugs and propagate. `given`: the first
-        turn's reply, already received through a batch (a ModelResponse from batch_response):
-        parsed as any reply, a repair turn is a request of its own."""
+        turn's reply, received through a batch (its chat.completion body, or the ResponseTooLarge
+        standing for one over the cap), read as a request's reply or failure would be (batch_response,
+        _attempt_failed); a repair turn is a request of its own."""
         spec = self.spec(juror_name)
         started = time.monotonic()
         missing = spec.missing_key()
@@ -412,11 +413,16 @@ class JurorPool:
             state.result.log[-1]["wait_s"] = retry_state.next_action.sleep
 
         if state.given is not None:  # the batch's reply: one attempt, made by the provider's batch
-            response, state.given = state.given, None
+            given, state.given = state.given, None
             state.result.attempts += 1
             entry = {"attempt": state.result.attempts, "status": "ok", "error": None, "wait_s": 0.0, "via": "batch"}
             state.result.log.append(entry)
-            return response
+            try:
+                if isinstance(given, BaseException):  # what stood for the reply (over the size cap)
+                    raise given
+                return batch_response(given, state.spec.model)  # litellm's conversion, as a synchronous reply's
+            except Exception as exc:
+                raise self._attempt_failed(entry, exc, state.secrets) from None
         retrying = AsyncRetrying(
             retry=retry_if_exception(should_retry(self.backoff_max_s)),
             stop=stop_after_attempt(state.spec.max_retries - state.retries_used + 1),
@@ -455,30 +461,32 @@ class JurorPool:
         try:
             return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=spec.timeout_s + _HARD_TIMEOUT_MARGIN_S)
         except Exception as exc:
-            cap = too_large(exc)
-            if cap is not None:  # the juror answered, unusably: a final abstention, never retried
-                entry["status"], entry["error"] = "bad_output", clean(str(cap), secrets)
-                raise AttemptFailed(
-                    entry["error"], status="bad_output", retryable=False, cause=exc, final=f"unusable reply: {cap}"
-                ) from None
-            status, retryable = classify_exception(exc)
-            text = clean(describe_unreadable(exc) if unreadable_reply(exc) else error_text(exc), secrets, 220)
-            if status == "server_error":
-                text = describe_server_error(exc, text)
-            entry["status"], entry["error"] = status, text
-            raise AttemptFailed(
-                text, status=status, retryable=retryable, cause=exc, retry_after=retry_after_s(exc) if retryable else None
-            ) from None
+            raise self._attempt_failed(entry, exc, secrets) from None
+
+    @staticmethod
+    def _attempt_failed(entry: dict[str, Any], exc: BaseException, secrets: list[str]) -> AttemptFailed:
+        """The one reading of a failed attempt (a request's, or an unreadable batch reply's), into
+        its log entry: a reply over the size cap is a final abstention, the rest classified."""
+        cap = too_large(exc)
+        if cap is not None:  # the juror answered, unusably: a final abstention, never retried
+            entry["status"], entry["error"] = "bad_output", clean(str(cap), secrets)
+            return AttemptFailed(entry["error"], status="bad_output", retryable=False, cause=exc, final=f"unusable reply: {cap}")
+        status, retryable = classify_exception(exc)
+        text = clean(describe_unreadable(exc) if unreadable_reply(exc) else error_text(exc), secrets, 220)
+        if status == "server_error":
+            text = describe_server_error(exc, text)
+        entry["status"], entry["error"] = status, text
+        return AttemptFailed(
+            text, status=status, retryable=retryable, cause=exc, retry_after=retry_after_s(exc) if retryable else None
+        )
 
     @staticmethod
     def _add_usage(litellm: Any, result: CallResult, response: Any, *, priced: bool) -> None:
         usage = getattr(response, "usage", None)
-        prompt = getattr(usage, "prompt_tokens", None)
-        completion = getattr(usage, "completion_tokens", None)
-        if isinstance(prompt, int):
-            result.prompt_tokens += prompt
-        if isinstance(completion, int):
-            result.completion_tokens += completion
+        counts = [getattr(usage, k, None) for k in ("prompt_tokens", "completion_tokens")]
+        prompt, completion = (n if type(n) is int and n >= 0 else 0 for n in counts)  # negative or bool: none
+        result.prompt_tokens += prompt
+        result.completion_tokens += completion
         if not priced:
             return
         if (getattr(response, "_hidden_params", None) or {}).get("jury_via") == "batch":

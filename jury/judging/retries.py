@@ -184,9 +184,30 @@ def rejects_response_format(exc: BaseException, kind: str = "json_schema") -> bo
     return invalid_request(exc) and any(word in message for word in _STRUCTURED_HINTS.get(kind, ()))
 
 
+class UnreadableReply(Exception):
+    """A reply jury holds but litellm's conversion of a synchronous response refuses (a batch
+    item whose body is not a chat completion: content an object, no choices, a usage that is
+    not numbers); its text says what, without a traceback."""
+
+
+def conversion_failure(exc: BaseException) -> UnreadableReply:
+    """`exc`, raised by litellm while turning a response body into a reply, as an
+    UnreadableReply naming the field pydantic or litellm complained of."""
+    message = str(exc)
+    found = re.search(r"validation errors? for (\w+)\n(\S+)\n\s+([^\[\n]+)", message)
+    if found:
+        what = f"{found.group(1)}.{found.group(2)}: {found.group(3).strip()}"
+    else:
+        what = message.split("Traceback", 1)[0].replace("litellm.APIError: ", "").replace("LiteLLM: ", "").strip()
+        what = what.split(". Raw", 1)[0] or type(exc).__name__
+    return UnreadableReply(" ".join(what.split())[:160])
+
+
 def unreadable_reply(exc: BaseException) -> bool:
     """True when the provider answered but litellm could not turn its body into a reply (e.g. an
     Anthropic or Gemini reply without its usage block): the same body would fail the same way."""
+    if isinstance(exc, UnreadableReply):
+        return True
     message = str(exc)
     if "Error converting to valid response block" in message:
         return True
@@ -203,6 +224,8 @@ def _missing_key(message: str) -> str | None:
 def describe_unreadable(exc: BaseException) -> str:
     """One line for a reply litellm could not read (see unreadable_reply), without its traceback."""
     message = str(exc)
+    if isinstance(exc, UnreadableReply):
+        return f"unreadable reply: the provider answered, but litellm could not read the body ({message})"
     field = _missing_key(message)
     if field is None:
         found = re.search(r"block=(.*?)(?:\. Got=|$)", message)

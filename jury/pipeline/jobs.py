@@ -65,7 +65,12 @@ def warn_unknown_params(panel) -> None:
 
 
 def raise_if_pending(stats) -> None:
-    """--batch: ballots still waiting in providers' batches are not votes yet: no verdict file."""
+    """--batch: ballots still waiting in providers' batches are not votes yet: no verdict file.
+    First, a warning per batch that could not be polled or whose results left lines out."""
+    import sys
+
+    for note in getattr(stats, "batch_notes", None) or []:
+        print(f"Warning: {note}", file=sys.stderr, flush=True)
     waiting = getattr(stats, "batch_pending", None)
     if not waiting:
         return

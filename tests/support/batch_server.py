@@ -20,7 +20,15 @@ seen as an OpenAI one: system and user messages with text content). Chat complet
 ({base}/chat/completions) are served as FakeLLMServer serves them (repair turns, synchronous
 jurors). Knobs: `polls_before_end` (retrievals answered "in_progress" before a batch ends),
 `fail_items` (custom_ids answered with an error), `expire_next` (the next batches to end
-expire: only `expire_keep` of their lines are answered).
+expire: only `expire_keep` of their lines are answered), `end_next` (how the next batches end:
+"expired", "cancelled" (both answer `expire_keep` lines) or "failed" (OpenAI: the batch fails
+validation, no file; Anthropic has no failed state)), and `tamper` (a hostile or broken
+provider: `tamper(kind, batch, lines)` gets the result lines the server would write, kind
+"output" / "error" (OpenAI's files) or "results" (Anthropic's stream), and returns the parts
+to serve instead: a dict is one JSON line, bytes go out as they are, a Huge is streamed
+without being built in memory), `file_headers` (extra headers on every file and results
+response: Content-Encoding) and `get_faults` (the next GET matching a path gets a scripted
+status, headers and body instead: a 404, a 500, a redirect, a batch object that is not one).
 """
 
 from __future__ import annotations
@@ -31,9 +39,47 @@ import json
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from tests.support.fakellm import FakeLLMServer, Reply, _as_reply, _Handler, _HTTPServer, _message_text, estimate_tokens
+
+
+@dataclass
+class Huge:
+    """A part of `size` bytes served in chunks, never held whole: head, then `fill` repeated, then tail."""
+
+    size: int
+    head: bytes = b""
+    tail: bytes = b"\n"
+    fill: bytes = b"x"
+
+    def chunks(self, chunk: int = 1 << 20):
+        yield self.head
+        left = self.size - len(self.head) - len(self.tail)
+        block = self.fill * (chunk // len(self.fill))
+        while left > 0:
+            piece = block[: min(left, len(block))]
+            yield piece
+            left -= len(piece)
+        yield self.tail
+
+
+Part = dict | bytes | Huge
+
+
+def _part_chunks(parts: list[Part]):
+    for part in parts:
+        if isinstance(part, Huge):
+            yield from part.chunks()
+        elif isinstance(part, bytes):
+            yield part
+        else:
+            yield (json.dumps(part) + "\n").encode()
+
+
+def _parts_size(parts: list[Part]) -> int:
+    return sum(p.size if isinstance(p, Huge) else len(p) if isinstance(p, bytes) else len(json.dumps(p)) + 1 for p in parts)
 
 
 def _completion_body(model: str, request: dict, reply: Reply) -> dict:
@@ -75,6 +121,22 @@ def _anthropic_as_openai(params: dict) -> dict:
 class _BatchHandler(_Handler):
     server: _HTTPServer
 
+    def _send_parts(self, parts: list[Part], content_type: str, headers: dict[str, str] | None = None) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(_parts_size(parts)))
+            self.send_header("Connection", "close")
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            for chunk in _part_chunks(parts):
+                self.wfile.write(chunk)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
+            pass  # the client stopped reading
+        self.close_connection = True
+
     def _body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length > 0 else b""
@@ -84,14 +146,24 @@ class _BatchHandler(_Handler):
         path = self.path.split("?", 1)[0].rstrip("/")
         owner: BatchServer = self.server.owner  # type: ignore[assignment]
         parts = path.strip("/").split("/")
+        with owner._lock:
+            fault = next((f for f in owner.get_faults if f[0](path)), None)
+            if fault is not None:
+                owner.get_faults.remove(fault)
+        if fault is not None:
+            _match, status, headers, body = fault
+            self._send(status, body, headers)
+            return
         if path.startswith("/v1/messages/batches/"):
             rest = parts[3:]
             if len(rest) == 2 and rest[1] == "results":
                 content = owner._anthropic_results(rest[0])
+                with owner._lock:
+                    owner.content_reads.append(path)
                 if content is None:
                     self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no results"}})
                     return
-                self._send(200, content, {"Content-Type": "application/x-jsonl"})
+                self._send_parts(content, "application/x-jsonl", owner.file_headers)
                 return
             batch = owner._anthropic_retrieve(rest[0])
             if batch is None:
@@ -106,10 +178,11 @@ class _BatchHandler(_Handler):
         if len(parts) == 4 and parts[0] == "v1" and parts[1] == "files" and parts[3] == "content":
             with owner._lock:
                 content = owner.files.get(parts[2])
+                owner.content_reads.append(parts[2])
             if content is None:
                 self._send_json(404, {"error": {"message": "no file"}})
                 return
-            self._send(200, content, {"Content-Type": "application/octet-stream"})
+            self._send_parts(content if isinstance(content, list) else [content], "application/octet-stream", owner.file_headers)
             return
         super().do_GET()
 
@@ -147,12 +220,18 @@ class BatchServer(FakeLLMServer):
         self._httpd.server_close()
         self._httpd = _HTTPServer(("127.0.0.1", port), _BatchHandler)
         self._httpd.owner = self
-        self.files: dict[str, bytes] = {}
+        self.files: dict[str, bytes | list[Part]] = {}
         self.batches: dict[str, dict] = {}  # id -> {"protocol", "lines", "polls", "state", ...}
         self.polls_before_end = 0
         self.fail_items: set[str] = set()  # custom_ids answered with an error
         self.expire_next = 0  # how many of the next batches to end expire
-        self.expire_keep = 0  # lines an expiring batch still answers
+        self.expire_keep = 0  # lines an expiring (or cancelled) batch still answers
+        self.end_next: list[str] = []  # how the next batches to end end: expired | cancelled | failed
+        self.tamper: Any = None  # tamper(kind, batch, lines) -> parts served instead (see the module's doc)
+        self.file_headers: dict[str, str] = {}  # extra headers on every file and results response
+        self.content_reads: list[str] = []  # the file ids and results urls read, in order
+        # (match(path), status, headers, body): the next GET whose path matches gets this answer instead
+        self.get_faults: list[tuple[Any, int, dict[str, str], bytes]] = []
         self.anthropic_headers: list[dict] = []
         self.poll_delay_s = 0.0  # a retrieval waits this long before answering (a process to kill meanwhile)
 
@@ -166,6 +245,17 @@ class BatchServer(FakeLLMServer):
         with self._lock:
             return [
                 line["custom_id"]
+                for b in self.batches.values()
+                if protocol is None or b["protocol"] == protocol
+                for line in b["lines"]
+            ]
+
+    def submitted_requests(self, protocol: str | None = None) -> list[str]:
+        """The request of every batch line received (canonical JSON), in order: a ballot sent
+        again (under its new batch's custom_id) shows the same request twice."""
+        with self._lock:
+            return [
+                json.dumps(line["request"], sort_keys=True)
                 for b in self.batches.values()
                 if protocol is None or b["protocol"] == protocol
                 for line in b["lines"]
@@ -185,22 +275,23 @@ class BatchServer(FakeLLMServer):
     def _end(self, b: dict) -> None:
         """Answer a batch's lines (once): b["results"] = custom_id -> (Reply | None, request)."""
         with self._lock:
-            expire = self.expire_next > 0
-            if expire:
+            end = self.end_next.pop(0) if self.end_next else None
+            if end is None and self.expire_next > 0:
                 self.expire_next -= 1
-            keep = self.expire_keep
+                end = "expired"
+            keep = 0 if end == "failed" else self.expire_keep
         results = {}
         for i, line in enumerate(b["lines"]):
             cid = line["custom_id"]
-            if expire and i >= keep:
-                results[cid] = ("expired", None, None)
+            if end is not None and i >= keep:
+                results[cid] = (end, None, None)
             elif cid in self.fail_items:
                 results[cid] = ("errored", None, None)
             else:
                 request = line["request"]
                 results[cid] = ("ok", self._answer(line["model"], request), request)
         b["results"] = results
-        b["state"] = "expired" if expire else "ended"
+        b["state"] = end or "ended"
         b["ended_at"] = time.time()
 
     def _poll(self, batch_id: str) -> dict | None:
@@ -217,14 +308,14 @@ class BatchServer(FakeLLMServer):
         return b
 
     # ---- OpenAI ----------------------------------------------------------------------------
-    def _openai_file(self, content: bytes) -> dict:
+    def _openai_file(self, content: bytes | list[Part]) -> dict:
         fid = f"file-{uuid.uuid4().hex[:20]}"
         with self._lock:
             self.files[fid] = content
         return {
             "id": fid,
             "object": "file",
-            "bytes": len(content),
+            "bytes": len(content) if isinstance(content, bytes) else _parts_size(content),
             "created_at": int(time.time()),
             "filename": "batch.jsonl",
             "purpose": "batch",
@@ -247,12 +338,16 @@ class BatchServer(FakeLLMServer):
         return self._openai_view(b)
 
     def _openai_view(self, b: dict) -> dict:
-        status = {"in_progress": "in_progress", "ended": "completed", "expired": "expired"}[b["state"]]
+        status = {"in_progress": "in_progress", "ended": "completed", "expired": "expired", "cancelled": "cancelled"}.get(
+            b["state"], b["state"]
+        )
         out_id = err_id = None
         done = failed = 0
         if "results" in b:
             out, err = [], []
             for cid, (kind, reply, request) in b["results"].items():
+                if kind in ("cancelled", "failed"):
+                    continue  # a cancelled batch leaves out what it never ran; a failed one ran nothing
                 if kind == "ok" and reply is not None and reply.status < 400:
                     done += 1
                     body = _completion_body(request["model"], request, reply)
@@ -271,14 +366,18 @@ class BatchServer(FakeLLMServer):
                         }
                     )
             if "out_id" not in b:
-                b["out_id"] = self._openai_file("".join(json.dumps(x) + "\n" for x in out).encode())["id"] if out else None
-                b["err_id"] = self._openai_file("".join(json.dumps(x) + "\n" for x in err).encode())["id"] if err else None
+                out_parts = self.tamper("output", b, out) if self.tamper else out
+                err_parts = self.tamper("error", b, err) if self.tamper else err
+                b["out_id"] = self._openai_file(out_parts)["id"] if out_parts else None
+                b["err_id"] = self._openai_file(err_parts)["id"] if err_parts else None
             out_id, err_id = b["out_id"], b["err_id"]
         return {
             "id": b["id"],
             "object": "batch",
             "endpoint": b["body"].get("endpoint", "/v1/chat/completions"),
-            "errors": None,
+            "errors": {"object": "list", "data": [{"code": "invalid_request", "message": "fake validation failure", "line": 1}]}
+            if b["state"] == "failed"
+            else None,
             "input_file_id": b["body"]["input_file_id"],
             "completion_window": b["body"].get("completion_window", "24h"),
             "status": status,
@@ -312,7 +411,15 @@ class BatchServer(FakeLLMServer):
         if "results" in b:
             counts["processing"] = 0
             for kind, reply, _ in b["results"].values():
-                key = "expired" if kind == "expired" else "succeeded" if kind == "ok" and reply.status < 400 else "errored"
+                key = (
+                    "expired"
+                    if kind == "expired"
+                    else "canceled"
+                    if kind == "cancelled"
+                    else "succeeded"
+                    if kind == "ok" and reply.status < 400
+                    else "errored"
+                )
                 counts[key] += 1
         ended = b["state"] != "in_progress"
         return {
@@ -332,15 +439,19 @@ class BatchServer(FakeLLMServer):
         b = self._poll(batch_id)
         return None if b is None or b["protocol"] != "anthropic" else self._anthropic_view(b)
 
-    def _anthropic_results(self, batch_id: str) -> bytes | None:
+    def _anthropic_results(self, batch_id: str) -> list[Part] | None:
         with self._lock:
             b = self.batches.get(batch_id)
         if b is None or "results" not in b:
             return None
-        out = []
+        if "served" in b:
+            return b["served"]
+        out: list[Part] = []
         for cid, (kind, reply, request) in b["results"].items():
             if kind == "expired":
                 result: dict = {"type": "expired"}
+            elif kind == "cancelled":
+                result = {"type": "canceled"}
             elif kind != "ok" or reply is None or reply.status >= 400:
                 result = {"type": "errored", "error": {"type": "error", "error": {"type": "api_error", "message": "fake error"}}}
             else:
@@ -361,8 +472,9 @@ class BatchServer(FakeLLMServer):
                         },
                     },
                 }
-            out.append(json.dumps({"custom_id": cid, "result": result}) + "\n")
-        return "".join(out).encode()
+            out.append({"custom_id": cid, "result": result})
+        b["served"] = self.tamper("results", b, out) if self.tamper else out  # the same stream at every read
+        return b["served"]
 
 
 def serve_forever(port: int = 0) -> None:  # pragma: no cover - a manual aid

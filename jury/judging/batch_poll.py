@@ -1,0 +1,125 @@
+"""Asking a provider where a batch stands, and reading what it sent back (jury.judging.batch).
+
+jury polls and reads batches itself rather than through litellm, whose ``aretrieve_batch``
+downloads the whole output file for its cost logging: the batch object with
+jury.judging.batch_results.read_json (``GET {api}/batches/{id}``; Anthropic
+``GET {root}/v1/messages/batches/{id}``), then the output and error files
+(``/files/{id}/content``) or the results stream (``/v1/messages/batches/{id}/results``) with
+stream_lines, each line sorted by Collected. The key goes only to the juror's API root, as
+litellm resolves it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from jury.judging.batch_results import (
+    MAX_RESULT_LINES_SLACK,
+    Collected,
+    ResultsUnreadable,
+    custom_id_of,
+    read_json,
+    stream_lines,
+)
+from jury.judging.redaction import clean
+
+ANTHROPIC_BASE = "https://api.anthropic.com"
+OPENAI_BASE = "https://api.openai.com/v1"
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+_DONE = {"completed": "ended", "expired": "expired", "failed": "failed", "cancelled": "cancelled"}
+
+
+def _anthropic_headers(api_key: str | None) -> dict[str, str]:
+    headers = {"anthropic-version": ANTHROPIC_VERSION}
+    if api_key:
+        headers["x-api-key"] = api_key
+    return headers
+
+
+def _batch_errors(obj: dict) -> str | None:
+    """One line for the errors a failed OpenAI batch carries (its input did not validate)."""
+    errors = obj.get("errors")
+    data = errors.get("data") if isinstance(errors, dict) else None
+    shown = [
+        f"{e.get('code') or 'error'}: {e.get('message') or ''}".strip()
+        for e in (data if isinstance(data, list) else [])[:3]
+        if isinstance(e, dict)
+    ]
+    return clean("; ".join(shown), [], 200) if shown else None
+
+
+def _file_id(obj: dict, key: str) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 0 < len(value) <= 200:
+        raise ResultsUnreadable(f"the provider's batch object has an unreadable {key}")
+    return value
+
+
+def _where(batch: dict, api_key: str | None) -> tuple[str, dict[str, str]]:
+    """(the provider's API root, the headers carrying the key) for a batch, as litellm would
+    resolve them for the juror (OpenAI: api_base, else OPENAI_BASE_URL / OPENAI_API_BASE, else
+    api.openai.com; the key, else OPENAI_API_KEY)."""
+    if batch["provider"] == "openai":
+        root = batch["api_base"] or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        return root.rstrip("/"), ({"authorization": f"Bearer {key}"} if key else {})
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    return (batch["api_base"] or ANTHROPIC_BASE).rstrip("/"), _anthropic_headers(key)
+
+
+async def poll(batch: dict, api_key: str | None, store) -> tuple[str, Collected | None, dict]:
+    """(state, its results sorted by Collected, fields to store) of a submitted batch; results
+    None while it is still in progress. The batch object and its results are read by jury
+    (read_json, stream_lines: bounded, through jury's JSON reader), never whole and never by
+    litellm."""
+    from urllib.parse import quote
+
+    from jury.judging.client import MAX_RESPONSE_BYTES
+
+    provider = batch["provider"]
+    root, headers = _where(batch, api_key)
+    bid = quote(str(batch["provider_batch_id"]), safe="")
+    fields: dict = {}
+    if provider == "openai":
+        obj = await read_json(f"{root}/batches/{bid}", headers)
+        status = obj.get("status")
+        if not isinstance(status, str):
+            raise ResultsUnreadable("the provider's batch object has no status")
+        state = _DONE.get(status)
+        if state is None:  # validating, in_progress, finalizing, cancelling (or a state to come)
+            return "in_progress", None, {}
+        files = [_file_id(obj, "output_file_id"), _file_id(obj, "error_file_id")]
+        fields = {"output_file_id": files[0], "error_file_id": files[1]}
+        if state == "failed":
+            fields["error"] = _batch_errors(obj)
+        urls = [f"{root}/files/{quote(f, safe='')}/content" for f in files if f]
+    else:
+        obj = await read_json(f"{root}/v1/messages/batches/{bid}", headers)
+        status = obj.get("processing_status")
+        if not isinstance(status, str):
+            raise ResultsUnreadable("the provider's batch object has no processing_status")
+        if status != "ended":  # in_progress, canceling
+            return "in_progress", None, {}
+        state = "ended"  # an Anthropic batch ends; canceled and expired requests say so one by one
+        urls = [f"{root}/v1/messages/batches/{bid}/results"]
+    hashes = store.batch_requests(batch["id"])
+    ids = {custom_id_of(batch["id"], h): h for h in hashes}
+    collected = Collected(provider, ids, MAX_RESPONSE_BYTES, 2 * len(hashes) + MAX_RESULT_LINES_SLACK)
+    try:
+        for url in urls:
+            async with contextlib.aclosing(stream_lines(url, headers, collected.cap)) as lines:
+                async for line in lines:
+                    if collected.full():
+                        break
+                    collected.add(line)
+            if collected.cut:
+                break
+    except BaseException:
+        collected.__exit__(None, None, None)
+        raise
+    return state, collected, fields
