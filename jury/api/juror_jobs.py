@@ -280,6 +280,17 @@ def keeping(result: R) -> Iterator[R]:
         raise
 
 
+def renamed(new: Any, old: Any, new_name: str, old_name: str, default: Any = None) -> Any:
+    """The value of an argument renamed to match its command-line option (``plan`` for
+    ``--plan``, ``model`` for ``--model``), given under its new name or its old one (a
+    documented alias kept for the code that uses it); both, with different values, is an error."""
+    if old is None:
+        return default if new is None else new
+    if new is not None and new != default and new != old:
+        raise JuryError(f"{new_name}= and {old_name}= are the same argument ({old_name} is its old name): give one")
+    return old
+
+
 def choose_panel(project: Project, panel: str | PathLike | Panel | None, key: str, default: str) -> Panel:
     """A panel given loaded (copied: a job may set its quorum), as a path or a name in panels/;
     else jury.toml's ``key``, else the shipped ``default``."""

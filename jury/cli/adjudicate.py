@@ -16,8 +16,8 @@ def adjudicate(
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
-    models: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
-    plan_only: bool = typer.Option(
+    model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
+    plan: bool = typer.Option(
         False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per model and juror."
     ),
     max_cost: float | None = juror_option("max_cost"),

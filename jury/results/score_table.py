@@ -54,7 +54,8 @@ def _interval(row: dict, col: str = Column.STRICT) -> str:
 
 
 def _with_rank(value, rank) -> str:
-    return "—" if value is None else f"{value:.3f} ({ordinal(rank)})"
+    """ "0.845 2nd": a rank as `jury report` shows one (no parentheses)."""
+    return "—" if value is None else f"{value:.3f} {ordinal(rank)}" if rank else f"{value:.3f}"
 
 
 WIDE_SCORE_COLUMNS = ("routed", "side comparators")
@@ -110,14 +111,14 @@ def render_scores(
         "rank",
         "mismatch (to jury)",
         "other outcomes",
-        *(f"{n} acc (rank)" for n in side),
+        *(f"{n} acc rank" for n in side),
     ]
     for col, head in ((c, c.label) for c in (Column.GOLD_CLEAN, Column.ADJUDICATED)):
         if rows and f"{col}_accuracy" in rows[0]:
             for d, r in zip(display, rows):
-                d[col] = _interval(r, col) + (f" ({ordinal(r[f'{col}_rank'])})" if r[f"{col}_rank"] else "")
+                d[col] = _interval(r, col) + (f" {ordinal(r[f'{col}_rank'])}" if r[f"{col}_rank"] else "")
             columns.insert(columns.index("jury_eligible"), col)
-            headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] (rank)")
+            headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] rank")
     note = _extra_display(rows, display, columns, headers)
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
