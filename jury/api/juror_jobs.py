@@ -202,16 +202,23 @@ def run_lines(calls: Calls | None, path: Path | None, reused_file: bool) -> list
         cost = f"cost this run unknown (litellm has no price for {', '.join(calls.unpriced)}{priced})"
     else:
         cost = f"cost this run ${calls.cost_usd:.4f}"
-    retries = calls.retries
     lines.append(
+        f"{calls_line(calls, cost)}\nverdict file: {path}"
+        + (" (unchanged: an identical verdict set was already locked there; nothing written)" if reused_file else "")
+    )
+    return lines
+
+
+def calls_line(calls: Calls, cost: str | None = None) -> str:
+    """ "calls this run: N ballots asked, ...": what one run of jurors called and reused."""
+    retries = calls.retries
+    return (
         f"calls this run: {calls.asked} ballots asked, {calls.requests} requests sent "
         f"({retries} retr{'y' if retries == 1 else 'ies'}); "
         f"votes reused from the store: {calls.reused}; identical "
         f"requests shared within this run: {calls.shared}; skipped by early stop: {calls.skipped}; "
-        f"{cost}\nverdict file: {path}"
-        + (" (unchanged: an identical verdict set was already locked there; nothing written)" if reused_file else "")
+        + (cost if cost is not None else f"cost this run ${calls.cost_usd:.4f}")
     )
-    return lines
 
 
 # ------------------------------------------------------------------ before and after the work

@@ -153,7 +153,7 @@ def adjudication_job(
     matches also sent to the jury (0: failures only); taxonomy: None takes the panel's;
     shard: ask only the ballots of this jury.judging.shards.Shard and write no verdict file."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
-    from jury.verdicts.assemble import write_adjudication
+    from jury.verdicts.assemble import run_calls, write_adjudication
 
     if panel.ballot_style == "audit":
         raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
@@ -207,7 +207,7 @@ def adjudication_job(
     if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
         return JobResult(plan, None, stats, None, False, ev)
     try:
-        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store)
+        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store, run_calls(stats))
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, verdicts, stats, path, reused, ev)
@@ -241,7 +241,7 @@ def audit_job(
     from jury.compare.outcomes import execute_gold, resolve_databases
     from jury.inputs.io import load_gold
     from jury.judging.gold_audit import plan_audit, run_audit, summarize
-    from jury.verdicts.assemble import write_audit
+    from jury.verdicts.assemble import run_calls, write_audit
 
     if panel.ballot_style != "audit":
         raise InputError(
@@ -302,7 +302,7 @@ def audit_job(
             record["checks"] = [f.model_dump(mode="json") for f in findings]
     summary = summarize(records)
     try:
-        path, reused = write_audit(cfg, output, head, plan, records, summary, store)
+        path, reused = write_audit(cfg, output, head, plan, records, summary, store, run_calls(stats))
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, records, stats, path, reused, summary=summary)
