@@ -244,7 +244,7 @@ def _authenticated(ray, address: str) -> None:
     refused = getattr(getattr(ray, "exceptions", None), "AuthenticationError", None)
     try:  # Ray's own steps of ray.init: the token check (Ray's C++ client aborts without a token), one connection
         from ray._private.authentication.authentication_token_setup import ensure_token_if_auth_enabled
-        from ray._raylet import GcsClient
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover  (a Ray without them has no token authentication either)
         return
     if refused is None:  # pragma: no cover
