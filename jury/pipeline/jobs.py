@@ -31,9 +31,65 @@ def _no_progress(_description: str) -> AbstractContextManager[None]:
 
 
 def require_keys(panel, jurors) -> None:
-    missing = panel.missing_keys(list(jurors))
+    """Before any call: every juror's key is set and every juror served on this machine answers
+    (require_servers)."""
+    jurors = list(jurors)
+    missing = panel.missing_keys(jurors)
     if missing:
-        raise InputError(f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called)")
+        raise InputError(
+            f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called); "
+            "--plan prices the ballots without calling, and --panel local-demo runs without keys "
+            "on two tiny local models (`jury local-juror start` first; pip install 'jury[local]')"
+        )
+    require_servers(panel, jurors)
+
+
+LOOPBACK_PROBE_S = 1.0
+"""How long a juror's loopback server has to accept a connection before a run is refused."""
+
+
+def require_servers(panel, jurors) -> None:
+    """A juror whose api_base is on this machine (a loopback address) must accept a TCP
+    connection before anything is asked: a server that is not running was a 24-second
+    litellm retry ending in "HTTP 500 ... Connection error". One connection per server, for
+    at most LOOPBACK_PROBE_S; remote providers are not probed (their own errors say why)."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    from jury.pipeline.local_juror import MODELS as LOCAL_MODELS
+
+    seen: set[tuple[str, int]] = set()
+    for j in jurors:
+        if not j.api_base or j.recorded is not None:
+            continue
+        try:
+            parts = urlsplit(j.api_base)
+            host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            continue  # litellm reports a malformed api_base itself
+        if host is None:
+            continue
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback or (host, port) in seen:
+            continue
+        seen.add((host, port))
+        try:
+            socket.create_connection((host, port), timeout=LOOPBACK_PROBE_S).close()
+        except OSError as exc:
+            alias = j.model.split("/", 1)[-1]
+            how = (
+                "start it: `jury local-juror start`"
+                if alias in LOCAL_MODELS
+                else "start the server it names (Ollama, vLLM, llama.cpp, ...)"
+            )
+            raise InputError(
+                f"panel {panel.name!r}, juror {j.name!r}: nothing answers at {j.api_base} "
+                f"({exc.strerror or type(exc).__name__}; nothing was called); {how}"
+            ) from None
 
 
 def raise_if_capped(stats) -> None:
