@@ -125,7 +125,8 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
     return buffer.getvalue()
 
 
-def _dollars(x: float | None) -> str:
+def dollars(x: float | None) -> str:
+    """ "$1,234.56", "$0.0123" (cents are not enough below a dollar), or "—"."""
     return "—" if x is None else f"${x:,.2f}" if x >= 1 else f"${x:.4f}"
 
 
@@ -134,7 +135,7 @@ def _cost_text(row: dict) -> str:
     unpriced = row.get("adjudication_unpriced_models") or []
     if row["adjudication_cost_usd"] is None and unpriced:
         return f"unknown ({', '.join(unpriced)} unpriced)"
-    return _dollars(row["adjudication_cost_usd"])
+    return dollars(row["adjudication_cost_usd"])
 
 
 def _interval(p: dict | None, rank: int | None = None) -> str:
@@ -233,6 +234,32 @@ def _corr_text(c: dict) -> str:
     return text + ")"
 
 
+DEMO_PANEL = "local-demo"
+"""The shipped panel of two tiny models on this machine (panels/local-demo.toml): a demo of the
+pipeline whose verdicts must never be published."""
+
+
+def decided_by(report: dict) -> list[str]:
+    """One line per verdict file: the column it decides and the panel that decided it (a
+    `local-demo` column says it must not be published)."""
+    return [row["text"] for row in decided_by_rows(report)]
+
+
+def decided_by_rows(report: dict) -> list[dict]:
+    """decided_by's lines as {"text", "demo"} (demo: decided by the local-demo panel)."""
+    lines = []
+    for vf in report.get("verdict_files") or []:
+        column = Column.GOLD_CLEAN.label if vf["kind"] == "audit" else Column.ADJUDICATED.label
+        lock = f"{vf['content_sha256'][:19]}…" if vf.get("content_sha256") else ""
+        where = ", ".join(x for x in (vf.get("path"), lock) if x)
+        line = f"{column} column decided by panel {vf.get('panel') or '(unnamed)'}" + (f" ({where})" if where else "")
+        demo = vf.get("panel") == DEMO_PANEL
+        if demo:
+            line += ": two tiny local models, a demo of the pipeline; never publish a number it decided"
+        lines.append({"text": line, "demo": demo})
+    return lines
+
+
 def _notes(report: dict) -> list[str]:
     s, corr = report["settings"], report["correlations"]
     g = corr["gold_defect_share_vs_strength"]
@@ -243,6 +270,7 @@ def _notes(report: dict) -> list[str]:
         f"Pearson, routing accuracy vs challenging share of the denominator: {_corr_text(corr['routing_vs_challenging_share'])}",
         f"Pearson, routing accuracy vs mean difficulty of the denominator: {_corr_text(corr['routing_vs_mean_difficulty'])}",
     ]
+    notes += decided_by(report)
     if any(f["jury_reached"] for f in report["families"].values()):
         notes.append(
             "format-equivalent share of jury-reached misses by family: "
