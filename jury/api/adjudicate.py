@@ -75,8 +75,11 @@ class Adjudication(JurorJob):
 
     def _summary_lines(self) -> list[str]:
         from jury.judging.agreement import agreement_line
+        from jury.results.scoring import coverage_warning
 
-        return [] if self.agreement is None else [agreement_line(self.agreement)]
+        lines = [] if self.agreement is None else [agreement_line(self.agreement)]
+        warning = coverage_warning(self.evaluation) if self.evaluation is not None and not self.plan_only else None
+        return lines + ([warning] if warning else [])
 
     def _draw(self, console: Console) -> None:
         from jury.api.juror_jobs import say

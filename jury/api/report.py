@@ -165,6 +165,7 @@ def report(
     ray_address: str | None = None,
     casefold: bool = False,
     float_digits: int | None = None,
+    missing: str | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -178,12 +179,14 @@ def report(
     Score: the Score's when not given). ``strength``: the column the gold-defect share is
     correlated with (None: adjudicated with verdicts, else gold_clean with an audit, else
     strict). ``control``: a negative-control model. ``families``: a family registry TOML.
-    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``outputs`` (files) and
+    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``: as for
+    ``jury.score`` (with a Score: its own rule; giving another is an error). ``outputs`` (files) and
     ``site_dir`` (a site folder) the caller will write are checked before any work.
     """
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
     from jury.results.report import STRENGTHS
+    from jury.results.scoring import coverage_warning
 
     if strength is not None and strength not in STRENGTHS:
         from jury.errors import did_you_mean
@@ -223,6 +226,11 @@ def report(
         registry = load_registry(families_path)
     if base is not None:
         ev, gold_items, records, gold_file = base.evaluation, base.gold, base.records, base.gold_path
+        if missing is not None and missing != ev.settings.missing:
+            raise InputError(
+                f"missing={missing!r}, but the Score was made with missing={str(ev.settings.missing)!r}: "
+                "score again with that rule, or give the run files"
+            )
     else:
         from jury.pipeline.jobs import load_and_evaluate
 
@@ -238,6 +246,7 @@ def report(
             executor=executor,
             ray_address=ray_address,
             db_url=db_url,
+            missing=missing,
         )
         gold_file = project.gold(gold)
         with project.open_store(store) as st:
@@ -250,7 +259,7 @@ def report(
     return Report.model_validate(
         {
             **{name: getattr(model, name) for name in ReportModel.model_fields},
-            "notes": review_note(locked.review_info),
+            "notes": [w for w in (coverage_warning(ev),) if w] + review_note(locked.review_info),
             "review_info": locked.review_info,
             "sources": sources,
             "inputs": inputs,

@@ -112,6 +112,7 @@ def score(
     repeats: int = DEFAULT_EFFICIENCY_REPEATS,
     function_set: str | None = None,
     dialect: str = "sqlite",
+    missing: str | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -124,7 +125,10 @@ def score(
     ``review``: a locked review file whose decisions take precedence over the jury's. A
     superseded verdict file is refused unless ``allow_superseded``. ``efficiency``: time every
     matched pair ``repeats`` times (VES, R-VES); ``function_set``: function-set accuracy over
-    the names matching this glob or ``re:REGEX`` (parsed as ``dialect``). ``outputs``: files
+    the names matching this glob or ``re:REGEX`` (parsed as ``dialect``). ``missing``: what a gold
+    question a model's run has no line for counts as, ``"exclude"`` (left out of its
+    denominators; the default, else jury.toml's) or ``"fail"`` (a wrong answer, BIRD's rule);
+    each score carries its coverage (``answered`` of ``gold_questions``). ``outputs``: files
     the caller will write, refused before any work when one is an input, the store, a database
     or a locked verdict file.
     """
@@ -132,7 +136,7 @@ def score(
     from jury.pipeline.jobs import load_and_evaluate
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import add_verdict_columns, load_verdict_inputs, review_note
-    from jury.results.scoring import score_all
+    from jury.results.scoring import add_coverage, coverage_warning, score_all
 
     project = project if project is not None else Project.load()
     progress = progress or no_progress
@@ -157,6 +161,7 @@ def score(
         ray_address=ray_address,
         db_url=db_url,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=project.get("float_digits", float_digits)),
+        missing=missing,
     )
     locked = load_verdict_inputs(audit_path, verdict_paths, review_path, allow_superseded)  # locks first
     gold_file = project.gold(gold)
@@ -164,8 +169,12 @@ def score(
     with project.open_store(store) as st:
         gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress)
         scores = score_all(ev.pairs)
+        add_coverage(scores, ev)
         add_protocol_columns(scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect, progress, notes)
         merged = st.merged_sources()
+    warning = coverage_warning(ev)
+    if warning is not None:
+        notes.insert(0, warning)
     add_verdict_columns(scores, ev, gold_items, gold_file, locked.reviewed_audit, locked.reviewed_adjudications, runs=run_paths)
     return Score(
         scores=scores,

@@ -16,6 +16,11 @@ from jury.pipeline.outputs import guard_outputs  # noqa: F401  (the commands' im
 FORMAT_HELP = "Output format: table, csv, json or md."
 EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
 RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
+MISSING_HELP = (
+    "What a gold question a model's run has no line for counts as: exclude (left out of that model's "
+    "denominators, the default) or fail (a wrong answer, BIRD's rule). Default: jury.toml's missing. "
+    "Every output shows each model's coverage; a warning names the models below it."
+)
 DB_URL_HELP = (
     "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id}, such as "
     "'postgresql://user@host/{db_id}' (password from PGPASSWORD, MYSQL_PWD or ?password_env=NAME). "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import DB_URL_HELP, MISSING_HELP, check_format, emit, handle_errors, progress_bar, table_width
 from jury.errors import InputError
 
 
@@ -61,6 +61,7 @@ def report(
         1000, "--rank-resamples", help="Bootstrap resamples of the questions for each model's rank interval (at least 1,000)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
+    missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -101,6 +102,7 @@ def report(
         comparator=comparator,
         near_miss=near_miss,
         workers=workers,
+        missing=missing,
         progress=progress_bar,
         outputs=[output if fmt != "html" else None],
         site_dir=output if fmt == "html" else None,

@@ -10,6 +10,7 @@ from jury.cli.common import (
     DB_URL_HELP,
     EXECUTOR_HELP,
     FORMAT_HELP,
+    MISSING_HELP,
     RAY_ADDRESS_HELP,
     check_format,
     emit,
@@ -77,6 +78,7 @@ def score(
     review: Path | None = typer.Option(
         None, "--review", help="Locked review file (`jury review lock`): people's decisions take precedence over the jury's."
     ),
+    missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 

@@ -67,6 +67,8 @@ def report_rows(report: Report | dict) -> list[dict]:
             row[key] = r[key]
         row["adjudication_unpriced_models"] = ";".join(r.get("adjudication_unpriced_models") or [])
         row.update(review_cells(r))
+        row.update({"gold_questions": r.get("gold_questions"), "answered": r.get("answered")})
+        row["missing_rule"] = report["settings"].get("missing")
         rows.append(row)
     return rows
 
@@ -147,8 +149,28 @@ def _present(report: dict, column: str) -> bool:
     return any(r[column] is not None for r in report["models"])
 
 
+def _short(report: dict) -> bool:
+    """Whether some model's run answers fewer than all the gold's questions."""
+    return any(r.get("answered") is not None and r["answered"] < r["gold_questions"] for r in report["models"])
+
+
+def coverage_note(report: dict) -> str | None:
+    """Every model's coverage in one line when all are complete; else what the rule did."""
+    rows = [r for r in report["models"] if r.get("answered") is not None]
+    if not rows:
+        return None
+    if not _short(report):
+        return f"coverage: every model answered all {rows[0]['gold_questions']:,} gold questions"
+    fail = report["settings"].get("missing") == "fail"
+    rule = "counted wrong (--missing fail)" if fail else "left out of denominators (--missing exclude)"
+    return f"coverage: see answered/gold; unanswered questions {rule}"
+
+
 def _main_table(report: dict):
     cols, heads = ["model", "routed", Column.STRICT], ["model", "routed (acc)", f"{Column.STRICT.label} [95% CI] rank"]
+    if _short(report):
+        cols.insert(1, "coverage")
+        heads.insert(1, "answered/gold")
     for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
         if _present(report, c):
             cols.append(c)
@@ -167,6 +189,7 @@ def _main_table(report: dict):
         d = {
             "model": r["model"] + (f" ({', '.join(r['families'])})" if r["families"] else ""),
             "routed": f"{r['routed']} ({cell(r['routing_accuracy'])})",
+            "coverage": "—" if r.get("answered") is None else f"{r['answered']}/{r['gold_questions']}",
             "rank_shift": r["rank_shift"],
             "near_miss": r["near_miss"],
             "not_executed": r["not_executed"],
@@ -270,6 +293,9 @@ def _notes(report: dict) -> list[str]:
         f"Pearson, routing accuracy vs challenging share of the denominator: {_corr_text(corr['routing_vs_challenging_share'])}",
         f"Pearson, routing accuracy vs mean difficulty of the denominator: {_corr_text(corr['routing_vs_mean_difficulty'])}",
     ]
+    coverage = coverage_note(report)
+    if coverage:
+        notes.insert(1, coverage)
     notes += decided_by(report)
     if any(f["jury_reached"] for f in report["families"].values()):
         notes.append(

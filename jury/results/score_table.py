@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.scoring import coverage_caption
 from jury.stats import ordinal
 from jury.version import __version__, provenance
 from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
@@ -45,6 +46,7 @@ def score_rows(scores) -> list[dict]:
                     }
                 )
         row.update(_extra_metrics(s))
+        row.update({"gold_questions": s.gold_questions, "answered": s.answered, "missing_rule": s.missing_rule})
         rows.append(row)
     return rows
 
@@ -77,7 +79,7 @@ def render_scores(
             {
                 "jury_version": __version__,
                 "provenance": {**provenance(), "merged_stores": merged_stores} if merged_stores else provenance(),
-                "settings": settings,
+                "settings": {**settings, "missing": str(ev.settings.missing)},
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
                 "recorded_pairs": ev.recorded_pairs,
@@ -100,10 +102,27 @@ def render_scores(
     routed = ["routed"] if wide else []
     all_routed = all(r["routing_accuracy"] in (None, 1.0) for r in rows)
     routing = [] if all_routed and not wide else ["routing"]
-    columns = ["model", "questions", *routing, *routed, "strict_matches", "strict_ci", "rank", "jury_eligible", "misses", *side]
+    short = any(r["answered"] is not None and r["answered"] < r["gold_questions"] for r in rows)
+    for d, r in zip(display, rows):
+        d["coverage"] = "—" if r["answered"] is None else f"{r['answered']}/{r['gold_questions']}"
+    answered = ["coverage"] if short else []  # shown when a model is short; the caption says so otherwise
+    columns = [
+        "model",
+        "questions",
+        *answered,
+        *routing,
+        *routed,
+        "strict_matches",
+        "strict_ci",
+        "rank",
+        "jury_eligible",
+        "misses",
+        *side,
+    ]
     headers = [
         "model",
         "questions",
+        *(["answered/gold"] if short else []),
         *(["routing acc"] if routing else []),
         *routed,
         "matches",
@@ -125,6 +144,9 @@ def render_scores(
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
     )
     caption += note
+    covered = coverage_caption(ev)
+    if covered:
+        caption += "\n" + covered
     if rows and not routing:
         caption += "\nevery model routed every question to the right database (routing accuracy 1.000; shown with --wide)"
     if ev.recorded_pairs:

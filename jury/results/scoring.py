@@ -38,6 +38,9 @@ class ModelScore(BaseModel):
     adjudicated_rank: int | None = None
     function_set: dict | None = None  # Proportion.as_dict() of equal function sets (--function-set)
     efficiency: dict | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
+    gold_questions: int | None = None  # the gold file's questions (add_coverage)
+    answered: int | None = None  # those the model's run answers with SQL (add_coverage)
+    missing_rule: str | None = None  # what a question without a line counted as: exclude or fail (add_coverage)
 
 
 def proportion(k: int, n: int) -> dict:
@@ -95,3 +98,50 @@ def score_all(pairs: list) -> list[ModelScore]:
         for s, r in zip(scores, ranks(values)):
             s.comparator_ranks[name] = r
     return scores
+
+
+def add_coverage(scores: list[ModelScore], ev) -> None:
+    """Each score's coverage of the gold (answered / gold questions) and the missing rule, from
+    the evaluation (jury.compare.outcomes.Evaluation.coverage)."""
+    for s in scores:
+        c = ev.coverage.get(s.model)
+        if c is not None:
+            s.gold_questions, s.answered = c.gold_questions, c.answered
+        s.missing_rule = str(ev.settings.missing)
+
+
+def coverage_warning(ev) -> str | None:
+    """One line naming every model whose run answers fewer than all the gold's questions, and
+    what their unanswered questions counted as; None when every model answers them all."""
+    from jury.vocab import MissingRule
+
+    short = [(m, c) for m, c in ev.coverage.items() if not c.complete]
+    if not short:
+        return None
+    n = short[0][1].gold_questions
+    who = ", ".join(f"{m} {c.answered}/{c.gold_questions}" for m, c in short)
+    if ev.settings.missing == MissingRule.FAIL:
+        rule = "counted wrong (--missing fail, BIRD's rule)"
+    else:
+        rule = "left out of their denominators (--missing exclude, the default); --missing fail counts them wrong, as BIRD does"
+    models = "models answers" if len(short) == 1 else "models answer"
+    return (
+        f"warning: {len(short)} of {len(ev.coverage)} {models} fewer than the gold's {n:,} questions: {who}; the rest are {rule}"
+    )
+
+
+def coverage_caption(ev) -> str:
+    """The line under a table: every model's coverage when all are complete, else the rule."""
+    from jury.vocab import MissingRule
+
+    if not ev.coverage:
+        return ""
+    n = next(iter(ev.coverage.values())).gold_questions
+    if all(c.complete for c in ev.coverage.values()):
+        return f"coverage: every model answered all {n:,} gold questions"
+    rule = (
+        "counted wrong (--missing fail)"
+        if ev.settings.missing == MissingRule.FAIL
+        else "left out of denominators (--missing exclude)"
+    )
+    return f"coverage: see answered/gold; unanswered questions {rule}"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.results.headlines import headlines
 from jury.results.report import rank_cell
-from jury.results.report_render import decided_by_rows, dollars
+from jury.results.report_render import coverage_note, decided_by_rows, dollars
 from jury.stats import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
 
@@ -97,6 +97,10 @@ def _front(report: dict, model_slug: dict, sources: SiteSources) -> dict:
         row["routed"] = num(pointer("models", i, "routed"), "int", f"{page}#show=routed")
         row["questions"] = num(pointer("models", i, "questions"), "int", f"{page}#show=all")
         row["routing_accuracy"] = num(pointer("models", i, "routing_accuracy"), "pct")
+        if r.get("answered") is not None:
+            row["answered"] = num(pointer("models", i, "answered"), "int", f"{page}#show=all")
+            row["gold_questions"] = num(pointer("models", i, "gold_questions"), "int")
+            row["short"] = r["answered"] < r["gold_questions"]
         for c in present:
             if r.get(c) is None:
                 row["columns"][c] = None
@@ -209,5 +213,6 @@ def _front(report: dict, model_slug: dict, sources: SiteSources) -> dict:
         "oracle": {"questions": num(pointer("oracle_routing", "questions"), "int"), "rows": oracle_rows},
         "findings": headlines(report),
         "decided_by": decided_by_rows(report),
+        "coverage": coverage_note(report),
         "gold_errors": report["gold_errors"],
     }
