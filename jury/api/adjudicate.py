@@ -78,7 +78,8 @@ class Adjudication(JurorJob):
         from jury.results.scoring import coverage_warning
 
         lines = [] if self.agreement is None else [agreement_line(self.agreement)]
-        warning = coverage_warning(self.evaluation) if self.evaluation is not None and not self.plan_only else None
+        judged = {r["model"] for r in self.models}
+        warning = coverage_warning(self.evaluation, judged) if self.evaluation is not None and judged else None
         return lines + ([warning] if warning else [])
 
     def _draw(self, console: Console) -> None:
@@ -151,6 +152,7 @@ def adjudicate(
     sign: PathLike | None = None,
     shard: str | Shard | None = None,
     batch: bool = False,
+    positions_from: PathLike | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     models: str | Sequence[str] | None = None,
@@ -171,7 +173,8 @@ def adjudicate(
     (default verdicts/adjudication-<time>.json; an identical locked one is reused). ``sign``:
     an Ed25519 key that signs the file. ``shard``: "I/N", ask only that shard's ballots and
     write no file. ``batch``: send OpenAI and Anthropic jurors' ballots through batch APIs
-    (IncompleteRun while they are pending)."""
+    (IncompleteRun while they are pending). ``runs`` may be published prediction files, indexing
+    ``positions_from`` by position (as for ``jury.score``; recorded in the verdict file)."""
     from jury.judging.agreement import agreement_summary
     from jury.judging.families import load_registry
     from jury.pipeline.jobs import _no_progress, adjudication_job
@@ -185,7 +188,7 @@ def adjudicate(
     before = Before.check(
         project,
         output=output,
-        inputs=[*run_paths, project.path("gold", gold)],
+        inputs=[*run_paths, project.path("gold", gold), project.path("positions_from", positions_from)],
         store=store,
         db_root=db_root,
         shard=shard,
@@ -217,6 +220,7 @@ def adjudicate(
             progress=progress or _no_progress,
             shard=before.shard,
             batch=batch,
+            positions_from=project.path("positions_from", positions_from),
         )
     unit = "failures and sampled passes" if review_passes else "failures"
     asked = before.plan(

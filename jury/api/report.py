@@ -166,6 +166,7 @@ def report(
     casefold: bool = False,
     float_digits: int | None = None,
     missing: str | None = None,
+    positions_from: PathLike | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -179,8 +180,8 @@ def report(
     Score: the Score's when not given). ``strength``: the column the gold-defect share is
     correlated with (None: adjudicated with verdicts, else gold_clean with an audit, else
     strict). ``control``: a negative-control model. ``families``: a family registry TOML.
-    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``: as for
-    ``jury.score`` (with a Score: its own rule; giving another is an error). ``outputs`` (files) and
+    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``, ``positions_from``:
+    as for ``jury.score`` (with a Score: its own; giving another rule is an error). ``outputs`` (files) and
     ``site_dir`` (a site folder) the caller will write are checked before any work.
     """
     from jury.pipeline.outputs import guard_outputs
@@ -209,7 +210,8 @@ def report(
         inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path]
     else:
         store_path, root = project.store_path(store), project.db_root(db_root)
-        inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path]
+        positions = project.path("positions_from", positions_from)
+        inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path, positions]
     inputs = list(dict.fromkeys(p for p in inputs if p is not None))
     if site_dir is not None:
         from jury.results.site import check_site_dir
@@ -250,7 +252,9 @@ def report(
         )
         gold_file = project.gold(gold)
         with project.open_store(store) as st:
-            gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress or no_progress)
+            gold_items, records, ev = load_and_evaluate(
+                gold_file, run_paths, root, st, settings, progress or no_progress, positions
+            )
     check_audit_against_gold(locked.reviewed_audit, ev, gold_items, gold_file)
     model = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, EXECUTOR_HELP, RAY_ADDRESS_HELP, handle_errors, juror_option, run_job
+from jury.cli.common import DB_URL_HELP, EXECUTOR_HELP, POSITIONS_HELP, RAY_ADDRESS_HELP, handle_errors, juror_option, run_job
 
 
 @handle_errors
 def adjudicate(
-    runs: list[Path] = typer.Argument(..., help="Run JSONL files."),
+    runs: list[Path] = typer.Argument(..., help="Run JSONL files, or BIRD prediction files as published (see jury score)."),
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
@@ -59,6 +59,7 @@ def adjudicate(
     sign: Path | None = juror_option("sign"),
     shard: str | None = juror_option("shard", "verdict file"),
     batch: bool = juror_option("batch"),
+    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
 ) -> None:
     """Execute (or reuse) every query, then ask each model's jury-eligible failures of its jurors.
 

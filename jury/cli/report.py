@@ -6,13 +6,24 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, MISSING_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import (
+    DB_URL_HELP,
+    MISSING_HELP,
+    POSITIONS_HELP,
+    check_format,
+    emit,
+    handle_errors,
+    progress_bar,
+    table_width,
+)
 from jury.errors import InputError
 
 
 @handle_errors
 def report(
-    runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
+    runs: list[Path] = typer.Argument(
+        ..., help="Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury score)."
+    ),
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
@@ -62,6 +73,7 @@ def report(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
     missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
+    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -103,6 +115,7 @@ def report(
         near_miss=near_miss,
         workers=workers,
         missing=missing,
+        positions_from=positions_from,
         progress=progress_bar,
         outputs=[output if fmt != "html" else None],
         site_dir=output if fmt == "html" else None,

@@ -15,11 +15,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from jury.compare import comparators as compare
+from jury.compare.coverage import Coverage, apply_missing_rule
 from jury.compare.gold_orders import gold_orders
 from jury.errors import InputError
 from jury.execution import engines
@@ -64,14 +64,11 @@ class Settings:
     # rest are SQLite files under db_root. Not in describe(): the engine and the database's
     # fingerprint enter every execution key and verdict binding instead.
     db_urls: DatabaseURLs = field(default_factory=DatabaseURLs)
-    # A gold question a model has no line for (jury.vocab.MissingRule): left out of its
-    # denominators (exclude) or a `missing` answer, wrong (fail). Not in describe(): a verdict is
-    # about one answer, the same under either rule; the scores' outputs say which rule counted.
-    missing: str = DEFAULT_MISSING
+    missing: str = DEFAULT_MISSING  # jury.vocab.MissingRule; not in describe(): a verdict is alike under either
 
     def __post_init__(self) -> None:
         compare.get_comparator(self.comparator)
-        if self.missing not in tuple(MissingRule):
+        if self.missing not in tuple(MissingRule):  # fail or exclude
             raise InputError(f"unknown missing rule {self.missing!r}; choose one of: {', '.join(MissingRule)}")
         if self.executor not in tuple(ExecutorName):
             raise InputError(f"unknown executor {self.executor!r}; choose one of: {', '.join(ExecutorName)}")
@@ -162,20 +159,6 @@ def recorded_result(obj: GoldItem | RunRecord) -> ExecResult:
 
 
 @dataclass
-class Coverage:
-    """How much of the gold one model's run answers (before the missing rule applies)."""
-
-    gold_questions: int  # the gold file's questions
-    answered: int  # questions the run has a line with SQL for
-    lines: int  # questions the run has a line for, with SQL or without (a `missing` answer)
-    filled: int = 0  # questions with no line, scored as `missing` answers (--missing fail)
-
-    @property
-    def complete(self) -> bool:
-        return self.answered >= self.gold_questions
-
-
-@dataclass
 class Evaluation:
     pairs: list[PairResult]
     gold_errors: dict[QuestionId, str]
@@ -184,7 +167,8 @@ class Evaluation:
     executed: int = 0  # executions actually run (not served from the store)
     results: dict[str, ExecResult] = field(default_factory=dict, repr=False)
     recorded_pairs: int = 0  # pairs scored on a result recorded elsewhere (run record or gold item)
-    coverage: dict[str, Coverage] = field(default_factory=dict)  # model -> its coverage of the gold
+    coverage: dict[str, Coverage] = field(default_factory=dict)  # model -> its coverage (jury.compare.coverage)
+    soft_f1: dict[tuple, float | None] | None = None  # (model, question_id) -> Soft-F1 (jury.compare.soft_f1)
 
     def models(self) -> list[str]:
         return list(dict.fromkeys(p.model for p in self.pairs))
@@ -247,9 +231,7 @@ def evaluate(
     unknown = [q for q in dict.fromkeys(r.question_id for r in records) if q not in gold]
     if unknown:
         raise InputError(f"unknown question_id {unknown[0]!r} (not in the gold file)")
-    coverage = gold_coverage(gold, records)
-    if settings.missing == MissingRule.FAIL:
-        records = with_missing_answers(gold, records, coverage)
+    records, coverage = apply_missing_rule(gold, records, settings.missing)
     qids = list(dict.fromkeys(r.question_id for r in records))
     known_dbs = {g.db_id for g in gold.values()}
     for r in records:
@@ -345,35 +327,6 @@ def evaluate(
         raise _undecided_error(undecided, results, settings)
     recorded_pairs = sum(p.recorded for p in pairs)
     return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs, coverage)
-
-
-def gold_coverage(gold: dict[QuestionId, GoldItem], records: list[RunRecord]) -> dict[str, Coverage]:
-    """Per model (first-seen order): the gold's questions, those its run answers with SQL and
-    those it has a line for."""
-    lines: dict[str, set] = {}
-    answered: dict[str, set] = {}
-    for r in records:
-        lines.setdefault(r.model, set()).add(r.question_id)
-        if r.sql is not None and r.sql.strip():
-            answered.setdefault(r.model, set()).add(r.question_id)
-    return {m: Coverage(len(gold), len(answered.get(m, ())), len(qs)) for m, qs in lines.items()}
-
-
-def with_missing_answers(gold: dict[QuestionId, GoldItem], records: list[RunRecord], coverage: dict[str, Coverage]):
-    """BIRD's rule (--missing fail): every gold question a model has no line for becomes a line
-    without SQL (a `missing` answer, wrong), after the run's own lines, in gold order; the
-    model's family is its run's. ``coverage[model].filled`` counts them."""
-    have: dict[str, set] = {}
-    family: dict[str, Any] = {}
-    for r in records:
-        have.setdefault(r.model, set()).add(r.question_id)
-        family.setdefault(r.model, r.family)
-    filled = list(records)
-    for model, seen in have.items():
-        absent = [q for q in gold if q not in seen]
-        filled += [RunRecord(model=model, question_id=q, sql=None, family=family[model]) for q in absent]
-        coverage[model].filled = len(absent)
-    return filled
 
 
 def _recorded_outcome(pair: PairResult, match: bool, side) -> None:

@@ -16,7 +16,7 @@ from jury.errors import ConfigError, InputError
 from jury.vocab import ExecutorName, MissingRule
 
 CONFIG_NAME = "jury.toml"
-PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit"}
+PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit", "positions_from"}
 VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "comparator": (str,),
     "workers": (int,),

@@ -168,17 +168,54 @@ class JobResult(Generic[PlanT]):
 
 
 def load_and_evaluate(
-    gold_path: Path, run_paths: list[Path], db_root: Path | None, store, settings, progress: ProgressFactory = _no_progress
+    gold_path: Path,
+    run_paths: list[Path],
+    db_root: Path | None,
+    store,
+    settings,
+    progress: ProgressFactory = _no_progress,
+    positions_from: Path | None = None,
 ):
-    """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation)."""
+    """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
+    A run file may be a published prediction file (load_run_files); ``positions_from``: the gold
+    file its entries index by position (default: the gold file)."""
     from jury.compare.outcomes import evaluate
-    from jury.inputs.io import load_gold, load_runs
+    from jury.inputs.io import load_gold
 
     gold = load_gold(gold_path)
-    records = load_runs(run_paths, gold)
+    records = load_run_files(run_paths, gold, gold_path, positions_from)
     with progress("executing SQL") as bar:
         ev = evaluate(gold, records, db_root, store, settings, bar)
     return gold, records, ev
+
+
+def load_run_files(run_paths: list[Path], gold: dict, gold_path: Path, positions_from: Path | None = None) -> list:
+    """Run records of run JSONL files and of published prediction files, told apart by their
+    content (jury.inputs.kinds): BIRD's predict_dev.json and one SQL per line are each one model,
+    named after the file, whose entries index ``positions_from`` (default: the gold file) by
+    position; only the gold's questions are kept. A model answering a question twice, across
+    the files, is an error."""
+    from jury.inputs.importers import prediction_runs
+    from jury.inputs.io import load_gold_list, load_runs
+    from jury.inputs.kinds import PREDICTION_KINDS, sniff_kind
+
+    predicted = [p for p in run_paths if sniff_kind(p) in PREDICTION_KINDS]
+    jsonl = [p for p in run_paths if p not in predicted]
+    records = load_runs(jsonl, gold) if jsonl or not predicted else []
+    if not predicted:
+        if positions_from is not None:
+            raise InputError(f"positions_from ({positions_from}) is for prediction files; none of the runs is one")
+        return records
+    positions = load_gold_list(positions_from if positions_from is not None else gold_path)
+    from_files = prediction_runs(predicted, gold, positions)
+    mine = {r.model for r in records}
+    for r in from_files:
+        if r.model in mine:
+            raise InputError(
+                f"model {r.model!r} is both a prediction file's name and a model of the run files "
+                f"({', '.join(str(p) for p in jsonl)}); rename the file"
+            )
+    return records + from_files
 
 
 def adjudication_job(
@@ -204,6 +241,7 @@ def adjudication_job(
     taxonomy: str | None = None,
     shard=None,
     batch: bool = False,
+    positions_from: Path | None = None,
 ) -> JobResult[AdjudicationPlan]:
     """swap: None takes the panel's `swap`; review_passes: the share of each model's strict
     matches also sent to the jury (0: failures only); taxonomy: None takes the panel's;
@@ -232,7 +270,7 @@ def adjudication_job(
         from jury.verdicts.assemble import refuse_foreign_output
 
         refuse_foreign_output(output)
-    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
+    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress, positions_from)
     plan = plan_adjudication(
         ev, gold, records, panel, registry, models=models, seed=seed, swap=swap, review_passes=review_passes, taxonomy=tax
     )
@@ -245,6 +283,11 @@ def adjudication_job(
         job_settings["swap"] = True
     if tax is not None:
         job_settings["taxonomy"] = tax.binding()
+    if positions_from is not None:  # prediction files as runs: the positions they index, bound (reaudit reads it)
+        from jury.verdicts.assemble import verdicts_dir
+        from jury.verdicts.verify import bind_file
+
+        job_settings["positions_from"] = bind_file(positions_from, verdicts_dir(cfg, output)).model_dump()
     if review_passes:
         job_settings["review_passes"] = review_passes
         job_settings["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}

@@ -76,6 +76,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
         swap=s.get("swap", False),
         review_passes=s.get("review_passes", 0.0),
         models=s.get("models"),
+        positions_from=resolve_bound(base, s["positions_from"]["path"]) if s.get("positions_from") else None,
         **same,
     )
     assert job.path is not None  # a job that is not a plan names its file

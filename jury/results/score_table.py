@@ -175,6 +175,8 @@ def render_scores(
 def _extra_metrics(s) -> dict:
     """CSV/table fields of `jury score --function-set` and `--efficiency` (only when asked for)."""
     row: dict = {}
+    if s.soft_f1 is not None:
+        row.update({"soft_f1": s.soft_f1["value"], "soft_f1_n": s.soft_f1["n"], "soft_f1_undecided": s.soft_f1["undecided"]})
     if s.function_set is not None:
         p = s.function_set
         row.update({"fsa_k": p["k"], "fsa_n": p["n"], "fsa": p["value"], "fsa_low": p["low"], "fsa_high": p["high"]})
@@ -187,7 +189,12 @@ def _extra_metrics(s) -> dict:
 
 
 def _extra_display(rows: list[dict], display: list[dict], columns: list[str], headers: list[str]) -> str:
-    """Adds the FSA and efficiency columns to the table; returns the caption's note on timings."""
+    """Adds the Soft-F1, FSA and efficiency columns to the table; returns the caption's note on timings."""
+    if rows and "soft_f1" in rows[0]:
+        for d, r in zip(display, rows):
+            d["soft_f1_shown"] = "—" if r["soft_f1"] is None else f"{r['soft_f1']:.3f}"
+        columns.append("soft_f1_shown")
+        headers.append("Soft-F1 (mini-dev)")
     if rows and "fsa" in rows[0]:
         for d, r in zip(display, rows):
             d["fsa_ci"] = _interval({"fsa_accuracy": r["fsa"], "fsa_low": r["fsa_low"], "fsa_high": r["fsa_high"]}, "fsa")
@@ -212,9 +219,12 @@ def _extra_display(rows: list[dict], display: list[dict], columns: list[str], he
     return ""
 
 
-def per_question_jsonl(pairs) -> str:
+def per_question_jsonl(pairs, soft_f1: dict | None = None) -> str:
+    """One JSON line per (model, question); ``soft_f1`` ((model, question_id) -> score): a
+    ``soft_f1`` field on each line (jury score --soft-f1)."""
     out = []
     for p in pairs:
+        extra = {"soft_f1": soft_f1.get((p.model, p.question_id))} if soft_f1 is not None else {}
         out.append(
             json.dumps(
                 {
@@ -228,6 +238,7 @@ def per_question_jsonl(pairs) -> str:
                     "order_matters": p.order_matters,
                     **{name: p.comparator_matches.get(name) for name in DECIDING_COMPARATORS},
                     "error": p.error,
+                    **extra,
                 },
                 ensure_ascii=False,
             )
