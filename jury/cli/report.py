@@ -21,8 +21,10 @@ from jury.errors import InputError
 
 @handle_errors
 def report(
-    runs: list[Path] = typer.Argument(
-        ..., help="Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury score)."
+    runs: list[Path] | None = typer.Argument(
+        None,
+        help="Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury score); "
+        "none with --gold-defects.",
     ),
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
@@ -74,6 +76,13 @@ def report(
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
     missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
     positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    gold_defects: bool = typer.Option(
+        False,
+        "--gold-defects",
+        help="Instead: the gold queries the --audit file flagged, as a table to send upstream (md, csv, json or "
+        "table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a preview of "
+        "the gold's result and the audit file's hash. Needs no run files.",
+    ),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -92,6 +101,10 @@ def report(
     """
     from jury.api.report import report as run_report
 
+    if gold_defects:
+        return _gold_defects(runs, audit, gold, db_root, db_url, store, allow_superseded, fmt, output)
+    if not runs:
+        raise InputError("no run files: give at least one run file (or --gold-defects with --audit)")
     if fmt != "html":
         check_format(fmt)
     elif output is None:
@@ -131,3 +144,17 @@ def report(
         typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)
         return
     emit(result.render(fmt, width=table_width(output), wide=wide), output)
+
+
+def _gold_defects(runs, audit, gold, db_root, db_url, store, allow_superseded, fmt, output) -> None:
+    """`jury report --gold-defects`: the audit's flagged gold queries (jury.gold_defects)."""
+    from jury.api.gold_defects import gold_defects
+
+    if runs:
+        raise InputError("--gold-defects reads the audit file alone: give no run files")
+    check_format(fmt)
+    found = gold_defects(
+        audit, gold=gold, db_root=db_root, db_url=db_url, store=store, allow_superseded=allow_superseded,
+        progress=progress_bar, outputs=[output],
+    )  # fmt: skip
+    emit(found.render(fmt, width=table_width(output)), output)
