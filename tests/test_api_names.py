@@ -31,6 +31,7 @@ JOBS = {
 }
 # what a command renders or where it writes it: the command's own, not the job's
 PRESENTATION = {"fmt", "output", "per_question", "wide", "plots", "json_out", "csv_out", "markdown_out"}
+PRESENTATION |= {"gold_defects"}  # `jury report --gold-defects` is another job: jury.gold_defects (test_gold_defects.py)
 
 
 @pytest.mark.parametrize("command", sorted(JOBS))
