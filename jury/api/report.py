@@ -48,6 +48,8 @@ class ReportSources:
     control: str | None = None
     rank_resamples: int = 1000
     seed: int = 0
+    positions_from: Path | None = None
+    models: list[str] | None = None  # model= (only these models of the runs)
 
 
 class Chart(BaseModel):
@@ -105,7 +107,8 @@ class Report(Result, ReportModel):
                 s.rank_resamples,
                 s.seed,
                 folder,
-            ),
+            )
+            + _more_flags(s),
         )
         return build_site(sources, folder)
 
@@ -130,6 +133,39 @@ class Report(Result, ReportModel):
         plots = _plots()
         with tempfile.TemporaryDirectory(prefix="jury-charts-") as tmp:
             return [Chart(name=p.stem, png=p.read_bytes()) for p in plots.write_plots(self, tmp)]
+
+
+def _more_flags(s: ReportSources) -> list[str]:
+    """The rebuild command's flags site_command does not write: the missing rule when not the
+    default, the positions file of prediction files, the models kept."""
+    from jury.vocab import DEFAULT_MISSING
+
+    flags: list[str] = []
+    if s.evaluation.settings.missing != DEFAULT_MISSING:
+        flags += ["--missing", str(s.evaluation.settings.missing)]
+    if s.positions_from is not None:
+        flags += ["--positions-from", str(s.positions_from)]
+    for m in s.models or []:
+        flags += ["--model", m]
+    return flags
+
+
+def _only_models(ev, records, model) -> tuple:
+    """(evaluation, records) of the models named by ``model`` (one name or several), the
+    others' answers left out; an unknown name is an error listing the models."""
+    from dataclasses import replace
+
+    wanted = [model] if isinstance(model, str) else list(model)
+    have = ev.models()
+    unknown = [m for m in wanted if m not in have]
+    if unknown:
+        from jury.errors import did_you_mean
+
+        hint = did_you_mean(unknown[0], have) or ";"
+        raise InputError(f"model {unknown[0]!r} is not a model of the runs{hint} models: {', '.join(have)}")
+    keep = set(wanted)
+    ev = replace(ev, pairs=[p for p in ev.pairs if p.model in keep], coverage={m: c for m, c in ev.coverage.items() if m in keep})
+    return ev, [r for r in records if r.model in keep]
 
 
 def _plots():
@@ -167,6 +203,7 @@ def report(
     float_digits: int | None = None,
     missing: str | None = None,
     positions_from: PathLike | None = None,
+    model: str | Sequence[str] | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -181,7 +218,9 @@ def report(
     correlated with (None: adjudicated with verdicts, else gold_clean with an audit, else
     strict). ``control``: a negative-control model. ``families``: a family registry TOML.
     ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``, ``positions_from``:
-    as for ``jury.score`` (with a Score: its own; giving another rule is an error). ``outputs`` (files) and
+    as for ``jury.score`` (with a Score: its own; giving another rule is an error). ``model``:
+    report only this model or these models of the runs (``--model``: a demo panel that judged
+    one model's failures). ``outputs`` (files) and
     ``site_dir`` (a site folder) the caller will write are checked before any work.
     """
     from jury.pipeline.outputs import guard_outputs
@@ -255,14 +294,19 @@ def report(
             gold_items, records, ev = load_and_evaluate(
                 gold_file, run_paths, root, st, settings, progress or no_progress, positions
             )
+    models = None
+    if model is not None and (model if isinstance(model, str) else list(model)):
+        ev, records = _only_models(ev, records, model)
+        models = ev.models()
     check_audit_against_gold(locked.reviewed_audit, ev, gold_items, gold_file)
-    model = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
+    built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(
-        ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed
-    )
+        ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
+        positions_from=None if base is not None else positions, models=models,
+    )  # fmt: skip
     return Report.model_validate(
         {
-            **{name: getattr(model, name) for name in ReportModel.model_fields},
+            **{name: getattr(built, name) for name in ReportModel.model_fields},
             "notes": [w for w in (coverage_warning(ev),) if w] + review_note(locked.review_info),
             "review_info": locked.review_info,
             "sources": sources,

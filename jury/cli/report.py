@@ -76,6 +76,9 @@ def report(
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
     missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
     positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    model: list[str] = typer.Option(
+        [], "--model", help="Report only this model of the runs (repeatable): one a demo panel judged, say."
+    ),
     gold_defects: bool = typer.Option(
         False,
         "--gold-defects",
@@ -129,6 +132,7 @@ def report(
         workers=workers,
         missing=missing,
         positions_from=positions_from,
+        model=model,
         progress=progress_bar,
         outputs=[output if fmt != "html" else None],
         site_dir=output if fmt == "html" else None,
