@@ -9,8 +9,9 @@ result that renders itself (``render("table" | "csv" | "json" | "md")``, ``write
   correlations and the rest of what a maintainer publishes;
 - ``adjudicate(runs, panel=…)``, ``audit_gold(panel=…)``, ``reaudit(file, panel=…)``: ask a
   panel and lock its verdicts in a verdict file;
-- ``check_gold()``, ``calibrate(verdicts, labels=…)``, ``verify(file)``, ``suites(runs)``
-  and ``review_app(verdicts=…)``.
+- ``check_gold()``, ``calibrate(verdicts, labels=…)``, ``verify(file)``, ``suites(runs)``,
+  ``review_app(verdicts=…)`` and ``gold_defects(audit)`` (the audit's flagged gold queries, a
+  table to send upstream).
 
 The loaders and building blocks: ``load_gold``, ``load_runs``, ``load_panel``,
 ``load_verdicts``, ``evaluate``, ``Settings``, ``Store`` and ``Project`` (a folder's
@@ -42,6 +43,7 @@ _EXPORTS = {
     "verify": ("jury.api.verify", "verify"),
     "suites": ("jury.api.suites", "suites"),
     "review_app": ("jury.api.review", "review_app"),
+    "gold_defects": ("jury.api.gold_defects", "gold_defects"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),
@@ -53,6 +55,7 @@ _EXPORTS = {
     "Calibration": ("jury.api.calibrate", "Calibration"),
     "Verification": ("jury.api.verify", "Verification"),
     "SuiteScores": ("jury.api.suites", "SuiteScores"),
+    "GoldDefects": ("jury.api.gold_defects", "GoldDefects"),
     # loaders and building blocks
     "Project": ("jury.pipeline.project", "Project"),
     "load_gold": ("jury.inputs.io", "load_gold"),

@@ -204,6 +204,21 @@ class ExecutorName(StrEnum):
 DEFAULT_EXECUTOR = ExecutorName.LOCAL
 
 
+class MissingRule(StrEnum):
+    """What a gold question a model's run has no line for counts as (``--missing``, jury.toml
+    ``missing``): the denominators of every column (jury.compare.outcomes.evaluate)."""
+
+    EXCLUDE = "exclude"  # left out of that model's denominators (the 36-model benchmark's rule, said)
+    FAIL = "fail"  # a `missing` answer: wrong, in the denominator (BIRD's rule: every question scored)
+
+
+DEFAULT_MISSING = MissingRule.EXCLUDE
+"""Unanswered questions are left out unless --missing fail: a run may cover a part of its gold
+file on purpose (one database, one split), every denominator is per model already (the routed
+questions), and complete runs score as before; the coverage is shown beside every score and a
+warning names each model below full coverage."""
+
+
 class ReviewQueue(StrEnum):
     """What `jury review` puts in front of a person (``--queue``; ``sample:N`` takes N items)."""
 

@@ -118,8 +118,14 @@ def test_reaudit_reruns_what_changed_as_the_command_does(project, fake_llm, monk
     assert res.exit_code == 0, res.output
     assert fake_llm.calls("je2") == 4  # every vote from the store
     (other,) = set((copy / "verdicts").glob("audit-*.json")) - {copy / "verdicts" / old.name}
-    same_but_provenance(rerun.new, other)
-    assert res.stdout == str(result).replace(str(project), str(copy)).replace(rerun.new.name, other.name)
+    same_but_provenance(rerun.new, other, also={"totals"})  # totals.this_run: the copy's run called nobody
+    first, second = jury.load_verdicts(rerun.new).totals, jury.load_verdicts(other).totals
+    assert first.model_copy(update={"this_run": None}) == second.model_copy(update={"this_run": None})
+    assert (first.this_run.ballots_asked, second.this_run.ballots_asked, second.this_run.votes_reused) == (4, 0, 20)
+    called = str(result).replace(str(project), str(copy)).replace(rerun.new.name, other.name)
+    assert res.stdout == called.replace("4 ballots asked, 4 requests sent", "0 ballots asked, 0 requests sent").replace(
+        "votes reused from the store: 16", "votes reused from the store: 20"
+    )
 
 
 def test_reaudit_that_cannot_check_a_file_keeps_what_it_found(project, fake_llm):

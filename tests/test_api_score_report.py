@@ -166,8 +166,42 @@ def test_site_and_figures_are_the_commands(judged, tmp_path):
 
 def test_notes_hold_what_the_command_prints_on_stderr(judged):
     ev = jury.score("run.jsonl", efficiency=True, repeats=2)
-    assert len(ev.notes) == 1 and "2 repeats: BIRD's outlier rule" in ev.notes[0]
+    # the runs answer 3 of the gold's 4 questions (the 4th gold query is audited only): the warning first
+    short = "warning: 2 of 2 models answer fewer than the gold's 4 questions: gpt-x 3/4, claude-y 3/4"
+    assert len(ev.notes) == 2 and ev.notes[0].startswith(short) and "2 repeats: BIRD's outlier rule" in ev.notes[1]
     assert ev.scores[0].efficiency["timed_matches"] == 1  # gpt-x's one match, timed twice
-    assert jury.score("run.jsonl").notes == []
+    assert [n[: len(short)] for n in jury.score("run.jsonl").notes] == [short]
     with pytest.raises(jury.InputError, match="repeats must be at least 1"):
         jury.score("run.jsonl", efficiency=True, repeats=0)
+
+
+def test_report_of_the_model_a_demo_panel_judged(tmp_path, monkeypatch):
+    """The README's local-juror block adjudicates one model (--model gsr) and reports the run:
+    the report refused (the other models' failures have no verdict). `report --model` keeps the
+    models named, in every format and in the site's rebuild command; the library's model=."""
+    from jury.cli import app
+
+    with FakeLLMServer() as server:
+        monkeypatch.chdir(tmp_path)
+        make_project(tmp_path)
+        for name, _ in FOUR:
+            server.script(name, says("format_equivalence"))
+        panel = write_panel(tmp_path, server.base_url, FOUR)
+        cli("adjudicate", "run.jsonl", "--panel", str(panel), "--model", "gpt-x", "-o", "verdicts/demo.json")
+    refused = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/demo.json"])
+    assert refused.exit_code == 1 and "model 'claude-y': 3 jury-eligible failures have no verdict" in refused.output
+    res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/demo.json", "--model", "gpt-x", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    (row,) = doc["models"]
+    # by hand: gpt-x's 3 failures (make_project) all credited format-equivalent, none matched strictly
+    assert row["model"] == "gpt-x" and (row["adjudicated"]["k"], row["adjudicated"]["n"], row["strict"]["k"]) == (3, 3, 0)
+    lib = jury.report("run.jsonl", verdicts="verdicts/demo.json", model="gpt-x")
+    assert lib.to_json() == res.stdout
+    site = runner.invoke(
+        app, ["report", "run.jsonl", "--verdicts", "verdicts/demo.json", "--model", "gpt-x", "-f", "html", "-o", "site"]
+    )
+    assert site.exit_code == 0, site.output
+    assert "--model gpt-x" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    unknown = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/demo.json", "--model", "gpt-y"])
+    assert unknown.exit_code == 1 and "model 'gpt-y' is not a model of the runs" in unknown.output and "gpt-x" in unknown.output

@@ -88,7 +88,7 @@ def test_classify_counts_the_jurors_categories_as_the_command(tmp_path: Path, mo
 
 
 def test_plan_and_verdicts_out_go_with_a_juror_job(example: Path) -> None:
-    with pytest.raises(jury.InputError, match="plan_only and verdicts_out go with adjudicate or classify"):
+    with pytest.raises(jury.InputError, match="plan and verdicts_out go with adjudicate or classify"):
         jury.suites("run.jsonl", plan_only=True)
 
 
@@ -97,7 +97,7 @@ def test_plan_and_verdicts_out_go_with_a_juror_job(example: Path) -> None:
     [
         ({"adjudicate": True, "classify": True, "taxonomy": "plsqlbench"}, "adjudicate and classify each write a verdict file"),
         ({"classify": True}, "classify needs a taxonomy"),
-        ({"verdicts_out": "v.json"}, "plan_only and verdicts_out go with adjudicate or classify"),
+        ({"verdicts_out": "v.json"}, "plan and verdicts_out go with adjudicate or classify"),
         ({"taxonomy": "nope"}, "taxonomy file not found"),
         ({"outputs": ["run.jsonl"]}, "run.jsonl: is the input file"),
         ({"adjudicate": True, "verdicts_out": "run.jsonl"}, "run.jsonl: is the input file"),

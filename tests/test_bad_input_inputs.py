@@ -387,7 +387,13 @@ CASES = [
     Case("missing-argument", ["score"], "Missing argument"),
     Case("not-a-number", ["score", "run.jsonl", "--timeout", "soon"], "--timeout"),
     Case("unknown-command", ["scoer"], "scoer"),
-    Case("import-missing-model", ["import", "bird-predictions", "pred.json"], "--model", setup=bird_pred),
+    # --model defaults to the file's name now (tests/test_prediction_files.py); a blank one is refused
+    Case(
+        "import-blank-model",
+        ["import", "bird-predictions", "pred.json", "--model", " "],
+        "model must name the model",
+        setup=bird_pred,
+    ),
     # ---- 9.16: control characters in error lines are escaped
     Case("escape-in-error-line", ["score", "r\x1b[2J\x1b]0;owned\x07.jsonl"], "r\\x1b[2J\\x1b]0;owned\\x07.jsonl: no such file"),
 ]

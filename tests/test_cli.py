@@ -277,3 +277,27 @@ def test_a_mistyped_name_gets_the_closest_names_and_the_list(tmp_path, monkeypat
     assert result.exit_code == 1 and "did you mean 'audit'?" in result.output
     result = runner.invoke(app, ["score", "run.jsonl", "-f", "jsno", "--store", str(tmp_path / "s.db")])
     assert result.exit_code == 1 and "unknown format 'jsno'; did you mean 'json'?" in result.output
+
+
+def test_a_bare_command_group_prints_its_help_and_exits_0(tmp_path):
+    """`jury`, `jury import`, `jury store`, ... with no sub-command printed nothing (click >=
+    8.2 raises NoArgsIsHelpError without printing outside standalone mode): each prints the
+    help `--help` prints, on stdout, and exits 0 as `--help` does. Every group is found from
+    the app itself, so a group added later is checked too."""
+    root = typer.main.get_command(app)
+    groups = [()] + [p for p in all_commands(root) if _command(root, p).__class__.__name__.endswith("Group")]
+    bare = [g for g in groups if getattr(_command(root, g), "no_args_is_help", False)]
+    assert {("import",), ("labels",), ("local-juror",), ("store",), ("db",), ("batch",), ()} <= set(bare)
+    for path in bare:
+        shown = run_jury_inprocess(list(path), tmp_path)
+        helped = run_jury_inprocess([*path, "--help"], tmp_path)
+        assert (shown.returncode, shown.stderr) == (0, ""), path
+        assert shown.stdout == helped.stdout and f"Usage: jury {' '.join(path)}".rstrip() in shown.stdout, path
+        assert "Commands" in shown.stdout, path
+
+
+def _command(root, path):
+    cmd = root
+    for part in path:
+        cmd = cmd.commands[part]
+    return cmd

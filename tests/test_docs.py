@@ -6,9 +6,11 @@ nav, README.md's quick start holds its three commands, and pytest runs the docte
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -153,3 +155,27 @@ def test_pytest_collects_the_doctests_in_jury_without_running_the_app_or_importi
     for module in ("jury/vocab.py", "jury/judging/rules.py", "jury/compare/comparators.py"):
         assert any(i.startswith(module + "::") for i in items), f"no doctests collected from {module}\n{out}"
     assert not any("__main__" in i for i in items) and "Usage:" not in out, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (REPO.parent / "shared" / "data" / "labels" / "flex").is_dir(), reason="../shared FLEX labels not present"
+)
+def test_readme_calibrate_block_runs_and_leaves_nothing_in_its_folder(tmp_path):
+    """The README's calibrate block, run as written in a folder beside ../shared, prints FLEX's
+    execution-match kappa and leaves no file in that folder (it left run.jsonl, labels.jsonl
+    and gold.jsonl in the repository's root); the store is .jury/, which git ignores."""
+    import subprocess
+    import sys
+
+    text = README.read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", text, re.S) if "jury calibrate" in b)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "shared").symlink_to(REPO.parent / "shared")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(["bash", "-e", "-c", block], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "0.620" in proc.stdout and "200" in proc.stdout
+    assert sorted(p.name for p in root.iterdir()) == [".jury"]
+    assert ".jury/" in (REPO / ".gitignore").read_text().splitlines()

@@ -204,3 +204,97 @@ def test_the_local_executor_is_the_default_and_imports_no_ray(tmp_path, monkeypa
         assert (
             run_executions({execution_key(sha, sql): ("superhero", sql)}, {"superhero": (SUPERHERO, sha)}, store, Settings()) == 1
         )
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def token_cluster(tmp_path):
+    """A Ray head with Ray's token authentication on (RAY_AUTH_MODE=token), started for this
+    test in its own session (`ray start --block`) and stopped by that session's process group,
+    so no other Ray on the machine is touched. Yields (address, token)."""
+    import secrets
+    import shutil
+    import signal
+    import socket
+    import subprocess
+    import time
+
+    token, port = secrets.token_hex(32), _free_port()
+    temp = Path("/tmp") / f"jray-auth-{os.getpid()}"  # short: Ray's socket paths are limited
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token}
+    ray_cli = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen(
+        [str(ray_cli), "start", "--head", "--block", f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
+         f"--temp-dir={temp}", "--disable-usage-stats"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if head.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the token-authenticated Ray head did not start (exit {head.poll()})")
+                time.sleep(0.5)
+        time.sleep(3)  # the raylet registers after the GCS listens
+        yield f"127.0.0.1:{port}", token
+    finally:
+        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(head.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                head.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                continue
+            time.sleep(2)  # the group's other members (GCS, raylet) end after the head
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@needs_ray
+@pytest.mark.slow
+def test_a_cluster_that_refuses_the_token_is_reported_with_its_cause(token_cluster, tmp_path):
+    """Ray's token authentication: a client without the cluster's token (or with another) got
+    "cannot connect" after a minute of Ray's retries, without the cause; it now gets Ray's cause
+    and what to set, at once. With the token the same command scores on the cluster."""
+    address, token = token_cluster
+    args = ["score", str(EXAMPLE / "run.jsonl"), "--gold", str(EXAMPLE / "dev.json"), "--db-root", str(EXAMPLE / "databases")]
+    args += ["--executor", "ray", "--ray-address", address, "-f", "json"]
+    bare = {
+        k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH") and k != "COLUMNS"
+    }  # run_jury_process sets COLUMNS
+    home = tmp_path / "home"  # no ~/.ray/auth_token
+    home.mkdir()
+    cases = {
+        "no token": {**bare, "HOME": str(home)},
+        "another token": {**bare, "HOME": str(home), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "ab" * 32},
+        "token mode, none given": {**bare, "HOME": str(home), "RAY_AUTH_MODE": "token"},
+    }
+    for name, env in cases.items():
+        proc = run_jury_process([*args, "--store", f"{name}.db"], tmp_path, env=env)
+        assert proc.returncode == 1, (name, proc.stderr)
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith(f"Error: cannot connect to the Ray cluster at {address!r}: authentication failed ("), name
+        assert "InvalidAuthToken" in line or "no authentication token was found" in line, (name, line)
+        assert "RAY_AUTH_TOKEN" in line and "docs/execution.md" in line, name
+    one = [line for line in (EXAMPLE / "run.jsonl").read_text().splitlines() if '"model": "gsr"' in line]
+    (tmp_path / "gsr.jsonl").write_text("\n".join(one) + "\n")  # one model: a light job for the 1-CPU cluster
+    args[1] = str(tmp_path / "gsr.jsonl")
+    ok = run_jury_process(
+        [*args, "--store", "ok.db"],
+        tmp_path,
+        env={**bare, "HOME": str(home), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token},
+        timeout=300,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert [m["model"] for m in json.loads(ok.stdout)["models"]] == ["gsr"]

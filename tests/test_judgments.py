@@ -78,6 +78,10 @@ def shop(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _norm(sql: str | None) -> str:
+    return " ".join((sql or "").split())
+
+
 def fig(cal, subject, metric):
     found = [f for f in cal.figures if (f.section, f.subject, f.metric) == ("judge", subject, metric)]
     assert len(found) == 1, [(f.section, f.subject, f.metric) for f in cal.figures]
@@ -241,15 +245,33 @@ def test_flex_judge_reproduces_its_published_kappa_beside_the_experts(tmp_path, 
     judged = [str(FLEX / n) for n in ("fn_gpt-4o-2024-08-06.jsonl", "fp_gpt-4o-2024-08-06.jsonl")]
     res = runner.invoke(app, ["labels", "import", "flex-judge", *judged, "--gold", gold, "-o", "judge.jsonl"])
     assert res.exit_code == 0, res.output
-    assert "200 judgments by the recorded judge FLEX gpt-4o-2024-08-06" in res.output
+    # FLEX's two judge variants are two judges: shown the execution results (its failed pairs) or not (its passed pairs)
+    out = " ".join(res.output.split())
+    assert "100 judgments by the recorded judge FLEX gpt-4o-2024-08-06 " in out
+    assert "100 judgments by the recorded judge FLEX gpt-4o-2024-08-06-no-result " in out
     records = load_judgments([tmp_path / "judge.jsonl"])
     assert len(records) == 200 and sum(r.credited for r in records) == 107
-    assert sum("without execution results" in (r.note or "") for r in records) == 100
-    cal = calibrate(load_labels([tmp_path / "labels.jsonl"]), judgments=records)
-    kappa = fig(cal, "judge FLEX gpt-4o-2024-08-06", "kappa")
+    variants = {r.judge: r.pooled_as for r in records}
+    assert variants == {"FLEX gpt-4o-2024-08-06": None, "FLEX gpt-4o-2024-08-06-no-result": "FLEX gpt-4o-2024-08-06"}
+    assert all(("without execution results" in (r.note or "")) == r.judge.endswith("-no-result") for r in records)
+    labels = load_labels([tmp_path / "labels.jsonl"])
+    cal = calibrate(labels, judgments=records)
+    # FLEX's published 0.87 pools both (its cohen_kappa_score.py concatenates the fp and fn files): so does the pool
+    pooled = "judge FLEX gpt-4o-2024-08-06 (pooled with FLEX gpt-4o-2024-08-06-no-result)"
+    kappa = fig(cal, pooled, "kappa")
     assert kappa.n == 200 and round(kappa.value, 2) == 0.87
+    by_judge = {(r.question_id, r.model, _norm(r.sql)): r for r in records}
+    annotators = {lab.annotator for lab in labels.adjudication}
+    consensus = [lab for lab in labels.adjudication if lab.annotator == "consensus"]
+    assert len(consensus) == 200, annotators
+    truth = {(lab.question_id, lab.model, _norm(lab.sql)): lab.label == "correct" for lab in consensus}
+    for judge in variants:  # each variant apart, against scikit-learn on its own 100 pairs
+        keys = [k for k, r in by_judge.items() if r.judge == judge]
+        expected = cohen_kappa_score([truth[k] for k in keys], [by_judge[k].credited for k in keys])
+        own = fig(cal, f"judge {judge}", "kappa")
+        assert own.n == 100 and own.value == pytest.approx(expected)
     anchors = {f.subject: f.value for f in cal.figures if f.section == "anchor"}
-    assert anchors["judge FLEX gpt-4o-2024-08-06 (recorded, same items)"] == pytest.approx(kappa.value)
+    assert anchors[f"{pooled} (recorded, same items)"] == pytest.approx(kappa.value)
     assert anchors["FLEX with GPT-4o (published)"] == 0.87
 
 

@@ -293,3 +293,46 @@ def test_a_juror_declared_free_costs_nothing_rather_than_unknown(project, fake_l
     assert res.exit_code == 0, res.output
     assert "cost this run $0.0000" in " ".join(res.output.split()) and "unknown" not in res.output
     assert not load_locked(project / "verdicts" / "a.json").totals.unpriced_models
+
+
+def _demo_panel_on(tmp: Path, ports: list[int]) -> Path:
+    """panels/local-demo.toml as shipped, its servers moved to ``ports`` (nothing listens there)."""
+    text = resolve_panel_path("local-demo", "default").read_text()
+    for i, port in enumerate(ports):
+        text = text.replace(f"127.0.0.1:{lj.DEFAULT_PORT + i}/", f"127.0.0.1:{port}/")
+    path = tmp / "demo.toml"
+    path.write_text(text)
+    return path
+
+
+def test_the_demo_panel_without_its_server_says_start_it_before_any_call(project):
+    """`adjudicate --panel local-demo` with no server running was litellm's "HTTP 500 ...
+    Connection error" after 24 s of retries: a loopback probe of each server's port, before any
+    call, says what to start; the same for audit-gold and for any juror on this machine."""
+    panel = _demo_panel_on(project, [free_port(), free_port()])
+    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)])
+    assert res.exit_code == 1
+    message = " ".join(res.output.split())
+    assert "juror 'gemma-3-270m': nothing answers at http://127.0.0.1:" in message
+    assert "nothing was called" in message and "start it: `jury local-juror start`" in message
+    assert "Traceback" not in res.output and not (project / "verdicts").exists()
+    # a juror served here that is not the local juror's: named, with the generic advice
+    other = project / "ollama.toml"
+    other.write_text(
+        panel.read_text().replace('"openai/gemma-3-270m"', '"openai/llama3"').replace('"openai/smollm2-135m"', '"openai/qwen"')
+    )
+    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(other)])
+    assert res.exit_code == 1 and "start the server it names" in " ".join(res.output.split())
+    # --plan calls nobody: no probe either
+    assert runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--plan"]).exit_code == 0
+
+
+def test_without_keys_the_error_offers_the_plan_and_the_local_demo(project, monkeypatch):
+    for name in list(os.environ):
+        if name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)
+    res = runner.invoke(app, ["adjudicate", "run.jsonl"])  # the default panel: provider keys
+    assert res.exit_code == 1
+    message = " ".join(res.output.split())
+    assert "no API key for panel 'default'" in message and "nothing was called" in message
+    assert "--plan" in message and "--panel local-demo" in message and "jury local-juror start" in message

@@ -162,3 +162,34 @@ def test_diff_lists_say_how_many_more_there_are():
     lines = describe_diff(audit)
     assert lines[0] == f"newly flagged: 45 {list(range(20))} … and 25 more"
     assert lines[1] == "cleared: 1 [7]"
+
+
+def test_a_reaudit_says_what_this_run_called_beside_the_whole_sets_totals(project, fake_llm):
+    """A user could not see that only the changed juror was called: the re-run prints a "calls
+    this run" line and the new file's totals.this_run counts this run's calls apart from the
+    totals of the whole set (which count the reused votes' calls as well)."""
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror({1}))
+    fake_llm.script("je2", audit_juror(set()))
+    panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    assert invoke("audit-gold", "gold.json", "--panel", str(panel)).exit_code == 0
+    (old,) = (project / "verdicts").glob("audit-*.json")
+    questions = len(load_locked(old).records)  # 4 gold queries, each asked of 5 jurors
+    assert "this_run" not in old.read_text()  # a first file: its totals are its run's
+    panel.write_text(panel.read_text().replace('name = "je"\nmodel = "openai/je"', 'name = "je2"\nmodel = "openai/je2"'))
+    res = invoke("reaudit")
+    assert res.exit_code == 0, res.output
+    assert (
+        f"calls this run: {questions} ballots asked, {questions} requests sent (0 retries); votes reused from the store: {4 * questions}"
+        in " ".join(res.output.split())
+    )
+    new = next(p for p in (project / "verdicts").glob("audit-*.json") if p != old)
+    totals = load_locked(new).totals
+    assert totals.this_run is not None
+    assert (totals.this_run.ballots_asked, totals.this_run.requests, totals.this_run.votes_reused) == (
+        questions,
+        questions,
+        4 * questions,
+    )
+    assert totals.ballots_asked == 5 * questions and totals.calls == 5 * questions  # the whole set
+    assert invoke("verify", str(new)).exit_code == 0

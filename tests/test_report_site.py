@@ -185,6 +185,141 @@ def test_question_page_shows_ballots_audit_and_previews(built):
     assert 'id="a-claude-y"' in q3 and "SELECT 98" in q3  # each model's answer, its SQL
 
 
+class Cells(HTMLParser):
+    """The text of every cell of each table with class ``votes``, row by row."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self._cell: list[str] | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table" and "votes" in (dict(attrs).get("class") or "").split():
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self.tables and self.tables[-1]:
+            self.tables[-1][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_question_page_shows_the_audits_gold_checks_and_the_audit_votes_order(built):
+    """The page left out the deterministic checks the audit file records, and the audit votes'
+    "order shown" was empty: each page lists every recorded check with its evidence (or says
+    none flagged it), and an audit vote's order is "gold query only" (an audit ballot shows the
+    gold query alone)."""
+    from jury.verdicts.lock import load_locked
+
+    audit = load_locked(built["files"]["audit"])
+    shown = [r for r in audit.records if (built["site"] / "questions" / f"{r.question_id}.html").is_file()]
+    assert len(shown) == 3 and all(r.checks is not None for r in shown)  # question 4 has no answer: no page
+    for r in shown:
+        check_audit_section(r, (built["site"] / "questions" / f"{r.question_id}.html").read_text(encoding="utf-8"))
+    # an adjudication vote keeps the order its ballot showed
+    adj = Cells((built["site"] / "questions" / "3.html").read_text(encoding="utf-8")).tables
+    orders = {row[2] for table in adj for row in table[1:] if len(row) == 5 and row[2] != "gold query only"}
+    assert orders and orders <= {"gold first", "candidate first"}
+
+
+def check_audit_section(r, text: str) -> None:
+    """The audit section of a question page shows record ``r``'s checks (name, evidence) and
+    its votes, each vote's order shown being "gold query only"."""
+    section = text.split('<section class="audit">', 1)[1].split("</section>", 1)[0]
+    assert "<h3>Deterministic checks</h3>" in section
+    tables = Cells(section).tables
+    if r.checks:
+        checks = tables[0]
+        assert checks[0] == ["check", "evidence"]
+        assert checks[1:] == [[c.name, " ".join(c.evidence.split())] for c in r.checks]
+        votes = tables[1]
+    else:
+        assert "No check flags it" in section
+        votes = tables[0]
+    assert votes[0][:3] == ["juror", "family", "order shown"]
+    assert [row[2] for row in votes[1:]] == ["gold query only"] * len(r.votes)
+
+
+def test_largest_rank_shift_names_every_model_tied_on_it():
+    """Four models tied on the largest shift: the finding named the first in run order only."""
+    from jury.results.headlines import largest_rank_shift
+
+    def row(name, strict_rank, adj_rank, k_strict, k_adj, fe, gd):
+        return {
+            "model": name,
+            "strict_rank": strict_rank,
+            "adjudicated_rank": adj_rank,
+            "rank_delta": strict_rank - adj_rank,
+            "strict": {"k": k_strict, "n": 100},
+            "adjudicated": {"k": k_adj, "n": 100},
+            "composition": {"format_equivalence": fe, "gold_defect": gd},
+        }
+
+    report = {
+        "models": [
+            row("a", 1, 1, 90, 91, 1, 0),
+            row("b", 6, 4, 70, 80, 6, 4),
+            row("c", 4, 6, 75, 76, 1, 0),
+            row("d", 2, 2, 85, 86, 1, 0),
+            row("e", 5, 3, 72, 79, 7, 0),
+            row("f", 3, 5, 78, 78, 0, 0),
+        ]
+    }
+    found = largest_rank_shift(report)
+    # by hand: b, c, e and f move 2 places; a and d none
+    assert [m["model"] for m in found["numbers"]["models"]] == ["b", "c", "e", "f"]
+    assert found["text"].startswith("4 models share the largest rank shift from strict to adjudicated, 2 places: ")
+    for part in (
+        "b rises from 6th to 4th (accuracy gains 10.0 points, 6.0 from format-equivalent answers and 4.0 from gold defects)",
+        "c falls from 4th to 6th (accuracy gains 1.0 points, 1.0 from format-equivalent answers and 0.0 from gold defects)",
+        "e rises from 5th to 3rd (accuracy gains 7.0 points",
+        "f falls from 3rd to 5th (accuracy gains 0.0 points",
+    ):
+        assert part in found["text"], part
+    alone = largest_rank_shift({"models": report["models"][:2]})  # one model on the largest shift: as before
+    assert alone["text"] == (
+        "b rises from 6th to 4th from strict to adjudicated, the largest rank shift: its accuracy gains 10.0 points, "
+        "6.0 from format-equivalent answers and 4.0 from gold defects."
+    )
+    still = largest_rank_shift({"models": [report["models"][0], report["models"][3]]})  # no shift: the lift, tied
+    assert (
+        still["text"]
+        == "No model changes rank from strict to adjudicated; the largest lift is shared by a and d, 1.0 points each."
+    )
+
+
+def test_the_report_names_the_panel_that_decided_each_column(built):
+    """The README says the report names the deciding panel (it matters for local-demo, whose
+    numbers must never be published): table, md and the site say which panel decided each column."""
+    from jury.results.report_render import render_report
+
+    report = built["report"]
+    for fmt in ("table", "md"):
+        res = runner.invoke(app(), [*REPORT_ARGS, "-f", fmt])
+        assert res.exit_code == 0, res.output
+        text = " ".join(res.stdout.split())
+        for vf in report["verdict_files"]:
+            column = "gold-clean" if vf["kind"] == "audit" else "adjudicated"
+            assert f"{column} column decided by panel {vf['panel']} (" in text, (fmt, column)
+            assert vf["content_sha256"][:19] in text
+        assert "never publish" not in text
+    front = (built["site"] / "index.html").read_text(encoding="utf-8")
+    assert "adjudicated column decided by panel test (verdicts/adj.json" in front
+    demo = json.loads(json.dumps(report))
+    demo["verdict_files"][-1]["panel"] = "local-demo"
+    shown = " ".join(render_report(demo, "md").split())
+    assert "adjudicated column decided by panel local-demo (verdicts/adj.json" in shown
+    assert "a demo of the pipeline; never publish a number it decided" in shown
+
+
 def test_model_page_filters_cover_every_answer(built):
     page = Page((built["site"] / "models" / "mistral-z.html").read_text(encoding="utf-8"))
     assert len(page.rows) == 3 and all("all" in r.split() for r in page.rows)
@@ -441,19 +576,19 @@ def _hash_auditor(name: str):
     return respond
 
 
-@pytest.mark.slow
-def test_the_bundled_example_site_numbers_equal_its_json_report(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def example_site(tmp_path_factory):
     """The 15 systems x 129 questions of the bundled example, every failure judged and every gold
-    query audited by loopback scripted jurors: the site builds and every number on its front
-    page is the JSON report's."""
+    query audited by loopback scripted jurors: (folder, its JSON report); the site is folder/site."""
     from tests.support.jurytest import write_panel
 
+    tmp_path = tmp_path_factory.mktemp("example-site")
     for name in ("dev.json", "run.jsonl", "jury.toml"):
         shutil.copy(EXAMPLE / name, tmp_path / name)
     (tmp_path / "databases").symlink_to(EXAMPLE / "databases")
-    monkeypatch.chdir(tmp_path)
     five = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai"), ("je", "deepseek")]
-    with FakeLLMServer() as server:
+    with pytest.MonkeyPatch.context() as mp, FakeLLMServer() as server:
+        mp.chdir(tmp_path)
         for name, _ in five:
             server.script(name, _hash_auditor(name))
         panel = write_panel(tmp_path, server.base_url, five, style="audit", k=5, name="audit.toml")
@@ -464,12 +599,19 @@ def test_the_bundled_example_site_numbers_equal_its_json_report(tmp_path, monkey
         panel = write_panel(tmp_path, server.base_url, five, name="blind.toml")
         res = runner.invoke(app(), ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
         assert res.exit_code == 0, res.output
-    args = ["report", "run.jsonl", "--audit", "verdicts/audit.json", "--verdicts", "verdicts/adj.json"]
-    res = runner.invoke(app(), [*args, "-f", "json"])
-    assert res.exit_code == 0, res.output
-    report = json.loads(res.stdout)
-    res = runner.invoke(app(), [*args, "-f", "html", "-o", "site"])
-    assert res.exit_code == 0, res.output
+        args = ["report", "run.jsonl", "--audit", "verdicts/audit.json", "--verdicts", "verdicts/adj.json"]
+        res = runner.invoke(app(), [*args, "-f", "json"])
+        assert res.exit_code == 0, res.output
+        report = json.loads(res.stdout)
+        res = runner.invoke(app(), [*args, "-f", "html", "-o", "site"])
+        assert res.exit_code == 0, res.output
+    return tmp_path, report
+
+
+@pytest.mark.slow
+def test_the_bundled_example_site_numbers_equal_its_json_report(example_site):
+    """The bundled example's site builds and every number on its front page is the JSON report's."""
+    tmp_path, report = example_site
     front = Page((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
     assert len(report["models"]) == 15 and len(front.numbers) > 300
     for n in front.numbers:
@@ -481,3 +623,56 @@ def test_the_bundled_example_site_numbers_equal_its_json_report(tmp_path, monkey
         target = unquote(urlsplit(link).path)
         if target and not link.startswith(("http", "#")):
             assert target in pages_written, link
+
+
+@pytest.mark.slow
+def test_the_bundled_example_question_page_shows_its_limit_tie(example_site):
+    """Question 736's gold cuts a three-way tie with LIMIT 1 (jury check-gold's limit_tie): the
+    audit file records it and the question page shows it, with its evidence."""
+    from jury.verdicts.lock import load_locked
+
+    tmp_path, _report = example_site
+    audit = load_locked(tmp_path / "verdicts" / "audit.json")
+    rec = next(r for r in audit.records if r.question_id == 736)
+    assert [c.name for c in rec.checks or []] == ["limit_tie"]
+    assert "across the LIMIT 1 cut" in rec.checks[0].evidence
+    check_audit_section(rec, (tmp_path / "site" / "questions" / "736.html").read_text(encoding="utf-8"))
+    flagged = [r for r in audit.records if r.checks]
+    assert len(flagged) == 8  # the README's `jury check-gold`: 8 of 129 flagged
+    for r in flagged:
+        check_audit_section(r, (tmp_path / "site" / "questions" / f"{r.question_id}.html").read_text(encoding="utf-8"))
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
+def test_the_bundled_example_main_table_fits_the_window(example_site):
+    """The main table was cut at 1,400 px (near miss, not executed behind a scrollbar): at 1,280
+    and 1,920 px every column fits the window, the last ones (near miss, not executed, jury
+    cost) inside the viewport; the screenshots are kept beside the site (screens/)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the pip package) is not installed")
+    tmp_path, report = example_site
+    shots = tmp_path / "screens"
+    shots.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        for width in (1280, 1920):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto((tmp_path / "site" / "index.html").as_uri())
+            page.wait_for_load_state("load")
+            page.screenshot(path=str(shots / f"front-{width}.png"))
+            box = page.evaluate(
+                """() => { const t = document.querySelector('#main-table'); const b = t.parentElement;
+                  const heads = [...t.querySelectorAll('thead th')].map(th => [th.innerText.replace(/\\s+/g, ' ').replace(/\\u00ad/g, ''),
+                    th.getBoundingClientRect().right]);
+                  return {table: t.scrollWidth, box: b.clientWidth, heads, page: document.documentElement.scrollWidth}; }"""
+            )
+            assert box["table"] <= box["box"], (width, box)
+            assert box["page"] <= width, (width, box)
+            names = [h for h, _ in box["heads"]]
+            for wanted in ("near miss", "not executed", "jury cost"):
+                right = next(r for h, r in box["heads"] if h == wanted)
+                assert right <= width, (width, wanted, right)
+            assert len(names) == 15 and names[0] == "model"
+        browser.close()

@@ -302,13 +302,13 @@ def test_forged_executions_are_computed_again_unless_trusted(project):
 
     res = jury("score", "run.jsonl", "--store", "theirs.db", "--format", "json")
     assert res.exit_code == 0, res.output
-    truth, _ = _strict_matches(res.output)
+    truth, _ = _strict_matches(res.stdout)
     assert truth == {"gpt-x": 0, "claude-y": 0}
     # two wrong candidates (questions 1 and 3) get the gold's rows and digests in the other machine's store
     _forge_executions(project / "theirs.db", GOLD_SQL[1], [FAILURES[1]])
     _forge_executions(project / "theirs.db", GOLD_SQL[3], [FAILURES[3]])
     res = jury("score", "run.jsonl", "--store", "theirs.db", "--format", "json")
-    assert _strict_matches(res.output)[0]["gpt-x"] == 2  # the forgery, read from the forged store itself
+    assert _strict_matches(res.stdout)[0]["gpt-x"] == 2  # the forgery, read from the forged store itself
 
     res = jury("store", "merge", "theirs.db", "-o", "m.db")
     assert res.exit_code == 0, res.output
@@ -317,12 +317,12 @@ def test_forged_executions_are_computed_again_unless_trusted(project):
     )
     res = jury("score", "run.jsonl", "--store", "m.db", "--format", "json")
     assert res.exit_code == 0, res.output
-    matches, merged = _strict_matches(res.output)
+    matches, merged = _strict_matches(res.stdout)
     assert matches == truth  # executed again here: 0 of 3, the truth
     assert [(m["sha256"], m["trust_executions"]) for m in merged] == [(_sha256(project / "theirs.db"), False)]
 
     res = jury("store", "merge", "theirs.db", "-o", "trusted.db", "--trust-executions")
     assert res.exit_code == 0 and "executions trusted (--trust-executions)" in res.output
     res = jury("score", "run.jsonl", "--store", "trusted.db", "--format", "json")
-    matches, merged = _strict_matches(res.output)
+    matches, merged = _strict_matches(res.stdout)
     assert matches["gpt-x"] == 2 and merged[0]["trust_executions"] is True  # the choice is on record

@@ -242,7 +242,7 @@ BAD = [
         "adjudicate and classify each write a verdict file",
         _setup,
     ),
-    Case("plan-alone", ["suites", "suite.jsonl", "--plan"], "plan_only and verdicts_out go with adjudicate or classify", _setup),
+    Case("plan-alone", ["suites", "suite.jsonl", "--plan"], "plan and verdicts_out go with adjudicate or classify", _setup),
     Case(
         "classify-unknown-taxonomy",
         ["suites", "suite.jsonl", "--classify", "--taxonomy", "nope"],

@@ -246,7 +246,7 @@ BAD = [
     Case(
         "plan-without-adjudicate",
         ["suites", "run.jsonl", "--plan"],
-        "plan_only and verdicts_out go with adjudicate",
+        "plan and verdicts_out go with adjudicate",
         _run([rec(1, [True])]),
     ),
 ]

@@ -48,7 +48,7 @@ def test_report_counts_error_categories_per_model(project, fake_llm, tmp_path):
     path = _adjudicate(project, fake_llm, "--taxonomy", "spider2-aifunc")
     res = report("--verdicts", str(path), "--format", "json")
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(data)
     assert Report.model_validate(data).model_dump(mode="json") == data  # round trip
     cats = data["error_categories"]
@@ -73,7 +73,7 @@ def test_without_a_taxonomy_the_report_is_as_before(project, fake_llm, tmp_path)
     panel = write_panel(project, fake_llm.base_url, FOUR)
     assert runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)]).exit_code == 0
     [path] = (project / "verdicts").glob("adjudication-*.json")
-    data = json.loads(report("--verdicts", str(path), "--format", "json").output)
+    data = json.loads(report("--verdicts", str(path), "--format", "json").stdout)
     assert "error_categories" not in data
     assert list(data)[-2:] == ["agreement", "rank_stability"]  # no section between them
     assert "error categories" not in report("--verdicts", str(path), "--format", "md").output

@@ -8,7 +8,7 @@ arrive (a killed run resumes without repeating a call); the verdicts are locked 
 file. ``render()`` is what ``jury adjudicate`` prints.
 
 >>> import jury
->>> plan = jury.adjudicate("run.jsonl", panel="default", plan_only=True)  # doctest: +SKIP
+>>> plan = jury.adjudicate("run.jsonl", panel="default", plan=True)  # doctest: +SKIP
 >>> print(plan.plan.render())  # doctest: +SKIP
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.juror_jobs import Before, JurorJob, choose_panel
+from jury.api.juror_jobs import Before, JurorJob, choose_panel, renamed
 from jury.pipeline.project import PathLike, Project, as_paths
 
 if TYPE_CHECKING:
@@ -75,8 +75,12 @@ class Adjudication(JurorJob):
 
     def _summary_lines(self) -> list[str]:
         from jury.judging.agreement import agreement_line
+        from jury.results.scoring import coverage_warning
 
-        return [] if self.agreement is None else [agreement_line(self.agreement)]
+        lines = [] if self.agreement is None else [agreement_line(self.agreement)]
+        judged = {r["model"] for r in self.models}
+        warning = coverage_warning(self.evaluation, judged) if self.evaluation is not None and judged else None
+        return lines + ([warning] if warning else [])
 
     def _draw(self, console: Console) -> None:
         from jury.api.juror_jobs import say
@@ -129,8 +133,8 @@ def adjudicate(
     db_root: PathLike | None = None,
     db_url: str | None = None,
     panel: str | PathLike | Panel | None = None,
-    models: str | Sequence[str] | None = None,
-    plan_only: bool = False,
+    model: str | Sequence[str] | None = None,
+    plan: bool = False,
     max_cost: float | None = None,
     early_stop: bool = False,
     seed: int | None = None,
@@ -148,8 +152,11 @@ def adjudicate(
     sign: PathLike | None = None,
     shard: str | Shard | None = None,
     batch: bool = False,
+    positions_from: PathLike | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
+    models: str | Sequence[str] | None = None,
+    plan_only: bool | None = None,
 ) -> Adjudication:
     """Execute (or reuse) every query of ``runs``, then ask each model's jury-eligible failures of
     the panel's jurors and lock their verdicts in a verdict file.
@@ -157,27 +164,31 @@ def adjudicate(
     ``gold``, ``db_root``, ``panel`` (a name in panels/, a TOML path or a loaded Panel),
     ``seed`` (default 0), ``max_cost`` (USD; CostCapReached when reached, every vote kept),
     ``store`` and the evaluation settings: default jury.toml's, else the built-in ones.
-    ``models``: only these models. ``plan_only``: make no call (``result.plan``: the ballots
-    and their estimated cost). ``early_stop``: stop asking once a majority is settled.
+    ``model``: only this model or these models (``--model``; ``models=`` is its old name, kept
+    as an alias). ``plan``: make no call (``--plan``; ``result.plan``: the ballots and their
+    estimated cost; ``plan_only=`` is its old name, kept as an alias). ``early_stop``: stop asking once a majority is settled.
     ``swap``: each juror judges both orders (None: the panel's). ``review_passes``: also send
     this seeded share of each model's strict matches. ``taxonomy``: the error taxonomy (None:
     the panel's). ``families``: the family registry TOML. ``output``: the verdict file
     (default verdicts/adjudication-<time>.json; an identical locked one is reused). ``sign``:
     an Ed25519 key that signs the file. ``shard``: "I/N", ask only that shard's ballots and
     write no file. ``batch``: send OpenAI and Anthropic jurors' ballots through batch APIs
-    (IncompleteRun while they are pending)."""
+    (IncompleteRun while they are pending). ``runs`` may be published prediction files, indexing
+    ``positions_from`` by position (as for ``jury.score``; recorded in the verdict file)."""
     from jury.judging.agreement import agreement_summary
     from jury.judging.families import load_registry
     from jury.pipeline.jobs import _no_progress, adjudication_job
     from jury.results.columns import adjudication_summary
     from jury.results.scoring import score_all
 
+    models = renamed(model, models, "model", "models")
+    plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
     run_paths = as_paths(runs)
     before = Before.check(
         project,
         output=output,
-        inputs=[*run_paths, project.path("gold", gold)],
+        inputs=[*run_paths, project.path("gold", gold), project.path("positions_from", positions_from)],
         store=store,
         db_root=db_root,
         shard=shard,
@@ -209,12 +220,13 @@ def adjudicate(
             progress=progress or _no_progress,
             shard=before.shard,
             batch=batch,
+            positions_from=project.path("positions_from", positions_from),
         )
     unit = "failures and sampled passes" if review_passes else "failures"
-    plan = before.plan(
+    asked = before.plan(
         "adjudication", chosen.name, job.plan.ballots(), len(job.plan.groups), unit, batch=batch, plan_only=plan_only
     )
-    result = Adjudication(panel=chosen.name, plan=plan, plan_only=plan_only, evaluation=job.evaluation, **before.where())
+    result = Adjudication(panel=chosen.name, plan=asked, plan_only=plan_only, evaluation=job.evaluation, **before.where())
     if plan_only:
         return result
     if job.records is not None and job.evaluation is not None:  # not a shard's run

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from jury.api.juror_jobs import Before, JurorJob, choose_panel
+from jury.api.juror_jobs import Before, JurorJob, choose_panel, renamed
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def audit_gold(
     question_id: str | int | Sequence[str | int] | None = None,
     split: str | None = None,
     quorum: int | None = None,
-    plan_only: bool = False,
+    plan: bool = False,
     max_cost: float | None = None,
     output: PathLike | None = None,
     store: PathLike | None = None,
@@ -123,6 +123,7 @@ def audit_gold(
     against_gold: PathLike | None = None,
     against_db_url: str | None = None,
     against_db_root: PathLike | None = None,
+    plan_only: bool | None = None,
 ) -> Audit:
     """Audit the gold SQL itself: each juror of the audit panel judges each gold query alone.
 
@@ -130,7 +131,8 @@ def audit_gold(
     jury.toml's audit_panel, else the shipped ``audit``), ``split``, ``quorum``, ``max_cost``
     (USD; CostCapReached when reached, every vote kept) and ``store``: default jury.toml's.
     ``db``, ``question_id``: only these db_ids and questions. ``split``: the split of items
-    without one. ``quorum``: defective votes needed to flag. ``plan_only``: make no call.
+    without one. ``quorum``: defective votes needed to flag. ``plan``: make no call (``--plan``;
+    ``plan_only=`` is its old name, kept as an alias).
     ``output``: the audit file (default verdicts/audit-<time>.json; an identical locked one is
     reused). ``checks``: first run the deterministic gold checks (no model) and record them.
     ``sign``, ``shard``, ``batch``: as for ``jury.adjudicate``. ``against_gold`` (with
@@ -139,6 +141,7 @@ def audit_gold(
     from jury.errors import InputError
     from jury.pipeline.jobs import _no_progress, audit_job
 
+    plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
     gold_path = project.path("gold", gold)
     before = Before.check(project, output=output, inputs=[gold_path], store=store, db_root=db_root, shard=shard, sign=sign)
@@ -168,8 +171,8 @@ def audit_gold(
             against=None if against_gold is None else (against_gold, against_db_url, against_db_root),
         )
     groups = len(job.plan.items)
-    plan = before.plan("audit", chosen.name, job.plan.ballots(), groups, "gold queries", batch=batch, plan_only=plan_only)
-    result = Audit(panel=chosen.name, plan=plan, plan_only=plan_only, **before.where())
+    asked = before.plan("audit", chosen.name, job.plan.ballots(), groups, "gold queries", batch=batch, plan_only=plan_only)
+    result = Audit(panel=chosen.name, plan=asked, plan_only=plan_only, **before.where())
     if plan_only:
         return result
     if job.summary is not None:  # not a shard's run

@@ -1,7 +1,7 @@
 """``jury.check_gold``: the deterministic checks of the gold queries (no model involved).
 
 >>> import jury
->>> checks = jury.check_gold(gold="dev.json", db_root="databases")  # doctest: +SKIP
+>>> checks = jury.check_gold("dev.json", db_root="databases")  # doctest: +SKIP
 >>> print(checks.render("md"))  # doctest: +SKIP
 """
 
@@ -58,8 +58,8 @@ def _strings(value: str | int | Sequence | None) -> list[str]:
 
 
 def check_gold(
-    *,
     gold: PathLike | None = None,
+    *,
     db_root: PathLike | None = None,
     db_url: str | None = None,
     passes: str | Sequence[int] = "5,10,10,10",

@@ -202,16 +202,23 @@ def run_lines(calls: Calls | None, path: Path | None, reused_file: bool) -> list
         cost = f"cost this run unknown (litellm has no price for {', '.join(calls.unpriced)}{priced})"
     else:
         cost = f"cost this run ${calls.cost_usd:.4f}"
-    retries = calls.retries
     lines.append(
+        f"{calls_line(calls, cost)}\nverdict file: {path}"
+        + (" (unchanged: an identical verdict set was already locked there; nothing written)" if reused_file else "")
+    )
+    return lines
+
+
+def calls_line(calls: Calls, cost: str | None = None) -> str:
+    """ "calls this run: N ballots asked, ...": what one run of jurors called and reused."""
+    retries = calls.retries
+    return (
         f"calls this run: {calls.asked} ballots asked, {calls.requests} requests sent "
         f"({retries} retr{'y' if retries == 1 else 'ies'}); "
         f"votes reused from the store: {calls.reused}; identical "
         f"requests shared within this run: {calls.shared}; skipped by early stop: {calls.skipped}; "
-        f"{cost}\nverdict file: {path}"
-        + (" (unchanged: an identical verdict set was already locked there; nothing written)" if reused_file else "")
+        + (cost if cost is not None else f"cost this run ${calls.cost_usd:.4f}")
     )
-    return lines
 
 
 # ------------------------------------------------------------------ before and after the work
@@ -278,6 +285,17 @@ def keeping(result: R) -> Iterator[R]:
         if getattr(exc, "partial", None) is None:
             exc.partial = result  # type: ignore[attr-defined]
         raise
+
+
+def renamed(new: Any, old: Any, new_name: str, old_name: str, default: Any = None) -> Any:
+    """The value of an argument renamed to match its command-line option (``plan`` for
+    ``--plan``, ``model`` for ``--model``), given under its new name or its old one (a
+    documented alias kept for the code that uses it); both, with different values, is an error."""
+    if old is None:
+        return default if new is None else new
+    if new is not None and new != default and new != old:
+        raise JuryError(f"{new_name}= and {old_name}= are the same argument ({old_name} is its old name): give one")
+    return old
 
 
 def choose_panel(project: Project, panel: str | PathLike | Panel | None, key: str, default: str) -> Panel:

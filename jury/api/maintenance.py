@@ -258,33 +258,48 @@ class RunImport(Result):
 def import_bird_predictions(
     file: PathLike,
     *,
-    model: str,
+    model: str | None = None,
     gold: PathLike | None = None,
+    positions_from: PathLike | None = None,
     output: PathLike | None = None,
     only_db: Sequence[str] | None = None,
     family: str | None = None,
     project: Project | None = None,
 ) -> RunImport:
     """Import a BIRD prediction file (predict_dev.json, or one SQL per line) as ``model``'s run
-    records, indexing questions by their position in ``gold`` (default: jury.toml's gold),
-    keeping only the db_ids ``only_db`` when given; written as run JSONL to ``output`` when
-    given (never over an input, the store or a database). Non-string entries and empty lines
-    become missing answers (sql: null); ``family`` overrides the family registry."""
+    records (default: the file's name without its suffix), indexing questions by their position
+    in ``positions_from`` (default: jury.toml's positions_from, else ``gold``) and keeping the
+    questions of ``gold`` (default: jury.toml's gold), and of the db_ids ``only_db`` when
+    given; written as run JSONL to ``output`` when given (never over an input, the store or a
+    database). Non-string entries and empty lines become missing answers (sql: null);
+    ``family`` overrides the family registry."""
     from jury.errors import InputError
+    from jury.inputs.importers import POSITIONS_HINT, model_name
     from jury.inputs.importers import import_bird_predictions as read_predictions
-    from jury.inputs.io import dump_runs, load_gold_list
+    from jury.inputs.io import dump_runs, load_gold, load_gold_list
     from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
     from jury.results.render import safe
 
     project = project or Project.load()
     source, gold_path = Path(file), project.gold(gold)
+    positions = project.path("positions_from", positions_from)
+    model = model if model is not None else model_name(source)
     out = Path(output) if output is not None else None
-    guard_outputs([out], [source, gold_path], store=project.store_path(None), db_root=project.db_root(None))
+    guard_outputs(
+        [out],
+        [p for p in (source, gold_path, positions) if p is not None],
+        store=project.store_path(None),
+        db_root=project.db_root(None),
+    )
     dbs = list(only_db or [])
-    report = read_predictions(source, load_gold_list(gold_path), model, only_db=set(dbs) or None, family=family)
+    keep = set(load_gold(gold_path)) if positions is not None else None
+    order = load_gold_list(positions if positions is not None else gold_path)
+    report = read_predictions(source, order, model, only_db=set(dbs) or None, family=family, keep=keep)
     if not report.records:
-        raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")
+        if dbs:
+            raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")
+        raise InputError(f"{source}: none of its {report.entries} predictions is a question of {gold_path}; {POSITIONS_HINT}")
     notes = []
     if out is not None:
         write_output(out, dump_runs(report.records))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from jury.api.juror_jobs import console_text, fenced, keeping, load_signer, say, sign_written, unpriced_lines
+from jury.api.juror_jobs import Calls, calls_line, console_text, fenced, keeping, load_signer, say, sign_written, unpriced_lines
 from jury.api.result import Result
 from jury.pipeline.project import PathLike, Project, as_paths
 
@@ -53,11 +53,18 @@ class Rerun(BaseModel):
     diff: dict
     written: list[str] = Field(default_factory=list, description="Unknown costs and the signature of the new file.")
     signature: Path | None = None
+    calls: Calls | None = Field(None, description="What this re-run called (None: an identical file was already locked).")
 
     def lines(self) -> list[str]:
         from jury.verdicts.reaudit import describe_diff
 
-        return [f"re-ran {self.old} -> {self.new} (supersedes it)", *self.written, *("  " + d for d in describe_diff(self.diff))]
+        called = ["  " + calls_line(self.calls)] if self.calls is not None else []
+        return [
+            f"re-ran {self.old} -> {self.new} (supersedes it)",
+            *called,
+            *self.written,
+            *("  " + d for d in describe_diff(self.diff)),
+        ]
 
 
 class Reaudit(Result):
@@ -173,8 +180,11 @@ def reaudit(
     if not check and result.stale:
         with keeping(result), project.open_store(store) as st:
             for s in (s for s in states if s.stale):
-                new_path, diff = rerun(s, st, max_cost=project.get("max_cost", max_cost, None), progress=progress, batch=batch)
-                done = Rerun(old=s.path, new=new_path, diff=diff, written=unpriced_lines(new_path))
+                new_path, diff, stats = rerun(
+                    s, st, max_cost=project.get("max_cost", max_cost, None), progress=progress, batch=batch
+                )
+                calls = Calls.of(stats, new_path) if stats is not None else None
+                done = Rerun(old=s.path, new=new_path, diff=diff, written=unpriced_lines(new_path), calls=calls)
                 result.reruns.append(done)
                 done.signature = sign_written(new_path, signer, done.written)
     if result.blocked:

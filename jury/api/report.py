@@ -49,6 +49,8 @@ class ReportSources:
     control: str | None = None
     rank_resamples: int = 1000
     seed: int = 0
+    positions_from: Path | None = None
+    models: list[str] | None = None  # model= (only these models of the runs)
 
 
 class Chart(BaseModel):
@@ -106,7 +108,8 @@ class Report(Result, ReportModel):
                 s.rank_resamples,
                 s.seed,
                 folder,
-            ),
+            )
+            + _more_flags(s),
         )
         return build_site(sources, folder)
 
@@ -133,6 +136,39 @@ class Report(Result, ReportModel):
         plots = _plots()
         with tempfile.TemporaryDirectory(prefix="jury-charts-") as tmp:
             return [Chart(name=p.stem, png=p.read_bytes()) for p in plots.write_plots(self, tmp)]
+
+
+def _more_flags(s: ReportSources) -> list[str]:
+    """The rebuild command's flags site_command does not write: the missing rule when not the
+    default, the positions file of prediction files, the models kept."""
+    from jury.vocab import DEFAULT_MISSING
+
+    flags: list[str] = []
+    if s.evaluation.settings.missing != DEFAULT_MISSING:
+        flags += ["--missing", str(s.evaluation.settings.missing)]
+    if s.positions_from is not None:
+        flags += ["--positions-from", str(s.positions_from)]
+    for m in s.models or []:
+        flags += ["--model", m]
+    return flags
+
+
+def _only_models(ev, records, model) -> tuple:
+    """(evaluation, records) of the models named by ``model`` (one name or several), the
+    others' answers left out; an unknown name is an error listing the models."""
+    from dataclasses import replace
+
+    wanted = [model] if isinstance(model, str) else list(model)
+    have = ev.models()
+    unknown = [m for m in wanted if m not in have]
+    if unknown:
+        from jury.errors import did_you_mean
+
+        hint = did_you_mean(unknown[0], have) or ";"
+        raise InputError(f"model {unknown[0]!r} is not a model of the runs{hint} models: {', '.join(have)}")
+    keep = set(wanted)
+    ev = replace(ev, pairs=[p for p in ev.pairs if p.model in keep], coverage={m: c for m, c in ev.coverage.items() if m in keep})
+    return ev, [r for r in records if r.model in keep]
 
 
 def _plots():
@@ -168,6 +204,9 @@ def report(
     ray_address: str | None = None,
     casefold: bool = False,
     float_digits: int | None = None,
+    missing: str | None = None,
+    positions_from: PathLike | None = None,
+    model: str | Sequence[str] | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -181,12 +220,16 @@ def report(
     Score: the Score's when not given). ``strength``: the column the gold-defect share is
     correlated with (None: adjudicated with verdicts, else gold_clean with an audit, else
     strict). ``control``: a negative-control model. ``families``: a family registry TOML.
-    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``outputs`` (files) and
+    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``, ``positions_from``:
+    as for ``jury.score`` (with a Score: its own; giving another rule is an error). ``model``:
+    report only this model or these models of the runs (``--model``: a demo panel that judged
+    one model's failures). ``outputs`` (files) and
     ``site_dir`` (a site folder) the caller will write are checked before any work.
     """
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
     from jury.results.report import STRENGTHS
+    from jury.results.scoring import coverage_warning
 
     if strength is not None and strength not in STRENGTHS:
         from jury.errors import did_you_mean
@@ -209,7 +252,8 @@ def report(
         inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path]
     else:
         store_path, root = project.store_path(store), project.db_root(db_root)
-        inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path]
+        positions = project.path("positions_from", positions_from)
+        inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path, positions]
     inputs = list(dict.fromkeys(p for p in inputs if p is not None))
     if site_dir is not None:
         from jury.results.site import check_site_dir
@@ -226,6 +270,11 @@ def report(
         registry = load_registry(families_path)
     if base is not None:
         ev, gold_items, records, gold_file = base.evaluation, base.gold, base.records, base.gold_path
+        if missing is not None and missing != ev.settings.missing:
+            raise InputError(
+                f"missing={missing!r}, but the Score was made with missing={str(ev.settings.missing)!r}: "
+                "score again with that rule, or give the run files"
+            )
     else:
         from jury.pipeline.jobs import load_and_evaluate
 
@@ -241,19 +290,27 @@ def report(
             executor=executor,
             ray_address=ray_address,
             db_url=db_url,
+            missing=missing,
         )
         gold_file = project.gold(gold)
         with project.open_store(store) as st:
-            gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress or no_progress)
+            gold_items, records, ev = load_and_evaluate(
+                gold_file, run_paths, root, st, settings, progress or no_progress, positions
+            )
+    models = None
+    if model is not None and (model if isinstance(model, str) else list(model)):
+        ev, records = _only_models(ev, records, model)
+        models = ev.models()
     check_audit_against_gold(locked.reviewed_audit, ev, gold_items, gold_file)
-    model = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
+    built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(
-        ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed
-    )
+        ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
+        positions_from=None if base is not None else positions, models=models,
+    )  # fmt: skip
     return Report.model_validate(
         {
-            **{name: getattr(model, name) for name in ReportModel.model_fields},
-            "notes": review_note(locked.review_info),
+            **{name: getattr(built, name) for name in ReportModel.model_fields},
+            "notes": [w for w in (coverage_warning(ev),) if w] + review_note(locked.review_info),
             "review_info": locked.review_info,
             "sources": sources,
             "inputs": inputs,

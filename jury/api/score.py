@@ -74,7 +74,7 @@ class Score(Result):
         """One JSON line per (model, question): outcome, routing, overlap and every comparator's decision."""
         from jury.results.score_table import per_question_jsonl
 
-        return per_question_jsonl(self.evaluation.pairs)
+        return per_question_jsonl(self.evaluation.pairs, self.evaluation.soft_f1)
 
     def write_per_question(self, path: PathLike) -> Path:
         """Write ``per_question_jsonl()`` to ``path`` (never one of the inputs, the store, a
@@ -112,19 +112,28 @@ def score(
     repeats: int = DEFAULT_EFFICIENCY_REPEATS,
     function_set: str | None = None,
     dialect: str = "sqlite",
+    soft_f1: bool = False,
+    missing: str | None = None,
+    positions_from: PathLike | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
 ) -> Score:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
-    ``runs``: run JSONL file(s). ``gold``, ``db_root``, ``store`` and the settings default to
+    ``runs``: run JSONL file(s), or published prediction files (BIRD's predict_dev.json, one SQL
+    per line), each one model named after its file, indexing ``positions_from`` (default
+    jury.toml's, else the gold file) by position. ``gold``, ``db_root``, ``store`` and the settings default to
     ``project``'s jury.toml (None: the working directory's). ``audit``: a locked audit file
     (the gold-clean column); ``verdicts``: locked adjudication files (the adjudicated column);
     ``review``: a locked review file whose decisions take precedence over the jury's. A
     superseded verdict file is refused unless ``allow_superseded``. ``efficiency``: time every
     matched pair ``repeats`` times (VES, R-VES); ``function_set``: function-set accuracy over
-    the names matching this glob or ``re:REGEX`` (parsed as ``dialect``). ``outputs``: files
+    the names matching this glob or ``re:REGEX`` (parsed as ``dialect``); ``soft_f1``: BIRD
+    mini-dev's Soft-F1 per model (jury.compare.soft_f1). ``missing``: what a gold
+    question a model's run has no line for counts as, ``"exclude"`` (left out of its
+    denominators; the default, else jury.toml's) or ``"fail"`` (a wrong answer, BIRD's rule);
+    each score carries its coverage (``answered`` of ``gold_questions``). ``outputs``: files
     the caller will write, refused before any work when one is an input, the store, a database
     or a locked verdict file.
     """
@@ -132,7 +141,7 @@ def score(
     from jury.pipeline.jobs import load_and_evaluate
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import add_verdict_columns, load_verdict_inputs, review_note
-    from jury.results.scoring import score_all
+    from jury.results.scoring import add_coverage, coverage_warning, score_all
 
     project = project if project is not None else Project.load()
     progress = progress or no_progress
@@ -145,7 +154,8 @@ def score(
     verdict_paths = as_paths(verdicts)
     review_path = Path(review) if review is not None else None
     store_path, root = project.store_path(store), project.db_root(db_root)
-    inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, review_path]
+    positions = project.path("positions_from", positions_from)
+    inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, review_path, positions]
     guard_outputs(outputs, inputs, store=store_path, db_root=root)
     settings = project.settings(
         comparator=comparator,
@@ -157,15 +167,22 @@ def score(
         ray_address=ray_address,
         db_url=db_url,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=project.get("float_digits", float_digits)),
+        missing=missing,
     )
     locked = load_verdict_inputs(audit_path, verdict_paths, review_path, allow_superseded)  # locks first
     gold_file = project.gold(gold)
     notes: list[str] = []
     with project.open_store(store) as st:
-        gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress)
+        gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions)
         scores = score_all(ev.pairs)
-        add_protocol_columns(scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect, progress, notes)
+        add_coverage(scores, ev)
+        add_protocol_columns(
+            scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect, progress, notes, soft_f1
+        )
         merged = st.merged_sources()
+    warning = coverage_warning(ev)
+    if warning is not None:
+        notes.insert(0, warning)
     add_verdict_columns(scores, ev, gold_items, gold_file, locked.reviewed_audit, locked.reviewed_adjudications, runs=run_paths)
     return Score(
         scores=scores,
@@ -185,12 +202,26 @@ def score(
 
 
 def add_protocol_columns(
-    scores, ev, records, gold_items, store, efficiency, repeats, function_set, dialect, progress=None, notes=None
+    scores, ev, records, gold_items, store, efficiency, repeats, function_set, dialect, progress=None, notes=None, soft_f1=False
 ) -> None:
-    """Fill the function-set (FSA) and efficiency fields asked for (jury.compare.function_sets,
-    .efficiency); a note on too few repeats is added to ``notes``."""
+    """Fill the function-set (FSA), efficiency and Soft-F1 fields asked for (jury.compare.function_sets,
+    .efficiency, .soft_f1); a note on too few repeats, or on answers Soft-F1 cannot score, is added to ``notes``."""
     from jury.results.scoring import proportion
 
+    if soft_f1:
+        from jury.compare.soft_f1 import soft_f1_by_pair
+        from jury.results.scoring import soft_f1_column
+
+        ev.soft_f1 = soft_f1_by_pair(ev)
+        column = soft_f1_column(ev.pairs, ev.soft_f1)
+        for s in scores:
+            s.soft_f1 = column.get(s.model)
+        undecided = sum(c["undecided"] for c in column.values())
+        if undecided and notes is not None:
+            notes.append(
+                f"note: Soft-F1 left out for the models with one of {undecided} answers whose rows are not all known here "
+                "(a result over the row cap: raise --row-cap; or recorded as preview text)"
+            )
     if function_set is not None:
         from jury.compare.function_sets import function_set_accuracy, function_set_matches
 

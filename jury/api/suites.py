@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.juror_jobs import JurorPlan
+from jury.api.juror_jobs import JurorPlan, renamed
 from jury.api.result import Result
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.results.suites import SuiteRow
@@ -73,13 +73,14 @@ def suites(
     early_stop: bool = False,
     max_cost: float | None = None,
     batch: bool = False,
-    plan_only: bool = False,
+    plan: bool = False,
     verdicts_out: PathLike | None = None,
     store: PathLike | None = None,
     allow_superseded: bool = False,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
+    plan_only: bool | None = None,
 ) -> SuiteScores:
     """PLSQLBench's metrics per model of the test-suite ``runs`` (run JSONL with ``tests``).
 
@@ -90,7 +91,8 @@ def suites(
     whose outputs differ as text only to ``panel``'s jurors as format-equivalence ballots
     (``batch``: through the providers' batch APIs); ``classify``: send the errors the taxonomy's
     rules leave for a category; either locks the verdicts in ``verdicts_out`` (default
-    verdicts/adjudication-<time>.json) and ``plan_only`` makes no call. ``panel``, ``seed``
+    verdicts/adjudication-<time>.json) and ``plan`` makes no call (``--plan``; ``plan_only=`` is its
+    old name, kept as an alias). ``panel``, ``seed``
     (default 0), ``max_cost`` and ``store``: default jury.toml's; ``families``: the family
     registry; ``early_stop``: stop asking once a majority is settled. ``outputs``: files the
     caller will write, refused before any work when one is an input or the store."""
@@ -99,6 +101,7 @@ def suites(
     from jury.pipeline.suite_jobs import classified_of, credited_of, is_classification, load_suite_runs, suite_verdict_docs
     from jury.results.suites import suite_metrics
 
+    plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project if project is not None else Project.load()
     run_paths, verdict_paths = as_paths(runs), as_paths(verdicts)
     if not run_paths:
@@ -109,7 +112,7 @@ def suites(
     if adjudicate and classify:
         raise InputError("adjudicate and classify each write a verdict file: run them one at a time")
     if not (adjudicate or classify) and (plan_only or out is not None):
-        raise InputError("plan_only and verdicts_out go with adjudicate or classify")
+        raise InputError("plan and verdicts_out go with adjudicate or classify")
     if classify and taxonomy is None:
         raise InputError("classify needs a taxonomy (the categories the jurors pick from), e.g. plsqlbench")
     records = load_suite_runs(run_paths)

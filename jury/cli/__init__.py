@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     """Run the app, with click's own usage and range errors reworded as one line, exit 1.
 
     `jury` and `python -m jury` both come here. --help and --version print and exit 0; a
-    bare `jury` prints the help.
+    bare `jury` or command group (`jury import`, `jury store`, ...) prints its help on stdout
+    and exits 0, exactly as `--help` does (click >= 8.2 raises NoArgsIsHelpError without
+    printing anything when it is not in standalone mode).
     """
     import sys
 
@@ -87,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         code = app(args=argv, prog_name="jury", standalone_mode=False)
-    except click_errors.NoArgsIsHelpError:  # the help is already printed
+    except click_errors.NoArgsIsHelpError as exc:  # a bare group: its help, as --help prints it
+        typer.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
         code = 0
     except click_errors.ClickException as exc:  # usage errors, bad values, out-of-range flags
         message = exc.format_message()

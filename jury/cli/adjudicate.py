@@ -6,18 +6,18 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, EXECUTOR_HELP, RAY_ADDRESS_HELP, handle_errors, juror_option, run_job
+from jury.cli.common import DB_URL_HELP, EXECUTOR_HELP, POSITIONS_HELP, RAY_ADDRESS_HELP, handle_errors, juror_option, run_job
 
 
 @handle_errors
 def adjudicate(
-    runs: list[Path] = typer.Argument(..., help="Run JSONL files."),
+    runs: list[Path] = typer.Argument(..., help="Run JSONL files, or BIRD prediction files as published (see jury score)."),
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
-    models: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
-    plan_only: bool = typer.Option(
+    model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
+    plan: bool = typer.Option(
         False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per model and juror."
     ),
     max_cost: float | None = juror_option("max_cost"),
@@ -59,6 +59,7 @@ def adjudicate(
     sign: Path | None = juror_option("sign"),
     shard: str | None = juror_option("shard", "verdict file"),
     batch: bool = juror_option("batch"),
+    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
 ) -> None:
     """Execute (or reuse) every query, then ask each model's jury-eligible failures of its jurors.
 

@@ -16,12 +16,12 @@ def audit_gold(
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     panel: str | None = typer.Option(None, help="Audit panel TOML, or a name in panels/ (default: audit)."),
     db: list[str] = typer.Option([], "--db", help="Audit only questions of this db_id (repeatable)."),
-    question_id: list[str] = typer.Option([], "--question-id", help="Audit only this question (repeatable)."),
+    question_id: list[str] = typer.Option([], "--question-id", "--question", help="Audit only this question (repeatable)."),
     split: str | None = typer.Option(None, help="Split label (e.g. train, dev) for items without a `split` field."),
     quorum: int | None = typer.Option(
         None, min=1, help="Defective votes needed to flag (default: a strict majority of the panel, abstentions included)."
     ),
-    plan_only: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
+    plan: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
     max_cost: float | None = juror_option("max_cost"),
     output: Path | None = typer.Option(
         None, "-o", "--output", writable=True, help="Verdict file to write (default verdicts/audit-<time>.json)."

@@ -16,6 +16,16 @@ from jury.pipeline.outputs import guard_outputs  # noqa: F401  (the commands' im
 FORMAT_HELP = "Output format: table, csv, json or md."
 EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
 RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
+POSITIONS_HELP = (
+    "The gold file a prediction file given as a run indexes by position (BIRD's predict_dev.json, a "
+    "one-SQL-per-line .txt or .sql; BIRD's full dev.json for the published ones), when it is not the "
+    "gold file. Default: jury.toml's positions_from, else the gold file."
+)
+MISSING_HELP = (
+    "What a gold question a model's run has no line for counts as: exclude (left out of that model's "
+    "denominators, the default) or fail (a wrong answer, BIRD's rule). Default: jury.toml's missing. "
+    "Every output shows each model's coverage; a warning names the models below it."
+)
 DB_URL_HELP = (
     "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one "
     "database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every "

@@ -17,13 +17,27 @@ def bird_predictions(
     file: Path = typer.Argument(
         ..., help="BIRD predict_dev.json ({index: 'SQL\\t----- bird -----\\tdb_id'}) or a one-SQL-per-line text file."
     ),
-    model: str = typer.Option(..., help="Model name to record on every line."),
-    gold: Path | None = typer.Option(None, help="The gold file the predictions index by position (BIRD dev.json)."),
+    model: str | None = typer.Option(
+        None, help="Model name to record on every line (default: the file's name without its suffix)."
+    ),
+    gold: Path | None = typer.Option(
+        None,
+        help="The gold file whose questions are kept (and, without --positions-from, indexed by position). Default: jury.toml's gold.",
+    ),
+    positions_from: Path | None = typer.Option(
+        None,
+        "--positions-from",
+        help="The gold file the predictions index by position when it is not --gold (BIRD's full dev.json for the "
+        "published files, scored on a part of it). Default: jury.toml's positions_from.",
+    ),
     output: Path | None = typer.Option(None, "-o", "--output", writable=True, help="Run JSONL to write (default: stdout)."),
     only_db: list[str] = typer.Option([], "--db", help="Keep only questions of this db_id (repeatable)."),
     family: str | None = typer.Option(None, help="Model family to record (overrides the family registry)."),
 ) -> None:
     """Import BIRD prediction files, indexing questions by their position in the gold file.
+
+    jury score, report and adjudicate also take these files as they are; this writes them
+    as run JSONL (one model, named after the file unless --model).
 
     Non-string entries and empty lines become missing answers (sql: null); trailing
     text after the SQL is kept as the model wrote it. Prints how many entries were
@@ -31,7 +45,9 @@ def bird_predictions(
     """
     from jury.api.maintenance import import_bird_predictions
 
-    result = import_bird_predictions(file, model=model, gold=gold, output=output, only_db=only_db, family=family)
+    result = import_bird_predictions(
+        file, model=model, gold=gold, positions_from=positions_from, output=output, only_db=only_db, family=family
+    )
     if output is None:
         typer.echo(result.render(), nl=False)
     for note in result.notes:

@@ -6,13 +6,26 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import (
+    DB_URL_HELP,
+    MISSING_HELP,
+    POSITIONS_HELP,
+    check_format,
+    emit,
+    handle_errors,
+    progress_bar,
+    table_width,
+)
 from jury.errors import InputError
 
 
 @handle_errors
 def report(
-    runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
+    runs: list[Path] | None = typer.Argument(
+        None,
+        help="Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury score); "
+        "none with --gold-defects.",
+    ),
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
@@ -65,6 +78,18 @@ def report(
         1000, "--rank-resamples", help="Bootstrap resamples of the questions for each model's rank interval (at least 1,000)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
+    missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
+    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    model: list[str] = typer.Option(
+        [], "--model", help="Report only this model of the runs (repeatable): one a demo panel judged, say."
+    ),
+    gold_defects: bool = typer.Option(
+        False,
+        "--gold-defects",
+        help="Instead: the gold queries the --audit file flagged, as a table to send upstream (md, csv, json or "
+        "table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a preview of "
+        "the gold's result and the audit file's hash. Needs no run files.",
+    ),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -83,6 +108,10 @@ def report(
     """
     from jury.api.report import report as run_report
 
+    if gold_defects:
+        return _gold_defects(runs, audit, gold, db_root, db_url, store, allow_superseded, fmt, output)
+    if not runs:
+        raise InputError("no run files: give at least one run file (or --gold-defects with --audit)")
     if fmt != "html":
         check_format(fmt)
     elif output is None:
@@ -105,6 +134,9 @@ def report(
         comparator=comparator,
         near_miss=near_miss,
         workers=workers,
+        missing=missing,
+        positions_from=positions_from,
+        model=model,
         progress=progress_bar,
         outputs=[output if fmt != "html" else None],
         site_dir=output if fmt == "html" else None,
@@ -128,3 +160,17 @@ def report(
             )
         return
     emit(result.render(fmt, width=table_width(output), wide=wide), output)
+
+
+def _gold_defects(runs, audit, gold, db_root, db_url, store, allow_superseded, fmt, output) -> None:
+    """`jury report --gold-defects`: the audit's flagged gold queries (jury.gold_defects)."""
+    from jury.api.gold_defects import gold_defects
+
+    if runs:
+        raise InputError("--gold-defects reads the audit file alone: give no run files")
+    check_format(fmt)
+    found = gold_defects(
+        audit, gold=gold, db_root=db_root, db_url=db_url, store=store, allow_superseded=allow_superseded,
+        progress=progress_bar, outputs=[output],
+    )  # fmt: skip
+    emit(found.render(fmt, width=table_width(output)), output)

@@ -10,6 +10,8 @@ from jury.cli.common import (
     DB_URL_HELP,
     EXECUTOR_HELP,
     FORMAT_HELP,
+    MISSING_HELP,
+    POSITIONS_HELP,
     RAY_ADDRESS_HELP,
     check_format,
     emit,
@@ -22,7 +24,11 @@ from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 @handle_errors
 def score(
-    runs: list[Path] = typer.Argument(..., help="Run JSONL files (one line per model and question)."),
+    runs: list[Path] = typer.Argument(
+        ...,
+        help="Run JSONL files (one line per model and question), or BIRD prediction files as published "
+        "(predict_dev.json, one SQL per line): each is one model, named after the file.",
+    ),
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
@@ -81,6 +87,14 @@ def score(
     review: Path | None = typer.Option(
         None, "--review", help="Locked review file (`jury review lock`): people's decisions take precedence over the jury's."
     ),
+    soft_f1: bool = typer.Option(
+        False,
+        "--soft-f1",
+        help="BIRD mini-dev's Soft-F1 per model (its evaluation_f1.py: rows matched by position after dropping "
+        "duplicates, a partial credit per value; errors score 0), beside strict.",
+    ),
+    missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
+    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 

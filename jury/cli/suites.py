@@ -101,7 +101,7 @@ def suites(
         early_stop=early_stop,
         max_cost=max_cost,
         batch=batch,
-        plan_only=plan,
+        plan=plan,
         verdicts_out=verdicts_out,
         store=store,
         allow_superseded=allow_superseded,

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from jury.compare import comparators as compare
+from jury.compare.coverage import Coverage, apply_missing_rule
 from jury.compare.gold_orders import gold_orders
 from jury.errors import InputError
 from jury.execution import engines
@@ -34,11 +35,13 @@ from jury.vocab import (
     DECIDING_COMPARATORS,
     DEFAULT_COMPARATOR,
     DEFAULT_EXECUTOR,
+    DEFAULT_MISSING,
     DEFAULT_NEAR_MISS,
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
     Comparator,
     ExecutorName,
+    MissingRule,
     Outcome,
 )
 
@@ -61,9 +64,12 @@ class Settings:
     # rest are SQLite files under db_root. Not in describe(): the engine and the database's
     # fingerprint enter every execution key and verdict binding instead.
     db_urls: DatabaseURLs = field(default_factory=DatabaseURLs)
+    missing: str = DEFAULT_MISSING  # jury.vocab.MissingRule; not in describe(): a verdict is alike under either
 
     def __post_init__(self) -> None:
         compare.get_comparator(self.comparator)
+        if self.missing not in tuple(MissingRule):  # fail or exclude
+            raise InputError(f"unknown missing rule {self.missing!r}; choose one of: {', '.join(MissingRule)}")
         if self.executor not in tuple(ExecutorName):
             raise InputError(f"unknown executor {self.executor!r}; choose one of: {', '.join(ExecutorName)}")
         if not 0.0 <= self.near_miss <= 1.0:
@@ -161,6 +167,8 @@ class Evaluation:
     executed: int = 0  # executions actually run (not served from the store)
     results: dict[str, ExecResult] = field(default_factory=dict, repr=False)
     recorded_pairs: int = 0  # pairs scored on a result recorded elsewhere (run record or gold item)
+    coverage: dict[str, Coverage] = field(default_factory=dict)  # model -> its coverage (jury.compare.coverage)
+    soft_f1: dict[tuple, float | None] | None = None  # (model, question_id) -> Soft-F1 (jury.compare.soft_f1)
 
     def models(self) -> list[str]:
         return list(dict.fromkeys(p.model for p in self.pairs))
@@ -226,10 +234,11 @@ def evaluate(
     progress: Progress | None = None,
 ) -> Evaluation:
     settings = settings or Settings()
+    unknown = [q for q in dict.fromkeys(r.question_id for r in records) if q not in gold]
+    if unknown:
+        raise InputError(f"unknown question_id {unknown[0]!r} (not in the gold file)")
+    records, coverage = apply_missing_rule(gold, records, settings.missing)
     qids = list(dict.fromkeys(r.question_id for r in records))
-    missing = [q for q in qids if q not in gold]
-    if missing:
-        raise InputError(f"unknown question_id {missing[0]!r} (not in the gold file)")
     known_dbs = {g.db_id for g in gold.values()}
     for r in records:
         if (
@@ -323,7 +332,7 @@ def evaluate(
     if undecided:
         raise _undecided_error(undecided, results, settings)
     recorded_pairs = sum(p.recorded for p in pairs)
-    return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs)
+    return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs, coverage)
 
 
 def _recorded_outcome(pair: PairResult, match: bool, side) -> None:

@@ -173,6 +173,7 @@ class RayExecutor:
         quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
         if address is not None:
             _reachable(address)
+            _authenticated(ray, address)
             try:
                 ray.init(address=address, **quiet)
             except Exception as exc:  # ConnectionError, ValueError, RuntimeError: all one line
@@ -224,6 +225,66 @@ def _reachable(address: str, timeout_s: float = 5.0) -> None:
         socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except OSError as exc:
         raise JuryError(f"cannot connect to the Ray cluster at {address!r}: {exc.strerror or exc}") from None
+
+
+RAY_AUTH_HINT = (
+    "with Ray's token authentication this machine needs the cluster's token: RAY_AUTH_MODE=token and the "
+    "token in RAY_AUTH_TOKEN, a file named by RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token (docs/execution.md, Executions on Ray)"
+)
+
+
+def _authenticated(ray, address: str) -> None:
+    """A cluster that refuses this client's credentials (Ray's token authentication) says so
+    with Ray's own cause, at once: ray.init would retry for a minute and then report only that
+    it "failed to connect". One GCS connection is made, with the token Ray would send; any other
+    failure is left to ray.init. "auto" and ray:// addresses are left to Ray."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return
+    refused = getattr(getattr(ray, "exceptions", None), "AuthenticationError", None)
+    try:  # Ray's own steps of ray.init: the token check (Ray's C++ client aborts without a token), one connection
+        from ray._private.authentication.authentication_token_setup import ensure_token_if_auth_enabled
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover  (a Ray without them has no token authentication either)
+        return
+    if refused is None:  # pragma: no cover
+        return
+    try:
+        ensure_token_if_auth_enabled(None, create_token_if_missing=False)
+        with _quiet_stderr():  # Ray's C++ client logs the refusal on fd 2 too: one line is said, below
+            GcsClient(address)
+    except refused as exc:
+        cause = getattr(exc, "message", None) or _one_line(exc)
+        raise JuryError(
+            f"cannot connect to the Ray cluster at {address!r}: authentication failed ({_one_line_cause(cause)}); "
+            + RAY_AUTH_HINT
+        ) from None
+    except Exception:  # unreachable, a version mismatch, ...: ray.init reports it
+        return
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 sent to /dev/null for the duration (C++ logging bypasses sys.stderr)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # pragma: no cover  (no fd 2: nothing to quiet)
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _one_line_cause(message: str) -> str:
+    """The first sentence of Ray's message: "RPC error: InvalidAuthToken: Authentication token is
+    missing or incorrect" (the rest is Ray's advice, given in our own words)."""
+    first = " ".join(message.split())
+    return first.split(". ", 1)[0].rstrip(".")
 
 
 def _results(reply: tuple) -> Encoded:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from jury.errors import ConfigError, InputError
-from jury.vocab import ExecutorName
+from jury.vocab import ExecutorName, MissingRule
 
 CONFIG_NAME = "jury.toml"
-PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit"}
+PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit", "positions_from"}
 VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "comparator": (str,),
     "workers": (int,),
@@ -28,6 +28,7 @@ VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "split": (str,),
     "quorum": (int,),
     "executor": (str,),
+    "missing": (str,),  # fail or exclude: unanswered gold questions (jury.vocab.MissingRule)
     "databases": (dict,),  # [databases]: db_id (or "*") -> engine URL (jury.execution.engines)
 }
 KNOWN_KEYS = PATH_KEYS | set(VALUE_TYPES)
@@ -119,4 +120,6 @@ def load_config(cwd: Path | None = None) -> Config:
             check_number(key, value, path)
     if "executor" in values and values["executor"] not in tuple(ExecutorName):
         raise ConfigError(f"{path}: executor must be one of {', '.join(ExecutorName)}, got {values['executor']!r}")
+    if "missing" in values and values["missing"] not in tuple(MissingRule):
+        raise ConfigError(f"{path}: missing must be one of {', '.join(MissingRule)}, got {values['missing']!r}")
     return Config(path=path, values=values)

@@ -25,6 +25,18 @@ class ImportReport:
     odd: list[str] = field(default_factory=list)
 
 
+POSITIONS_HINT = (
+    "the predictions index another gold file by position (BIRD's full dev.json, 1,534 questions): "
+    "give it with --positions-from (the library's positions_from=)"
+)
+
+
+def model_name(path: str | Path) -> str:
+    """The model a prediction file is read as: its file name without the suffix
+    (``codes-15b.json`` is ``codes-15b``)."""
+    return Path(path).stem
+
+
 def import_bird_predictions(
     path: str | Path,
     gold_items: list[GoldItem],
@@ -32,12 +44,14 @@ def import_bird_predictions(
     *,
     only_db: set[str] | None = None,
     family: str | None = None,
+    keep: set[QuestionId] | None = None,
 ) -> ImportReport:
     """Read BIRD's predict_dev.json or a one-SQL-per-line text file into run records.
 
-    Questions are indexed by position in the gold file. The SQL is kept exactly as the
-    model wrote it (trailing junk included: it is the model's answer). A non-string JSON
-    entry, an absent position or an empty line is a missing answer.
+    Questions are indexed by position in ``gold_items`` (a gold file in its order). The SQL is
+    kept exactly as the model wrote it (trailing junk included: it is the model's answer). A
+    non-string JSON entry, an absent position or an empty line is a missing answer. ``keep``:
+    only these questions (the gold a run is scored against, when the positions are another's).
     """
     p = Path(path)
     if not model.strip():
@@ -53,13 +67,16 @@ def import_bird_predictions(
             lines = lines[:-1]
         if len(lines) > len(gold_items):
             raise InputError(
-                f"{p}:{len(gold_items) + 1}: {len(lines)} lines but the gold file has only {len(gold_items)} questions"
+                f"{p}:{len(gold_items) + 1}: {len(lines)} lines but the gold file has only {len(gold_items)} questions; "
+                + POSITIONS_HINT
             )
         answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
     report = ImportReport(records=[], entries=len(answers))
     seen: set = set()
     for i, item in enumerate(gold_items):
         if only_db and item.db_id not in only_db:
+            continue
+        if keep is not None and item.question_id not in keep:
             continue
         if item.question_id in seen:  # a repeated gold item: its first position's answer counts
             report.odd.append(f"{i}: repeats question {item.question_id!r}; skipped")
@@ -86,7 +103,7 @@ def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
         except ValueError:
             raise InputError(f"{p}: key {key!r} is not a question position") from None
         if not 0 <= index < n_gold:
-            raise InputError(f"{p}: key {key!r} is outside the gold file's {n_gold} questions")
+            raise InputError(f"{p}: key {key!r} is outside the gold file's {n_gold} questions; {POSITIONS_HINT}")
         if index in answers:
             raise InputError(f"{p}: key {key!r} repeats question position {index}")
         if not isinstance(value, str):
@@ -98,3 +115,21 @@ def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
         else:
             answers[index] = (value, None, "no database separator")
     return answers
+
+
+def prediction_runs(paths: list[Path], gold: dict[QuestionId, GoldItem], positions: list[GoldItem]) -> list[RunRecord]:
+    """Published prediction files read as runs: each file is one model (model_name), its
+    entries indexed by position in ``positions`` (a gold file in its order), kept for the
+    questions of ``gold``; two files of one model name are an error."""
+    records: list[RunRecord] = []
+    seen: dict[str, Path] = {}
+    for p in paths:
+        model = model_name(p)
+        if model in seen:
+            raise InputError(f"{p}: model {model!r} (the file's name) is also {seen[model]}; rename one of them")
+        seen[model] = p
+        report = import_bird_predictions(p, positions, model, keep=set(gold))
+        if not report.records:
+            raise InputError(f"{p}: none of its {report.entries} predictions is a question of the gold file; {POSITIONS_HINT}")
+        records += report.records
+    return records

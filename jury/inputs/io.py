@@ -320,13 +320,13 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
     for path in paths:
         p = Path(path)
         _refuse_wrong_kind(p, "run")
-        for lineno, obj in _jsonl(p, read_text(p)):
+        for lineno, obj in _first_run_line_named(p, _jsonl(p, read_text(p))):
             if not isinstance(obj, dict):
                 raise InputError(f"{p}:{lineno}: expected an object, got {type(obj).__name__}")
             try:
                 rec = RunRecord.model_validate(obj)
             except ValidationError as exc:
-                raise InputError(f"{p}:{lineno}: {_first_error(exc)}") from None
+                raise InputError(f"{p}:{lineno}: {_first_error(exc)}{_no_run_hint(p, seen)}") from None
             if gold is not None and rec.tests is not None:  # scored against a gold file: score, report, adjudicate
                 raise InputError(
                     f"{p}:{lineno}: model {rec.model!r} question {rec.question_id!r} carries `tests` (a test-suite "
@@ -348,6 +348,31 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
     if not records:
         raise InputError("no run records in " + ", ".join(str(p) for p in paths))
     return records
+
+
+def _no_run_hint(p: Path, seen: dict[tuple, str]) -> str:
+    """The hint that names the importer, when none of ``p``'s records has been read yet."""
+    from jury.inputs.kinds import PREDICTIONS_HINT
+
+    if any(where.rsplit(":", 1)[0] == str(p) for where in seen.values()):
+        return ""
+    return f"; not a run file (JSONL of model, question_id, sql)? {PREDICTIONS_HINT}"
+
+
+def _first_run_line_named(p: Path, lines: Iterator[tuple[int, object]]) -> Iterator[tuple[int, object]]:
+    """The lines of a run file; when its first record is not JSON the file is no run file at
+    all, and the error says which command reads the files it may be instead."""
+    from jury.inputs.kinds import PREDICTIONS_HINT
+
+    try:
+        yield next(lines)
+    except StopIteration:
+        return
+    except InputError as exc:
+        if "malformed JSON" not in str(exc):
+            raise
+        raise InputError(f"{exc}; not a run file (JSONL of model, question_id, sql): {PREDICTIONS_HINT}") from None
+    yield from lines
 
 
 def database_path(db_root: str | Path, db_id: str) -> Path:

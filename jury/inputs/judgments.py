@@ -48,6 +48,13 @@ class JudgeRecord(AnswerJudgement):
         None, description="Where the judged answer was shown (1 = first, 2 = second), when the judge saw two answers."
     )
     note: str | None = None
+    pooled_as: str | None = Field(
+        None,
+        min_length=1,
+        description="A judge whose figures the source reports pooled with this one's: calibrate reports each judge "
+        "apart and, beside them, the pool under that name (FLEX's one kappa over its judge with and without execution "
+        "results).",
+    )
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
     _judge_named = field_validator("judge")(not_blank("judge is blank: name the judge"))

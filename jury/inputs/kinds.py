@@ -46,9 +46,22 @@ DESCRIBED = {
     "panel": "a panel file",
     "config": "a configuration file (jury.toml)",
     "predictions": "a BIRD predictions file",
+    "sql_lines": "a one-SQL-per-line predictions file",
 }
+PREDICTION_KINDS = ("predictions", "sql_lines")
+"""Published prediction files a run file may be (jury/inputs/importers.py reads them): BIRD's
+predict_dev.json and one SQL per line (DAIL-SQL's .txt, GSR's .sql)."""
+PREDICTIONS_HINT = (
+    "a BIRD prediction file is read by `jury import bird-predictions FILE --gold dev.json` (or given to "
+    "jury score, report and adjudicate as it is, with --positions-from when it indexes another gold file)"
+)
 
 _DOC_KIND = re.compile(r'"kind"\s*:\s*"(adjudication|audit|review)"')
+# BIRD's predict_dev.json: an object of position -> "SQL\t----- bird -----\tdb_id", told from its start
+_BIRD_START = re.compile(r'\A\s*\{\s*"\d+"\s*:\s*"')
+_BIRD_SEPARATOR = "\\t----- bird -----\\t"  # as it is written inside a JSON string
+# One SQL per line: the first line that is not blank starts a query
+_SQL_START = re.compile(r"\A\s*(?:\(\s*)*(?:SELECT|WITH)\b", re.I)
 _TOML_LINE = re.compile(r"^\s*(\[\[?\s*[A-Za-z_][\w.-]*\s*\]\]?|[A-Za-z_][\w-]*\s*=)", re.M)
 _RUN_FIELDS = set(RunRecord.model_fields)
 _CONFIG_KEYS = {"gold", "db_root", "verdicts_dir", "panel", "comparator", "executor"}
@@ -97,6 +110,8 @@ def sniff_kind(path: str | Path) -> str | None:
     whole = len(head_bytes) <= SNIFF_BYTES
     head = head_bytes[:SNIFF_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
     start = head.lstrip()[:1]
+    if start == "{" and _BIRD_START.match(head) and _BIRD_SEPARATOR in head:
+        return "predictions"  # even when the head cuts the object short (a pretty-printed file of 300 KB)
     if start in ("[", "{"):
         m = _DOC_KIND.search(head)
         if m and "content_sha256" in head:
@@ -118,6 +133,9 @@ def sniff_kind(path: str | Path) -> str | None:
                 return "config"
         elif re.search(r"^\s*\[\[jurors\]\]", head, re.M):
             return "panel"
+    first = next((line for line in head.split("\n") if line.strip()), "")
+    if start not in ("[", "{") and _SQL_START.match(first):
+        return "sql_lines"
     return None
 
 
@@ -129,4 +147,5 @@ def wrong_kind(path: str | Path, expected: str, *, also: tuple[str, ...] = ()) -
         return None
     if expected == "verdict" and kind in ("adjudication", "audit"):
         return None
-    return f"{path} is {DESCRIBED.get(kind, kind)}, not {DESCRIBED.get(expected, expected)}"
+    hint = f": {PREDICTIONS_HINT}" if kind in PREDICTION_KINDS else ""
+    return f"{path} is {DESCRIBED.get(kind, kind)}, not {DESCRIBED.get(expected, expected)}{hint}"

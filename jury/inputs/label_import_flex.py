@@ -38,9 +38,11 @@ FLEX is incorrect (FP)            correct     (none)               the pass was 
 ``flex-judge`` (``fn_gpt-4o-2024-08-06.jsonl``, ``fp_gpt-4o-2024-08-06.jsonl``: the pairs of
 the agreement set with FLEX's own judge's ``judge_result``, ``judge_text`` and
 ``judge_model``) gives no human labels but **judgments** (jury/inputs/judgments.py) of the
-recorded judge ``FLEX <judge_model>`` (a ``-no-result`` suffix, where FLEX's judge saw no
-execution results, is kept in each judgment's note), named by model as ``flex-agreement``
-names them and by SQL, so `jury calibrate --judgments` sets them against the experts.
+recorded judge ``FLEX <judge_model>``: FLEX's two variants are two judges, ``FLEX
+gpt-4o-2024-08-06`` (shown both execution results) and ``FLEX gpt-4o-2024-08-06-no-result``
+(shown none, FLEX's judge of the passed pairs), the second ``pooled_as`` the first, since FLEX
+reports one kappa over both; named by model as ``flex-agreement`` names them and by SQL, so
+`jury calibrate --judgments` sets each, and the pool, against the experts.
 
 All kinds also give the pairs as run records (``sql`` = ``pred_sql``, ``recorded`` = the
 outcome ``ex`` and ``pred_exec`` as preview) and gold items (the gold file's item with
@@ -364,7 +366,8 @@ def import_flex_judge(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -
                     question_id=pair.item.question_id,
                     model=pair.model,
                     sql=obj["pred_sql"],
-                    judge=f"FLEX {base}",
+                    judge=f"FLEX {model_name}",
+                    pooled_as=f"FLEX {base}" if base != model_name else None,
                     label="correct" if obj["judge_result"] else "incorrect",
                     category=None,  # FLEX's judge says right or wrong, not why
                     reasoning=obj["judge_text"],

@@ -31,9 +31,65 @@ def _no_progress(_description: str) -> AbstractContextManager[None]:
 
 
 def require_keys(panel, jurors) -> None:
-    missing = panel.missing_keys(list(jurors))
+    """Before any call: every juror's key is set and every juror served on this machine answers
+    (require_servers)."""
+    jurors = list(jurors)
+    missing = panel.missing_keys(jurors)
     if missing:
-        raise InputError(f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called)")
+        raise InputError(
+            f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called); "
+            "--plan prices the ballots without calling, and --panel local-demo runs without keys "
+            "on two tiny local models (`jury local-juror start` first; pip install 'jury[local]')"
+        )
+    require_servers(panel, jurors)
+
+
+LOOPBACK_PROBE_S = 1.0
+"""How long a juror's loopback server has to accept a connection before a run is refused."""
+
+
+def require_servers(panel, jurors) -> None:
+    """A juror whose api_base is on this machine (a loopback address) must accept a TCP
+    connection before anything is asked: a server that is not running was a 24-second
+    litellm retry ending in "HTTP 500 ... Connection error". One connection per server, for
+    at most LOOPBACK_PROBE_S; remote providers are not probed (their own errors say why)."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    from jury.pipeline.local_juror import MODELS as LOCAL_MODELS
+
+    seen: set[tuple[str, int]] = set()
+    for j in jurors:
+        if not j.api_base or j.recorded is not None:
+            continue
+        try:
+            parts = urlsplit(j.api_base)
+            host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            continue  # litellm reports a malformed api_base itself
+        if host is None:
+            continue
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback or (host, port) in seen:
+            continue
+        seen.add((host, port))
+        try:
+            socket.create_connection((host, port), timeout=LOOPBACK_PROBE_S).close()
+        except OSError as exc:
+            alias = j.model.split("/", 1)[-1]
+            how = (
+                "start it: `jury local-juror start`"
+                if alias in LOCAL_MODELS
+                else "start the server it names (Ollama, vLLM, llama.cpp, ...)"
+            )
+            raise InputError(
+                f"panel {panel.name!r}, juror {j.name!r}: nothing answers at {j.api_base} "
+                f"({exc.strerror or type(exc).__name__}; nothing was called); {how}"
+            ) from None
 
 
 def raise_if_capped(stats) -> None:
@@ -117,17 +173,54 @@ class JobResult(Generic[PlanT]):
 
 
 def load_and_evaluate(
-    gold_path: Path, run_paths: list[Path], db_root: Path | None, store, settings, progress: ProgressFactory = _no_progress
+    gold_path: Path,
+    run_paths: list[Path],
+    db_root: Path | None,
+    store,
+    settings,
+    progress: ProgressFactory = _no_progress,
+    positions_from: Path | None = None,
 ):
-    """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation)."""
+    """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
+    A run file may be a published prediction file (load_run_files); ``positions_from``: the gold
+    file its entries index by position (default: the gold file)."""
     from jury.compare.outcomes import evaluate
-    from jury.inputs.io import load_gold, load_runs
+    from jury.inputs.io import load_gold
 
     gold = load_gold(gold_path)
-    records = load_runs(run_paths, gold)
+    records = load_run_files(run_paths, gold, gold_path, positions_from)
     with progress("executing SQL") as bar:
         ev = evaluate(gold, records, db_root, store, settings, bar)
     return gold, records, ev
+
+
+def load_run_files(run_paths: list[Path], gold: dict, gold_path: Path, positions_from: Path | None = None) -> list:
+    """Run records of run JSONL files and of published prediction files, told apart by their
+    content (jury.inputs.kinds): BIRD's predict_dev.json and one SQL per line are each one model,
+    named after the file, whose entries index ``positions_from`` (default: the gold file) by
+    position; only the gold's questions are kept. A model answering a question twice, across
+    the files, is an error."""
+    from jury.inputs.importers import prediction_runs
+    from jury.inputs.io import load_gold_list, load_runs
+    from jury.inputs.kinds import PREDICTION_KINDS, sniff_kind
+
+    predicted = [p for p in run_paths if sniff_kind(p) in PREDICTION_KINDS]
+    jsonl = [p for p in run_paths if p not in predicted]
+    records = load_runs(jsonl, gold) if jsonl or not predicted else []
+    if not predicted:
+        if positions_from is not None:
+            raise InputError(f"positions_from ({positions_from}) is for prediction files; none of the runs is one")
+        return records
+    positions = load_gold_list(positions_from if positions_from is not None else gold_path)
+    from_files = prediction_runs(predicted, gold, positions)
+    mine = {r.model for r in records}
+    for r in from_files:
+        if r.model in mine:
+            raise InputError(
+                f"model {r.model!r} is both a prediction file's name and a model of the run files "
+                f"({', '.join(str(p) for p in jsonl)}); rename the file"
+            )
+    return records + from_files
 
 
 def adjudication_job(
@@ -153,12 +246,13 @@ def adjudication_job(
     taxonomy: str | None = None,
     shard=None,
     batch: bool = False,
+    positions_from: Path | None = None,
 ) -> JobResult[AdjudicationPlan]:
     """swap: None takes the panel's `swap`; review_passes: the share of each model's strict
     matches also sent to the jury (0: failures only); taxonomy: None takes the panel's;
     shard: ask only the ballots of this jury.judging.shards.Shard and write no verdict file."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
-    from jury.verdicts.assemble import write_adjudication
+    from jury.verdicts.assemble import run_calls, write_adjudication
 
     if panel.ballot_style == "audit":
         raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
@@ -181,7 +275,7 @@ def adjudication_job(
         from jury.verdicts.assemble import refuse_foreign_output
 
         refuse_foreign_output(output)
-    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress)
+    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress, positions_from)
     plan = plan_adjudication(
         ev, gold, records, panel, registry, models=models, seed=seed, swap=swap, review_passes=review_passes, taxonomy=tax
     )
@@ -194,6 +288,11 @@ def adjudication_job(
         job_settings["swap"] = True
     if tax is not None:
         job_settings["taxonomy"] = tax.binding()
+    if positions_from is not None:  # prediction files as runs: the positions they index, bound (reaudit reads it)
+        from jury.verdicts.assemble import verdicts_dir
+        from jury.verdicts.verify import bind_file
+
+        job_settings["positions_from"] = bind_file(positions_from, verdicts_dir(cfg, output)).model_dump()
     if review_passes:
         job_settings["review_passes"] = review_passes
         job_settings["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}
@@ -212,7 +311,7 @@ def adjudication_job(
     if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
         return JobResult(plan, None, stats, None, False, ev)
     try:
-        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store)
+        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store, run_calls(stats))
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, verdicts, stats, path, reused, ev)
@@ -248,7 +347,7 @@ def audit_job(
     from jury.compare.outcomes import execute_gold, resolve_databases
     from jury.inputs.io import load_gold
     from jury.judging.gold_audit import plan_audit, run_audit, summarize
-    from jury.verdicts.assemble import write_audit
+    from jury.verdicts.assemble import run_calls, write_audit
 
     if panel.ballot_style != "audit":
         raise InputError(
@@ -314,7 +413,7 @@ def audit_job(
             record["checks"] = [f.model_dump(mode="json") for f in findings]
     summary = summarize(records)
     try:
-        path, reused = write_audit(cfg, output, head, plan, records, summary, store)
+        path, reused = write_audit(cfg, output, head, plan, records, summary, store, run_calls(stats))
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, records, stats, path, reused, summary=summary)

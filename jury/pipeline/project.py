@@ -83,10 +83,18 @@ class Project:
         executor: str | None = None,
         ray_address: str | None = None,
         db_url: str | None = None,
+        missing: str | None = None,
     ) -> Settings:
         """Evaluation settings: arguments, else jury.toml, else the defaults (ray_address, else RAY_ADDRESS)."""
         from jury.compare.outcomes import Settings
-        from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_EXECUTOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+        from jury.vocab import (
+            DEFAULT_COMPARATOR,
+            DEFAULT_EXECUTOR,
+            DEFAULT_MISSING,
+            DEFAULT_NEAR_MISS,
+            DEFAULT_ROW_CAP,
+            DEFAULT_TIMEOUT_S,
+        )
 
         extra = {"options": options} if options is not None else {}
         chosen_workers = self.get("workers", workers)
@@ -99,6 +107,7 @@ class Project:
             executor=self.get("executor", executor, DEFAULT_EXECUTOR),
             ray_address=ray_address,
             db_urls=self.db_urls(db_url),
+            missing=self.get("missing", missing, DEFAULT_MISSING),
             **extra,
         )
 

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from jury.judging.families import FamilyRegistry
 
 
-def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = False) -> tuple[Path, dict]:
-    """Re-run a stale file with today's panel and inputs; returns (new file, diff). batch: --batch."""
+def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = False) -> tuple[Path, dict, Any]:
+    """Re-run a stale file with today's panel and inputs; returns (new file, diff, the run's
+    jury.judging.runner.RunStats: None when an identical file was already locked). batch: --batch."""
     from jury.judging.panels import load_panel
     from jury.pipeline.jobs import adjudication_job, audit_job
 
@@ -60,7 +61,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
         assert audit.path is not None  # a job that is not a plan names its file
         new_audit = load_locked(audit.path)
         assert isinstance(new_audit, AuditFile)  # the audit job wrote it
-        return audit.path, audit_diff(doc, new_audit)
+        return audit.path, audit_diff(doc, new_audit), audit.stats
     assert isinstance(doc, AdjudicationFile)  # the other kind
     from jury.judging.families import load_registry
 
@@ -75,12 +76,13 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
         swap=s.get("swap", False),
         review_passes=s.get("review_passes", 0.0),
         models=s.get("models"),
+        positions_from=resolve_bound(base, s["positions_from"]["path"]) if s.get("positions_from") else None,
         **same,
     )
     assert job.path is not None  # a job that is not a plan names its file
     new = load_locked(job.path)
     assert isinstance(new, AdjudicationFile)  # the adjudication job wrote it
-    return job.path, adjudication_diff(doc, new)
+    return job.path, adjudication_diff(doc, new), job.stats
 
 
 def _recorded_settings(s: dict):

@@ -292,6 +292,25 @@ def _anchors(
             )
 
 
+def _pooled(out: _Builder, judgments, judged: dict[str, list[tuple[tuple, bool, bool]]]) -> None:
+    """Judges a source reports pooled (their judgments' ``pooled_as``: FLEX's judge with and
+    without execution results) get one more subject, ``judge NAME (pooled with B)``, over the
+    union of their items, beside each judge's own figures; it joins ``judged`` (the anchors)."""
+    pools: dict[str, list[str]] = {}
+    for j in judgments:
+        group = pools.setdefault(j.pooled_as or j.judge, [])
+        if j.judge not in group:
+            group.append(j.judge)
+    for name, members in pools.items():
+        if len(members) < 2:
+            continue
+        rows = [row for m in members for row in judged.get(m, [])]
+        others = [m for m in members if m != name] if name in members else members
+        subject = f"{name} (pooled with {', '.join(others)})" if name in members else f"{name} (pooled: {', '.join(others)})"
+        out.agreement("judge", f"judge {subject}", "reference", [t for _, t, _ in rows], [c for _, _, c in rows])
+        judged[subject] = rows
+
+
 def _judges(
     out: _Builder,
     ref: dict,
@@ -344,6 +363,7 @@ def _judges(
             bias = position_bias(sum(picks), len(picks))
             out.add("judge", subject, "first-shown answer", "first_pick_share", bias.share, bias.n, bias.low, bias.high)
             out.add("judge", subject, "first-shown answer", "first_pick_p", bias.p_value, bias.n)
+    _pooled(out, judgments, judged)
     for judge, n in unmatched.items():
         notes.append(f"{n} judgments of {judge} name a candidate no labelled candidate matches: left out of its figures.")
     if not items:

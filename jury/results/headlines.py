@@ -22,33 +22,63 @@ def largest_rank_shift(report: dict) -> dict | None:
     moved = [m for m in report["models"] if m.get("rank_delta") is not None and m.get("adjudicated")]
     if not moved:
         return None
-    m = max(moved, key=lambda r: abs(r["rank_delta"]))  # first in run order on ties
+    largest = max(abs(r["rank_delta"]) for r in moved)
+    tied = [r for r in moved if abs(r["rank_delta"]) == largest]  # every model on the largest shift, run order
+    each = [_shift_numbers(r) for r in tied]
+    numbers = {**each[0], "models": each}  # the first's numbers at the top, as for a single model
+    if largest == 0:
+        lifts = {r["model"]: r["adjudicated"]["k"] - r["strict"]["k"] for r in moved}
+        top = max(lifts.values())
+        best = [r for r in moved if lifts[r["model"]] == top]
+        b = best[0]["adjudicated"]
+        numbers.update(model=best[0]["model"], lift_points=_pts(top, b["n"]), models=[_shift_numbers(r) for r in best])
+        if len(best) == 1:
+            who = f"{best[0]['model']}'s, {numbers['lift_points']:.1f} points"
+        elif len({f"{n['lift_points']:.1f}" for n in numbers["models"]}) == 1:
+            who = f"shared by {_names([r['model'] for r in best])}, {numbers['lift_points']:.1f} points each"
+        else:  # the same credited count over different denominators
+            who = "shared by " + _names([f"{n['model']} ({n['lift_points']:.1f} points)" for n in numbers["models"]])
+        text = f"No model changes rank from strict to adjudicated; the largest lift is {who}."
+        return {"key": "largest_rank_shift", "text": text, "numbers": numbers}
+    if len(tied) == 1:
+        text = f"{_moves(each[0])} from strict to adjudicated, the largest rank shift: {_gains(each[0], 'its accuracy')}."
+    else:
+        text = (
+            f"{len(tied)} models share the largest rank shift from strict to adjudicated, {largest} "
+            f"place{'s' if largest != 1 else ''}: " + "; ".join(f"{_moves(n)} ({_gains(n, 'accuracy')})" for n in each) + "."
+        )
+    return {"key": "largest_rank_shift", "text": text, "numbers": numbers}
+
+
+def _shift_numbers(m: dict) -> dict:
     n = m["adjudicated"]["n"]
     fe, gd = m["composition"][Verdict.FORMAT_EQUIVALENCE], m["composition"][Verdict.GOLD_DEFECT]
-    lift = _pts(m["adjudicated"]["k"] - m["strict"]["k"], n)
-    numbers = {
+    return {
         "model": m["model"],
         "strict_rank": m["strict_rank"],
         "adjudicated_rank": m["adjudicated_rank"],
         "rank_delta": m["rank_delta"],
-        "lift_points": lift,
+        "lift_points": _pts(m["adjudicated"]["k"] - m["strict"]["k"], n),
         "format_equivalence_points": _pts(fe, n),
         "gold_defect_points": _pts(gd, n),
     }
-    if m["rank_delta"] == 0:
-        best = max(moved, key=lambda r: r["adjudicated"]["k"] - r["strict"]["k"])
-        b = best["adjudicated"]
-        numbers.update(model=best["model"], lift_points=_pts(b["k"] - best["strict"]["k"], b["n"]))
-        text = f"No model changes rank from strict to adjudicated; the largest lift is {best['model']}'s, {numbers['lift_points']:.1f} points."
-        return {"key": "largest_rank_shift", "text": text, "numbers": numbers}
-    direction = "rises" if m["rank_delta"] > 0 else "falls"
-    text = (
-        f"{m['model']} {direction} from {ordinal(m['strict_rank'])} to {ordinal(m['adjudicated_rank'])} from strict to "
-        f"adjudicated, the largest rank shift: its accuracy gains {lift:.1f} points, "
-        f"{numbers['format_equivalence_points']:.1f} from format-equivalent answers and "
-        f"{numbers['gold_defect_points']:.1f} from gold defects."
+
+
+def _moves(n: dict) -> str:
+    direction = "rises" if n["rank_delta"] > 0 else "falls"
+    return f"{n['model']} {direction} from {ordinal(n['strict_rank'])} to {ordinal(n['adjudicated_rank'])}"
+
+
+def _gains(n: dict, lead: str) -> str:
+    """ "<lead> gains 2.3 points, 1.6 from format-equivalent answers and 0.8 from gold defects"."""
+    return (
+        f"{lead} gains {n['lift_points']:.1f} points, {n['format_equivalence_points']:.1f} from "
+        f"format-equivalent answers and {n['gold_defect_points']:.1f} from gold defects"
     )
-    return {"key": "largest_rank_shift", "text": text, "numbers": numbers}
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def format_cost(report: dict) -> dict | None:

@@ -118,6 +118,8 @@ def build_report(
                 "model": m,
                 "families": _families(m, recs, mine, registry),
                 "questions": s.questions,
+                "gold_questions": ev.coverage[m].gold_questions if m in ev.coverage else None,
+                "answered": ev.coverage[m].answered if m in ev.coverage else None,
                 "routed": s.routed,
                 "routing_accuracy": s.routing_accuracy,
                 "strict": s.strict,
@@ -143,7 +145,7 @@ def build_report(
             }
         )
 
-    settings = {**ev.settings.describe(), "strength": strength, "control": control}
+    settings = {**ev.settings.describe(), "strength": strength, "control": control, "missing": str(ev.settings.missing)}
     return Report.model_validate(
         {
             "jury_version": __version__,

@@ -95,6 +95,11 @@ class ReportSettings(_Model):
         description="Column the gold-defect share is correlated with."
     )
     control: str | None = Field(description="The negative-control model, if any.")
+    missing: Literal["exclude", "fail"] | None = Field(
+        None,
+        description="What a gold question a model's run has no line for counted as: left out of its denominators "
+        "(exclude) or a wrong answer (fail, BIRD's rule); null in older reports.",
+    )
 
 
 class VerdictFileRef(_Model):
@@ -131,7 +136,13 @@ class ModelRow(_Model):
 
     model: str
     families: list[str]
-    questions: int = Field(ge=0, description="Run records.")
+    questions: int = Field(
+        ge=0, description="Run records (with --missing fail, also a missing answer per gold question without one)."
+    )
+    gold_questions: int | None = Field(None, ge=0, description="The gold file's questions; null in older reports.")
+    answered: int | None = Field(
+        None, ge=0, description="Gold questions the model's run answers with SQL (its coverage: answered / gold_questions)."
+    )
     routed: int = Field(ge=0, description="Questions routed to the gold's database (gold errors left out).")
     routing_accuracy: float | None
     strict: Proportion = Field(description="The chosen comparator's execution match over routed questions.")

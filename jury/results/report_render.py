@@ -67,6 +67,8 @@ def report_rows(report: Report | dict) -> list[dict]:
             row[key] = r[key]
         row["adjudication_unpriced_models"] = ";".join(r.get("adjudication_unpriced_models") or [])
         row.update(review_cells(r))
+        row.update({"gold_questions": r.get("gold_questions"), "answered": r.get("answered")})
+        row["missing_rule"] = report["settings"].get("missing")
         rows.append(row)
     return rows
 
@@ -125,7 +127,8 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
     return buffer.getvalue()
 
 
-def _dollars(x: float | None) -> str:
+def dollars(x: float | None) -> str:
+    """ "$1,234.56", "$0.0123" (cents are not enough below a dollar), or "—"."""
     return "—" if x is None else f"${x:,.2f}" if x >= 1 else f"${x:.4f}"
 
 
@@ -134,7 +137,7 @@ def _cost_text(row: dict) -> str:
     unpriced = row.get("adjudication_unpriced_models") or []
     if row["adjudication_cost_usd"] is None and unpriced:
         return f"unknown ({', '.join(unpriced)} unpriced)"
-    return _dollars(row["adjudication_cost_usd"])
+    return dollars(row["adjudication_cost_usd"])
 
 
 def _interval(p: dict | None, rank: int | None = None) -> str:
@@ -146,8 +149,28 @@ def _present(report: dict, column: str) -> bool:
     return any(r[column] is not None for r in report["models"])
 
 
+def _short(report: dict) -> bool:
+    """Whether some model's run answers fewer than all the gold's questions."""
+    return any(r.get("answered") is not None and r["answered"] < r["gold_questions"] for r in report["models"])
+
+
+def coverage_note(report: dict) -> str | None:
+    """Every model's coverage in one line when all are complete; else what the rule did."""
+    rows = [r for r in report["models"] if r.get("answered") is not None]
+    if not rows:
+        return None
+    if not _short(report):
+        return f"coverage: every model answered all {rows[0]['gold_questions']:,} gold questions"
+    fail = report["settings"].get("missing") == "fail"
+    rule = "counted wrong (--missing fail)" if fail else "left out of denominators (--missing exclude)"
+    return f"coverage: see answered/gold; unanswered questions {rule}"
+
+
 def _main_table(report: dict):
     cols, heads = ["model", "routed", Column.STRICT], ["model", "routed (acc)", f"{Column.STRICT.label} [95% CI] rank"]
+    if _short(report):
+        cols.insert(1, "coverage")
+        heads.insert(1, "answered/gold")
     for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
         if _present(report, c):
             cols.append(c)
@@ -166,6 +189,7 @@ def _main_table(report: dict):
         d = {
             "model": r["model"] + (f" ({', '.join(r['families'])})" if r["families"] else ""),
             "routed": f"{r['routed']} ({cell(r['routing_accuracy'])})",
+            "coverage": "—" if r.get("answered") is None else f"{r['answered']}/{r['gold_questions']}",
             "rank_shift": r["rank_shift"],
             "near_miss": r["near_miss"],
             "not_executed": r["not_executed"],
@@ -233,6 +257,32 @@ def _corr_text(c: dict) -> str:
     return text + ")"
 
 
+DEMO_PANEL = "local-demo"
+"""The shipped panel of two tiny models on this machine (panels/local-demo.toml): a demo of the
+pipeline whose verdicts must never be published."""
+
+
+def decided_by(report: dict) -> list[str]:
+    """One line per verdict file: the column it decides and the panel that decided it (a
+    `local-demo` column says it must not be published)."""
+    return [row["text"] for row in decided_by_rows(report)]
+
+
+def decided_by_rows(report: dict) -> list[dict]:
+    """decided_by's lines as {"text", "demo"} (demo: decided by the local-demo panel)."""
+    lines = []
+    for vf in report.get("verdict_files") or []:
+        column = Column.GOLD_CLEAN.label if vf["kind"] == "audit" else Column.ADJUDICATED.label
+        lock = f"{vf['content_sha256'][:19]}…" if vf.get("content_sha256") else ""
+        where = ", ".join(x for x in (vf.get("path"), lock) if x)
+        line = f"{column} column decided by panel {vf.get('panel') or '(unnamed)'}" + (f" ({where})" if where else "")
+        demo = vf.get("panel") == DEMO_PANEL
+        if demo:
+            line += ": two tiny local models, a demo of the pipeline; never publish a number it decided"
+        lines.append({"text": line, "demo": demo})
+    return lines
+
+
 def _notes(report: dict) -> list[str]:
     s, corr = report["settings"], report["correlations"]
     g = corr["gold_defect_share_vs_strength"]
@@ -243,6 +293,10 @@ def _notes(report: dict) -> list[str]:
         f"Pearson, routing accuracy vs challenging share of the denominator: {_corr_text(corr['routing_vs_challenging_share'])}",
         f"Pearson, routing accuracy vs mean difficulty of the denominator: {_corr_text(corr['routing_vs_mean_difficulty'])}",
     ]
+    coverage = coverage_note(report)
+    if coverage:
+        notes.insert(1, coverage)
+    notes += decided_by(report)
     if any(f["jury_reached"] for f in report["families"].values()):
         notes.append(
             "format-equivalent share of jury-reached misses by family: "

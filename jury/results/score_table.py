@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.scoring import coverage_caption
 from jury.stats import ordinal
 from jury.version import __version__, provenance
 from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
@@ -45,6 +46,7 @@ def score_rows(scores) -> list[dict]:
                     }
                 )
         row.update(_extra_metrics(s))
+        row.update({"gold_questions": s.gold_questions, "answered": s.answered, "missing_rule": s.missing_rule})
         rows.append(row)
     return rows
 
@@ -54,7 +56,8 @@ def _interval(row: dict, col: str = Column.STRICT) -> str:
 
 
 def _with_rank(value, rank) -> str:
-    return "—" if value is None else f"{value:.3f} ({ordinal(rank)})"
+    """ "0.845 2nd": a rank as `jury report` shows one (no parentheses)."""
+    return "—" if value is None else f"{value:.3f} {ordinal(rank)}" if rank else f"{value:.3f}"
 
 
 WIDE_SCORE_COLUMNS = ("routed", "side comparators")
@@ -76,7 +79,7 @@ def render_scores(
             {
                 "jury_version": __version__,
                 "provenance": {**provenance(), "merged_stores": merged_stores} if merged_stores else provenance(),
-                "settings": settings,
+                "settings": {**settings, "missing": str(ev.settings.missing)},
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
                 "recorded_pairs": ev.recorded_pairs,
@@ -99,10 +102,27 @@ def render_scores(
     routed = ["routed"] if wide else []
     all_routed = all(r["routing_accuracy"] in (None, 1.0) for r in rows)
     routing = [] if all_routed and not wide else ["routing"]
-    columns = ["model", "questions", *routing, *routed, "strict_matches", "strict_ci", "rank", "jury_eligible", "misses", *side]
+    short = any(r["answered"] is not None and r["answered"] < r["gold_questions"] for r in rows)
+    for d, r in zip(display, rows):
+        d["coverage"] = "—" if r["answered"] is None else f"{r['answered']}/{r['gold_questions']}"
+    answered = ["coverage"] if short else []  # shown when a model is short; the caption says so otherwise
+    columns = [
+        "model",
+        "questions",
+        *answered,
+        *routing,
+        *routed,
+        "strict_matches",
+        "strict_ci",
+        "rank",
+        "jury_eligible",
+        "misses",
+        *side,
+    ]
     headers = [
         "model",
         "questions",
+        *(["answered/gold"] if short else []),
         *(["routing acc"] if routing else []),
         *routed,
         "matches",
@@ -110,20 +130,23 @@ def render_scores(
         "rank",
         "mismatch (to jury)",
         "other outcomes",
-        *(f"{n} acc (rank)" for n in side),
+        *(f"{n} acc rank" for n in side),
     ]
     for col, head in ((c, c.label) for c in (Column.GOLD_CLEAN, Column.ADJUDICATED)):
         if rows and f"{col}_accuracy" in rows[0]:
             for d, r in zip(display, rows):
-                d[col] = _interval(r, col) + (f" ({ordinal(r[f'{col}_rank'])})" if r[f"{col}_rank"] else "")
+                d[col] = _interval(r, col) + (f" {ordinal(r[f'{col}_rank'])}" if r[f"{col}_rank"] else "")
             columns.insert(columns.index("jury_eligible"), col)
-            headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] (rank)")
+            headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] rank")
     note = _extra_display(rows, display, columns, headers)
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
     )
     caption += note
+    covered = coverage_caption(ev)
+    if covered:
+        caption += "\n" + covered
     if rows and not routing:
         caption += "\nevery model routed every question to the right database (routing accuracy 1.000; shown with --wide)"
     if ev.recorded_pairs:
@@ -152,6 +175,8 @@ def render_scores(
 def _extra_metrics(s) -> dict:
     """CSV/table fields of `jury score --function-set` and `--efficiency` (only when asked for)."""
     row: dict = {}
+    if s.soft_f1 is not None:
+        row.update({"soft_f1": s.soft_f1["value"], "soft_f1_n": s.soft_f1["n"], "soft_f1_undecided": s.soft_f1["undecided"]})
     if s.function_set is not None:
         p = s.function_set
         row.update({"fsa_k": p["k"], "fsa_n": p["n"], "fsa": p["value"], "fsa_low": p["low"], "fsa_high": p["high"]})
@@ -164,7 +189,12 @@ def _extra_metrics(s) -> dict:
 
 
 def _extra_display(rows: list[dict], display: list[dict], columns: list[str], headers: list[str]) -> str:
-    """Adds the FSA and efficiency columns to the table; returns the caption's note on timings."""
+    """Adds the Soft-F1, FSA and efficiency columns to the table; returns the caption's note on timings."""
+    if rows and "soft_f1" in rows[0]:
+        for d, r in zip(display, rows):
+            d["soft_f1_shown"] = "—" if r["soft_f1"] is None else f"{r['soft_f1']:.3f}"
+        columns.append("soft_f1_shown")
+        headers.append("Soft-F1 (mini-dev)")
     if rows and "fsa" in rows[0]:
         for d, r in zip(display, rows):
             d["fsa_ci"] = _interval({"fsa_accuracy": r["fsa"], "fsa_low": r["fsa_low"], "fsa_high": r["fsa_high"]}, "fsa")
@@ -189,9 +219,12 @@ def _extra_display(rows: list[dict], display: list[dict], columns: list[str], he
     return ""
 
 
-def per_question_jsonl(pairs) -> str:
+def per_question_jsonl(pairs, soft_f1: dict | None = None) -> str:
+    """One JSON line per (model, question); ``soft_f1`` ((model, question_id) -> score): a
+    ``soft_f1`` field on each line (jury score --soft-f1)."""
     out = []
     for p in pairs:
+        extra = {"soft_f1": soft_f1.get((p.model, p.question_id))} if soft_f1 is not None else {}
         out.append(
             json.dumps(
                 {
@@ -205,6 +238,7 @@ def per_question_jsonl(pairs) -> str:
                     "order_matters": p.order_matters,
                     **{name: p.comparator_matches.get(name) for name in DECIDING_COMPARATORS},
                     "error": p.error,
+                    **extra,
                 },
                 ensure_ascii=False,
             )

@@ -38,6 +38,10 @@ class ModelScore(BaseModel):
     adjudicated_rank: int | None = None
     function_set: dict | None = None  # Proportion.as_dict() of equal function sets (--function-set)
     efficiency: dict | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
+    soft_f1: dict | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
+    gold_questions: int | None = None  # the gold file's questions (add_coverage)
+    answered: int | None = None  # those the model's run answers with SQL (add_coverage)
+    missing_rule: str | None = None  # what a question without a line counted as: exclude or fail (add_coverage)
 
 
 def proportion(k: int, n: int) -> dict:
@@ -95,3 +99,70 @@ def score_all(pairs: list) -> list[ModelScore]:
         for s, r in zip(scores, ranks(values)):
             s.comparator_ranks[name] = r
     return scores
+
+
+def add_coverage(scores: list[ModelScore], ev) -> None:
+    """Each score's coverage of the gold (answered / gold questions) and the missing rule, from
+    the evaluation (jury.compare.outcomes.Evaluation.coverage)."""
+    for s in scores:
+        c = ev.coverage.get(s.model)
+        if c is not None:
+            s.gold_questions, s.answered = c.gold_questions, c.answered
+        s.missing_rule = str(ev.settings.missing)
+
+
+def coverage_warning(ev, models=None) -> str | None:
+    """One line naming every model (of ``models``, default all) whose run answers fewer than
+    all the gold's questions, and what their unanswered questions counted as; None when every
+    model answers them all."""
+    from jury.vocab import MissingRule
+
+    covered = {m: c for m, c in ev.coverage.items() if models is None or m in models}
+    short = [(m, c) for m, c in covered.items() if not c.complete]
+    if not short:
+        return None
+    n = short[0][1].gold_questions
+    who = ", ".join(f"{m} {c.answered}/{c.gold_questions}" for m, c in short)
+    if ev.settings.missing == MissingRule.FAIL:
+        rule = "counted wrong (--missing fail, BIRD's rule)"
+    else:
+        rule = "left out of their denominators (--missing exclude, the default); --missing fail counts them wrong, as BIRD does"
+    noun = "models answers" if len(short) == 1 else "models answer"
+    return f"warning: {len(short)} of {len(covered)} {noun} fewer than the gold's {n:,} questions: {who}; the rest are {rule}"
+
+
+def coverage_caption(ev) -> str:
+    """The line under a table: every model's coverage when all are complete, else the rule."""
+    from jury.vocab import MissingRule
+
+    if not ev.coverage:
+        return ""
+    n = next(iter(ev.coverage.values())).gold_questions
+    if all(c.complete for c in ev.coverage.values()):
+        return f"coverage: every model answered all {n:,} gold questions"
+    rule = (
+        "counted wrong (--missing fail)"
+        if ev.settings.missing == MissingRule.FAIL
+        else "left out of denominators (--missing exclude)"
+    )
+    return f"coverage: see answered/gold; unanswered questions {rule}"
+
+
+def soft_f1_column(pairs: list, per_pair: dict[tuple, float | None]) -> dict[str, dict]:
+    """Per model, BIRD mini-dev's Soft-F1 over its routed questions (gold errors out):
+    {"value": the mean, "sum", "n", "undecided"}; value None when some answer's rows are not
+    all known here (``undecided`` of them: over the row cap, or a recorded preview)."""
+    out: dict[str, dict] = {}
+    for p in pairs:
+        if p.outcome == Outcome.GOLD_ERROR or not p.routed:
+            continue
+        col = out.setdefault(p.model, {"value": None, "sum": 0.0, "n": 0, "undecided": 0})
+        f1 = per_pair.get((p.model, p.question_id))
+        col["n"] += 1
+        if f1 is None:
+            col["undecided"] += 1
+        else:
+            col["sum"] += f1
+    for col in out.values():
+        col["value"] = col["sum"] / col["n"] if col["n"] and not col["undecided"] else None
+    return out

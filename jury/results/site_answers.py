@@ -104,7 +104,13 @@ FILTERS = (
 )
 
 
-def _vote_rows(votes) -> list[dict]:
+AUDIT_ORDER = "gold query only"
+"""The "order shown" of an audit vote: an audit ballot shows one query, the gold, and no answer."""
+
+
+def _vote_rows(votes, unordered: str = "—") -> list[dict]:
+    """The vote table's rows; ``unordered``: the "order shown" of a vote with no order (an
+    audit ballot shows the gold query alone)."""
     rows = []
     for v in votes:
         if v.skipped:
@@ -120,13 +126,22 @@ def _vote_rows(votes) -> list[dict]:
                 "juror": v.juror,
                 "family": v.family,
                 "model": v.model,
-                "order": (v.order or "").replace("_", " "),
+                "order": v.order.replace("_", " ") if v.order else unordered,
                 "raw": v.raw_verdict or "",
                 "said": said.replace("_", " "),
                 "reasoning": v.reasoning or "",
             }
         )
     return rows
+
+
+def _checks_run(doc) -> str | None:
+    """How the audit ran the deterministic gold checks (its settings.checks), in words."""
+    checks = (doc.settings or {}).get("checks")
+    if not isinstance(checks, dict):
+        return None
+    passes = "+".join(str(p) for p in checks.get("passes") or [])
+    return f"{passes} executions and a reversed scan, {checks.get('comparator')} comparator"
 
 
 def _review_rows(recs) -> list[dict]:
@@ -235,7 +250,9 @@ def _questions(sources: SiteSources, model_slug: dict) -> tuple[list, dict]:
                     "flagged": a.flagged,
                     "decided": a.decided,
                     "defect_types": [d.replace("_", " ") for d in a.defect_types],
-                    "votes": _vote_rows(a.votes),
+                    "votes": _vote_rows(a.votes, AUDIT_ORDER),
+                    "checks": None if a.checks is None else [{"name": c.name, "evidence": c.evidence} for c in a.checks],
+                    "checks_run": _checks_run(sources.audit[1]) if sources.audit else None,
                 },
                 "human": _review_rows(reviews.get(("gold", None, q), [])),
             }

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.results.headlines import headlines
 from jury.results.report import rank_cell
+from jury.results.report_render import coverage_note, decided_by_rows, dollars
 from jury.stats import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
 
@@ -35,7 +36,7 @@ def _fmt_rank(v) -> str:
     return "—" if v is None else ordinal(v)
 
 
-FORMATS = {"pct": _fmt_pct, "int": _fmt_int, "float3": _fmt_float3, "rank": _fmt_rank}
+FORMATS = {"pct": _fmt_pct, "int": _fmt_int, "float3": _fmt_float3, "rank": _fmt_rank, "usd": dollars}
 
 
 def pointer(*parts) -> str:
@@ -96,6 +97,10 @@ def _front(report: dict, model_slug: dict, sources: SiteSources) -> dict:
         row["routed"] = num(pointer("models", i, "routed"), "int", f"{page}#show=routed")
         row["questions"] = num(pointer("models", i, "questions"), "int", f"{page}#show=all")
         row["routing_accuracy"] = num(pointer("models", i, "routing_accuracy"), "pct")
+        if r.get("answered") is not None:
+            row["answered"] = num(pointer("models", i, "answered"), "int", f"{page}#show=all")
+            row["gold_questions"] = num(pointer("models", i, "gold_questions"), "int")
+            row["short"] = r["answered"] < r["gold_questions"]
         for c in present:
             if r.get(c) is None:
                 row["columns"][c] = None
@@ -124,6 +129,8 @@ def _front(report: dict, model_slug: dict, sources: SiteSources) -> dict:
         ]
         row["near_miss"] = num(pointer("models", i, "near_miss"), "int", f"{page}#show=near_miss")
         row["not_executed"] = num(pointer("models", i, "not_executed"), "int", f"{page}#show=not_executed")
+        row["cost"] = num(pointer("models", i, "adjudication_cost_usd"), "usd")
+        row["unpriced"] = list(r.get("adjudication_unpriced_models") or [])
         rows.append(row)
     stability = None
     rs = report.get("rank_stability")
@@ -205,5 +212,7 @@ def _front(report: dict, model_slug: dict, sources: SiteSources) -> dict:
         "control": report["control"],
         "oracle": {"questions": num(pointer("oracle_routing", "questions"), "int"), "rows": oracle_rows},
         "findings": headlines(report),
+        "decided_by": decided_by_rows(report),
+        "coverage": coverage_note(report),
         "gold_errors": report["gold_errors"],
     }

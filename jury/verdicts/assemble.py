@@ -206,11 +206,25 @@ def with_retries(totals: dict, costs: dict[str, dict]) -> dict:
     return {**totals, "ballots_asked": asked, "retries": totals["calls"] - asked}
 
 
-def write_adjudication(cfg, output, head: dict, plan, records, store) -> tuple[Path, bool]:
-    """Lock the adjudication verdicts under ``head`` (adjudication_header): (path, reused) as `_write` returns it."""
+def run_calls(stats) -> dict:
+    """``Totals.this_run`` of the run whose jury.judging.runner.RunStats are ``stats``."""
+    return {"ballots_asked": stats.asked, "requests": stats.requests, "votes_reused": stats.reused, "cost_usd": stats.cost_usd}
+
+
+def _this_run(doc: dict, this_run: dict | None) -> None:
+    """A file that supersedes another says what the run that wrote it called (its totals count
+    every call of the set, those of the votes it reused too)."""
+    if this_run is not None and doc.get("supersedes"):
+        doc["totals"]["this_run"] = this_run
+
+
+def write_adjudication(cfg, output, head: dict, plan, records, store, this_run: dict | None = None) -> tuple[Path, bool]:
+    """Lock the adjudication verdicts under ``head`` (adjudication_header): (path, reused) as `_write` returns it.
+    ``this_run``: run_calls() of the run, recorded when the file supersedes another."""
     folder = verdicts_dir(cfg, output)
     ensure_schema(folder, "adjudication")
     doc = _paid(head, plan, store)
+    _this_run(doc, this_run)
     # a request shared by several models (same wrong SQL, same order) was paid once: split it
     sharers: dict[str, set[str]] = {}
     for b in plan.ballots():
@@ -237,11 +251,13 @@ def write_adjudication(cfg, output, head: dict, plan, records, store) -> tuple[P
     return _write(doc, output, folder)
 
 
-def write_audit(cfg, output, head: dict, plan, records, summary, store) -> tuple[Path, bool]:
-    """Lock the audit verdicts under ``head`` (audit_header): (path, reused) as `_write` returns it."""
+def write_audit(cfg, output, head: dict, plan, records, summary, store, this_run: dict | None = None) -> tuple[Path, bool]:
+    """Lock the audit verdicts under ``head`` (audit_header): (path, reused) as `_write` returns it.
+    ``this_run``: as for write_adjudication."""
     folder = verdicts_dir(cfg, output)
     ensure_schema(folder, "audit")
     doc = _paid(head, plan, store)
+    _this_run(doc, this_run)
     unpriced = unpriced_requests(plan.ballots(), store.call_costs([b.request_sha256 for b in plan.ballots()]))
     doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
     doc["summary"] = summary

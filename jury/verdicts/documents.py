@@ -119,8 +119,17 @@ class PanelBinding(_Model):
     )
 
 
+class RunCalls(_Model):
+    """What the one run that wrote a file called (``Totals.this_run``)."""
+
+    ballots_asked: int = Field(ge=0, description="Ballots this run sent requests for.")
+    requests: int = Field(ge=0, description="Requests this run sent, retries included.")
+    votes_reused: int = Field(ge=0, description="Votes this run took from the store instead of calling (unchanged jurors).")
+    cost_usd: float = Field(ge=0, description="Cost of this run's calls that litellm could price.")
+
+
 class Totals(OmitUnused):
-    _OPTIONAL = ("ballots_asked", "retries")
+    _OPTIONAL = ("ballots_asked", "retries", "this_run")
 
     calls: int = Field(
         0,
@@ -146,6 +155,12 @@ class Totals(OmitUnused):
         None,
         description="Juror models (litellm strings) with calls litellm could not price, so cost_usd leaves them out; "
         "null in files written before it was recorded.",
+    )
+    this_run: RunCalls | None = Field(
+        None,
+        description="A file that supersedes another (jury reaudit): what the run that wrote it called; the fields "
+        "above count every call made for the file's ballots, the votes it reused from the store included. Absent in "
+        "other files.",
     )
 
 

@@ -49,6 +49,11 @@ def check_file(path: Path) -> Staleness:
     st = Staleness(path, doc)
     bound = [("gold", doc.inputs.gold)] + [("run", b) for b in doc.inputs.runs]
     bound += [(f"database {k}", b) for k, b in doc.inputs.databases.items()]
+    positions = (doc.settings or {}).get("positions_from")
+    if isinstance(positions, dict):  # prediction files as runs: the gold file their positions index
+        from jury.verdicts.documents import FileBinding
+
+        bound.append(("positions", FileBinding.model_validate(positions)))
     for role, b in bound:
         now = _sha(resolve_bound(base, b.path))
         if now is None:

@@ -1,0 +1,109 @@
+"""``jury.gold_defects``: the gold queries an audit flagged, as a table to send upstream.
+
+Each flagged gold query with the defect types and every vote with its reasons, the
+deterministic checks' evidence the audit file records, a preview of the gold's result
+(executed now, or reused from the store) and the audit file's hash as provenance.
+``render("md" | "csv" | "json" | "table")`` is what ``jury report --gold-defects`` prints.
+
+>>> import jury
+>>> print(jury.gold_defects("verdicts/audit.json").render("md"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jury.api.result import Result
+from jury.errors import InputError, JuryError
+from jury.pipeline.project import PathLike, Project
+
+if TYPE_CHECKING:
+    from jury.pipeline.jobs import ProgressFactory
+
+
+class GoldDefects(Result):
+    """What ``jury.gold_defects`` returns: the provenance (the audit file: path, lock, file sha256,
+    panel) and one entry per flagged gold query (``defects``)."""
+
+    provenance: dict[str, Any]
+    defects: list[dict[str, Any]]
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        from jury.results.gold_defects import render_gold_defects
+
+        return render_gold_defects(self.provenance, self.defects, fmt, width)
+
+
+def gold_defects(
+    audit: PathLike | None = None,
+    *,
+    gold: PathLike | None = None,
+    db_root: PathLike | None = None,
+    db_url: str | None = None,
+    store: PathLike | None = None,
+    allow_superseded: bool = False,
+    project: Project | None = None,
+    progress: ProgressFactory | None = None,
+    outputs: Sequence[PathLike | None] = (),
+) -> GoldDefects:
+    """The gold queries the locked ``audit`` file (default: jury.toml's audit) flagged, by its
+    panel or by the deterministic checks it ran.
+
+    ``gold``: the gold file the audit bound (default: jury.toml's gold, else the file the audit
+    names); another file, or the same path changed since, is refused. ``db_root``, ``db_url``,
+    ``store``: where the gold queries run for their result preview (default: jury.toml's, else
+    beside the databases the audit bound); a database that is not here leaves its previews
+    out, said in their place. A superseded audit is refused unless ``allow_superseded``.
+    ``outputs``: files the caller will write, refused before any work when one is an input."""
+    from jury.compare.outcomes import Settings, execute_gold, resolve_databases
+    from jury.inputs.io import load_gold, sha256_file
+    from jury.pipeline.jobs import _no_progress
+    from jury.pipeline.outputs import guard_outputs
+    from jury.pipeline.verdict_inputs import load_verdict_files
+    from jury.results.gold_defects import defect_rows, provenance
+    from jury.results.site_answers import preview
+    from jury.verdicts.reaudit import resolve_bound
+
+    project = project if project is not None else Project.load()
+    audit_path = project.path("audit", audit)
+    if audit_path is None:
+        raise InputError("the gold-defect table is made from an audit file: give it (--audit) or set audit in jury.toml")
+    store_path = project.store_path(store)
+    audit_doc, _ = load_verdict_files(audit_path, [], allow_superseded)  # the lock first
+    assert audit_doc is not None
+    path, doc = audit_doc
+    base = Path(path).parent
+    bound = doc.inputs.gold
+    gold_path = project.path("gold", gold) or resolve_bound(base, bound.path)
+    guard_outputs(outputs, [audit_path, gold_path], store=store_path, db_root=project.db_root(db_root))
+    if not gold_path.is_file() or sha256_file(gold_path) != bound.sha256:
+        raise InputError(
+            f"{gold_path}: not the gold file {audit_path} audited ({bound.path}, sha256 {bound.sha256[:12]}…): "
+            "give that file with --gold"
+        )
+    items = load_gold(gold_path)
+    flagged = [items[r.question_id] for r in doc.records if (r.flagged or r.checks) and r.question_id in items]
+    root = project.db_root(db_root)
+    if root is None and doc.inputs.databases:
+        root = resolve_bound(base, next(iter(doc.inputs.databases.values())).path).parent.parent
+    previews: dict = {}
+    with project.open_store(store) as st, (progress or _no_progress)("executing gold SQL") as bar:
+        for db_id in dict.fromkeys(i.db_id for i in flagged):
+            mine = [i for i in flagged if i.db_id == db_id]
+            try:
+                runnable = [i for i in mine if not i.has_recording]
+                databases = resolve_databases(runnable, root, st, project.db_urls(db_url)) if runnable else {}
+                results = execute_gold(mine, databases, st, Settings(workers=1), bar)
+            except JuryError as exc:
+                previews.update({i.question_id: f"(not executed here: {exc})" for i in mine})
+                continue
+            previews.update({q: preview(res) for q, res in results.items()})
+    return GoldDefects(
+        provenance=provenance(path, doc, sha256_file(path), bound),
+        defects=defect_rows(doc, items, previews),
+        inputs=[audit_path, gold_path],
+        store_path=store_path,
+        db_root=root,
+    )

@@ -1,0 +1,97 @@
+"""BIRD mini-dev's Soft-F1: a partial credit per answer from matching its rows to the gold's.
+
+The definition is mini-dev's ``evaluation/evaluation_f1.py`` (bird-bench/mini_dev), quirks
+included, so that a column of jury reproduces its per-question scores exactly:
+
+1. Both results empty: 1.0.
+2. Duplicate rows are dropped, **keeping the first of each** in the order the database returned
+   them (``list(dict.fromkeys(rows))``; an earlier version of the script went through
+   ``set()``, whose order is arbitrary for text). Python equality decides what a duplicate is:
+   ``1``, ``1.0`` and ``True`` are one value.
+3. Rows are matched **by position** after that: the i-th gold row against the i-th predicted
+   row, whatever their content (so the same rows in another order can score below 1).
+4. Within a pair, with ``w`` the gold row's width: each predicted value found anywhere in the
+   gold row (``in``: a NULL finds a NULL) adds 1/w to the true positives, any other 1/w to the
+   false positives; each gold value not found in the predicted row adds 1/w to the false
+   negatives. Values are not consumed: a predicted row ``(1, 1)`` against a gold row ``(1,)``
+   scores 2/1 true positives.
+5. A gold row with no predicted row at its position adds 1 false negative; a predicted row
+   beyond the gold's adds 1 false positive.
+6. precision = tp/(tp+fp), recall = tp/(tp+fn) (0 when the sum is 0), F1 their harmonic mean
+   (0 when both are 0).
+
+A query that fails or times out scores 0 (the script's ``except``), and so does a pair the
+script's arithmetic cannot score (a gold row of width 0). The column is the mean over the
+questions a model routed to the right database (gold errors left out, as everywhere in jury);
+mini-dev's script averages over every row of its file, which is the same when every model
+answers every question with the right database.
+
+mini-dev's README works this example by hand to 0.8, leaving its blank (NULL) cells out; the
+script counts a NULL as a value like any other (a predicted NULL not in the gold row is a false
+positive, a gold NULL not in the predicted row a false negative) and gets 2/3; jury follows the
+script:
+
+>>> soft_f1([("Apple", 325), ("Orange", None), ("Banana", 119)], [(325, "Apple"), (191, "Orange"), (None, "Banana")])
+0.6666666666666666
+>>> soft_f1([], [])
+1.0
+>>> soft_f1([(1,), (2,)], [(2,), (1,)])  # the same rows in another order
+0.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def _row_counts(pred: tuple, gold: tuple) -> tuple[float, float, float]:
+    """(true positives, false positives, false negatives) of one predicted row against one gold row."""
+    width = len(gold)
+    found = sum(1 for v in pred if v in gold)
+    return found / width, (len(pred) - found) / width, sum(1 for v in gold if v not in pred) / width
+
+
+def soft_f1(gold_rows: Sequence[tuple], pred_rows: Sequence[tuple]) -> float:
+    """mini-dev's Soft-F1 of ``pred_rows`` against ``gold_rows`` (each in the order returned)."""
+    if not gold_rows and not pred_rows:
+        return 1.0
+    gold = list(dict.fromkeys(tuple(r) for r in gold_rows))
+    pred = list(dict.fromkeys(tuple(r) for r in pred_rows))
+    tp = fp = fn = 0.0
+    try:
+        for g, p in zip(gold, pred):
+            t, f, n = _row_counts(p, g)
+            tp, fp, fn = tp + t, fp + f, fn + n
+    except ZeroDivisionError:  # a gold row of width 0: the script's exception, scored 0
+        return 0.0
+    for _ in range(len(gold) - len(pred)):  # one at a time: the script's float sums, bit for bit
+        fn += 1
+    for _ in range(len(pred) - len(gold)):
+        fp += 1
+    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
+    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def pair_soft_f1(pair, results: dict) -> float | None:
+    """One scored answer's Soft-F1 (a jury.compare.outcomes.PairResult with the evaluation's
+    results): 0 for an answer that did not execute (error, timeout, missing), None when its or
+    the gold's rows are not all known here (over the row cap, or recorded as preview text) and
+    for an answer outside every denominator (misrouted, gold error)."""
+    from jury.vocab import NOT_EXECUTED, Outcome
+
+    if pair.outcome in (Outcome.GOLD_ERROR, Outcome.MISROUTED):
+        return None
+    if pair.outcome in NOT_EXECUTED:
+        return 0.0
+    gold, pred = results.get(pair.gold_key), results.get(pair.pred_key)
+    if gold is None or pred is None or not (gold.ok and pred.ok):
+        return None
+    if gold.truncated or pred.truncated or gold.recorded_preview is not None or pred.recorded_preview is not None:
+        return None
+    return soft_f1(gold.rows, pred.rows)
+
+
+def soft_f1_by_pair(ev) -> dict[tuple, float | None]:
+    """(model, question_id) -> pair_soft_f1 for every pair of a jury.compare.outcomes.Evaluation."""
+    return {(p.model, p.question_id): pair_soft_f1(p, ev.results) for p in ev.pairs}

@@ -1,0 +1,157 @@
+"""No silent denominators: every output shows each model's coverage of the gold (answered /
+gold questions, and routed), a one-line warning names the models below full coverage, and
+`--missing fail|exclude` (flag, jury.toml, API) chooses BIRD's rule (an unanswered question is
+wrong) or the 36-model benchmark's (it is left out). The expected accuracies come from BIRD's
+rule computed here with sqlite3 (set(predicted rows) == set(gold rows)), not from jury."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import jury
+from tests.support.badinput import run_jury
+from tests.support.helpers import EXAMPLE
+
+MODEL = "ta-sql-gpt4"
+KEEP = 100  # of the gold's 129 questions: the run answers the first 100 in gold order
+
+
+def _rows(db: Path, sql: str):
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return set(conn.execute(sql).fetchall())
+    except sqlite3.Error:
+        return None  # an error scores 0 under BIRD's rule
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    """A copy of the example whose run holds one model answering 100 of the 129 questions (the
+    model that ranked 5th), beside gsr, complete; and BIRD's matches of its 100 answers."""
+    tmp = tmp_path_factory.mktemp("coverage")
+    for name in ("dev.json", "jury.toml"):
+        shutil.copy(EXAMPLE / name, tmp / name)
+    (tmp / "databases").symlink_to(EXAMPLE / "databases")
+    gold = json.loads((EXAMPLE / "dev.json").read_text())
+    kept = {g["question_id"] for g in gold[:KEEP]}
+    lines = [json.loads(line) for line in (EXAMPLE / "run.jsonl").read_text().splitlines()]
+    mine = [r for r in lines if r["model"] == MODEL and r["question_id"] in kept]
+    other = [r for r in lines if r["model"] == "gsr"]
+    (tmp / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*mine, *other]))
+    db = EXAMPLE / "databases" / "superhero" / "superhero.sqlite"
+    sql_of = {g["question_id"]: g["SQL"] for g in gold}
+    matches = 0
+    for r in mine:
+        pred = _rows(db, r["sql"])
+        matches += pred is not None and pred == _rows(db, sql_of[r["question_id"]])
+    return tmp, matches
+
+
+def test_a_short_run_is_shown_and_warned_and_left_out_by_default(short_run):
+    tmp, k = short_run
+    res = run_jury(["score", "run.jsonl", "--comparator", "bird", "-f", "json"], tmp)
+    assert res.returncode == 0, res.stderr
+    (warning,) = res.stderr.splitlines()  # one line
+    assert warning.startswith(f"warning: 1 of 2 models answers fewer than the gold's 129 questions: {MODEL} {KEEP}/129;")
+    assert "--missing exclude, the default" in warning and "--missing fail" in warning
+    doc = json.loads(res.stdout)
+    assert doc["settings"]["missing"] == "exclude"
+    ta = next(m for m in doc["models"] if m["model"] == MODEL)
+    assert (ta["gold_questions"], ta["answered"], ta["routed"]) == (129, KEEP, KEEP)
+    assert (ta["strict"]["k"], ta["strict"]["n"]) == (k, KEEP) and ta["strict"]["value"] == pytest.approx(k / KEEP)
+    gsr = next(m for m in doc["models"] if m["model"] == "gsr")
+    assert (gsr["gold_questions"], gsr["answered"]) == (129, 129)
+    table = run_jury(["score", "run.jsonl", "--comparator", "bird"], tmp).stdout
+    assert "answered/gold" in table and f"{KEEP}/129" in table and "129/129" in table
+    assert "unanswered questions left out of denominators (--missing exclude)" in " ".join(table.split())
+    csv = run_jury(["score", "run.jsonl", "--comparator", "bird", "-f", "csv"], tmp).stdout.splitlines()
+    head = csv[0].split(",")
+    row = dict(zip(head, next(line for line in csv if line.startswith(MODEL)).split(",")))
+    assert (row["gold_questions"], row["answered"], row["routed"], row["missing_rule"]) == (
+        "129",
+        str(KEEP),
+        str(KEEP),
+        "exclude",
+    )
+
+
+def test_missing_fail_counts_the_unanswered_questions_wrong_as_bird_does(short_run):
+    tmp, k = short_run
+    res = run_jury(["score", "run.jsonl", "--comparator", "bird", "--missing", "fail", "-f", "json"], tmp)
+    assert res.returncode == 0, res.stderr
+    assert "counted wrong (--missing fail, BIRD's rule)" in res.stderr
+    doc = json.loads(res.stdout)
+    ta = next(m for m in doc["models"] if m["model"] == MODEL)
+    assert doc["settings"]["missing"] == "fail" and ta["missing_rule"] == "fail"
+    assert (ta["strict"]["k"], ta["strict"]["n"], ta["outcomes"]["missing"]) == (k, 129, 129 - KEEP)
+    assert ta["strict"]["value"] == pytest.approx(k / 129) and (ta["answered"], ta["questions"]) == (KEEP, 129)
+    # the same from jury.toml, and from the library
+    toml = tmp / "jury.toml"
+    original = toml.read_text()
+    try:
+        toml.write_text(original + 'missing = "fail"\n')
+        again = json.loads(run_jury(["score", "run.jsonl", "--comparator", "bird", "-f", "json"], tmp).stdout)
+        assert [m["strict"] for m in again["models"]] == [m["strict"] for m in doc["models"]]
+        report = run_jury(["report", "run.jsonl", "--comparator", "bird", "-f", "json"], tmp)
+        row = next(m for m in json.loads(report.stdout)["models"] if m["model"] == MODEL)
+        assert (row["strict"]["n"], row["answered"], row["gold_questions"]) == (129, KEEP, 129)
+        assert "counted wrong" in report.stderr
+    finally:
+        toml.write_text(original)
+    lib = jury.score(tmp / "run.jsonl", gold=tmp / "dev.json", db_root=tmp / "databases", comparator="bird", missing="fail",
+                     store=tmp / ".jury" / "store.db")  # fmt: skip
+    assert next(s for s in lib.scores if s.model == MODEL).strict["n"] == 129
+    with pytest.raises(jury.InputError, match="missing=.exclude., but the Score was made with missing='fail'"):
+        jury.report(lib, missing="exclude")
+
+
+def test_the_report_and_its_site_show_the_coverage(short_run):
+    tmp, _k = short_run
+    res = run_jury(["report", "run.jsonl", "-f", "md"], tmp)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.startswith(f"warning: 1 of 2 models answers fewer than the gold's 129 questions: {MODEL} {KEEP}/129")
+    assert "| answered/gold |" in res.stdout and f"| {KEEP}/129 |" in res.stdout
+    assert "coverage: see answered/gold; unanswered questions left out of denominators (--missing exclude)" in res.stdout
+    site = run_jury(["report", "run.jsonl", "-f", "html", "-o", "site"], tmp)
+    assert site.returncode == 0, site.stderr
+    front = " ".join((tmp / "site" / "index.html").read_text(encoding="utf-8").split())
+    assert f"{MODEL} answered" in front and "left out of denominators (--missing exclude)" in front
+
+
+def test_complete_runs_score_alike_under_both_rules_and_say_so(tmp_path):
+    """The bundled example answers every question: the rule changes no number, and every
+    output says every model answered all 129."""
+    out = {}
+    for rule in ("exclude", "fail"):
+        res = run_jury(["score", "run.jsonl", "--missing", rule, "-f", "json", "--store", tmp_path / "s.db"], EXAMPLE)
+        assert res.returncode == 0 and res.stderr == "", res.stderr
+        out[rule] = json.loads(res.stdout)["models"]
+    assert [m["strict"] for m in out["exclude"]] == [m["strict"] for m in out["fail"]]
+    assert all((m["answered"], m["gold_questions"]) == (129, 129) for m in out["fail"])
+    table = run_jury(["score", "run.jsonl", "--store", tmp_path / "s.db"], EXAMPLE).stdout
+    assert "coverage: every model answered all 129 gold questions" in table and "answered/gold" not in table
+    report = run_jury(["report", "run.jsonl", "--store", tmp_path / "s.db"], EXAMPLE).stdout
+    assert "coverage: every model answered all 129 gold questions" in report
+
+
+@pytest.mark.parametrize(
+    ("args", "toml", "message"),
+    [
+        (["--missing", "maybe"], "", "Error: unknown missing rule 'maybe'; choose one of: exclude, fail"),
+        ([], 'missing = "never"\n', "jury.toml: missing must be one of exclude, fail, got 'never'"),
+        ([], "missing = 1\n", "jury.toml: missing must be a string, got 1"),
+    ],
+)
+def test_a_bad_missing_rule_is_one_line(tmp_path, args, toml, message):
+    for name in ("dev.json", "run.jsonl"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    (tmp_path / "jury.toml").write_text(f'gold = "dev.json"\ndb_root = "{EXAMPLE / "databases"}"\n{toml}')
+    res = run_jury(["score", "run.jsonl", *args], tmp_path)
+    assert res.returncode == 1 and len(res.stderr.splitlines()) == 1 and message in res.stderr, res.stderr
