@@ -105,6 +105,7 @@ def audit_gold(
     *,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     panel: str | PathLike | Panel | None = None,
     db: str | Sequence[str] | None = None,
     question_id: str | int | Sequence[str | int] | None = None,
@@ -130,7 +131,7 @@ def audit_gold(
     without one. ``quorum``: defective votes needed to flag. ``plan_only``: make no call.
     ``output``: the audit file (default verdicts/audit-<time>.json; an identical locked one is
     reused). ``checks``: first run the deterministic gold checks (no model) and record them.
-    ``sign``, ``shard``, ``batch``: as for ``jury.adjudicate``."""
+    ``sign``, ``shard``, ``batch``, ``allow_privileged_login``: as for ``jury.adjudicate``."""
     from jury.errors import InputError
     from jury.pipeline.jobs import _no_progress, audit_job
 
@@ -148,7 +149,7 @@ def audit_gold(
             st,
             gold_path=gold_path,
             db_root=before.db_root,
-            db_urls=project.db_urls(db_url),
+            db_urls=project.db_urls(db_url, allow_privileged_login),
             panel=chosen,
             dbs=_strings(db),
             question_ids=_strings(question_id),

@@ -26,6 +26,7 @@ class GoldCheck(Result):
     results: list[GoldCheckResult]
     counts: dict[str, int]
     settings: dict
+    privileged_logins: list[str] = []  # engine databases run through a login allowed to do more than read
 
     @property
     def flagged(self) -> list[GoldCheckResult]:
@@ -35,7 +36,9 @@ class GoldCheck(Result):
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.results.gold_check_report import render_gold_checks
 
-        return render_gold_checks(self.results, self.counts, self.settings, fmt, width=width)
+        return render_gold_checks(
+            self.results, self.counts, self.settings, fmt, width=width, privileged_logins=self.privileged_logins
+        )
 
 
 def _strings(value: str | int | Sequence | None) -> list[str]:
@@ -51,6 +54,7 @@ def check_gold(
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     passes: str | Sequence[int] = "5,10,10,10",
     db: str | Sequence[str] | None = None,
     question_id: str | int | Sequence[str | int] | None = None,
@@ -66,7 +70,8 @@ def check_gold(
     LIMIT-tie and bare-column probes and the result's shape. Nothing is cached.
 
     ``gold``, ``db_root``, ``comparator``, ``timeout``, ``store``: default jury.toml's, else the
-    built-in; ``db_url``: run on an engine (default jury.toml's [databases]); ``db`` and
+    built-in; ``db_url``: run on an engine (default jury.toml's [databases]; a login that can do
+    more than read is refused unless ``allow_privileged_login``); ``db`` and
     ``question_id``: only these db_ids and questions. ``outputs``: files the caller will write
     (``result.write``), refused before any execution when one is an input, the store, a database
     or a locked verdict file."""
@@ -75,6 +80,7 @@ def check_gold(
     from jury.compare.gold_checks import check_gold as run_checks
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
+    from jury.execution.engine_urls import privileged_logins
     from jury.inputs.io import load_gold
     from jury.pipeline.jobs import _no_progress
     from jury.pipeline.outputs import guard_outputs
@@ -92,7 +98,8 @@ def check_gold(
     get_comparator(name)
     items = select_items(list(load_gold(gold_file).values()), _strings(db), _strings(question_id), gold_file, "check")
     with project.open_store(store) as st:
-        databases = resolve_databases([i for i in items if not i.has_recording], root, st, project.db_urls(db_url))
+        urls = project.db_urls(db_url, allow_privileged_login)
+        databases = resolve_databases([i for i in items if not i.has_recording], root, st, urls)
     with (progress or _no_progress)("checking gold SQL") as bar:
         results = run_checks(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar
@@ -102,6 +109,7 @@ def check_gold(
         results=results,
         counts=check_counts(results),
         settings=settings,
+        privileged_logins=privileged_logins(path for path, _sha in databases.values()),
         inputs=[gold_file],
         store_path=store_path,
         db_root=root,

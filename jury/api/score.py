@@ -94,6 +94,7 @@ def score(
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     store: PathLike | None = None,
     comparator: str | None = None,
     near_miss: float | None = None,
@@ -124,7 +125,9 @@ def score(
     ``review``: a locked review file whose decisions take precedence over the jury's. A
     superseded verdict file is refused unless ``allow_superseded``. ``efficiency``: time every
     matched pair ``repeats`` times (VES, R-VES); ``function_set``: function-set accuracy over
-    the names matching this glob or ``re:REGEX`` (parsed as ``dialect``). ``outputs``: files
+    the names matching this glob or ``re:REGEX`` (parsed as ``dialect``). ``allow_privileged_login``:
+    run on an engine through a login that can do more than read (refused by default; recorded
+    in the JSON's provenance). ``outputs``: files
     the caller will write, refused before any work when one is an input, the store, a database
     or a locked verdict file.
     """
@@ -156,6 +159,7 @@ def score(
         executor=executor,
         ray_address=ray_address,
         db_url=db_url,
+        allow_privileged_login=allow_privileged_login,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=project.get("float_digits", float_digits)),
     )
     locked = load_verdict_inputs(audit_path, verdict_paths, review_path, allow_superseded)  # locks first

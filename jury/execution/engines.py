@@ -10,11 +10,15 @@ one line naming the extra to install.
 Every engine runs the SQL as :func:`jury.execution.sqlite.execute` does, with the same row
 cap, byte caps, timeout and digests (the row digests and :class:`RowSetDigest` of the SQLite
 executor, over values normalised to what SQLite would return), so one result hashes alike
-on every engine. Read-only for real, three ways on each engine:
+on every engine. Read-only for real, four ways on each engine:
 
-1. a static check refuses anything but one query (one statement; SELECT, WITH, VALUES or a
-   parenthesised query; no data-changing or file-writing word anywhere; no function that
-   reads or writes server files, sends signals or runs SQL text);
+0. the login itself can only read the benchmark's tables: at connect its privileges are read
+   from the server's catalogue and a privileged login (a superuser, FILE, SUPER, a table's
+   owner, ...) is refused before any model SQL runs (jury.execution.engine_privileges), unless
+   the URL allows it (``--allow-privileged-login``);
+1. a static check (jury.execution.statement_check) refuses anything but one query built of
+   what the allow-list names: the syntax of a query, the database's own tables, and the
+   engine's data functions called by their name; MySQL executable comments refused outright;
 2. the engine's own read-only mode: PostgreSQL ``SET SESSION CHARACTERISTICS AS
    TRANSACTION READ ONLY`` and ``BEGIN READ ONLY`` (the query runs through a server-side
    cursor, which takes one SELECT only); MySQL/MariaDB ``SET SESSION TRANSACTION READ
@@ -110,6 +114,7 @@ __all__ = [
 class _Connections(threading.local):
     def __init__(self) -> None:
         self.conns: dict[str, Any] = {}
+        self.tables: dict[str, list[str]] = {}  # url -> the database's tables (the statement check's)
 
 
 _kept = _Connections()
@@ -126,6 +131,7 @@ def _connection(engine: Engine, timeout_s: float, cached: bool):
 
 def close_connections() -> None:
     """Close every engine connection this thread keeps."""
+    _kept.tables.clear()
     while _kept.conns:
         _, conn = _kept.conns.popitem()
         with contextlib.suppress(Exception):  # already broken: nothing to release
@@ -133,6 +139,7 @@ def close_connections() -> None:
 
 
 def _drop(url: str) -> None:
+    _kept.tables.pop(url, None)
     conn = _kept.conns.pop(url, None)
     if conn is not None:
         with contextlib.suppress(Exception):  # already broken
@@ -149,13 +156,16 @@ def execute(
     (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result)."""
     start = time.monotonic()
     engine = engine_for(url)
-    problem = statement_problem(sql, engine.name)
-    if problem is not None:
-        return ExecResult(status="error", error=problem, elapsed_s=time.monotonic() - start)
     try:
-        conn = _connection(engine, timeout_s, cached)
+        conn = _connection(engine, timeout_s, cached)  # a privileged login raises InputError here
     except (ConnectionError, OSError) as exc:
         return ExecResult(status="error", error=f"cannot open database {redact(url)}: {_one_line(exc)}")
+    problem = _checked(engine, conn, sql, cached)
+    if problem is not None:
+        if not cached:
+            with contextlib.suppress(Exception):  # already closed
+                conn.close()
+        return ExecResult(status="error", error=problem, elapsed_s=time.monotonic() - start)
     errors = _driver_errors(engine.name)
     deadline = start + timeout_s
     fired = threading.Event()
@@ -202,6 +212,22 @@ def execute(
     return acc.result(columns, time.monotonic() - start)
 
 
+def _checked(engine: Engine, conn, sql: str, cached: bool) -> str | None:
+    """The statement check on ``sql`` with the database's own tables (read from its catalogue
+    once per kept connection) and the URL's allowed functions."""
+    tables = _kept.tables.get(engine.url) if cached else None
+    if tables is None:
+        try:
+            tables = engine.tables(conn)
+        except _driver_errors(engine.name) as exc:
+            return f"refused: the database's tables cannot be read ({_one_line(exc)})"
+        if cached:
+            _kept.tables[engine.url] = tables
+    return statement_problem(
+        sql, engine.name, tables=tables, allow_functions=engine.allow_functions, ansi_quotes=engine.ansi_quotes
+    )
+
+
 def _finish(engine: Engine, conn, cached: bool) -> bool:
     """Roll the transaction back; a connection that cannot is dropped (True)."""
     try:
@@ -214,8 +240,15 @@ def _finish(engine: Engine, conn, cached: bool) -> bool:
 
 
 def _error_line(exc: BaseException) -> str:
+    """The error a failed query is stored with: its class and the driver's one-line message
+    (PostgreSQL: the primary message and SQLSTATE, never the DETAIL or CONTEXT lines that can
+    quote values), capped (jury.execution.batches caps it again as the store writes it)."""
     if isinstance(exc, _ResultTooLarge):
         return str(exc)
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    if primary and getattr(exc, "sqlstate", None):  # psycopg
+        return f"{_one_line(Exception(primary))[:300]} (SQLSTATE {exc.sqlstate})"  # type: ignore[attr-defined]
     text = _one_line(exc)
     if text.startswith("(") and "," in text:  # PyMySQL: (1064, "You have an error …")
         code, _, rest = text[1:].partition(",")
@@ -264,7 +297,10 @@ def fingerprint(url: str) -> str:
         raise InputError(f"cannot read the catalogue of {redact(url)}: {_one_line(exc)}") from None
     finally:
         conn.close()
-    body = json.dumps({"engine": engine.name, "tables": shape}, separators=(",", ":"), sort_keys=True)
+    doc: dict[str, Any] = {"engine": engine.name, "tables": shape}
+    if engine.allow_functions:  # what the statement check allows is part of what a query returns
+        doc["allow_functions"] = sorted({n.lower() for n in engine.allow_functions})
+    body = json.dumps(doc, separators=(",", ":"), sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()
 
 

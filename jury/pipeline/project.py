@@ -65,11 +65,19 @@ class Project:
         assert folder is not None
         return folder
 
-    def db_urls(self, db_url: str | None = None) -> DatabaseURLs:
-        """Where each db_id's database is on an engine: ``db_url``, else jury.toml's [databases]."""
+    def db_urls(self, db_url: str | None = None, allow_privileged_login: bool = False) -> DatabaseURLs:
+        """Where each db_id's database is on an engine: ``db_url``, else jury.toml's [databases];
+        with jury.toml's [engines] settings, and ``allow_privileged_login`` (the flag) on top."""
         from jury.execution.engines import DatabaseURLs
 
-        return DatabaseURLs.from_config(self.config.values.get("databases"), str(self.config.path or "jury.toml"), db_url)
+        values = self.config.values
+        return DatabaseURLs.from_config(
+            values.get("databases"),
+            str(self.config.path or "jury.toml"),
+            db_url,
+            engines=values.get("engines"),
+            allow_privileged_login=allow_privileged_login,
+        )
 
     def settings(
         self,
@@ -83,6 +91,7 @@ class Project:
         executor: str | None = None,
         ray_address: str | None = None,
         db_url: str | None = None,
+        allow_privileged_login: bool = False,
     ) -> Settings:
         """Evaluation settings: arguments, else jury.toml, else the defaults (ray_address, else RAY_ADDRESS)."""
         from jury.compare.outcomes import Settings
@@ -98,7 +107,7 @@ class Project:
             workers=Settings().workers if chosen_workers is None else chosen_workers,
             executor=self.get("executor", executor, DEFAULT_EXECUTOR),
             ray_address=ray_address,
-            db_urls=self.db_urls(db_url),
+            db_urls=self.db_urls(db_url, allow_privileged_login),
             **extra,
         )
 

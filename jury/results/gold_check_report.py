@@ -11,13 +11,17 @@ from jury.vocab import GOLD_CHECKS
 _COLUMNS = ["question_id", "db_id", "check", "evidence"]
 
 
-def render_gold_checks(results, counts: dict[str, int], settings: dict, fmt: str, *, width: int | None = None) -> str:
-    """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt``."""
+def render_gold_checks(
+    results, counts: dict[str, int], settings: dict, fmt: str, *, width: int | None = None, privileged_logins=()
+) -> str:
+    """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt`` (``privileged_logins``:
+    the engine databases run through a login allowed to do more than read, in the JSON's provenance)."""
     if fmt == "json":
+        logins = {"privileged_logins": list(privileged_logins)} if privileged_logins else {}
         return to_json(
             {
                 "jury_version": __version__,
-                "provenance": provenance(),
+                "provenance": {**provenance(), **logins},
                 "settings": settings,
                 "gold_queries": len(results),
                 "flagged": sum(bool(r.checks) for r in results),

@@ -32,10 +32,15 @@ def ensure_schema(folder: Path, kind: str) -> None:
         write_schemas(folder / "schema")
 
 
-def store_provenance(store) -> dict:
-    """provenance(), and the stores merged into `store` (`jury store merge`) when there are any."""
+def store_provenance(store, databases: dict | None = None) -> dict:
+    """provenance(), the stores merged into `store` (`jury store merge`) when there are any, and
+    the engine databases of ``databases`` executed through a privileged login when there are any."""
+    from jury.execution.engine_urls import privileged_logins
+
     merged = store.merged_sources() if hasattr(store, "merged_sources") else []
-    return {**provenance(), "merged_stores": merged} if merged else provenance()
+    out = {**provenance(), "merged_stores": merged} if merged else provenance()
+    logins = privileged_logins(path for path, _sha in (databases or {}).values())
+    return {**out, "privileged_logins": logins} if logins else out
 
 
 def bind_database(path, folder, sha: str) -> FileBinding:
@@ -71,7 +76,7 @@ def header(
         "kind": kind,
         "format_version": FORMAT_VERSION,
         "jury_version": __version__,
-        "provenance": store_provenance(store),
+        "provenance": store_provenance(store, databases),
         "created_at": utc_now(),
         "supersedes": supersedes,
         "inputs": {
