@@ -1,7 +1,9 @@
 """Execution on PostgreSQL, MariaDB and DuckDB (jury.execution.engines), read-only, hashed as on SQLite.
 
-The servers come from `bash .ci/engines` (JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL); without
-them, or without a driver, those tests skip. DuckDB is embedded (jury[duckdb]).
+The servers come from `bash .ci/engines`: JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL (the admin
+logins, which load databases) and JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL (the
+least-privilege reader jury executes through); without them, or without a driver, those tests
+skip. DuckDB is embedded (jury[duckdb]). The hostile-SQL suite is tests/test_engine_safety.py.
 """
 
 from __future__ import annotations
@@ -25,44 +27,14 @@ from jury.execution.loader import load
 from jury.execution.schema import describe_columns
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.inputs.records import GoldItem
+from tests.support.enginetest import SUPERHERO, drop_database, reader_url, server_url
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parent.parent
-SUPERHERO = ROOT / "examples/bird-superhero/databases/superhero/superhero.sqlite"
 ENGINE_PARAMS = [
     pytest.param("postgresql", marks=pytest.mark.engine),
     pytest.param("mysql", marks=pytest.mark.engine),
     pytest.param("duckdb", marks=pytest.mark.engine),
 ]
-
-
-def _server_url(engine: str, name: str) -> str:
-    env = {"postgresql": "JURY_TEST_PG_URL", "mysql": "JURY_TEST_MYSQL_URL"}[engine]
-    base = os.environ.get(env)
-    if not base:
-        pytest.skip(f"{env} is not set (bash .ci/engines starts the server)")
-    pytest.importorskip({"postgresql": "psycopg", "mysql": "pymysql"}[engine])
-    head, _, query = base.partition("?")
-    return f"{head.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
-
-
-def _drop(url: str, name: str) -> None:
-    e = engines.engine_for(url)
-    if e.name == engines.POSTGRESQL:
-        import psycopg
-
-        p = e.parts
-        with psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True) as c:
-            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    elif e.name == engines.MYSQL:
-        import pymysql
-
-        p = e.parts
-        password = os.environ.get(e.params.get("password_env", "MYSQL_PWD"))
-        conn = pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=password)
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
-        conn.close()
 
 
 def _url_template(engine: str, tmp: Path, db_id: str = "{db_id}") -> tuple[str, str]:
@@ -71,18 +43,19 @@ def _url_template(engine: str, tmp: Path, db_id: str = "{db_id}") -> tuple[str, 
     if engine == "duckdb":
         pytest.importorskip("duckdb")
         return f"duckdb:///{tmp}/{prefix}{db_id}.duckdb", prefix
-    return _server_url(engine, prefix + db_id), prefix
+    return server_url(engine, prefix + db_id), prefix
 
 
 @pytest.fixture
 def superhero_url(request, tmp_path):
+    """The superhero database loaded on the engine by its admin; the reader's URL of it."""
     engine = request.param
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "superhero")
     load(SUPERHERO, url)
-    yield url
+    yield reader_url(url)
     engines.close_connections()
-    _drop(url, prefix + "superhero")
+    drop_database(url, prefix + "superhero")
 
 
 # --- no server needed -----------------------------------------------------------------------------
@@ -217,9 +190,10 @@ HOSTILE = {
         "SET enable_external_access = true",
     ],
 }
-# Reading server files (pg_read_file, LOAD_FILE) and MySQL's INTO OUTFILE are allowed to a
-# privileged role inside a read-only transaction: refused by the static check alone.
-SERVER_ALLOWS = ("pg_read_file", "LOAD_FILE", "OUTFILE")
+# Without the static check the reader's own privileges refuse these (pg_read_file: permission
+# denied; INTO OUTFILE: no FILE privilege), but MySQL's LOAD_FILE returns NULL to a login
+# without FILE instead of failing: no file is read, yet it is not an error.
+SERVER_ALLOWS = ("LOAD_FILE",)
 RUNAWAY = {
     "postgresql": "SELECT pg_sleep(30)",
     "mysql": "SELECT SLEEP(30)",
@@ -230,11 +204,11 @@ RUNAWAY = {
 @pytest.mark.parametrize("superhero_url", ENGINE_PARAMS, indirect=True)
 @pytest.mark.parametrize("static_check", [True, False], ids=["checked", "server-only"])
 def test_hostile_sql_is_refused_or_stopped_and_the_database_is_unchanged(superhero_url, static_check, monkeypatch):
-    """With the static check, and without it (the server's read-only mode alone)."""
+    """With the static check, and without it (the reader's privileges and the server's read-only mode alone)."""
     engine = engines.engine_of(superhero_url)
     before = engines.content_digest(superhero_url)
     if not static_check:
-        monkeypatch.setattr(engines, "statement_problem", lambda sql, engine: None)
+        monkeypatch.setattr(engines, "statement_problem", lambda sql, engine, **options: None)
     for sql in HOSTILE[engine]:
         if not static_check and any(f in sql for f in SERVER_ALLOWS):
             continue  # a superuser's server runs these: the static check alone refuses them
@@ -292,8 +266,9 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "shop")
     load(project / "dbs/shop/shop.sqlite", url)
+    reader_template = reader_url(url).replace(prefix + "shop", prefix + "{db_id}")
     try:
-        args = ["score", "run.jsonl", "--db-url", template, "--per-question", "pq.jsonl", "--format", "json"]
+        args = ["score", "run.jsonl", "--db-url", reader_template, "--per-question", "pq.jsonl", "--format", "json"]
         res = runner.invoke(app, args)
         assert res.exit_code == 0, res.output
         first = [json.loads(line) for line in (project / "pq.jsonl").read_text().splitlines()]
@@ -305,7 +280,7 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
         (executions,) = store.execute("SELECT COUNT(*) FROM executions").fetchone()
         keys = {r[0] for r in store.execute("SELECT key FROM executions")}
         store.close()
-        secrets = [v for k, v in os.environ.items() if k in ("PGPASSWORD", "JURY_TEST_MYSQL_PASSWORD") and v]
+        secrets = [v for k, v in os.environ.items() if k.startswith(("PGPASSWORD", "JURY_TEST_")) and "PASSWORD" in k and v]
         for blob in [(project / ".jury/store.db").read_bytes(), (project / "pq.jsonl").read_bytes()]:
             assert not any(s.encode() in blob for s in secrets)
         _write(url, "INSERT INTO item VALUES (99, 'kiwi', 9.0, 'brown')")
@@ -319,7 +294,7 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
         assert len(new_keys) == executions
     finally:
         engines.close_connections()
-        _drop(url, prefix + "shop")
+        drop_database(url, prefix + "shop")
 
 
 @pytest.mark.engine
