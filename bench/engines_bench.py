@@ -10,8 +10,10 @@
    evaluation_ex.py does, with its 30 s timeout).
 
 Needs the servers of ``bash .ci/engines`` (JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL) or
---pg-url / --mysql-url (a database URL on the server; the superhero database is loaded
-next to it under a fresh name and dropped afterwards), and the mini-dev files:
+--pg-url / --mysql-url (a database URL on the server, the admin's; the superhero database is
+loaded next to it under a fresh name and dropped afterwards), the least-privilege reader jury
+executes through (JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL or --pg-reader-url /
+--mysql-reader-url), and the mini-dev files:
 
     bash .ci/engines python bench/engines_bench.py --data ../shared/data/bird/mini-dev
 """
@@ -69,7 +71,9 @@ def _raw_connect(url: str):
     if e.name == engines.POSTGRESQL:
         import psycopg
 
-        return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"), autocommit=True)
+        password = os.environ.get(e.params["password_env"]) if e.params.get("password_env") else None
+        extra = {"password": password} if password else {}
+        return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"), autocommit=True, **extra)
     import pymysql
 
     password = os.environ.get(e.params.get("password_env", "MYSQL_PWD"), "")
@@ -175,22 +179,27 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/bird/mini-dev")
     ap.add_argument("--pg-url", default=os.environ.get("JURY_TEST_PG_URL"))
     ap.add_argument("--mysql-url", default=os.environ.get("JURY_TEST_MYSQL_URL"))
+    ap.add_argument("--pg-reader-url", default=os.environ.get("JURY_TEST_PG_READER_URL"))
+    ap.add_argument("--mysql-reader-url", default=os.environ.get("JURY_TEST_MYSQL_READER_URL"))
     ap.add_argument("-o", "--output", type=Path, help="Write the Markdown report here (default: stdout).")
     args = ap.parse_args()
     name = f"jury_bench_{os.getpid()}"
     tmp = Path(tempfile.mkdtemp(prefix="jury-engines-bench-"))
-    urls: dict[str, str] = {}
+    urls: dict[str, str] = {}  # the admin's: loads and drops
+    readers: dict[str, str] = {}  # the reader's: every query runs through it
     started = time.monotonic()
     try:
-        if args.pg_url:
-            urls["postgresql"] = _with_db(args.pg_url, name)
-        if args.mysql_url:
-            urls["mysql"] = _with_db(args.mysql_url, name)
-        urls["duckdb"] = f"duckdb:///{tmp}/{DB}.duckdb"
+        for engine, admin, reader in (
+            ("postgresql", args.pg_url, args.pg_reader_url),
+            ("mysql", args.mysql_url, args.mysql_reader_url),
+        ):
+            if admin and reader:
+                urls[engine], readers[engine] = _with_db(admin, name), _with_db(reader, name)
+        urls["duckdb"] = readers["duckdb"] = f"duckdb:///{tmp}/{DB}.duckdb"
         for url in urls.values():
             load(SQLITE_FILE, url)
-        lines = gold_parity(args.data / "data", urls)
-        lines += predictions(args.data / "data", args.data / "predictions/sql_output_kg", urls, tmp)
+        lines = gold_parity(args.data / "data", readers)
+        lines += predictions(args.data / "data", args.data / "predictions/sql_output_kg", readers, tmp)
         lines.append(f"\n({time.monotonic() - started:.0f} s)")
         text = "\n".join(lines) + "\n"
         if args.output:

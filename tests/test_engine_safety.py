@@ -253,9 +253,11 @@ class Server:
             roles = subprocess.run(
                 [PG_BIN / "pg_dumpall", *common, "--globals-only"], env=env, capture_output=True, check=True
             ).stdout
-            watch = self.victim.execute(  # the second session: alive, and sees the other sessions as before
+            # the second session: alive, and sees the other sessions as before (jury's own and the
+            # dumps' come and go, and a closed one may linger for a moment)
+            watch = self.victim.execute(
                 "SELECT pid, usename, application_name FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                "AND pid <> pg_backend_pid() AND application_name <> 'jury' ORDER BY pid"  # jury's own come and go
+                "AND pid <> pg_backend_pid() AND application_name NOT IN ('jury', 'pg_dump', 'pg_dumpall') ORDER BY pid"
             ).fetchall()
             return {
                 "dump": _digest(dump),
@@ -361,8 +363,9 @@ def _assert_nothing_leaked(server: Server, store: str, secrets: list[bytes], ran
     in ``ran``) only its status and a capped error stored: no row."""
     blobs = [p.read_bytes() for p in Path(".").glob(f"{store}*") if p.is_file()]
     assert blobs, "the run wrote no store"
-    for secret in secrets:
-        assert not any(secret in blob for blob in blobs), f"{secret[:24]!r} reached the store or an output"
+    for secret in secrets:  # as they are, and base64-encoded as the store keeps bytes ({"$bytes": ...})
+        for form in [secret, *_base64_forms(secret)]:
+            assert not any(form in blob for blob in blobs), f"{secret[:24]!r} reached the store or an output"
     db = sqlite3.connect(store)
     rows = db.execute("SELECT sql, status, rows, error FROM executions").fetchall()
     db.close()
@@ -375,6 +378,23 @@ def _assert_nothing_leaked(server: Server, store: str, secrets: list[bytes], ran
             assert json.loads(stored_rows or "[]") == [] and len(error or "") <= 500
 
 
+def _same(after: dict, before: dict) -> None:
+    for key in before:
+        assert after[key] == before[key], f"{key} changed"
+
+
+def _base64_forms(secret: bytes) -> list[bytes]:
+    """The part of ``secret``'s base64 that is the same wherever it starts in a value (the three
+    alignments; the first and last groups, which depend on the bytes around it, left out)."""
+    import base64
+
+    forms = []
+    for k in range(3):
+        text = base64.b64encode(b"\0" * k + secret)
+        forms.append(text[4 if k else 0 : -4])
+    return [f for f in forms if len(f) >= 16]
+
+
 def _outcomes(store: str) -> list[str]:
     return [json.loads(line)["outcome"] for line in Path(f"{store}.pq.jsonl").read_text().splitlines()]
 
@@ -384,7 +404,7 @@ def test_hostile_sql_as_the_reader_is_refused_and_changes_nothing(server):
     res = _score(server, server.reader, "reader.db")
     assert res.exit_code == 0, res.output
     assert _outcomes("reader.db") == ["error"] * len(server.hostile)
-    assert server.state() == before
+    _same(server.state(), before)
     _assert_nothing_leaked(server, "reader.db", secrets)
     assert "privileged_logins" not in json.loads(Path("reader.db.json").read_text())["provenance"]
 
@@ -408,7 +428,7 @@ def test_the_readers_privileges_alone_hold_without_the_statement_check(server, m
         "duckdb": {"SELECT * FROM duckdb_settings()", "PRAGMA database_list"},
     }[server.engine]  # fmt: skip
     assert allowed <= harmless, allowed - harmless
-    assert server.state() == before  # a session's advisory or user lock ended with the session (see below)
+    _same(server.state(), before)  # a session's advisory or user lock ended with the session (see below)
     _assert_nothing_leaked(server, "bare.db", secrets, frozenset(allowed))
 
 
@@ -442,10 +462,20 @@ def test_hostile_sql_as_an_allowed_admin_meets_the_statement_check_and_is_record
     res = _score(server, server.admin, "admin.db", "--allow-privileged-login")
     assert res.exit_code == 0, res.output
     assert _outcomes("admin.db") == ["error"] * len(server.hostile)
-    assert server.state() == before
+    _same(server.state(), before)
     _assert_nothing_leaked(server, "admin.db", secrets)
     recorded = json.loads(Path("admin.db.json").read_text())["provenance"]["privileged_logins"]
     assert recorded == [server.admin.split("?")[0]]
+    # the other outputs that execute record it too: check-gold's JSON and report's JSON
+    template = server.admin.replace(server.name, server.name.removesuffix("superhero") + "{db_id}")
+    for args in (
+        ["check-gold", "--db-url", template, "--passes", "1", "-f", "json", "-o", "cg.json"],
+        ["report", "run.jsonl", "--db-url", template, "--store", "admin.db", "-f", "json", "-o", "report.json"],
+    ):
+        res = runner.invoke(app, [*args, "--allow-privileged-login"])
+        assert res.exit_code == 0, res.output
+        out = Path(args[args.index("-o") + 1])
+        assert json.loads(out.read_text())["provenance"]["privileged_logins"] == [server.admin.split("?")[0]]
 
 
 @pytest.mark.parametrize("login", ["reader", "admin"])

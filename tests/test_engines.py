@@ -307,3 +307,124 @@ def test_db_load_cli_copies_every_table_and_row(tmp_path):
     assert engines.execute(url, "SELECT COUNT(*) FROM hero_power").rows == [(5825,)]
     again = runner.invoke(app, ["db", "load", str(SUPERHERO), url])
     assert again.exit_code == 1 and "already has table" in again.output
+
+
+# --- the least-privilege reader -------------------------------------------------------------------
+
+
+def test_db_grants_prints_the_readers_recipe_for_each_engine():
+    pg = runner.invoke(app, ["db", "grants", "postgresql://admin@db.example/superhero"])
+    assert pg.exit_code == 0, pg.output
+    lines = pg.output.splitlines()
+    for statement in (
+        'CREATE ROLE "jury_reader" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT;',
+        "\\password jury_reader",
+        'ALTER ROLE "jury_reader" SET default_transaction_read_only = on;',
+        'GRANT CONNECT ON DATABASE "superhero" TO "jury_reader";',
+        'GRANT USAGE ON SCHEMA "public" TO "jury_reader";',
+        'GRANT SELECT ON ALL TABLES IN SCHEMA "public" TO "jury_reader";',
+    ):
+        assert statement in lines
+    my = runner.invoke(
+        app, ["db", "grants", "mariadb://root@db.example/superhero", "--reader", "bird_ro", "--reader-host", "10.0.0.%"]
+    )
+    assert my.exit_code == 0, my.output
+    assert my.output.splitlines()[1:] == [
+        "CREATE USER 'bird_ro'@'10.0.0.%' IDENTIFIED BY '<password>';",
+        "GRANT SELECT ON `superhero`.* TO 'bird_ro'@'10.0.0.%';",
+    ]
+    bad = runner.invoke(app, ["db", "grants", "postgresql://admin@db.example/superhero", "--reader", "x; DROP ROLE y"])
+    assert bad.exit_code == 1 and bad.output.startswith("Error: --reader 'x; DROP ROLE y': a role name is letters")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_db_load_makes_a_reader_that_can_only_read(engine, tmp_path, monkeypatch):
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "superhero")
+    role = f"jt_reader_{uuid.uuid4().hex[:6]}"
+    try:
+        # a reader that does not exist needs its password first: one line, before any table is made
+        monkeypatch.delenv("JURY_READER_PASSWORD", raising=False)
+        missing = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", role])
+        assert missing.exit_code == 1
+        assert f"the reader role {role!r} does not exist: set JURY_READER_PASSWORD" in missing.output
+        # the admin as reader: refused, it can do more than read
+        admin = engines.engine_for(url).parts.username
+        privileged = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", admin, "--reader-host", "127.0.0.1"])
+        assert privileged.exit_code == 1
+        assert f"the reader role cannot be {admin!r}" in privileged.output
+        drop_database(url, prefix + "superhero")
+        monkeypatch.setenv("JT_READER_PW", "s3cret-" + uuid.uuid4().hex[:6])
+        done = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", role, "--reader-password-env", "JT_READER_PW"])
+        assert done.exit_code == 0, done.output
+        assert f"may read it and nothing else: run jury as {role}" in done.output
+        head, _, _query = url.partition("?")
+        parts = engines.engine_for(url).parts
+        reader = head.replace(f"{parts.username}@", f"{role}@", 1) + "?password_env=JT_READER_PW"
+        assert engines.execute(reader, "SELECT COUNT(*) FROM colour").rows == [(35,)]  # passes the login check
+        assert engines.execute(reader, "SELECT COUNT(*) FROM colour", timeout_s=5).ok
+        engines.close_connections()
+        # its privileges, straight from the driver (no jury in the way): reading works, writing does not
+        if engine == "postgresql":
+            import psycopg
+
+            conn = psycopg.connect(
+                host=parts.hostname, port=parts.port, user=role, password=os.environ["JT_READER_PW"], dbname=prefix + "superhero"
+            )
+            with pytest.raises(psycopg.Error, match="read-only transaction|permission denied"):
+                conn.execute("INSERT INTO colour VALUES (999, 'x')")
+            conn.close()
+        else:
+            import pymysql
+
+            conn = pymysql.connect(
+                host=parts.hostname,
+                port=parts.port,
+                user=role,
+                password=os.environ["JT_READER_PW"],
+                database=prefix + "superhero",
+            )
+            with conn.cursor() as cur, pytest.raises(pymysql.Error, match="command denied"):
+                cur.execute("INSERT INTO colour VALUES (999, 'x')")
+            conn.close()
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "superhero")
+        _drop_role(url, role)
+
+
+def _drop_role(url: str, role: str) -> None:
+    e = engines.engine_for(url)
+    p = e.parts
+    if e.name == engines.POSTGRESQL:
+        import psycopg
+
+        with psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True) as c:
+            c.execute(f'DROP ROLE IF EXISTS "{role}"')
+    else:
+        import pymysql
+
+        conn = pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=os.environ.get(e.params["password_env"]))
+        with conn.cursor() as cur:
+            cur.execute(f"DROP USER IF EXISTS '{role}'@'%'")
+        conn.close()
+
+
+def test_a_verdict_file_records_the_databases_run_through_a_privileged_login(tmp_path):
+    """The header every verdict file (adjudicate, audit-gold) is written with: privileged_logins
+    names the server databases allowed a privileged login, and only those; absent otherwise."""
+    from jury.execution.store import Store
+    from jury.verdicts.assemble import store_provenance
+    from jury.verdicts.documents import Provenance
+
+    urls = DatabaseURLs.from_config(
+        {"a": "postgresql://admin@h/a", "b": "duckdb:///d/b.duckdb"}, "jury.toml", allow_privileged_login=True
+    )
+    plain = DatabaseURLs.from_config({"c": "mysql://reader@h/c"}, "jury.toml")
+    databases = {"a": (urls.url_for("a"), "f" * 64), "b": (urls.url_for("b"), "e" * 64), "c": (plain.url_for("c"), "d" * 64)}
+    with Store(tmp_path / "store.db") as st:
+        recorded = store_provenance(st, databases)
+        assert recorded["privileged_logins"] == ["postgresql://admin@h/a"]  # DuckDB has no logins
+        assert "privileged_logins" not in store_provenance(st, {"c": databases["c"]})
+    assert Provenance.model_validate(recorded).model_dump(mode="json")["privileged_logins"] == ["postgresql://admin@h/a"]

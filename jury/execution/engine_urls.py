@@ -159,13 +159,17 @@ def flag(params: dict[str, str], name: str) -> bool:
 
 
 def privileged_logins(urls) -> list[str]:
-    """The databases (URLs as bound: no query) that were allowed a privileged login."""
+    """The server databases (URLs as bound: no query) that were allowed a privileged login
+    (DuckDB has no logins)."""
     from urllib.parse import parse_qsl
 
     out = [
         redact(url)
         for url in urls
-        if isinstance(url, str) and is_url(url) and flag(dict(parse_qsl(url.partition("?")[2])), "allow_privileged_login")
+        if isinstance(url, str)
+        and is_url(url)
+        and engine_of(url) != DUCKDB
+        and flag(dict(parse_qsl(url.partition("?")[2])), "allow_privileged_login")
     ]
     return sorted(set(out))
 

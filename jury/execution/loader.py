@@ -171,8 +171,10 @@ class Reader:
             return
         if target.engine == engines.POSTGRESQL:
             problem = login_problem(engines.POSTGRESQL, target.conn, target.database, role=self.role)
-            if problem is not None:
-                raise InputError(f"the reader role cannot be {self.role!r}: {problem}")
+        else:
+            problem = _mysql_reader_problem(target, self.role, self.host)
+        if problem is not None:
+            raise InputError(f"the reader role cannot be {self.role!r}: {problem}")
 
     def exists(self, target: _Target) -> bool:
         if target.engine == engines.POSTGRESQL:

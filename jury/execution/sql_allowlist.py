@@ -65,6 +65,7 @@ DUCKDB_FUNCTIONS = f"""
     covar_samp first last any_value arg_max arg_min max_by min_by count_if
     {_WINDOW}
     abs ceil ceiling floor round trunc sign sqrt cbrt pow power exp ln log log2 log10 mod pi degrees radians
+    add subtract multiply divide
     {_TRIG} gcd lcm factorial even isnan isinf random
     length char_length strlen lower upper lcase ucase concat concat_ws substr substring left right lpad rpad
     ltrim rtrim trim replace reverse repeat instr strpos position contains starts_with ends_with prefix
