@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of, flag
+from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of, flag, redact
 
 _FETCH = 1000  # rows fetched from the server at a time
 
@@ -96,7 +96,7 @@ class Engine:
         if problem is not None:
             with contextlib.suppress(Exception):
                 conn.close()
-            raise InputError(f"{self.url.split('?', 1)[0]}: {problem}; or accept the risk with --allow-privileged-login")
+            raise InputError(f"{redact(self.url)}: {problem}; or accept the risk with --allow-privileged-login")
 
     def is_timeout(self, exc: BaseException) -> bool:
         return False
