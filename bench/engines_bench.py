@@ -1,40 +1,49 @@
 """Engines: BIRD mini-dev's superhero questions on SQLite, PostgreSQL, MariaDB and DuckDB.
 
 1. Gold parity: the SQLite gold on SQLite, the PostgreSQL gold on PostgreSQL and the MySQL
-   gold on MariaDB (and the SQLite gold on DuckDB), compared under jury's ``bird``
+   gold on MariaDB (and the SQLite gold on DuckDB), compared under jury's ``bird_normalized``
    comparator question by question; every difference is listed with both results.
-2. The published mini-dev predictions (sql_output_kg) for PostgreSQL and MySQL, imported
-   with ``jury import bird-predictions`` against the engine's own gold file and scored with
-   jury (``--db-url``) on that engine, side by side with BIRD's rule computed independently
-   on the same engine (the raw driver, ``fetchall``, ``set(pred) == set(gold)``, as BIRD's
-   evaluation_ex.py does, with its 30 s timeout).
+2. The published mini-dev predictions (sql_output_kg, 9 models per engine) scored by BIRD
+   mini-dev's own evaluation (its ``evaluation_ex.py``: ``run_sqls_parallel``, ``execute_model``
+   with its func_timeout of 30 s, ``execute_sql`` with the plain driver and ``calculate_ex``;
+   only its hard-coded ``connect_postgresql``/``connect_mysql`` are pointed at this bench's
+   database) side by side with ``jury score --comparator bird`` (jury.score) on the same engine:
+   per-model counts, whether every per-question outcome is equal, and ``bird_normalized``'s count.
+3. Warm ``jury score`` of the 9 models on PostgreSQL (every execution in the store), with the
+   staleness fingerprint jury had before (every table's columns and row count, a query each)
+   and the one it has now (one catalogue query), interleaved in one run.
+4. How many of mini-dev's PostgreSQL and MySQL golds execute on databases ``jury db load``
+   builds: superhero with its data; the other 10 databases schema-only (dev_tables.json's
+   tables and columns, no rows: only the SQLite file of superhero ships here), so that names
+   and types are what is tested.
 
 Needs the servers of ``bash .ci/engines`` (JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL) or
---pg-url / --mysql-url (a database URL on the server, the admin's; the superhero database is
-loaded next to it under a fresh name and dropped afterwards), the least-privilege reader jury
-executes through (JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL or --pg-reader-url /
---mysql-reader-url), and the mini-dev files:
+--pg-url / --mysql-url (a database URL on the server, the admin's; databases are loaded next
+to it under fresh names and dropped afterwards), the least-privilege reader jury and mini-dev's
+evaluation execute through (JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL or
+--pg-reader-url / --mysql-reader-url), the mini-dev files, and mini-dev's evaluation folder
+(bird-bench/mini_dev, evaluation/evaluation_ex.py and evaluation_utils.py; they import
+psycopg2, pymysql and func_timeout: pip install psycopg2-binary func-timeout):
 
-    bash .ci/engines python bench/engines_bench.py --data ../shared/data/bird/mini-dev
+    bash .ci/engines python bench/engines_bench.py --data ../shared/data/bird/mini-dev --bird-eval DIR
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import statistics
 import sys
 import tempfile
 import time
-from decimal import Decimal
 from pathlib import Path
 
 from jury.compare import comparators as compare
-from jury.compare.outcomes import Settings, evaluate
 from jury.execution import engines
-from jury.execution.engines import DatabaseURLs
 from jury.execution.loader import load
 from jury.execution.sqlite import execute as sqlite_execute
-from jury.execution.store import Store
 from jury.inputs.importers import import_bird_predictions
 from jury.inputs.io import load_gold, load_gold_list
 
@@ -64,51 +73,25 @@ def _drop(url: str, name: str) -> None:
         conn.close()
 
 
-def _raw_connect(url: str):
-    """A plain driver connection, as BIRD's script opens one (no jury code on the path)."""
+def _raw_connect(url: str, driver2: bool = False):
+    """A plain driver connection, as BIRD's script opens one (no jury code on the path):
+    psycopg2 (mini-dev's driver for PostgreSQL) with ``driver2``, else psycopg, or PyMySQL."""
     e = engines.engine_for(url)
     p = e.parts
     if e.name == engines.POSTGRESQL:
-        import psycopg
-
         password = os.environ.get(e.params["password_env"]) if e.params.get("password_env") else None
         extra = {"password": password} if password else {}
+        if driver2:
+            import psycopg2  # type: ignore[import-untyped]
+
+            return psycopg2.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"), **extra)
+        import psycopg
+
         return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"), autocommit=True, **extra)
     import pymysql
 
     password = os.environ.get(e.params.get("password_env", "MYSQL_PWD"), "")
     return pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=password, database=p.path.lstrip("/") or None)
-
-
-def _as_sqlite(row: tuple) -> tuple:
-    """Decimal as the float SQLite would return (written here, not jury's normalise)."""
-    return tuple(float(v) if isinstance(v, Decimal) else v for v in row)
-
-
-def bird_rule(url: str, gold_sql: str, pred_sql: str, timeout_s: float = 30.0) -> tuple[bool, bool]:
-    """BIRD's evaluation_ex.py on a server: both queries fetched whole, then set equality
-    (an error or a timeout counts as wrong): (on the driver's values, on those values with
-    Decimal as float, as SQLite returns them)."""
-    conn = _raw_connect(url)
-    try:
-        engine = engines.engine_of(url)
-        with conn.cursor() as cur:
-            if engine == engines.POSTGRESQL:
-                cur.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
-            else:
-                cur.execute(f"SET SESSION max_statement_time = {timeout_s}")
-            try:
-                cur.execute(pred_sql)
-                pred = cur.fetchall()
-                cur.execute(gold_sql)
-                gold = cur.fetchall()
-            except Exception:
-                return False, False
-        return set(pred) == set(gold), {_as_sqlite(r) for r in pred} == {_as_sqlite(r) for r in gold}
-    finally:
-        if engines.engine_of(url) == engines.POSTGRESQL:
-            conn.rollback()
-        conn.close()
 
 
 def gold_parity(data: Path, urls: dict[str, str]) -> list[str]:
@@ -119,9 +102,9 @@ def gold_parity(data: Path, urls: dict[str, str]) -> list[str]:
         "mysql": load_gold(data / "mini_dev_mysql.json"),
         "duckdb": load_gold(data / "mini_dev_sqlite.json"),
     }
-    bird = compare.get_comparator("bird")
+    bird = compare.get_comparator("bird_normalized")
     base = {q: sqlite_execute(SQLITE_FILE, g.sql) for q, g in sqlite_gold.items()}
-    lines.append(f"## Gold parity: {len(sqlite_gold)} superhero questions, the bird comparator against SQLite\n")
+    lines.append(f"## Gold parity: {len(sqlite_gold)} superhero questions, the bird_normalized comparator against SQLite\n")
     lines.append("| engine (gold file) | same result | differ | fail |")
     lines.append("| --- | ---: | ---: | ---: |")
     detail = []
@@ -143,35 +126,185 @@ def gold_parity(data: Path, urls: dict[str, str]) -> list[str]:
     return lines + ([""] + detail if detail else [])
 
 
-def predictions(data: Path, preds: Path, urls: dict[str, str], store_dir: Path) -> list[str]:
-    lines = ["", "## Published predictions (sql_output_kg), superhero questions: jury bird vs BIRD's rule\n"]
-    lines.append("| engine | model | questions | jury bird | BIRD rule, Decimal as float | equal | BIRD rule, driver values |")
+def _bird_eval(eval_dir: Path, url: str):
+    """mini-dev's evaluation_ex module, its connect_postgresql / connect_mysql pointed at ``url``."""
+    sys.path.insert(0, str(eval_dir))
+    import evaluation_ex  # type: ignore[import-not-found]
+    import evaluation_utils  # type: ignore[import-not-found]
+
+    evaluation_utils.connect_postgresql = lambda: _raw_connect(url, driver2=True)
+    evaluation_utils.connect_mysql = lambda: _raw_connect(url)
+    return evaluation_ex, evaluation_utils
+
+
+def bird_minidev(eval_dir: Path, engine: str, url: str, gold_sql_file: Path, pred_file: Path) -> dict[int, int]:
+    """question index (in the gold file) -> mini-dev's res (1 or 0), superhero questions only."""
+    ex, utils = _bird_eval(eval_dir, url)
+    preds, _ = utils.package_sqls(str(pred_file), "", mode="pred")
+    golds, places = utils.package_sqls(str(gold_sql_file), "", mode="gt")
+    idx = [i for i, place in enumerate(places) if place == f"{DB}/{DB}.sqlite"]
+    ex.exec_result = []
+    dialect = {"postgresql": "PostgreSQL", "mysql": "MySQL"}[engine]
+    ex.run_sqls_parallel([(preds[i], golds[i]) for i in idx], [places[i] for i in idx], 1, 30.0, dialect)
+    return {idx[r["sql_idx"]]: r["res"] for r in utils.sort_results(ex.exec_result)}
+
+
+def predictions(data: Path, preds: Path, urls: dict[str, str], store_dir: Path, eval_dir: Path) -> list[str]:
+    import jury
+
+    lines = ["", "## Published predictions (sql_output_kg), superhero questions: mini-dev's evaluation_ex.py vs jury\n"]
+    lines.append("| engine | model | questions | mini-dev EX | jury `bird` | every outcome equal | jury `bird_normalized` |")
     lines.append("| --- | --- | ---: | ---: | ---: | :---: | ---: |")
-    notes: list[str] = []
     for engine, url in urls.items():
         if engine == "duckdb":
             continue
         gold_file = data / f"mini_dev_{engine}.json"
-        gold = load_gold(gold_file)
         gold_list = load_gold_list(gold_file)
-        store = Store(store_dir / f"{engine}.db")
         for path in sorted(preds.glob(f"predict_mini_dev_*_{engine}*.json")):
             model = path.name[len("predict_mini_dev_") :].rsplit("_", 1)[0]
             report = import_bird_predictions(path, gold_list, model, only_db={DB})
-            ev = evaluate(gold, report.records, None, store, Settings(comparator="bird", workers=1, db_urls=DatabaseURLs(url)))
-            jury_hits = sum(bool(p.comparator_matches.get("bird")) for p in ev.pairs)
-            rules = {r.question_id: bird_rule(url, gold[r.question_id].sql, r.sql) for r in report.records if r.sql}
-            raw_hits, rule_hits = (sum(v[i] for v in rules.values()) for i in (0, 1))
-            n = len(ev.pairs)
-            same = "yes" if jury_hits == rule_hits else "NO"
-            lines.append(f"| {engine} | {model} | {n} | {jury_hits} | {rule_hits} | {same} | {raw_hits} |")
-            notes += [f"{engine} {model} q{q}" for q, (raw, norm) in rules.items() if raw != norm]
-    if notes:
-        lines.append(
-            "\nThe driver-values rule differs where a query returns a DECIMAL and the other a float of the same "
-            "value (Decimal('31.2000') != 31.2 in Python): " + ", ".join(notes)
-        )
+            run = store_dir / f"{engine}-{model}.jsonl"
+            run.write_text("".join(r.model_dump_json(exclude_none=True) + "\n" for r in report.records))
+            jury_match = {}
+            for comparator in ("bird", "bird_normalized"):
+                res = jury.score(
+                    runs=[run], gold=gold_file, db_url=url, comparator=comparator, store=store_dir / f"{engine}.db", workers=1
+                )
+                pq = [json.loads(x) for x in res.per_question_jsonl().splitlines() if x]
+                jury_match[comparator] = {p["question_id"]: p["outcome"] == "match" for p in pq}
+            bird = bird_minidev(eval_dir, engine, url, data / f"mini_dev_{engine}_gold.sql", path)
+            by_qid = {gold_list[i].question_id: bool(v) for i, v in bird.items()}
+            same = (
+                "yes"
+                if by_qid == jury_match["bird"]
+                else "NO: " + ", ".join(f"q{q}" for q in by_qid if by_qid[q] != jury_match["bird"].get(q))
+            )
+            n = len(by_qid)
+            lines.append(
+                f"| {engine} | {model} | {n} | {sum(by_qid.values())} | {sum(jury_match['bird'].values())} | {same} "
+                f"| {sum(jury_match['bird_normalized'].values())} |"
+            )
     return lines
+
+
+def _old_fingerprint(url: str) -> str:
+    """The staleness fingerprint before: every table's columns and row count, one query each."""
+    engine, conn = engines._open(url)
+    try:
+        shape = []
+        for table in engine.tables(conn):
+            (count,) = engine.query_rows(conn, f"SELECT COUNT(*) FROM {engine.quote(table)}")[0]
+            shape.append([table, engine.columns(conn, table), int(count)])
+    finally:
+        conn.close()
+    body = json.dumps({"engine": engine.name, "tables": shape}, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def warm_runs(data: Path, preds: Path, url: str, store_dir: Path, rounds: int = 5) -> list[str]:
+    """Warm `jury score` of the 9 PostgreSQL models: the fingerprint before and now, interleaved."""
+    import jury
+
+    gold_file = data / "mini_dev_postgresql.json"
+    gold_list = load_gold_list(gold_file)
+    runs = []
+    for path in sorted(preds.glob("predict_mini_dev_*_postgresql*.json")):
+        model = path.name[len("predict_mini_dev_") :].rsplit("_", 1)[0]
+        run = store_dir / f"warm-{model}.jsonl"
+        records = import_bird_predictions(path, gold_list, model, only_db={DB}).records
+        run.write_text("".join(r.model_dump_json(exclude_none=True) + "\n" for r in records))
+        runs.append(run)
+    new = engines.fingerprint
+    sides = {"before (columns and COUNT(*) per table)": _old_fingerprint, "now (one catalogue query)": new}
+    store = store_dir / "warm.db"
+    times: dict[str, dict[str, list[float]]] = {k: {"9 runs, one per model": [], "1 run, 9 models": []} for k in sides}
+    try:
+        for fp in sides.values():  # cold: fill the store under each fingerprint's keys
+            engines.fingerprint = fp
+            jury.score(runs=runs, gold=gold_file, db_url=url, comparator="bird", store=store, workers=1)
+        for _ in range(rounds):
+            for name, fp in sides.items():
+                engines.fingerprint = fp
+                t = time.perf_counter()
+                for run in runs:
+                    res = jury.score(runs=[run], gold=gold_file, db_url=url, comparator="bird", store=store, workers=1)
+                    assert res.evaluation.executed == 0
+                times[name]["9 runs, one per model"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                jury.score(runs=runs, gold=gold_file, db_url=url, comparator="bird", store=store, workers=1)
+                times[name]["1 run, 9 models"].append(time.perf_counter() - t)
+    finally:
+        engines.fingerprint = new
+    lines = ["", f"## Warm `jury score` of the 9 PostgreSQL models (median of {rounds} interleaved rounds, in-process)\n"]
+    lines.append("| staleness fingerprint | 9 runs, one per model | 1 run, 9 models |")
+    lines.append("| --- | ---: | ---: |")
+    med = {n: {k: statistics.median(v) for k, v in t.items()} for n, t in times.items()}
+    for name, m in med.items():
+        lines.append(f"| {name} | {m['9 runs, one per model']:.3f} s | {m['1 run, 9 models']:.3f} s |")
+    b, a = med.values()
+    lines.append(
+        f"\nratio before/now: {b['9 runs, one per model'] / a['9 runs, one per model']:.1f}x (9 runs), "
+        f"{b['1 run, 9 models'] / a['1 run, 9 models']:.1f}x (1 run)"
+    )
+    return lines
+
+
+_SQLITE_TYPES = {"integer": "INTEGER", "real": "REAL", "text": "TEXT", "date": "DATE", "datetime": "DATETIME"}
+
+
+def _schema_only(tables: dict, path: Path) -> Path:
+    """A SQLite file with dev_tables.json's tables and columns of one database, and no rows."""
+    import sqlite3
+
+    if path.exists():
+        return path
+    conn = sqlite3.connect(path)
+    names = tables["table_names_original"]
+    cols: dict[int, list[str]] = {}
+    for (t, name), kind in zip(tables["column_names_original"], tables["column_types"]):
+        if t >= 0:
+            cols.setdefault(t, []).append(f'"{name}" {_SQLITE_TYPES.get(kind, "TEXT")}')
+    for i, table in enumerate(names):
+        conn.execute(f'CREATE TABLE "{table}" ({", ".join(cols[i])})')
+    conn.commit()
+    conn.close()
+    return path
+
+
+def gold_coverage(data: Path, base_urls: dict[str, tuple[str, str]], name: str, tmp: Path) -> list[str]:
+    """mini-dev's PostgreSQL and MySQL golds on databases `jury db load` built (engine -> the
+    admin's URL, which loads, and the reader's, which executes)."""
+    schemas = {t["db_id"]: t for t in json.loads((data / "dev_tables.json").read_text())}
+    lines = ["", "## mini-dev's PostgreSQL and MySQL golds on databases `jury db load` built\n"]
+    lines.append("| engine | database | golds | execute | fail |")
+    lines.append("| --- | --- | ---: | ---: | ---: |")
+    notes: list[str] = []
+    made: list[tuple[str, str]] = []
+    try:
+        for engine, (base, reader) in base_urls.items():
+            gold = load_gold_list(data / f"mini_dev_{engine}.json")
+            total_ok = total = 0
+            for db_id in sorted(schemas):
+                src = SQLITE_FILE if db_id == DB else _schema_only(schemas[db_id], tmp / f"{db_id}.sqlite")
+                url = _with_db(base, f"{name}_{db_id}")
+                made.append((url, f"{name}_{db_id}"))
+                load(src, url)
+                items = [g for g in gold if g.db_id == db_id]
+                there = _with_db(reader, f"{name}_{db_id}")
+                failed = [(g.question_id, engines.execute(there, g.sql)) for g in items]
+                failed = [(q, r) for q, r in failed if not r.ok]
+                ok = len(items) - len(failed)
+                total_ok, total = total_ok + ok, total + len(items)
+                label = db_id + ("" if db_id == DB else " (schema only)")
+                lines.append(f"| {engine} | {label} | {len(items)} | {ok} | {len(failed)} |")
+                notes += [f"- {engine} {db_id} q{q}: {r.error[:160]}" for q, r in failed]
+                engines.close_connections()
+            lines.append(f"| {engine} | **all 11** | {total} | {total_ok} | {total - total_ok} |")
+    finally:
+        engines.close_connections()
+        for url, db in made:
+            _drop(url, db)
+    return lines + (["", "Failures:", *notes] if notes else [])
 
 
 def main() -> int:
@@ -181,6 +314,10 @@ def main() -> int:
     ap.add_argument("--mysql-url", default=os.environ.get("JURY_TEST_MYSQL_URL"))
     ap.add_argument("--pg-reader-url", default=os.environ.get("JURY_TEST_PG_READER_URL"))
     ap.add_argument("--mysql-reader-url", default=os.environ.get("JURY_TEST_MYSQL_READER_URL"))
+    ap.add_argument(
+        "--bird-eval", type=Path, required=True, help="mini-dev's evaluation folder (evaluation_ex.py, evaluation_utils.py)."
+    )
+    ap.add_argument("--rounds", type=int, default=5, help="Interleaved rounds of the warm-run timing (default 5).")
     ap.add_argument("-o", "--output", type=Path, help="Write the Markdown report here (default: stdout).")
     args = ap.parse_args()
     name = f"jury_bench_{os.getpid()}"
@@ -198,8 +335,21 @@ def main() -> int:
         urls["duckdb"] = readers["duckdb"] = f"duckdb:///{tmp}/{DB}.duckdb"
         for url in urls.values():
             load(SQLITE_FILE, url)
-        lines = gold_parity(args.data / "data", readers)
-        lines += predictions(args.data / "data", args.data / "predictions/sql_output_kg", readers, tmp)
+        preds = args.data / "predictions/sql_output_kg"
+        servers = {e: (urls[e], readers[e]) for e in urls if e != "duckdb"}
+        lines: list[str] = []
+        sections = [
+            lambda: gold_parity(args.data / "data", readers),
+            lambda: predictions(args.data / "data", preds, readers, tmp, args.bird_eval),
+            lambda: (
+                warm_runs(args.data / "data", preds, readers["postgresql"], tmp, args.rounds) if "postgresql" in readers else []
+            ),
+            lambda: gold_coverage(args.data / "data", servers, f"{name}_g", tmp),
+        ]
+        for section in sections:  # each printed as it is done
+            part = section()
+            lines += part
+            print("\n".join(part), file=sys.stderr, flush=True)
         lines.append(f"\n({time.monotonic() - started:.0f} s)")
         text = "\n".join(lines) + "\n"
         if args.output:

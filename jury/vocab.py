@@ -53,7 +53,8 @@ NOT_EXECUTED: tuple[Outcome, ...] = (Outcome.ERROR, Outcome.TIMEOUT, Outcome.MIS
 
 
 class Comparator(StrEnum):
-    BIRD = "bird"
+    BIRD = "bird"  # BIRD's set rule on the values as the database's driver returns them: BIRD's number
+    BIRD_NORMALIZED = "bird_normalized"  # the set rule on values as SQLite returns them; chosen only, no side column
     STRICT = "strict"
     RELAXED = "relaxed"
     SUBSET = "subset"
@@ -162,9 +163,20 @@ class GoldCheck(StrEnum):
     EMPTY_RESULT = "empty_result"  # no rows
     ALL_NULL = "all_null"  # rows, every value NULL
     NULL_VALUE = "null_value"  # one row, one column, NULL: the question asks for a value
+    CROSS_ENGINE = "cross_engine"  # another engine's gold for the question gives another result (only when asked for)
 
 
-GOLD_CHECKS: tuple[GoldCheck, ...] = tuple(GoldCheck)
+#: The checks of one gold on its database, every one run and counted; CROSS_ENGINE runs (and is
+#: counted) only when a second engine and gold are given (jury check-gold --against-gold).
+GOLD_CHECKS: tuple[GoldCheck, ...] = tuple(c for c in GoldCheck if c != GoldCheck.CROSS_ENGINE)
+#: The comparators the cross-engine check decides a difference under, in report order.
+CROSS_ENGINE_COMPARATORS: tuple[Comparator, ...] = (
+    Comparator.BIRD,
+    Comparator.BIRD_NORMALIZED,
+    Comparator.STRICT,
+    Comparator.RELAXED,
+    Comparator.SUBSET,
+)
 DEFAULT_GOLD_PASSES: tuple[int, ...] = (5, 10, 10, 10)  # Spider 2.0-AIFunc's determinism passes
 DEFAULT_EFFICIENCY_REPEATS = 100  # BIRD evaluation_ves.py iterate_num; its 3-sigma rule needs >= 11
 

@@ -74,8 +74,9 @@ def label_lines(*, by_sql: set = frozenset()) -> list[dict]:
                     "annotator": who,
                     "source": "test",
                 }
-                if who in ("consensus", "A") and (model, qid) in CATEGORY:
-                    lab["category"] = CATEGORY[(model, qid)]
+                credited = CATEGORY.get((model, qid)) in ("gold_defect", "format_equivalence")
+                if who in ("consensus", "A") and (model, qid) in CATEGORY and (v == "1") == credited:
+                    lab["category"] = CATEGORY[(model, qid)]  # only where it agrees with the label (A's claude-b 1 does not)
                 lines.append(lab)
     # a candidate no run has, and one split evenly between two annotators
     lines.append({"question_id": 3, "model": "nobody", "label": "correct", "annotator": "A", "source": "test"})

@@ -240,7 +240,7 @@ def test_options_reject_bad_sig_digits():
 
 
 def test_comparators_registry():
-    assert set(COMPARATORS) == {"bird", "strict", "relaxed", "subset", "spider2"}
+    assert set(COMPARATORS) == {"bird", "bird_normalized", "strict", "relaxed", "subset", "spider2"}
     for name, fn in COMPARATORS.items():
         assert get_comparator(name) is fn
 
@@ -248,7 +248,7 @@ def test_comparators_registry():
 def test_get_comparator_unknown_name():
     with pytest.raises(InputError) as err:
         get_comparator("x")
-    assert str(err.value) == "unknown comparator 'x'; choose one of: bird, relaxed, spider2, strict, subset"
+    assert str(err.value) == "unknown comparator 'x'; choose one of: bird, bird_normalized, relaxed, spider2, strict, subset"
 
 
 # --- gold_orders_rows -------------------------------------------------------

@@ -8,17 +8,20 @@ skip. DuckDB is embedded (jury[duckdb]). The hostile-SQL suite is tests/test_eng
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import sqlite3
 import sys
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
+from jury.compare import comparators as compare
 from jury.compare.gold_checks import check_gold_item
 from jury.errors import InputError
 from jury.execution import engines
@@ -28,6 +31,8 @@ from jury.execution.schema import describe_columns
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.inputs.records import GoldItem
 from tests.support.enginetest import SUPERHERO, drop_database, reader_url, server_url
+from tests.support.fakellm import json_reply
+from tests.support.jurytest import write_panel
 
 runner = CliRunner()
 ENGINE_PARAMS = [
@@ -44,6 +49,12 @@ def _url_template(engine: str, tmp: Path, db_id: str = "{db_id}") -> tuple[str, 
         pytest.importorskip("duckdb")
         return f"duckdb:///{tmp}/{prefix}{db_id}.duckdb", prefix
     return server_url(engine, prefix + db_id), prefix
+
+
+def _reader_template(url: str, prefix: str, db_id: str) -> str:
+    """The reader's URL template (with {db_id}) of the databases the admin's ``url`` (database
+    ``prefix + db_id``) is one of: what jury executes through."""
+    return reader_url(url).replace(prefix + db_id, prefix + "{db_id}")
 
 
 @pytest.fixture
@@ -137,6 +148,23 @@ def test_a_missing_driver_is_one_line_naming_the_extra(monkeypatch, project):
     assert res.output.strip().splitlines() == [
         "Error: postgresql databases need the psycopg driver, which is not installed: pip install 'jury[postgres]'"
     ]
+
+
+def test_a_timeout_stored_before_its_deadline_is_executed_again(project):
+    """A phantom timeout a store holds from before cancels were bound to their statement (elapsed
+    under its own timeout) is no outcome: the next run executes that query again."""
+    args = ["score", "run.jsonl", "--per-question", "pq.jsonl", "-f", "json"]
+    assert runner.invoke(app, args).exit_code == 0
+    first = (project / "pq.jsonl").read_text()
+    store = sqlite3.connect(project / ".jury/store.db")
+    (n,) = store.execute("SELECT COUNT(*) FROM executions WHERE sql = 'SELECT count(*) FROM item'").fetchone()
+    store.execute("UPDATE executions SET status = 'timeout', elapsed_s = 0.01 WHERE sql = 'SELECT count(*) FROM item'")
+    store.commit()
+    store.close()
+    assert n == 1
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert (project / "pq.jsonl").read_text() == first  # question 3's gold is no gold_error
 
 
 # --- on each engine ---------------------------------------------------------------------------------
@@ -256,17 +284,20 @@ def _write(url: str, sql: str) -> None:
     target = _Target.open(e.name, url)
     target.run(sql)
     target.commit()
+    if e.name == engines.POSTGRESQL:  # publish this session's counters now, not at its next flush (docs/execution.md)
+        target.run("SELECT pg_stat_force_next_flush()")
     target.close()
 
 
 @pytest.mark.engine
 @pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
 def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed_again(engine, project, tmp_path):
-    """`jury score --db-url` on the test project's shop database loaded into the engine."""
+    """`jury score --db-url` on the test project's shop database loaded into the engine; an
+    added row, then an updated one (every count unchanged), each make every result stale."""
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "shop")
     load(project / "dbs/shop/shop.sqlite", url)
-    reader_template = reader_url(url).replace(prefix + "shop", prefix + "{db_id}")
+    reader_template = _reader_template(url, prefix, "shop")
     try:
         args = ["score", "run.jsonl", "--db-url", reader_template, "--per-question", "pq.jsonl", "--format", "json"]
         res = runner.invoke(app, args)
@@ -292,6 +323,13 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
         store.close()
         assert after == executions * 2  # a changed database: every query executed again, under new keys
         assert len(new_keys) == executions
+        _write(url, "UPDATE item SET price = 1.75 WHERE id = 1")  # every row count stays: still a changed database
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        store = sqlite3.connect(project / ".jury/store.db")
+        (updated,) = store.execute("SELECT COUNT(*) FROM executions").fetchone()
+        store.close()
+        assert updated == executions * 3
     finally:
         engines.close_connections()
         drop_database(url, prefix + "shop")
@@ -335,6 +373,12 @@ def test_db_grants_prints_the_readers_recipe_for_each_engine():
     ]
     bad = runner.invoke(app, ["db", "grants", "postgresql://admin@db.example/superhero", "--reader", "x; DROP ROLE y"])
     assert bad.exit_code == 1 and bad.output.startswith("Error: --reader 'x; DROP ROLE y': a role name is letters")
+
+
+QUICK_WAIT = {  # a quick query that takes 0.1 s and whose count a cancel would change
+    "postgresql": "(SELECT COUNT(*) FROM pg_sleep(0.1)) = 1",
+    "mysql": "SLEEP(0.1) = 0",
+}
 
 
 @pytest.mark.engine
@@ -428,3 +472,322 @@ def test_a_verdict_file_records_the_databases_run_through_a_privileged_login(tmp
         assert recorded["privileged_logins"] == ["postgresql://admin@h/a"]  # DuckDB has no logins
         assert "privileged_logins" not in store_provenance(st, {"c": databases["c"]})
     assert Provenance.model_validate(recorded).model_dump(mode="json")["privileged_logins"] == ["postgresql://admin@h/a"]
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_a_late_cancel_never_reaches_the_next_query(engine, project, tmp_path):
+    """A runaway query then quick ones, many times over, on one kept connection (workers 1),
+    through a link that opens every connection 0.2 s late (so the client's cancel, sent from a
+    second connection, lands after the server's own timeout ended the runaway query): every
+    runaway one is a timeout, every quick one a match (no phantom timeout), and a rerun from the
+    store gives the same outcomes. Outcomes are counted, never timed."""
+    from tests.support.slowlink import SlowLink
+
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    reader = _reader_template(url, prefix, "shop")  # every connection, the fresh ones after a cancel too, passes the login check
+    parts = engines.engine_for(url).parts
+    repetitions, quick = 6, 5
+    gold, runs = [], []
+    for r in range(repetitions):
+        for k in range(quick + 1):
+            q = r * (quick + 1) + k + 1
+            sql = f"SELECT COUNT(*) FROM item WHERE id > {k % 4} AND {q} > 0"  # each query its own text: no reuse
+            gold.append({"question_id": q, "db_id": "shop", "question": "q", "SQL": sql})
+            pred = f"{RUNAWAY[engine]} -- {q}" if k == 0 else f"{sql} AND {QUICK_WAIT[engine]}"
+            runs.append({"model": "m", "question_id": q, "sql": pred})
+    (project / "gold.json").write_text(json.dumps(gold))
+    (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    try:
+        with SlowLink(parts.hostname, parts.port, 0.2) as link:
+            slow = reader.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{link.port}")
+            args = ["score", "run.jsonl", "--db-url", slow, "--timeout", "1", "--per-question", "pq.jsonl", "-f", "json"]
+            for attempt in ("first run", "rerun from the store"):
+                res = runner.invoke(app, args)
+                assert res.exit_code == 0, res.output
+                outcomes = [json.loads(line)["outcome"] for line in (project / "pq.jsonl").read_text().splitlines()]
+                expected = (["timeout"] + ["match"] * quick) * repetitions
+                assert outcomes == expected, (attempt, outcomes)
+            assert link.accepted > repetitions  # the cancels went through the slow link
+        store = sqlite3.connect(project / ".jury/store.db")
+        statuses = dict(store.execute("SELECT status, COUNT(*) FROM executions GROUP BY status").fetchall())
+        store.close()
+        assert statuses == {"timeout": repetitions, "ok": len(gold) + repetitions * quick}
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
+
+
+# (gold, prediction, the driver values each gives): BIRD's rule is Python's set equality on those.
+DRIVER_VALUES = {
+    "postgresql": [
+        ("CAST(31.2 AS NUMERIC(10, 4))", "CAST(31.2 AS DOUBLE PRECISION)", Decimal("31.2000"), 31.2),
+        ("CAST(31.2 AS NUMERIC(10, 4))", "CAST(31.2 AS NUMERIC(10, 1))", Decimal("31.2000"), Decimal("31.2")),
+        ("CAST(0.5 AS NUMERIC(4, 2))", "CAST(0.5 AS DOUBLE PRECISION)", Decimal("0.50"), 0.5),
+        ("CAST(7 AS NUMERIC(6, 2))", "7", Decimal("7.00"), 7),
+        ("DATE '2020-01-02'", "'2020-01-02'", dt.date(2020, 1, 2), "2020-01-02"),
+    ],
+    "mysql": [
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DOUBLE)", Decimal("31.2000"), 31.2),
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DECIMAL(10, 1))", Decimal("31.2000"), Decimal("31.2")),
+        ("CAST(0.5 AS DECIMAL(4, 2))", "CAST(0.5 AS DOUBLE)", Decimal("0.50"), 0.5),
+        ("CAST(7 AS DECIMAL(6, 2))", "7", Decimal("7.00"), 7),
+        ("DATE '2020-01-02'", "'2020-01-02'", dt.date(2020, 1, 2), "2020-01-02"),
+    ],
+    "duckdb": [
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DOUBLE)", Decimal("31.2000"), 31.2),
+        ("CAST(31.2 AS DECIMAL(10, 4))", "CAST(31.2 AS DECIMAL(10, 1))", Decimal("31.2000"), Decimal("31.2")),
+        ("CAST(0.5 AS DECIMAL(4, 2))", "CAST(0.5 AS DOUBLE)", Decimal("0.50"), 0.5),
+        ("CAST(7 AS DECIMAL(6, 2))", "7", Decimal("7.00"), 7),
+        ("DATE '2020-01-02'", "'2020-01-02'", dt.date(2020, 1, 2), "2020-01-02"),
+    ],
+}
+# 3,000 distinct rows (past the row cap and, with SPILL_AT at 1,000, the set digest's spill to disk),
+# the last holding DECIMAL 0.1 in the gold and the float 0.1 in the prediction: BIRD's rule tells them apart.
+BIG = "SELECT i, CASE WHEN i = 2999 THEN CAST(0.1 AS {}) END AS v FROM range(3000) t(i)"
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
+def test_bird_compares_the_drivers_values_and_bird_normalized_the_sqlite_values(engine, project, tmp_path, monkeypatch):
+    """`jury score --comparator bird` on an engine is BIRD's rule on the driver's values
+    (Python's set equality: Decimal('31.2000') != 31.2, Decimal('0.50') == 0.5); the
+    normalised comparison, values as SQLite returns them, is `bird_normalized`."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    cases = DRIVER_VALUES[engine]
+    gold = [{"question_id": i, "db_id": "shop", "question": "q", "SQL": f"SELECT {g}"} for i, (g, *_) in enumerate(cases)]
+    runs = [{"model": "m", "question_id": i, "sql": f"SELECT {p}"} for i, (_, p, *_) in enumerate(cases)]
+    if engine == "duckdb":
+        monkeypatch.setattr("jury.execution.rows.SPILL_AT", 1000)
+        n = len(cases)
+        gold += [{"question_id": q, "db_id": "shop", "question": "q", "SQL": BIG.format("DECIMAL(4, 1)")} for q in (n, n + 1)]
+        runs += [{"model": "m", "question_id": n, "sql": BIG.format("DOUBLE")}]
+        runs += [{"model": "m", "question_id": n + 1, "sql": BIG.format("DECIMAL(4, 1)") + " ORDER BY i DESC"}]
+        cases = [*cases, (None, None, Decimal("0.1"), 0.1), (None, None, Decimal("0.1"), Decimal("0.1"))]
+    (project / "gold.json").write_text(json.dumps(gold))
+    (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    try:
+        got = {}
+        reader = _reader_template(url, prefix, "shop")
+        for comparator in ("bird", "bird_normalized"):
+            args = ["score", "run.jsonl", "--db-url", reader, "--comparator", comparator, "--per-question", "pq.jsonl"]
+            args += ["--row-cap", "1000"]
+            res = runner.invoke(app, args)
+            assert res.exit_code == 0, res.output
+            got[comparator] = [json.loads(line)["outcome"] == "match" for line in (project / "pq.jsonl").read_text().splitlines()]
+        assert got["bird"] == [{(g,)} == {(p,)} for *_, g, p in cases]
+        assert got["bird"][:5] == [False, True, True, True, False]
+        assert got["bird_normalized"] == [True] * len(cases)  # each pair is one value once DECIMAL is a float
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
+
+
+def _mixed_case_sqlite(path: Path) -> Path:
+    """A SQLite file named as BIRD's are: mixed-case tables and columns, names with spaces."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE Customers (CustomerID INTEGER PRIMARY KEY, Segment TEXT, Currency TEXT, "Free Meal Count (K-12)" REAL);
+        CREATE TABLE Transactions_1k (TransactionID INTEGER PRIMARY KEY, CustomerID INTEGER REFERENCES Customers (CustomerID),
+                                      Amount INTEGER, "Date" DATE);
+        INSERT INTO Customers VALUES (1, 'SME', 'EUR', 3.5), (2, 'LAM', 'CZK', NULL), (3, 'KAM', 'CZK', 7.0), (4, 'SME', 'EUR', 1.0);
+        INSERT INTO Transactions_1k VALUES (10, 1, 5, '2012-08-24'), (11, 3, 7, '2012-08-25'), (12, 3, 1, '2012-08-25');
+        """
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
+# BIRD-style SQL as its PostgreSQL and MySQL releases spell names (unquoted plain names in any
+# case on PostgreSQL, quoted names that need quotes as written; MySQL table names as in SQLite),
+# and the same question in SQLite, whose answer is the expected one.
+BIRD_STYLE = [
+    (
+        "SELECT CAST(SUM(CASE WHEN Currency = 'EUR' THEN 1 ELSE 0 END) AS REAL) / NULLIF(SUM(CASE WHEN Currency = 'CZK' THEN 1 ELSE 0 END), 0) FROM customers",
+        "SELECT CAST(SUM(CASE WHEN `Currency` = 'EUR' THEN 1 ELSE 0 END) AS DOUBLE) / SUM(CASE WHEN `currency` = 'CZK' THEN 1 ELSE 0 END) FROM `Customers`",
+        "SELECT CAST(SUM(IIF(Currency = 'EUR', 1, 0)) AS FLOAT) / SUM(IIF(Currency = 'CZK', 1, 0)) FROM customers",
+    ),
+    (
+        "SELECT T1.Segment, SUM(T2.Amount) FROM Customers AS T1 INNER JOIN transactions_1k AS T2 ON T1.CustomerID = T2.customerid WHERE T2.\"date\" = '2012-08-25' GROUP BY T1.Segment",
+        "SELECT T1.Segment, SUM(T2.Amount) FROM `Customers` AS T1 INNER JOIN `Transactions_1k` AS T2 ON T1.CustomerID = T2.customerid WHERE T2.`Date` = '2012-08-25' GROUP BY T1.Segment",
+        "SELECT T1.Segment, SUM(T2.Amount) FROM Customers AS T1 INNER JOIN Transactions_1k AS T2 ON T1.CustomerID = T2.CustomerID WHERE T2.Date = '2012-08-25' GROUP BY T1.Segment",
+    ),
+    (
+        'SELECT "Free Meal Count (K-12)" FROM customers WHERE CustomerId = 1',
+        "SELECT `Free Meal Count (K-12)` FROM `Customers` WHERE customerid = 1",
+        'SELECT "Free Meal Count (K-12)" FROM Customers WHERE CustomerID = 1',
+    ),
+]
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_db_load_names_tables_so_birds_unquoted_sql_runs(engine, tmp_path):
+    """`jury db load` of a mixed-case SQLite file: BIRD's PostgreSQL SQL (unquoted names, which
+    PostgreSQL folds to lower case) and MySQL SQL (table names as written) answer as SQLite does."""
+    src = _mixed_case_sqlite(tmp_path / "mixed.sqlite")
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "mixed")
+    try:
+        res = runner.invoke(app, ["db", "load", str(src), url])
+        assert res.exit_code == 0, res.output
+        if engine == "postgresql":
+            assert "names created lower case, as BIRD's PostgreSQL release has them" in res.output
+        else:
+            assert "lower_case_table_names=" in res.output
+        for pg_sql, my_sql, sqlite_sql in BIRD_STYLE:
+            got = engines.execute(reader_url(url), pg_sql if engine == "postgresql" else my_sql)
+            assert got.ok, (engine, got.error)
+            assert compare.bird_normalized(sqlite_execute(src, sqlite_sql).rows, got.rows)
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "mixed")
+
+
+@pytest.mark.engine
+def test_db_load_names_every_key_it_leaves_out_or_how_many_more(tmp_path):
+    """11 foreign keys DuckDB cannot add: ten listed, then "and 1 more"."""
+    pytest.importorskip("duckdb")
+    src = tmp_path / "keys.sqlite"
+    conn = sqlite3.connect(src)
+    refs = ", ".join(f"r{i} INTEGER REFERENCES p (id)" for i in range(11))
+    conn.executescript(f"CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (id INTEGER PRIMARY KEY, {refs});")
+    conn.close()
+    res = runner.invoke(app, ["db", "load", str(src), f"duckdb:///{tmp_path}/keys.duckdb"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "11 keys left out" in lines[0]
+    assert sum(line.startswith("  key left out: c (r") for line in lines) == 10
+    assert "  and 1 more key left out" in lines
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "mysql"])
+def test_an_unset_password_variable_is_named(scheme, project, monkeypatch):
+    pytest.importorskip({"postgresql": "psycopg", "mysql": "pymysql"}[scheme])
+    monkeypatch.delenv("JURY_UNSET_PASSWORD", raising=False)
+    url = f"{scheme}://jury@127.0.0.1:1/{{db_id}}?password_env=JURY_UNSET_PASSWORD"
+    res = runner.invoke(app, ["score", "run.jsonl", "--db-url", url])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        "Error: JURY_UNSET_PASSWORD is not set: the database URL's ?password_env=JURY_UNSET_PASSWORD names it for the password"
+    ]
+
+
+def test_the_score_table_is_headed_by_the_comparator_chosen(project):
+    res = runner.invoke(app, ["score", "run.jsonl", "--comparator", "bird"])
+    assert res.exit_code == 0, res.output
+    assert "bird execution match" in res.output and "strict execution match" not in res.output
+    assert "bird acc [95% CI]" in res.output
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "duckdb"])
+def test_check_gold_and_errors_on_an_engine_say_what_ran(engine, project, tmp_path):
+    """check-gold on an engine claims no SQLite-only reversed run; a PostgreSQL error shows the
+    query as written, not jury's cursor around it; a URL without {db_id} (one database holding
+    every db_id's tables, as BIRD's own PostgreSQL release) serves every db_id."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    reader = reader_url(url)
+    try:
+        res = runner.invoke(app, ["check-gold", "--db-url", reader, "--passes", "1"])  # a fixed URL: every db_id's
+        assert res.exit_code == 0, res.output
+        assert "gold queries flagged; passes [1], comparator strict" in res.output
+        assert "reverse_unordered_selects" not in res.output
+        on_sqlite = runner.invoke(app, ["check-gold", "--passes", "1"])
+        assert "passes [1] + 1 with PRAGMA reverse_unordered_selects=ON" in on_sqlite.output
+        error = engines.execute(reader, "SELECT nope FROM item").error
+        assert "DECLARE" not in error and "jury_query" not in error
+        if engine == "postgresql":
+            assert error.startswith("column \"nope\" does not exist (at character 8 of the query: 'nope FROM item')")
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
+
+
+CROSS_HERE = {
+    1: "SELECT COUNT(*) FROM item",
+    2: "SELECT price / 10 FROM item WHERE id = 3",
+    3: "SELECT name FROM item WHERE colour = 'red'",
+}
+CROSS_THERE = {  # the same questions' gold for PostgreSQL: the same result, a DECIMAL of the same value, another result
+    1: "SELECT COUNT(*) FROM item",
+    2: "SELECT CAST(price AS NUMERIC) / 10 FROM item WHERE id = 3",
+    3: "SELECT name FROM item WHERE colour = 'green'",
+}
+
+
+@pytest.mark.engine
+def test_the_cross_engine_check_lists_each_question_that_differs_under_each_comparator(project, tmp_path, fake_llm):
+    """check-gold --against-gold: the SQLite gold here against another gold on PostgreSQL. By hand:
+    question 2 is 0.05 on both once DECIMAL is a float, but Decimal('0.05') != 0.05 (BIRD's rule);
+    question 3 is another answer. audit-gold records the same check in the audit file."""
+    template, prefix = _url_template("postgresql", tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    for name, sqls in (("gold.json", CROSS_HERE), ("pg_gold.json", CROSS_THERE)):
+        items = [{"question_id": q, "db_id": "shop", "question": "q", "SQL": sql} for q, sql in sqls.items()]
+        (project / name).write_text(json.dumps(items))
+    against = ["--against-gold", "pg_gold.json", "--against-db-url", reader_url(url)]
+    try:
+        res = runner.invoke(app, ["check-gold", "--passes", "1", "-f", "json", *against])
+        assert res.exit_code == 0, res.output
+        report = json.loads(res.output)
+        assert report["cross_engine"]["differ"] == {
+            "bird": [2, 3], "bird_normalized": [3], "strict": [3], "relaxed": [3], "subset": [3],
+        }  # fmt: skip
+        assert report["counts"]["cross_engine"] == 2
+        found = {i["question_id"]: [c for c in i["checks"] if c["name"] == "cross_engine"] for i in report["items"]}
+        assert found[1] == [] and "drivers' types differ" in found[2][0]["evidence"]
+        assert "here [('apple',), ('plum',)]" in found[3][0]["evidence"] and "[('pear',)]" in found[3][0]["evidence"]
+        plain = runner.invoke(app, ["check-gold", "--passes", "1", "-f", "json"])
+        assert "cross_engine" not in plain.output  # not asked for: neither run nor counted
+        for j, _ in [("ja", "openai"), ("jb", "anthropic"), ("jc", "google")]:
+            fake_llm.script(j, lambda _r: json_reply({"reasoning": "scripted", "verdict": "valid", "defect_type": None}))
+        panel = write_panel(project, fake_llm.base_url, [("ja", "openai"), ("jb", "anthropic"), ("jc", "google")], style="audit")
+        res = runner.invoke(app, ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/a.json", *against])
+        assert res.exit_code == 0, res.output
+        data = json.loads((project / "verdicts/a.json").read_text())
+        assert data["settings"]["checks"]["cross_engine"]["against"] == "pg_gold.json"
+        recorded = {r["question_id"]: [c["name"] for c in r["checks"]] for r in data["records"]}
+        assert recorded == {1: [], 2: ["cross_engine"], 3: ["cross_engine"]}
+        assert runner.invoke(app, ["verify", "verdicts/a.json"]).exit_code == 0
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
+def test_efficiency_is_timed_on_the_engine(engine, project, tmp_path):
+    """`jury score --efficiency` on an engine times every matched pair there (VES, R-VES and the
+    time ratio computed from those timings); the run file's one match per model is timed."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    runs = [{"model": "m", "question_id": 1, "sql": "SELECT name FROM item WHERE colour = 'red' ORDER BY id"}]
+    runs += [{"model": "m", "question_id": 3, "sql": "SELECT 99"}]
+    (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    try:
+        reader = _reader_template(url, prefix, "shop")
+        args = ["score", "run.jsonl", "--db-url", reader, "--efficiency", "--repeats", "3", "-f", "json", "-o", "s.json"]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        [model] = json.loads((project / "s.json").read_text())["models"]
+        e = model["efficiency"]
+        assert (e["timed_matches"], e["failed_timings"], e["untimed_matches"], e["ves_n"]) == (1, 0, 0, 2)
+        assert e["ves"] > 0 and e["r_ves"] > 0 and e["time_ratio"] > 0
+        store = sqlite3.connect(project / ".jury/store.db")
+        [(gold_times, pred_times)] = store.execute("SELECT gold_times, pred_times FROM timings").fetchall()
+        store.close()
+        assert len(json.loads(gold_times)) == len(json.loads(pred_times)) == 3
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")

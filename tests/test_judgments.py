@@ -160,6 +160,39 @@ CASES = [
 ]
 
 
+def _judged(**fields):
+    base = {"question_id": 1, "model": "m", "judge": "x", "label": "correct"}
+    return lambda t: (write_jsonl(t / "l.jsonl", human_labels()[:1]), write_jsonl(t / "j.jsonl", [base | fields]))
+
+
+CASES += [
+    Case(f"position-{name}", ["calibrate", "--labels", "l.jsonl", "--judgments", "j.jsonl"], f"j.jsonl:1: candidate_position{said}", _judged(candidate_position=value))
+    for name, value, said in (
+        ("true", True, ": Value error, candidate_position must be the integer 1 or 2, not bool True"),
+        ("false", False, ": Value error, candidate_position must be the integer 1 or 2, not bool False"),
+        ("float", 1.0, ": Value error, candidate_position must be the integer 1 or 2, not float 1.0"),
+        ("string", "2", ": Value error, candidate_position must be the integer 1 or 2, not str '2'"),
+        ("three", 3, ": Input should be 1 or 2"),
+    )
+] + [
+    Case(f"label-{label}-category-{category}", ["calibrate", "--labels", "l.jsonl", "--judgments", "j.jsonl"], f"j.jsonl:1: record: Value error, label '{label}' contradicts category '{category}'", _judged(label=label, category=category))
+    for label, category in (("incorrect", "gold_defect"), ("incorrect", "format_equivalence"), ("correct", "genuine_error"))
+] + [
+    Case(
+        "question-id-a-float",
+        ["calibrate", "--labels", "l.jsonl", "--judgments", "j.jsonl"],
+        "j.jsonl:1: question_id: Value error, question_id must be an integer or a string, not a number with a decimal point (1.0)",
+        _judged(question_id=1.0),
+    ),
+    Case(
+        "human-label-incorrect-gold-defect",
+        ["calibrate", "--labels", "l.jsonl"],
+        "l.jsonl:1: record: Value error, label 'incorrect' contradicts category 'gold_defect'",
+        lambda t: write_jsonl(t / "l.jsonl", [{"question_id": 1, "model": "m", "label": "incorrect", "category": "gold_defect", "annotator": "A", "source": "s"}]),
+    )
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_judgment_files_are_one_line_errors(case, tmp_path):
     check_case(case, tmp_path)
@@ -174,6 +207,12 @@ def test_bad_judgment_files_are_one_line_errors(case, tmp_path):
         ({"question_id": 1, "model": "m", "judge": "j", "label": "correct", "category": "no_majority"}, False),
         ({"question_id": 1, "model": "m", "judge": "j", "label": "correct", "candidate_position": 3}, False),
         ({"question_id": 1, "model": "m", "judge": "j", "label": "correct", "annotator": "A"}, False),
+        ({"question_id": 1, "model": "m", "judge": "j", "label": "correct", "candidate_position": True}, False),
+        ({"question_id": 1, "model": "m", "judge": "j", "label": "incorrect", "category": "gold_defect"}, False),
+        ({"question_id": 1, "model": "m", "judge": "j", "label": "correct", "category": "genuine_error"}, False),
+        ({"question_id": 1, "model": "m", "judge": "j", "label": "correct", "category": "ambiguous"}, True),
+        ({"question_id": 1, "model": "m", "judge": "j", "label": "incorrect", "category": "ambiguous"}, True),
+        ({"question_id": 1, "model": "m", "judge": "j", "label": "correct", "category": "format_equivalence"}, True),
     ],
 )  # fmt: skip
 def test_the_committed_schema_is_generated_and_agrees_with_the_loader(obj, ok):

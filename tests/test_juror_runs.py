@@ -289,11 +289,11 @@ def test_a_full_output_disk_is_one_line_and_the_rerun_pays_nothing(project, fake
     all_say(fake_llm)
     panel = str(write_panel(project, fake_llm.base_url, FOUR))
 
-    def no_space(text, path):
+    def no_space(path, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     with monkeypatch.context() as m:
-        m.setattr(verdicts_mod, "write_atomic", no_space)
+        m.setattr(verdicts_mod, "write_new", no_space)
         res = adjudicate("--panel", panel, "-o", "verdicts/out.json")
     assert res.exit_code == 1
     assert "verdicts/out.json: cannot write the verdict file: No space left on device" in flat(res.output)

@@ -334,16 +334,19 @@ def test_wretblad_synthetic(tmp_path):
         '3,shop,How many items?,SELECT count(*) FROM item,,no map,simple,"3,6"\n'
         "2,shop,Items by price?,SELECT name FROM item ORDER BY price,,,simple,6\n"
     )
+    report = import_labels("wretblad", [sampled], gold)
+    got = {(lab.source, lab.question_id): (lab.gold_defective, lab.defect_type) for lab in report.labels}
+    assert got == {("wretblad-sampled", 3): (True, "sql_vs_question"), ("wretblad-sampled", 2): (True, "sql_vs_data")}
     report = import_labels("wretblad", [fin, sampled], gold)
     got = {(lab.source, lab.question_id): (lab.gold_defective, lab.defect_type) for lab in report.labels}
     assert got == {
         ("wretblad-financial", 1): (True, "sql_vs_question"),
-        ("wretblad-financial", 2): (True, "ambiguous_question"),
-        ("wretblad-financial", 3): (False, None),
         ("wretblad-financial", 4): (False, None),  # the gold file's SQL is their fix
-        ("wretblad-sampled", 3): (True, "sql_vs_question"),
-        ("wretblad-sampled", 2): (True, "sql_vs_data"),
-    }
+    }  # 2 and 3: the same annotators gave them other verdicts in the sampled file: left unlabelled
+    assert sorted(u.split(": ", 1)[0].rsplit("/", 1)[-1] for u in report.unresolved) == [
+        "sampled_annotations.csv:2",
+        "sampled_annotations.csv:3",
+    ]
     first = next(lab for lab in report.labels if lab.question_id == 1)
     assert first.corrected_sql == "SELECT name FROM item" and "1, 3" in (first.note or "") and "wrong" in (first.note or "")
     assert len(report.unmatched) == 1 and "financial_annotations.csv:6" in report.unmatched[0]
@@ -428,6 +431,37 @@ def test_cli_writes_labels_runs_and_gold(tmp_path):
     assert len(load_runs([tmp_path / "r.jsonl"], load_gold(tmp_path / "g.jsonl"))) == 5
     stdout = run_jury(["labels", "import", "flex-agreement", *names, "--gold", "gold.json"], tmp_path)
     assert stdout.returncode == 0 and len(stdout.stdout.splitlines()) == 20
+
+
+SAMPLED_HEADER = '"\ufeffquestion_id","db_id","question","SQL","evidence","Comment","difficulty","Annotation"\n'
+
+
+@pytest.mark.parametrize("qid", ["2", " 2", "002", "2 "])
+def test_cli_a_question_both_wretblad_files_annotate_differently_is_not_labelled(tmp_path, qid):
+    """financial_annotations.csv and sampled_annotations.csv are one team's work: a question the
+    two files give contradicting verdicts is left unlabelled (the label file holds neither), one
+    they agree on is labelled once."""
+    write_gold(tmp_path)
+    write_csv(
+        tmp_path / "financial_annotations.csv",
+        FIN_HEADER,
+        [
+            [2, "Items by price?", "SELECT name FROM item", "", "", "", "5"],
+            [3, "How many items?", "SELECT count(*) FROM item", "", "", "", "3"],
+        ],
+    )
+    (tmp_path / "sampled_annotations.csv").write_text(
+        SAMPLED_HEADER
+        + f'"{qid}",shop,Items by price?,SELECT name FROM item ORDER BY price,,,simple,2\n'
+        + "3,shop,How many items?,SELECT count(*) FROM item,,,simple,3\n"
+    )
+    files = ["financial_annotations.csv", "sampled_annotations.csv"]
+    proc = run_jury(["labels", "import", "wretblad", *files, "--gold", "gold.json", "-o", "l.jsonl"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    labels = load_labels([tmp_path / "l.jsonl"]).gold
+    assert [(lab.question_id, lab.source) for lab in labels] == [(3, "wretblad-financial")]  # 3: labelled once
+    assert "sampled_annotations.csv:2: question 2 annotated twice with different categories" in proc.stderr
+    assert "sampled_annotations.csv:3: question 3 repeated" in proc.stderr
 
 
 def _flex_setup(tmp: Path) -> None:

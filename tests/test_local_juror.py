@@ -7,12 +7,16 @@ example through litellm; it skips when the extra is not installed.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -50,16 +54,40 @@ def test_start_without_the_extra_names_the_install_command(tmp_path, monkeypatch
     assert res.exit_code == 1 and "pip install 'jury[local]'" in res.output and "Traceback" not in res.output
 
 
+def identity(pid: int) -> tuple[int, list[str]]:
+    """(start time in clock ticks, command line) of a live process, read here independently of
+    jury: /proc/<pid>/stat field 22 (counted after the command name's closing parenthesis)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    after = stat[stat.rindex(")") + 1 :].split()  # after[0] is field 3
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+    return int(after[22 - 3]), [a.decode() for a in cmdline]
+
+
+def write_state(state, pid, ticks=None, cmdline=None, port=None, **extra) -> None:
+    server = {"alias": "smollm2-135m", "pid": pid, "port": port or free_port(), **extra}
+    if ticks is not None:
+        server |= {"start_ticks": ticks, "cmdline": cmdline}
+    state.mkdir(exist_ok=True)
+    (state / "state.json").write_text(json.dumps({"servers": [server], "log": "x.log", "started_at": 0}))
+
+
+def one_line_error(res, *needles) -> None:
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1, res.output
+    for needle in needles:
+        assert needle in res.output, res.output
+
+
+def alive(proc: subprocess.Popen) -> bool:
+    return proc.poll() is None
+
+
 def test_status_and_stop_of_a_server_that_died_say_so(tmp_path):
     state = tmp_path / "state"
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"], start_new_session=True)
+    ticks, cmdline = identity(proc.pid)
     proc.wait()
-    state.mkdir()
-    (state / "state.json").write_text(
-        json.dumps(
-            {"servers": [{"alias": "gemma-3-270m", "pid": proc.pid, "port": free_port()}], "log": "x.log", "started_at": 0}
-        )
-    )
+    write_state(state, proc.pid, ticks, cmdline)
     res = runner.invoke(app, ["local-juror", "status", "--state-dir", str(state)])
     assert res.exit_code == 1 and "not running" in res.output
     res = runner.invoke(app, ["local-juror", "stop", "--state-dir", str(state)])
@@ -72,6 +100,135 @@ def test_a_damaged_state_file_is_one_line(tmp_path):
     (tmp_path / "state.json").write_text("{not json")
     res = runner.invoke(app, ["local-juror", "status", "--state-dir", str(tmp_path)])
     assert res.exit_code == 1 and "not a local-juror state file" in res.output and "Traceback" not in res.output
+
+
+@pytest.fixture
+def stranger():
+    """An unrelated live process that leads its own session and process group (as a daemon or a
+    shell's job does): what a stale state file's pid may belong to once jury's server is gone."""
+    proc = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_pid_that_is_another_process_now_is_never_signalled(tmp_path, stranger):
+    """A stale state file whose pid is now an unrelated process: `status` does not call it
+    running and `stop` does not signal it, whichever part of the identity differs."""
+    state = tmp_path / "state"
+    ticks, cmdline = identity(stranger.pid)
+    server_cmdline = [sys.executable, "-m", "llama_cpp.server", "--config_file", str(state / "server-smollm2-135m.json")]
+    for forged_ticks, forged_cmdline in (
+        (ticks + 1, cmdline),  # the same program started at another time: the pid was reused
+        (ticks, server_cmdline),  # the start time matches, the command line is the server's, not this process's
+        (ticks, [*cmdline, "x"]),  # a command line that differs by one argument
+        (ticks, [cmdline[0]]),  # a prefix of it
+    ):
+        write_state(state, stranger.pid, forged_ticks, forged_cmdline)
+        res = runner.invoke(app, ["local-juror", "status", "--state-dir", str(state)])
+        assert res.exit_code == 1 and "not running" in res.output and "another process now" in res.output, res.output
+        res = runner.invoke(app, ["local-juror", "stop", "--state-dir", str(state)])
+        one_line_error(res, f"pid {stranger.pid}", "not signalled", "removed the stale state file")
+        assert alive(stranger) and not (state / "state.json").exists()
+
+
+def test_a_process_that_is_not_the_leader_of_its_group_is_not_ours(tmp_path):
+    """Start time and command line both match, but the process does not lead the session and
+    process group jury creates for each server: not signalled (its group is someone else's)."""
+    proc = subprocess.Popen(["sleep", "120"])  # this test's own process group
+    try:
+        write_state(tmp_path, proc.pid, *identity(proc.pid))
+        res = runner.invoke(app, ["local-juror", "stop", "--state-dir", str(tmp_path)])
+        one_line_error(res, "not signalled")
+        assert alive(proc)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_state_file_without_an_identity_is_refused_and_kept(tmp_path, stranger):
+    write_state(tmp_path, stranger.pid)  # pid and port only, as an older jury wrote it
+    for command in ("status", "stop"):
+        res = runner.invoke(app, ["local-juror", command, "--state-dir", str(tmp_path)])
+        one_line_error(res, "no recorded identity", f"pid {stranger.pid}")
+    assert alive(stranger) and (tmp_path / "state.json").exists()
+
+
+@pytest.mark.parametrize("pid", [-5, 2**70, -(2**70), "abc", "123", True, 12.0, None, [1], 1 << 22], ids=repr)
+def test_a_pid_no_server_can_have_is_one_line(tmp_path, pid):
+    write_state(tmp_path, pid, 1, ["x"])
+    for command in ("status", "stop"):
+        res = runner.invoke(app, ["local-juror", command, "--state-dir", str(tmp_path)])
+        one_line_error(res, "not a local-juror state file", "nothing signalled")
+
+
+@pytest.mark.parametrize("pid", [0, 1])
+def test_pid_0_and_1_are_refused_without_a_signal(tmp_path, pid):
+    """kill(0) is this process's own group, killpg(1) every process the user may signal: run in
+    a child that leads its own session, inside a new pid namespace where one can be had, so a
+    regression could harm nothing outside it."""
+    write_state(tmp_path, pid, 1, ["x"])
+    args = [sys.executable, "-m", "jury", "local-juror", "stop", "--state-dir", str(tmp_path)]
+    unshare = shutil.which("unshare")
+    ns = [unshare, "--pid", "--fork", "--mount-proc"] if unshare and os.geteuid() == 0 else None
+    if ns is not None and subprocess.run([*ns, "true"], capture_output=True).returncode != 0:
+        ns = None
+    if ns is None and pid == 1:
+        pytest.skip("no pid namespace here (unshare needs root): pid 1 is not tried outside one")
+    proc = subprocess.run([*(ns or []), *args], capture_output=True, text=True, start_new_session=True, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and f"pid {pid} is not a process" in proc.stderr, proc.stderr
+    assert (tmp_path / "state.json").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "folder", "huge", "deep", "binary"])
+def test_a_state_file_that_is_not_a_small_regular_json_file_is_one_line(tmp_path, kind, stranger):
+    path = tmp_path / "state.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "symlink":  # a link to a genuine-looking state file elsewhere: not followed
+        write_state(tmp_path / "elsewhere", stranger.pid, *identity(stranger.pid))
+        path.symlink_to(tmp_path / "elsewhere" / "state.json")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "huge":
+        path.write_text(json.dumps({"servers": [], "log": "x" * 100_000, "started_at": 0}))
+    elif kind == "deep":
+        path.write_text("[" * 5000 + "]" * 5000)
+    else:
+        path.write_bytes(b"\xff\xfe{")
+    for command in ("status", "stop"):
+        res = runner.invoke(app, ["local-juror", command, "--state-dir", str(tmp_path)])
+        one_line_error(res, "not a local-juror state file")
+    assert alive(stranger)
+
+
+def test_a_genuine_server_is_identified_answering_and_stopped(tmp_path, monkeypatch):
+    """`start` through the stand-in server (the [local] extra is not needed): the state file
+    records the server's identity as /proc shows it; `status` calls it answering; `stop` ends
+    its process group."""
+    from tests.support.llama_standin import install
+
+    install(tmp_path / "standin", monkeypatch)
+    state, port = tmp_path / "state", free_port()
+    res = runner.invoke(app, ["local-juror", "start", "--model", "smollm2-135m", "--port", str(port), "--state-dir", str(state)])
+    assert res.exit_code == 0 and "answering" in res.output, res.output
+    (server,) = json.loads((state / "state.json").read_text())["servers"]
+    pid = server["pid"]
+    try:
+        assert (server["start_ticks"], server["cmdline"]) == identity(pid) and server["port"] == port
+        assert os.getpgid(pid) == pid == os.getsid(pid)
+        assert server["cmdline"][1:4] == ["-m", "llama_cpp.server", "--config_file"]
+        res = runner.invoke(app, ["local-juror", "status", "--state-dir", str(state)])
+        assert res.exit_code == 0 and "local juror: answering" in res.output and f"pid {pid}" in res.output, res.output
+        res = runner.invoke(app, ["local-juror", "stop", "--state-dir", str(state)])
+        assert res.exit_code == 0 and f"stopped (smollm2-135m pid {pid})" in res.output, res.output
+        stat = Path(f"/proc/{pid}/stat")
+        gone = not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # gone, or a zombie
+        assert gone and not (state / "state.json").exists()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 @pytest.mark.real_model

@@ -9,6 +9,7 @@ real numbers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -283,7 +284,7 @@ def test_cli_folder_rules(built):
     # a previous site is rebuilt in place: its stale pages go, files it did not write stay
     (tmp / "site" / "questions" / "99.html").write_text("stale")
     marker = json.loads((tmp / "site" / MARKER).read_text())
-    marker["files"].append("questions/99.html")
+    marker["files"]["questions/99.html"] = hashlib.sha256(b"stale").hexdigest()
     (tmp / "site" / MARKER).write_text(json.dumps(marker))
     (tmp / "site" / "README.txt").write_text("mine")
     res = runner.invoke(app(), [*REPORT_ARGS, "-f", "html", "-o", "site"])

@@ -537,3 +537,49 @@ def test_review_lock_signs_the_review_file(reviewable, tmp_path):
     assert (tmp / "verdicts" / "review-1.json.sig").is_file()
     res = runner.invoke(cli, ["verify", "verdicts/review-1.json", "--trusted-key", str(key) + ".pub"])
     assert res.exit_code == 0 and "signed by trusted key" in res.output, res.output
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "sample:99999999999999999999999",
+        "sample:1000001",
+        "sample:0",
+        "sample:-5",
+        "sample:+5",
+        "sample: 5",
+        "sample:5 ",
+        "sample:5\n",
+        "sample:\u0663",  # ARABIC-INDIC DIGIT THREE: str.isdigit() and int() accept it
+        "sample:\u00b2",  # SUPERSCRIPT TWO: isdigit() is true, int() raises
+        "sample:\uff15",  # FULLWIDTH DIGIT FIVE
+        "sample:1_000",
+        "sample:0x10",
+        "sample:1e3",
+        "sample:",
+        "sample:5:5",
+    ],
+    ids=repr,
+)
+def test_a_sample_size_is_plain_digits_from_1_to_a_million(reviewable, spelling):
+    """Refused in one line before the page starts (the server would otherwise start and serve)."""
+    import jury
+    from tests.support.clirun import run_jury_inprocess
+
+    tmp, files = reviewable
+    with pytest.raises(jury.InputError, match=r"sample:N needs a whole number N from 1 to 1,000,000 \(plain digits\)"):
+        jury.review_app(verdicts=[files["adj"]], queue=[spelling])
+    res = run_jury_inprocess(["review", "--queue", spelling, "--verdicts", str(files["adj"])], tmp)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and len(lines) == 1 and "sample:N needs a whole number" in lines[0], res.stderr
+    assert "Traceback" not in res.stderr and res.stdout == ""
+
+
+def test_a_sample_larger_than_the_queue_reviews_everything(reviewable):
+    import jury
+
+    _tmp, files = reviewable
+    records = len(json.loads(files["adj"].read_text())["records"])  # every record is a candidate of the sample
+    for spelling in ("sample:1000000", f"sample:{records}", "sample:0000001"):
+        want = 1 if spelling.endswith(":0000001") else records
+        assert jury.review_app(verdicts=[files["adj"]], queue=[spelling]).items == want, spelling

@@ -56,7 +56,7 @@ def add_failed_call(st: Store, request: str, cost=0.002) -> None:
 
 
 def add_execution(st: Store, key: str, digest: str, status="ok") -> None:
-    row = (key, "db" * 32, f"SELECT {key[:4]}", status, "[]", "[]", 0, 0, digest, digest, None, 0.01, 30.0, 100000)
+    row = (key, "db" * 32, f"SELECT {key[:4]}", status, "[]", "[]", 0, 0, digest, digest, None, 0.01, None, 30.0, 100000)
     st.put_executions([row])
 
 
@@ -401,8 +401,64 @@ CASES = [
 ]
 
 
+def _schema_edit(*statements: str, name: str = "bad.db"):
+    """A store whose tables were changed after its migrations ran (by hand, or by another tool)."""
+
+    def setup(tmp: Path) -> None:
+        _stores(tmp)
+        make_store(tmp / name, votes=[(h("r9"), "answer_1")], executions=[(h("e9"), "d9")])
+        conn = sqlite3.connect(tmp / name)
+        with conn:
+            for sql in statements:
+                conn.execute(sql)
+        conn.close()  # checkpointed now, not when the connection is collected
+
+    return setup
+
+
+# executions without its key column: the same table under another name, rebuilt without it
+_NO_KEY = (
+    "CREATE TABLE executions_x AS SELECT db_sha256, sql, status, columns, rows, row_count, truncated, result_sha256, "
+    "ordered_sha256, error, elapsed_s, timeout_s, row_cap, created_at FROM executions",
+    "DROP TABLE executions",
+    "ALTER TABLE executions_x RENAME TO executions",
+)
+CASES += [
+    Case("executions-lacks-key", ["store", "merge", "bad.db", "-o", "out.db"], "bad.db: is not a jury store (table executions lacks column key)", _schema_edit(*_NO_KEY)),
+    Case("votes-lacks-a-column", ["store", "merge", "bad.db", "-o", "out.db"], "(table votes lacks column juror_family)", _schema_edit("ALTER TABLE votes DROP COLUMN juror_family")),
+    Case("no-calls-table", ["store", "merge", "bad.db", "-o", "out.db"], "bad.db: is not a jury store (no calls table", _schema_edit("DROP TABLE calls")),
+    Case(
+        "executions-key-not-primary",
+        ["store", "merge", "bad.db", "-o", "out.db"],
+        "(table executions's primary key is none, not key)",
+        _schema_edit("CREATE TABLE executions_x AS SELECT * FROM executions", "DROP TABLE executions", "ALTER TABLE executions_x RENAME TO executions"),
+    ),
+    Case(
+        "a-migration-recorded-without-the-one-before",
+        ["store", "merge", "bad.db", "-o", "out.db"],
+        "is not a jury store (its recorded migrations",
+        _schema_edit("DROP TABLE executions", "DELETE FROM _sqlite_migrations WHERE name = 'm001_executions'"),
+    ),
+    Case(
+        "executions-is-a-view",
+        ["store", "merge", "bad.db", "-o", "out.db"],
+        "bad.db: is not a jury store (no executions table",
+        _schema_edit("ALTER TABLE executions RENAME TO e2", "CREATE VIEW executions AS SELECT * FROM e2"),
+    ),
+    Case(
+        "output-store-lacks-a-column",
+        ["store", "merge", "a.db", "-o", "bad.db"],
+        "bad.db: is not a jury store (table executions lacks column key)",
+        _schema_edit(*_NO_KEY),
+        unchanged=["bad.db", "a.db"],
+    ),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_merge_input(case, tmp_path):
     check_case(case, tmp_path)
-    if case.id in ("disagreement", "input-not-a-store", "input-missing"):
+    if case.id in ("disagreement", "input-not-a-store", "input-missing") or case.id.startswith(
+        ("executions-", "votes-", "no-", "a-")
+    ):
         assert not (tmp_path / "out.db").exists()

@@ -121,6 +121,9 @@ def audit_gold(
     batch: bool = False,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
+    against_gold: PathLike | None = None,
+    against_db_url: str | None = None,
+    against_db_root: PathLike | None = None,
 ) -> Audit:
     """Audit the gold SQL itself: each juror of the audit panel judges each gold query alone.
 
@@ -131,7 +134,9 @@ def audit_gold(
     without one. ``quorum``: defective votes needed to flag. ``plan_only``: make no call.
     ``output``: the audit file (default verdicts/audit-<time>.json; an identical locked one is
     reused). ``checks``: first run the deterministic gold checks (no model) and record them.
-    ``sign``, ``shard``, ``batch``, ``allow_privileged_login``: as for ``jury.adjudicate``."""
+    ``sign``, ``shard``, ``batch``, ``allow_privileged_login``: as for ``jury.adjudicate``.
+    ``against_gold`` (with ``against_db_url`` or ``against_db_root``): the checks include the
+    cross-engine check of ``jury.check_gold(against_gold=...)``, recorded with the others."""
     from jury.errors import InputError
     from jury.pipeline.jobs import _no_progress, audit_job
 
@@ -161,6 +166,13 @@ def audit_gold(
             checks=checks,
             shard=before.shard,
             batch=batch,
+            against=None
+            if against_gold is None
+            else (
+                against_gold,
+                project.engine_url(against_db_url, "--against-db-url", allow_privileged_login),
+                against_db_root,
+            ),
         )
     groups = len(job.plan.items)
     plan = before.plan("audit", chosen.name, job.plan.ballots(), groups, "gold queries", batch=batch, plan_only=plan_only)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.api.result import Result
@@ -27,6 +28,8 @@ class GoldCheck(Result):
     counts: dict[str, int]
     settings: dict
     privileged_logins: list[str] = []  # engine databases run through a login allowed to do more than read
+    reversed_run: bool = True  # a database was a SQLite file: its extra run with reversed unordered scans
+    cross_engine: dict | None = None  # {"against", "differ": comparator -> question ids}: check_gold(against_gold=...)
 
     @property
     def flagged(self) -> list[GoldCheckResult]:
@@ -37,7 +40,14 @@ class GoldCheck(Result):
         from jury.results.gold_check_report import render_gold_checks
 
         return render_gold_checks(
-            self.results, self.counts, self.settings, fmt, width=width, privileged_logins=self.privileged_logins
+            self.results,
+            self.counts,
+            self.settings,
+            fmt,
+            width=width,
+            reversed_run=self.reversed_run,
+            cross_engine=self.cross_engine,
+            privileged_logins=self.privileged_logins,
         )
 
 
@@ -64,6 +74,9 @@ def check_gold(
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
+    against_gold: PathLike | None = None,
+    against_db_url: str | None = None,
+    against_db_root: PathLike | None = None,
 ) -> GoldCheck:
     """Check every gold query without a model: each runs in ``passes`` (executions per pass,
     default Spider 2.0-AIFunc's 5,10,10,10) and once with reversed unordered scans; then the
@@ -74,7 +87,13 @@ def check_gold(
     more than read is refused unless ``allow_privileged_login``); ``db`` and
     ``question_id``: only these db_ids and questions. ``outputs``: files the caller will write
     (``result.write``), refused before any execution when one is an input, the store, a database
-    or a locked verdict file."""
+    or a locked verdict file.
+
+    ``against_gold`` (with ``against_db_url``, an engine URL, or ``against_db_root``, SQLite
+    files): the same questions' gold for another engine (BIRD's mini_dev_postgresql.json), each
+    executed there once and compared with the first execution here under every comparator; a
+    difference is the ``cross_engine`` check, and ``cross_engine`` lists the questions that
+    differ under each comparator."""
     from jury.compare.comparators import get_comparator
     from jury.compare.gold_checks import check_counts, parse_passes, select_items
     from jury.compare.gold_checks import check_gold as run_checks
@@ -97,19 +116,37 @@ def check_gold(
     timeout_s = project.get("timeout", timeout, DEFAULT_TIMEOUT_S)  # checked: positive
     get_comparator(name)
     items = select_items(list(load_gold(gold_file).values()), _strings(db), _strings(question_id), gold_file, "check")
+    from jury.compare.gold_checks import cross_engine_side
+
+    against = None
     with project.open_store(store) as st:
         urls = project.db_urls(db_url, allow_privileged_login)
         databases = resolve_databases([i for i in items if not i.has_recording], root, st, urls)
+        if against_gold is not None:
+            there = project.engine_url(against_db_url, "--against-db-url", allow_privileged_login)
+            against = cross_engine_side(items, Path(against_gold), there, against_db_root, st, root)
     with (progress or _no_progress)("checking gold SQL") as bar:
         results = run_checks(
-            items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar
-        )
+            items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
+            against=against,
+        )  # fmt: skip
     settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    from jury.execution.engines import is_url
+
+    cross = None
+    if against is not None:
+        from jury.compare.gold_checks import cross_engine_lists
+
+        cross = {"against": against.label, "differ": cross_engine_lists(results)}
     return GoldCheck(
         results=results,
-        counts=check_counts(results),
+        counts=check_counts(results, cross_engine=against is not None),
+        cross_engine=cross,
         settings=settings,
-        privileged_logins=privileged_logins(path for path, _sha in databases.values()),
+        privileged_logins=privileged_logins(
+            path for dbs in (databases, against.databases if against else {}) for path, _sha in dbs.values()
+        ),
+        reversed_run=any(not is_url(path) for path, _ in databases.values()),
         inputs=[gold_file],
         store_path=store_path,
         db_root=root,

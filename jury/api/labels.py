@@ -98,9 +98,10 @@ def import_labels(
     Every output is refused before any work when it would overwrite an input, the store or a
     database file. A set that yields no label is refused."""
     from jury.errors import InputError
-    from jury.inputs.io import load_gold, write_atomic
+    from jury.inputs.io import load_gold
     from jury.inputs.label_import import KINDS, LabelSet
     from jury.inputs.label_import import import_labels as read_set
+    from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
 
     if kind not in KINDS:
@@ -136,7 +137,7 @@ def import_labels(
     found.notes = _notes(found, report.by_annotator())
     for path, text in ((output, found.render), (runs_out, found.runs_jsonl), (gold_out, found.gold_jsonl)):
         if path is not None:
-            write_atomic(Path(path), text())
+            write_output(Path(path), text())
             found.written.append(Path(path))
     return found
 

@@ -107,6 +107,9 @@ class DatabaseLoad(Result):
     rows: int
     keys: int
     skipped_keys: list[str] = Field(default_factory=list)
+    folded: int = 0  # PostgreSQL: names created lower case, as BIRD's PostgreSQL release has them
+    kept_case: list[str] = Field(default_factory=list)  # plain names kept as written (two would fold alike)
+    table_name_case: str | None = None  # MySQL/MariaDB: lower_case_table_names, said
     reader: str | None = None  # the login granted SELECT on it (and nothing else); None on DuckDB or --no-reader
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
@@ -114,11 +117,22 @@ class DatabaseLoad(Result):
 
         if fmt == "json":
             return to_json(self.model_dump(mode="json"))
+        shown = 10
+        more = len(self.skipped_keys) - shown
         lines = [
             f"{self.url}: {self.tables} tables, {self.rows:,} rows, {self.keys} keys"
             + (f"; {len(self.skipped_keys)} keys left out" if self.skipped_keys else ""),
-            *(f"  key left out: {line}" for line in self.skipped_keys[:10]),
+            *(f"  key left out: {line}" for line in self.skipped_keys[:shown]),
+            *([f"  and {more} more key{'s' if more != 1 else ''} left out"] if more > 0 else []),
         ]
+        if self.folded:
+            lines.append(
+                f"  {self.folded} names created lower case, as BIRD's PostgreSQL release has them (its unquoted SQL "
+                "finds them); names that need quotes keep their case"
+                + (f"; kept as written, two would fold alike: {', '.join(self.kept_case)}" if self.kept_case else "")
+            )
+        if self.table_name_case:
+            lines.append(f"  {self.table_name_case}")
         if self.reader is not None:
             lines.append(f"  {self.reader} may read it and nothing else: run jury as {self.reader.split('@')[0]} (--db-url)")
         return "".join(safe(line) + ("  \n" if fmt == "md" else "\n") for line in lines)
@@ -151,6 +165,9 @@ def load_database(
         rows=report.rows,
         keys=report.keys,
         skipped_keys=list(report.skipped_keys),
+        folded=report.folded,
+        kept_case=list(report.kept_case),
+        table_name_case=report.table_name_case,
         reader=report.reader,
         inputs=[Path(sqlite_file)],
     )
@@ -304,7 +321,8 @@ def import_bird_predictions(
     become missing answers (sql: null); ``family`` overrides the family registry."""
     from jury.errors import InputError
     from jury.inputs.importers import import_bird_predictions as read_predictions
-    from jury.inputs.io import dump_runs, load_gold_list, write_atomic
+    from jury.inputs.io import dump_runs, load_gold_list
+    from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
     from jury.results.render import safe
 
@@ -318,7 +336,7 @@ def import_bird_predictions(
         raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")
     notes = []
     if out is not None:
-        write_atomic(out, dump_runs(report.records))
+        write_output(out, dump_runs(report.records))
         notes.append(f"wrote {safe(out)}")
     notes.append(
         safe(

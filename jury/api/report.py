@@ -13,6 +13,7 @@ inputs, outputs that would overwrite an input.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,6 +118,8 @@ class Report(Result, ReportModel):
 
         plots = _plots()
         folder = Path(folder)
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise InputError(f"plots folder {folder}: cannot write there: not a folder (a file, a device, a FIFO or a socket)")
         guard_outputs(
             [folder / name for name, _build, _kinds in plots.FIGURES], self.inputs, store=self.store_path, db_root=self.db_root
         )

@@ -63,12 +63,12 @@ class Result(BaseModel):
         """Write the rendering in ``fmt`` (default: by the file's suffix, else the table) to
         ``path``, refused when ``path`` is one of the job's inputs, the store, a database file
         or a locked verdict file. Returns the path written."""
-        from jury.inputs.io import write_atomic
+        from jury.inputs.writer import write_output
         from jury.pipeline.outputs import guard_outputs
 
         path = Path(path)
         fmt = fmt or SUFFIX_FORMATS.get(path.suffix.lower(), "table")
         text = self.render(fmt, wide=wide)
         guard_outputs([path], self.inputs, store=self.store_path, db_root=self.db_root)
-        write_atomic(path, text)
+        write_output(path, text)
         return path

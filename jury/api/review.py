@@ -11,6 +11,7 @@ does; a test or a notebook can call the app directly (e.g. Starlette's TestClien
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -165,8 +166,8 @@ def export_review(
     """The stored decisions on the items of ``verdicts`` and ``audit`` as human labels (only
     ``reviewer``'s, default everyone's), written to ``output`` (label JSONL) when given; an
     output that is an input, the store or a locked file is refused before anything is read."""
-    from jury.inputs.io import write_atomic
     from jury.inputs.labels import dump_labels
+    from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
     from jury.results.render import safe
     from jury.verdicts.review import labels_of
@@ -179,7 +180,7 @@ def export_review(
     labels = labels_of(decisions)
     notes = []
     if out is not None:
-        write_atomic(out, dump_labels(labels))
+        write_output(out, dump_labels(labels))
         notes.append(f"wrote {safe(f'{len(labels)} labels')} to {safe(out)}")
     return ReviewExport(labels=labels, output=out, notes=notes, inputs=[*files, *as_paths(audit_path)], store_path=store_path)
 
@@ -226,6 +227,8 @@ def lock_review(
     out = Path(output)
     files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)
     guard_outputs([out], [*files, audit_path], store=store_path, verdict_output=False)
+    if os.path.lexists(out):  # before any work: write_review would refuse it after reading every decision
+        raise InputError(f"{out}: already exists; a review file is never overwritten (choose another -o)")
     signer = None
     if sign is not None:
         from jury.verdicts.signing import load_signer

@@ -79,12 +79,12 @@ class Score(Result):
     def write_per_question(self, path: PathLike) -> Path:
         """Write ``per_question_jsonl()`` to ``path`` (never one of the inputs, the store, a
         database or a locked verdict file)."""
-        from jury.inputs.io import write_atomic
+        from jury.inputs.writer import write_output
         from jury.pipeline.outputs import guard_outputs
 
         path = Path(path)
         guard_outputs([path], self.inputs, store=self.store_path, db_root=self.db_root)
-        write_atomic(path, self.per_question_jsonl())
+        write_output(path, self.per_question_jsonl())
         return path
 
 

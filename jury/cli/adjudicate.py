@@ -54,7 +54,7 @@ def adjudicate(
     executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     output: Path | None = typer.Option(
-        None, "-o", "--output", help="Verdict file to write (default verdicts/adjudication-<time>.json)."
+        None, "-o", "--output", writable=True, help="Verdict file to write (default verdicts/adjudication-<time>.json)."
     ),
     store: Path | None = juror_option("store"),
     sign: Path | None = juror_option("sign"),

@@ -25,7 +25,7 @@ def audit_gold(
     plan_only: bool = typer.Option(False, "--plan", help="Make no calls: print ballots, estimated tokens and cost per juror."),
     max_cost: float | None = juror_option("max_cost"),
     output: Path | None = typer.Option(
-        None, "-o", "--output", help="Verdict file to write (default verdicts/audit-<time>.json)."
+        None, "-o", "--output", writable=True, help="Verdict file to write (default verdicts/audit-<time>.json)."
     ),
     store: Path | None = juror_option("store"),
     sign: Path | None = juror_option("sign"),
@@ -35,6 +35,14 @@ def audit_gold(
         help="First run the deterministic gold checks of `jury check-gold` (no model, no cost) and record them in "
         "the audit file; the panel's show_checks shows them to the jurors as facts.",
     ),
+    against_gold: Path | None = typer.Option(
+        None,
+        "--against-gold",
+        help="With the checks: also the cross-engine check of `jury check-gold --against-gold` (the same questions' "
+        "gold for another engine, on --against-db-url or --against-db-root), recorded in the audit file.",
+    ),
+    against_db_url: str | None = typer.Option(None, "--against-db-url", help="--against-gold runs on this engine URL."),
+    against_db_root: Path | None = typer.Option(None, "--against-db-root", help="--against-gold runs on SQLite files here."),
     shard: str | None = juror_option("shard", "audit file"),
     batch: bool = juror_option("batch"),
 ) -> None:

@@ -44,9 +44,9 @@ def calibrate(
     annotator: str | None = typer.Option(
         None, help="Use this annotator's labels as the reference (default: 'consensus' where given, else the majority)."
     ),
-    json_out: Path | None = typer.Option(None, "--json", help="Write every figure as JSON here."),
-    csv_out: Path | None = typer.Option(None, "--csv", help="Write one CSV row per figure here."),
-    markdown_out: Path | None = typer.Option(None, "--markdown", help="Write the tables as Markdown here."),
+    json_out: Path | None = typer.Option(None, "--json", writable=True, help="Write every figure as JSON here."),
+    csv_out: Path | None = typer.Option(None, "--csv", writable=True, help="Write one CSV row per figure here."),
+    markdown_out: Path | None = typer.Option(None, "--markdown", writable=True, help="Write the tables as Markdown here."),
     seed: int = typer.Option(0, help="Seed of the bootstrap intervals."),
     workers: int | None = typer.Option(None, help="Parallel execution processes with --runs (default: CPU count)."),
     executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),

@@ -30,9 +30,23 @@ def check_gold(
     comparator: str | None = typer.Option(None, help="Comparator deciding whether two executions differ (default strict)."),
     timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30)."),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
+    ),
     store: Path | None = typer.Option(
         None, help="Store file (default .jury/store.db): remembers databases that passed the integrity check."
+    ),
+    against_gold: Path | None = typer.Option(
+        None,
+        "--against-gold",
+        help="Cross-engine check: the same questions' gold for another engine (BIRD's mini_dev_postgresql.json), "
+        "run on --against-db-url (or --against-db-root) and compared with this gold's result under every comparator.",
+    ),
+    against_db_url: str | None = typer.Option(
+        None, "--against-db-url", help="--against-gold runs here: an engine URL, with {db_id} or without (one database)."
+    ),
+    against_db_root: Path | None = typer.Option(
+        None, "--against-db-root", help="--against-gold runs on SQLite files here (default: --db-root's)."
     ),
 ) -> None:
     """Check every gold query without a model: determinism, LIMIT ties, bare GROUP BY columns, empty or NULL results, failures.
@@ -42,8 +56,10 @@ def check_gold(
     item is scored with is `row_order`. `limit_tie`: ORDER BY ... LIMIT k cuts between rows
     that tie on the sort key. `bare_column`: a column neither grouped nor aggregated takes
     several values in a group. `empty_result`, `all_null`, `null_value` (one NULL value),
-    `gold_fails`, `gold_timeout`. Each finding names its evidence. Nothing is cached: every
-    execution is fresh.
+    `gold_fails`, `gold_timeout`. With --against-gold, `cross_engine`: the other engine's gold
+    gives another result (each comparator that tells them apart named, both results shown, and
+    the questions listed per comparator). Each finding names its evidence. Nothing is cached:
+    every execution is fresh. On an engine the reversed run (a SQLite pragma) is left out.
     """
     from jury.api.check_gold import check_gold as run
 
@@ -61,5 +77,8 @@ def check_gold(
         store=store,
         progress=progress_bar,
         outputs=[output],
+        against_gold=against_gold,
+        against_db_url=against_db_url,
+        against_db_root=against_db_root,
     )
     emit(found.render(fmt, width=table_width(output)), output)

@@ -17,9 +17,10 @@ FORMAT_HELP = "Output format: table, csv, json or md."
 EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
 RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
 DB_URL_HELP = (
-    "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id}, such as "
-    "'postgresql://user@host/{db_id}' (password from PGPASSWORD, MYSQL_PWD or ?password_env=NAME). "
-    "Default: jury.toml's [databases]."
+    "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one "
+    "database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every "
+    "db_id's tables (BIRD's own PostgreSQL and MySQL releases: 'postgresql://user@host/bird'); password from "
+    "PGPASSWORD, MYSQL_PWD or ?password_env=NAME. Default: jury.toml's [databases]."
 )
 PRIVILEGED_HELP = (
     "Execute on an engine through a login that can do more than read the benchmark's tables (a superuser, "
@@ -188,12 +189,12 @@ def emit(text: str, output: Path | None = None, what: str | None = None) -> None
     if output is None:
         typer.echo(text, nl=False)
     else:
-        from jury.inputs.io import write_atomic
+        from jury.inputs.writer import write_output
         from jury.verdicts.lock import is_locked_file
 
         if is_locked_file(output):
             raise JuryError(f"{output}: is a locked verdict file; it is never overwritten (choose another -o)")
-        write_atomic(output, text)
+        write_output(output, text)
         from jury.results.render import safe
 
         typer.echo(f"wrote {safe(what) + ' to ' if what else ''}{safe(output)}", err=True)

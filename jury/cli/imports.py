@@ -19,7 +19,7 @@ def bird_predictions(
     ),
     model: str = typer.Option(..., help="Model name to record on every line."),
     gold: Path | None = typer.Option(None, help="The gold file the predictions index by position (BIRD dev.json)."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Run JSONL to write (default: stdout)."),
+    output: Path | None = typer.Option(None, "-o", "--output", writable=True, help="Run JSONL to write (default: stdout)."),
     only_db: list[str] = typer.Option([], "--db", help="Keep only questions of this db_id (repeatable)."),
     family: str | None = typer.Option(None, help="Model family to record (overrides the family registry)."),
 ) -> None:

@@ -21,10 +21,14 @@ def import_(
         None, help="The gold file the labels' questions are matched to (BIRD dev.json). Default: jury.toml's gold."
     ),
     output: Path | None = typer.Option(
-        None, "-o", "--output", help="Label JSONL to write (flex-judge: judgment JSONL; default: stdout)."
+        None, "-o", "--output", writable=True, help="Label JSONL to write (flex-judge: judgment JSONL; default: stdout)."
     ),
-    runs_out: Path | None = typer.Option(None, "--runs-out", help="flex kinds: also write the pairs as run JSONL."),
-    gold_out: Path | None = typer.Option(None, "--gold-out", help="flex kinds: also write the pairs' gold items as JSONL."),
+    runs_out: Path | None = typer.Option(
+        None, "--runs-out", writable=True, help="flex kinds: also write the pairs as run JSONL."
+    ),
+    gold_out: Path | None = typer.Option(
+        None, "--gold-out", writable=True, help="flex kinds: also write the pairs' gold items as JSONL."
+    ),
     family: str | None = typer.Option(
         None,
         "--family",

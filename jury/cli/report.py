@@ -35,10 +35,14 @@ def report(
     fmt: str = typer.Option(
         "table", "--format", "-f", help="Output format: table, csv, json, md, or html (a static site written to the -o folder)."
     ),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
-    plots: Path | None = typer.Option(None, "--plots", help="Also write the report's figures to this folder."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
+    ),
+    plots: Path | None = typer.Option(None, "--plots", writable=True, help="Also write the report's figures to this folder."),
     comparator: str | None = typer.Option(
-        None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
+        None,
+        help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
+        "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2.",
     ),
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
@@ -116,5 +120,13 @@ def report(
         assert output is not None
         summary = result.write_site(output)
         typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)
+        if summary.kept:
+            from jury.results.render import safe
+
+            typer.echo(
+                f"kept {len(summary.kept)} files an older jury's manifest listed without a hash (remove them by hand if "
+                f"stale), e.g. {safe(summary.kept[0])}",
+                err=True,
+            )
         return
     emit(result.render(fmt, width=table_width(output), wide=wide), output)

@@ -68,7 +68,7 @@ def review(
 @app.command("export")
 @handle_errors
 def export(
-    output: Path = typer.Option(..., "-o", "--output", help="Label JSONL file to write (human-label format)."),
+    output: Path = typer.Option(..., "-o", "--output", writable=True, help="Label JSONL file to write (human-label format)."),
     verdicts: list[Path] = typer.Option([], "--verdicts", help=VERDICTS_HELP),
     audit: Path | None = typer.Option(None, help=AUDIT_HELP),
     reviewer: str | None = typer.Option(None, help="Only this reviewer's decisions (default: everyone's)."),
@@ -86,7 +86,7 @@ def export(
 @handle_errors
 def lock(
     output: Path = typer.Option(
-        ..., "-o", "--output", help="Review file to write, e.g. verdicts/review-2026.json (never overwritten)."
+        ..., "-o", "--output", writable=True, help="Review file to write, e.g. verdicts/review-2026.json (never overwritten)."
     ),
     verdicts: list[Path] = typer.Option([], "--verdicts", help=VERDICTS_HELP),
     audit: Path | None = typer.Option(None, help=AUDIT_HELP),

@@ -29,7 +29,9 @@ def score(
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
     allow_privileged_login: bool = privileged_option(),
     comparator: str | None = typer.Option(
-        None, help="Comparator deciding a match: strict (default), bird, relaxed, subset or spider2."
+        None,
+        help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
+        "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2.",
     ),
     near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
     timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30, as BIRD)."),
@@ -42,8 +44,10 @@ def score(
         None, help="Round every number (ints too) to N significant digits before comparing (off by default)."
     ),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report to this file instead of stdout."),
-    per_question: Path | None = typer.Option(None, help="Also write one JSONL line per (model, question) here."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
+    ),
+    per_question: Path | None = typer.Option(None, writable=True, help="Also write one JSONL line per (model, question) here."),
     audit: Path | None = typer.Option(None, help="Locked audit file: adds the gold-clean column (flagged questions removed)."),
     verdicts: list[Path] = typer.Option(
         [], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."

@@ -16,7 +16,11 @@ app = typer.Typer(help="Work with store files (.jury/store.db).", no_args_is_hel
 def merge(
     stores: list[Path] = typer.Argument(..., help="Store files to merge (opened read-only, never changed)."),
     output: Path = typer.Option(
-        ..., "-o", "--output", help="Merged store: created, or an existing jury store merged into (never one of the inputs)."
+        ...,
+        "-o",
+        "--output",
+        writable=True,
+        help="Merged store: created, or an existing jury store merged into (never one of the inputs).",
     ),
     trust_executions: bool = typer.Option(
         False,

@@ -13,7 +13,9 @@ from jury.cli.common import FORMAT_HELP, check_format, emit, handle_errors, prog
 def suites(
     runs: list[Path] = typer.Argument(..., help="Run JSONL files whose records carry `tests` (recorded test outcomes)."),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the metrics to this file instead of stdout."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the metrics to this file instead of stdout."
+    ),
     verdicts: list[Path] = typer.Option(
         [], "--verdicts", help="Locked suite verdict file(s) (from --adjudicate): adds the adjudicated metrics (repeatable)."
     ),
@@ -58,6 +60,7 @@ def suites(
     verdicts_out: Path | None = typer.Option(
         None,
         "--verdicts-out",
+        writable=True,
         help="With --adjudicate or --classify: verdict file to write (default verdicts/adjudication-<time>.json).",
     ),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db)."),

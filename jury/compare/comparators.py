@@ -8,6 +8,13 @@ Value equality is plain Python equality throughout (``1 == 1.0``, ``'1' != 1``,
 ``None == None``), which is what BIRD's ``set(pred) == set(gold)`` rule uses;
 only :func:`subset` (Spider 2.0's rule, on raw values) and :func:`spider2` (Spider 2.0's
 official decision, reproduced: jury/compare/spider2.py) compare numbers with a tolerance.
+
+The rows of an engine's result hold values normalised to what SQLite returns (DECIMAL as
+float or int, dates as text: jury.execution.engine_values.normalise), so every comparator
+sees one result alike on every engine. ``bird`` alone is BIRD's number: on an engine's results
+it compares the rows as the driver returned them (their ``raw_sha256`` digests,
+:func:`bird_results`), as BIRD's evaluation scripts do (``Decimal('31.2000') != 31.2``);
+``bird_normalized`` is the same set rule on the normalised rows. On SQLite the two are one.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from dataclasses import dataclass
 
 from jury.compare import spider2 as spider2_official
 from jury.errors import InputError, did_you_mean
+from jury.execution.rows import UNHASHABLE
 from jury.inputs.records import GoldItem, RecordedResult
 from jury.vocab import Comparator
 
@@ -113,6 +121,33 @@ def bird(
     gold = normalize_rows(gold_rows, options)
     pred = normalize_rows(pred_rows, options)
     return set(pred) == set(gold)
+
+
+def bird_normalized(
+    gold_rows: Rows, pred_rows: Rows, *, order_matters: bool = False, options: NormalizeOptions = NormalizeOptions()
+) -> bool:
+    """BIRD's set rule over the values as SQLite returns them: on an engine's result, DECIMAL
+    read as a float (or an int when integral), dates and times as text (jury.execution.
+    engine_values.normalise). Equal to :func:`bird` on SQLite; on PostgreSQL and MySQL it
+    accepts a DECIMAL answer for a float gold of the same value, which BIRD's script does not.
+
+    >>> bird_normalized([(31.2,)], [(31.2,)])
+    True
+    """
+    return bird(gold_rows, pred_rows, order_matters=order_matters, options=options)
+
+
+def bird_results(gold, pred, options: NormalizeOptions = NormalizeOptions()) -> bool | None:
+    """BIRD's rule on two results (ExecResult) as the drivers returned them: equal raw set
+    digests (``raw_sha256``; a SQLite or recorded result's own set digest stands for it), False
+    when a value of either cannot be in a Python set (BIRD's ``set()`` raises: the pair scores
+    0). None when neither is an engine's, or with normalisation options on: the rows decide."""
+    if options.active or (gold.raw_sha256 is None and pred.raw_sha256 is None):
+        return None
+    g, p = gold.raw_sha256 or gold.result_sha256, pred.raw_sha256 or pred.result_sha256
+    if UNHASHABLE in (g, p) or g is None or p is None:
+        return False
+    return g == p
 
 
 def strict(
@@ -384,6 +419,7 @@ COMPARATORS: dict[str, Callable[..., bool]] = {  # keyed by Comparator members (
     Comparator.STRICT: strict,
     Comparator.RELAXED: relaxed,
     Comparator.SUBSET: subset,
+    Comparator.BIRD_NORMALIZED: bird_normalized,
     Comparator.SPIDER2: spider2,
 }
 
@@ -396,7 +432,7 @@ def get_comparator(name: str) -> Callable[..., bool]:
     >>> get_comparator("fuzzy")
     Traceback (most recent call last):
     ...
-    jury.errors.InputError: unknown comparator 'fuzzy'; choose one of: bird, relaxed, spider2, strict, subset
+    jury.errors.InputError: unknown comparator 'fuzzy'; choose one of: bird, bird_normalized, relaxed, spider2, strict, subset
     """
     try:
         return COMPARATORS[name]

@@ -23,7 +23,10 @@ were measured on and reused only on a machine with the same CPU model.
   those where the candidate is faster (ratio < 1).
 
 BIRD times only ``cursor.execute`` (SQLite's first step); jury times executing and stepping
-through every row, which is what the answer costs.
+through every row, which is what the answer costs. On PostgreSQL, MySQL/MariaDB and DuckDB the
+same clock (this process's monotonic one) runs from sending the statement to its last row
+fetched, on one kept read-only connection (jury.execution.engines.timed_runs); the read-only
+transaction around each run is not timed.
 """
 
 from __future__ import annotations

@@ -9,6 +9,13 @@ is ``row_order``. Then the probes of :mod:`jury.compare.gold_probes` (``limit_ti
 ``null_value``); a gold that fails or times out is ``gold_fails`` / ``gold_timeout``.
 Every finding carries a one-line evidence a person can confirm in seconds.
 
+With a second engine and gold (``against``: :class:`CrossEngine`), each question's gold there
+runs once too and the first result here is compared with it under every comparator of
+CROSS_ENGINE_COMPARATORS: a difference under any is ``cross_engine``, its evidence naming the
+comparators and both results (BIRD's PostgreSQL gold of mini-dev question 788 computes another
+share than its SQLite gold). A difference under ``bird`` alone is the drivers' types, not the
+values: equal once both are read as SQLite returns them (a DECIMAL against a float).
+
 On an engine URL (jury.execution.engines) the passes run on that engine, the probes are
 written in its dialect, and two checks do not apply: the reversed run (SQLite's pragma; the
 passes alone test determinism) and ``bare_column`` on PostgreSQL and DuckDB (they refuse a
@@ -18,18 +25,28 @@ bare column, so such a gold is ``gold_fails``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from jury.compare import comparators as compare
 from jury.compare.gold_probes import bare_column_probes, limit_probe
 from jury.errors import InputError
-from jury.execution.engines import MYSQL, dialect_of, engine_of, is_url
+from jury.execution.engines import MYSQL, dialect_of, engine_of, is_url, redact
 from jury.execution.engines import execute_any as execute
 from jury.execution.repeat import run_passes
 from jury.inputs.records import ExecResult, GoldItem, QuestionId
-from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GOLD_CHECKS, GoldCheck
+from jury.vocab import (
+    CROSS_ENGINE_COMPARATORS,
+    DEFAULT_COMPARATOR,
+    DEFAULT_GOLD_PASSES,
+    DEFAULT_ROW_CAP,
+    DEFAULT_TIMEOUT_S,
+    GOLD_CHECKS,
+    Comparator,
+    GoldCheck,
+)
 
 _SHOWN_ROWS = 3
 
@@ -46,6 +63,7 @@ class GoldCheckResult(BaseModel):
     db_id: str
     executions: int
     checks: list[CheckFinding] = []
+    cross_engine_differs: list[str] | None = Field(default=None, exclude=True)  # the cross-engine check's comparators
 
 
 def parse_passes(text: str | Sequence[int]) -> tuple[int, ...]:
@@ -88,7 +106,12 @@ def _result_text(result: ExecResult) -> str:
 
 
 def same_result(a: ExecResult, b: ExecResult, comparator: str, order_matters: bool, options=compare.NormalizeOptions()) -> bool:
-    """Whether ``comparator`` counts ``b`` equal to ``a`` (digests when a result is over the cap)."""
+    """Whether ``comparator`` counts ``b`` equal to ``a`` (digests when a result is over the cap;
+    ``bird`` on an engine's results: the driver's values, compare.bird_results)."""
+    if comparator == Comparator.BIRD:
+        decided = compare.bird_results(a, b, options)
+        if decided is not None:
+            return decided
     if a.truncated or b.truncated:
         return (a.ordered_sha256 == b.ordered_sha256) if order_matters else (a.result_sha256 == b.result_sha256)
     fn = compare.get_comparator(comparator)
@@ -182,6 +205,45 @@ def bare_column_finding(sql: str, db_path: Path, *, timeout_s: float, row_cap: i
     return None
 
 
+@dataclass(frozen=True)
+class CrossEngine:
+    """The other side of the cross-engine check: the same questions' gold (question_id -> item)
+    and the databases it runs on (db_id -> (path or URL, sha256)), with a name for reports."""
+
+    gold: dict
+    databases: dict[str, tuple[Path, str]]
+    label: str
+
+
+def _where(db) -> str:
+    return redact(str(db)) if is_url(db) else "SQLite"
+
+
+def cross_engine_finding(
+    item: GoldItem, here: ExecResult, against: CrossEngine, *, timeout_s: float, row_cap: int
+) -> tuple[CheckFinding | None, list[str]]:
+    """``cross_engine`` when the question's gold on the other engine gives another result under
+    any comparator of CROSS_ENGINE_COMPARATORS: (the finding, the comparators that tell the two apart)."""
+    other_item = against.gold[item.question_id]
+    other_db = against.databases[other_item.db_id][0]
+    there = execute(other_db, other_item.sql, timeout_s=timeout_s, row_cap=row_cap)
+    order_matters = item.order_matters if item.order_matters is not None else compare.gold_orders_rows(item.sql)
+    if not there.ok:
+        differ: list[str] = [str(c) for c in CROSS_ENGINE_COMPARATORS]
+        shown = f"{there.status}: {there.error}"
+    else:
+        differ = [str(c) for c in CROSS_ENGINE_COMPARATORS if not same_result(here, there, c, order_matters)]
+        shown = _result_text(there)
+    if not differ:
+        return None, []
+    types = " (the same values as SQLite returns them: the drivers' types differ, a DECIMAL against a float)"
+    evidence = (
+        f"differs under {', '.join(differ)}{types if differ == [Comparator.BIRD] else ''}: "
+        f"here {_result_text(here)}; {against.label} on {_where(other_db)} {shown}"
+    )
+    return CheckFinding(name=GoldCheck.CROSS_ENGINE, evidence=evidence), differ
+
+
 def check_gold_item(
     item: GoldItem,
     db_path: Path,
@@ -190,8 +252,10 @@ def check_gold_item(
     comparator: str = DEFAULT_COMPARATOR,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
+    against: CrossEngine | None = None,
 ) -> GoldCheckResult:
-    """Every check on one gold query (executed here, read-only, never from the cache)."""
+    """Every check on one gold query (executed here, read-only, never from the cache); with
+    ``against``, the cross-engine check too (its comparators in ``cross_engine_differs``)."""
     runs, reverse = run_passes(db_path, item.sql, passes, timeout_s=timeout_s, row_cap=row_cap)
     executions = sum(len(p) for p in runs) + (reverse is not None)
     out = GoldCheckResult(question_id=item.question_id, db_id=item.db_id, executions=executions)
@@ -211,6 +275,9 @@ def check_gold_item(
     out.checks.extend(f for f in found if f is not None)
     out.checks.extend(shape_findings(first))
     out.checks.sort(key=lambda f: GOLD_CHECKS.index(f.name))
+    if against is not None:
+        finding, out.cross_engine_differs = cross_engine_finding(item, first, against, timeout_s=timeout_s, row_cap=row_cap)
+        out.checks.extend([finding] if finding is not None else [])
     return out
 
 
@@ -223,22 +290,57 @@ def check_gold(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
     progress: Callable[[int, int], None] | None = None,
+    against: CrossEngine | None = None,
 ) -> list[GoldCheckResult]:
     """The checks of every gold item that has SQL to execute (items with a recorded result are
-    skipped: there is nothing to execute)."""
+    skipped: there is nothing to execute); with ``against``, the cross-engine check too."""
     todo = [i for i in items if not i.has_recording]
     results = []
     for n, item in enumerate(todo, start=1):
         results.append(
             check_gold_item(
-                item, databases[item.db_id][0], passes=passes, comparator=comparator, timeout_s=timeout_s, row_cap=row_cap
-            )
+                item,
+                databases[item.db_id][0],
+                passes=passes,
+                comparator=comparator,
+                timeout_s=timeout_s,
+                row_cap=row_cap,
+                against=against,
+            )  # fmt: skip
         )
         if progress:
             progress(n, len(todo))
     return results
 
 
-def check_counts(results: Sequence[GoldCheckResult]) -> dict[str, int]:
-    """How many gold queries each check flags, every check listed."""
-    return {name: sum(any(f.name == name for f in r.checks) for r in results) for name in GOLD_CHECKS}
+def check_counts(results: Sequence[GoldCheckResult], *, cross_engine: bool = False) -> dict[str, int]:
+    """How many gold queries each check flags, every check run listed (cross_engine when it ran)."""
+    names = GOLD_CHECKS + ((GoldCheck.CROSS_ENGINE,) if cross_engine else ())
+    return {name: sum(any(f.name == name for f in r.checks) for r in results) for name in names}
+
+
+def cross_engine_lists(results: Sequence[GoldCheckResult]) -> dict[str, list]:
+    """comparator -> the questions whose results differ across the engines under it."""
+    return {c: [r.question_id for r in results if c in (r.cross_engine_differs or [])] for c in CROSS_ENGINE_COMPARATORS}
+
+
+def cross_engine_side(items, gold_path: Path, db_url: str | None, db_root, store, root) -> CrossEngine:
+    """The other side of the cross-engine check: that gold's items for the same questions, and
+    the databases they run on (the URL's, else SQLite files under ``db_root``, else this root)."""
+    from jury.compare.outcomes import resolve_databases
+    from jury.execution.engines import DatabaseURLs, check_url
+    from jury.inputs.io import load_gold
+
+    other = load_gold(gold_path)
+    todo = [i for i in items if not i.has_recording]
+    missing = [i.question_id for i in todo if i.question_id not in other]
+    if missing:
+        raise InputError(f"{gold_path}: no question {missing[0]!r} (the cross-engine check compares the same questions)")
+    mine = [other[i.question_id] for i in todo]
+    recorded = [g.question_id for g in mine if g.has_recording]
+    if recorded:
+        raise InputError(f"{gold_path}: question {recorded[0]!r} has a recorded result, nothing to execute there")
+    urls = DatabaseURLs(check_url(db_url, "--against-db-url")) if db_url else DatabaseURLs()
+    databases = resolve_databases(mine, Path(db_root) if db_root else root, store, urls)
+    label = gold_path.name
+    return CrossEngine(gold={g.question_id: g for g in mine}, databases=databases, label=label)

@@ -176,14 +176,20 @@ def _comparator_match(
     ``strict`` when it does. Equal digests prove a match under every comparator that
     accepts equal results (``relaxed``, ``subset``, any normalisation); a difference
     decides nothing for those, so the answer is None (undecided), never a guess.
+
+    ``bird`` on an engine's results: the rows as the driver returned them (compare.bird_results).
     """
+    if name == Comparator.BIRD:
+        decided = compare.bird_results(gold, pred, opts)
+        if decided is not None:
+            return decided
     if not (gold.truncated or pred.truncated):
         return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts, **(extras or {})))
     if gold.ordered_sha256 is None or pred.ordered_sha256 is None:
         return None
     same_set = gold.result_sha256 == pred.result_sha256
     same_list = gold.ordered_sha256 == pred.ordered_sha256
-    if name == Comparator.BIRD:
+    if name in (Comparator.BIRD, Comparator.BIRD_NORMALIZED):
         proven = same_set
     elif name in (Comparator.STRICT, Comparator.RELAXED):  # relaxed accepts whatever strict accepts
         proven = same_list if order_matters else same_set
@@ -191,7 +197,7 @@ def _comparator_match(
         proven = same_list
     if proven:
         return True
-    if name in (Comparator.BIRD, Comparator.STRICT) and not opts.active:
+    if name in (Comparator.BIRD, Comparator.BIRD_NORMALIZED, Comparator.STRICT) and not opts.active:
         return False
     return None
 
@@ -442,10 +448,13 @@ def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = 
     that cannot be reached is an error naming it (never its password: URLs hold none).
     """
     databases: dict[str, tuple[Path, str]] = {}
+    fingerprints: dict[str, str] = {}  # one per URL (BIRD's one-database layout: one for every db_id)
     for item in items:
         url = urls.url_for(item.db_id) if urls else None
         if url is not None and item.db_id not in databases:
-            databases[item.db_id] = (url, engines.fingerprint(url))  # type: ignore[assignment]
+            if url not in fingerprints:
+                fingerprints[url] = engines.fingerprint(url)
+            databases[item.db_id] = (url, fingerprints[url])  # type: ignore[assignment]
             continue
         if item.db_id not in databases:
             path = require_database(db_root, item.db_id)

@@ -24,7 +24,7 @@ STORED_ERROR_CAP = 500
 
 def encode_result(result: ExecResult) -> tuple:
     """The stored form of a result: (status, columns, rows, row_count, truncated,
-    result_sha256, ordered_sha256, error, elapsed_s). Cheap to pickle; workers encode.
+    result_sha256, ordered_sha256, error, elapsed_s, raw_sha256). Cheap to pickle; workers encode.
 
     Of a query that failed or timed out only its status, its error (one line, capped at
     STORED_ERROR_CAP characters) and its time are stored: nothing it may have read."""
@@ -32,7 +32,7 @@ def encode_result(result: ExecResult) -> tuple:
         error = " ".join((result.error or "").split())
         if len(error) > STORED_ERROR_CAP:
             error = error[: STORED_ERROR_CAP - 1] + "…"
-        return (result.status, "[]", encode_rows([]), 0, 0, None, None, error or None, result.elapsed_s)
+        return (result.status, "[]", encode_rows([]), 0, 0, None, None, error or None, result.elapsed_s, None)
     return (
         result.status,
         json.dumps(result.columns),
@@ -43,6 +43,7 @@ def encode_result(result: ExecResult) -> tuple:
         result.ordered_sha256,
         result.error,
         result.elapsed_s,
+        result.raw_sha256,
     )
 
 

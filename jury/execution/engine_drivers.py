@@ -10,13 +10,22 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from jury.errors import InputError
 from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of, flag, redact
 
 _FETCH = 1000  # rows fetched from the server at a time
 
 
 def _password(params: dict[str, str], *defaults: str) -> str | None:
-    for name in ([params["password_env"]] if params.get("password_env") else []) + list(defaults):
+    """The password from the variable ``?password_env=NAME`` names (unset: an InputError saying
+    so, not the server's "access denied"), else the first of ``defaults`` that is set."""
+    named = params.get("password_env")
+    if named:
+        value = os.environ.get(named)
+        if value is None:
+            raise InputError(f"{named} is not set: the database URL's ?password_env={named} names it for the password")
+        return value
+    for name in defaults:
         value = os.environ.get(name)
         if value is not None:
             return value
@@ -84,7 +93,6 @@ class Engine:
     def check_login(self, conn) -> None:
         """Before any model SQL: refuse a login that can do more than read the benchmark's
         tables (one line naming the privilege and the fix), unless the URL allows it."""
-        from jury.errors import InputError
         from jury.execution.engine_privileges import login_problem
 
         if self.allows_privileged_login:
@@ -169,6 +177,36 @@ class PostgresEngine(Engine):
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
         "AND table_type IN ('BASE TABLE', 'VIEW') ORDER BY table_name"
     )
+
+    # The staleness fingerprint in one catalogue query: per table (and view) its columns and
+    # types, its storage file (TRUNCATE, VACUUM FULL, CLUSTER and a rewriting ALTER change it) and
+    # its counters of rows inserted, updated and deleted (every committed or aborted change adds
+    # to them; autovacuum and ANALYZE do not); the server's start time and the database's
+    # statistics reset time, so counters lost in a crash or a reset cannot meet an earlier
+    # fingerprint again; and whether the server keeps the counters at all (track_counts).
+    STATE_SQL = (
+        "SELECT c.relname, c.relkind::text, c.relfilenode::bigint, coalesce(s.n_tup_ins, 0), "
+        "coalesce(s.n_tup_upd, 0), coalesce(s.n_tup_del, 0), "
+        "(SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum) "
+        "FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), "
+        "CASE WHEN c.relkind = 'v' THEN md5(pg_get_viewdef(c.oid)) END, "
+        "pg_postmaster_start_time()::text, "
+        "(SELECT stats_reset::text FROM pg_stat_database WHERE datname = current_database()), "
+        "current_setting('track_counts') "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid "
+        "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm') ORDER BY c.relname"
+    )
+
+    def state(self, conn) -> list:
+        """What the staleness fingerprint covers (STATE_SQL); without track_counts the
+        counters stay 0, so each table's row count is added (an UPDATE then goes unseen)."""
+        rows = [list(r) for r in self.fetch(conn, self.STATE_SQL)]
+        if rows and rows[0][-1] != "on":
+            for r in rows:
+                r.append(self.fetch(conn, f"SELECT COUNT(*) FROM {self.quote(r[0])}")[0][0])
+        return rows
+
     COLUMNS_SQL = (
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
         "AND table_name = %s ORDER BY ordinal_position"
@@ -246,6 +284,32 @@ class MySQLEngine(Engine):
         return "`" + name.replace("`", "``") + "`"
 
     TABLES_SQL = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name"
+    # The staleness fingerprint: every table's columns and types in one catalogue query, then
+    # CHECKSUM TABLE over every base table in one statement (a checksum of the rows' content,
+    # read in full for InnoDB: information_schema's UPDATE_TIME is not kept across a restart
+    # and holds the modifying transaction's start, to the second, so it could meet an earlier
+    # fingerprint again).
+    STATE_SQL = (
+        "SELECT c.table_name, t.table_type, GROUP_CONCAT(c.column_name, ' ', c.column_type "
+        "ORDER BY c.ordinal_position SEPARATOR ',') FROM information_schema.columns c "
+        "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
+        "WHERE c.table_schema = DATABASE() GROUP BY c.table_name, t.table_type ORDER BY c.table_name"
+    )
+
+    def state(self, conn) -> list:
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION group_concat_max_len = 16777216")
+            if not conn.jury_mariadb:
+                cur.execute("SET SESSION information_schema_stats_expiry = 0")
+        rows = [list(r) for r in self.fetch(conn, self.STATE_SQL)]
+        base = [r[0] for r in rows if r[1] == "BASE TABLE"]
+        if base:
+            db = self.quote(self.database)
+            sums = dict(self.fetch(conn, "CHECKSUM TABLE " + ", ".join(f"{db}.{self.quote(t)}" for t in base)))
+            for r in rows:
+                r.append(sums.get(f"{self.database}.{r[0]}"))
+        return [[v.decode() if isinstance(v, bytes) else v for v in r] for r in rows]
+
     COLUMNS_SQL = (
         "SELECT column_name, column_type FROM information_schema.columns WHERE table_schema = DATABASE() "
         "AND table_name = %s ORDER BY ordinal_position"
@@ -336,8 +400,6 @@ _DUCKDB_SETTINGS = {"access_mode": "read_only", "enable_external_access": "false
 
 def _check_duckdb_settings(conn, path: str) -> None:
     """Read the settings back: a DuckDB that does not hold them is refused, not trusted."""
-    from jury.errors import InputError
-
     rows = conn.execute(
         "SELECT name, lower(CAST(value AS VARCHAR)) FROM duckdb_settings() WHERE name IN (?, ?, ?)", list(_DUCKDB_SETTINGS)
     ).fetchall()

@@ -54,3 +54,47 @@ def normalise(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     return str(value)
+
+
+class Token(tuple):
+    """A tagged token of a driver value no SQLite value equals (jury.execution.rows.raw_row_digest)."""
+
+
+def raw_value(v: Any) -> Any:
+    """The driver value ``v`` as BIRD's rule (Python's ``==``) sees it: the int, float, str or
+    bytes it equals exactly when there is one, else a :class:`Token` equal exactly when Python
+    says the values are equal; TypeError when ``v`` cannot be in a Python set (a JSON object, an
+    array: BIRD's ``set()`` raises and the pair scores 0).
+
+    >>> raw_value(Decimal("0.5")), raw_value(Decimal("3.00")), raw_value(Decimal("31.2000"))
+    (0.5, 3, ('d', '31.2'))
+    >>> raw_value(dt.date(2020, 1, 2)) != '2020-01-02'
+    True
+    """
+    if isinstance(v, Decimal):
+        if not v.is_finite():
+            return float(v)
+        if v == v.to_integral_value():
+            return int(v)
+        f = float(v)
+        return f if Decimal(f) == v else Token(("d", str(v.normalize())))
+    if isinstance(v, dt.datetime):  # before date: a datetime is a date
+        if v.tzinfo is not None and v.utcoffset() is not None:
+            return Token(("dtz", v.astimezone(dt.UTC).replace(tzinfo=None).isoformat()))
+        return Token(("dt", v.isoformat()))
+    if isinstance(v, dt.date):
+        return Token(("date", v.isoformat()))
+    if isinstance(v, dt.time):
+        return Token(("time", v.isoformat()))
+    if isinstance(v, dt.timedelta):
+        return Token(("td", v // dt.timedelta(microseconds=1)))
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    if isinstance(v, (bool, int)):
+        return int(v)
+    if isinstance(v, (float, str)):
+        return v
+    if isinstance(v, uuid.UUID):
+        return Token(("uuid", str(v)))
+    hash(v)  # TypeError for dict, list
+    return Token(("o", type(v).__name__, str(v)))

@@ -41,7 +41,8 @@ import time
 from collections.abc import Iterable
 from typing import Any, TypedDict, Unpack
 
-from jury.errors import InputError
+from jury.errors import InputError, JuryError
+from jury.execution.engine_cancel import BoundCancel
 from jury.execution.engine_drivers import (
     DuckDBEngine,
     Engine,
@@ -68,6 +69,7 @@ from jury.execution.engine_urls import (
     redact,
 )
 from jury.execution.engine_values import normalise
+from jury.execution.rows import raw_row_digest
 from jury.execution.sqlite import ResultAccumulator, RowSetDigest, _ResultTooLarge, _row_digest_bytes
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.execution.statement_check import statement_problem
@@ -153,14 +155,46 @@ def execute(
     url: str, sql: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, row_cap: int = DEFAULT_ROW_CAP, cached: bool = False
 ) -> ExecResult:
     """Run one SQL text read-only on the database at ``url``; never raises for a bad query
-    (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result)."""
+    (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result).
+
+    A ``timeout`` is recorded only when the deadline really passed on this process's clock
+    (whatever error code the server gave). A cancel the server reports before the deadline
+    is no outcome of the query: it runs again on a fresh connection, and after
+    PHANTOM_RETRIES such runs execute raises (JuryError), so no wrong outcome is stored."""
+    for _ in range(PHANTOM_RETRIES):
+        try:
+            return _execute_once(url, sql, timeout_s=timeout_s, row_cap=row_cap, cached=cached)
+        except _CancelledEarly:
+            if cached:
+                _drop(url)
+    raise JuryError(
+        f"{redact(url)}: the server cancelled a query before its {timeout_s:g} s deadline "
+        f"{PHANTOM_RETRIES} times (another session cancelling jury's queries?); nothing was recorded for it"
+    )
+
+
+#: Runs of one query the server cancels before its deadline (no cancel of jury's own) before execute gives up.
+PHANTOM_RETRIES = 3
+
+
+class _CancelledEarly(Exception):
+    """The server reported a cancel (or a statement timeout) before the deadline passed."""
+
+
+def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached: bool) -> ExecResult:
     start = time.monotonic()
     engine = engine_for(url)
     try:
         conn = _connection(engine, timeout_s, cached)  # a privileged login raises InputError here
     except (ConnectionError, OSError) as exc:
         return ExecResult(status="error", error=f"cannot open database {redact(url)}: {_one_line(exc)}")
-    problem = _checked(engine, conn, sql, cached)
+    try:
+        problem = _checked(engine, conn, sql, cached)
+    except _CancelledEarly:
+        if not cached:  # a cached one the retry drops
+            with contextlib.suppress(Exception):
+                conn.close()
+        raise
     if problem is not None:
         if not cached:
             with contextlib.suppress(Exception):  # already closed
@@ -168,45 +202,40 @@ def execute(
         return ExecResult(status="error", error=problem, elapsed_s=time.monotonic() - start)
     errors = _driver_errors(engine.name)
     deadline = start + timeout_s
-    fired = threading.Event()
-    cancel = engine.canceller(conn)
-
-    def on_deadline() -> None:
-        fired.set()
-        with contextlib.suppress(Exception):  # the query just finished: nothing to cancel
-            cancel()
-
-    timer = threading.Timer(timeout_s, on_deadline)
+    cancel = BoundCancel(engine.canceller(conn))
+    timer = threading.Timer(timeout_s, cancel.fire)
     timer.daemon = True
-    acc = ResultAccumulator(row_cap)
-    broken = False
+    acc = ResultAccumulator(row_cap, raw=True)
+    timed_out = lambda: time.monotonic() - start >= timeout_s  # noqa: E731  the deadline really passed
     try:
         engine.begin(conn, timeout_s)
+        cancel.start()
         timer.start()
-        columns, rows = engine.stream(conn, sql)
-        for raw in rows:
-            acc.add(tuple(map(normalise, raw)))
-            if acc.count % 1000 == 0 and time.monotonic() > deadline:
-                fired.set()
-                raise TimeoutError
+        try:
+            columns, rows = engine.stream(conn, sql)
+            for raw in rows:
+                acc.add(tuple(map(normalise, raw)), raw_row_digest(raw))
+                if acc.count % 1000 == 0 and time.monotonic() > deadline:
+                    raise TimeoutError
+        finally:
+            cancel.finish()
+            timer.cancel()
     except (_ResultTooLarge, _NotAQuery, TimeoutError, ValueError, OverflowError, MemoryError, *errors) as exc:  # type: ignore[misc]
         acc.discard()
         elapsed = time.monotonic() - start
-        timer.cancel()
-        broken = _finish(engine, conn, cached)
-        if fired.is_set() or engine.is_timeout(exc) or isinstance(exc, TimeoutError):
-            return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
+        _finish(engine, conn, cached, cancel.sent)
+        if cancel.sent or engine.is_timeout(exc) or isinstance(exc, TimeoutError):
+            if timed_out():
+                return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
+            raise _CancelledEarly from None
         if isinstance(exc, _NotAQuery):
             return ExecResult(status="error", error="not a query: the SQL returns no result set", elapsed_s=elapsed)
-        return ExecResult(status="error", error=_error_line(exc), elapsed_s=elapsed)
-    finally:
-        timer.cancel()
-        if not broken:
-            broken = _finish(engine, conn, cached)
-        if not cached:
-            with contextlib.suppress(Exception):  # already closed by the failure
-                conn.close()
-    if fired.is_set():  # cancelled at the deadline, yet the driver returned rows (MySQL BENCHMARK, SLEEP)
+        return ExecResult(status="error", error=_error_line(exc, sql), elapsed_s=elapsed)
+    except BaseException:
+        _finish(engine, conn, cached, True)
+        raise
+    _finish(engine, conn, cached, cancel.sent)
+    if cancel.sent or timed_out():  # rows came back, but past the deadline (MySQL's SLEEP returns 1 when killed)
         acc.discard()
         return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=time.monotonic() - start)
     return acc.result(columns, time.monotonic() - start)
@@ -220,35 +249,114 @@ def _checked(engine: Engine, conn, sql: str, cached: bool) -> str | None:
         try:
             tables = engine.tables(conn)
         except _driver_errors(engine.name) as exc:
+            if engine.is_timeout(exc):  # another session cancelled the catalogue read: no outcome of the query
+                raise _CancelledEarly from None
             return f"refused: the database's tables cannot be read ({_one_line(exc)})"
         if cached:
             _kept.tables[engine.url] = tables
+    return _check(engine, sql, tables)
+
+
+def _check(engine: Engine, sql: str, tables: list[str]) -> str | None:
     return statement_problem(
         sql, engine.name, tables=tables, allow_functions=engine.allow_functions, ansi_quotes=engine.ansi_quotes
     )
 
 
-def _finish(engine: Engine, conn, cached: bool) -> bool:
-    """Roll the transaction back; a connection that cannot is dropped (True)."""
+def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[list[float] | None]:
+    """Seconds each of ``sqls`` takes on the engine at ``url``, ``repeats`` times, interleaved
+    (round r runs every query once, in the order given) on one read-only connection: this
+    process's monotonic clock from sending the statement to its last row fetched, every row
+    streamed and dropped (the read-only transaction around it, the static check and the
+    connection are not timed). The same deadline and statement-bound cancel as :func:`execute`;
+    a query that is refused, fails or times out in any round gets None."""
+    engine = engine_for(url)
+    try:
+        conn = engine.connect(timeout_s)  # a privileged login raises InputError here, as in execute
+    except (ConnectionError, OSError):
+        return [None for _ in sqls]
+    errors = _driver_errors(engine.name)
+    try:
+        try:  # the statement check with the database's own tables, as in execute
+            tables = engine.tables(conn)
+        except errors:
+            return [None for _ in sqls]
+        times: list[list[float] | None] = [[] if _check(engine, sql, tables) is None else None for sql in sqls]
+        for _ in range(repeats):
+            for i, sql in enumerate(sqls):
+                slot = times[i]
+                if slot is None:
+                    continue
+                cancel = BoundCancel(engine.canceller(conn))
+                timer = threading.Timer(timeout_s, cancel.fire)
+                timer.daemon = True
+                failed = False
+                try:
+                    engine.begin(conn, timeout_s)
+                    cancel.start()
+                    timer.start()
+                    start = time.perf_counter()
+                    try:
+                        _, rows = engine.stream(conn, sql)
+                        for _row in rows:
+                            pass
+                        took = time.perf_counter() - start
+                    finally:
+                        cancel.finish()
+                        timer.cancel()
+                except (_NotAQuery, ValueError, OverflowError, MemoryError, *errors):  # type: ignore[misc]
+                    failed = True
+                with contextlib.suppress(Exception):
+                    engine.end(conn)
+                if failed or cancel.sent or took >= timeout_s:
+                    times[i] = None
+                    if cancel.sent or failed:  # a connection a cancel or a failure reached is not used again
+                        with contextlib.suppress(Exception):
+                            conn.close()
+                        conn = engine.connect(timeout_s)
+                    continue
+                slot.append(took)
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
+    return times
+
+
+def _finish(engine: Engine, conn, cached: bool, discard: bool = False) -> None:
+    """Roll the transaction back; a connection that cannot, or one a cancel was sent to
+    (``discard``), is closed and never used again. An uncached connection is closed."""
     try:
         engine.end(conn)
-        return False
     except Exception:
-        if cached:
-            _drop(engine.url)
-        return True
+        discard = True
+    if discard and cached:
+        _drop(engine.url)
+    if discard or not cached:
+        with contextlib.suppress(Exception):  # already closed by the failure
+            conn.close()
 
 
-def _error_line(exc: BaseException) -> str:
+#: What PostgreSQL's server-side cursor puts before the query (psycopg's named cursor).
+_PG_DECLARE = 'DECLARE "jury_query" CURSOR FOR '
+
+
+def _error_line(exc: BaseException, sql: str = "") -> str:
     """The error a failed query is stored with: its class and the driver's one-line message
-    (PostgreSQL: the primary message and SQLSTATE, never the DETAIL or CONTEXT lines that can
-    quote values), capped (jury.execution.batches caps it again as the store writes it)."""
+    (PostgreSQL: the primary message, placed in the query as written -- not jury's DECLARE
+    around it -- and its SQLSTATE, never the DETAIL, HINT or CONTEXT lines that can quote
+    values), capped (jury.execution.batches caps it again as the store writes it)."""
     if isinstance(exc, _ResultTooLarge):
         return str(exc)
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None) if diag is not None else None
     if primary and getattr(exc, "sqlstate", None):  # psycopg
-        return f"{_one_line(Exception(primary))[:300]} (SQLSTATE {exc.sqlstate})"  # type: ignore[attr-defined]
+        text = _one_line(Exception(primary))[:300]
+        pos = getattr(diag, "statement_position", None)
+        at = int(pos) - len(_PG_DECLARE) - 1 if pos and str(pos).isdigit() else -1
+        if 0 <= at < len(sql):  # the user's own SQL, which the store holds anyway
+            snippet = sql[at : at + 40]
+            text += f" (at character {at + 1} of the query: {snippet!r}{'…' if at + 40 < len(sql) else ''})"
+        return f"{text} (SQLSTATE {exc.sqlstate})"  # type: ignore[attr-defined]
     text = _one_line(exc)
     if text.startswith("(") and "," in text:  # PyMySQL: (1064, "You have an error …")
         code, _, rest = text[1:].partition(",")
@@ -284,24 +392,46 @@ def table_columns(url: str, tables: list[str]) -> dict[str, list[tuple[str, str]
 
 
 def fingerprint(url: str) -> str:
-    """sha256 of the engine name, every table's columns and types, and every table's row
-    count: the execution key's stand-in for a SQLite file's sha256 (a changed schema or row
-    count is a changed database, so verdicts bound to the old one are stale)."""
+    """The execution key's stand-in for a SQLite file's sha256: a changed database is a changed
+    fingerprint, so results and verdicts bound to the old one are stale. One catalogue query per
+    database (the engine's ``state``): PostgreSQL every table's columns, storage file and
+    insert/update/delete counters, with the server's start and statistics-reset times; MySQL and
+    MariaDB every table's columns and CHECKSUM TABLE; DuckDB the file's sha256 (and its WAL's)."""
+    engine = engine_for(url)
+    if isinstance(engine, DuckDBEngine):
+        return _duckdb_fingerprint(engine.path, engine.allow_functions)
     engine, conn = _open(url)
     try:
-        shape = []
-        for table in engine.tables(conn):
-            (count,) = engine.query_rows(conn, f"SELECT COUNT(*) FROM {engine.quote(table)}")[0]
-            shape.append([table, engine.columns(conn, table), int(count)])
+        state = engine.state(conn)
     except _driver_errors(engine.name) as exc:
         raise InputError(f"cannot read the catalogue of {redact(url)}: {_one_line(exc)}") from None
     finally:
         conn.close()
-    doc: dict[str, Any] = {"engine": engine.name, "tables": shape}
+    doc: dict[str, Any] = {"engine": engine.name, "state": state}
     if engine.allow_functions:  # what the statement check allows is part of what a query returns
         doc["allow_functions"] = sorted({n.lower() for n in engine.allow_functions})
-    body = json.dumps(doc, separators=(",", ":"), sort_keys=True)
+    body = json.dumps(doc, separators=(",", ":"), sort_keys=True, default=str)
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+_duck_hashed: dict[tuple, list[str]] = {}  # (path, size, mtime_ns, inode) of the file and its WAL -> their sha256
+
+
+def _duckdb_fingerprint(path: str, allow_functions: tuple[str, ...] = ()) -> str:
+    """sha256 over the DuckDB file and its write-ahead log (absent: none), hashed once per process
+    while their sizes and times stay, and the URL's allowed functions."""
+    from jury.inputs.io import sha256_file
+
+    files = [f for f in (path, path + ".wal") if os.path.exists(f)]
+    if not files:
+        raise InputError(f"no DuckDB file at {path}")
+    ident = tuple((f, st.st_size, st.st_mtime_ns, st.st_ino) for f in files for st in [os.stat(f)])
+    if ident not in _duck_hashed:
+        _duck_hashed[ident] = [sha256_file(f) for f in files]
+    doc: dict[str, Any] = {"engine": DUCKDB, "files": _duck_hashed[ident]}
+    if allow_functions:
+        doc["allow_functions"] = sorted({n.lower() for n in allow_functions})
+    return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
 def content_digest(url: str) -> str:

@@ -8,6 +8,15 @@ stays TEXT, so no value is changed), its rows, then its primary key and foreign 
 (a key the data breaks, such as a foreign key to a column that is not unique, is left out
 and counted). A target that already holds one of the tables is refused.
 
+Names are made so that BIRD's published SQL for that engine runs unchanged. PostgreSQL: a
+name that is a plain identifier (letters, digits, ``_``) is created lower case, as BIRD's
+PostgreSQL release has it, so its unquoted SQL (``SELECT Currency FROM customers``, which
+PostgreSQL folds to ``currency``) finds it; any other name (``"Examination Date"``,
+``"T-CHO"``) keeps its case, and BIRD's SQL quotes it as written (two names of one table
+that would fold alike both keep theirs). MySQL/MariaDB and DuckDB: names as written (MySQL
+matches column names in any case, and table names as the server's ``lower_case_table_names``
+says: on Linux by default exactly, as BIRD's MySQL gold spells them; DuckDB in any case).
+
 Then, on PostgreSQL and MySQL/MariaDB, the reader: a login that can only read the new
 database, which jury executes model and gold SQL through (jury.execution.engine_privileges).
 An existing reader is granted SELECT on the database (and refused if it is privileged: it
@@ -31,6 +40,7 @@ from jury.execution.engine_privileges import DEFAULT_READER, check_reader, login
 from jury.execution.sqlite import open_readonly
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?$")
 BATCH = 1000
 
@@ -47,7 +57,12 @@ class Column:
         d = self.declared.upper()
         k = self.kinds or {"int"} if "INT" in d else self.kinds
         if not k:  # only NULLs: follow the declared type
-            k = {"float"} if any(w in d for w in ("REAL", "FLOA", "DOUB")) else {"text"}
+            if "DATETIME" in d or "TIMESTAMP" in d:
+                k = {"datetime"}
+            elif "DATE" in d:
+                k = {"date"}
+            else:
+                k = {"float"} if any(w in d for w in ("REAL", "FLOA", "DOUB")) else {"text"}
         if k <= {"int"} and ("INT" in d or "NUM" in d or "DEC" in d or "BOOL" in d or not d):
             return "int"
         if k <= {"int", "float"} and not any(w in d for w in ("CHAR", "TEXT", "CLOB", "DATE", "TIME")):
@@ -111,6 +126,30 @@ class LoadReport:
     keys: int = 0
     skipped_keys: list[str] = field(default_factory=list)
     reader: str | None = None  # the login granted SELECT on the database (PostgreSQL, MySQL)
+    folded: int = 0  # names created lower case (PostgreSQL)
+    kept_case: list[str] = field(default_factory=list)  # plain names kept as written: folding would make two alike
+    table_name_case: str | None = None  # MySQL/MariaDB: how the server matches table names (lower_case_table_names)
+
+
+def folded_names(tables: dict[str, list[str]]) -> tuple[dict[str, str], list[str]]:
+    """PostgreSQL's names for a SQLite schema (table -> its columns): each plain identifier
+    lower case, as BIRD's PostgreSQL release (and PostgreSQL's folding of unquoted names) has
+    it, unless two tables, or two columns of one table, would then be alike: those keep their
+    case. (name -> the name created, the names kept as written).
+
+    >>> folded_names({"Customers": ["CustomerID", "Free Meal Count (K-12)"]})
+    ({'Customers': 'customers', 'CustomerID': 'customerid', 'Free Meal Count (K-12)': 'Free Meal Count (K-12)'}, [])
+    >>> folded_names({"t": ["ID", "id"]})[1]
+    ['ID']
+    """
+    fold = {n: n.lower() if _PLAIN_NAME.match(n) else n for cols in [list(tables), *tables.values()] for n in cols}
+    kept: set[str] = set()
+    for names in [list(tables), *tables.values()]:
+        seen: dict[str, list[str]] = {}
+        for n in names:
+            seen.setdefault(fold[n], []).append(n)
+        kept.update(n for alike in seen.values() if len(alike) > 1 for n in alike if n != fold[n])
+    return {n: (n if n in kept else f) for n, f in fold.items()}, sorted(kept)
 
 
 def load(
@@ -233,11 +272,15 @@ def _copy(src, target: _Target, progress) -> LoadReport:
     columns: dict[str, list[Column]] = {}
     for t in tables:
         cols = [Column(r[1], r[2] or "", r[5]) for r in src.execute(f"PRAGMA table_info({_q(t)})")]
+        columns[t] = cols
         for row in src.execute(f"SELECT * FROM {_q(t)}"):
             for col, v in zip(cols, row, strict=True):
                 if v is not None:
                     col.kinds.add(_value_kind(v))
-        columns[t] = cols
+    if target.engine == engines.POSTGRESQL:
+        target.names, report.kept_case = folded_names({t: [c.name for c in columns[t]] for t in tables})
+        report.folded = sum(a != b for a, b in target.names.items())
+    report.table_name_case = target.table_name_case()
     for t in tables:
         cols = columns[t]
         keyed = {c.name for c in cols if c.pk} | {r[3] for r in src.execute(f"PRAGMA foreign_key_list({_q(t)})")}
@@ -282,6 +325,7 @@ class _Target:
         self.engine, self.url, self.conn = engine, url, conn
         self.types = _TYPES[engine]
         self.database = engines.engine_for(url).database
+        self.names: dict[str, str] = {}  # PostgreSQL: each SQLite name -> the name created (folded_names)
 
     @classmethod
     def open(cls, engine: str, url: str) -> _Target:
@@ -299,7 +343,19 @@ class _Target:
             raise InputError(f"cannot open {engines.redact(url)} for writing: {engines._one_line(exc)}") from None
 
     def quote(self, name: str) -> str:
+        name = self.names.get(name, name)
         return "`" + name.replace("`", "``") + "`" if self.engine == engines.MYSQL else _q(name)
+
+    def table_name_case(self) -> str | None:
+        """MySQL/MariaDB: how the server matches table names (lower_case_table_names)."""
+        if self.engine != engines.MYSQL:
+            return None
+        (value,) = self.run("SELECT @@lower_case_table_names")[0]
+        return {
+            0: "lower_case_table_names=0: table names match exactly as written (BIRD's MySQL SQL spells them so)",
+            1: "lower_case_table_names=1: table names are stored lower case and match in any case",
+            2: "lower_case_table_names=2: table names are kept as written and match in any case",
+        }.get(int(value), f"lower_case_table_names={value}")
 
     def run(self, sql: str, params=None) -> list:
         cur = self.conn.cursor()

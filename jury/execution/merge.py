@@ -71,7 +71,7 @@ from jury.execution.merge_checks import (
 
 # table -> (key column, columns that must agree; None: nothing to compare, first row kept)
 KEYED: dict[str, tuple[str, tuple[str, ...] | None]] = {
-    "executions": ("key", ("status", "result_sha256", "ordered_sha256", "row_count", "truncated")),
+    "executions": ("key", ("status", "result_sha256", "ordered_sha256", "raw_sha256", "row_count", "truncated")),
     "votes": ("request_sha256", ("ok", "reply", "error")),
     "gold_orders": ("key", ("orders",)),
     "checked_databases": ("sha256", None),
@@ -97,7 +97,7 @@ class VoteChecker(Protocol):
 
 
 # columns compared only when both stores have a value (an older store's executions lack the ordered digest)
-_NULL_IS_UNKNOWN = {"ordered_sha256"}
+_NULL_IS_UNKNOWN = {"ordered_sha256", "raw_sha256"}
 _JSON_COLUMNS = {"reply"}
 
 

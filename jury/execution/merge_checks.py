@@ -68,6 +68,7 @@ COLUMN_TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "truncated": (_BOOL, False),
         "result_sha256": (_TEXT, True),
         "ordered_sha256": (_TEXT, True),
+        "raw_sha256": (_TEXT, True),
         "error": (_TEXT, True),
         "elapsed_s": (_NUM, True),
         "timeout_s": (_NUM, True),
@@ -123,7 +124,8 @@ def _applied(conn: sqlite3.Connection, path: Path) -> dict[str, set[str]]:
 
 
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """A jury store of this jury's schema or an older one; a newer one is refused."""
+    """A jury store of this jury's schema or an older one; a newer one is refused, and so is
+    one whose tables do not hold what its recorded migrations made (_check_tables)."""
     applied = _applied(conn, path)
     if "jury" not in applied:
         raise StoreError(f"{path}: is not a jury store (no jury migrations); nothing merged")
@@ -134,6 +136,67 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
             raise StoreError(
                 f"{path}: was made by a newer jury (migration {migration_set}.{unknown[0]} unknown here); "
                 "merge with that jury; nothing merged"
+            )
+    _check_tables(conn, path, applied)
+
+
+def expected_tables(applied: dict[str, set[str]]) -> dict[str, tuple[list[str], list[str]]]:
+    """table -> (columns, primary key) that the migrations a store records as applied make:
+    those migrations run, in their registered order, on an empty in-memory database."""
+    import sqlite_utils
+
+    from jury.execution.reviews import review_migrations
+    from jury.execution.store import migrations
+
+    db = sqlite_utils.Database(memory=True)
+    for fn in migrations.functions:
+        if fn.__name__ in applied.get(migrations.name, set()):
+            fn(db)
+    for m in review_migrations._migrations:
+        if m.name in applied.get(review_migrations.name, set()):
+            m.fn(db)
+    return _tables(db.conn)
+
+
+def _replayed(path: Path, applied: dict[str, set[str]]) -> dict[str, tuple[list[str], list[str]]]:
+    try:
+        return expected_tables(applied)
+    except Exception:  # e.g. a later migration recorded without the one that makes its table
+        names = ", ".join(sorted(applied.get("jury", set())))[:200]
+        raise StoreError(
+            f"{path}: is not a jury store (its recorded migrations {names} are not a sequence jury makes); nothing merged"
+        ) from None
+
+
+def _tables(conn: sqlite3.Connection) -> dict[str, tuple[list[str], list[str]]]:
+    out = {}
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"):
+        info = conn.execute(f"PRAGMA table_info({_quoted(name)})").fetchall()
+        pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
+        out[name] = ([r[1] for r in info], pk)
+    return out
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _check_tables(conn: sqlite3.Connection, path: Path, applied: dict[str, set[str]]) -> None:
+    """Every table and column (and each table's primary key) that the store's recorded
+    migrations make must be there: a store that claims a schema it does not have is not a
+    jury store, refused before any row is read. Extra tables and columns are left alone."""
+    have = _tables(conn)
+    for table, (columns, pk) in _replayed(path, applied).items():
+        if table not in have:
+            raise StoreError(f"{path}: is not a jury store (no {table} table, which its migrations make); nothing merged")
+        got_columns, got_pk = have[table]
+        missing = [c for c in columns if c not in got_columns]
+        if missing:
+            raise StoreError(f"{path}: is not a jury store (table {table} lacks column {missing[0]}); nothing merged")
+        if got_pk != pk:
+            raise StoreError(
+                f"{path}: is not a jury store (table {table}'s primary key is {', '.join(got_pk) or 'none'}, "
+                f"not {', '.join(pk)}); nothing merged"
             )
 
 

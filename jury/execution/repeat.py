@@ -54,8 +54,14 @@ def timed_runs(
 
     Round r executes every query once, in the order given, on one read-only connection; a
     time covers executing the statement and stepping through all its rows (none kept). A
-    query that fails or times out in any round gets None (it has no timing).
+    query that fails or times out in any round gets None (it has no timing). On an engine URL
+    the engine's executor times them (jury.execution.engines.timed_runs: the client's clock
+    around the statement and the fetch of every row).
     """
+    if is_url(db_path):
+        from jury.execution.engines import timed_runs as engine_timed_runs
+
+        return engine_timed_runs(str(db_path), list(sqls), repeats, timeout_s=timeout_s)
     conn = open_readonly(db_path)
     times: list[list[float] | None] = [[] for _ in sqls]
     deadline = [0.0]

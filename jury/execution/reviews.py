@@ -69,6 +69,9 @@ class ReviewStore:
 
         class _Conn:
             def __enter__(self) -> sqlite_utils.Database:
+                from jury.execution.store import refuse_non_file
+
+                refuse_non_file(outer.path)
                 try:
                     outer.path.parent.mkdir(parents=True, exist_ok=True)
                     conn = sqlite3.connect(str(outer.path), timeout=30, isolation_level=None)

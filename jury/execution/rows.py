@@ -18,6 +18,7 @@ from functools import partial
 from hashlib import sha256
 from json.encoder import encode_basestring_ascii as _json_str  # what json.dumps uses for str
 
+from jury.execution.engine_values import Token, raw_value
 from jury.inputs.records import ExecResult
 
 #: Most bytes of values a result may keep (the rows under the row cap); more is an error.
@@ -68,6 +69,38 @@ def _row_digest_bytes(row) -> bytes:
     return sha256(blob.encode()).digest()
 
 
+# Types whose values SQLite returns too: a driver's value of one is its normalised value.
+_PLAIN = frozenset({type(None), int, float, str, bytes, bool})
+
+
+def raw_row_digest(raw: tuple) -> bytes | None:
+    """The digest of a row of a driver's own values under Python's equality, as BIRD's
+    ``set(pred) == set(gold)`` compares them (jury.execution.engine_values.raw_value): None when
+    every value is of a type SQLite returns too (the row's normalised digest stands for it),
+    UNHASHABLE_ROW when a value cannot be in a set, else the sha256 of its value tokens.
+
+    >>> from decimal import Decimal
+    >>> raw_row_digest((1, "a", None)) is None
+    True
+    >>> raw_row_digest((Decimal("0.5"),)) == _row_digest_bytes((0.5,))
+    True
+    >>> raw_row_digest((Decimal("31.2000"),)) == raw_row_digest((Decimal("31.2"),)) != _row_digest_bytes((31.2,))
+    True
+    >>> raw_row_digest(([1, 2],)) == UNHASHABLE_ROW
+    True
+    """
+    if all(type(v) in _PLAIN for v in raw):
+        return None
+    parts = []
+    for v in raw:
+        try:
+            value = v if type(v) in _PLAIN else raw_value(v)
+        except TypeError:
+            return UNHASHABLE_ROW
+        parts.append(_token_json(list(value)) if isinstance(value, Token) else _value_json(value))
+    return sha256(("[" + ",".join(parts) + "]").encode()).digest()
+
+
 def row_digest(row: tuple) -> int:
     return int.from_bytes(_row_digest_bytes(row), "big")
 
@@ -79,6 +112,11 @@ def combine_digests(digests: set[int]) -> str:
         total = (total + digest) % (1 << 256)
     return f"{total:064x}"
 
+
+#: What a raw row digest is when a value of the row cannot be in a Python set (engine_values).
+UNHASHABLE_ROW = b""
+#: The raw set digest of a result with such a row: no other result equals it under BIRD's rule.
+UNHASHABLE = "unhashable"
 
 #: Distinct row digests held in memory before they move to a temporary on-disk table (~25 MB).
 SPILL_AT = 200_000
@@ -133,6 +171,16 @@ class RowSetDigest:
         self._on_disk += self._disk.total_changes - before
         self._mem.clear()
 
+    def copy(self) -> RowSetDigest:
+        """A digest of the same rows so far, added to independently from now on."""
+        other = RowSetDigest(spill_at=self._spill_at, max_distinct=self._max_distinct)
+        if self._disk is not None:
+            for (h,) in self._disk.execute("SELECT h FROM d"):
+                other.add(h)
+        for h in self._mem:
+            other.add(h)
+        return other
+
     def hexdigest(self) -> str:
         if self._disk is None:
             digests: Iterable[bytes] = self._mem
@@ -182,19 +230,34 @@ class ResultAccumulator:
     """The rows of one result as they stream, for every engine's executor: each row hashed into
     the order-independent set digest (bounded memory, :class:`RowSetDigest`) and the ordered
     digest, and kept up to the row cap while the kept values stay under MAX_RESULT_BYTES
-    (else :class:`_ResultTooLarge`)."""
+    (else :class:`_ResultTooLarge`).
 
-    def __init__(self, row_cap: int) -> None:
+    With ``raw`` (an engine's executor) it also gathers the set digest of the rows as the
+    driver returned them (``raw_sha256``: BIRD's rule on the driver's values), from each row's
+    raw digest (``add(row, raw_digest)``, None for a row whose values SQLite has types for);
+    it is the normalised set digest until the first row that differs."""
+
+    def __init__(self, row_cap: int, *, raw: bool = False) -> None:
         self.row_cap = row_cap
         self.kept: list[tuple] = []
         self.kept_bytes = 0
         self.digests = RowSetDigest()
         self.ordered = hashlib.sha256()
         self.count = 0
+        self.raw = raw
+        self.raw_digests: RowSetDigest | None = None  # created at the first row whose raw digest differs
+        self.raw_unhashable = False
 
-    def add(self, row: tuple) -> None:
+    def add(self, row: tuple, raw_digest: bytes | None = None) -> None:
         self.count += 1
         digest = _row_digest_bytes(row)
+        if raw_digest is not None and self.raw_digests is None:
+            self.raw_digests = self.digests.copy()  # every row so far: raw and normalised digests agree
+        if self.raw_digests is not None:
+            if raw_digest == UNHASHABLE_ROW:
+                self.raw_unhashable = True
+            else:
+                self.raw_digests.add(digest if raw_digest is None else raw_digest)
         self.digests.add(digest)
         self.ordered.update(digest)
         if self.count <= self.row_cap:
@@ -211,13 +274,21 @@ class ResultAccumulator:
         """Free what was gathered (the query failed)."""
         self.kept.clear()
         self.digests.close()
+        if self.raw_digests is not None:
+            self.raw_digests.close()
 
     def result(self, columns: list[str], elapsed_s: float) -> ExecResult:
         """The finished result (frees the digest set's temporary table)."""
+        raw_digest = None
         try:
             set_digest = self.digests.hexdigest()
+            if self.raw:
+                raw_digest = set_digest if self.raw_digests is None else self.raw_digests.hexdigest()
+                raw_digest = UNHASHABLE if self.raw_unhashable else raw_digest
         finally:
             self.digests.close()
+            if self.raw_digests is not None:
+                self.raw_digests.close()
         return ExecResult(
             status="ok",
             columns=columns,
@@ -226,5 +297,6 @@ class ResultAccumulator:
             truncated=self.count > self.row_cap,
             result_sha256=set_digest,
             ordered_sha256=self.ordered.hexdigest(),
+            raw_sha256=raw_digest,
             elapsed_s=elapsed_s,
         )

@@ -12,6 +12,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -220,16 +221,17 @@ def decode_rows(text: str) -> list[tuple]:
 
 _PUT_EXECUTION = (
     "INSERT OR REPLACE INTO executions (key, db_sha256, sql, status, columns, rows, row_count, truncated, result_sha256, "
-    "ordered_sha256, error, elapsed_s, timeout_s, row_cap, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "ordered_sha256, error, elapsed_s, raw_sha256, timeout_s, row_cap, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
-_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256"
+_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256"
 
 
 def _stored_result(row) -> ExecResult:
     """An ExecResult from its stored row, written from a validated one: rebuilt without validating again."""
-    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256 = row
+    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
     return ExecResult.model_construct(
         status=status,
         columns=json.loads(columns),
@@ -240,6 +242,7 @@ def _stored_result(row) -> ExecResult:
         error=error,
         elapsed_s=elapsed_s,
         ordered_sha256=ordered_sha256,
+        raw_sha256=raw_sha256,
         recorded_preview=None,
     )
 
@@ -259,11 +262,27 @@ def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
             time.sleep(0.05)
 
 
+def refuse_non_file(path: Path) -> None:
+    """A store is a regular SQLite file (or a link to one): a device, FIFO, folder or socket
+    at its path is a one-line StoreError before SQLite opens it (or creates -wal files beside it)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open the store: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"{path}: is not a regular file (a device, FIFO, folder or socket); a store is a SQLite file")
+
+
 class Store(VoteStoreMixin, BatchStoreMixin):
     """A handle on the store file. Cheap to open; every write commits at once."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        refuse_non_file(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
@@ -347,9 +366,11 @@ class Store(VoteStoreMixin, BatchStoreMixin):
     def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
         """Keys whose stored result is what a run under these settings would give.
 
-        Not reusable: a timeout under a shorter limit, a result truncated under a smaller row
-        cap, a success that took longer than ``timeout_s`` (it would time out now), and a
-        success stored before the ordered digest existed (it could not be compared as a list).
+        Not reusable: a timeout under a shorter limit, a timeout recorded before its own deadline
+        passed (a late cancel meant for another query, which engine runs could store before
+        cancels were bound to their statement), a result truncated under a smaller row cap, a success that took longer than
+        ``timeout_s`` (it would time out now), and a success stored before the ordered digest
+        existed (it could not be compared as a list).
         """
         found: set[str] = set()
         for i in range(0, len(keys), 500):
@@ -360,6 +381,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
                 for r in self.conn.execute(
                     f"SELECT key FROM executions WHERE key IN ({marks}) "
                     "AND NOT (status = 'timeout' AND timeout_s < ?) "
+                    "AND NOT (status = 'timeout' AND elapsed_s < timeout_s) "
                     "AND NOT (truncated AND row_cap < ?) "
                     "AND NOT (status = 'ok' AND elapsed_s > ?) "
                     "AND NOT (status = 'ok' AND ordered_sha256 IS NULL)",

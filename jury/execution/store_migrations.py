@@ -184,3 +184,10 @@ def m008_batches(db: sqlite_utils.Database) -> None:
         pk=("batch_id", "request_sha256"),
     )
     db.table("batch_items").create_index(["request_sha256"])
+
+
+@migrations()
+def m009_raw_digest(db: sqlite_utils.Database) -> None:
+    """Executions on an engine gain the set digest of their rows as the driver returned them
+    (BIRD's rule compares those values: ``Decimal('31.20') != 31.2``); null on SQLite."""
+    db.table("executions").add_column("raw_sha256", str)

@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from jury.errors import InputError
 from jury.inputs.io import _first_error, _jsonl, read_text
-from jury.inputs.labels import AnswerJudgement
+from jury.inputs.labels import LABEL_AGREES_WITH_CATEGORY, AnswerJudgement
 from jury.inputs.records import QuestionId, _normalise_qid, not_blank
 from jury.vocab import CATEGORIES, Verdict
 
@@ -51,6 +51,14 @@ class JudgeRecord(AnswerJudgement):
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
     _judge_named = field_validator("judge")(not_blank("judge is blank: name the judge"))
+
+    @field_validator("candidate_position", mode="before")
+    @classmethod
+    def _an_integer(cls, value: Any) -> Any:
+        """1 or 2 as a JSON integer: never true (a bool is an int in Python), 1.0 or "1"."""
+        if value is not None and type(value) is not int:
+            raise ValueError(f"candidate_position must be the integer 1 or 2, not {type(value).__name__} {value!r:.20}")
+        return value
 
 
 def parse_judgment(obj: Any, where: str) -> JudgeRecord:
@@ -99,4 +107,5 @@ def judgments_schema() -> dict[str, Any]:
     if "Verdict" in schema.get("$defs", {}):
         schema["$defs"]["Verdict"]["enum"] = [str(c) for c in CATEGORIES]
     schema["anyOf"] = [{"required": ["model"]}, {"required": ["sql"]}]  # a judgment names its candidate
+    schema["allOf"] = LABEL_AGREES_WITH_CATEGORY
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

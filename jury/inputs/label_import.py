@@ -210,7 +210,7 @@ _SAMPLED = ("question_id", "db_id", "question", "SQL", "Comment", "Annotation")
 def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> ImportReport:
     report = ImportReport(LabelSet.WRETBLAD)
     index = GoldIndex(gold)
-    first: dict[tuple[str, QuestionId], tuple[str, GoldLabel | None]] = {}  # (source, question) -> (where, label kept)
+    first: dict[tuple[str, QuestionId], tuple[str, GoldLabel | None]] = {}  # (annotator, question) -> (where, label kept)
     for path in files:
         header = read_text(path).split("\n", 1)[0].replace("\ufeff", "")
         if "Error Category" in header:
@@ -232,7 +232,7 @@ def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> 
             label = _wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source)
             if _repeated_wretblad(report, first, where, label):
                 continue
-            first[(source, label.question_id)] = (where, label)
+            first[(label.annotator, label.question_id)] = (where, label)
             report.labels.append(label)
             report.counts[f"{source} items"] += 1
             report.counts[f"{source} defective"] += label.gold_defective
@@ -240,10 +240,12 @@ def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> 
 
 
 def _repeated_wretblad(report: ImportReport, first: dict, where: str, label: GoldLabel) -> bool:
-    """Whether `label`'s question was annotated before in the same set. The same verdict is
-    labelled once (listed as a difference); different verdicts leave the question unlabelled
-    (listed as unresolved): two labels by one annotator would be refused by calibrate."""
-    key = (label.source, label.question_id)
+    """Whether `label`'s question was annotated before by the same annotators, in any file of
+    this import (financial_annotations.csv and sampled_annotations.csv are one team's work).
+    The same verdict is labelled once (listed as a difference); different verdicts leave the
+    question unlabelled (listed as unresolved): one annotator's two contradicting labels would
+    count as two sources' agreement or disagreement in calibrate."""
+    key = (label.annotator, label.question_id)
     if key not in first:
         return False
     seen_at, kept = first[key]
@@ -255,9 +257,9 @@ def _repeated_wretblad(report: ImportReport, first: dict, where: str, label: Gol
         )
     else:
         report.labels.remove(kept)
-        report.counts[f"{label.source} items"] -= 1
+        report.counts[f"{kept.source} items"] -= 1
         if kept.gold_defective:
-            report.counts[f"{label.source} defective"] -= 1
+            report.counts[f"{kept.source} defective"] -= 1
         first[key] = (seen_at, None)
         report.unresolved.append(
             f"{where}: question {label.question_id!r} annotated twice with different categories "

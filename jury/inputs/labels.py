@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from jury.errors import InputError
 from jury.inputs.io import _first_error, _jsonl, _refuse_wrong_kind, read_text
 from jury.inputs.records import QuestionId, _normalise_qid
-from jury.vocab import CATEGORIES, DefectType, Verdict
+from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DefectType, Verdict
 
 LABEL_FORMAT_VERSION = 1
 CONSENSUS = "consensus"  # the annotator name of a set's agreed label, when it publishes one
@@ -58,6 +58,21 @@ class AnswerJudgement(BaseModel):
     def _names_a_candidate(self) -> Self:
         if self.model is None and self.sql is None:
             raise ValueError(f"{self._what} names the candidate: give `model` or `sql` (or both)")
+        return self
+
+    @model_validator(mode="after")
+    def _label_agrees_with_category(self) -> Self:
+        """gold_defect and format_equivalence credit the answer (label correct), genuine_error
+        does not (label incorrect); ambiguous goes with either."""
+        category = getattr(self, "category", None)
+        if category is None or category == Verdict.AMBIGUOUS:
+            return self
+        credited = Verdict(category).credited
+        if credited != self.credited:
+            raise ValueError(
+                f"label {self.label!r} contradicts category {str(category)!r} "
+                f"({category} {'credits the answer: label correct' if credited else 'does not: label incorrect'})"
+            )
         return self
 
     @property
@@ -165,12 +180,27 @@ def dump_labels(labels: Iterable[Label]) -> str:
     return "".join(lab.model_dump_json(exclude_none=True) + "\n" for lab in labels)
 
 
+LABEL_AGREES_WITH_CATEGORY: list[dict[str, Any]] = [
+    {
+        "if": {"required": ["category"], "properties": {"category": {"enum": [str(c) for c in CREDITED_VERDICTS]}}},
+        "then": {"properties": {"label": {"const": "correct"}}},
+    },
+    {
+        "if": {"required": ["category"], "properties": {"category": {"const": str(Verdict.GENUINE_ERROR)}}},
+        "then": {"properties": {"label": {"const": "incorrect"}}},
+    },
+]
+"""A label's (and a judgment's) label and category agree (AnswerJudgement), as JSON Schema."""
+
+
 def label_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema of one line of a label file of `kind` ('adjudication' or 'gold')."""
     models: dict[str, type[BaseModel]] = {"adjudication": AdjudicationLabel, "gold": GoldLabel}
     schema = models[kind].model_json_schema()
     if "Verdict" in schema.get("$defs", {}):  # a label's category is one of the four, never no_majority/undecided
         schema["$defs"]["Verdict"]["enum"] = [str(c) for c in CATEGORIES]
+    if kind == "adjudication":
+        schema["allOf"] = LABEL_AGREES_WITH_CATEGORY
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 

@@ -21,6 +21,8 @@ def _normalise_id(value: Any, what: str = "question_id") -> Any:
     (and, for test-suite records, "1" and 1 one episode)."""
     if isinstance(value, bool):
         raise ValueError(f"{what} must be an integer or a string, not a boolean")
+    if isinstance(value, float):  # 1.0 is not the id 1: ids are exact
+        raise ValueError(f"{what} must be an integer or a string, not a number with a decimal point ({value!r})")
     if isinstance(value, str):
         digits = value.strip().removeprefix("-")
         if digits.isascii() and digits.isdigit():
@@ -220,6 +222,10 @@ class ExecResult(BaseModel):
     truncated: bool = False
     result_sha256: str | None = None
     ordered_sha256: str | None = None
+    # An engine's result: the set digest of its rows as the driver returned them (DECIMAL as
+    # Decimal, dates as dates), which BIRD's rule compares; "unhashable" when a value cannot be
+    # in a Python set. None on SQLite (and for a recorded result), whose values are its rows'.
+    raw_sha256: str | None = None
     error: str | None = None
     elapsed_s: float = 0.0
     recorded_preview: str | None = None  # a result recorded elsewhere, known only as preview text

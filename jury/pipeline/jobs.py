@@ -233,10 +233,12 @@ def audit_job(
     check_passes: tuple[int, ...] | None = None,
     shard=None,
     batch: bool = False,
+    against: tuple | None = None,
 ) -> JobResult[AuditPlan]:
     """checks: run the deterministic gold checks (jury check-gold) first, before any juror
     call, record them in each record's ``checks`` and in settings.checks; shown to the jurors
-    when the panel's show_checks is on. check_passes: default Spider 2.0-AIFunc's."""
+    when the panel's show_checks is on. check_passes: default Spider 2.0-AIFunc's. against:
+    (gold file, engine URL, SQLite root) of the cross-engine check, run with the checks."""
     from jury.compare.gold_checks import select_items
     from jury.compare.outcomes import execute_gold, resolve_databases
     from jury.inputs.io import load_gold
@@ -264,9 +266,13 @@ def audit_job(
         raise InputError(
             f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (checks cannot be off)"
         )
-    found_checks, check_settings = None, None
+    found_checks, check_settings, cross = None, None, None
     if checks and (panel.show_checks or not plan_only):  # executions only: no juror is called here
-        found_checks, check_settings = _gold_checks(items, databases, check_passes, progress)
+        if against is not None:
+            from jury.compare.gold_checks import cross_engine_side
+
+            cross = cross_engine_side(items, Path(against[0]), against[1], against[2], store, db_root)
+        found_checks, check_settings = _gold_checks(items, databases, check_passes, progress, cross)
     plan = plan_audit(items, panel, databases, results, found_checks)
     if plan_only:
         return JobResult(plan)
@@ -283,7 +289,8 @@ def audit_job(
         if not panel.show_checks:  # the jurors' ballots are those of the same job without checks
             legacy = audit_header(cfg, output, plan, store, databases, gold_path, dict(audit_settings), supersedes)
         audit_settings["checks"] = check_settings
-    head = audit_header(cfg, output, plan, store, databases, gold_path, audit_settings, supersedes)
+    against_urls = [path for path, _sha in cross.databases.values()] if cross is not None else []
+    head = audit_header(cfg, output, plan, store, databases, gold_path, audit_settings, supersedes, against_urls)
     found = _existing_audit(cfg, output, head, legacy, supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         records = [r.model_dump(mode="json") for r in found[1].records]
@@ -308,7 +315,7 @@ def audit_job(
     return JobResult(plan, records, stats, path, reused, summary=summary)
 
 
-def _gold_checks(items, databases, passes, progress: ProgressFactory) -> tuple[dict, dict]:
+def _gold_checks(items, databases, passes, progress: ProgressFactory, against=None) -> tuple[dict, dict]:
     """The deterministic checks of every gold item with SQL to execute (no model): (question_id
     -> findings, the settings they ran with)."""
     from jury.compare.gold_checks import check_gold
@@ -318,9 +325,14 @@ def _gold_checks(items, databases, passes, progress: ProgressFactory) -> tuple[d
     with progress("checking gold SQL") as bar:
         results = check_gold(
             items, databases, passes=passes, comparator=DEFAULT_COMPARATOR, timeout_s=DEFAULT_TIMEOUT_S,
-            row_cap=DEFAULT_ROW_CAP, progress=bar,
+            row_cap=DEFAULT_ROW_CAP, progress=bar, against=against,
         )  # fmt: skip
     settings = {"passes": list(passes), "comparator": DEFAULT_COMPARATOR, "timeout_s": DEFAULT_TIMEOUT_S}
+    if against is not None:  # recorded only when it ran: audits without it keep their bindings
+        settings["cross_engine"] = {
+            "against": against.label,
+            "databases": {db_id: [str(path), sha] for db_id, (path, sha) in sorted(against.databases.items())},
+        }
     return {r.question_id: r.checks for r in results}, settings
 
 

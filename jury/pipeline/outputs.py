@@ -1,6 +1,8 @@
 """Outputs never overwrite inputs: the check every job runs before it writes a file.
 
-An output may not be one of the job's inputs, the store (or its -wal/-shm/-journal), a
+An output must be something jury.inputs.writer can write (nothing yet, a regular file or a
+link to one, a character device or a FIFO: never a directory, a socket or a dangling link).
+It may not be one of the job's inputs, the store (or its -wal/-shm/-journal), a
 database file under the database root, a locked verdict file, another output of the same job,
 or a file that a locked verdict file in the project's verdict folder binds (overwriting it
 would make those verdicts stale). The public API runs it before any work; the command line
@@ -25,6 +27,7 @@ def guard_outputs(
     import os
 
     from jury.errors import InputError
+    from jury.inputs.writer import check_output
 
     def resolved(p: Path) -> Path:
         try:
@@ -47,6 +50,7 @@ def guard_outputs(
     known = [(resolved(p), identity(p), role) for p, role in protected]
     outs = [Path(o) for o in outputs if o is not None]
     for i, out in enumerate(outs):
+        check_output(out)
         where, ident = resolved(out), identity(out)
         for other_where, other_ident, role in known:
             if where == other_where or (ident is not None and ident == other_ident):

@@ -79,6 +79,22 @@ class Project:
             allow_privileged_login=allow_privileged_login,
         )
 
+    def engine_url(self, url: str | None, label: str, allow_privileged_login: bool = False) -> str | None:
+        """One more engine URL given by an option (``label``: its name in errors), with the same
+        jury.toml [engines] settings and ``allow_privileged_login`` as :meth:`db_urls`' (None: None)."""
+        if url is None:
+            return None
+        from jury.execution.engines import DatabaseURLs, check_url
+
+        values = self.config.values
+        return DatabaseURLs.from_config(
+            None,
+            str(self.config.path or "jury.toml"),
+            check_url(url, label),
+            engines=values.get("engines"),
+            allow_privileged_login=allow_privileged_login,
+        ).template
+
     def settings(
         self,
         *,

@@ -12,6 +12,7 @@ derived from hashes, so a restarted server shows the same thing.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,20 +69,28 @@ class ReviewSource:
     row_cap: int = 100_000
 
 
+MAX_SAMPLE = 1_000_000
+"""The largest sample:N (a sample larger than the items reviews them all)."""
+_SAMPLE_N = re.compile(r"[0-9]{1,7}")  # ASCII digits only: no sign, space, underscore or other script's digits
+
+
 def parse_queues(values: list[str]) -> tuple[list[str], int | None]:
-    """(queue names, sample size) from the queue values; InputError for an unknown one."""
+    """(queue names, sample size) from the queue values; InputError for an unknown one, and
+    for a sample:N whose N is not plain ASCII digits from 1 to MAX_SAMPLE."""
     names, sample = [], None
     for v in values:
         if v.startswith(f"{ReviewQueue.SAMPLE}:"):
             n = v.split(":", 1)[1]
-            if not n.isdigit() or int(n) < 1:
-                raise InputError(f"queue {v!r}: sample:N needs a whole number N >= 1")
+            if not _SAMPLE_N.fullmatch(n) or not 1 <= int(n) <= MAX_SAMPLE:
+                shown = v if len(v) <= 40 else v[:37] + "..."
+                raise InputError(f"queue {shown!r}: sample:N needs a whole number N from 1 to {MAX_SAMPLE:,} (plain digits)")
             names.append(ReviewQueue.SAMPLE.value)
             sample = int(n)
         elif v in (ReviewQueue.UNSETTLED, ReviewQueue.SPLIT, ReviewQueue.FLAGGED):
             names.append(v)
         else:
-            raise InputError(f"unknown queue {v!r}; choose unsettled, split, flagged or sample:N")
+            shown = v if len(v) <= 40 else v[:37] + "..."
+            raise InputError(f"unknown queue {shown!r}; choose unsettled, split, flagged or sample:N")
     return list(dict.fromkeys(names)), sample
 
 

@@ -6,16 +6,25 @@ import io
 
 from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.version import __version__, provenance
-from jury.vocab import GOLD_CHECKS
 
 _COLUMNS = ["question_id", "db_id", "check", "evidence"]
 
 
 def render_gold_checks(
-    results, counts: dict[str, int], settings: dict, fmt: str, *, width: int | None = None, privileged_logins=()
+    results,
+    counts: dict[str, int],
+    settings: dict,
+    fmt: str,
+    *,
+    width: int | None = None,
+    reversed_run: bool = True,
+    cross_engine: dict | None = None,
+    privileged_logins=(),
 ) -> str:
-    """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt`` (``privileged_logins``:
-    the engine databases run through a login allowed to do more than read, in the JSON's provenance)."""
+    """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt``; ``reversed_run``:
+    whether a database was a SQLite file, whose extra run with reversed unordered scans is said;
+    ``privileged_logins``: the engine databases run through a login allowed to do more than read,
+    in the JSON's provenance."""
     if fmt == "json":
         logins = {"privileged_logins": list(privileged_logins)} if privileged_logins else {}
         return to_json(
@@ -26,6 +35,7 @@ def render_gold_checks(
                 "gold_queries": len(results),
                 "flagged": sum(bool(r.checks) for r in results),
                 "counts": counts,
+                **({"cross_engine": cross_engine} if cross_engine is not None else {}),
                 "items": [r.model_dump(mode="json") for r in results],
             }
         )
@@ -38,10 +48,16 @@ def render_gold_checks(
         return to_csv(rows, _COLUMNS)
     flagged = sum(bool(r.checks) for r in results)
     summary = (
-        f"{flagged} of {len(results)} gold queries flagged; passes {settings['passes']} + 1 with "
-        f"PRAGMA reverse_unordered_selects=ON, comparator {settings['comparator']}\n"
-        + "; ".join(f"{name} {counts[name]}" for name in GOLD_CHECKS)
+        f"{flagged} of {len(results)} gold queries flagged; passes {settings['passes']}"
+        + (" + 1 with PRAGMA reverse_unordered_selects=ON" if reversed_run else "")
+        + f", comparator {settings['comparator']}\n"
+        + "; ".join(f"{name} {n}" for name, n in counts.items())
     )
+    if cross_engine is not None:
+        differ = cross_engine["differ"]
+        summary += f"\nresults that differ from {cross_engine['against']}, by comparator: " + "; ".join(
+            f"{name} {len(qs)}" + (f" ({', '.join(map(str, qs))})" if qs else "") for name, qs in differ.items()
+        )
     headers = ["question", "db_id", "check", "evidence"]
     if fmt == "md":
         return to_markdown(rows, _COLUMNS, headers) + "\n" + safe(summary, newlines=True) + "\n"

@@ -105,15 +105,21 @@ def _rows_height(n_rows: int) -> float:
 
 
 def _save(fig: Figure | None, path) -> Path | None:
-    """Save at DPI with a tight bounding box (long labels are never clipped)."""
+    """Save at DPI with a tight bounding box (long labels are never clipped): rendered to PNG
+    bytes, then written by jury's one writer (jury.inputs.writer), never by matplotlib itself."""
     if fig is None:
         return None
+    import io
+
+    from jury.inputs.writer import write_output
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
     try:
-        fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.15, facecolor="white")
+        fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.15, facecolor="white")
     finally:
         fig.clear()  # no pyplot registry is involved; this frees the artists now
+    write_output(path, buf.getvalue())
     return path
 
 

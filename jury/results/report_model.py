@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jury.inputs.io import write_atomic
 from jury.inputs.records import QuestionId
+from jury.inputs.writer import write_output
 from jury.verdicts.documents import OmitUnused, Provenance, dumps_pretty
 
 REPORT_FORMAT_VERSION = 1
@@ -326,5 +326,5 @@ def report_schema() -> dict[str, Any]:
 def write_report_schema(directory: str | Path) -> Path:
     """(Re)write ``<directory>/report-v1.schema.json``."""
     target = Path(directory) / REPORT_SCHEMA_FILENAME
-    write_atomic(target, dumps_pretty(report_schema()))
+    write_output(target, dumps_pretty(report_schema()))
     return target

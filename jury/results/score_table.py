@@ -154,7 +154,7 @@ def render_scores(
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
-    console.print(to_rich_table(display, columns, headers, title="strict execution match"))
+    console.print(to_rich_table(display, columns, headers, title=f"{settings['comparator']} execution match"))
     console.print(safe(caption, newlines=True), markup=False)
     return buffer.getvalue()
 

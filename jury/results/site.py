@@ -19,8 +19,11 @@ Every count on the front page links to the model page filtered to exactly the an
 counts. Templates autoescape everything; the pages carry a strict Content-Security-Policy
 and load only the site's own CSS and JS (no inline script, style or event handler); the
 charts are rewritten so that they style nothing through CSS. The folder gets a marker
-(``.jury-site.json``, listing the files written); a later build writes over a folder only
-when it holds that marker, and removes only the files an earlier build listed.
+(``.jury-site.json``, listing the files written with their sha256); a later build writes over
+a folder only when it holds that marker, writes only regular files inside it (jury's one
+writer, jury.inputs.writer, with the folder as its bound: no symlink, device or folder link is
+followed out), and removes only the files an earlier build listed whose content is unchanged
+(see jury.results.site_folder).
 
 This module renders and writes the pages; the parts are beside it: ``site_folder`` (the
 inputs, the output folder, the verification block), ``site_front`` (the front page's
@@ -29,12 +32,14 @@ numbers), ``site_answers`` (the model and question pages' data) and ``site_chart
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from importlib import resources
 from pathlib import Path
 
-from jury.errors import need_extra
+from jury.errors import InputError, need_extra
+from jury.inputs.writer import check_output, write_output
 from jury.results.report import as_report_dict, render_report
 from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, _questions, preview, slugs
 from jury.results.site_charts import CHART_TITLES, _charts, clean_svg, figure_svg
@@ -42,11 +47,11 @@ from jury.results.site_folder import (
     MARKER,
     SiteSources,
     SiteSummary,
-    _previous_files,
     _verification,
     check_site_dir,
     sha256_of,
     site_command,
+    stale_files,
 )
 from jury.results.site_front import FORMATS, Numbers, _fmt_float3, _fmt_int, _fmt_pct, _fmt_rank, _front, pointer, resolve
 from jury.version import __version__
@@ -131,18 +136,22 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     for asset in ("site.css", "site.js"):
         written[f"assets/{asset}"] = resources.files("jury.results").joinpath("site_templates", asset).read_bytes()
 
-    previous = set(_previous_files(out)) if out.is_dir() else set()
-    out.mkdir(parents=True, exist_ok=True)
+    # everything is checked before anything is written or removed: the manifest's entries
+    # (stale_files), and every name this build writes (nothing but a regular file inside)
+    remove, kept = stale_files(out, set(written)) if out.is_dir() else ([], [])
+    for name in [*written, MARKER]:
+        check_output(out / name, within=out)
     total = 0
-    for name, body in written.items():
-        target = out / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-        total += len(body)
-    for stale in sorted(previous - set(written)):
-        target = out / stale
-        if ".." not in Path(stale).parts and target.is_file():
-            target.unlink()
-    marker = json.dumps({"generator": f"jury {__version__}", "files": sorted(written)}, indent=1).encode()
-    (out / MARKER).write_bytes(marker)
-    return SiteSummary(out, len(written) + 1, total + len(marker))
+    try:
+        for name, body in written.items():
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            write_output(out / name, body, within=out)
+            total += len(body)
+        for target in remove:
+            target.unlink(missing_ok=True)
+    except OSError as exc:
+        raise InputError(f"-o {out}: cannot write the site: {exc.strerror or exc}") from None
+    hashes = {name: hashlib.sha256(body).hexdigest() for name, body in sorted(written.items())}
+    marker = json.dumps({"generator": f"jury {__version__}", "files": hashes}, indent=1).encode()
+    write_output(out / MARKER, marker, within=out)
+    return SiteSummary(out, len(written) + 1, total + len(marker), kept)

@@ -4,12 +4,25 @@ What a site is built from (:class:`SiteSources`); the checks that keep a build f
 over anything but an earlier jury site (its marker, ``.jury-site.json``) or a folder holding
 an input; the `jury report` argv that rebuilds the site; and the front page's verification
 block: the inputs' hashes, the verdict files' hashes and signatures, the commands to rerun.
+
+The marker is the site's manifest: ``{"generator": "jury X", "files": {name: sha256}}``, every
+file the build wrote with the sha256 of what it wrote. A later build removes a listed file it
+no longer writes only when the name is one a build writes (relative, slug-named parts: no
+``/`` at the start, no ``..``, no hidden names), the file is a regular file reached inside the
+folder (no symlink, no folder link leading out), and its content still has the recorded
+hash. Anything else in a manifest (an absolute path, ``../``, a symlink, a directory, a
+device, a changed file, malformed JSON) is a one-line refusal before anything is written or
+removed. A manifest of an older jury (a list of names, no hashes) is checked the same way,
+but the files it lists are never removed (no hash says they are still the ones jury wrote):
+the build names them, and they stay until removed by hand.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import re
 import shlex
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +30,9 @@ from typing import Any
 from jury.errors import InputError
 
 MARKER = ".jury-site.json"
+MAX_MARKER_BYTES = 16 << 20  # a site of 100,000 pages lists about 10 MB
+_NAME_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # what the site's pages, folders and slugs are made of
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass
@@ -39,17 +55,19 @@ class SiteSummary:
     path: Path
     files: int
     bytes: int
+    kept: list[str] = field(default_factory=list)  # stale files an older manifest listed without a hash: left in place
 
 
 # ------------------------------------------------------------------ the output folder
 
 
 def check_site_dir(out: Path, inputs=()) -> None:
-    """Refuse a folder that is neither absent, empty nor a site jury wrote (its marker), and a
-    folder holding one of the inputs."""
+    """Refuse a folder that is neither absent, empty nor a site jury wrote (its marker), a
+    folder holding one of the inputs, and a marker whose manifest is not one jury writes
+    (see the module's docstring)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise InputError(f"-o {out}: is a file; -f html writes a folder")
+        raise InputError(f"-o {out}: is not a folder (a file, a device, a FIFO or a socket); -f html writes a folder")
     where = out.resolve()
     for p in inputs:
         if p is None:
@@ -57,16 +75,92 @@ def check_site_dir(out: Path, inputs=()) -> None:
         rp = Path(p).resolve()
         if rp == where or where in rp.parents:
             raise InputError(f"-o {out}: holds the input {p}; the site never writes over an input (choose another folder)")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+    if out.is_dir() and any(out.iterdir()) and not os.path.lexists(out / MARKER):
         raise InputError(f"-o {out}: is a non-empty folder that is not a jury site (no {MARKER}); choose an empty or new folder")
+    if out.is_dir():
+        for name in read_manifest(out):
+            listed_file(out, name)
 
 
-def _previous_files(out: Path) -> list[str]:
+def read_manifest(out: Path) -> dict[str, str | None]:
+    """The files an earlier build listed in ``out``'s marker, each with its recorded sha256
+    (None in an older jury's manifest); {} without a marker. InputError for a marker that is
+    not a regular file of jury's manifest format, or that lists a name no build writes."""
+    from jury.inputs.io import loads_document, read_text
+
+    marker = out / MARKER
     try:
-        data = json.loads((out / MARKER).read_text(encoding="utf-8"))
-        return [f for f in data.get("files", []) if isinstance(f, str)]
-    except (OSError, ValueError, AttributeError):
-        return []
+        info = os.lstat(marker)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InputError(f"{marker}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{marker}: is not a regular file (a symlink, folder or device); jury writes it as a file: refused")
+    if info.st_size > MAX_MARKER_BYTES:
+        raise InputError(f"{marker}: {info.st_size} bytes is larger than a site manifest ({MAX_MARKER_BYTES >> 20} MiB)")
+    data = loads_document(read_text(marker), str(marker))
+    files = data.get("files") if isinstance(data, dict) else None
+    if isinstance(files, list) and all(isinstance(f, str) for f in files):  # an older jury's manifest: no hashes
+        listed: dict[str, str | None] = dict.fromkeys(files)
+    elif isinstance(files, dict) and all(isinstance(h, str) and _SHA256.fullmatch(h) for h in files.values()):
+        listed = dict(files)
+    else:
+        raise InputError(f'{marker}: not a jury site manifest (expected "files": {{name: sha256}}); refused')
+    for name in listed:
+        if not _site_name(name):
+            raise InputError(
+                f"{marker}: lists {name[:80]!r}, not a name a site build writes (relative, no '..', no hidden parts); "
+                "nothing removed"
+            )
+    return listed
+
+
+def _site_name(name: str) -> bool:
+    parts = name.split("/")
+    return 0 < len(name) <= 4096 and all(_NAME_PART.fullmatch(part) for part in parts) and name != MARKER
+
+
+def listed_file(out: Path, name: str) -> Path | None:
+    """The regular file at a manifest's ``name`` inside ``out`` (None when nothing is there);
+    InputError when it is a symlink, a folder, a device, or reached through a folder link that
+    leads out of ``out``."""
+    target = out / name
+    try:
+        info = os.lstat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise InputError(f"{target}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a symlink" if stat.S_ISLNK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise InputError(f"{out / MARKER}: lists {name!r}, which is {what}; a site build removes only its own files: refused")
+    if os.path.realpath(target) != os.path.join(os.path.realpath(out), *name.split("/")):
+        raise InputError(f"{out / MARKER}: lists {name!r}, which a folder link leads out of {out}: refused")
+    return target
+
+
+def stale_files(out: Path, written) -> tuple[list[Path], list[str]]:
+    """(files to remove, names kept) of the manifest's entries the new build does not write:
+    removed only when the content still has the recorded hash; an entry without one (an older
+    jury's manifest) is kept. InputError for any other entry (see listed_file) or a changed file."""
+    from jury.inputs.io import sha256_file
+
+    remove, kept = [], []
+    for name, recorded in read_manifest(out).items():
+        target = listed_file(out, name)
+        if target is None or name in written:
+            continue
+        if recorded is None:
+            kept.append(name)
+            continue
+        if sha256_file(target) != recorded:
+            raise InputError(
+                f"{out / MARKER}: lists {name!r}, whose content changed since the build that wrote it; "
+                "it is not removed (move it away, or take it off the manifest): refused"
+            )
+        remove.append(target)
+    return remove, kept
 
 
 # ------------------------------------------------------------------ provenance and verification

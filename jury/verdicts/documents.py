@@ -30,8 +30,8 @@ from pydantic import (
 from pydantic_core import PydanticUndefined
 
 from jury.errors import JuryError
-from jury.inputs.io import write_atomic
 from jury.inputs.records import _normalise_qid
+from jury.inputs.writer import write_output
 from jury.vocab import CREDITED_VERDICTS, GoldCheck, Verdict, VerdictName
 
 FORMAT_VERSION = 2  # 2: locked with RFC 8785; 1: jury's first canonical JSON (still read)
@@ -475,6 +475,6 @@ def write_schemas(directory: str | Path) -> list[Path]:
     written = []
     for kind in KINDS:
         target = Path(directory) / schema_filename(kind)
-        write_atomic(target, dumps_pretty(schema_for(kind)))
+        write_output(target, dumps_pretty(schema_for(kind)))
         written.append(target)
     return written

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,8 +28,9 @@ import rfc8785
 from pydantic import BaseModel
 
 from jury.errors import InputError
-from jury.inputs.io import canonical_v1, loads_document, read_text, write_atomic
+from jury.inputs.io import canonical_v1, loads_document, read_text
 from jury.inputs.kinds import wrong_kind
+from jury.inputs.writer import write_new
 from jury.verdicts.documents import (
     FORMAT_VERSION,
     KINDS,
@@ -111,28 +111,20 @@ def lock(doc: VerdictFile | dict[str, Any]) -> dict[str, Any]:
 
 
 def write_locked(doc: VerdictFile | dict[str, Any], path: str | Path) -> Path:
-    """Lock ``doc`` and write it to ``path``, which must not exist yet.
+    """Lock ``doc`` and write it to ``path``, where nothing may exist yet (a file, a device, a
+    FIFO, a link: all refused; jury.inputs.writer.write_new).
 
     The write is atomic (a crash leaves no partial file) and, where the file system has
     hard links, the final step cannot replace a file another process wrote meanwhile.
     """
     p = Path(path)
-    if p.exists():
+    if os.path.lexists(p):
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}")
     text = dumps_pretty(lock(doc))
-    p.parent.mkdir(parents=True, exist_ok=True)
-    staged = p.with_name(f".{p.name}.{secrets.token_hex(4)}.staged")
-    write_atomic(staged, text)
     try:
-        os.link(staged, p)  # fails if p appeared meanwhile: never replaces a file
+        write_new(p, text)
     except FileExistsError:
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}") from None
-    except OSError:  # no hard links here: fall back to check-then-rename
-        if p.exists():
-            raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}") from None
-        os.replace(staged, p)
-    finally:
-        staged.unlink(missing_ok=True)
     return p
 
 

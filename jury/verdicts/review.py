@@ -120,10 +120,10 @@ def review_schema() -> dict[str, Any]:
 
 
 def write_review_schema(directory: str | Path) -> Path:
-    from jury.inputs.io import write_atomic
+    from jury.inputs.writer import write_output
 
     target = Path(directory) / review_schema_filename()
-    write_atomic(target, dumps_pretty(review_schema()))
+    write_output(target, dumps_pretty(review_schema()))
     return target
 
 

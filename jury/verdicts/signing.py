@@ -28,7 +28,6 @@ import base64
 import binascii
 import hashlib
 import os
-import secrets
 import stat
 import struct
 import time
@@ -390,7 +389,7 @@ def sign_file(path: str | Path, signer: Signer) -> tuple[Path, bool]:
     signature is never replaced: one by this key over these bytes is kept (False); any
     other (another key, or not valid for the file) is an error naming both files.
     """
-    from jury.inputs.io import write_atomic
+    from jury.inputs.writer import write_new
 
     p = Path(path)
     _check_locked(p)  # the lock holds: sign only what jury locked
@@ -406,18 +405,10 @@ def sign_file(path: str | Path, signer: Signer) -> tuple[Path, bool]:
             else f"signs it with another key ({existing.fingerprint})"
         )
         raise SignatureError(f"{sig_path}: already exists and {why}; it is not overwritten (move it away to sign again)")
-    staged = sig_path.with_name(f".{sig_path.name}.{secrets.token_hex(4)}.staged")
-    write_atomic(staged, signer.sign(message))
     try:
-        os.link(staged, sig_path)  # never replaces a signature written meanwhile
+        write_new(sig_path, signer.sign(message))  # never replaces a signature written meanwhile
     except FileExistsError:
         raise SignatureError(f"{sig_path}: appeared while signing; it is not overwritten") from None
-    except OSError:
-        if sig_path.exists():
-            raise SignatureError(f"{sig_path}: appeared while signing; it is not overwritten") from None
-        os.replace(staged, sig_path)
-    finally:
-        staged.unlink(missing_ok=True)
     return sig_path, True
 
 

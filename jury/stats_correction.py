@@ -1,0 +1,358 @@
+"""Rates corrected by people: the panel's sensitivity and specificity measured on a human-
+labelled stratified sample, and the panel's rate over the whole population corrected for them.
+
+Design (two phases): the panel rated all N items of the population (phase 1: its flags); a
+stratified simple random sample of them (:mod:`jury.stats_sampling`) got a human label
+(phase 2: the truth). Every sampled item i carries its inclusion probability pi_i (n_h / N_h)
+and design weight w_i = 1 / pi_i.
+
+- Sensitivity Se = sum w y f / sum w y and specificity Sp = sum w (1 - y)(1 - f) / sum w (1 - y)
+  (y the human label, f the panel's): design-weighted ratio estimators of the population's
+  own Se and Sp. Variance by linearisation under stratified sampling without replacement
+  (the finite-population correction 1 - pi_h; a stratum with one sampled item adds nothing),
+  interval the Wilson score interval at the effective size n_eff = R(1 - R) / var (Kish's
+  design effect; the unweighted count when var is 0).
+- Rogan–Gladen: with p the panel's rate over the N items, pi = (p + Sp - 1) / (Se + Sp - 1),
+  clipped to [0, 1]. When Se + Sp - 1 <= 0 (on the sample the panel does no better than
+  chance) the correction is undefined: value and intervals None, ``reason`` says why.
+- Delta interval: var(pi) = g' V g with g = (-pi, 1 - pi) / (Se + Sp - 1) and V the
+  linearised covariance of (Se, Sp), plus, for ``target="superpopulation"``, pi(1 - pi) / N.
+  The panel's errors on the N items enter through the sample: Se and Sp are measured on the
+  same population, and the Rogan–Gladen identity p = Se pi + (1 - Sp)(1 - pi) holds exactly in
+  it, so the classic term var(p) / (Se + Sp - 1)^2 (for Se and Sp from an independent
+  validation set) would count them twice. The interval is the Wald interval pi +/- z se,
+  clipped to [0, 1].
+- Bootstrap interval: ``target="finite"``: the sample resampled within each stratum (n_h with
+  replacement, weights kept), p fixed; ``"superpopulation"``: the N items resampled with
+  replacement, each carrying its flag, stratum and human label if sampled (the strata's N_h
+  and n_h, and so the weights, recomputed per resample). Percentile interval under
+  :func:`jury.stats.percentile_interval`'s policy (a resample with Se + Sp - 1 <= 0 or an
+  empty class has no value and is counted).
+
+Targets: ``"finite"``: the true rate of these N items; ``"superpopulation"``: the rate of the
+population they were drawn from (as the bootstrap over questions of
+:mod:`jury.stats_uncertainty` targets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from jury.stats import BootstrapInterval, percentile_interval, wilson_bounds
+
+__all__ = ["DesignRate", "design_rate", "PanelAccuracy", "panel_accuracy", "CorrectedRate", "corrected_rate"]
+
+Target = Literal["finite", "superpopulation"]
+
+
+@dataclass(frozen=True)
+class DesignRate:
+    """A design-weighted share (a ratio of weighted totals) with its interval.
+
+    :ivar value: the estimate (None when its denominator is empty).
+    :ivar low: Wilson lower bound at the effective size.
+    :ivar high: Wilson upper bound.
+    :ivar se: the linearised standard error.
+    :ivar n: sampled items in the denominator (unweighted).
+    :ivar effective_n: R(1 - R) / var, the size a simple random sample would need for the same variance.
+    """
+
+    value: float | None
+    low: float | None
+    high: float | None
+    se: float | None
+    n: int
+    effective_n: float | None
+
+
+def _strata_codes(strata: Sequence[Hashable] | np.ndarray, n: int) -> np.ndarray:
+    """Stratum codes 0..H-1 in order of first appearance (a key may be a tuple)."""
+    keys = strata.tolist() if isinstance(strata, np.ndarray) else list(strata)
+    keys = [tuple(k) if isinstance(k, list) else k for k in keys]
+    if len(keys) != n:
+        raise ValueError(f"strata must have one entry per sampled item ({n}), got {len(keys)}")
+    at = {k: h for h, k in enumerate(dict.fromkeys(keys))}
+    return np.array([at[k] for k in keys], dtype=np.int64)
+
+
+def _linearised_cov(scores: np.ndarray, weights: np.ndarray, inclusion: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Covariance of weighted totals sum w z (one column of z per estimator) under stratified
+    sampling without replacement: sum_h (1 - pi_h) n_h / (n_h - 1) sum_i (w z - mean_h)(w z - mean_h)'."""
+    wz = scores * weights[:, None]
+    cov = np.zeros((scores.shape[1], scores.shape[1]))
+    for h in np.unique(codes):
+        rows = wz[codes == h]
+        n_h = rows.shape[0]
+        if n_h < 2:
+            continue
+        dev = rows - rows.mean(axis=0)
+        cov += (1.0 - float(inclusion[codes == h][0])) * n_h / (n_h - 1) * dev.T @ dev
+    return cov
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, w: np.ndarray) -> tuple[float | None, np.ndarray]:
+    """R = sum w num / sum w den and its linearised score (num - R den) / sum w den."""
+    total = float((w * den).sum())
+    if total <= 0:
+        return None, np.zeros(num.size)
+    r = float((w * num).sum()) / total
+    return r, (num - r * den) / total
+
+
+def _rate(value: float | None, var: float, n: int, census: bool, confidence: float) -> DesignRate:
+    if value is None:
+        return DesignRate(None, None, None, None, n, None)
+    if var > 0 and 0 < value < 1:
+        n_eff = value * (1 - value) / var
+        low, high = wilson_bounds(value, n_eff, confidence)
+    else:
+        n_eff = float(n)
+        low, high = wilson_bounds(value, n, confidence, 0.0 if census else 1.0)
+    return DesignRate(value, low, high, float(np.sqrt(max(var, 0.0))), n, n_eff)
+
+
+def _validated(truth: ArrayLike, rated: ArrayLike, inclusion: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    y, f, pi = np.asarray(truth, dtype=bool), np.asarray(rated, dtype=bool), np.asarray(inclusion, dtype=float)
+    if not (y.ndim == f.ndim == pi.ndim == 1 and y.size == f.size == pi.size):
+        raise ValueError("truth, the panel's labels and inclusion need one entry per sampled item")
+    if np.any(~(pi > 0) | (pi > 1)):
+        raise ValueError("inclusion probabilities must be in (0, 1]")
+    return y, f, pi
+
+
+def design_rate(
+    positive: ArrayLike,
+    among: ArrayLike,
+    inclusion: ArrayLike,
+    strata: Sequence[Hashable] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+) -> DesignRate:
+    """The population share of ``positive`` among ``among`` estimated from a stratified sample
+    (sum w positive among / sum w among; the module doc's variance and interval).
+
+    :param positive: ``(n,)`` bool per sampled item.
+    :param among: ``(n,)`` bool: the items the share runs over.
+    :param inclusion: ``(n,)`` inclusion probabilities.
+    :param strata: ``(n,)`` the stratum of each sampled item.
+    :param confidence: the interval's nominal coverage.
+    """
+    pos, den, pi = _validated(positive, among, inclusion)
+    codes = _strata_codes(strata, pi.size)
+    w = 1.0 / pi
+    value, score = _ratio((pos & den).astype(float), den.astype(float), w)
+    var = float(_linearised_cov(score[:, None], w, pi, codes)[0, 0])
+    return _rate(value, var, int(den.sum()), bool(np.all(pi[den] == 1.0)), confidence)
+
+
+@dataclass(frozen=True)
+class PanelAccuracy:
+    """The panel's sensitivity and specificity against the human labels, design-weighted.
+
+    :ivar sensitivity: P(panel positive | truly positive).
+    :ivar specificity: P(panel negative | truly negative).
+    :ivar covariance: ``(2, 2)`` the linearised covariance of (Se, Sp).
+    """
+
+    sensitivity: DesignRate
+    specificity: DesignRate
+    covariance: np.ndarray
+
+
+def panel_accuracy(
+    truth: ArrayLike, panel: ArrayLike, inclusion: ArrayLike, strata: Sequence[Hashable] | np.ndarray, *, confidence: float = 0.95
+) -> PanelAccuracy:
+    """Se and Sp of the panel on a human-labelled stratified sample (the module doc).
+
+    :param truth: ``(n,)`` the human label: True = positive ("gold defective", or "credited"
+        for adjudication).
+    :param panel: ``(n,)`` the panel's label of the same items (its flag, or its credit).
+    :param inclusion: ``(n,)`` each item's inclusion probability.
+    :param strata: ``(n,)`` each item's stratum.
+    :param confidence: the intervals' nominal coverage.
+    """
+    y, f, pi = _validated(truth, panel, inclusion)
+    codes = _strata_codes(strata, pi.size)
+    w = 1.0 / pi
+    se, s_se = _ratio((y & f).astype(float), y.astype(float), w)
+    sp, s_sp = _ratio((~y & ~f).astype(float), (~y).astype(float), w)
+    cov = _linearised_cov(np.stack([s_se, s_sp], axis=1), w, pi, codes)
+    return PanelAccuracy(
+        _rate(se, float(cov[0, 0]), int(y.sum()), bool(np.all(pi[y] == 1.0)), confidence),
+        _rate(sp, float(cov[1, 1]), int((~y).sum()), bool(np.all(pi[~y] == 1.0)), confidence),
+        cov,
+    )
+
+
+@dataclass(frozen=True)
+class CorrectedRate:
+    """The panel's rate over the population corrected by the human sample (Rogan–Gladen).
+
+    :ivar apparent: p, the panel's rate over the N items.
+    :ivar value: the corrected rate, clipped to [0, 1] (None when undefined).
+    :ivar unclipped: (p + Sp - 1) / (Se + Sp - 1) before clipping.
+    :ivar low: the delta (Wald) interval's lower bound, clipped to [0, 1].
+    :ivar high: its upper bound.
+    :ivar se: the delta standard error.
+    :ivar bootstrap: the bootstrap percentile interval (the module doc's scheme for ``target``).
+    :ivar accuracy: the panel's Se and Sp on the sample.
+    :ivar youden: Se + Sp - 1.
+    :ivar population: N.
+    :ivar sample: n, the human-labelled items.
+    :ivar target: ``"finite"`` or ``"superpopulation"``.
+    :ivar reason: why the correction is undefined, else None.
+    """
+
+    apparent: float
+    value: float | None
+    unclipped: float | None
+    low: float | None
+    high: float | None
+    se: float | None
+    bootstrap: BootstrapInterval
+    accuracy: PanelAccuracy
+    youden: float | None
+    population: int
+    sample: int
+    target: str
+    reason: str | None
+
+
+def _rogan_gladen(p: np.ndarray, se: np.ndarray, sp: np.ndarray) -> np.ndarray:
+    j = se + sp - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(j > 0, np.clip((p + sp - 1.0) / np.where(j > 0, j, 1.0), 0.0, 1.0), np.nan)
+
+
+def _weighted_se_sp(counts: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Se and Sp per resample from (B, n) resample counts of the sampled items and their weights (B, n) or (n,)."""
+    cw = counts * w
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = (cw * (y & f)).sum(axis=1) / (cw * y).sum(axis=1)
+        sp = (cw * (~y & ~f)).sum(axis=1) / (cw * ~y).sum(axis=1)
+    return se, sp
+
+
+def corrected_rate(
+    population: ArrayLike,
+    strata: Sequence[Hashable] | np.ndarray,
+    sample: ArrayLike,
+    truth: ArrayLike,
+    *,
+    target: Target = "superpopulation",
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> CorrectedRate:
+    """Correct the panel's rate over the population by a human-labelled stratified sample.
+
+    The sample is a stratified simple random sample of the population (as
+    :func:`jury.stats_sampling.stratified_sample` draws): each labelled item's inclusion
+    probability is n_h / N_h over the labelled items of its stratum (an item drawn but left
+    unlabelled is treated as missing at random within its stratum).
+
+    :param population: ``(N,)`` bool: the panel's label of every item (flagged, or credited).
+    :param strata: ``(N,)`` every item's stratum (the sampling frame's).
+    :param sample: ``(n,)`` the labelled items' positions in the population (distinct).
+    :param truth: ``(n,)`` bool: their human label.
+    :param target: ``"finite"`` (these N items) or ``"superpopulation"`` (the module doc).
+    :param resamples: bootstrap resamples (0: no bootstrap interval).
+    :param seed: the bootstrap's seed (``numpy.random.default_rng(seed)``).
+    :param confidence: the nominal coverage of both intervals.
+    :raises ValueError: mismatched lengths, a position out of range or repeated, or an unknown target.
+    """
+    pop = np.asarray(population, dtype=bool)
+    idx = np.asarray(sample, dtype=np.int64)
+    if pop.ndim != 1 or pop.size == 0:
+        raise ValueError("population must be the panel's label of every item (a non-empty 1-D array)")
+    if idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= pop.size) or np.unique(idx).size != idx.size:
+        raise ValueError("sample must hold distinct positions in the population")
+    if target not in ("finite", "superpopulation"):
+        raise ValueError(f"target must be 'finite' or 'superpopulation', got {target!r}")
+    frame = _strata_codes(strata, pop.size)
+    codes = frame[idx]
+    sizes = np.bincount(frame, minlength=int(frame.max()) + 1).astype(float)
+    taken = np.bincount(codes, minlength=sizes.size).astype(float)
+    pi = taken[codes] / sizes[codes]
+    y, f, pi = _validated(truth, pop[idx], pi)
+    acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
+    p = float(pop.mean())
+    n_pop = int(pop.size)
+    none = BootstrapInterval(None, None, 0, 0)
+    se, sp = acc.sensitivity.value, acc.specificity.value
+    if se is None or sp is None:
+        reason = "the sample has no human-labelled " + ("positive" if se is None else "negative") + " item"
+        return CorrectedRate(p, None, None, None, None, None, none, acc, None, n_pop, int(idx.size), target, reason)
+    j = se + sp - 1.0
+    if j <= 0:
+        reason = f"Se + Sp - 1 = {j:.3f} <= 0: on the sample the panel does no better than chance"
+        return CorrectedRate(p, None, None, None, None, None, none, acc, j, n_pop, int(idx.size), target, reason)
+    unclipped = (p + sp - 1.0) / j
+    value = min(1.0, max(0.0, unclipped))
+    grad = np.array([-value, 1.0 - value]) / j
+    var = float(grad @ acc.covariance @ grad) + (value * (1.0 - value) / n_pop if target == "superpopulation" else 0.0)
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(max(var, 0.0))
+    boot = none
+    if resamples > 0:
+        draws = _bootstrap(pop, frame, idx, y, f, target, int(resamples), seed)
+        boot = percentile_interval(draws, confidence)
+    return CorrectedRate(
+        apparent=p,
+        value=value,
+        unclipped=unclipped,
+        low=max(0.0, value - half),
+        high=min(1.0, value + half),
+        se=float(np.sqrt(max(var, 0.0))),
+        bootstrap=boot,
+        accuracy=acc,
+        youden=j,
+        population=n_pop,
+        sample=int(idx.size),
+        target=target,
+        reason=None,
+    )
+
+
+def _bootstrap(
+    pop: np.ndarray, frame: np.ndarray, idx: np.ndarray, y: np.ndarray, f: np.ndarray, target: str, resamples: int, seed: int
+) -> np.ndarray:
+    """The corrected rate on each resample (NaN where undefined); the module doc's two schemes,
+    vectorised over chunks of resamples."""
+    rng = np.random.default_rng(seed)
+    codes = frame[idx]
+    h_count = int(frame.max()) + 1
+    n, big_n = idx.size, pop.size
+    out = np.empty(resamples)
+    chunk = max(1, 2_000_000 // max(big_n, 1))
+    for start in range(0, resamples, chunk):
+        b = min(chunk, resamples - start)
+        rows = np.arange(b)[:, None]
+        if target == "finite":
+            c = np.zeros((b, n))
+            for h in np.unique(codes):
+                members = np.flatnonzero(codes == h)
+                draws = members[rng.integers(0, members.size, size=(b, members.size))]
+                c += np.bincount((rows * n + draws).ravel(), minlength=b * n).reshape(b, n)
+            frame_sizes = np.broadcast_to(np.bincount(frame, minlength=h_count).astype(float), (b, h_count))
+            p = np.full(b, pop.mean())
+        else:
+            draws = rng.integers(0, big_n, size=(b, big_n))
+            all_counts = np.bincount((rows * big_n + draws).ravel(), minlength=b * big_n).reshape(b, big_n).astype(float)
+            c = all_counts[:, idx]
+            frame_sizes = np.bincount((rows * h_count + frame[None]).ravel(), weights=all_counts.ravel(), minlength=b * h_count)
+            frame_sizes = frame_sizes.reshape(b, h_count)
+            p = all_counts @ pop / big_n
+        sampled = np.bincount((rows * h_count + codes[None]).ravel(), weights=c.ravel(), minlength=b * h_count).reshape(
+            b, h_count
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(sampled[:, codes] > 0, frame_sizes[:, codes] / sampled[:, codes], 0.0)
+        se, sp = _weighted_se_sp(c, w, y, f)
+        out[start : start + b] = _rogan_gladen(p, se, sp)
+    return out

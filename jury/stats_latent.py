@@ -1,0 +1,389 @@
+"""Juror error rates from the votes alone: the Dawid–Skene latent-class model, fitted by EM.
+
+Each item (a record of an adjudication, a gold question of an audit) has an unknown true
+class among K (the four verdict categories, or flag / valid); each juror j has a confusion
+matrix ``e[j, c, l]`` = P(juror j votes l | the true class is c) and the classes have priors
+``pi[c]``. Given the true class, every vote is an independent draw from its juror's row: so
+repeated votes of one juror on one item (repeats) are simply more votes, abstentions are
+missing votes, and an item nobody voted on keeps the prior. EM (Dawid & Skene 1979) alternates
+the posterior of every item's class (E-step) with the priors and confusion matrices that
+maximise the expected complete-data likelihood (M-step) until the log-likelihood stops moving.
+
+Conventions, fixed so an independent implementation gives the same numbers:
+
+- Initialisation: every item's posterior is its vote shares (majority-vote posteriors, as
+  Dawid & Skene and crowd-kit's ``DawidSkene`` start); an item without votes starts uniform.
+- Semi-supervised: an item with a known class (a human label) has its posterior clamped to
+  that class at every step, so it anchors each juror's confusion matrix and the priors.
+  The priors are the mean posterior over items with votes or a known class: a labelled
+  sample that was not drawn at random from the items biases them.
+- Smoothing: the M-step adds ``smoothing`` pseudo-counts to every cell of every confusion
+  row and to every prior (a symmetric Dirichlet(1 + smoothing) prior: EM then finds the
+  posterior mode), so a row a juror never saw is uniform, never 0/0. ``smoothing=0`` is
+  maximum likelihood with crowd-kit's floor: cells are clipped at 1e-10 before normalising,
+  so a log is never of 0.
+- Iterations: one iteration is an M-step (the first one from the majority-vote posteriors)
+  then an E-step at the new parameters, so the posteriors returned are those of the
+  parameters returned. EM stops, converged, when the penalised log-likelihood (the
+  log-likelihood plus the Dirichlet log-prior) rose by at most ``tol`` per vote, or after
+  ``max_iter`` iterations (``converged`` False). crowd-kit's ``DawidSkene(n_iter=N)`` returns
+  the posteriors of iteration N here and the confusion matrices of iteration N + 1.
+
+>>> fit = dawid_skene([0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 0, 1], n_classes=2)
+>>> fit.verdict.tolist(), fit.converged
+([0, 1, 0], True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import sparse
+
+__all__ = ["LatentClassFit", "dawid_skene", "e_step", "juror_accuracy", "majority_shares", "sample_classes"]
+
+FLOOR = 1e-10
+"""The smallest probability a cell keeps with ``smoothing=0`` (crowd-kit's clip)."""
+
+
+@dataclass(frozen=True)
+class LatentClassFit:
+    """A Dawid–Skene fit over ``n_items`` items, ``n_jurors`` jurors and ``n_classes`` classes.
+
+    :ivar posterior: ``(n_items, K)``: each item's posterior over the true classes (a known
+        item's row is its class, an item without votes or label has the priors).
+    :ivar verdict: ``(n_items,)``: the model's MAP class (the lowest class index on a tie).
+    :ivar confusion: ``(n_jurors, K, K)``: ``confusion[j, c, l]`` = P(juror j votes l | true
+        class c); every row sums to 1.
+    :ivar accuracy: ``(n_jurors,)``: each juror's accuracy ``sum_c priors[c] *
+        confusion[j, c, c]``, the probability its vote is right on an item drawn from the priors.
+    :ivar priors: ``(K,)``: the class priors.
+    :ivar log_likelihood: the observed-data log-likelihood at the fitted parameters (known
+        items contribute the joint probability of their class and their votes).
+    :ivar iterations: EM iterations run (each an M-step then an E-step).
+    :ivar converged: whether the penalised log-likelihood stopped rising before ``max_iter``.
+    :ivar n_known: items whose class was clamped to a human label (the anchors).
+    :ivar n_votes: votes used (abstentions left out).
+    :ivar n_abstentions: votes given as abstentions (label < 0), left out.
+    :ivar votes_per_juror: ``(n_jurors,)``: votes used per juror.
+    :ivar smoothing: the pseudo-count added to every cell and prior.
+    """
+
+    posterior: np.ndarray
+    verdict: np.ndarray
+    confusion: np.ndarray
+    accuracy: np.ndarray
+    priors: np.ndarray
+    log_likelihood: float
+    iterations: int
+    converged: bool
+    n_known: int
+    n_votes: int
+    n_abstentions: int
+    votes_per_juror: np.ndarray
+    smoothing: float
+
+    @property
+    def n_items(self) -> int:
+        """How many items the fit covers."""
+        return int(self.posterior.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        """K, the number of classes."""
+        return int(self.posterior.shape[1])
+
+
+def _int_array(values: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer) and not np.all(np.equal(np.mod(arr, 1), 0)):
+        raise ValueError(f"{name} must hold integers")
+    return arr.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Votes:
+    """The votes used (abstentions left out) and their pattern: a sparse ``(n_items, J * K)``
+    count of each item's votes per (juror, label) cell, so the E- and M-steps are two sparse
+    products whatever the number of votes."""
+
+    items: np.ndarray
+    jurors: np.ndarray
+    labels: np.ndarray
+    n_items: int
+    n_jurors: int
+    n_classes: int
+    abstentions: int
+    pattern: Any
+
+
+def _votes(
+    items: ArrayLike, jurors: ArrayLike, labels: ArrayLike, n_classes: int, n_items: int | None, n_jurors: int | None
+) -> _Votes:
+    """Validated votes with the abstentions (label < 0) left out."""
+    it, ju, la = _int_array(items, "items"), _int_array(jurors, "jurors"), _int_array(labels, "labels")
+    if not (it.size == ju.size == la.size):
+        raise ValueError(f"items, jurors and labels differ in length: {it.size}, {ju.size}, {la.size}")
+    if int(n_classes) < 2:
+        raise ValueError(f"n_classes must be at least 2, got {n_classes}")
+    k = int(n_classes)
+    if np.any(la >= k):
+        raise ValueError(f"labels must be below n_classes={k} (a negative label is an abstention)")
+    if np.any(it < 0) or np.any(ju < 0):
+        raise ValueError("items and jurors must be non-negative indices")
+    ni = int(n_items) if n_items is not None else int(it.max()) + 1 if it.size else 0
+    nj = int(n_jurors) if n_jurors is not None else int(ju.max()) + 1 if ju.size else 0
+    if it.size and (it.max() >= ni or ju.max() >= nj):
+        raise ValueError(f"an item or juror index is beyond n_items={ni} or n_jurors={nj}")
+    keep = la >= 0
+    it, ju, la = it[keep], ju[keep], la[keep]
+    pattern = sparse.csr_matrix((np.ones(it.size), (it, ju * k + la)), shape=(ni, nj * k))
+    return _Votes(it, ju, la, ni, nj, k, int((~keep).sum()), pattern)
+
+
+def majority_shares(items: ArrayLike, labels: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
+    """``(n_items, K)``: each item's share of votes per class (abstentions, label < 0, left
+    out; an item without votes gets a row of zeros). The EM's initial posteriors."""
+    it, la = _int_array(items, "items"), _int_array(labels, "labels")
+    keep = la >= 0
+    counts = np.bincount(it[keep] * n_classes + la[keep], minlength=n_items * n_classes).reshape(n_items, n_classes)
+    totals = counts.sum(axis=1, keepdims=True)
+    return np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
+
+
+def _normalise(counts: np.ndarray, smoothing: float) -> np.ndarray:
+    """Rows (last axis) of counts + smoothing, normalised; with smoothing 0 clipped at FLOOR first."""
+    if smoothing > 0:
+        smoothed = counts + smoothing
+    else:
+        smoothed = np.clip(counts, FLOOR, None)
+    return smoothed / smoothed.sum(axis=-1, keepdims=True)
+
+
+def _m_step(v: _Votes, posterior: np.ndarray, active: np.ndarray, smoothing: float) -> tuple[np.ndarray, np.ndarray]:
+    """Priors and confusion matrices that maximise the expected (penalised) likelihood."""
+    k = v.n_classes
+    priors = _normalise(posterior[active].sum(axis=0), smoothing) if active.any() else np.full(k, 1.0 / k)
+    counts = np.asarray(v.pattern.T @ posterior)  # row j*k + l: the votes l of juror j, by true class
+    return priors, _normalise(counts.reshape(v.n_jurors, k, k).transpose(0, 2, 1), smoothing)  # [j, c, l]
+
+
+def _vote_log_sums(v: _Votes, confusion: np.ndarray) -> np.ndarray:
+    """``(n_items, K)``: the sum over each item's votes of log P(vote | class)."""
+    logs = np.log(confusion).transpose(0, 2, 1).reshape(v.n_jurors * v.n_classes, v.n_classes)  # [j*k + l, c]
+    return np.asarray(v.pattern @ logs)
+
+
+def _posterior_and_loglik(
+    v: _Votes, priors: np.ndarray, confusion: np.ndarray, known: np.ndarray, voted: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """The E-step (known items clamped) and the observed-data log-likelihood at these parameters."""
+    joint = np.log(priors)[None, :] + _vote_log_sums(v, confusion)
+    top = joint.max(axis=1, keepdims=True)
+    scaled = np.exp(joint - top)
+    total = scaled.sum(axis=1, keepdims=True)
+    posterior = scaled / total
+    marginal = (top + np.log(total))[:, 0]
+    is_known = known >= 0
+    loglik = float(marginal[voted & ~is_known].sum())
+    if is_known.any():
+        idx = np.flatnonzero(is_known)
+        loglik += float(joint[idx, known[idx]].sum())
+        posterior[idx] = np.eye(v.n_classes)[known[idx]]
+    return posterior, loglik
+
+
+def e_step(
+    items: ArrayLike,
+    jurors: ArrayLike,
+    labels: ArrayLike,
+    priors: ArrayLike,
+    confusion: ArrayLike,
+    *,
+    n_items: int | None = None,
+    known: ArrayLike | None = None,
+) -> np.ndarray:
+    """The posterior over classes of every item given the parameters (one E-step).
+
+    :param items: ``(V,)`` item index of each vote.
+    :param jurors: ``(V,)`` juror index of each vote.
+    :param labels: ``(V,)`` class voted (negative: an abstention, left out).
+    :param priors: ``(K,)`` class priors, every entry positive.
+    :param confusion: ``(J, K, K)`` confusion matrices, ``[j, true class, vote]``, every cell positive.
+    :param n_items: how many items (default: the largest index + 1).
+    :param known: ``(n_items,)`` a known class per item, negative where unknown; known rows are clamped.
+    :returns: ``(n_items, K)`` posteriors.
+    """
+    conf = np.asarray(confusion, dtype=float)
+    pri = np.asarray(priors, dtype=float)
+    if conf.ndim != 3 or conf.shape[1] != conf.shape[2] or pri.shape != (conf.shape[1],):
+        raise ValueError(f"need priors (K,) and confusion (J, K, K), got {pri.shape} and {conf.shape}")
+    v = _votes(items, jurors, labels, conf.shape[1], n_items, conf.shape[0])
+    kn = _known(known, v)
+    return _posterior_and_loglik(v, pri, conf, kn, np.bincount(v.items, minlength=v.n_items) > 0)[0]
+
+
+def _known(known: ArrayLike | None, v: _Votes) -> np.ndarray:
+    if known is None:
+        return np.full(v.n_items, -1, dtype=np.int64)
+    kn = _int_array(known, "known")
+    if kn.size != v.n_items:
+        raise ValueError(f"known must have one entry per item ({v.n_items}), got {kn.size}")
+    if np.any(kn >= v.n_classes):
+        raise ValueError(f"a known class is beyond n_classes={v.n_classes}")
+    return np.where(kn < 0, -1, kn)
+
+
+def juror_accuracy(priors: ArrayLike, confusion: ArrayLike) -> np.ndarray:
+    """``(J,)``: ``sum_c priors[c] * confusion[j, c, c]``, each juror's probability of a right
+    vote on an item whose class is drawn from ``priors``."""
+    conf = np.asarray(confusion, dtype=float)
+    return np.einsum("c,jcc->j", np.asarray(priors, dtype=float), conf)
+
+
+def dawid_skene(
+    items: ArrayLike,
+    jurors: ArrayLike,
+    labels: ArrayLike,
+    *,
+    n_classes: int,
+    n_items: int | None = None,
+    n_jurors: int | None = None,
+    known: ArrayLike | None = None,
+    smoothing: float = 0.01,
+    max_iter: int = 1000,
+    tol: float = 1e-10,
+) -> LatentClassFit:
+    """Fit the Dawid–Skene model to a set of ballots by EM (the conventions in the module doc).
+
+    One vote per entry of the three arrays: a juror may vote on an item more than once (each
+    repeat is a vote), and any (item, juror) pair may be missing.
+
+    :param items: ``(V,)`` item index of each vote, in ``[0, n_items)``.
+    :param jurors: ``(V,)`` juror index of each vote, in ``[0, n_jurors)``.
+    :param labels: ``(V,)`` the class voted, in ``[0, n_classes)``; a negative label is an
+        abstention and is left out (counted in ``n_abstentions``).
+    :param n_classes: K, the number of classes (4 for adjudication, 2 for audits).
+    :param n_items: how many items (default: the largest item index + 1); items without a vote
+        keep the priors as their posterior.
+    :param n_jurors: how many jurors (default: the largest juror index + 1).
+    :param known: ``(n_items,)`` a human label per item (a class index) or a negative number
+        where none is known; known items are clamped to their class (semi-supervised).
+    :param smoothing: the pseudo-count added to every confusion cell and prior (0: maximum
+        likelihood with a 1e-10 floor).
+    :param max_iter: the most EM iterations.
+    :param tol: convergence: the penalised log-likelihood rose by at most this much per vote.
+    :returns: the :class:`LatentClassFit`.
+    :raises ValueError: arrays of different lengths, an index or label out of range, K < 2,
+        a negative smoothing or max_iter < 1.
+    """
+    if smoothing < 0 or not np.isfinite(smoothing):
+        raise ValueError(f"smoothing must be a non-negative number, got {smoothing}")
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+    v = _votes(items, jurors, labels, n_classes, n_items, n_jurors)
+    kn = _known(known, v)
+    k = v.n_classes
+    voted = np.bincount(v.items, minlength=v.n_items) > 0
+    active = voted | (kn >= 0)
+
+    posterior = majority_shares(v.items, v.labels, v.n_items, k)
+    posterior[~voted] = 1.0 / k
+    if (kn >= 0).any():
+        posterior[kn >= 0] = np.eye(k)[kn[kn >= 0]]
+
+    previous = -np.inf
+    converged = False
+    per_vote = max(v.items.size, 1)
+    iterations = 0
+    while iterations < int(max_iter):
+        iterations += 1
+        priors, confusion = _m_step(v, posterior, active, smoothing)
+        posterior, loglik = _posterior_and_loglik(v, priors, confusion, kn, voted)
+        objective = loglik + smoothing * (float(np.log(confusion).sum()) + float(np.log(priors).sum()))
+        if objective - previous <= tol * per_vote:
+            converged = True
+            break
+        previous = objective
+    return LatentClassFit(
+        posterior=posterior,
+        verdict=np.argmax(posterior, axis=1),
+        confusion=confusion,
+        accuracy=juror_accuracy(priors, confusion),
+        priors=priors,
+        log_likelihood=loglik,
+        iterations=iterations,
+        converged=converged,
+        n_known=int((kn >= 0).sum()),
+        n_votes=int(v.items.size),
+        n_abstentions=v.abstentions,
+        votes_per_juror=np.bincount(v.jurors, minlength=v.n_jurors),
+        smoothing=float(smoothing),
+    )
+
+
+def sample_classes(
+    fit: LatentClassFit,
+    items: ArrayLike,
+    jurors: ArrayLike,
+    labels: ArrayLike,
+    *,
+    draws: int,
+    seed: int = 0,
+    known: ArrayLike | None = None,
+    burn_in: int = 200,
+) -> np.ndarray:
+    """Joint draws of every item's true class from the model's posterior with its parameters
+    unknown: a Gibbs sampler over classes and parameters under the Dirichlet(1 + smoothing)
+    prior whose mode :func:`dawid_skene` finds (data augmentation, Tanner & Wong 1987).
+
+    Each sweep draws the priors and every confusion row from their Dirichlet given the
+    classes (``counts + 1 + smoothing``), then every item's class from its posterior given
+    those parameters. The chain starts at ``fit``'s MAP classes, runs ``burn_in`` sweeps and
+    keeps the next ``draws``, one per sweep. Unlike independent draws from ``fit.posterior``
+    (the plug-in posterior), the items of one draw share one draw of the parameters, so a
+    share of classes over many items carries the parameters' uncertainty.
+
+    :param fit: the EM fit (its MAP classes start the chain; its smoothing sets the prior).
+    :param items: ``(V,)`` the votes ``fit`` was fitted on (abstentions, label < 0, left out).
+    :param jurors: ``(V,)``.
+    :param labels: ``(V,)``.
+    :param draws: how many draws to keep.
+    :param seed: the chain's seed (``numpy.random.default_rng(seed)``).
+    :param known: the human labels ``fit`` was given (every draw keeps them).
+    :param burn_in: sweeps run before the first kept draw.
+    :returns: ``(draws, n_items)`` class indices (int8 for K < 128).
+    """
+    k, n = fit.n_classes, fit.n_items
+    v = _votes(items, jurors, labels, k, n, fit.confusion.shape[0])
+    if int(draws) < 1 or int(burn_in) < 0:
+        raise ValueError(f"need draws >= 1 and burn_in >= 0, got {draws} and {burn_in}")
+    kn = _known(known, v)
+    is_known = kn >= 0
+    active = (np.bincount(v.items, minlength=n) > 0) | is_known
+    rng = np.random.default_rng(seed)
+    concentration = 1.0 + fit.smoothing
+    z = np.where(is_known, kn, fit.verdict).astype(np.int64)
+    out = np.empty((int(draws), n), dtype=np.int8 if k < 128 else np.int64)
+    free = np.flatnonzero(~is_known)
+    j_count = v.n_jurors
+    for sweep in range(int(burn_in) + int(draws)):
+        prior_counts = np.bincount(z[active], minlength=k) + concentration
+        priors = rng.dirichlet(prior_counts)
+        cells = np.asarray(v.pattern.T @ np.eye(k)[z]).reshape(j_count, k, k).transpose(0, 2, 1)  # [j, c, l]
+        gam = rng.standard_gamma(cells + concentration)
+        confusion = gam / gam.sum(axis=2, keepdims=True)
+        joint = np.log(np.clip(priors, FLOOR, None))[None, :] + _vote_log_sums(v, np.clip(confusion, FLOOR, None))
+        joint -= joint.max(axis=1, keepdims=True)
+        prob = np.exp(joint[free])
+        cum = np.cumsum(prob, axis=1)
+        u = rng.random(free.size) * cum[:, -1]
+        z[free] = np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+        if sweep >= burn_in:
+            out[sweep - int(burn_in)] = z
+    return out
