@@ -211,6 +211,7 @@ def test_a_quoted_name_is_compared_as_the_engine_resolves_it():
         ("postgresql", "SELECT * FROM generate_series(1, 3)"),
         ("postgresql", "VALUES (1), (2)"),
         ("postgresql", "SELECT pg_sleep(1)"),  # bounded by the timeout
+        ("postgresql", "SELECT (SELECT COUNT(*) FROM pg_sleep(0.1)) = 1"),  # in FROM too: one row
         ("mysql", "SELECT '/*! not a comment */' AS s, \"/*! nor this */\" AS t"),
         ("mysql", "SELECT 1 -- /*! a real comment */"),
         ("mysql", "SELECT 1 # /*! a real comment */"),

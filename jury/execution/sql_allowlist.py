@@ -84,9 +84,10 @@ FUNCTIONS: dict[str, frozenset[str]] = {
     DUCKDB: frozenset(DUCKDB_FUNCTIONS.split()),
 }
 
-#: Functions that may stand in FROM (a table function): they make rows from their arguments.
+#: Functions that may stand in FROM (a table function): they make rows from their arguments
+#: (PostgreSQL's pg_sleep: one row, after the sleep the timeout bounds, as in the select list).
 TABLE_FUNCTIONS: dict[str, frozenset[str]] = {
-    POSTGRESQL: frozenset({"generate_series", "unnest"}),
+    POSTGRESQL: frozenset({"generate_series", "unnest", "pg_sleep"}),
     MYSQL: frozenset(),
     DUCKDB: frozenset({"range", "generate_series", "unnest"}),
 }
