@@ -336,6 +336,38 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
+def test_the_fingerprint_holds_the_catalogue_state_and_the_allowed_functions(engine, project, tmp_path):
+    """A warm rerun through the reader executes nothing (the one-query catalogue state is read
+    as the reader, unchanged); the same database with another allow_functions is another
+    fingerprint (what the statement check allows is part of what a query returns), so every
+    query is executed again, once."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    reader = _reader_template(url, prefix, "shop")
+    allowing = reader + ("&" if "?" in reader else "?") + "allow_functions=similarity"
+
+    def executions() -> int:
+        store = sqlite3.connect(project / ".jury/store.db")
+        (n,) = store.execute("SELECT COUNT(*) FROM executions").fetchone()
+        store.close()
+        return n
+
+    try:
+        counts = []
+        for db_url in (reader, reader, allowing, allowing):
+            res = runner.invoke(app, ["score", "run.jsonl", "--db-url", db_url])
+            assert res.exit_code == 0, res.output
+            counts.append(executions())
+        first = counts[0]
+        assert first > 0 and counts == [first, first, 2 * first, 2 * first]
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
+
+
+@pytest.mark.engine
 def test_db_load_cli_copies_every_table_and_row(tmp_path):
     pytest.importorskip("duckdb")
     url = f"duckdb:///{tmp_path}/superhero.duckdb"
@@ -436,6 +468,93 @@ def test_db_load_makes_a_reader_that_can_only_read(engine, tmp_path, monkeypatch
         engines.close_connections()
         drop_database(url, prefix + "superhero")
         _drop_role(url, role)
+
+
+# a query that runs for the whole 30 s deadline, and that a cancel from another session ends with an error
+# (MariaDB's SLEEP would return 1 when killed, not fail: a cross join of superhero's 35 colours instead)
+_LONG = {
+    "postgresql": "SELECT pg_sleep(30)",
+    "mysql": "SELECT COUNT(*) FROM colour a, colour b, colour c, colour d, colour e, colour f",
+}
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_the_connection_replacing_a_cancelled_one_passes_the_login_check_again(engine, tmp_path, monkeypatch):
+    """A query cancelled by another session before its deadline runs again on a fresh connection
+    (issue 30's phantom timeouts); that connection is opened as any other, so a reader that was
+    granted a privilege in the meantime is refused there (issue 29) instead of running the query."""
+    import threading
+    import time
+
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "superhero")
+    role = f"jt_reader_{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("JT_READER_PW", "s3cret-" + uuid.uuid4().hex[:6])
+    admin = engines.engine_for(url)  # its URL only: the admin never executes through jury here
+    try:
+        res = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", role, "--reader-password-env", "JT_READER_PW"])
+        assert res.exit_code == 0, res.output
+        reader = url.partition("?")[0].replace(f"{admin.parts.username}@", f"{role}@", 1) + "?password_env=JT_READER_PW"
+        assert engines.execute(reader, "SELECT COUNT(*) FROM colour", cached=True).rows == [(35,)]  # passes the check
+        outcome: dict = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = engines.execute(reader, _LONG[engine], timeout_s=30, cached=True)
+            except InputError as exc:
+                outcome["refused"] = str(exc)
+            finally:
+                engines.close_connections()
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        conn = _admin_connection(url)  # the driver's own, autocommit: no jury in the way
+        find = {
+            "postgresql": "SELECT pid FROM pg_stat_activity WHERE usename = %s AND state = 'active' AND query LIKE '%%jury_query%%'",  # the cursor's FETCH
+            "mysql": "SELECT id FROM information_schema.processlist WHERE user = %s AND info LIKE '%%colour f%%'",
+        }[engine]
+        rows: list = []
+        for _ in range(400):  # until the reader's statement runs (it runs for 30 s)
+            with conn.cursor() as cur:
+                cur.execute(find, (role,))
+                rows = list(cur.fetchall())
+            if rows:
+                break
+            time.sleep(0.05)
+        assert rows, "the reader's query never started"
+        (session,) = rows[0]
+        with conn.cursor() as cur:
+            if engine == "postgresql":
+                cur.execute(f'GRANT pg_signal_backend TO "{role}"')
+                cur.execute("SELECT pg_cancel_backend(%s)", (session,))
+            else:
+                cur.execute(f"GRANT PROCESS ON *.* TO '{role}'@'%'")
+                cur.execute(f"KILL QUERY {int(session)}")
+        conn.close()
+        worker.join(60)
+        assert not worker.is_alive()
+        assert "result" not in outcome, outcome  # neither a timeout nor a result: the query did not run again
+        privilege = "pg_signal_backend" if engine == "postgresql" else "PROCESS"
+        assert privilege in outcome["refused"] and "--allow-privileged-login" in outcome["refused"]
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "superhero")
+        _drop_role(url, role)
+
+
+def _admin_connection(url: str):
+    """A plain driver connection of the admin URL, in autocommit."""
+    e = engines.engine_for(url)
+    p = e.parts
+    if e.name == engines.POSTGRESQL:
+        import psycopg
+
+        return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True)
+    import pymysql
+
+    password = os.environ.get(e.params["password_env"])
+    return pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=password, autocommit=True)
 
 
 def _drop_role(url: str, role: str) -> None:
@@ -758,6 +877,41 @@ def test_the_cross_engine_check_lists_each_question_that_differs_under_each_comp
         assert data["settings"]["checks"]["cross_engine"]["against"] == "pg_gold.json"
         recorded = {r["question_id"]: [c["name"] for c in r["checks"]] for r in data["records"]}
         assert recorded == {1: [], 2: ["cross_engine"], 3: ["cross_engine"]}
+        assert runner.invoke(app, ["verify", "verdicts/a.json"]).exit_code == 0
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
+
+
+@pytest.mark.engine
+def test_the_cross_engine_side_is_held_to_the_login_check_and_recorded(project, tmp_path, fake_llm):
+    """--against-db-url through the admin (a superuser) is refused as --db-url is; with
+    --allow-privileged-login it runs and check-gold's JSON and the audit file name it in
+    provenance.privileged_logins, though the databases here are SQLite files."""
+    template, prefix = _url_template("postgresql", tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    for name, sqls in (("gold.json", CROSS_HERE), ("pg_gold.json", CROSS_THERE)):
+        items = [{"question_id": q, "db_id": "shop", "question": "q", "SQL": sql} for q, sql in sqls.items()]
+        (project / name).write_text(json.dumps(items))
+    against = ["--against-gold", "pg_gold.json", "--against-db-url", url]
+    try:
+        refused = runner.invoke(app, ["check-gold", "--passes", "1", *against])
+        assert refused.exit_code == 1
+        assert refused.output.startswith(f"Error: {url}: the login 'jury' is a superuser")
+        allowed = runner.invoke(app, ["check-gold", "--passes", "1", "-f", "json", "--allow-privileged-login", *against])
+        assert allowed.exit_code == 0, allowed.output
+        report = json.loads(allowed.output)
+        assert report["provenance"]["privileged_logins"] == [url]
+        assert report["cross_engine"]["differ"]["strict"] == [3]  # it ran there
+        for j in ("ja", "jb", "jc"):
+            fake_llm.script(j, lambda _r: json_reply({"reasoning": "scripted", "verdict": "valid", "defect_type": None}))
+        panel = write_panel(project, fake_llm.base_url, [("ja", "openai"), ("jb", "anthropic"), ("jc", "google")], style="audit")
+        args = ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/a.json", "--allow-privileged-login"]
+        res = runner.invoke(app, [*args, *against])
+        assert res.exit_code == 0, res.output
+        data = json.loads((project / "verdicts/a.json").read_text())
+        assert data["provenance"]["privileged_logins"] == [url]
         assert runner.invoke(app, ["verify", "verdicts/a.json"]).exit_code == 0
     finally:
         engines.close_connections()
