@@ -18,8 +18,10 @@
    and types are what is tested.
 
 Needs the servers of ``bash .ci/engines`` (JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL) or
---pg-url / --mysql-url (a database URL on the server; databases are loaded next to it under
-fresh names and dropped afterwards), the mini-dev files, and mini-dev's evaluation folder
+--pg-url / --mysql-url (a database URL on the server, the admin's; databases are loaded next
+to it under fresh names and dropped afterwards), the least-privilege reader jury and mini-dev's
+evaluation execute through (JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL or
+--pg-reader-url / --mysql-reader-url), the mini-dev files, and mini-dev's evaluation folder
 (bird-bench/mini_dev, evaluation/evaluation_ex.py and evaluation_utils.py; they import
 psycopg2, pymysql and func_timeout: pip install psycopg2-binary func-timeout):
 
@@ -77,13 +79,15 @@ def _raw_connect(url: str, driver2: bool = False):
     e = engines.engine_for(url)
     p = e.parts
     if e.name == engines.POSTGRESQL:
+        password = os.environ.get(e.params["password_env"]) if e.params.get("password_env") else None
+        extra = {"password": password} if password else {}
         if driver2:
             import psycopg2  # type: ignore[import-untyped]
 
-            return psycopg2.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"))
+            return psycopg2.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"), **extra)
         import psycopg
 
-        return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"), autocommit=True)
+        return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname=p.path.lstrip("/"), autocommit=True, **extra)
     import pymysql
 
     password = os.environ.get(e.params.get("password_env", "MYSQL_PWD"), "")
@@ -267,8 +271,9 @@ def _schema_only(tables: dict, path: Path) -> Path:
     return path
 
 
-def gold_coverage(data: Path, base_urls: dict[str, str], name: str, tmp: Path) -> list[str]:
-    """mini-dev's PostgreSQL and MySQL golds on databases `jury db load` built."""
+def gold_coverage(data: Path, base_urls: dict[str, tuple[str, str]], name: str, tmp: Path) -> list[str]:
+    """mini-dev's PostgreSQL and MySQL golds on databases `jury db load` built (engine -> the
+    admin's URL, which loads, and the reader's, which executes)."""
     schemas = {t["db_id"]: t for t in json.loads((data / "dev_tables.json").read_text())}
     lines = ["", "## mini-dev's PostgreSQL and MySQL golds on databases `jury db load` built\n"]
     lines.append("| engine | database | golds | execute | fail |")
@@ -276,7 +281,7 @@ def gold_coverage(data: Path, base_urls: dict[str, str], name: str, tmp: Path) -
     notes: list[str] = []
     made: list[tuple[str, str]] = []
     try:
-        for engine, base in base_urls.items():
+        for engine, (base, reader) in base_urls.items():
             gold = load_gold_list(data / f"mini_dev_{engine}.json")
             total_ok = total = 0
             for db_id in sorted(schemas):
@@ -285,7 +290,8 @@ def gold_coverage(data: Path, base_urls: dict[str, str], name: str, tmp: Path) -
                 made.append((url, f"{name}_{db_id}"))
                 load(src, url)
                 items = [g for g in gold if g.db_id == db_id]
-                failed = [(g.question_id, engines.execute(url, g.sql)) for g in items]
+                there = _with_db(reader, f"{name}_{db_id}")
+                failed = [(g.question_id, engines.execute(there, g.sql)) for g in items]
                 failed = [(q, r) for q, r in failed if not r.ok]
                 ok = len(items) - len(failed)
                 total_ok, total = total_ok + ok, total + len(items)
@@ -306,6 +312,8 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/bird/mini-dev")
     ap.add_argument("--pg-url", default=os.environ.get("JURY_TEST_PG_URL"))
     ap.add_argument("--mysql-url", default=os.environ.get("JURY_TEST_MYSQL_URL"))
+    ap.add_argument("--pg-reader-url", default=os.environ.get("JURY_TEST_PG_READER_URL"))
+    ap.add_argument("--mysql-reader-url", default=os.environ.get("JURY_TEST_MYSQL_READER_URL"))
     ap.add_argument(
         "--bird-eval", type=Path, required=True, help="mini-dev's evaluation folder (evaluation_ex.py, evaluation_utils.py)."
     )
@@ -314,23 +322,28 @@ def main() -> int:
     args = ap.parse_args()
     name = f"jury_bench_{os.getpid()}"
     tmp = Path(tempfile.mkdtemp(prefix="jury-engines-bench-"))
-    urls: dict[str, str] = {}
+    urls: dict[str, str] = {}  # the admin's: loads and drops
+    readers: dict[str, str] = {}  # the reader's: every query runs through it
     started = time.monotonic()
     try:
-        if args.pg_url:
-            urls["postgresql"] = _with_db(args.pg_url, name)
-        if args.mysql_url:
-            urls["mysql"] = _with_db(args.mysql_url, name)
-        urls["duckdb"] = f"duckdb:///{tmp}/{DB}.duckdb"
+        for engine, admin, reader in (
+            ("postgresql", args.pg_url, args.pg_reader_url),
+            ("mysql", args.mysql_url, args.mysql_reader_url),
+        ):
+            if admin and reader:
+                urls[engine], readers[engine] = _with_db(admin, name), _with_db(reader, name)
+        urls["duckdb"] = readers["duckdb"] = f"duckdb:///{tmp}/{DB}.duckdb"
         for url in urls.values():
             load(SQLITE_FILE, url)
         preds = args.data / "predictions/sql_output_kg"
-        servers = {e: u for e, u in urls.items() if e != "duckdb"}
+        servers = {e: (urls[e], readers[e]) for e in urls if e != "duckdb"}
         lines: list[str] = []
         sections = [
-            lambda: gold_parity(args.data / "data", urls),
-            lambda: predictions(args.data / "data", preds, urls, tmp, args.bird_eval),
-            lambda: warm_runs(args.data / "data", preds, urls["postgresql"], tmp, args.rounds) if "postgresql" in urls else [],
+            lambda: gold_parity(args.data / "data", readers),
+            lambda: predictions(args.data / "data", preds, readers, tmp, args.bird_eval),
+            lambda: (
+                warm_runs(args.data / "data", preds, readers["postgresql"], tmp, args.rounds) if "postgresql" in readers else []
+            ),
             lambda: gold_coverage(args.data / "data", servers, f"{name}_g", tmp),
         ]
         for section in sections:  # each printed as it is done

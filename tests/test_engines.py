@@ -1,7 +1,9 @@
 """Execution on PostgreSQL, MariaDB and DuckDB (jury.execution.engines), read-only, hashed as on SQLite.
 
-The servers come from `bash .ci/engines` (JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL); without
-them, or without a driver, those tests skip. DuckDB is embedded (jury[duckdb]).
+The servers come from `bash .ci/engines`: JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL (the admin
+logins, which load databases) and JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL (the
+least-privilege reader jury executes through); without them, or without a driver, those tests
+skip. DuckDB is embedded (jury[duckdb]). The hostile-SQL suite is tests/test_engine_safety.py.
 """
 
 from __future__ import annotations
@@ -28,46 +30,16 @@ from jury.execution.loader import load
 from jury.execution.schema import describe_columns
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.inputs.records import GoldItem
+from tests.support.enginetest import SUPERHERO, drop_database, reader_url, server_url
 from tests.support.fakellm import json_reply
 from tests.support.jurytest import write_panel
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parent.parent
-SUPERHERO = ROOT / "examples/bird-superhero/databases/superhero/superhero.sqlite"
 ENGINE_PARAMS = [
     pytest.param("postgresql", marks=pytest.mark.engine),
     pytest.param("mysql", marks=pytest.mark.engine),
     pytest.param("duckdb", marks=pytest.mark.engine),
 ]
-
-
-def _server_url(engine: str, name: str) -> str:
-    env = {"postgresql": "JURY_TEST_PG_URL", "mysql": "JURY_TEST_MYSQL_URL"}[engine]
-    base = os.environ.get(env)
-    if not base:
-        pytest.skip(f"{env} is not set (bash .ci/engines starts the server)")
-    pytest.importorskip({"postgresql": "psycopg", "mysql": "pymysql"}[engine])
-    head, _, query = base.partition("?")
-    return f"{head.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
-
-
-def _drop(url: str, name: str) -> None:
-    e = engines.engine_for(url)
-    if e.name == engines.POSTGRESQL:
-        import psycopg
-
-        p = e.parts
-        with psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True) as c:
-            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    elif e.name == engines.MYSQL:
-        import pymysql
-
-        p = e.parts
-        password = os.environ.get(e.params.get("password_env", "MYSQL_PWD"))
-        conn = pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=password)
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
-        conn.close()
 
 
 def _url_template(engine: str, tmp: Path, db_id: str = "{db_id}") -> tuple[str, str]:
@@ -76,18 +48,25 @@ def _url_template(engine: str, tmp: Path, db_id: str = "{db_id}") -> tuple[str, 
     if engine == "duckdb":
         pytest.importorskip("duckdb")
         return f"duckdb:///{tmp}/{prefix}{db_id}.duckdb", prefix
-    return _server_url(engine, prefix + db_id), prefix
+    return server_url(engine, prefix + db_id), prefix
+
+
+def _reader_template(url: str, prefix: str, db_id: str) -> str:
+    """The reader's URL template (with {db_id}) of the databases the admin's ``url`` (database
+    ``prefix + db_id``) is one of: what jury executes through."""
+    return reader_url(url).replace(prefix + db_id, prefix + "{db_id}")
 
 
 @pytest.fixture
 def superhero_url(request, tmp_path):
+    """The superhero database loaded on the engine by its admin; the reader's URL of it."""
     engine = request.param
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "superhero")
     load(SUPERHERO, url)
-    yield url
+    yield reader_url(url)
     engines.close_connections()
-    _drop(url, prefix + "superhero")
+    drop_database(url, prefix + "superhero")
 
 
 # --- no server needed -----------------------------------------------------------------------------
@@ -239,9 +218,10 @@ HOSTILE = {
         "SET enable_external_access = true",
     ],
 }
-# Reading server files (pg_read_file, LOAD_FILE) and MySQL's INTO OUTFILE are allowed to a
-# privileged role inside a read-only transaction: refused by the static check alone.
-SERVER_ALLOWS = ("pg_read_file", "LOAD_FILE", "OUTFILE")
+# Without the static check the reader's own privileges refuse these (pg_read_file: permission
+# denied; INTO OUTFILE: no FILE privilege), but MySQL's LOAD_FILE returns NULL to a login
+# without FILE instead of failing: no file is read, yet it is not an error.
+SERVER_ALLOWS = ("LOAD_FILE",)
 RUNAWAY = {
     "postgresql": "SELECT pg_sleep(30)",
     "mysql": "SELECT SLEEP(30)",
@@ -252,11 +232,11 @@ RUNAWAY = {
 @pytest.mark.parametrize("superhero_url", ENGINE_PARAMS, indirect=True)
 @pytest.mark.parametrize("static_check", [True, False], ids=["checked", "server-only"])
 def test_hostile_sql_is_refused_or_stopped_and_the_database_is_unchanged(superhero_url, static_check, monkeypatch):
-    """With the static check, and without it (the server's read-only mode alone)."""
+    """With the static check, and without it (the reader's privileges and the server's read-only mode alone)."""
     engine = engines.engine_of(superhero_url)
     before = engines.content_digest(superhero_url)
     if not static_check:
-        monkeypatch.setattr(engines, "statement_problem", lambda sql, engine: None)
+        monkeypatch.setattr(engines, "statement_problem", lambda sql, engine, **options: None)
     for sql in HOSTILE[engine]:
         if not static_check and any(f in sql for f in SERVER_ALLOWS):
             continue  # a superuser's server runs these: the static check alone refuses them
@@ -317,8 +297,9 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "shop")
     load(project / "dbs/shop/shop.sqlite", url)
+    reader_template = _reader_template(url, prefix, "shop")
     try:
-        args = ["score", "run.jsonl", "--db-url", template, "--per-question", "pq.jsonl", "--format", "json"]
+        args = ["score", "run.jsonl", "--db-url", reader_template, "--per-question", "pq.jsonl", "--format", "json"]
         res = runner.invoke(app, args)
         assert res.exit_code == 0, res.output
         first = [json.loads(line) for line in (project / "pq.jsonl").read_text().splitlines()]
@@ -330,7 +311,7 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
         (executions,) = store.execute("SELECT COUNT(*) FROM executions").fetchone()
         keys = {r[0] for r in store.execute("SELECT key FROM executions")}
         store.close()
-        secrets = [v for k, v in os.environ.items() if k in ("PGPASSWORD", "JURY_TEST_MYSQL_PASSWORD") and v]
+        secrets = [v for k, v in os.environ.items() if k.startswith(("PGPASSWORD", "JURY_TEST_")) and "PASSWORD" in k and v]
         for blob in [(project / ".jury/store.db").read_bytes(), (project / "pq.jsonl").read_bytes()]:
             assert not any(s.encode() in blob for s in secrets)
         _write(url, "INSERT INTO item VALUES (99, 'kiwi', 9.0, 'brown')")
@@ -351,7 +332,39 @@ def test_score_on_an_engine_binds_no_password_and_a_changed_database_is_executed
         assert updated == executions * 3
     finally:
         engines.close_connections()
-        _drop(url, prefix + "shop")
+        drop_database(url, prefix + "shop")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql", "duckdb"])
+def test_the_fingerprint_holds_the_catalogue_state_and_the_allowed_functions(engine, project, tmp_path):
+    """A warm rerun through the reader executes nothing (the one-query catalogue state is read
+    as the reader, unchanged); the same database with another allow_functions is another
+    fingerprint (what the statement check allows is part of what a query returns), so every
+    query is executed again, once."""
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    reader = _reader_template(url, prefix, "shop")
+    allowing = reader + ("&" if "?" in reader else "?") + "allow_functions=similarity"
+
+    def executions() -> int:
+        store = sqlite3.connect(project / ".jury/store.db")
+        (n,) = store.execute("SELECT COUNT(*) FROM executions").fetchone()
+        store.close()
+        return n
+
+    try:
+        counts = []
+        for db_url in (reader, reader, allowing, allowing):
+            res = runner.invoke(app, ["score", "run.jsonl", "--db-url", db_url])
+            assert res.exit_code == 0, res.output
+            counts.append(executions())
+        first = counts[0]
+        assert first > 0 and counts == [first, first, 2 * first, 2 * first]
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
 
 
 @pytest.mark.engine
@@ -366,10 +379,218 @@ def test_db_load_cli_copies_every_table_and_row(tmp_path):
     assert again.exit_code == 1 and "already has table" in again.output
 
 
+# --- the least-privilege reader -------------------------------------------------------------------
+
+
+def test_db_grants_prints_the_readers_recipe_for_each_engine():
+    pg = runner.invoke(app, ["db", "grants", "postgresql://admin@db.example/superhero"])
+    assert pg.exit_code == 0, pg.output
+    lines = pg.output.splitlines()
+    for statement in (
+        'CREATE ROLE "jury_reader" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT;',
+        "\\password jury_reader",
+        'ALTER ROLE "jury_reader" SET default_transaction_read_only = on;',
+        'GRANT CONNECT ON DATABASE "superhero" TO "jury_reader";',
+        'GRANT USAGE ON SCHEMA "public" TO "jury_reader";',
+        'GRANT SELECT ON ALL TABLES IN SCHEMA "public" TO "jury_reader";',
+    ):
+        assert statement in lines
+    my = runner.invoke(
+        app, ["db", "grants", "mariadb://root@db.example/superhero", "--reader", "bird_ro", "--reader-host", "10.0.0.%"]
+    )
+    assert my.exit_code == 0, my.output
+    assert my.output.splitlines()[1:] == [
+        "CREATE USER 'bird_ro'@'10.0.0.%' IDENTIFIED BY '<password>';",
+        "GRANT SELECT ON `superhero`.* TO 'bird_ro'@'10.0.0.%';",
+    ]
+    bad = runner.invoke(app, ["db", "grants", "postgresql://admin@db.example/superhero", "--reader", "x; DROP ROLE y"])
+    assert bad.exit_code == 1 and bad.output.startswith("Error: --reader 'x; DROP ROLE y': a role name is letters")
+
+
 QUICK_WAIT = {  # a quick query that takes 0.1 s and whose count a cancel would change
     "postgresql": "(SELECT COUNT(*) FROM pg_sleep(0.1)) = 1",
     "mysql": "SLEEP(0.1) = 0",
 }
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_db_load_makes_a_reader_that_can_only_read(engine, tmp_path, monkeypatch):
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "superhero")
+    role = f"jt_reader_{uuid.uuid4().hex[:6]}"
+    try:
+        # a reader that does not exist needs its password first: one line, before any table is made
+        monkeypatch.delenv("JURY_READER_PASSWORD", raising=False)
+        missing = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", role])
+        assert missing.exit_code == 1
+        assert f"the reader role {role!r} does not exist: set JURY_READER_PASSWORD" in missing.output
+        # the admin as reader: refused, it can do more than read
+        admin = engines.engine_for(url).parts.username
+        privileged = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", admin, "--reader-host", "127.0.0.1"])
+        assert privileged.exit_code == 1
+        assert f"the reader role cannot be {admin!r}" in privileged.output
+        drop_database(url, prefix + "superhero")
+        monkeypatch.setenv("JT_READER_PW", "s3cret-" + uuid.uuid4().hex[:6])
+        done = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", role, "--reader-password-env", "JT_READER_PW"])
+        assert done.exit_code == 0, done.output
+        assert f"may read it and nothing else: run jury as {role}" in done.output
+        head, _, _query = url.partition("?")
+        parts = engines.engine_for(url).parts
+        reader = head.replace(f"{parts.username}@", f"{role}@", 1) + "?password_env=JT_READER_PW"
+        assert engines.execute(reader, "SELECT COUNT(*) FROM colour").rows == [(35,)]  # passes the login check
+        assert engines.execute(reader, "SELECT COUNT(*) FROM colour", timeout_s=5).ok
+        engines.close_connections()
+        # its privileges, straight from the driver (no jury in the way): reading works, writing does not
+        if engine == "postgresql":
+            import psycopg
+
+            conn = psycopg.connect(
+                host=parts.hostname, port=parts.port, user=role, password=os.environ["JT_READER_PW"], dbname=prefix + "superhero"
+            )
+            with pytest.raises(psycopg.Error, match="read-only transaction|permission denied"):
+                conn.execute("INSERT INTO colour VALUES (999, 'x')")
+            conn.close()
+        else:
+            import pymysql
+
+            conn = pymysql.connect(
+                host=parts.hostname,
+                port=parts.port,
+                user=role,
+                password=os.environ["JT_READER_PW"],
+                database=prefix + "superhero",
+            )
+            with conn.cursor() as cur, pytest.raises(pymysql.Error, match="command denied"):
+                cur.execute("INSERT INTO colour VALUES (999, 'x')")
+            conn.close()
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "superhero")
+        _drop_role(url, role)
+
+
+# a query that runs for the whole 30 s deadline, and that a cancel from another session ends with an error
+# (MariaDB's SLEEP would return 1 when killed, not fail: a cross join of superhero's 35 colours instead)
+_LONG = {
+    "postgresql": "SELECT pg_sleep(30)",
+    "mysql": "SELECT COUNT(*) FROM colour a, colour b, colour c, colour d, colour e, colour f",
+}
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_the_connection_replacing_a_cancelled_one_passes_the_login_check_again(engine, tmp_path, monkeypatch):
+    """A query cancelled by another session before its deadline runs again on a fresh connection
+    (issue 30's phantom timeouts); that connection is opened as any other, so a reader that was
+    granted a privilege in the meantime is refused there (issue 29) instead of running the query."""
+    import threading
+    import time
+
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "superhero")
+    role = f"jt_reader_{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("JT_READER_PW", "s3cret-" + uuid.uuid4().hex[:6])
+    admin = engines.engine_for(url)  # its URL only: the admin never executes through jury here
+    try:
+        res = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", role, "--reader-password-env", "JT_READER_PW"])
+        assert res.exit_code == 0, res.output
+        reader = url.partition("?")[0].replace(f"{admin.parts.username}@", f"{role}@", 1) + "?password_env=JT_READER_PW"
+        assert engines.execute(reader, "SELECT COUNT(*) FROM colour", cached=True).rows == [(35,)]  # passes the check
+        outcome: dict = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = engines.execute(reader, _LONG[engine], timeout_s=30, cached=True)
+            except InputError as exc:
+                outcome["refused"] = str(exc)
+            finally:
+                engines.close_connections()
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        conn = _admin_connection(url)  # the driver's own, autocommit: no jury in the way
+        find = {
+            "postgresql": "SELECT pid FROM pg_stat_activity WHERE usename = %s AND state = 'active' AND query LIKE '%%jury_query%%'",  # the cursor's FETCH
+            "mysql": "SELECT id FROM information_schema.processlist WHERE user = %s AND info LIKE '%%colour f%%'",
+        }[engine]
+        rows: list = []
+        for _ in range(400):  # until the reader's statement runs (it runs for 30 s)
+            with conn.cursor() as cur:
+                cur.execute(find, (role,))
+                rows = list(cur.fetchall())
+            if rows:
+                break
+            time.sleep(0.05)
+        assert rows, "the reader's query never started"
+        (session,) = rows[0]
+        with conn.cursor() as cur:
+            if engine == "postgresql":
+                cur.execute(f'GRANT pg_signal_backend TO "{role}"')
+                cur.execute("SELECT pg_cancel_backend(%s)", (session,))
+            else:
+                cur.execute(f"GRANT PROCESS ON *.* TO '{role}'@'%'")
+                cur.execute(f"KILL QUERY {int(session)}")
+        conn.close()
+        worker.join(60)
+        assert not worker.is_alive()
+        assert "result" not in outcome, outcome  # neither a timeout nor a result: the query did not run again
+        privilege = "pg_signal_backend" if engine == "postgresql" else "PROCESS"
+        assert privilege in outcome["refused"] and "--allow-privileged-login" in outcome["refused"]
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "superhero")
+        _drop_role(url, role)
+
+
+def _admin_connection(url: str):
+    """A plain driver connection of the admin URL, in autocommit."""
+    e = engines.engine_for(url)
+    p = e.parts
+    if e.name == engines.POSTGRESQL:
+        import psycopg
+
+        return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True)
+    import pymysql
+
+    password = os.environ.get(e.params["password_env"])
+    return pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=password, autocommit=True)
+
+
+def _drop_role(url: str, role: str) -> None:
+    e = engines.engine_for(url)
+    p = e.parts
+    if e.name == engines.POSTGRESQL:
+        import psycopg
+
+        with psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True) as c:
+            c.execute(f'DROP ROLE IF EXISTS "{role}"')
+    else:
+        import pymysql
+
+        conn = pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=os.environ.get(e.params["password_env"]))
+        with conn.cursor() as cur:
+            cur.execute(f"DROP USER IF EXISTS '{role}'@'%'")
+        conn.close()
+
+
+def test_a_verdict_file_records_the_databases_run_through_a_privileged_login(tmp_path):
+    """The header every verdict file (adjudicate, audit-gold) is written with: privileged_logins
+    names the server databases allowed a privileged login, and only those; absent otherwise."""
+    from jury.execution.store import Store
+    from jury.verdicts.assemble import store_provenance
+    from jury.verdicts.documents import Provenance
+
+    urls = DatabaseURLs.from_config(
+        {"a": "postgresql://admin@h/a", "b": "duckdb:///d/b.duckdb"}, "jury.toml", allow_privileged_login=True
+    )
+    plain = DatabaseURLs.from_config({"c": "mysql://reader@h/c"}, "jury.toml")
+    databases = {"a": (urls.url_for("a"), "f" * 64), "b": (urls.url_for("b"), "e" * 64), "c": (plain.url_for("c"), "d" * 64)}
+    with Store(tmp_path / "store.db") as st:
+        recorded = store_provenance(st, databases)
+        assert recorded["privileged_logins"] == ["postgresql://admin@h/a"]  # DuckDB has no logins
+        assert "privileged_logins" not in store_provenance(st, {"c": databases["c"]})
+    assert Provenance.model_validate(recorded).model_dump(mode="json")["privileged_logins"] == ["postgresql://admin@h/a"]
 
 
 @pytest.mark.engine
@@ -385,6 +606,7 @@ def test_a_late_cancel_never_reaches_the_next_query(engine, project, tmp_path):
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "shop")
     load(project / "dbs/shop/shop.sqlite", url)
+    reader = _reader_template(url, prefix, "shop")  # every connection, the fresh ones after a cancel too, passes the login check
     parts = engines.engine_for(url).parts
     repetitions, quick = 6, 5
     gold, runs = [], []
@@ -399,7 +621,7 @@ def test_a_late_cancel_never_reaches_the_next_query(engine, project, tmp_path):
     (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     try:
         with SlowLink(parts.hostname, parts.port, 0.2) as link:
-            slow = template.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{link.port}")
+            slow = reader.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{link.port}")
             args = ["score", "run.jsonl", "--db-url", slow, "--timeout", "1", "--per-question", "pq.jsonl", "-f", "json"]
             for attempt in ("first run", "rerun from the store"):
                 res = runner.invoke(app, args)
@@ -414,7 +636,7 @@ def test_a_late_cancel_never_reaches_the_next_query(engine, project, tmp_path):
         assert statuses == {"timeout": repetitions, "ok": len(gold) + repetitions * quick}
     finally:
         engines.close_connections()
-        _drop(url, prefix + "shop")
+        drop_database(url, prefix + "shop")
 
 
 # (gold, prediction, the driver values each gives): BIRD's rule is Python's set equality on those.
@@ -469,8 +691,9 @@ def test_bird_compares_the_drivers_values_and_bird_normalized_the_sqlite_values(
     (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     try:
         got = {}
+        reader = _reader_template(url, prefix, "shop")
         for comparator in ("bird", "bird_normalized"):
-            args = ["score", "run.jsonl", "--db-url", template, "--comparator", comparator, "--per-question", "pq.jsonl"]
+            args = ["score", "run.jsonl", "--db-url", reader, "--comparator", comparator, "--per-question", "pq.jsonl"]
             args += ["--row-cap", "1000"]
             res = runner.invoke(app, args)
             assert res.exit_code == 0, res.output
@@ -480,7 +703,7 @@ def test_bird_compares_the_drivers_values_and_bird_normalized_the_sqlite_values(
         assert got["bird_normalized"] == [True] * len(cases)  # each pair is one value once DECIMAL is a float
     finally:
         engines.close_connections()
-        _drop(url, prefix + "shop")
+        drop_database(url, prefix + "shop")
 
 
 def _mixed_case_sqlite(path: Path) -> Path:
@@ -538,12 +761,12 @@ def test_db_load_names_tables_so_birds_unquoted_sql_runs(engine, tmp_path):
         else:
             assert "lower_case_table_names=" in res.output
         for pg_sql, my_sql, sqlite_sql in BIRD_STYLE:
-            got = engines.execute(url, pg_sql if engine == "postgresql" else my_sql)
+            got = engines.execute(reader_url(url), pg_sql if engine == "postgresql" else my_sql)
             assert got.ok, (engine, got.error)
             assert compare.bird_normalized(sqlite_execute(src, sqlite_sql).rows, got.rows)
     finally:
         engines.close_connections()
-        _drop(url, prefix + "mixed")
+        drop_database(url, prefix + "mixed")
 
 
 @pytest.mark.engine
@@ -591,20 +814,21 @@ def test_check_gold_and_errors_on_an_engine_say_what_ran(engine, project, tmp_pa
     template, prefix = _url_template(engine, tmp_path)
     url = template.replace("{db_id}", "shop")
     load(project / "dbs/shop/shop.sqlite", url)
+    reader = reader_url(url)
     try:
-        res = runner.invoke(app, ["check-gold", "--db-url", url, "--passes", "1"])  # a fixed URL: every db_id's
+        res = runner.invoke(app, ["check-gold", "--db-url", reader, "--passes", "1"])  # a fixed URL: every db_id's
         assert res.exit_code == 0, res.output
         assert "gold queries flagged; passes [1], comparator strict" in res.output
         assert "reverse_unordered_selects" not in res.output
         on_sqlite = runner.invoke(app, ["check-gold", "--passes", "1"])
         assert "passes [1] + 1 with PRAGMA reverse_unordered_selects=ON" in on_sqlite.output
-        error = engines.execute(url, "SELECT nope FROM item").error
+        error = engines.execute(reader, "SELECT nope FROM item").error
         assert "DECLARE" not in error and "jury_query" not in error
         if engine == "postgresql":
             assert error.startswith("column \"nope\" does not exist (at character 8 of the query: 'nope FROM item')")
     finally:
         engines.close_connections()
-        _drop(url, prefix + "shop")
+        drop_database(url, prefix + "shop")
 
 
 CROSS_HERE = {
@@ -630,7 +854,7 @@ def test_the_cross_engine_check_lists_each_question_that_differs_under_each_comp
     for name, sqls in (("gold.json", CROSS_HERE), ("pg_gold.json", CROSS_THERE)):
         items = [{"question_id": q, "db_id": "shop", "question": "q", "SQL": sql} for q, sql in sqls.items()]
         (project / name).write_text(json.dumps(items))
-    against = ["--against-gold", "pg_gold.json", "--against-db-url", url]
+    against = ["--against-gold", "pg_gold.json", "--against-db-url", reader_url(url)]
     try:
         res = runner.invoke(app, ["check-gold", "--passes", "1", "-f", "json", *against])
         assert res.exit_code == 0, res.output
@@ -656,7 +880,42 @@ def test_the_cross_engine_check_lists_each_question_that_differs_under_each_comp
         assert runner.invoke(app, ["verify", "verdicts/a.json"]).exit_code == 0
     finally:
         engines.close_connections()
-        _drop(url, prefix + "shop")
+        drop_database(url, prefix + "shop")
+
+
+@pytest.mark.engine
+def test_the_cross_engine_side_is_held_to_the_login_check_and_recorded(project, tmp_path, fake_llm):
+    """--against-db-url through the admin (a superuser) is refused as --db-url is; with
+    --allow-privileged-login it runs and check-gold's JSON and the audit file name it in
+    provenance.privileged_logins, though the databases here are SQLite files."""
+    template, prefix = _url_template("postgresql", tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    for name, sqls in (("gold.json", CROSS_HERE), ("pg_gold.json", CROSS_THERE)):
+        items = [{"question_id": q, "db_id": "shop", "question": "q", "SQL": sql} for q, sql in sqls.items()]
+        (project / name).write_text(json.dumps(items))
+    against = ["--against-gold", "pg_gold.json", "--against-db-url", url]
+    try:
+        refused = runner.invoke(app, ["check-gold", "--passes", "1", *against])
+        assert refused.exit_code == 1
+        assert refused.output.startswith(f"Error: {url}: the login 'jury' is a superuser")
+        allowed = runner.invoke(app, ["check-gold", "--passes", "1", "-f", "json", "--allow-privileged-login", *against])
+        assert allowed.exit_code == 0, allowed.output
+        report = json.loads(allowed.output)
+        assert report["provenance"]["privileged_logins"] == [url]
+        assert report["cross_engine"]["differ"]["strict"] == [3]  # it ran there
+        for j in ("ja", "jb", "jc"):
+            fake_llm.script(j, lambda _r: json_reply({"reasoning": "scripted", "verdict": "valid", "defect_type": None}))
+        panel = write_panel(project, fake_llm.base_url, [("ja", "openai"), ("jb", "anthropic"), ("jc", "google")], style="audit")
+        args = ["audit-gold", "gold.json", "--panel", str(panel), "-o", "verdicts/a.json", "--allow-privileged-login"]
+        res = runner.invoke(app, [*args, *against])
+        assert res.exit_code == 0, res.output
+        data = json.loads((project / "verdicts/a.json").read_text())
+        assert data["provenance"]["privileged_logins"] == [url]
+        assert runner.invoke(app, ["verify", "verdicts/a.json"]).exit_code == 0
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
 
 
 @pytest.mark.engine
@@ -671,7 +930,8 @@ def test_efficiency_is_timed_on_the_engine(engine, project, tmp_path):
     runs += [{"model": "m", "question_id": 3, "sql": "SELECT 99"}]
     (project / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     try:
-        args = ["score", "run.jsonl", "--db-url", template, "--efficiency", "--repeats", "3", "-f", "json", "-o", "s.json"]
+        reader = _reader_template(url, prefix, "shop")
+        args = ["score", "run.jsonl", "--db-url", reader, "--efficiency", "--repeats", "3", "-f", "json", "-o", "s.json"]
         res = runner.invoke(app, args)
         assert res.exit_code == 0, res.output
         [model] = json.loads((project / "s.json").read_text())["models"]
@@ -684,4 +944,4 @@ def test_efficiency_is_timed_on_the_engine(engine, project, tmp_path):
         assert len(json.loads(gold_times)) == len(json.loads(pred_times)) == 3
     finally:
         engines.close_connections()
-        _drop(url, prefix + "shop")
+        drop_database(url, prefix + "shop")

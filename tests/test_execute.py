@@ -254,3 +254,38 @@ def test_a_result_over_the_byte_cap_is_an_error(tmp_path, monkeypatch):
     assert execute(db, "SELECT zeroblob(300) FROM item").status == "ok"
     # Rows past the row cap are hashed, not kept: they do not count against the byte cap.
     assert execute(db, "SELECT zeroblob(600) FROM item", row_cap=2).status == "ok"
+
+
+def test_a_failed_query_leaves_only_its_status_and_a_capped_error_in_the_store(project):
+    """`jury score`: a failed query's error is stored on one line of at most 500 characters (the
+    documented cap), and no column, row or digest of it is (issue #29: nothing a failed query
+    returns reaches the store beyond its error class and a capped message)."""
+    import json
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from jury.cli import app
+    from jury.execution.batches import encode_result
+    from jury.inputs.records import ExecResult
+
+    long_name = "x" * 2000 + "TAIL"
+    (project / "run.jsonl").write_text(
+        json.dumps({"model": "m", "question_id": 1, "sql": f"SELECT {long_name} FROM item"}) + "\n"
+    )
+    res = CliRunner().invoke(app, ["score", "run.jsonl"])
+    assert res.exit_code == 0, res.output
+    db = sqlite3.connect(project / ".jury/store.db")
+    [(status, columns, rows, error)] = db.execute(
+        "SELECT status, columns, rows, error FROM executions WHERE sql LIKE ?", (f"%{long_name[:50]}%",)
+    ).fetchall()
+    db.close()
+    assert status == "error" and json.loads(columns) == [] and "TAIL" not in error and len(error) <= 500
+    assert error.startswith("no such column: xxx")
+    # whatever an executor hands over for a failed query, only its status, error and time are stored
+    leaky = ExecResult(
+        status="timeout", columns=["secret"], rows=[("secret",)], row_count=1, error="e\n" * 400, result_sha256="a" * 64
+    )
+    stored = encode_result(leaky)
+    assert stored[0] == "timeout" and stored[1] == "[]" and stored[3:7] == (0, 0, None, None)
+    assert "secret" not in repr(stored) and len(stored[7]) <= 500 and "\n" not in stored[7]

@@ -132,6 +132,7 @@ def adjudicate(
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     panel: str | PathLike | Panel | None = None,
     model: str | Sequence[str] | None = None,
     plan: bool = False,
@@ -172,7 +173,8 @@ def adjudicate(
     the panel's). ``families``: the family registry TOML. ``output``: the verdict file
     (default verdicts/adjudication-<time>.json; an identical locked one is reused). ``sign``:
     an Ed25519 key that signs the file. ``shard``: "I/N", ask only that shard's ballots and
-    write no file. ``batch``: send OpenAI and Anthropic jurors' ballots through batch APIs
+    write no file. ``allow_privileged_login``: execute on an engine through a login that can do
+    more than read (recorded in the file's provenance). ``batch``: send OpenAI and Anthropic jurors' ballots through batch APIs
     (IncompleteRun while they are pending). ``runs`` may be published prediction files, indexing
     ``positions_from`` by position (as for ``jury.score``; recorded in the verdict file)."""
     from jury.judging.agreement import agreement_summary
@@ -196,7 +198,13 @@ def adjudicate(
     )
     chosen = choose_panel(project, panel, "panel", "default.toml")
     settings = project.settings(
-        comparator=comparator, near_miss=near_miss, workers=workers, executor=executor, ray_address=ray_address, db_url=db_url
+        comparator=comparator,
+        near_miss=near_miss,
+        workers=workers,
+        executor=executor,
+        ray_address=ray_address,
+        db_url=db_url,
+        allow_privileged_login=allow_privileged_login,
     )
     with project.open_store(store) as st:
         job = adjudication_job(

@@ -105,6 +105,7 @@ def audit_gold(
     *,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     panel: str | PathLike | Panel | None = None,
     db: str | Sequence[str] | None = None,
     question_id: str | int | Sequence[str | int] | None = None,
@@ -135,9 +136,9 @@ def audit_gold(
     ``plan_only=`` is its old name, kept as an alias).
     ``output``: the audit file (default verdicts/audit-<time>.json; an identical locked one is
     reused). ``checks``: first run the deterministic gold checks (no model) and record them.
-    ``sign``, ``shard``, ``batch``: as for ``jury.adjudicate``. ``against_gold`` (with
-    ``against_db_url`` or ``against_db_root``): the checks include the cross-engine check of
-    ``jury.check_gold(against_gold=...)``, recorded with the others."""
+    ``sign``, ``shard``, ``batch``, ``allow_privileged_login``: as for ``jury.adjudicate``.
+    ``against_gold`` (with ``against_db_url`` or ``against_db_root``): the checks include the
+    cross-engine check of ``jury.check_gold(against_gold=...)``, recorded with the others."""
     from jury.errors import InputError
     from jury.pipeline.jobs import _no_progress, audit_job
 
@@ -156,7 +157,7 @@ def audit_gold(
             st,
             gold_path=gold_path,
             db_root=before.db_root,
-            db_urls=project.db_urls(db_url),
+            db_urls=project.db_urls(db_url, allow_privileged_login),
             panel=chosen,
             dbs=_strings(db),
             question_ids=_strings(question_id),
@@ -168,7 +169,13 @@ def audit_gold(
             checks=checks,
             shard=before.shard,
             batch=batch,
-            against=None if against_gold is None else (against_gold, against_db_url, against_db_root),
+            against=None
+            if against_gold is None
+            else (
+                against_gold,
+                project.engine_url(against_db_url, "--against-db-url", allow_privileged_login),
+                against_db_root,
+            ),
         )
     groups = len(job.plan.items)
     asked = before.plan("audit", chosen.name, job.plan.ballots(), groups, "gold queries", batch=batch, plan_only=plan_only)

@@ -46,6 +46,7 @@ def calibrate(
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     store: PathLike | None = None,
     annotator: str | None = None,
     seed: int = 0,
@@ -64,6 +65,7 @@ def calibrate(
     files (their flags against the gold labels); ``judgments``: recorded judges' verdicts
     (judgment JSONL); ``runs``: run files whose SQL is executed against ``gold`` on ``db_root``
     (every comparator against the labels; ``workers``, ``executor``, ``ray_address``, ``db_url``,
+    ``allow_privileged_login``,
     ``store`` as for ``jury.score``). The reference is the 'consensus' annotator's label, else
     the annotators' majority, or ``annotator``'s; ``seed``: of the bootstrap intervals. A
     superseded verdict file is refused unless ``allow_superseded``. ``outputs``: files the
@@ -93,7 +95,13 @@ def calibrate(
     if run_paths:
         from jury.pipeline.jobs import _no_progress, load_and_evaluate
 
-        settings = project.settings(workers=workers, executor=executor, ray_address=ray_address, db_url=db_url)
+        settings = project.settings(
+            workers=workers,
+            executor=executor,
+            ray_address=ray_address,
+            db_url=db_url,
+            allow_privileged_login=allow_privileged_login,
+        )
         with project.open_store(store) as st:
             _gold, records, evaluation = load_and_evaluate(
                 project.gold(gold), run_paths, root, st, settings, progress or _no_progress

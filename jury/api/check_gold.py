@@ -27,6 +27,7 @@ class GoldCheck(Result):
     results: list[GoldCheckResult]
     counts: dict[str, int]
     settings: dict
+    privileged_logins: list[str] = []  # engine databases run through a login allowed to do more than read
     reversed_run: bool = True  # a database was a SQLite file: its extra run with reversed unordered scans
     cross_engine: dict | None = None  # {"against", "differ": comparator -> question ids}: check_gold(against_gold=...)
 
@@ -46,6 +47,7 @@ class GoldCheck(Result):
             width=width,
             reversed_run=self.reversed_run,
             cross_engine=self.cross_engine,
+            privileged_logins=self.privileged_logins,
         )
 
 
@@ -62,6 +64,7 @@ def check_gold(
     *,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     passes: str | Sequence[int] = "5,10,10,10",
     db: str | Sequence[str] | None = None,
     question_id: str | int | Sequence[str | int] | None = None,
@@ -80,7 +83,8 @@ def check_gold(
     LIMIT-tie and bare-column probes and the result's shape. Nothing is cached.
 
     ``gold``, ``db_root``, ``comparator``, ``timeout``, ``store``: default jury.toml's, else the
-    built-in; ``db_url``: run on an engine (default jury.toml's [databases]); ``db`` and
+    built-in; ``db_url``: run on an engine (default jury.toml's [databases]; a login that can do
+    more than read is refused unless ``allow_privileged_login``); ``db`` and
     ``question_id``: only these db_ids and questions. ``outputs``: files the caller will write
     (``result.write``), refused before any execution when one is an input, the store, a database
     or a locked verdict file.
@@ -95,6 +99,7 @@ def check_gold(
     from jury.compare.gold_checks import check_gold as run_checks
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
+    from jury.execution.engine_urls import privileged_logins
     from jury.inputs.io import load_gold
     from jury.pipeline.jobs import _no_progress
     from jury.pipeline.outputs import guard_outputs
@@ -115,9 +120,11 @@ def check_gold(
 
     against = None
     with project.open_store(store) as st:
-        databases = resolve_databases([i for i in items if not i.has_recording], root, st, project.db_urls(db_url))
+        urls = project.db_urls(db_url, allow_privileged_login)
+        databases = resolve_databases([i for i in items if not i.has_recording], root, st, urls)
         if against_gold is not None:
-            against = cross_engine_side(items, Path(against_gold), against_db_url, against_db_root, st, root)
+            there = project.engine_url(against_db_url, "--against-db-url", allow_privileged_login)
+            against = cross_engine_side(items, Path(against_gold), there, against_db_root, st, root)
     with (progress or _no_progress)("checking gold SQL") as bar:
         results = run_checks(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
@@ -136,6 +143,9 @@ def check_gold(
         counts=check_counts(results, cross_engine=against is not None),
         cross_engine=cross,
         settings=settings,
+        privileged_logins=privileged_logins(
+            path for dbs in (databases, against.databases if against else {}) for path, _sha in dbs.values()
+        ),
         reversed_run=any(not is_url(path) for path, _ in databases.values()),
         inputs=[gold_file],
         store_path=store_path,

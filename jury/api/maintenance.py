@@ -2,8 +2,9 @@
 into an engine, the local juror's servers, and prediction files imported as run JSONL.
 
 - ``batch_status`` / ``collect_batches``: the store's batches (``jury batch status|collect``);
-- ``load_database``: a SQLite database copied into PostgreSQL, MySQL/MariaDB or DuckDB
-  (``jury db load``);
+- ``load_database``: a SQLite database copied into PostgreSQL, MySQL/MariaDB or DuckDB, and a
+  reader that can only read it (``jury db load``); ``reader_grants``: the statements that make
+  such a reader for an existing database (``jury db grants``);
 - ``start_local_juror`` / ``local_juror_status`` / ``stop_local_juror``: llama.cpp serving
   small real models on loopback ports (``jury local-juror``);
 - ``import_bird_predictions``: BIRD prediction files as run records (``jury import``).
@@ -110,6 +111,7 @@ class DatabaseLoad(Result):
     folded: int = 0  # PostgreSQL: names created lower case, as BIRD's PostgreSQL release has them
     kept_case: list[str] = Field(default_factory=list)  # plain names kept as written (two would fold alike)
     table_name_case: str | None = None  # MySQL/MariaDB: lower_case_table_names, said
+    reader: str | None = None  # the login granted SELECT on it (and nothing else); None on DuckDB or --no-reader
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.results.render import safe, to_json
@@ -132,18 +134,32 @@ class DatabaseLoad(Result):
             )
         if self.table_name_case:
             lines.append(f"  {self.table_name_case}")
+        if self.reader is not None:
+            lines.append(f"  {self.reader} may read it and nothing else: run jury as {self.reader.split('@')[0]} (--db-url)")
         return "".join(safe(line) + ("  \n" if fmt == "md" else "\n") for line in lines)
 
 
-def load_database(sqlite_file: PathLike, url: str) -> DatabaseLoad:
+def load_database(
+    sqlite_file: PathLike,
+    url: str,
+    *,
+    reader: str | None = "jury_reader",
+    reader_host: str = "%",
+    reader_password_env: str = "JURY_READER_PASSWORD",
+) -> DatabaseLoad:
     """Copy every table of a SQLite file (opened read-only; columns, types, rows, primary and
     foreign keys) into the database at ``url`` (postgresql://, mysql://, mariadb:// or
-    duckdb:///path, created when missing). A key the data breaks is left out and named; a
-    target that already holds one of the tables is refused."""
-    from jury.execution.engines import redact
-    from jury.execution.loader import load
+    duckdb:///path, created when missing), logged in as an admin. A key the data breaks is left
+    out and named; a target that already holds one of the tables is refused.
 
-    report = load(Path(sqlite_file), url)
+    On PostgreSQL and MySQL/MariaDB, ``reader`` (None: none) is then granted SELECT on the
+    database and nothing else: the login to run jury as (a privileged one is refused at every
+    run). A missing reader is created with the password in ``reader_password_env``, on MySQL
+    for the host ``reader_host``; an existing one that can do more than read is refused."""
+    from jury.execution.engines import redact
+    from jury.execution.loader import Reader, load
+
+    report = load(Path(sqlite_file), url, reader=Reader(reader, reader_host, reader_password_env))
     return DatabaseLoad(
         url=redact(url),
         tables=report.tables,
@@ -153,7 +169,41 @@ def load_database(sqlite_file: PathLike, url: str) -> DatabaseLoad:
         folded=report.folded,
         kept_case=list(report.kept_case),
         table_name_case=report.table_name_case,
+        reader=report.reader,
         inputs=[Path(sqlite_file)],
+    )
+
+
+class ReaderGrants(Result):
+    """The statements that make a login able to read one database and nothing else."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "md")
+
+    url: str  # redacted: no password
+    engine: str
+    statements: list[str]
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        head = f"-- {self.url}: run as an admin; then run jury as the reader (a privileged login is refused)"
+        text = "\n".join([head, *self.statements]) + "\n"
+        return f"```sql\n{text}```\n" if fmt == "md" else text
+
+
+def reader_grants(url: str, *, reader: str = "jury_reader", reader_host: str = "%", schema: str = "public") -> ReaderGrants:
+    """The CREATE ROLE/USER and GRANT statements (per engine) that make ``reader`` a login that
+    can only read the database at ``url`` (PostgreSQL: of ``schema``; MySQL: from
+    ``reader_host``): what ``jury db load`` does for a database it loads. Connects to nothing."""
+    from jury.execution.engine_privileges import check_reader, reader_statements
+    from jury.execution.engines import check_url, engine_for, redact
+
+    check_url(url, "URL")
+    engine = engine_for(url)
+    check_reader(reader, reader_host)
+    database = engine.database if engine.name != "duckdb" else ""
+    return ReaderGrants(
+        url=redact(url),
+        engine=engine.name,
+        statements=reader_statements(engine.name, database, reader, host=reader_host, schema=schema),
     )
 
 

@@ -194,6 +194,7 @@ def report(
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     store: PathLike | None = None,
     comparator: str | None = None,
     near_miss: float | None = None,
@@ -225,6 +226,7 @@ def report(
     report only this model or these models of the runs (``--model``: a demo panel that judged
     one model's failures). ``outputs`` (files) and
     ``site_dir`` (a site folder) the caller will write are checked before any work.
+    ``allow_privileged_login``: as for ``jury.score`` (when the runs are executed here).
     """
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
@@ -291,6 +293,7 @@ def report(
             ray_address=ray_address,
             db_url=db_url,
             missing=missing,
+            allow_privileged_login=allow_privileged_login,
         )
         gold_file = project.gold(gold)
         with project.open_store(store) as st:

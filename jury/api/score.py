@@ -94,6 +94,7 @@ def score(
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
     db_url: str | None = None,
+    allow_privileged_login: bool = False,
     store: PathLike | None = None,
     comparator: str | None = None,
     near_miss: float | None = None,
@@ -133,7 +134,9 @@ def score(
     mini-dev's Soft-F1 per model (jury.compare.soft_f1). ``missing``: what a gold
     question a model's run has no line for counts as, ``"exclude"`` (left out of its
     denominators; the default, else jury.toml's) or ``"fail"`` (a wrong answer, BIRD's rule);
-    each score carries its coverage (``answered`` of ``gold_questions``). ``outputs``: files
+    each score carries its coverage (``answered`` of ``gold_questions``). ``allow_privileged_login``:
+    run on an engine through a login that can do more than read (refused by default; recorded
+    in the JSON's provenance). ``outputs``: files
     the caller will write, refused before any work when one is an input, the store, a database
     or a locked verdict file.
     """
@@ -166,6 +169,7 @@ def score(
         executor=executor,
         ray_address=ray_address,
         db_url=db_url,
+        allow_privileged_login=allow_privileged_login,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=project.get("float_digits", float_digits)),
         missing=missing,
     )

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, EXECUTOR_HELP, POSITIONS_HELP, RAY_ADDRESS_HELP, handle_errors, juror_option, run_job
+from jury.cli.common import (
+    DB_URL_HELP,
+    EXECUTOR_HELP,
+    POSITIONS_HELP,
+    RAY_ADDRESS_HELP,
+    handle_errors,
+    juror_option,
+    privileged_option,
+    run_job,
+)
 
 
 @handle_errors
@@ -15,6 +24,7 @@ def adjudicate(
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
+    allow_privileged_login: bool = privileged_option(),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
     model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
     plan: bool = typer.Option(

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, EXECUTOR_HELP, RAY_ADDRESS_HELP, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import (
+    DB_URL_HELP,
+    EXECUTOR_HELP,
+    RAY_ADDRESS_HELP,
+    emit,
+    handle_errors,
+    privileged_option,
+    progress_bar,
+    table_width,
+)
 
 
 @handle_errors
@@ -30,6 +39,7 @@ def calibrate(
         None, help="Folder of <db_id>/<db_id>.sqlite, with --runs. Default: jury.toml's db_root."
     ),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
+    allow_privileged_login: bool = privileged_option(),
     store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
     annotator: str | None = typer.Option(
         None, help="Use this annotator's labels as the reference (default: 'consensus' where given, else the majority)."
@@ -69,6 +79,7 @@ def calibrate(
         gold=gold,
         db_root=db_root,
         db_url=db_url,
+        allow_privileged_login=allow_privileged_login,
         store=store,
         annotator=annotator,
         seed=seed,

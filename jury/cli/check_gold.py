@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, FORMAT_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import (
+    DB_URL_HELP,
+    FORMAT_HELP,
+    check_format,
+    emit,
+    handle_errors,
+    privileged_option,
+    progress_bar,
+    table_width,
+)
 
 
 @handle_errors
@@ -14,6 +23,7 @@ def check_gold(
     gold: Path | None = typer.Argument(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
+    allow_privileged_login: bool = privileged_option(),
     passes: str = typer.Option("5,10,10,10", help="Executions per pass, comma-separated (Spider 2.0-AIFunc: 5,10,10,10)."),
     db: list[str] = typer.Option([], "--db", help="Check only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", "--question", help="Check only this question (repeatable)."),
@@ -58,6 +68,7 @@ def check_gold(
         gold=gold,
         db_root=db_root,
         db_url=db_url,
+        allow_privileged_login=allow_privileged_login,
         passes=passes,
         db=db,
         question_id=question_id,

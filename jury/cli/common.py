@@ -32,6 +32,15 @@ DB_URL_HELP = (
     "db_id's tables (BIRD's own PostgreSQL and MySQL releases: 'postgresql://user@host/bird'); password from "
     "PGPASSWORD, MYSQL_PWD or ?password_env=NAME. Default: jury.toml's [databases]."
 )
+PRIVILEGED_HELP = (
+    "Execute on an engine through a login that can do more than read the benchmark's tables (a superuser, "
+    "FILE, SUPER, ...), which is refused by default; recorded in the outputs' provenance. "
+    "Default: jury.toml's [engines] allow_privileged_login."
+)
+
+
+def privileged_option():
+    return typer.Option(False, "--allow-privileged-login", help=PRIVILEGED_HELP)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -245,4 +254,6 @@ def db_urls(cfg, db_url: str | None = None):
     """Where each db_id's database is on an engine: --db-url, else jury.toml's [databases]."""
     from jury.execution.engines import DatabaseURLs
 
-    return DatabaseURLs.from_config(cfg.values.get("databases"), str(cfg.path or "jury.toml"), db_url)
+    return DatabaseURLs.from_config(
+        cfg.values.get("databases"), str(cfg.path or "jury.toml"), db_url, engines=cfg.values.get("engines")
+    )

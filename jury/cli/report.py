@@ -13,6 +13,7 @@ from jury.cli.common import (
     check_format,
     emit,
     handle_errors,
+    privileged_option,
     progress_bar,
     table_width,
 )
@@ -29,6 +30,7 @@ def report(
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
+    allow_privileged_login: bool = privileged_option(),
     audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),
     verdicts: list[Path] = typer.Option(
         [], "--verdicts", help="Locked adjudication file(s): the adjudicated column (repeatable)."
@@ -130,6 +132,7 @@ def report(
         gold=gold,
         db_root=db_root,
         db_url=db_url,
+        allow_privileged_login=allow_privileged_login,
         store=store,
         comparator=comparator,
         near_miss=near_miss,

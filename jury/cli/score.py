@@ -16,6 +16,7 @@ from jury.cli.common import (
     check_format,
     emit,
     handle_errors,
+    privileged_option,
     progress_bar,
     table_width,
 )
@@ -32,6 +33,7 @@ def score(
     gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
+    allow_privileged_login: bool = privileged_option(),
     comparator: str | None = typer.Option(
         None,
         help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "

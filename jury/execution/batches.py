@@ -18,11 +18,21 @@ from jury.inputs.records import ExecResult
 EXECUTION_BATCH = 64
 #: ... or once this many seconds have passed since the last write, whichever comes first.
 EXECUTION_FLUSH_S = 0.5
+#: A failed query's error is stored with at most this many characters.
+STORED_ERROR_CAP = 500
 
 
 def encode_result(result: ExecResult) -> tuple:
     """The stored form of a result: (status, columns, rows, row_count, truncated,
-    result_sha256, ordered_sha256, error, elapsed_s, raw_sha256). Cheap to pickle; workers encode."""
+    result_sha256, ordered_sha256, error, elapsed_s, raw_sha256). Cheap to pickle; workers encode.
+
+    Of a query that failed or timed out only its status, its error (one line, capped at
+    STORED_ERROR_CAP characters) and its time are stored: nothing it may have read."""
+    if result.status != "ok":
+        error = " ".join((result.error or "").split())
+        if len(error) > STORED_ERROR_CAP:
+            error = error[: STORED_ERROR_CAP - 1] + "…"
+        return (result.status, "[]", encode_rows([]), 0, 0, None, None, error or None, result.elapsed_s, None)
     return (
         result.status,
         json.dumps(result.columns),

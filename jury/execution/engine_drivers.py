@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from jury.errors import InputError
-from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of
+from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of, flag, redact
 
 _FETCH = 1000  # rows fetched from the server at a time
 
@@ -76,6 +76,36 @@ class Engine:
     def quote(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
 
+    # least privilege (jury.execution.engine_privileges) and the statement check's options, from
+    # the URL's query (DatabaseURLs puts --allow-privileged-login and [engines] there)
+    @property
+    def allows_privileged_login(self) -> bool:
+        return flag(self.params, "allow_privileged_login")
+
+    @property
+    def allow_functions(self) -> tuple[str, ...]:
+        return tuple(n for n in self.params.get("allow_functions", "").split(",") if n.strip())
+
+    @property
+    def ansi_quotes(self) -> bool:
+        return bool(self.params.get("ansi"))
+
+    def check_login(self, conn) -> None:
+        """Before any model SQL: refuse a login that can do more than read the benchmark's
+        tables (one line naming the privilege and the fix), unless the URL allows it."""
+        from jury.execution.engine_privileges import login_problem
+
+        if self.allows_privileged_login:
+            return
+        try:
+            problem = login_problem(self.name, conn, self.database)
+        except Exception as exc:  # the catalogue cannot be read: nothing proves the login is safe
+            problem = f"its privileges cannot be read from the catalogue ({_one_line(exc)})"
+        if problem is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+            raise InputError(f"{redact(self.url)}: {problem}; or accept the risk with --allow-privileged-login")
+
     def is_timeout(self, exc: BaseException) -> bool:
         return False
 
@@ -113,6 +143,8 @@ class PostgresEngine(Engine):
         )
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         conn.execute("SET default_transaction_read_only = on")
+        conn.execute("SET standard_conforming_strings = on")  # a backslash in '...' is no escape, as the check reads it
+        self.check_login(conn)
         return conn
 
     def begin(self, conn, timeout_s: float) -> None:
@@ -200,8 +232,10 @@ class MySQLEngine(Engine):
             cur.execute("SELECT VERSION()")
             version = str(cur.fetchone()[0])
             cur.execute("SET SESSION TRANSACTION READ ONLY")
-            cur.execute("SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')") if self.params.get("ansi") else None
+            cur.execute("SELECT @@SESSION.sql_mode")
+            cur.execute("SET SESSION sql_mode = %s", (_sql_mode(str(cur.fetchone()[0]), self.ansi_quotes),))
         conn.jury_mariadb = "mariadb" in version.lower()
+        self.check_login(conn)
         return conn
 
     def begin(self, conn, timeout_s: float) -> None:
@@ -287,6 +321,13 @@ class MySQLEngine(Engine):
             return list(cur.fetchall())
 
 
+def _sql_mode(mode: str, ansi_quotes: bool) -> str:
+    """The server's sql_mode lexing SQL as the statement check does: backslash escapes on
+    (no NO_BACKSLASH_ESCAPES) and "..." a string, unless the URL asks for ANSI_QUOTES."""
+    kept = [m for m in mode.split(",") if m and m.upper() not in ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "ANSI")]
+    return ",".join(kept + (["ANSI_QUOTES"] if ansi_quotes else []))
+
+
 def _mysql_rows(cur) -> Iterator[tuple]:
     try:
         while True:
@@ -314,10 +355,15 @@ class DuckDBEngine(Engine):
             conn = duckdb.connect(self.path, read_only=True, config={"enable_external_access": False})
         except duckdb.Error as exc:
             raise ConnectionError(_one_line(exc)) from None
-        for setting in ("SET autoinstall_known_extensions = false", "SET autoload_known_extensions = false"):
+        for setting in (
+            "SET autoinstall_known_extensions = false",
+            "SET autoload_known_extensions = false",
+            "SET allow_community_extensions = false",
+        ):
             with contextlib.suppress(duckdb.Error):  # an older DuckDB without the setting
                 conn.execute(setting)
         conn.execute("SET lock_configuration = true")  # no SET can turn a lock off again
+        _check_duckdb_settings(conn, self.path)
         return conn
 
     def begin(self, conn, timeout_s: float) -> None:
@@ -347,6 +393,23 @@ class DuckDBEngine(Engine):
 
     def fetch(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
         return conn.execute(sql, list(params) or None).fetchall()
+
+
+_DUCKDB_SETTINGS = {"access_mode": "read_only", "enable_external_access": "false", "lock_configuration": "true"}
+
+
+def _check_duckdb_settings(conn, path: str) -> None:
+    """Read the settings back: a DuckDB that does not hold them is refused, not trusted."""
+    rows = conn.execute(
+        "SELECT name, lower(CAST(value AS VARCHAR)) FROM duckdb_settings() WHERE name IN (?, ?, ?)", list(_DUCKDB_SETTINGS)
+    ).fetchall()
+    found = dict(rows)
+    for name, want in _DUCKDB_SETTINGS.items():
+        if found.get(name) != want:
+            conn.close()
+            raise InputError(
+                f"duckdb://{path}: the connection's {name} is {found.get(name)!r}, not {want!r}: refusing to run SQL"
+            )
 
 
 def _duck_rows(cur) -> Iterator[tuple]:

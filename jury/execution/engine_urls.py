@@ -67,7 +67,12 @@ def check_url(url: str, where: str = "--db-url") -> str:
 class DatabaseURLs:
     """Where each db_id's database is when it is not a SQLite file under db_root: a template
     for every db_id (``--db-url``, ``{db_id}`` replaced), else the ``[databases]`` table of
-    jury.toml (a db_id, or ``"*"`` for every other, to a URL or ``{url, password_env}``)."""
+    jury.toml (a db_id, or ``"*"`` for every other, to a URL or ``{url, password_env}``).
+
+    ``from_config`` also puts the ``[engines]`` settings on every URL's query (where each
+    engine connection reads them, in whichever process runs it): ``allow_privileged_login``
+    (``--allow-privileged-login``: run through a login that can do more than read) and
+    ``allow_functions`` (names the statement check allows beyond its list)."""
 
     template: str | None = None
     by_db: dict[str, str] = field(default_factory=dict)
@@ -80,8 +85,13 @@ class DatabaseURLs:
         return bool(self.template or self.by_db)
 
     @classmethod
-    def from_config(cls, table: Any, source: str, template: str | None = None) -> DatabaseURLs:
-        """From a ``[databases]`` table (values a URL or ``{url, password_env}``) and a --db-url."""
+    def from_config(
+        cls, table: Any, source: str, template: str | None = None, *, engines: Any = None, allow_privileged_login: bool = False
+    ) -> DatabaseURLs:
+        """From a ``[databases]`` table (values a URL or ``{url, password_env}``), a --db-url and
+        the ``[engines]`` table (``allow_privileged_login``, ``allow_functions``), with
+        ``allow_privileged_login`` (the flag) on top."""
+        extra = _engine_settings(engines, source, allow_privileged_login)
         by_db: dict[str, str] = {}
         if table is not None and not isinstance(table, dict):
             raise InputError(f"{source}: [databases] must be a table of db_id = URL")
@@ -98,10 +108,70 @@ class DatabaseURLs:
                 url = value
             else:
                 raise InputError(f"{where} must be a URL or {{url = ..., password_env = ...}}")
-            by_db[str(db_id)] = check_url(url, where)
+            by_db[str(db_id)] = with_params(check_url(url, where), extra)
         if template is not None:
-            check_url(template, "--db-url")
+            template = with_params(check_url(template, "--db-url"), extra)
         return cls(template, by_db)
+
+
+def _engine_settings(table: Any, source: str, allow_privileged_login: bool) -> dict[str, str]:
+    """The URL query parameters the ``[engines]`` table and the flag ask for."""
+    if table is not None and not isinstance(table, dict):
+        raise InputError(f"{source}: [engines] must be a table (allow_privileged_login, allow_functions)")
+    table = table or {}
+    unknown = sorted(set(table) - {"allow_privileged_login", "allow_functions"})
+    if unknown:
+        raise InputError(f"{source}: engines.{unknown[0]} is not a setting (allow_privileged_login, allow_functions)")
+    allowed = table.get("allow_privileged_login", False)
+    if not isinstance(allowed, bool):
+        raise InputError(f"{source}: engines.allow_privileged_login must be true or false")
+    names = table.get("allow_functions", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and _NAME.match(n) for n in names):
+        raise InputError(f"{source}: engines.allow_functions must be a list of function names (letters, digits, _)")
+    out = {}
+    if allowed or allow_privileged_login:
+        out["allow_privileged_login"] = "true"
+    if names:
+        out["allow_functions"] = ",".join(names)
+    return out
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+
+
+def with_params(url: str, params: dict[str, str]) -> str:
+    """``url`` with ``params`` added to its query string (a parameter it already has is kept)."""
+    if not params:
+        return url
+    from urllib.parse import parse_qsl, urlencode
+
+    head, _, query = url.partition("?")
+    have = dict(parse_qsl(query))
+    added = {k: v for k, v in params.items() if k not in have}
+    if not added:
+        return url
+    return head + "?" + (query + "&" if query else "") + urlencode(added, safe=",{}")
+
+
+def flag(params: dict[str, str], name: str) -> bool:
+    """Whether a URL query parameter is set to a true value (1, true, yes, on)."""
+    return params.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def privileged_logins(urls) -> list[str]:
+    """The server databases (URLs as bound: no query) that were allowed a privileged login
+    (DuckDB has no logins)."""
+    from urllib.parse import parse_qsl
+
+    out = [
+        redact(url)
+        for url in urls
+        if isinstance(url, str)
+        and is_url(url)
+        and engine_of(url) != DUCKDB
+        and flag(dict(parse_qsl(url.partition("?")[2])), "allow_privileged_login")
+    ]
+    return sorted(set(out))
 
 
 def redact(url: str) -> str:

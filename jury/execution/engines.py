@@ -10,11 +10,15 @@ one line naming the extra to install.
 Every engine runs the SQL as :func:`jury.execution.sqlite.execute` does, with the same row
 cap, byte caps, timeout and digests (the row digests and :class:`RowSetDigest` of the SQLite
 executor, over values normalised to what SQLite would return), so one result hashes alike
-on every engine. Read-only for real, three ways on each engine:
+on every engine. Read-only for real, four ways on each engine:
 
-1. a static check refuses anything but one query (one statement; SELECT, WITH, VALUES or a
-   parenthesised query; no data-changing or file-writing word anywhere; no function that
-   reads or writes server files, sends signals or runs SQL text);
+0. the login itself can only read the benchmark's tables: at connect its privileges are read
+   from the server's catalogue and a privileged login (a superuser, FILE, SUPER, a table's
+   owner, ...) is refused before any model SQL runs (jury.execution.engine_privileges), unless
+   the URL allows it (``--allow-privileged-login``);
+1. a static check (jury.execution.statement_check) refuses anything but one query built of
+   what the allow-list names: the syntax of a query, the database's own tables, and the
+   engine's data functions called by their name; MySQL executable comments refused outright;
 2. the engine's own read-only mode: PostgreSQL ``SET SESSION CHARACTERISTICS AS
    TRANSACTION READ ONLY`` and ``BEGIN READ ONLY`` (the query runs through a server-side
    cursor, which takes one SELECT only); MySQL/MariaDB ``SET SESSION TRANSACTION READ
@@ -38,6 +42,7 @@ from collections.abc import Iterable
 from typing import Any, TypedDict, Unpack
 
 from jury.errors import InputError, JuryError
+from jury.execution.engine_cancel import BoundCancel
 from jury.execution.engine_drivers import (
     DuckDBEngine,
     Engine,
@@ -111,6 +116,7 @@ __all__ = [
 class _Connections(threading.local):
     def __init__(self) -> None:
         self.conns: dict[str, Any] = {}
+        self.tables: dict[str, list[str]] = {}  # url -> the database's tables (the statement check's)
 
 
 _kept = _Connections()
@@ -127,6 +133,7 @@ def _connection(engine: Engine, timeout_s: float, cached: bool):
 
 def close_connections() -> None:
     """Close every engine connection this thread keeps."""
+    _kept.tables.clear()
     while _kept.conns:
         _, conn = _kept.conns.popitem()
         with contextlib.suppress(Exception):  # already broken: nothing to release
@@ -134,6 +141,7 @@ def close_connections() -> None:
 
 
 def _drop(url: str) -> None:
+    _kept.tables.pop(url, None)
     conn = _kept.conns.pop(url, None)
     if conn is not None:
         with contextlib.suppress(Exception):  # already broken
@@ -173,48 +181,28 @@ class _CancelledEarly(Exception):
     """The server reported a cancel (or a statement timeout) before the deadline passed."""
 
 
-class _BoundCancel:
-    """A cancel bound to one statement: the deadline's timer cancels only while that statement
-    runs (``start`` .. ``finish``, under one lock), and ``finish`` waits for a cancel in flight,
-    so a late cancel can never reach a later statement on the connection. A connection a cancel
-    was sent to (``sent``) is never used again: the caller closes it."""
-
-    def __init__(self, cancel) -> None:
-        self._cancel = cancel
-        self._lock = threading.Lock()
-        self._active = False
-        self.sent = False
-
-    def start(self) -> None:
-        with self._lock:
-            self._active = True
-
-    def finish(self) -> None:
-        with self._lock:  # waits for a cancel being sent right now (PostgreSQL's cancel(), MySQL's KILL QUERY)
-            self._active = False
-
-    def fire(self) -> None:
-        with self._lock:
-            if not self._active:
-                return  # the statement already ended: nothing of it left to cancel
-            self.sent = True
-            with contextlib.suppress(Exception):  # the server may refuse or the statement just ended
-                self._cancel()
-
-
 def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached: bool) -> ExecResult:
     start = time.monotonic()
     engine = engine_for(url)
-    problem = statement_problem(sql, engine.name)
-    if problem is not None:
-        return ExecResult(status="error", error=problem, elapsed_s=time.monotonic() - start)
     try:
-        conn = _connection(engine, timeout_s, cached)
+        conn = _connection(engine, timeout_s, cached)  # a privileged login raises InputError here
     except (ConnectionError, OSError) as exc:
         return ExecResult(status="error", error=f"cannot open database {redact(url)}: {_one_line(exc)}")
+    try:
+        problem = _checked(engine, conn, sql, cached)
+    except _CancelledEarly:
+        if not cached:  # a cached one the retry drops
+            with contextlib.suppress(Exception):
+                conn.close()
+        raise
+    if problem is not None:
+        if not cached:
+            with contextlib.suppress(Exception):  # already closed
+                conn.close()
+        return ExecResult(status="error", error=problem, elapsed_s=time.monotonic() - start)
     errors = _driver_errors(engine.name)
     deadline = start + timeout_s
-    cancel = _BoundCancel(engine.canceller(conn))
+    cancel = BoundCancel(engine.canceller(conn))
     timer = threading.Timer(timeout_s, cancel.fire)
     timer.daemon = True
     acc = ResultAccumulator(row_cap, raw=True)
@@ -253,6 +241,28 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
     return acc.result(columns, time.monotonic() - start)
 
 
+def _checked(engine: Engine, conn, sql: str, cached: bool) -> str | None:
+    """The statement check on ``sql`` with the database's own tables (read from its catalogue
+    once per kept connection) and the URL's allowed functions."""
+    tables = _kept.tables.get(engine.url) if cached else None
+    if tables is None:
+        try:
+            tables = engine.tables(conn)
+        except _driver_errors(engine.name) as exc:
+            if engine.is_timeout(exc):  # another session cancelled the catalogue read: no outcome of the query
+                raise _CancelledEarly from None
+            return f"refused: the database's tables cannot be read ({_one_line(exc)})"
+        if cached:
+            _kept.tables[engine.url] = tables
+    return _check(engine, sql, tables)
+
+
+def _check(engine: Engine, sql: str, tables: list[str]) -> str | None:
+    return statement_problem(
+        sql, engine.name, tables=tables, allow_functions=engine.allow_functions, ansi_quotes=engine.ansi_quotes
+    )
+
+
 def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[list[float] | None]:
     """Seconds each of ``sqls`` takes on the engine at ``url``, ``repeats`` times, interleaved
     (round r runs every query once, in the order given) on one read-only connection: this
@@ -261,21 +271,23 @@ def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DE
     connection are not timed). The same deadline and statement-bound cancel as :func:`execute`;
     a query that is refused, fails or times out in any round gets None."""
     engine = engine_for(url)
-    times: list[list[float] | None] = [[] if statement_problem(sql, engine.name) is None else None for sql in sqls]
-    if not any(t is not None for t in times):
-        return times
     try:
-        conn = engine.connect(timeout_s)
+        conn = engine.connect(timeout_s)  # a privileged login raises InputError here, as in execute
     except (ConnectionError, OSError):
         return [None for _ in sqls]
     errors = _driver_errors(engine.name)
     try:
+        try:  # the statement check with the database's own tables, as in execute
+            tables = engine.tables(conn)
+        except errors:
+            return [None for _ in sqls]
+        times: list[list[float] | None] = [[] if _check(engine, sql, tables) is None else None for sql in sqls]
         for _ in range(repeats):
             for i, sql in enumerate(sqls):
                 slot = times[i]
                 if slot is None:
                     continue
-                cancel = _BoundCancel(engine.canceller(conn))
+                cancel = BoundCancel(engine.canceller(conn))
                 timer = threading.Timer(timeout_s, cancel.fire)
                 timer.daemon = True
                 failed = False
@@ -329,21 +341,22 @@ _PG_DECLARE = 'DECLARE "jury_query" CURSOR FOR '
 
 
 def _error_line(exc: BaseException, sql: str = "") -> str:
+    """The error a failed query is stored with: its class and the driver's one-line message
+    (PostgreSQL: the primary message, placed in the query as written -- not jury's DECLARE
+    around it -- and its SQLSTATE, never the DETAIL, HINT or CONTEXT lines that can quote
+    values), capped (jury.execution.batches caps it again as the store writes it)."""
     if isinstance(exc, _ResultTooLarge):
         return str(exc)
     diag = getattr(exc, "diag", None)
-    primary = getattr(diag, "message_primary", None)
-    if primary:  # PostgreSQL: its message, placed in the query as written (not jury's DECLARE around it)
-        text = primary
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    if primary and getattr(exc, "sqlstate", None):  # psycopg
+        text = _one_line(Exception(primary))[:300]
         pos = getattr(diag, "statement_position", None)
         at = int(pos) - len(_PG_DECLARE) - 1 if pos and str(pos).isdigit() else -1
-        if 0 <= at < len(sql):
+        if 0 <= at < len(sql):  # the user's own SQL, which the store holds anyway
             snippet = sql[at : at + 40]
             text += f" (at character {at + 1} of the query: {snippet!r}{'…' if at + 40 < len(sql) else ''})"
-        for label, part in (("DETAIL", getattr(diag, "message_detail", None)), ("HINT", getattr(diag, "message_hint", None))):
-            if part:
-                text += f"; {label}: {part}"
-        return _one_line(Exception(text))
+        return f"{text} (SQLSTATE {exc.sqlstate})"  # type: ignore[attr-defined]
     text = _one_line(exc)
     if text.startswith("(") and "," in text:  # PyMySQL: (1064, "You have an error …")
         code, _, rest = text[1:].partition(",")
@@ -386,7 +399,7 @@ def fingerprint(url: str) -> str:
     MariaDB every table's columns and CHECKSUM TABLE; DuckDB the file's sha256 (and its WAL's)."""
     engine = engine_for(url)
     if isinstance(engine, DuckDBEngine):
-        return _duckdb_fingerprint(engine.path)
+        return _duckdb_fingerprint(engine.path, engine.allow_functions)
     engine, conn = _open(url)
     try:
         state = engine.state(conn)
@@ -394,16 +407,19 @@ def fingerprint(url: str) -> str:
         raise InputError(f"cannot read the catalogue of {redact(url)}: {_one_line(exc)}") from None
     finally:
         conn.close()
-    body = json.dumps({"engine": engine.name, "state": state}, separators=(",", ":"), sort_keys=True, default=str)
+    doc: dict[str, Any] = {"engine": engine.name, "state": state}
+    if engine.allow_functions:  # what the statement check allows is part of what a query returns
+        doc["allow_functions"] = sorted({n.lower() for n in engine.allow_functions})
+    body = json.dumps(doc, separators=(",", ":"), sort_keys=True, default=str)
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-_duck_hashed: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) of the file and its WAL -> fingerprint
+_duck_hashed: dict[tuple, list[str]] = {}  # (path, size, mtime_ns, inode) of the file and its WAL -> their sha256
 
 
-def _duckdb_fingerprint(path: str) -> str:
+def _duckdb_fingerprint(path: str, allow_functions: tuple[str, ...] = ()) -> str:
     """sha256 over the DuckDB file and its write-ahead log (absent: none), hashed once per process
-    while their sizes and times stay."""
+    while their sizes and times stay, and the URL's allowed functions."""
     from jury.inputs.io import sha256_file
 
     files = [f for f in (path, path + ".wal") if os.path.exists(f)]
@@ -411,9 +427,11 @@ def _duckdb_fingerprint(path: str) -> str:
         raise InputError(f"no DuckDB file at {path}")
     ident = tuple((f, st.st_size, st.st_mtime_ns, st.st_ino) for f in files for st in [os.stat(f)])
     if ident not in _duck_hashed:
-        body = json.dumps({"engine": DUCKDB, "files": [sha256_file(f) for f in files]})
-        _duck_hashed[ident] = hashlib.sha256(body.encode()).hexdigest()
-    return _duck_hashed[ident]
+        _duck_hashed[ident] = [sha256_file(f) for f in files]
+    doc: dict[str, Any] = {"engine": DUCKDB, "files": _duck_hashed[ident]}
+    if allow_functions:
+        doc["allow_functions"] = sorted({n.lower() for n in allow_functions})
+    return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
 def content_digest(url: str) -> str:

@@ -16,10 +16,17 @@ PostgreSQL folds to ``currency``) finds it; any other name (``"Examination Date"
 that would fold alike both keep theirs). MySQL/MariaDB and DuckDB: names as written (MySQL
 matches column names in any case, and table names as the server's ``lower_case_table_names``
 says: on Linux by default exactly, as BIRD's MySQL gold spells them; DuckDB in any case).
+
+Then, on PostgreSQL and MySQL/MariaDB, the reader: a login that can only read the new
+database, which jury executes model and gold SQL through (jury.execution.engine_privileges).
+An existing reader is granted SELECT on the database (and refused if it is privileged: it
+would be refused at every run); a missing one is created with the password in the
+``reader_password_env`` variable. The admin login of ``url`` does the loading, never a run.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +36,7 @@ from urllib.parse import unquote
 
 from jury.errors import InputError
 from jury.execution import engines
+from jury.execution.engine_privileges import DEFAULT_READER, check_reader, login_problem
 from jury.execution.sqlite import open_readonly
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -117,6 +125,7 @@ class LoadReport:
     rows: int = 0
     keys: int = 0
     skipped_keys: list[str] = field(default_factory=list)
+    reader: str | None = None  # the login granted SELECT on the database (PostgreSQL, MySQL)
     folded: int = 0  # names created lower case (PostgreSQL)
     kept_case: list[str] = field(default_factory=list)  # plain names kept as written: folding would make two alike
     table_name_case: str | None = None  # MySQL/MariaDB: how the server matches table names (lower_case_table_names)
@@ -143,10 +152,19 @@ def folded_names(tables: dict[str, list[str]]) -> tuple[dict[str, str], list[str
     return {n: (n if n in kept else f) for n, f in fold.items()}, sorted(kept)
 
 
-def load(sqlite_file: str | Path, url: str, progress: Callable[[str, int], None] | None = None) -> LoadReport:
-    """Copy every table of ``sqlite_file`` into the (new or empty) database at ``url``."""
+def load(
+    sqlite_file: str | Path,
+    url: str,
+    progress: Callable[[str, int], None] | None = None,
+    *,
+    reader: Reader | None = None,
+) -> LoadReport:
+    """Copy every table of ``sqlite_file`` into the (new or empty) database at ``url``, then
+    make ``reader`` (default: ``Reader()``, the role jury_reader) able to read it and nothing
+    else; ``Reader(role=None)``: no reader."""
     engines.check_url(url, "URL")
     engine = engines.engine_of(url)
+    reader = reader if reader is not None else Reader()
     try:
         src = open_readonly(sqlite_file)
     except FileNotFoundError as exc:
@@ -154,11 +172,91 @@ def load(sqlite_file: str | Path, url: str, progress: Callable[[str, int], None]
     try:
         target = _Target.open(engine, url)
         try:
-            return _copy(src, target, progress)
+            if engine != engines.DUCKDB and reader.role is not None:
+                reader.check_before(target)  # a missing password or a privileged reader: before any table is made
+            report = _copy(src, target, progress)
+            if engine != engines.DUCKDB and reader.role is not None:
+                report.reader = reader.grant(target)
+            return report
         finally:
             target.close()
     finally:
         src.close()
+
+
+@dataclass(frozen=True)
+class Reader:
+    """The login ``jury db load`` makes able to read the database it loads (and nothing else):
+    ``role`` (None: none), on MySQL/MariaDB for ``host`` ('%': any), created when missing with
+    the password in the variable ``password_env`` (an existing role keeps its password unless
+    the variable is set)."""
+
+    role: str | None = DEFAULT_READER
+    host: str = "%"
+    password_env: str = "JURY_READER_PASSWORD"
+
+    def password(self) -> str | None:
+        return os.environ.get(self.password_env) or None
+
+    def check_before(self, target: _Target) -> None:
+        assert self.role is not None
+        check_reader(self.role, self.host)
+        if not self.exists(target):
+            if self.password() is None:
+                raise InputError(
+                    f"the reader role {self.role!r} does not exist: set {self.password_env} to the password it should "
+                    "have (or --reader-password-env NAME), name an existing one with --reader, or --no-reader"
+                )
+            return
+        if target.engine == engines.POSTGRESQL:
+            problem = login_problem(engines.POSTGRESQL, target.conn, target.database, role=self.role)
+        else:
+            problem = _mysql_reader_problem(target, self.role, self.host)
+        if problem is not None:
+            raise InputError(f"the reader role cannot be {self.role!r}: {problem}")
+
+    def exists(self, target: _Target) -> bool:
+        if target.engine == engines.POSTGRESQL:
+            return bool(target.run("SELECT 1 FROM pg_roles WHERE rolname = %s", (self.role,)))
+        return bool(target.run("SELECT 1 FROM mysql.user WHERE User = %s AND Host = %s", (self.role, self.host)))
+
+    def grant(self, target: _Target) -> str:
+        """Create (or update) the reader and grant it SELECT on the loaded tables; its name."""
+        assert self.role is not None
+        password = self.password()
+        if target.engine == engines.POSTGRESQL:
+            role = _q(self.role)
+            if password is not None:  # a SCRAM verifier, never the password, goes to the server
+                verifier = target.conn.pgconn.encrypt_password(password.encode(), self.role.encode(), b"scram-sha-256")
+                verb = "ALTER" if self.exists(target) else "CREATE"
+                target.run(f"{verb} ROLE {role} {'LOGIN ' if verb == 'CREATE' else ''}PASSWORD '{verifier.decode()}'")
+            target.run(f"ALTER ROLE {role} SET default_transaction_read_only = on")
+            target.run(f"GRANT CONNECT ON DATABASE {_q(target.database)} TO {role}")
+            schema = target.run("SELECT current_schema()")[0][0]
+            target.run(f"GRANT USAGE ON SCHEMA {_q(schema)} TO {role}")
+            target.run(f"GRANT SELECT ON ALL TABLES IN SCHEMA {_q(schema)} TO {role}")
+            target.commit()
+            problem = login_problem(engines.POSTGRESQL, target.conn, target.database, role=self.role)
+        else:
+            who = "%s@%s"
+            if password is not None:
+                verb = "ALTER USER" if self.exists(target) else "CREATE USER"
+                target.run(f"{verb} {who} IDENTIFIED BY %s", (self.role, self.host, password))
+            name = target.database.replace("`", "``")
+            target.run(f"GRANT SELECT ON `{name}`.* TO {who}", (self.role, self.host))
+            target.commit()
+            problem = _mysql_reader_problem(target, self.role, self.host)
+        if problem is not None:
+            raise InputError(f"the reader {self.role!r} can do more than read {target.database!r}: {problem}")
+        return self.role if target.engine == engines.POSTGRESQL else f"{self.role}@{self.host}"
+
+
+def _mysql_reader_problem(target: _Target, role: str, host: str) -> str | None:
+    """The reader's grants as the server shows them, checked as at connect."""
+    from jury.execution.engine_privileges import mysql_grants_problem
+
+    lines = [str(r[0]) for r in target.run("SHOW GRANTS FOR %s@%s", (role, host))]
+    return mysql_grants_problem(lines, role, host, target.database)
 
 
 def _q(name: str) -> str:
@@ -226,6 +324,7 @@ class _Target:
     def __init__(self, engine: str, url: str, conn) -> None:
         self.engine, self.url, self.conn = engine, url, conn
         self.types = _TYPES[engine]
+        self.database = engines.engine_for(url).database
         self.names: dict[str, str] = {}  # PostgreSQL: each SQLite name -> the name created (folded_names)
 
     @classmethod

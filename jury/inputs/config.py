@@ -30,6 +30,7 @@ VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "executor": (str,),
     "missing": (str,),  # fail or exclude: unanswered gold questions (jury.vocab.MissingRule)
     "databases": (dict,),  # [databases]: db_id (or "*") -> engine URL (jury.execution.engines)
+    "engines": (dict,),  # [engines]: allow_privileged_login, allow_functions (jury.execution.engine_urls)
 }
 KNOWN_KEYS = PATH_KEYS | set(VALUE_TYPES)
 

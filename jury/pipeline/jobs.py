@@ -370,9 +370,8 @@ def audit_job(
         raise InputError(
             f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (checks cannot be off)"
         )
-    found_checks, check_settings = None, None
+    found_checks, check_settings, cross = None, None, None
     if checks and (panel.show_checks or not plan_only):  # executions only: no juror is called here
-        cross = None
         if against is not None:
             from jury.compare.gold_checks import cross_engine_side
 
@@ -394,7 +393,8 @@ def audit_job(
         if not panel.show_checks:  # the jurors' ballots are those of the same job without checks
             legacy = audit_header(cfg, output, plan, store, databases, gold_path, dict(audit_settings), supersedes)
         audit_settings["checks"] = check_settings
-    head = audit_header(cfg, output, plan, store, databases, gold_path, audit_settings, supersedes)
+    against_urls = [path for path, _sha in cross.databases.values()] if cross is not None else []
+    head = audit_header(cfg, output, plan, store, databases, gold_path, audit_settings, supersedes, against_urls)
     found = _existing_audit(cfg, output, head, legacy, supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         records = [r.model_dump(mode="json") for r in found[1].records]

@@ -65,11 +65,35 @@ class Project:
         assert folder is not None
         return folder
 
-    def db_urls(self, db_url: str | None = None) -> DatabaseURLs:
-        """Where each db_id's database is on an engine: ``db_url``, else jury.toml's [databases]."""
+    def db_urls(self, db_url: str | None = None, allow_privileged_login: bool = False) -> DatabaseURLs:
+        """Where each db_id's database is on an engine: ``db_url``, else jury.toml's [databases];
+        with jury.toml's [engines] settings, and ``allow_privileged_login`` (the flag) on top."""
         from jury.execution.engines import DatabaseURLs
 
-        return DatabaseURLs.from_config(self.config.values.get("databases"), str(self.config.path or "jury.toml"), db_url)
+        values = self.config.values
+        return DatabaseURLs.from_config(
+            values.get("databases"),
+            str(self.config.path or "jury.toml"),
+            db_url,
+            engines=values.get("engines"),
+            allow_privileged_login=allow_privileged_login,
+        )
+
+    def engine_url(self, url: str | None, label: str, allow_privileged_login: bool = False) -> str | None:
+        """One more engine URL given by an option (``label``: its name in errors), with the same
+        jury.toml [engines] settings and ``allow_privileged_login`` as :meth:`db_urls`' (None: None)."""
+        if url is None:
+            return None
+        from jury.execution.engines import DatabaseURLs, check_url
+
+        values = self.config.values
+        return DatabaseURLs.from_config(
+            None,
+            str(self.config.path or "jury.toml"),
+            check_url(url, label),
+            engines=values.get("engines"),
+            allow_privileged_login=allow_privileged_login,
+        ).template
 
     def settings(
         self,
@@ -84,6 +108,7 @@ class Project:
         ray_address: str | None = None,
         db_url: str | None = None,
         missing: str | None = None,
+        allow_privileged_login: bool = False,
     ) -> Settings:
         """Evaluation settings: arguments, else jury.toml, else the defaults (ray_address, else RAY_ADDRESS)."""
         from jury.compare.outcomes import Settings
@@ -106,7 +131,7 @@ class Project:
             workers=Settings().workers if chosen_workers is None else chosen_workers,
             executor=self.get("executor", executor, DEFAULT_EXECUTOR),
             ray_address=ray_address,
-            db_urls=self.db_urls(db_url),
+            db_urls=self.db_urls(db_url, allow_privileged_login),
             missing=self.get("missing", missing, DEFAULT_MISSING),
             **extra,
         )

@@ -19,14 +19,18 @@ def render_gold_checks(
     width: int | None = None,
     reversed_run: bool = True,
     cross_engine: dict | None = None,
+    privileged_logins=(),
 ) -> str:
     """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt``; ``reversed_run``:
-    whether a database was a SQLite file, whose extra run with reversed unordered scans is said."""
+    whether a database was a SQLite file, whose extra run with reversed unordered scans is said;
+    ``privileged_logins``: the engine databases run through a login allowed to do more than read,
+    in the JSON's provenance."""
     if fmt == "json":
+        logins = {"privileged_logins": list(privileged_logins)} if privileged_logins else {}
         return to_json(
             {
                 "jury_version": __version__,
-                "provenance": provenance(),
+                "provenance": {**provenance(), **logins},
                 "settings": settings,
                 "gold_queries": len(results),
                 "flagged": sum(bool(r.checks) for r in results),

@@ -40,10 +40,11 @@ from jury.results.columns import (
 from jury.results.ranks import DEFAULT_RESAMPLES, rank_stability
 from jury.results.report_model import Report
 from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
+from jury.results.score_table import run_provenance
 from jury.results.scoring import score_all
 from jury.results.taxonomy_report import category_counts
 from jury.stats import pearson, rank_delta, rank_shift, spearman
-from jury.version import __version__, provenance
+from jury.version import __version__
 from jury.vocab import COLUMNS, COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Column, Outcome, Verdict
 
 STRENGTHS = (Column.ADJUDICATED, Column.STRICT, Column.GOLD_CLEAN)  # the order --strength's error lists them in
@@ -149,7 +150,7 @@ def build_report(
     return Report.model_validate(
         {
             "jury_version": __version__,
-            "provenance": provenance(),
+            "provenance": run_provenance(None, ev),
             "settings": settings,
             "verdict_files": [
                 {"kind": "audit", "path": p, "content_sha256": d.content_sha256, "panel": d.panel.name}

@@ -66,6 +66,16 @@ the routed count and the accuracy (rank) of each comparator other than the chose
 routing accuracy is shown without --wide only when some model misrouted a question."""
 
 
+def run_provenance(merged_stores: list[dict] | None, ev) -> dict:
+    """provenance(), the stores merged into the store used and the engine databases executed
+    through a privileged login (--allow-privileged-login), each only when there are any."""
+    from jury.execution.engine_urls import privileged_logins
+
+    out = {**provenance(), "merged_stores": merged_stores} if merged_stores else provenance()
+    logins = privileged_logins(path for path, _sha in getattr(ev, "databases", {}).values())
+    return {**out, "privileged_logins": logins} if logins else out
+
+
 def render_scores(
     scores, ev, fmt: str, *, width: int | None = None, wide: bool = True, merged_stores: list[dict] | None = None
 ) -> str:
@@ -78,7 +88,7 @@ def render_scores(
         return to_json(
             {
                 "jury_version": __version__,
-                "provenance": {**provenance(), "merged_stores": merged_stores} if merged_stores else provenance(),
+                "provenance": run_provenance(merged_stores, ev),
                 "settings": {**settings, "missing": str(ev.settings.missing)},
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],

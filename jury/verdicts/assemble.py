@@ -32,10 +32,16 @@ def ensure_schema(folder: Path, kind: str) -> None:
         write_schemas(folder / "schema")
 
 
-def store_provenance(store) -> dict:
-    """provenance(), and the stores merged into `store` (`jury store merge`) when there are any."""
+def store_provenance(store, databases: dict | None = None, more_urls=()) -> dict:
+    """provenance(), the stores merged into `store` (`jury store merge`) when there are any, and
+    the engine databases of ``databases`` (and ``more_urls``: those of the cross-engine check)
+    executed through a privileged login when there are any."""
+    from jury.execution.engine_urls import privileged_logins
+
     merged = store.merged_sources() if hasattr(store, "merged_sources") else []
-    return {**provenance(), "merged_stores": merged} if merged else provenance()
+    out = {**provenance(), "merged_stores": merged} if merged else provenance()
+    logins = privileged_logins([*(path for path, _sha in (databases or {}).values()), *more_urls])
+    return {**out, "privileged_logins": logins} if logins else out
 
 
 def bind_database(path, folder, sha: str) -> FileBinding:
@@ -60,8 +66,10 @@ def header(
     store,
     request_hashes,
     supersedes: str | None = None,
+    more_urls=(),
 ) -> dict:
-    """Everything a verdict file binds: inputs, prompts, panel, settings, totals."""
+    """Everything a verdict file binds: inputs, prompts, panel, settings, totals (``more_urls``:
+    engine databases executed beyond ``databases``, for provenance.privileged_logins)."""
     panel_binding = panel.binding()
     if panel.path is not None:
         b = bind_file(panel.path, folder)
@@ -71,7 +79,7 @@ def header(
         "kind": kind,
         "format_version": FORMAT_VERSION,
         "jury_version": __version__,
-        "provenance": store_provenance(store),
+        "provenance": store_provenance(store, databases, more_urls),
         "created_at": utc_now(),
         "supersedes": supersedes,
         "inputs": {
@@ -187,10 +195,13 @@ def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, sett
     )
 
 
-def audit_header(cfg, output, plan, store, databases, gold_path, settings, supersedes=None) -> dict:
-    """The audit file's header, bound to the inputs as the job read them (before any call)."""
+def audit_header(cfg, output, plan, store, databases, gold_path, settings, supersedes=None, more_urls=()) -> dict:
+    """The audit file's header, bound to the inputs as the job read them (before any call);
+    ``more_urls``: the cross-engine check's databases (provenance only)."""
     folder = verdicts_dir(cfg, output)
-    return header("audit", folder, plan.panel, plan.template, gold_path, [], databases, settings, store, [], supersedes)
+    return header(
+        "audit", folder, plan.panel, plan.template, gold_path, [], databases, settings, store, [], supersedes, more_urls
+    )
 
 
 def _paid(head: dict, plan, store) -> dict:

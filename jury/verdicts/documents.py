@@ -315,7 +315,7 @@ class Provenance(OmitUnused):
     """The software behind a file (``jury.version.provenance()``): not part of what makes two
     verdict sets the same (see jury/verdicts/assemble.py)."""
 
-    _OPTIONAL = ("merged_stores",)
+    _OPTIONAL = ("merged_stores", "privileged_logins")
 
     jury_version: str
     litellm_version: str | None = Field(description="litellm's installed version; null if it was not installed.")
@@ -326,6 +326,11 @@ class Provenance(OmitUnused):
         None,
         description="The stores merged (`jury store merge`) into the store this file was written from, with their "
         "sha256; absent when it was never merged into.",
+    )
+    privileged_logins: list[str] | None = Field(
+        None,
+        description="The engine databases (URLs, no query) executed through a login allowed to do more than read "
+        "(--allow-privileged-login); absent when every login could only read.",
     )
 
 
