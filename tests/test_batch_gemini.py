@@ -279,3 +279,28 @@ def test_a_batch_object_that_cannot_be_read_ends_the_batch_and_its_ballots_go_ag
     assert not any("v1beta/batches" in r for r in server.content_reads)
     assert _run().exit_code == 0
     _all_scripted(d)
+
+
+def test_the_default_panel_s_plan_sends_gemini_through_its_batch_api(tmp_path, monkeypatch):
+    """`--plan --batch` on the shipped default panel: the Gemini juror's ballots go via batch at
+    litellm's Gemini batch prices, the jurors without a batch path (xAI, DeepSeek) stay at
+    their synchronous price (before: Gemini stayed synchronous too, 0.66 of the estimate)."""
+    import litellm
+
+    import jury
+    from tests.support.jurytest import make_project
+
+    monkeypatch.chdir(make_project(tmp_path))
+    sync = {r["juror"]: r for r in jury.adjudicate("run.jsonl", plan=True).plan.rows}
+    batch = {r["juror"]: r for r in jury.adjudicate("run.jsonl", plan=True, batch=True).plan.rows}
+    price = litellm.model_cost["gemini/gemini-3.5-flash"]
+    g = batch["gemini-3.5-flash"]
+    assert g["via"] == "batch" and not g["batch_rate_estimated"]
+    expected = (
+        g["prompt_tokens"] * price["input_cost_per_token_batches"]
+        + g["completion_tokens"] * price["output_cost_per_token_batches"]
+    )
+    assert g["cost_usd"] == pytest.approx(expected) and g["cost_usd"] == pytest.approx(sync["gemini-3.5-flash"]["cost_usd"] / 2)
+    for name, row in batch.items():
+        if row["juror_model"].split("/")[0] in ("xai", "deepseek"):
+            assert "via" not in row and row["cost_usd"] == sync[name]["cost_usd"]

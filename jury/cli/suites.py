@@ -51,7 +51,7 @@ def suites(
     batch: bool = typer.Option(
         False,
         "--batch",
-        help="With --adjudicate: send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half "
+        help="With --adjudicate: send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half "
         "the price; results within 24 h): exits 3 while ballots are pending, rerun to collect (jury batch status).",
     ),
     plan: bool = typer.Option(
