@@ -136,15 +136,13 @@ def gemini_request(ballot: Ballot) -> dict:
     from jury.judging.client import completion_kwargs
 
     litellm = _litellm()
-    from litellm.llms.vertex_ai.gemini.transformation import transform_request_body
-
     kwargs = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
     model, messages = _bare(kwargs.pop("model")), kwargs.pop("messages")
     extra = kwargs.pop("extra_body", None) or {}
-    config = litellm.GoogleAIStudioGeminiConfig()
+    config = litellm.GoogleAIStudioGeminiConfig()  # loads the Gemini transformation modules
     optional = config.map_openai_params(non_default_params=kwargs, optional_params={}, model=model, drop_params=False)
     plain: Any = [dict(m) for m in messages]
-    request = transform_request_body(
+    request = litellm.llms.vertex_ai.gemini.transformation.transform_request_body(
         messages=plain,
         model=model,
         optional_params={**optional, **extra},
