@@ -182,3 +182,42 @@ BAD = [
 @pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
 def test_bad_subsets_are_one_line(case, tmp_path):
     check_case(case, tmp_path)
+
+
+def test_adjudicated_subset_and_overall_means_through_the_command(tmp_path, fake_llm):
+    """--adjudicate on a subset run: the jurors credit the date pair of Spider2-ST test's task
+    st1 (its failing t1), so Spider2-ST's adjudicated MeanTestPass is (1 + 1 + 0)/3 = 2/3 and
+    the overall test mean (2/3 + 4/5)/2; --verdicts reads the same back."""
+    from tests.support.jurytest import write_panel
+    from tests.test_suites import FOUR, equivalent_when_dates
+
+    st = [
+        {
+            **ST[0],
+            "tests": [
+                {"name": "t0", "passed": True},
+                {"name": "t1", "passed": False, "expected": "2024-01-05", "actual": "05-JAN-24"},
+            ],
+        },
+        *ST[1:],
+    ]
+    write(tmp_path, [{**r, "model": "gpt-x"} for r in st + MT])  # a model of a known family (openai)
+    for name, _ in FOUR:
+        fake_llm.script(name, equivalent_when_dates)
+    panel = write_panel(tmp_path, fake_llm.base_url, FOUR)
+    res = run_jury_inprocess(
+        ["suites", "run.jsonl", "--adjudicate", "--panel", str(panel), "-f", "json", "-o", "m.json"], tmp_path
+    )
+    assert res.returncode == 0, res.stderr
+    rows = by_row(json.loads((tmp_path / "m.json").read_text())["subsets"], "gpt-x")
+    st_mean = rows[("Spider2-ST", "test", "MeanTestPass@1")]
+    assert st_mean["strict_value"] == pytest.approx(1 / 2) and st_mean["adjudicated_value"] == pytest.approx(2 / 3)
+    overall = rows[("overall", "test", "MeanTestPass@1")]
+    assert overall["strict_value"] == pytest.approx((1 / 2 + 4 / 5) / 2)
+    assert overall["adjudicated_value"] == pytest.approx((2 / 3 + 4 / 5) / 2)
+    assert rows[("overall", "test", "SuitePass@1")]["adjudicated_value"] == pytest.approx(2 / 3)
+    [path] = sorted((tmp_path / "verdicts").glob("adjudication-*.json"))
+    again = run_jury_inprocess(["suites", "run.jsonl", "--verdicts", str(path), "-f", "json"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    rows2 = by_row(json.loads(again.stdout)["subsets"], "gpt-x")
+    assert rows2[("overall", "test", "MeanTestPass@1")]["adjudicated_value"] == pytest.approx((2 / 3 + 4 / 5) / 2)
