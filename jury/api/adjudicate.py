@@ -174,7 +174,7 @@ def adjudicate(
     (default verdicts/adjudication-<time>.json; an identical locked one is reused). ``sign``:
     an Ed25519 key that signs the file. ``shard``: "I/N", ask only that shard's ballots and
     write no file. ``allow_privileged_login``: execute on an engine through a login that can do
-    more than read (recorded in the file's provenance). ``batch``: send OpenAI and Anthropic jurors' ballots through batch APIs
+    more than read (recorded in the file's provenance). ``batch``: send OpenAI, Anthropic and Gemini jurors' ballots through batch APIs
     (IncompleteRun while they are pending). ``runs`` may be published prediction files, indexing
     ``positions_from`` by position (as for ``jury.score``; recorded in the verdict file)."""
     from jury.judging.agreement import agreement_summary

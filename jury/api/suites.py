@@ -23,6 +23,7 @@ from pydantic import Field
 from jury.api.juror_jobs import JurorPlan, renamed
 from jury.api.result import Result
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.results.suite_subsets import SubsetScores
 from jury.results.suites import SuiteRow
 
 if TYPE_CHECKING:
@@ -32,13 +33,17 @@ if TYPE_CHECKING:
 
 class SuiteScores(Result):
     """What ``jury.suites`` returns: per model the strict metrics (``strict``, jury.results.suites.SuiteRow)
-    and, with verdicts, the adjudicated ones (``adjudicated``); with a taxonomy, the errored
+    and, with verdicts, the adjudicated ones (``adjudicated``); when the records name their
+    ``subset`` (and ``split``), the metrics per subset and the overall means of PLSQLBench's
+    tables (``subsets``, ``adjudicated_subsets``: jury.results.suite_subsets); with a taxonomy, the errored
     failing tests by category (``error_counts``). ``plan_only``: no call was made and ``plan``
     holds the ballots and their estimated cost (``render`` is the plan's). ``path``: the verdict
     file a juror run wrote or reused; ``notes``: what the command line prints on stderr."""
 
     strict: list[SuiteRow] = Field(default_factory=list)
     adjudicated: list[SuiteRow] | None = None
+    subsets: list[SubsetScores] | None = None
+    adjudicated_subsets: list[SubsetScores] | None = None
     error_counts: dict | None = None
     plan: JurorPlan | None = None
     plan_only: bool = False
@@ -57,7 +62,12 @@ class SuiteScores(Result):
             from jury.results.taxonomy_report import suite_counts_note
 
             extra = {"error_categories": self.error_counts} if fmt == "json" else {"note": suite_counts_note(self.error_counts)}
-        return render_suites(self.strict, self.adjudicated, fmt, extra=extra)
+        subsets = notes = None
+        if self.subsets is not None:
+            from jury.results.suite_subsets import subset_notes, subset_rows
+
+            subsets, notes = subset_rows(self.subsets, self.adjudicated_subsets), subset_notes(self.subsets)
+        return render_suites(self.strict, self.adjudicated, fmt, extra=extra, subsets=subsets, subset_notes=notes)
 
 
 def suites(
@@ -82,7 +92,8 @@ def suites(
     outputs: Sequence[PathLike | None] = (),
     plan_only: bool | None = None,
 ) -> SuiteScores:
-    """PLSQLBench's metrics per model of the test-suite ``runs`` (run JSONL with ``tests``).
+    """PLSQLBench's metrics per model of the test-suite ``runs`` (run JSONL with ``tests``), and
+    per subset with the overall means when the records name their ``subset`` and ``split``.
 
     ``verdicts``: locked suite verdict files (format ballots: the adjudicated metrics; error
     classifications: the jurors' categories, with ``taxonomy``); a superseded one is refused
@@ -116,6 +127,9 @@ def suites(
     if classify and taxonomy is None:
         raise InputError("classify needs a taxonomy (the categories the jurors pick from), e.g. plsqlbench")
     records = load_suite_runs(run_paths)
+    from jury.results.suite_subsets import subset_keys, subset_scores
+
+    subset_keys(records, ", ".join(map(str, run_paths)))  # a bad subset is refused before any juror call
     tax = None
     if taxonomy is not None:  # checked before any juror call
         from jury.judging.taxonomies import load_taxonomy
@@ -147,6 +161,8 @@ def suites(
             adjudicated = True
     result.strict = suite_metrics(records)
     result.adjudicated = suite_metrics(records, credited) if adjudicated else None
+    result.subsets = subset_scores(records)
+    result.adjudicated_subsets = subset_scores(records, credited) if adjudicated and result.subsets is not None else None
     if tax is not None:
         from jury.results.taxonomy_report import suite_error_counts
 

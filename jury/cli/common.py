@@ -98,7 +98,7 @@ SIGN_HELP = (
     "write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key)."
 )
 BATCH_HELP = (
-    "Send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half the price; "
+    "Send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half the price; "
     "results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status)."
 )
 MAX_COST_HELP = "Stop cleanly before total spend of this run would pass USD; stored votes are kept."

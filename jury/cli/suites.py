@@ -51,7 +51,7 @@ def suites(
     batch: bool = typer.Option(
         False,
         "--batch",
-        help="With --adjudicate: send the ballots of OpenAI and Anthropic jurors through their batch APIs (about half "
+        help="With --adjudicate: send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half "
         "the price; results within 24 h): exits 3 while ballots are pending, rerun to collect (jury batch status).",
     ),
     plan: bool = typer.Option(
@@ -80,6 +80,9 @@ def suites(
     episode weighs equally. Shares of units (SuitePass, EpisodePass) get Wilson intervals,
     means of fractions (MeanTestPass, TurnSuitePass) a seeded bootstrap over units.
     Records with `reference_error: true` are excluded and listed.
+    Records naming their `subset` (e.g. Spider2-ST) and `split` (e.g. test) add PLSQLBench's
+    tables: each subset's metrics, and per split the unweighted mean over its subsets
+    (docs/suites.md).
     With --adjudicate or --verdicts, the adjudicated metrics count a failing test the jury
     judged format-equivalent as passed. With --taxonomy, errored failing tests are counted
     by category: by the taxonomy's rules, and (--classify, or its --verdicts file) by the

@@ -141,7 +141,7 @@ class SuiteTest(BaseModel):
 def _suite_fields(obj: Any) -> Any:
     """A record carries recorded `tests` (a test-suite run) or SQL/recorded results, not both."""
     if obj.tests is None:
-        for key in ("episode", "turn", "reference_error"):
+        for key in ("episode", "turn", "reference_error", "subset", "split"):
             if getattr(obj, key) is not None:
                 raise ValueError(f"`{key}` belongs to a test-suite record: give `tests` too")
         return obj
@@ -156,6 +156,8 @@ def _suite_fields(obj: Any) -> Any:
         raise ValueError(f"test {dup!r} is listed twice")
     if obj.turn is not None and obj.episode is None:
         raise ValueError("`turn` needs `episode` (the episode the turn belongs to)")
+    if obj.split is not None and obj.subset is None:
+        raise ValueError("`split` needs `subset` (the test set the split belongs to)")
     return obj
 
 
@@ -178,6 +180,8 @@ class RunRecord(BaseModel):
     turn: Annotated[int, Field(strict=True, ge=1)] | None = None
     tests: list[SuiteTest] | None = None
     reference_error: Annotated[bool, Field(strict=True)] | None = None
+    subset: Annotated[str, Field(strict=True, min_length=1)] | None = None  # the benchmark's test set, e.g. Spider2-ST
+    split: Annotated[str, Field(strict=True, min_length=1)] | None = None  # the subset's split, e.g. dev or test
 
     _qid = field_validator("question_id", mode="before")(_normalise_qid)
     _episode = field_validator("episode", mode="before")(_normalise_episode)

@@ -12,11 +12,20 @@ under a ``custom_id`` bound to that batch (jury.judging.batch_results.custom_id_
   batch is created through Anthropic's documented HTTP API (``POST /v1/messages/batches``,
   httpx), each request's ``params`` being what litellm's AnthropicConfig makes of the
   synchronous request.
+- Gemini (``gemini/...``, Google AI Studio): the Batch API's input file, through Google's
+  documented HTTP API (httpx): the JSONL (a ``{"key", "request"}`` line per ballot, the
+  request being the GenerateContentRequest litellm's transform_request_body makes of the
+  synchronous request) uploaded with the Files API's resumable upload
+  (``POST /upload/v1beta/files``), then ``POST /v1beta/models/{model}:batchGenerateContent``
+  with ``input_config.file_name``. Not through litellm: its Gemini batches send OpenAI-shaped
+  lines, a format Google's batch documentation does not describe; and a file, not inline
+  requests, so that the results come as a file read in bounded memory, not inside the batch
+  object.
 
 Both are polled and read by jury, not litellm (whose ``aretrieve_batch`` downloads the whole
 output file for its cost logging): the batch object with read_json, the output and error
-files (``/files/{id}/content``) or the results stream (``/v1/messages/batches/{id}/results``)
-with stream_lines, every line through jury's JSON reader and one validation
+files (``/files/{id}/content``), the results stream (``/v1/messages/batches/{id}/results``)
+or Gemini's responses file (``/download/v1beta/files/{id}:download``) with stream_lines, every line through jury's JSON reader and one validation
 (jury.judging.batch_results.Collected). Every run (and `jury batch collect`) first polls the
 open batches and stores the replies of those that ended; the runner then turns each reply
 into a vote through JurorPool.call with the reply given (litellm's conversion of a
@@ -38,8 +47,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jury.judging.ballots import make_parser, reply_schema
-from jury.judging.batch_poll import ANTHROPIC_BASE, ANTHROPIC_VERSION, poll
-from jury.judging.batch_results import ResultsUnreadable, custom_id_of
+from jury.judging.batch_poll import ANTHROPIC_BASE, ANTHROPIC_VERSION, gemini_where, poll
+from jury.judging.batch_results import ResultsUnreadable, custom_id_of, same_origin
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, JurorSpec
 from jury.judging.redaction import clean, secrets_of
 
@@ -47,17 +56,23 @@ if TYPE_CHECKING:
     from jury.judging.client import JurorPool
     from jury.judging.runner import Ballot
 
-PROVIDERS = ("openai", "anthropic")
+PROVIDERS = ("openai", "anthropic", "gemini")
 # Provider limits on one batch: requests and input bytes (OpenAI: 50,000 requests, a 200 MB
-# file; Anthropic: 100,000 requests, 256 MB). A larger submission becomes several batches.
-LIMITS: dict[str, tuple[int, int]] = {"openai": (50_000, 200 * 1024 * 1024), "anthropic": (100_000, 256 * 1024 * 1024)}
+# file; Anthropic: 100,000 requests, 256 MB; Gemini: a Files API file is at most 2 GB and no
+# request count is documented, so jury keeps to 50,000 requests and 1 GB). A larger
+# submission becomes several batches.
+LIMITS: dict[str, tuple[int, int]] = {
+    "openai": (50_000, 200 * 1024 * 1024),
+    "anthropic": (100_000, 256 * 1024 * 1024),
+    "gemini": (50_000, 1024 * 1024 * 1024),
+}
 REPLIES_AT_ONCE = 4  # collected replies (each up to the reply cap) turned into votes at once
 SUBMIT_LEASE_S = 600.0  # the claim a submitting process holds on its ballots
 STALE_SUBMIT_S = 3600.0  # a batch left "submitting" this long by a live-looking holder elsewhere is lost
 
 
 def provider_of(juror: JurorSpec) -> str | None:
-    """The batch API a juror's model is reached through (openai, anthropic), or None."""
+    """The batch API a juror's model is reached through (openai, anthropic, gemini), or None."""
     if juror.recorded is not None or "/" not in juror.model:
         return None
     prefix = juror.model.split("/", 1)[0]
@@ -112,6 +127,32 @@ def anthropic_request(ballot: Ballot) -> dict:
     return {"custom_id": ballot.request_sha256, "params": params}
 
 
+def gemini_request(ballot: Ballot) -> dict:
+    """A ballot's line of a Gemini batch before its key is bound (``custom_id``: the request
+    hash; sent as ``key``): ``request`` is the GenerateContentRequest litellm makes of the
+    synchronous request (GoogleAIStudioGeminiConfig.map_openai_params, then
+    transform_request_body: system_instruction, contents, generationConfig with the
+    temperature, maxOutputTokens and the reply's JSON schema)."""
+    from jury.judging.client import completion_kwargs
+
+    litellm = _litellm()
+    kwargs = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
+    model, messages = _bare(kwargs.pop("model")), kwargs.pop("messages")
+    extra = kwargs.pop("extra_body", None) or {}
+    config = litellm.GoogleAIStudioGeminiConfig()  # loads the Gemini transformation modules
+    optional = config.map_openai_params(non_default_params=kwargs, optional_params={}, model=model, drop_params=False)
+    plain: Any = [dict(m) for m in messages]
+    request = litellm.llms.vertex_ai.gemini.transformation.transform_request_body(
+        messages=plain,
+        model=model,
+        optional_params={**optional, **extra},
+        custom_llm_provider="gemini",
+        litellm_params={},
+        cached_content=None,
+    )
+    return {"custom_id": ballot.request_sha256, "request": dict(request)}
+
+
 def split(lines: list[dict], provider: str) -> list[list[dict]]:
     """Lines cut into batches within the provider's request and byte limits."""
     max_n, max_bytes = LIMITS[provider]
@@ -151,6 +192,60 @@ async def _submit_openai(lines: list[dict], batch_id: str, api_base: str | None,
         api_key=api_key,
     )
     return created.id, uploaded.id
+
+
+_GEMINI_FILE = r"files/[A-Za-z0-9_-]{1,200}"
+_GEMINI_BATCH = r"batches/[A-Za-z0-9_-]{1,200}"
+
+
+async def _submit_gemini(
+    lines: list[dict], model: str, batch_id: str, api_base: str | None, api_key: str | None
+) -> tuple[str, str]:
+    """(the batch's id, the input file's name): the JSONL uploaded (the Files API's resumable
+    upload: a start request, then the bytes to the upload URL it answers, which must be on
+    the API root's own host: the key goes nowhere else), then the batch created on it."""
+    import re
+    from urllib.parse import quote
+
+    import httpx
+
+    root, headers = gemini_where(api_base, api_key)
+    data = "".join(
+        json.dumps({"key": line["custom_id"], "request": line["request"]}, ensure_ascii=False) + "\n" for line in lines
+    ).encode()
+    start_headers = {
+        **headers,
+        "X-Goog-Upload-Protocol": "resumable",
+        "X-Goog-Upload-Command": "start",
+        "X-Goog-Upload-Header-Content-Length": str(len(data)),
+        "X-Goog-Upload-Header-Content-Type": "application/jsonl",
+    }
+    async with httpx.AsyncClient(timeout=120, follow_redirects=False) as client:
+        started = await client.post(
+            f"{root}/upload/v1beta/files", headers=start_headers, json={"file": {"display_name": f"jury-{batch_id}"}}
+        )
+        started.raise_for_status()
+        upload_url = started.headers.get("x-goog-upload-url")
+        if not upload_url:
+            raise RuntimeError("the Files API answered no upload URL")
+        target = httpx.URL(root).join(upload_url)
+        if not same_origin(target, httpx.URL(root)):
+            raise RuntimeError(f"the Files API's upload URL is on another host ({target.host}); not sent there")
+        upload_headers = {**headers, "X-Goog-Upload-Offset": "0", "X-Goog-Upload-Command": "upload, finalize"}
+        uploaded = await client.post(target, headers=upload_headers, content=data)
+        uploaded.raise_for_status()
+        file_name = (uploaded.json().get("file") or {}).get("name")
+        if not isinstance(file_name, str) or not re.fullmatch(_GEMINI_FILE, file_name):
+            raise RuntimeError("the Files API answered no file name of the form files/<id>")
+        body = {"batch": {"display_name": f"jury-{batch_id}", "input_config": {"file_name": file_name}}}
+        created = await client.post(
+            f"{root}/v1beta/models/{quote(model, safe='')}:batchGenerateContent", headers=headers, json=body
+        )
+        created.raise_for_status()
+        name = created.json().get("name")
+        if not isinstance(name, str) or not re.fullmatch(_GEMINI_BATCH, name):
+            raise RuntimeError("the Batch API answered no batch name of the form batches/<id>")
+        return name.removeprefix("batches/"), file_name
 
 
 async def _submit_anthropic(lines: list[dict], api_base: str | None, api_key: str | None) -> str:
@@ -343,7 +438,7 @@ class BatchSession:
             kept.append(b)
         if not kept:
             return
-        make = openai_line if provider == "openai" else anthropic_request
+        make = {"openai": openai_line, "anthropic": anthropic_request, "gemini": gemini_request}[provider]
         lines = [make(b) for b in kept]
         key = _api_key(juror.name, juror.api_key_env, juror.api_base)
         for chunk in split(lines, provider):
@@ -354,6 +449,8 @@ class BatchSession:
             try:
                 if provider == "openai":
                     provider_id, file_id = await _submit_openai(chunk, batch_id, juror.api_base, key)
+                elif provider == "gemini":
+                    provider_id, file_id = await _submit_gemini(chunk, _bare(juror.model), batch_id, juror.api_base, key)
                 else:
                     provider_id, file_id = await _submit_anthropic(chunk, juror.api_base, key), None
             except Exception as exc:

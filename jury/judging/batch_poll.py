@@ -3,9 +3,11 @@
 jury polls and reads batches itself rather than through litellm, whose ``aretrieve_batch``
 downloads the whole output file for its cost logging: the batch object with
 jury.judging.batch_results.read_json (``GET {api}/batches/{id}``; Anthropic
-``GET {root}/v1/messages/batches/{id}``), then the output and error files
-(``/files/{id}/content``) or the results stream (``/v1/messages/batches/{id}/results``) with
-stream_lines, each line sorted by Collected. The key goes only to the juror's API root, as
+``GET {root}/v1/messages/batches/{id}``; Gemini ``GET {root}/v1beta/batches/{id}``), then the
+output and error files (``/files/{id}/content``), the results stream
+(``/v1/messages/batches/{id}/results``) or Gemini's responses file
+(``/download/v1beta/files/{id}:download?alt=media``) with stream_lines, each line sorted by
+Collected. The key goes only to the juror's API root, as
 litellm resolves it.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 
 from jury.judging.batch_results import (
     MAX_RESULT_LINES_SLACK,
@@ -27,9 +30,50 @@ from jury.judging.redaction import clean
 ANTHROPIC_BASE = "https://api.anthropic.com"
 OPENAI_BASE = "https://api.openai.com/v1"
 ANTHROPIC_VERSION = "2023-06-01"
+GEMINI_BASE = "https://generativelanguage.googleapis.com"
 
 
 _DONE = {"completed": "ended", "expired": "expired", "failed": "failed", "cancelled": "cancelled"}
+
+
+# Gemini's batch states (the API reference's BATCH_STATE_*, its guide's JOB_STATE_*) that end a batch
+_GEMINI_DONE = {"SUCCEEDED": "ended", "FAILED": "failed", "CANCELLED": "cancelled", "EXPIRED": "expired"}
+_GEMINI_FILE = re.compile(r"files/[A-Za-z0-9_-]{1,200}")
+
+
+def gemini_where(api_base: str | None, api_key: str | None) -> tuple[str, dict[str, str]]:
+    """(Gemini's API root, the headers carrying the key) as litellm resolves them for a
+    ``gemini/`` juror: api_base, else GEMINI_API_BASE, else generativelanguage.googleapis.com;
+    the key, else GOOGLE_API_KEY, else GEMINI_API_KEY (``x-goog-api-key``)."""
+    root = api_base or os.environ.get("GEMINI_API_BASE") or GEMINI_BASE
+    key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+    return root.rstrip("/"), ({"x-goog-api-key": key} if key else {})
+
+
+def _gemini_file(obj: dict) -> str | None:
+    """The responses file of an ended Gemini batch (``response.responsesFile``, or
+    ``metadata.output.responsesFile``), a name of the form files/<id>; None when it has none."""
+    response, meta = obj.get("response"), obj.get("metadata")
+    found = None
+    for holder in (response, (meta or {}).get("output") if isinstance(meta, dict) else None):
+        if isinstance(holder, dict) and holder.get("responsesFile") is not None:
+            found = holder["responsesFile"]
+            break
+    if found is None:
+        if isinstance(response, dict) and response.get("inlinedResponses") is not None:
+            raise ResultsUnreadable("the batch answered inline, not in a responses file (jury submits a file)")
+        return None
+    if not isinstance(found, str) or not _GEMINI_FILE.fullmatch(found):
+        raise ResultsUnreadable("the provider's batch object has an unreadable responsesFile")
+    return found
+
+
+def _gemini_error(obj: dict) -> str | None:
+    error = obj.get("error")
+    if not isinstance(error, dict):
+        return None
+    parts = [str(x) for x in (error.get("code"), error.get("message")) if isinstance(x, (str, int)) and not isinstance(x, bool)]
+    return clean(": ".join(parts), [], 200) if parts else None
 
 
 def _anthropic_headers(api_key: str | None) -> dict[str, str]:
@@ -64,6 +108,8 @@ def _where(batch: dict, api_key: str | None) -> tuple[str, dict[str, str]]:
     """(the provider's API root, the headers carrying the key) for a batch, as litellm would
     resolve them for the juror (OpenAI: api_base, else OPENAI_BASE_URL / OPENAI_API_BASE, else
     api.openai.com; the key, else OPENAI_API_KEY)."""
+    if batch["provider"] == "gemini":
+        return gemini_where(batch["api_base"], api_key)
     if batch["provider"] == "openai":
         root = batch["api_base"] or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -98,6 +144,20 @@ async def poll(batch: dict, api_key: str | None, store) -> tuple[str, Collected 
         if state == "failed":
             fields["error"] = _batch_errors(obj)
         urls = [f"{root}/files/{quote(f, safe='')}/content" for f in files if f]
+    elif provider == "gemini":
+        obj = await read_json(f"{root}/v1beta/batches/{bid}", headers)
+        meta = obj.get("metadata")
+        status = meta.get("state") if isinstance(meta, dict) else None
+        if not isinstance(status, str):
+            raise ResultsUnreadable("the provider's batch object has no metadata.state")
+        state = _GEMINI_DONE.get(status.removeprefix("BATCH_STATE_").removeprefix("JOB_STATE_"))
+        if state is None:  # pending, running (or a state to come)
+            return "in_progress", None, {}
+        file = _gemini_file(obj)
+        fields = {"output_file_id": file}
+        if state == "failed":
+            fields["error"] = _gemini_error(obj)
+        urls = [f"{root}/download/v1beta/{file}:download?alt=media"] if file else []
     else:
         obj = await read_json(f"{root}/v1/messages/batches/{bid}", headers)
         status = obj.get("processing_status")

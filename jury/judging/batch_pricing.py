@@ -99,3 +99,43 @@ def anthropic_body(message: Any) -> dict:
         return converted.model_dump(exclude_none=True)
     except Exception as exc:
         raise conversion_failure(exc) from None
+
+
+class _NoLogging:
+    """What litellm's Gemini response conversion reads of its logging object (nothing is logged)."""
+
+    optional_params: dict = {}
+    litellm_params: dict = {}
+
+    def post_call(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def gemini_body(response: Any) -> dict:
+    """A Gemini batch's GenerateContentResponse as an OpenAI chat.completion body: litellm's own
+    conversion of a synchronous generateContent response (GoogleAIStudioGeminiConfig.
+    transform_response). A response it cannot read raises UnreadableReply."""
+    from jury.judging import client
+    from jury.judging.retries import UnreadableReply, conversion_failure
+
+    if not isinstance(response, dict):
+        raise UnreadableReply(f"the response is {type(response).__name__}, not an object")
+    import httpx
+
+    litellm = client._import_litellm()
+    served = response.get("modelVersion")
+    try:
+        converted = litellm.GoogleAIStudioGeminiConfig().transform_response(
+            model=served if isinstance(served, str) else "gemini",
+            raw_response=httpx.Response(200, json=response),
+            model_response=litellm.ModelResponse(),
+            logging_obj=_NoLogging(),
+            request_data={},
+            messages=[],
+            optional_params={},
+            litellm_params={},
+            encoding=None,
+        )
+        return converted.model_dump(exclude_none=True)
+    except Exception as exc:
+        raise conversion_failure(exc) from None

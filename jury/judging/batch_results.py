@@ -1,7 +1,7 @@
 """A batch's results, read as a stream in bounded memory, each line through one validation.
 
 What a provider sends back for a batch (OpenAI's output and error files, Anthropic's results
-stream) is read from the HTTP response in chunks (`stream_lines`), never whole:
+stream, Gemini's responses file) is read from the HTTP response in chunks (`stream_lines`), never whole:
 
 - a line longer than MAX_RESPONSE_BYTES (the cap of a synchronous reply) is not kept: its
   first bytes name its ``custom_id`` when it opens with one, and that request gets what a
@@ -20,13 +20,15 @@ stream) is read from the HTTP response in chunks (`stream_lines`), never whole:
   line.
 
 Then one validation (`Collected.add`) sorts each line: a ``custom_id`` is bound to the batch
-that held it (``custom_id_of``: a hash of jury's batch id and the request hash), so a line
+that held it (``custom_id_of``: a hash of jury's batch id and the request hash; Gemini's lines
+carry it as ``key``), so a line
 naming any other id (another batch's, another project's, one differing in case or
 whitespace) is ignored and counted, never stored; a request named twice gets no answer (its
 item fails, and a rerun submits it again); a line of the wrong shape (no response, a status
 other than 200, an error object, a body that is not an object, an Anthropic result that is
-not ``succeeded``) fails its item with a one-line reason. A body that passes is stored as it
-came (Anthropic's converted by litellm's synchronous conversion) and turned into a vote by
+not ``succeeded``, a Gemini line with an error or no response) fails its item with a one-line
+reason. A body that passes is stored as it came (Anthropic's and Gemini's converted by
+litellm's synchronous conversion) and turned into a vote by
 JurorPool's gate, as a synchronous reply is.
 """
 
@@ -155,6 +157,11 @@ def _origin(url: Any) -> tuple:
     return (url.scheme, url.host, url.port)
 
 
+def same_origin(a: Any, b: Any) -> bool:
+    """Whether two httpx URLs share scheme, host and port (where a provider's key may go)."""
+    return _origin(a) == _origin(b)
+
+
 @contextlib.asynccontextmanager
 async def _get(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
     """A streamed GET (the key in `headers` goes to `url`'s origin only: a redirect elsewhere
@@ -221,9 +228,10 @@ async def stream_lines(url: str, headers: dict[str, str], cap: int) -> AsyncGene
 _ID_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
 
 
-def leading_custom_id(prefix: bytes) -> str | None:
-    """The custom_id a result line opens with: the value of a ``"custom_id"`` key of the
-    top-level object within `prefix` (OpenAI and Anthropic both write it first), or None."""
+def leading_custom_id(prefix: bytes, key: str = "custom_id") -> str | None:
+    """The custom_id a result line opens with: the value of a ``"custom_id"`` key (Gemini's
+    lines: ``key``) of the top-level object within `prefix` (OpenAI and Anthropic write it
+    first), or None."""
     tokens = [m.group() for m in _ID_TOKENS.finditer(prefix)]
     if not tokens or tokens[0] != b"{":
         return None
@@ -235,7 +243,7 @@ def leading_custom_id(prefix: bytes) -> str | None:
             depth -= 1
         elif depth == 1 and tok.startswith(b'"') and tokens[i + 1] == b":" and tokens[i + 2].startswith(b'"'):
             try:
-                if json.loads(tok) != "custom_id":
+                if json.loads(tok) != key:
                     continue
                 value = json.loads(tokens[i + 2])
             except ValueError:
@@ -265,7 +273,7 @@ class Collected:
     reply over the cap: a final abstention) or named twice (failed); lines for requests the
     batch never held, and lines that name no request, counted."""
 
-    protocol: str  # openai | anthropic
+    protocol: str  # openai | anthropic | gemini
     ids: dict[str, str]  # custom_id -> request hash, of this batch's requests only
     cap: int
     max_lines: int
@@ -288,6 +296,11 @@ class Collected:
     def __exit__(self, *exc: Any) -> None:
         self._spool.close()
 
+    @property
+    def id_key(self) -> str:
+        """The key naming a line's request: Gemini's ``key``, else ``custom_id``."""
+        return "key" if self.protocol == "gemini" else "custom_id"
+
     def full(self) -> bool:
         if self.lines >= self.max_lines:
             self.cut = (
@@ -300,7 +313,7 @@ class Collected:
     def add(self, line: bytes | Overlong) -> None:
         self.lines += 1
         if isinstance(line, Overlong):
-            h = self._request(leading_custom_id(line.prefix))
+            h = self._request(leading_custom_id(line.prefix, self.id_key))
             if h is not None:
                 self._settle(h, "unusable", f"response body over {self.cap // (1024 * 1024)} MB; not read further")
             return
@@ -308,17 +321,18 @@ class Collected:
             obj = loads_document(line.decode("utf-8"), "result line")
         except (InputError, UnicodeDecodeError) as exc:
             why = str(exc).removeprefix("result line:1: ") if isinstance(exc, InputError) else "not UTF-8"
-            h = self._request(leading_custom_id(line[:PREFIX_BYTES]))
+            h = self._request(leading_custom_id(line[:PREFIX_BYTES], self.id_key))
             if h is not None:
                 self._settle(h, "failed", clean(f"unreadable result line: {why}", [], 200))
             return
         if not isinstance(obj, dict):
             self.unreadable += 1
             return
-        h = self._request(obj.get("custom_id"))
+        h = self._request(obj.get(self.id_key))
         if h is None:
             return
-        kind, value = self._openai(obj) if self.protocol == "openai" else self._anthropic(obj)
+        read = {"openai": self._openai, "anthropic": self._anthropic, "gemini": self._gemini}[self.protocol]
+        kind, value = read(obj)
         self._settle(h, kind, value)
 
     def _request(self, custom_id: Any) -> str | None:
@@ -363,6 +377,24 @@ class Collected:
             return "failed", f"a result of type {clean(str(kind), [], 40)}"
         try:
             return "answered", anthropic_body(result.get("message"))
+        except UnreadableReply as exc:
+            return "failed", describe_unreadable(exc)
+
+    @staticmethod
+    def _gemini(obj: dict) -> tuple[str, Any]:
+        """A line of Gemini's responses file: ``{"key", "response": GenerateContentResponse}``
+        or ``{"key", "error" | "status": Status}``."""
+        from jury.judging.batch_pricing import gemini_body
+        from jury.judging.retries import UnreadableReply, describe_unreadable
+
+        error = obj.get("error") if obj.get("error") is not None else obj.get("status")
+        if error is not None:
+            return "failed", _reason(error, "an error without a message")
+        response = obj.get("response")
+        if not isinstance(response, dict):
+            return "failed", "a result without a response"
+        try:
+            return "answered", gemini_body(response)
         except UnreadableReply as exc:
             return "failed", describe_unreadable(exc)
 

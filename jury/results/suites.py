@@ -234,17 +234,32 @@ def _shown(m: dict, prefix: str) -> str:
     return f"{v:.3f} [{m[f'{prefix}_low']:.3f}, {m[f'{prefix}_high']:.3f}]"
 
 
-def render_suites(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None, fmt: str, *, extra: dict | None = None) -> str:
+def render_suites(
+    strict: list[SuiteRow],
+    adjudicated: list[SuiteRow] | None,
+    fmt: str,
+    *,
+    extra: dict | None = None,
+    subsets: list[dict] | None = None,
+    subset_notes: list[str] | None = None,
+) -> str:
     """The suite report in `fmt` (table, md, csv, json): per model and metric, strict and (with
     verdicts) adjudicated with 95% intervals (`interval`: wilson for shares of units, bootstrap
-    for means of per-unit fractions), then the excluded reference failures."""
+    for means of per-unit fractions), then the excluded reference failures. ``subsets``
+    (jury.results.suite_subsets.subset_rows): the metrics per subset and the overall means,
+    a second table (JSON ``subsets``; in CSV the rows above with ``subset`` "pooled")."""
     from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
 
     rows = table_rows(strict, adjudicated)
     excluded = [{"model": s.model, **e} for s in strict for e in s.excluded]
     if fmt == "json":
-        return to_json({"metrics": rows, "reference_failures": excluded, **(extra or {})})
+        more = {"subsets": subsets, "subset_notes": subset_notes or []} if subsets is not None else {}
+        return to_json({"metrics": rows, "reference_failures": excluded, **more, **(extra or {})})
     if fmt == "csv":
+        if subsets is not None:
+            pooled = [{"subset": "pooled", "split": None, **r} for r in rows]
+            columns = ["model", "subset", "split", *[c for c in (rows[0] if rows else {}) if c != "model"], "averaged"]
+            return to_csv(pooled + subsets, columns)
         return to_csv(rows, list(rows[0]) if rows else ["model", "tasks", "metric"])
     display: list[dict] = [
         {
@@ -269,8 +284,27 @@ def render_suites(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None, fm
     )
     if extra and extra.get("note"):
         caption += "\n" + extra["note"]
+    by_subset = None
+    if subsets is not None:
+        by_subset = (
+            [
+                {
+                    **r,
+                    "split": r["split"] or "—",
+                    "strict": _subset_shown(r, "strict"),
+                    "adjudicated": _subset_shown(r, "adjudicated"),
+                }
+                for r in subsets
+            ],
+            ["model", "subset", "split", "metric", "interval", "strict_units", "strict", *columns[6:]],
+            ["model", "subset", "split", "metric", "95% CI", "units", "strict [95% CI]", *headers[6:]],
+            "\n".join([SUBSET_CAPTION, *(subset_notes or [])]),
+        )
     if fmt == "md":
-        return to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
+        out = to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
+        if by_subset is not None:
+            out += "\n" + to_markdown(*by_subset[:3]) + "\n" + safe(by_subset[3], newlines=True) + "\n"
+        return out
     import io
 
     from rich.console import Console
@@ -279,4 +313,21 @@ def render_suites(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None, fm
     console = Console(file=buf, width=200, color_system=None)
     console.print(to_rich_table(display, columns, headers, title="test-suite metrics (PLSQLBench)"))
     console.print(safe(caption, newlines=True), markup=False, highlight=False)
+    if by_subset is not None:
+        console.print(to_rich_table(*by_subset[:3], title="per subset (PLSQLBench's tables)"))
+        console.print(safe(by_subset[3], newlines=True), markup=False, highlight=False)
     return buf.getvalue()
+
+
+SUBSET_CAPTION = (
+    "overall: the unweighted mean of the subsets' values over the split's subsets that report the metric "
+    "(units: subsets averaged; no interval)"
+)
+
+
+def _subset_shown(m: dict, prefix: str) -> str | None:
+    if f"{prefix}_value" not in m:
+        return None
+    if m["subset"] == "overall" and m[f"{prefix}_value"] is not None:
+        return f"{m[f'{prefix}_value']:.3f} (mean of {m[f'{prefix}_units']})"
+    return _shown(m, prefix)

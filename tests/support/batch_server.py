@@ -14,9 +14,17 @@ Anthropic Message Batches (api_base = server.root_url):
     GET  {root}/v1/messages/batches/{id}     processing_status in_progress -> ended
     GET  {root}/v1/messages/batches/{id}/results   JSONL: succeeded | errored | expired per custom_id
 
+Gemini's Batch API, input-file mode (api_base = server.root_url):
+
+    POST {root}/upload/v1beta/files          resumable upload, start -> X-Goog-Upload-URL header
+    POST {root}/upload/v1beta/files?upload_id=...   "upload, finalize": the bytes -> {"file": {"name": "files/..."}}
+    POST {root}/v1beta/models/{model}:batchGenerateContent   {batch: {display_name, input_config: {file_name}}} -> operation
+    GET  {root}/v1beta/batches/{id}          metadata.state BATCH_STATE_RUNNING -> SUCCEEDED | EXPIRED | CANCELLED | FAILED
+    GET  {root}/download/v1beta/files/{id}:download?alt=media   JSONL: {"key", "response"} or {"key", "error"}
+
 Each batch line is answered, when its batch ends, by the scripted responder of its model
-(FakeLLMServer.script: a Reply, str, dict or callable(request) -> ...; an Anthropic request is
-seen as an OpenAI one: system and user messages with text content). Chat completions
+(FakeLLMServer.script: a Reply, str, dict or callable(request) -> ...; an Anthropic or Gemini
+request is seen as an OpenAI one: system and user messages with text content). Chat completions
 ({base}/chat/completions) are served as FakeLLMServer serves them (repair turns, synchronous
 jurors). Knobs: `polls_before_end` (retrievals answered "in_progress" before a batch ends),
 `fail_items` (custom_ids answered with an error), `expire_next` (the next batches to end
@@ -24,7 +32,7 @@ expire: only `expire_keep` of their lines are answered), `end_next` (how the nex
 "expired", "cancelled" (both answer `expire_keep` lines) or "failed" (OpenAI: the batch fails
 validation, no file; Anthropic has no failed state)), and `tamper` (a hostile or broken
 provider: `tamper(kind, batch, lines)` gets the result lines the server would write, kind
-"output" / "error" (OpenAI's files) or "results" (Anthropic's stream), and returns the parts
+"output" / "error" (OpenAI's files), "results" (Anthropic's stream) or "responses" (Gemini's file), and returns the parts
 to serve instead: a dict is one JSON line, bytes go out as they are, a Huge is streamed
 without being built in memory), `file_headers` (extra headers on every file and results
 response: Content-Encoding) and `get_faults` (the next GET matching a path gets a scripted
@@ -118,6 +126,21 @@ def _anthropic_as_openai(params: dict) -> dict:
     return {**{k: v for k, v in params.items() if k not in ("messages", "system")}, "messages": messages}
 
 
+def _gemini_as_openai(request: dict) -> dict:
+    """A GenerateContentRequest as the OpenAI request a responder expects to see."""
+
+    def text(content: Any) -> str:
+        return "".join(p.get("text", "") for p in (content or {}).get("parts") or [] if isinstance(p, dict))
+
+    messages = []
+    system = request.get("system_instruction") or request.get("systemInstruction")
+    if system:
+        messages.append({"role": "system", "content": text(system)})
+    for c in request.get("contents") or []:
+        messages.append({"role": "assistant" if c.get("role") == "model" else "user", "content": text(c)})
+    return {"messages": messages, "generationConfig": request.get("generationConfig") or {}}
+
+
 class _BatchHandler(_Handler):
     server: _HTTPServer
 
@@ -153,6 +176,20 @@ class _BatchHandler(_Handler):
         if fault is not None:
             _match, status, headers, body = fault
             self._send(status, body, headers)
+            return
+        if path.startswith("/v1beta/batches/"):
+            view = owner._gemini_retrieve(parts[2])
+            self._send_json(200, view) if view else self._send_json(404, {"error": {"code": 404, "message": "no batch"}})
+            return
+        if path.startswith("/download/v1beta/files/") and path.endswith(":download"):
+            fid = "files/" + parts[3].removesuffix(":download")
+            with owner._lock:
+                content = owner.files.get(fid)
+                owner.content_reads.append(fid)
+            if content is None:
+                self._send_json(404, {"error": {"code": 404, "message": "no file"}})
+                return
+            self._send_parts(content if isinstance(content, list) else [content], "application/octet-stream", owner.file_headers)
             return
         if path.startswith("/v1/messages/batches/"):
             rest = parts[3:]
@@ -204,6 +241,22 @@ class _BatchHandler(_Handler):
             body = json.loads(self._body() or b"{}")
             self._send_json(200, owner._openai_create(body))
             return
+        if path == "/upload/v1beta/files":
+            raw = self._body()
+            owner.gemini_headers.append({k.lower(): v for k, v in self.headers.items() if k.lower() != "x-goog-api-key"})
+            if self.headers.get("X-Goog-Upload-Command") == "start":
+                upload = uuid.uuid4().hex[:16]
+                url = f"{owner.upload_root or owner.root_url}/upload/v1beta/files?upload_id={upload}&upload_protocol=resumable"
+                self._send_json(200, {}, {"X-Goog-Upload-URL": url, "X-Goog-Upload-Status": "active"})
+                return
+            self._send_json(200, {"file": owner._gemini_file(raw)})
+            return
+        if path.startswith("/v1beta/models/") and path.endswith(":batchGenerateContent"):
+            model = path.removeprefix("/v1beta/models/").removesuffix(":batchGenerateContent")
+            body = json.loads(self._body() or b"{}")
+            owner.gemini_headers.append({k.lower(): v for k, v in self.headers.items() if k.lower() != "x-goog-api-key"})
+            self._send_json(200, owner._gemini_create(model, body))
+            return
         if path == "/v1/messages/batches":
             body = json.loads(self._body() or b"{}")
             owner.anthropic_headers.append({k.lower(): v for k, v in self.headers.items() if k.lower() != "x-api-key"})
@@ -233,6 +286,8 @@ class BatchServer(FakeLLMServer):
         # (match(path), status, headers, body): the next GET whose path matches gets this answer instead
         self.get_faults: list[tuple[Any, int, dict[str, str], bytes]] = []
         self.anthropic_headers: list[dict] = []
+        self.gemini_headers: list[dict] = []  # the headers of every Gemini upload and create request (no key)
+        self.upload_root: str | None = None  # where the Files API's upload URL points (default: this server)
         self.poll_delay_s = 0.0  # a retrieval waits this long before answering (a process to kill meanwhile)
 
     @property
@@ -391,6 +446,94 @@ class BatchServer(FakeLLMServer):
     def _openai_retrieve(self, batch_id: str) -> dict | None:
         b = self._poll(batch_id)
         return None if b is None or b["protocol"] != "openai" else self._openai_view(b)
+
+    # ---- Gemini ----------------------------------------------------------------------------
+    def _gemini_file(self, content: bytes | list[Part]) -> dict:
+        fid = f"files/{uuid.uuid4().hex[:16]}"
+        with self._lock:
+            self.files[fid] = content
+        size = len(content) if isinstance(content, bytes) else _parts_size(content)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        return {"name": fid, "mimeType": "application/jsonl", "sizeBytes": str(size), "createTime": stamp, "state": "ACTIVE"}
+
+    def _gemini_create(self, model: str, body: dict) -> dict:
+        name = body["batch"]["input_config"]["file_name"]
+        with self._lock:
+            content = self.files[name]
+        lines = []
+        for raw in content.decode().splitlines():
+            if raw.strip():
+                item = json.loads(raw)
+                request = item["request"]
+                lines.append({"custom_id": item["key"], "model": model, "request": _gemini_as_openai(request), "native": request})
+        bid = uuid.uuid4().hex[:20]
+        b = {"protocol": "gemini", "id": bid, "lines": lines, "state": "in_progress", "retrievals": 0, "body": body}
+        b["model"], b["created_at"] = model, time.time()
+        with self._lock:
+            self.batches[bid] = b
+        return self._gemini_view(b)
+
+    def _gemini_view(self, b: dict) -> dict:
+        state = {"in_progress": "RUNNING", "ended": "SUCCEEDED", "expired": "EXPIRED", "cancelled": "CANCELLED"}.get(
+            b["state"], "FAILED"
+        )
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(b["created_at"]))
+        meta = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+            "model": f"models/{b['model']}",
+            "displayName": b["body"]["batch"].get("display_name"),
+            "inputConfig": {"fileName": b["body"]["batch"]["input_config"]["file_name"]},
+            "createTime": stamp,
+            "state": f"BATCH_STATE_{state}",
+            "batchStats": {"requestCount": str(len(b["lines"]))},
+        }
+        view: dict = {"name": f"batches/{b['id']}", "metadata": meta, "done": b["state"] != "in_progress"}
+        if b["state"] == "failed":
+            view["error"] = {"code": 3, "message": "fake validation failure"}
+        elif "results" in b:
+            if "responses_file" not in b:
+                parts = self._gemini_lines(b)
+                b["responses_file"] = self._gemini_file(parts)["name"] if parts else None
+            if b["responses_file"]:
+                meta["output"] = {"responsesFile": b["responses_file"]}
+                view["response"] = {
+                    "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput",
+                    "responsesFile": b["responses_file"],
+                }
+        return view
+
+    def _gemini_lines(self, b: dict) -> list[Part]:
+        out: list[Part] = []
+        for cid, (kind, reply, request) in b["results"].items():
+            if kind == "cancelled":
+                continue  # never ran
+            if kind != "ok" or reply is None or reply.status >= 400:
+                message = "fake expired" if kind == "expired" else "fake error"
+                out.append({"key": cid, "error": {"code": 13, "message": message, "status": "INTERNAL"}})
+                continue
+            usage = _completion_body(b["model"], request, reply)["usage"]
+            response = {
+                "candidates": [
+                    {
+                        "content": {"parts": [{"text": reply.content}], "role": "model"},
+                        "finishReason": "STOP" if reply.finish_reason == "stop" else "MAX_TOKENS",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": {
+                    "promptTokenCount": usage["prompt_tokens"],
+                    "candidatesTokenCount": usage["completion_tokens"],
+                    "totalTokenCount": usage["total_tokens"],
+                },
+                "modelVersion": reply.model or b["model"],
+                "responseId": uuid.uuid4().hex[:20],
+            }
+            out.append({"key": cid, "response": response})
+        return self.tamper("responses", b, out) if self.tamper else out
+
+    def _gemini_retrieve(self, batch_id: str) -> dict | None:
+        b = self._poll(batch_id)
+        return None if b is None or b["protocol"] != "gemini" else self._gemini_view(b)
 
     # ---- Anthropic -------------------------------------------------------------------------
     def _anthropic_create(self, body: dict) -> dict:
