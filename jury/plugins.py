@@ -19,18 +19,19 @@ jury ships its own entries through the same path (its ``spider2`` comparator and
 ``bird-predictions`` importer are entry points of the ``jury`` distribution). A plugin that
 fails to import, is not callable, or takes a name jury ships (or another plugin took) is a
 :class:`~jury.errors.PluginError`: one line naming the plugin, its distribution and the cause.
-The distribution and version of a third-party entry are recorded where outputs record the
-choice (:meth:`Plugin.describe`).
+An exception a plugin's function raises is a PluginError too. The distribution and version
+of a third-party entry are recorded where outputs record the choice (:meth:`Plugin.describe`).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from jury.errors import InputError, PluginError, did_you_mean
+from jury.errors import InputError, JuryError, PluginError, did_you_mean
 
 T = TypeVar("T")
 
@@ -138,6 +139,8 @@ class Registry(Mapping[str, T], Generic[T]):
         problem = self._check(obj) if self._check else None
         if problem:
             raise PluginError(f"{self.kind} plugin {name!r} ({plugin.where()}) {problem}")
+        if callable(obj) and not plugin.shipped:
+            obj = _guarded(self.kind, plugin, obj)
         self._loaded[name] = obj
         return obj
 
@@ -161,6 +164,25 @@ class Registry(Mapping[str, T], Generic[T]):
 def not_callable(obj: object) -> str | None:
     """The problem of a plugin that should be a function: None when ``obj`` is callable."""
     return None if callable(obj) else f"is not callable (it is a {type(obj).__name__})"
+
+
+def _guarded(kind: str, plugin: Plugin, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` whose exceptions are a PluginError naming the plugin (one line, no traceback of
+    another package's code); a JuryError it raises on purpose passes as it is."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except JuryError:
+            raise
+        except Exception as exc:
+            why = " ".join(str(exc).split())[:300]
+            raise PluginError(
+                f"{kind} plugin {plugin.name!r} ({plugin.where()}) failed: {type(exc).__name__}{': ' + why if why else ''}"
+            ) from None
+
+    return call
 
 
 def _is_jury(ep: object) -> bool:

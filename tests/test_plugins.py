@@ -205,6 +205,16 @@ def test_a_plugin_that_is_no_function_is_refused(install) -> None:
     )
 
 
+def test_a_plugin_comparator_that_raises_is_one_line_naming_it(shop: Path, install) -> None:
+    install(source="def same_count(gold_rows, pred_rows, **_):\n    return 1 / 0\n")
+    done = run_jury_inprocess([*ARGS, "--comparator", "same_count"], shop)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "Error: comparator plugin 'same_count' (jury-same-count 0.1.0: jury_same_count:same_count) failed: "
+        "ZeroDivisionError: division by zero"
+    ]
+
+
 def test_an_unknown_name_lists_the_installed_plugins(install) -> None:
     install()
     with pytest.raises(InputError) as info:
