@@ -15,8 +15,8 @@ After ``pip install jury-fuzzy``, ``jury score run.jsonl --comparator fuzzy`` an
 - ``jury.importers``: a reader of another tool's prediction files into run records
   (jury.inputs.importers), called as ``fn(path, gold_items, model) -> ImportReport``.
 
-jury ships its own entries through the same path (its ``spider2`` comparator and its
-``bird-predictions`` importer are entry points of the ``jury`` distribution). A plugin that
+jury ships its own entries through the same path (its ``spider2`` comparator is an entry
+point of the ``jury`` distribution, in pyproject.toml). A plugin that
 fails to import, is not callable, or takes a name jury ships (or another plugin took) is a
 :class:`~jury.errors.PluginError`: one line naming the plugin, its distribution and the cause.
 An exception a plugin's function raises is a PluginError too. The distribution and version
@@ -38,7 +38,7 @@ T = TypeVar("T")
 #: The distribution jury itself is installed as: its entry points are shipped ones.
 JURY_DISTRIBUTION = "jury"
 #: Every extension point: what it extends -> its entry-point group.
-GROUPS = {"comparator": "jury.comparators"}
+GROUPS = {"comparator": "jury.comparators", "importer": "jury.importers"}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import jury
 from jury.compare import comparators
 from jury.compare.comparators import COMPARATORS, get_comparator
 from jury.errors import InputError, PluginError
+from jury.inputs.importers import IMPORTERS
 from tests.support.clirun import run_jury_inprocess
 from tests.support.helpers import GOLD, make_db, write_gold, write_runs
 from tests.support.plugins import env_with, write_plugin
@@ -61,12 +62,14 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         monkeypatch.syspath_prepend(str(root))  # also invalidates importlib's caches
         modules.append(options.get("module", "jury_same_count"))
         COMPARATORS.refresh()
+        IMPORTERS.refresh()
         return root
 
     yield installed
     for module in modules:
         sys.modules.pop(module, None)
     COMPARATORS.refresh()  # read again (without the plugin) at the next look-up
+    IMPORTERS.refresh()
 
 
 def _json(stdout: str) -> dict:
@@ -223,3 +226,73 @@ def test_an_unknown_name_lists_the_installed_plugins(install) -> None:
         "unknown comparator 'same_cont'; did you mean 'same_count'? choose one of: "
         "bird, bird_normalized, relaxed, same_count, spider2, strict, subset"
     )
+
+
+# An importer of another tool's files: a CSV of question_id,sql (the model's answers).
+CSV_IMPORTER = """
+import csv
+
+from jury.inputs.importers import ImportReport
+from jury.inputs.records import RunRecord
+
+
+def read_csv(path, gold_items, model):
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    records = [RunRecord(model=model, question_id=int(r["question_id"]), sql=r["sql"]) for r in rows]
+    return ImportReport(records=records, entries=len(rows))
+
+
+def not_a_report(path, gold_items, model):
+    return [("q", "sql")]
+"""
+CSV = "question_id,sql\n1,SELECT name FROM item WHERE colour = 'red'\n99,SELECT 1\n3,SELECT id FROM item\n1,SELECT 2\n"
+IMPORTER_POINTS = {"jury.importers": {"csv-answers": "jury_csv:read_csv", "listing": "jury_csv:not_a_report"}}
+
+
+def test_an_importer_plugin_reads_its_files_into_run_jsonl_from_the_command_line(shop: Path, install) -> None:
+    install(distribution="jury-csv", module="jury_csv", source=CSV_IMPORTER, entry_points=IMPORTER_POINTS)
+    (shop / "answers.csv").write_text(CSV)
+    done = run_jury_inprocess(["import", "with", "csv-answers", "answers.csv", "--gold", "gold.json", "-o", "m.jsonl"], shop)
+    assert done.returncode == 0, done.stderr
+    # the gold holds questions 1-3: question 99 is odd, the second answer to 1 too; 1 and 3 are kept
+    lines = [json.loads(line) for line in (shop / "m.jsonl").read_text().splitlines()]
+    assert [(r["model"], r["question_id"], r["sql"]) for r in lines] == [
+        ("answers", 1, "SELECT name FROM item WHERE colour = 'red'"),
+        ("answers", 3, "SELECT id FROM item"),
+    ]
+    assert "answers: 2 answers from 4 entries; 0 missing, 2 odd" in done.stderr
+    # the imported run scores as any run: question 1 right, question 3 wrong (module docstring)
+    scored = run_jury_inprocess(["score", "m.jsonl", "--gold", "gold.json", "--db-root", "dbs", "-f", "json"], shop)
+    assert scored.returncode == 0, scored.stderr
+    assert _json(scored.stdout)["models"][0]["comparators"]["strict"]["k"] == 1
+
+
+def test_an_importer_plugin_is_used_from_the_library(shop: Path, install, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jury.api.maintenance import import_bird_predictions
+
+    install(distribution="jury-csv", module="jury_csv", source=CSV_IMPORTER, entry_points=IMPORTER_POINTS)
+    (shop / "answers.csv").write_text(CSV)
+    monkeypatch.chdir(shop)
+    result = import_bird_predictions("answers.csv", gold="gold.json", model="m", importer="csv-answers", family="fam")
+    assert [(r.model, r.question_id, r.family) for r in result.records] == [("m", 1, "fam"), ("m", 3, "fam")]
+    assert result.odd == [
+        "question 99 is not a question of the gold file",
+        "question 1 is answered twice; the first answer counts",
+    ]
+
+
+def test_an_importer_plugin_returning_no_report_is_one_line(shop: Path, install) -> None:
+    install(distribution="jury-csv", module="jury_csv", source=CSV_IMPORTER, entry_points=IMPORTER_POINTS)
+    (shop / "answers.csv").write_text(CSV)
+    done = run_jury_inprocess(["import", "with", "listing", "answers.csv", "--gold", "gold.json"], shop)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "Error: importer plugin 'listing' (jury-csv 0.1.0: jury_csv:not_a_report) returned list, "
+        "not an ImportReport of RunRecords (jury.inputs.importers)"
+    ]
+    unknown = run_jury_inprocess(["import", "with", "csv-answer", "answers.csv", "--gold", "gold.json"], shop)
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().splitlines() == [
+        "Error: unknown importer 'csv-answer'; did you mean 'csv-answers'? choose one of: bird-predictions, csv-answers, listing"
+    ]
