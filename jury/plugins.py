@@ -26,12 +26,16 @@ of a third-party entry are recorded where outputs record the choice (:meth:`Plug
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from jury.errors import InputError, JuryError, PluginError, did_you_mean
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 T = TypeVar("T")
 
@@ -79,7 +83,7 @@ class Registry(Mapping[str, T], Generic[T]):
         self._builtin = dict(builtin)
         self._check = check
         self._lock = threading.Lock()
-        self._points: dict[str, tuple[Plugin, object]] | None = None  # name -> (plugin, its EntryPoint)
+        self._points: dict[str, tuple[Plugin, EntryPoint]] | None = None  # name -> (plugin, its EntryPoint)
         self._loaded: dict[str, T] = {}
 
     def refresh(self) -> None:
@@ -87,16 +91,16 @@ class Registry(Mapping[str, T], Generic[T]):
         with self._lock:
             self._points, self._loaded = None, {}
 
-    def _entry_points(self) -> dict[str, tuple[Plugin, object]]:
+    def _entry_points(self) -> dict[str, tuple[Plugin, EntryPoint]]:
         with self._lock:
             if self._points is None:
                 self._points = self._scan()
             return self._points
 
-    def _scan(self) -> dict[str, tuple[Plugin, object]]:
+    def _scan(self) -> dict[str, tuple[Plugin, EntryPoint]]:
         from importlib.metadata import entry_points
 
-        found: dict[str, tuple[Plugin, object]] = {}
+        found: dict[str, tuple[Plugin, EntryPoint]] = {}
         points = sorted(entry_points(group=self.group), key=lambda e: (not _is_jury(e), e.name, e.value))
         for ep in points:
             dist = ep.dist
@@ -130,7 +134,7 @@ class Registry(Mapping[str, T], Generic[T]):
             return self._loaded[name]
         plugin, ep = points[name]
         try:
-            obj = ep.load()  # type: ignore[attr-defined]
+            obj = ep.load()
         except Exception as exc:  # a plugin's import may fail any way: one line naming it
             why = " ".join(str(exc).split())[:300]
             raise PluginError(
@@ -185,12 +189,10 @@ def _guarded(kind: str, plugin: Plugin, fn: Callable[..., Any]) -> Callable[...,
     return call
 
 
-def _is_jury(ep: object) -> bool:
-    dist = getattr(ep, "dist", None)
+def _is_jury(ep: EntryPoint) -> bool:
+    dist = ep.dist
     return dist is not None and _normal(dist.name) == JURY_DISTRIBUTION
 
 
 def _normal(name: str) -> str:
-    import re
-
     return re.sub(r"[-_.]+", "-", name).lower()
