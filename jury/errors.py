@@ -37,6 +37,11 @@ class ConfigError(JuryError):
     """jury.toml, a panel or a family registry is wrong."""
 
 
+class PluginError(ConfigError):
+    """An installed plugin (an entry point of jury.plugins.GROUPS) fails to load, is not what
+    its group takes, or takes a name jury ships or another plugin took."""
+
+
 class StoreError(JuryError):
     """The embedded store cannot be opened or is of an unknown schema."""
 

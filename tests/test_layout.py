@@ -22,6 +22,7 @@ def test_every_stage_is_a_package_and_nothing_else_is():
         "__init__.py",
         "__main__.py",
         "errors.py",
+        "plugins.py",
         "stats.py",
         "stats_agreement.py",
         "stats_correction.py",

@@ -77,6 +77,7 @@ RECIPES: dict[str, list[tuple[str, list[str]]]] = {
         ("new", ["suites", "suite.jsonl", "--adjudicate", "--panel", "panel.toml", "--verdicts-out", "OUT"])
     ],
     "import bird-predictions --output": [("file", ["import", "bird-predictions", "pred.json", "--model", "x", "-o", "OUT"])],
+    "import with --output": [("file", ["import", "with", "bird-predictions", "pred.json", "--model", "x", "-o", "OUT"])],
     "labels import --output": [
         ("file", ["labels", "import", "flex-agreement", *["fn.jsonl", "fp.jsonl", "agree.csv"], "-o", "OUT"])
     ],

@@ -314,6 +314,7 @@ def import_bird_predictions(
     output: PathLike | None = None,
     only_db: Sequence[str] | None = None,
     family: str | None = None,
+    importer: str = "bird-predictions",
     project: Project | None = None,
 ) -> RunImport:
     """Import a BIRD prediction file (predict_dev.json, or one SQL per line) as ``model``'s run
@@ -322,10 +323,10 @@ def import_bird_predictions(
     questions of ``gold`` (default: jury.toml's gold), and of the db_ids ``only_db`` when
     given; written as run JSONL to ``output`` when given (never over an input, the store or a
     database). Non-string entries and empty lines become missing answers (sql: null);
-    ``family`` overrides the family registry."""
+    ``family`` overrides the family registry. ``importer``: the importer reading the file,
+    BIRD's (``bird-predictions``) or an installed plugin's (docs/plugins.md)."""
     from jury.errors import InputError
-    from jury.inputs.importers import POSITIONS_HINT, model_name
-    from jury.inputs.importers import import_bird_predictions as read_predictions
+    from jury.inputs.importers import POSITIONS_HINT, model_name, read_predictions
     from jury.inputs.io import dump_runs, load_gold, load_gold_list
     from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
@@ -345,7 +346,7 @@ def import_bird_predictions(
     dbs = list(only_db or [])
     keep = set(load_gold(gold_path)) if positions is not None else None
     order = load_gold_list(positions if positions is not None else gold_path)
-    report = read_predictions(source, order, model, only_db=set(dbs) or None, family=family, keep=keep)
+    report = read_predictions(importer, source, order, model, only_db=set(dbs) or None, family=family, keep=keep)
     if not report.records:
         if dbs:
             raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")

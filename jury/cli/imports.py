@@ -52,3 +52,47 @@ def bird_predictions(
         typer.echo(result.render(), nl=False)
     for note in result.notes:
         typer.echo(note, err=True)
+
+
+@app.command("with")
+@handle_errors
+def with_importer(
+    importer: str = typer.Argument(
+        ..., help="The importer: bird-predictions (as `jury import bird-predictions`) or an installed plugin's name."
+    ),
+    file: Path = typer.Argument(..., help="The prediction file the importer reads."),
+    model: str | None = typer.Option(
+        None, help="Model name to record on every line (default: the file's name without its suffix)."
+    ),
+    gold: Path | None = typer.Option(None, help="The gold file whose questions are kept. Default: jury.toml's gold."),
+    positions_from: Path | None = typer.Option(
+        None,
+        "--positions-from",
+        help="The gold file the importer is given (in its order) when it is not --gold. Default: jury.toml's positions_from.",
+    ),
+    output: Path | None = typer.Option(None, "-o", "--output", writable=True, help="Run JSONL to write (default: stdout)."),
+    only_db: list[str] = typer.Option([], "--db", help="Keep only questions of this db_id (repeatable)."),
+    family: str | None = typer.Option(None, help="Model family to record (overrides the family registry)."),
+) -> None:
+    """Import another tool's prediction file with an importer plugin (the jury.importers entry
+    points: docs/plugins.md), as run JSONL of one model.
+
+    Of what the importer reads, the questions of the gold file are kept; an answer to a
+    question the gold does not hold is an odd entry. Prints how many entries were missing or odd.
+    """
+    from jury.api.maintenance import import_bird_predictions
+
+    result = import_bird_predictions(
+        file,
+        model=model,
+        gold=gold,
+        positions_from=positions_from,
+        output=output,
+        only_db=only_db,
+        family=family,
+        importer=importer,
+    )
+    if output is None:
+        typer.echo(result.render(), nl=False)
+    for note in result.notes:
+        typer.echo(note, err=True)

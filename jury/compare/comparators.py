@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from jury.compare import spider2 as spider2_official
-from jury.errors import InputError, did_you_mean
+from jury.errors import InputError
 from jury.execution.rows import UNHASHABLE
 from jury.inputs.records import GoldItem, RecordedResult
+from jury.plugins import GROUPS, Plugin, Registry, not_callable
 from jury.vocab import Comparator
 
 Rows = Sequence[Sequence]
@@ -414,33 +415,44 @@ def overlap(gold_rows: Rows, pred_rows: Rows, *, options: NormalizeOptions = Nor
     return len(a & b) / len(union)
 
 
-COMPARATORS: dict[str, Callable[..., bool]] = {  # keyed by Comparator members (StrEnum: str keys)
-    Comparator.BIRD: bird,
-    Comparator.STRICT: strict,
-    Comparator.RELAXED: relaxed,
-    Comparator.SUBSET: subset,
-    Comparator.BIRD_NORMALIZED: bird_normalized,
-    Comparator.SPIDER2: spider2,
-}
+COMPARATORS: Registry[Callable[..., bool]] = Registry(
+    "comparator",
+    GROUPS["comparator"],
+    {  # keyed by Comparator members (StrEnum: str keys); spider2 is an entry point (pyproject.toml)
+        Comparator.BIRD: bird,
+        Comparator.STRICT: strict,
+        Comparator.RELAXED: relaxed,
+        Comparator.SUBSET: subset,
+        Comparator.BIRD_NORMALIZED: bird_normalized,
+    },
+    check=not_callable,
+)
+"""Every comparator by name: jury's own and those of installed plugins (the ``jury.comparators``
+entry points, jury.plugins). jury's ``spider2`` comes through that path too."""
 
 
 def get_comparator(name: str) -> Callable[..., bool]:
-    """Look a comparator up by name.
+    """Look a comparator up by name: jury's own or an installed plugin's (jury.plugins).
 
     >>> get_comparator("bird") is bird
+    True
+    >>> get_comparator("spider2") is spider2  # jury's own, registered as an entry point
     True
     >>> get_comparator("fuzzy")
     Traceback (most recent call last):
     ...
     jury.errors.InputError: unknown comparator 'fuzzy'; choose one of: bird, bird_normalized, relaxed, spider2, strict, subset
     """
-    try:
-        return COMPARATORS[name]
-    except (KeyError, TypeError):
-        choices = ", ".join(sorted(COMPARATORS))
-        raise InputError(
-            f"unknown comparator {name!r}{did_you_mean(name, COMPARATORS) or ';'} choose one of: {choices}"
-        ) from None
+    return COMPARATORS.get_named(name)
+
+
+def comparator_plugin(name: str) -> Plugin | None:
+    """The third-party plugin comparator ``name`` comes from, or None for jury's own (and for
+    an unknown name): what provenance records beside the comparator's name."""
+    if name not in COMPARATORS:
+        return None
+    plugin = COMPARATORS.plugin(name)
+    return None if plugin.shipped else plugin
 
 
 def gold_orders_rows(sql: str) -> bool:

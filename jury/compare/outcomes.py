@@ -82,13 +82,17 @@ class Settings:
             raise InputError(f"workers must be at least 1, got {self.workers}")
 
     def describe(self) -> dict:
-        return {
+        described = {
             "comparator": self.comparator,
             "near_miss_threshold": self.near_miss,
             "timeout_s": self.timeout_s,
             "row_cap": self.row_cap,
             "normalize": self.options.describe(),
         }
+        plugin = compare.comparator_plugin(self.comparator)  # a third-party comparator: whose, which version
+        if plugin is not None:
+            described["comparator_plugin"] = plugin.describe()
+        return described
 
 
 class PairResult(BaseModel):

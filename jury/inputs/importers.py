@@ -1,24 +1,33 @@
-"""Importers of published predictions: BIRD's predict_dev.json and one-SQL-per-line files.
+"""Importers of published predictions: BIRD's predict_dev.json and one-SQL-per-line files,
+and those of installed plugins (the ``jury.importers`` entry points: :data:`IMPORTERS`).
 
-Both index questions by position in the gold file (dev.json); the result is run records
-for one model, with a count of missing and odd entries.
+BIRD's both index questions by position in the gold file (dev.json); the result is run
+records for one model, with a count of missing and odd entries. An importer plugin is a
+function ``fn(path, gold_items, model) -> ImportReport`` of the file, the gold items in the
+gold file's order and the model name; :func:`read_predictions` keeps the questions asked for
+and checks what it returned.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jury.errors import InputError
+from jury.errors import InputError, PluginError
 from jury.inputs.io import loads_document, read_text
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
+from jury.plugins import GROUPS, Registry, not_callable
 
 BIRD_SEPARATOR = "\t----- bird -----\t"
 
 
 @dataclass
 class ImportReport:
+    """What an importer read: the run records, how many entries the file had, the questions
+    left without an answer and the entries that were not plain answers (one line each)."""
+
     records: list[RunRecord]
     entries: int = 0
     missing: list[QuestionId] = field(default_factory=list)
@@ -133,3 +142,52 @@ def prediction_runs(paths: list[Path], gold: dict[QuestionId, GoldItem], positio
             raise InputError(f"{p}: none of its {report.entries} predictions is a question of the gold file; {POSITIONS_HINT}")
         records += report.records
     return records
+
+
+#: The importer jury ships, by name (``jury import bird-predictions``).
+BIRD_PREDICTIONS = "bird-predictions"
+
+IMPORTERS: Registry[Callable[..., ImportReport]] = Registry(
+    "importer", GROUPS["importer"], {BIRD_PREDICTIONS: import_bird_predictions}, check=not_callable
+)
+"""Every importer by name: jury's bird-predictions and those of installed plugins (jury.plugins)."""
+
+
+def read_predictions(
+    importer: str,
+    path: str | Path,
+    gold_items: list[GoldItem],
+    model: str,
+    *,
+    only_db: set[str] | None = None,
+    family: str | None = None,
+    keep: set[QuestionId] | None = None,
+) -> ImportReport:
+    """``path`` read by the importer named ``importer`` (:func:`import_bird_predictions`'s
+    arguments). A plugin is given the file, the gold items and the model; of what it returns,
+    the questions of ``gold_items`` (and of ``keep`` and ``only_db`` when given) are kept, with
+    ``family`` when given, and an answer to a question the gold does not hold is an odd entry.
+    A plugin returning anything but an ImportReport of run records is a PluginError."""
+    fn = IMPORTERS.get_named(importer)
+    if not model.strip():
+        raise InputError("model must name the model (got an empty name)")
+    if IMPORTERS.plugin(importer).shipped:
+        return fn(path, gold_items, model, only_db=only_db, family=family, keep=keep)
+    report = fn(Path(path), list(gold_items), model)
+    where = f"importer plugin {importer!r} ({IMPORTERS.plugin(importer).where()})"
+    if not isinstance(report, ImportReport) or not all(isinstance(r, RunRecord) for r in report.records):
+        raise PluginError(f"{where} returned {type(report).__name__}, not an ImportReport of RunRecords (jury.inputs.importers)")
+    items = {g.question_id: g for g in gold_items}
+    kept: list[RunRecord] = []
+    seen: set[QuestionId] = set()
+    for r in report.records:
+        item = items.get(r.question_id)
+        if item is None or r.question_id in seen:
+            why = "is not a question of the gold file" if item is None else "is answered twice; the first answer counts"
+            report.odd.append(f"question {r.question_id!r} {why}")
+            continue
+        seen.add(r.question_id)
+        if (keep is None or r.question_id in keep) and (not only_db or item.db_id in only_db):
+            kept.append(r.model_copy(update={"model": model, **({"family": family} if family is not None else {})}))
+    report.records = kept
+    return report

@@ -22,11 +22,14 @@ import hmac
 import ipaddress
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from jury.errors import InputError, MissingExtra, need_extra
 from jury.vocab import BLIND_ANSWERS, DEFECT_TYPES, AuditVote, BlindAnswer, DefectType, ReviewItemKind, Verdict
+
+if TYPE_CHECKING:
+    from jury.pipeline.review_queue import ReviewItem
 
 # The [web] extra: starlette (the app), uvicorn (the server), jinja2 (the pages) and python-multipart
 # (the decision form: module python_multipart, `multipart` before 0.0.13). Checked when this module is
@@ -38,6 +41,15 @@ try:
     need_extra("python_multipart", "web", REVIEW_PAGE, package="python-multipart")
 except MissingExtra:
     need_extra("multipart", "web", REVIEW_PAGE, package="python-multipart")
+
+# after the check above, so a missing one is MissingExtra's line, never an ImportError
+from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.concurrency import run_in_threadpool  # noqa: E402
+from starlette.requests import ClientDisconnect, Request  # noqa: E402
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response  # noqa: E402
+from starlette.routing import Mount, Route  # noqa: E402
+from starlette.staticfiles import StaticFiles  # noqa: E402
 
 HERE = Path(__file__).parent
 LOOPBACK_NAMES = ("localhost",)
@@ -140,8 +152,6 @@ class ReviewState:
         self.shas = [d.content_sha256 for _p, d in source.verdict_files]
 
     def decisions(self) -> dict[str, dict]:
-        from jury.pipeline.review_queue import ReviewItem
-
         mine = self.store.decisions(self.shas, self.reviewer)
         by = {(d["kind"], d["verdict_sha256"], d["model"], d["question_id"]): d for d in mine}
 
@@ -151,200 +161,17 @@ class ReviewState:
         return {it.key: by[ident(it)] for it in self.items if ident(it) in by}
 
 
-def create_app(state: ReviewState):
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
-    from starlette.applications import Starlette
-    from starlette.concurrency import run_in_threadpool
-    from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
-    from starlette.routing import Mount, Route
-    from starlette.staticfiles import StaticFiles
+# --------------------------------------------------------------------------- the app
+# The routes are module-level handlers; what one launch serves (its ReviewState, its templates,
+# its static files) is in ``request.app.state``, set once by create_app.
 
-    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
-    env.filters["sql"] = highlight_sql
-    env.filters["words"] = words
-    env.filters["choice"] = lambda c: CHOICE_LABELS.get(c) or words(c)
-    root = state.root
 
-    def refused(why: str) -> Response:
-        return PlainTextResponse(f"Forbidden: {why}", status_code=403)
-
-    def same(given: str | None, secret: str) -> bool:
-        return given is not None and hmac.compare_digest(given.encode(), secret.encode())
-
-    def check(request: Request) -> Response | None:
-        host = urlsplit("//" + request.headers.get("host", "")).hostname or ""
-        if host not in state.hosts:
-            return refused("this page is served for 127.0.0.1 only (Host header refused)")
-        # a fresh ?token= of this launch wins; otherwise this launch's own cookie (an earlier
-        # launch's cookie has another name and path, so it is never consulted)
-        if not (same(request.query_params.get("token"), state.token) or same(request.cookies.get(state.cookie), state.token)):
-            return refused("open the URL `jury review` printed (it carries this launch's token)")
-        return None
-
-    async def check_post(request: Request) -> tuple[Response | None, dict[str, str]]:
-        """Token, Host, Origin and the CSRF token (in the URL) first; only then read a capped body."""
-        bad = check(request)
-        if bad is not None:
-            return bad, {}
-        origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
-            return refused("cross-site request (Origin)"), {}
-        if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
-            return refused("cross-site request (Sec-Fetch-Site)"), {}
-        if not same(request.query_params.get("csrf") or request.headers.get("x-csrf-token"), state.csrf):
-            return refused("missing or wrong CSRF token"), {}
-        too_big = PlainTextResponse(f"request body over {MAX_BODY} bytes", status_code=413)
-        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if ctype != "application/x-www-form-urlencoded":
-            return PlainTextResponse("send the page's form (application/x-www-form-urlencoded)", status_code=415), {}
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY:
-            return too_big, {}
-        body = bytearray()
-        try:
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_BODY:
-                    return too_big, {}
-        except ClientDisconnect:
-            return PlainTextResponse("the request was cut off", status_code=400), {}
-        try:
-            pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
-        except (UnicodeDecodeError, ValueError):
-            return PlainTextResponse("malformed form (not UTF-8, or too many fields)", status_code=400), {}
-        return None, dict(pairs)
-
-    def page(name: str, **ctx) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(reviewer=state.reviewer, csrf=state.csrf, root=root, **ctx))
-
-    def home(request: Request) -> Response:
-        bad = check(request)
-        if bad is not None:
-            return bad
-        decided = state.decisions()
-        nxt = next((i for i, it in enumerate(state.items) if it.key not in decided), None)
-        resp = RedirectResponse(f"{root}/done" if nxt is None else f"{root}/item/{nxt}", status_code=303)
-        if same(request.query_params.get("token"), state.token):
-            resp.set_cookie(state.cookie, state.token, httponly=True, samesite="strict", path=root)
-        return resp
-
-    def render_item(n: int, extra: dict | None = None) -> Response:
-        if not 0 <= n < len(state.items):
-            return PlainTextResponse("no such item", status_code=404)
-        item = state.items[n]
-        decided = state.decisions()
-        decision = decided.get(item.key)
-        ctx: dict[str, Any] = {
-            "item": item,
-            "n": n,
-            "total": len(state.items),
-            "done": len(decided),
-            "decision": decision,
-            "next_open": next(
-                (i for i in [*range(n + 1, len(state.items)), *range(n)] if state.items[i].key not in decided), None
-            ),
-            "defect_types": [(str(d), DEFECT_WORDS[d]) for d in DEFECT_TYPES],
-            "choices": [(str(c), CHOICE_LABELS[c]) for c in BLIND_ANSWERS],
-            "gold_choices": [(str(AuditVote.VALID), "Gold SQL is valid"), (str(AuditVote.DEFECTIVE), "Gold SQL is defective")],
-            **(extra or {}),
-        }
-        if item.kind == ReviewItemKind.ADJUDICATION:
-            order = item.order_for(state.reviewer)
-            gold = {"sql": item.gold_sql, "preview": item.gold_preview, "is_gold": True}
-            cand = {"sql": item.cand_sql or "", "preview": item.cand_preview or "", "is_gold": False}
-            ctx["answers"] = [gold, cand] if order == "gold_first" else [cand, gold]
-            ctx["order"] = order
-            if decision is not None:
-                from jury.judging.ballots import blind_category
-
-                ctx["category"] = blind_category(decision["choice"], decision["item_order"])[0]
-        return page("item.html", **ctx)
-
-    def item_get(request: Request) -> Response:
-        return check(request) or render_item(request.path_params["n"])
-
-    async def item_post(request: Request) -> Response:
-        bad, form = await check_post(request)
-        if bad is not None:
-            return bad
-        n = request.path_params["n"]
-        if not 0 <= n < len(state.items):
-            return PlainTextResponse("no such item", status_code=404)
-        item = state.items[n]
-        choice = form.get("choice", "")
-        allowed = BLIND_ANSWERS if item.kind == ReviewItemKind.ADJUDICATION else tuple(AuditVote)
-        if choice not in allowed:
-            return PlainTextResponse(f"choose one of: {', '.join(allowed)}", status_code=400)
-        decision: dict[str, Any] = {
-            "verdict_sha256": item.verdict_sha256,
-            "kind": str(item.kind),
-            "model": item.model,
-            "question_id": item.question_id,
-            "db_id": item.db_id,
-            "reviewer": state.reviewer,
-            "choice": choice,
-            "note": form.get("note", "").strip() or None,
-            "jury_verdict": item.jury_verdict,
-            "answer_key": item.answer_key,
-            "gold_key": item.gold_key,
-        }
-        if item.kind == ReviewItemKind.ADJUDICATION:
-            decision["item_order"] = item.order_for(state.reviewer)
-        elif choice == AuditVote.DEFECTIVE:
-            defect = form.get("defect_type", "")
-            if defect and defect not in DEFECT_TYPES:
-                return PlainTextResponse(f"defect type: one of {', '.join(DEFECT_TYPES)}", status_code=400)
-            decision["defect_type"] = defect or None  # not chosen: not given (never a default)
-            corrected = form.get("corrected_sql", "").strip()
-            if corrected:
-                from jury.pipeline.review_queue import run_corrected
-
-                _preview, decision["corrected_result"] = await run_in_threadpool(
-                    run_corrected, item, corrected, state.source.timeout_s, state.source.row_cap
-                )
-                decision["corrected_sql"] = corrected
-        from jury.verdicts.lock import utc_now
-
-        decision["decided_at"] = utc_now()
-        await run_in_threadpool(state.store.record, decision)  # committed before the page answers
-        return RedirectResponse(f"{root}/item/{n}", status_code=303)
-
-    async def run_post(request: Request) -> Response:
-        bad, form = await check_post(request)
-        if bad is not None:
-            return bad
-        n = request.path_params["n"]
-        if not 0 <= n < len(state.items) or state.items[n].kind != ReviewItemKind.GOLD:
-            return PlainTextResponse("no such gold item", status_code=404)
-        from jury.errors import JuryError
-        from jury.pipeline.review_queue import run_corrected
-
-        sql = form.get("corrected_sql", "")
-        try:  # off the event loop: a runaway query (bounded by the executor's timeout) blocks no other request
-            shown, _summary = await run_in_threadpool(
-                run_corrected, state.items[n], sql, state.source.timeout_s, state.source.row_cap
-            )
-        except JuryError as exc:
-            shown = str(exc)
-        extra = {"corrected_sql": sql, "corrected_preview": shown, "note": form.get("note", "")}
-        return await run_in_threadpool(render_item, n, extra)
-
-    def done(request: Request) -> Response:
-        bad = check(request)
-        if bad is not None:
-            return bad
-        return page("done.html", total=len(state.items), done=len(state.decisions()))
-
-    def elsewhere(request: Request) -> Response:
-        return PlainTextResponse("Not found: open the URL `jury review` printed", status_code=404)
-
-    files = StaticFiles(directory=HERE / "static")
-
-    async def guarded_static(scope, receive, send) -> None:
-        bad = check(Request(scope))
-        await (bad if bad is not None else files)(scope, receive, send)
-
+def create_app(state: ReviewState) -> Starlette:
+    """The review page of one launch: its routes under ``state.root``, a 404 elsewhere."""
+    pages = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+    pages.filters["sql"] = highlight_sql
+    pages.filters["words"] = words
+    pages.filters["choice"] = lambda c: CHOICE_LABELS.get(c) or words(c)
     routes = [
         Route("/", home),
         Route("/item/{n:int}", item_get, methods=["GET"]),
@@ -353,7 +180,229 @@ def create_app(state: ReviewState):
         Route("/done", done),
         Mount("/static", app=guarded_static, name="static"),
     ]
-    return Starlette(routes=[Mount(root, routes=routes), Route("/{path:path}", elsewhere)])
+    app = Starlette(routes=[Mount(state.root, routes=routes), Route("/{path:path}", elsewhere)])
+    app.state.review = state
+    app.state.pages = pages
+    app.state.static = StaticFiles(directory=HERE / "static")
+    return app
+
+
+def _review(request: Request) -> ReviewState:
+    review: ReviewState = request.app.state.review
+    return review
+
+
+def refused(why: str) -> Response:
+    return PlainTextResponse(f"Forbidden: {why}", status_code=403)
+
+
+def same(given: str | None, secret: str) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), secret.encode())
+
+
+def check(request: Request) -> Response | None:
+    """The refusal of a request not addressed to the host served or without this launch's token, or None."""
+    state = _review(request)
+    host = urlsplit("//" + request.headers.get("host", "")).hostname or ""
+    if host not in state.hosts:
+        return refused("this page is served for 127.0.0.1 only (Host header refused)")
+    # a fresh ?token= of this launch wins; otherwise this launch's own cookie (an earlier
+    # launch's cookie has another name and path, so it is never consulted)
+    if not (same(request.query_params.get("token"), state.token) or same(request.cookies.get(state.cookie), state.token)):
+        return refused("open the URL `jury review` printed (it carries this launch's token)")
+    return None
+
+
+def _cross_site(request: Request) -> Response | None:
+    """The refusal of a POST from another site or without the page's CSRF token, or None."""
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        return refused("cross-site request (Origin)")
+    if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
+        return refused("cross-site request (Sec-Fetch-Site)")
+    if not same(request.query_params.get("csrf") or request.headers.get("x-csrf-token"), _review(request).csrf):
+        return refused("missing or wrong CSRF token")
+    return None
+
+
+async def check_post(request: Request) -> tuple[Response | None, dict[str, str]]:
+    """Token, Host, Origin and the CSRF token (in the URL) first; only then read a capped body."""
+    bad = check(request) or _cross_site(request)
+    if bad is not None:
+        return bad, {}
+    too_big = PlainTextResponse(f"request body over {MAX_BODY} bytes", status_code=413)
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/x-www-form-urlencoded":
+        return PlainTextResponse("send the page's form (application/x-www-form-urlencoded)", status_code=415), {}
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        return too_big, {}
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                return too_big, {}
+    except ClientDisconnect:
+        return PlainTextResponse("the request was cut off", status_code=400), {}
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
+    except (UnicodeDecodeError, ValueError):
+        return PlainTextResponse("malformed form (not UTF-8, or too many fields)", status_code=400), {}
+    return None, dict(pairs)
+
+
+def page(request: Request, name: str, **ctx: Any) -> HTMLResponse:
+    state = _review(request)
+    template = request.app.state.pages.get_template(name)
+    return HTMLResponse(template.render(reviewer=state.reviewer, csrf=state.csrf, root=state.root, **ctx))
+
+
+def home(request: Request) -> Response:
+    bad = check(request)
+    if bad is not None:
+        return bad
+    state = _review(request)
+    decided = state.decisions()
+    nxt = next((i for i, it in enumerate(state.items) if it.key not in decided), None)
+    resp = RedirectResponse(f"{state.root}/done" if nxt is None else f"{state.root}/item/{nxt}", status_code=303)
+    if same(request.query_params.get("token"), state.token):
+        resp.set_cookie(state.cookie, state.token, httponly=True, samesite="strict", path=state.root)
+    return resp
+
+
+def render_item(request: Request, n: int, extra: dict | None = None) -> Response:
+    state = _review(request)
+    if not 0 <= n < len(state.items):
+        return PlainTextResponse("no such item", status_code=404)
+    item = state.items[n]
+    decided = state.decisions()
+    decision = decided.get(item.key)
+    ctx: dict[str, Any] = {
+        "item": item,
+        "n": n,
+        "total": len(state.items),
+        "done": len(decided),
+        "decision": decision,
+        "next_open": next((i for i in [*range(n + 1, len(state.items)), *range(n)] if state.items[i].key not in decided), None),
+        "defect_types": [(str(d), DEFECT_WORDS[d]) for d in DEFECT_TYPES],
+        "choices": [(str(c), CHOICE_LABELS[c]) for c in BLIND_ANSWERS],
+        "gold_choices": [(str(AuditVote.VALID), "Gold SQL is valid"), (str(AuditVote.DEFECTIVE), "Gold SQL is defective")],
+        **(extra or {}),
+    }
+    if item.kind == ReviewItemKind.ADJUDICATION:
+        order = item.order_for(state.reviewer)
+        gold = {"sql": item.gold_sql, "preview": item.gold_preview, "is_gold": True}
+        cand = {"sql": item.cand_sql or "", "preview": item.cand_preview or "", "is_gold": False}
+        ctx["answers"] = [gold, cand] if order == "gold_first" else [cand, gold]
+        ctx["order"] = order
+        if decision is not None:
+            from jury.judging.ballots import blind_category
+
+            ctx["category"] = blind_category(decision["choice"], decision["item_order"])[0]
+    return page(request, "item.html", **ctx)
+
+
+def item_get(request: Request) -> Response:
+    return check(request) or render_item(request, request.path_params["n"])
+
+
+async def item_post(request: Request) -> Response:
+    bad, form = await check_post(request)
+    if bad is not None:
+        return bad
+    state = _review(request)
+    n = request.path_params["n"]
+    if not 0 <= n < len(state.items):
+        return PlainTextResponse("no such item", status_code=404)
+    item = state.items[n]
+    choice = form.get("choice", "")
+    allowed = BLIND_ANSWERS if item.kind == ReviewItemKind.ADJUDICATION else tuple(AuditVote)
+    if choice not in allowed:
+        return PlainTextResponse(f"choose one of: {', '.join(allowed)}", status_code=400)
+    decision: dict[str, Any] = {
+        "verdict_sha256": item.verdict_sha256,
+        "kind": str(item.kind),
+        "model": item.model,
+        "question_id": item.question_id,
+        "db_id": item.db_id,
+        "reviewer": state.reviewer,
+        "choice": choice,
+        "note": form.get("note", "").strip() or None,
+        "jury_verdict": item.jury_verdict,
+        "answer_key": item.answer_key,
+        "gold_key": item.gold_key,
+    }
+    if item.kind == ReviewItemKind.ADJUDICATION:
+        decision["item_order"] = item.order_for(state.reviewer)
+    elif choice == AuditVote.DEFECTIVE:
+        bad = await _gold_defect(state, item, form, decision)
+        if bad is not None:
+            return bad
+    from jury.verdicts.lock import utc_now
+
+    decision["decided_at"] = utc_now()
+    await run_in_threadpool(state.store.record, decision)  # committed before the page answers
+    return RedirectResponse(f"{state.root}/item/{n}", status_code=303)
+
+
+async def _gold_defect(state: ReviewState, item: ReviewItem, form: dict[str, str], decision: dict[str, Any]) -> Response | None:
+    """A gold item decided defective: its defect type and corrected SQL (run read-only) into
+    ``decision``; a 400 for a defect type that is none of DEFECT_TYPES."""
+    defect = form.get("defect_type", "")
+    if defect and defect not in DEFECT_TYPES:
+        return PlainTextResponse(f"defect type: one of {', '.join(DEFECT_TYPES)}", status_code=400)
+    decision["defect_type"] = defect or None  # not chosen: not given (never a default)
+    corrected = form.get("corrected_sql", "").strip()
+    if corrected:
+        from jury.pipeline.review_queue import run_corrected
+
+        _preview, decision["corrected_result"] = await run_in_threadpool(
+            run_corrected, item, corrected, state.source.timeout_s, state.source.row_cap
+        )
+        decision["corrected_sql"] = corrected
+    return None
+
+
+async def run_post(request: Request) -> Response:
+    bad, form = await check_post(request)
+    if bad is not None:
+        return bad
+    state = _review(request)
+    n = request.path_params["n"]
+    if not 0 <= n < len(state.items) or state.items[n].kind != ReviewItemKind.GOLD:
+        return PlainTextResponse("no such gold item", status_code=404)
+    from jury.errors import JuryError
+    from jury.pipeline.review_queue import run_corrected
+
+    sql = form.get("corrected_sql", "")
+    try:  # off the event loop: a runaway query (bounded by the executor's timeout) blocks no other request
+        shown, _summary = await run_in_threadpool(
+            run_corrected, state.items[n], sql, state.source.timeout_s, state.source.row_cap
+        )
+    except JuryError as exc:
+        shown = str(exc)
+    extra = {"corrected_sql": sql, "corrected_preview": shown, "note": form.get("note", "")}
+    return await run_in_threadpool(render_item, request, n, extra)
+
+
+def done(request: Request) -> Response:
+    bad = check(request)
+    if bad is not None:
+        return bad
+    state = _review(request)
+    return page(request, "done.html", total=len(state.items), done=len(state.decisions()))
+
+
+def elsewhere(request: Request) -> Response:
+    return PlainTextResponse("Not found: open the URL `jury review` printed", status_code=404)
+
+
+async def guarded_static(scope: Any, receive: Any, send: Any) -> None:
+    """The static files, behind the same Host and token check as every page."""
+    request = Request(scope)
+    bad = check(request)
+    await (bad if bad is not None else request.app.state.static)(scope, receive, send)
 
 
 def bind_address(host: str, port: int) -> tuple[int, tuple]:
