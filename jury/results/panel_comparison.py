@@ -155,6 +155,11 @@ def compare_documents(
     la = [label(rec_a[k]) if k in rec_a else None for k in keys]
     lb = [label(rec_b[k]) if k in rec_b else None for k in keys]
     records: list[tuple[Any, Any]] = [(rec_a.get(k), rec_b.get(k)) for k in keys]
+    if not any(ra is not None and rb is not None for ra, rb in records):
+        from jury.errors import InputError
+
+        what = "split and question" if kind == "audit" else "model and question"
+        raise InputError(f"{path_a} and {path_b} have no record in common (by {what}): nothing to compare")
 
     def level(ra, rb) -> str:
         for r in (ra, rb):
