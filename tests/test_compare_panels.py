@@ -381,3 +381,15 @@ def test_the_benchmarks_two_audit_panels_give_207_of_221_and_92_9_percent_in_one
     assert "agreement on the labels: 705 of 759 (92.9 %)" in res.stdout
     assert "agreement on the flag: 716 of 759 (94.3 %)" in res.stdout
     assert "54 records where the labels differ" in res.stdout
+
+
+def test_an_output_over_an_input_is_refused_and_a_written_file_holds_the_rendering(adjudications):
+    tmp, a, b, gold, _run = adjudications
+    before = gold.read_bytes()
+    one_line_error(run_jury(["compare-panels", a, b, "-o", gold], tmp), str(gold), "input")
+    assert gold.read_bytes() == before
+    one_line_error(run_jury(["compare-panels", a, b, "-o", b], tmp), str(b))
+    out = tmp / "cmp.json"
+    res = run_jury(["compare-panels", a, b, "-f", "json", "-o", out, "--resamples", "0"], tmp)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_text()) == json.loads(jury.compare_panels(a, b, resamples=0).to_json())

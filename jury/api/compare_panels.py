@@ -15,6 +15,7 @@ different gold or of different runs are refused in one line naming both. The num
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ def compare_panels(
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
+    outputs: Sequence[PathLike | None] = (),
 ) -> ComparedPanels:
     """Compare two locked verdict files: two audits of the same gold, or two adjudications of
     the same runs (the same gold and the same run files, by sha256).
@@ -72,10 +74,14 @@ def compare_panels(
     adjudication) from the gold file the first file binds when it is on disk unchanged.
     A file that is not a locked verdict file, whose lock fails or whose verdicts do not follow
     from its votes, and two files of different kinds or inputs are a ``VerdictError`` in one line.
+    ``outputs``: files the caller will write, refused before any work when one is an input
+    (the two files, the gold file read for the difficulties).
     """
     from jury.errors import InputError
+    from jury.pipeline.outputs import guard_outputs
     from jury.results.panel_comparison import compare_documents
     from jury.verdicts.lock import load_locked
+    from jury.verdicts.reaudit import resolve_bound
 
     if not 0 < confidence < 1:
         raise InputError(f"confidence: {confidence!r} is not between 0 and 1")
@@ -85,11 +91,14 @@ def compare_panels(
     for path in paths:
         if not path.is_file():
             raise InputError(f"{path}: {'is a directory, expected a verdict file' if path.is_dir() else 'no such file'}")
+    guard_outputs(outputs, paths)
     docs = [(path, load_locked(path)) for path in paths]  # the locks and the rules first
     _same_inputs(docs)
-    difficulty = _gold_difficulty(*docs[0]) if docs[0][1].kind == "adjudication" else None
+    gold = resolve_bound(paths[0].parent, docs[0][1].inputs.gold.path)
+    guard_outputs(outputs, [*paths, gold])
+    difficulty = _gold_difficulty(gold, docs[0][1]) if docs[0][1].kind == "adjudication" else None
     data = compare_documents(docs[0], docs[1], difficulty=difficulty, resamples=resamples, seed=seed, confidence=confidence)
-    return ComparedPanels(**data, inputs=paths)
+    return ComparedPanels(**data, inputs=[*paths, gold])
 
 
 def _same_inputs(docs) -> None:
@@ -119,14 +128,12 @@ def _same_inputs(docs) -> None:
             )
 
 
-def _gold_difficulty(path: Path, doc) -> dict | None:
-    """question id -> difficulty from the gold file ``doc`` binds, when it is on disk unchanged
-    (None otherwise: no breakdown by difficulty)."""
+def _gold_difficulty(gold: Path, doc) -> dict | None:
+    """question id -> difficulty from ``gold``, the gold file ``doc`` binds, when it is on disk
+    unchanged (None otherwise: no breakdown by difficulty)."""
     from jury.errors import JuryError
     from jury.inputs.io import load_gold, sha256_file
-    from jury.verdicts.reaudit import resolve_bound
 
-    gold = resolve_bound(path.parent, doc.inputs.gold.path)
     if not gold.is_file() or sha256_file(gold) != doc.inputs.gold.sha256:
         return None
     try:

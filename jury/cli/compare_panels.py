@@ -17,7 +17,9 @@ def compare_panels(
     seed: int = typer.Option(0, help="The bootstrap's seed."),
     confidence: float = typer.Option(0.95, min=0.5, max=0.999, help="Nominal coverage of every interval."),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the comparison to this file instead of stdout."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", writable=True, help="Write the comparison to this file instead of stdout."
+    ),
 ) -> None:
     """Compare two panels: two audits of the same gold, or two adjudications of the same runs.
 
@@ -35,5 +37,5 @@ def compare_panels(
     from jury.api.compare_panels import compare_panels as run
 
     check_format(fmt)
-    result = run(a, b, resamples=resamples, seed=seed, confidence=confidence)
+    result = run(a, b, resamples=resamples, seed=seed, confidence=confidence, outputs=[output])
     emit(result.render(fmt, width=table_width(output)), output)
