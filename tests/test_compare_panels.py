@@ -393,3 +393,31 @@ def test_an_output_over_an_input_is_refused_and_a_written_file_holds_the_renderi
     res = run_jury(["compare-panels", a, b, "-f", "json", "-o", out, "--resamples", "0"], tmp)
     assert res.returncode == 0, res.stderr
     assert json.loads(out.read_text()) == json.loads(jury.compare_panels(a, b, resamples=0).to_json())
+
+
+def test_undecided_is_a_label_not_a_flag_and_markdown_escapes_what_the_files_say(tmp_path):
+    """An audit record whose abstentions left no majority is "undecided": it differs from
+    "valid" on the labels, not on the flag. A defect type is the file's text: Markdown shows it
+    HTML-escaped with its pipe escaped."""
+    from jury.verdicts.lock import write_locked
+
+    gold = write_gold(tmp_path)
+    odd = "a<b>|c"
+    a = write_audit(tmp_path, "a.json", {1: OK, 2: odd, 3: OK}, gold)
+    b_path = write_audit(tmp_path, "b0.json", {1: OK, 2: odd, 3: OK}, gold)
+    data = json.loads(b_path.read_text())
+    data.pop("content_sha256")
+    rec = data["records"][0]  # question 1: one defective vote, two abstentions: no majority either way
+    rec["votes"] = [audit_votes(WF, 2)[0], *({**v, "abstained": True, "reason": "unparseable"} for v in audit_votes(OK, 1)[1:])]
+    for v in rec["votes"][1:]:
+        v.pop("category"), v.pop("raw_verdict")
+    rec["decided"], rec["defect_types"] = False, [WF]  # the types of its defective votes, flagged or not
+    b = write_locked(data, tmp_path / "verdicts" / "b.json")
+    out = jury.compare_panels(a, b, resamples=0)
+    overall = out.overall
+    assert (overall["both"], overall["only_a"], overall["only_b"], overall["neither"]) == (1, 0, 0, 2)
+    assert overall["flags"]["agreement"] == 1.0 and overall["labels"]["agree"] == 2
+    assert [(d["question_id"], d["a"], d["b"], d["flag_differs"]) for d in out.disagreements] == [(1, OK, "undecided", False)]
+    assert out.disagreements[0]["votes_b"][1:] == ["y: abstained", "z: abstained"]
+    md = out.render("md")
+    assert "a&lt;b&gt;\\|c" in md and "<b>" not in md

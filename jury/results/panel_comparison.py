@@ -23,6 +23,7 @@ caller gives the two loaded files and, optionally, each record's difficulty.
 
 from __future__ import annotations
 
+import html
 import io
 import os
 from collections.abc import Hashable, Mapping, Sequence
@@ -318,6 +319,13 @@ def _dis_rows(data: dict[str, Any], sep: str) -> tuple[list[dict[str, Any]], lis
     return rows, cols, heads
 
 
+def _md_cell(value):
+    """A Markdown cell or line: HTML escaped, newlines as <br>."""
+    if not isinstance(value, str):
+        return value
+    return html.escape(value, quote=False).replace("\r", "").replace("\n", "<br>")
+
+
 def render_comparison(data: dict[str, Any], fmt: str, width: int | None = None) -> str:
     """``table`` and ``md``: the headline, the breakdowns and the disagreements; ``csv``: one row
     per breakdown (overall, each type, each difficulty...), every count and coefficient;
@@ -331,10 +339,11 @@ def render_comparison(data: dict[str, Any], fmt: str, width: int | None = None) 
     rows = [_shown(r) for r in data["breakdowns"]]
     n = len(data["disagreements"])
     dis_title = f"{n} records where the labels differ, with both panels' votes"
-    if fmt == "md":
-        dis, cols, heads = _dis_rows(data, "<br>")
-        out = "## Two panels compared\n\n" + "".join(f"- {safe(x)}\n" for x in lines)
-        out += "\n" + to_markdown(rows, COLUMNS, HEADS)
+    if fmt == "md":  # HTML escaped (the names are the inputs', and GitHub renders HTML); pipes by to_markdown
+        dis, cols, heads = _dis_rows(data, "\n")
+        dis = [{k: _md_cell(v) for k, v in d.items()} for d in dis]
+        out = "## Two panels compared\n\n" + "".join(f"- {safe(_md_cell(x))}\n" for x in lines)
+        out += "\n" + to_markdown([{k: _md_cell(v) for k, v in r.items()} for r in rows], COLUMNS, HEADS)
         out += f"\n### {dis_title}\n\n" + (to_markdown(dis, cols, heads) if dis else "none\n")
         return out
     from rich.console import Console
