@@ -79,8 +79,6 @@ def compare_panels(
     """
     from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
-    from jury.results.panel_comparison import compare_documents
-    from jury.verdicts.lock import load_locked
     from jury.verdicts.reaudit import resolve_bound
 
     if not 0 < confidence < 1:
@@ -88,17 +86,47 @@ def compare_panels(
     if resamples < 0:
         raise InputError(f"resamples: {resamples!r} is negative")
     paths = [Path(a), Path(b)]
+    guard_outputs(outputs, paths)
+    docs = _load(paths)
+    gold = resolve_bound(paths[0].parent, docs[0][1].inputs.gold.path)
+    guard_outputs(outputs, [*paths, gold])
+    return _compare(docs, gold, resamples=resamples, seed=seed, confidence=confidence)
+
+
+def _load(paths: list[Path]) -> list:
+    """The two files as (path, VerdictFile), each lock and its rules checked, of one kind and inputs."""
+    from jury.errors import InputError
+    from jury.verdicts.lock import load_locked
+
     for path in paths:
         if not path.is_file():
             raise InputError(f"{path}: {'is a directory, expected a verdict file' if path.is_dir() else 'no such file'}")
-    guard_outputs(outputs, paths)
     docs = [(path, load_locked(path)) for path in paths]  # the locks and the rules first
     _same_inputs(docs)
-    gold = resolve_bound(paths[0].parent, docs[0][1].inputs.gold.path)
-    guard_outputs(outputs, [*paths, gold])
+    return docs
+
+
+def _compare(docs, gold: Path, **options) -> ComparedPanels:
+    from jury.results.panel_comparison import compare_documents
+
     difficulty = _gold_difficulty(gold, docs[0][1]) if docs[0][1].kind == "adjudication" else None
-    data = compare_documents(docs[0], docs[1], difficulty=difficulty, resamples=resamples, seed=seed, confidence=confidence)
-    return ComparedPanels(**data, inputs=[*paths, gold])
+    data = compare_documents(docs[0], docs[1], difficulty=difficulty, **options)
+    return ComparedPanels(**data, inputs=[p for p, _ in docs] + [gold])
+
+
+def panels_for_report(paths: Sequence[PathLike], gold_file: Path, run_paths: Sequence[Path], *, seed: int = 0) -> ComparedPanels:
+    """``jury.report(compare_panels=[a, b])``: the two files compared, for the html site's "Two
+    panels compared" section. Refused unless there are exactly two, made for the report's gold
+    file (and, adjudications, for run files among the report's)."""
+    from jury.errors import InputError
+    from jury.verdicts.documents import check_made_for
+
+    given = [Path(p) for p in paths]
+    if len(given) != 2:
+        raise InputError(f"compare_panels: give two verdict files (--compare-panels A --compare-panels B), got {len(given)}")
+    docs = _load(given)
+    check_made_for(docs, gold_file, run_paths)
+    return _compare(docs, gold_file, resamples=2000, seed=seed, confidence=0.95)
 
 
 def _same_inputs(docs) -> None:

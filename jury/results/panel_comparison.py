@@ -361,3 +361,18 @@ def render_comparison(data: dict[str, Any], fmt: str, width: int | None = None) 
     else:
         console.print("no record where the labels differ", markup=False)
     return buffer.getvalue()
+
+
+def site_section(data: dict[str, Any]) -> dict[str, Any]:
+    """What the html site's "Two panels compared" section shows (jury report -f html
+    --compare-panels A B): the headline lines, the breakdown rows and the disagreements, as text
+    cells (the template escapes them)."""
+    dis, cols, heads = _dis_rows(data, "\n")
+    return {
+        "lines": headline(data),
+        "heads": HEADS,
+        "rows": [[str(_shown(r)[c]) for c in COLUMNS] for r in data["breakdowns"]],
+        "dis_title": f"{len(dis)} records where the labels differ, with both panels' votes",
+        "dis_heads": heads,
+        "dis_rows": [[("—" if d.get(c) is None else str(d.get(c))) for c in cols] for d in dis],
+    }
