@@ -10,8 +10,8 @@ result that renders itself (``render("table" | "csv" | "json" | "md")``, ``write
 - ``adjudicate(runs, panel=…)``, ``audit_gold(panel=…)``, ``reaudit(file, panel=…)``: ask a
   panel and lock its verdicts in a verdict file;
 - ``check_gold()``, ``calibrate(verdicts, labels=…)``, ``verify(file)``, ``suites(runs)``,
-  ``review_app(verdicts=…)`` and ``gold_defects(audit)`` (the audit's flagged gold queries, a
-  table to send upstream).
+  ``review_app(verdicts=…)``, ``gold_defects(audit)`` (the audit's flagged gold queries, a
+  table to send upstream) and ``compare_panels(a, b)`` (two panels' verdict files compared).
 
 The loaders and building blocks: ``load_gold``, ``load_runs``, ``load_panel``,
 ``load_verdicts``, ``evaluate``, ``Settings``, ``Store`` and ``Project`` (a folder's
@@ -44,6 +44,7 @@ _EXPORTS = {
     "suites": ("jury.api.suites", "suites"),
     "review_app": ("jury.api.review", "review_app"),
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
+    "compare_panels": ("jury.api.compare_panels", "compare_panels"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),
@@ -56,6 +57,7 @@ _EXPORTS = {
     "Verification": ("jury.api.verify", "Verification"),
     "SuiteScores": ("jury.api.suites", "SuiteScores"),
     "GoldDefects": ("jury.api.gold_defects", "GoldDefects"),
+    "ComparedPanels": ("jury.api.compare_panels", "ComparedPanels"),
     # loaders and building blocks
     "Project": ("jury.pipeline.project", "Project"),
     "load_gold": ("jury.inputs.io", "load_gold"),

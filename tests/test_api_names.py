@@ -28,6 +28,7 @@ JOBS = {
     "calibrate": "calibrate",
     "suites": "suites",
     "verify": "verify",
+    "compare-panels": "compare_panels",
 }
 # what a command renders or where it writes it: the command's own, not the job's
 PRESENTATION = {"fmt", "output", "per_question", "wide", "plots", "json_out", "csv_out", "markdown_out"}

@@ -69,6 +69,7 @@ RECIPES: dict[str, list[tuple[str, list[str]]]] = {
     ],
     "report --plots": [("folder", ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "--plots", "OUT"])],
     "check-gold --output": [("file", ["check-gold", "gold.json", "-o", "OUT"])],
+    "compare-panels --output": [("file", ["compare-panels", "verdicts/adj.json", "verdicts/adj.json", "-o", "OUT"])],
     "calibrate --json": [("file", ["calibrate", "--labels", "labels.jsonl", "--runs", "run.jsonl", "--json", "OUT"])],
     "calibrate --csv": [("file", ["calibrate", "--labels", "labels.jsonl", "--runs", "run.jsonl", "--csv", "OUT"])],
     "calibrate --markdown": [("file", ["calibrate", "--labels", "labels.jsonl", "--runs", "run.jsonl", "--markdown", "OUT"])],

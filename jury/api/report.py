@@ -51,6 +51,7 @@ class ReportSources:
     seed: int = 0
     positions_from: Path | None = None
     models: list[str] | None = None  # model= (only these models of the runs)
+    compare_panels: list[Path] | None = None  # compare_panels= (the site's "Two panels compared")
 
 
 class Chart(BaseModel):
@@ -70,6 +71,7 @@ class Report(Result, ReportModel):
 
     notes: list[str] = Field(default_factory=list, exclude=True, description="What the command line prints on stderr.")
     review_info: dict | None = Field(None, exclude=True, description="The human review's decisions and agreement.")
+    panels: Any = Field(None, exclude=True, description="compare_panels=: jury.compare_panels's result (the site shows it).")
     sources: Any = Field(None, exclude=True, repr=False)  # ReportSources
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
@@ -95,6 +97,7 @@ class Report(Result, ReportModel):
             adjudications=v.reviewed_adjudications,
             review=v.review,
             inputs=[("gold", s.gold_path), *(("run", r) for r in s.runs), ("families", s.families), ("review", v.review_path)],
+            panels=None if self.panels is None else self.panels.model_dump(mode="json"),
             command=site_command(
                 s.runs,
                 s.gold_path,
@@ -150,6 +153,8 @@ def _more_flags(s: ReportSources) -> list[str]:
         flags += ["--positions-from", str(s.positions_from)]
     for m in s.models or []:
         flags += ["--model", m]
+    for p in s.compare_panels or []:
+        flags += ["--compare-panels", str(p)]
     return flags
 
 
@@ -208,6 +213,7 @@ def report(
     missing: str | None = None,
     positions_from: PathLike | None = None,
     model: str | Sequence[str] | None = None,
+    compare_panels: Sequence[PathLike] = (),
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -224,7 +230,9 @@ def report(
     ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``, ``positions_from``:
     as for ``jury.score`` (with a Score: its own; giving another rule is an error). ``model``:
     report only this model or these models of the runs (``--model``: a demo panel that judged
-    one model's failures). ``outputs`` (files) and
+    one model's failures). ``compare_panels``: two verdict files of two panels (of this gold, and
+    of these runs), compared for the html site's "Two panels compared" (``jury.compare_panels``).
+    ``outputs`` (files) and
     ``site_dir`` (a site folder) the caller will write are checked before any work.
     ``allow_privileged_login``: as for ``jury.score`` (when the runs are executed here).
     """
@@ -248,14 +256,16 @@ def report(
         raise InputError("no run files: give a Score (jury.score) or at least one run JSONL file")
     audit_path = project.path("audit", audit) if base is None or audit is not None else None
     verdict_paths, review_path = as_paths(verdicts), Path(review) if review is not None else None
+    panel_paths = as_paths(compare_panels)
     families_path = Path(families) if families is not None else None
     if base is not None:
         store_path, root = base.store_path, base.db_root
-        inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path]
+        inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path, *panel_paths]
     else:
         store_path, root = project.store_path(store), project.db_root(db_root)
         positions = project.path("positions_from", positions_from)
         inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path, positions]
+        inputs += panel_paths
     inputs = list(dict.fromkeys(p for p in inputs if p is not None))
     if site_dir is not None:
         from jury.results.site import check_site_dir
@@ -265,6 +275,11 @@ def report(
     locked = load_verdict_inputs(  # locks first
         audit_path, verdict_paths, review_path, allow_superseded, base=base.verdicts if base is not None else None
     )
+    panels = None
+    if panel_paths:
+        from jury.api.compare_panels import panels_for_report
+
+        panels = panels_for_report(panel_paths, base.gold_path if base is not None else project.gold(gold), run_paths, seed=seed)
     registry = None
     if families_path is not None:
         from jury.judging.families import load_registry
@@ -308,13 +323,14 @@ def report(
     built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(
         ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
-        positions_from=None if base is not None else positions, models=models,
+        positions_from=None if base is not None else positions, models=models, compare_panels=panel_paths or None,
     )  # fmt: skip
     return Report.model_validate(
         {
             **{name: getattr(built, name) for name in ReportModel.model_fields},
             "notes": [w for w in (coverage_warning(ev),) if w] + review_note(locked.review_info),
             "review_info": locked.review_info,
+            "panels": panels,
             "sources": sources,
             "inputs": inputs,
             "store_path": store_path,

@@ -39,6 +39,7 @@ from jury.cli import adjudicate as _adjudicate  # noqa: E402
 from jury.cli import audit as _audit  # noqa: E402
 from jury.cli import calibrate as _calibrate  # noqa: E402
 from jury.cli import check_gold as _check_gold  # noqa: E402
+from jury.cli import compare_panels as _compare_panels  # noqa: E402
 from jury.cli import db as _db  # noqa: E402
 from jury.cli import imports as _imports  # noqa: E402
 from jury.cli import labels as _labels  # noqa: E402
@@ -63,6 +64,7 @@ app.command("calibrate")(_calibrate.calibrate)
 app.add_typer(_review.app, name="review")
 app.command("suites")(_suites.suites)
 app.command("check-gold")(_check_gold.check_gold)
+app.command("compare-panels")(_compare_panels.compare_panels)
 app.add_typer(_store.app, name="store")
 app.add_typer(_db.app, name="db")
 app.add_typer(_local_juror.app, name="local-juror")

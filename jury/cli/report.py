@@ -92,6 +92,12 @@ def report(
         "table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a preview of "
         "the gold's result and the audit file's hash. Needs no run files.",
     ),
+    compare_panels: list[Path] = typer.Option(
+        [],
+        "--compare-panels",
+        help="-f html: two verdict files of two panels (give it twice: two audits of this gold, or two adjudications "
+        "of these runs): the site gets a 'Two panels compared' section, as jury compare-panels prints it.",
+    ),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
@@ -118,6 +124,10 @@ def report(
         check_format(fmt)
     elif output is None:
         raise InputError("-f html writes a site into a folder: give -o DIR")
+    if compare_panels and fmt != "html":
+        raise InputError(
+            "--compare-panels adds a section to the html site (-f html -o DIR); for a table: jury compare-panels A B"
+        )
     result = run_report(
         runs,
         audit=audit,
@@ -140,6 +150,7 @@ def report(
         missing=missing,
         positions_from=positions_from,
         model=model,
+        compare_panels=compare_panels,
         progress=progress_bar,
         outputs=[output if fmt != "html" else None],
         site_dir=output if fmt == "html" else None,

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from jury.errors import InputError, need_extra
 from jury.inputs.writer import check_output, write_output
+from jury.results.panel_comparison import site_section
 from jury.results.report import as_report_dict, render_report
 from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, _questions, preview, slugs
 from jury.results.site_charts import CHART_TITLES, _charts, clean_svg, figure_svg
@@ -117,6 +118,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         charts=_charts(report),
         verification=_verification(report, sources),
         n_questions=len(qids),
+        panels=site_section(sources.panels) if sources.panels else None,
     )
     for r in report["models"]:
         rows = data["models"].get(r["model"], [])

@@ -1,0 +1,378 @@
+"""Two verdict files of the same inputs compared (`jury compare-panels`): the rows and the text.
+
+Two audits of the same gold, or two adjudications of the same runs, by two panels. Each
+record gets one label per file, the records are matched by their key (audits: split and
+question; adjudications: model and question, and the test of a test-suite run), and
+:func:`jury.stats_panels.compare_panels` does every number: the flags shared / only A / only
+B, agreement and Cohen's kappa (bootstrap and Fleiss–Cohen–Everitt intervals) on the flag and
+on the labels, per stratum, and the records where the labels differ.
+
+The labels:
+
+- an audit record: ``valid`` (decided, not flagged), ``undecided`` (abstentions left no
+  majority: not a flag) or, flagged, its defect types joined by ``+`` (``defective`` when
+  the votes named none); a flag is any label but ``valid`` and ``undecided``;
+- an adjudication record: its verdict; a flag is a credited verdict (gold_defect,
+  format_equivalence).
+
+Per defect type (audits) or per verdict (adjudications), the comparison is one type against
+the rest: "both" are the records both files flagged with that type (or gave that verdict).
+A record only one file has is left out of every number and counted in ``missing``. Pure: the
+caller gives the two loaded files and, optionally, each record's difficulty.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jury.results.render import safe, to_csv, to_json, to_markdown
+from jury.stats_panels import PairAgreement, PanelComparison, compare_panels
+from jury.vocab import CREDITED_VERDICTS, VERDICTS
+
+VALID, UNDECIDED, DEFECTIVE = "valid", "undecided", "defective"
+UNKNOWN = "unknown"
+
+
+def record_key(record, kind: str) -> tuple:
+    """The key that matches a record of one file with the same record of the other."""
+    if kind == "audit":
+        return (record.split, record.question_id)
+    if record.test is None:
+        return (record.model, record.question_id)
+    return (record.model, record.question_id, record.episode, record.turn, record.test)
+
+
+def audit_label(record) -> str:
+    """An audit record's label (the module doc)."""
+    if not record.decided:
+        return UNDECIDED
+    if not record.flagged:
+        return VALID
+    return "+".join(record.defect_types) or DEFECTIVE
+
+
+def _types(record) -> frozenset[str]:
+    """The defect types an audit record's flag names (``defective`` for a flag naming none)."""
+    if not (record.decided and record.flagged):
+        return frozenset()
+    return frozenset(record.defect_types or [DEFECTIVE])
+
+
+def vote_text(vote, kind: str) -> str:
+    """One vote as the disagreements list shows it: "juror: defective (sql_vs_data)"."""
+    if vote.skipped:
+        said = "not asked (early stop)"
+    elif vote.abstained:
+        said = "inconsistent across orders" if vote.inconsistent else "abstained"
+    else:
+        said = vote.category or vote.raw_verdict or "—"
+        if kind == "audit" and vote.defect_type and said == DEFECTIVE:
+            said += f" ({vote.defect_type})"
+    return f"{vote.juror}: {said}"
+
+
+def _agreement(p: PairAgreement) -> dict[str, Any]:
+    wald = p.kappa_wald or (None, None)
+    return {
+        "n": p.n,
+        "agree": p.n - len(p.disagreements),
+        "agreement": p.agreement,
+        "kappa": p.kappa.value,
+        "kappa_low": p.kappa.low,
+        "kappa_high": p.kappa.high,
+        "kappa_resamples": p.kappa.resamples,
+        "kappa_se": p.kappa_se,
+        "kappa_wald_low": wald[0],
+        "kappa_wald_high": wald[1],
+        "alpha": p.alpha,
+        "alpha_low": p.alpha_interval.low,
+        "alpha_high": p.alpha_interval.high,
+        "labels": [str(x) for x in p.labels],
+        "confusion": p.confusion.tolist(),
+    }
+
+
+def _breakdown(stratum: str, value: Hashable, c: PanelComparison, *, labels: bool = True) -> dict[str, Any]:
+    return {
+        "stratum": stratum,
+        "value": str(value),
+        "n": c.n,
+        "missing": c.missing,
+        "both": c.both,
+        "only_a": c.only_a,
+        "only_b": c.only_b,
+        "neither": c.neither,
+        "flags_a": c.flags_a,
+        "flags_b": c.flags_b,
+        "shared_of_a": c.shared_of_a,
+        "shared_of_b": c.shared_of_b,
+        "flags": _agreement(c.flags),
+        "labels": _agreement(c.labels) if labels else None,
+    }
+
+
+def _bound(path, bound: str) -> str:
+    """A bound input's path as seen from here (bound paths are relative to the verdict file's folder)."""
+    p = Path(bound)
+    return os.path.normpath(p if p.is_absolute() else Path(path).parent / p)
+
+
+def file_info(path, doc) -> dict[str, Any]:
+    """What the output says about one of the two files."""
+    return {
+        "path": str(path),
+        "content_sha256": doc.content_sha256,
+        "panel": doc.panel.name,
+        "jurors": [str(j.get("name")) for j in doc.panel.jurors],
+        "created_at": doc.created_at,
+        "records": len(doc.records),
+    }
+
+
+def compare_documents(
+    a: tuple[Any, Any],
+    b: tuple[Any, Any],
+    *,
+    difficulty: Mapping[Hashable, str] | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """The comparison of two loaded verdict files of one kind (``a``, ``b``: (path, VerdictFile)),
+    as plain data: the files, the overall comparison, one row per stratum value, the records
+    where the labels differ with both files' votes. ``difficulty``: question id -> difficulty,
+    for records that do not carry their own (adjudications)."""
+    (path_a, doc_a), (path_b, doc_b) = a, b
+    kind = doc_a.kind
+    rec_a = {record_key(r, kind): r for r in doc_a.records}
+    rec_b = {record_key(r, kind): r for r in doc_b.records}
+    keys = list(dict.fromkeys([*rec_a, *rec_b]))
+    label = audit_label if kind == "audit" else (lambda r: str(r.verdict))
+    la = [label(rec_a[k]) if k in rec_a else None for k in keys]
+    lb = [label(rec_b[k]) if k in rec_b else None for k in keys]
+    records: list[tuple[Any, Any]] = [(rec_a.get(k), rec_b.get(k)) for k in keys]
+    if not any(ra is not None and rb is not None for ra, rb in records):
+        from jury.errors import InputError
+
+        what = "split and question" if kind == "audit" else "model and question"
+        raise InputError(f"{path_a} and {path_b} have no record in common (by {what}): nothing to compare")
+
+    def level(ra, rb) -> str:
+        for r in (ra, rb):
+            if r is not None and getattr(r, "difficulty", None):
+                return str(r.difficulty)
+        r = ra if ra is not None else rb
+        return (difficulty or {}).get(r.question_id) or UNKNOWN
+
+    strata: dict[str, Sequence[Hashable]] = {}
+    levels = [level(ra, rb) for ra, rb in records]
+    if any(x != UNKNOWN for x in levels):
+        strata["difficulty"] = levels
+    if kind == "adjudication":
+        strata["model"] = [(rb if ra is None else ra).model for ra, rb in records]
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    if kind == "audit":
+        positive = sorted({x for x in (*la, *lb) if x is not None and x not in (VALID, UNDECIDED)})
+        types_of = {x: _types(r) for (ra, rb), xa, xb in zip(records, la, lb) for r, x in ((ra, xa), (rb, xb)) if r is not None}
+        kinds = sorted(set().union(*types_of.values()))
+        per_kind = [(t, [x for x, ts in types_of.items() if t in ts]) for t in kinds]
+        kind_stratum = "defect type"
+    else:
+        positive = [str(v) for v in CREDITED_VERDICTS]
+        seen = {x for x in (*la, *lb) if x is not None}
+        per_kind = [(str(v), [str(v)]) for v in VERDICTS if str(v) in seen]
+        kind_stratum = "verdict"
+    overall = compare_panels(la, lb, positive=positive, strata=strata, **options)
+    rows = [_breakdown("all", "all", overall)]
+    for t, members in per_kind:  # one type against the rest: the flag is "named this type"
+        rows.append(_breakdown(kind_stratum, t, compare_panels(la, lb, positive=members, **options), labels=False))
+    for name, groups in overall.strata.items():
+        order = sorted(groups, key=str)
+        rows += [_breakdown(name, value, groups[value]) for value in order]
+    flag_differs = set(overall.flags.disagreements.tolist())
+    disagreements = []
+    for i in overall.labels.disagreements.tolist():
+        ra, rb = records[i]
+        disagreements.append(
+            {
+                "question_id": ra.question_id,
+                "db_id": ra.db_id,
+                **({"model": ra.model} if kind == "adjudication" else {"split": ra.split}),
+                "difficulty": levels[i],
+                "a": la[i],
+                "b": lb[i],
+                "flag_differs": i in flag_differs,
+                "votes_a": [vote_text(v, kind) for v in ra.votes],
+                "votes_b": [vote_text(v, kind) for v in rb.votes],
+            }
+        )
+    only = {
+        "a": sum(x is not None and y is None for x, y in zip(la, lb)),
+        "b": sum(x is None and y is not None for x, y in zip(la, lb)),
+    }
+    return {
+        "kind": kind,
+        "a": file_info(path_a, doc_a),
+        "b": file_info(path_b, doc_b),
+        "gold": {"path": _bound(path_a, doc_a.inputs.gold.path), "sha256": doc_a.inputs.gold.sha256},
+        "runs": [{"path": _bound(path_a, r.path), "sha256": r.sha256} for r in doc_a.inputs.runs],
+        "positive": positive,
+        "records_only_in": only,
+        "breakdowns": rows,
+        "disagreements": disagreements,
+        "settings": {"resamples": resamples, "seed": seed, "confidence": confidence},
+    }
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f} %"
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def _kappa(g: dict[str, Any]) -> str:
+    """ "0.868 [0.829, 0.904]" (the bootstrap interval; "—" where refused)."""
+    if g["kappa"] is None:
+        return "—"
+    if g["kappa_low"] is None:
+        return f"{g['kappa']:.3f} [—]"
+    return f"{g['kappa']:.3f} [{g['kappa_low']:.3f}, {g['kappa_high']:.3f}]"
+
+
+def _wald(g: dict[str, Any]) -> str:
+    if g["kappa_se"] is None or g["kappa_wald_low"] is None:
+        return "—"
+    return f"SE {g['kappa_se']:.3f} [{g['kappa_wald_low']:.3f}, {g['kappa_wald_high']:.3f}]"
+
+
+def headline(data: dict[str, Any]) -> list[str]:
+    """The lines above the tables: the files, the flags shared, agreement and kappa."""
+    a, b, row = data["a"], data["b"], data["breakdowns"][0]
+    level = round(100 * data["settings"]["confidence"])
+    what = "audits of the gold" if data["kind"] == "audit" else "adjudications of the runs"
+    flag = "flags (a defect type)" if data["kind"] == "audit" else "credited verdicts (gold_defect, format_equivalence)"
+    bound = data["gold"]["path"] if data["kind"] == "audit" else ", ".join(r["path"] for r in data["runs"])
+    lines = [
+        f"two {what} {bound}",
+        *(
+            f"{name}: {f['path']} (panel {f['panel']}: {', '.join(f['jurors']) or '—'}; {f['records']} records; lock {f['content_sha256']})"
+            for name, f in (("A", a), ("B", b))
+        ),
+        f"{row['n']} records in both files"
+        + "".join(f", {n} only in {w.upper()} (left out)" for w, n in data["records_only_in"].items() if n),
+        f"{flag}: {row['both']} shared, {row['only_a']} only A, {row['only_b']} only B, {row['neither']} neither; "
+        f"{row['both']} of A's {row['flags_a']} ({_pct(row['shared_of_a'])}), {row['both']} of B's {row['flags_b']} "
+        f"({_pct(row['shared_of_b'])})",
+    ]
+    for what, g in (("flag", row["flags"]), ("labels", row["labels"])):
+        lines.append(
+            f"agreement on the {what}: {g['agree']} of {g['n']} ({_pct(g['agreement'])}); Cohen's kappa {_kappa(g)} "
+            + (f"({level} % bootstrap, {g['kappa_resamples']} resamples), " if g["kappa_resamples"] else "(no bootstrap), ")
+            + f"{_wald(g)} ({level} % Fleiss–Cohen–Everitt Wald)"
+        )
+    return lines
+
+
+COLUMNS = ["stratum", "value", "n", "both", "only_a", "only_b", "neither", "shared_of_b", "flag_agreement", "flag_kappa", "label_agreement", "label_kappa"]  # fmt: skip
+HEADS = ["by", "value", "records", "both flag", "only A", "only B", "neither", "shared of B's", "flag agreement", "flag kappa [CI]", "label agreement", "label kappa [CI]"]  # fmt: skip
+CSV_COLUMNS = ["stratum", "value", "n", "missing", "both", "only_a", "only_b", "neither", "flags_a", "flags_b", "shared_of_a", "shared_of_b"]  # fmt: skip
+AGREEMENT_COLUMNS = ["agree", "agreement", "kappa", "kappa_low", "kappa_high", "kappa_se", "kappa_wald_low", "kappa_wald_high", "alpha"]  # fmt: skip
+DIS_COLUMNS = ["question_id", "db_id", "model", "difficulty", "a", "b", "votes_a", "votes_b"]
+DIS_HEADS = ["question", "db", "model", "difficulty", "panel A", "panel B", "A's votes", "B's votes"]
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    g, lab = row["flags"], row["labels"]
+    return {
+        **{k: row[k] for k in ("stratum", "value", "n", "both", "only_a", "only_b", "neither")},
+        "shared_of_b": _pct(row["shared_of_b"]),
+        "flag_agreement": f"{g['agree']}/{g['n']} {_pct(g['agreement'])}",
+        "flag_kappa": _kappa(g),
+        "label_agreement": "" if lab is None else f"{lab['agree']}/{lab['n']} {_pct(lab['agreement'])}",
+        "label_kappa": "" if lab is None else _kappa(lab),
+    }
+
+
+def _csv_row(row: dict[str, Any]) -> dict[str, Any]:
+    out = {k: row[k] for k in CSV_COLUMNS}
+    for part in ("flags", "labels"):
+        g = row[part] or {}
+        out.update({f"{part[:-1]}_{k}": g.get(k) for k in AGREEMENT_COLUMNS})
+    return out
+
+
+def _dis_rows(data: dict[str, Any], sep: str) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    rows = [{**d, "votes_a": sep.join(d["votes_a"]), "votes_b": sep.join(d["votes_b"])} for d in data["disagreements"]]
+    cols, heads = list(DIS_COLUMNS), list(DIS_HEADS)
+    if data["kind"] == "audit":
+        del cols[2], heads[2]
+    return rows, cols, heads
+
+
+def _md_cell(value):
+    """A Markdown cell or line: HTML escaped, newlines as <br>."""
+    if not isinstance(value, str):
+        return value
+    return html.escape(value, quote=False).replace("\r", "").replace("\n", "<br>")
+
+
+def render_comparison(data: dict[str, Any], fmt: str, width: int | None = None) -> str:
+    """``table`` and ``md``: the headline, the breakdowns and the disagreements; ``csv``: one row
+    per breakdown (overall, each type, each difficulty...), every count and coefficient;
+    ``json``: everything."""
+    if fmt == "json":
+        return to_json(data)
+    if fmt == "csv":
+        cols = [*CSV_COLUMNS, *(f"{p}_{k}" for p in ("flag", "label") for k in AGREEMENT_COLUMNS)]
+        return to_csv([_csv_row(r) for r in data["breakdowns"]], cols)
+    lines = headline(data)
+    rows = [_shown(r) for r in data["breakdowns"]]
+    n = len(data["disagreements"])
+    dis_title = f"{n} records where the labels differ, with both panels' votes"
+    if fmt == "md":  # HTML escaped (the names are the inputs', and GitHub renders HTML); pipes by to_markdown
+        dis, cols, heads = _dis_rows(data, "\n")
+        dis = [{k: _md_cell(v) for k, v in d.items()} for d in dis]
+        out = "## Two panels compared\n\n" + "".join(f"- {safe(_md_cell(x))}\n" for x in lines)
+        out += "\n" + to_markdown([{k: _md_cell(v) for k, v in r.items()} for r in rows], COLUMNS, HEADS)
+        out += f"\n### {dis_title}\n\n" + (to_markdown(dis, cols, heads) if dis else "none\n")
+        return out
+    from rich.console import Console
+
+    from jury.results.render import UNWRAPPED_WIDTH, to_rich_table
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    for line in lines:
+        console.print(safe(line), markup=False)
+    console.print(to_rich_table(rows, COLUMNS, HEADS, title="by stratum (one type against the rest: flag columns only)"))
+    dis, cols, heads = _dis_rows(data, "; ")
+    if dis:
+        console.print(to_rich_table(dis, cols, heads, title=dis_title))
+    else:
+        console.print("no record where the labels differ", markup=False)
+    return buffer.getvalue()
+
+
+def site_section(data: dict[str, Any]) -> dict[str, Any]:
+    """What the html site's "Two panels compared" section shows (jury report -f html
+    --compare-panels A B): the headline lines, the breakdown rows and the disagreements, as text
+    cells (the template escapes them)."""
+    dis, cols, heads = _dis_rows(data, "\n")
+    return {
+        "lines": headline(data),
+        "heads": HEADS,
+        "rows": [[str(_shown(r)[c]) for c in COLUMNS] for r in data["breakdowns"]],
+        "dis_title": f"{len(dis)} records where the labels differ, with both panels' votes",
+        "dis_heads": heads,
+        "dis_rows": [[("—" if d.get(c) is None else str(d.get(c))) for c in cols] for d in dis],
+    }
