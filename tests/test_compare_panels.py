@@ -128,7 +128,7 @@ def check_audit_numbers(out: dict) -> None:
     overall = out["breakdowns"][0]
     assert (overall["stratum"], overall["n"], overall["missing"]) == ("all", 20, 1)
     assert out["records_only_in"] == {"a": 1, "b": 0}
-    assert (overall["both"], overall["only_a"], overall["only_b"], overall["neither"]) == (8, 3, 2, 7)
+    assert (overall["shared"], overall["only_a"], overall["only_b"], overall["unflagged"]) == (8, 3, 2, 7)
     assert (overall["flags_a"], overall["flags_b"]) == (11, 10)
     assert overall["shared_of_a"] == pytest.approx(8 / 11) and overall["shared_of_b"] == pytest.approx(8 / 10)
     flags, labels = overall["flags"], overall["labels"]
@@ -145,17 +145,17 @@ def check_audit_numbers(out: dict) -> None:
     by = {(r["stratum"], r["value"]): r for r in out["breakdowns"]}
     # one type against the rest: A names wrong_filter on q1-4, 7-11 (9), B on q1-4 (4)
     wf = by[("defect type", WF)]
-    assert (wf["both"], wf["only_a"], wf["only_b"], wf["neither"]) == (4, 5, 0, 11)
+    assert (wf["shared"], wf["only_a"], wf["only_b"], wf["unflagged"]) == (4, 5, 0, 11)
     assert wf["flags"]["kappa"] == pytest.approx(cohen_kappa_score([x == WF for x in la], [y == WF for y in lb]))
     wj = by[("defect type", WJ)]
-    assert (wj["both"], wj["only_a"], wj["only_b"], wj["neither"]) == (2, 0, 4, 14)
+    assert (wj["shared"], wj["only_a"], wj["only_b"], wj["unflagged"]) == (2, 0, 4, 14)
     assert wf["labels"] is None and wj["labels"] is None
     for level in ("simple", "moderate"):
         row = by[("difficulty", level)]
         members = [i for i, q in enumerate(qs) if difficulty(q) == level]
         assert row["n"] == len(members) == 10
         assert row["labels"]["kappa"] == pytest.approx(cohen_kappa_score([la[i] for i in members], [lb[i] for i in members]))
-        assert row["both"] == sum(fa[i] and fb[i] for i in members)
+        assert row["shared"] == sum(fa[i] and fb[i] for i in members)
     assert sum(by[("difficulty", x)]["only_a"] for x in ("simple", "moderate")) == 3
     # the disagreements: every question whose labels differ, with both panels' votes
     differ = [q for q in qs if HAND[q][0] != HAND[q][1]]
@@ -180,7 +180,7 @@ def test_two_audits_give_the_hand_derived_shares_and_kappa_through_the_command_a
     check_audit_numbers(
         json.loads(jury.compare_panels(str(a), str(b), resamples=0).to_json()) | {"breakdowns": out["breakdowns"]}
     )
-    assert found.overall["both"] == 8
+    assert found.overall["shared"] == 8
 
 
 def test_the_table_says_the_shares_in_words_and_csv_and_markdown_hold_the_same_numbers(audits):
@@ -201,7 +201,7 @@ def test_the_table_says_the_shares_in_words_and_csv_and_markdown_hold_the_same_n
         ("difficulty", "moderate"),
         ("difficulty", "simple"),
     ]
-    assert (rows[0]["both"], rows[0]["only_a"], rows[0]["only_b"]) == ("8", "3", "2")
+    assert (rows[0]["shared"], rows[0]["only_a"], rows[0]["only_b"]) == ("8", "3", "2")
     assert float(rows[0]["label_kappa"]) == pytest.approx(0.305 / 0.655) and rows[1]["label_kappa"] == ""
     assert rows[0]["flag_kappa_low"] == ""  # no bootstrap asked for: the FCE interval stands
     assert float(rows[0]["flag_kappa_wald_high"]) == pytest.approx(0.5 + 1.959963984540054 * fce_se_2x2([[8, 3], [2, 7]]))
@@ -289,14 +289,14 @@ def test_two_adjudications_of_the_same_runs_agree_and_differ_per_verdict_and_mod
     la, lb = [x for x, _ in ADJ.values()], [y for _, y in ADJ.values()]
     overall = out["breakdowns"][0]
     # credited: A on (m1,1), (m1,3), (m2,1), (m2,4); B on (m1,1), (m1,3), (m1,4), (m2,1)
-    assert (overall["both"], overall["only_a"], overall["only_b"], overall["neither"]) == (3, 1, 1, 4)
+    assert (overall["shared"], overall["only_a"], overall["only_b"], overall["unflagged"]) == (3, 1, 1, 4)
     assert overall["labels"]["agree"] == 5 and overall["labels"]["kappa"] == pytest.approx(cohen_kappa_score(la, lb))
     credited = {"gold_defect", "format_equivalence"}
     assert overall["flags"]["kappa"] == pytest.approx(cohen_kappa_score([x in credited for x in la], [y in credited for y in lb]))
     by = {(r["stratum"], r["value"]): r for r in out["breakdowns"]}
     assert [v for s, v in by if s == "verdict"] == [GD, FE, GE, AM]  # vocab order
     gd = by[("verdict", GD)]  # A: (m1,1), (m2,1), (m2,4); B: (m1,1), (m1,3), (m2,1)
-    assert (gd["both"], gd["only_a"], gd["only_b"]) == (2, 1, 1)
+    assert (gd["shared"], gd["only_a"], gd["only_b"]) == (2, 1, 1)
     m2 = by[("model", "m2")]
     assert m2["n"] == 5 and m2["labels"]["agree"] == 3
     assert {("difficulty", "simple"), ("difficulty", "moderate")} <= set(by)  # from the gold the files bind
@@ -415,7 +415,7 @@ def test_undecided_is_a_label_not_a_flag_and_markdown_escapes_what_the_files_say
     b = write_locked(data, tmp_path / "verdicts" / "b.json")
     out = jury.compare_panels(a, b, resamples=0)
     overall = out.overall
-    assert (overall["both"], overall["only_a"], overall["only_b"], overall["neither"]) == (1, 0, 0, 2)
+    assert (overall["shared"], overall["only_a"], overall["only_b"], overall["unflagged"]) == (1, 0, 0, 2)
     assert overall["flags"]["agreement"] == 1.0 and overall["labels"]["agree"] == 2
     assert [(d["question_id"], d["a"], d["b"], d["flag_differs"]) for d in out.disagreements] == [(1, OK, "undecided", False)]
     assert out.disagreements[0]["votes_b"][1:] == ["y: abstained", "z: abstained"]

@@ -16,7 +16,7 @@ The labels:
   format_equivalence).
 
 Per defect type (audits) or per verdict (adjudications), the comparison is one type against
-the rest: "both" are the records both files flagged with that type (or gave that verdict).
+the rest: "shared" are the records both files flagged with that type (or gave that verdict).
 A record only one file has is left out of every number and counted in ``missing``. Pure: the
 caller gives the two loaded files and, optionally, each record's difficulty.
 """
@@ -103,10 +103,10 @@ def _breakdown(stratum: str, value: Hashable, c: PanelComparison, *, labels: boo
         "value": str(value),
         "n": c.n,
         "missing": c.missing,
-        "both": c.both,
+        "shared": c.both,
         "only_a": c.only_a,
         "only_b": c.only_b,
-        "neither": c.neither,
+        "unflagged": c.neither,
         "flags_a": c.flags_a,
         "flags_b": c.flags_b,
         "shared_of_a": c.shared_of_a,
@@ -270,8 +270,8 @@ def headline(data: dict[str, Any]) -> list[str]:
         ),
         f"{row['n']} records in both files"
         + "".join(f", {n} only in {w.upper()} (left out)" for w, n in data["records_only_in"].items() if n),
-        f"{flag}: {row['both']} shared, {row['only_a']} only A, {row['only_b']} only B, {row['neither']} neither; "
-        f"{row['both']} of A's {row['flags_a']} ({_pct(row['shared_of_a'])}), {row['both']} of B's {row['flags_b']} "
+        f"{flag}: {row['shared']} shared, {row['only_a']} only A, {row['only_b']} only B, {row['unflagged']} neither; "
+        f"{row['shared']} of A's {row['flags_a']} ({_pct(row['shared_of_a'])}), {row['shared']} of B's {row['flags_b']} "
         f"({_pct(row['shared_of_b'])})",
     ]
     for what, g in (("flag", row["flags"]), ("labels", row["labels"])):
@@ -283,9 +283,9 @@ def headline(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-COLUMNS = ["stratum", "value", "n", "both", "only_a", "only_b", "neither", "shared_of_b", "flag_agreement", "flag_kappa", "label_agreement", "label_kappa"]  # fmt: skip
-HEADS = ["by", "value", "records", "both flag", "only A", "only B", "neither", "shared of B's", "flag agreement", "flag kappa [CI]", "label agreement", "label kappa [CI]"]  # fmt: skip
-CSV_COLUMNS = ["stratum", "value", "n", "missing", "both", "only_a", "only_b", "neither", "flags_a", "flags_b", "shared_of_a", "shared_of_b"]  # fmt: skip
+COLUMNS = ["stratum", "value", "n", "shared", "only_a", "only_b", "unflagged", "shared_of_b", "flag_agreement", "flag_kappa", "label_agreement", "label_kappa"]  # fmt: skip
+HEADS = ["by", "value", "records", "both flag", "only A", "only B", "unflagged", "shared of B's", "flag agreement", "flag kappa [CI]", "label agreement", "label kappa [CI]"]  # fmt: skip
+CSV_COLUMNS = ["stratum", "value", "n", "missing", "shared", "only_a", "only_b", "unflagged", "flags_a", "flags_b", "shared_of_a", "shared_of_b"]  # fmt: skip
 AGREEMENT_COLUMNS = ["agree", "agreement", "kappa", "kappa_low", "kappa_high", "kappa_se", "kappa_wald_low", "kappa_wald_high", "alpha"]  # fmt: skip
 DIS_COLUMNS = ["question_id", "db_id", "model", "difficulty", "a", "b", "votes_a", "votes_b"]
 DIS_HEADS = ["question", "db", "model", "difficulty", "panel A", "panel B", "A's votes", "B's votes"]
@@ -294,7 +294,7 @@ DIS_HEADS = ["question", "db", "model", "difficulty", "panel A", "panel B", "A's
 def _shown(row: dict[str, Any]) -> dict[str, Any]:
     g, lab = row["flags"], row["labels"]
     return {
-        **{k: row[k] for k in ("stratum", "value", "n", "both", "only_a", "only_b", "neither")},
+        **{k: row[k] for k in ("stratum", "value", "n", "shared", "only_a", "only_b", "unflagged")},
         "shared_of_b": _pct(row["shared_of_b"]),
         "flag_agreement": f"{g['agree']}/{g['n']} {_pct(g['agreement'])}",
         "flag_kappa": _kappa(g),
