@@ -144,6 +144,7 @@ def score(
     from jury.pipeline.jobs import load_and_evaluate
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import add_verdict_columns, load_verdict_inputs, review_note
+    from jury.results.aifunc_columns import add_execution_errors
     from jury.results.scoring import add_coverage, coverage_warning, score_all
 
     project = project if project is not None else Project.load()
@@ -180,6 +181,7 @@ def score(
         gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions)
         scores = score_all(ev.pairs)
         add_coverage(scores, ev)
+        add_execution_errors(scores, ev.pairs)
         add_protocol_columns(
             scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect, progress, notes, soft_f1
         )
@@ -228,12 +230,16 @@ def add_protocol_columns(
             )
     if function_set is not None:
         from jury.compare.function_sets import function_set_accuracy, function_set_matches
+        from jury.compare.function_types import function_type_accuracy
 
-        fsa = function_set_accuracy(ev.pairs, function_set_matches(ev.pairs, records, gold_items, function_set, dialect))
+        sets = function_set_matches(ev.pairs, records, gold_items, function_set, dialect)
+        fsa = function_set_accuracy(ev.pairs, sets)
+        types = function_type_accuracy(ev.pairs, sets)
         for s in scores:
             s.function_set = proportion(*fsa.get(s.model, (0, 0)))
+            s.function_types = {name: proportion(k, n) for name, (k, n) in types.get(s.model, {}).items()}
     if efficiency:
-        from jury.compare.efficiency import cpu_model, efficiency_scores, time_matches
+        from jury.compare.efficiency import all_solved_time_ratios, cpu_model, efficiency_scores, time_matches
 
         if repeats <= 10 and notes is not None:
             notes.append(
@@ -243,5 +249,6 @@ def add_protocol_columns(
         with (progress or no_progress)("timing matched pairs") as bar:
             timings = time_matches(ev, records, gold_items, store, repeats=repeats, progress=bar)
         table = efficiency_scores(ev.pairs, timings, repeats, cpu_model())
+        solved = all_solved_time_ratios(ev.pairs, timings)
         for s in scores:
-            s.efficiency = table.get(s.model)
+            s.efficiency = {**table[s.model], **solved[s.model]} if s.model in table else None
