@@ -116,6 +116,8 @@ def score(
     soft_f1: bool = False,
     missing: str | None = None,
     positions_from: PathLike | None = None,
+    timeout_retries: int = 0,
+    same_window: bool = False,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -138,7 +140,11 @@ def score(
     run on an engine through a login that can do more than read (refused by default; recorded
     in the JSON's provenance). ``outputs``: files
     the caller will write, refused before any work when one is an input, the store, a database
-    or a locked verdict file.
+    or a locked verdict file. ``timeout_retries``: a prediction that times out is run again up
+    to this many times before it counts as a timeout (jury.compare.reruns; each score's
+    ``execution_errors`` says how many were re-run and recovered); ``same_window``: nothing is
+    reused from the store, so every gold and prediction is executed in this run's time window
+    (results that can drift, AI functions calling models, are compared within one window).
     """
     from jury.compare.comparators import NormalizeOptions
     from jury.pipeline.jobs import load_and_evaluate
@@ -173,6 +179,8 @@ def score(
         allow_privileged_login=allow_privileged_login,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=project.get("float_digits", float_digits)),
         missing=missing,
+        timeout_retries=timeout_retries,
+        same_window=same_window,
     )
     locked = load_verdict_inputs(audit_path, verdict_paths, review_path, allow_superseded)  # locks first
     gold_file = project.gold(gold)
@@ -181,7 +189,7 @@ def score(
         gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions)
         scores = score_all(ev.pairs)
         add_coverage(scores, ev)
-        add_execution_errors(scores, ev.pairs)
+        add_execution_errors(scores, ev.pairs, ev.reruns if settings.timeout_retries else None)
         add_protocol_columns(
             scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect, progress, notes, soft_f1
         )

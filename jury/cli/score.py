@@ -97,6 +97,19 @@ def score(
     ),
     missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
     positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    timeout_retries: int = typer.Option(
+        0,
+        "--timeout-retries",
+        min=0,
+        help="Run a prediction that times out again, up to N times, before it counts as a timeout "
+        "(Spider 2.0-AIFunc retries transient failures; recorded in the JSON and CSV).",
+    ),
+    same_window: bool = typer.Option(
+        False,
+        "--same-window",
+        help="Reuse nothing from the store: every gold and prediction is executed in this run, so the two sides of a "
+        "pair come from one time window (results that drift: AI functions calling models).",
+    ),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 

@@ -18,19 +18,29 @@ from jury.vocab import Outcome
 EXECUTION_FAILURES = (Outcome.ERROR, Outcome.TIMEOUT)
 
 
-def execution_error_column(pairs: list) -> dict[str, dict]:
+def execution_error_column(pairs: list, reruns: dict[str, dict] | None = None) -> dict[str, dict]:
     """model -> {k: answers that fail or time out, n: routed questions, value, low, high,
-    errors, timeouts}."""
+    errors, timeouts}; with ``reruns`` (jury.compare.reruns' record, by prediction key) also
+    ``timeouts_rerun`` (routed answers re-run after a timeout) and ``rerun_recovered`` (those
+    whose last run did not time out)."""
     counts: dict[str, list[int]] = {}
     for p in pairs:
+        c = counts.setdefault(p.model, [0, 0, 0, 0, 0])
         if p.outcome == Outcome.GOLD_ERROR or not p.routed:
-            counts.setdefault(p.model, [0, 0, 0])
             continue
-        c = counts.setdefault(p.model, [0, 0, 0])
         c[0] += p.outcome == Outcome.ERROR
         c[1] += p.outcome == Outcome.TIMEOUT
         c[2] += 1
-    return {m: {**proportion(e + t, n), "errors": e, "timeouts": t} for m, (e, t, n) in counts.items()}
+        again = (reruns or {}).get(p.pred_key) if p.pred_key is not None else None
+        if again is not None:
+            c[3] += 1
+            c[4] += again["status"] != "timeout"
+    out = {}
+    for m, (e, t, n, rerun, recovered) in counts.items():
+        out[m] = {**proportion(e + t, n), "errors": e, "timeouts": t}
+        if reruns is not None:
+            out[m].update({"timeouts_rerun": rerun, "rerun_recovered": recovered})
+    return out
 
 
 def function_type_names(scores) -> list[str]:
@@ -58,6 +68,8 @@ def add_fields(rows: list[dict], scores) -> None:
                     "execution_error_high": e["high"],
                 }
             )
+            if "timeouts_rerun" in e:
+                row.update({"timeouts_rerun": e["timeouts_rerun"], "rerun_recovered": e["rerun_recovered"]})
         for name in types:
             p = (s.function_types or {}).get(name)
             row.update({f"ex_{name}_k": p and p["k"], f"ex_{name}_n": p and p["n"], f"ex_{name}": p["value"] if p else None})
@@ -133,8 +145,21 @@ def function_type_text(scores, fmt: str, width: int | None = None) -> str:
     return buffer.getvalue()
 
 
-def add_execution_errors(scores, pairs: list) -> None:
-    """Fill every score's ``execution_errors`` (:func:`execution_error_column`)."""
-    column = execution_error_column(pairs)
+def add_execution_errors(scores, pairs: list, reruns: dict[str, dict] | None = None) -> None:
+    """Fill every score's ``execution_errors`` (:func:`execution_error_column`; the re-run
+    counts when ``reruns`` is given, i.e. timeout retries were asked for)."""
+    column = execution_error_column(pairs, reruns)
     for s in scores:
         s.execution_errors = column.get(s.model)
+
+
+def protocol_settings(settings) -> dict:
+    """The JSON's record of Spider 2.0-AIFunc's execution protocol, when it was asked for:
+    ``timeout_retries`` (re-runs of a timed-out prediction) and ``same_window`` (nothing
+    reused from the store)."""
+    out: dict = {}
+    if settings.timeout_retries:
+        out["timeout_retries"] = settings.timeout_retries
+    if settings.same_window:
+        out["same_window"] = True
+    return out

@@ -6,7 +6,7 @@ import json
 
 from jury.results.aifunc_columns import add_display as add_aifunc_display
 from jury.results.aifunc_columns import add_fields as add_aifunc_fields
-from jury.results.aifunc_columns import function_type_text
+from jury.results.aifunc_columns import function_type_text, protocol_settings
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.scoring import coverage_caption
 from jury.stats import ordinal
@@ -93,7 +93,7 @@ def render_scores(
             {
                 "jury_version": __version__,
                 "provenance": run_provenance(merged_stores, ev),
-                "settings": {**settings, "missing": str(ev.settings.missing)},
+                "settings": {**settings, "missing": str(ev.settings.missing), **protocol_settings(ev.settings)},
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
                 "recorded_pairs": ev.recorded_pairs,
