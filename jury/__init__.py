@@ -44,6 +44,7 @@ _EXPORTS = {
     "suites": ("jury.api.suites", "suites"),
     "review_app": ("jury.api.review", "review_app"),
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
+    "error_sample": ("jury.api.error_sample", "error_sample"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),
@@ -56,6 +57,7 @@ _EXPORTS = {
     "Verification": ("jury.api.verify", "Verification"),
     "SuiteScores": ("jury.api.suites", "SuiteScores"),
     "GoldDefects": ("jury.api.gold_defects", "GoldDefects"),
+    "ErrorSample": ("jury.api.error_sample", "ErrorSample"),
     # loaders and building blocks
     "Project": ("jury.pipeline.project", "Project"),
     "load_gold": ("jury.inputs.io", "load_gold"),
