@@ -179,3 +179,20 @@ def test_cli_reports_median_and_all_solved(tmp_path: Path) -> None:
     assert "t_pred/t_gold median" in table and "over the 2 questions every model matched" in table
     csv = run_jury([*args, "--efficiency", "--repeats", "3", "-f", "csv"], tmp_path).stdout.splitlines()
     assert {"time_ratio_median", "all_solved_questions", "time_ratio_all_solved_median"} <= set(csv[0].split(","))
+
+
+def test_report_carries_the_execution_error_rate(tmp_path: Path) -> None:
+    """`jury report` (JSON and CSV) and `jury.report`: the same 1 of 4 for m and n as the score."""
+    import jury
+
+    args = _project(tmp_path)
+    proc = run_jury(["report", *args[1:], "-f", "json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    errors = {m["model"]: m["execution_errors"] for m in json.loads(proc.stdout)["models"]}
+    assert {m: (e["k"], e["n"]) for m, e in errors.items()} == {"m": (1, 4), "n": (1, 4)}
+    csv = run_jury(["report", *args[1:], "-f", "csv"], tmp_path).stdout.splitlines()
+    header = csv[0].split(",")
+    assert dict(zip(header, csv[1].split(",")))["execution_error_rate"] == "0.25"
+    score = jury.score(tmp_path / "run.jsonl", gold=tmp_path / "gold.json", db_root=tmp_path / "dbs", store=tmp_path / "s.db")
+    rows = json.loads(jury.report(score).render("json"))["models"]
+    assert [r["execution_errors"]["value"] for r in rows] == [0.25, 0.25]
