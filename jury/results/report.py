@@ -26,6 +26,7 @@ from typing import Any
 
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_sets
+from jury.results.aifunc_columns import execution_error_column
 from jury.results.columns import (
     adjudicated,
     adjudication_cost,
@@ -41,7 +42,6 @@ from jury.results.ranks import DEFAULT_RESAMPLES, rank_stability
 from jury.results.report_model import Report
 from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
 from jury.results.score_table import run_provenance
-from jury.results.aifunc_columns import execution_error_column
 from jury.results.scoring import score_all
 from jury.results.taxonomy_report import category_counts
 from jury.stats import pearson, rank_delta, rank_shift, spearman
