@@ -51,7 +51,7 @@ def test_strata_and_seeded_draw(tmp_path: Path) -> None:
     _project(tmp_path)
     score = jury.score(tmp_path / "run.jsonl", gold=tmp_path / "gold.json", db_root=tmp_path / "dbs",
                        store=tmp_path / "s.db", workers=1)  # fmt: skip
-    sample = jury.error_sample(score, groups={"strong": ["a", "b"], "weak": ["c"]}, per_stratum=2, seed=7)
+    sample = jury.error_sample(score, group={"strong": ["a", "b"], "weak": ["c"]}, per_stratum=2, seed=7)
     assert isinstance(sample, jury.ErrorSample) and sample.sizes == EXPECTED_SIZES
     assert sample.drawn[ALL_FAIL_WEAK_WINS] == random.Random(f"7/{ALL_FAIL_WEAK_WINS}").sample([2, 7, 8], 2)
     assert sorted(sample.drawn[ALL_FAIL_ALL_FAIL]) == [1, 6]
@@ -65,10 +65,10 @@ def test_strata_and_seeded_draw(tmp_path: Path) -> None:
         ("b", "strong", "mismatch"),
         ("c", "weak", "mismatch"),
     ]
-    again = jury.error_sample(score, groups=["strong=a,b", "weak=c"], per_stratum=2, seed=7)
+    again = jury.error_sample(score, group=["strong=a,b", "weak=c"], per_stratum=2, seed=7)
     assert again.jsonl == sample.jsonl  # the same seed, the same sample
     draws = {
-        tuple(jury.error_sample(score, groups=["strong=a,b", "weak=c"], per_stratum=2, seed=s).drawn[ALL_FAIL_WEAK_WINS])
+        tuple(jury.error_sample(score, group=["strong=a,b", "weak=c"], per_stratum=2, seed=s).drawn[ALL_FAIL_WEAK_WINS])
         for s in range(10)
     }
     assert len(draws) > 1  # the seed decides

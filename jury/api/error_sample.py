@@ -6,7 +6,7 @@ JSONL, one sampled question a line (jury.results.error_sample), written by jury.
 
 >>> import jury
 >>> result = jury.score(["strong.jsonl", "weak.jsonl"], gold="dev.json")  # doctest: +SKIP
->>> sample = jury.error_sample(result, groups={"strong": ["gpt-5"], "weak": ["small"]}, per_stratum=10, seed=0)  # doctest: +SKIP
+>>> sample = jury.error_sample(result, group={"strong": ["gpt-5"], "weak": ["small"]}, per_stratum=10, seed=0)  # doctest: +SKIP
 >>> sample.write("to_label.jsonl")  # doctest: +SKIP
 """
 
@@ -52,19 +52,20 @@ class ErrorSample(BaseModel):
 def error_sample(
     score,
     *,
-    groups: Mapping[str, Sequence[str]] | Sequence[str],
+    group: Mapping[str, Sequence[str]] | Sequence[str],
     per_stratum: int = 10,
     seed: int = 0,
 ) -> ErrorSample:
     """Draw the stratified error-analysis sample of ``score`` (a ``jury.score`` result).
 
-    ``groups``: group name -> its models, or the command line's ``["strong=a,b", "weak=c"]``;
+    ``group``: group name -> its models, or the command line's ``--group`` values
+    (``["strong=a,b", "weak=c"]``);
     ``per_stratum``: questions drawn from each stratum (all of a smaller one); ``seed``: the
     draw's seed (the same seed, runs and groups give the same sample)."""
     from jury.compare.error_strata import draw_sample, parse_groups, strata
     from jury.results.error_sample import sample_lines
 
-    specs = [f"{k}={','.join(v)}" for k, v in groups.items()] if isinstance(groups, Mapping) else list(groups)
+    specs = [f"{k}={','.join(v)}" for k, v in group.items()] if isinstance(group, Mapping) else list(group)
     parsed = parse_groups(specs, score.models)
     pairs = score.evaluation.pairs
     stratum_of = strata(pairs, parsed)

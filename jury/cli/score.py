@@ -153,7 +153,7 @@ def score(
     if error_sample is not None:
         from jury.api.error_sample import error_sample as draw
 
-        sample = draw(result, groups=group, per_stratum=per_stratum, seed=seed)
+        sample = draw(result, group=group, per_stratum=per_stratum, seed=seed)
         sample.write(error_sample)
         typer.echo(f"{sample.summary()}; written to {error_sample}", err=True)
     emit(result.render(fmt, width=table_width(output), wide=wide), output)
