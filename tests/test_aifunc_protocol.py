@@ -109,7 +109,7 @@ def test_same_window_executes_gold_and_predictions_again(tmp_path: Path) -> None
         Case(
             "negative-retries",
             ["score", "run.jsonl", "--gold", "gold.json", "--db-root", "dbs", "--timeout-retries", "-1"],
-            "greater than or equal to 0",
+            "timeout retries must be zero or more, got -1",
         )
     ],
     ids=lambda c: c.id,

@@ -100,7 +100,6 @@ def score(
     timeout_retries: int = typer.Option(
         0,
         "--timeout-retries",
-        min=0,
         help="Run a prediction that times out again, up to N times, before it counts as a timeout "
         "(Spider 2.0-AIFunc retries transient failures; recorded in the JSON and CSV).",
     ),

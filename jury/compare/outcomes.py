@@ -293,12 +293,13 @@ def evaluate(
             jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
     rerun = list(jobs) if settings.same_window else ()
     executed = run_executions(jobs, databases, store, settings, progress, rerun=rerun)
-    pred_jobs = {
-        key_for(gold[r.question_id].db_id, r.sql): None for r in records if answered(r) and not r.has_recording and r.sql
-    }
     reruns: dict[str, dict] = {}
     if settings.timeout_retries:
         from jury.compare.reruns import rerun_timeouts
+
+        pred_jobs = {
+            key_for(gold[r.question_id].db_id, r.sql): None for r in records if answered(r) and not r.has_recording and r.sql
+        }
 
         def run(some: dict, rerun: list[str]) -> int:
             return run_executions(some, databases, store, settings, rerun=rerun)
