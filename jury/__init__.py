@@ -45,6 +45,7 @@ _EXPORTS = {
     "review_app": ("jury.api.review", "review_app"),
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
     "compare_panels": ("jury.api.compare_panels", "compare_panels"),
+    "error_sample": ("jury.api.error_sample", "error_sample"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),
@@ -58,6 +59,7 @@ _EXPORTS = {
     "SuiteScores": ("jury.api.suites", "SuiteScores"),
     "GoldDefects": ("jury.api.gold_defects", "GoldDefects"),
     "ComparedPanels": ("jury.api.compare_panels", "ComparedPanels"),
+    "ErrorSample": ("jury.api.error_sample", "ErrorSample"),
     # loaders and building blocks
     "Project": ("jury.pipeline.project", "Project"),
     "load_gold": ("jury.inputs.io", "load_gold"),

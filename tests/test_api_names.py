@@ -33,6 +33,8 @@ JOBS = {
 # what a command renders or where it writes it: the command's own, not the job's
 PRESENTATION = {"fmt", "output", "per_question", "wide", "plots", "json_out", "csv_out", "markdown_out"}
 PRESENTATION |= {"gold_defects"}  # `jury report --gold-defects` is another job: jury.gold_defects (test_gold_defects.py)
+# `jury score --error-sample` is another job on the score: jury.error_sample(score, group=, per_stratum=, seed=)
+PRESENTATION |= {"error_sample", "group", "per_stratum", "seed"}
 
 
 @pytest.mark.parametrize("command", sorted(JOBS))

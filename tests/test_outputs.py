@@ -62,6 +62,7 @@ RECIPES: dict[str, list[tuple[str, list[str]]]] = {
         ("file", ["score", "run.jsonl", "-f", "json", "-o", "OUT"]),
     ],
     "score --per-question": [("file", ["score", "run.jsonl", "--per-question", "OUT"])],
+    "score --error-sample": [("file", ["score", "run.jsonl", "--error-sample", "OUT", "--group", "all=gpt-x"])],
     "report --output": [
         ("file", ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "-o", "OUT"]),
         ("file", ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "-f", "json", "-o", "OUT"]),

@@ -77,6 +77,8 @@ def check_gold(
     against_gold: PathLike | None = None,
     against_db_url: str | None = None,
     against_db_root: PathLike | None = None,
+    windows: int = 1,
+    window_gap: float | None = None,
 ) -> GoldCheck:
     """Check every gold query without a model: each runs in ``passes`` (executions per pass,
     default Spider 2.0-AIFunc's 5,10,10,10) and once with reversed unordered scans; then the
@@ -93,7 +95,12 @@ def check_gold(
     files): the same questions' gold for another engine (BIRD's mini_dev_postgresql.json), each
     executed there once and compared with the first execution here under every comparator; a
     difference is the ``cross_engine`` check, and ``cross_engine`` lists the questions that
-    differ under each comparator."""
+    differ under each comparator.
+
+    ``windows`` (with ``window_gap``, seconds): Spider 2.0-AIFunc's final stability check, the
+    last pass repeated in each of ``windows`` separate time windows ``window_gap`` seconds
+    apart (jury.compare.gold_windows); each window's executions and agreements are in every
+    item's ``windows`` (the JSON's ``items[].windows``)."""
     from jury.compare.comparators import get_comparator
     from jury.compare.gold_checks import check_counts, parse_passes, select_items
     from jury.compare.gold_checks import check_gold as run_checks
@@ -112,6 +119,9 @@ def check_gold(
     root, store_path = project.db_root(db_root), project.store_path(store)
     guard_outputs(outputs, [gold_file], store=store_path, db_root=root)
     pass_counts = parse_passes(passes)
+    from jury.compare.gold_windows import check_windows
+
+    check_windows(windows, window_gap)
     name = project.get("comparator", comparator, DEFAULT_COMPARATOR)
     timeout_s = project.get("timeout", timeout, DEFAULT_TIMEOUT_S)  # checked: positive
     get_comparator(name)
@@ -125,12 +135,25 @@ def check_gold(
         if against_gold is not None:
             there = project.engine_url(against_db_url, "--against-db-url", allow_privileged_login)
             against = cross_engine_side(items, Path(against_gold), there, against_db_root, st, root)
+    from jury.compare.gold_windows import now_utc
+
+    started_at = now_utc()
     with (progress or _no_progress)("checking gold SQL") as bar:
         results = run_checks(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
             against=against,
         )  # fmt: skip
-    settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    settings: dict = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    if windows > 1:
+        from jury.compare.gold_windows import run_windows
+
+        assert window_gap is not None  # check_windows
+        with (progress or _no_progress)(f"windows 2-{windows}, {window_gap:g} s apart") as bar:
+            run_windows(
+                items, databases, results, windows=windows, window_gap_s=window_gap, comparator=name,
+                timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, started_at=started_at, progress=bar,
+            )  # fmt: skip
+        settings.update({"windows": windows, "window_gap_s": window_gap})
     from jury.execution.engines import is_url
 
     cross = None

@@ -116,6 +116,8 @@ def score(
     soft_f1: bool = False,
     missing: str | None = None,
     positions_from: PathLike | None = None,
+    timeout_retries: int = 0,
+    same_window: bool = False,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
@@ -138,12 +140,17 @@ def score(
     run on an engine through a login that can do more than read (refused by default; recorded
     in the JSON's provenance). ``outputs``: files
     the caller will write, refused before any work when one is an input, the store, a database
-    or a locked verdict file.
+    or a locked verdict file. ``timeout_retries``: a prediction that times out is run again up
+    to this many times before it counts as a timeout (jury.compare.reruns; each score's
+    ``execution_errors`` says how many were re-run and recovered); ``same_window``: nothing is
+    reused from the store, so every gold and prediction is executed in this run's time window
+    (results that can drift, AI functions calling models, are compared within one window).
     """
     from jury.compare.comparators import NormalizeOptions
     from jury.pipeline.jobs import load_and_evaluate
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import add_verdict_columns, load_verdict_inputs, review_note
+    from jury.results.aifunc_columns import add_execution_errors
     from jury.results.scoring import add_coverage, coverage_warning, score_all
 
     project = project if project is not None else Project.load()
@@ -172,6 +179,8 @@ def score(
         allow_privileged_login=allow_privileged_login,
         options=NormalizeOptions(casefold=casefold, float_sig_digits=project.get("float_digits", float_digits)),
         missing=missing,
+        timeout_retries=timeout_retries,
+        same_window=same_window,
     )
     locked = load_verdict_inputs(audit_path, verdict_paths, review_path, allow_superseded)  # locks first
     gold_file = project.gold(gold)
@@ -180,6 +189,7 @@ def score(
         gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions)
         scores = score_all(ev.pairs)
         add_coverage(scores, ev)
+        add_execution_errors(scores, ev.pairs, ev.reruns if settings.timeout_retries else None)
         add_protocol_columns(
             scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect, progress, notes, soft_f1
         )
@@ -228,12 +238,16 @@ def add_protocol_columns(
             )
     if function_set is not None:
         from jury.compare.function_sets import function_set_accuracy, function_set_matches
+        from jury.compare.function_types import function_type_accuracy
 
-        fsa = function_set_accuracy(ev.pairs, function_set_matches(ev.pairs, records, gold_items, function_set, dialect))
+        sets = function_set_matches(ev.pairs, records, gold_items, function_set, dialect)
+        fsa = function_set_accuracy(ev.pairs, sets)
+        types = function_type_accuracy(ev.pairs, sets)
         for s in scores:
             s.function_set = proportion(*fsa.get(s.model, (0, 0)))
+            s.function_types = {name: proportion(k, n) for name, (k, n) in types.get(s.model, {}).items()}
     if efficiency:
-        from jury.compare.efficiency import cpu_model, efficiency_scores, time_matches
+        from jury.compare.efficiency import all_solved_time_ratios, cpu_model, efficiency_scores, time_matches
 
         if repeats <= 10 and notes is not None:
             notes.append(
@@ -243,5 +257,6 @@ def add_protocol_columns(
         with (progress or no_progress)("timing matched pairs") as bar:
             timings = time_matches(ev, records, gold_items, store, repeats=repeats, progress=bar)
         table = efficiency_scores(ev.pairs, timings, repeats, cpu_model())
+        solved = all_solved_time_ratios(ev.pairs, timings)
         for s in scores:
-            s.efficiency = table.get(s.model)
+            s.efficiency = {**table[s.model], **solved[s.model]} if s.model in table else None

@@ -48,6 +48,16 @@ def check_gold(
     against_db_root: Path | None = typer.Option(
         None, "--against-db-root", help="--against-gold runs on SQLite files here (default: --db-root's)."
     ),
+    windows: int = typer.Option(
+        1,
+        "--windows",
+        min=1,
+        help="Spider 2.0-AIFunc's final stability check: repeat the last pass in this many separate time windows "
+        "(each window's executions and agreements recorded in the JSON's items[].windows).",
+    ),
+    window_gap: float | None = typer.Option(
+        None, "--window-gap", help="--windows: seconds between the end of one window and the start of the next."
+    ),
 ) -> None:
     """Check every gold query without a model: determinism, LIMIT ties, bare GROUP BY columns, empty or NULL results, failures.
 
@@ -80,5 +90,7 @@ def check_gold(
         against_gold=against_gold,
         against_db_url=against_db_url,
         against_db_root=against_db_root,
+        windows=windows,
+        window_gap=window_gap,
     )
     emit(found.render(fmt, width=table_width(output)), output)

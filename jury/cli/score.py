@@ -97,6 +97,30 @@ def score(
     ),
     missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
     positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    timeout_retries: int = typer.Option(
+        0,
+        "--timeout-retries",
+        help="Run a prediction that times out again, up to N times, before it counts as a timeout "
+        "(Spider 2.0-AIFunc retries transient failures; recorded in the JSON and CSV).",
+    ),
+    same_window: bool = typer.Option(
+        False,
+        "--same-window",
+        help="Reuse nothing from the store: every gold and prediction is executed in this run, so the two sides of a "
+        "pair come from one time window (results that drift: AI functions calling models).",
+    ),
+    error_sample: Path | None = typer.Option(
+        None,
+        "--error-sample",
+        writable=True,
+        help="Also write Spider 2.0-AIFunc's stratified error-analysis sample here (JSONL, one question a line, "
+        "for taxonomy labelling): questions stratified by which --group solves them, --per-stratum drawn from each.",
+    ),
+    group: list[str] = typer.Option(
+        [], "--group", help="--error-sample: a model group, NAME=MODEL[,MODEL...] (repeatable; e.g. strong=a,b weak=c)."
+    ),
+    per_stratum: int = typer.Option(10, "--per-stratum", min=1, help="--error-sample: questions drawn per stratum."),
+    seed: int = typer.Option(0, "--seed", help="--error-sample: the draw's seed (same seed, same sample)."),
 ) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
@@ -110,11 +134,25 @@ def score(
     from jury.api.score import score as run_score
 
     check_format(fmt)
-    for shown in ("fmt", "output", "per_question", "wide"):
+    for shown in ("fmt", "output", "per_question", "wide", "error_sample", "group", "per_stratum", "seed"):
         del options[shown]
-    result = run_score(**options, progress=progress_bar, outputs=[output, per_question])
+    if (error_sample is None) != (not group):
+        from jury.errors import InputError
+
+        raise InputError("--error-sample and --group go together: the sample's strata are the groups' successes")
+    if group:
+        from jury.compare.error_strata import parse_groups
+
+        parse_groups(group)  # the form, before any work (the models once the runs are read)
+    result = run_score(**options, progress=progress_bar, outputs=[output, per_question, error_sample])
     for note in result.notes:
         typer.echo(note, err=True)
     if per_question is not None:
         emit(result.per_question_jsonl(), per_question)
+    if error_sample is not None:
+        from jury.api.error_sample import error_sample as draw
+
+        sample = draw(result, group=group, per_stratum=per_stratum, seed=seed)
+        sample.write(error_sample)
+        typer.echo(f"{sample.summary()}; written to {error_sample}", err=True)
     emit(result.render(fmt, width=table_width(output), wide=wide), output)

@@ -19,8 +19,10 @@ were measured on and reused only on a machine with the same CPU model.
   buckets that time ratio: ≥ 2 → 1.25, ≥ 1 → 1, ≥ 0.5 → 0.75, ≥ 0.25 → 0.5, else 0.25 (0 when
   not a match).
 - **time ratio** (Spider 2.0-AIFunc): per matched pair the cleaned mean candidate time over
-  the cleaned mean gold time; its mean over the model's timed matches, and the share of
-  those where the candidate is faster (ratio < 1).
+  the cleaned mean gold time; its mean and its median over the model's timed matches, and
+  the share of those where the candidate is faster (ratio < 1). The paper's controlled
+  comparison: the same mean and median over the questions *every* model solved (matched and
+  timed), so each model's ratio covers the same questions (:func:`all_solved_time_ratios`).
 
 BIRD times only ``cursor.execute`` (SQLite's first step); jury times executing and stepping
 through every row, which is what the answer costs. On PostgreSQL, MySQL/MariaDB and DuckDB the
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import math
 import platform
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -193,6 +196,7 @@ def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int,
             "r_ves": m["_r_ves"] / m["n"] if m["n"] else None,
             "ves_n": m["n"],
             "time_ratio": sum(ratios) / len(ratios) if ratios else None,
+            "time_ratio_median": statistics.median(ratios) if ratios else None,
             "faster_share": sum(r < 1 for r in ratios) / len(ratios) if ratios else None,
             "timed_matches": len(ratios),
             "untimed_matches": m["untimed"],
@@ -203,3 +207,29 @@ def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int,
             "measured_to": max(m["stamps"]) if m["stamps"] else None,
         }
     return result
+
+
+def all_solved_time_ratios(pairs: list, timings: dict[int, PairTiming]) -> dict[str, dict]:
+    """model -> {all_solved_questions, time_ratio_all_solved, time_ratio_all_solved_median}:
+    Spider 2.0-AIFunc's controlled time ratio, t_pred/t_gold (:func:`pred_gold_ratio`) over the
+    questions every model of ``pairs`` matched with a successful timing (a model without a
+    pair for a question, a misrouted pair or a gold error leaves it out). The same questions
+    for every model; ratios None when there are none."""
+    ratios: dict[object, dict[str, float]] = {}  # question -> model -> ratio
+    models = list(dict.fromkeys(p.model for p in pairs))
+    for i, pair in enumerate(pairs):
+        t = timings.get(i)
+        if pair.outcome != Outcome.MATCH or not pair.routed or t is None or not t.ok:
+            continue
+        assert t.gold_times is not None and t.pred_times is not None
+        ratios.setdefault(pair.question_id, {})[pair.model] = pred_gold_ratio(t.gold_times, t.pred_times)
+    solved = [q for q, by_model in ratios.items() if len(by_model) == len(models)]
+    out = {}
+    for model in models:
+        values = [ratios[q][model] for q in solved]
+        out[model] = {
+            "all_solved_questions": len(values),
+            "time_ratio_all_solved": sum(values) / len(values) if values else None,
+            "time_ratio_all_solved_median": statistics.median(values) if values else None,
+        }
+    return out

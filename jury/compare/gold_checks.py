@@ -64,6 +64,10 @@ class GoldCheckResult(BaseModel):
     executions: int
     checks: list[CheckFinding] = []
     cross_engine_differs: list[str] | None = Field(default=None, exclude=True)  # the cross-engine check's comparators
+    # the first execution and the final pass's executions that agree with it (jury.compare.gold_windows)
+    reference: ExecResult | None = Field(default=None, exclude=True)
+    final_pass: tuple[int, int] | None = Field(default=None, exclude=True)  # (executions, agreeing with the first)
+    windows: list[dict] | None = Field(default=None, exclude=True)  # each time window's passes (check_gold windows=)
 
 
 def parse_passes(text: str | Sequence[int]) -> tuple[int, ...]:
@@ -101,7 +105,8 @@ def _rows_text(rows: Sequence[tuple], limit: int = _SHOWN_ROWS) -> str:
     return f"[{shown}{more}]"
 
 
-def _result_text(result: ExecResult) -> str:
+def result_text(result: ExecResult) -> str:
+    """A result as evidence shows it: its first rows, or its row count when over the cap."""
     return _rows_text(result.rows) if not result.truncated else f"{result.row_count} rows (over the row cap)"
 
 
@@ -130,14 +135,12 @@ def determinism_finding(
             if result.ok and not same_result(first, result, comparator, order_matters):
                 return CheckFinding(
                     name=GoldCheck.ROW_ORDER,
-                    evidence=f"pass {p} execution {i} gave {_result_text(result)}; the first gave {_result_text(first)}",
+                    evidence=f"pass {p} execution {i} gave {result_text(result)}; the first gave {result_text(first)}",
                 )
     if reverse is not None and reverse.ok and not same_result(first, reverse, comparator, order_matters):
         return CheckFinding(
             name=GoldCheck.ROW_ORDER,
-            evidence=(
-                f"with PRAGMA reverse_unordered_selects=ON it gives {_result_text(reverse)}; normally {_result_text(first)}"
-            ),
+            evidence=(f"with PRAGMA reverse_unordered_selects=ON it gives {result_text(reverse)}; normally {result_text(first)}"),
         )
     return None
 
@@ -233,13 +236,13 @@ def cross_engine_finding(
         shown = f"{there.status}: {there.error}"
     else:
         differ = [str(c) for c in CROSS_ENGINE_COMPARATORS if not same_result(here, there, c, order_matters)]
-        shown = _result_text(there)
+        shown = result_text(there)
     if not differ:
         return None, []
     types = " (the same values as SQLite returns them: the drivers' types differ, a DECIMAL against a float)"
     evidence = (
         f"differs under {', '.join(differ)}{types if differ == [Comparator.BIRD] else ''}: "
-        f"here {_result_text(here)}; {against.label} on {_where(other_db)} {shown}"
+        f"here {result_text(here)}; {against.label} on {_where(other_db)} {shown}"
     )
     return CheckFinding(name=GoldCheck.CROSS_ENGINE, evidence=evidence), differ
 
@@ -267,6 +270,8 @@ def check_gold_item(
         return out
     order_matters = item.order_matters if item.order_matters is not None else compare.gold_orders_rows(item.sql)
     first = runs[0][0]
+    out.reference = first
+    out.final_pass = (len(runs[-1]), sum(same_result(first, r, comparator, order_matters) for r in runs[-1]))
     found = [
         determinism_finding(runs, reverse, comparator, order_matters),
         tie_finding(item.sql, db_path, len(first.columns), timeout_s=timeout_s, row_cap=row_cap),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +65,10 @@ class Settings:
     # fingerprint enter every execution key and verdict binding instead.
     db_urls: DatabaseURLs = field(default_factory=DatabaseURLs)
     missing: str = DEFAULT_MISSING  # jury.vocab.MissingRule; not in describe(): a verdict is alike under either
+    # Spider 2.0-AIFunc's protocol (jury.compare.reruns); not in describe(): how often a query
+    # ran, not what a result is compared with
+    timeout_retries: int = 0  # a prediction that times out is run again up to this many times
+    same_window: bool = False  # nothing reused from the store: gold and predictions executed in this run
 
     def __post_init__(self) -> None:
         compare.get_comparator(self.comparator)
@@ -80,6 +84,8 @@ class Settings:
             raise InputError(f"row cap must be at least 1, got {self.row_cap}")
         if self.workers < 1:
             raise InputError(f"workers must be at least 1, got {self.workers}")
+        if self.timeout_retries < 0:
+            raise InputError(f"timeout retries must be zero or more, got {self.timeout_retries}")
 
     def describe(self) -> dict:
         described = {
@@ -173,6 +179,7 @@ class Evaluation:
     recorded_pairs: int = 0  # pairs scored on a result recorded elsewhere (run record or gold item)
     coverage: dict[str, Coverage] = field(default_factory=dict)  # model -> its coverage (jury.compare.coverage)
     soft_f1: dict[tuple, float | None] | None = None  # (model, question_id) -> Soft-F1 (jury.compare.soft_f1)
+    reruns: dict[str, dict] = field(default_factory=dict)  # prediction key -> {reruns, status} (jury.compare.reruns)
 
     def models(self) -> list[str]:
         return list(dict.fromkeys(p.model for p in self.pairs))
@@ -288,7 +295,21 @@ def evaluate(
         else:
             assert r.sql is not None
             jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
-    executed = run_executions(jobs, databases, store, settings, progress)
+    rerun = list(jobs) if settings.same_window else ()
+    executed = run_executions(jobs, databases, store, settings, progress, rerun=rerun)
+    reruns: dict[str, dict] = {}
+    if settings.timeout_retries:
+        from jury.compare.reruns import rerun_timeouts
+
+        pred_jobs = {
+            key_for(gold[r.question_id].db_id, r.sql): None for r in records if answered(r) and not r.has_recording and r.sql
+        }
+
+        def run(some: dict, rerun: list[str]) -> int:
+            return run_executions(some, databases, store, settings, rerun=rerun)
+
+        reruns = rerun_timeouts(list(pred_jobs), jobs, store, settings.timeout_retries, run)
+        executed += sum(r["reruns"] for r in reruns.values())
     results.update({k: capped(v, settings.row_cap) for k, v in _executed_all(store, jobs).items()})
     results = {k: capped(v, settings.row_cap) for k, v in results.items()}
 
@@ -336,7 +357,7 @@ def evaluate(
     if undecided:
         raise _undecided_error(undecided, results, settings)
     recorded_pairs = sum(p.recorded for p in pairs)
-    return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs, coverage)
+    return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs, coverage, reruns=reruns)
 
 
 def _recorded_outcome(pair: PairResult, match: bool, side) -> None:
@@ -407,8 +428,11 @@ def run_executions(
     store: Store,
     settings: Settings,
     progress: Progress | None = None,
+    *,
+    rerun: Sequence[str] = (),
 ) -> int:
-    """Execute every job not already in the store; results are stored as they arrive.
+    """Execute every job not already in the store (and those of ``rerun``, stored or not);
+    results are stored as they arrive, replacing a stored one.
 
     The executor (settings.executor: jury.execution.backends) runs the jobs in chunks on
     connections its workers keep open (one per database), here or on Ray; this process
@@ -418,7 +442,8 @@ def run_executions(
     """
     keys = list(jobs)
     known = store.known_executions(keys, timeout_s=settings.timeout_s, row_cap=settings.row_cap)
-    todo = [k for k in keys if k not in known]
+    again = set(rerun)
+    todo = [k for k in keys if k not in known or k in again]
     total = len(todo)
     if progress:
         progress(0, total)

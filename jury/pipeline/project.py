@@ -109,6 +109,8 @@ class Project:
         db_url: str | None = None,
         missing: str | None = None,
         allow_privileged_login: bool = False,
+        timeout_retries: int = 0,
+        same_window: bool = False,
     ) -> Settings:
         """Evaluation settings: arguments, else jury.toml, else the defaults (ray_address, else RAY_ADDRESS)."""
         from jury.compare.outcomes import Settings
@@ -133,6 +135,8 @@ class Project:
             ray_address=ray_address,
             db_urls=self.db_urls(db_url, allow_privileged_login),
             missing=self.get("missing", missing, DEFAULT_MISSING),
+            timeout_retries=timeout_retries,
+            same_window=same_window,
             **extra,
         )
 

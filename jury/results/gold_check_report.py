@@ -36,7 +36,7 @@ def render_gold_checks(
                 "flagged": sum(bool(r.checks) for r in results),
                 "counts": counts,
                 **({"cross_engine": cross_engine} if cross_engine is not None else {}),
-                "items": [r.model_dump(mode="json") for r in results],
+                "items": [_item(r) for r in results],
             }
         )
     rows = [
@@ -53,6 +53,8 @@ def render_gold_checks(
         + f", comparator {settings['comparator']}\n"
         + "; ".join(f"{name} {n}" for name, n in counts.items())
     )
+    if "windows" in settings:
+        summary += "\n" + windows_line(results, settings)
     if cross_engine is not None:
         differ = cross_engine["differ"]
         summary += f"\nresults that differ from {cross_engine['against']}, by comparator: " + "; ".join(
@@ -69,3 +71,26 @@ def render_gold_checks(
         console.print(to_rich_table(rows, _COLUMNS, headers, title="gold checks"))
     console.print(safe(summary, newlines=True), markup=False)
     return buffer.getvalue()
+
+
+def _item(result) -> dict:
+    """One item of the JSON: the result, and each time window's passes when windows ran."""
+    item = result.model_dump(mode="json")
+    return item if result.windows is None else {**item, "windows": result.windows}
+
+
+def windows_line(results, settings: dict) -> str:
+    """The summary line of ``check-gold --windows``: how many golds gave their first result in
+    every execution of every window, and each window's agreeing executions over all golds."""
+    timed = [r for r in results if r.windows]
+    stable = sum(all(w["agree"] == w["executions"] for w in r.windows) for r in timed)
+    per_window = []
+    for w in range(settings["windows"]):
+        agree = sum(r.windows[w]["agree"] for r in timed)
+        total = sum(r.windows[w]["executions"] for r in timed)
+        per_window.append(f"window {w + 1} {agree}/{total}")
+    return (
+        f"windows: {settings['windows']}, {settings['window_gap_s']:g} s apart, the last pass in each; "
+        f"{stable} of {len(timed)} golds gave their first result in every execution of every window; "
+        "executions agreeing: " + ", ".join(per_window)
+    )

@@ -26,6 +26,7 @@ from typing import Any
 
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_sets
+from jury.results.aifunc_columns import execution_error_column
 from jury.results.columns import (
     adjudicated,
     adjudication_cost,
@@ -89,6 +90,7 @@ def build_report(
         raise InputError("control needs adjudication verdicts: the control is the strict → adjudicated lift")
 
     scores = {s.model: s for s in score_all(pairs)}
+    errors = execution_error_column(pairs)
     flagged = flagged_questions(audit_docs) if audit_docs else None
     index = verdict_index(adj_docs) if adj_docs else None
     clean = gold_clean(pairs, flagged) if flagged is not None else None
@@ -136,6 +138,7 @@ def build_report(
                 "jury_reached": reached,
                 "near_miss": outcomes[Outcome.NEAR_MISS],
                 "not_executed": sum(outcomes[o] for o in NOT_EXECUTED),
+                "execution_errors": {k: errors[m][k] for k in ("k", "n", "value", "low", "high")},
                 "gold_defect_share": _share(composition[Verdict.GOLD_DEFECT], reached),
                 "adjudication_cost_usd": adjudication_cost(m, adj_docs),
                 "adjudication_unpriced_models": unpriced_jurors(m, adj_docs),

@@ -160,6 +160,11 @@ class ModelRow(_Model):
     jury_reached: int = Field(ge=0)
     near_miss: int = Field(ge=0)
     not_executed: int = Field(ge=0, description="error + timeout + missing.")
+    execution_errors: Proportion | None = Field(
+        None,
+        description="Spider 2.0-AIFunc's execution-error rate: routed answers that fail or time out, over routed "
+        "questions (jury.results.aifunc_columns); null in older reports.",
+    )
     gold_defect_share: float | None = Field(description="gold_defect / jury_reached.")
     adjudication_cost_usd: float | None = Field(
         description="summary.cost_by_model of the adjudication files, summed; null when a juror litellm could not "

@@ -69,6 +69,9 @@ def report_rows(report: Report | dict) -> list[dict]:
         row.update(review_cells(r))
         row.update({"gold_questions": r.get("gold_questions"), "answered": r.get("answered")})
         row["missing_rule"] = report["settings"].get("missing")
+        e = r.get("execution_errors")
+        if e is not None:  # Spider 2.0-AIFunc's execution-error rate (absent from older reports)
+            row.update({"execution_errors": e["k"], "execution_error_rate": e["value"]})
         rows.append(row)
     return rows
 

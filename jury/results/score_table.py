@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from jury.results.aifunc_columns import add_display as add_aifunc_display
+from jury.results.aifunc_columns import add_fields as add_aifunc_fields
+from jury.results.aifunc_columns import function_type_text, protocol_settings
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.scoring import coverage_caption
 from jury.stats import ordinal
@@ -48,6 +51,7 @@ def score_rows(scores) -> list[dict]:
         row.update(_extra_metrics(s))
         row.update({"gold_questions": s.gold_questions, "answered": s.answered, "missing_rule": s.missing_rule})
         rows.append(row)
+    add_aifunc_fields(rows, scores)
     return rows
 
 
@@ -89,7 +93,7 @@ def render_scores(
             {
                 "jury_version": __version__,
                 "provenance": run_provenance(merged_stores, ev),
-                "settings": {**settings, "missing": str(ev.settings.missing)},
+                "settings": {**settings, "missing": str(ev.settings.missing), **protocol_settings(ev.settings)},
                 "models": [s.model_dump() for s in scores],
                 "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
                 "recorded_pairs": ev.recorded_pairs,
@@ -149,6 +153,7 @@ def render_scores(
             columns.insert(columns.index("jury_eligible"), col)
             headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] rank")
     note = _extra_display(rows, display, columns, headers)
+    note += add_aifunc_display(rows, display, columns, headers, wide=wide)
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
@@ -170,7 +175,9 @@ def render_scores(
             f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
         )
     if fmt == "md":
-        return to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
+        return (
+            to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n" + function_type_text(scores, fmt)
+        )
     import io
 
     from rich.console import Console
@@ -179,7 +186,7 @@ def render_scores(
     console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
     console.print(to_rich_table(display, columns, headers, title=f"{settings['comparator']} execution match"))
     console.print(safe(caption, newlines=True), markup=False)
-    return buffer.getvalue()
+    return buffer.getvalue() + function_type_text(scores, fmt, width)
 
 
 def _extra_metrics(s) -> dict:

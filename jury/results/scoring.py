@@ -37,6 +37,8 @@ class ModelScore(BaseModel):
     adjudicated: dict | None = None  # from locked adjudication files
     adjudicated_rank: int | None = None
     function_set: dict | None = None  # Proportion.as_dict() of equal function sets (--function-set)
+    function_types: dict[str, dict] | None = None  # function type -> Proportion.as_dict() of strict (--function-set)
+    execution_errors: dict | None = None  # answers that fail or time out / routed (jury.results.aifunc_columns)
     efficiency: dict | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
     soft_f1: dict | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
     gold_questions: int | None = None  # the gold file's questions (add_coverage)
