@@ -101,16 +101,6 @@ def test_readme_links_into_docs_name_existing_pages():
     assert [link for link in links if not (REPO / link).is_file()] == []
 
 
-def test_every_command_block_of_the_readme_and_docs_says_where_it_runs():
-    for page in [README, *sorted(DOCS.rglob("*.md"))]:
-        text = page.read_text(encoding="utf-8")
-        for lang, body in re.findall(r"^[ \t]*```(bash|console|python)\n(.*?)^[ \t]*```", text, re.S | re.M):
-            first = body.splitlines()[0].strip()
-            assert re.match(r"# (in|from) ", first), (
-                f"{page.relative_to(REPO)}: a {lang} block not saying where it runs: {first!r}"
-            )
-
-
 def test_importing_every_jury_module_has_no_side_effects(tmp_path):
     """What doctest collection does to jury/: import each module. Nothing printed, written or
     started, no environment change, and litellm stays unimported (the client imports it lazily)."""

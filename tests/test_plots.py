@@ -267,9 +267,26 @@ def test_long_names_inside_saved_image(tmp_path):
 
 
 def test_scatter_title_has_spearman_n_and_p():
-    fig = plots.defect_share_vs_strength_figure(report36())
+    """The title shows the report's Spearman figure; here it is scipy's over the fixture's own
+    points (the 35 models with an adjudicated column: model 7 scored nothing), and the points
+    drawn are the ones it was computed on."""
+    import math
+
+    from scipy.stats import spearmanr
+
+    rep = report36()
+    pts = [(m["adjudicated"]["value"], m["gold_defect_share"]) for m in rep["models"] if m["gold_defect_share"] is not None]
+    rho, p = spearmanr(*zip(*pts))
+    half = 1.96 / math.sqrt(len(pts) - 3)  # the Fisher-z interval, by hand: tanh(atanh(ρ) ± 1.96/√(n-3))
+    low, high = math.tanh(math.atanh(rho) - half), math.tanh(math.atanh(rho) + half)
+    corr = rep["correlations"]["gold_defect_share_vs_strength"]
+    corr.update(r=float(rho), p_value=float(p), n=len(pts), ci_low=low, ci_high=high)
+    fig = plots.defect_share_vs_strength_figure(rep)
     title = fig.axes[0].get_title()
-    assert "ρ = -0.42" in title and "n = 35" in title and "p = 0.012" in title
+    shown_p = "<0.001" if p < 0.001 else f"{p:.3f}"
+    assert f"ρ = {rho:.2f} [{low:.2f}, {high:.2f}], n = 35, p = {shown_p}" in title, title
+    drawn = fig.axes[0].collections[0].get_offsets()
+    assert len(drawn) == 35 and spearmanr(drawn[:, 0], drawn[:, 1])[0] == pytest.approx(rho)
     assert "adjudicated accuracy" in fig.axes[0].get_xlabel()
 
 
