@@ -101,6 +101,7 @@ def test_readme_links_into_docs_name_existing_pages():
     assert [link for link in links if not (REPO / link).is_file()] == []
 
 
+@pytest.mark.slow  # a subprocess importing every module: the doctest collection imports them too
 def test_importing_every_jury_module_has_no_side_effects(tmp_path):
     """What doctest collection does to jury/: import each module. Nothing printed, written or
     started, no environment change, and litellm stays unimported (the client imports it lazily)."""
