@@ -40,6 +40,7 @@ class FileState(BaseModel):
     reasons: list[str] = Field(default_factory=list)
 
     def line(self) -> str:
+        """The file's line in ``jury reaudit``'s output: its state, path and reasons."""
         if self.state == "current":
             return f"current {self.path}"
         return f"{_SHOWN[self.state]} {self.path}: {'; '.join(self.reasons)}"
@@ -56,6 +57,7 @@ class Rerun(BaseModel):
     calls: Calls | None = Field(None, description="What this re-run called (None: an identical file was already locked).")
 
     def lines(self) -> list[str]:
+        """What ``jury reaudit`` prints for this re-run: the files, the calls made and what changed."""
         from jury.verdicts.reaudit import describe_diff
 
         called = ["  " + calls_line(self.calls)] if self.calls is not None else []
@@ -77,6 +79,7 @@ class Reaudit(Result):
 
     @property
     def stale(self) -> list[Path]:
+        """The files found stale (their panel, templates or inputs changed since they were locked)."""
         return [f.path for f in self.files if f.state == "stale"]
 
     @property
@@ -90,6 +93,7 @@ class Reaudit(Result):
         return 1 if self.check and self.stale else 0
 
     def lines(self) -> list[str]:
+        """What ``jury reaudit`` prints: one line per file, then what each re-run did."""
         lines = [f.line() for f in self.files]
         if not self.check and not self.stale:
             lines.append("nothing to re-run")

@@ -41,6 +41,7 @@ class ReviewApp(Result):
 
     @property
     def token(self) -> str:
+        """The launch's secret token: a page must carry it (it is in ``url``)."""
         return self.state.token
 
     @property

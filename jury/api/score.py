@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 
 def no_progress(_description: str):
+    """A progress factory that shows nothing (for ``progress=``): each task gets a null context.
+
+    Args:
+        _description: the task's name, ignored.
+    """
     return nullcontext(None)
 
 
@@ -56,6 +61,7 @@ class Score(Result):
 
     @property
     def models(self) -> list[str]:
+        """The models scored, in run order."""
         return [s.model for s in self.scores]
 
     @property

@@ -40,14 +40,17 @@ class Verification(Result):
 
     @property
     def ok(self) -> bool:
+        """True when every file checked holds (its lock, and its signature when one was asked for)."""
         return all(f.ok for f in self.files)
 
     @property
     def exit_code(self) -> int:
+        """``jury verify``'s exit code: 0 when every file holds, else 1."""
         return 0 if self.ok else 1
 
     @property
     def failed(self) -> list[Path]:
+        """The files that failed a check."""
         return [f.path for f in self.files if not f.ok]
 
     @property
