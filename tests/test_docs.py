@@ -238,3 +238,22 @@ def test_every_public_member_has_a_docstring():
             if inspect.isclass(obj) or inspect.isfunction(obj):
                 missing += _undocumented(f"{module.__name__}.{name}", obj)
     assert sorted(set(missing)) == []
+
+
+JOBS = ["score", "report", "adjudicate", "audit_gold", "reaudit", "check_gold", "calibrate", "verify", "suites", "review_app"]
+
+
+@pytest.mark.parametrize("name", [*JOBS, "gold_defects", "evaluate"])
+def test_a_jobs_docstring_documents_each_parameter_once_in_its_args_section(name):
+    """The API pages' parameter tables (mkdocstrings, Google style): a job's ``Args:`` names
+    every parameter of its signature, in order, and nothing else."""
+    import inspect
+
+    import jury
+
+    fn = getattr(jury, name)
+    doc = inspect.getdoc(fn) or ""
+    assert "\nArgs:\n" in doc and "\nReturns:\n" in doc, name
+    section = doc.split("\nArgs:\n", 1)[1].split("\n\n", 1)[0]
+    documented = [m.group(1) for m in re.finditer(r"^    (\w+): ", section, re.M)]
+    assert documented == list(inspect.signature(fn).parameters)

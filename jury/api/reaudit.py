@@ -146,11 +146,31 @@ def reaudit(
 ) -> Reaudit:
     """Compare each locked file's bindings with the files as they are now; re-run the stale ones.
 
-    ``files``: locked verdict files (default: the current ones in jury.toml's verdicts_dir, else
-    ./verdicts). ``check``: call nothing, only say which are stale (``exit_code`` 1 when one
-    is). A file that cannot be checked (a bound file is absent) raises CannotCheck after the
-    rest is done (``exc.partial``: the result). ``max_cost`` (USD), ``batch``, ``store`` and
-    ``sign`` (an Ed25519 key that signs each new file): as for ``jury.adjudicate``."""
+    A re-run asks only what changed: votes of unchanged jurors come from the store, and the new file
+    names its predecessor in ``supersedes``.
+
+    Args:
+        files: locked verdict files. Default: the current ones in jury.toml's ``verdicts_dir``, else
+            ./verdicts.
+        check: call nothing, only say which files are stale (``exit_code`` 1 when one is).
+        max_cost: a cap in USD, as for ``jury.adjudicate``.
+        batch: send OpenAI and Anthropic jurors' ballots through their batch APIs (IncompleteRun
+            while they are pending).
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        sign: an Ed25519 key that signs each new file.
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+
+    Returns:
+        A Reaudit: each file's state (current, stale, cannot check) and each re-run's calls and
+        changes.
+
+    Raises:
+        CannotCheck: a file could not be checked (a bound file is absent), raised after the rest is
+            done, with the result as ``exc.partial``.
+        InputError: no verdict files.
+    """
     from jury.errors import InputError
     from jury.pipeline.reaudit import rerun
     from jury.verdicts.reaudit import check_file, heads
