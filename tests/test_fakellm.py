@@ -158,7 +158,7 @@ def test_latency_per_reply_and_server_wide():
     slow.join(timeout=30)
     assert not slow.is_alive()
     [held] = outcome
-    assert isinstance(held, httpx.RemoteProtocolError)  # dropped by stop(), never answered
+    assert isinstance(held, (httpx.RemoteProtocolError, httpx.ReadError)), repr(held)  # dropped by stop(), never answered
     assert [r["model"] for r in server.requests] == ["slow", "fast"]
 
 
@@ -185,7 +185,7 @@ def test_hang_times_the_client_out_and_stop_cuts_a_hanging_reply_short():
     worker.join(timeout=MAX_HANG_S)
     assert not worker.is_alive()
     [cut] = outcome
-    assert isinstance(cut, httpx.RemoteProtocolError), repr(cut)
+    assert isinstance(cut, (httpx.RemoteProtocolError, httpx.ReadError)), repr(cut)  # closed unanswered, not timed out
     server.stop()  # idempotent
 
 
