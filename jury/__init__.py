@@ -7,8 +7,9 @@ result that renders itself (``render("table" | "csv" | "json" | "md")``, ``write
   strict execution match, with gold-clean and adjudicated columns from locked files;
 - ``report(score_or_runs, audit=…, verdicts=…)``: the three columns with intervals, ranks,
   correlations and the rest of what a maintainer publishes;
-- ``adjudicate(runs, panel=…)``, ``audit_gold(panel=…)``, ``reaudit(file, panel=…)``: ask a
-  panel and lock its verdicts in a verdict file;
+- ``adjudicate(runs, panel=…)`` and ``audit_gold(panel=…)``: ask a panel and lock its verdicts
+  in a verdict file; ``reaudit(files)``: re-run the locked files that the panel, templates or
+  inputs as they are now make stale (``reaudit(files, check=True)`` only says which);
 - ``check_gold()``, ``calibrate(verdicts, labels=…)``, ``verify(file)``, ``suites(runs)``,
   ``review_app(verdicts=…)``, ``gold_defects(audit)`` (the audit's flagged gold queries, a
   table to send upstream) and ``compare_panels(a, b)`` (two panels' verdict files compared).
@@ -22,6 +23,8 @@ Names are imported on first use, so ``import jury`` stays cheap (no litellm, no 
 >>> import jury
 >>> "score" in jury.__all__ and "report" in jury.__all__
 True
+
+Every call shown above is a real signature (tests/test_docs.py binds each one).
 """
 
 from __future__ import annotations

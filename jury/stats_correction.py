@@ -137,11 +137,12 @@ def design_rate(
     """The population share of ``positive`` among ``among`` estimated from a stratified sample
     (sum w positive among / sum w among; the module doc's variance and interval).
 
-    :param positive: ``(n,)`` bool per sampled item.
-    :param among: ``(n,)`` bool: the items the share runs over.
-    :param inclusion: ``(n,)`` inclusion probabilities.
-    :param strata: ``(n,)`` the stratum of each sampled item.
-    :param confidence: the interval's nominal coverage.
+    Args:
+        positive: ``(n,)`` bool per sampled item.
+        among: ``(n,)`` bool: the items the share runs over.
+        inclusion: ``(n,)`` inclusion probabilities.
+        strata: ``(n,)`` the stratum of each sampled item.
+        confidence: the interval's nominal coverage.
     """
     pos, den, pi = _validated(positive, among, inclusion)
     codes = _strata_codes(strata, pi.size)
@@ -170,12 +171,13 @@ def panel_accuracy(
 ) -> PanelAccuracy:
     """Se and Sp of the panel on a human-labelled stratified sample (the module doc).
 
-    :param truth: ``(n,)`` the human label: True = positive ("gold defective", or "credited"
-        for adjudication).
-    :param panel: ``(n,)`` the panel's label of the same items (its flag, or its credit).
-    :param inclusion: ``(n,)`` each item's inclusion probability.
-    :param strata: ``(n,)`` each item's stratum.
-    :param confidence: the intervals' nominal coverage.
+    Args:
+        truth: ``(n,)`` the human label: True = positive ("gold defective", or "credited"
+            for adjudication).
+        panel: ``(n,)`` the panel's label of the same items (its flag, or its credit).
+        inclusion: ``(n,)`` each item's inclusion probability.
+        strata: ``(n,)`` each item's stratum.
+        confidence: the intervals' nominal coverage.
     """
     y, f, pi = _validated(truth, panel, inclusion)
     codes = _strata_codes(strata, pi.size)
@@ -257,15 +259,18 @@ def corrected_rate(
     probability is n_h / N_h over the labelled items of its stratum (an item drawn but left
     unlabelled is treated as missing at random within its stratum).
 
-    :param population: ``(N,)`` bool: the panel's label of every item (flagged, or credited).
-    :param strata: ``(N,)`` every item's stratum (the sampling frame's).
-    :param sample: ``(n,)`` the labelled items' positions in the population (distinct).
-    :param truth: ``(n,)`` bool: their human label.
-    :param target: ``"finite"`` (these N items) or ``"superpopulation"`` (the module doc).
-    :param resamples: bootstrap resamples (0: no bootstrap interval).
-    :param seed: the bootstrap's seed (``numpy.random.default_rng(seed)``).
-    :param confidence: the nominal coverage of both intervals.
-    :raises ValueError: mismatched lengths, a position out of range or repeated, or an unknown target.
+    Args:
+        population: ``(N,)`` bool: the panel's label of every item (flagged, or credited).
+        strata: ``(N,)`` every item's stratum (the sampling frame's).
+        sample: ``(n,)`` the labelled items' positions in the population (distinct).
+        truth: ``(n,)`` bool: their human label.
+        target: ``"finite"`` (these N items) or ``"superpopulation"`` (the module doc).
+        resamples: bootstrap resamples (0: no bootstrap interval).
+        seed: the bootstrap's seed (``numpy.random.default_rng(seed)``).
+        confidence: the nominal coverage of both intervals.
+
+    Raises:
+        ValueError: mismatched lengths, a position out of range or repeated, or an unknown target.
     """
     pop = np.asarray(population, dtype=bool)
     idx = np.asarray(sample, dtype=np.int64)

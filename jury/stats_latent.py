@@ -210,14 +210,17 @@ def e_step(
 ) -> np.ndarray:
     """The posterior over classes of every item given the parameters (one E-step).
 
-    :param items: ``(V,)`` item index of each vote.
-    :param jurors: ``(V,)`` juror index of each vote.
-    :param labels: ``(V,)`` class voted (negative: an abstention, left out).
-    :param priors: ``(K,)`` class priors, every entry positive.
-    :param confusion: ``(J, K, K)`` confusion matrices, ``[j, true class, vote]``, every cell positive.
-    :param n_items: how many items (default: the largest index + 1).
-    :param known: ``(n_items,)`` a known class per item, negative where unknown; known rows are clamped.
-    :returns: ``(n_items, K)`` posteriors.
+    Args:
+        items: ``(V,)`` item index of each vote.
+        jurors: ``(V,)`` juror index of each vote.
+        labels: ``(V,)`` class voted (negative: an abstention, left out).
+        priors: ``(K,)`` class priors, every entry positive.
+        confusion: ``(J, K, K)`` confusion matrices, ``[j, true class, vote]``, every cell positive.
+        n_items: how many items (default: the largest index + 1).
+        known: ``(n_items,)`` a known class per item, negative where unknown; known rows are clamped.
+
+    Returns:
+        ``(n_items, K)`` posteriors.
     """
     conf = np.asarray(confusion, dtype=float)
     pri = np.asarray(priors, dtype=float)
@@ -264,23 +267,28 @@ def dawid_skene(
     One vote per entry of the three arrays: a juror may vote on an item more than once (each
     repeat is a vote), and any (item, juror) pair may be missing.
 
-    :param items: ``(V,)`` item index of each vote, in ``[0, n_items)``.
-    :param jurors: ``(V,)`` juror index of each vote, in ``[0, n_jurors)``.
-    :param labels: ``(V,)`` the class voted, in ``[0, n_classes)``; a negative label is an
-        abstention and is left out (counted in ``n_abstentions``).
-    :param n_classes: K, the number of classes (4 for adjudication, 2 for audits).
-    :param n_items: how many items (default: the largest item index + 1); items without a vote
-        keep the priors as their posterior.
-    :param n_jurors: how many jurors (default: the largest juror index + 1).
-    :param known: ``(n_items,)`` a human label per item (a class index) or a negative number
-        where none is known; known items are clamped to their class (semi-supervised).
-    :param smoothing: the pseudo-count added to every confusion cell and prior (0: maximum
-        likelihood with a 1e-10 floor).
-    :param max_iter: the most EM iterations.
-    :param tol: convergence: the penalised log-likelihood rose by at most this much per vote.
-    :returns: the :class:`LatentClassFit`.
-    :raises ValueError: arrays of different lengths, an index or label out of range, K < 2,
-        a negative smoothing or max_iter < 1.
+    Args:
+        items: ``(V,)`` item index of each vote, in ``[0, n_items)``.
+        jurors: ``(V,)`` juror index of each vote, in ``[0, n_jurors)``.
+        labels: ``(V,)`` the class voted, in ``[0, n_classes)``; a negative label is an
+            abstention and is left out (counted in ``n_abstentions``).
+        n_classes: K, the number of classes (4 for adjudication, 2 for audits).
+        n_items: how many items (default: the largest item index + 1); items without a vote
+            keep the priors as their posterior.
+        n_jurors: how many jurors (default: the largest juror index + 1).
+        known: ``(n_items,)`` a human label per item (a class index) or a negative number
+            where none is known; known items are clamped to their class (semi-supervised).
+        smoothing: the pseudo-count added to every confusion cell and prior (0: maximum
+            likelihood with a 1e-10 floor).
+        max_iter: the most EM iterations.
+        tol: convergence: the penalised log-likelihood rose by at most this much per vote.
+
+    Returns:
+        the :class:`LatentClassFit`.
+
+    Raises:
+        ValueError: arrays of different lengths, an index or label out of range, K < 2,
+            a negative smoothing or max_iter < 1.
     """
     if smoothing < 0 or not np.isfinite(smoothing):
         raise ValueError(f"smoothing must be a non-negative number, got {smoothing}")
@@ -349,15 +357,18 @@ def sample_classes(
     (the plug-in posterior), the items of one draw share one draw of the parameters, so a
     share of classes over many items carries the parameters' uncertainty.
 
-    :param fit: the EM fit (its MAP classes start the chain; its smoothing sets the prior).
-    :param items: ``(V,)`` the votes ``fit`` was fitted on (abstentions, label < 0, left out).
-    :param jurors: ``(V,)``.
-    :param labels: ``(V,)``.
-    :param draws: how many draws to keep.
-    :param seed: the chain's seed (``numpy.random.default_rng(seed)``).
-    :param known: the human labels ``fit`` was given (every draw keeps them).
-    :param burn_in: sweeps run before the first kept draw.
-    :returns: ``(draws, n_items)`` class indices (int8 for K < 128).
+    Args:
+        fit: the EM fit (its MAP classes start the chain; its smoothing sets the prior).
+        items: ``(V,)`` the votes ``fit`` was fitted on (abstentions, label < 0, left out).
+        jurors: ``(V,)``.
+        labels: ``(V,)``.
+        draws: how many draws to keep.
+        seed: the chain's seed (``numpy.random.default_rng(seed)``).
+        known: the human labels ``fit`` was given (every draw keeps them).
+        burn_in: sweeps run before the first kept draw.
+
+    Returns:
+        ``(draws, n_items)`` class indices (int8 for K < 128).
     """
     k, n = fit.n_classes, fit.n_items
     v = _votes(items, jurors, labels, k, n, fit.confusion.shape[0])

@@ -119,12 +119,15 @@ def pair_agreement(
 ) -> PairAgreement:
     """Agreement of two raters over the items both rated (the module doc's intervals).
 
-    :param a: rater a's label per item, None where a did not rate it.
-    :param b: rater b's label per item, None likewise.
-    :param resamples: bootstrap resamples of the items (0: no bootstrap interval).
-    :param seed: the bootstrap's seed (the same resamples for kappa and alpha).
-    :param confidence: the nominal coverage of every interval.
-    :raises ValueError: a and b differ in length.
+    Args:
+        a: rater a's label per item, None where a did not rate it.
+        b: rater b's label per item, None likewise.
+        resamples: bootstrap resamples of the items (0: no bootstrap interval).
+        seed: the bootstrap's seed (the same resamples for kappa and alpha).
+        confidence: the nominal coverage of every interval.
+
+    Raises:
+        ValueError: a and b differ in length.
     """
     both = _present(a, b)
     idx = np.flatnonzero(both)
@@ -244,17 +247,20 @@ def compare_panels(
 ) -> PanelComparison:
     """Compare two panels' labels of the same items.
 
-    :param a: panel A's label per item (an audit: ``"valid"`` or a defect type; an
-        adjudication: the verdict), None where it gave none.
-    :param b: panel B's, likewise.
-    :param positive: the labels that count as a flag (the defect types; the credited verdicts).
-    :param strata: optional breakdowns: name -> one stratum value per item (e.g.
-        ``{"difficulty": [...], "defect_type": [...]}``); each stratum gets its own comparison
-        (same seed, no further breakdown; its disagreements index the whole input).
-    :param resamples: bootstrap resamples of each interval.
-    :param seed: the bootstrap's seed.
-    :param confidence: the nominal coverage of every interval.
-    :raises ValueError: a, b or a stratum of another length.
+    Args:
+        a: panel A's label per item (an audit: ``"valid"`` or a defect type; an
+            adjudication: the verdict), None where it gave none.
+        b: panel B's, likewise.
+        positive: the labels that count as a flag (the defect types; the credited verdicts).
+        strata: optional breakdowns: name -> one stratum value per item (e.g.
+            ``{"difficulty": [...], "defect_type": [...]}``); each stratum gets its own comparison
+            (same seed, no further breakdown; its disagreements index the whole input).
+        resamples: bootstrap resamples of each interval.
+        seed: the bootstrap's seed.
+        confidence: the nominal coverage of every interval.
+
+    Raises:
+        ValueError: a, b or a stratum of another length.
     """
     both_rated = _present(a, b)
     pos = set(positive)

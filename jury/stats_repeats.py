@@ -62,14 +62,17 @@ def juror_retest(
 ) -> list[JurorRetest]:
     """Test–retest agreement per juror (the module doc's definitions), jurors in index order.
 
-    :param items: ``(V,)`` item of each vote.
-    :param jurors: ``(V,)`` juror of each vote.
-    :param repeats: ``(V,)`` repeat index (0..R-1) of each vote.
-    :param labels: ``(V,)`` class voted; negative: an abstention (a missing answer).
-    :param resamples: bootstrap resamples of the R = 2 interval.
-    :param seed: its seed.
-    :param confidence: its nominal coverage.
-    :raises ValueError: arrays of different lengths, or a juror answering one item twice in one repeat.
+    Args:
+        items: ``(V,)`` item of each vote.
+        jurors: ``(V,)`` juror of each vote.
+        repeats: ``(V,)`` repeat index (0..R-1) of each vote.
+        labels: ``(V,)`` class voted; negative: an abstention (a missing answer).
+        resamples: bootstrap resamples of the R = 2 interval.
+        seed: its seed.
+        confidence: its nominal coverage.
+
+    Raises:
+        ValueError: arrays of different lengths, or a juror answering one item twice in one repeat.
     """
     it, ju, rp, la = (_ints(v, n) for v, n in ((items, "items"), (jurors, "jurors"), (repeats, "repeats"), (labels, "labels")))
     if not (it.size == ju.size == rp.size == la.size):
@@ -134,10 +137,11 @@ class VerdictStability:
 def verdict_stability(verdicts: ArrayLike, *, confidence: float = 0.95) -> VerdictStability:
     """How often the published verdict of a record changes between repeats.
 
-    :param verdicts: ``(R, N)``: the verdict of each record in each repeat's votes alone, as
-        class codes; no verdict (no majority, undecided) is its own code (a negative number),
-        so a record that goes from a verdict to none has changed.
-    :param confidence: the Wilson interval's nominal coverage.
+    Args:
+        verdicts: ``(R, N)``: the verdict of each record in each repeat's votes alone, as
+            class codes; no verdict (no majority, undecided) is its own code (a negative number),
+            so a record that goes from a verdict to none has changed.
+        confidence: the Wilson interval's nominal coverage.
     """
     v = np.asarray(verdicts)
     if v.ndim != 2 or v.shape[0] < 2:
@@ -172,9 +176,12 @@ class ColumnSpread:
 def column_spread(values: ArrayLike) -> ColumnSpread:
     """The spread of a column across repeats.
 
-    :param values: ``(R, M)``: e.g. each repeat's adjudicated accuracy of every model (NaN
-        where a repeat has no value for a model: left out of that model's statistics).
-    :raises ValueError: not two-dimensional, or fewer than 2 repeats.
+    Args:
+        values: ``(R, M)``: e.g. each repeat's adjudicated accuracy of every model (NaN
+            where a repeat has no value for a model: left out of that model's statistics).
+
+    Raises:
+        ValueError: not two-dimensional, or fewer than 2 repeats.
     """
     v = np.asarray(values, dtype=float)
     if v.ndim != 2 or v.shape[0] < 2:

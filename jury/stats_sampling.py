@@ -72,14 +72,19 @@ def allocate(
 ) -> np.ndarray:
     """Per-stratum sample sizes summing to ``n`` (the module doc's rule).
 
-    :param sizes: ``(H,)`` the strata's sizes N_h in the frame.
-    :param n: the total sample size, at most sum(N_h).
-    :param method: ``"proportional"`` or ``"neyman"``.
-    :param sd: ``(H,)`` the strata's standard deviations S_h (Neyman only, required there).
-    :param minimum: the least each stratum gets (capped by its size).
-    :returns: ``(H,)`` integer sizes n_h.
-    :raises ValueError: a negative size, n beyond the frame or below the minimums, an unknown
-        method, or Neyman without one non-negative SD per stratum.
+    Args:
+        sizes: ``(H,)`` the strata's sizes N_h in the frame.
+        n: the total sample size, at most sum(N_h).
+        method: ``"proportional"`` or ``"neyman"``.
+        sd: ``(H,)`` the strata's standard deviations S_h (Neyman only, required there).
+        minimum: the least each stratum gets (capped by its size).
+
+    Returns:
+        ``(H,)`` integer sizes n_h.
+
+    Raises:
+        ValueError: a negative size, n beyond the frame or below the minimums, an unknown
+            method, or Neyman without one non-negative SD per stratum.
     """
     N = np.asarray(sizes)
     if N.ndim != 1 or np.any(N < 0) or (N.size and not np.all(np.mod(N, 1) == 0)):
@@ -180,18 +185,21 @@ def stratified_sample(
 ) -> StratifiedSample:
     """Draw a stratified sample of the frame (the module doc's allocation and seed scheme).
 
-    :param strata: one stratum key per record of the frame.
-    :param n: the total sample size, allocated by ``method`` (give ``n`` or ``sizes``).
-    :param sizes: the sample size of each stratum, given (a missing stratum gets 0; each at
-        most its stratum's size).
-    :param method: ``"proportional"`` or ``"neyman"``.
-    :param sd: Neyman: S_h per stratum key.
-    :param values: Neyman without ``sd``: one number per record (e.g. the panel's 0/1 flag or
-        a posterior), whose per-stratum sample SD is S_h.
-    :param minimum: the least each stratum gets from an allocation (capped by its size).
-    :param seed: the draw's seed.
-    :raises ValueError: neither or both of n and sizes, a size beyond its stratum, a key in
-        sizes or sd that is no stratum, or ``values`` of another length.
+    Args:
+        strata: one stratum key per record of the frame.
+        n: the total sample size, allocated by ``method`` (give ``n`` or ``sizes``).
+        sizes: the sample size of each stratum, given (a missing stratum gets 0; each at
+            most its stratum's size).
+        method: ``"proportional"`` or ``"neyman"``.
+        sd: Neyman: S_h per stratum key.
+        values: Neyman without ``sd``: one number per record (e.g. the panel's 0/1 flag or
+            a posterior), whose per-stratum sample SD is S_h.
+        minimum: the least each stratum gets from an allocation (capped by its size).
+        seed: the draw's seed.
+
+    Raises:
+        ValueError: neither or both of n and sizes, a size beyond its stratum, a key in
+            sizes or sd that is no stratum, or ``values`` of another length.
     """
     keys = list(dict.fromkeys(strata))
     at = {k: h for h, k in enumerate(keys)}

@@ -194,14 +194,17 @@ def jury_bootstrap(
 ) -> JuryBootstrap:
     """Resample questions and draw verdicts and flags (the module doc's scheme) ``resamples`` times.
 
-    :param records: the models x questions matrices.
-    :param resamples: how many resamples.
-    :param seed: the seed of the question resamples and of the plug-in draws.
-    :param verdicts: joint draws of the jury records' classes: resample b credits record (m, q)
-        when its class in draw b is credited (instead of drawing from ``records.credit``);
-        records not in the draws keep ``records.credit``.
-    :param flags: joint draws of the audit's classes per question, likewise for the gold flags.
-    :returns: the :class:`JuryBootstrap`.
+    Args:
+        records: the models x questions matrices.
+        resamples: how many resamples.
+        seed: the seed of the question resamples and of the plug-in draws.
+        verdicts: joint draws of the jury records' classes: resample b credits record (m, q)
+            when its class in draw b is credited (instead of drawing from ``records.credit``);
+            records not in the draws keep ``records.credit``.
+        flags: joint draws of the audit's classes per question, likewise for the gold flags.
+
+    Returns:
+        the :class:`JuryBootstrap`.
     """
     m, q = records.shape
     if int(resamples) < 1:
@@ -278,10 +281,11 @@ def jury_intervals(records: ModelRecords, boot: JuryBootstrap, column: str, *, c
     """Per model (rows of the matrices), ``column``'s published value with its Wilson interval
     (sampling only) and the questions + jury interval from ``boot``.
 
-    :param records: the records ``boot`` resampled.
-    :param boot: :func:`jury_bootstrap`'s distributions.
-    :param column: ``"strict"``, ``"gold_clean"`` or ``"adjudicated"``.
-    :param confidence: the nominal coverage of both intervals.
+    Args:
+        records: the records ``boot`` resampled.
+        boot: :func:`jury_bootstrap`'s distributions.
+        column: ``"strict"``, ``"gold_clean"`` or ``"adjudicated"``.
+        confidence: the nominal coverage of both intervals.
     """
     if column not in boot.accuracy:
         raise ValueError(f"no column {column!r} in the bootstrap (has {sorted(boot.accuracy)})")
@@ -366,10 +370,11 @@ class VerdictChanges:
 def verdict_changes(posterior: ArrayLike, published: ArrayLike, credited: ArrayLike) -> VerdictChanges:
     """Compare the latent-class model's verdicts with the published rule's.
 
-    :param posterior: ``(R, K)`` each record's posterior.
-    :param published: ``(R,)`` the published verdict's class index, negative for no verdict
-        (no majority, undecided: never credited).
-    :param credited: the credited class indices.
+    Args:
+        posterior: ``(R, K)`` each record's posterior.
+        published: ``(R,)`` the published verdict's class index, negative for no verdict
+            (no majority, undecided: never credited).
+        credited: the credited class indices.
     """
     post = np.asarray(posterior, dtype=float)
     pub = np.asarray(published, dtype=np.int64)

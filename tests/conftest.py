@@ -1,13 +1,14 @@
 """Suite-wide fixtures. Helpers live in the package tests.support (the repository root is on
 sys.path through pyproject's `pythonpath`), imported as `from tests.support.jurytest import ...`."""
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from jury.inputs.io import load_gold
 from tests.support.fakellm import fake_llm  # noqa: F401
-from tests.support.helpers import make_db, write_gold
+from tests.support.helpers import EXAMPLE, make_db, write_gold
 from tests.support.jurytest import copy_project, make_project
 from tests.support.netguard import no_network, pytest_addoption, pytest_collection_modifyitems  # noqa: F401
 
@@ -54,3 +55,24 @@ def reviewable(reviewable_template, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     copy_project(template, tmp_path)
     monkeypatch.chdir(tmp_path)
     return tmp_path, {key: tmp_path / path.relative_to(template) for key, path in files.items()}
+
+
+@pytest.fixture(scope="session")
+def _warm_example_store(tmp_path_factory) -> Path:
+    """The bundled example's store after one `jury score`: every execution of its 15 systems x
+    129 questions, done once per test process instead of once per test."""
+    import jury
+
+    path = tmp_path_factory.mktemp("example-store") / "store.db"
+    jury.score(EXAMPLE / "run.jsonl", gold=EXAMPLE / "dev.json", db_root=EXAMPLE / "databases", store=path)
+    return path
+
+
+@pytest.fixture
+def example_store(_warm_example_store: Path, tmp_path: Path) -> Path:
+    """A copy of the bundled example's warm store, tmp_path/s.db, the test's own to change (a
+    warm store gives what a cold one gives: tests/test_api_score_report.py checks it)."""
+    copy = tmp_path / "s.db"
+    with sqlite3.connect(_warm_example_store) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    return copy

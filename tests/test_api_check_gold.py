@@ -59,6 +59,7 @@ def test_findings_of_a_made_database_and_every_format_as_the_command_prints_it(l
     assert [r.question_id for r in one.results] == [3] and one.settings["passes"] == [1]
 
 
+@pytest.mark.slow  # four checks of 129 gold queries, three through subprocesses: the test above renders a small gold
 def test_the_bundled_example_renders_as_the_command_prints(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     store = tmp_path / "store.db"

@@ -89,10 +89,10 @@ def test_audit_gold_accepts_question_as_check_gold_does(project, fake_llm):
     assert checked.returncode == 0 and '"question_id": 2' in checked.stdout
 
 
-def test_score_and_report_print_a_rank_alike(tmp_path):
+def test_score_and_report_print_a_rank_alike(example_store):
     """score showed "0.845 (2nd)" where report shows "0.845 [...] 2nd": one spelling, report's."""
-    score = run_jury(["score", "run.jsonl", "--wide", "-f", "md", "--store", tmp_path / "s.db"], EXAMPLE)
-    report = run_jury(["report", "run.jsonl", "-f", "md", "--store", tmp_path / "s.db"], EXAMPLE)
+    score = run_jury(["score", "run.jsonl", "--wide", "-f", "md", "--store", example_store], EXAMPLE)
+    report = run_jury(["report", "run.jsonl", "-f", "md", "--store", example_store], EXAMPLE)
     assert score.returncode == report.returncode == 0, score.stderr + report.stderr
     assert not re.search(r"\(\d+(st|nd|rd|th)\)", score.stdout)
     assert re.search(r"\| 0\.\d{3} \d+(st|nd|rd|th) \|", score.stdout)  # a side comparator: "0.822 5th"

@@ -66,13 +66,26 @@ def test_per_question_lines_are_the_commands(example, tmp_path):
     assert ev.write_per_question(tmp_path / "mine.jsonl").read_text() == ev.per_question_jsonl()
 
 
-def test_report_of_a_score_is_jury_report_and_executes_nothing(example):
+def test_report_of_a_score_is_jury_report_and_executes_nothing(example, monkeypatch):
     ev = example["score"]
-    rep = jury.report(ev)
-    assert rep.to_json() == cli("report", "run.jsonl", "-f", "json")
+    printed = {fmt: cli("report", "run.jsonl", "-f", fmt) for fmt in FORMATS}
+    wide = cli("report", "run.jsonl", "-f", "md", "--wide")
+    # with the databases moved away nothing could execute, and the store gains no execution:
+    # a report of a score is built from the score alone
+    monkeypatch.chdir(example["folder"])
+    (example["folder"] / "databases").rename(example["folder"] / "databases.away")
+    try:
+        with jury.Store(".jury/store.db") as store:
+            executions = store.conn.execute("SELECT count(*) FROM executions").fetchone()[0]
+        rep = jury.report(ev)
+        with jury.Store(".jury/store.db") as store:
+            assert store.conn.execute("SELECT count(*) FROM executions").fetchone()[0] == executions
+    finally:
+        (example["folder"] / "databases.away").rename(example["folder"] / "databases")
+    assert rep.to_json() == printed["json"]
     for fmt in ("table", "csv", "md"):
-        assert rep.render(fmt) == cli("report", "run.jsonl", "-f", fmt), fmt
-    assert rep.render("md", wide=True) == cli("report", "run.jsonl", "-f", "md", "--wide")
+        assert rep.render(fmt) == printed[fmt], fmt
+    assert rep.render("md", wide=True) == wide
     # no verdicts: the strict column (the library's default strength follows the files given)
     assert rep.settings.strength == "strict" and rep.models[0].adjudicated is None
     with pytest.raises(jury.InputError, match="strength adjudicated needs adjudication verdicts"):

@@ -18,6 +18,7 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recal
 from typer.testing import CliRunner
 
 from jury.cli import app
+from jury.errors import InputError
 from jury.execution.store import Store
 from jury.inputs.labels import load_labels
 from jury.pipeline.jobs import load_and_evaluate
@@ -185,7 +186,7 @@ def test_one_annotator_as_the_reference(shop):
         cohen_kappa_score([credit(t) for t in truth], [credit(s) for s in said])
     )
     assert cal.reference == "annotator C"
-    with pytest.raises(Exception, match="annotator 'Z' labelled nothing"):
+    with pytest.raises(InputError, match="annotator 'Z' labelled nothing"):
         calibrate(labels, annotator="Z")
 
 
@@ -280,7 +281,7 @@ def test_a_verdict_for_another_answer_is_refused(shop, fake_llm):
     write_runs(shop, [{"model": m, "question_id": q, "sql": sql} for (m, q), sql in changed.items()])
     labels = load_labels([write_labels(shop, label_lines())])
     records, ev = evaluate_shop(shop)
-    with pytest.raises(Exception, match="the verdict judged another answer"):
+    with pytest.raises(InputError, match="the verdict judged another answer"):
         calibrate(labels, evaluation=ev, records=records, adjudications=[(vpath, load_locked(vpath))])
 
 

@@ -13,7 +13,7 @@ from jury.cli import app
 from jury.judging.ballots import Template, check_template
 from jury.judging.panels import PROMPTS_DIR
 from jury.judging.rules import check_document
-from jury.verdicts.documents import validate_document
+from jury.verdicts.documents import VerdictError, validate_document
 from jury.verdicts.lock import load_locked
 from tests.support.badinput import Case, check_case
 from tests.support.fakellm import json_reply
@@ -125,7 +125,7 @@ def test_a_record_with_checks_needs_the_setting(project, fake_llm):
     problem = check_document(validate_document(data))
     assert problem is not None and "records.0 (question 1): has gold checks" in problem
     data["records"][0]["checks"] = [{"name": "no_such_check", "evidence": "x"}]
-    with pytest.raises(Exception, match="records.0.checks.0.name"):
+    with pytest.raises(VerdictError, match="records.0.checks.0.name"):
         validate_document(data)
 
 

@@ -212,7 +212,7 @@ def _whole(token: str, text: str) -> bool:
     return re.search(rf"(?<![^\s│┃]){re.escape(token)}(?![^\s│┃:])", text) is not None
 
 
-def test_quick_start_table_keeps_identifiers_whole_at_every_width(tmp_path, monkeypatch):
+def test_quick_start_table_keeps_identifiers_whole_at_every_width(example_store, monkeypatch):
     """`cd examples/bird-superhero && jury score run.jsonl` on a terminal of 80-160 columns: no
     model name or header word is split across lines (it was `codes-15b-evidenc|e`, `questio|ns`)
     and no line is wider than the terminal."""
@@ -222,7 +222,7 @@ def test_quick_start_table_keeps_identifiers_whole_at_every_width(tmp_path, monk
     header_words += ["other", "outcomes"]
     for columns in (80, 100, 120, 160):
         env = {"TTY_COMPATIBLE": "1", "COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "dumb"}
-        result = runner.invoke(app, ["score", "run.jsonl", "--store", str(tmp_path / "s.db")], env=env)
+        result = runner.invoke(app, ["score", "run.jsonl", "--store", str(example_store)], env=env)
         assert result.exit_code == 0, result.output
         out = result.stdout
         assert max(len(line) for line in out.splitlines()) <= columns, f"a line wider than {columns} columns"

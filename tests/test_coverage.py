@@ -125,19 +125,19 @@ def test_the_report_and_its_site_show_the_coverage(short_run):
     assert f"{MODEL} answered" in front and "left out of denominators (--missing exclude)" in front
 
 
-def test_complete_runs_score_alike_under_both_rules_and_say_so(tmp_path):
+def test_complete_runs_score_alike_under_both_rules_and_say_so(example_store):
     """The bundled example answers every question: the rule changes no number, and every
     output says every model answered all 129."""
     out = {}
     for rule in ("exclude", "fail"):
-        res = run_jury(["score", "run.jsonl", "--missing", rule, "-f", "json", "--store", tmp_path / "s.db"], EXAMPLE)
+        res = run_jury(["score", "run.jsonl", "--missing", rule, "-f", "json", "--store", example_store], EXAMPLE)
         assert res.returncode == 0 and res.stderr == "", res.stderr
         out[rule] = json.loads(res.stdout)["models"]
     assert [m["strict"] for m in out["exclude"]] == [m["strict"] for m in out["fail"]]
     assert all((m["answered"], m["gold_questions"]) == (129, 129) for m in out["fail"])
-    table = run_jury(["score", "run.jsonl", "--store", tmp_path / "s.db"], EXAMPLE).stdout
+    table = run_jury(["score", "run.jsonl", "--store", example_store], EXAMPLE).stdout
     assert "coverage: every model answered all 129 gold questions" in table and "answered/gold" not in table
-    report = run_jury(["report", "run.jsonl", "--store", tmp_path / "s.db"], EXAMPLE).stdout
+    report = run_jury(["report", "run.jsonl", "--store", example_store], EXAMPLE).stdout
     assert "coverage: every model answered all 129 gold questions" in report
 
 

@@ -101,16 +101,7 @@ def test_readme_links_into_docs_name_existing_pages():
     assert [link for link in links if not (REPO / link).is_file()] == []
 
 
-def test_every_command_block_of_the_readme_and_docs_says_where_it_runs():
-    for page in [README, *sorted(DOCS.rglob("*.md"))]:
-        text = page.read_text(encoding="utf-8")
-        for lang, body in re.findall(r"^[ \t]*```(bash|console|python)\n(.*?)^[ \t]*```", text, re.S | re.M):
-            first = body.splitlines()[0].strip()
-            assert re.match(r"# (in|from) ", first), (
-                f"{page.relative_to(REPO)}: a {lang} block not saying where it runs: {first!r}"
-            )
-
-
+@pytest.mark.slow  # a subprocess importing every module: the doctest collection imports them too
 def test_importing_every_jury_module_has_no_side_effects(tmp_path):
     """What doctest collection does to jury/: import each module. Nothing printed, written or
     started, no environment change, and litellm stays unimported (the client imports it lazily)."""
@@ -179,3 +170,90 @@ def test_readme_calibrate_block_runs_and_leaves_nothing_in_its_folder(tmp_path):
     assert "0.620" in proc.stdout and "200" in proc.stdout
     assert sorted(p.name for p in root.iterdir()) == [".jury"]
     assert ".jury/" in (REPO / ".gitignore").read_text().splitlines()
+
+
+def test_every_call_the_package_docstring_shows_binds_to_the_real_signature():
+    """jury/__init__.py's docstring shows the jobs as calls (``reaudit(files, check=True)``):
+    each names an exported function and binds to its signature (positional arguments and
+    keywords as written), so the front door never shows an argument that does not exist."""
+    import inspect
+
+    import jury
+
+    calls = re.findall(r"``(\w+)\(([^`]*)\)``", jury.__doc__ or "")
+    assert len(calls) >= 11
+    for name, args in calls:
+        if name in ("render", "write"):  # the results' methods, shown by what they take
+            assert callable(getattr(jury.Result, name))
+            continue
+        assert name in jury.__all__, name
+        parts = [a.strip() for a in args.split(",") if a.strip()]
+        positional = [object() for a in parts if "=" not in a]
+        keywords = {a.split("=", 1)[0].strip(): object() for a in parts if "=" in a}
+        try:
+            inspect.signature(getattr(jury, name)).bind(*positional, **keywords)
+        except TypeError as exc:
+            raise AssertionError(f"jury.__doc__ shows {name}({args}), which does not bind: {exc}") from None
+
+
+def _undocumented(qualname: str, obj) -> list[str]:
+    """``qualname`` and its public methods and properties that have no docstring of their own
+    (a class's inherited one, or a dataclass's generated signature, does not count)."""
+    import inspect
+
+    own = vars(obj).get("__doc__") if inspect.isclass(obj) else obj.__doc__
+    generated = inspect.isclass(obj) and (own or "").startswith(f"{obj.__name__}(")
+    missing = [qualname] if not (own or "").strip() or generated else []
+    if inspect.isclass(obj):
+        for name, member in vars(obj).items():
+            if name.startswith("_") or not (
+                isinstance(member, (property, staticmethod, classmethod)) or inspect.isfunction(member)
+            ):
+                continue
+            fn = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+            if not (fn.__doc__ or "").strip():
+                missing.append(f"{qualname}.{name}")
+    return missing
+
+
+def test_every_public_member_has_a_docstring():
+    """What `help()` and the API pages show: every name jury exports, every public function and
+    class of jury.api's modules, and their public methods and properties, say what they do."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import jury
+    import jury.api
+
+    missing: list[str] = []
+    for name in jury.__all__:
+        if name != "__version__":
+            missing += _undocumented(f"jury.{name}", getattr(jury, name))
+    for info in pkgutil.iter_modules(jury.api.__path__):
+        module = importlib.import_module(f"jury.api.{info.name}")
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                missing += _undocumented(f"{module.__name__}.{name}", obj)
+    assert sorted(set(missing)) == []
+
+
+JOBS = ["score", "report", "adjudicate", "audit_gold", "reaudit", "check_gold", "calibrate", "verify", "suites", "review_app"]
+
+
+@pytest.mark.parametrize("name", [*JOBS, "gold_defects", "evaluate"])
+def test_a_jobs_docstring_documents_each_parameter_once_in_its_args_section(name):
+    """The API pages' parameter tables (mkdocstrings, Google style): a job's ``Args:`` names
+    every parameter of its signature, in order, and nothing else."""
+    import inspect
+
+    import jury
+
+    fn = getattr(jury, name)
+    doc = inspect.getdoc(fn) or ""
+    assert "\nArgs:\n" in doc and "\nReturns:\n" in doc, name
+    section = doc.split("\nArgs:\n", 1)[1].split("\n\n", 1)[0]
+    documented = [m.group(1) for m in re.finditer(r"^    (\w+): ", section, re.M)]
+    assert documented == list(inspect.signature(fn).parameters)

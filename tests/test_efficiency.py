@@ -214,16 +214,24 @@ def test_cli_times_matches_and_reuses_timings(tmp_path: Path) -> None:
     proc = run_jury([*args, "--efficiency", "--repeats", "5", "-f", "json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     eff = {m["model"]: m["efficiency"] for m in json.loads(proc.stdout)["models"]}
-    assert eff["slow"]["timed_matches"] == 1 and eff["slow"]["time_ratio"] > 1.5 and eff["slow"]["ves"] < 100
-    assert eff["slow"]["faster_share"] == 0.0 and eff["slow"]["repeats"] == 5 and eff["slow"]["cpu"]
+    assert eff["slow"]["timed_matches"] == 1 and eff["slow"]["repeats"] == 5 and eff["slow"]["cpu"]
     assert eff["wrong"]["ves"] == 0 and eff["wrong"]["time_ratio"] is None
     conn = sqlite3.connect(tmp_path / "s.db")
     stored = conn.execute("SELECT repeats, gold_times, pred_times, cpu FROM timings").fetchall()
     assert len(stored) == 2 and all(r[0] == 5 and len(json.loads(r[1])) == 5 for r in stored)
+    # the figures are BIRD's and mini_dev's formulas over the times stored (no threshold on the
+    # times themselves: they are this machine's, under whatever load it has)
+    [(gold_times, pred_times)] = conn.execute("SELECT gold_times, pred_times FROM timings WHERE pred_sql = ?", [slow])
+    gold_times, pred_times = json.loads(gold_times), json.loads(pred_times)
+    ratio = _bird_execute_model(gold_times, pred_times)
+    assert eff["slow"]["ves"] == pytest.approx(_bird_compute_ves([{"time_ratio": ratio}]))
+    assert eff["slow"]["r_ves"] == pytest.approx(100 * math.sqrt(_mini_dev_reward(ratio)))
+    kept_gold, kept_pred = _bird_clean_abnormal(gold_times), _bird_clean_abnormal(pred_times)
+    t_ratio = (sum(kept_pred) / len(kept_pred)) / (sum(kept_gold) / len(kept_gold))  # t_pred / t_gold
+    assert eff["slow"]["time_ratio"] == pytest.approx(t_ratio) and eff["slow"]["faster_share"] == float(t_ratio < 1)
     again = json.loads(run_jury([*args, "--efficiency", "--repeats", "5", "-f", "json"], tmp_path).stdout)
     assert {m["model"]: m["efficiency"] for m in again["models"]} == eff  # served from the store
-    slower_buckets = [pytest.approx(100 * math.sqrt(r)) for r in (0.25, 0.5, 0.75)]  # gold/candidate < 1
-    assert eff["slow"]["r_ves"] in slower_buckets and eff["wrong"]["r_ves"] == 0
+    assert eff["wrong"]["r_ves"] == 0
     table_proc = run_jury([*args, "--efficiency", "--repeats", "5"], tmp_path)
     assert "VES" in table_proc.stdout and "R-VES" in table_proc.stdout and "measured on this machine" in table_proc.stdout
     assert "outlier rule" in table_proc.stderr  # 5 repeats: BIRD's 3-sigma rule can drop nothing

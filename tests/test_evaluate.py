@@ -148,14 +148,19 @@ def test_cached_results_obey_the_current_row_cap_and_timeout(shop_gold):
 
 
 def test_a_slow_success_is_not_reused_under_a_shorter_timeout(shop_gold):
+    """A success that took E seconds would time out under a limit below E: run it again then.
+    The store is told the success took 10 s (no stopwatch: the reuse rule reads elapsed_s)."""
+    import sqlite3
+
     tmp, gold = shop_gold
-    slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) SELECT count(*) FROM c"
-    recs = [{"model": "c", "question_id": 3, "sql": slow}]
-    first = run(tmp, gold, recs, timeout_s=30)
-    elapsed = first.results[first.pairs[0].pred_key].elapsed_s
-    assert first.pairs[0].outcome == "mismatch" and elapsed > 0.05
-    short = run(tmp, gold, recs, timeout_s=elapsed / 4)
-    assert short.executed == 1 and short.pairs[0].outcome == "timeout"
+    recs = [{"model": "c", "question_id": 3, "sql": "SELECT count(*) FROM item"}]
+    assert run(tmp, gold, recs, timeout_s=30).executed == 1
+    with sqlite3.connect(tmp / "store.db") as conn:
+        assert conn.execute("UPDATE executions SET elapsed_s = 10.0").rowcount == 1
+    assert run(tmp, gold, recs, timeout_s=30).executed == 0  # 10 s < 30 s: reused
+    again = run(tmp, gold, recs, timeout_s=5)
+    assert again.executed == 1 and again.pairs[0].outcome == "match"  # 10 s > 5 s: executed again
+    assert run(tmp, gold, recs, timeout_s=5).executed == 0  # the fresh, fast result is reused
 
 
 def test_empty_or_comment_answers_never_match_an_empty_gold(tmp_path):

@@ -74,7 +74,11 @@ if HAVE_RAY:
     )
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, marks=pytest.mark.slow) if c.id == "executor-ray-unreachable" else c for c in CASES],  # starts Ray
+    ids=[c.id for c in CASES],
+)
 def test_bad_executor_input_is_one_line(case, tmp_path):
     check_case(case, tmp_path)
 
@@ -138,6 +142,7 @@ def test_ray_outcomes_equal_local_on_the_bundled_example(ray_runtime, tmp_path):
 
 
 @needs_ray
+@pytest.mark.slow  # a Ray runtime: the second CI step
 def test_a_database_with_another_sha256_is_refused_naming_it(ray_runtime, tmp_path):
     wrong = "0" * 64  # what the driver believes the file hashes to
     sql = "SELECT count(*) FROM superhero"
@@ -149,6 +154,7 @@ def test_a_database_with_another_sha256_is_refused_naming_it(ray_runtime, tmp_pa
 
 
 @needs_ray
+@pytest.mark.slow
 def test_a_killed_workers_batch_is_retried_and_each_key_saved_once(ray_runtime, tmp_path):
     from jury.inputs.io import sha256_file
 
@@ -170,6 +176,7 @@ def test_a_killed_workers_batch_is_retried_and_each_key_saved_once(ray_runtime, 
 
 
 @needs_ray
+@pytest.mark.slow
 def test_a_task_killed_more_than_max_retries_is_one_line(ray_runtime, tmp_path):
     def always_dies(chunk):
         os._exit(1)

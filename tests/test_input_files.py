@@ -63,15 +63,30 @@ def test_gold_list_errors_name_the_line_of_the_item(tmp_path):
         load_gold(gold)
 
 
-def test_gold_loading_stays_linear(tmp_path):
-    """Item by item parsing must not rescan the rest of the file for each item."""
-    import time
+def test_gold_loading_stays_linear(tmp_path, monkeypatch):
+    """Item by item parsing must not rescan the rest of the file for each item: counted, not
+    timed. The file's text is a str that counts the characters its line counts (``count``) go
+    over, and the depth check (a scan of the whole text) must run once, not once per item."""
+    from jury.inputs import io
 
-    items = [{"question_id": i, "db_id": "s", "SQL": f"SELECT {i}", "question": "q" * 200} for i in range(20_000)]
-    (tmp_path / "gold.json").write_text(json.dumps(items, indent=1))
-    t0 = time.perf_counter()
-    assert len(load_gold(tmp_path / "gold.json")) == 20_000
-    assert time.perf_counter() - t0 < 20
+    class Counted(str):
+        scanned = 0
+
+        def count(self, sub, start=0, end=None):  # type: ignore[override]
+            stop = len(self) if end is None else end
+            Counted.scanned += max(0, stop - start)
+            return str.count(self, sub, start, stop)
+
+    depth_checks = []
+    real_read, real_depth = io.read_text, io._check_depth
+    monkeypatch.setattr(io, "read_text", lambda *a, **k: Counted(real_read(*a, **k)))
+    monkeypatch.setattr(io, "_check_depth", lambda *a, **k: depth_checks.append(1) or real_depth(*a, **k))
+    items = [{"question_id": i, "db_id": "s", "SQL": f"SELECT {i}", "question": "q" * 200} for i in range(2_000)]
+    text = json.dumps(items, indent=1)
+    (tmp_path / "gold.json").write_text(text)
+    assert len(load_gold(tmp_path / "gold.json")) == 2_000
+    # a rescan from the start for each item would be ~1,000 times the file's length
+    assert len(depth_checks) == 1 and 0 < Counted.scanned <= 2 * len(text)
 
 
 def test_run_records_strictly_typed():

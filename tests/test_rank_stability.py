@@ -13,29 +13,38 @@ from jury.stats import ranks as competition_ranks
 from tests.test_report import GOLD, audit_doc, make_eval, verdict_docs
 
 
-def independent_bootstrap(ev, flagged, credited, column, resamples, seed):
-    """Per model: the list of its ranks over the resamples (None where it had no question),
-    computed one resample and one model at a time from the pairs."""
+def accuracies(ev, flagged, credited, column, draw):
+    """Per model (in the pairs' order): its accuracy over the questions drawn (indexes into the
+    scored questions, repeats counted), None where it had no question."""
     questions = list(dict.fromkeys(p.question_id for p in ev.pairs if p.outcome != "gold_error"))
     models = list(dict.fromkeys(p.model for p in ev.pairs))
     by = {(p.model, p.question_id): p for p in ev.pairs}
+    acc = []
+    for m in models:
+        k = n = 0
+        for j in draw:
+            q = questions[j]
+            p = by.get((m, q))
+            if p is None or p.outcome == "gold_error" or not p.routed:
+                continue
+            if column == "gold_clean" and q in flagged:
+                continue
+            n += 1
+            if p.outcome == "match" or (column == "adjudicated" and (m, q) in credited):
+                k += 1
+        acc.append(k / n if n else None)
+    return models, acc
+
+
+def independent_bootstrap(ev, flagged, credited, column, resamples, seed):
+    """Per model: the list of its ranks over the resamples (None where it had no question),
+    computed one resample and one model at a time from the pairs."""
+    n_questions = len({p.question_id for p in ev.pairs if p.outcome != "gold_error"})
+    models = list(dict.fromkeys(p.model for p in ev.pairs))
     out = {m: [] for m in models}
     for b in range(resamples):
-        draw = np.random.default_rng([seed, b]).integers(0, len(questions), size=len(questions))
-        acc = []
-        for m in models:
-            k = n = 0
-            for j in draw:
-                q = questions[j]
-                p = by.get((m, q))
-                if p is None or p.outcome == "gold_error" or not p.routed:
-                    continue
-                if column == "gold_clean" and q in flagged:
-                    continue
-                n += 1
-                if p.outcome == "match" or (column == "adjudicated" and (m, q) in credited):
-                    k += 1
-            acc.append(k / n if n else None)
+        draw = np.random.default_rng([seed, b]).integers(0, n_questions, size=n_questions)
+        models, acc = accuracies(ev, flagged, credited, column, draw)
         for m, r in zip(models, competition_ranks(acc)):
             out[m].append(r)
     return out
@@ -98,10 +107,24 @@ def test_columns_follow_the_verdicts_given():
 
 
 def test_text_and_markdown_show_the_rank_intervals(report):
-    entry = report["rank_stability"]["columns"]["adjudicated"][0]
+    """Every model's cell, "rank [low–high]", from the independent bootstrap above and ranks of
+    the full-sample accuracies computed here, in the markdown and the table."""
     from jury.stats import ordinal
 
-    cell = f"{ordinal(entry['rank'])} [{ordinal(entry['low'])}–{ordinal(entry['high'])}]"
+    ev = make_eval()
+    credited = {(r.model, r.question_id) for _p, d in verdict_docs() for r in d.records if r.credited}
+    n_questions = len({p.question_id for p in ev.pairs if p.outcome != "gold_error"})
+    models, acc = accuracies(ev, {2, 6}, credited, "adjudicated", range(n_questions))
+    full_rank = dict(zip(models, competition_ranks(acc)))
+    mine = independent_bootstrap(ev, {2, 6}, credited, "adjudicated", 1000, 7)
+    cells = []
+    for m in models:
+        if full_rank[m] is None:
+            continue
+        low, high, _ = summary(mine[m], sum(r is not None for r in full_rank.values()))
+        cells.append(f"{ordinal(full_rank[m])} [{ordinal(low)}–{ordinal(high)}]")
+    assert cells
     md = render_report(report, "md")
-    assert "### rank stability: 1,000 bootstrap resamples" in md and cell in md
-    assert "rank stability" in render_report(report, "table") and cell in render_report(report, "table")
+    table = render_report(report, "table")
+    assert "### rank stability: 1,000 bootstrap resamples" in md and "rank stability" in table
+    assert [c for c in cells if c not in md] == [] and [c for c in cells if c not in table] == []

@@ -131,7 +131,7 @@ def test_committed_report_schema_is_generated_and_validates():
     assert not validator.is_valid(bad)
 
 
-def test_cli_report_on_the_bundled_example_round_trips_through_the_model(tmp_path):
+def test_cli_report_on_the_bundled_example_round_trips_through_the_model(example_store):
     """`jury report --format json` is exactly a Report's JSON: validated by the committed
     schema, and read back and re-rendered byte for byte (key order included)."""
     res = subprocess.run(
@@ -144,7 +144,7 @@ def test_cli_report_on_the_bundled_example_round_trips_through_the_model(tmp_pat
             "--format",
             "json",
             "--store",
-            str(tmp_path / "s.db"),
+            str(example_store),
             "--workers",
             "1",
         ],

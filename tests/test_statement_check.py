@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
+from jury.errors import InputError
 from jury.execution.engines import DatabaseURLs, engine_for, statement_problem
 from jury.execution.statement_check import mysql_executable_comment
 
@@ -252,7 +253,7 @@ def test_an_unknown_function_is_refused_until_allowed(tmp_path, monkeypatch):
     )
     url = urls.url_for("superhero")
     assert url is not None and engine_for(url).allow_functions == ("similarity",)
-    with pytest.raises(Exception, match="allow_functions must be a list of function names"):
+    with pytest.raises(InputError, match="allow_functions must be a list of function names"):
         DatabaseURLs.from_config(None, "jury.toml", engines={"allow_functions": ["x; DROP"]})
 
 

@@ -80,12 +80,15 @@ def test_cohen_kappa_interval_value_is_sklearns_and_the_interval_brackets_it(see
 
 
 def test_cohen_kappa_interval_matches_a_hand_bootstrap_of_sklearn():
-    """Paired resampling: the percentile interval of sklearn's kappa over the same index draws."""
+    """Paired resampling: the percentile interval of sklearn's kappa over the same index draws.
+    Two bootstraps of 1,000 draws each: an endpoint's Monte-Carlo error is about 0.006 (the
+    2.5 % quantile's sqrt(p(1-p)/B) over the density there, κ's spread being about 0.07 on 80
+    pairs), so 0.05 is about six errors of their difference."""
     rng = np.random.default_rng(3)
     a = rng.integers(0, 2, 80)
     b = np.where(rng.random(80) < 0.8, a, 1 - a)
-    res = cohen_kappa_interval(list(a), list(b), resamples=4000, seed=1)
-    idx = np.random.default_rng(11).integers(0, 80, (4000, 80))
+    res = cohen_kappa_interval(list(a), list(b), resamples=1000, seed=1)
+    idx = np.random.default_rng(11).integers(0, 80, (1000, 80))
     kappas = [cohen_kappa_score(a[i], b[i]) for i in idx]
     lo, hi = np.percentile(kappas, [2.5, 97.5])
     assert res.low == pytest.approx(lo, abs=0.05) and res.high == pytest.approx(hi, abs=0.05)

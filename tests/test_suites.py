@@ -3,6 +3,8 @@ ballots with loopback jurors, and bad input."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 
@@ -129,17 +131,32 @@ WORKED = [
 
 
 def test_command_prints_the_worked_example_as_csv(tmp_path, monkeypatch):
+    """The worked example by hand: episode e passes turns a and b of 3 (TurnSuitePass 2/3) but
+    not every turn (EpisodePass 0); its tests pass 2 + 2 + 1 of 2 + 2 + 2 (MeanTestPass 5/6);
+    single-turn 7 passes 1 test of 2 (0.5) and 8 is a reference failure, left out."""
+    from scipy.stats import norm
+
     monkeypatch.chdir(tmp_path)
     write_run(tmp_path, WORKED)
-    res = runner.invoke(app, ["suites", "run.jsonl", "-f", "json"], catch_exceptions=False)
+    res = runner.invoke(app, ["suites", "run.jsonl", "-f", "csv"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
+    rows = {(r["tasks"], r["metric"]): r for r in csv.DictReader(io.StringIO(res.output))}
+    assert {r["model"] for r in rows.values()} == {"gpt-x"}
+    assert float(rows[("episodes", "EpisodePass@1")]["strict_value"]) == 0
+    assert float(rows[("episodes", "TurnSuitePass@1")]["strict_value"]) == pytest.approx(2 / 3)
+    assert float(rows[("episodes", "MeanTestPass@1")]["strict_value"]) == pytest.approx(5 / 6)
+    assert float(rows[("single-turn", "MeanTestPass@1")]["strict_value"]) == 0.5
+    # Wilson's interval for 0 passes of 1 episode: [0, z²/(1 + z²)]
+    z2 = norm.ppf(0.975) ** 2
+    episode = rows[("episodes", "EpisodePass@1")]
+    assert episode["interval"] == "wilson" and float(episode["strict_low"]) == 0
+    assert float(episode["strict_high"]) == pytest.approx(z2 / (1 + z2))
+    res = runner.invoke(app, ["suites", "run.jsonl", "-f", "json"], catch_exceptions=False)
     doc = json.loads(res.output)
-    by = {(r["tasks"], r["metric"]): r for r in doc["metrics"]}
-    assert by[("episodes", "EpisodePass@1")]["strict_value"] == 0
-    assert by[("episodes", "TurnSuitePass@1")]["strict_value"] == pytest.approx(2 / 3)
-    assert by[("episodes", "MeanTestPass@1")]["strict_value"] == pytest.approx(5 / 6)
-    assert by[("single-turn", "MeanTestPass@1")]["strict_value"] == 0.5
     assert doc["reference_failures"] == [{"model": "gpt-x", "question_id": 8, "episode": None, "turn": None}]
+    assert {(r["tasks"], r["metric"]): r["strict_value"] for r in doc["metrics"]} == {
+        k: float(r["strict_value"]) for k, r in rows.items()
+    }
 
 
 def equivalent_when_dates(request):

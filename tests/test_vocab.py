@@ -7,47 +7,10 @@ import ast
 import inspect
 from pathlib import Path
 
-import jury
 from jury import vocab
 
-PACKAGE = Path(jury.__file__).parent
-
-# Names that only ever mean a vocabulary member: a string literal equal to one of them
-# anywhere but vocab.py is a second definition. (Words that are also ordinary output keys
-# or statuses, like "strict", "error", "timeout", "near_miss" or "undecided", are left out; so is
-# "subset", also a suite record's field: a PLSQLBench test set.)
-VOCAB_ONLY = {
-    vocab.Verdict.GOLD_DEFECT,
-    vocab.Verdict.GENUINE_ERROR,
-    vocab.Verdict.NO_MAJORITY,
-    vocab.BlindAnswer.ANSWER_1,
-    vocab.BlindAnswer.ANSWER_2,
-    vocab.BlindAnswer.BOTH,
-    vocab.BlindAnswer.NEITHER,
-    *vocab.DEFECT_TYPES[:-1],  # "other" is an ordinary word
-    vocab.Outcome.GOLD_ERROR,
-    vocab.Outcome.MISROUTED,
-    vocab.Outcome.MISMATCH,
-    vocab.Comparator.BIRD,
-    vocab.Comparator.RELAXED,
-}
-
-
-def _literals(path: Path):
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield node.lineno, node.value
-
-
-def test_no_module_spells_a_vocabulary_name_again():
-    found = [
-        f"{path.relative_to(PACKAGE.parent)}:{line}: {value!r}"
-        for path in sorted(PACKAGE.rglob("*.py"))
-        if path.name != "vocab.py"
-        for line, value in _literals(path)
-        if value in VOCAB_ONLY
-    ]
-    assert found == []
+# Whether a module spells a vocabulary name as a string literal is a lint step:
+# .ci/text_checks.py (run by .ci/run).
 
 
 def test_no_module_redefines_a_vocabulary_tuple():
@@ -149,8 +112,6 @@ def test_pair_result_names_comparator_matches_not_verdicts():
 def test_verdict_literal_for_type_checkers_matches_the_vocabulary():
     """vocab.py spells VerdictName out for mypy (a Literal built at run time is not a type):
     the spelled-out names must be exactly the verdicts."""
-    import ast
-    from pathlib import Path
 
     from jury import vocab
 

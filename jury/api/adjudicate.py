@@ -159,24 +159,60 @@ def adjudicate(
     models: str | Sequence[str] | None = None,
     plan_only: bool | None = None,
 ) -> Adjudication:
-    """Execute (or reuse) every query of ``runs``, then ask each model's jury-eligible failures of
-    the panel's jurors and lock their verdicts in a verdict file.
+    """Execute (or reuse) every query of ``runs``, then ask each model's jury-eligible failures of the
+    panel's jurors and lock their verdicts in a verdict file.
 
-    ``gold``, ``db_root``, ``panel`` (a name in panels/, a TOML path or a loaded Panel),
-    ``seed`` (default 0), ``max_cost`` (USD; CostCapReached when reached, every vote kept),
-    ``store`` and the evaluation settings: default jury.toml's, else the built-in ones.
-    ``model``: only this model or these models (``--model``; ``models=`` is its old name, kept
-    as an alias). ``plan``: make no call (``--plan``; ``result.plan``: the ballots and their
-    estimated cost; ``plan_only=`` is its old name, kept as an alias). ``early_stop``: stop asking once a majority is settled.
-    ``swap``: each juror judges both orders (None: the panel's). ``review_passes``: also send
-    this seeded share of each model's strict matches. ``taxonomy``: the error taxonomy (None:
-    the panel's). ``families``: the family registry TOML. ``output``: the verdict file
-    (default verdicts/adjudication-<time>.json; an identical locked one is reused). ``sign``:
-    an Ed25519 key that signs the file. ``shard``: "I/N", ask only that shard's ballots and
-    write no file. ``allow_privileged_login``: execute on an engine through a login that can do
-    more than read (recorded in the file's provenance). ``batch``: send OpenAI, Anthropic and Gemini jurors' ballots through batch APIs
-    (IncompleteRun while they are pending). ``runs`` may be published prediction files, indexing
-    ``positions_from`` by position (as for ``jury.score``; recorded in the verdict file)."""
+    Args:
+        runs: run JSONL file(s) or published prediction files (as for ``jury.score``; recorded in
+            the verdict file).
+        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
+            ``db_root``.
+        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
+            files. Default: jury.toml's ``[databases]``.
+        allow_privileged_login: run on an engine through a login that can do more than read (refused
+            by default; recorded in the provenance).
+        panel: the panel: a name in panels/, a TOML path or a loaded Panel. Default: jury.toml's.
+        model: only this model or these models (``--model``).
+        plan: make no call: the result's ``plan`` holds the ballots and their estimated cost
+            (``--plan``).
+        max_cost: a cap in USD: CostCapReached when reached, every vote so far kept.
+        early_stop: stop asking a ballot's jurors once its majority is settled.
+        seed: the seed of the ballots' order and sampling (default 0).
+        swap: each juror judges both orders (None: the panel's setting).
+        review_passes: also send this seeded share of each model's strict matches.
+        taxonomy: the error taxonomy (None: the panel's).
+        families: a family registry TOML (which provider family each model belongs to).
+        comparator: the comparator that decides a match: ``strict`` (default), ``bird``,
+            ``relaxed``, ...
+        near_miss: the overlap at or above which a mismatch is a near miss (default 0.5).
+        workers: parallel execution processes (default: the CPU count).
+        executor: where executions run: ``local`` (default) or ``ray``.
+        ray_address: the Ray cluster (``executor="ray"``; default: a local Ray runtime).
+        output: the verdict file. Default: ``verdicts/adjudication-<time>.json``; an identical
+            locked one is reused.
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        sign: an Ed25519 key that signs the new file.
+        shard: ``"I/N"``: ask only that shard's ballots and write no file.
+        batch: send OpenAI, Anthropic and Gemini jurors' ballots through their batch APIs (IncompleteRun
+            while they are pending).
+        positions_from: for published prediction files (one SQL per line): the file whose order they
+            follow (default: jury.toml's, else the gold file).
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        models: the old name of ``model``, kept as an alias.
+        plan_only: the old name of ``plan``, kept as an alias.
+
+    Returns:
+        An Adjudication: the verdict file written (or reused), the verdicts' counts and the calls
+        made; with ``plan``, the plan.
+
+    Raises:
+        CostCapReached: ``max_cost`` was reached (every vote so far kept).
+        IncompleteRun: some ballots got no vote (a rerun asks only those).
+        InputError: a bad input, named in one line.
+    """
     from jury.judging.agreement import agreement_summary
     from jury.judging.families import load_registry
     from jury.pipeline.jobs import _no_progress, adjudication_job

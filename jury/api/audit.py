@@ -128,17 +128,50 @@ def audit_gold(
 ) -> Audit:
     """Audit the gold SQL itself: each juror of the audit panel judges each gold query alone.
 
-    ``gold``, ``db_root``, ``panel`` (a name in panels/, a TOML path or a loaded Panel; default
-    jury.toml's audit_panel, else the shipped ``audit``), ``split``, ``quorum``, ``max_cost``
-    (USD; CostCapReached when reached, every vote kept) and ``store``: default jury.toml's.
-    ``db``, ``question_id``: only these db_ids and questions. ``split``: the split of items
-    without one. ``quorum``: defective votes needed to flag. ``plan``: make no call (``--plan``;
-    ``plan_only=`` is its old name, kept as an alias).
-    ``output``: the audit file (default verdicts/audit-<time>.json; an identical locked one is
-    reused). ``checks``: first run the deterministic gold checks (no model) and record them.
-    ``sign``, ``shard``, ``batch``, ``allow_privileged_login``: as for ``jury.adjudicate``.
-    ``against_gold`` (with ``against_db_url`` or ``against_db_root``): the checks include the
-    cross-engine check of ``jury.check_gold(against_gold=...)``, recorded with the others."""
+    Args:
+        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
+            ``db_root``.
+        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
+            files. Default: jury.toml's ``[databases]``.
+        allow_privileged_login: run on an engine through a login that can do more than read (refused
+            by default; recorded in the provenance).
+        panel: the audit panel: a name in panels/, a TOML path or a loaded Panel. Default:
+            jury.toml's ``audit_panel``, else the shipped ``audit``.
+        db: only these db_ids.
+        question_id: only these questions.
+        split: the split of items without one.
+        quorum: defective votes needed to flag a gold query (default: a majority of the whole
+            panel).
+        plan: make no call: the result's ``plan`` holds the ballots and their estimated cost
+            (``--plan``).
+        max_cost: a cap in USD: CostCapReached when reached, every vote so far kept.
+        output: the audit file. Default: ``verdicts/audit-<time>.json``; an identical locked one is
+            reused.
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        sign: an Ed25519 key that signs the new file.
+        checks: first run the deterministic gold checks (no model) and record them.
+        shard: ``"I/N"``: ask only that shard's ballots and write no file.
+        batch: send OpenAI and Anthropic jurors' ballots through their batch APIs (IncompleteRun
+            while they are pending).
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        against_gold: the same questions' gold for another engine (BIRD's mini_dev_postgresql.json),
+            executed there once and compared with the execution here: the ``cross_engine`` check.
+        against_db_url: the other engine's URL (with ``against_gold``).
+        against_db_root: the other engine's SQLite files (with ``against_gold``).
+        plan_only: the old name of ``plan``, kept as an alias.
+
+    Returns:
+        An Audit: the audit file written (or reused), the flagged gold queries and the calls made;
+        with ``plan``, the plan.
+
+    Raises:
+        CostCapReached: ``max_cost`` was reached.
+        IncompleteRun: some ballots got no vote.
+        InputError: a bad input.
+    """
     from jury.errors import InputError
     from jury.pipeline.jobs import _no_progress, audit_job
 

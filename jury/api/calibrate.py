@@ -58,18 +58,47 @@ def calibrate(
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
 ) -> Calibration:
-    """Measure validity against human ``labels`` (label JSONL file(s): adjudication and/or gold
-    labels). No LLM is called.
+    """Measure validity against human labels: each juror, the panel, the audit and every comparator. No LLM
+    is called.
 
-    ``verdicts``: locked adjudication files (each juror and the panel); ``audit``: locked audit
-    files (their flags against the gold labels); ``judgments``: recorded judges' verdicts
-    (judgment JSONL); ``runs``: run files whose SQL is executed against ``gold`` on ``db_root``
-    (every comparator against the labels; ``workers``, ``executor``, ``ray_address``, ``db_url``,
-    ``allow_privileged_login``,
-    ``store`` as for ``jury.score``). The reference is the 'consensus' annotator's label, else
-    the annotators' majority, or ``annotator``'s; ``seed``: of the bootstrap intervals. A
-    superseded verdict file is refused unless ``allow_superseded``. ``outputs``: files the
-    caller will write, refused before any work when one is an input, the store or a database."""
+    The reference is the 'consensus' annotator's label, else the annotators' majority, or
+    ``annotator``'s.
+
+    Args:
+        verdicts: locked adjudication files (each juror and the panel against the labels).
+        labels: label JSONL file(s): adjudication and/or gold labels.
+        audit: locked audit files (their flags against the gold labels).
+        judgments: recorded judges' verdicts (judgment JSONL).
+        runs: run files whose SQL is executed against ``gold`` on ``db_root`` (every comparator
+            against the labels).
+        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
+            ``db_root``.
+        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
+            files. Default: jury.toml's ``[databases]``.
+        allow_privileged_login: run on an engine through a login that can do more than read (refused
+            by default; recorded in the provenance).
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        annotator: the reference annotator (default: consensus, else the majority).
+        seed: the seed of the bootstrap intervals.
+        workers: parallel execution processes (default: the CPU count).
+        executor: where executions run: ``local`` (default) or ``ray``.
+        ray_address: the Ray cluster (``executor="ray"``; default: a local Ray runtime).
+        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
+            default).
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        outputs: files the caller will write, refused before any work when one is an input, the
+            store or a database.
+
+    Returns:
+        A Calibration: agreement figures (κ, accuracy, precision, recall) with intervals per
+        subject.
+
+    Raises:
+        InputError: labels that do not fit (an annotator with no label, verdicts on other answers).
+    """
     from jury.errors import InputError
     from jury.inputs.judgments import load_judgments
     from jury.inputs.labels import load_labels

@@ -80,27 +80,46 @@ def check_gold(
     windows: int = 1,
     window_gap: float | None = None,
 ) -> GoldCheck:
-    """Check every gold query without a model: each runs in ``passes`` (executions per pass,
-    default Spider 2.0-AIFunc's 5,10,10,10) and once with reversed unordered scans; then the
-    LIMIT-tie and bare-column probes and the result's shape. Nothing is cached.
+    """Check every gold query without a model.
 
-    ``gold``, ``db_root``, ``comparator``, ``timeout``, ``store``: default jury.toml's, else the
-    built-in; ``db_url``: run on an engine (default jury.toml's [databases]; a login that can do
-    more than read is refused unless ``allow_privileged_login``); ``db`` and
-    ``question_id``: only these db_ids and questions. ``outputs``: files the caller will write
-    (``result.write``), refused before any execution when one is an input, the store, a database
-    or a locked verdict file.
+    Each query runs in ``passes`` and once with reversed unordered scans; then the LIMIT-tie and
+    bare-column probes and the result's shape. Nothing is cached.
 
-    ``against_gold`` (with ``against_db_url``, an engine URL, or ``against_db_root``, SQLite
-    files): the same questions' gold for another engine (BIRD's mini_dev_postgresql.json), each
-    executed there once and compared with the first execution here under every comparator; a
-    difference is the ``cross_engine`` check, and ``cross_engine`` lists the questions that
-    differ under each comparator.
+    Args:
+        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
+            ``db_root``.
+        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
+            files. Default: jury.toml's ``[databases]``.
+        allow_privileged_login: run on an engine through a login that can do more than read (refused
+            by default; recorded in the provenance).
+        passes: executions per pass, comma-separated (default Spider 2.0-AIFunc's ``"5,10,10,10"``).
+        db: only these db_ids.
+        question_id: only these questions.
+        comparator: the comparator that compares the passes' results (default jury.toml's, else
+            strict).
+        timeout: each execution's timeout in seconds (default jury.toml's, else 30).
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        outputs: files the caller will write: refused before any work when one is an input, the
+            store, a database or a locked verdict file.
+        against_gold: the same questions' gold for another engine (BIRD's mini_dev_postgresql.json),
+            executed there once and compared with the execution here: the ``cross_engine`` check.
+        against_db_url: the other engine's URL (with ``against_gold``).
+        against_db_root: the other engine's SQLite files (with ``against_gold``).
+        windows: Spider 2.0-AIFunc's final stability check: the last pass repeated in each of this
+            many separate time windows (jury.compare.gold_windows; each item's ``windows``).
+        window_gap: seconds between two windows (required with more than one window).
 
-    ``windows`` (with ``window_gap``, seconds): Spider 2.0-AIFunc's final stability check, the
-    last pass repeated in each of ``windows`` separate time windows ``window_gap`` seconds
-    apart (jury.compare.gold_windows); each window's executions and agreements are in every
-    item's ``windows`` (the JSON's ``items[].windows``)."""
+    Returns:
+        A GoldCheck: one result per gold query with its checks, and ``cross_engine``: the questions
+        that differ under each comparator.
+
+    Raises:
+        InputError: a bad input, named in one line.
+    """
     from jury.compare.comparators import get_comparator
     from jury.compare.gold_checks import check_counts, parse_passes, select_items
     from jury.compare.gold_checks import check_gold as run_checks

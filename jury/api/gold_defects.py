@@ -48,15 +48,31 @@ def gold_defects(
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
 ) -> GoldDefects:
-    """The gold queries the locked ``audit`` file (default: jury.toml's audit) flagged, by its
-    panel or by the deterministic checks it ran.
+    """The gold queries a locked audit file flagged, by its panel or by the deterministic checks it ran: a
+    table to send upstream.
 
-    ``gold``: the gold file the audit bound (default: jury.toml's gold, else the file the audit
-    names); another file, or the same path changed since, is refused. ``db_root``, ``db_url``,
-    ``store``: where the gold queries run for their result preview (default: jury.toml's, else
-    beside the databases the audit bound); a database that is not here leaves its previews
-    out, said in their place. A superseded audit is refused unless ``allow_superseded``.
-    ``outputs``: files the caller will write, refused before any work when one is an input."""
+    Args:
+        audit: the locked audit file (default: jury.toml's ``audit``).
+        gold: the gold file the audit bound (default: jury.toml's, else the file the audit names);
+            another file, or the same path changed since, is refused.
+        db_root: where the gold queries run for their result preview (default: jury.toml's, else
+            beside the databases the audit bound); a database that is not here leaves its previews out.
+        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
+            files. Default: jury.toml's ``[databases]``.
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
+            default).
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        outputs: files the caller will write, refused before any work when one is an input.
+
+    Returns:
+        GoldDefects: one row per flagged gold query with its reasons and a result preview.
+
+    Raises:
+        InputError: a bad or superseded audit (unless ``allow_superseded``), another gold file.
+    """
     from jury.compare.outcomes import Settings, execute_gold, resolve_databases
     from jury.inputs.io import load_gold, sha256_file
     from jury.pipeline.jobs import _no_progress

@@ -161,6 +161,7 @@ class Calls(BaseModel):
 
     @property
     def retries(self) -> int:
+        """Requests sent beyond the first of each ballot asked (retries and repair turns)."""
         return self.requests - self.asked
 
     @classmethod
@@ -334,6 +335,18 @@ class Before:
         shard: str | Shard | None,
         sign: PathLike | None,
     ) -> Before:
+        """Every refusal a juror job can make before it reads any data: an output that would
+        replace an input, the store or the databases; a malformed shard; a signing key that cannot sign.
+
+        Args:
+            project: the folder's jury.toml defaults.
+            output: the verdict file to write (None: the job names it).
+            inputs: the files the job reads (None entries are skipped).
+            store: the store a caller names.
+            db_root: the databases' folder a caller names.
+            shard: ``"i/n"`` or a Shard: this process's part of the work.
+            sign: an Ed25519 key that signs the new file.
+        """
         from jury.judging.shards import Shard, parse_shard
         from jury.pipeline.outputs import guard_outputs
 

@@ -45,6 +45,13 @@ class LabelImport(Result):
     written: list[Path] = Field(default_factory=list)
 
     def render(self, fmt: str = "jsonl", *, width: int | None = None, wide: bool = False) -> str:
+        """The imported labels as ``fmt``: ``"jsonl"`` (the label file), or a summary table.
+
+        Args:
+            fmt: ``"jsonl"`` (the default), ``"table"``, ``"csv"``, ``"json"`` or ``"md"``.
+            width: the table's width (default: the terminal's).
+            wide: every column, however wide.
+        """
         return super().render(fmt, width=width, wide=wide)
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
@@ -67,6 +74,13 @@ class LabelImport(Result):
         return dump_gold_items(self.gold_items)
 
     def write(self, path: str | Path, fmt: str | None = None, *, wide: bool = False) -> Path:
+        """Write ``render(fmt)`` to ``path`` (through jury's one output writer) and return it.
+
+        Args:
+            path: where to write.
+            fmt: the format (default: jsonl, the label file).
+            wide: every column, however wide.
+        """
         return super().write(path, fmt or "jsonl", wide=wide)
 
     def __str__(self) -> str:

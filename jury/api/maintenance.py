@@ -32,6 +32,7 @@ class BatchStatus(Result):
 
     @property
     def pending(self) -> int:
+        """Requests still waiting in a provider's batch, over every batch listed."""
         return sum(r["pending"] for r in self.rows)
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
@@ -219,10 +220,12 @@ class LocalJurorState(Result):
 
     @property
     def ok(self) -> bool:
+        """False when ``status`` finds the local juror not answering; True otherwise."""
         return self.action != "status" or (self.state is not None and self.state.answering)
 
     @property
     def exit_code(self) -> int:
+        """The command's exit code: 0 when ``ok``, else 1."""
         return 0 if self.ok else 1
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:

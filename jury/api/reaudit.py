@@ -40,6 +40,7 @@ class FileState(BaseModel):
     reasons: list[str] = Field(default_factory=list)
 
     def line(self) -> str:
+        """The file's line in ``jury reaudit``'s output: its state, path and reasons."""
         if self.state == "current":
             return f"current {self.path}"
         return f"{_SHOWN[self.state]} {self.path}: {'; '.join(self.reasons)}"
@@ -56,6 +57,7 @@ class Rerun(BaseModel):
     calls: Calls | None = Field(None, description="What this re-run called (None: an identical file was already locked).")
 
     def lines(self) -> list[str]:
+        """What ``jury reaudit`` prints for this re-run: the files, the calls made and what changed."""
         from jury.verdicts.reaudit import describe_diff
 
         called = ["  " + calls_line(self.calls)] if self.calls is not None else []
@@ -77,6 +79,7 @@ class Reaudit(Result):
 
     @property
     def stale(self) -> list[Path]:
+        """The files found stale (their panel, templates or inputs changed since they were locked)."""
         return [f.path for f in self.files if f.state == "stale"]
 
     @property
@@ -90,6 +93,7 @@ class Reaudit(Result):
         return 1 if self.check and self.stale else 0
 
     def lines(self) -> list[str]:
+        """What ``jury reaudit`` prints: one line per file, then what each re-run did."""
         lines = [f.line() for f in self.files]
         if not self.check and not self.stale:
             lines.append("nothing to re-run")
@@ -142,11 +146,31 @@ def reaudit(
 ) -> Reaudit:
     """Compare each locked file's bindings with the files as they are now; re-run the stale ones.
 
-    ``files``: locked verdict files (default: the current ones in jury.toml's verdicts_dir, else
-    ./verdicts). ``check``: call nothing, only say which are stale (``exit_code`` 1 when one
-    is). A file that cannot be checked (a bound file is absent) raises CannotCheck after the
-    rest is done (``exc.partial``: the result). ``max_cost`` (USD), ``batch``, ``store`` and
-    ``sign`` (an Ed25519 key that signs each new file): as for ``jury.adjudicate``."""
+    A re-run asks only what changed: votes of unchanged jurors come from the store, and the new file
+    names its predecessor in ``supersedes``.
+
+    Args:
+        files: locked verdict files. Default: the current ones in jury.toml's ``verdicts_dir``, else
+            ./verdicts.
+        check: call nothing, only say which files are stale (``exit_code`` 1 when one is).
+        max_cost: a cap in USD, as for ``jury.adjudicate``.
+        batch: send OpenAI and Anthropic jurors' ballots through their batch APIs (IncompleteRun
+            while they are pending).
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        sign: an Ed25519 key that signs each new file.
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+
+    Returns:
+        A Reaudit: each file's state (current, stale, cannot check) and each re-run's calls and
+        changes.
+
+    Raises:
+        CannotCheck: a file could not be checked (a bound file is absent), raised after the rest is
+            done, with the result as ``exc.partial``.
+        InputError: no verdict files.
+    """
     from jury.errors import InputError
     from jury.pipeline.reaudit import rerun
     from jury.verdicts.reaudit import check_file, heads

@@ -219,22 +219,58 @@ def report(
     outputs: Sequence[PathLike | None] = (),
     site_dir: PathLike | None = None,
 ) -> Report:
-    """Strict, gold-clean and adjudicated accuracy per model from locked verdict files.
+    """Strict, gold-clean and adjudicated accuracy per model, with intervals, ranks and correlations.
 
-    ``score_or_runs``: a ``Score`` (its evaluation and locked files are reused) or run
-    JSONL file(s), evaluated with ``gold``, ``db_root``, ``store`` and the settings (defaults
-    from ``project``'s jury.toml). ``audit``, ``verdicts``, ``review``: locked files (with a
-    Score: the Score's when not given). ``strength``: the column the gold-defect share is
-    correlated with (None: adjudicated with verdicts, else gold_clean with an audit, else
-    strict). ``control``: a negative-control model. ``families``: a family registry TOML.
-    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``, ``positions_from``:
-    as for ``jury.score`` (with a Score: its own; giving another rule is an error). ``model``:
-    report only this model or these models of the runs (``--model``: a demo panel that judged
-    one model's failures). ``compare_panels``: two verdict files of two panels (of this gold, and
-    of these runs), compared for the html site's "Two panels compared" (``jury.compare_panels``).
-    ``outputs`` (files) and
-    ``site_dir`` (a site folder) the caller will write are checked before any work.
-    ``allow_privileged_login``: as for ``jury.score`` (when the runs are executed here).
+    Args:
+        score_or_runs: a Score (its evaluation and locked files are reused: nothing is executed) or
+            run JSONL file(s), evaluated here.
+        audit: a locked audit file (with a Score: the Score's when not given).
+        verdicts: locked adjudication file(s) (with a Score: the Score's when not given).
+        review: a locked review file (with a Score: the Score's when not given).
+        strength: the column the gold-defect share is correlated with (None: adjudicated with
+            verdicts, else gold_clean with an audit, else strict).
+        control: a negative-control model.
+        families: a family registry TOML (which provider family each model belongs to).
+        rank_resamples: resamples of the rank-stability bootstrap (at least 1,000; None: no rank
+            intervals).
+        seed: the seed of the rank-stability bootstrap.
+        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
+            default).
+        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
+            ``db_root``.
+        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
+            files. Default: jury.toml's ``[databases]``.
+        allow_privileged_login: run on an engine through a login that can do more than read (refused
+            by default; recorded in the provenance).
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        comparator: the comparator that decides a match: ``strict`` (default), ``bird``,
+            ``relaxed``, ...
+        near_miss: the overlap at or above which a mismatch is a near miss (default 0.5).
+        timeout: each query's timeout in seconds (default 30, as BIRD).
+        row_cap: rows kept per result (default 100,000); beyond it only the count and digests.
+        workers: parallel execution processes (default: the CPU count).
+        executor: where executions run: ``local`` (default) or ``ray``.
+        ray_address: the Ray cluster (``executor="ray"``; default: a local Ray runtime).
+        casefold: compare strings case-insensitively.
+        float_digits: round every number to this many significant digits before comparing.
+        missing: as for ``jury.score`` (with a Score: its own; another rule is an error).
+        positions_from: as for ``jury.score`` (with a Score: its own).
+        model: report only this model or these models of the runs.
+        compare_panels: two verdict files of two panels (of this gold and these runs), compared in the
+            html site's "Two panels compared" section (as ``jury.compare_panels``).
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        outputs: files the caller will write, checked before any work.
+        site_dir: a site folder the caller will write, checked before any work.
+
+    Returns:
+        A Report: the columns per model, rank stability, correlations and composition; it renders
+        itself and writes the published site.
+
+    Raises:
+        InputError: a bad input, a strength without the files it needs, an unknown strength.
     """
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note

@@ -45,12 +45,15 @@ class Result(BaseModel):
         raise NotImplementedError(f"{type(self).__name__} must implement _render")
 
     def to_json(self) -> str:
+        """The result as JSON: ``render("json")``."""
         return self.render("json")
 
     def to_csv(self) -> str:
+        """The result as CSV: ``render("csv")``."""
         return self.render("csv")
 
     def to_markdown(self) -> str:
+        """The result as Markdown: ``render("md")``."""
         return self.render("md")
 
     def __str__(self) -> str:

@@ -41,6 +41,7 @@ class ReviewApp(Result):
 
     @property
     def token(self) -> str:
+        """The launch's secret token: a page must carry it (it is in ``url``)."""
         return self.state.token
 
     @property
@@ -80,15 +81,27 @@ def review_app(
     store: PathLike | None = None,
     project: Project | None = None,
 ) -> ReviewApp:
-    """The review page for locked adjudication files (``verdicts``) and an audit file
-    (``audit``, default jury.toml's audit).
+    """The review page for locked adjudication files and an audit file, where people settle what the jury
+    could not.
 
-    ``queue``: unsettled, split, flagged or sample:N (default: unsettled, split and flagged);
-    ``reviewer``: the name recorded with every decision (default: your login); ``host``: the
-    address to serve (default 127.0.0.1; anything but loopback must be one address of this
-    machine, and the token is still required); ``port`` (0: any free port); ``db_root`` (default:
-    beside the bound databases); ``store`` holds the decisions. A host the page cannot serve is
-    refused before any work.
+    Args:
+        verdicts: locked adjudication files.
+        audit: a locked audit file (default jury.toml's ``audit``).
+        queue: ``unsettled``, ``split``, ``flagged`` or ``sample:N`` (default: unsettled, split and
+            flagged).
+        reviewer: the name recorded with every decision (default: your login).
+        host: the address to serve (default 127.0.0.1; anything but loopback must be an address of
+            this machine, and the token is still required).
+        port: the port (0: any free port).
+        db_root: the databases, for result previews (default: beside the bound databases).
+        store: the store that holds the decisions.
+        project: the folder's jury.toml defaults (default: the working directory's).
+
+    Returns:
+        A ReviewApp: the application, its URL with the launch's token, and what it serves.
+
+    Raises:
+        InputError: a host or reviewer the page cannot use, before any work.
     """
     from jury.execution.reviews import ReviewStore
     from jury.pipeline.review_queue import build_queue, parse_queues

@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 
 def no_progress(_description: str):
+    """A progress factory that shows nothing (for ``progress=``): each task gets a null context.
+
+    Args:
+        _description: the task's name, ignored.
+    """
     return nullcontext(None)
 
 
@@ -56,6 +61,7 @@ class Score(Result):
 
     @property
     def models(self) -> list[str]:
+        """The models scored, in run order."""
         return [s.model for s in self.scores]
 
     @property
@@ -124,27 +130,62 @@ def score(
 ) -> Score:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
-    ``runs``: run JSONL file(s), or published prediction files (BIRD's predict_dev.json, one SQL
-    per line), each one model named after its file, indexing ``positions_from`` (default
-    jury.toml's, else the gold file) by position. ``gold``, ``db_root``, ``store`` and the settings default to
-    ``project``'s jury.toml (None: the working directory's). ``audit``: a locked audit file
-    (the gold-clean column); ``verdicts``: locked adjudication files (the adjudicated column);
-    ``review``: a locked review file whose decisions take precedence over the jury's. A
-    superseded verdict file is refused unless ``allow_superseded``. ``efficiency``: time every
-    matched pair ``repeats`` times (VES, R-VES); ``function_set``: function-set accuracy over
-    the names matching this glob or ``re:REGEX`` (parsed as ``dialect``); ``soft_f1``: BIRD
-    mini-dev's Soft-F1 per model (jury.compare.soft_f1). ``missing``: what a gold
-    question a model's run has no line for counts as, ``"exclude"`` (left out of its
-    denominators; the default, else jury.toml's) or ``"fail"`` (a wrong answer, BIRD's rule);
-    each score carries its coverage (``answered`` of ``gold_questions``). ``allow_privileged_login``:
-    run on an engine through a login that can do more than read (refused by default; recorded
-    in the JSON's provenance). ``outputs``: files
-    the caller will write, refused before any work when one is an input, the store, a database
-    or a locked verdict file. ``timeout_retries``: a prediction that times out is run again up
-    to this many times before it counts as a timeout (jury.compare.reruns; each score's
-    ``execution_errors`` says how many were re-run and recovered); ``same_window``: nothing is
-    reused from the store, so every gold and prediction is executed in this run's time window
-    (results that can drift, AI functions calling models, are compared within one window).
+    Every comparator is scored beside the deciding one; with locked files, the gold-clean and
+    adjudicated columns too. Executions are cached in the store: a warm call executes nothing.
+
+    Args:
+        runs: run JSONL file(s), or published prediction files (BIRD's predict_dev.json, one SQL per
+            line), each one model named after its file.
+        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
+            ``db_root``.
+        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
+            files. Default: jury.toml's ``[databases]``.
+        allow_privileged_login: run on an engine through a login that can do more than read (refused
+            by default; recorded in the provenance).
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        comparator: the comparator that decides a match: ``strict`` (default), ``bird``,
+            ``relaxed``, ...
+        near_miss: the overlap at or above which a mismatch is a near miss (default 0.5).
+        timeout: each query's timeout in seconds (default 30, as BIRD).
+        row_cap: rows kept per result (default 100,000); beyond it only the count and digests.
+        workers: parallel execution processes (default: the CPU count).
+        executor: where executions run: ``local`` (default) or ``ray``.
+        ray_address: the Ray cluster (``executor="ray"``; default: a local Ray runtime).
+        casefold: compare strings case-insensitively.
+        float_digits: round every number to this many significant digits before comparing.
+        audit: a locked audit file: the gold-clean column (flagged questions left out).
+        verdicts: locked adjudication file(s): the adjudicated column.
+        review: a locked review file whose decisions take precedence over the jury's.
+        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
+            default).
+        efficiency: time every matched pair ``repeats`` times: VES and R-VES per model.
+        repeats: timed repetitions per pair (with ``efficiency``).
+        function_set: function-set accuracy over the function names matching this glob or
+            ``re:REGEX``.
+        dialect: the SQL dialect the function names are parsed in (with ``function_set``).
+        soft_f1: BIRD mini-dev's Soft-F1 per model.
+        missing: what a gold question a model's run has no line for counts as: ``"exclude"`` (left
+            out of its denominators; the default, else jury.toml's) or ``"fail"`` (a wrong answer,
+            BIRD's rule).
+        positions_from: for published prediction files (one SQL per line): the file whose order they
+            follow (default: jury.toml's, else the gold file).
+        timeout_retries: a prediction that times out is run again up to this many times before it
+            counts as a timeout (jury.compare.reruns; each score's ``execution_errors`` says how many
+            were re-run and recovered).
+        same_window: reuse nothing from the store, so every gold and prediction is executed in this
+            run's time window (results that can drift, AI functions calling models).
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        outputs: files the caller will write: refused before any work when one is an input, the
+            store, a database or a locked verdict file.
+
+    Returns:
+        A Score: one ModelScore per model (run order) with its coverage, and what they came from.
+
+    Raises:
+        InputError: a bad or missing input, named in one line.
     """
     from jury.compare.comparators import NormalizeOptions
     from jury.pipeline.jobs import load_and_evaluate

@@ -38,6 +38,7 @@ class StoreMerge(Result):
 
     @property
     def rows(self) -> list[dict]:
+        """One row per table merged: rows added and rows already present."""
         return [
             {"table": t, "added": self.added.get(t, 0), "present": self.present.get(t, 0)}
             for t in sorted(set(self.added) | set(self.present))

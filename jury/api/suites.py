@@ -92,21 +92,47 @@ def suites(
     outputs: Sequence[PathLike | None] = (),
     plan_only: bool | None = None,
 ) -> SuiteScores:
-    """PLSQLBench's metrics per model of the test-suite ``runs`` (run JSONL with ``tests``), and
-    per subset with the overall means when the records name their ``subset`` and ``split``.
+    """PLSQLBench's metrics per model of test-suite runs (run JSONL with ``tests``), and per
+    subset with the overall means when the records name their ``subset`` and ``split``.
 
-    ``verdicts``: locked suite verdict files (format ballots: the adjudicated metrics; error
-    classifications: the jurors' categories, with ``taxonomy``); a superseded one is refused
-    unless ``allow_superseded``. ``taxonomy`` (a name in panels/taxonomies/ or a TOML path):
-    count each model's errored failing tests by category. ``adjudicate``: send failing tests
-    whose outputs differ as text only to ``panel``'s jurors as format-equivalence ballots
-    (``batch``: through the providers' batch APIs); ``classify``: send the errors the taxonomy's
-    rules leave for a category; either locks the verdicts in ``verdicts_out`` (default
-    verdicts/adjudication-<time>.json) and ``plan`` makes no call (``--plan``; ``plan_only=`` is its
-    old name, kept as an alias). ``panel``, ``seed``
-    (default 0), ``max_cost`` and ``store``: default jury.toml's; ``families``: the family
-    registry; ``early_stop``: stop asking once a majority is settled. ``outputs``: files the
-    caller will write, refused before any work when one is an input or the store."""
+    Args:
+        runs: test-suite run JSONL file(s).
+        verdicts: locked suite verdict files (format ballots: the adjudicated metrics; error
+            classifications: the jurors' categories).
+        adjudicate: send failing tests whose outputs differ as text only to the panel as format-
+            equivalence ballots.
+        classify: send the errors the taxonomy's rules leave to the panel for a category.
+        taxonomy: count each model's errored failing tests by category: a name in panels/taxonomies/
+            or a TOML path.
+        panel: the panel: a name in panels/, a TOML path or a loaded Panel. Default: jury.toml's.
+        families: a family registry TOML (which provider family each model belongs to).
+        seed: the seed of the ballots' order and sampling (default 0).
+        early_stop: stop asking a ballot's jurors once its majority is settled.
+        max_cost: a cap in USD: CostCapReached when reached, every vote so far kept.
+        batch: send OpenAI, Anthropic and Gemini jurors' ballots through their batch APIs (IncompleteRun
+            while they are pending).
+        plan: make no call: the result's ``plan`` holds the ballots and their estimated cost
+            (``--plan``).
+        verdicts_out: the verdict file that ``adjudicate`` or ``classify`` locks (default
+            ``verdicts/adjudication-<time>.json``).
+        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
+        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
+            default).
+        project: the folder's jury.toml defaults (default: the working directory's).
+        progress: a progress factory: called with a task's name, returns a context manager giving a
+            ``(done, total)`` callback or None (default: no progress shown).
+        outputs: files the caller will write, refused before any work when one is an input or the
+            store.
+        plan_only: the old name of ``plan``, kept as an alias.
+
+    Returns:
+        SuiteScores: the metrics per model, the reference failures and, with a taxonomy, the error
+        categories.
+
+    Raises:
+        CostCapReached: ``max_cost`` was reached.
+        InputError: a bad input.
+    """
     from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.suite_jobs import classified_of, credited_of, is_classification, load_suite_runs, suite_verdict_docs

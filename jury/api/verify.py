@@ -40,14 +40,17 @@ class Verification(Result):
 
     @property
     def ok(self) -> bool:
+        """True when every file checked holds (its lock, and its signature when one was asked for)."""
         return all(f.ok for f in self.files)
 
     @property
     def exit_code(self) -> int:
+        """``jury verify``'s exit code: 0 when every file holds, else 1."""
         return 0 if self.ok else 1
 
     @property
     def failed(self) -> list[Path]:
+        """The files that failed a check."""
         return [f.path for f in self.files if not f.ok]
 
     @property
@@ -92,16 +95,26 @@ def verify(
     quiet: bool = False,
     project: Project | None = None,
 ) -> Verification:
-    """Verify hash-locked verdict files (``paths``: one or several; None: every ``*.json`` in
-    the project's verdicts folder, jury.toml's ``verdicts_dir`` else ``verdicts``).
+    """Verify hash-locked verdict files.
 
     For each file: recompute the content hash and compare it with the lock, check the verdicts
-    against the votes under the file's rules, re-hash every bound input present on disk (an
-    absent input is not a failure, a changed one is) and check ``<file>.sig`` when present;
-    with ``trusted_key`` (OpenSSH ed25519 public keys or allowed_signers files) every file must
-    carry a valid signature by one of those keys. A file superseded by a newer run of the same
-    job holds when its lock does. ``quiet``: the table shows only the files that fail.
-    A missing file or a directory is an ``InputError`` before anything is checked.
+    against the votes under the file's rules, re-hash every bound input present on disk (an absent
+    input is not a failure, a changed one is) and check ``<file>.sig`` when present. A file
+    superseded by a newer run of the same job holds when its lock does.
+
+    Args:
+        paths: one or several verdict files (None: every ``*.json`` in the project's verdicts
+            folder).
+        trusted_key: OpenSSH ed25519 public keys or allowed_signers files: every file must then
+            carry a valid signature by one of them.
+        quiet: the table shows only the files that fail.
+        project: the folder's jury.toml defaults (default: the working directory's).
+
+    Returns:
+        A Verification: one FileCheck per file; ``ok``, ``failed`` and ``exit_code``.
+
+    Raises:
+        InputError: a missing file or a directory, before anything is checked.
     """
     from jury.errors import InputError
     from jury.results.render import safe

@@ -50,6 +50,26 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class Settings:
+    """How ``evaluate`` executes and compares: what decides an outcome, and where queries run.
+
+    Attributes:
+        comparator: the comparator that decides a match (``strict``, ``bird``, ``relaxed``, ...).
+        near_miss: the overlap at or above which a mismatch is a near miss, in [0, 1].
+        timeout_s: each query's time limit, in seconds.
+        row_cap: rows kept of a result; beyond it only its digests are.
+        workers: parallel executions (default: the CPU count).
+        options: the normalisations a comparator applies (case folding, float digits, ...).
+        executor: where executions run: ``local`` or ``ray``.
+        ray_address: the Ray cluster's address (``executor="ray"``).
+        db_urls: databases on PostgreSQL, MySQL/MariaDB or DuckDB by db_id; the rest are
+            SQLite files under the db_root.
+        missing: what an unanswered gold question counts as: ``exclude`` or ``fail``.
+        timeout_retries: a prediction that times out is run again up to this many times.
+        same_window: reuse nothing from the store: gold and predictions executed in this run.
+
+    Every value is checked on construction (an InputError names the bad one).
+    """
+
     comparator: str = DEFAULT_COMPARATOR
     near_miss: float = DEFAULT_NEAR_MISS
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -88,6 +108,7 @@ class Settings:
             raise InputError(f"timeout retries must be zero or more, got {self.timeout_retries}")
 
     def describe(self) -> dict:
+        """The settings that decide an outcome, as recorded in a score's and a verdict file's settings."""
         described = {
             "comparator": self.comparator,
             "near_miss_threshold": self.near_miss,
@@ -244,6 +265,27 @@ def evaluate(
     settings: Settings | None = None,
     progress: Progress | None = None,
 ) -> Evaluation:
+    """Execute every gold and candidate query (or reuse the store's results) and compare them.
+
+    Each (model, question) pair gets an outcome (match, mismatch, near miss, error, timeout,
+    missing, misrouted, gold error) and the verdict of every comparator; queries already in the
+    store under these settings are not run again. An InputError names a question the gold file
+    does not have or a db_id with no database.
+
+    Args:
+        gold: the gold items by question_id (``jury.load_gold``).
+        records: the run records (``jury.load_runs``).
+        db_root: the folder of SQLite databases (``<db_root>/<db_id>/<db_id>.sqlite``); None when
+            every database is on an engine or every result is recorded.
+        store: the open store that caches executions.
+        settings: comparator, timeout, row cap, workers, executor, engines, missing rule
+            (default: ``Settings()``).
+        progress: called with (done, total) as executions finish.
+
+    Returns:
+        An Evaluation: the pairs' outcomes, the gold errors, the databases used (path and
+        sha256) and how many queries were executed by this call.
+    """
     settings = settings or Settings()
     unknown = [q for q in dict.fromkeys(r.question_id for r in records) if q not in gold]
     if unknown:

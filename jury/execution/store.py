@@ -305,6 +305,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         return self._db
 
     def close(self) -> None:
+        """Close the store's connection (``with Store(path) as store:`` closes it too)."""
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -345,10 +346,20 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         return self.conn.execute("SELECT 1 FROM checked_databases WHERE sha256 = ?", [sha256]).fetchone() is not None
 
     def mark_database_checked(self, sha256: str) -> None:
+        """Record that the database with this sha256 passed the integrity check (not checked again).
+
+        Args:
+            sha256: the database file's sha256.
+        """
         self.db.table("checked_databases").upsert({"sha256": sha256, "checked_at": now_iso()}, pk="sha256")
 
     # ------------------------------------------------------------ executions
     def get_execution(self, key: str) -> ExecResult | None:
+        """The stored result of one execution key, or None when it never ran.
+
+        Args:
+            key: the execution key (the database's fingerprint, the SQL and the settings that change a result).
+        """
         row = self.conn.execute(f"SELECT {_EXEC_COLUMNS} FROM executions WHERE key = ?", [key]).fetchone()
         return None if row is None else _stored_result(row)
 

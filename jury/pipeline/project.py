@@ -33,6 +33,11 @@ class Project:
 
     @classmethod
     def load(cls, folder: PathLike | None = None) -> Project:
+        """The project of ``folder`` (default: the working directory): its jury.toml, if any.
+
+        Args:
+            folder: where to look for jury.toml (the folder itself, not its parents).
+        """
         return cls(load_config(Path(folder) if folder is not None else None))
 
     def get(self, key: str, given: Any = None, default: Any = None) -> Any:
@@ -44,23 +49,44 @@ class Project:
         return self.config.path_of(key, given, default)
 
     def gold(self, given: PathLike | None = None) -> Path:
+        """The gold file: ``given``, else jury.toml's ``gold``; an InputError when neither names one.
+
+        Args:
+            given: the gold file a caller names (relative paths resolve as given).
+        """
         path = self.path("gold", given)
         if path is None:
             raise InputError("no gold file: give the gold file (--gold) or set gold in jury.toml")
         return path
 
     def db_root(self, given: PathLike | None = None) -> Path | None:
+        """The folder of SQLite databases: ``given``, else jury.toml's ``db_root`` (None: neither).
+
+        Args:
+            given: the folder a caller names.
+        """
         return self.path("db_root", given)
 
     def store_path(self, given: PathLike | None = None) -> Path:
+        """The store's path: ``given``, else jury.toml's ``store``, else the project's ``.jury/store.db``.
+
+        Args:
+            given: the store a caller names.
+        """
         return self.config.store_path(given)
 
     def open_store(self, given: PathLike | None = None) -> Store:
+        """The store at ``store_path(given)``, opened (created and migrated when new).
+
+        Args:
+            given: the store a caller names.
+        """
         from jury.execution.store import Store
 
         return Store(self.store_path(given))
 
     def verdicts_dir(self) -> Path:
+        """Where verdict files live: jury.toml's ``verdicts_dir``, else ``verdicts``."""
         folder = self.path("verdicts_dir", None, "verdicts")
         assert folder is not None
         return folder
