@@ -151,16 +151,6 @@ def two_sided(adjudicated_column: dict[str, dict], reviews: dict[str, dict], rou
     return out
 
 
-def review_cells(row: dict) -> dict:
-    """A report row's review of passes as flat CSV cells (empty without --review-passes)."""
-    review, both = row.get("pass_review") or {}, row.get("two_sided_adjudicated") or {}
-    rate = review.get("false_pass_rate") or {}
-    cells = {"reviewed_passes": review.get("sampled"), "false_passes": review.get("false_passes")}
-    for name, source in (("false_pass_rate", rate), ("two_sided_adjudicated", both)):
-        cells.update({name: source.get("value"), f"{name}_low": source.get("low"), f"{name}_high": source.get("high")})
-    return cells
-
-
 def adjudication_cost(model: str, adj_docs) -> float | None:
     """Sum of summary.cost_by_model over the files; None when a file judging the model lacks it."""
     total, known = 0.0, False

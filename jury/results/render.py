@@ -8,6 +8,9 @@ import json
 import re
 from collections.abc import Sequence
 
+Cell = str | int | float | None
+"""A value in a rendered row (a row is a dict of column name -> Cell)."""
+
 FORMATS = ("table", "csv", "json", "md")
 UNWRAPPED_WIDTH = 100_000
 """The width tables and consoles get without a terminal: lines are never wrapped, so a log

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from jury.errors import InputError, need_extra
 from jury.inputs.writer import check_output, write_output
-from jury.results.report import as_report_dict, render_report
+from jury.results.report_render import as_report, render_report
 from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, _questions, preview, slugs
 from jury.results.site_charts import CHART_TITLES, _charts, clean_svg, figure_svg
 from jury.results.site_folder import (
@@ -95,7 +95,8 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     empty and not an earlier jury site."""
     out = Path(out)
     check_site_dir(out, [p for _role, p in sources.inputs])
-    report = as_report_dict(sources.report)
+    typed = as_report(sources.report)
+    report = typed.model_dump(mode="json")  # what the pages' cells point into
     env = _environment()
     models = [r["model"] for r in report["models"]]
     model_slug = slugs(models)
@@ -107,7 +108,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         html = env.get_template(template).render(root=root, csp=CSP, version=__version__, **ctx)
         written[name] = html.encode("utf-8")
 
-    front = _front(report, model_slug, sources)
+    front = _front(report, typed, model_slug)
     page(
         "index.html",
         "index.html",
@@ -132,7 +133,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     for q in qids:
         d = data["pages"][q]
         page(f"questions/{d['slug']}.html", "question.html", title=f"question {q} — jury report", q=d)
-    written["report.json"] = render_report(report, "json").encode("utf-8")
+    written["report.json"] = render_report(typed, "json").encode("utf-8")
     for asset in ("site.css", "site.js"):
         written[f"assets/{asset}"] = resources.files("jury.results").joinpath("site_templates", asset).read_bytes()
 

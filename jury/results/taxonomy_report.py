@@ -6,9 +6,15 @@ a genuine error without a majority pick counts as "no majority".
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jury.errors import InputError
-from jury.results.render import safe, to_markdown, to_rich_table
+from jury.results.render import Cell, safe, to_markdown, to_rich_table
+from jury.results.report_model import ErrorCategories
 from jury.vocab import Verdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 NO_PICK = "no majority"
 
@@ -43,29 +49,27 @@ def counts_markdown(counts: dict) -> str:
     return f"\n## error categories ({counts['taxonomy']})\n\n" + to_markdown(rows, ["model", *cols], ["model", *cols])
 
 
-def _rows(counts: dict) -> tuple[list[dict], list[str], list[str]]:
-    cols = [*counts["categories"], NO_PICK]
-    rows = [{"model": m, **row, "total": sum(row.values())} for m, row in counts["models"].items()]
+def _rows(counts: ErrorCategories) -> tuple[list[dict[str, Cell]], list[str], list[str]]:
+    cols = [*counts.categories, NO_PICK]
+    rows: list[dict[str, Cell]] = [{"model": m, **row, "total": sum(row.values())} for m, row in counts.models.items()]
     return rows, ["model", *cols, "total"], ["model", *cols, "genuine errors"]
 
 
-def categories_markdown(report: dict) -> str:
+def categories_markdown(counts: ErrorCategories | None) -> str:
     """The report's error-category section as Markdown ("" without a --taxonomy file)."""
-    counts = report.get("error_categories")
     if not counts:
         return ""
     rows, cols, heads = _rows(counts)
-    title = f"\n### error categories of genuine errors ({safe(counts['taxonomy'])})\n\n"
+    title = f"\n### error categories of genuine errors ({safe(counts.taxonomy)})\n\n"
     return title + to_markdown(rows, cols, heads) + f"- {NOTE}\n"
 
 
-def print_categories(console, report: dict) -> None:
+def print_categories(console: Console, counts: ErrorCategories | None) -> None:
     """The report's error-category section as a rich table on ``console`` (nothing without one)."""
-    counts = report.get("error_categories")
     if not counts:
         return
     rows, cols, heads = _rows(counts)
-    console.print(to_rich_table(rows, cols, heads, title=f"error categories of genuine errors ({counts['taxonomy']})"))
+    console.print(to_rich_table(rows, cols, heads, title=f"error categories of genuine errors ({counts.taxonomy})"))
     console.print(NOTE, markup=False)
 
 
