@@ -7,8 +7,9 @@ as Markdown or as rich tables beside the report's other tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jury.judging.agreement import AUDIT, BLIND, LABELLED, agreement_summary
 from jury.results.render import Cell, cell, safe, to_markdown, to_rich_table
@@ -16,6 +17,8 @@ from jury.results.report_model import Agreement, PositionBias
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from jury.verdicts.documents import AdjudicationFile, AuditFile
 
 KAPPA_COLUMNS = (["a", "b", "kappa", "n"], ["juror", "juror", "Cohen's kappa", "records both rated"])
 BIAS_COLUMNS = (
@@ -25,7 +28,11 @@ BIAS_COLUMNS = (
 PANEL = "(panel)"
 
 
-def agreement_sets(audit_docs, adj_docs, audit_paths=()) -> list[dict]:
+def agreement_sets(
+    audit_docs: Sequence[AuditFile],
+    adj_docs: Iterable[tuple[str | Path, AdjudicationFile]],
+    audit_paths: Sequence[str | None] = (),
+) -> list[dict[str, Any]]:
     """One ``agreement_summary`` per verdict file, in the order of the report's verdict_files
     (``audit_paths``: the audit files' paths where known)."""
     paths = [*audit_paths, *[None] * len(audit_docs)][: len(audit_docs)]
@@ -33,7 +40,7 @@ def agreement_sets(audit_docs, adj_docs, audit_paths=()) -> list[dict]:
     return out + [_one("adjudication", str(path), doc) for path, doc in adj_docs]
 
 
-def _one(kind: str, path: str | None, doc) -> dict:
+def _one(kind: str, path: str | None, doc: AuditFile | AdjudicationFile) -> dict[str, Any]:
     style = AUDIT if doc.kind == "audit" else LABELLED if doc.panel.ballot_style == LABELLED else BLIND
     records = [r.model_dump(mode="json") for r in doc.records]
     return {"kind": kind, "path": path, "content_sha256": doc.content_sha256, **agreement_summary(records, style)}

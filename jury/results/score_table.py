@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.scoring import coverage_caption
@@ -10,8 +12,13 @@ from jury.stats import ordinal
 from jury.version import __version__, provenance
 from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
 
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation, PairResult
+    from jury.inputs.records import QuestionId
+    from jury.results.scoring import ModelScore
 
-def score_rows(scores) -> list[dict]:
+
+def score_rows(scores: Sequence[ModelScore]) -> list[dict[str, Any]]:
     """One flat dict per model: the columns of the table and the CSV."""
     rows = []
     for s in scores:
@@ -51,11 +58,11 @@ def score_rows(scores) -> list[dict]:
     return rows
 
 
-def _interval(row: dict, col: str = Column.STRICT) -> str:
+def _interval(row: dict[str, Any], col: str = Column.STRICT) -> str:
     return interval({"value": row.get(f"{col}_accuracy"), "low": row.get(f"{col}_low"), "high": row.get(f"{col}_high")})
 
 
-def _with_rank(value, rank) -> str:
+def _with_rank(value: str, rank: int | None) -> str:
     """ "0.845 2nd": a rank as `jury report` shows one (no parentheses)."""
     return "—" if value is None else f"{value:.3f} {ordinal(rank)}" if rank else f"{value:.3f}"
 
@@ -66,7 +73,7 @@ the routed count and the accuracy (rank) of each comparator other than the chose
 routing accuracy is shown without --wide only when some model misrouted a question."""
 
 
-def run_provenance(merged_stores: list[dict] | None, ev) -> dict:
+def run_provenance(merged_stores: list[dict[str, Any]] | None, ev: Evaluation) -> dict[str, Any]:
     """provenance(), the stores merged into the store used and the engine databases executed
     through a privileged login (--allow-privileged-login), each only when there are any."""
     from jury.execution.engine_urls import privileged_logins
@@ -77,7 +84,13 @@ def run_provenance(merged_stores: list[dict] | None, ev) -> dict:
 
 
 def render_scores(
-    scores, ev, fmt: str, *, width: int | None = None, wide: bool = True, merged_stores: list[dict] | None = None
+    scores: Sequence[ModelScore],
+    ev: Evaluation,
+    fmt: str,
+    *,
+    width: int | None = None,
+    wide: bool = True,
+    merged_stores: list[dict[str, Any]] | None = None,
 ) -> str:
     """The score report. ``width``: the table's width (None: unwrapped, for pipes and files);
     ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown; ``merged_stores``: the
@@ -182,9 +195,9 @@ def render_scores(
     return buffer.getvalue()
 
 
-def _extra_metrics(s) -> dict:
+def _extra_metrics(s: ModelScore) -> dict[str, Any]:
     """CSV/table fields of `jury score --function-set` and `--efficiency` (only when asked for)."""
-    row: dict = {}
+    row: dict[str, Any] = {}
     if s.soft_f1 is not None:
         row.update({"soft_f1": s.soft_f1["value"], "soft_f1_n": s.soft_f1["n"], "soft_f1_undecided": s.soft_f1["undecided"]})
     if s.function_set is not None:
@@ -198,7 +211,7 @@ def _extra_metrics(s) -> dict:
     return row
 
 
-def _extra_display(rows: list[dict], display: list[dict], columns: list[str], headers: list[str]) -> str:
+def _extra_display(rows: list[dict[str, Any]], display: list[dict[str, Any]], columns: list[str], headers: list[str]) -> str:
     """Adds the Soft-F1, FSA and efficiency columns to the table; returns the caption's note on timings."""
     if rows and "soft_f1" in rows[0]:
         for d, r in zip(display, rows):
@@ -229,7 +242,7 @@ def _extra_display(rows: list[dict], display: list[dict], columns: list[str], he
     return ""
 
 
-def per_question_jsonl(pairs, soft_f1: dict | None = None) -> str:
+def per_question_jsonl(pairs: Iterable[PairResult], soft_f1: Mapping[tuple[str, QuestionId], float | None] | None = None) -> str:
     """One JSON line per (model, question); ``soft_f1`` ((model, question_id) -> score): a
     ``soft_f1`` field on each line (jury score --soft-f1)."""
     out = []

@@ -37,6 +37,7 @@ import json
 from collections import Counter
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError, need_extra
 from jury.inputs.writer import check_output, write_output
@@ -57,6 +58,10 @@ from jury.results.site_front import FORMATS, Numbers, _fmt_float3, _fmt_int, _fm
 from jury.version import __version__
 from jury.vocab import Column
 
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+
 __all__ = ["build_site", "SiteSources", "SiteSummary", "check_site_dir", "site_command", "sha256_of", "MARKER", "CSP"]
 __all__ += ["FORMATS", "Numbers", "pointer", "resolve", "FILTERS", "slugs", "preview", "clean_svg", "figure_svg"]
 __all__ += ["CHART_TITLES", "PREVIEW_ROWS", "PREVIEW_CHARS", "CELL_CHARS"]
@@ -72,7 +77,7 @@ for _module in ("jinja2", "matplotlib"):
 # ------------------------------------------------------------------ building
 
 
-def _environment():
+def _environment() -> Environment:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(
@@ -103,7 +108,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     qids, data = _questions(sources, model_slug)
     written: dict[str, bytes] = {}
 
-    def page(name: str, template: str, **ctx) -> None:
+    def page(name: str, template: str, **ctx: Any) -> None:
         root = "../" * name.count("/")
         html = env.get_template(template).render(root=root, csp=CSP, version=__version__, **ctx)
         written[name] = html.encode("utf-8")

@@ -6,21 +6,25 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from jury.vocab import COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Outcome, Verdict
 
 if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
     from jury.results.site_folder import SiteSources
+    from jury.verdicts.documents import AdjudicationRecord, AuditFile
+    from jury.verdicts.review import ReviewRecord
 
 PREVIEW_ROWS = 10
 PREVIEW_CHARS = 2000
 CELL_CHARS = 120
 
 
-def slugs(names) -> dict:
+def slugs(names: Iterable[str]) -> dict[str, str]:
     """name -> a file-name-safe, unique slug (a hash suffix when the name had to change)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     taken: set[str] = set()
     for name in names:
         text = str(name)
@@ -37,7 +41,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def preview(result) -> str:
+def preview(result: Any) -> str:
     """At most PREVIEW_ROWS rows of a result, with its true row count (plain text; escaped when shown)."""
     if result is None:
         return "(no result: the query was not run)"
@@ -58,7 +62,7 @@ def preview(result) -> str:
     return _clip("\n".join(lines), PREVIEW_CHARS)
 
 
-def _tags(pair, rec, flagged: set, reviewed: bool) -> list[str]:
+def _tags(pair: PairResult, rec: AdjudicationRecord | None, flagged: set[Any], reviewed: bool) -> list[str]:
     """Filter tags of one answer on its model page (what the front page's counts count)."""
     tags = ["all", pair.outcome]
     if pair.outcome == Outcome.GOLD_ERROR:
@@ -75,7 +79,7 @@ def _tags(pair, rec, flagged: set, reviewed: bool) -> list[str]:
         tags.append("not_executed")
     if rec is not None and pair.outcome == JURY_ELIGIBLE:
         tags.append("jury")
-        verdict = Verdict.NO_MAJORITY if rec.verdict == Verdict.UNDECIDED else rec.verdict
+        verdict = Verdict.NO_MAJORITY if rec.verdict == Verdict.UNDECIDED.value else rec.verdict
         tags.append(str(verdict))
         if rec.credited:
             tags.append("credited")
@@ -108,7 +112,7 @@ AUDIT_ORDER = "gold query only"
 """The "order shown" of an audit vote: an audit ballot shows one query, the gold, and no answer."""
 
 
-def _vote_rows(votes, unordered: str = "—") -> list[dict]:
+def _vote_rows(votes: Sequence[Any], unordered: str = "—") -> list[dict[str, Any]]:
     """The vote table's rows; ``unordered``: the "order shown" of a vote with no order (an
     audit ballot shows the gold query alone)."""
     rows = []
@@ -135,7 +139,7 @@ def _vote_rows(votes, unordered: str = "—") -> list[dict]:
     return rows
 
 
-def _checks_run(doc) -> str | None:
+def _checks_run(doc: AuditFile) -> str | None:
     """How the audit ran the deterministic gold checks (its settings.checks), in words."""
     checks = (doc.settings or {}).get("checks")
     if not isinstance(checks, dict):
@@ -144,7 +148,7 @@ def _checks_run(doc) -> str | None:
     return f"{passes} executions and a reversed scan, {checks.get('comparator')} comparator"
 
 
-def _review_rows(recs) -> list[dict]:
+def _review_rows(recs: Sequence[ReviewRecord]) -> list[dict[str, Any]]:
     return [
         {
             "reviewer": r.reviewer,
@@ -160,26 +164,26 @@ def _review_rows(recs) -> list[dict]:
     ]
 
 
-def _questions(sources: SiteSources, model_slug: dict) -> tuple[list, dict]:
+def _questions(sources: SiteSources, model_slug: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """(question ids in order, per-question page data); also each model's answer rows."""
     ev = sources.evaluation
     flagged = {r.question_id for r in sources.audit[1].records if r.flagged} if sources.audit else set()
     audit_by_q = {r.question_id: r for r in sources.audit[1].records} if sources.audit else {}
-    adj: dict[tuple, tuple] = {}
-    passes: dict[tuple, tuple] = {}
+    adj: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    passes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for path, doc in sources.adjudications:
         for r in doc.records:
             (passes if r.review_pass else adj)[(r.model, r.question_id)] = (str(path), r)
     sql_of = {(r.model, r.question_id): r.sql for r in sources.records}
-    reviews: dict[tuple, list] = {}
+    reviews: dict[tuple[Any, ...], list[Any]] = {}
     if sources.review:
         for r in sources.review[1].records:
             reviews.setdefault((r.kind, r.model, r.question_id), []).append(r)
     qids = list(dict.fromkeys(p.question_id for p in ev.pairs))
     q_slug = slugs(qids)
     results = getattr(ev, "results", {}) or {}
-    per_q: dict = {q: {"answers": []} for q in qids}
-    model_rows: dict[str, list] = {}
+    per_q: dict[str, Any] = {q: {"answers": []} for q in qids}
+    model_rows: dict[str, list[Any]] = {}
     for p in ev.pairs:
         found = adj.get((p.model, p.question_id)) or passes.get((p.model, p.question_id))
         rec = found[1] if found else None
@@ -224,7 +228,7 @@ def _questions(sources: SiteSources, model_slug: dict) -> tuple[list, dict]:
                 "human": _review_rows(human),
             }
         )
-    first_pair: dict = {}
+    first_pair: dict[str, Any] = {}
     for p in ev.pairs:
         first_pair.setdefault(p.question_id, p)
     for q in qids:

@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import stat
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,12 +42,12 @@ class SiteSources:
 
     report: Any  # Report or its JSON dict
     evaluation: Any  # jury.compare.outcomes.Evaluation
-    gold: dict  # question id -> GoldItem
-    records: list  # RunRecord
-    audit: tuple | None = None  # (path, AuditFile), the review applied
-    adjudications: list = field(default_factory=list)  # [(path, AdjudicationFile)], the review applied
-    review: tuple | None = None  # (path, ReviewFile)
-    inputs: list = field(default_factory=list)  # [(role, path)]: gold, runs, families, ...
+    gold: dict[str, Any]  # question id -> GoldItem
+    records: list[Any]  # RunRecord
+    audit: tuple[Any, ...] | None = None  # (path, AuditFile), the review applied
+    adjudications: list[Any] = field(default_factory=list[Any])  # [(path, AdjudicationFile)], the review applied
+    review: tuple[Any, ...] | None = None  # (path, ReviewFile)
+    inputs: list[Any] = field(default_factory=list[Any])  # [(role, path)]: gold, runs, families, ...
     command: list[str] = field(default_factory=list)  # the `jury report` argv that rebuilds the site
 
 
@@ -61,7 +62,7 @@ class SiteSummary:
 # ------------------------------------------------------------------ the output folder
 
 
-def check_site_dir(out: Path, inputs=()) -> None:
+def check_site_dir(out: Path, inputs: Iterable[str | Path | None] = ()) -> None:
     """Refuse a folder that is neither absent, empty nor a site jury wrote (its marker), a
     folder holding one of the inputs, and a marker whose manifest is not one jury writes
     (see the module's docstring)."""
@@ -140,7 +141,7 @@ def listed_file(out: Path, name: str) -> Path | None:
     return target
 
 
-def stale_files(out: Path, written) -> tuple[list[Path], list[str]]:
+def stale_files(out: Path, written: set[str]) -> tuple[list[Path], list[str]]:
     """(files to remove, names kept) of the manifest's entries the new build does not write:
     removed only when the content still has the recorded hash; an entry without one (an older
     jury's manifest) is kept. InputError for any other entry (see listed_file) or a changed file."""
@@ -176,7 +177,18 @@ def sha256_of(path: Path) -> str | None:
 
 
 def site_command(
-    runs, gold, audit, verdicts, review, families, strength, control, settings, rank_resamples: int, seed: int, output
+    runs: Sequence[str | Path],
+    gold: str | Path,
+    audit: str | Path | None,
+    verdicts: Sequence[str | Path],
+    review: str | Path | None,
+    families: str | Path | None,
+    strength: str | None,
+    control: str | None,
+    settings: Any,
+    rank_resamples: int,
+    seed: int,
+    output: str | Path,
 ) -> list[str]:
     """The `jury report` argv that rebuilds a site (run from the same folder)."""
     argv = ["jury", "report", *map(str, runs), "--gold", str(gold)]
@@ -196,7 +208,7 @@ def site_command(
     return argv
 
 
-def _verification(report: dict, sources: SiteSources) -> dict:
+def _verification(report: dict[str, Any], sources: SiteSources) -> dict[str, Any]:
     from jury.verdicts.signing import signature_label
 
     inputs = []

@@ -21,31 +21,31 @@ Cells = dict[str, Any]
 """A table cell's parts: Numbers cells (and a bar or strip) by name."""
 
 
-def _fmt_pct(v) -> str:
+def _fmt_pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.1f}%"
 
 
-def _fmt_int(v) -> str:
+def _fmt_int(v: int | None) -> str:
     return "—" if v is None else f"{v:,}"
 
 
-def _fmt_float3(v) -> str:
+def _fmt_float3(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def _fmt_rank(v) -> str:
+def _fmt_rank(v: int | None) -> str:
     return "—" if v is None else ordinal(v)
 
 
 FORMATS = {"pct": _fmt_pct, "int": _fmt_int, "float3": _fmt_float3, "rank": _fmt_rank, "usd": dollars}
 
 
-def pointer(*parts) -> str:
+def pointer(*parts: str | int) -> str:
     """A JSON Pointer (RFC 6901) into the report: pointer("models", 0, "strict", "k")."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def resolve(data, path: str):
+def resolve(data: Any, path: str) -> Any:
     """The value at a JSON Pointer."""
     for part in path.split("/")[1:]:
         part = part.replace("~1", "/").replace("~0", "~")
@@ -57,27 +57,27 @@ class Numbers:
     """Cells of the front page: the value at a JSON path of the report, formatted, carrying the
     path and the exact JSON value (data-json, data-value) so a test can compare them."""
 
-    def __init__(self, report: dict):
+    def __init__(self, report: dict[str, Any]):
         self.report = report
 
-    def __call__(self, path: str, fmt: str = "int", href: str | None = None) -> dict:
+    def __call__(self, path: str, fmt: str = "int", href: str | None = None) -> dict[str, Any]:
         value = resolve(self.report, path)
         return {"path": path, "value": json.dumps(value), "text": FORMATS[fmt](value), "fmt": fmt, "href": href, "raw": value}
 
 
-def _bar(p: dict | None, lo: float, hi: float) -> dict | None:
+def _bar(p: dict[str, Any] | None, lo: float, hi: float) -> dict[str, Any] | None:
     """A Wilson interval as x positions (0..100) on the table's common scale."""
     if not p or p.get("value") is None:
         return None
     span = (hi - lo) or 1.0
 
-    def x(v):
+    def x(v: float) -> float:
         return round(100 * (v - lo) / span, 2)
 
     return {"x1": x(p["low"]), "x2": x(p["high"]), "cx": x(p["value"])}
 
 
-def _scale(report: dict) -> tuple[float, float]:
+def _scale(report: dict[str, Any]) -> tuple[float, float]:
     lows = [r[c]["low"] for r in report["models"] for c in COLUMNS if r.get(c) and r[c]["low"] is not None]
     highs = [r[c]["high"] for r in report["models"] for c in COLUMNS if r.get(c) and r[c]["high"] is not None]
     if not lows:
