@@ -98,36 +98,61 @@ def render_scores(
     settings = ev.settings.describe()
     rows = score_rows(scores)
     if fmt == "json":
-        return to_json(
-            {
-                "jury_version": __version__,
-                "provenance": run_provenance(merged_stores, ev),
-                "settings": {**settings, "missing": str(ev.settings.missing)},
-                "models": [s.model_dump() for s in scores],
-                "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
-                "recorded_pairs": ev.recorded_pairs,
-            }
-        )
+        return _score_json(scores, ev, merged_stores)
     if fmt == "csv":
         return to_csv(rows, list(rows[0]) if rows else [])
-    display = []
-    for r in rows:
-        d = dict(r)
-        d["strict_ci"] = _interval(r)
-        d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
-        d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
-        # the mismatches have their own column (the jury-eligible count)
-        d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o not in (Outcome.MATCH, JURY_ELIGIBLE) and r[o]) or "—"
-        for name in DECIDING_COMPARATORS:
-            d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
-        display.append(d)
-    side = [n for n in DECIDING_COMPARATORS if n != settings["comparator"]] if wide else []  # the chosen one is the main column
+    display = [_display_row(r) for r in rows]
+    routing = [] if all(r["routing_accuracy"] in (None, 1.0) for r in rows) and not wide else ["routing"]
+    columns, headers = _score_columns(rows, display, settings["comparator"], routing, wide)
+    caption = _score_caption(ev, settings, _extra_display(rows, display, columns, headers), bool(rows and not routing))
+    if fmt == "md":
+        return to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    console.print(to_rich_table(display, columns, headers, title=f"{settings['comparator']} execution match"))
+    console.print(safe(caption, newlines=True), markup=False)
+    return buffer.getvalue()
+
+
+def _score_json(scores: Sequence[ModelScore], ev: Evaluation, merged_stores: list[dict[str, Any]] | None) -> str:
+    """`jury score --format json`."""
+    return to_json(
+        {
+            "jury_version": __version__,
+            "provenance": run_provenance(merged_stores, ev),
+            "settings": {**ev.settings.describe(), "missing": str(ev.settings.missing)},
+            "models": [s.model_dump() for s in scores],
+            "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
+            "recorded_pairs": ev.recorded_pairs,
+        }
+    )
+
+
+def _display_row(r: dict[str, Any]) -> dict[str, Any]:
+    """A score row with its table cells (interval, routing, rank, other outcomes, side comparators, coverage)."""
+    d = dict(r)
+    d["strict_ci"] = _interval(r)
+    d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
+    d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
+    # the mismatches have their own column (the jury-eligible count)
+    d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o not in (Outcome.MATCH, JURY_ELIGIBLE) and r[o]) or "—"
+    for name in DECIDING_COMPARATORS:
+        d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
+    d["coverage"] = "—" if r["answered"] is None else f"{r['answered']}/{r['gold_questions']}"
+    return d
+
+
+def _score_columns(
+    rows: list[dict[str, Any]], display: list[dict[str, Any]], comparator: str, routing: list[str], wide: bool
+) -> tuple[list[str], list[str]]:
+    """The table's columns and headings; fills the gold-clean and adjudicated cells of ``display``."""
+    side = [n for n in DECIDING_COMPARATORS if n != comparator] if wide else []  # the chosen one is the main column
     routed = ["routed"] if wide else []
-    all_routed = all(r["routing_accuracy"] in (None, 1.0) for r in rows)
-    routing = [] if all_routed and not wide else ["routing"]
     short = any(r["answered"] is not None and r["answered"] < r["gold_questions"] for r in rows)
-    for d, r in zip(display, rows):
-        d["coverage"] = "—" if r["answered"] is None else f"{r['answered']}/{r['gold_questions']}"
     answered = ["coverage"] if short else []  # shown when a model is short; the caption says so otherwise
     columns = [
         "model",
@@ -149,7 +174,7 @@ def render_scores(
         *(["routing acc"] if routing else []),
         *routed,
         "matches",
-        f"{settings['comparator']} acc [95% CI]",
+        f"{comparator} acc [95% CI]",
         "rank",
         "mismatch (to jury)",
         "other outcomes",
@@ -161,7 +186,11 @@ def render_scores(
                 d[col] = _interval(r, col) + (f" {ordinal(r[f'{col}_rank'])}" if r[f"{col}_rank"] else "")
             columns.insert(columns.index("jury_eligible"), col)
             headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] rank")
-    note = _extra_display(rows, display, columns, headers)
+    return columns, headers
+
+
+def _score_caption(ev: Evaluation, settings: dict[str, Any], note: str, routing_hidden: bool) -> str:
+    """The lines under the table: settings, the extra metrics' note, coverage, routing, recorded pairs, gold errors."""
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
@@ -170,7 +199,7 @@ def render_scores(
     covered = coverage_caption(ev)
     if covered:
         caption += "\n" + covered
-    if rows and not routing:
+    if routing_hidden:
         caption += "\nevery model routed every question to the right database (routing accuracy 1.000; shown with --wide)"
     if ev.recorded_pairs:
         n = ev.recorded_pairs
@@ -182,17 +211,7 @@ def render_scores(
         caption += "\ngold queries that fail (left out of every denominator): " + ", ".join(
             f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
         )
-    if fmt == "md":
-        return to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
-    import io
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
-    console.print(to_rich_table(display, columns, headers, title=f"{settings['comparator']} execution match"))
-    console.print(safe(caption, newlines=True), markup=False)
-    return buffer.getvalue()
+    return caption
 
 
 def _extra_metrics(s: ModelScore) -> dict[str, Any]:

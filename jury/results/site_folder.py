@@ -23,10 +23,17 @@ import os
 import re
 import shlex
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation
+    from jury.inputs.records import GoldItem, QuestionId, RunRecord
+    from jury.results.report_model import Report
+    from jury.verdicts.documents import AdjudicationFile, AuditFile
+    from jury.verdicts.review import ReviewFile
 
 from jury.errors import InputError
 
@@ -40,14 +47,14 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 class SiteSources:
     """What a site is built from (all already loaded and checked by `jury report`)."""
 
-    report: Any  # Report or its JSON dict
-    evaluation: Any  # jury.compare.outcomes.Evaluation
-    gold: dict[str, Any]  # question id -> GoldItem
-    records: list[Any]  # RunRecord
-    audit: tuple[Any, ...] | None = None  # (path, AuditFile), the review applied
-    adjudications: list[Any] = field(default_factory=list[Any])  # [(path, AdjudicationFile)], the review applied
-    review: tuple[Any, ...] | None = None  # (path, ReviewFile)
-    inputs: list[Any] = field(default_factory=list[Any])  # [(role, path)]: gold, runs, families, ...
+    report: Report | dict[str, Any]  # Report or its JSON dict
+    evaluation: Evaluation
+    gold: Mapping[QuestionId, GoldItem]
+    records: list[RunRecord]
+    audit: tuple[str | Path | None, AuditFile] | None = None  # the review applied
+    adjudications: list[tuple[str | Path, AdjudicationFile]] = field(default_factory=list)  # the review applied
+    review: tuple[str | Path, ReviewFile] | None = None
+    inputs: list[tuple[str, Path | None]] = field(default_factory=list)  # [(role, path)]: gold, runs, families, ...
     command: list[str] = field(default_factory=list)  # the `jury report` argv that rebuilds the site
 
 
@@ -217,20 +224,20 @@ def _verification(report: dict[str, Any], sources: SiteSources) -> dict[str, Any
             inputs.append({"role": role, "path": str(path), "sha256": sha256_of(Path(path)) or "(unreadable)"})
     for db_id, (path, sha) in sorted(getattr(sources.evaluation, "databases", {}).items()):
         inputs.append({"role": f"database {db_id}", "path": str(path), "sha256": sha})
-    verdicts = []
-    files = ([("audit", sources.audit[0], sources.audit[1])] if sources.audit else []) + [
+    verdicts: list[dict[str, Any]] = []
+    files: list[tuple[str, Any, Any]] = ([("audit", sources.audit[0], sources.audit[1])] if sources.audit else []) + [
         ("adjudication", p, d) for p, d in sources.adjudications
     ]
     if sources.review:
         files.append(("review", sources.review[0], sources.review[1]))
-    for kind, path, doc in files:
-        ok, note = signature_label(path, None)
+    for kind, file, doc in files:
+        ok, note = signature_label(file, None)
         verdicts.append(
             {
                 "kind": kind,
-                "path": str(path),
+                "path": str(file),
                 "content_sha256": doc.content_sha256,
-                "file_sha256": sha256_of(Path(path)) or "(unreadable)",
+                "file_sha256": sha256_of(Path(file)) or "(unreadable)",
                 "signature": note if ok else f"INVALID: {note}",
                 "panel": getattr(getattr(doc, "panel", None), "name", None),
             }

@@ -101,7 +101,7 @@ class SuiteRow:
     model: str
     single: SingleTurn | None = None
     episodes: Episodes | None = None
-    excluded: list[dict[str, Any]] = field(default_factory=list[Any])  # reference failures: question_id, episode, turn
+    excluded: list[dict[str, Any]] = field(default_factory=list)  # reference failures: question_id, episode, turn
 
 
 def passed_count(record: RunRecord, credited: set[TestKey] | frozenset[TestKey] = frozenset()) -> tuple[int, int]:
