@@ -13,7 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, Field
+
 from jury.errors import InputError
+from jury.results.report_model import Proportion
 from jury.stats import ranks, two_sided_accuracy, wilson
 from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome, Verdict
 
@@ -243,9 +246,24 @@ def with_ranks(column: dict[str, dict[str, Any]]) -> dict[str, int | None]:
     return dict(zip(models, ranks([column[m]["value"] for m in models])))
 
 
+class AdjudicatedModel(BaseModel):
+    """One model's row of ``jury.adjudicate``: strict vs adjudicated accuracy (Wilson 95%) and
+    its adjudicated failures by verdict."""
+
+    model: str
+    routed: int = Field(ge=0, description="Questions routed to the gold's database.")
+    strict: Proportion = Field(description="Strict matches over routed questions.")
+    adjudicated: Proportion = Field(description="Strict matches plus the credited verdicts.")
+    adjudicated_failures: int = Field(ge=0, description="Failures with a verdict in the file (reviewed passes aside).")
+    credited: int = Field(ge=0, description="Those credited (gold defect, format equivalence).")
+    composition: dict[str, int] = Field(description="Verdict -> failures, every verdict listed.")
+    reviewed_passes: int = Field(ge=0, description="--review-passes: strict matches the jury judged.")
+    false_passes: int = Field(ge=0, description="Those the majority judged a genuine error.")
+
+
 def adjudication_summary(
     records: list[dict[str, Any]], scores: Sequence[ModelScore], judged: Iterable[str] | None = None
-) -> list[dict[str, Any]]:
+) -> list[AdjudicatedModel]:
     """Per model: strict vs adjudicated accuracy and the composition of adjudicated misses.
 
     judged: the models this adjudication covered (--model); the others are left out rather
@@ -257,7 +275,7 @@ def adjudication_summary(
             passes.setdefault(rec["model"], Counter())[rec["verdict"] == Verdict.GENUINE_ERROR] += 1
             continue
         by_model.setdefault(rec["model"], Counter())[rec["verdict"]] += 1
-    rows = []
+    rows: list[AdjudicatedModel] = []
     for s in scores:
         if judged is not None and s.model not in judged:
             continue
@@ -265,16 +283,16 @@ def adjudication_summary(
         credited = sum(comp[v] for v in CREDITED_VERDICTS)
         adj = wilson(s.strict["k"] + credited, s.routed).as_dict()
         rows.append(
-            {
-                "model": s.model,
-                "routed": s.routed,
-                "strict": s.strict,
-                "adjudicated": adj,
-                "adjudicated_failures": sum(comp.values()),
-                "credited": credited,
-                "composition": {str(c): comp[c] for c in VERDICTS},
-                "reviewed_passes": sum(passes.get(s.model, Counter()).values()),
-                "false_passes": passes.get(s.model, Counter())[True],
-            }
+            AdjudicatedModel(
+                model=s.model,
+                routed=s.routed,
+                strict=Proportion.model_validate(s.strict),
+                adjudicated=Proportion.model_validate(adj),
+                adjudicated_failures=sum(comp.values()),
+                credited=credited,
+                composition={str(c): comp[c] for c in VERDICTS},
+                reviewed_passes=sum(passes.get(s.model, Counter()).values()),
+                false_passes=passes.get(s.model, Counter())[True],
+            )
         )
     return rows
