@@ -49,8 +49,8 @@ class Adjudication(JurorJob):
     the jurors' agreement, the calls (``calls``) and the verdict file (``path``)."""
 
     models: list[AdjudicatedModel] = Field(default_factory=list, description="Per model: strict, adjudicated, composition, ...")
-    agreement: dict | None = None
-    records: list[dict] = Field(default_factory=list, exclude=True, repr=False)  # the verdict file's records
+    agreement: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)  # the verdict file's records
     evaluation: Any = Field(None, exclude=True, repr=False)  # jury.compare.outcomes.Evaluation
 
     def _display(self) -> tuple[list[dict[str, Any]], list[str]]:
