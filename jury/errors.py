@@ -13,7 +13,7 @@ A feature used without its extra raises MissingExtra, whose one line is the inst
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import import_module
 from types import ModuleType
@@ -85,7 +85,7 @@ def need_extra(module: str, extra: str, feature: str, *, package: str | None = N
         return import_module(module)
 
 
-def did_you_mean(value: object, choices) -> str:
+def did_you_mean(value: object, choices: Iterable[object]) -> str:
     """The hint "; did you mean 'x'?" for the names in ``choices`` closest to a mistyped ``value``
     (difflib's ratio at least 0.6, at most three), or "" when none is close."""
     import difflib

@@ -53,7 +53,7 @@ def test_adjudicate_writes_the_verdict_file_the_command_writes(project, fake_llm
     result = jury.adjudicate("run.jsonl", panel=panel, output="verdicts/api.json")
     assert isinstance(result, jury.Adjudication) and result.path == Path("verdicts/api.json")
     assert result.calls is not None and result.calls.asked == fake_llm.calls() > 0
-    assert {r["model"]: r["composition"]["gold_defect"] for r in result.models} == {"gpt-x": 0, "claude-y": 3}
+    assert {r.model: r.composition["gold_defect"] for r in result.models} == {"gpt-x": 0, "claude-y": 3}
     assert len(result.records) == 6 and result.agreement is not None
     asked = fake_llm.calls()
 

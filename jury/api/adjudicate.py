@@ -21,6 +21,7 @@ from pydantic import Field
 
 from jury.api.juror_jobs import Before, JurorJob, choose_panel, renamed
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.results.columns import AdjudicatedModel
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,26 +48,26 @@ class Adjudication(JurorJob):
     (strict vs adjudicated accuracy with its 95% interval, the adjudicated failures by verdict),
     the jurors' agreement, the calls (``calls``) and the verdict file (``path``)."""
 
-    models: list[dict] = Field(default_factory=list, description="Per model: strict, adjudicated, composition, ...")
-    agreement: dict | None = None
-    records: list[dict] = Field(default_factory=list, exclude=True, repr=False)  # the verdict file's records
+    models: list[AdjudicatedModel] = Field(default_factory=list, description="Per model: strict, adjudicated, composition, ...")
+    agreement: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)  # the verdict file's records
     evaluation: Any = Field(None, exclude=True, repr=False)  # jury.compare.outcomes.Evaluation
 
-    def _display(self) -> tuple[list[dict], list[str]]:
+    def _display(self) -> tuple[list[dict[str, Any]], list[str]]:
         from jury.vocab import CATEGORIES, Verdict
 
         rows: list[dict[str, Any]] = []
         for r in self.models:
-            c = r["composition"]
-            adjudicated = r["adjudicated"]
+            c = r.composition
+            adjudicated = r.adjudicated
             rows.append(
                 {
-                    "model": r["model"],
-                    "strict": f"{r['strict']['value']:.3f}" if r["strict"]["value"] is not None else "—",
-                    "adjudicated": f"{adjudicated['value']:.3f} [{adjudicated['low']:.3f}, {adjudicated['high']:.3f}]"
-                    if adjudicated["value"] is not None
+                    "model": r.model,
+                    "strict": f"{r.strict.value:.3f}" if r.strict.value is not None else "—",
+                    "adjudicated": f"{adjudicated.value:.3f} [{adjudicated.low:.3f}, {adjudicated.high:.3f}]"
+                    if adjudicated.value is not None
                     else "—",
-                    "failures": r["adjudicated_failures"],
+                    "failures": r.adjudicated_failures,
                     **{k: c[k] for k in CATEGORIES},
                     "other": c[Verdict.NO_MAJORITY] + c[Verdict.UNDECIDED],
                 }
@@ -78,7 +79,7 @@ class Adjudication(JurorJob):
         from jury.results.scoring import coverage_warning
 
         lines = [] if self.agreement is None else [agreement_line(self.agreement)]
-        judged = {r["model"] for r in self.models}
+        judged = {r.model for r in self.models}
         warning = coverage_warning(self.evaluation, judged) if self.evaluation is not None and judged else None
         return lines + ([warning] if warning else [])
 
@@ -105,15 +106,18 @@ class Adjudication(JurorJob):
         for r in self.models:
             flat.append(
                 {
-                    "model": r["model"],
-                    "routed": r["routed"],
-                    **{f"strict{s}": r["strict"][k] for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))},
-                    **{f"adjudicated{s}": r["adjudicated"][k] for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))},
-                    "adjudicated_failures": r["adjudicated_failures"],
-                    "credited": r["credited"],
-                    **{str(v): r["composition"][str(v)] for v in VERDICTS},
-                    "reviewed_passes": r["reviewed_passes"],
-                    "false_passes": r["false_passes"],
+                    "model": r.model,
+                    "routed": r.routed,
+                    **{f"strict{s}": getattr(r.strict, k) for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))},
+                    **{
+                        f"adjudicated{s}": getattr(r.adjudicated, k)
+                        for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))
+                    },
+                    "adjudicated_failures": r.adjudicated_failures,
+                    "credited": r.credited,
+                    **{str(v): r.composition[str(v)] for v in VERDICTS},
+                    "reviewed_passes": r.reviewed_passes,
+                    "false_passes": r.false_passes,
                 }
             )
         return to_csv(flat, list(flat[0]) if flat else ["model"])

@@ -14,7 +14,7 @@ abstentions included) says defective. The verdicts are locked in an audit file (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -32,11 +32,11 @@ class Audit(JurorJob):
     rates overall, by difficulty, by split and per juror, Fleiss' kappa, defect types and
     agreement), what the deterministic checks flagged (``checks``), the calls and the file."""
 
-    summary: dict | None = None
-    checks: dict | None = Field(
+    summary: dict[str, Any] | None = None
+    checks: dict[str, Any] | None = Field(
         None, description="Gold queries checked, flagged by any check, and flagged per check (None: no checks ran)."
     )
-    records: list[dict] = Field(default_factory=list, exclude=True, repr=False)  # the audit file's records
+    records: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)  # the audit file's records
 
     def _summary_lines(self) -> list[str]:
         return [*audit_lines(self.summary), *([] if self.checks is None else [check_line(self.checks)])]
@@ -50,12 +50,15 @@ class Audit(JurorJob):
         return to_csv(rows, ["juror", "defective", "valid_votes", "flag_rate", "abstentions"])
 
 
-def audit_lines(summary: dict | None) -> list[str]:
+def audit_lines(summary: dict[str, Any] | None) -> list[str]:
     """The audit's summary as the command prints it."""
     if summary is None:
         return []
     o = summary["overall"]
-    pct = lambda r: "—" if r["rate"] is None else f"{100 * r['rate']:.1f}%"  # noqa: E731
+
+    def pct(r: dict[str, Any]) -> str:
+        return "—" if r["rate"] is None else f"{100 * r['rate']:.1f}%"
+
     lines = [f"flagged {o['flagged']} of {o['questions']} gold queries ({pct(o)}); undecided {summary['undecided']}"]
     for title, key in (("by difficulty", "by_difficulty"), ("by split", "by_split")):
         parts = [f"{k}: {v['flagged']}/{v['questions']} ({pct(v)})" for k, v in summary[key].items()]
@@ -74,7 +77,7 @@ def audit_lines(summary: dict | None) -> list[str]:
     return lines
 
 
-def check_counts(records: list[dict]) -> dict | None:
+def check_counts(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """How many gold queries the deterministic checks covered and flagged (any, and per check);
     None when no record has checks."""
     from jury.vocab import GOLD_CHECKS
@@ -86,14 +89,14 @@ def check_counts(records: list[dict]) -> dict | None:
     return {"checked": len(checked), "flagged": sum(bool(c) for c in checked), "by_check": counts}
 
 
-def check_line(checks: dict) -> str:
+def check_line(checks: dict[str, Any]) -> str:
     """One line: how many gold queries each deterministic check flagged."""
     return f"gold checks flagged {checks['flagged']} of {checks['checked']} gold queries: " + (
         "; ".join(f"{name} {n}" for name, n in checks["by_check"].items() if n) or "none"
     )
 
 
-def _strings(value: str | int | Sequence | None) -> list[str] | None:
+def _strings(value: str | int | Sequence[Any] | None) -> list[str] | None:
     if value is None:
         return None
     values = [str(value)] if isinstance(value, str | int) else [str(v) for v in value]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jury.api.result import Result
 from jury.compare.gold_checks import GoldCheckResult
@@ -26,10 +26,10 @@ class GoldCheck(Result):
 
     results: list[GoldCheckResult]
     counts: dict[str, int]
-    settings: dict
+    settings: dict[str, Any]
     privileged_logins: list[str] = []  # engine databases run through a login allowed to do more than read
     reversed_run: bool = True  # a database was a SQLite file: its extra run with reversed unordered scans
-    cross_engine: dict | None = None  # {"against", "differ": comparator -> question ids}: check_gold(against_gold=...)
+    cross_engine: dict[str, Any] | None = None  # {"against", "differ": comparator -> question ids}: check_gold(against_gold=...)
 
     @property
     def flagged(self) -> list[GoldCheckResult]:
@@ -51,7 +51,7 @@ class GoldCheck(Result):
         )
 
 
-def _strings(value: str | int | Sequence | None) -> list[str]:
+def _strings(value: str | int | Sequence[Any] | None) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str | int):

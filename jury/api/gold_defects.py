@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.api.result import Result
 from jury.errors import InputError, JuryError
+from jury.inputs.records import QuestionId
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def gold_defects(
     root = project.db_root(db_root)
     if root is None and doc.inputs.databases:
         root = resolve_bound(base, next(iter(doc.inputs.databases.values())).path).parent.parent
-    previews: dict = {}
+    previews: dict[QuestionId, str] = {}
     with project.open_store(store) as st, (progress or _no_progress)("executing gold SQL") as bar:
         for db_id in dict.fromkeys(i.db_id for i in flagged):
             mine = [i for i in flagged if i.db_id == db_id]

@@ -82,7 +82,7 @@ class JurorPlan(Result):
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """Per (model under test,) juror: ballots, estimated tokens, cost_usd, priced (and via batch)."""
         from jury.judging.runner import plan_rows
 
@@ -91,7 +91,7 @@ class JurorPlan(Result):
     @property
     def cost_usd(self) -> float:
         """The estimated cost of the priced jurors' ballots."""
-        return sum(r["cost_usd"] for r in self.rows)
+        return float(sum(r["cost_usd"] for r in self.rows))
 
     @property
     def unpriced(self) -> list[str]:
@@ -101,7 +101,7 @@ class JurorPlan(Result):
     def _columns(self) -> list[str]:
         return [c for c in _PLAN_HEADS if c in self.rows[0] or c == "cost"] if self.rows else []
 
-    def _display(self) -> list[dict]:
+    def _display(self) -> list[dict[str, Any]]:
         return [{**r, "cost": f"${r['cost_usd']:.4f}" if r["priced"] else "unknown price"} for r in self.rows]
 
     def _lines(self) -> list[str]:
@@ -165,7 +165,7 @@ class Calls(BaseModel):
         return self.requests - self.asked
 
     @classmethod
-    def of(cls, stats, path: Path | None) -> Calls:
+    def of(cls, stats: Any, path: Path | None) -> Calls:
         """From a jury.judging.runner.RunStats; the unpriced models are the run's (known with a cost
         cap), else the verdict file's totals.unpriced_models."""
         capped = stats.guard is not None and stats.guard.cap is not None
@@ -177,7 +177,7 @@ class Calls(BaseModel):
         )
 
 
-def _unpriced(stats, path: Path | None) -> list[str]:
+def _unpriced(stats: Any, path: Path | None) -> list[str]:
     if stats.unpriced or path is None:
         return list(stats.unpriced)
     from jury.verdicts.lock import load_locked
@@ -234,7 +234,7 @@ def load_signer(key: PathLike | None) -> Signer | None:
     return load(Path(key))
 
 
-def missing_schema(cfg, output: Path | None) -> Path | None:
+def missing_schema(cfg: Any, output: Path | None) -> Path | None:
     """The schema/ folder a verdict file written to ``output`` names (beside it), when it is not
     there yet: writing the file writes it, and the job says so."""
     from jury.verdicts.assemble import verdicts_dir
@@ -358,7 +358,9 @@ class Before:
         signer = load_signer(sign)
         return cls(project, out, store_path, root, given, this_shard, signer, missing_schema(project.config, out))
 
-    def plan(self, kind: str, panel: str, ballots: list, groups: int, unit: str, *, batch: bool, plan_only: bool) -> JurorPlan:
+    def plan(
+        self, kind: str, panel: str, ballots: list[Any], groups: int, unit: str, *, batch: bool, plan_only: bool
+    ) -> JurorPlan:
         """The JurorPlan of a job's ballots (only the shard's, with a shard), titled as ``--plan`` prints it."""
         if self.shard is not None:
             ballots = self.shard.ballots(ballots)
@@ -366,11 +368,11 @@ class Before:
         title = f"{kind} plan: panel {panel}{where}" + (", no calls made" if plan_only else "")
         return JurorPlan(title=title, groups=groups, unit=unit, batch=batch, ballots=ballots)
 
-    def where(self) -> dict:
+    def where(self) -> dict[str, Any]:
         """The fields that tell a result's ``write`` what it may not overwrite."""
         return {"inputs": self.inputs, "store_path": self.store_path, "db_root": self.db_root}
 
-    def finish(self, result: JurorJob, job) -> JurorJob:
+    def finish(self, result: JurorJob, job: Any) -> JurorJob:
         """A job that ran (or found its verdict set locked): its calls, its file, the lines after
         it, and its signature when asked."""
         from jury.judging.shards import shard_message

@@ -156,7 +156,7 @@ def import_labels(
     return found
 
 
-def _notes(found: LabelImport, by_annotator: Counter) -> list[str]:
+def _notes(found: LabelImport, by_annotator: Counter[tuple[str, str]]) -> list[str]:
     """The counts per source and annotator, then what could not be matched or labelled."""
     notes = [f"{source}: {n} labels by {annotator}" for (source, annotator), n in by_annotator.items()]
     notes += [

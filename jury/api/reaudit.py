@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -51,7 +51,7 @@ class Rerun(BaseModel):
 
     old: Path
     new: Path
-    diff: dict
+    diff: dict[str, Any]
     written: list[str] = Field(default_factory=list, description="Unknown costs and the signature of the new file.")
     signature: Path | None = None
     calls: Calls | None = Field(None, description="What this re-run called (None: an identical file was already locked).")
@@ -120,7 +120,7 @@ class Reaudit(Result):
         return fenced(text) if fmt == "md" else text
 
 
-def _cannot_check(result: Reaudit, states) -> Exception:
+def _cannot_check(result: Reaudit, states: Any) -> Exception:
     from jury.errors import CannotCheck
 
     blocked = [s for s in states if s.blockers and not s.stale]

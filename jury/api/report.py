@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field
 from jury.api.result import Result
 from jury.api.score import Score, no_progress
 from jury.errors import InputError, JuryError
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.results.report_model import Report as ReportModel
 from jury.results.report_render import render_report
@@ -39,8 +41,8 @@ class ReportSources:
     """What a report was built from: the site and the figures need it."""
 
     evaluation: Any  # jury.compare.outcomes.Evaluation
-    gold: dict  # question id -> GoldItem
-    records: list  # RunRecord
+    gold: dict[QuestionId, GoldItem]
+    records: list[RunRecord]
     gold_path: Path
     runs: list[Path]
     verdicts: Any  # jury.pipeline.verdict_inputs.VerdictInputs
@@ -70,7 +72,7 @@ class Report(Result, ReportModel):
     writes its html site (``write_site``) and its figures (``write_plots``, ``charts``)."""
 
     notes: list[str] = Field(default_factory=list, exclude=True, description="What the command line prints on stderr.")
-    review_info: dict | None = Field(None, exclude=True, description="The human review's decisions and agreement.")
+    review_info: dict[str, Any] | None = Field(None, exclude=True, description="The human review's decisions and agreement.")
     panels: Any = Field(None, exclude=True, description="compare_panels=: jury.compare_panels's result (the site shows it).")
     sources: Any = Field(None, exclude=True, repr=False)  # ReportSources
 
@@ -130,7 +132,8 @@ class Report(Result, ReportModel):
             [folder / name for name, _build, _kinds in plots.FIGURES], self.inputs, store=self.store_path, db_root=self.db_root
         )
         try:
-            return plots.write_plots(self, folder)
+            written: list[Path] = plots.write_plots(self, folder)
+            return written
         except OSError as exc:
             raise InputError(f"plots folder {folder}: cannot write there: {exc.strerror or exc}") from None
 
@@ -158,7 +161,7 @@ def _more_flags(s: ReportSources) -> list[str]:
     return flags
 
 
-def _only_models(ev, records, model) -> tuple:
+def _only_models(ev: Any, records: list[RunRecord], model: str | Sequence[str]) -> tuple[Any, list[RunRecord]]:
     """(evaluation, records) of the models named by ``model`` (one name or several), the
     others' answers left out; an unknown name is an error listing the models."""
     from dataclasses import replace
@@ -176,7 +179,7 @@ def _only_models(ev, records, model) -> tuple:
     return ev, [r for r in records if r.model in keep]
 
 
-def _plots():
+def _plots() -> ModuleType:
     try:
         import jury.results.plots as plots
     except ImportError as exc:
@@ -375,7 +378,7 @@ def report(
     )
 
 
-def _settings(project: Project, casefold: bool, float_digits: int | None, **given):
+def _settings(project: Project, casefold: bool, float_digits: int | None, **given: Any) -> Any:
     """The evaluation settings of `jury report`: normalisation only when asked for (jury.toml's
     float_digits is `jury score`'s), the rest from the arguments, else jury.toml."""
     options = None
@@ -386,7 +389,18 @@ def _settings(project: Project, casefold: bool, float_digits: int | None, **give
     return project.settings(options=options, **given)
 
 
-def _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed) -> ReportModel:
+def _build(
+    ev: Any,
+    gold_items: Any,
+    locked: Any,
+    gold_file: Any,
+    run_paths: Any,
+    strength: str | None,
+    control: str | None,
+    registry: Any,
+    rank_resamples: int | None,
+    seed: int,
+) -> ReportModel:
     """build_report on the reviewed files; verdicts that do not fit first say which input they were made for."""
     from jury.results.report import build_report
 

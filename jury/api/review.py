@@ -42,12 +42,12 @@ class ReviewApp(Result):
     @property
     def token(self) -> str:
         """The launch's secret token: a page must carry it (it is in ``url``)."""
-        return self.state.token
+        return str(self.state.token)
 
     @property
     def root(self) -> str:
         """The launch's path: every page lives under it (anything else is 404)."""
-        return self.state.root
+        return str(self.state.root)
 
     @property
     def path(self) -> str:
@@ -269,7 +269,7 @@ def lock_review(
     return result
 
 
-def _decisions(files: list[Path], audit: Path | None, store: Path, reviewer: str | None):
+def _decisions(files: list[Path], audit: Path | None, store: Path, reviewer: str | None) -> Any:
     from jury.execution.reviews import ReviewStore
     from jury.pipeline.review_queue import load_sources
 

@@ -22,15 +22,17 @@ from pydantic import Field
 
 from jury.api.result import Result
 from jury.errors import InputError
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.results.scoring import ModelScore
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 if TYPE_CHECKING:
+    from jury.compare.outcomes import Settings
     from jury.pipeline.jobs import ProgressFactory
 
 
-def no_progress(_description: str):
+def no_progress(_description: str) -> nullcontext[None]:
     """A progress factory that shows nothing (for ``progress=``): each task gets a null context.
 
     Args:
@@ -44,20 +46,21 @@ class Score(Result):
 
     scores: list[ModelScore]
     notes: list[str] = Field(default_factory=list, description="What the command line prints on stderr.")
-    merged_stores: list[dict] = Field(default_factory=list, description="Stores merged into the store used.")
-    review_info: dict | None = Field(None, description="The human review's decisions and agreement (review=).")
+    merged_stores: list[dict[str, Any]] = Field(default_factory=list, description="Stores merged into the store used.")
+    review_info: dict[str, Any] | None = Field(None, description="The human review's decisions and agreement (review=).")
     # what the scores came from (a report reuses them: nothing is executed again)
     evaluation: Any = Field(exclude=True, repr=False)
-    gold: dict = Field(exclude=True, repr=False)  # question id -> GoldItem
-    records: list = Field(exclude=True, repr=False)  # RunRecord
+    gold: dict[QuestionId, GoldItem] = Field(exclude=True, repr=False)
+    records: list[RunRecord] = Field(exclude=True, repr=False)
     gold_path: Path = Field(exclude=True, repr=False)
     runs: list[Path] = Field(exclude=True, repr=False)
     verdicts: Any = Field(exclude=True, repr=False)  # jury.pipeline.verdict_inputs.VerdictInputs
 
     @property
-    def settings(self):
+    def settings(self) -> Settings:
         """The evaluation's settings (``jury.compare.outcomes.Settings``)."""
-        return self.evaluation.settings
+        settings: Settings = self.evaluation.settings
+        return settings
 
     @property
     def models(self) -> list[str]:
@@ -67,7 +70,7 @@ class Score(Result):
     @property
     def executed(self) -> int:
         """Queries executed by this call (the others came from the store)."""
-        return self.evaluation.executed
+        return int(self.evaluation.executed)
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.pipeline.verdict_inputs import review_text
@@ -257,7 +260,18 @@ def score(
 
 
 def add_protocol_columns(
-    scores, ev, records, gold_items, store, efficiency, repeats, function_set, dialect, progress=None, notes=None, soft_f1=False
+    scores: list[ModelScore],
+    ev: Any,
+    records: list[RunRecord],
+    gold_items: Any,
+    store: Any,
+    efficiency: bool,
+    repeats: int,
+    function_set: str | None,
+    dialect: Any,
+    progress: Any = None,
+    notes: list[str] | None = None,
+    soft_f1: bool = False,
 ) -> None:
     """Fill the function-set (FSA), efficiency and Soft-F1 fields asked for (jury.compare.function_sets,
     .efficiency, .soft_f1); a note on too few repeats, or on answers Soft-F1 cannot score, is added to ``notes``."""

@@ -37,7 +37,7 @@ class StoreMerge(Result):
     sources: list[dict[str, Any]] = Field(default_factory=list)  # path, sha256, signed_by per input
 
     @property
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One row per table merged: rows added and rows already present."""
         return [
             {"table": t, "added": self.added.get(t, 0), "present": self.present.get(t, 0)}

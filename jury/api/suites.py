@@ -44,11 +44,11 @@ class SuiteScores(Result):
     adjudicated: list[SuiteRow] | None = None
     subsets: list[SubsetScores] | None = None
     adjudicated_subsets: list[SubsetScores] | None = None
-    error_counts: dict | None = None
+    error_counts: dict[str, Any] | None = None
     plan: JurorPlan | None = None
     plan_only: bool = False
     path: Path | None = None
-    records: list[dict] = Field(default_factory=list, exclude=True, repr=False)  # the juror run's verdict records
+    records: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)  # the juror run's verdict records
     notes: list[str] = Field(default_factory=list, description="What the command line prints on stderr.")
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
@@ -210,7 +210,7 @@ class _JurorRun:
     output: Path | None
     batch: bool
 
-    def run(self, result: SuiteScores, project: Project, run_paths: list[Path], progress) -> dict:
+    def run(self, result: SuiteScores, project: Project, run_paths: list[Path], progress: Any) -> dict[Any, Any]:
         """Ask (or plan) into ``result``: its plan, and after a run its verdict file, records and
         the lines on its calls. Returns the run's records by test key (jury.results.suites.suite_test_key)."""
         from jury.api.juror_jobs import Calls, choose_panel, run_lines

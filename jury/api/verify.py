@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -165,7 +166,7 @@ def _project_files(project: Project) -> list[Path]:
     return files
 
 
-def _what_was_checked(report) -> str:
+def _what_was_checked(report: Any) -> str:
     """Say "5 inputs checked, 0 absent", or for a superseded file its successors (with their
     signatures) and which of its own bound inputs changed since."""
     counts = f"{len(report.checked)} inputs checked, {len(report.absent)} absent"

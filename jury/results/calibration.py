@@ -20,9 +20,9 @@ in ``calibration_reference``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.inputs.label_import import LabelSet
@@ -45,6 +45,10 @@ from jury.stats import krippendorff_alpha, pairwise_kappas, position_bias
 from jury.version import __version__
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DECIDING_COMPARATORS, AuditVote, Comparator, Outcome, Verdict
 
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation
+
+
 FLEX_AGREEMENT = str(LabelSet.FLEX_AGREEMENT)  # the source name of FLEX's 200 expert-labelled pairs
 # Published on FLEX's agreement set (FLEX, NAACL 2025): Cohen's kappa with the experts' consensus.
 ANCHORS: tuple[tuple[str, float], ...] = (("FLEX with GPT-4o (published)", 0.87), ("execution match (published)", 0.62))
@@ -62,8 +66,8 @@ __all__ += ["RECORDED_COMPARATORS"]
 def calibrate(
     labels: Labels,
     *,
-    evaluation=None,
-    records: Sequence = (),
+    evaluation: Evaluation | None = None,
+    records: Sequence[Any] = (),
     adjudications: Sequence[tuple[str | Path, Any]] = (),
     audits: Sequence[tuple[str | Path, Any]] = (),
     judgments: Sequence[Any] = (),
@@ -131,8 +135,8 @@ def _annotators(out: _Builder, labels: Sequence[AdjudicationLabel], people: list
     """Pairwise Cohen's kappa between annotators and Krippendorff's alpha over all of them."""
     if len(people) < 2:
         return
-    ratings: dict[str, dict] = {p: {} for p in people}
-    categories: dict[str, dict] = {p: {} for p in people}
+    ratings: dict[str, dict[Any, Any]] = {p: {} for p in people}
+    categories: dict[str, dict[Any, Any]] = {p: {} for p in people}
     for lab in labels:
         if lab.annotator in ratings:
             ratings[lab.annotator][candidate_key(lab)] = _credit(lab.credited)
@@ -157,10 +161,17 @@ def _annotators(out: _Builder, labels: Sequence[AdjudicationLabel], people: list
             out.add("annotators", "all annotators", "each other", what, value, pairable)
 
 
-def _items(ref: dict, ref_cat: dict, evaluation, records: Sequence, adjudications) -> list[Item]:
+def _items(
+    ref: Mapping[Any, Any],
+    ref_cat: Mapping[Any, Any],
+    evaluation: Evaluation | None,
+    records: Sequence[Any],
+    adjudications: Sequence[tuple[str | Path, Any]],
+) -> list[Item]:
     """The labelled pairs: from the evaluation's pairs, else from the verdict files' records."""
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     recorded = {(r.model, r.question_id) for r in records if r.recorded is not None}
+    pairs: list[tuple[Any, ...]]
     if evaluation is not None:
         pairs = [(p.model, p.question_id, p.outcome, p.comparator_matches, (p.pred_key, p.gold_key)) for p in evaluation.pairs]
     else:
@@ -199,7 +210,9 @@ def _comparators(out: _Builder, items: list[Item], notes: list[str]) -> list[tup
     return decided[Comparator.STRICT]
 
 
-def _jury(out: _Builder, items: list[Item], adjudications, evaluated: bool, notes: list[str]) -> list[tuple[Item, bool]]:
+def _jury(
+    out: _Builder, items: list[Item], adjudications: Sequence[tuple[str | Path, Any]], evaluated: bool, notes: list[str]
+) -> list[tuple[Item, bool]]:
     """Each juror's and the panel's agreement with the reference; returns the panel's decisions."""
     index = verdict_index(adjudications)
     # --review-passes: a sampled strict match keeps its credit unless the jury finds it a false pass
@@ -266,10 +279,10 @@ def _subject(out: _Builder, section: Section, subject: str, said: list[tuple[Ite
 
 def _anchors(
     out: _Builder,
-    flex: set,
+    flex: set[Any],
     strict: list[tuple[Item, bool]],
     panel: list[tuple[Item, bool]],
-    judged: dict[str, list[tuple[tuple, bool, bool]]],
+    judged: dict[str, list[tuple[tuple[Any, ...], bool, bool]]],
 ) -> None:
     """The published kappas beside jury's own on the same items (FLEX's agreement set), and
     beside each recorded judge's."""
@@ -292,7 +305,7 @@ def _anchors(
             )
 
 
-def _pooled(out: _Builder, judgments, judged: dict[str, list[tuple[tuple, bool, bool]]]) -> None:
+def _pooled(out: _Builder, judgments: Sequence[Any], judged: dict[str, list[tuple[tuple[Any, ...], bool, bool]]]) -> None:
     """Judges a source reports pooled (their judgments' ``pooled_as``: FLEX's judge with and
     without execution results) get one more subject, ``judge NAME (pooled with B)``, over the
     union of their items, beside each judge's own figures; it joins ``judged`` (the anchors)."""
@@ -313,14 +326,14 @@ def _pooled(out: _Builder, judgments, judged: dict[str, list[tuple[tuple, bool, 
 
 def _judges(
     out: _Builder,
-    ref: dict,
-    ref_cat: dict,
+    ref: Mapping[Any, Any],
+    ref_cat: Mapping[Any, Any],
     labels: Sequence[AdjudicationLabel],
-    records: Sequence,
+    records: Sequence[Any],
     items: list[Item],
-    judgments,
+    judgments: Sequence[Any],
     notes: list[str],
-) -> dict[str, list[tuple[tuple, bool, bool]]]:
+) -> dict[str, list[tuple[tuple[Any, ...], bool, bool]]]:
     """Each recorded judge's agreement with the reference, in a section of its own (a judge is
     never an annotator): accuracy, kappa, confusion, categories, precision/recall of
     'credited' on strict failures (when the runs give each pair's outcome) and, where the
@@ -330,12 +343,12 @@ def _judges(
     by_sql = {(r.question_id, _norm_sql(r.sql)): (r.question_id, "model", r.model) for r in records if r.sql is not None}
     by_sql |= {(lab.question_id, _norm_sql(lab.sql)): candidate_key(lab) for lab in labels if lab.sql is not None}
     item_of = {it.key: it for it in items}
-    judged: dict[str, list[tuple[tuple, bool, bool]]] = {}
+    judged: dict[str, list[tuple[tuple[Any, ...], bool, bool]]] = {}
     unmatched: dict[str, int] = {}
     for judge in dict.fromkeys(j.judge for j in judgments):
-        rows: list[tuple[Item | None, tuple, bool, str | None, Any]] = []
+        rows: list[tuple[Item | None, tuple[Any, ...], bool, str | None, Any]] = []
         for j in (j for j in judgments if j.judge == judge):
-            key: tuple | None = (j.question_id, "model", j.model) if j.model is not None else None
+            key: tuple[Any, ...] | None = (j.question_id, "model", j.model) if j.model is not None else None
             if key not in ref:
                 key = (j.question_id, "sql", _norm_sql(j.sql))
                 key = key if key in ref else by_sql.get((j.question_id, _norm_sql(j.sql)))
@@ -371,24 +384,30 @@ def _judges(
     return judged
 
 
-def _audits(out: _Builder, gold_labels: Sequence[GoldLabel], audits, annotator: str | None, notes: list[str]) -> None:
+def _audits(
+    out: _Builder,
+    gold_labels: Sequence[GoldLabel],
+    audits: Sequence[tuple[str | Path, Any]],
+    annotator: str | None,
+    notes: list[str],
+) -> None:
     """Precision/recall/F1 of the panel's flags and each juror's 'defective' votes against each
     label source and against their union (defective if any source says so)."""
-    by_source: dict[str, dict] = {}
+    by_source: dict[str, dict[Any, Any]] = {}
     for source in dict.fromkeys(lab.source for lab in gold_labels):
         mine = [lab for lab in gold_labels if lab.source == source]
         ref, ties = _reference(mine, lambda lab: lab.question_id, lambda lab: lab.gold_defective, annotator)
         by_source[source] = ref
         if ties:
             notes.append(f"Gold labels of {source}: {ties} questions left out (annotators split evenly).")
-    union: dict = {}
+    union: dict[Any, Any] = {}
     for ref in by_source.values():
         for q, defective in ref.items():
             union[q] = union.get(q, False) or bool(defective)
     references = {**by_source, "union of sources": union} if len(by_source) > 1 else by_source
     for path, doc in audits:
         suffix = f" [{Path(path).name}]" if len(audits) > 1 else ""
-        said: dict[str, dict] = {f"panel{suffix}": {r.question_id: r.flagged for r in doc.records if r.decided}}
+        said: dict[str, dict[Any, Any]] = {f"panel{suffix}": {r.question_id: r.flagged for r in doc.records if r.decided}}
         for r in doc.records:
             for v in r.votes:
                 if not (v.abstained or v.skipped) and v.category is not None:

@@ -9,7 +9,7 @@ kappa (bootstrap), confusion counts, precision/recall/F1.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ def _norm_sql(sql: str | None) -> str:
     return " ".join((sql or "").split())
 
 
-def candidate_key(label: AdjudicationLabel) -> tuple:
+def candidate_key(label: AdjudicationLabel) -> tuple[Any, ...]:
     return (
         (label.question_id, "model", label.model) if label.model is not None else (label.question_id, "sql", _norm_sql(label.sql))
     )
@@ -42,7 +42,7 @@ def _majority(values: Sequence[Hashable]) -> tuple[Hashable | None, bool]:
     return top[0][0], False
 
 
-def choose(labels: Sequence[Any], annotator: str | None, value) -> tuple[Hashable | None, bool]:
+def choose(labels: Sequence[Any], annotator: str | None, value: Callable[[Any], Hashable]) -> tuple[Hashable | None, bool]:
     """The reference value of one candidate's labels: `annotator`'s, else the consensus's, else
     the majority's; (None, True) on a tie, (None, False) when there is nothing to choose from."""
     if annotator is not None:
@@ -53,11 +53,14 @@ def choose(labels: Sequence[Any], annotator: str | None, value) -> tuple[Hashabl
     return _majority(values) if values else (None, False)
 
 
-def _reference(labels: Iterable[Any], key, value, annotator: str | None) -> tuple[dict, int]:
-    groups: dict[Hashable, list] = {}
+def _reference(
+    labels: Iterable[Any], key: Callable[[Any], Hashable], value: Callable[[Any], Hashable], annotator: str | None
+) -> tuple[dict[Any, Any], int]:
+    groups: dict[Hashable, list[Any]] = {}
     for lab in labels:
         groups.setdefault(key(lab), []).append(lab)
-    ref, ties = {}, 0
+    ref: dict[Any, Any] = {}
+    ties = 0
     for k, group in groups.items():
         chosen, tie = choose(group, annotator, value)
         ties += tie
@@ -81,12 +84,12 @@ class Item:
 
     model: str
     question_id: Any
-    key: tuple
+    key: tuple[Any, ...]
     credited: bool
     category: str | None
     outcome: str | None  # the pair's outcome under the evaluation; None without one
     recorded_match: bool = False  # its strict outcome is a recorded `match`, not a comparison here
-    matches: dict | None = None
+    matches: dict[str, Any] | None = None
     keys: tuple[str | None, str | None] = (None, None)  # (answer, gold) keys under the evaluation
 
 
@@ -101,7 +104,16 @@ class _Builder:
         self.confusions: list[Confusion] = []
 
     def add(
-        self, section: Section, subject: str, reference: str, metric: str, value, n: int, low=None, high=None, **boot
+        self,
+        section: Section,
+        subject: str,
+        reference: str,
+        metric: str,
+        value: float | None,
+        n: int,
+        low: float | None = None,
+        high: float | None = None,
+        **boot: Any,
     ) -> None:
         self.figures.append(
             Figure(
@@ -120,7 +132,7 @@ class _Builder:
             Confusion(section=section, subject=subject, reference=reference, labels=labels, matrix=matrix, n=len(truth))
         )
 
-    def kappa(self, section: Section, subject: str, reference: str, metric: str, a: list, b: list) -> None:
+    def kappa(self, section: Section, subject: str, reference: str, metric: str, a: list[Any], b: list[Any]) -> None:
         k = cohen_kappa_interval(a, b, resamples=self.resamples, seed=self.seed)
         boot = {"resamples": k.resamples, "degenerate_resamples": k.degenerate_resamples} if k.resamples else {}
         self.add(section, subject, reference, metric, k.value, k.n, k.low, k.high, **boot)

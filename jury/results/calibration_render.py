@@ -3,10 +3,15 @@ Markdown tables and the rich tables `jury calibrate` prints."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from jury.results.calibration import Calibration, Figure
 from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
 
 CSV_COLUMNS = ("section", "subject", "reference", "metric", "value", "low", "high", "n")
 
@@ -72,8 +77,10 @@ def figure_text(f: Figure | None) -> str:
     return text
 
 
-def table_rows(cal: Calibration, sections: tuple[str, ...], by_reference: bool, metrics) -> list[dict[str, Any]]:
-    rows: dict[tuple, dict[str, Any]] = {}
+def table_rows(
+    cal: Calibration, sections: tuple[str, ...], by_reference: bool, metrics: Sequence[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     for f in cal.figures:
         if f.section not in sections or f.metric not in dict(metrics):
             continue
@@ -83,7 +90,7 @@ def table_rows(cal: Calibration, sections: tuple[str, ...], by_reference: bool, 
     return list(rows.values())
 
 
-def _tables(cal: Calibration):
+def _tables(cal: Calibration) -> Iterator[tuple[str, list[dict[str, Any]], list[str], list[str]]]:
     for title, sections, by_reference, metrics in TABLES:
         rows = table_rows(cal, sections, by_reference, metrics)
         if not rows:
@@ -134,7 +141,7 @@ def render_json(cal: Calibration) -> str:
     return to_json(cal.model_dump(mode="json"))
 
 
-def print_calibration(cal: Calibration, console) -> None:
+def print_calibration(cal: Calibration, console: Console) -> None:
     """The main tables on a rich console."""
     from rich.text import Text
 

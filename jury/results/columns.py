@@ -9,19 +9,27 @@ jury-eligible failure must have a verdict.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
 
 from jury.errors import InputError
+from jury.results.report_model import Proportion
 from jury.stats import ranks, two_sided_accuracy, wilson
 from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome, Verdict
 
 if TYPE_CHECKING:
-    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord
+    from jury.compare.outcomes import PairResult
+    from jury.inputs.records import GoldItem, QuestionId
+    from jury.results.scoring import ModelScore
+    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord, AuditFile
 
 
-def check_audit_gold(path, doc, gold: dict, databases: dict, gold_sha256: str | None) -> None:
+def check_audit_gold(
+    path: str | Path, doc: AuditFile, gold: Mapping[QuestionId, GoldItem], databases: dict[str, Any], gold_sha256: str | None
+) -> None:
     """Refuse an audit file made for another gold: each audited question must be in the gold
     given now, on the same database, and its record's ``gold_key`` (sha256 of the database's
     sha256 and the gold SQL, as execution keys are made) must match the gold query and
@@ -65,17 +73,17 @@ def check_audit_gold(path, doc, gold: dict, databases: dict, gold_sha256: str | 
             )
 
 
-def flagged_questions(audit_docs) -> set:
+def flagged_questions(audit_docs: Iterable[AuditFile]) -> set[Any]:
     flagged = set()
     for doc in audit_docs:
         flagged |= {r.question_id for r in doc.records if r.flagged}
     return flagged
 
 
-def verdict_index(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> dict[tuple, AdjudicationRecord]:
+def verdict_index(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> dict[tuple[Any, ...], AdjudicationRecord]:
     """(model, question_id) -> record, from (path, document) pairs; a pair judged twice is an error."""
-    index: dict[tuple, AdjudicationRecord] = {}
-    where: dict[tuple, str] = {}
+    index: dict[tuple[Any, ...], AdjudicationRecord] = {}
+    where: dict[tuple[Any, ...], str] = {}
     for path, doc in adj_docs:
         for r in doc.records:
             if r.review_pass:  # a reviewed strict match: see pass_reviews
@@ -90,7 +98,9 @@ def verdict_index(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> di
     return index
 
 
-def pass_reviews(pairs, adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> dict[str, dict]:
+def pass_reviews(
+    pairs: Iterable[PairResult], adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]
+) -> dict[str, dict[str, Any]]:
     """model -> its reviewed strict matches (--review-passes): how many were sampled, how many the
     jury found genuine errors (false passes), the false-pass rate with its Wilson interval, and
     the matches the sample was drawn from. Only reviews of answers that still match count; a
@@ -99,7 +109,7 @@ def pass_reviews(pairs, adj_docs: Iterable[tuple[str | Path, AdjudicationFile]])
     matches: dict[str, int] = {}
     for m, _q in current:
         matches[m] = matches.get(m, 0) + 1
-    seen: dict[str, list] = {}
+    seen: dict[str, list[Any]] = {}
     for path, doc in adj_docs:
         for r in doc.records:
             if not r.review_pass:
@@ -125,7 +135,9 @@ def pass_reviews(pairs, adj_docs: Iterable[tuple[str | Path, AdjudicationFile]])
     return out
 
 
-def two_sided(adjudicated_column: dict[str, dict], reviews: dict[str, dict], routed: dict[str, int]) -> dict[str, dict]:
+def two_sided(
+    adjudicated_column: dict[str, dict[str, Any]], reviews: dict[str, dict[str, Any]], routed: dict[str, int]
+) -> dict[str, dict[str, Any]]:
     """The adjudicated column with false passes estimated from the review sample and taken off.
 
     For a model with n routed questions, A adjudicated-correct answers (strict matches plus
@@ -151,17 +163,7 @@ def two_sided(adjudicated_column: dict[str, dict], reviews: dict[str, dict], rou
     return out
 
 
-def review_cells(row: dict) -> dict:
-    """A report row's review of passes as flat CSV cells (empty without --review-passes)."""
-    review, both = row.get("pass_review") or {}, row.get("two_sided_adjudicated") or {}
-    rate = review.get("false_pass_rate") or {}
-    cells = {"reviewed_passes": review.get("sampled"), "false_passes": review.get("false_passes")}
-    for name, source in (("false_pass_rate", rate), ("two_sided_adjudicated", both)):
-        cells.update({name: source.get("value"), f"{name}_low": source.get("low"), f"{name}_high": source.get("high")})
-    return cells
-
-
-def adjudication_cost(model: str, adj_docs) -> float | None:
+def adjudication_cost(model: str, adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> float | None:
     """Sum of summary.cost_by_model over the files; None when a file judging the model lacks it."""
     total, known = 0.0, False
     for _path, doc in adj_docs:
@@ -177,7 +179,7 @@ def adjudication_cost(model: str, adj_docs) -> float | None:
     return round(total, 6) if known else None
 
 
-def unpriced_jurors(model: str, adj_docs) -> list[str]:
+def unpriced_jurors(model: str, adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> list[str]:
     """Juror models litellm could not price that judged ``model`` (totals.unpriced_models
     of its files, narrowed to the votes on its records)."""
     out: set[str] = set()
@@ -188,9 +190,9 @@ def unpriced_jurors(model: str, adj_docs) -> list[str]:
     return sorted(out)
 
 
-def routed_by_model(pairs) -> dict[str, list]:
+def routed_by_model(pairs: Iterable[PairResult]) -> dict[str, list[PairResult]]:
     """model -> its routed pairs (gold errors left out), in run order: one pass over the pairs."""
-    out: dict[str, list] = {}
+    out: dict[str, list[Any]] = {}
     for p in pairs:
         bucket = out.setdefault(p.model, [])
         if p.outcome != Outcome.GOLD_ERROR and p.routed:
@@ -198,7 +200,7 @@ def routed_by_model(pairs) -> dict[str, list]:
     return out
 
 
-def gold_clean(pairs, flagged: set) -> dict[str, dict]:
+def gold_clean(pairs: Iterable[PairResult], flagged: set[Any]) -> dict[str, dict[str, Any]]:
     out = {}
     for model, routed in routed_by_model(pairs).items():
         kept = [p for p in routed if p.question_id not in flagged]
@@ -206,9 +208,9 @@ def gold_clean(pairs, flagged: set) -> dict[str, dict]:
     return out
 
 
-def adjudicated(pairs, index: dict[tuple, AdjudicationRecord]) -> dict[str, dict]:
+def adjudicated(pairs: Iterable[PairResult], index: Mapping[tuple[Any, ...], AdjudicationRecord]) -> dict[str, dict[str, Any]]:
     out = {}
-    judged_by_model: dict[str, list] = {}
+    judged_by_model: dict[str, list[Any]] = {}
     for m, q in index:
         judged_by_model.setdefault(m, []).append(q)
     for model, routed in routed_by_model(pairs).items():
@@ -239,24 +241,41 @@ def adjudicated(pairs, index: dict[tuple, AdjudicationRecord]) -> dict[str, dict
     return out
 
 
-def with_ranks(column: dict[str, dict]) -> dict[str, int | None]:
+def with_ranks(column: dict[str, dict[str, Any]]) -> dict[str, int | None]:
     models = list(column)
     return dict(zip(models, ranks([column[m]["value"] for m in models])))
 
 
-def adjudication_summary(records: list[dict], scores, judged=None) -> list[dict]:
+class AdjudicatedModel(BaseModel):
+    """One model's row of ``jury.adjudicate``: strict vs adjudicated accuracy (Wilson 95%) and
+    its adjudicated failures by verdict."""
+
+    model: str
+    routed: int = Field(ge=0, description="Questions routed to the gold's database.")
+    strict: Proportion = Field(description="Strict matches over routed questions.")
+    adjudicated: Proportion = Field(description="Strict matches plus the credited verdicts.")
+    adjudicated_failures: int = Field(ge=0, description="Failures with a verdict in the file (reviewed passes aside).")
+    credited: int = Field(ge=0, description="Those credited (gold defect, format equivalence).")
+    composition: dict[str, int] = Field(description="Verdict -> failures, every verdict listed.")
+    reviewed_passes: int = Field(ge=0, description="--review-passes: strict matches the jury judged.")
+    false_passes: int = Field(ge=0, description="Those the majority judged a genuine error.")
+
+
+def adjudication_summary(
+    records: list[dict[str, Any]], scores: Sequence[ModelScore], judged: Iterable[str] | None = None
+) -> list[AdjudicatedModel]:
     """Per model: strict vs adjudicated accuracy and the composition of adjudicated misses.
 
     judged: the models this adjudication covered (--model); the others are left out rather
     than listed with 0 adjudicated failures. None: every model scored."""
-    by_model: dict[str, Counter] = {}
-    passes: dict[str, Counter] = {}
+    by_model: dict[str, Counter[str]] = {}
+    passes: dict[str, Counter[bool]] = {}
     for rec in records:
         if rec.get("review_pass"):
             passes.setdefault(rec["model"], Counter())[rec["verdict"] == Verdict.GENUINE_ERROR] += 1
             continue
         by_model.setdefault(rec["model"], Counter())[rec["verdict"]] += 1
-    rows = []
+    rows: list[AdjudicatedModel] = []
     for s in scores:
         if judged is not None and s.model not in judged:
             continue
@@ -264,16 +283,16 @@ def adjudication_summary(records: list[dict], scores, judged=None) -> list[dict]
         credited = sum(comp[v] for v in CREDITED_VERDICTS)
         adj = wilson(s.strict["k"] + credited, s.routed).as_dict()
         rows.append(
-            {
-                "model": s.model,
-                "routed": s.routed,
-                "strict": s.strict,
-                "adjudicated": adj,
-                "adjudicated_failures": sum(comp.values()),
-                "credited": credited,
-                "composition": {str(c): comp[c] for c in VERDICTS},
-                "reviewed_passes": sum(passes.get(s.model, Counter()).values()),
-                "false_passes": passes.get(s.model, Counter())[True],
-            }
+            AdjudicatedModel(
+                model=s.model,
+                routed=s.routed,
+                strict=Proportion.model_validate(s.strict),
+                adjudicated=Proportion.model_validate(adj),
+                adjudicated_failures=sum(comp.values()),
+                credited=credited,
+                composition={str(c): comp[c] for c in VERDICTS},
+                reviewed_passes=sum(passes.get(s.model, Counter()).values()),
+                false_passes=passes.get(s.model, Counter())[True],
+            )
         )
     return rows

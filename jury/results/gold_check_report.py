@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
+from typing import Any
 
 from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.version import __version__, provenance
@@ -11,15 +13,15 @@ _COLUMNS = ["question_id", "db_id", "check", "evidence"]
 
 
 def render_gold_checks(
-    results,
+    results: Sequence[Any],
     counts: dict[str, int],
-    settings: dict,
+    settings: dict[str, Any],
     fmt: str,
     *,
     width: int | None = None,
     reversed_run: bool = True,
-    cross_engine: dict | None = None,
-    privileged_logins=(),
+    cross_engine: dict[str, Any] | None = None,
+    privileged_logins: Sequence[str] = (),
 ) -> str:
     """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt``; ``reversed_run``:
     whether a database was a SQLite file, whose extra run with reversed unordered scans is said;

@@ -12,15 +12,22 @@ the caller gives the audit, the gold items and the gold's results.
 from __future__ import annotations
 
 import html
-from typing import Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jury.results.render import safe, to_csv, to_json, to_markdown
+
+if TYPE_CHECKING:
+    from jury.inputs.records import GoldItem, QuestionId
+    from jury.verdicts.documents import AuditFile
+
 
 COLUMNS = ["question_id", "db_id", "difficulty", "flagged_by", "question", "evidence", "gold_sql", "defect_types", "votes", "reasons", "checks", "gold_result"]  # fmt: skip
 HEADS = ["question", "db", "difficulty", "flagged by", "asks", "evidence", "gold SQL", "defect types", "defective votes", "jurors' reasons", "deterministic checks", "gold result"]  # fmt: skip
 
 
-def defect_rows(doc, gold: dict, previews: dict) -> list[dict[str, Any]]:
+def defect_rows(doc: AuditFile, gold: Mapping[QuestionId, GoldItem], previews: Mapping[QuestionId, str]) -> list[dict[str, Any]]:
     """One dict per record of the audit ``doc`` (jury.verdicts.documents.AuditFile) the panel
     flagged or a deterministic check found, in the file's order; ``gold``: question id ->
     GoldItem; ``previews``: question id -> the gold result's preview text."""
@@ -61,7 +68,7 @@ def defect_rows(doc, gold: dict, previews: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def provenance(path, doc, file_sha256: str, gold_binding) -> dict[str, Any]:
+def provenance(path: str | Path, doc: AuditFile, file_sha256: str, gold_binding: Any) -> dict[str, Any]:
     """What the table came from: the audit file (path, lock, file sha256, panel, time, jury
     version) and the gold file it bound."""
     return {
@@ -80,7 +87,7 @@ def provenance(path, doc, file_sha256: str, gold_binding) -> dict[str, Any]:
     }
 
 
-def _reasons(row: dict) -> list[str]:
+def _reasons(row: dict[str, Any]) -> list[str]:
     out = []
     for v in row["vote_list"]:
         vote = v["vote"] or "—"
@@ -90,13 +97,13 @@ def _reasons(row: dict) -> list[str]:
     return out
 
 
-def _checks(row: dict) -> list[str]:
+def _checks(row: dict[str, Any]) -> list[str]:
     if not row["checks_run"]:
         return ["not run by this audit"]
     return [f"{c['name']}: {c['evidence']}" for c in row["checks"]] or ["none flagged"]
 
 
-def _flat(row: dict) -> dict[str, Any]:
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
     """A row as text cells (multi-line cells keep their newlines)."""
     return {
         **{k: row[k] for k in ("question_id", "db_id", "difficulty", "question", "evidence", "gold_sql", "votes", "gold_result")},
@@ -107,7 +114,7 @@ def _flat(row: dict) -> dict[str, Any]:
     }
 
 
-def _md_cell(value) -> str:
+def _md_cell(value: object) -> str:
     """Markdown table cell: HTML escaped (the text is the inputs', and GitHub renders HTML),
     newlines as <br>; to_markdown escapes pipes and control characters."""
     if value is None:
@@ -115,7 +122,7 @@ def _md_cell(value) -> str:
     return html.escape(str(value), quote=False).replace("\r", "").replace("\n", "<br>")
 
 
-def render_gold_defects(prov: dict, rows: list[dict], fmt: str, width: int | None = None) -> str:
+def render_gold_defects(prov: dict[str, Any], rows: list[dict[str, Any]], fmt: str, width: int | None = None) -> str:
     """The table as md (a header of provenance, one row per flagged gold), csv (one row per
     flagged gold, the provenance on every row), json or table."""
     if fmt == "json":

@@ -8,6 +8,8 @@ computed values it states, for tests and for readers who want them unformatted).
 
 from __future__ import annotations
 
+from typing import Any
+
 from jury.stats import ordinal
 from jury.vocab import COMPOSITION, Verdict
 
@@ -16,7 +18,7 @@ def _pts(k: int, n: int) -> float:
     return 100.0 * k / n if n else 0.0
 
 
-def largest_rank_shift(report: dict) -> dict | None:
+def largest_rank_shift(report: dict[str, Any]) -> dict[str, Any] | None:
     """The model whose rank moves most from strict to adjudicated, and its lift split into the
     credit for format-equivalent answers and for gold defects (points of accuracy)."""
     moved = [m for m in report["models"] if m.get("rank_delta") is not None and m.get("adjudicated")]
@@ -50,7 +52,7 @@ def largest_rank_shift(report: dict) -> dict | None:
     return {"key": "largest_rank_shift", "text": text, "numbers": numbers}
 
 
-def _shift_numbers(m: dict) -> dict:
+def _shift_numbers(m: dict[str, Any]) -> dict[str, Any]:
     n = m["adjudicated"]["n"]
     fe, gd = m["composition"][Verdict.FORMAT_EQUIVALENCE], m["composition"][Verdict.GOLD_DEFECT]
     return {
@@ -64,12 +66,12 @@ def _shift_numbers(m: dict) -> dict:
     }
 
 
-def _moves(n: dict) -> str:
+def _moves(n: dict[str, Any]) -> str:
     direction = "rises" if n["rank_delta"] > 0 else "falls"
     return f"{n['model']} {direction} from {ordinal(n['strict_rank'])} to {ordinal(n['adjudicated_rank'])}"
 
 
-def _gains(n: dict, lead: str) -> str:
+def _gains(n: dict[str, Any], lead: str) -> str:
     """ "<lead> gains 2.3 points, 1.6 from format-equivalent answers and 0.8 from gold defects"."""
     return (
         f"{lead} gains {n['lift_points']:.1f} points, {n['format_equivalence_points']:.1f} from "
@@ -81,7 +83,7 @@ def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def format_cost(report: dict) -> dict | None:
+def format_cost(report: dict[str, Any]) -> dict[str, Any] | None:
     """The model that right answers in the wrong shape cost most (points of strict accuracy)."""
     rows = [m for m in report["models"] if m.get("adjudicated") and m["adjudicated"]["n"]]
     if not rows:
@@ -95,7 +97,7 @@ def format_cost(report: dict) -> dict | None:
     return {"key": "format_cost", "text": text, "numbers": {"model": m["model"], "points": pts, "format_equivalence": fe, "n": n}}
 
 
-def misses_not_model_errors(report: dict) -> dict | None:
+def misses_not_model_errors(report: dict[str, Any]) -> dict[str, Any] | None:
     """Over every model: the share of the misses the jury judged that are not the model's error."""
     totals = {c: sum(m["composition"][c] for m in report["models"]) for c in COMPOSITION}
     reached = sum(m["jury_reached"] for m in report["models"])
@@ -119,7 +121,7 @@ def misses_not_model_errors(report: dict) -> dict | None:
     return {"key": "misses_not_model_errors", "text": text, "numbers": numbers}
 
 
-def families_losing_to_format(report: dict, top: int = 3) -> dict | None:
+def families_losing_to_format(report: dict[str, Any], top: int = 3) -> dict[str, Any] | None:
     """The families whose jury-reached misses are most often format-equivalent answers."""
     fams = [(name, f) for name, f in report["families"].items() if f["jury_reached"] and f["share"]]
     if not fams:
@@ -133,7 +135,7 @@ def families_losing_to_format(report: dict, top: int = 3) -> dict | None:
     return {"key": "families_losing_to_format", "text": text, "numbers": {name: f["share"] for name, f in shown}}
 
 
-def headlines(report: dict) -> list[dict]:
+def headlines(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The findings that apply to this report, in reading order."""
     found = (largest_rank_shift(report), format_cost(report), misses_not_model_errors(report), families_losing_to_format(report))
     return [f for f in found if f is not None]

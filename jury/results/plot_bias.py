@@ -8,7 +8,7 @@ position_bias.png. No chart (None) when no blind file has a single-answer ballot
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import extra_imports
 
@@ -20,10 +20,12 @@ from jury.results.plot_labels import FONT, new_figure, style_axes
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from jury.results.report_model import Report
+
 JUROR_COLOUR, PANEL_COLOUR = "#0072B2", "#D55E00"  # Okabe-Ito, as the other charts
 
 
-def _rows(report: dict) -> list[tuple[str, dict, bool]]:
+def _rows(report: dict[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
     """(label, position bias, is the panel) per row, top to bottom."""
     sets = [a for a in (report.get("agreement") or []) if isinstance(a, dict) and isinstance(a.get("position_bias"), dict)]
     out = []
@@ -39,7 +41,7 @@ def _rows(report: dict) -> list[tuple[str, dict, bool]]:
     return out
 
 
-def position_bias_figure(report) -> Figure | None:
+def position_bias_figure(report: Report | dict[str, Any]) -> Figure | None:
     """Share picking the first-shown answer per juror and panel, Wilson 95% intervals, 0.5 marked."""
     report = report if isinstance(report, dict) else report.model_dump(mode="json")
     rows = _rows(report)

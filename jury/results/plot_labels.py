@@ -9,7 +9,14 @@ importing a chart module is one line naming ``pip install 'jury[plots]'``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from jury.errors import extra_imports
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 with extra_imports("matplotlib", "plots", "writing plots"):
     from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
@@ -26,7 +33,7 @@ def new_figure(width: float, height: float) -> Figure:
     return fig
 
 
-def style_axes(ax) -> None:
+def style_axes(ax: Axes) -> None:
     """Tick labels at FONT, no top or right spine: the charts' common look."""
     ax.tick_params(labelsize=FONT)
     for side in ("top", "right"):
@@ -37,18 +44,18 @@ def renderer(fig: Figure) -> RendererAgg:
     """The Agg renderer of a chart's figure (made on an Agg canvas), for measuring text extents."""
     canvas = fig.canvas
     assert isinstance(canvas, FigureCanvasAgg)
-    return canvas.get_renderer()
+    return canvas.get_renderer()  # type: ignore[no-untyped-call, no-any-return]  # matplotlib leaves it untyped
 
 
 TABLE_LINE_PT = FONT * 1.45  # line pitch of the number table
 
 
-def number_table(fig: Figure, table, entries: list[tuple[int, str]]) -> None:
+def number_table(fig: Figure, table: Axes, entries: list[tuple[int, str]]) -> None:
     """The key of a numbered scatter: one line per point, "n  model", top to bottom."""
     height_pt = table.get_window_extent(renderer(fig)).height * 72 / fig.dpi
     step = TABLE_LINE_PT / max(height_pt, 1.0)
 
-    def line(y: float, text: str, **style) -> None:
+    def line(y: float, text: str, **style: Any) -> None:
         table.text(0.0, y, text, transform=table.transAxes, ha="left", va="top", fontsize=FONT, **style)
 
     line(1.0, "model (number on the chart)", fontweight="bold", color="#202020")
@@ -62,7 +69,7 @@ _RADII = (7, 13, 21, 31, 44, 60)
 _DIRECTIONS = ((1, 1), (-1, 1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1))
 
 
-def _annotate(ax, text: str, xy, dx: float, dy: float, ha: str, va: str):
+def _annotate(ax: Axes, text: str, xy: tuple[float, float], dx: float, dy: float, ha: str, va: str) -> Any:
     """A label offset (dx, dy) points from xy, its leader line leaving from the label's
     edge nearest the point."""
     rel = ({"left": 0.0, "right": 1.0, "center": 0.5}[ha], {"bottom": 0.0, "top": 1.0, "center": 0.5}[va])
@@ -80,7 +87,7 @@ def _annotate(ax, text: str, xy, dx: float, dy: float, ha: str, va: str):
     )
 
 
-def label_points(fig: Figure, ax, pts, labels: list[str], force: bool = False) -> bool:
+def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], labels: list[str], force: bool = False) -> bool:
     """Place ``labels[j]`` beside point j, each inside the axes, covering no other text and
     no other point, with a leader line to its point; the most crowded points go first.
     Returns whether every point got its label; with ``force``, a label with no free place
@@ -132,7 +139,7 @@ def label_points(fig: Figure, ax, pts, labels: list[str], force: bool = False) -
     return every
 
 
-def _visible_texts(ax) -> list:
+def _visible_texts(ax: Axes) -> list[Any]:
     """Visible, non-empty texts of an axes (tick labels within the view, titles, annotations)."""
     out = list(ax.texts) + [ax.title, ax.xaxis.label, ax.yaxis.label]
     for axis, (lo, hi) in ((ax.xaxis, sorted(ax.get_xlim())), (ax.yaxis, sorted(ax.get_ylim()))):

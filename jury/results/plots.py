@@ -11,9 +11,9 @@ canvas: no pyplot, no display, no global backend switch, nothing left open.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import extra_imports
 
@@ -68,7 +68,7 @@ COMPOSITION_BARS = tuple((v, v.replace("_", " "), COMPOSITION_COLOUR[v]) for v i
 # --------------------------------------------------------------------------- helpers
 
 
-def _num(v) -> float | None:
+def _num(v: Any) -> float | None:
     """float(v), or None for None/NaN/inf/non-numbers."""
     if v is None or isinstance(v, bool):
         return None
@@ -79,23 +79,23 @@ def _num(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _value(model: dict, col: str) -> float | None:
+def _value(model: dict[str, Any], col: str) -> float | None:
     """The accuracy of one column for one model, or None."""
     prop = model.get(col)
     return _num(prop.get("value")) if isinstance(prop, dict) else None
 
 
-def _as_dict(report: Report | dict) -> dict:
+def _as_dict(report: Report | dict[str, Any]) -> dict[str, Any]:
     """A Report as its JSON dict; a dict as it is (read defensively: a partial one still plots)."""
     return report if isinstance(report, dict) else report.model_dump(mode="json")
 
 
-def _models(report: dict) -> list[dict]:
+def _models(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The report's model rows (dicts only)."""
     return [m for m in (report.get("models") or []) if isinstance(m, dict)]
 
 
-def _present_columns(models: list[dict]) -> list[Column]:
+def _present_columns(models: list[dict[str, Any]]) -> list[Column]:
     """Columns with a value for at least one model, in strict -> adjudicated order."""
     return [c for c in COLUMNS if any(_value(m, c) is not None for m in models)]
 
@@ -104,7 +104,7 @@ def _rows_height(n_rows: int) -> float:
     return MARGIN_IN + ROW_IN * max(n_rows, 3)
 
 
-def _save(fig: Figure | None, path) -> Path | None:
+def _save(fig: Figure | None, path: str | Path) -> Path | None:
     """Save at DPI with a tight bounding box (long labels are never clipped): rendered to PNG
     bytes, then written by jury's one writer (jury.inputs.writer), never by matplotlib itself."""
     if fig is None:
@@ -126,7 +126,7 @@ def _save(fig: Figure | None, path) -> Path | None:
 # --------------------------------------------------------------------------- 1. columns
 
 
-def columns_figure(report: Report | dict) -> Figure | None:
+def columns_figure(report: Report | dict[str, Any]) -> Figure | None:
     """Accuracy per model for each present column, with Wilson 95% error bars."""
     report = _as_dict(report)
     models = _models(report)
@@ -189,7 +189,7 @@ def columns_figure(report: Report | dict) -> Figure | None:
     return fig
 
 
-def _name(m: dict) -> str:
+def _name(m: dict[str, Any]) -> str:
     return str(m.get("model", "?"))
 
 
@@ -207,7 +207,7 @@ def _label_positions(items: list[tuple[float, str]], gap: float = 1.0) -> dict[s
     return out
 
 
-def rank_slope_figure(report: Report | dict) -> Figure | None:
+def rank_slope_figure(report: Report | dict[str, Any]) -> Figure | None:
     """Slope chart of strict rank (left) to adjudicated rank (right); rank 1 on top."""
     report = _as_dict(report)
     ranked = [
@@ -268,7 +268,7 @@ def rank_slope_figure(report: Report | dict) -> Figure | None:
 # --------------------------------------------------------------------------- 3. miss composition
 
 
-def _composition(m: dict) -> tuple[dict[str, float], int] | None:
+def _composition(m: dict[str, Any]) -> tuple[dict[str, float], int] | None:
     comp = m.get("composition")
     if not isinstance(comp, dict):
         return None
@@ -277,7 +277,7 @@ def _composition(m: dict) -> tuple[dict[str, float], int] | None:
     return {k: 100.0 * v / total if total else 0.0 for k, v in counts.items()}, int(total)
 
 
-def miss_composition_figure(report: Report | dict) -> Figure | None:
+def miss_composition_figure(report: Report | dict[str, Any]) -> Figure | None:
     """Stacked horizontal bars: percent of each model's jury-reached misses by verdict.
     Title and axis name the same thing: "jury-reached misses"."""
     report = _as_dict(report)
@@ -312,7 +312,7 @@ def miss_composition_figure(report: Report | dict) -> Figure | None:
 # --------------------------------------------------------------------------- 4. share vs strength
 
 
-def _strength(report: dict) -> tuple[str, dict[int, float]]:
+def _strength(report: dict[str, Any]) -> tuple[str, dict[int, float]]:
     """(axis label, {model index: strength}). The strength column is settings["strength"]
     (as jury.results.report writes it), else the correlation's "strength", else adjudicated."""
     corr = (report.get("correlations") or {}).get("gold_defect_share_vs_strength") or {}
@@ -327,7 +327,7 @@ def _strength(report: dict) -> tuple[str, dict[int, float]]:
     return (f"{Column(spec).label} accuracy" if spec in COLUMNS else spec.replace("_", " ")), vals
 
 
-def defect_share_vs_strength_figure(report: Report | dict, max_labels: int | None = None) -> Figure | None:
+def defect_share_vs_strength_figure(report: Report | dict[str, Any], max_labels: int | None = None) -> Figure | None:
     """Scatter of gold_defect_share (y) against model strength (x), Spearman in the title.
 
     Every point is identifiable: each is named beside it (with a leader line when the name
@@ -360,7 +360,7 @@ def defect_share_vs_strength_figure(report: Report | dict, max_labels: int | Non
     return fig
 
 
-def _scatter_figure(report: dict, pts, xlabel: str, numbered: bool) -> Figure:
+def _scatter_figure(report: dict[str, Any], pts: Sequence[tuple[Any, ...]], xlabel: str, numbered: bool) -> Figure:
     corr = (report.get("correlations") or {}).get("gold_defect_share_vs_strength") or {}
     height = max(5.5, 1.6 + len(pts) * TABLE_LINE_PT / 72) if numbered else 5.5
     fig = new_figure(10.5 if numbered else 7.5, height)
@@ -407,8 +407,10 @@ FIGURES = (
 )
 
 
-def _writer(filename: str, build: Callable[[Report | dict], Figure | None]) -> Callable[[Report | dict, str | Path], Path | None]:
-    def write(report: Report | dict, path: str | Path) -> Path | None:
+def _writer(
+    filename: str, build: Callable[[Report | dict[str, Any]], Figure | None]
+) -> Callable[[Report | dict[str, Any], str | Path], Path | None]:
+    def write(report: Report | dict[str, Any], path: str | Path) -> Path | None:
         return _save(build(report), path)
 
     write.__name__ = write.__qualname__ = f"plot_{build.__name__.removesuffix('_figure')}"
@@ -423,7 +425,7 @@ plot_columns, plot_rank_slope, plot_miss_composition, plot_defect_share_vs_stren
 )
 
 
-def provenance_lines(report: Report | dict, kinds=("audit", "adjudication")) -> list[str]:
+def provenance_lines(report: Report | dict[str, Any], kinds: Sequence[str] = ("audit", "adjudication")) -> list[str]:
     """Where a chart's numbers come from: each verdict file of those kinds the report read
     (path, content hash, panel), or that it rests on the run files alone."""
     report = _as_dict(report)
@@ -442,7 +444,7 @@ def add_provenance(fig: Figure, lines: list[str]) -> None:
     fig.text(0.0, 0.0, "\n".join(lines), ha="left", va="top", fontsize=FONT - 2.5, color="#555555", transform=fig.transFigure)
 
 
-def write_plots(report: Report | dict, out_dir) -> list[Path]:
+def write_plots(report: Report | dict[str, Any], out_dir: str | Path) -> list[Path]:
     """Write every chart whose data is present into out_dir, each with a footer naming the
     verdict files (path, content hash, panel) it came from; return the written paths."""
     out_dir = Path(out_dir)

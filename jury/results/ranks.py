@@ -20,9 +20,18 @@ resample b (0-based) is ``numpy.random.default_rng([seed, b]).integers(0, Q, siz
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from jury.vocab import JURY_ELIGIBLE, Column, Outcome
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
+    from jury.verdicts.documents import AdjudicationRecord
+
 
 DEFAULT_RESAMPLES = 1000
 MIN_RESAMPLES = 1000
@@ -30,12 +39,18 @@ CONFIDENCE = 0.95
 _CHUNK = 200  # resamples per matrix product: memory stays bounded
 
 
-def question_order(pairs) -> list:
+def question_order(pairs: Iterable[PairResult]) -> list[Any]:
     """The questions resampled, in order of first appearance (gold errors left out)."""
     return list(dict.fromkeys(p.question_id for p in pairs if p.outcome != Outcome.GOLD_ERROR))
 
 
-def column_matrices(pairs, models: list[str], questions: list, flagged: set | None, index: dict | None):
+def column_matrices(
+    pairs: Sequence[PairResult],
+    models: list[str],
+    questions: list[Any],
+    flagged: set[Any] | None,
+    index: Mapping[tuple[Any, ...], AdjudicationRecord] | None,
+) -> dict[Column, tuple[NDArray[np.float64], NDArray[np.float64]]]:
     """{column: (successes, included)}, each a models x questions 0/1 array, for the columns
     the report computes (gold-clean with an audit, adjudicated with verdicts)."""
     m_at = {m: i for i, m in enumerate(models)}
@@ -92,12 +107,14 @@ def bootstrap_ranks(successes: np.ndarray, included: np.ndarray, resamples: int,
     return out
 
 
-def summarise(ranks: np.ndarray, point: list[int | None], models: list[str], confidence: float = CONFIDENCE) -> list[dict]:
+def summarise(
+    ranks: np.ndarray, point: list[int | None], models: list[str], confidence: float = CONFIDENCE
+) -> list[dict[str, Any]]:
     """Per model: its point rank, rank interval, rank probabilities (index r-1 = rank r) over
     the resamples where it had a rank, and how many resamples it had none."""
     ranked = sum(r is not None for r in point)
     tail = (1.0 - confidence) / 2
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for i, model in enumerate(models):
         col = ranks[:, i]
         defined = col[np.isfinite(col)].astype(int)
@@ -129,8 +146,15 @@ def summarise(ranks: np.ndarray, point: list[int | None], models: list[str], con
 
 
 def rank_stability(
-    pairs, models: list[str], point_ranks: dict[str, dict], *, flagged: set | None, index: dict | None, resamples: int, seed: int
-) -> dict:
+    pairs: Sequence[PairResult],
+    models: list[str],
+    point_ranks: dict[str, dict[str, Any]],
+    *,
+    flagged: set[Any] | None,
+    index: Mapping[tuple[Any, ...], AdjudicationRecord] | None,
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
     """The report's ``rank_stability`` block. ``point_ranks``: column -> {model: rank} (the report's ranks)."""
     if resamples < MIN_RESAMPLES:
         from jury.errors import InputError

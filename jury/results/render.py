@@ -6,7 +6,16 @@ import csv
 import io
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.text import Text
+from typing import Any
+
+Cell = str | int | float | None
+"""A value in a rendered row (a row is a dict of column name -> Cell)."""
 
 FORMATS = ("table", "csv", "json", "md")
 UNWRAPPED_WIDTH = 100_000
@@ -19,7 +28,7 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud8
 _UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
-def safe(text, *, newlines: bool = False) -> str:
+def safe(text: object, *, newlines: bool = False) -> str:
     """``text`` fit to print on a terminal: every control character, bidi override and lone
     surrogate shown as its escape (ESC as \\x1b), so input-derived text (model names, paths,
     question ids, error values) cannot move the cursor, recolour or retitle the terminal.
@@ -29,7 +38,7 @@ def safe(text, *, newlines: bool = False) -> str:
     return pattern.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
 
 
-def cell(value) -> str:
+def cell(value: object) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
@@ -37,14 +46,14 @@ def cell(value) -> str:
     return str(value)
 
 
-def interval(p: dict | None) -> str:
+def interval(p: dict[str, Any] | None) -> str:
     """A proportion dict as "0.845 [0.773, 0.897]"; "—" when it has no value."""
     if not p or p.get("value") is None:
         return "—"
     return f"{p['value']:.3f} [{p['low']:.3f}, {p['high']:.3f}]"
 
 
-def to_csv(rows: Sequence[dict], columns: Sequence[str]) -> str:
+def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -53,14 +62,14 @@ def to_csv(rows: Sequence[dict], columns: Sequence[str]) -> str:
     return buf.getvalue()
 
 
-def to_markdown(rows: Sequence[dict], columns: Sequence[str], headers: Sequence[str]) -> str:
+def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers: Sequence[str]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in rows:
         lines.append("| " + " | ".join(safe(cell(row.get(c))).replace("|", "\\|") for c in columns) + " |")
     return "\n".join(lines) + "\n"
 
 
-def to_rich_table(rows: Sequence[dict], columns: Sequence[str], headers: Sequence[str], title: str = ""):
+def to_rich_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers: Sequence[str], title: str = "") -> FittedTable:
     """A table whose cells are plain text (no markup), made safe to print, that never splits a
     word (a model name, a header word, an interval bound) across lines: see FittedTable."""
     return FittedTable(
@@ -113,7 +122,7 @@ class FittedTable:
                 return width, edge
         return None
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.table import Table
         from rich.text import Text
 
@@ -129,7 +138,7 @@ class FittedTable:
             table.add_row(*(Text(v) for v in row))
         yield table
 
-    def _stacked(self):
+    def _stacked(self) -> Iterator[Text]:
         from rich.text import Text
 
         if self.title:
@@ -140,5 +149,5 @@ class FittedTable:
                 yield Text(f"  {h}: {v}")
 
 
-def to_json(obj) -> str:
+def to_json(obj: object) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n"

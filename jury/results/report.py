@@ -22,7 +22,10 @@ Every statistic comes from ``jury.stats``. The rendering (table, csv, json, md) 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_sets
@@ -42,11 +45,18 @@ from jury.results.ranks import DEFAULT_RESAMPLES, rank_stability
 from jury.results.report_model import Report
 from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
 from jury.results.score_table import run_provenance
-from jury.results.scoring import score_all
+from jury.results.scoring import ModelScore, score_all
 from jury.results.taxonomy_report import category_counts
 from jury.stats import pearson, rank_delta, rank_shift, spearman
 from jury.version import __version__
 from jury.vocab import COLUMNS, COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Column, Outcome, Verdict
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation, PairResult
+    from jury.inputs.records import GoldItem, QuestionId
+    from jury.judging.families import FamilyRegistry
+    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord, AuditFile
+
 
 STRENGTHS = (Column.ADJUDICATED, Column.STRICT, Column.GOLD_CLEAN)  # the order --strength's error lists them in
 DIFFICULTY = {"simple": 1, "moderate": 2, "challenging": 3}
@@ -59,14 +69,14 @@ __all__ += ["rank_stability_table"]
 
 
 def build_report(
-    ev,
-    gold: dict,
+    ev: Evaluation,
+    gold: Mapping[QuestionId, GoldItem],
     *,
-    audit_docs=(),
-    adj_docs=(),
+    audit_docs: Sequence[AuditFile | tuple[str | Path, AuditFile]] = (),
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]] = (),
     strength: str | None = None,
     control: str | None = None,
-    registry=None,
+    registry: FamilyRegistry | None = None,
     rank_resamples: int | None = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> Report:
@@ -78,122 +88,163 @@ def build_report(
     ``rank_resamples`` (None: none) and ``seed``: the rank-stability bootstrap (jury.results.ranks).
     """
     audit_paths = [str(d[0]) if isinstance(d, tuple) and d[0] is not None else None for d in audit_docs]
-    audit_docs = [d[1] if isinstance(d, tuple) else d for d in audit_docs]
+    audits = [d[1] if isinstance(d, tuple) else d for d in audit_docs]
     adj_docs = list(adj_docs)
-    _check_kinds(audit_docs, adj_docs)
-    strength = _choose_strength(strength, bool(audit_docs), bool(adj_docs))
-    pairs = ev.pairs
+    _check_kinds(audits, adj_docs)
+    strength = _choose_strength(strength, bool(audits), bool(adj_docs))
     models = ev.models()
     if control is not None and control not in models:
         raise InputError(f"control {control!r} is not a model in the runs; models: {', '.join(models)}")
     if control is not None and not adj_docs:
         raise InputError("control needs adjudication verdicts: the control is the strict → adjudicated lift")
-
-    scores = {s.model: s for s in score_all(pairs)}
-    errors = execution_error_column(pairs)
-    flagged = flagged_questions(audit_docs) if audit_docs else None
-    index = verdict_index(adj_docs) if adj_docs else None
-    clean = gold_clean(pairs, flagged) if flagged is not None else None
-    adj = adjudicated(pairs, index) if index is not None else None  # errors on an unjudged failure
-    clean_rank = with_ranks(clean) if clean is not None else {}
-    adj_rank = with_ranks(adj) if adj is not None else {}
-    reviews = pass_reviews(pairs, adj_docs) if adj_docs else {}
-    both = two_sided(adj or {}, reviews, {m: s.routed for m, s in scores.items()})
-
-    rows = []
-    for m in models:
-        s = scores[m]
-        mine = [p for p in pairs if p.model == m and p.outcome != Outcome.GOLD_ERROR]
-        routed = [p for p in mine if p.routed]
-        outcomes = Counter(p.outcome for p in routed)
-        recs = [
-            index[(m, p.question_id)]
-            for p in routed
-            if index is not None and p.outcome == JURY_ELIGIBLE and (m, p.question_id) in index
-        ]
-        comp = Counter(Verdict.NO_MAJORITY if r.verdict == Verdict.UNDECIDED else r.verdict for r in recs)
-        composition = {c: comp[c] for c in COMPOSITION}
-        reached = len(recs)
-        difficulties = [_difficulty(gold, p.question_id) for p in routed]
-        known = [d for d in difficulties if d is not None]
-        rows.append(
-            {
-                "model": m,
-                "families": _families(m, recs, mine, registry),
-                "questions": s.questions,
-                "gold_questions": ev.coverage[m].gold_questions if m in ev.coverage else None,
-                "answered": ev.coverage[m].answered if m in ev.coverage else None,
-                "routed": s.routed,
-                "routing_accuracy": s.routing_accuracy,
-                "strict": s.strict,
-                "strict_rank": s.strict_rank,
-                "gold_clean": clean[m] if clean is not None else None,
-                "gold_clean_rank": clean_rank.get(m),
-                "adjudicated": adj[m] if adj is not None else None,
-                "adjudicated_rank": adj_rank.get(m),
-                "rank_shift": rank_shift(s.strict_rank, adj_rank.get(m)),
-                "rank_delta": rank_delta(s.strict_rank, adj_rank.get(m)),
-                "composition": composition,
-                "composition_pct": {c: _share(composition[c], reached) for c in COMPOSITION},
-                "jury_reached": reached,
-                "near_miss": outcomes[Outcome.NEAR_MISS],
-                "not_executed": sum(outcomes[o] for o in NOT_EXECUTED),
-                "execution_errors": {k: errors[m][k] for k in ("k", "n", "value", "low", "high")},
-                "gold_defect_share": _share(composition[Verdict.GOLD_DEFECT], reached),
-                "adjudication_cost_usd": adjudication_cost(m, adj_docs),
-                "adjudication_unpriced_models": unpriced_jurors(m, adj_docs),
-                "challenging_share": _share(sum(d == 3 for d in known), len(known)),
-                "mean_difficulty": sum(known) / len(known) if known else None,
-                "pass_review": reviews.get(m),
-                "two_sided_adjudicated": both.get(m),
-            }
-        )
-
+    cols = _columns(ev.pairs, audits, adj_docs)
+    rows = [_model_row(m, ev, gold, cols, adj_docs, registry) for m in models]
     settings = {**ev.settings.describe(), "strength": strength, "control": control, "missing": str(ev.settings.missing)}
     return Report.model_validate(
         {
             "jury_version": __version__,
             "provenance": run_provenance(None, ev),
             "settings": settings,
-            "verdict_files": [
-                {"kind": "audit", "path": p, "content_sha256": d.content_sha256, "panel": d.panel.name}
-                for p, d in zip(audit_paths, audit_docs)
-            ]
-            + [
-                {"kind": "adjudication", "path": str(p), "content_sha256": d.content_sha256, "panel": d.panel.name}
-                for p, d in adj_docs
-            ],
+            "verdict_files": _verdict_files(audit_paths, audits, adj_docs),
             "models": rows,
             "correlations": _correlations(rows, strength),
             "families": _family_shares(rows),
             "control": _control(rows, control),
-            "oracle_routing": _oracle(pairs, models, flagged, index),
+            "oracle_routing": _oracle(ev.pairs, models, cols.flagged, cols.index),
             "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
-            "agreement": agreement_sets(audit_docs, adj_docs, audit_paths),  # from the records, never the summaries
+            "agreement": agreement_sets(audits, adj_docs, audit_paths),  # from the records, never the summaries
             "error_categories": category_counts(adj_docs),  # --taxonomy files only
-            "rank_stability": None
-            if rank_resamples is None
-            else rank_stability(
-                pairs,
-                models,
-                {
-                    Column.STRICT: {m: scores[m].strict_rank for m in models},
-                    Column.GOLD_CLEAN: clean_rank,
-                    Column.ADJUDICATED: adj_rank,
-                },
-                flagged=flagged,
-                index=index,
-                resamples=rank_resamples,
-                seed=seed,
-            ),
+            "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
         }
     )
 
 
-def _check_kinds(audit_docs, adj_docs) -> None:
-    for doc in audit_docs:
-        if doc.kind != "audit":
-            raise InputError(f"an {doc.kind} file was given as an audit")
+@dataclass
+class _Columns:
+    """The report's three columns of every model, their ranks and the review of passes."""
+
+    scores: dict[str, ModelScore]
+    flagged: set[Any] | None  # the audit's flagged questions (None without an audit)
+    index: dict[tuple[Any, ...], AdjudicationRecord] | None  # (model, question id) -> verdict record
+    clean: dict[str, dict[str, Any]] | None
+    adj: dict[str, dict[str, Any]] | None
+    clean_rank: dict[str, int | None]
+    adj_rank: dict[str, int | None]
+    reviews: dict[str, dict[str, Any]]
+    both: dict[str, dict[str, Any]]
+    errors: dict[str, dict[str, Any]]  # each model's execution-error rate (jury.results.aifunc_columns)
+
+
+def _columns(
+    pairs: Sequence[PairResult], audits: Sequence[AuditFile], adj_docs: Sequence[tuple[str | Path, AdjudicationFile]]
+) -> _Columns:
+    scores = {s.model: s for s in score_all(pairs)}
+    flagged = flagged_questions(audits) if audits else None
+    index = verdict_index(adj_docs) if adj_docs else None
+    clean = gold_clean(pairs, flagged) if flagged is not None else None
+    adj = adjudicated(pairs, index) if index is not None else None  # errors on an unjudged failure
+    reviews = pass_reviews(pairs, adj_docs) if adj_docs else {}
+    return _Columns(
+        scores=scores,
+        flagged=flagged,
+        index=index,
+        clean=clean,
+        adj=adj,
+        clean_rank=with_ranks(clean) if clean is not None else {},
+        adj_rank=with_ranks(adj) if adj is not None else {},
+        reviews=reviews,
+        both=two_sided(adj or {}, reviews, {m: s.routed for m, s in scores.items()}),
+        errors=execution_error_column(pairs),
+    )
+
+
+def _model_row(
+    m: str,
+    ev: Evaluation,
+    gold: Mapping[QuestionId, GoldItem],
+    cols: _Columns,
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    registry: FamilyRegistry | None,
+) -> dict[str, Any]:
+    """Model m's row of the report (a ModelRow's fields)."""
+    s, index = cols.scores[m], cols.index
+    mine = [p for p in ev.pairs if p.model == m and p.outcome != Outcome.GOLD_ERROR]
+    routed = [p for p in mine if p.routed]
+    outcomes = Counter(p.outcome for p in routed)
+    recs = [
+        index[(m, p.question_id)]
+        for p in routed
+        if index is not None and p.outcome == JURY_ELIGIBLE and (m, p.question_id) in index
+    ]
+    comp = Counter(Verdict.NO_MAJORITY if r.verdict == Verdict.UNDECIDED.value else r.verdict for r in recs)
+    composition = {c: comp[c] for c in COMPOSITION}
+    reached = len(recs)
+    difficulties = [_difficulty(gold, p.question_id) for p in routed]
+    known = [d for d in difficulties if d is not None]
+    adj_rank = cols.adj_rank.get(m)
+    return {
+        "model": m,
+        "families": _families(m, recs, mine, registry),
+        "questions": s.questions,
+        "gold_questions": ev.coverage[m].gold_questions if m in ev.coverage else None,
+        "answered": ev.coverage[m].answered if m in ev.coverage else None,
+        "routed": s.routed,
+        "routing_accuracy": s.routing_accuracy,
+        "strict": s.strict,
+        "strict_rank": s.strict_rank,
+        "gold_clean": cols.clean[m] if cols.clean is not None else None,
+        "gold_clean_rank": cols.clean_rank.get(m),
+        "adjudicated": cols.adj[m] if cols.adj is not None else None,
+        "adjudicated_rank": adj_rank,
+        "rank_shift": rank_shift(s.strict_rank, adj_rank),
+        "rank_delta": rank_delta(s.strict_rank, adj_rank),
+        "composition": composition,
+        "composition_pct": {c: _share(composition[c], reached) for c in COMPOSITION},
+        "jury_reached": reached,
+        "near_miss": outcomes[Outcome.NEAR_MISS],
+        "not_executed": sum(outcomes[o] for o in NOT_EXECUTED),
+        "execution_errors": {k: cols.errors[m][k] for k in ("k", "n", "value", "low", "high")},
+        "gold_defect_share": _share(composition[Verdict.GOLD_DEFECT], reached),
+        "adjudication_cost_usd": adjudication_cost(m, adj_docs),
+        "adjudication_unpriced_models": unpriced_jurors(m, adj_docs),
+        "challenging_share": _share(sum(d == 3 for d in known), len(known)),
+        "mean_difficulty": sum(known) / len(known) if known else None,
+        "pass_review": cols.reviews.get(m),
+        "two_sided_adjudicated": cols.both.get(m),
+    }
+
+
+def _verdict_files(
+    audit_paths: Sequence[str | None], audits: Sequence[AuditFile], adj_docs: Sequence[tuple[str | Path, AdjudicationFile]]
+) -> list[dict[str, Any]]:
+    """The report's verdict_files: the audits, then the adjudication files."""
+    return [
+        {"kind": "audit", "path": p, "content_sha256": d.content_sha256, "panel": d.panel.name}
+        for p, d in zip(audit_paths, audits)
+    ] + [{"kind": "adjudication", "path": str(p), "content_sha256": d.content_sha256, "panel": d.panel.name} for p, d in adj_docs]
+
+
+def _rank_stability(ev: Evaluation, cols: _Columns, resamples: int, seed: int) -> dict[str, Any]:
+    models = ev.models()
+    return rank_stability(
+        ev.pairs,
+        models,
+        {
+            Column.STRICT: {m: cols.scores[m].strict_rank for m in models},
+            Column.GOLD_CLEAN: cols.clean_rank,
+            Column.ADJUDICATED: cols.adj_rank,
+        },
+        flagged=cols.flagged,
+        index=cols.index,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def _check_kinds(audit_docs: Sequence[AuditFile], adj_docs: Sequence[tuple[str | Path, AdjudicationFile]]) -> None:
+    for audit in audit_docs:
+        if audit.kind != "audit":
+            raise InputError(f"an {audit.kind} file was given as an audit")
     for path, doc in adj_docs:
         if doc.kind != "adjudication":
             raise InputError(f"{path}: is an {doc.kind} file, not an adjudication")
@@ -215,13 +266,15 @@ def _share(k: int, n: int) -> float | None:
     return k / n if n else None
 
 
-def _difficulty(gold: dict, qid) -> int | None:
+def _difficulty(gold: Mapping[QuestionId, GoldItem], qid: QuestionId) -> int | None:
     item = gold.get(qid)
     raw = getattr(item, "difficulty", None) if item is not None else None
     return DIFFICULTY.get(raw.strip().lower()) if isinstance(raw, str) else None
 
 
-def _families(model: str, recs, pairs, registry) -> list[str]:
+def _families(
+    model: str, recs: Sequence[AdjudicationRecord], pairs: Sequence[PairResult], registry: FamilyRegistry | None
+) -> list[str]:
     """Families named by the adjudication records, else the registry's, else the run records'."""
     from_records = sorted({f for r in recs for f in r.families})
     if from_records:
@@ -232,12 +285,12 @@ def _families(model: str, recs, pairs, registry) -> list[str]:
     return sorted({f.strip().lower() for f in declared if f.strip()})
 
 
-def _value(row: dict, column: str):
+def _value(row: dict[str, Any], column: str) -> float | None:
     p = row.get(column)
     return None if p is None else p["value"]
 
 
-def _correlations(rows: list[dict], strength: str) -> dict:
+def _correlations(rows: list[dict[str, Any]], strength: str) -> dict[str, Any]:
     routing = [r["routing_accuracy"] for r in rows]
     return {
         "gold_defect_share_vs_strength": {
@@ -249,9 +302,9 @@ def _correlations(rows: list[dict], strength: str) -> dict:
     }
 
 
-def _family_shares(rows: list[dict]) -> dict:
+def _family_shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Format-equivalent share of jury-reached misses per family (a model counts in each of its families)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for r in rows:
         for fam in r["families"]:
             f = out.setdefault(fam, {"jury_reached": 0, "format_equivalence": 0, "share": None})
@@ -262,7 +315,7 @@ def _family_shares(rows: list[dict]) -> dict:
     return dict(sorted(out.items()))
 
 
-def _control(rows: list[dict], control: str | None) -> dict | None:
+def _control(rows: list[dict[str, Any]], control: str | None) -> dict[str, Any] | None:
     if control is None:
         return None
     row = next(r for r in rows if r["model"] == control)
@@ -281,9 +334,14 @@ def _control(rows: list[dict], control: str | None) -> dict | None:
     }
 
 
-def _oracle(pairs, models: list[str], flagged: set | None, index: dict | None) -> dict:
+def _oracle(
+    pairs: Sequence[PairResult],
+    models: list[str],
+    flagged: set[Any] | None,
+    index: Mapping[tuple[Any, ...], AdjudicationRecord] | None,
+) -> dict[str, Any]:
     """The three columns on the questions every model routed correctly (gold errors out)."""
-    routed_by: dict[str, set] = {m: set() for m in models}
+    routed_by: dict[str, set[Any]] = {m: set() for m in models}
     for p in pairs:
         if p.outcome != Outcome.GOLD_ERROR and p.routed:
             routed_by[p.model].add(p.question_id)

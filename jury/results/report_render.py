@@ -8,95 +8,134 @@ table and the notes under them; computes nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_markdown, print_agreement
-from jury.results.columns import review_cells
-from jury.results.render import cell, interval, to_csv, to_json, to_markdown, to_rich_table
-from jury.results.report_model import Report
+from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.report_model import Correlation, ModelRow, OracleRow, Proportion, RankInterval, Report, TwoSided
 from jury.results.taxonomy_report import categories_markdown, print_categories
 from jury.stats import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
 
 # ------------------------------------------------------------------ rows and rendering
 
-
-def as_report_dict(report: Report | dict) -> dict:
-    """The report as the JSON dict ``--format json`` writes; a dict (say, a report read
-    back from JSON) is validated against ``Report`` first."""
-    model = report if isinstance(report, Report) else Report.model_validate(report)
-    return model.model_dump(mode="json")
+Bounds = Proportion | TwoSided
 
 
-def report_rows(report: Report | dict) -> list[dict]:
+def as_report(report: Report | dict[str, Any]) -> Report:
+    """The report as a ``Report``; a dict (say, a report read back from JSON) is validated
+    against ``Report`` first."""
+    return report if isinstance(report, Report) else Report.model_validate(report)
+
+
+def as_report_dict(report: Report | dict[str, Any]) -> dict[str, Any]:
+    """The report as the JSON dict ``--format json`` writes (a dict is validated first)."""
+    return as_report(report).model_dump(mode="json")
+
+
+def _bounds(p: Bounds | None) -> str:
+    """A proportion as "0.845 [0.773, 0.897]"; "—" when it has no value."""
+    if p is None or p.value is None or p.low is None or p.high is None:
+        return "—"
+    return f"{p.value:.3f} [{p.low:.3f}, {p.high:.3f}]"
+
+
+def _column(row: ModelRow | OracleRow, column: str) -> tuple[Proportion | None, int | None]:
+    """A row's proportion in one of COLUMNS and its rank."""
+    if column == Column.STRICT:
+        return row.strict, row.strict_rank
+    if column == Column.GOLD_CLEAN:
+        return row.gold_clean, row.gold_clean_rank
+    return row.adjudicated, row.adjudicated_rank
+
+
+def _review_cells(row: ModelRow) -> dict[str, Cell]:
+    """A report row's review of passes as flat CSV cells (empty without --review-passes)."""
+    review, both = row.pass_review, row.two_sided_adjudicated
+    rate = review.false_pass_rate if review is not None else None
+    cells: dict[str, Cell] = {
+        "reviewed_passes": None if review is None else review.sampled,
+        "false_passes": None if review is None else review.false_passes,
+    }
+    for name, source in (("false_pass_rate", rate), ("two_sided_adjudicated", both)):
+        cells.update(
+            {
+                name: None if source is None else source.value,
+                f"{name}_low": None if source is None else source.low,
+                f"{name}_high": None if source is None else source.high,
+            }
+        )
+    return cells
+
+
+def _report_row(r: ModelRow, missing: str | None) -> dict[str, Cell]:
+    row: dict[str, Cell] = {
+        "model": r.model,
+        "families": ";".join(r.families),
+        "questions": r.questions,
+        "routed": r.routed,
+        "routing_accuracy": r.routing_accuracy,
+    }
+    for c in COLUMNS:
+        p, rank = _column(r, c)
+        row.update(
+            {
+                f"{c}_k": None if p is None else p.k,
+                f"{c}_n": None if p is None else p.n,
+                f"{c}_accuracy": None if p is None else p.value,
+                f"{c}_low": None if p is None else p.low,
+                f"{c}_high": None if p is None else p.high,
+                f"{c}_rank": rank,
+            }
+        )
+    row["rank_shift"], row["rank_delta"] = r.rank_shift, r.rank_delta
+    row["jury_reached"] = r.jury_reached
+    row.update({c: getattr(r.composition, c) for c in COMPOSITION})
+    row.update({f"{c}_pct": getattr(r.composition_pct, c) for c in COMPOSITION})
+    row["gold_defect_share"] = r.gold_defect_share
+    row["near_miss"] = r.near_miss
+    row["not_executed"] = r.not_executed
+    row["challenging_share"] = r.challenging_share
+    row["mean_difficulty"] = r.mean_difficulty
+    row["adjudication_cost_usd"] = r.adjudication_cost_usd
+    row["adjudication_unpriced_models"] = ";".join(r.adjudication_unpriced_models)
+    row.update(_review_cells(r))
+    row.update({"gold_questions": r.gold_questions, "answered": r.answered})
+    row["missing_rule"] = missing
+    if r.execution_errors is not None:  # Spider 2.0-AIFunc's execution-error rate (absent from older reports)
+        row.update({"execution_errors": r.execution_errors.k, "execution_error_rate": r.execution_errors.value})
+    return row
+
+
+def report_rows(report: Report | dict[str, Any]) -> list[dict[str, Cell]]:
     """One flat row per model (the CSV): interval bounds in their own columns."""
-    report = as_report_dict(report)
-    rows = []
-    for r in report["models"]:
-        row = {
-            "model": r["model"],
-            "families": ";".join(r["families"]),
-            "questions": r["questions"],
-            "routed": r["routed"],
-            "routing_accuracy": r["routing_accuracy"],
-        }
-        for c in COLUMNS:
-            p = r[c] or {}
-            row.update(
-                {
-                    f"{c}_k": p.get("k"),
-                    f"{c}_n": p.get("n"),
-                    f"{c}_accuracy": p.get("value"),
-                    f"{c}_low": p.get("low"),
-                    f"{c}_high": p.get("high"),
-                    f"{c}_rank": r[f"{c}_rank"],
-                }
-            )
-        row["rank_shift"], row["rank_delta"] = r["rank_shift"], r["rank_delta"]
-        row["jury_reached"] = r["jury_reached"]
-        row.update({c: r["composition"][c] for c in COMPOSITION})
-        row.update({f"{c}_pct": r["composition_pct"][c] for c in COMPOSITION})
-        for key in (
-            "gold_defect_share",
-            "near_miss",
-            "not_executed",
-            "challenging_share",
-            "mean_difficulty",
-            "adjudication_cost_usd",
-        ):
-            row[key] = r[key]
-        row["adjudication_unpriced_models"] = ";".join(r.get("adjudication_unpriced_models") or [])
-        row.update(review_cells(r))
-        row.update({"gold_questions": r.get("gold_questions"), "answered": r.get("answered")})
-        row["missing_rule"] = report["settings"].get("missing")
-        e = r.get("execution_errors")
-        if e is not None:  # Spider 2.0-AIFunc's execution-error rate (absent from older reports)
-            row.update({"execution_errors": e["k"], "execution_error_rate": e["value"]})
-        rows.append(row)
-    return rows
+    typed = as_report(report)
+    return [_report_row(r, typed.settings.missing) for r in typed.models]
 
 
-def render_report(report: Report | dict, fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+def render_report(report: Report | dict[str, Any], fmt: str, *, width: int | None = None, wide: bool = True) -> str:
     """The report as table, csv, json or md. ``width``: the table width (None: unwrapped);
     ``wide``: the table and md also show the near-miss and not-executed counts."""
-    report = as_report_dict(report)
+    typed = as_report(report)
     if fmt == "json":
-        return to_json(report)
+        return to_json(typed.model_dump(mode="json"))
     if fmt == "csv":
-        rows = report_rows(report)
+        rows = report_rows(typed)
         return to_csv(rows, list(rows[0]) if rows else [])
     if fmt not in ("table", "md"):
         raise InputError(f"unknown format {fmt!r}; choose one of: table, csv, json, md")
-    main_cols, main_heads, main = _main_table(report)
+    main_cols, main_heads, main = _main_table(typed)
     if not wide:  # `jury report --wide` shows them; csv and json always do
         keep = [i for i, c in enumerate(main_cols) if c not in ("near_miss", "not_executed")]
         main_cols, main_heads = [main_cols[i] for i in keep], [main_heads[i] for i in keep]
-    ocols, oheads, orows = _oracle_table(report)
-    notes = _notes(report)
+    ocols, oheads, orows = _oracle_table(typed)
+    notes = _notes(typed)
     oracle_title = (
-        f"oracle routing: the {report['oracle_routing']['questions']} questions every model routed correctly (one denominator)"
+        f"oracle routing: the {typed.oracle_routing.questions} questions every model routed correctly (one denominator)"
     )
-    stability = rank_stability_table(report)
+    stability = rank_stability_table(typed)
     if fmt == "md":
         return (
             "## jury report\n\n"
@@ -108,8 +147,8 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
             + "\n\n"
             + to_markdown(orows, ocols, oheads)
             + ("" if stability is None else f"\n### {stability[0]}\n\n" + to_markdown(stability[3], stability[1], stability[2]))
-            + agreement_markdown(report)
-            + categories_markdown(report)
+            + agreement_markdown(typed.agreement)
+            + categories_markdown(typed.error_categories)
         )
     import io
 
@@ -125,8 +164,8 @@ def render_report(report: Report | dict, fmt: str, *, width: int | None = None, 
     console.print(to_rich_table(orows, ocols, oheads, title=oracle_title))
     if stability is not None:
         console.print(to_rich_table(stability[3], stability[1], stability[2], title=stability[0]))
-    print_agreement(console, report)
-    print_categories(console, report)
+    print_agreement(console, typed.agreement)
+    print_categories(console, typed.error_categories)
     return buffer.getvalue()
 
 
@@ -135,128 +174,136 @@ def dollars(x: float | None) -> str:
     return "—" if x is None else f"${x:,.2f}" if x >= 1 else f"${x:.4f}"
 
 
-def _cost_text(row: dict) -> str:
+def _cost_text(row: ModelRow) -> str:
     """The jury cost cell: dollars, or "unknown (x unpriced)" when litellm could not price a juror."""
-    unpriced = row.get("adjudication_unpriced_models") or []
-    if row["adjudication_cost_usd"] is None and unpriced:
+    unpriced = row.adjudication_unpriced_models
+    if row.adjudication_cost_usd is None and unpriced:
         return f"unknown ({', '.join(unpriced)} unpriced)"
-    return dollars(row["adjudication_cost_usd"])
+    return dollars(row.adjudication_cost_usd)
 
 
-def _interval(p: dict | None, rank: int | None = None) -> str:
-    text = interval(p)
+def _interval(p: Proportion | None, rank: int | None = None) -> str:
+    text = _bounds(p)
     return text + (f" {ordinal(rank)}" if rank and text != "—" else "")
 
 
-def _present(report: dict, column: str) -> bool:
-    return any(r[column] is not None for r in report["models"])
+def _present(rows: Sequence[ModelRow | OracleRow], column: str) -> bool:
+    return any(_column(r, column)[0] is not None for r in rows)
 
 
-def _short(report: dict) -> bool:
+def _short(report: Report) -> bool:
     """Whether some model's run answers fewer than all the gold's questions."""
-    return any(r.get("answered") is not None and r["answered"] < r["gold_questions"] for r in report["models"])
+    return any(r.answered is not None and r.gold_questions is not None and r.answered < r.gold_questions for r in report.models)
 
 
-def coverage_note(report: dict) -> str | None:
+def coverage_note(report: Report) -> str | None:
     """Every model's coverage in one line when all are complete; else what the rule did."""
-    rows = [r for r in report["models"] if r.get("answered") is not None]
+    rows = [r for r in report.models if r.answered is not None]
     if not rows:
         return None
     if not _short(report):
-        return f"coverage: every model answered all {rows[0]['gold_questions']:,} gold questions"
-    fail = report["settings"].get("missing") == "fail"
+        return f"coverage: every model answered all {rows[0].gold_questions:,} gold questions"
+    fail = report.settings.missing == "fail"
     rule = "counted wrong (--missing fail)" if fail else "left out of denominators (--missing exclude)"
     return f"coverage: see answered/gold; unanswered questions {rule}"
 
 
-def _main_table(report: dict):
-    cols, heads = ["model", "routed", Column.STRICT], ["model", "routed (acc)", f"{Column.STRICT.label} [95% CI] rank"]
+def _main_columns(report: Report) -> tuple[list[str], list[str]]:
+    cols, heads = ["model", "routed", str(Column.STRICT)], ["model", "routed (acc)", f"{Column.STRICT.label} [95% CI] rank"]
     if _short(report):
         cols.insert(1, "coverage")
         heads.insert(1, "answered/gold")
     for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
-        if _present(report, c):
+        if _present(report.models, c):
             cols.append(c)
             heads.append(f"{c.label} [95% CI] rank")
-    has_adj = _present(report, Column.ADJUDICATED)
-    if _present(report, "pass_review"):
+    if any(r.pass_review is not None for r in report.models):
         cols += ["false_pass", "two_sided"]
         heads += ["false-pass rate [95% CI] (reviewed)", "two-sided adjudicated [95% CI]"]
-    if has_adj:
+    if _present(report.models, Column.ADJUDICATED):
         cols += ["rank_shift", "misses", "cost"]
         heads += ["rank shift", "jury-reached misses gd/fe/ge/amb/nm", "jury cost"]
     cols += ["near_miss", "not_executed"]
     heads += ["near miss", "not executed"]
-    display = []
-    for r in report["models"]:
-        d = {
-            "model": r["model"] + (f" ({', '.join(r['families'])})" if r["families"] else ""),
-            "routed": f"{r['routed']} ({cell(r['routing_accuracy'])})",
-            "coverage": "—" if r.get("answered") is None else f"{r['answered']}/{r['gold_questions']}",
-            "rank_shift": r["rank_shift"],
-            "near_miss": r["near_miss"],
-            "not_executed": r["not_executed"],
-            "cost": _cost_text(r),
-            "false_pass": f"{interval(r['pass_review']['false_pass_rate'])} ({r['pass_review']['sampled']})"
-            if r.get("pass_review")
-            else "—",
-            "two_sided": interval(r["two_sided_adjudicated"]) if r.get("two_sided_adjudicated") else "—",
-        }
-        for c in COLUMNS:
-            d[c] = _interval(r[c], r[f"{c}_rank"])
-        pct = r["composition_pct"]
-        d["misses"] = (
-            "—" if not r["jury_reached"] else ("/".join(f"{100 * pct[c]:.0f}" for c in COMPOSITION) + f"% of {r['jury_reached']}")
-        )
-        display.append(d)
-    return cols, heads, display
+    return cols, heads
 
 
-def _oracle_table(report: dict):
-    cols, heads = ["model", Column.STRICT], ["model", f"{Column.STRICT.label} [95% CI] rank"]
-    rows = report["oracle_routing"]["models"]
+def _main_row(r: ModelRow) -> dict[str, Cell]:
+    review = r.pass_review
+    d: dict[str, Cell] = {
+        "model": r.model + (f" ({', '.join(r.families)})" if r.families else ""),
+        "routed": f"{r.routed} ({cell(r.routing_accuracy)})",
+        "coverage": "—" if r.answered is None else f"{r.answered}/{r.gold_questions}",
+        "rank_shift": r.rank_shift,
+        "near_miss": r.near_miss,
+        "not_executed": r.not_executed,
+        "cost": _cost_text(r),
+        "false_pass": f"{_bounds(review.false_pass_rate)} ({review.sampled})" if review is not None else "—",
+        "two_sided": _bounds(r.two_sided_adjudicated) if r.two_sided_adjudicated is not None else "—",
+    }
+    for c in COLUMNS:
+        d[c] = _interval(*_column(r, c))
+    pct = r.composition_pct
+    d["misses"] = (
+        "—"
+        if not r.jury_reached
+        else ("/".join(f"{100 * (getattr(pct, c) or 0):.0f}" for c in COMPOSITION) + f"% of {r.jury_reached}")
+    )
+    return d
+
+
+def _main_table(report: Report) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
+    cols, heads = _main_columns(report)
+    return cols, heads, [_main_row(r) for r in report.models]
+
+
+def _oracle_table(report: Report) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
+    cols, heads = ["model", str(Column.STRICT)], ["model", f"{Column.STRICT.label} [95% CI] rank"]
+    rows = report.oracle_routing.models
     for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
-        if any(r[c] is not None for r in rows):
+        if _present(rows, c):
             cols.append(c)
             heads.append(f"{c.label} [95% CI] rank")
-    display = [{"model": r["model"], **{c: _interval(r[c], r[f"{c}_rank"]) for c in COLUMNS}} for r in rows]
+    display: list[dict[str, Cell]] = [{"model": r.model, **{c: _interval(*_column(r, c)) for c in COLUMNS}} for r in rows]
     return cols, heads, display
 
 
-def rank_cell(entry: dict) -> str:
+def rank_cell(entry: RankInterval) -> str:
     """A model's rank, its 95% bootstrap interval and the probability of that rank: "3rd [2nd–5th] p 0.41"."""
-    if entry["rank"] is None or entry["low"] is None:
+    if entry.rank is None or entry.low is None or entry.high is None:
         return "—"
-    p = entry["probabilities"][entry["rank"] - 1] if entry["rank"] <= len(entry["probabilities"]) else 0.0
-    return f"{ordinal(entry['rank'])} [{ordinal(entry['low'])}–{ordinal(entry['high'])}] p {p:.2f}"
+    p = entry.probabilities[entry.rank - 1] if entry.rank <= len(entry.probabilities) else 0.0
+    return f"{ordinal(entry.rank)} [{ordinal(entry.low)}–{ordinal(entry.high)}] p {p:.2f}"
 
 
-def rank_stability_table(report: dict):
+def rank_stability_table(report: Report) -> tuple[str, list[str], list[str], list[dict[str, Cell]]] | None:
     """(title, columns, headings, rows) of the rank-stability section; None without it."""
-    rs = report.get("rank_stability")
-    if not rs:
+    rs = report.rank_stability
+    if rs is None:
         return None
-    present = [c for c in COLUMNS if c in rs["columns"]]
+    present = [c for c in COLUMNS if c in rs.columns]
     cols = ["model", *present]
     heads = ["model", *(f"{Column(c).label} rank [95% interval] p(rank)" for c in present)]
-    rows = [{"model": r["model"], **{c: rank_cell(rs["columns"][c][i]) for c in present}} for i, r in enumerate(report["models"])]
+    rows: list[dict[str, Cell]] = [
+        {"model": r.model, **{c: rank_cell(rs.columns[c][i]) for c in present}} for i, r in enumerate(report.models)
+    ]
     title = (
-        f"rank stability: {rs['resamples']:,} bootstrap resamples of the {rs['questions']:,} questions (seed {rs['seed']}); "
+        f"rank stability: {rs.resamples:,} bootstrap resamples of the {rs.questions:,} questions (seed {rs.seed}); "
         "p(rank) = share of resamples giving the model its rank"
     )
     return title, cols, heads, rows
 
 
-def _corr_text(c: dict) -> str:
-    if c["r"] is None:
-        return f"undefined (n = {c['n']}: needs 3 models with both values, each side varying)"
-    text = f"r = {c['r']:.3f} (n = {c['n']}, p = {c['p_value']:.3g}"
-    if c["ci_low"] is not None:
-        text += f", 95% CI [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
-    elif c.get("resamples"):
+def _corr_text(c: Correlation) -> str:
+    if c.r is None:
+        return f"undefined (n = {c.n}: needs 3 models with both values, each side varying)"
+    text = f"r = {c.r:.3f} (n = {c.n}, p = {c.p_value:.3g}"
+    if c.ci_low is not None:
+        text += f", 95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+    elif c.resamples:
         text += ", no CI: under 90% of bootstrap resamples defined"
-    if c.get("resamples"):
-        text += f"; {c.get('degenerate_resamples') or 0:,} of {c['resamples']:,} resamples degenerate"
+    if c.resamples:
+        text += f"; {c.degenerate_resamples or 0:,} of {c.resamples:,} resamples degenerate"
     return text + ")"
 
 
@@ -265,60 +312,64 @@ DEMO_PANEL = "local-demo"
 pipeline whose verdicts must never be published."""
 
 
-def decided_by(report: dict) -> list[str]:
+def decided_by(report: Report) -> list[str]:
     """One line per verdict file: the column it decides and the panel that decided it (a
     `local-demo` column says it must not be published)."""
-    return [row["text"] for row in decided_by_rows(report)]
+    return [row.text for row in decided_by_rows(report)]
 
 
-def decided_by_rows(report: dict) -> list[dict]:
-    """decided_by's lines as {"text", "demo"} (demo: decided by the local-demo panel)."""
+class DecidedBy(NamedTuple):
+    """One of decided_by's lines; demo: decided by the local-demo panel."""
+
+    text: str
+    demo: bool
+
+
+def decided_by_rows(report: Report) -> list[DecidedBy]:
+    """decided_by's lines with whether the local-demo panel decided them."""
     lines = []
-    for vf in report.get("verdict_files") or []:
-        column = Column.GOLD_CLEAN.label if vf["kind"] == "audit" else Column.ADJUDICATED.label
-        lock = f"{vf['content_sha256'][:19]}…" if vf.get("content_sha256") else ""
-        where = ", ".join(x for x in (vf.get("path"), lock) if x)
-        line = f"{column} column decided by panel {vf.get('panel') or '(unnamed)'}" + (f" ({where})" if where else "")
-        demo = vf.get("panel") == DEMO_PANEL
+    for vf in report.verdict_files:
+        column = Column.GOLD_CLEAN.label if vf.kind == "audit" else Column.ADJUDICATED.label
+        lock = f"{vf.content_sha256[:19]}…" if vf.content_sha256 else ""
+        where = ", ".join(x for x in (vf.path, lock) if x)
+        line = f"{column} column decided by panel {vf.panel or '(unnamed)'}" + (f" ({where})" if where else "")
+        demo = vf.panel == DEMO_PANEL
         if demo:
             line += ": two tiny local models, a demo of the pipeline; never publish a number it decided"
-        lines.append({"text": line, "demo": demo})
+        lines.append(DecidedBy(line, demo))
     return lines
 
 
-def _notes(report: dict) -> list[str]:
-    s, corr = report["settings"], report["correlations"]
-    g = corr["gold_defect_share_vs_strength"]
+def _notes(report: Report) -> list[str]:
+    s, corr = report.settings, report.correlations
+    g = corr.gold_defect_share_vs_strength
     notes = [
-        f"comparator: {s['comparator']}; near-miss threshold {s['near_miss_threshold']}; timeout {s['timeout_s']:g} s; "
-        f"normalize {json.dumps(s['normalize'])}; accuracy over routed questions, Wilson 95% intervals",
-        f"Spearman, gold-defect share vs {Column(g['strength']).label} accuracy: {_corr_text(g)}",
-        f"Pearson, routing accuracy vs challenging share of the denominator: {_corr_text(corr['routing_vs_challenging_share'])}",
-        f"Pearson, routing accuracy vs mean difficulty of the denominator: {_corr_text(corr['routing_vs_mean_difficulty'])}",
+        f"comparator: {s.comparator}; near-miss threshold {s.near_miss_threshold}; timeout {s.timeout_s:g} s; "
+        f"normalize {json.dumps(s.normalize.model_dump())}; accuracy over routed questions, Wilson 95% intervals",
+        f"Spearman, gold-defect share vs {Column(g.strength).label} accuracy: {_corr_text(g)}",
+        f"Pearson, routing accuracy vs challenging share of the denominator: {_corr_text(corr.routing_vs_challenging_share)}",
+        f"Pearson, routing accuracy vs mean difficulty of the denominator: {_corr_text(corr.routing_vs_mean_difficulty)}",
     ]
     coverage = coverage_note(report)
     if coverage:
         notes.insert(1, coverage)
     notes += decided_by(report)
-    if any(f["jury_reached"] for f in report["families"].values()):
+    if any(f.jury_reached for f in report.families.values()):
         notes.append(
             "format-equivalent share of jury-reached misses by family: "
-            + "; ".join(
-                f"{fam} {cell(f['share'])} ({f['format_equivalence']}/{f['jury_reached']})"
-                for fam, f in report["families"].items()
-            )
+            + "; ".join(f"{fam} {cell(f.share)} ({f.format_equivalence}/{f.jury_reached})" for fam, f in report.families.items())
         )
-    c = report["control"]
+    c = report.control
     if c is not None:
-        line = f"negative control: {c['model']} rises from {cell(c['strict'])} to {cell(c['adjudicated'])}"
-        if c["next_model"] is None:
+        line = f"negative control: {c.model} rises from {cell(c.strict)} to {cell(c.adjudicated)}"
+        if c.next_model is None:
             line += " and is the top row"
         else:
-            line += f" and stays {c['gap_to_next']:.3f} below the next row ({c['next_model']})"
+            line += f" and stays {c.gap_to_next:.3f} below the next row ({c.next_model})"
         notes.append(line)
-    if report["gold_errors"]:
+    if report.gold_errors:
         notes.append(
             "gold queries that fail (left out of every denominator): "
-            + ", ".join(f"{e['question_id']} ({e['error']})" for e in report["gold_errors"][:10])
+            + ", ".join(f"{e.question_id} ({e.error})" for e in report.gold_errors[:10])
         )
     return notes

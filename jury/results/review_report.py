@@ -11,43 +11,54 @@ between each pair of reviewers and between each reviewer and the jury.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.stats import cohen_kappa, pairwise_kappas
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, AuditVote, ReviewItemKind
 
+if TYPE_CHECKING:
+    from jury.verdicts.documents import AdjudicationFile, AuditFile
+    from jury.verdicts.review import ReviewFile, ReviewRecord
 
-def _majority(values: list[str]) -> str | None:
+
+def _majority(values: list[str | None]) -> str | None:
     top = Counter(values).most_common()
     if top and top[0][1] * 2 > len(values):
         return top[0][0]
     return None
 
 
-def _by_item(review) -> dict[tuple, list]:
-    out: dict[tuple, list] = {}
+def _by_item(review: ReviewFile) -> dict[tuple[Any, ...], list[Any]]:
+    out: dict[tuple[Any, ...], list[Any]] = {}
     for r in review.records:
         out.setdefault(r.item(), []).append(r)
     return out
 
 
-def _people(recs) -> str | None:
+def _people(recs: Sequence[ReviewRecord]) -> str | None:
     return _majority([r.category if r.kind == ReviewItemKind.ADJUDICATION else r.choice for r in recs])
 
 
-def apply_review(review_path, review, adj_docs, audit_docs) -> tuple[list, list, dict[str, Any]]:
+def apply_review(
+    review_path: str | Path,
+    review: ReviewFile,
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    audit_docs: Sequence[AuditFile],
+) -> tuple[list[Any], list[Any], dict[str, Any]]:
     """(adj_docs, audit_docs) with the people's decisions in place of the jury's, and a summary:
     items settled by people, by kind, and those left to the jury (reviewers split)."""
     items = _by_item(review)
-    used: set[tuple] = set()
+    used: set[tuple[Any, ...]] = set()
     settled = {"adjudication": 0, "gold": 0}
     split = 0
     new_adj = []
     for path, doc in adj_docs:
         records = []
         for r in doc.records:
-            key = (ReviewItemKind.ADJUDICATION, doc.content_sha256, r.model, r.question_id)
+            key: tuple[Any, ...] = (ReviewItemKind.ADJUDICATION, doc.content_sha256, r.model, r.question_id)
             recs = items.get(key) if not r.review_pass else None
             if recs:
                 used.add(key)
@@ -68,10 +79,10 @@ def apply_review(review_path, review, adj_docs, audit_docs) -> tuple[list, list,
             records.append(r)
         new_adj.append((path, doc.model_copy(update={"records": records})))
     new_audit = []
-    for doc in audit_docs:
-        records = []
-        for r in doc.records:
-            key = (ReviewItemKind.GOLD, doc.content_sha256, None, r.question_id)
+    for audit in audit_docs:
+        audit_records = []
+        for a in audit.records:
+            key = (ReviewItemKind.GOLD, audit.content_sha256, None, a.question_id)
             recs = items.get(key)
             if recs:
                 used.add(key)
@@ -80,9 +91,9 @@ def apply_review(review_path, review, adj_docs, audit_docs) -> tuple[list, list,
                     split += 1
                 else:
                     settled["gold"] += 1
-                    r = r.model_copy(update={"flagged": choice == AuditVote.DEFECTIVE, "decided": True})
-            records.append(r)
-        new_audit.append(doc.model_copy(update={"records": records}))
+                    a = a.model_copy(update={"flagged": choice == AuditVote.DEFECTIVE, "decided": True})
+            audit_records.append(a)
+        new_audit.append(audit.model_copy(update={"records": audit_records}))
     info = {
         "file": str(review_path),
         "settled_by_people": settled["adjudication"] + settled["gold"],
@@ -94,20 +105,20 @@ def apply_review(review_path, review, adj_docs, audit_docs) -> tuple[list, list,
     return new_adj, new_audit, info
 
 
-def _rating(r) -> str:
+def _rating(r: ReviewRecord) -> str | None:
     return r.category if r.kind == ReviewItemKind.ADJUDICATION else r.choice
 
 
-def _jury_rating(r) -> str | None:
+def _jury_rating(r: ReviewRecord) -> str | None:
     if r.kind == ReviewItemKind.ADJUDICATION:
         return r.jury_verdict if r.jury_verdict in CATEGORIES else None
     return {"flagged": AuditVote.DEFECTIVE.value, "not_flagged": AuditVote.VALID.value}.get(r.jury_verdict)
 
 
-def review_agreement(review) -> dict[str, Any]:
+def review_agreement(review: ReviewFile) -> dict[str, Any]:
     """Cohen's kappa between each pair of reviewers and between each reviewer and the jury
     (over the items where the jury reached a verdict), with n."""
-    ratings: dict[str, dict] = {}
+    ratings: dict[str, dict[Any, Any]] = {}
     for r in review.records:
         ratings.setdefault(r.reviewer, {})[r.item()] = _rating(r)
     between = [
@@ -129,7 +140,7 @@ def review_agreement(review) -> dict[str, Any]:
     return {"between_reviewers": between, "reviewers_vs_jury": with_jury}
 
 
-def _k(value) -> str:
+def _k(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 

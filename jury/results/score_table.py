@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from jury.results.aifunc_columns import add_display as add_aifunc_display
 from jury.results.aifunc_columns import add_fields as add_aifunc_fields
@@ -13,8 +15,13 @@ from jury.stats import ordinal
 from jury.version import __version__, provenance
 from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
 
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation, PairResult
+    from jury.inputs.records import QuestionId
+    from jury.results.scoring import ModelScore
 
-def score_rows(scores) -> list[dict]:
+
+def score_rows(scores: Sequence[ModelScore]) -> list[dict[str, Any]]:
     """One flat dict per model: the columns of the table and the CSV."""
     rows = []
     for s in scores:
@@ -55,11 +62,11 @@ def score_rows(scores) -> list[dict]:
     return rows
 
 
-def _interval(row: dict, col: str = Column.STRICT) -> str:
+def _interval(row: dict[str, Any], col: str = Column.STRICT) -> str:
     return interval({"value": row.get(f"{col}_accuracy"), "low": row.get(f"{col}_low"), "high": row.get(f"{col}_high")})
 
 
-def _with_rank(value, rank) -> str:
+def _with_rank(value: str, rank: int | None) -> str:
     """ "0.845 2nd": a rank as `jury report` shows one (no parentheses)."""
     return "—" if value is None else f"{value:.3f} {ordinal(rank)}" if rank else f"{value:.3f}"
 
@@ -70,7 +77,7 @@ the routed count and the accuracy (rank) of each comparator other than the chose
 routing accuracy is shown without --wide only when some model misrouted a question."""
 
 
-def run_provenance(merged_stores: list[dict] | None, ev) -> dict:
+def run_provenance(merged_stores: list[dict[str, Any]] | None, ev: Evaluation) -> dict[str, Any]:
     """provenance(), the stores merged into the store used and the engine databases executed
     through a privileged login (--allow-privileged-login), each only when there are any."""
     from jury.execution.engine_urls import privileged_logins
@@ -81,7 +88,13 @@ def run_provenance(merged_stores: list[dict] | None, ev) -> dict:
 
 
 def render_scores(
-    scores, ev, fmt: str, *, width: int | None = None, wide: bool = True, merged_stores: list[dict] | None = None
+    scores: Sequence[ModelScore],
+    ev: Evaluation,
+    fmt: str,
+    *,
+    width: int | None = None,
+    wide: bool = True,
+    merged_stores: list[dict[str, Any]] | None = None,
 ) -> str:
     """The score report. ``width``: the table's width (None: unwrapped, for pipes and files);
     ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown; ``merged_stores``: the
@@ -89,36 +102,65 @@ def render_scores(
     settings = ev.settings.describe()
     rows = score_rows(scores)
     if fmt == "json":
-        return to_json(
-            {
-                "jury_version": __version__,
-                "provenance": run_provenance(merged_stores, ev),
-                "settings": {**settings, "missing": str(ev.settings.missing), **protocol_settings(ev.settings)},
-                "models": [s.model_dump() for s in scores],
-                "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
-                "recorded_pairs": ev.recorded_pairs,
-            }
-        )
+        return _score_json(scores, ev, merged_stores)
     if fmt == "csv":
         return to_csv(rows, list(rows[0]) if rows else [])
-    display = []
-    for r in rows:
-        d = dict(r)
-        d["strict_ci"] = _interval(r)
-        d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
-        d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
-        # the mismatches have their own column (the jury-eligible count)
-        d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o not in (Outcome.MATCH, JURY_ELIGIBLE) and r[o]) or "—"
-        for name in DECIDING_COMPARATORS:
-            d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
-        display.append(d)
-    side = [n for n in DECIDING_COMPARATORS if n != settings["comparator"]] if wide else []  # the chosen one is the main column
+    display = [_display_row(r) for r in rows]
+    routing = [] if all(r["routing_accuracy"] in (None, 1.0) for r in rows) and not wide else ["routing"]
+    columns, headers = _score_columns(rows, display, settings["comparator"], routing, wide)
+    note = _extra_display(rows, display, columns, headers)
+    note += add_aifunc_display(rows, display, columns, headers, wide=wide)
+    caption = _score_caption(ev, settings, note, bool(rows and not routing))
+    if fmt == "md":
+        return (
+            to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n" + function_type_text(scores, fmt)
+        )
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
+    console.print(to_rich_table(display, columns, headers, title=f"{settings['comparator']} execution match"))
+    console.print(safe(caption, newlines=True), markup=False)
+    return buffer.getvalue() + function_type_text(scores, fmt, width)
+
+
+def _score_json(scores: Sequence[ModelScore], ev: Evaluation, merged_stores: list[dict[str, Any]] | None) -> str:
+    """`jury score --format json`."""
+    return to_json(
+        {
+            "jury_version": __version__,
+            "provenance": run_provenance(merged_stores, ev),
+            "settings": {**ev.settings.describe(), "missing": str(ev.settings.missing), **protocol_settings(ev.settings)},
+            "models": [s.model_dump() for s in scores],
+            "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
+            "recorded_pairs": ev.recorded_pairs,
+        }
+    )
+
+
+def _display_row(r: dict[str, Any]) -> dict[str, Any]:
+    """A score row with its table cells (interval, routing, rank, other outcomes, side comparators, coverage)."""
+    d = dict(r)
+    d["strict_ci"] = _interval(r)
+    d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
+    d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
+    # the mismatches have their own column (the jury-eligible count)
+    d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o not in (Outcome.MATCH, JURY_ELIGIBLE) and r[o]) or "—"
+    for name in DECIDING_COMPARATORS:
+        d[name] = _with_rank(r[f"{name}_accuracy"], r[f"{name}_rank"])
+    d["coverage"] = "—" if r["answered"] is None else f"{r['answered']}/{r['gold_questions']}"
+    return d
+
+
+def _score_columns(
+    rows: list[dict[str, Any]], display: list[dict[str, Any]], comparator: str, routing: list[str], wide: bool
+) -> tuple[list[str], list[str]]:
+    """The table's columns and headings; fills the gold-clean and adjudicated cells of ``display``."""
+    side = [n for n in DECIDING_COMPARATORS if n != comparator] if wide else []  # the chosen one is the main column
     routed = ["routed"] if wide else []
-    all_routed = all(r["routing_accuracy"] in (None, 1.0) for r in rows)
-    routing = [] if all_routed and not wide else ["routing"]
     short = any(r["answered"] is not None and r["answered"] < r["gold_questions"] for r in rows)
-    for d, r in zip(display, rows):
-        d["coverage"] = "—" if r["answered"] is None else f"{r['answered']}/{r['gold_questions']}"
     answered = ["coverage"] if short else []  # shown when a model is short; the caption says so otherwise
     columns = [
         "model",
@@ -140,7 +182,7 @@ def render_scores(
         *(["routing acc"] if routing else []),
         *routed,
         "matches",
-        f"{settings['comparator']} acc [95% CI]",
+        f"{comparator} acc [95% CI]",
         "rank",
         "mismatch (to jury)",
         "other outcomes",
@@ -152,8 +194,11 @@ def render_scores(
                 d[col] = _interval(r, col) + (f" {ordinal(r[f'{col}_rank'])}" if r[f"{col}_rank"] else "")
             columns.insert(columns.index("jury_eligible"), col)
             headers.insert(headers.index("mismatch (to jury)"), f"{head} [95% CI] rank")
-    note = _extra_display(rows, display, columns, headers)
-    note += add_aifunc_display(rows, display, columns, headers, wide=wide)
+    return columns, headers
+
+
+def _score_caption(ev: Evaluation, settings: dict[str, Any], note: str, routing_hidden: bool) -> str:
+    """The lines under the table: settings, the extra metrics' note, coverage, routing, recorded pairs, gold errors."""
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
         f"timeout {settings['timeout_s']:g} s; normalize {json.dumps(settings['normalize'])}"
@@ -162,7 +207,7 @@ def render_scores(
     covered = coverage_caption(ev)
     if covered:
         caption += "\n" + covered
-    if rows and not routing:
+    if routing_hidden:
         caption += "\nevery model routed every question to the right database (routing accuracy 1.000; shown with --wide)"
     if ev.recorded_pairs:
         n = ev.recorded_pairs
@@ -174,24 +219,12 @@ def render_scores(
         caption += "\ngold queries that fail (left out of every denominator): " + ", ".join(
             f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
         )
-    if fmt == "md":
-        return (
-            to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n" + function_type_text(scores, fmt)
-        )
-    import io
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
-    console.print(to_rich_table(display, columns, headers, title=f"{settings['comparator']} execution match"))
-    console.print(safe(caption, newlines=True), markup=False)
-    return buffer.getvalue() + function_type_text(scores, fmt, width)
+    return caption
 
 
-def _extra_metrics(s) -> dict:
+def _extra_metrics(s: ModelScore) -> dict[str, Any]:
     """CSV/table fields of `jury score --function-set` and `--efficiency` (only when asked for)."""
-    row: dict = {}
+    row: dict[str, Any] = {}
     if s.soft_f1 is not None:
         row.update({"soft_f1": s.soft_f1["value"], "soft_f1_n": s.soft_f1["n"], "soft_f1_undecided": s.soft_f1["undecided"]})
     if s.function_set is not None:
@@ -205,7 +238,7 @@ def _extra_metrics(s) -> dict:
     return row
 
 
-def _extra_display(rows: list[dict], display: list[dict], columns: list[str], headers: list[str]) -> str:
+def _extra_display(rows: list[dict[str, Any]], display: list[dict[str, Any]], columns: list[str], headers: list[str]) -> str:
     """Adds the Soft-F1, FSA and efficiency columns to the table; returns the caption's note on timings."""
     if rows and "soft_f1" in rows[0]:
         for d, r in zip(display, rows):
@@ -236,7 +269,7 @@ def _extra_display(rows: list[dict], display: list[dict], columns: list[str], he
     return ""
 
 
-def per_question_jsonl(pairs, soft_f1: dict | None = None) -> str:
+def per_question_jsonl(pairs: Iterable[PairResult], soft_f1: Mapping[tuple[str, QuestionId], float | None] | None = None) -> str:
     """One JSON line per (model, question); ``soft_f1`` ((model, question_id) -> score): a
     ``soft_f1`` field on each line (jury score --soft-f1)."""
     out = []

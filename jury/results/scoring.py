@@ -11,13 +11,17 @@ digests cannot settle) gets no accuracy for that model rather than a guessed one
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from jury.stats import ranks, wilson
 from jury.vocab import JURY_ELIGIBLE, OUTCOMES, Outcome
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation
 
 
 class ModelScore(BaseModel):
@@ -26,43 +30,43 @@ class ModelScore(BaseModel):
     gold_errors: int
     routed: int
     routing_accuracy: float | None
-    strict: dict  # Proportion.as_dict() under the chosen comparator
+    strict: dict[str, Any]  # Proportion.as_dict() under the chosen comparator
     strict_rank: int | None = None
     outcomes: dict[str, int]
     jury_eligible: int
-    comparators: dict[str, dict]  # name -> Proportion.as_dict()
+    comparators: dict[str, dict[str, Any]]  # name -> Proportion.as_dict()
     comparator_ranks: dict[str, int | None] = {}
-    gold_clean: dict | None = None  # from a locked audit file
+    gold_clean: dict[str, Any] | None = None  # from a locked audit file
     gold_clean_rank: int | None = None
-    adjudicated: dict | None = None  # from locked adjudication files
+    adjudicated: dict[str, Any] | None = None  # from locked adjudication files
     adjudicated_rank: int | None = None
-    function_set: dict | None = None  # Proportion.as_dict() of equal function sets (--function-set)
-    function_types: dict[str, dict] | None = None  # function type -> Proportion.as_dict() of strict (--function-set)
-    execution_errors: dict | None = None  # answers that fail or time out / routed (jury.results.aifunc_columns)
-    efficiency: dict | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
-    soft_f1: dict | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
+    function_set: dict[str, Any] | None = None  # Proportion.as_dict() of equal function sets (--function-set)
+    function_types: dict[str, dict[str, Any]] | None = None  # function type -> Proportion.as_dict() of strict (--function-set)
+    execution_errors: dict[str, Any] | None = None  # answers that fail or time out / routed (jury.results.aifunc_columns)
+    efficiency: dict[str, Any] | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
+    soft_f1: dict[str, Any] | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
     gold_questions: int | None = None  # the gold file's questions (add_coverage)
     answered: int | None = None  # those the model's run answers with SQL (add_coverage)
     missing_rule: str | None = None  # what a question without a line counted as: exclude or fail (add_coverage)
 
 
-def proportion(k: int, n: int) -> dict:
+def proportion(k: int, n: int) -> dict[str, Any]:
     """k/n with its Wilson interval, as a fresh dict (one interval per distinct (k, n))."""
     return dict(_proportion(int(k), int(n)))
 
 
 @lru_cache(maxsize=65_536)
-def _proportion(k: int, n: int) -> tuple:
+def _proportion(k: int, n: int) -> tuple[Any, ...]:
     # Thousands of models share a handful of (k, n): one closed-form interval each.
     return tuple(wilson(k, n).as_dict().items())
 
 
-def score_model(model: str, pairs: Iterable) -> ModelScore:
+def score_model(model: str, pairs: Iterable[Any]) -> ModelScore:
     """Aggregate one model's pairs (objects with outcome, routed, verdicts)."""
     return _score_pairs(model, [p for p in pairs if p.model == model])
 
 
-def _score_pairs(model: str, pairs: list) -> ModelScore:
+def _score_pairs(model: str, pairs: list[Any]) -> ModelScore:
     """Aggregate pairs that are all of ``model``."""
     counts = Counter(p.outcome for p in pairs)
     scored = [p for p in pairs if p.outcome != Outcome.GOLD_ERROR]
@@ -87,9 +91,9 @@ def _score_pairs(model: str, pairs: list) -> ModelScore:
     )
 
 
-def score_all(pairs: list) -> list[ModelScore]:
+def score_all(pairs: Sequence[Any]) -> list[ModelScore]:
     """Scores for every model (in first-seen order) with ranks across models."""
-    by_model: dict[str, list] = {}
+    by_model: dict[str, list[Any]] = {}
     for p in pairs:  # one pass: grouping per model, not a rescan of every pair per model
         by_model.setdefault(p.model, []).append(p)
     scores = [_score_pairs(m, ps) for m, ps in by_model.items()]
@@ -103,7 +107,7 @@ def score_all(pairs: list) -> list[ModelScore]:
     return scores
 
 
-def add_coverage(scores: list[ModelScore], ev) -> None:
+def add_coverage(scores: list[ModelScore], ev: Evaluation) -> None:
     """Each score's coverage of the gold (answered / gold questions) and the missing rule, from
     the evaluation (jury.compare.outcomes.Evaluation.coverage)."""
     for s in scores:
@@ -113,7 +117,7 @@ def add_coverage(scores: list[ModelScore], ev) -> None:
         s.missing_rule = str(ev.settings.missing)
 
 
-def coverage_warning(ev, models=None) -> str | None:
+def coverage_warning(ev: Evaluation, models: Iterable[str] | None = None) -> str | None:
     """One line naming every model (of ``models``, default all) whose run answers fewer than
     all the gold's questions, and what their unanswered questions counted as; None when every
     model answers them all."""
@@ -133,7 +137,7 @@ def coverage_warning(ev, models=None) -> str | None:
     return f"warning: {len(short)} of {len(covered)} {noun} fewer than the gold's {n:,} questions: {who}; the rest are {rule}"
 
 
-def coverage_caption(ev) -> str:
+def coverage_caption(ev: Evaluation) -> str:
     """The line under a table: every model's coverage when all are complete, else the rule."""
     from jury.vocab import MissingRule
 
@@ -150,11 +154,11 @@ def coverage_caption(ev) -> str:
     return f"coverage: see answered/gold; unanswered questions {rule}"
 
 
-def soft_f1_column(pairs: list, per_pair: dict[tuple, float | None]) -> dict[str, dict]:
+def soft_f1_column(pairs: list[Any], per_pair: dict[tuple[Any, ...], float | None]) -> dict[str, dict[str, Any]]:
     """Per model, BIRD mini-dev's Soft-F1 over its routed questions (gold errors out):
     {"value": the mean, "sum", "n", "undecided"}; value None when some answer's rows are not
     all known here (``undecided`` of them: over the row cap, or a recorded preview)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for p in pairs:
         if p.outcome == Outcome.GOLD_ERROR or not p.routed:
             continue

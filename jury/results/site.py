@@ -37,11 +37,12 @@ import json
 from collections import Counter
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError, need_extra
 from jury.inputs.writer import check_output, write_output
 from jury.results.panel_comparison import site_section
-from jury.results.report import as_report_dict, render_report
+from jury.results.report_render import as_report, render_report
 from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, _questions, preview, slugs
 from jury.results.site_charts import CHART_TITLES, _charts, clean_svg, figure_svg
 from jury.results.site_folder import (
@@ -58,6 +59,10 @@ from jury.results.site_front import FORMATS, Numbers, _fmt_float3, _fmt_int, _fm
 from jury.version import __version__
 from jury.vocab import Column
 
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+
 __all__ = ["build_site", "SiteSources", "SiteSummary", "check_site_dir", "site_command", "sha256_of", "MARKER", "CSP"]
 __all__ += ["FORMATS", "Numbers", "pointer", "resolve", "FILTERS", "slugs", "preview", "clean_svg", "figure_svg"]
 __all__ += ["CHART_TITLES", "PREVIEW_ROWS", "PREVIEW_CHARS", "CELL_CHARS"]
@@ -73,7 +78,7 @@ for _module in ("jinja2", "matplotlib"):
 # ------------------------------------------------------------------ building
 
 
-def _environment():
+def _environment() -> Environment:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(
@@ -96,19 +101,20 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     empty and not an earlier jury site."""
     out = Path(out)
     check_site_dir(out, [p for _role, p in sources.inputs])
-    report = as_report_dict(sources.report)
+    typed = as_report(sources.report)
+    report = typed.model_dump(mode="json")  # what the pages' cells point into
     env = _environment()
     models = [r["model"] for r in report["models"]]
     model_slug = slugs(models)
     qids, data = _questions(sources, model_slug)
     written: dict[str, bytes] = {}
 
-    def page(name: str, template: str, **ctx) -> None:
+    def page(name: str, template: str, **ctx: Any) -> None:
         root = "../" * name.count("/")
         html = env.get_template(template).render(root=root, csp=CSP, version=__version__, **ctx)
         written[name] = html.encode("utf-8")
 
-    front = _front(report, model_slug, sources)
+    front = _front(report, typed, model_slug)
     page(
         "index.html",
         "index.html",
@@ -134,7 +140,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     for q in qids:
         d = data["pages"][q]
         page(f"questions/{d['slug']}.html", "question.html", title=f"question {q} — jury report", q=d)
-    written["report.json"] = render_report(report, "json").encode("utf-8")
+    written["report.json"] = render_report(typed, "json").encode("utf-8")
     for asset in ("site.css", "site.js"):
         written[f"assets/{asset}"] = resources.files("jury.results").joinpath("site_templates", asset).read_bytes()
 

@@ -6,21 +6,26 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from jury.vocab import COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Outcome, Verdict
 
 if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
     from jury.results.site_folder import SiteSources
+    from jury.verdicts.documents import AdjudicationRecord, AuditFile, AuditRecord
+    from jury.verdicts.review import ReviewRecord
 
 PREVIEW_ROWS = 10
 PREVIEW_CHARS = 2000
 CELL_CHARS = 120
 
 
-def slugs(names) -> dict:
+def slugs(names: Iterable[Any]) -> dict[Any, str]:
     """name -> a file-name-safe, unique slug (a hash suffix when the name had to change)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     taken: set[str] = set()
     for name in names:
         text = str(name)
@@ -37,7 +42,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def preview(result) -> str:
+def preview(result: Any) -> str:
     """At most PREVIEW_ROWS rows of a result, with its true row count (plain text; escaped when shown)."""
     if result is None:
         return "(no result: the query was not run)"
@@ -58,7 +63,7 @@ def preview(result) -> str:
     return _clip("\n".join(lines), PREVIEW_CHARS)
 
 
-def _tags(pair, rec, flagged: set, reviewed: bool) -> list[str]:
+def _tags(pair: PairResult, rec: AdjudicationRecord | None, flagged: set[Any], reviewed: bool) -> list[str]:
     """Filter tags of one answer on its model page (what the front page's counts count)."""
     tags = ["all", pair.outcome]
     if pair.outcome == Outcome.GOLD_ERROR:
@@ -75,7 +80,7 @@ def _tags(pair, rec, flagged: set, reviewed: bool) -> list[str]:
         tags.append("not_executed")
     if rec is not None and pair.outcome == JURY_ELIGIBLE:
         tags.append("jury")
-        verdict = Verdict.NO_MAJORITY if rec.verdict == Verdict.UNDECIDED else rec.verdict
+        verdict = Verdict.NO_MAJORITY if rec.verdict == Verdict.UNDECIDED.value else rec.verdict
         tags.append(str(verdict))
         if rec.credited:
             tags.append("credited")
@@ -108,7 +113,7 @@ AUDIT_ORDER = "gold query only"
 """The "order shown" of an audit vote: an audit ballot shows one query, the gold, and no answer."""
 
 
-def _vote_rows(votes, unordered: str = "—") -> list[dict]:
+def _vote_rows(votes: Sequence[Any], unordered: str = "—") -> list[dict[str, Any]]:
     """The vote table's rows; ``unordered``: the "order shown" of a vote with no order (an
     audit ballot shows the gold query alone)."""
     rows = []
@@ -135,7 +140,7 @@ def _vote_rows(votes, unordered: str = "—") -> list[dict]:
     return rows
 
 
-def _checks_run(doc) -> str | None:
+def _checks_run(doc: AuditFile) -> str | None:
     """How the audit ran the deterministic gold checks (its settings.checks), in words."""
     checks = (doc.settings or {}).get("checks")
     if not isinstance(checks, dict):
@@ -144,7 +149,7 @@ def _checks_run(doc) -> str | None:
     return f"{passes} executions and a reversed scan, {checks.get('comparator')} comparator"
 
 
-def _review_rows(recs) -> list[dict]:
+def _review_rows(recs: Sequence[ReviewRecord]) -> list[dict[str, Any]]:
     return [
         {
             "reviewer": r.reviewer,
@@ -160,101 +165,142 @@ def _review_rows(recs) -> list[dict]:
     ]
 
 
-def _questions(sources: SiteSources, model_slug: dict) -> tuple[list, dict]:
-    """(question ids in order, per-question page data); also each model's answer rows."""
-    ev = sources.evaluation
-    flagged = {r.question_id for r in sources.audit[1].records if r.flagged} if sources.audit else set()
-    audit_by_q = {r.question_id: r for r in sources.audit[1].records} if sources.audit else {}
-    adj: dict[tuple, tuple] = {}
-    passes: dict[tuple, tuple] = {}
+@dataclass
+class _Verdicts:
+    """What the site's inputs say of each answer and question: the audit's flags and records, the
+    adjudication files' records (failures and reviewed passes), the runs' SQL and the human review."""
+
+    flagged: set[Any]
+    audit_by_q: dict[Any, AuditRecord]
+    adj: dict[tuple[Any, ...], tuple[str, AdjudicationRecord]]
+    passes: dict[tuple[Any, ...], tuple[str, AdjudicationRecord]]
+    sql_of: dict[tuple[Any, ...], str | None]
+    reviews: dict[tuple[Any, ...], list[Any]]
+
+
+def _verdicts(sources: SiteSources) -> _Verdicts:
+    out = _Verdicts(
+        flagged={r.question_id for r in sources.audit[1].records if r.flagged} if sources.audit else set(),
+        audit_by_q={r.question_id: r for r in sources.audit[1].records} if sources.audit else {},
+        adj={},
+        passes={},
+        sql_of={(r.model, r.question_id): r.sql for r in sources.records},
+        reviews={},
+    )
     for path, doc in sources.adjudications:
         for r in doc.records:
-            (passes if r.review_pass else adj)[(r.model, r.question_id)] = (str(path), r)
-    sql_of = {(r.model, r.question_id): r.sql for r in sources.records}
-    reviews: dict[tuple, list] = {}
+            (out.passes if r.review_pass else out.adj)[(r.model, r.question_id)] = (str(path), r)
     if sources.review:
-        for r in sources.review[1].records:
-            reviews.setdefault((r.kind, r.model, r.question_id), []).append(r)
+        for h in sources.review[1].records:
+            out.reviews.setdefault((h.kind, h.model, h.question_id), []).append(h)
+    return out
+
+
+def _model_answer_row(
+    p: PairResult, rec: AdjudicationRecord | None, v: _Verdicts, sources: SiteSources, href: str, human: list[Any]
+) -> dict[str, Any]:
+    """The model page's row of one answer."""
+    tags = _tags(p, rec if rec is not None and not rec.review_pass else None, v.flagged, bool(human))
+    verdict = str(rec.verdict) if rec is not None else None
+    return {
+        "qid": str(p.question_id),
+        "href": href,
+        "difficulty": getattr(sources.gold.get(p.question_id), "difficulty", None) or "",
+        "outcome": p.outcome.replace("_", " "),
+        "verdict": (verdict or "").replace("_", " "),
+        "credited": "yes"
+        if (p.outcome == Outcome.MATCH and p.routed) or (rec is not None and rec.credited and not rec.review_pass)
+        else "",
+        "flagged": "flagged" if p.question_id in v.flagged else "",
+        "human": "yes" if human else "",
+        "tags": " ".join(tags),
+    }
+
+
+def _question_answer(
+    p: PairResult,
+    found: tuple[str, AdjudicationRecord] | None,
+    v: _Verdicts,
+    anchor: str,
+    model_page: str,
+    pred: Any,
+    human: list[Any],
+) -> dict[str, Any]:
+    """The question page's entry of one model's answer."""
+    rec = found[1] if found else None
+    verdict = str(rec.verdict) if rec is not None else None
+    return {
+        "model": p.model,
+        "anchor": anchor,
+        "model_page": model_page,
+        "outcome": p.outcome.replace("_", " "),
+        "overlap": p.overlap,
+        "routed": p.routed,
+        "chosen_db": p.chosen_db_id,
+        "sql": v.sql_of.get((p.model, p.question_id)) or "",
+        "preview": "" if p.outcome in (Outcome.MATCH, Outcome.GOLD_ERROR) else preview(pred),
+        "file": found[0] if found else None,
+        "verdict": (verdict or "").replace("_", " "),
+        "review_pass": bool(rec is not None and rec.review_pass),
+        "credited": bool(rec is not None and rec.credited),
+        "votes": _vote_rows(rec.votes) if rec is not None else [],
+        "human": _review_rows(human),
+    }
+
+
+def _question_page(q: Any, slug: str, sources: SiteSources, v: _Verdicts, gold_res: Any) -> dict[str, Any]:
+    """A question page's data beside its answers: the gold item, its result, the audit's record and the review."""
+    item = sources.gold.get(q)
+    a = v.audit_by_q.get(q)
+    return {
+        "qid": str(q),
+        "slug": slug,
+        "db_id": getattr(item, "db_id", ""),
+        "question": getattr(item, "question", ""),
+        "evidence": getattr(item, "evidence", ""),
+        "difficulty": getattr(item, "difficulty", None) or "",
+        "gold_sql": getattr(item, "sql", ""),
+        "gold_preview": preview(gold_res),
+        str(Outcome.GOLD_ERROR): sources.evaluation.gold_errors.get(q),
+        "audit": None
+        if a is None
+        else {
+            "path": str(sources.audit[0]) if sources.audit else "",
+            "flagged": a.flagged,
+            "decided": a.decided,
+            "defect_types": [d.replace("_", " ") for d in a.defect_types],
+            "votes": _vote_rows(a.votes, AUDIT_ORDER),
+            "checks": None if a.checks is None else [{"name": c.name, "evidence": c.evidence} for c in a.checks],
+            "checks_run": _checks_run(sources.audit[1]) if sources.audit else None,
+        },
+        "human": _review_rows(v.reviews.get(("gold", None, q), [])),
+    }
+
+
+def _questions(sources: SiteSources, model_slug: dict[str, str]) -> tuple[list[Any], dict[str, Any]]:
+    """(question ids in order, per-question page data); also each model's answer rows."""
+    ev = sources.evaluation
+    v = _verdicts(sources)
     qids = list(dict.fromkeys(p.question_id for p in ev.pairs))
     q_slug = slugs(qids)
     results = getattr(ev, "results", {}) or {}
-    per_q: dict = {q: {"answers": []} for q in qids}
-    model_rows: dict[str, list] = {}
+    per_q: dict[Any, dict[str, Any]] = {q: {"answers": []} for q in qids}
+    model_rows: dict[str, list[dict[str, Any]]] = {}
     for p in ev.pairs:
-        found = adj.get((p.model, p.question_id)) or passes.get((p.model, p.question_id))
+        found = v.adj.get((p.model, p.question_id)) or v.passes.get((p.model, p.question_id))
         rec = found[1] if found else None
-        human = reviews.get(("adjudication", p.model, p.question_id), [])
-        tags = _tags(p, rec if rec is not None and not rec.review_pass else None, flagged, bool(human))
-        verdict = None
-        if rec is not None:
-            verdict = str(rec.verdict)
+        human = v.reviews.get(("adjudication", p.model, p.question_id), [])
         anchor = f"a-{model_slug[p.model]}"
-        model_rows.setdefault(p.model, []).append(
-            {
-                "qid": str(p.question_id),
-                "href": f"../questions/{q_slug[p.question_id]}.html#{anchor}",
-                "difficulty": getattr(sources.gold.get(p.question_id), "difficulty", None) or "",
-                "outcome": p.outcome.replace("_", " "),
-                "verdict": (verdict or "").replace("_", " "),
-                "credited": "yes"
-                if (p.outcome == Outcome.MATCH and p.routed) or (rec is not None and rec.credited and not rec.review_pass)
-                else "",
-                "flagged": "flagged" if p.question_id in flagged else "",
-                "human": "yes" if human else "",
-                "tags": " ".join(tags),
-            }
-        )
+        href = f"../questions/{q_slug[p.question_id]}.html#{anchor}"
+        model_rows.setdefault(p.model, []).append(_model_answer_row(p, rec, v, sources, href, human))
         pred = results.get(p.pred_key) if p.pred_key else None
-        per_q[p.question_id]["answers"].append(
-            {
-                "model": p.model,
-                "anchor": anchor,
-                "model_page": f"../models/{model_slug[p.model]}.html",
-                "outcome": p.outcome.replace("_", " "),
-                "overlap": p.overlap,
-                "routed": p.routed,
-                "chosen_db": p.chosen_db_id,
-                "sql": sql_of.get((p.model, p.question_id)) or "",
-                "preview": "" if p.outcome in (Outcome.MATCH, Outcome.GOLD_ERROR) else preview(pred),
-                "file": found[0] if found else None,
-                "verdict": (verdict or "").replace("_", " "),
-                "review_pass": bool(rec is not None and rec.review_pass),
-                "credited": bool(rec is not None and rec.credited),
-                "votes": _vote_rows(rec.votes) if rec is not None else [],
-                "human": _review_rows(human),
-            }
-        )
-    first_pair: dict = {}
+        model_page = f"../models/{model_slug[p.model]}.html"
+        per_q[p.question_id]["answers"].append(_question_answer(p, found, v, anchor, model_page, pred, human))
+    first_pair: dict[Any, PairResult] = {}
     for p in ev.pairs:
         first_pair.setdefault(p.question_id, p)
     for q in qids:
-        item = sources.gold.get(q)
         gold_pair = first_pair.get(q)
         gold_res = results.get(gold_pair.gold_key) if gold_pair is not None and gold_pair.gold_key else None
-        a = audit_by_q.get(q)
-        per_q[q].update(
-            {
-                "qid": str(q),
-                "slug": q_slug[q],
-                "db_id": getattr(item, "db_id", ""),
-                "question": getattr(item, "question", ""),
-                "evidence": getattr(item, "evidence", ""),
-                "difficulty": getattr(item, "difficulty", None) or "",
-                "gold_sql": getattr(item, "sql", ""),
-                "gold_preview": preview(gold_res),
-                str(Outcome.GOLD_ERROR): ev.gold_errors.get(q),
-                "audit": None
-                if a is None
-                else {
-                    "path": str(sources.audit[0]) if sources.audit else "",
-                    "flagged": a.flagged,
-                    "decided": a.decided,
-                    "defect_types": [d.replace("_", " ") for d in a.defect_types],
-                    "votes": _vote_rows(a.votes, AUDIT_ORDER),
-                    "checks": None if a.checks is None else [{"name": c.name, "evidence": c.evidence} for c in a.checks],
-                    "checks_run": _checks_run(sources.audit[1]) if sources.audit else None,
-                },
-                "human": _review_rows(reviews.get(("gold", None, q), [])),
-            }
-        )
+        per_q[q].update(_question_page(q, q_slug[q], sources, v, gold_res))
     return qids, {"pages": per_q, "models": model_rows}

@@ -7,9 +7,15 @@ is captioned with the verdict files it came from.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 import io
 import re
 import xml.etree.ElementTree as ET
+from typing import Any
 
 CHART_TITLES = {
     "columns.png": "Accuracy by column with Wilson 95% intervals",
@@ -54,7 +60,7 @@ def clean_svg(text: str, prefix: str) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-def figure_svg(fig, prefix: str) -> str:
+def figure_svg(fig: Figure, prefix: str) -> str:
     buf = io.StringIO()
     try:
         fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.1, facecolor="white", metadata={"Date": None})
@@ -63,7 +69,7 @@ def figure_svg(fig, prefix: str) -> str:
     return clean_svg(buf.getvalue(), prefix)
 
 
-def _charts(report: dict) -> list[dict]:
+def _charts(report: dict[str, Any]) -> list[dict[str, Any]]:
     from jury.results.plots import FIGURES, provenance_lines  # matplotlib: jury.results.site checked it is there
 
     out = []

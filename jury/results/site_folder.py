@@ -23,9 +23,17 @@ import os
 import re
 import shlex
 import stat
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation
+    from jury.inputs.records import GoldItem, QuestionId, RunRecord
+    from jury.results.report_model import Report
+    from jury.verdicts.documents import AdjudicationFile, AuditFile
+    from jury.verdicts.review import ReviewFile
 
 from jury.errors import InputError
 
@@ -39,14 +47,14 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 class SiteSources:
     """What a site is built from (all already loaded and checked by `jury report`)."""
 
-    report: Any  # Report or its JSON dict
-    evaluation: Any  # jury.compare.outcomes.Evaluation
-    gold: dict  # question id -> GoldItem
-    records: list  # RunRecord
-    audit: tuple | None = None  # (path, AuditFile), the review applied
-    adjudications: list = field(default_factory=list)  # [(path, AdjudicationFile)], the review applied
-    review: tuple | None = None  # (path, ReviewFile)
-    inputs: list = field(default_factory=list)  # [(role, path)]: gold, runs, families, ...
+    report: Report | dict[str, Any]  # Report or its JSON dict
+    evaluation: Evaluation
+    gold: Mapping[QuestionId, GoldItem]
+    records: list[RunRecord]
+    audit: tuple[str | Path | None, AuditFile] | None = None  # the review applied
+    adjudications: list[tuple[str | Path, AdjudicationFile]] = field(default_factory=list)  # the review applied
+    review: tuple[str | Path, ReviewFile] | None = None
+    inputs: list[tuple[str, Path | None]] = field(default_factory=list)  # [(role, path)]: gold, runs, families, ...
     command: list[str] = field(default_factory=list)  # the `jury report` argv that rebuilds the site
     panels: dict | None = None  # --compare-panels: jury.compare_panels's result as JSON (jury.results.panel_comparison)
 
@@ -62,7 +70,7 @@ class SiteSummary:
 # ------------------------------------------------------------------ the output folder
 
 
-def check_site_dir(out: Path, inputs=()) -> None:
+def check_site_dir(out: Path, inputs: Iterable[str | Path | None] = ()) -> None:
     """Refuse a folder that is neither absent, empty nor a site jury wrote (its marker), a
     folder holding one of the inputs, and a marker whose manifest is not one jury writes
     (see the module's docstring)."""
@@ -141,7 +149,7 @@ def listed_file(out: Path, name: str) -> Path | None:
     return target
 
 
-def stale_files(out: Path, written) -> tuple[list[Path], list[str]]:
+def stale_files(out: Path, written: set[str]) -> tuple[list[Path], list[str]]:
     """(files to remove, names kept) of the manifest's entries the new build does not write:
     removed only when the content still has the recorded hash; an entry without one (an older
     jury's manifest) is kept. InputError for any other entry (see listed_file) or a changed file."""
@@ -177,7 +185,18 @@ def sha256_of(path: Path) -> str | None:
 
 
 def site_command(
-    runs, gold, audit, verdicts, review, families, strength, control, settings, rank_resamples: int, seed: int, output
+    runs: Sequence[str | Path],
+    gold: str | Path,
+    audit: str | Path | None,
+    verdicts: Sequence[str | Path],
+    review: str | Path | None,
+    families: str | Path | None,
+    strength: str | None,
+    control: str | None,
+    settings: Any,
+    rank_resamples: int,
+    seed: int,
+    output: str | Path,
 ) -> list[str]:
     """The `jury report` argv that rebuilds a site (run from the same folder)."""
     argv = ["jury", "report", *map(str, runs), "--gold", str(gold)]
@@ -197,7 +216,7 @@ def site_command(
     return argv
 
 
-def _verification(report: dict, sources: SiteSources) -> dict:
+def _verification(report: dict[str, Any], sources: SiteSources) -> dict[str, Any]:
     from jury.verdicts.signing import signature_label
 
     inputs = []
@@ -206,20 +225,20 @@ def _verification(report: dict, sources: SiteSources) -> dict:
             inputs.append({"role": role, "path": str(path), "sha256": sha256_of(Path(path)) or "(unreadable)"})
     for db_id, (path, sha) in sorted(getattr(sources.evaluation, "databases", {}).items()):
         inputs.append({"role": f"database {db_id}", "path": str(path), "sha256": sha})
-    verdicts = []
-    files = ([("audit", sources.audit[0], sources.audit[1])] if sources.audit else []) + [
+    verdicts: list[dict[str, Any]] = []
+    files: list[tuple[str, Any, Any]] = ([("audit", sources.audit[0], sources.audit[1])] if sources.audit else []) + [
         ("adjudication", p, d) for p, d in sources.adjudications
     ]
     if sources.review:
         files.append(("review", sources.review[0], sources.review[1]))
-    for kind, path, doc in files:
-        ok, note = signature_label(path, None)
+    for kind, file, doc in files:
+        ok, note = signature_label(file, None)
         verdicts.append(
             {
                 "kind": kind,
-                "path": str(path),
+                "path": str(file),
                 "content_sha256": doc.content_sha256,
-                "file_sha256": sha256_of(Path(path)) or "(unreadable)",
+                "file_sha256": sha256_of(Path(file)) or "(unreadable)",
                 "signature": note if ok else f"INVALID: {note}",
                 "panel": getattr(getattr(doc, "panel", None), "name", None),
             }

@@ -30,18 +30,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from jury.errors import InputError
 from jury.inputs.records import QuestionId, RunRecord
 from jury.stats import Proportion, mean_interval, wilson
 
-TestKey = tuple
+TestKey = tuple[Any, ...]
 """One recorded test: (model, question_id, test name), or for a turn of an episode (model,
 question_id, episode, turn, test name), since a turn may reuse its task's question_id."""
 
 
-def suite_test_key(model: str, question_id: QuestionId, episode, turn, name: str) -> TestKey:
+def suite_test_key(model: str, question_id: QuestionId, episode: str | int | None, turn: int | None, name: str) -> TestKey:
     """The key of one recorded test (see TestKey)."""
     return (model, question_id, name) if episode is None else (model, question_id, episode, turn, name)
 
@@ -77,7 +77,7 @@ class Metric:
         ci = mean_interval(values)
         return cls(sum(values) / len(values), ci.low, ci.high, len(values), "bootstrap")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"value": self.value, "low": self.low, "high": self.high, "units": self.units}
 
 
@@ -101,7 +101,7 @@ class SuiteRow:
     model: str
     single: SingleTurn | None = None
     episodes: Episodes | None = None
-    excluded: list[dict] = field(default_factory=list)  # reference failures: question_id, episode, turn
+    excluded: list[dict[str, Any]] = field(default_factory=list)  # reference failures: question_id, episode, turn
 
 
 def passed_count(record: RunRecord, credited: set[TestKey] | frozenset[TestKey] = frozenset()) -> tuple[int, int]:
@@ -142,7 +142,7 @@ def _episodes(records: list[RunRecord]) -> dict[object, list[RunRecord]]:
     return out
 
 
-def _excluded(r: RunRecord) -> dict:
+def _excluded(r: RunRecord) -> dict[str, Any]:
     return {"question_id": r.question_id, "episode": r.episode, "turn": r.turn}
 
 
@@ -199,7 +199,7 @@ METRIC_NAMES = {
 }
 
 
-def table_rows(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None = None) -> list[dict]:
+def table_rows(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None = None) -> list[dict[str, Any]]:
     """Flat rows for tables and CSV: one per (model, metric), strict and (if given) adjudicated."""
     adj = {r.model: r for r in adjudicated or []}
     rows = []
@@ -216,7 +216,11 @@ def table_rows(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None = None
                 else (None,) * len(metrics)
             )
             for name, m, a in zip(names, metrics, others):
-                row: dict = {"model": s.model, "tasks": "single-turn" if kind == "single" else "episodes", "metric": name}
+                row: dict[str, Any] = {
+                    "model": s.model,
+                    "tasks": "single-turn" if kind == "single" else "episodes",
+                    "metric": name,
+                }
                 row["interval"] = m.interval
                 row.update({f"strict_{k}": v for k, v in m.as_dict().items()})
                 if adjudicated is not None:
@@ -225,7 +229,7 @@ def table_rows(strict: list[SuiteRow], adjudicated: list[SuiteRow] | None = None
     return rows
 
 
-def _shown(m: dict, prefix: str) -> str:
+def _shown(m: dict[str, Any], prefix: str) -> str:
     v = m[f"{prefix}_value"]
     if v is None:
         return "—"
@@ -239,8 +243,8 @@ def render_suites(
     adjudicated: list[SuiteRow] | None,
     fmt: str,
     *,
-    extra: dict | None = None,
-    subsets: list[dict] | None = None,
+    extra: dict[str, Any] | None = None,
+    subsets: list[dict[str, Any]] | None = None,
     subset_notes: list[str] | None = None,
 ) -> str:
     """The suite report in `fmt` (table, md, csv, json): per model and metric, strict and (with
@@ -261,7 +265,7 @@ def render_suites(
             columns = ["model", "subset", "split", *[c for c in (rows[0] if rows else {}) if c != "model"], "averaged"]
             return to_csv(pooled + subsets, columns)
         return to_csv(rows, list(rows[0]) if rows else ["model", "tasks", "metric"])
-    display: list[dict] = [
+    display: list[dict[str, Any]] = [
         {
             **r,
             "strict": _shown(r, "strict"),

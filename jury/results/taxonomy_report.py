@@ -6,18 +6,29 @@ a genuine error without a majority pick counts as "no majority".
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from jury.errors import InputError
-from jury.results.render import safe, to_markdown, to_rich_table
+from jury.results.render import Cell, safe, to_markdown, to_rich_table
+from jury.results.report_model import ErrorCategories
 from jury.vocab import Verdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jury.judging.taxonomies import Taxonomy
+    from jury.verdicts.documents import AdjudicationFile
 
 NO_PICK = "no majority"
 
 
-def category_counts(adj_docs) -> dict | None:
+def category_counts(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> dict[str, Any] | None:
     """{"taxonomy": name, "categories": [ids], "models": {model: {id: n, NO_PICK: n}}} over the
     failures (not reviewed passes) of the files made with a taxonomy; None when none was.
     Files made with different taxonomies cannot be counted together (InputError)."""
-    out: dict | None = None
+    out: dict[str, Any] | None = None
     for path, doc in adj_docs:
         tax = doc.settings.get("taxonomy")
         if not isinstance(tax, dict):
@@ -30,42 +41,40 @@ def category_counts(adj_docs) -> dict | None:
                 "categories cannot be counted together"
             )
         for r in doc.records:
-            if r.review_pass or r.verdict != Verdict.GENUINE_ERROR:
+            if r.review_pass or r.verdict != Verdict.GENUINE_ERROR.value:
                 continue
             row = out["models"].setdefault(r.model, dict.fromkeys([*out["categories"], NO_PICK], 0))
             row[r.error_category or NO_PICK] += 1
     return out
 
 
-def counts_markdown(counts: dict) -> str:
+def counts_markdown(counts: dict[str, Any]) -> str:
     cols = [*counts["categories"], NO_PICK]
     rows = [{"model": m, **row} for m, row in counts["models"].items()]
     return f"\n## error categories ({counts['taxonomy']})\n\n" + to_markdown(rows, ["model", *cols], ["model", *cols])
 
 
-def _rows(counts: dict) -> tuple[list[dict], list[str], list[str]]:
-    cols = [*counts["categories"], NO_PICK]
-    rows = [{"model": m, **row, "total": sum(row.values())} for m, row in counts["models"].items()]
+def _rows(counts: ErrorCategories) -> tuple[list[dict[str, Cell]], list[str], list[str]]:
+    cols = [*counts.categories, NO_PICK]
+    rows: list[dict[str, Cell]] = [{"model": m, **row, "total": sum(row.values())} for m, row in counts.models.items()]
     return rows, ["model", *cols, "total"], ["model", *cols, "genuine errors"]
 
 
-def categories_markdown(report: dict) -> str:
+def categories_markdown(counts: ErrorCategories | None) -> str:
     """The report's error-category section as Markdown ("" without a --taxonomy file)."""
-    counts = report.get("error_categories")
     if not counts:
         return ""
     rows, cols, heads = _rows(counts)
-    title = f"\n### error categories of genuine errors ({safe(counts['taxonomy'])})\n\n"
+    title = f"\n### error categories of genuine errors ({safe(counts.taxonomy)})\n\n"
     return title + to_markdown(rows, cols, heads) + f"- {NOTE}\n"
 
 
-def print_categories(console, report: dict) -> None:
+def print_categories(console: Console, counts: ErrorCategories | None) -> None:
     """The report's error-category section as a rich table on ``console`` (nothing without one)."""
-    counts = report.get("error_categories")
     if not counts:
         return
     rows, cols, heads = _rows(counts)
-    console.print(to_rich_table(rows, cols, heads, title=f"error categories of genuine errors ({counts['taxonomy']})"))
+    console.print(to_rich_table(rows, cols, heads, title=f"error categories of genuine errors ({counts.taxonomy})"))
     console.print(NOTE, markup=False)
 
 
@@ -78,7 +87,9 @@ NOTE = (
 UNCLASSIFIED = "unclassified"
 
 
-def suite_error_counts(records, taxonomy, jurors: dict | None = None) -> dict:
+def suite_error_counts(
+    records: Sequence[Any], taxonomy: Taxonomy, jurors: Mapping[tuple[Any, ...], str | None] | None = None
+) -> dict[str, Any]:
     """Test-suite runs: per model, its failing tests that raised an error, by the category the
     taxonomy's rules give the error string (jury.judging.taxonomies.Taxonomy.classify);
     "unclassified" when no rule, or rules of two categories, match. Reference failures
@@ -90,7 +101,7 @@ def suite_error_counts(records, taxonomy, jurors: dict | None = None) -> dict:
     each model's counts into those from the rules and those from the jurors."""
     from jury.results.suites import suite_test_key
 
-    out: dict = {"taxonomy": taxonomy.name, "categories": list(taxonomy.ids), "source": "rules", "models": {}}
+    out: dict[str, Any] = {"taxonomy": taxonomy.name, "categories": list(taxonomy.ids), "source": "rules", "models": {}}
     buckets = [*taxonomy.ids, UNCLASSIFIED] if jurors is None else [*taxonomy.ids, NO_PICK, UNCLASSIFIED]
     if jurors is not None:
         out["source"] = "rules and jurors"
@@ -121,7 +132,7 @@ def suite_error_counts(records, taxonomy, jurors: dict | None = None) -> dict:
     return out
 
 
-def suite_counts_note(counts: dict) -> str:
+def suite_counts_note(counts: dict[str, Any]) -> str:
     """The suite report's lines of error categories: from the rules, and with --classify
     verdicts, how many of each came from the rules and how many from the jurors."""
     if "by_source" not in counts:
