@@ -20,6 +20,7 @@ from jury.cli.common import (
 
 @handle_errors
 def adjudicate(
+    ctx: typer.Context,
     runs: list[Path] = typer.Argument(..., help="Run JSONL files, or BIRD prediction files as published (see jury score)."),
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
@@ -81,7 +82,6 @@ def adjudicate(
     strict vs adjudicated accuracy per model, then one line of juror agreement
     (Krippendorff's alpha, pairwise Cohen's kappa, position bias on blind ballots).
     """
-    options = dict(locals())  # every option, named as the job's argument
     from jury.api.adjudicate import adjudicate as job
 
-    run_job(job, options)
+    run_job(job, ctx)

@@ -11,6 +11,7 @@ from jury.cli.common import DB_URL_HELP, handle_errors, juror_option, privileged
 
 @handle_errors
 def audit_gold(
+    ctx: typer.Context,
     gold: Path | None = typer.Argument(None, help="Gold file (BIRD dev.json / train.json). Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
     db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
@@ -56,7 +57,6 @@ def audit_gold(
     agreement (Krippendorff's alpha, the range of pairwise Cohen's kappa), and
     writes a hash-locked audit file (use it with `jury score --audit`).
     """
-    options = dict(locals())  # every option, named as the job's argument
     from jury.api.audit import audit_gold as job
 
-    run_job(job, options)
+    run_job(job, ctx)

@@ -83,10 +83,17 @@ def show(result) -> None:
     typer.echo(result.render("table", width=table_width(None)), nl=False)
 
 
-def run_job(job: Callable, options: dict):
-    """Call an API job with a command's options (its parameters, named as the job's arguments)
-    and the progress bar; print its result and return it."""
-    result = job(**options, progress=progress_bar)
+def job_options(ctx: typer.Context, *shown: str) -> dict:
+    """The options of the command being run (``ctx``), as typer parsed them: named as its API
+    job's arguments (tests/test_api_names.py holds every command to it), less the ``shown`` ones
+    (how the command renders its result, not what the job does)."""
+    return {name: value for name, value in ctx.params.items() if name not in shown}
+
+
+def run_job(job: Callable, ctx: typer.Context):
+    """Call an API job with every option of the command being run (``ctx``) and the progress
+    bar; print its result and return it."""
+    result = job(**job_options(ctx), progress=progress_bar)
     show(result)
     return result
 

@@ -16,6 +16,7 @@ from jury.cli.common import (
     check_format,
     emit,
     handle_errors,
+    job_options,
     privileged_option,
     progress_bar,
     table_width,
@@ -25,6 +26,7 @@ from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 @handle_errors
 def score(
+    ctx: typer.Context,
     runs: list[Path] = typer.Argument(
         ...,
         help="Run JSONL files (one line per model and question), or BIRD prediction files as published "
@@ -106,12 +108,10 @@ def score(
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
-    options = dict(locals())  # every option, named as the job's argument
     from jury.api.score import score as run_score
 
     check_format(fmt)
-    for shown in ("fmt", "output", "per_question", "wide"):
-        del options[shown]
+    options = job_options(ctx, "fmt", "output", "per_question", "wide")
     result = run_score(**options, progress=progress_bar, outputs=[output, per_question])
     for note in result.notes:
         typer.echo(note, err=True)
