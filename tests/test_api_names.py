@@ -94,3 +94,31 @@ def test_score_and_report_print_a_rank_alike(tmp_path):
     assert not re.search(r"\(\d+(st|nd|rd|th)\)", score.stdout)
     assert re.search(r"\| 0\.\d{3} \d+(st|nd|rd|th) \|", score.stdout)  # a side comparator: "0.822 5th"
     assert re.search(r"\] \d+(st|nd|rd|th) \|", report.stdout) and "bird acc rank" in score.stdout
+
+
+# what a job's function takes that no command option gives: the caller's own objects and hooks,
+# the old spellings kept as aliases, and what `jury report` reads from a Score or a site folder
+LIBRARY_ONLY = {"project", "progress", "outputs", "site_dir", "models", "plan_only"}
+COMMAND_ARGUMENT = {"report": "score_or_runs", "verify": "paths"}  # the command's positional, named for the library
+
+
+@pytest.mark.parametrize("command", sorted(JOBS))
+def test_every_argument_of_a_function_is_an_option_of_its_command_with_the_same_default(command):
+    """The other direction of the contract: what the library can be asked, the command line can
+    be asked too, and an option left out means what the argument left out means."""
+    cmd = typer.main.get_command(app).commands[command]
+    params = inspect.signature(getattr(jury, JOBS[command])).parameters
+    options = {p.name: p for p in cmd.params}
+    for name, arg in params.items():
+        if name in LIBRARY_ONLY or COMMAND_ARGUMENT.get(command) == name:
+            continue
+        assert name in options, f"jury.{JOBS[command]}({name}=...) has no option in `jury {command}`"
+        given, default = options[name].default, arg.default
+        if default is inspect.Parameter.empty or name in PRESENTATION:
+            continue
+        if default is None or isinstance(default, tuple | list):  # a multiple option: [] or () is "none given"
+            assert given in (None, [], ()) or list(given) == list(default or []), (command, name, given, default)
+        else:
+            assert given == default, (
+                f"jury {command} --{name.replace('_', '-')} defaults to {given!r}, the function to {default!r}"
+            )

@@ -7,13 +7,9 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import (
-    DB_URL_HELP,
-    EXECUTOR_HELP,
-    POSITIONS_HELP,
-    RAY_ADDRESS_HELP,
     handle_errors,
     juror_option,
-    privileged_option,
+    option,
     run_job,
 )
 
@@ -23,9 +19,9 @@ def adjudicate(
     ctx: typer.Context,
     runs: list[Path] = typer.Argument(..., help="Run JSONL files, or BIRD prediction files as published (see jury score)."),
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
+    db_root: Path | None = option("db_root"),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
     model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
     plan: bool = typer.Option(
@@ -60,9 +56,9 @@ def adjudicate(
     near_miss: float | None = typer.Option(
         None, help="Overlap at or above which a mismatch is a near miss and skips the jury (default 0.5)."
     ),
-    workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
-    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
-    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
+    workers: int | None = option("workers"),
+    executor: str | None = option("executor"),
+    ray_address: str | None = option("ray_address"),
     output: Path | None = typer.Option(
         None, "-o", "--output", writable=True, help="Verdict file to write (default verdicts/adjudication-<time>.json)."
     ),
@@ -70,7 +66,7 @@ def adjudicate(
     sign: Path | None = juror_option("sign"),
     shard: str | None = juror_option("shard", "verdict file"),
     batch: bool = juror_option("batch"),
-    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    positions_from: Path | None = option("positions_from"),
 ) -> None:
     """Execute (or reuse) every query, then ask each model's jury-eligible failures of its jurors.
 

@@ -6,31 +6,22 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    MISSING_HELP,
-    POSITIONS_HELP,
-    check_format,
-    emit,
-    handle_errors,
-    privileged_option,
-    progress_bar,
-    table_width,
-)
+from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
 from jury.errors import InputError
 
 
 @handle_errors
 def report(
+    ctx: typer.Context,
     runs: list[Path] | None = typer.Argument(
         None,
         help="Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury score); "
         "none with --gold-defects.",
     ),
-    gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
+    gold: Path | None = option("gold"),
+    db_root: Path | None = option("db_root"),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
     audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),
     verdicts: list[Path] = typer.Option(
         [], "--verdicts", help="Locked adjudication file(s): the adjudicated column (repeatable)."
@@ -49,28 +40,24 @@ def report(
     fmt: str = typer.Option(
         "table", "--format", "-f", help="Output format: table, csv, json, md, or html (a static site written to the -o folder)."
     ),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
-    ),
+    output: Path | None = option("output"),
     plots: Path | None = typer.Option(None, "--plots", writable=True, help="Also write the report's figures to this folder."),
-    comparator: str | None = typer.Option(
-        None,
-        help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
-        "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2.",
-    ),
-    near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
-    workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
-    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+    comparator: str | None = option("comparator"),
+    near_miss: float | None = option("near_miss"),
+    timeout: float | None = option("timeout"),
+    row_cap: int | None = option("row_cap"),
+    workers: int | None = option("workers"),
+    executor: str | None = option("executor"),
+    ray_address: str | None = option("ray_address"),
+    casefold: bool = option("casefold"),
+    float_digits: int | None = option("float_digits"),
+    store: Path | None = option("store"),
     wide: bool = typer.Option(
         False,
         "--wide",
         help="Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column.",
     ),
-    allow_superseded: bool = typer.Option(
-        False,
-        "--allow-superseded",
-        help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
-    ),
+    allow_superseded: bool = option("allow_superseded"),
     review: Path | None = typer.Option(
         None,
         "--review",
@@ -80,8 +67,8 @@ def report(
         1000, "--rank-resamples", help="Bootstrap resamples of the questions for each model's rank interval (at least 1,000)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
-    missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
-    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    missing: str | None = option("missing"),
+    positions_from: Path | None = option("positions_from"),
     model: list[str] = typer.Option(
         [], "--model", help="Report only this model of the runs (repeatable): one a demo panel judged, say."
     ),
@@ -118,28 +105,10 @@ def report(
         check_format(fmt)
     elif output is None:
         raise InputError("-f html writes a site into a folder: give -o DIR")
+    options = job_options(ctx, "fmt", "output", "plots", "wide", "gold_defects")
     result = run_report(
-        runs,
-        audit=audit,
-        verdicts=verdicts,
-        review=review,
-        strength=strength,
-        control=control,
-        families=families,
-        rank_resamples=rank_resamples,
-        seed=seed,
-        allow_superseded=allow_superseded,
-        gold=gold,
-        db_root=db_root,
-        db_url=db_url,
-        allow_privileged_login=allow_privileged_login,
-        store=store,
-        comparator=comparator,
-        near_miss=near_miss,
-        workers=workers,
-        missing=missing,
-        positions_from=positions_from,
-        model=model,
+        options.pop("runs"),
+        **options,
         progress=progress_bar,
         outputs=[output if fmt != "html" else None],
         site_dir=output if fmt == "html" else None,

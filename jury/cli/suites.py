@@ -6,13 +6,14 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import FORMAT_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
 
 
 @handle_errors
 def suites(
+    ctx: typer.Context,
     runs: list[Path] = typer.Argument(..., help="Run JSONL files whose records carry `tests` (recorded test outcomes)."),
-    fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
+    fmt: str = option("fmt"),
     output: Path | None = typer.Option(
         None, "-o", "--output", writable=True, help="Write the metrics to this file instead of stdout."
     ),
@@ -90,21 +91,7 @@ def suites(
 
     check_format(fmt)
     found = run(
-        runs,
-        verdicts=verdicts,
-        adjudicate=adjudicate,
-        classify=classify,
-        taxonomy=taxonomy,
-        panel=panel,
-        families=families,
-        seed=seed,
-        early_stop=early_stop,
-        max_cost=max_cost,
-        batch=batch,
-        plan=plan,
-        verdicts_out=verdicts_out,
-        store=store,
-        allow_superseded=allow_superseded,
+        **job_options(ctx, "fmt", "output"),
         progress=progress_bar,
         outputs=[output],
     )
