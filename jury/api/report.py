@@ -18,19 +18,18 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pydantic import BaseModel, Field
 
 from jury.api.result import Result
-from jury.api.score import Score, no_progress
+from jury.api.score import EvaluationOptions, Score, evaluation_options, evaluation_settings, no_progress
 from jury.errors import InputError, JuryError
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.results.report_model import Report as ReportModel
 from jury.results.report_render import render_report
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
     from jury.results.site_folder import SiteSummary
 
 
@@ -191,42 +190,22 @@ def report(
     rank_resamples: int = 1000,
     seed: int = 0,
     allow_superseded: bool = False,
-    gold: PathLike | None = None,
-    db_root: PathLike | None = None,
-    db_url: str | None = None,
-    allow_privileged_login: bool = False,
-    store: PathLike | None = None,
-    comparator: str | None = None,
-    near_miss: float | None = None,
-    timeout: float | None = None,
-    row_cap: int | None = None,
-    workers: int | None = None,
-    executor: str | None = None,
-    ray_address: str | None = None,
-    casefold: bool = False,
-    float_digits: int | None = None,
-    missing: str | None = None,
-    positions_from: PathLike | None = None,
     model: str | Sequence[str] | None = None,
-    project: Project | None = None,
-    progress: ProgressFactory | None = None,
-    outputs: Sequence[PathLike | None] = (),
     site_dir: PathLike | None = None,
+    **evaluation: Unpack[EvaluationOptions],
 ) -> Report:
     """Strict, gold-clean and adjudicated accuracy per model from locked verdict files.
 
     ``score_or_runs``: a ``Score`` (its evaluation and locked files are reused) or run
-    JSONL file(s), evaluated with ``gold``, ``db_root``, ``store`` and the settings (defaults
-    from ``project``'s jury.toml). ``audit``, ``verdicts``, ``review``: locked files (with a
-    Score: the Score's when not given). ``strength``: the column the gold-defect share is
-    correlated with (None: adjudicated with verdicts, else gold_clean with an audit, else
-    strict). ``control``: a negative-control model. ``families``: a family registry TOML.
-    ``rank_resamples``, ``seed``: the rank-stability bootstrap. ``missing``, ``positions_from``:
-    as for ``jury.score`` (with a Score: its own; giving another rule is an error). ``model``:
-    report only this model or these models of the runs (``--model``: a demo panel that judged
-    one model's failures). ``outputs`` (files) and
-    ``site_dir`` (a site folder) the caller will write are checked before any work.
-    ``allow_privileged_login``: as for ``jury.score`` (when the runs are executed here).
+    JSONL file(s), evaluated as ``evaluation`` says (``EvaluationOptions``, as for
+    ``jury.score``; with a Score: its own, and giving another ``missing`` rule is an error).
+    ``audit``, ``verdicts``, ``review``: locked files (with a Score: the Score's when not
+    given). ``strength``: the column the gold-defect share is correlated with (None:
+    adjudicated with verdicts, else gold_clean with an audit, else strict). ``control``: a
+    negative-control model. ``families``: a family registry TOML. ``rank_resamples``,
+    ``seed``: the rank-stability bootstrap. ``model``: report only this model or these models
+    of the runs (``--model``: a demo panel that judged one model's failures). ``site_dir``: a
+    site folder the caller will write, checked before any work (as ``outputs`` are).
     """
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
@@ -238,7 +217,8 @@ def report(
 
         hint = did_you_mean(strength, STRENGTHS) or ";"
         raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
-    project = project if project is not None else Project.load()
+    o = evaluation_options("report", dict(evaluation))
+    project = o["project"] if o["project"] is not None else Project.load()
     base: Score | None = None
     if isinstance(score_or_runs, Score):
         base, run_paths = score_or_runs, score_or_runs.runs
@@ -253,15 +233,15 @@ def report(
         store_path, root = base.store_path, base.db_root
         inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path]
     else:
-        store_path, root = project.store_path(store), project.db_root(db_root)
-        positions = project.path("positions_from", positions_from)
-        inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path, positions]
+        store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
+        positions = project.path("positions_from", o["positions_from"])
+        inputs = [*run_paths, project.path("gold", o["gold"]), audit_path, *verdict_paths, families_path, review_path, positions]
     inputs = list(dict.fromkeys(p for p in inputs if p is not None))
     if site_dir is not None:
         from jury.results.site import check_site_dir
 
         check_site_dir(Path(site_dir), inputs)
-    guard_outputs(outputs, inputs, store=store_path, db_root=root)
+    guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
     locked = load_verdict_inputs(  # locks first
         audit_path, verdict_paths, review_path, allow_superseded, base=base.verdicts if base is not None else None
     )
@@ -272,6 +252,7 @@ def report(
         registry = load_registry(families_path)
     if base is not None:
         ev, gold_items, records, gold_file = base.evaluation, base.gold, base.records, base.gold_path
+        missing = o["missing"]
         if missing is not None and missing != ev.settings.missing:
             raise InputError(
                 f"missing={missing!r}, but the Score was made with missing={str(ev.settings.missing)!r}: "
@@ -280,25 +261,11 @@ def report(
     else:
         from jury.pipeline.jobs import load_and_evaluate
 
-        settings = _settings(
-            project,
-            casefold,
-            float_digits,
-            comparator=comparator,
-            near_miss=near_miss,
-            timeout=timeout,
-            row_cap=row_cap,
-            workers=workers,
-            executor=executor,
-            ray_address=ray_address,
-            db_url=db_url,
-            missing=missing,
-            allow_privileged_login=allow_privileged_login,
-        )
-        gold_file = project.gold(gold)
-        with project.open_store(store) as st:
+        settings = _settings(project, o)
+        gold_file = project.gold(o["gold"])
+        with project.open_store(o["store"]) as st:
             gold_items, records, ev = load_and_evaluate(
-                gold_file, run_paths, root, st, settings, progress or no_progress, positions
+                gold_file, run_paths, root, st, settings, o["progress"] or no_progress, positions
             )
     models = None
     if model is not None and (model if isinstance(model, str) else list(model)):
@@ -323,15 +290,15 @@ def report(
     )
 
 
-def _settings(project: Project, casefold: bool, float_digits: int | None, **given):
+def _settings(project: Project, o: dict[str, Any]):
     """The evaluation settings of `jury report`: normalisation only when asked for (jury.toml's
     float_digits is `jury score`'s), the rest from the arguments, else jury.toml."""
     options = None
-    if casefold or float_digits is not None:
+    if o["casefold"] or o["float_digits"] is not None:
         from jury.compare.comparators import NormalizeOptions
 
-        options = NormalizeOptions(casefold=casefold, float_sig_digits=float_digits)
-    return project.settings(options=options, **given)
+        options = NormalizeOptions(casefold=o["casefold"], float_sig_digits=o["float_digits"])
+    return project.settings(options=options, **evaluation_settings(o))
 
 
 def _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed) -> ReportModel:
