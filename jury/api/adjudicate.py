@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.pipeline.jobs import JobResult, ProgressFactory
+    from jury.pipeline.requests import AdjudicationRequest
 
 _HEADS = [
     "model",
@@ -177,12 +178,9 @@ def adjudicate(
     more than read (recorded in the file's provenance). ``batch``: send OpenAI and Anthropic jurors' ballots through batch APIs
     (IncompleteRun while they are pending). ``runs`` may be published prediction files, indexing
     ``positions_from`` by position (as for ``jury.score``; recorded in the verdict file)."""
-    from jury.judging.agreement import agreement_summary
     from jury.judging.families import load_registry
     from jury.pipeline.jobs import _no_progress, adjudication_job
     from jury.pipeline.requests import AdjudicationRequest
-    from jury.results.columns import adjudication_summary
-    from jury.results.scoring import score_all
 
     models = renamed(model, models, "model", "models")
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
@@ -220,7 +218,17 @@ def adjudicate(
     )
     with project.open_store(store) as st:
         job = adjudication_job(request, st, progress or _no_progress)
-    unit = "failures and sampled passes" if review_passes else "failures"
+    return _result(request, job)
+
+
+def _result(request: AdjudicationRequest, job: JobResult) -> Adjudication:
+    """What a run (or the plan) of an adjudication returns: the plan, the per-model rows, the
+    jurors' agreement, the calls and the verdict file."""
+    from jury.judging.agreement import agreement_summary
+    from jury.results.columns import adjudication_summary
+    from jury.results.scoring import score_all
+
+    unit = "failures and sampled passes" if request.review_passes else "failures"
     asked = juror_plan(request, "adjudication", job.plan.ballots(), len(job.plan.groups), unit)
     result = Adjudication(
         panel=request.panel.name, plan=asked, plan_only=request.plan_only, evaluation=job.evaluation, **guarded(request)

@@ -24,7 +24,8 @@ from jury.pipeline.project import PathLike, Project
 if TYPE_CHECKING:
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.pipeline.jobs import JobResult, ProgressFactory
+    from jury.pipeline.requests import AuditRequest
 
 
 class Audit(JurorJob):
@@ -173,10 +174,15 @@ def audit_gold(
     )
     with project.open_store(store) as st:
         job = audit_job(request, st, progress or _no_progress)
-    groups = len(job.plan.items)
-    asked = juror_plan(request, "audit", job.plan.ballots(), groups, "gold queries")
-    result = Audit(panel=chosen.name, plan=asked, plan_only=plan_only, **guarded(request))
-    if plan_only:
+    return _result(request, job)
+
+
+def _result(request: AuditRequest, job: JobResult) -> Audit:
+    """What a run (or the plan) of a gold audit returns: the plan, the summary and records, the
+    checks' counts, the calls and the audit file."""
+    asked = juror_plan(request, "audit", job.plan.ballots(), len(job.plan.items), "gold queries")
+    result = Audit(panel=request.panel.name, plan=asked, plan_only=request.plan_only, **guarded(request))
+    if request.plan_only:
         return result
     if job.summary is not None:  # not a shard's run
         result.summary, result.records = job.summary, job.records or []
