@@ -143,3 +143,17 @@ class AuditRequest(JurorRequest):
                 f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (checks cannot be off)"
             )
         return self
+
+
+class ReauditRequest(BaseModel):
+    """A re-audit: which locked files are compared with the files they bind, and how the stale
+    ones are re-run (each re-run's own request is built from its file: jury.pipeline.reaudit)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    files: list[Path] = Field(description="The locked verdict files (given, else the current ones in the verdicts folder).")
+    check: bool = Field(False, description="Call nothing: only say which files are stale.")
+    max_cost: float | None = Field(None, description="USD: stop (CostCapReached) before a re-run's spend passes it.")
+    batch: bool = Field(False, description="Send OpenAI and Anthropic jurors' ballots through their batch APIs.")
+    store_path: Path = Field(description="The store the re-runs read their unchanged votes from.")
+    signer: Any = Field(None, description="A jury.verdicts.signing.Signer that signs each new file.")
