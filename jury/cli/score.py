@@ -93,10 +93,9 @@ def score(
     from jury.api.score import score as run_score
 
     check_format(fmt)
-    options = job_options(ctx, "fmt", "output", "per_question", "wide")
-    result = run_score(**options, progress=progress_bar, outputs=[output, per_question])
-    for note in result.notes:
-        typer.echo(note, err=True)
+    shown = ("fmt", "output", "per_question", "wide")  # how the result is shown, not what is scored
+    result = run_score(**job_options(ctx, *shown), progress=progress_bar, outputs=[output, per_question])
+    typer.echo("".join(f"{note}\n" for note in result.notes), err=True, nl=False)
     if per_question is not None:
         emit(result.per_question_jsonl(), per_question)
     emit(result.render(fmt, width=table_width(output), wide=wide), output)
