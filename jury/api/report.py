@@ -207,16 +207,10 @@ def report(
     of the runs (``--model``: a demo panel that judged one model's failures). ``site_dir``: a
     site folder the caller will write, checked before any work (as ``outputs`` are).
     """
-    from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
-    from jury.results.report import STRENGTHS
     from jury.results.scoring import coverage_warning
 
-    if strength is not None and strength not in STRENGTHS:
-        from jury.errors import did_you_mean
-
-        hint = did_you_mean(strength, STRENGTHS) or ";"
-        raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
+    _check_strength(strength)
     o = evaluation_options("report", dict(evaluation))
     project = o["project"] if o["project"] is not None else Project.load()
     base: Score | None = None
@@ -229,19 +223,8 @@ def report(
     audit_path = project.path("audit", audit) if base is None or audit is not None else None
     verdict_paths, review_path = as_paths(verdicts), Path(review) if review is not None else None
     families_path = Path(families) if families is not None else None
-    if base is not None:
-        store_path, root = base.store_path, base.db_root
-        inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path]
-    else:
-        store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
-        positions = project.path("positions_from", o["positions_from"])
-        inputs = [*run_paths, project.path("gold", o["gold"]), audit_path, *verdict_paths, families_path, review_path, positions]
-    inputs = list(dict.fromkeys(p for p in inputs if p is not None))
-    if site_dir is not None:
-        from jury.results.site import check_site_dir
-
-        check_site_dir(Path(site_dir), inputs)
-    guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
+    files = [audit_path, *verdict_paths, families_path, review_path]
+    store_path, root, positions, inputs = _inputs(project, base, o, run_paths, files, site_dir)
     locked = load_verdict_inputs(  # locks first
         audit_path, verdict_paths, review_path, allow_superseded, base=base.verdicts if base is not None else None
     )
@@ -250,23 +233,7 @@ def report(
         from jury.judging.families import load_registry
 
         registry = load_registry(families_path)
-    if base is not None:
-        ev, gold_items, records, gold_file = base.evaluation, base.gold, base.records, base.gold_path
-        missing = o["missing"]
-        if missing is not None and missing != ev.settings.missing:
-            raise InputError(
-                f"missing={missing!r}, but the Score was made with missing={str(ev.settings.missing)!r}: "
-                "score again with that rule, or give the run files"
-            )
-    else:
-        from jury.pipeline.jobs import load_and_evaluate
-
-        settings = _settings(project, o)
-        gold_file = project.gold(o["gold"])
-        with project.open_store(o["store"]) as st:
-            gold_items, records, ev = load_and_evaluate(
-                gold_file, run_paths, root, st, settings, o["progress"] or no_progress, positions
-            )
+    ev, gold_items, records, gold_file = _evaluation(project, base, o, run_paths, root, positions)
     models = None
     if model is not None and (model if isinstance(model, str) else list(model)):
         ev, records = _only_models(ev, records, model)
@@ -275,7 +242,7 @@ def report(
     built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(
         ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
-        positions_from=None if base is not None else positions, models=models,
+        positions_from=positions, models=models,
     )  # fmt: skip
     return Report.model_validate(
         {
@@ -288,6 +255,61 @@ def report(
             "db_root": root,
         }
     )
+
+
+def _inputs(project: Project, base: Score | None, o: dict[str, Any], run_paths, files, site_dir) -> tuple:
+    """(store path, db root, positions_from, every input): a Score's, else the arguments' (then
+    jury.toml's), with the locked ``files``; the outputs and the site folder are refused
+    before any work when one of them would overwrite an input."""
+    from jury.pipeline.outputs import guard_outputs
+
+    positions = None
+    if base is not None:
+        store_path, root = base.store_path, base.db_root
+        inputs = [*base.inputs, *files]
+    else:
+        store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
+        positions = project.path("positions_from", o["positions_from"])
+        inputs = [*run_paths, project.path("gold", o["gold"]), *files, positions]
+    inputs = list(dict.fromkeys(p for p in inputs if p is not None))
+    if site_dir is not None:
+        from jury.results.site import check_site_dir
+
+        check_site_dir(Path(site_dir), inputs)
+    guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
+    return store_path, root, positions, inputs
+
+
+def _check_strength(strength: str | None) -> None:
+    from jury.results.report import STRENGTHS
+
+    if strength is not None and strength not in STRENGTHS:
+        from jury.errors import did_you_mean
+
+        hint = did_you_mean(strength, STRENGTHS) or ";"
+        raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
+
+
+def _evaluation(project: Project, base: Score | None, o: dict[str, Any], run_paths, root, positions) -> tuple:
+    """(evaluation, gold items, run records, gold file): a Score's own (another ``missing`` rule
+    is an error), else the runs executed (or reused from the store) here."""
+    if base is not None:
+        missing = o["missing"]
+        if missing is not None and missing != base.evaluation.settings.missing:
+            raise InputError(
+                f"missing={missing!r}, but the Score was made with missing={str(base.evaluation.settings.missing)!r}: "
+                "score again with that rule, or give the run files"
+            )
+        return base.evaluation, base.gold, base.records, base.gold_path
+    from jury.pipeline.jobs import load_and_evaluate
+
+    settings = _settings(project, o)
+    gold_file = project.gold(o["gold"])
+    with project.open_store(o["store"]) as st:
+        gold_items, records, ev = load_and_evaluate(
+            gold_file, run_paths, root, st, settings, o["progress"] or no_progress, positions
+        )
+    return ev, gold_items, records, gold_file
 
 
 def _settings(project: Project, o: dict[str, Any]):
