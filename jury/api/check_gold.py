@@ -95,11 +95,10 @@ def check_gold(
     difference is the ``cross_engine`` check, and ``cross_engine`` lists the questions that
     differ under each comparator."""
     from jury.compare.comparators import get_comparator
-    from jury.compare.gold_checks import check_counts, parse_passes, select_items
     from jury.compare.gold_checks import check_gold as run_checks
+    from jury.compare.gold_checks import parse_passes, select_items
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
-    from jury.execution.engine_urls import privileged_logins
     from jury.inputs.io import load_gold
     from jury.pipeline.jobs import _no_progress
     from jury.pipeline.outputs import guard_outputs
@@ -131,6 +130,14 @@ def check_gold(
             against=against,
         )  # fmt: skip
     settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    return _result(results, settings, databases, against, inputs=[gold_file], store_path=store_path, db_root=root)
+
+
+def _result(results, settings: dict, databases: dict, against, **where) -> GoldCheck:
+    """The GoldCheck of the checks' results: the counts, the cross-engine differences, the
+    privileged logins used and whether a database was run from a file here."""
+    from jury.compare.gold_checks import check_counts
+    from jury.execution.engine_urls import privileged_logins
     from jury.execution.engines import is_url
 
     cross = None
@@ -147,7 +154,5 @@ def check_gold(
             path for dbs in (databases, against.databases if against else {}) for path, _sha in dbs.values()
         ),
         reversed_run=any(not is_url(path) for path, _ in databases.values()),
-        inputs=[gold_file],
-        store_path=store_path,
-        db_root=root,
+        **where,
     )
