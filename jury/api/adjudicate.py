@@ -193,29 +193,14 @@ def adjudicate(
     request = AdjudicationRequest(
         panel=choose_panel(project, panel, "panel", "default.toml"),
         settings=project.settings(
-            comparator=comparator,
-            near_miss=near_miss,
-            workers=workers,
-            executor=executor,
-            ray_address=ray_address,
-            db_url=db_url,
-            allow_privileged_login=allow_privileged_login,
-        ),  # fmt: skip
-        gold_path=project.gold(gold),
-        run_paths=run_paths,
-        registry=load_registry(families),
-        seed=project.get("seed", seed, 0),
-        early_stop=early_stop,
-        swap=swap,
-        review_passes=review_passes,
-        taxonomy=taxonomy,
-        max_cost=project.get("max_cost", max_cost, None),
-        models=_strings(models),
-        plan_only=plan_only,
-        batch=batch,
-        positions_from=positions,
-        **fields,
-    )
+            comparator=comparator, near_miss=near_miss, workers=workers, executor=executor, ray_address=ray_address,
+            db_url=db_url, allow_privileged_login=allow_privileged_login,
+        ),
+        gold_path=project.gold(gold), run_paths=run_paths, registry=load_registry(families),
+        seed=project.get("seed", seed, 0), early_stop=early_stop, swap=swap, review_passes=review_passes,
+        taxonomy=taxonomy, max_cost=project.get("max_cost", max_cost, None), models=_strings(models),
+        plan_only=plan_only, batch=batch, positions_from=positions, **fields,
+    )  # fmt: skip
     with project.open_store(store) as st:
         job = adjudication_job(request, st, progress or _no_progress)
     return _result(request, job)
