@@ -6,12 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    handle_errors,
-    juror_option,
-    option,
-    run_job,
-)
+from jury.cli.common import handle_errors, juror_option, option, run_job
 
 
 @handle_errors

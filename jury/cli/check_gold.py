@@ -6,15 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    check_format,
-    emit,
-    handle_errors,
-    job_options,
-    option,
-    progress_bar,
-    table_width,
-)
+from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
 
 
 @handle_errors
