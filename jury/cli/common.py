@@ -11,7 +11,6 @@ from pathlib import Path
 import typer
 
 from jury.errors import JuryError
-from jury.pipeline.outputs import guard_outputs  # noqa: F401  (the commands' import; the check lives in the library)
 
 FORMAT_HELP = "Output format: table, csv, json or md."
 EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
