@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 
 import pytest
 import typer
@@ -37,10 +38,25 @@ PRESENTATION |= {"gold_defects"}  # `jury report --gold-defects` is another job:
 PRESENTATION |= {"error_sample", "group", "per_stratum", "seed"}
 
 
+def arguments(job) -> dict:
+    """A job function's keyword arguments and their defaults, those of ``**evaluation:
+    Unpack[EvaluationOptions]`` (jury.score's and jury.report's shared ones) included."""
+    from jury.api.score import EVALUATION_DEFAULTS
+
+    params = inspect.signature(job).parameters
+    found = {n: p.default for n, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    for name, p in params.items():
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            (options,) = typing.get_args(typing.get_type_hints(job, include_extras=True)[name])
+            found.update({key: EVALUATION_DEFAULTS[key] for key in options.__annotations__})
+    return found
+
+
 @pytest.mark.parametrize("command", sorted(JOBS))
 def test_every_option_of_a_command_is_an_argument_of_its_function_by_the_options_name(command):
     cmd = typer.main.get_command(app).commands[command]
     params = inspect.signature(getattr(jury, JOBS[command])).parameters
+    names = arguments(getattr(jury, JOBS[command]))
     first = next(iter(params.values()))
     for p in cmd.params:
         if not any(o.startswith("--") for o in p.opts):  # the command's argument is the function's first
@@ -50,7 +66,7 @@ def test_every_option_of_a_command_is_an_argument_of_its_function_by_the_options
             continue
         first_long = next(o for o in p.opts if o.startswith("--"))
         assert first_long.lstrip("-").replace("-", "_") == p.name, (command, p.opts, p.name)
-        assert p.name in params, f"jury {command} {p.opts}: jury.{JOBS[command]}() has no argument {p.name!r}"
+        assert p.name in names, f"jury {command} {p.opts}: jury.{JOBS[command]}() has no argument {p.name!r}"
 
 
 def test_check_gold_takes_the_gold_file_first_as_audit_gold_and_score_take_theirs(monkeypatch):
@@ -97,3 +113,30 @@ def test_score_and_report_print_a_rank_alike(example_store):
     assert not re.search(r"\(\d+(st|nd|rd|th)\)", score.stdout)
     assert re.search(r"\| 0\.\d{3} \d+(st|nd|rd|th) \|", score.stdout)  # a side comparator: "0.822 5th"
     assert re.search(r"\] \d+(st|nd|rd|th) \|", report.stdout) and "bird acc rank" in score.stdout
+
+
+# what a job's function takes that no command option gives: the caller's own objects and hooks,
+# the old spellings kept as aliases, and what `jury report` reads from a Score or a site folder
+LIBRARY_ONLY = {"project", "progress", "outputs", "site_dir", "models", "plan_only"}
+COMMAND_ARGUMENT = {"report": "score_or_runs", "verify": "paths"}  # the command's positional, named for the library
+
+
+@pytest.mark.parametrize("command", sorted(JOBS))
+def test_every_argument_of_a_function_is_an_option_of_its_command_with_the_same_default(command):
+    """The other direction of the contract: what the library can be asked, the command line can
+    be asked too, and an option left out means what the argument left out means."""
+    cmd = typer.main.get_command(app).commands[command]
+    options = {p.name: p for p in cmd.params}
+    for name, default in arguments(getattr(jury, JOBS[command])).items():
+        if name in LIBRARY_ONLY or COMMAND_ARGUMENT.get(command) == name:
+            continue
+        assert name in options, f"jury.{JOBS[command]}({name}=...) has no option in `jury {command}`"
+        given = options[name].default
+        if default is inspect.Parameter.empty or name in PRESENTATION:
+            continue
+        if default is None or isinstance(default, tuple | list):  # a multiple option: [] or () is "none given"
+            assert given in (None, [], ()) or list(given) == list(default or []), (command, name, given, default)
+        else:
+            assert given == default, (
+                f"jury {command} --{name.replace('_', '-')} defaults to {given!r}, the function to {default!r}"
+            )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.juror_jobs import Before, JurorJob, choose_panel, renamed
+from jury.api.juror_jobs import JurorJob, choose_panel, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.results.columns import AdjudicatedModel
 
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.pipeline.jobs import JobResult, ProgressFactory
+    from jury.pipeline.requests import AdjudicationRequest
 
 _HEADS = [
     "model",
@@ -217,69 +218,51 @@ def adjudicate(
         IncompleteRun: some ballots got no vote (a rerun asks only those).
         InputError: a bad input, named in one line.
     """
-    from jury.judging.agreement import agreement_summary
     from jury.judging.families import load_registry
     from jury.pipeline.jobs import _no_progress, adjudication_job
-    from jury.results.columns import adjudication_summary
-    from jury.results.scoring import score_all
+    from jury.pipeline.requests import AdjudicationRequest
 
     models = renamed(model, models, "model", "models")
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
-    run_paths = as_paths(runs)
-    before = Before.check(
-        project,
-        output=output,
-        inputs=[*run_paths, project.path("gold", gold), project.path("positions_from", positions_from)],
-        store=store,
-        db_root=db_root,
-        shard=shard,
-        sign=sign,
-    )
-    chosen = choose_panel(project, panel, "panel", "default.toml")
-    settings = project.settings(
-        comparator=comparator,
-        near_miss=near_miss,
-        workers=workers,
-        executor=executor,
-        ray_address=ray_address,
-        db_url=db_url,
-        allow_privileged_login=allow_privileged_login,
-    )
+    run_paths, positions = as_paths(runs), project.path("positions_from", positions_from)
+    fields = juror_request_fields(
+        project, output=output, inputs=[*run_paths, project.path("gold", gold), positions], store=store,
+        db_root=db_root, shard=shard, sign=sign,
+    )  # fmt: skip
+    request = AdjudicationRequest(
+        panel=choose_panel(project, panel, "panel", "default.toml"),
+        settings=project.settings(
+            comparator=comparator, near_miss=near_miss, workers=workers, executor=executor, ray_address=ray_address,
+            db_url=db_url, allow_privileged_login=allow_privileged_login,
+        ),
+        gold_path=project.gold(gold), run_paths=run_paths, registry=load_registry(families),
+        seed=project.get("seed", seed, 0), early_stop=early_stop, swap=swap, review_passes=review_passes,
+        taxonomy=taxonomy, max_cost=project.get("max_cost", max_cost, None), models=_strings(models),
+        plan_only=plan_only, batch=batch, positions_from=positions, **fields,
+    )  # fmt: skip
     with project.open_store(store) as st:
-        job = adjudication_job(
-            project.config,
-            st,
-            gold_path=project.gold(gold),
-            run_paths=run_paths,
-            db_root=before.db_root,
-            panel=chosen,
-            registry=load_registry(families),
-            settings=settings,
-            seed=project.get("seed", seed, 0),
-            early_stop=early_stop,
-            swap=swap,
-            review_passes=review_passes,
-            taxonomy=taxonomy,
-            max_cost=project.get("max_cost", max_cost, None),
-            models=_strings(models),
-            output=before.output,
-            plan_only=plan_only,
-            progress=progress or _no_progress,
-            shard=before.shard,
-            batch=batch,
-            positions_from=project.path("positions_from", positions_from),
-        )
-    unit = "failures and sampled passes" if review_passes else "failures"
-    asked = before.plan(
-        "adjudication", chosen.name, job.plan.ballots(), len(job.plan.groups), unit, batch=batch, plan_only=plan_only
+        job = adjudication_job(request, st, progress or _no_progress)
+    return _result(request, job)
+
+
+def _result(request: AdjudicationRequest, job: JobResult) -> Adjudication:
+    """What a run (or the plan) of an adjudication returns: the plan, the per-model rows, the
+    jurors' agreement, the calls and the verdict file."""
+    from jury.judging.agreement import agreement_summary
+    from jury.results.columns import adjudication_summary
+    from jury.results.scoring import score_all
+
+    unit = "failures and sampled passes" if request.review_passes else "failures"
+    asked = juror_plan(request, "adjudication", job.plan.ballots(), len(job.plan.groups), unit)
+    result = Adjudication(
+        panel=request.panel.name, plan=asked, plan_only=request.plan_only, evaluation=job.evaluation, **guarded(request)
     )
-    result = Adjudication(panel=chosen.name, plan=asked, plan_only=plan_only, evaluation=job.evaluation, **before.where())
-    if plan_only:
+    if request.plan_only:
         return result
     if job.records is not None and job.evaluation is not None:  # not a shard's run
         result.records = job.records
         result.models = adjudication_summary(job.records, score_all(job.evaluation.pairs), set(job.plan.families))
-        result.agreement = agreement_summary(job.records, chosen.ballot_style)  # from the votes
-    before.finish(result, job)
+        result.agreement = agreement_summary(job.records, request.panel.ballot_style)  # from the votes
+    finish(request, result, job)
     return result

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.juror_jobs import Before, JurorJob, choose_panel, renamed
+from jury.api.juror_jobs import JurorJob, choose_panel, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.pipeline.jobs import JobResult, ProgressFactory
+    from jury.pipeline.requests import AuditRequest
 
 
 class Audit(JurorJob):
@@ -177,49 +178,50 @@ def audit_gold(
     """
     from jury.errors import InputError
     from jury.pipeline.jobs import _no_progress, audit_job
+    from jury.pipeline.requests import AuditRequest
 
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
     gold_path = project.path("gold", gold)
-    before = Before.check(project, output=output, inputs=[gold_path], store=store, db_root=db_root, shard=shard, sign=sign)
+    fields = juror_request_fields(
+        project, output=output, inputs=[gold_path], store=store, db_root=db_root, shard=shard, sign=sign
+    )
     if gold_path is None:
         raise InputError("no gold file: give the gold file or set gold in jury.toml")
     chosen = choose_panel(project, panel, "audit_panel", "audit.toml")
     if project.get("quorum", quorum) is not None:
         chosen.quorum = project.get("quorum", quorum)
+    against = None
+    if against_gold is not None:
+        against = (against_gold, project.engine_url(against_db_url, "--against-db-url", allow_privileged_login), against_db_root)
+    request = AuditRequest(
+        panel=chosen,
+        gold_path=gold_path,
+        db_urls=project.db_urls(db_url, allow_privileged_login),
+        dbs=_strings(db),
+        question_ids=_strings(question_id),
+        split=project.get("split", split, None),
+        max_cost=project.get("max_cost", max_cost, None),
+        plan_only=plan_only,
+        checks=checks,
+        batch=batch,
+        against=against,
+        **fields,
+    )
     with project.open_store(store) as st:
-        job = audit_job(
-            project.config,
-            st,
-            gold_path=gold_path,
-            db_root=before.db_root,
-            db_urls=project.db_urls(db_url, allow_privileged_login),
-            panel=chosen,
-            dbs=_strings(db),
-            question_ids=_strings(question_id),
-            split=project.get("split", split, None),
-            max_cost=project.get("max_cost", max_cost, None),
-            output=before.output,
-            plan_only=plan_only,
-            progress=progress or _no_progress,
-            checks=checks,
-            shard=before.shard,
-            batch=batch,
-            against=None
-            if against_gold is None
-            else (
-                against_gold,
-                project.engine_url(against_db_url, "--against-db-url", allow_privileged_login),
-                against_db_root,
-            ),
-        )
-    groups = len(job.plan.items)
-    asked = before.plan("audit", chosen.name, job.plan.ballots(), groups, "gold queries", batch=batch, plan_only=plan_only)
-    result = Audit(panel=chosen.name, plan=asked, plan_only=plan_only, **before.where())
-    if plan_only:
+        job = audit_job(request, st, progress or _no_progress)
+    return _result(request, job)
+
+
+def _result(request: AuditRequest, job: JobResult) -> Audit:
+    """What a run (or the plan) of a gold audit returns: the plan, the summary and records, the
+    checks' counts, the calls and the audit file."""
+    asked = juror_plan(request, "audit", job.plan.ballots(), len(job.plan.items), "gold queries")
+    result = Audit(panel=request.panel.name, plan=asked, plan_only=request.plan_only, **guarded(request))
+    if request.plan_only:
         return result
     if job.summary is not None:  # not a shard's run
         result.summary, result.records = job.summary, job.records or []
         result.checks = check_counts(result.records)
-    before.finish(result, job)
+    finish(request, result, job)
     return result

@@ -125,12 +125,9 @@ def calibrate(
         from jury.pipeline.jobs import _no_progress, load_and_evaluate
 
         settings = project.settings(
-            workers=workers,
-            executor=executor,
-            ray_address=ray_address,
-            db_url=db_url,
+            workers=workers, executor=executor, ray_address=ray_address, db_url=db_url,
             allow_privileged_login=allow_privileged_login,
-        )
+        )  # fmt: skip
         with project.open_store(store) as st:
             _gold, records, evaluation = load_and_evaluate(
                 project.gold(gold), run_paths, root, st, settings, progress or _no_progress

@@ -121,11 +121,10 @@ def check_gold(
         InputError: a bad input, named in one line.
     """
     from jury.compare.comparators import get_comparator
-    from jury.compare.gold_checks import check_counts, parse_passes, select_items
     from jury.compare.gold_checks import check_gold as run_checks
+    from jury.compare.gold_checks import parse_passes, select_items
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
-    from jury.execution.engine_urls import privileged_logins
     from jury.inputs.io import load_gold
     from jury.pipeline.jobs import _no_progress
     from jury.pipeline.outputs import guard_outputs
@@ -162,7 +161,7 @@ def check_gold(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
             against=against,
         )  # fmt: skip
-    settings: dict = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    settings: dict[str, Any] = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
     if windows > 1:
         from jury.compare.gold_windows import run_windows
 
@@ -173,6 +172,14 @@ def check_gold(
                 timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, started_at=started_at, progress=bar,
             )  # fmt: skip
         settings.update({"windows": windows, "window_gap_s": window_gap})
+    return _result(results, settings, databases, against, inputs=[gold_file], store_path=store_path, db_root=root)
+
+
+def _result(results: list[Any], settings: dict[str, Any], databases: dict[str, Any], against: Any, **where: Any) -> GoldCheck:
+    """The GoldCheck of the checks' results: the counts, the cross-engine differences, the
+    privileged logins used and whether a database was run from a file here."""
+    from jury.compare.gold_checks import check_counts
+    from jury.execution.engine_urls import privileged_logins
     from jury.execution.engines import is_url
 
     cross = None
@@ -189,7 +196,5 @@ def check_gold(
             path for dbs in (databases, against.databases if against else {}) for path, _sha in dbs.values()
         ),
         reversed_run=any(not is_url(path) for path, _ in databases.values()),
-        inputs=[gold_file],
-        store_path=store_path,
-        db_root=root,
+        **where,
     )

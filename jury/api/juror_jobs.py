@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
+    from jury.pipeline.requests import JurorRequest
     from jury.verdicts.signing import Signer
 
 R = TypeVar("R", bound=Result)
@@ -309,87 +310,74 @@ def choose_panel(project: Project, panel: str | PathLike | Panel | None, key: st
     return load_panel(resolve_panel_path(project.get(key, None if panel is None else str(panel)), default))
 
 
-@dataclass
-class Before:
-    """What a juror job settles before any work: the output is none of its inputs, the shard,
-    the signing key and the schema folder the verdict file will need."""
+def juror_request_fields(
+    project: Project,
+    *,
+    output: PathLike | None,
+    inputs: list[Path | None],
+    store: PathLike | None,
+    db_root: PathLike | None,
+    shard: str | Shard | None,
+    sign: PathLike | None,
+) -> dict[str, Any]:
+    """What every juror job's request settles first, before its panel (the fields of
+    jury.pipeline.requests.JurorRequest they name): the output is none of its inputs, the shard
+    parsed, the signing key loaded, the schema folder the verdict file will need."""
+    from jury.judging.shards import Shard, parse_shard
+    from jury.pipeline.outputs import guard_outputs
 
-    project: Project
-    output: Path | None
-    store_path: Path
-    db_root: Path | None
-    inputs: list[Path]
-    shard: Shard | None
-    signer: Signer | None
-    new_schema: Path | None
+    out = Path(output) if output is not None else None
+    store_path, root = project.store_path(store), project.db_root(db_root)
+    given = [p for p in inputs if p is not None]
+    guard_outputs([out], given, store=store_path, db_root=root, verdict_output=True)
+    this_shard = shard if isinstance(shard, Shard) or shard is None else parse_shard(shard)
+    signer = load_signer(sign)
+    return {
+        "config": project.config,
+        "output": out,
+        "store_path": store_path,
+        "db_root": root,
+        "inputs": given,
+        "shard": this_shard,
+        "signer": signer,
+        "new_schema": missing_schema(project.config, out),
+    }
 
-    @classmethod
-    def check(
-        cls,
-        project: Project,
-        *,
-        output: PathLike | None,
-        inputs: list[Path | None],
-        store: PathLike | None,
-        db_root: PathLike | None,
-        shard: str | Shard | None,
-        sign: PathLike | None,
-    ) -> Before:
-        """Every refusal a juror job can make before it reads any data: an output that would
-        replace an input, the store or the databases; a malformed shard; a signing key that cannot sign.
 
-        Args:
-            project: the folder's jury.toml defaults.
-            output: the verdict file to write (None: the job names it).
-            inputs: the files the job reads (None entries are skipped).
-            store: the store a caller names.
-            db_root: the databases' folder a caller names.
-            shard: ``"i/n"`` or a Shard: this process's part of the work.
-            sign: an Ed25519 key that signs the new file.
-        """
-        from jury.judging.shards import Shard, parse_shard
-        from jury.pipeline.outputs import guard_outputs
+def juror_plan(request: JurorRequest, kind: str, ballots: list[Any], groups: int, unit: str) -> JurorPlan:
+    """The JurorPlan of a job's ballots (only the shard's, with a shard), titled as ``--plan`` prints it."""
+    shard = request.shard
+    if shard is not None:
+        ballots = shard.ballots(ballots)
+    where = f", shard {shard} (only its ballots)" if shard is not None else ""
+    title = f"{kind} plan: panel {request.panel.name}{where}" + (", no calls made" if request.plan_only else "")
+    return JurorPlan(title=title, groups=groups, unit=unit, batch=request.batch, ballots=ballots)
 
-        out = Path(output) if output is not None else None
-        store_path, root = project.store_path(store), project.db_root(db_root)
-        given = [p for p in inputs if p is not None]
-        guard_outputs([out], given, store=store_path, db_root=root, verdict_output=True)
-        this_shard = shard if isinstance(shard, Shard) or shard is None else parse_shard(shard)
-        signer = load_signer(sign)
-        return cls(project, out, store_path, root, given, this_shard, signer, missing_schema(project.config, out))
 
-    def plan(
-        self, kind: str, panel: str, ballots: list[Any], groups: int, unit: str, *, batch: bool, plan_only: bool
-    ) -> JurorPlan:
-        """The JurorPlan of a job's ballots (only the shard's, with a shard), titled as ``--plan`` prints it."""
-        if self.shard is not None:
-            ballots = self.shard.ballots(ballots)
-        where = f", shard {self.shard} (only its ballots)" if self.shard is not None else ""
-        title = f"{kind} plan: panel {panel}{where}" + (", no calls made" if plan_only else "")
-        return JurorPlan(title=title, groups=groups, unit=unit, batch=batch, ballots=ballots)
+def guarded(request: JurorRequest) -> dict[str, Any]:
+    """The fields that tell a result's ``write`` what it may not overwrite."""
+    return {"inputs": request.inputs, "store_path": request.store_path, "db_root": request.db_root}
 
-    def where(self) -> dict[str, Any]:
-        """The fields that tell a result's ``write`` what it may not overwrite."""
-        return {"inputs": self.inputs, "store_path": self.store_path, "db_root": self.db_root}
 
-    def finish(self, result: JurorJob, job: Any) -> JurorJob:
-        """A job that ran (or found its verdict set locked): its calls, its file, the lines after
-        it, and its signature when asked."""
-        from jury.judging.shards import shard_message
+def finish(request: JurorRequest, result: JurorJob, job: Any) -> JurorJob:
+    """A job that ran (or found its verdict set locked): its calls, its file, the lines after
+    it, and its signature when asked."""
+    from jury.judging.shards import shard_message
 
-        if self.shard is not None and job.stats is not None:  # the shard's votes are stored: no verdict file
-            result.shard_note = shard_message(self.shard, job.stats, self.store_path)
-            result.calls = Calls.of(job.stats, None)
-            return result
-        result.calls = None if job.stats is None else Calls.of(job.stats, job.path)
-        result.path, result.reused_file = job.path, job.reused_file
-        if self.new_schema is not None and job.path is not None and self.new_schema.is_dir():
-            result.written.append(f"wrote {self.new_schema}/ beside {job.path}: the JSON Schemas its $schema names")
-        result.written += unpriced_lines(job.path)
-        if job.path is not None:
-            with keeping(result):
-                result.signature = sign_written(job.path, self.signer, result.written)
+    if request.shard is not None and job.stats is not None:  # the shard's votes are stored: no verdict file
+        result.shard_note = shard_message(request.shard, job.stats, request.store_path)
+        result.calls = Calls.of(job.stats, None)
         return result
+    result.calls = None if job.stats is None else Calls.of(job.stats, job.path)
+    result.path, result.reused_file = job.path, job.reused_file
+    new_schema = request.new_schema
+    if new_schema is not None and job.path is not None and new_schema.is_dir():
+        result.written.append(f"wrote {new_schema}/ beside {job.path}: the JSON Schemas its $schema names")
+    result.written += unpriced_lines(job.path)
+    if job.path is not None:
+        with keeping(result):
+            result.signature = sign_written(job.path, request.signer, result.written)
+    return result
 
 
 # ------------------------------------------------------------------ the result of a job

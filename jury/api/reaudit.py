@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jury.pipeline.jobs import ProgressFactory
+    from jury.pipeline.requests import ReauditRequest
 
 _SHOWN = {"stale": "STALE", "cannot check": "CANNOT CHECK"}
 
@@ -154,7 +155,7 @@ def reaudit(
             ./verdicts.
         check: call nothing, only say which files are stale (``exit_code`` 1 when one is).
         max_cost: a cap in USD, as for ``jury.adjudicate``.
-        batch: send OpenAI and Anthropic jurors' ballots through their batch APIs (IncompleteRun
+        batch: send OpenAI, Anthropic and Gemini jurors' ballots through their batch APIs (IncompleteRun
             while they are pending).
         store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
         sign: an Ed25519 key that signs each new file.
@@ -171,21 +172,12 @@ def reaudit(
             done, with the result as ``exc.partial``.
         InputError: no verdict files.
     """
-    from jury.errors import InputError
     from jury.pipeline.reaudit import rerun
-    from jury.verdicts.reaudit import check_file, heads
+    from jury.verdicts.reaudit import check_file
 
     project = project or Project.load()
-    signer = load_signer(sign)
-    paths = as_paths(files)
-    if not paths:
-        folder = project.verdicts_dir()
-        if not folder.is_dir():
-            raise InputError(f"no verdict files given and no verdicts folder at {folder}")
-        paths = heads(folder)
-        if not paths:
-            raise InputError(f"no locked verdict files in {folder}")
-    states = [check_file(p) for p in paths]
+    request = _request(project, files, check=check, max_cost=max_cost, batch=batch, store=store, sign=sign)
+    states = [check_file(p) for p in request.files]
     result = Reaudit(
         check=check,
         files=[
@@ -196,21 +188,41 @@ def reaudit(
             else FileState(path=s.path, state="current")
             for s in states
         ],
-        inputs=paths,
-        store_path=project.store_path(store),
+        inputs=request.files,
+        store_path=request.store_path,
     )
     if check and result.stale:
         return result
     if not check and result.stale:
         with keeping(result), project.open_store(store) as st:
             for s in (s for s in states if s.stale):
-                new_path, diff, stats = rerun(
-                    s, st, max_cost=project.get("max_cost", max_cost, None), progress=progress, batch=batch
-                )
+                new_path, diff, stats = rerun(s, st, max_cost=request.max_cost, progress=progress, batch=request.batch)
                 calls = Calls.of(stats, new_path) if stats is not None else None
                 done = Rerun(old=s.path, new=new_path, diff=diff, written=unpriced_lines(new_path), calls=calls)
                 result.reruns.append(done)
-                done.signature = sign_written(new_path, signer, done.written)
+                done.signature = sign_written(new_path, request.signer, done.written)
     if result.blocked:
         raise _cannot_check(result, states)
     return result
+
+
+def _request(project: Project, files, *, check: bool, max_cost, batch: bool, store, sign) -> ReauditRequest:
+    """The ReauditRequest of ``jury.reaudit``'s arguments: the signing key loaded first, the
+    files given or the current ones of the verdicts folder (none there is an error)."""
+    from jury.errors import InputError
+    from jury.pipeline.requests import ReauditRequest
+    from jury.verdicts.reaudit import heads
+
+    signer = load_signer(sign)
+    paths = as_paths(files)
+    if not paths:
+        folder = project.verdicts_dir()
+        if not folder.is_dir():
+            raise InputError(f"no verdict files given and no verdicts folder at {folder}")
+        paths = heads(folder)
+        if not paths:
+            raise InputError(f"no locked verdict files in {folder}")
+    return ReauditRequest(
+        files=paths, check=check, max_cost=None if check else project.get("max_cost", max_cost, None), batch=batch,
+        store_path=project.store_path(store), signer=signer,
+    )  # fmt: skip

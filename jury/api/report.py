@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pydantic import BaseModel, Field
 
 from jury.api.result import Result
-from jury.api.score import Score, no_progress
+from jury.api.score import EvaluationOptions, Score, evaluation_options, evaluation_settings, no_progress
 from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.pipeline.project import PathLike, Project, as_paths
@@ -32,7 +32,6 @@ from jury.results.report_model import Report as ReportModel
 from jury.results.report_render import render_report
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
     from jury.results.site_folder import SiteSummary
 
 
@@ -199,28 +198,10 @@ def report(
     rank_resamples: int = 1000,
     seed: int = 0,
     allow_superseded: bool = False,
-    gold: PathLike | None = None,
-    db_root: PathLike | None = None,
-    db_url: str | None = None,
-    allow_privileged_login: bool = False,
-    store: PathLike | None = None,
-    comparator: str | None = None,
-    near_miss: float | None = None,
-    timeout: float | None = None,
-    row_cap: int | None = None,
-    workers: int | None = None,
-    executor: str | None = None,
-    ray_address: str | None = None,
-    casefold: bool = False,
-    float_digits: int | None = None,
-    missing: str | None = None,
-    positions_from: PathLike | None = None,
     model: str | Sequence[str] | None = None,
     compare_panels: Sequence[PathLike] = (),
-    project: Project | None = None,
-    progress: ProgressFactory | None = None,
-    outputs: Sequence[PathLike | None] = (),
     site_dir: PathLike | None = None,
+    **evaluation: Unpack[EvaluationOptions],
 ) -> Report:
     """Strict, gold-clean and adjudicated accuracy per model, with intervals, ranks and correlations.
 
@@ -275,17 +256,12 @@ def report(
     Raises:
         InputError: a bad input, a strength without the files it needs, an unknown strength.
     """
-    from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
-    from jury.results.report import STRENGTHS
     from jury.results.scoring import coverage_warning
 
-    if strength is not None and strength not in STRENGTHS:
-        from jury.errors import did_you_mean
-
-        hint = did_you_mean(strength, STRENGTHS) or ";"
-        raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
-    project = project if project is not None else Project.load()
+    _check_strength(strength)
+    o = evaluation_options("report", dict(evaluation))
+    project = o["project"] if o["project"] is not None else Project.load()
     base: Score | None = None
     if isinstance(score_or_runs, Score):
         base, run_paths = score_or_runs, score_or_runs.runs
@@ -297,20 +273,8 @@ def report(
     verdict_paths, review_path = as_paths(verdicts), Path(review) if review is not None else None
     panel_paths = as_paths(compare_panels)
     families_path = Path(families) if families is not None else None
-    if base is not None:
-        store_path, root = base.store_path, base.db_root
-        inputs = [*base.inputs, audit_path, *verdict_paths, families_path, review_path, *panel_paths]
-    else:
-        store_path, root = project.store_path(store), project.db_root(db_root)
-        positions = project.path("positions_from", positions_from)
-        inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, families_path, review_path, positions]
-        inputs += panel_paths
-    inputs = list(dict.fromkeys(p for p in inputs if p is not None))
-    if site_dir is not None:
-        from jury.results.site import check_site_dir
-
-        check_site_dir(Path(site_dir), inputs)
-    guard_outputs(outputs, inputs, store=store_path, db_root=root)
+    files = [audit_path, *verdict_paths, families_path, review_path, *panel_paths]
+    store_path, root, positions, inputs = _inputs(project, base, o, run_paths, files, site_dir)
     locked = load_verdict_inputs(  # locks first
         audit_path, verdict_paths, review_path, allow_superseded, base=base.verdicts if base is not None else None
     )
@@ -318,42 +282,15 @@ def report(
     if panel_paths:
         from jury.api.compare_panels import panels_for_report
 
-        panels = panels_for_report(panel_paths, base.gold_path if base is not None else project.gold(gold), run_paths, seed=seed)
+        panels = panels_for_report(
+            panel_paths, base.gold_path if base is not None else project.gold(o["gold"]), run_paths, seed=seed
+        )
     registry = None
     if families_path is not None:
         from jury.judging.families import load_registry
 
         registry = load_registry(families_path)
-    if base is not None:
-        ev, gold_items, records, gold_file = base.evaluation, base.gold, base.records, base.gold_path
-        if missing is not None and missing != ev.settings.missing:
-            raise InputError(
-                f"missing={missing!r}, but the Score was made with missing={str(ev.settings.missing)!r}: "
-                "score again with that rule, or give the run files"
-            )
-    else:
-        from jury.pipeline.jobs import load_and_evaluate
-
-        settings = _settings(
-            project,
-            casefold,
-            float_digits,
-            comparator=comparator,
-            near_miss=near_miss,
-            timeout=timeout,
-            row_cap=row_cap,
-            workers=workers,
-            executor=executor,
-            ray_address=ray_address,
-            db_url=db_url,
-            missing=missing,
-            allow_privileged_login=allow_privileged_login,
-        )
-        gold_file = project.gold(gold)
-        with project.open_store(store) as st:
-            gold_items, records, ev = load_and_evaluate(
-                gold_file, run_paths, root, st, settings, progress or no_progress, positions
-            )
+    ev, gold_items, records, gold_file = _evaluation(project, base, o, run_paths, root, positions)
     models = None
     if model is not None and (model if isinstance(model, str) else list(model)):
         ev, records = _only_models(ev, records, model)
@@ -362,7 +299,7 @@ def report(
     built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(
         ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
-        positions_from=None if base is not None else positions, models=models, compare_panels=panel_paths or None,
+        positions_from=positions, models=models, compare_panels=panel_paths or None,
     )  # fmt: skip
     return Report.model_validate(
         {
@@ -378,15 +315,70 @@ def report(
     )
 
 
-def _settings(project: Project, casefold: bool, float_digits: int | None, **given: Any) -> Any:
+def _inputs(project: Project, base: Score | None, o: dict[str, Any], run_paths, files, site_dir) -> tuple:
+    """(store path, db root, positions_from, every input): a Score's, else the arguments' (then
+    jury.toml's), with the locked ``files``; the outputs and the site folder are refused
+    before any work when one of them would overwrite an input."""
+    from jury.pipeline.outputs import guard_outputs
+
+    positions = None
+    if base is not None:
+        store_path, root = base.store_path, base.db_root
+        inputs = [*base.inputs, *files]
+    else:
+        store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
+        positions = project.path("positions_from", o["positions_from"])
+        inputs = [*run_paths, project.path("gold", o["gold"]), *files, positions]
+    inputs = list(dict.fromkeys(p for p in inputs if p is not None))
+    if site_dir is not None:
+        from jury.results.site import check_site_dir
+
+        check_site_dir(Path(site_dir), inputs)
+    guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
+    return store_path, root, positions, inputs
+
+
+def _check_strength(strength: str | None) -> None:
+    from jury.results.report import STRENGTHS
+
+    if strength is not None and strength not in STRENGTHS:
+        from jury.errors import did_you_mean
+
+        hint = did_you_mean(strength, STRENGTHS) or ";"
+        raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
+
+
+def _evaluation(project: Project, base: Score | None, o: dict[str, Any], run_paths, root, positions) -> tuple:
+    """(evaluation, gold items, run records, gold file): a Score's own (another ``missing`` rule
+    is an error), else the runs executed (or reused from the store) here."""
+    if base is not None:
+        missing = o["missing"]
+        if missing is not None and missing != base.evaluation.settings.missing:
+            raise InputError(
+                f"missing={missing!r}, but the Score was made with missing={str(base.evaluation.settings.missing)!r}: "
+                "score again with that rule, or give the run files"
+            )
+        return base.evaluation, base.gold, base.records, base.gold_path
+    from jury.pipeline.jobs import load_and_evaluate
+
+    settings = _settings(project, o)
+    gold_file = project.gold(o["gold"])
+    with project.open_store(o["store"]) as st:
+        gold_items, records, ev = load_and_evaluate(
+            gold_file, run_paths, root, st, settings, o["progress"] or no_progress, positions
+        )
+    return ev, gold_items, records, gold_file
+
+
+def _settings(project: Project, o: dict[str, Any]):
     """The evaluation settings of `jury report`: normalisation only when asked for (jury.toml's
     float_digits is `jury score`'s), the rest from the arguments, else jury.toml."""
     options = None
-    if casefold or float_digits is not None:
+    if o["casefold"] or o["float_digits"] is not None:
         from jury.compare.comparators import NormalizeOptions
 
-        options = NormalizeOptions(casefold=casefold, float_sig_digits=float_digits)
-    return project.settings(options=options, **given)
+        options = NormalizeOptions(casefold=o["casefold"], float_sig_digits=o["float_digits"])
+    return project.settings(options=options, **evaluation_settings(o))
 
 
 def _build(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from pydantic import Field
 
@@ -97,23 +97,59 @@ class Score(Result):
         return path
 
 
+class EvaluationOptions(TypedDict, total=False):
+    """How ``jury.score`` and ``jury.report`` evaluate run files: one set of keyword arguments
+    both take (each the option of the same name of ``jury score`` and ``jury report``).
+
+    ``gold``, ``db_root``, ``store`` and the settings default to ``project``'s jury.toml (None:
+    the working directory's). ``db_url``: run on an engine instead of SQLite files
+    (``allow_privileged_login``: through a login that can do more than read; refused by
+    default, recorded in the JSON's provenance). ``comparator``, ``near_miss``, ``timeout``,
+    ``row_cap``, ``workers``, ``executor``, ``ray_address``, ``casefold``, ``float_digits``:
+    the evaluation settings. ``missing``: what a gold question a model's run has no line for
+    counts as, ``"exclude"`` (left out of its denominators; the default, else jury.toml's) or
+    ``"fail"`` (a wrong answer, BIRD's rule). ``positions_from``: the gold file published
+    prediction files index by position (default jury.toml's, else the gold file).
+    ``progress``: a progress-bar factory. ``outputs``: files the caller will write, refused
+    before any work when one is an input, the store, a database or a locked verdict file."""
+
+    gold: PathLike | None
+    db_root: PathLike | None
+    db_url: str | None
+    allow_privileged_login: bool
+    store: PathLike | None
+    comparator: str | None
+    near_miss: float | None
+    timeout: float | None
+    row_cap: int | None
+    workers: int | None
+    executor: str | None
+    ray_address: str | None
+    casefold: bool
+    float_digits: int | None
+    missing: str | None
+    positions_from: PathLike | None
+    project: Project | None
+    progress: ProgressFactory | None
+    outputs: Sequence[PathLike | None]
+
+
+EVALUATION_DEFAULTS: dict[str, Any] = {name: None for name in EvaluationOptions.__annotations__}
+EVALUATION_DEFAULTS.update(allow_privileged_login=False, casefold=False, outputs=())
+
+
+def evaluation_options(job: str, given: dict[str, Any]) -> dict[str, Any]:
+    """Every EvaluationOptions key, given or defaulted; a key that is none of them is the
+    TypeError Python raises for an unknown keyword argument of ``job``."""
+    unknown = [k for k in given if k not in EVALUATION_DEFAULTS]
+    if unknown:
+        raise TypeError(f"{job}() got an unexpected keyword argument {unknown[0]!r}")
+    return {**EVALUATION_DEFAULTS, **given}
+
+
 def score(
     runs: PathLike | Sequence[PathLike],
     *,
-    gold: PathLike | None = None,
-    db_root: PathLike | None = None,
-    db_url: str | None = None,
-    allow_privileged_login: bool = False,
-    store: PathLike | None = None,
-    comparator: str | None = None,
-    near_miss: float | None = None,
-    timeout: float | None = None,
-    row_cap: int | None = None,
-    workers: int | None = None,
-    executor: str | None = None,
-    ray_address: str | None = None,
-    casefold: bool = False,
-    float_digits: int | None = None,
     audit: PathLike | None = None,
     verdicts: PathLike | Sequence[PathLike] = (),
     review: PathLike | None = None,
@@ -123,13 +159,9 @@ def score(
     function_set: str | None = None,
     dialect: str = "sqlite",
     soft_f1: bool = False,
-    missing: str | None = None,
-    positions_from: PathLike | None = None,
     timeout_retries: int = 0,
     same_window: bool = False,
-    project: Project | None = None,
-    progress: ProgressFactory | None = None,
-    outputs: Sequence[PathLike | None] = (),
+    **evaluation: Unpack[EvaluationOptions],
 ) -> Score:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
@@ -197,8 +229,9 @@ def score(
     from jury.results.aifunc_columns import add_execution_errors
     from jury.results.scoring import add_coverage, coverage_warning, score_all
 
-    project = project if project is not None else Project.load()
-    progress = progress or no_progress
+    o = evaluation_options("score", dict(evaluation))
+    project = o["project"] if o["project"] is not None else Project.load()
+    progress = o["progress"] or no_progress
     run_paths = as_paths(runs)
     if not run_paths:
         raise InputError("no run files: give at least one run JSONL file")
@@ -207,29 +240,18 @@ def score(
     audit_path = project.path("audit", audit)
     verdict_paths = as_paths(verdicts)
     review_path = Path(review) if review is not None else None
-    store_path, root = project.store_path(store), project.db_root(db_root)
-    positions = project.path("positions_from", positions_from)
-    inputs = [*run_paths, project.path("gold", gold), audit_path, *verdict_paths, review_path, positions]
-    guard_outputs(outputs, inputs, store=store_path, db_root=root)
+    store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
+    positions = project.path("positions_from", o["positions_from"])
+    inputs = [*run_paths, project.path("gold", o["gold"]), audit_path, *verdict_paths, review_path, positions]
+    guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
+    normalize = NormalizeOptions(casefold=o["casefold"], float_sig_digits=project.get("float_digits", o["float_digits"]))
     settings = project.settings(
-        comparator=comparator,
-        near_miss=near_miss,
-        timeout=timeout,
-        row_cap=row_cap,
-        workers=workers,
-        executor=executor,
-        ray_address=ray_address,
-        db_url=db_url,
-        allow_privileged_login=allow_privileged_login,
-        options=NormalizeOptions(casefold=casefold, float_sig_digits=project.get("float_digits", float_digits)),
-        missing=missing,
-        timeout_retries=timeout_retries,
-        same_window=same_window,
+        options=normalize, timeout_retries=timeout_retries, same_window=same_window, **evaluation_settings(o)
     )
     locked = load_verdict_inputs(audit_path, verdict_paths, review_path, allow_superseded)  # locks first
-    gold_file = project.gold(gold)
+    gold_file = project.gold(o["gold"])
     notes: list[str] = []
-    with project.open_store(store) as st:
+    with project.open_store(o["store"]) as st:
         gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions)
         scores = score_all(ev.pairs)
         add_coverage(scores, ev)
@@ -257,6 +279,12 @@ def score(
         store_path=store_path,
         db_root=root,
     )
+
+
+def evaluation_settings(o: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of Project.settings among the evaluation options (all but the normalisation)."""
+    names = ("comparator", "near_miss", "timeout", "row_cap", "workers", "executor", "ray_address", "db_url", "missing")
+    return {**{n: o[n] for n in names}, "allow_privileged_login": o["allow_privileged_login"]}
 
 
 def add_protocol_columns(

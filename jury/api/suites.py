@@ -135,7 +135,7 @@ def suites(
     """
     from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
-    from jury.pipeline.suite_jobs import classified_of, credited_of, is_classification, load_suite_runs, suite_verdict_docs
+    from jury.pipeline.suite_jobs import load_suite_runs, suite_verdict_docs
     from jury.results.suites import suite_metrics
 
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
@@ -146,12 +146,7 @@ def suites(
     out = Path(verdicts_out) if verdicts_out is not None else None
     store_path = project.store_path(store)
     guard_outputs([*outputs, out], [*run_paths, *verdict_paths], store=store_path, verdict_output=True)
-    if adjudicate and classify:
-        raise InputError("adjudicate and classify each write a verdict file: run them one at a time")
-    if not (adjudicate or classify) and (plan_only or out is not None):
-        raise InputError("plan and verdicts_out go with adjudicate or classify")
-    if classify and taxonomy is None:
-        raise InputError("classify needs a taxonomy (the categories the jurors pick from), e.g. plsqlbench")
+    _refuse_combinations(adjudicate, classify, plan_only or out is not None, taxonomy)
     records = load_suite_runs(run_paths)
     from jury.results.suite_subsets import subset_keys, subset_scores
 
@@ -162,17 +157,7 @@ def suites(
 
         tax = load_taxonomy(str(taxonomy))
     docs = suite_verdict_docs(verdict_paths, run_paths, allow_superseded) if verdict_paths else []
-    credited = credited_of(docs)
-    adjudicated = any(not is_classification(d) for _, d in docs)
-    juror_categories = None
-    if any(is_classification(d) for _, d in docs):
-        if tax is None:
-            path, doc = next((p, d) for p, d in docs if is_classification(d))
-            raise InputError(
-                f"{path}: holds error classifications (`jury suites --classify`): give the taxonomy "
-                f"{doc.settings.get('taxonomy', {}).get('name')} to count them"
-            )
-        juror_categories = classified_of(docs, tax)
+    credited, adjudicated, juror_categories = _locked(docs, tax)
     result = SuiteScores(inputs=[*run_paths, *verdict_paths], store_path=store_path, plan_only=plan_only)
     if adjudicate or classify:
         seed, max_cost = project.get("seed", seed, 0), project.get("max_cost", max_cost, None)
@@ -194,6 +179,38 @@ def suites(
 
         result.error_counts = suite_error_counts(records, tax, juror_categories)
     return result
+
+
+def _refuse_combinations(adjudicate: bool, classify: bool, asks: bool, taxonomy) -> None:
+    """The options that do not go together (``asks``: a plan or a verdict file is asked for)."""
+    from jury.errors import InputError
+
+    if adjudicate and classify:
+        raise InputError("adjudicate and classify each write a verdict file: run them one at a time")
+    if not (adjudicate or classify) and asks:
+        raise InputError("plan and verdicts_out go with adjudicate or classify")
+    if classify and taxonomy is None:
+        raise InputError("classify needs a taxonomy (the categories the jurors pick from), e.g. plsqlbench")
+
+
+def _locked(docs: list, tax) -> tuple[set, bool, dict | None]:
+    """What the locked suite verdict files say: (the credited tests, whether they hold format
+    verdicts, the jurors' categories of the classification files: they need the taxonomy)."""
+    from jury.errors import InputError
+    from jury.pipeline.suite_jobs import classified_of, credited_of, is_classification
+
+    credited = credited_of(docs)
+    adjudicated = any(not is_classification(d) for _, d in docs)
+    juror_categories = None
+    if any(is_classification(d) for _, d in docs):
+        if tax is None:
+            path, doc = next((p, d) for p, d in docs if is_classification(d))
+            raise InputError(
+                f"{path}: holds error classifications (`jury suites --classify`): give the taxonomy "
+                f"{doc.settings.get('taxonomy', {}).get('name')} to count them"
+            )
+        juror_categories = classified_of(docs, tax)
+    return credited, adjudicated, juror_categories
 
 
 @dataclass

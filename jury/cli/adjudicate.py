@@ -6,25 +6,17 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    EXECUTOR_HELP,
-    POSITIONS_HELP,
-    RAY_ADDRESS_HELP,
-    handle_errors,
-    juror_option,
-    privileged_option,
-    run_job,
-)
+from jury.cli.common import handle_errors, juror_option, option, run_job
 
 
 @handle_errors
 def adjudicate(
+    ctx: typer.Context,
     runs: list[Path] = typer.Argument(..., help="Run JSONL files, or BIRD prediction files as published (see jury score)."),
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
+    db_root: Path | None = option("db_root"),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),
     model: list[str] = typer.Option([], "--model", help="Adjudicate only this model (repeatable)."),
     plan: bool = typer.Option(
@@ -59,9 +51,9 @@ def adjudicate(
     near_miss: float | None = typer.Option(
         None, help="Overlap at or above which a mismatch is a near miss and skips the jury (default 0.5)."
     ),
-    workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
-    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
-    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
+    workers: int | None = option("workers"),
+    executor: str | None = option("executor"),
+    ray_address: str | None = option("ray_address"),
     output: Path | None = typer.Option(
         None, "-o", "--output", writable=True, help="Verdict file to write (default verdicts/adjudication-<time>.json)."
     ),
@@ -69,7 +61,7 @@ def adjudicate(
     sign: Path | None = juror_option("sign"),
     shard: str | None = juror_option("shard", "verdict file"),
     batch: bool = juror_option("batch"),
-    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    positions_from: Path | None = option("positions_from"),
 ) -> None:
     """Execute (or reuse) every query, then ask each model's jury-eligible failures of its jurors.
 
@@ -81,7 +73,6 @@ def adjudicate(
     strict vs adjudicated accuracy per model, then one line of juror agreement
     (Krippendorff's alpha, pairwise Cohen's kappa, position bias on blind ballots).
     """
-    options = dict(locals())  # every option, named as the job's argument
     from jury.api.adjudicate import adjudicate as job
 
-    run_job(job, options)
+    run_job(job, ctx)

@@ -6,15 +6,16 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import DB_URL_HELP, handle_errors, juror_option, privileged_option, run_job
+from jury.cli.common import handle_errors, juror_option, option, run_job
 
 
 @handle_errors
 def audit_gold(
+    ctx: typer.Context,
     gold: Path | None = typer.Argument(None, help="Gold file (BIRD dev.json / train.json). Default: jury.toml's gold."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
+    db_root: Path | None = option("db_root"),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
     panel: str | None = typer.Option(None, help="Audit panel TOML, or a name in panels/ (default: audit)."),
     db: list[str] = typer.Option([], "--db", help="Audit only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", "--question", help="Audit only this question (repeatable)."),
@@ -56,7 +57,6 @@ def audit_gold(
     agreement (Krippendorff's alpha, the range of pairwise Cohen's kappa), and
     writes a hash-locked audit file (use it with `jury score --audit`).
     """
-    options = dict(locals())  # every option, named as the job's argument
     from jury.api.audit import audit_gold as job
 
-    run_job(job, options)
+    run_job(job, ctx)

@@ -6,20 +6,12 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    EXECUTOR_HELP,
-    RAY_ADDRESS_HELP,
-    emit,
-    handle_errors,
-    privileged_option,
-    progress_bar,
-    table_width,
-)
+from jury.cli.common import emit, handle_errors, job_options, option, progress_bar, table_width
 
 
 @handle_errors
 def calibrate(
+    ctx: typer.Context,
     labels: list[Path] = typer.Option(
         ..., "--labels", help="Human label JSONL file(s) (repeatable): adjudication and/or gold labels."
     ),
@@ -38,9 +30,9 @@ def calibrate(
     db_root: Path | None = typer.Option(
         None, help="Folder of <db_id>/<db_id>.sqlite, with --runs. Default: jury.toml's db_root."
     ),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
-    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
+    store: Path | None = option("store"),
     annotator: str | None = typer.Option(
         None, help="Use this annotator's labels as the reference (default: 'consensus' where given, else the majority)."
     ),
@@ -49,8 +41,8 @@ def calibrate(
     markdown_out: Path | None = typer.Option(None, "--markdown", writable=True, help="Write the tables as Markdown here."),
     seed: int = typer.Option(0, help="Seed of the bootstrap intervals."),
     workers: int | None = typer.Option(None, help="Parallel execution processes with --runs (default: CPU count)."),
-    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
-    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
+    executor: str | None = option("executor"),
+    ray_address: str | None = option("ray_address"),
     allow_superseded: bool = typer.Option(
         False, "--allow-superseded", help="Use verdict files that a newer file in their folder supersedes (refused by default)."
     ),
@@ -71,22 +63,7 @@ def calibrate(
     from jury.api.calibrate import calibrate as run
 
     found = run(
-        verdicts,
-        labels=labels,
-        audit=audit,
-        judgments=judgments,
-        runs=runs,
-        gold=gold,
-        db_root=db_root,
-        db_url=db_url,
-        allow_privileged_login=allow_privileged_login,
-        store=store,
-        annotator=annotator,
-        seed=seed,
-        workers=workers,
-        executor=executor,
-        ray_address=ray_address,
-        allow_superseded=allow_superseded,
+        **job_options(ctx, "json_out", "csv_out", "markdown_out"),
         progress=progress_bar,
         outputs=[json_out, csv_out, markdown_out],
     )

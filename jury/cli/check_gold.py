@@ -6,33 +6,23 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    FORMAT_HELP,
-    check_format,
-    emit,
-    handle_errors,
-    privileged_option,
-    progress_bar,
-    table_width,
-)
+from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
 
 
 @handle_errors
 def check_gold(
+    ctx: typer.Context,
     gold: Path | None = typer.Argument(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
+    db_root: Path | None = option("db_root"),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
     passes: str = typer.Option("5,10,10,10", help="Executions per pass, comma-separated (Spider 2.0-AIFunc: 5,10,10,10)."),
     db: list[str] = typer.Option([], "--db", help="Check only questions of this db_id (repeatable)."),
     question_id: list[str] = typer.Option([], "--question-id", "--question", help="Check only this question (repeatable)."),
     comparator: str | None = typer.Option(None, help="Comparator deciding whether two executions differ (default strict)."),
     timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30)."),
-    fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
-    ),
+    fmt: str = option("fmt"),
+    output: Path | None = option("output"),
     store: Path | None = typer.Option(
         None, help="Store file (default .jury/store.db): remembers databases that passed the integrity check."
     ),
@@ -75,22 +65,8 @@ def check_gold(
 
     check_format(fmt)
     found = run(
-        gold=gold,
-        db_root=db_root,
-        db_url=db_url,
-        allow_privileged_login=allow_privileged_login,
-        passes=passes,
-        db=db,
-        question_id=question_id,
-        comparator=comparator,
-        timeout=timeout,
-        store=store,
+        **job_options(ctx, "fmt", "output"),
         progress=progress_bar,
         outputs=[output],
-        against_gold=against_gold,
-        against_db_url=against_db_url,
-        against_db_root=against_db_root,
-        windows=windows,
-        window_gap=window_gap,
     )
     emit(found.render(fmt, width=table_width(output)), output)

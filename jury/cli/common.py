@@ -11,7 +11,6 @@ from pathlib import Path
 import typer
 
 from jury.errors import JuryError
-from jury.pipeline.outputs import guard_outputs  # noqa: F401  (the commands' import; the check lives in the library)
 
 FORMAT_HELP = "Output format: table, csv, json or md."
 EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
@@ -39,8 +38,42 @@ PRIVILEGED_HELP = (
 )
 
 
-def privileged_option():
-    return typer.Option(False, "--allow-privileged-login", help=PRIVILEGED_HELP)
+COMPARATOR_HELP = (
+    "Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
+    "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2."
+)
+# the options several commands declare alike: name -> (default, flags, help); `option(name)` declares one
+_SHARED: dict[str, tuple] = {
+    "gold": (None, (), "Gold file (BIRD dev.json). Default: jury.toml's gold."),
+    "db_root": (None, (), "Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    "db_url": (None, ("--db-url",), DB_URL_HELP),
+    "allow_privileged_login": (False, ("--allow-privileged-login",), PRIVILEGED_HELP),
+    "comparator": (None, (), COMPARATOR_HELP),
+    "near_miss": (None, (), "Overlap at or above which a mismatch is a near miss (default 0.5)."),
+    "timeout": (None, (), "Per-query timeout in seconds (default 30, as BIRD)."),
+    "row_cap": (None, (), "Rows kept per result (default 100000); beyond it only count and hash."),
+    "workers": (None, (), "Parallel execution processes (default: CPU count)."),
+    "executor": (None, ("--executor",), EXECUTOR_HELP),
+    "ray_address": (None, ("--ray-address",), RAY_ADDRESS_HELP),
+    "casefold": (False, (), "Compare strings case-insensitively (off by default)."),
+    "float_digits": (None, (), "Round every number (ints too) to N significant digits before comparing (off by default)."),
+    "missing": (None, ("--missing",), MISSING_HELP),
+    "positions_from": (None, ("--positions-from",), POSITIONS_HELP),
+    "store": (None, (), "Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+    "allow_superseded": (
+        False,
+        ("--allow-superseded",),
+        "Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
+    ),
+    "fmt": ("table", ("--format", "-f"), FORMAT_HELP),
+    "output": (None, ("-o", "--output"), "Write the report to this file instead of stdout."),
+}
+
+
+def option(name: str, help: str | None = None):
+    """The declaration of an option several commands share (``help``: this command's own text)."""
+    default, flags, shared_help = _SHARED[name]
+    return typer.Option(default, *flags, help=help or shared_help, writable=name == "output")
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -83,10 +116,17 @@ def show(result) -> None:
     typer.echo(result.render("table", width=table_width(None)), nl=False)
 
 
-def run_job(job: Callable, options: dict):
-    """Call an API job with a command's options (its parameters, named as the job's arguments)
-    and the progress bar; print its result and return it."""
-    result = job(**options, progress=progress_bar)
+def job_options(ctx: typer.Context, *shown: str) -> dict:
+    """The options of the command being run (``ctx``), as typer parsed them: named as its API
+    job's arguments (tests/test_api_names.py holds every command to it), less the ``shown`` ones
+    (how the command renders its result, not what the job does)."""
+    return {name: value for name, value in ctx.params.items() if name not in shown}
+
+
+def run_job(job: Callable, ctx: typer.Context):
+    """Call an API job with every option of the command being run (``ctx``) and the progress
+    bar; print its result and return it."""
+    result = job(**job_options(ctx), progress=progress_bar)
     show(result)
     return result
 

@@ -11,6 +11,7 @@ from jury.cli.common import handle_errors, juror_option, run_job
 
 @handle_errors
 def reaudit(
+    ctx: typer.Context,
     files: list[Path] = typer.Argument(None, help="Locked verdict files (default: the current ones in the verdicts folder)."),
     check: bool = typer.Option(
         False,
@@ -30,9 +31,8 @@ def reaudit(
     touched) and prints the difference: questions newly flagged or cleared, verdicts
     that flipped, and how far the old and new panels agree.
     """
-    options = dict(locals())  # every option, named as the job's argument
     from jury.api.reaudit import reaudit as job
 
-    result = run_job(job, options)
+    result = run_job(job, ctx)
     if result.exit_code:
         raise typer.Exit(result.exit_code)

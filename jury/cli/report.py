@@ -6,92 +6,70 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    MISSING_HELP,
-    POSITIONS_HELP,
-    check_format,
-    emit,
-    handle_errors,
-    privileged_option,
-    progress_bar,
-    table_width,
-)
+from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
 from jury.errors import InputError
+
+# the help of `jury report`'s own options
+_HELP = {
+    "runs": (
+        "Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury "
+        "score); none with --gold-defects."
+    ),
+    "verdicts": "Locked adjudication file(s): the adjudicated column (repeatable).",
+    "strength": (
+        "Column the gold-defect share is correlated with: adjudicated, strict or gold_clean (default: "
+        "adjudicated with --verdicts, else gold_clean with an audit, else strict)."
+    ),
+    "control": "Negative-control model: its strict → adjudicated lift and its gap to the next row.",
+    "families": "Family registry TOML for models the verdict files do not name (default: the run records' family fields).",
+    "fmt": "Output format: table, csv, json, md, or html (a static site written to the -o folder).",
+    "wide": "Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column.",
+    "review": ("Locked review file (`jury review lock`): people's decisions take precedence over the jury's; shows reviewer κ."),
+    "rank_resamples": "Bootstrap resamples of the questions for each model's rank interval (at least 1,000).",
+    "model": "Report only this model of the runs (repeatable): one a demo panel judged, say.",
+    "gold_defects": (
+        "Instead: the gold queries the --audit file flagged, as a table to send upstream (md, csv, json or "
+        "table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a "
+        "preview of the gold's result and the audit file's hash. Needs no run files."
+    ),
+}
 
 
 @handle_errors
 def report(
-    runs: list[Path] | None = typer.Argument(
-        None,
-        help="Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury score); "
-        "none with --gold-defects.",
-    ),
-    gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
+    ctx: typer.Context,
+    runs: list[Path] | None = typer.Argument(None, help=_HELP["runs"]),
+    gold: Path | None = option("gold"),
+    db_root: Path | None = option("db_root"),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
     audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),
-    verdicts: list[Path] = typer.Option(
-        [], "--verdicts", help="Locked adjudication file(s): the adjudicated column (repeatable)."
-    ),
-    strength: str | None = typer.Option(
-        None,
-        help="Column the gold-defect share is correlated with: adjudicated, strict or gold_clean "
-        "(default: adjudicated with --verdicts, else gold_clean with an audit, else strict).",
-    ),
-    control: str | None = typer.Option(
-        None, help="Negative-control model: its strict → adjudicated lift and its gap to the next row."
-    ),
-    families: Path | None = typer.Option(
-        None, help="Family registry TOML for models the verdict files do not name (default: the run records' family fields)."
-    ),
-    fmt: str = typer.Option(
-        "table", "--format", "-f", help="Output format: table, csv, json, md, or html (a static site written to the -o folder)."
-    ),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
-    ),
+    verdicts: list[Path] = typer.Option([], "--verdicts", help=_HELP["verdicts"]),
+    strength: str | None = typer.Option(None, help=_HELP["strength"]),
+    control: str | None = typer.Option(None, help=_HELP["control"]),
+    families: Path | None = typer.Option(None, help=_HELP["families"]),
+    fmt: str = typer.Option("table", "--format", "-f", help=_HELP["fmt"]),
+    output: Path | None = option("output"),
     plots: Path | None = typer.Option(None, "--plots", writable=True, help="Also write the report's figures to this folder."),
-    comparator: str | None = typer.Option(
-        None,
-        help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
-        "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2.",
-    ),
-    near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
-    workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
-    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
-    wide: bool = typer.Option(
-        False,
-        "--wide",
-        help="Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column.",
-    ),
-    allow_superseded: bool = typer.Option(
-        False,
-        "--allow-superseded",
-        help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
-    ),
-    review: Path | None = typer.Option(
-        None,
-        "--review",
-        help="Locked review file (`jury review lock`): people's decisions take precedence over the jury's; shows reviewer κ.",
-    ),
-    rank_resamples: int = typer.Option(
-        1000, "--rank-resamples", help="Bootstrap resamples of the questions for each model's rank interval (at least 1,000)."
-    ),
+    comparator: str | None = option("comparator"),
+    near_miss: float | None = option("near_miss"),
+    timeout: float | None = option("timeout"),
+    row_cap: int | None = option("row_cap"),
+    workers: int | None = option("workers"),
+    executor: str | None = option("executor"),
+    ray_address: str | None = option("ray_address"),
+    casefold: bool = option("casefold"),
+    float_digits: int | None = option("float_digits"),
+    store: Path | None = option("store"),
+    wide: bool = typer.Option(False, "--wide", help=_HELP["wide"]),
+    allow_superseded: bool = option("allow_superseded"),
+    review: Path | None = typer.Option(None, "--review", help=_HELP["review"]),
+    rank_resamples: int = typer.Option(1000, "--rank-resamples", help=_HELP["rank_resamples"]),
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
-    missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
-    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
-    model: list[str] = typer.Option(
-        [], "--model", help="Report only this model of the runs (repeatable): one a demo panel judged, say."
-    ),
-    gold_defects: bool = typer.Option(
-        False,
-        "--gold-defects",
-        help="Instead: the gold queries the --audit file flagged, as a table to send upstream (md, csv, json or "
-        "table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a preview of "
-        "the gold's result and the audit file's hash. Needs no run files.",
-    ),
+    missing: str | None = option("missing"),
+    positions_from: Path | None = option("positions_from"),
+    model: list[str] = typer.Option([], "--model", help=_HELP["model"]),
+    gold_defects: bool = typer.Option(False, "--gold-defects", help=_HELP["gold_defects"]),
     compare_panels: list[Path] = typer.Option(
         [],
         "--compare-panels",
@@ -128,29 +106,10 @@ def report(
         raise InputError(
             "--compare-panels adds a section to the html site (-f html -o DIR); for a table: jury compare-panels A B"
         )
+    options = job_options(ctx, "fmt", "output", "plots", "wide", "gold_defects")
     result = run_report(
-        runs,
-        audit=audit,
-        verdicts=verdicts,
-        review=review,
-        strength=strength,
-        control=control,
-        families=families,
-        rank_resamples=rank_resamples,
-        seed=seed,
-        allow_superseded=allow_superseded,
-        gold=gold,
-        db_root=db_root,
-        db_url=db_url,
-        allow_privileged_login=allow_privileged_login,
-        store=store,
-        comparator=comparator,
-        near_miss=near_miss,
-        workers=workers,
-        missing=missing,
-        positions_from=positions_from,
-        model=model,
-        compare_panels=compare_panels,
+        options.pop("runs"),
+        **options,
         progress=progress_bar,
         outputs=[output if fmt != "html" else None],
         site_dir=output if fmt == "html" else None,
@@ -162,18 +121,22 @@ def report(
         typer.echo(note, err=True)
     if fmt == "html":
         assert output is not None
-        summary = result.write_site(output)
-        typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)
-        if summary.kept:
-            from jury.results.render import safe
-
-            typer.echo(
-                f"kept {len(summary.kept)} files an older jury's manifest listed without a hash (remove them by hand if "
-                f"stale), e.g. {safe(summary.kept[0])}",
-                err=True,
-            )
-        return
+        return _write_site(result, output)
     emit(result.render(fmt, width=table_width(output), wide=wide), output)
+
+
+def _write_site(result, output: Path) -> None:
+    """`jury report -f html -o DIR`: the static site, and what was written."""
+    summary = result.write_site(output)
+    typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)
+    if summary.kept:
+        from jury.results.render import safe
+
+        typer.echo(
+            f"kept {len(summary.kept)} files an older jury's manifest listed without a hash (remove them by hand if "
+            f"stale), e.g. {safe(summary.kept[0])}",
+            err=True,
+        )
 
 
 def _gold_defects(runs, audit, gold, db_root, db_url, store, allow_superseded, fmt, output) -> None:

@@ -6,70 +6,46 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import (
-    DB_URL_HELP,
-    EXECUTOR_HELP,
-    FORMAT_HELP,
-    MISSING_HELP,
-    POSITIONS_HELP,
-    RAY_ADDRESS_HELP,
-    check_format,
-    emit,
-    handle_errors,
-    privileged_option,
-    progress_bar,
-    table_width,
-)
+from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 
 @handle_errors
 def score(
+    ctx: typer.Context,
     runs: list[Path] = typer.Argument(
         ...,
         help="Run JSONL files (one line per model and question), or BIRD prediction files as published "
         "(predict_dev.json, one SQL per line): each is one model, named after the file.",
     ),
-    gold: Path | None = typer.Option(None, help="Gold file (BIRD dev.json). Default: jury.toml's gold."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    db_url: str | None = typer.Option(None, "--db-url", help=DB_URL_HELP),
-    allow_privileged_login: bool = privileged_option(),
-    comparator: str | None = typer.Option(
-        None,
-        help="Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
-        "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2.",
-    ),
-    near_miss: float | None = typer.Option(None, help="Overlap at or above which a mismatch is a near miss (default 0.5)."),
-    timeout: float | None = typer.Option(None, help="Per-query timeout in seconds (default 30, as BIRD)."),
-    row_cap: int | None = typer.Option(None, help="Rows kept per result (default 100000); beyond it only count and hash."),
-    workers: int | None = typer.Option(None, help="Parallel execution processes (default: CPU count)."),
-    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP),
-    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
-    casefold: bool = typer.Option(False, help="Compare strings case-insensitively (off by default)."),
-    float_digits: int | None = typer.Option(
-        None, help="Round every number (ints too) to N significant digits before comparing (off by default)."
-    ),
-    fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", writable=True, help="Write the report to this file instead of stdout."
-    ),
+    gold: Path | None = option("gold"),
+    db_root: Path | None = option("db_root"),
+    db_url: str | None = option("db_url"),
+    allow_privileged_login: bool = option("allow_privileged_login"),
+    comparator: str | None = option("comparator"),
+    near_miss: float | None = option("near_miss"),
+    timeout: float | None = option("timeout"),
+    row_cap: int | None = option("row_cap"),
+    workers: int | None = option("workers"),
+    executor: str | None = option("executor"),
+    ray_address: str | None = option("ray_address"),
+    casefold: bool = option("casefold"),
+    float_digits: int | None = option("float_digits"),
+    fmt: str = option("fmt"),
+    output: Path | None = option("output"),
     per_question: Path | None = typer.Option(None, writable=True, help="Also write one JSONL line per (model, question) here."),
     audit: Path | None = typer.Option(None, help="Locked audit file: adds the gold-clean column (flagged questions removed)."),
     verdicts: list[Path] = typer.Option(
         [], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."
     ),
-    store: Path | None = typer.Option(None, help="Store file (default .jury/store.db beside jury.toml or in the cwd)."),
+    store: Path | None = option("store"),
     wide: bool = typer.Option(
         False,
         "--wide",
         help="Table and md: also show the routing accuracy (shown anyway when a model misrouted), the routed count and "
         "every other comparator's accuracy (rank); csv and json always hold every column.",
     ),
-    allow_superseded: bool = typer.Option(
-        False,
-        "--allow-superseded",
-        help="Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
-    ),
+    allow_superseded: bool = option("allow_superseded"),
     efficiency: bool = typer.Option(
         False,
         "--efficiency",
@@ -95,8 +71,8 @@ def score(
         help="BIRD mini-dev's Soft-F1 per model (its evaluation_f1.py: rows matched by position after dropping "
         "duplicates, a partial credit per value; errors score 0), beside strict.",
     ),
-    missing: str | None = typer.Option(None, "--missing", help=MISSING_HELP),
-    positions_from: Path | None = typer.Option(None, "--positions-from", help=POSITIONS_HELP),
+    missing: str | None = option("missing"),
+    positions_from: Path | None = option("positions_from"),
     timeout_retries: int = typer.Option(
         0,
         "--timeout-retries",
@@ -130,12 +106,11 @@ def score(
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
-    options = dict(locals())  # every option, named as the job's argument
     from jury.api.score import score as run_score
 
     check_format(fmt)
-    for shown in ("fmt", "output", "per_question", "wide", "error_sample", "group", "per_stratum", "seed"):
-        del options[shown]
+    shown = ("fmt", "output", "per_question", "wide")  # how the result is shown, not what is scored
+    drawn = ("error_sample", "group", "per_stratum", "seed")  # jury.error_sample's, drawn after the score
     if (error_sample is None) != (not group):
         from jury.errors import InputError
 
@@ -144,9 +119,9 @@ def score(
         from jury.compare.error_strata import parse_groups
 
         parse_groups(group)  # the form, before any work (the models once the runs are read)
+    options = job_options(ctx, *shown, *drawn)
     result = run_score(**options, progress=progress_bar, outputs=[output, per_question, error_sample])
-    for note in result.notes:
-        typer.echo(note, err=True)
+    typer.echo("".join(f"{note}\n" for note in result.notes), err=True, nl=False)
     if per_question is not None:
         emit(result.per_question_jsonl(), per_question)
     if error_sample is not None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from jury.judging.adjudication import AdjudicationPlan
     from jury.judging.gold_audit import AuditPlan
     from jury.judging.runner import RunStats
+    from jury.pipeline.requests import AdjudicationRequest, AuditRequest
 
 Progress = Callable[[int, int], None]  # (done, total)
 # description -> context manager yielding a (done, total) callback, or None for no progress shown
@@ -99,25 +100,6 @@ def raise_if_capped(stats) -> None:
             "not asked; every vote so far is stored: rerun with a higher max_cost to go on "
             "(no verdict file written for an incomplete set)"
         )
-
-
-def warn_unknown_params(panel) -> None:
-    """One stderr line per juror whose params litellm does not know for its provider (a typo
-    such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
-    import sys
-
-    from jury.judging.client import unknown_params
-
-    for juror in panel.jurors:
-        unknown = unknown_params(juror)
-        if unknown:
-            print(
-                f"Warning: panel {panel.name!r}, juror {juror.name!r} ({juror.model}): params "
-                f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known to litellm for this "
-                "provider (a typo?); sent as given",
-                file=sys.stderr,
-                flush=True,
-            )
 
 
 def raise_if_pending(stats) -> None:
@@ -224,188 +206,122 @@ def load_run_files(run_paths: list[Path], gold: dict, gold_path: Path, positions
 
 
 def adjudication_job(
-    cfg,
-    store,
-    *,
-    gold_path: Path,
-    run_paths: list[Path],
-    db_root: Path | None,
-    panel,
-    registry,
-    settings,
-    seed: int = 0,
-    early_stop: bool = False,
-    max_cost: float | None = None,
-    models: list[str] | None = None,
-    output: Path | None = None,
-    plan_only: bool = False,
-    supersedes: str | None = None,
-    progress: ProgressFactory = _no_progress,
-    swap: bool | None = None,
-    review_passes: float = 0.0,
-    taxonomy: str | None = None,
-    shard=None,
-    batch: bool = False,
-    positions_from: Path | None = None,
+    request: AdjudicationRequest, store, progress: ProgressFactory = _no_progress
 ) -> JobResult[AdjudicationPlan]:
-    """swap: None takes the panel's `swap`; review_passes: the share of each model's strict
-    matches also sent to the jury (0: failures only); taxonomy: None takes the panel's;
-    shard: ask only the ballots of this jury.judging.shards.Shard and write no verdict file."""
+    """Run an adjudication as ``request`` decided it: execute (or reuse) every query, plan the
+    ballots, reuse the locked file already holding this verdict set, else ask the jurors and
+    write the locked file (with a shard: only its ballots, and no file)."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
-    from jury.verdicts.assemble import run_calls, write_adjudication
+    from jury.verdicts.assemble import adjudication_header, existing_verdicts, run_calls, write_adjudication
 
-    if panel.ballot_style == "audit":
-        raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
-    warn_unknown_params(panel)
-    swap = panel.swap if swap is None else swap
-    if swap and early_stop:
-        raise InputError("swap and early_stop cannot be combined: a swapped vote needs both orders of every juror")
-    if shard is not None and early_stop:
-        raise InputError("shard and early_stop cannot be combined: a settled majority needs every juror's vote in one store")
-    if early_stop and (batch or any(j.batch for j in panel.jurors)):
-        raise InputError("batch and early_stop cannot be combined: a batch sends every juror's ballot at once")
-    if not 0.0 <= review_passes <= 1.0:
-        raise InputError(f"review_passes must be a fraction in [0, 1], got {review_passes}")
-    tax = None
-    if (taxonomy or panel.taxonomy) is not None:
-        from jury.judging.taxonomies import load_taxonomy
-
-        tax = load_taxonomy(taxonomy or panel.taxonomy)
-    if not plan_only:
-        from jury.verdicts.assemble import refuse_foreign_output
-
-        refuse_foreign_output(output)
-    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings, progress, positions_from)
+    r = request
+    gold, records, ev = load_and_evaluate(r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from)
     plan = plan_adjudication(
-        ev, gold, records, panel, registry, models=models, seed=seed, swap=swap, review_passes=review_passes, taxonomy=tax
-    )
-    if plan_only:
+        ev, gold, records, r.panel, r.registry, models=r.models, seed=r.seed, swap=bool(r.swap),
+        review_passes=r.review_passes, taxonomy=r.taxonomy,
+    )  # fmt: skip
+    if r.plan_only:
         return JobResult(plan, evaluation=ev)
-    from jury.verdicts.assemble import adjudication_header, existing_verdicts
-
-    job_settings = {"seed": seed, "early_stop": early_stop, "models": models, **settings.describe()}
-    if swap:  # recorded only when used, so files made without them keep their bindings
-        job_settings["swap"] = True
-    if tax is not None:
-        job_settings["taxonomy"] = tax.binding()
-    if positions_from is not None:  # prediction files as runs: the positions they index, bound (reaudit reads it)
-        from jury.verdicts.assemble import verdicts_dir
-        from jury.verdicts.verify import bind_file
-
-        job_settings["positions_from"] = bind_file(positions_from, verdicts_dir(cfg, output)).model_dump()
-    if review_passes:
-        job_settings["review_passes"] = review_passes
-        job_settings["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}
-    head = adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, job_settings, supersedes)
-    found = existing_verdicts(cfg, output, head, supersedes)
+    head = adjudication_header(r.config, r.output, plan, store, ev, r.gold_path, r.run_paths, _recorded(r, plan), r.supersedes)
+    found = existing_verdicts(r.config, r.output, head, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
-        return JobResult(plan, [r.model_dump(mode="json") for r in found[1].records], None, found[0], True, ev)
-    require_keys(panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
+        return JobResult(plan, [x.model_dump(mode="json") for x in found[1].records], None, found[0], True, ev)
+    require_keys(r.panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
     with progress("asking jurors") as bar:
         verdicts, stats = run_adjudication(
-            plan, store, early_stop=early_stop, max_cost=max_cost, progress=bar, shard=shard, batch=batch
+            plan, store, early_stop=r.early_stop, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch
         )
     raise_if_capped(stats)
     raise_if_pending(stats)
     raise_if_incomplete(stats)
-    if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
+    if r.shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
         return JobResult(plan, None, stats, None, False, ev)
     try:
-        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store, run_calls(stats))
+        path, reused = write_adjudication(r.config, r.output, head, plan, verdicts, store, run_calls(stats))
     except OSError as exc:
-        raise write_failed(exc, output) from None
+        raise write_failed(exc, r.output) from None
     return JobResult(plan, verdicts, stats, path, reused, ev)
 
 
-def audit_job(
-    cfg,
-    store,
-    *,
-    gold_path: Path,
-    db_root: Path | None,
-    panel,
-    db_urls=None,
-    dbs: list[str] | None = None,
-    question_ids: list[str] | None = None,
-    split: str | None = None,
-    max_cost: float | None = None,
-    output: Path | None = None,
-    plan_only: bool = False,
-    supersedes: str | None = None,
-    progress: ProgressFactory = _no_progress,
-    checks: bool = True,
-    check_passes: tuple[int, ...] | None = None,
-    shard=None,
-    batch: bool = False,
-    against: tuple | None = None,
-) -> JobResult[AuditPlan]:
-    """checks: run the deterministic gold checks (jury check-gold) first, before any juror
-    call, record them in each record's ``checks`` and in settings.checks; shown to the jurors
-    when the panel's show_checks is on. check_passes: default Spider 2.0-AIFunc's. against:
-    (gold file, engine URL, SQLite root) of the cross-engine check, run with the checks."""
+def _recorded(r: AdjudicationRequest, plan) -> dict:
+    """The settings an adjudication file records (and binds: a re-run reads them back)."""
+    recorded = {"seed": r.seed, "early_stop": r.early_stop, "models": r.models, **r.settings.describe()}
+    if r.swap:  # recorded only when used, so files made without them keep their bindings
+        recorded["swap"] = True
+    if r.taxonomy is not None:
+        recorded["taxonomy"] = r.taxonomy.binding()
+    if r.positions_from is not None:  # prediction files as runs: the positions they index, bound (reaudit reads it)
+        from jury.verdicts.assemble import verdicts_dir
+        from jury.verdicts.verify import bind_file
+
+        recorded["positions_from"] = bind_file(r.positions_from, verdicts_dir(r.config, r.output)).model_dump()
+    if r.review_passes:
+        recorded["review_passes"] = r.review_passes
+        recorded["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}
+    return recorded
+
+
+def audit_job(request: AuditRequest, store, progress: ProgressFactory = _no_progress) -> JobResult[AuditPlan]:
+    """Run a gold audit as ``request`` decided it: the deterministic gold checks first (before
+    any juror call; recorded in each record's ``checks`` and in settings.checks, shown to the
+    jurors when the panel's show_checks is on), then the plan, the locked file already holding
+    this verdict set or the jurors' votes and the locked file (with a shard: no file)."""
     from jury.compare.gold_checks import select_items
     from jury.compare.outcomes import execute_gold, resolve_databases
     from jury.inputs.io import load_gold
-    from jury.judging.gold_audit import plan_audit, run_audit, summarize
-    from jury.verdicts.assemble import run_calls, write_audit
+    from jury.judging.gold_audit import plan_audit
 
-    if panel.ballot_style != "audit":
-        raise InputError(
-            f"panel {panel.name!r} ({panel.path}) is a {panel.ballot_style} adjudication panel; "
-            'the gold audit needs ballot_style = "audit"'
-        )
-    warn_unknown_params(panel)
-    if not plan_only:
-        from jury.verdicts.assemble import refuse_foreign_output
-
-        refuse_foreign_output(output)
-    items = select_items(list(load_gold(gold_path).values()), dbs or [], question_ids or [], gold_path, "audit")
-    items = [i if i.split or not split else i.model_copy(update={"split": split}) for i in items]
-    databases = resolve_databases([i for i in items if not i.has_recording], db_root, store, db_urls)
+    r = request
+    items = select_items(list(load_gold(r.gold_path).values()), r.dbs or [], r.question_ids or [], r.gold_path, "audit")
+    items = [i if i.split or not r.split else i.model_copy(update={"split": r.split}) for i in items]
+    databases = resolve_databases([i for i in items if not i.has_recording], r.db_root, store, r.db_urls)
     results = None
-    if panel.show_preview:
+    if r.panel.show_preview:
         with progress("executing gold SQL") as bar:
             results = execute_gold(items, databases, store, progress=bar)
-    if panel.show_checks and not checks:
-        raise InputError(
-            f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (checks cannot be off)"
-        )
     found_checks, check_settings, cross = None, None, None
-    if checks and (panel.show_checks or not plan_only):  # executions only: no juror is called here
-        if against is not None:
+    if r.checks and (r.panel.show_checks or not r.plan_only):  # executions only: no juror is called here
+        if r.against is not None:
             from jury.compare.gold_checks import cross_engine_side
 
-            cross = cross_engine_side(items, Path(against[0]), against[1], against[2], store, db_root)
-        found_checks, check_settings = _gold_checks(items, databases, check_passes, progress, cross)
-    plan = plan_audit(items, panel, databases, results, found_checks)
-    if plan_only:
+            cross = cross_engine_side(items, Path(r.against[0]), r.against[1], r.against[2], store, r.db_root)
+        found_checks, check_settings = _gold_checks(items, databases, r.check_passes, progress, cross)
+    plan = plan_audit(items, r.panel, databases, results, found_checks)
+    if r.plan_only:
         return JobResult(plan)
-    from jury.verdicts.assemble import audit_header
+    return _audit_run(r, store, progress, plan, databases, found_checks, check_settings, cross)
+
+
+def _audit_run(r: AuditRequest, store, progress, plan, databases, found_checks, check_settings, cross) -> JobResult[AuditPlan]:
+    """The audit after its plan: the locked file already holding this verdict set, or the votes
+    and the locked file."""
+    from jury.judging.gold_audit import run_audit, summarize
+    from jury.verdicts.assemble import audit_header, run_calls, write_audit
 
     audit_settings = {
-        "quorum": panel.quorum,
-        "split": split,
-        "dbs": dbs or None,
-        "question_ids": sorted({str(q) for q in question_ids}) if question_ids else None,
+        "quorum": r.panel.quorum,
+        "split": r.split,
+        "dbs": r.dbs or None,
+        "question_ids": sorted({str(q) for q in r.question_ids}) if r.question_ids else None,
     }
     legacy = None
     if check_settings is not None:  # recorded only when they ran: jobs without them keep their bindings
-        if not panel.show_checks:  # the jurors' ballots are those of the same job without checks
-            legacy = audit_header(cfg, output, plan, store, databases, gold_path, dict(audit_settings), supersedes)
+        if not r.panel.show_checks:  # the jurors' ballots are those of the same job without checks
+            legacy = audit_header(r.config, r.output, plan, store, databases, r.gold_path, dict(audit_settings), r.supersedes)
         audit_settings["checks"] = check_settings
     against_urls = [path for path, _sha in cross.databases.values()] if cross is not None else []
-    head = audit_header(cfg, output, plan, store, databases, gold_path, audit_settings, supersedes, against_urls)
-    found = _existing_audit(cfg, output, head, legacy, supersedes)
+    head = audit_header(r.config, r.output, plan, store, databases, r.gold_path, audit_settings, r.supersedes, against_urls)
+    found = _existing_audit(r.config, r.output, head, legacy, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
-        records = [r.model_dump(mode="json") for r in found[1].records]
+        records = [x.model_dump(mode="json") for x in found[1].records]
         return JobResult(plan, records, None, found[0], True, summary=summarize(records))
-    require_keys(panel, panel.jurors)
+    require_keys(r.panel, r.panel.jurors)
     with progress("auditing gold SQL") as bar:
-        records, stats = run_audit(plan, store, max_cost=max_cost, progress=bar, shard=shard, batch=batch)
+        records, stats = run_audit(plan, store, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch)
     raise_if_capped(stats)
     raise_if_pending(stats)
     raise_if_incomplete(stats)
-    if shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
+    if r.shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
         return JobResult(plan, None, stats)
     for record in records:
         findings = (found_checks or {}).get(record["question_id"])
@@ -413,9 +329,9 @@ def audit_job(
             record["checks"] = [f.model_dump(mode="json") for f in findings]
     summary = summarize(records)
     try:
-        path, reused = write_audit(cfg, output, head, plan, records, summary, store, run_calls(stats))
+        path, reused = write_audit(r.config, r.output, head, plan, records, summary, store, run_calls(stats))
     except OSError as exc:
-        raise write_failed(exc, output) from None
+        raise write_failed(exc, r.output) from None
     return JobResult(plan, records, stats, path, reused, summary=summary)
 
 

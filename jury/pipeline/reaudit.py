@@ -23,6 +23,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
     jury.judging.runner.RunStats: None when an identical file was already locked). batch: --batch."""
     from jury.judging.panels import load_panel
     from jury.pipeline.jobs import adjudication_job, audit_job
+    from jury.pipeline.requests import AdjudicationRequest, AuditRequest
 
     if st.blockers:
         raise InputError(f"{st.path}: cannot re-run: {'; '.join(st.blockers)}")
@@ -36,6 +37,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
     s = doc.settings
     # what both jobs get: the file's inputs as they are now, a new file beside the old one naming it
     same: dict[str, Any] = {
+        "config": _FolderConfig(base),
         "gold_path": resolve_bound(base, doc.inputs.gold.path),
         "db_root": db_root,
         "panel": panel,
@@ -43,20 +45,22 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
         "output": None,
         "supersedes": doc.content_sha256,
         "batch": batch,
-        **({"progress": progress} if progress else {}),
     }
+    steps = {"progress": progress} if progress else {}
     if isinstance(doc, AuditFile):  # what a verdict file of kind "audit" validates as
         if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
             panel.quorum = s.get("quorum")
         checks = s.get("checks")
         audit = audit_job(
-            _FolderConfig(base),
+            AuditRequest(
+                question_ids=[str(r.question_id) for r in doc.records],
+                split=s.get("split"),
+                checks=isinstance(checks, dict),  # re-run with the checks when the file has them
+                check_passes=tuple(checks["passes"]) if isinstance(checks, dict) else None,
+                **same,
+            ),
             store,
-            question_ids=[str(r.question_id) for r in doc.records],
-            split=s.get("split"),
-            checks=isinstance(checks, dict),  # re-run with the checks when the file has them
-            check_passes=tuple(checks["passes"]) if isinstance(checks, dict) else None,
-            **same,
+            **steps,
         )
         assert audit.path is not None  # a job that is not a plan names its file
         new_audit = load_locked(audit.path)
@@ -65,9 +69,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
     assert isinstance(doc, AdjudicationFile)  # the other kind
     from jury.judging.families import load_registry
 
-    job = adjudication_job(
-        _FolderConfig(base),
-        store,
+    request = AdjudicationRequest(
         run_paths=[resolve_bound(base, r.path) for r in doc.inputs.runs],
         registry=_RecordedFamilies(doc, load_registry()),
         settings=_recorded_settings(s),
@@ -79,6 +81,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
         positions_from=resolve_bound(base, s["positions_from"]["path"]) if s.get("positions_from") else None,
         **same,
     )
+    job = adjudication_job(request, store, **steps)
     assert job.path is not None  # a job that is not a plan names its file
     new = load_locked(job.path)
     assert isinstance(new, AdjudicationFile)  # the adjudication job wrote it

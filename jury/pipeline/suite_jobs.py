@@ -20,9 +20,9 @@ from jury.pipeline.jobs import (
     raise_if_incomplete,
     raise_if_pending,
     require_keys,
-    warn_unknown_params,
     write_failed,
 )
+from jury.pipeline.requests import warn_unknown_params
 from jury.vocab import CLASSIFY_STYLE
 
 
