@@ -220,34 +220,13 @@ def report(
         seed: the seed of the rank-stability bootstrap.
         allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
             default).
-        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
-        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
-            ``db_root``.
-        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
-            files. Default: jury.toml's ``[databases]``.
-        allow_privileged_login: run on an engine through a login that can do more than read (refused
-            by default; recorded in the provenance).
-        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
-        comparator: the comparator that decides a match: ``strict`` (default), ``bird``,
-            ``relaxed``, ...
-        near_miss: the overlap at or above which a mismatch is a near miss (default 0.5).
-        timeout: each query's timeout in seconds (default 30, as BIRD).
-        row_cap: rows kept per result (default 100,000); beyond it only the count and digests.
-        workers: parallel execution processes (default: the CPU count).
-        executor: where executions run: ``local`` (default) or ``ray``.
-        ray_address: the Ray cluster (``executor="ray"``; default: a local Ray runtime).
-        casefold: compare strings case-insensitively.
-        float_digits: round every number to this many significant digits before comparing.
-        missing: as for ``jury.score`` (with a Score: its own; another rule is an error).
-        positions_from: as for ``jury.score`` (with a Score: its own).
         model: report only this model or these models of the runs.
         compare_panels: two verdict files of two panels (of this gold and these runs), compared in the
             html site's "Two panels compared" section (as ``jury.compare_panels``).
-        project: the folder's jury.toml defaults (default: the working directory's).
-        progress: a progress factory: called with a task's name, returns a context manager giving a
-            ``(done, total)`` callback or None (default: no progress shown).
-        outputs: files the caller will write, checked before any work.
         site_dir: a site folder the caller will write, checked before any work.
+        evaluation: how run files are evaluated: ``gold=``, ``db_root=``, ``db_url=``, ``store=``, the
+            settings, ``missing=``, ``positions_from=``, ``project=``, ``progress=``, ``outputs=``
+            (``EvaluationOptions``, the same keyword arguments for ``jury.score`` and ``jury.report``).
 
     Returns:
         A Report: the columns per model, rank stability, correlations and composition; it renders

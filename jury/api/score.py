@@ -171,24 +171,6 @@ def score(
     Args:
         runs: run JSONL file(s), or published prediction files (BIRD's predict_dev.json, one SQL per
             line), each one model named after its file.
-        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
-        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
-            ``db_root``.
-        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
-            files. Default: jury.toml's ``[databases]``.
-        allow_privileged_login: run on an engine through a login that can do more than read (refused
-            by default; recorded in the provenance).
-        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
-        comparator: the comparator that decides a match: ``strict`` (default), ``bird``,
-            ``relaxed``, ...
-        near_miss: the overlap at or above which a mismatch is a near miss (default 0.5).
-        timeout: each query's timeout in seconds (default 30, as BIRD).
-        row_cap: rows kept per result (default 100,000); beyond it only the count and digests.
-        workers: parallel execution processes (default: the CPU count).
-        executor: where executions run: ``local`` (default) or ``ray``.
-        ray_address: the Ray cluster (``executor="ray"``; default: a local Ray runtime).
-        casefold: compare strings case-insensitively.
-        float_digits: round every number to this many significant digits before comparing.
         audit: a locked audit file: the gold-clean column (flagged questions left out).
         verdicts: locked adjudication file(s): the adjudicated column.
         review: a locked review file whose decisions take precedence over the jury's.
@@ -200,21 +182,14 @@ def score(
             ``re:REGEX``.
         dialect: the SQL dialect the function names are parsed in (with ``function_set``).
         soft_f1: BIRD mini-dev's Soft-F1 per model.
-        missing: what a gold question a model's run has no line for counts as: ``"exclude"`` (left
-            out of its denominators; the default, else jury.toml's) or ``"fail"`` (a wrong answer,
-            BIRD's rule).
-        positions_from: for published prediction files (one SQL per line): the file whose order they
-            follow (default: jury.toml's, else the gold file).
         timeout_retries: a prediction that times out is run again up to this many times before it
             counts as a timeout (jury.compare.reruns; each score's ``execution_errors`` says how many
             were re-run and recovered).
         same_window: reuse nothing from the store, so every gold and prediction is executed in this
             run's time window (results that can drift, AI functions calling models).
-        project: the folder's jury.toml defaults (default: the working directory's).
-        progress: a progress factory: called with a task's name, returns a context manager giving a
-            ``(done, total)`` callback or None (default: no progress shown).
-        outputs: files the caller will write: refused before any work when one is an input, the
-            store, a database or a locked verdict file.
+        evaluation: how run files are evaluated: ``gold=``, ``db_root=``, ``db_url=``, ``store=``, the
+            settings, ``missing=``, ``positions_from=``, ``project=``, ``progress=``, ``outputs=``
+            (``EvaluationOptions``, the same keyword arguments for ``jury.score`` and ``jury.report``).
 
     Returns:
         A Score: one ModelScore per model (run order) with its coverage, and what they came from.
