@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic_core import PydanticUndefined
 
 from jury.errors import JuryError
-from jury.inputs.records import _normalise_qid
+from jury.inputs.records import normalise_qid
 from jury.inputs.writer import write_output
 from jury.vocab import CREDITED_VERDICTS, GoldCheck, Verdict, VerdictName
 
@@ -251,7 +251,7 @@ class AdjudicationRecord(OmitUnused):
     )
     turn: int | None = Field(None, description="Test-suite runs, turns of an episode only (absent otherwise): its turn.")
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
     @property
     def false_pass(self) -> bool:
@@ -293,7 +293,7 @@ class AuditRecord(OmitUnused):
         "call (settings.checks); absent when they were not run (--no-checks, a recorded gold result, older files).",
     )
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
 
 class MergedStore(_Model):

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 
 from jury.errors import JuryError
 from jury.inputs.labels import AdjudicationLabel, GoldLabel, Label
-from jury.inputs.records import _normalise_qid
+from jury.inputs.records import normalise_qid
 from jury.judging.ballots import blind_category
 from jury.verdicts.documents import (
     FORMAT_VERSION,
@@ -84,7 +84,7 @@ class ReviewRecord(_Model):
     answer_key: str | None = None
     gold_key: str | None = None
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
     _iso_time = field_validator("decided_at")(iso_time)
 
