@@ -370,10 +370,10 @@ def _file_bytes(p: Path) -> bytes:
 
 def _check_locked(p: Path) -> None:
     """A verdict or review file whose lock and rules hold (what jury locked), else VerdictError."""
-    from jury.verdicts.lock import _read_json, load_locked
+    from jury.verdicts.lock import load_locked, read_verdict_json
     from jury.vocab import REVIEW_KIND
 
-    data = _read_json(p)
+    data = read_verdict_json(p)
     if isinstance(data, dict) and data.get("kind") == REVIEW_KIND:
         from jury.verdicts.review import load_review
 
