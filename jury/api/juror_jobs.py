@@ -84,7 +84,7 @@ class JurorPlan(Result):
     @cached_property
     def rows(self) -> list[dict]:
         """Per (model under test,) juror: ballots, estimated tokens, cost_usd, priced (and via batch)."""
-        from jury.judging.runner import plan_rows
+        from jury.judging.plan import plan_rows
 
         return plan_rows(self.ballots, self.batch)
 

@@ -350,7 +350,7 @@ class Collected:
 
     @staticmethod
     def _anthropic(obj: dict) -> tuple[str, Any]:
-        from jury.judging.batch_pricing import anthropic_body
+        from jury.judging.client import anthropic_body
         from jury.judging.retries import UnreadableReply, describe_unreadable
 
         result = obj.get("result")

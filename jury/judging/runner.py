@@ -30,16 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jury.errors import StoreError
-from jury.inputs.io import canonical_v1 as canonical_v1  # request hashes (jury.judging.plan.Ballot) use it
+from jury.execution.store import CLAIM_LEASE_S
 from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.client import JurorPool
 from jury.judging.juror import JurorSpec
-from jury.judging.plan import COMPLETION_TOKENS_ESTIMATE as COMPLETION_TOKENS_ESTIMATE
 from jury.judging.plan import Ballot, BallotResult, estimate
-from jury.judging.plan import BallotGroups as BallotGroups
-from jury.judging.plan import plan_rows as plan_rows
 
-CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
 INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
 
