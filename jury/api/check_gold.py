@@ -131,7 +131,7 @@ def check_gold(
             against=against,
         )  # fmt: skip
     settings = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
-    from jury.execution.engines import is_url
+    from jury.execution.engine_urls import is_url
 
     cross = None
     if against is not None:

@@ -156,7 +156,7 @@ def load_database(
     database and nothing else: the login to run jury as (a privileged one is refused at every
     run). A missing reader is created with the password in ``reader_password_env``, on MySQL
     for the host ``reader_host``; an existing one that can do more than read is refused."""
-    from jury.execution.engines import redact
+    from jury.execution.engine_urls import redact
     from jury.execution.loader import Reader, load
 
     report = load(Path(sqlite_file), url, reader=Reader(reader, reader_host, reader_password_env))
@@ -193,8 +193,9 @@ def reader_grants(url: str, *, reader: str = "jury_reader", reader_host: str = "
     """The CREATE ROLE/USER and GRANT statements (per engine) that make ``reader`` a login that
     can only read the database at ``url`` (PostgreSQL: of ``schema``; MySQL: from
     ``reader_host``): what ``jury db load`` does for a database it loads. Connects to nothing."""
+    from jury.execution.engine_drivers import engine_for
     from jury.execution.engine_privileges import check_reader, reader_statements
-    from jury.execution.engines import check_url, engine_for, redact
+    from jury.execution.engine_urls import check_url, redact
 
     check_url(url, "URL")
     engine = engine_for(url)

@@ -252,7 +252,7 @@ def settings(
 
 def db_urls(cfg, db_url: str | None = None):
     """Where each db_id's database is on an engine: --db-url, else jury.toml's [databases]."""
-    from jury.execution.engines import DatabaseURLs
+    from jury.execution.engine_urls import DatabaseURLs
 
     return DatabaseURLs.from_config(
         cfg.values.get("databases"), str(cfg.path or "jury.toml"), db_url, engines=cfg.values.get("engines")

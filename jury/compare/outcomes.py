@@ -23,10 +23,11 @@ from jury.compare.coverage import Coverage, apply_missing_rule
 from jury.compare.gold_orders import gold_orders
 from jury.errors import InputError
 from jury.execution import engines
+from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sql_execute
 from jury.execution.backends import make_executor
 from jury.execution.batches import ExecutionWriter
-from jury.execution.engines import DatabaseURLs
+from jury.execution.engine_urls import DatabaseURLs
 from jury.execution.schema import describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
@@ -151,8 +152,8 @@ def recorded_result(obj: GoldItem | RunRecord) -> ExecResult:
             columns=rec.columns,
             rows=rows,
             row_count=len(rows),
-            result_sha256=sql_execute.result_hash(rows),
-            ordered_sha256=sql_execute.ordered_hash(rows),
+            result_sha256=row_hashing.result_hash(rows),
+            ordered_sha256=row_hashing.ordered_hash(rows),
         )
     assert obj.recorded is not None
     return ExecResult(status="ok", recorded_preview=obj.recorded.preview)

@@ -47,7 +47,7 @@ def store_provenance(store, databases: dict | None = None, more_urls=()) -> dict
 def bind_database(path, folder, sha: str) -> FileBinding:
     """A SQLite file bound by its path and sha256; a database on an engine by its URL (no
     password: URLs hold none; no query string) and its fingerprint (jury.execution.engines)."""
-    from jury.execution.engines import is_url, redact
+    from jury.execution.engine_urls import is_url, redact
 
     if is_url(path):
         return FileBinding(path=redact(path), sha256=sha)
