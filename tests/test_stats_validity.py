@@ -196,10 +196,10 @@ def test_cohen_kappa_interval_counts_undefined_resamples_and_follows_the_spearma
 
 
 def test_calibration_figure_shows_the_degenerate_resamples_of_its_kappa_interval():
-    from jury.results.calibration import _Builder
+    from jury.results.calibration_reference import ReferenceBuilder
     from jury.results.calibration_render import figure_text
 
-    out = _Builder(seed=0, resamples=2000)
+    out = ReferenceBuilder(seed=0, resamples=2000)
     out.kappa("comparator", "strict", "reference", "kappa", ["y", "n", "y"], ["y", "n", "n"])
     out.kappa("comparator", "bird", "reference", "kappa", ["y", "y", "n", "y"], ["y", "y", "n", "y"])
     kept, refused = out.figures

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 _HEADS = [
     "model",
@@ -179,7 +179,8 @@ def adjudicate(
     ``positions_from`` by position (as for ``jury.score``; recorded in the verdict file)."""
     from jury.judging.agreement import agreement_summary
     from jury.judging.families import load_registry
-    from jury.pipeline.jobs import _no_progress, adjudication_job
+    from jury.pipeline.jobs import adjudication_job
+    from jury.progress import no_progress
     from jury.results.columns import adjudication_summary
     from jury.results.scoring import score_all
 
@@ -225,7 +226,7 @@ def adjudicate(
             models=_strings(models),
             output=before.output,
             plan_only=plan_only,
-            progress=progress or _no_progress,
+            progress=progress or no_progress,
             shard=before.shard,
             batch=batch,
             positions_from=project.path("positions_from", positions_from),

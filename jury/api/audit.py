@@ -24,7 +24,7 @@ from jury.pipeline.project import PathLike, Project
 if TYPE_CHECKING:
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 
 class Audit(JurorJob):
@@ -140,7 +140,8 @@ def audit_gold(
     ``against_gold`` (with ``against_db_url`` or ``against_db_root``): the checks include the
     cross-engine check of ``jury.check_gold(against_gold=...)``, recorded with the others."""
     from jury.errors import InputError
-    from jury.pipeline.jobs import _no_progress, audit_job
+    from jury.pipeline.jobs import audit_job
+    from jury.progress import no_progress
 
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
@@ -165,7 +166,7 @@ def audit_gold(
             max_cost=project.get("max_cost", max_cost, None),
             output=before.output,
             plan_only=plan_only,
-            progress=progress or _no_progress,
+            progress=progress or no_progress,
             checks=checks,
             shard=before.shard,
             batch=batch,

@@ -16,7 +16,7 @@ from jury.compare.gold_checks import GoldCheckResult
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 
 class GoldCheck(Result):
@@ -101,8 +101,8 @@ def check_gold(
     from jury.errors import InputError
     from jury.execution.engine_urls import privileged_logins
     from jury.inputs.io import load_gold
-    from jury.pipeline.jobs import _no_progress
     from jury.pipeline.outputs import guard_outputs
+    from jury.progress import no_progress
     from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     project = project or Project.load()
@@ -125,7 +125,7 @@ def check_gold(
         if against_gold is not None:
             there = project.engine_url(against_db_url, "--against-db-url", allow_privileged_login)
             against = cross_engine_side(items, Path(against_gold), there, against_db_root, st, root)
-    with (progress or _no_progress)("checking gold SQL") as bar:
+    with (progress or no_progress)("checking gold SQL") as bar:
         results = run_checks(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
             against=against,

@@ -26,7 +26,7 @@ from jury.pipeline.project import PathLike, Project, as_paths
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 _SHOWN = {"stale": "STALE", "cannot check": "CANNOT CHECK"}
 

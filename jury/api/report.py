@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from jury.api.result import Result
-from jury.api.score import Score, no_progress
+from jury.api.score import Score
 from jury.errors import InputError, JuryError
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.progress import no_progress
 from jury.results.report_model import Report as ReportModel
 from jury.results.report_render import render_report
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
     from jury.results.site_folder import SiteSummary
 
 

@@ -14,7 +14,6 @@ the right database, with a Wilson 95% interval. Locked verdict files add the gol
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,15 +22,12 @@ from pydantic import Field
 from jury.api.result import Result
 from jury.errors import InputError
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.progress import no_progress
 from jury.results.scoring import ModelScore
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
-
-
-def no_progress(_description: str):
-    return nullcontext(None)
+    from jury.progress import ProgressFactory
 
 
 class Score(Result):

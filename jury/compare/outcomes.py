@@ -32,6 +32,7 @@ from jury.execution.schema import describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
 from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
+from jury.progress import Progress
 from jury.vocab import (
     DECIDING_COMPARATORS,
     DEFAULT_COMPARATOR,
@@ -45,8 +46,6 @@ from jury.vocab import (
     MissingRule,
     Outcome,
 )
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from jury.errors import IncompleteRun, InputError, JuryError
+from jury.progress import ProgressFactory, no_progress
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
@@ -16,18 +15,11 @@ if TYPE_CHECKING:
     from jury.judging.gold_audit import AuditPlan
     from jury.judging.runner import RunStats
 
-Progress = Callable[[int, int], None]  # (done, total)
-# description -> context manager yielding a (done, total) callback, or None for no progress shown
-ProgressFactory = Callable[[str], AbstractContextManager[Progress | None]]
 PlanT = TypeVar("PlanT")  # AdjudicationPlan or AuditPlan
 
 
 class CostCapReached(JuryError):
     """--max-cost stopped the run before every ballot was asked."""
-
-
-def _no_progress(_description: str) -> AbstractContextManager[None]:
-    return nullcontext(None)
 
 
 def require_keys(panel, jurors) -> None:
@@ -178,7 +170,7 @@ def load_and_evaluate(
     db_root: Path | None,
     store,
     settings,
-    progress: ProgressFactory = _no_progress,
+    progress: ProgressFactory = no_progress,
     positions_from: Path | None = None,
 ):
     """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
@@ -240,7 +232,7 @@ def adjudication_job(
     output: Path | None = None,
     plan_only: bool = False,
     supersedes: str | None = None,
-    progress: ProgressFactory = _no_progress,
+    progress: ProgressFactory = no_progress,
     swap: bool | None = None,
     review_passes: float = 0.0,
     taxonomy: str | None = None,
@@ -332,7 +324,7 @@ def audit_job(
     output: Path | None = None,
     plan_only: bool = False,
     supersedes: str | None = None,
-    progress: ProgressFactory = _no_progress,
+    progress: ProgressFactory = no_progress,
     checks: bool = True,
     check_passes: tuple[int, ...] | None = None,
     shard=None,

@@ -14,8 +14,6 @@ from pathlib import Path
 from jury.errors import InputError
 from jury.pipeline.jobs import (
     JobResult,
-    ProgressFactory,
-    _no_progress,
     raise_if_capped,
     raise_if_incomplete,
     raise_if_pending,
@@ -23,6 +21,7 @@ from jury.pipeline.jobs import (
     warn_unknown_params,
     write_failed,
 )
+from jury.progress import ProgressFactory, no_progress
 from jury.vocab import CLASSIFY_STYLE
 
 
@@ -46,7 +45,7 @@ def suite_job(
     max_cost: float | None = None,
     output: Path | None = None,
     plan_only: bool = False,
-    progress: ProgressFactory = _no_progress,
+    progress: ProgressFactory = no_progress,
     batch: bool = False,
 ) -> JobResult:
     """Ask the panel's jurors about every format-equivalence candidate, or with ``classify`` (a

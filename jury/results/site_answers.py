@@ -160,7 +160,7 @@ def _review_rows(recs) -> list[dict]:
     ]
 
 
-def _questions(sources: SiteSources, model_slug: dict) -> tuple[list, dict]:
+def question_pages(sources: SiteSources, model_slug: dict) -> tuple[list, dict]:
     """(question ids in order, per-question page data); also each model's answer rows."""
     ev = sources.evaluation
     flagged = {r.question_id for r in sources.audit[1].records if r.flagged} if sources.audit else set()

@@ -63,7 +63,7 @@ def figure_svg(fig, prefix: str) -> str:
     return clean_svg(buf.getvalue(), prefix)
 
 
-def _charts(report: dict) -> list[dict]:
+def chart_data(report: dict) -> list[dict]:
     from jury.results.plots import FIGURES, provenance_lines  # matplotlib: jury.results.site checked it is there
 
     out = []

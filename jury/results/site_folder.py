@@ -196,7 +196,7 @@ def site_command(
     return argv
 
 
-def _verification(report: dict, sources: SiteSources) -> dict:
+def verification_data(report: dict, sources: SiteSources) -> dict:
     from jury.verdicts.signing import signature_label
 
     inputs = []

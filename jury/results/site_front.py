@@ -20,23 +20,23 @@ if TYPE_CHECKING:
     from jury.results.site_folder import SiteSources
 
 
-def _fmt_pct(v) -> str:
+def fmt_pct(v) -> str:
     return "—" if v is None else f"{100 * v:.1f}%"
 
 
-def _fmt_int(v) -> str:
+def fmt_int(v) -> str:
     return "—" if v is None else f"{v:,}"
 
 
-def _fmt_float3(v) -> str:
+def fmt_float3(v) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def _fmt_rank(v) -> str:
+def fmt_rank(v) -> str:
     return "—" if v is None else ordinal(v)
 
 
-FORMATS = {"pct": _fmt_pct, "int": _fmt_int, "float3": _fmt_float3, "rank": _fmt_rank, "usd": dollars}
+FORMATS = {"pct": fmt_pct, "int": fmt_int, "float3": fmt_float3, "rank": fmt_rank, "usd": dollars}
 
 
 def pointer(*parts) -> str:
@@ -86,7 +86,7 @@ def _scale(report: dict) -> tuple[float, float]:
     return max(0.0, lo - pad), min(1.0, hi + pad)
 
 
-def _front(report: dict, model_slug: dict, sources: SiteSources) -> dict:
+def front_page(report: dict, model_slug: dict, sources: SiteSources) -> dict:
     num = Numbers(report)
     lo, hi = _scale(report)
     present = [c for c in COLUMNS if any(r.get(c) for r in report["models"])]
