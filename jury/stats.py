@@ -3,7 +3,7 @@
 Everything here is a pure function with no I/O. The Wilson interval and ranks `jury score`
 needs are pure Python (tests pin them to scipy's), so scoring never imports scipy; the rest
 delegates to scipy (imported inside those functions) or, for the agreement coefficients, numpy.
-The agreement coefficients themselves are in :mod:`jury.stats_agreement`, re-exported here.
+The agreement coefficients themselves are in :mod:`jury.stats_agreement`.
 """
 
 from __future__ import annotations
@@ -16,18 +16,7 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
-from jury.stats_agreement import (
-    PairKappa,
-    PrecisionRecall,
-    cohen_kappa,
-    confusion,
-    fleiss_kappa,
-    fleiss_kappa_from_ratings,
-    krippendorff_alpha,
-    pairwise_kappas,
-    percent_agreement,
-    precision_recall_f1,
-)
+from jury.stats_agreement import cohen_kappa
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,9 +31,8 @@ else:  # numpy (and scipy, imported inside the functions that use it) loads on f
     np = _LazyNumpy()
 
 __all__ = ["Proportion", "wilson", "ranks", "ordinal", "rank_shift", "rank_delta", "Correlation", "spearman", "pearson"]
-__all__ += ["fleiss_kappa", "fleiss_kappa_from_ratings", "cohen_kappa", "percent_agreement", "krippendorff_alpha"]
-__all__ += ["KappaInterval", "cohen_kappa_interval", "confusion", "PrecisionRecall", "precision_recall_f1"]
-__all__ += ["PositionBias", "position_bias", "PairKappa", "pairwise_kappas"]
+__all__ += ["KappaInterval", "cohen_kappa_interval"]
+__all__ += ["PositionBias", "position_bias"]
 __all__ += ["MIN_DEFINED_SHARE", "BootstrapInterval", "percentile_interval", "seeded", "mean_interval"]
 __all__ += ["wilson_bounds", "TwoSidedAccuracy", "two_sided_accuracy"]
 

@@ -10,15 +10,8 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
-from jury.stats import (
-    cohen_kappa,
-    cohen_kappa_interval,
-    confusion,
-    krippendorff_alpha,
-    pairwise_kappas,
-    position_bias,
-    precision_recall_f1,
-)
+from jury.stats import cohen_kappa_interval, position_bias
+from jury.stats_agreement import cohen_kappa, confusion, krippendorff_alpha, pairwise_kappas, precision_recall_f1
 
 
 def _reference_alpha(units):

@@ -66,7 +66,9 @@ app.command("check-gold")(_check_gold.check_gold)
 app.add_typer(_store.app, name="store")
 app.add_typer(_db.app, name="db")
 app.add_typer(_local_juror.app, name="local-juror")
-app.add_typer(__import__("jury.cli.batch", fromlist=["app"]).app, name="batch")
+from jury.cli import batch as _batch  # noqa: E402
+
+app.add_typer(_batch.app, name="batch")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,7 +17,7 @@ from jury.judging.panels import Panel
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import audit_counts, audit_flag
 from jury.judging.runner import run_ballots
-from jury.stats import fleiss_kappa_from_ratings
+from jury.stats_agreement import fleiss_kappa_from_ratings
 from jury.vocab import AuditVote
 
 

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from jury.errors import InputError
-from jury.stats import cohen_kappa, pairwise_kappas
+from jury.stats_agreement import cohen_kappa, pairwise_kappas
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, AuditVote, ReviewItemKind
 
 
