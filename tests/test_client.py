@@ -292,7 +292,7 @@ def test_rejected_response_format_is_dropped_and_remembered(fake_llm, juror):
     first = call(pool)
     assert first.ok and first.attempts == 2
     assert [r["response_format"] is not None for r in fake_llm.requests] == [True, False]
-    assert pool.response_format_disabled("juror-a")
+    assert pool.structured_kind("juror-a") == "off"  # remembered: the next call sends none
     assert "response_format" in first.log[0]["error"]
     second = call(pool)
     assert second.ok and second.attempts == 1 and fake_llm.requests[-1]["response_format"] is None

@@ -400,10 +400,6 @@ class JurorPool:
         self.spec(juror_name)
         return self._limiters[juror_name]
 
-    def response_format_disabled(self, juror_name: str) -> bool:
-        """True once the juror's provider has rejected its structured output in this pool."""
-        return self._structured_fallback.get(juror_name) == "off"
-
     def structured_kind(self, juror_name: str) -> StructuredKind:
         """How the juror's replies are constrained now: its structured_output, or the fallback
         taken after its server rejected that."""

@@ -149,12 +149,6 @@ def credited_of(docs: list[tuple]) -> set:
     }
 
 
-def credited_tests(verdict_paths: list[Path], run_paths: list[Path], allow_superseded: bool = False) -> set:
-    """(model, question_id, test) of every test a locked suite verdict file credits; a file
-    made for other run files (or not a suite file) is refused."""
-    return credited_of(suite_verdict_docs(verdict_paths, run_paths, allow_superseded))
-
-
 def classified_of(docs: list[tuple], taxonomy) -> dict:
     """Test key -> the category the jurors' majority picked (None: none) of the error-classification
     files; one made with another taxonomy file (its sha256), or two disagreeing on a test, is refused."""

@@ -11,7 +11,6 @@ digests cannot settle) gets no accuracy for that model rather than a guessed one
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from functools import lru_cache
 
 from pydantic import BaseModel
@@ -53,11 +52,6 @@ def proportion(k: int, n: int) -> dict:
 def _proportion(k: int, n: int) -> tuple:
     # Thousands of models share a handful of (k, n): one closed-form interval each.
     return tuple(wilson(k, n).as_dict().items())
-
-
-def score_model(model: str, pairs: Iterable) -> ModelScore:
-    """Aggregate one model's pairs (objects with outcome, routed, verdicts)."""
-    return _score_pairs(model, [p for p in pairs if p.model == model])
 
 
 def _score_pairs(model: str, pairs: list) -> ModelScore:

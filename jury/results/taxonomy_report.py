@@ -37,12 +37,6 @@ def category_counts(adj_docs) -> dict | None:
     return out
 
 
-def counts_markdown(counts: dict) -> str:
-    cols = [*counts["categories"], NO_PICK]
-    rows = [{"model": m, **row} for m, row in counts["models"].items()]
-    return f"\n## error categories ({counts['taxonomy']})\n\n" + to_markdown(rows, ["model", *cols], ["model", *cols])
-
-
 def _rows(counts: dict) -> tuple[list[dict], list[str], list[str]]:
     cols = [*counts["categories"], NO_PICK]
     rows = [{"model": m, **row, "total": sum(row.values())} for m, row in counts["models"].items()]
