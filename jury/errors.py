@@ -23,6 +23,9 @@ class JuryError(Exception):
     """Base class: an error whose message is fit to show a user as one line."""
 
     exit_code = 1
+    #: What the job had done before the error (its result so far: files written, re-runs), set
+    #: by the job that raised it; the command line prints it before the error line.
+    partial: object | None = None
 
 
 class InputError(JuryError):
@@ -51,6 +54,18 @@ class CannotCheck(JuryError):
     """A check (e.g. `reaudit --check`) could not be carried out: neither pass nor fail."""
 
     exit_code = 4
+
+
+class CostCapReached(JuryError):
+    """--max-cost stopped the run before every ballot was asked (every vote so far is kept)."""
+
+
+class VerdictError(JuryError):
+    """A verdict file is unlocked, tampered with, malformed, or would be overwritten."""
+
+
+class SignatureError(JuryError):
+    """A signature is missing, malformed, invalid, untrusted, or would be overwritten."""
 
 
 class MissingExtra(JuryError):

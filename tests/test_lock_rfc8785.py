@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 import rfc8785
 
+from jury.errors import VerdictError
 from jury.inputs.io import canonical_v1
 from jury.judging.juror import JurorSpec
 from jury.judging.plan import Ballot
-from jury.verdicts.documents import LOCK_KEY, VerdictError
+from jury.verdicts.documents import LOCK_KEY
 from jury.verdicts.lock import content_hash, load_locked, lock, write_locked
 from jury.verdicts.verify import verify_file
 from tests.support.badinput import Case, check_case, run_jury

@@ -282,8 +282,8 @@ def keeping(result: R) -> Iterator[R]:
     try:
         yield result
     except JuryError as exc:
-        if getattr(exc, "partial", None) is None:
-            exc.partial = result  # type: ignore[attr-defined]
+        if exc.partial is None:
+            exc.partial = result
         raise
 
 

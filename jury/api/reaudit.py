@@ -125,7 +125,7 @@ def _cannot_check(result: Reaudit, states) -> Exception:
         f"cannot check {len(blocked)} of {len(states)} verdict files (first: {first.path}: "
         f"{'; '.join(first.blockers)}); restore the bound files or re-run the job"
     )
-    exc.partial = result  # type: ignore[attr-defined]  # the command line prints what was done first
+    exc.partial = result  # the command line prints what was done first
     return exc
 
 

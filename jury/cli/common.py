@@ -130,9 +130,8 @@ def handle_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except JuryError as exc:
-            partial = getattr(exc, "partial", None)  # what the job did before the error (a Result)
-            if partial is not None:
-                show(partial)
+            if exc.partial is not None:  # what the job did before the error (a Result)
+                show(exc.partial)
             raise fail(str(exc), exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("Interrupted: everything finished so far is kept in the store.", err=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from jury.errors import IncompleteRun, InputError, JuryError
+from jury.errors import CostCapReached, IncompleteRun, InputError, JuryError
 from jury.progress import ProgressFactory, no_progress
 
 if TYPE_CHECKING:
@@ -16,10 +16,6 @@ if TYPE_CHECKING:
     from jury.judging.runner import RunStats
 
 PlanT = TypeVar("PlanT")  # AdjudicationPlan or AuditPlan
-
-
-class CostCapReached(JuryError):
-    """--max-cost stopped the run before every ballot was asked."""
 
 
 def require_keys(panel, jurors) -> None:
@@ -437,8 +433,8 @@ def _existing_audit(cfg, output, head: dict, legacy: dict | None, supersedes: st
     checks, when the jurors do not see them) a locked file made without checks (before they
     existed, or with --no-checks) also holds this verdict set: the checks change no vote, so
     a rerun of such a job is up to date rather than a second file (or a refused -o)."""
+    from jury.errors import VerdictError
     from jury.verdicts.assemble import existing_verdicts
-    from jury.verdicts.documents import VerdictError
 
     if legacy is None:
         return existing_verdicts(cfg, output, head, supersedes)

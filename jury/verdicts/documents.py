@@ -29,7 +29,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticUndefined
 
-from jury.errors import JuryError
+from jury.errors import VerdictError
 from jury.inputs.records import normalise_qid
 from jury.inputs.writer import write_output
 from jury.vocab import CREDITED_VERDICTS, GoldCheck, Verdict, VerdictName
@@ -61,10 +61,6 @@ def iso_time(value: str) -> str:
     except ValueError:
         raise ValueError(f"not an ISO 8601 time: {value!r}") from None
     return value
-
-
-class VerdictError(JuryError):
-    """A verdict file is unlocked, tampered with, malformed, or would be overwritten."""
 
 
 # ------------------------------------------------------------------ document models

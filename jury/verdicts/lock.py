@@ -27,20 +27,11 @@ from typing import Any
 import rfc8785
 from pydantic import BaseModel
 
-from jury.errors import InputError
+from jury.errors import InputError, VerdictError
 from jury.inputs.io import canonical_v1, loads_document, read_text
 from jury.inputs.kinds import wrong_kind
 from jury.inputs.writer import write_new
-from jury.verdicts.documents import (
-    FORMAT_VERSION,
-    KINDS,
-    LOCK_KEY,
-    VerdictError,
-    VerdictFile,
-    dumps_pretty,
-    schema_filename,
-    validate_document,
-)
+from jury.verdicts.documents import FORMAT_VERSION, KINDS, LOCK_KEY, VerdictFile, dumps_pretty, schema_filename, validate_document
 from jury.vocab import REVIEW_KIND
 
 _NEVER_REWRITTEN = "a locked verdict file is never rewritten: write a new file"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from jury.errors import JuryError
+from jury.errors import JuryError, VerdictError
 from jury.inputs.labels import AdjudicationLabel, GoldLabel, Label
 from jury.inputs.records import normalise_qid
 from jury.judging.ballots import blind_category
@@ -29,7 +29,6 @@ from jury.verdicts.documents import (
     Inputs,
     PrefixedSha256,
     Provenance,
-    VerdictError,
     VerdictFile,
     dumps_pretty,
     iso_time,

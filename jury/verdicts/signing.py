@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jury.errors import InputError, JuryError, extra_imports
+from jury.errors import InputError, JuryError, SignatureError, extra_imports
 from jury.verdicts.allowed_signers import TrustedKey, key_line, parse_options
 
 if TYPE_CHECKING:  # cryptography (the [sign] extra) is imported lazily, only when signing or checking a signature
@@ -55,10 +55,6 @@ SIGNING = ("cryptography", "sign", "signing")
 CHECKING = ("cryptography", "sign", "checking signatures")
 MAX_KEY_BYTES = 1 << 20
 """The largest signature, private key or trusted-key file read (real ones are a few KiB)."""
-
-
-class SignatureError(JuryError):
-    """A signature is missing, malformed, invalid, untrusted, or would be overwritten."""
 
 
 def read_bounded(path: Path, cap: int) -> bytes:
