@@ -46,7 +46,7 @@ BATCH = 1000
 
 
 @dataclass
-class Column:
+class SourceColumn:
     name: str
     declared: str
     pk: int
@@ -269,9 +269,9 @@ def _copy(src, target: _Target, progress) -> LoadReport:
     clash = sorted(set(t.lower() for t in tables) & {t.lower() for t in target.existing()})
     if clash:
         raise InputError(f"{engine_urls.redact(target.url)} already has table {clash[0]!r}: load into an empty database")
-    columns: dict[str, list[Column]] = {}
+    columns: dict[str, list[SourceColumn]] = {}
     for t in tables:
-        cols = [Column(r[1], r[2] or "", r[5]) for r in src.execute(f"PRAGMA table_info({_q(t)})")]
+        cols = [SourceColumn(r[1], r[2] or "", r[5]) for r in src.execute(f"PRAGMA table_info({_q(t)})")]
         columns[t] = cols
         for row in src.execute(f"SELECT * FROM {_q(t)}"):
             for col, v in zip(cols, row, strict=True):

@@ -67,7 +67,7 @@ KINDS: tuple[str, ...] = tuple(LabelSet)
 
 
 @dataclass
-class ImportReport:
+class LabelImportReport:
     """What one import produced and everything it could not place."""
 
     kind: str
@@ -115,7 +115,7 @@ class GoldIndex:
 
     def match(
         self,
-        report: ImportReport,
+        report: LabelImportReport,
         where: str,
         qid: QuestionId | None,
         question: str | None,
@@ -210,8 +210,8 @@ _FINANCIAL = ("Question ID", "Original question", "Original gold SQL", "Suggeste
 _SAMPLED = ("question_id", "db_id", "question", "SQL", "Comment", "Annotation")
 
 
-def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> ImportReport:
-    report = ImportReport(LabelSet.WRETBLAD)
+def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> LabelImportReport:
+    report = LabelImportReport(LabelSet.WRETBLAD)
     index = GoldIndex(gold)
     first: dict[tuple[str, QuestionId], tuple[str, GoldLabel | None]] = {}  # (annotator, question) -> (where, label kept)
     for path in files:
@@ -242,7 +242,7 @@ def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> 
     return report
 
 
-def _repeated_wretblad(report: ImportReport, first: dict, where: str, label: GoldLabel) -> bool:
+def _repeated_wretblad(report: LabelImportReport, first: dict, where: str, label: GoldLabel) -> bool:
     """Whether `label`'s question was annotated before by the same annotators, in any file of
     this import (financial_annotations.csv and sampled_annotations.csv are one team's work).
     The same verdict is labelled once (listed as a difference); different verdicts leave the
@@ -316,8 +316,8 @@ def _wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source) -> G
 # ---------------------------------------------------------------- Arcwise mini-dev corrections
 
 
-def import_arcwise(files: Sequence[Path], gold: dict[QuestionId, GoldItem], original: Path | None) -> ImportReport:
-    report = ImportReport(LabelSet.ARCWISE)
+def import_arcwise(files: Sequence[Path], gold: dict[QuestionId, GoldItem], original: Path | None) -> LabelImportReport:
+    report = LabelImportReport(LabelSet.ARCWISE)
     if len(files) != 1:
         raise InputError(f"arcwise: expected one file (arcwise_mini_dev_cleaned.json), got {len(files)}")
     path = files[0]
@@ -353,7 +353,7 @@ def import_arcwise(files: Sequence[Path], gold: dict[QuestionId, GoldItem], orig
     return report
 
 
-def _arcwise_label(report: ImportReport, obj: dict, before: GoldItem) -> GoldLabel:
+def _arcwise_label(report: LabelImportReport, obj: dict, before: GoldItem) -> GoldLabel:
     sql_changed = normalise_sql(str(obj["SQL"])) != normalise_sql(before.sql)
     text_changed = [
         name
@@ -521,7 +521,7 @@ def _sort_files(files: Sequence[Path], marker: str, kind: str) -> tuple[list[Pai
 _ROLE_NAMES = {"pass": "file of passed pairs (ex=1)", "fail": "file of failed pairs (ex=0)", "csv": "experts' CSV"}
 
 
-def _place(report: ImportReport, index: GoldIndex, pairs: list[Pair], base: str, source: str, golds: dict) -> None:
+def _place(report: LabelImportReport, index: GoldIndex, pairs: list[Pair], base: str, source: str, golds: dict) -> None:
     """Match each pair to its gold item; add its run record and (once per question) its gold item."""
     seen: Counter[QuestionId] = Counter()
     for pair in pairs:
@@ -572,7 +572,7 @@ def _place(report: ImportReport, index: GoldIndex, pairs: list[Pair], base: str,
         report.counts["pairs"] += 1
 
 
-def _compare_gold(report: ImportReport, golds: dict, where: str, first: tuple[str, GoldItem], gold: GoldItem) -> None:
+def _compare_gold(report: LabelImportReport, golds: dict, where: str, first: tuple[str, GoldItem], gold: GoldItem) -> None:
     """A question recorded by two pairs: the same gold SQL and schema, and the same result
     rows (in any order: FLEX ran unordered queries twice); a result is kept over an error."""
     qid, (first_where, kept) = gold.question_id, first
@@ -613,8 +613,8 @@ def _aligned_rows(csv_path: Path, columns: Sequence[str], passed: list[Pair], fa
     return rows
 
 
-def import_flex_agreement(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> ImportReport:
-    report = ImportReport(LabelSet.FLEX_AGREEMENT)
+def import_flex_agreement(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> LabelImportReport:
+    report = LabelImportReport(LabelSet.FLEX_AGREEMENT)
     passed, failed, csv_path = _sort_files(files, "FN_consensus", LabelSet.FLEX_AGREEMENT)
     columns = ["Index"] + [f"{side}_{who}" for side in ("FN", "FP") for who in ("consensus", *EXPERTS)]
     rows = _aligned_rows(csv_path, columns, passed, failed)
@@ -655,8 +655,8 @@ def _adj(pair: Pair, label: str, annotator: str, source: str, *, category=None, 
     )
 
 
-def import_flex_categories(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> ImportReport:
-    report = ImportReport(LabelSet.FLEX_CATEGORIES)
+def import_flex_categories(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> LabelImportReport:
+    report = LabelImportReport(LabelSet.FLEX_CATEGORIES)
     passed, failed, csv_path = _sort_files(files, "Incorrect GT (FN)", LabelSet.FLEX_CATEGORIES)
     rows = _aligned_rows(csv_path, [*PASS_CATEGORIES, *FAIL_CATEGORIES], passed, failed)
     index, golds = GoldIndex(gold), dict[QuestionId, tuple[str, GoldItem]]()
@@ -701,9 +701,9 @@ def _majority(votes: dict[str, int], mapping: dict[str, tuple[str, Verdict | Non
 NO_RESULT_SUFFIX = "-no-result"  # FLEX's judge_model when its judge saw no execution results
 
 
-def import_flex_judge(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> ImportReport:
+def import_flex_judge(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> LabelImportReport:
     """FLEX's judge files (passed and/or failed pairs, each with ``judge_result``) as judgments."""
-    report = ImportReport(LabelSet.FLEX_JUDGE)
+    report = LabelImportReport(LabelSet.FLEX_JUDGE)
     index, golds = GoldIndex(gold), dict[QuestionId, tuple[str, GoldItem]]()
     by_outcome: dict[int, list[Pair]] = {}
     for path in files:
@@ -763,7 +763,7 @@ def _judge_fields(pair: Pair) -> None:
 
 def import_labels(
     kind: str, files: Sequence[str | Path], gold: dict[QuestionId, GoldItem], *, original: str | Path | None = None
-) -> ImportReport:
+) -> LabelImportReport:
     """Import one published label set of `kind` (one of KINDS) against the gold items."""
     paths = [Path(f) for f in files]
     if kind not in KINDS:
