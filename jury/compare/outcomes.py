@@ -233,12 +233,62 @@ def evaluate(
     settings: Settings | None = None,
     progress: Progress | None = None,
 ) -> Evaluation:
+    """Execute and compare every run record against its gold query: the strict outcome of each
+    (model, question) pair and what every deciding comparator says of it.
+
+    Args:
+        gold: the gold items by question id (jury.inputs.io.load_gold).
+        records: the run records of every model; a question the gold file lacks, or a db_id
+            naming no database, is an InputError, and ``settings.missing`` says what a gold
+            question a model has no record for counts as.
+        db_root: the folder of the SQLite databases (None: every database is on an engine,
+            ``settings.db_urls``, or every result was recorded).
+        store: where executions are cached (and read from on a re-run) and kept.
+        settings: comparator, near-miss share, timeout, row cap, executor, ... (the defaults
+            when None).
+        progress: called with (done, total) as the executions finish.
+
+    Returns:
+        The Evaluation: one PairResult per record, the gold queries that failed, and the
+        results by execution key. A pair the chosen comparator cannot decide (its results
+        past the row cap) raises an InputError naming the cap to raise.
+    """
     settings = settings or Settings()
+    _check_question_ids(gold, records)
+    records, coverage = apply_missing_rule(gold, records, settings.missing)
+    qids = list(dict.fromkeys(r.question_id for r in records))
+    _check_db_ids(gold, records, db_root, settings)
+    # A database is needed only by the queries that have no recorded result.
+    executes = [gold[q] for q in qids if not gold[q].has_recording]
+    executes += [gold[r.question_id] for r in records if _answered(r, gold) and not r.has_recording]
+    keys = _Keys(resolve_databases(executes, db_root, store, settings.db_urls))
+    jobs, results = _jobs_and_recorded_results(gold, qids, records, keys)
+    executed = run_executions(jobs, keys.databases, store, settings, progress)
+    results.update({k: capped(v, settings.row_cap) for k, v in _executed_all(store, jobs).items()})
+    results = {k: capped(v, settings.row_cap) for k, v in results.items()}
+    gold_errors: dict[QuestionId, str] = {}
+    for q in qids:
+        res = results[keys.gold(gold[q])]
+        if not res.ok:
+            gold_errors[q] = f"{res.status}: {res.error}"
+    pairs = _compared_pairs(gold, qids, records, keys, results, gold_errors, store, settings)
+    undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
+    if undecided:
+        raise _undecided_error(undecided, results, settings)
+    recorded_pairs = sum(p.recorded for p in pairs)
+    return Evaluation(pairs, gold_errors, settings, keys.databases, executed, results, recorded_pairs, coverage)
+
+
+def _check_question_ids(gold: dict[QuestionId, GoldItem], records: list[RunRecord]) -> None:
     unknown = [q for q in dict.fromkeys(r.question_id for r in records) if q not in gold]
     if unknown:
         raise InputError(f"unknown question_id {unknown[0]!r} (not in the gold file)")
-    records, coverage = apply_missing_rule(gold, records, settings.missing)
-    qids = list(dict.fromkeys(r.question_id for r in records))
+
+
+def _check_db_ids(
+    gold: dict[QuestionId, GoldItem], records: list[RunRecord], db_root: str | Path | None, settings: Settings
+) -> None:
+    """A record's chosen db_id names a database of the gold file, a database file or an engine's."""
     known_dbs = {g.db_id for g in gold.values()}
     for r in records:
         if (
@@ -252,48 +302,61 @@ def evaluate(
                 "no database of the gold file and has no database file"
             )
 
-    def answered(r: RunRecord) -> bool:
-        return r.sql is not None and bool(r.sql.strip()) and (r.db_id is None or r.db_id == gold[r.question_id].db_id)
 
-    # A database is needed only by the queries that have no recorded result.
-    executes = [gold[q] for q in qids if not gold[q].has_recording]
-    executes += [gold[r.question_id] for r in records if answered(r) and not r.has_recording]
-    databases = resolve_databases(executes, db_root, store, settings.db_urls)
+def _answered(r: RunRecord, gold: dict[QuestionId, GoldItem]) -> bool:
+    """The record has SQL to run, on its question's database (a misrouted one is not run)."""
+    return r.sql is not None and bool(r.sql.strip()) and (r.db_id is None or r.db_id == gold[r.question_id].db_id)
 
-    def key_for(db_id: str, sql: str) -> str:
-        return execution_key(databases[db_id][1], sql)
 
-    def gold_key(g: GoldItem) -> str:
-        key = gold_result_key(g, databases)
+class _Keys:
+    """Execution keys over the resolved databases (db_id -> (path or URL, fingerprint))."""
+
+    def __init__(self, databases: dict) -> None:
+        self.databases = databases
+
+    def execution(self, db_id: str, sql: str) -> str:
+        return execution_key(self.databases[db_id][1], sql)
+
+    def gold(self, g: GoldItem) -> str:
+        key = gold_result_key(g, self.databases)
         assert key is not None  # resolve_databases found every database an unrecorded gold needs
         return key
 
-    jobs: dict[str, tuple[str, str]] = {}  # key -> (db_id, sql)
+
+def _jobs_and_recorded_results(
+    gold: dict[QuestionId, GoldItem], qids: list[QuestionId], records: list[RunRecord], keys: _Keys
+) -> tuple[dict[str, tuple[str, str]], dict[str, ExecResult]]:
+    """(the executions to run: key -> (db_id, sql), the recorded results by key)."""
+    jobs: dict[str, tuple[str, str]] = {}
     results: dict[str, ExecResult] = {}
     for q in qids:
         if gold[q].has_recording:
-            results[gold_key(gold[q])] = recorded_result(gold[q])
+            results[keys.gold(gold[q])] = recorded_result(gold[q])
         else:
-            jobs.setdefault(key_for(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
+            jobs.setdefault(keys.execution(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
     for r in records:
-        if not answered(r):
+        if not _answered(r, gold):
             continue
         g = gold[r.question_id]
         if r.has_recording:
             results[recorded_key(r)] = recorded_result(r)
         else:
             assert r.sql is not None
-            jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
-    executed = run_executions(jobs, databases, store, settings, progress)
-    results.update({k: capped(v, settings.row_cap) for k, v in _executed_all(store, jobs).items()})
-    results = {k: capped(v, settings.row_cap) for k, v in results.items()}
+            jobs.setdefault(keys.execution(g.db_id, r.sql), (g.db_id, r.sql))
+    return jobs, results
 
-    gold_errors: dict[QuestionId, str] = {}
-    for q in qids:
-        res = results[gold_key(gold[q])]
-        if not res.ok:
-            gold_errors[q] = f"{res.status}: {res.error}"
 
+def _compared_pairs(
+    gold: dict[QuestionId, GoldItem],
+    qids: list[QuestionId],
+    records: list[RunRecord],
+    keys: _Keys,
+    results: dict[str, ExecResult],
+    gold_errors: dict[QuestionId, str],
+    store: Store,
+    settings: Settings,
+) -> list[PairResult]:
+    """One PairResult per record: its keys, and its outcome under every deciding comparator."""
     compare.get_comparator(settings.comparator)
     side: dict[str, Callable[..., bool]] = {name: compare.get_comparator(name) for name in DECIDING_COMPARATORS}
     # A comparator chosen that is no side column (spider2) decides the chosen outcome only.
@@ -314,12 +377,12 @@ def evaluate(
             routed=r.db_id is None or r.db_id == g.db_id,
             outcome=Outcome.MISMATCH,
             order_matters=order_cache[r.question_id],
-            gold_key=gold_key(g),
+            gold_key=keys.gold(g),
             families=r.families(),
         )
-        if answered(r):
+        if _answered(r, gold):
             assert r.sql is not None
-            pair.pred_key = recorded_key(r) if r.has_recording else key_for(g.db_id, r.sql)
+            pair.pred_key = recorded_key(r) if r.has_recording else keys.execution(g.db_id, r.sql)
         if r.recorded is not None and pair.pred_key is not None and r.question_id not in gold_errors:
             _recorded_outcome(pair, bool(r.recorded.match), side)
         else:
@@ -328,11 +391,7 @@ def evaluate(
             _classify(pair, r, results, gold_errors, side, settings, compared, g)
         pair.recorded = pair.recorded or (pair.pred_key is not None and (r.has_recording or g.has_recording))
         pairs.append(pair)
-    undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
-    if undecided:
-        raise _undecided_error(undecided, results, settings)
-    recorded_pairs = sum(p.recorded for p in pairs)
-    return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs, coverage)
+    return pairs
 
 
 def _recorded_outcome(pair: PairResult, match: bool, side) -> None:
