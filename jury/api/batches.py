@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from jury.api.result import Result
+from jury.api.result import Result, console_text
 from jury.pipeline.project import PathLike, Project
 
 BATCH_COLUMNS = ["provider", "batch", "juror", "requests", "pending", "answered", "used", "failed", "age", "state"]
@@ -24,7 +24,7 @@ class BatchStatus(Result):
         return sum(r["pending"] for r in self.rows)
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.api.store import render_console
+        from jury.api.store import table_and_lines
         from jury.results.render import to_csv, to_json, to_markdown
 
         if fmt == "csv":
@@ -34,13 +34,13 @@ class BatchStatus(Result):
         if fmt == "md":
             return to_markdown(self.rows, BATCH_COLUMNS, BATCH_HEADS) + "\n"
         if not self.rows:
-            return render_console(width, [("line", "no batches in this store")])
+            return console_text(width, table_and_lines(None, ["no batches in this store"]))
         waiting = self.pending
         line = f"{len(self.rows)} batches; {waiting} ballots pending at the providers" + (
             "; rerun the command that sent them (or `jury batch collect`) to collect" if waiting else ""
         )
-        notes = [("line", f"batch {r['batch']}: {r['note']}") for r in self.rows if r.get("note")]
-        return render_console(width, [("table", (self.rows, BATCH_COLUMNS, BATCH_HEADS, "batches")), *notes, ("line", line)])
+        notes = [f"batch {r['batch']}: {r['note']}" for r in self.rows if r.get("note")]
+        return console_text(width, table_and_lines((self.rows, BATCH_COLUMNS, BATCH_HEADS, "batches"), [*notes, line]))
 
 
 def batch_status(*, store: PathLike | None = None, project: Project | None = None) -> BatchStatus:
@@ -62,7 +62,7 @@ class BatchCollection(BatchStatus):
     notes: list[str] = Field(default_factory=list)  # "Warning: ..." per batch that could not be polled
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.api.store import render_console
+        from jury.api.store import table_and_lines
 
         if fmt == "json":
             return super()._render(fmt, width=width, wide=wide)
@@ -70,7 +70,7 @@ class BatchCollection(BatchStatus):
             f"{sum(r['answered'] for r in self.rows)} replies collected and waiting to become votes; "
             f"{self.pending} ballots still pending; {sum(r['failed'] for r in self.rows)} failed"
         )
-        return line + "\n" if fmt == "md" else render_console(width, [("line", line)])
+        return line + "\n" if fmt == "md" else console_text(width, table_and_lines(None, [line]))
 
 
 def collect_batches(*, store: PathLike | None = None, project: Project | None = None) -> BatchCollection:

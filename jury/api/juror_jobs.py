@@ -7,8 +7,7 @@ command line prints for them.
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field, computed_field
 
-from jury.api.result import Result
+from jury.api.result import Result, console_text
 from jury.errors import JuryError
 from jury.pipeline.project import PathLike, Project
 
@@ -32,17 +31,6 @@ R = TypeVar("R", bound=Result)
 
 
 # ------------------------------------------------------------------ text
-
-
-def console_text(width: int | None, draw: Callable[[Console], None]) -> str:
-    """What ``draw`` prints on a console ``width`` wide (None: unwrapped, as in a pipe or a log)."""
-    from rich.console import Console
-
-    from jury.results.render import UNWRAPPED_WIDTH
-
-    buffer = io.StringIO()
-    draw(Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False))
-    return buffer.getvalue()
 
 
 def say(console: Console, text: str) -> None:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from jury.api.juror_jobs import Calls, calls_line, console_text, fenced, keeping, load_signer, say, sign_written, unpriced_lines
-from jury.api.result import Result
+from jury.api.juror_jobs import Calls, calls_line, fenced, keeping, load_signer, say, sign_written, unpriced_lines
+from jury.api.result import Result, console_text
 from jury.pipeline.project import PathLike, Project, as_paths
 
 if TYPE_CHECKING:
