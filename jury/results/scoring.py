@@ -25,7 +25,7 @@ class ModelScore(BaseModel):
     gold_errors: int
     routed: int
     routing_accuracy: float | None
-    strict: dict  # Proportion.as_dict() under the chosen comparator
+    strict: dict  # stats.ProportionEstimate.as_dict() under the chosen comparator
     strict_rank: int | None = None
     outcomes: dict[str, int]
     jury_eligible: int
@@ -35,7 +35,7 @@ class ModelScore(BaseModel):
     gold_clean_rank: int | None = None
     adjudicated: dict | None = None  # from locked adjudication files
     adjudicated_rank: int | None = None
-    function_set: dict | None = None  # Proportion.as_dict() of equal function sets (--function-set)
+    function_set: dict | None = None  # stats.ProportionEstimate.as_dict() of equal function sets (--function-set)
     efficiency: dict | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
     soft_f1: dict | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
     gold_questions: int | None = None  # the gold file's questions (add_coverage)
