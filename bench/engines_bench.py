@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from jury.compare import comparators as compare
-from jury.execution import engines
+from jury.execution import engine_drivers, engine_urls, engines
 from jury.execution.loader import load
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.inputs.importers import import_bird_predictions
@@ -59,14 +59,14 @@ def _with_db(url: str, name: str) -> str:
 
 
 def _drop(url: str, name: str) -> None:
-    engine = engines.engine_of(url)
-    if engine == engines.POSTGRESQL:
+    engine = engine_urls.engine_of(url)
+    if engine == engine_urls.POSTGRESQL:
         import psycopg
 
-        p = engines.engine_for(url).parts
+        p = engine_drivers.engine_for(url).parts
         with psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True) as c:
             c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    elif engine == engines.MYSQL:
+    elif engine == engine_urls.MYSQL:
         conn = _raw_connect(url)
         with conn.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
@@ -76,9 +76,9 @@ def _drop(url: str, name: str) -> None:
 def _raw_connect(url: str, driver2: bool = False):
     """A plain driver connection, as BIRD's script opens one (no jury code on the path):
     psycopg2 (mini-dev's driver for PostgreSQL) with ``driver2``, else psycopg, or PyMySQL."""
-    e = engines.engine_for(url)
+    e = engine_drivers.engine_for(url)
     p = e.parts
-    if e.name == engines.POSTGRESQL:
+    if e.name == engine_urls.POSTGRESQL:
         password = os.environ.get(e.params["password_env"]) if e.params.get("password_env") else None
         extra = {"password": password} if password else {}
         if driver2:

@@ -56,8 +56,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.loopback_juror import serve_forever
 from jury.execution.store import Store
 from jury.judging.ballots import REPLY_SCHEMAS, make_parser
-from jury.judging.client import JurorPool, JurorSpec, _import_litellm
-from jury.judging.runner import Ballot, run_ballots
+from jury.judging.client import JurorPool, import_litellm
+from jury.judging.juror import JurorSpec
+from jury.judging.plan import Ballot
+from jury.judging.runner import run_ballots
 from jury.judging.shards import parse_shard
 from tests.support.netguard import _is_allowed
 
@@ -163,7 +165,7 @@ class Server:
 def warm_up(server) -> tuple[float, float]:
     """Import litellm and make one call outside the timed runs; returns (import_s, first_call_s)."""
     t0 = time.perf_counter()
-    _import_litellm()
+    import_litellm()
     t_import = time.perf_counter() - t0
     spec = JurorSpec(name="warm-up", model="openai/warm-up", family="w", api_base=server.base_url)
     pool = JurorPool([spec])

@@ -126,10 +126,10 @@ class Server:
     """Empty copies of the 11 databases on one server, read by a least-privilege reader."""
 
     def __init__(self, engine: str, url: str, tables) -> None:
-        from jury.execution import engines
+        from jury.execution import engine_drivers
 
         self.engine, self.prefix = engine, f"jsc_{uuid.uuid4().hex[:6]}_"
-        self.e = engines.engine_for(url)
+        self.e = engine_drivers.engine_for(url)
         self.reader = f"jsc_reader_{uuid.uuid4().hex[:6]}"
         self.password = uuid.uuid4().hex
         self.admin = self._admin()

@@ -80,7 +80,7 @@ _EXPORTS = {
     "IncompleteRun": ("jury.errors", "IncompleteRun"),
     "CannotCheck": ("jury.errors", "CannotCheck"),
     "MissingExtra": ("jury.errors", "MissingExtra"),
-    "CostCapReached": ("jury.pipeline.jobs", "CostCapReached"),
+    "CostCapReached": ("jury.errors", "CostCapReached"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

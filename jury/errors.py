@@ -23,6 +23,9 @@ class JuryError(Exception):
     """Base class: an error whose message is fit to show a user as one line."""
 
     exit_code = 1
+    #: What the job had done before the error (its result so far: files written, re-runs), set
+    #: by the job that raised it; the command line prints it before the error line.
+    partial: object | None = None
 
 
 class InputError(JuryError):
@@ -56,6 +59,18 @@ class CannotCheck(JuryError):
     """A check (e.g. `reaudit --check`) could not be carried out: neither pass nor fail."""
 
     exit_code = 4
+
+
+class CostCapReached(JuryError):
+    """--max-cost stopped the run before every ballot was asked (every vote so far is kept)."""
+
+
+class VerdictError(JuryError):
+    """A verdict file is unlocked, tampered with, malformed, or would be overwritten."""
+
+
+class SignatureError(JuryError):
+    """A signature is missing, malformed, invalid, untrusted, or would be overwritten."""
 
 
 class MissingExtra(JuryError):
@@ -92,3 +107,19 @@ def did_you_mean(value: object, choices: Iterable[object]) -> str:
 
     close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def one_line(exc: BaseException, *, named: bool = False, first_line: bool = False, limit: int = 500) -> str:
+    """An exception's message as one line of jury's one-line errors, at most `limit` characters.
+
+    Whitespace runs (a database driver's multi-line message) collapse to single spaces; with
+    `first_line` only the first non-blank line is kept (Ray's, whose later lines are advice and
+    tracebacks); with `named` the exception's type leads (``MemoryError: ...``, for a failure
+    that is not the engine's own error). A message that says nothing gives the type's name.
+    """
+    text = str(exc)
+    if first_line:
+        text = next((line for line in text.splitlines() if line.strip()), "")
+    if named:
+        text = f"{type(exc).__name__}: {text}"
+    return " ".join(text.split())[:limit] or type(exc).__name__

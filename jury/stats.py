@@ -3,7 +3,7 @@
 Everything here is a pure function with no I/O. The Wilson interval and ranks `jury score`
 needs are pure Python (tests pin them to scipy's), so scoring never imports scipy; the rest
 delegates to scipy (imported inside those functions) or, for the agreement coefficients, numpy.
-The agreement coefficients themselves are in :mod:`jury.stats_agreement`, re-exported here.
+The agreement coefficients themselves are in :mod:`jury.stats_agreement`.
 """
 
 from __future__ import annotations
@@ -16,18 +16,7 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
-from jury.stats_agreement import (
-    PairKappa,
-    PrecisionRecall,
-    cohen_kappa,
-    confusion,
-    fleiss_kappa,
-    fleiss_kappa_from_ratings,
-    krippendorff_alpha,
-    pairwise_kappas,
-    percent_agreement,
-    precision_recall_f1,
-)
+from jury.stats_agreement import cohen_kappa
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,10 +30,19 @@ else:  # numpy (and scipy, imported inside the functions that use it) loads on f
 
     np = _LazyNumpy()
 
-__all__ = ["Proportion", "wilson", "ranks", "ordinal", "rank_shift", "rank_delta", "Correlation", "spearman", "pearson"]
-__all__ += ["fleiss_kappa", "fleiss_kappa_from_ratings", "cohen_kappa", "percent_agreement", "krippendorff_alpha"]
-__all__ += ["KappaInterval", "cohen_kappa_interval", "confusion", "PrecisionRecall", "precision_recall_f1"]
-__all__ += ["PositionBias", "position_bias", "PairKappa", "pairwise_kappas"]
+__all__ = [
+    "ProportionEstimate",
+    "wilson",
+    "ranks",
+    "ordinal",
+    "rank_shift",
+    "rank_delta",
+    "CorrelationEstimate",
+    "spearman",
+    "pearson",
+]
+__all__ += ["KappaInterval", "cohen_kappa_interval"]
+__all__ += ["PositionBiasTest", "position_bias"]
 __all__ += ["MIN_DEFINED_SHARE", "BootstrapInterval", "percentile_interval", "seeded", "mean_interval"]
 __all__ += ["wilson_bounds", "TwoSidedAccuracy", "two_sided_accuracy"]
 
@@ -53,7 +51,7 @@ __all__ += ["wilson_bounds", "TwoSidedAccuracy", "two_sided_accuracy"]
 
 
 @dataclass(frozen=True)
-class Proportion:
+class ProportionEstimate:
     """k successes out of n, with a confidence interval (all None when n == 0)."""
 
     k: int
@@ -67,7 +65,7 @@ class Proportion:
         return asdict(self)
 
 
-def wilson(k: int, n: int, confidence: float = 0.95) -> Proportion:
+def wilson(k: int, n: int, confidence: float = 0.95) -> ProportionEstimate:
     """Wilson score interval for k/n: the closed form (Newcombe 1998) as ``scipy.stats.binomtest(k,
     n).proportion_ci(confidence, method="wilson")`` computes it, low 0 when k == 0 and high 1 when
     k == n (tests pin the two within 1e-12), without scipy. ``n == 0`` gives value/low/high
@@ -79,10 +77,10 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Proportion:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n == 0:
-        return Proportion(k=0, n=0, value=None, low=None, high=None)
+        return ProportionEstimate(k=0, n=0, value=None, low=None, high=None)
     z, p = NormalDist().inv_cdf(0.5 + 0.5 * confidence), k / n
     center, delta = (2 * n * p + z**2) / (2 * (n + z**2)), z / (2 * (n + z**2)) * math.sqrt(4 * n * p * (1 - p) + z**2)
-    return Proportion(k=k, n=n, value=p, low=0.0 if k == 0 else center - delta, high=1.0 if k == n else center + delta)
+    return ProportionEstimate(k=k, n=n, value=p, low=0.0 if k == 0 else center - delta, high=1.0 if k == n else center + delta)
 
 
 def wilson_bounds(p: float, n: float, confidence: float = 0.95, fpc: float = 1.0) -> tuple[float, float]:
@@ -271,7 +269,7 @@ def mean_interval(
 
 
 @dataclass(frozen=True)
-class Correlation:
+class CorrelationEstimate:
     """A correlation coefficient with p-value, sample size and optional CI; a bootstrap CI
     (Spearman) also gives its resamples and how many were degenerate (None otherwise)."""
 
@@ -326,7 +324,7 @@ def _paired_test(test, x, y) -> tuple[np.ndarray, np.ndarray, Any, float | None,
     return xa, ya, res, _finite_or_none(res.statistic), _finite_or_none(res.pvalue)
 
 
-def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> Correlation:
+def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> CorrelationEstimate:
     """Spearman's rho (``scipy.stats.spearmanr``) with a percentile bootstrap CI.
 
     Pairs with a None/NaN on either side are dropped. Fewer than 3 pairs or a
@@ -341,16 +339,16 @@ def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence
     xa, ya, _, r, p = _paired_test(_st.spearmanr, x, y)
     n = len(xa)
     if r is None or bootstrap_resamples <= 0:
-        return Correlation("spearman", r, p, n, None, None)
+        return CorrelationEstimate("spearman", r, p, n, None, None)
 
     def rho(a, b):
         return _st.spearmanr(a, b).statistic
 
     ci = _bootstrap((xa, ya), rho, resamples=bootstrap_resamples, seed=seed, confidence=confidence, paired=True, vectorized=False)
-    return Correlation("spearman", r, p, n, ci.low, ci.high, ci.resamples, ci.degenerate)
+    return CorrelationEstimate("spearman", r, p, n, ci.low, ci.high, ci.resamples, ci.degenerate)
 
 
-def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
+def pearson(x, y, *, confidence: float = 0.95) -> CorrelationEstimate:
     """Pearson's r (``scipy.stats.pearsonr``); same None handling as :func:`spearman`.
 
     The CI is ``pearsonr(...).confidence_interval(confidence)`` (Fisher z), only
@@ -368,7 +366,7 @@ def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
         lo, hi = _finite_or_none(ci.low), _finite_or_none(ci.high)
         if lo is None or hi is None:
             lo = hi = None
-    return Correlation("pearson", r, p, n, lo, hi)
+    return CorrelationEstimate("pearson", r, p, n, lo, hi)
 
 
 # --------------------------------------------------------------------------- agreement intervals
@@ -429,7 +427,7 @@ def cohen_kappa_interval(
 
 
 @dataclass(frozen=True)
-class PositionBias:
+class PositionBiasTest:
     """Among n decisive votes, k picked the answer shown first: share with a Wilson interval
     and the two-sided binomial test against 0.5 (all None when n == 0)."""
 
@@ -441,10 +439,10 @@ class PositionBias:
     p_value: float | None
 
 
-def position_bias(first_picks: int, decisive: int, confidence: float = 0.95) -> PositionBias:
+def position_bias(first_picks: int, decisive: int, confidence: float = 0.95) -> PositionBiasTest:
     """``first_picks`` of ``decisive`` votes chose the first-shown answer (``scipy.stats.binomtest``)."""
     from scipy import stats as _st
 
     share = wilson(first_picks, decisive, confidence)
     p = float(_st.binomtest(share.k, share.n, 0.5).pvalue) if share.n else None
-    return PositionBias(share.k, share.n, share.value, share.low, share.high, p)
+    return PositionBiasTest(share.k, share.n, share.value, share.low, share.high, p)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats import KappaInterval, Proportion, cohen_kappa_interval, wilson
+from jury.stats import KappaInterval, ProportionEstimate, cohen_kappa_interval, wilson
 from jury.stats_agreement import PairKappa, fleiss_kappa_from_ratings, pairwise_kappas
 
 __all__ = ["JurorRetest", "juror_retest", "VerdictStability", "verdict_stability", "ColumnSpread", "column_spread"]
@@ -129,7 +129,7 @@ class VerdictStability:
         differ (0 on the diagonal).
     """
 
-    changed: Proportion
+    changed: ProportionEstimate
     indices: np.ndarray
     pairwise: np.ndarray
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats import BootstrapInterval, Proportion, percentile_interval, wilson
+from jury.stats import BootstrapInterval, ProportionEstimate, percentile_interval, wilson
 
 __all__ = ["ModelRecords", "ClassDraws", "JuryBootstrap", "JuryInterval", "RankInterval", "VerdictChanges"]
 __all__ += ["credit_probability", "jury_bootstrap", "jury_intervals", "jury_ranks", "verdict_changes"]
@@ -272,7 +272,7 @@ class JuryInterval:
         under :func:`jury.stats.percentile_interval`'s policy.
     """
 
-    sampling: Proportion
+    sampling: ProportionEstimate
     expected: float | None
     questions_jury: BootstrapInterval
 

@@ -292,7 +292,7 @@ def test_anthropic_batch_params_are_what_litellm_sends_synchronously():
     """A Claude model with native structured output gets output_format (and the beta header)."""
     from jury.judging.batch import anthropic_request
     from jury.judging.juror import JurorSpec
-    from jury.judging.runner import Ballot
+    from jury.judging.plan import Ballot
 
     juror = JurorSpec(name="c", model="anthropic/claude-sonnet-4-5", family="anthropic")
     messages = [{"role": "system", "content": "judge"}, {"role": "user", "content": "ballot"}]
@@ -310,7 +310,7 @@ def test_plan_prices_batch_ballots_at_the_batch_rate():
     import litellm
 
     from jury.judging.juror import JurorSpec
-    from jury.judging.runner import Ballot, plan_rows
+    from jury.judging.plan import Ballot, plan_rows
 
     messages = [{"role": "user", "content": "Which answer is right? " * 200}]
     unbatched = next(

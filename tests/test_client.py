@@ -16,7 +16,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from jury.judging.client import CallResult, JurorPool, JurorSpec, estimate_call
+from jury.judging.client import JurorPool, estimate_call
+from jury.judging.juror import CallResult, JurorSpec
 from jury.judging.limits import Limiter
 from jury.judging.replies import REPAIR_PROMPT, extract_json_object
 from jury.judging.retries import retry_after_s
@@ -291,7 +292,7 @@ def test_rejected_response_format_is_dropped_and_remembered(fake_llm, juror):
     first = call(pool)
     assert first.ok and first.attempts == 2
     assert [r["response_format"] is not None for r in fake_llm.requests] == [True, False]
-    assert pool.response_format_disabled("juror-a")
+    assert pool.structured_kind("juror-a") == "off"  # remembered: the next call sends none
     assert "response_format" in first.log[0]["error"]
     second = call(pool)
     assert second.ok and second.attempts == 1 and fake_llm.requests[-1]["response_format"] is None
@@ -577,7 +578,7 @@ def test_keyless_local_juror_never_sends_the_environment_openai_key(fake_llm, mo
     """A juror with api_base and no api_key_env must not borrow OPENAI_API_KEY."""
     import asyncio
 
-    from jury.judging.client import LOCAL_PLACEHOLDER_KEY
+    from jury.judging.juror import LOCAL_PLACEHOLDER_KEY
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-secret-key-0123456789")
     fake_llm.script("local-juror", ballot_reply("both"))

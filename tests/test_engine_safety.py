@@ -33,7 +33,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.execution import engines
+from jury.execution import engine_drivers, engines
 from jury.execution.engine_urls import with_params
 from jury.execution.loader import load
 from tests.support.enginetest import ROOT, SUPERHERO, drop_database, reader_url, server_url
@@ -169,7 +169,7 @@ class Server:
         elif engine == "mysql":
             self._my_setup()
         else:
-            self.dir = Path(engines.engine_for(self.admin).path).parent
+            self.dir = Path(engine_drivers.engine_for(self.admin).path).parent
             self.canary = self._canary(self.dir / "jury_canary.csv")
             self.out = str(tmp / "out" / "jury-pwned-")
             (tmp / "out").mkdir()
@@ -184,7 +184,7 @@ class Server:
     def _pg(self, dbname: str | None = None):
         import psycopg
 
-        p = engines.engine_for(self.admin).parts
+        p = engine_drivers.engine_for(self.admin).parts
         return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname=dbname or self.name, autocommit=True)
 
     def _pg_setup(self) -> None:
@@ -202,7 +202,7 @@ class Server:
     def _my(self, database: str | None = None):
         import pymysql
 
-        e = engines.engine_for(self.admin)
+        e = engine_drivers.engine_for(self.admin)
         p = e.parts
         password = os.environ.get(e.params.get("password_env", "MYSQL_PWD"))
         return pymysql.connect(
@@ -247,7 +247,7 @@ class Server:
         """Everything hostile SQL must leave as it was."""
         if self.engine == "postgresql":
             env = {**os.environ, "PGPASSWORD": os.environ.get("PGPASSWORD", "")}
-            p = engines.engine_for(self.admin).parts
+            p = engine_drivers.engine_for(self.admin).parts
             common = ["-h", str(p.hostname), "-p", str(p.port), "-U", str(p.username)]
             dump = subprocess.run([PG_BIN / "pg_dump", *common, "-d", self.name], env=env, capture_output=True, check=True).stdout
             roles = subprocess.run(
@@ -271,7 +271,7 @@ class Server:
                 "pwned": sorted(str(p) for p in Path("/tmp").glob(Path(self.out).name + "*")),
             }
         if self.engine == "mysql":
-            e = engines.engine_for(self.admin)
+            e = engine_drivers.engine_for(self.admin)
             p = e.parts
             password = os.environ.get(e.params.get("password_env", "MYSQL_PWD"), "")
             dump = subprocess.run(
@@ -296,7 +296,7 @@ class Server:
                 "locks": self._my_query(self.victim, "SELECT IS_USED_LOCK('jury')"),
                 "sequence": self._my_query(self.victim, "SELECT next_not_cached_value FROM jury_seq"),
             }
-        path = Path(engines.engine_for(self.admin).path)
+        path = Path(engine_drivers.engine_for(self.admin).path)
         return {"file": hashlib.sha256(path.read_bytes()).hexdigest(), "files": _tree(self.dir, (), contents=True),
                 "out": _tree(self.tmp / "out", (), contents=True)}  # fmt: skip
 
@@ -535,7 +535,7 @@ def test_every_mysql_and_duckdb_function_allowed_exists(tmp_path):
     s = Server("mysql", tmp_path)
     missing = []
     try:
-        e = engines.engine_for(s.reader)
+        e = engine_drivers.engine_for(s.reader)
         p = e.parts
         conn = pymysql.connect(
             host=p.hostname, port=p.port, user=p.username, password=os.environ[e.params["password_env"]], database=s.name

@@ -24,11 +24,13 @@ from jury.cli import app
 from jury.compare import comparators as compare
 from jury.compare.gold_checks import check_gold_item
 from jury.errors import InputError
-from jury.execution import engines
-from jury.execution.engines import DatabaseURLs, normalise, statement_problem
+from jury.execution import engine_drivers, engine_urls, engines
+from jury.execution.engine_urls import DatabaseURLs
+from jury.execution.engine_values import normalise
 from jury.execution.loader import load
 from jury.execution.schema import describe_columns
 from jury.execution.sqlite import execute as sqlite_execute
+from jury.execution.statement_check import statement_problem
 from jury.inputs.records import GoldItem
 from tests.support.enginetest import SUPERHERO, drop_database, reader_url, server_url
 from tests.support.fakellm import json_reply
@@ -91,8 +93,8 @@ def superhero_url(request, tmp_path):
     ],
 )
 def test_the_static_check_refuses_what_is_not_one_read_only_query(sql):
-    assert statement_problem(sql, engines.POSTGRESQL) is not None
-    assert statement_problem(sql, engines.DUCKDB) is not None
+    assert statement_problem(sql, engine_urls.POSTGRESQL) is not None
+    assert statement_problem(sql, engine_urls.DUCKDB) is not None
 
 
 @pytest.mark.parametrize(
@@ -107,7 +109,7 @@ def test_the_static_check_refuses_what_is_not_one_read_only_query(sql):
     ],
 )
 def test_the_static_check_lets_a_query_through(sql):
-    assert statement_problem(sql, engines.POSTGRESQL) is None
+    assert statement_problem(sql, engine_urls.POSTGRESQL) is None
 
 
 def test_values_are_normalised_as_sqlite_returns_them():
@@ -142,7 +144,7 @@ def test_a_url_with_a_password_is_refused_in_one_line():
 def test_a_missing_driver_is_one_line_naming_the_extra(monkeypatch, project):
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(InputError, match=r"pip install 'jury\[postgres\]'"):
-        engines.driver(engines.POSTGRESQL)
+        engine_urls.driver(engine_urls.POSTGRESQL)
     res = runner.invoke(app, ["score", "run.jsonl", "--db-url", "postgresql://u@127.0.0.1:1/{db_id}"])
     assert res.exit_code == 1
     assert res.output.strip().splitlines() == [
@@ -180,11 +182,11 @@ SAME_AS_SQLITE = [
 
 @pytest.mark.parametrize("superhero_url", ENGINE_PARAMS, indirect=True)
 def test_results_hash_as_on_sqlite(superhero_url):
-    engine = engines.engine_of(superhero_url)
+    engine = engine_urls.engine_of(superhero_url)
     for sql in SAME_AS_SQLITE:
-        if engine == engines.MYSQL:
+        if engine == engine_urls.MYSQL:
             sql = sql.replace("DOUBLE PRECISION", "DOUBLE")
-        if engine == engines.DUCKDB:
+        if engine == engine_urls.DUCKDB:
             sql = sql.replace("DOUBLE PRECISION", "DOUBLE")
         here = engines.execute(superhero_url, sql)
         there = sqlite_execute(SUPERHERO, sql.replace("DOUBLE PRECISION", "REAL").replace("DOUBLE)", "REAL)"))
@@ -233,7 +235,7 @@ RUNAWAY = {
 @pytest.mark.parametrize("static_check", [True, False], ids=["checked", "server-only"])
 def test_hostile_sql_is_refused_or_stopped_and_the_database_is_unchanged(superhero_url, static_check, monkeypatch):
     """With the static check, and without it (the reader's privileges and the server's read-only mode alone)."""
-    engine = engines.engine_of(superhero_url)
+    engine = engine_urls.engine_of(superhero_url)
     before = engines.content_digest(superhero_url)
     if not static_check:
         monkeypatch.setattr(engines, "statement_problem", lambda sql, engine, **options: None)
@@ -270,8 +272,8 @@ def test_check_gold_finds_a_limit_tie_on_the_engine(superhero_url):
 
 
 def _write(url: str, sql: str) -> None:
-    e = engines.engine_for(url)
-    if e.name == engines.DUCKDB:
+    e = engine_drivers.engine_for(url)
+    if e.name == engine_urls.DUCKDB:
         import duckdb
 
         engines.close_connections()
@@ -284,7 +286,7 @@ def _write(url: str, sql: str) -> None:
     target = _Target.open(e.name, url)
     target.run(sql)
     target.commit()
-    if e.name == engines.POSTGRESQL:  # publish this session's counters now, not at its next flush (docs/execution.md)
+    if e.name == engine_urls.POSTGRESQL:  # publish this session's counters now, not at its next flush (docs/execution.md)
         target.run("SELECT pg_stat_force_next_flush()")
     target.close()
 
@@ -426,7 +428,7 @@ def test_db_load_makes_a_reader_that_can_only_read(engine, tmp_path, monkeypatch
         assert missing.exit_code == 1
         assert f"the reader role {role!r} does not exist: set JURY_READER_PASSWORD" in missing.output
         # the admin as reader: refused, it can do more than read
-        admin = engines.engine_for(url).parts.username
+        admin = engine_drivers.engine_for(url).parts.username
         privileged = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", admin, "--reader-host", "127.0.0.1"])
         assert privileged.exit_code == 1
         assert f"the reader role cannot be {admin!r}" in privileged.output
@@ -436,7 +438,7 @@ def test_db_load_makes_a_reader_that_can_only_read(engine, tmp_path, monkeypatch
         assert done.exit_code == 0, done.output
         assert f"may read it and nothing else: run jury as {role}" in done.output
         head, _, _query = url.partition("?")
-        parts = engines.engine_for(url).parts
+        parts = engine_drivers.engine_for(url).parts
         reader = head.replace(f"{parts.username}@", f"{role}@", 1) + "?password_env=JT_READER_PW"
         assert engines.execute(reader, "SELECT COUNT(*) FROM colour").rows == [(35,)]  # passes the login check
         assert engines.execute(reader, "SELECT COUNT(*) FROM colour", timeout_s=5).ok
@@ -491,7 +493,7 @@ def test_the_connection_replacing_a_cancelled_one_passes_the_login_check_again(e
     url = template.replace("{db_id}", "superhero")
     role = f"jt_reader_{uuid.uuid4().hex[:6]}"
     monkeypatch.setenv("JT_READER_PW", "s3cret-" + uuid.uuid4().hex[:6])
-    admin = engines.engine_for(url)  # its URL only: the admin never executes through jury here
+    admin = engine_drivers.engine_for(url)  # its URL only: the admin never executes through jury here
     try:
         res = runner.invoke(app, ["db", "load", str(SUPERHERO), url, "--reader", role, "--reader-password-env", "JT_READER_PW"])
         assert res.exit_code == 0, res.output
@@ -545,9 +547,9 @@ def test_the_connection_replacing_a_cancelled_one_passes_the_login_check_again(e
 
 def _admin_connection(url: str):
     """A plain driver connection of the admin URL, in autocommit."""
-    e = engines.engine_for(url)
+    e = engine_drivers.engine_for(url)
     p = e.parts
-    if e.name == engines.POSTGRESQL:
+    if e.name == engine_urls.POSTGRESQL:
         import psycopg
 
         return psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True)
@@ -558,9 +560,9 @@ def _admin_connection(url: str):
 
 
 def _drop_role(url: str, role: str) -> None:
-    e = engines.engine_for(url)
+    e = engine_drivers.engine_for(url)
     p = e.parts
-    if e.name == engines.POSTGRESQL:
+    if e.name == engine_urls.POSTGRESQL:
         import psycopg
 
         with psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True) as c:
@@ -607,7 +609,7 @@ def test_a_late_cancel_never_reaches_the_next_query(engine, project, tmp_path):
     url = template.replace("{db_id}", "shop")
     load(project / "dbs/shop/shop.sqlite", url)
     reader = _reader_template(url, prefix, "shop")  # every connection, the fresh ones after a cancel too, passes the login check
-    parts = engines.engine_for(url).parts
+    parts = engine_drivers.engine_for(url).parts
     repetitions, quick = 6, 5
     gold, runs = [], []
     for r in range(repetitions):

@@ -7,7 +7,8 @@ import pytest
 
 import jury.execution.rows
 import jury.execution.sqlite
-from jury.execution.sqlite import execute, result_hash
+from jury.execution.rows import result_hash
+from jury.execution.sqlite import execute
 from tests.support.badinput import Case, check_case
 from tests.support.helpers import EXAMPLE, make_db
 
@@ -111,7 +112,7 @@ def test_execute_records_an_ordered_digest_of_every_row(tmp_path):
     full = execute(db, "SELECT name FROM item ORDER BY price")
     assert up.truncated and up.result_sha256 == down.result_sha256
     assert up.ordered_sha256 != down.ordered_sha256
-    ordered_hash = jury.execution.sqlite.ordered_hash
+    ordered_hash = jury.execution.rows.ordered_hash
     assert up.ordered_sha256 == full.ordered_sha256 == ordered_hash(full.rows)
     assert ordered_hash([(1,), (1,)]) != ordered_hash([(1,)])
     assert ordered_hash([(1,)]) == ordered_hash([(1.0,)]) and result_hash([(1,)]) == result_hash([(1.0,)])
@@ -122,13 +123,13 @@ def test_set_digest_ignores_duplicates_exactly_across_the_spill_to_disk(tmp_path
     equal the in-memory digest, with duplicates on both sides of a spill ignored."""
     monkeypatch.setattr(jury.execution.rows, "SPILL_AT", 7)
     sizes: list[int] = []
-    real_add = jury.execution.sqlite.RowSetDigest.add
+    real_add = jury.execution.rows.RowSetDigest.add
 
     def watched_add(self, digest):
         real_add(self, digest)
         sizes.append(len(self._mem))
 
-    monkeypatch.setattr(jury.execution.sqlite.RowSetDigest, "add", watched_add)
+    monkeypatch.setattr(jury.execution.rows.RowSetDigest, "add", watched_add)
     db = make_db(tmp_path)
     sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200) SELECT x % 60 FROM c ORDER BY random()"
     r = execute(db, sql, row_cap=5)

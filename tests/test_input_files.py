@@ -124,7 +124,7 @@ def test_verdict_files_use_the_safe_loader(tmp_path):
     in the library and in `jury verify` (no RecursionError traceback)."""
     from test_verdicts import make_doc
 
-    from jury.verdicts.documents import VerdictError
+    from jury.errors import VerdictError
     from jury.verdicts.lock import load_locked, write_locked
 
     path = write_locked(make_doc("audit", tmp_path), tmp_path / "verdicts" / "audit.json")

@@ -209,7 +209,7 @@ def test_a_run_file_as_gold_is_refused_before_its_records_are_read(tmp_path):
 
 
 def test_verdict_loader_names_a_run_or_gold_file(tmp_path):
-    from jury.verdicts.documents import VerdictError
+    from jury.errors import VerdictError
     from jury.verdicts.lock import load_locked
 
     files = _kind_files(tmp_path)

@@ -13,8 +13,14 @@ from sklearn.metrics import cohen_kappa_score
 
 from jury.errors import InputError
 from jury.inputs.io import dump_runs, load_gold, load_runs
-from jury.inputs.label_import import dump_gold_items, import_labels, normalise_question
-from jury.inputs.label_import_flex import FAIL_CATEGORIES, PASS_CATEGORIES, _majority
+from jury.inputs.label_import import (
+    FAIL_CATEGORIES,
+    PASS_CATEGORIES,
+    _majority,
+    dump_gold_items,
+    import_labels,
+    normalise_question,
+)
 from jury.inputs.labels import CONSENSUS, dump_labels, load_labels
 from jury.vocab import Verdict
 from tests.support.badinput import Case, check_case, run_jury

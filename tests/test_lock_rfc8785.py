@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 import rfc8785
 
+from jury.errors import VerdictError
 from jury.inputs.io import canonical_v1
-from jury.judging.client import JurorSpec
-from jury.judging.runner import Ballot
-from jury.verdicts.documents import LOCK_KEY, VerdictError
+from jury.judging.juror import JurorSpec
+from jury.judging.plan import Ballot
+from jury.verdicts.documents import LOCK_KEY
 from jury.verdicts.lock import content_hash, load_locked, lock, write_locked
 from jury.verdicts.verify import verify_file
 from tests.support.badinput import Case, check_case, run_jury
@@ -211,10 +212,10 @@ def test_canonical_v1_is_the_old_form():
 
 def test_one_canonical_v1_in_the_package():
     """Request hashes and format 1 locks use the same function (jury/inputs/io.py)."""
-    import jury.judging.runner as runner
+    import jury.judging.plan as plan
     import jury.verdicts.lock as lock_mod
 
-    assert runner.canonical_v1 is canonical_v1 and lock_mod.CANONICAL_FORMS[1] is canonical_v1
+    assert plan.canonical_v1 is canonical_v1 and lock_mod.CANONICAL_FORMS[1] is canonical_v1
     assert content_hash({"format_version": 1, "x": 0.0}) == sha(b'{"format_version":1,"x":0.0}')
     assert content_hash({"format_version": 2, "x": 0.0}) == sha(b'{"format_version":2,"x":0}')
 

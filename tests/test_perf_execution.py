@@ -22,6 +22,7 @@ import pytest
 from jury.compare import comparators
 from jury.compare.outcomes import Settings, evaluate, run_executions
 from jury.execution import batches
+from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sx
 from jury.execution import store as store_mod
 from jury.execution.store import Store, decode_rows, encode_rows, execution_key
@@ -80,20 +81,20 @@ PINNED_ORDERED = "b4d885e835122ad9a9b6e8e93b4fcb36d9bf698d8068de957a1d1111653217
 
 def reference_digest(row) -> bytes:
     """The encoding the digests were defined with: json.dumps of the value tokens."""
-    blob = json.dumps([sx._value_token(v) for v in row], separators=(",", ":")).encode()
+    blob = json.dumps([row_hashing._value_token(v) for v in row], separators=(",", ":")).encode()
     return hashlib.sha256(blob).digest()
 
 
 @pytest.mark.parametrize(("row", "expected"), PINNED, ids=[repr(r)[:40] for r, _ in PINNED])
 def test_row_digest_is_pinned(row, expected):
-    assert sx._row_digest_bytes(row).hex() == expected
+    assert row_hashing.row_digest_bytes(row).hex() == expected
     assert reference_digest(row).hex() == expected
 
 
 def test_set_and_ordered_digests_are_pinned():
     rows = [r for r, _ in PINNED]
-    assert sx.result_hash(rows) == PINNED_SET
-    assert sx.ordered_hash(rows) == PINNED_ORDERED
+    assert row_hashing.result_hash(rows) == PINNED_SET
+    assert row_hashing.ordered_hash(rows) == PINNED_ORDERED
 
 
 def _random_value(rng: random.Random):
@@ -134,7 +135,7 @@ def test_row_digest_equals_the_json_encoding_on_random_rows():
     rng = random.Random(12)
     rows = [tuple(_random_value(rng) for _ in range(rng.randrange(6))) for _ in range(5000)]
     for row in rows:
-        assert sx._row_digest_bytes(row) == reference_digest(row), row
+        assert row_hashing.row_digest_bytes(row) == reference_digest(row), row
 
 
 def test_store_row_encoding_is_unchanged():
@@ -152,7 +153,7 @@ def test_store_row_encoding_is_unchanged():
         assert text == old_encode(rows)
         back = decode_rows(text)
         assert back == [tuple(store_mod._decode_value(v) for v in r) for r in json.loads(text)]
-        assert [sx._row_digest_bytes(r) for r in back] == [sx._row_digest_bytes(r) for r in rows]
+        assert [row_hashing.row_digest_bytes(r) for r in back] == [row_hashing.row_digest_bytes(r) for r in rows]
     assert decode_rows(encode_rows([("{not a blob}", b"{")])) == [("{not a blob}", b"{")]
 
 

@@ -18,8 +18,8 @@ import pytest
 from scipy import stats as sps
 
 import jury.results.scoring
-from jury import stats
-from jury.results.scoring import score_all, score_model
+from jury import stats, stats_agreement
+from jury.results.scoring import score_all
 from tests.support.jurytest import make_project
 
 HEAVY = ("scipy", "litellm", "matplotlib")
@@ -112,7 +112,7 @@ def test_score_all_groups_linearly_with_the_same_scores_as_per_model_scans():
     order = list(dict.fromkeys(p.model for p in pairs))
     assert [s.model for s in fast] == order
     for s in fast:
-        slow = score_model(s.model, pairs)  # the per-model rescan of every pair
+        [slow] = score_all([p for p in pairs if p.model == s.model])  # the per-model rescan of every pair
         assert s.model_dump(exclude={"strict_rank", "comparator_ranks"}) == slow.model_dump(
             exclude={"strict_rank", "comparator_ranks"}
         )
@@ -176,7 +176,7 @@ def test_stats_functions_that_need_scipy_still_work_after_lazy_import():
     assert stats.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=50).r == pytest.approx(0.8)
     assert stats.pearson([1, 2, 3, 4], [2, 4, 6, 8.5]).r == pytest.approx(sps.pearsonr([1, 2, 3, 4], [2, 4, 6, 8.5])[0])
     assert stats.position_bias(30, 40).p_value == pytest.approx(sps.binomtest(30, 40, 0.5).pvalue)
-    assert stats.fleiss_kappa([[2, 0], [0, 2], [1, 1]]) is not None
+    assert stats_agreement.fleiss_kappa([[2, 0], [0, 2], [1, 1]]) is not None
 
 
 # --------------------------------------------------------------------------- the score benchmark

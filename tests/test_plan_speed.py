@@ -52,7 +52,7 @@ MESSAGES = [
 
 @pytest.fixture
 def litellm():
-    client._import_litellm()
+    client.import_litellm()
     import litellm
 
     return litellm

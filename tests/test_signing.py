@@ -231,7 +231,7 @@ def test_ssh_keygen_verifies_jury_signatures_and_jury_verifies_ssh_keygens(signe
 def test_sign_file_refuses_an_unlocked_or_tampered_file(tmp_path, keys):
     path = tmp_path / "x.json"
     path.write_text('{"kind": "adjudication"}')
-    from jury.verdicts.documents import VerdictError
+    from jury.errors import VerdictError
 
     with pytest.raises(VerdictError, match="not locked"):
         sign_file(path, load_signer(keys["alice"]))

@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from jury.cli import app
 from jury.errors import InputError
-from jury.execution.engines import DatabaseURLs, engine_for, statement_problem
-from jury.execution.statement_check import mysql_executable_comment
+from jury.execution.engine_drivers import engine_for
+from jury.execution.engine_urls import DatabaseURLs
+from jury.execution.statement_check import mysql_executable_comment, statement_problem
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent

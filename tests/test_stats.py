@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from jury import stats
+from jury import stats, stats_agreement
 
 Z95 = 1.959963984540054
 
@@ -232,22 +232,22 @@ def _fleiss_exact(table):
 
 
 def test_fleiss_wikipedia_example():
-    k = stats.fleiss_kappa(WIKI_TABLE)
+    k = stats_agreement.fleiss_kappa(WIKI_TABLE)
     assert round(k, 3) == 0.210
     assert k == pytest.approx(float(_fleiss_exact(WIKI_TABLE)), abs=1e-12)
-    assert stats.fleiss_kappa(np.array(WIKI_TABLE)) == pytest.approx(k, abs=1e-15)
+    assert stats_agreement.fleiss_kappa(np.array(WIKI_TABLE)) == pytest.approx(k, abs=1e-15)
 
 
 def test_fleiss_perfect_agreement_and_undefined():
-    assert stats.fleiss_kappa([[3, 0], [0, 3], [3, 0]]) == pytest.approx(1.0, abs=1e-12)
-    assert stats.fleiss_kappa([[4, 0], [4, 0], [4, 0]]) is None
+    assert stats_agreement.fleiss_kappa([[3, 0], [0, 3], [3, 0]]) == pytest.approx(1.0, abs=1e-12)
+    assert stats_agreement.fleiss_kappa([[4, 0], [4, 0], [4, 0]]) is None
 
 
 def test_fleiss_unequal_rows_raise():
     with pytest.raises(ValueError):
-        stats.fleiss_kappa([[3, 0], [1, 1]])
+        stats_agreement.fleiss_kappa([[3, 0], [1, 1]])
     with pytest.raises(ValueError):
-        stats.fleiss_kappa([[1, 0], [0, 1]])  # a single rater
+        stats_agreement.fleiss_kappa([[1, 0], [0, 1]])  # a single rater
 
 
 def test_fleiss_from_ratings_drops_unequal_subjects():
@@ -259,38 +259,38 @@ def test_fleiss_from_ratings_drops_unequal_subjects():
         ["b", "c", "c"],
     ]
     table = [[2, 1, 0], [0, 3, 0], [2, 0, 1], [0, 1, 2]]  # columns a, b, c
-    k = stats.fleiss_kappa_from_ratings(ratings)
+    k = stats_agreement.fleiss_kappa_from_ratings(ratings)
     assert k == pytest.approx(float(_fleiss_exact(table)), abs=1e-12)
 
 
 def test_fleiss_from_ratings_degenerate():
-    assert stats.fleiss_kappa_from_ratings([["a", "b", "a"]]) is None
-    assert stats.fleiss_kappa_from_ratings([]) is None
-    assert stats.fleiss_kappa_from_ratings([["x", "x"], ["x", "x"]]) is None
-    assert stats.fleiss_kappa_from_ratings([["x", "x"], ["y", "y"]]) == pytest.approx(1.0)
+    assert stats_agreement.fleiss_kappa_from_ratings([["a", "b", "a"]]) is None
+    assert stats_agreement.fleiss_kappa_from_ratings([]) is None
+    assert stats_agreement.fleiss_kappa_from_ratings([["x", "x"], ["x", "x"]]) is None
+    assert stats_agreement.fleiss_kappa_from_ratings([["x", "x"], ["y", "y"]]) == pytest.approx(1.0)
 
 
 def test_cohen_kappa_hand_computed():
     # 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no: p_o = .7, p_e = .5*.6 + .5*.4 = .5
     a = ["y"] * 20 + ["y"] * 5 + ["n"] * 10 + ["n"] * 15
     b = ["y"] * 20 + ["n"] * 5 + ["y"] * 10 + ["n"] * 15
-    assert stats.cohen_kappa(a, b) == pytest.approx(0.4, abs=1e-12)
-    assert stats.percent_agreement(a, b) == pytest.approx(0.7, abs=1e-12)
+    assert stats_agreement.cohen_kappa(a, b) == pytest.approx(0.4, abs=1e-12)
+    assert stats_agreement.percent_agreement(a, b) == pytest.approx(0.7, abs=1e-12)
 
 
 def test_cohen_kappa_edge_cases():
-    assert stats.cohen_kappa(["y"] * 5, ["y"] * 5) is None
-    assert stats.cohen_kappa([], []) is None
-    assert stats.cohen_kappa(["a", "b"], ["b", "a"]) == pytest.approx(-1.0)
+    assert stats_agreement.cohen_kappa(["y"] * 5, ["y"] * 5) is None
+    assert stats_agreement.cohen_kappa([], []) is None
+    assert stats_agreement.cohen_kappa(["a", "b"], ["b", "a"]) == pytest.approx(-1.0)
     with pytest.raises(ValueError):
-        stats.cohen_kappa(["a"], ["a", "b"])
+        stats_agreement.cohen_kappa(["a"], ["a", "b"])
 
 
 def test_percent_agreement():
-    assert stats.percent_agreement([1, 2, 3, 4], [1, 2, 0, 4]) == pytest.approx(0.75)
-    assert stats.percent_agreement([], []) is None
+    assert stats_agreement.percent_agreement([1, 2, 3, 4], [1, 2, 0, 4]) == pytest.approx(0.75)
+    assert stats_agreement.percent_agreement([], []) is None
     with pytest.raises(ValueError):
-        stats.percent_agreement([1], [1, 2])
+        stats_agreement.percent_agreement([1], [1, 2])
 
 
 # --------------------------------------------------------------------------- bootstrap intervals with degenerate resamples

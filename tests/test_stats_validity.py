@@ -10,15 +10,8 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
-from jury.stats import (
-    cohen_kappa,
-    cohen_kappa_interval,
-    confusion,
-    krippendorff_alpha,
-    pairwise_kappas,
-    position_bias,
-    precision_recall_f1,
-)
+from jury.stats import cohen_kappa_interval, position_bias
+from jury.stats_agreement import cohen_kappa, confusion, krippendorff_alpha, pairwise_kappas, precision_recall_f1
 
 
 def _reference_alpha(units):
@@ -199,10 +192,10 @@ def test_cohen_kappa_interval_counts_undefined_resamples_and_follows_the_spearma
 
 
 def test_calibration_figure_shows_the_degenerate_resamples_of_its_kappa_interval():
-    from jury.results.calibration import _Builder
+    from jury.results.calibration_reference import ReferenceBuilder
     from jury.results.calibration_render import figure_text
 
-    out = _Builder(seed=0, resamples=2000)
+    out = ReferenceBuilder(seed=0, resamples=2000)
     out.kappa("comparator", "strict", "reference", "kappa", ["y", "n", "y"], ["y", "n", "n"])
     out.kappa("comparator", "bird", "reference", "kappa", ["y", "y", "n", "y"], ["y", "y", "n", "y"])
     kept, refused = out.figures

@@ -144,12 +144,13 @@ def test_adjudicate_with_taxonomy_stores_votes_and_majority(project, fake_llm):
     assert by_model == {"gpt-x": {"C3"}, "claude-y": {"C3"}}
     assert runner.invoke(app, ["verify", str(path)]).exit_code == 0
     # per-model category counts
-    from jury.results.taxonomy_report import category_counts, counts_markdown
+    from jury.results.taxonomy_report import categories_markdown, category_counts
 
     counts = category_counts([(path, doc)])
     assert counts["models"]["gpt-x"] == {"C1": 0, "C2": 0, "C3": 3, "C4": 0, "C5": 0, "no majority": 0}
-    text = counts_markdown(counts)
-    assert "error categories (spider2-aifunc)" in text and "| gpt-x | 0 | 0 | 3 | 0 | 0 | 0 |" in text
+    text = categories_markdown({"error_categories": counts})  # the report's section
+    assert "error categories of genuine errors (spider2-aifunc)" in text
+    assert "| gpt-x | 0 | 0 | 3 | 0 | 0 | 0 | 3 |" in text  # C1..C5, no majority, total
 
 
 def test_a_tampered_category_is_refused_by_verify(project, fake_llm):

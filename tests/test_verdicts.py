@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.errors import InputError, JuryError
-from jury.verdicts.documents import AdjudicationFile, AuditFile, VerdictError, VerdictFile, schema_for
+from jury.errors import InputError, JuryError, VerdictError
+from jury.verdicts.documents import AdjudicationFile, AuditFile, VerdictFile, schema_for
 from jury.verdicts.lock import canonical_json, content_hash, default_path, load_locked, lock, write_locked
 from jury.verdicts.verify import bind_file, verify_file
 from tests.support.helpers import REPO, make_db

@@ -15,8 +15,9 @@ from test_audit import FIVE, audit_juror
 from typer.testing import CliRunner
 
 from jury.cli import app
+from jury.errors import VerdictError
 from jury.judging.rules import audit_flag
-from jury.verdicts.documents import LOCK_KEY, VerdictError
+from jury.verdicts.documents import LOCK_KEY
 from jury.verdicts.lock import content_hash, load_locked
 from jury.verdicts.verify import verify_file
 from tests.support.badinput import Case, check_case, locked_audit

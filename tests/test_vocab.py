@@ -87,18 +87,16 @@ def test_adjudication_record_verdict_is_vocab_literal():
 
 
 def test_defaults_come_from_vocab():
-    from jury.cli.common import settings
     from jury.compare.outcomes import Settings
     from jury.execution import sqlite
-    from jury.inputs.config import Config
 
-    for s in (Settings(), settings(Config())):
-        assert (s.comparator, s.near_miss, s.timeout_s, s.row_cap) == (
-            vocab.DEFAULT_COMPARATOR,
-            vocab.DEFAULT_NEAR_MISS,
-            vocab.DEFAULT_TIMEOUT_S,
-            vocab.DEFAULT_ROW_CAP,
-        )
+    s = Settings()
+    assert (s.comparator, s.near_miss, s.timeout_s, s.row_cap) == (
+        vocab.DEFAULT_COMPARATOR,
+        vocab.DEFAULT_NEAR_MISS,
+        vocab.DEFAULT_TIMEOUT_S,
+        vocab.DEFAULT_ROW_CAP,
+    )
     params = inspect.signature(sqlite.execute).parameters
     assert params["timeout_s"].default is vocab.DEFAULT_TIMEOUT_S and params["row_cap"].default is vocab.DEFAULT_ROW_CAP
 

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import JobResult, ProgressFactory
+    from jury.pipeline.jobs import JobResult
     from jury.pipeline.requests import AdjudicationRequest
+    from jury.progress import ProgressFactory
 
 _HEADS = [
     "model",
@@ -219,8 +220,9 @@ def adjudicate(
         InputError: a bad input, named in one line.
     """
     from jury.judging.families import load_registry
-    from jury.pipeline.jobs import _no_progress, adjudication_job
+    from jury.pipeline.jobs import adjudication_job
     from jury.pipeline.requests import AdjudicationRequest
+    from jury.progress import no_progress
 
     models = renamed(model, models, "model", "models")
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
@@ -242,7 +244,7 @@ def adjudicate(
         plan_only=plan_only, batch=batch, positions_from=positions, **fields,
     )  # fmt: skip
     with project.open_store(store) as st:
-        job = adjudication_job(request, st, progress or _no_progress)
+        job = adjudication_job(request, st, progress or no_progress)
     return _result(request, job)
 
 

@@ -24,8 +24,9 @@ from jury.pipeline.project import PathLike, Project
 if TYPE_CHECKING:
     from jury.judging.panels import Panel
     from jury.judging.shards import Shard
-    from jury.pipeline.jobs import JobResult, ProgressFactory
+    from jury.pipeline.jobs import JobResult
     from jury.pipeline.requests import AuditRequest
+    from jury.progress import ProgressFactory
 
 
 class Audit(JurorJob):
@@ -177,8 +178,9 @@ def audit_gold(
         InputError: a bad input.
     """
     from jury.errors import InputError
-    from jury.pipeline.jobs import _no_progress, audit_job
+    from jury.pipeline.jobs import audit_job
     from jury.pipeline.requests import AuditRequest
+    from jury.progress import no_progress
 
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
@@ -209,7 +211,7 @@ def audit_gold(
         **fields,
     )
     with project.open_store(store) as st:
-        job = audit_job(request, st, progress or _no_progress)
+        job = audit_job(request, st, progress or no_progress)
     return _result(request, job)
 
 

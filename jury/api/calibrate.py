@@ -15,7 +15,7 @@ from jury.pipeline.project import PathLike, Project, as_paths
 from jury.results.calibration_model import Calibration as CalibrationDocument
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 
 class Calibration(Result, CalibrationDocument):
@@ -122,7 +122,8 @@ def calibrate(
     audit_docs = [load_verdict_files(path, [], allow_superseded)[0] for path in audit_paths]
     evaluation, records = None, []
     if run_paths:
-        from jury.pipeline.jobs import _no_progress, load_and_evaluate
+        from jury.pipeline.jobs import load_and_evaluate
+        from jury.progress import no_progress
 
         settings = project.settings(
             workers=workers, executor=executor, ray_address=ray_address, db_url=db_url,
@@ -130,7 +131,7 @@ def calibrate(
         )  # fmt: skip
         with project.open_store(store) as st:
             _gold, records, evaluation = load_and_evaluate(
-                project.gold(gold), run_paths, root, st, settings, progress or _no_progress
+                project.gold(gold), run_paths, root, st, settings, progress or no_progress
             )
     found = compute(
         label_set,

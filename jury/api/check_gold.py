@@ -16,7 +16,7 @@ from jury.compare.gold_checks import GoldCheckResult
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 
 class GoldCheck(Result):
@@ -126,8 +126,8 @@ def check_gold(
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
     from jury.inputs.io import load_gold
-    from jury.pipeline.jobs import _no_progress
     from jury.pipeline.outputs import guard_outputs
+    from jury.progress import no_progress
     from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     project = project or Project.load()
@@ -156,7 +156,7 @@ def check_gold(
     from jury.compare.gold_windows import now_utc
 
     started_at = now_utc()
-    with (progress or _no_progress)("checking gold SQL") as bar:
+    with (progress or no_progress)("checking gold SQL") as bar:
         results = run_checks(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
             against=against,
@@ -166,7 +166,7 @@ def check_gold(
         from jury.compare.gold_windows import run_windows
 
         assert window_gap is not None  # check_windows
-        with (progress or _no_progress)(f"windows 2-{windows}, {window_gap:g} s apart") as bar:
+        with (progress or no_progress)(f"windows 2-{windows}, {window_gap:g} s apart") as bar:
             run_windows(
                 items, databases, results, windows=windows, window_gap_s=window_gap, comparator=name,
                 timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, started_at=started_at, progress=bar,
@@ -179,8 +179,7 @@ def _result(results: list[Any], settings: dict[str, Any], databases: dict[str, A
     """The GoldCheck of the checks' results: the counts, the cross-engine differences, the
     privileged logins used and whether a database was run from a file here."""
     from jury.compare.gold_checks import check_counts
-    from jury.execution.engine_urls import privileged_logins
-    from jury.execution.engines import is_url
+    from jury.execution.engine_urls import is_url, privileged_logins
 
     cross = None
     if against is not None:

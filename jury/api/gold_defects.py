@@ -21,7 +21,7 @@ from jury.inputs.records import QuestionId
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 
 class GoldDefects(Result):
@@ -76,9 +76,9 @@ def gold_defects(
     """
     from jury.compare.outcomes import Settings, execute_gold, resolve_databases
     from jury.inputs.io import load_gold, sha256_file
-    from jury.pipeline.jobs import _no_progress
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import load_verdict_files
+    from jury.progress import no_progress
     from jury.results.gold_defects import defect_rows, provenance
     from jury.results.site_answers import preview
     from jury.verdicts.reaudit import resolve_bound
@@ -106,7 +106,7 @@ def gold_defects(
     if root is None and doc.inputs.databases:
         root = resolve_bound(base, next(iter(doc.inputs.databases.values())).path).parent.parent
     previews: dict[QuestionId, str] = {}
-    with project.open_store(store) as st, (progress or _no_progress)("executing gold SQL") as bar:
+    with project.open_store(store) as st, (progress or no_progress)("executing gold SQL") as bar:
         for db_id in dict.fromkeys(i.db_id for i in flagged):
             mine = [i for i in flagged if i.db_id == db_id]
             try:

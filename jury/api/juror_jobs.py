@@ -7,8 +7,7 @@ command line prints for them.
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import cached_property
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field, computed_field
 
-from jury.api.result import Result
+from jury.api.result import Result, console_text
 from jury.errors import JuryError
 from jury.pipeline.project import PathLike, Project
 
@@ -33,17 +32,6 @@ R = TypeVar("R", bound=Result)
 
 
 # ------------------------------------------------------------------ text
-
-
-def console_text(width: int | None, draw: Callable[[Console], None]) -> str:
-    """What ``draw`` prints on a console ``width`` wide (None: unwrapped, as in a pipe or a log)."""
-    from rich.console import Console
-
-    from jury.results.render import UNWRAPPED_WIDTH
-
-    buffer = io.StringIO()
-    draw(Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False))
-    return buffer.getvalue()
 
 
 def say(console: Console, text: str) -> None:
@@ -85,7 +73,7 @@ class JurorPlan(Result):
     @cached_property
     def rows(self) -> list[dict[str, Any]]:
         """Per (model under test,) juror: ballots, estimated tokens, cost_usd, priced (and via batch)."""
-        from jury.judging.runner import plan_rows
+        from jury.judging.plan import plan_rows
 
         return plan_rows(self.ballots, self.batch)
 
@@ -284,8 +272,8 @@ def keeping(result: R) -> Iterator[R]:
     try:
         yield result
     except JuryError as exc:
-        if getattr(exc, "partial", None) is None:
-            exc.partial = result  # type: ignore[attr-defined]
+        if exc.partial is None:
+            exc.partial = result
         raise
 
 

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from jury.api.juror_jobs import Calls, calls_line, console_text, fenced, keeping, load_signer, say, sign_written, unpriced_lines
-from jury.api.result import Result
+from jury.api.juror_jobs import Calls, calls_line, fenced, keeping, load_signer, say, sign_written, unpriced_lines
+from jury.api.result import Result, console_text
 from jury.pipeline.project import PathLike, Project, as_paths
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jury.pipeline.jobs import ProgressFactory
     from jury.pipeline.requests import ReauditRequest
+    from jury.progress import ProgressFactory
 
 _SHOWN = {"stale": "STALE", "cannot check": "CANNOT CHECK"}
 
@@ -130,7 +130,7 @@ def _cannot_check(result: Reaudit, states: Any) -> Exception:
         f"cannot check {len(blocked)} of {len(states)} verdict files (first: {first.path}: "
         f"{'; '.join(first.blockers)}); restore the bound files or re-run the job"
     )
-    exc.partial = result  # type: ignore[attr-defined]  # the command line prints what was done first
+    exc.partial = result  # the command line prints what was done first
     return exc
 
 

@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any, Unpack
 from pydantic import BaseModel, Field
 
 from jury.api.result import Result
-from jury.api.score import EvaluationOptions, Score, evaluation_options, evaluation_settings, no_progress
+from jury.api.score import EvaluationOptions, Score, evaluation_options, evaluation_settings
 from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.progress import no_progress
 from jury.results.report_model import Report as ReportModel
 from jury.results.report_render import render_report
 

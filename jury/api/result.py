@@ -9,14 +9,31 @@ that an output never overwrites one of the job's inputs (``jury.pipeline.outputs
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from jury.errors import InputError
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 SUFFIX_FORMATS = {".csv": "csv", ".json": "json", ".md": "md"}
+
+
+def console_text(width: int | None, draw: Callable[[Console], None]) -> str:
+    """What ``draw`` prints on a console ``width`` wide (None: unwrapped, as in a pipe or a log):
+    a result's table rendering, as the command line prints it."""
+    from rich.console import Console
+
+    from jury.results.render import UNWRAPPED_WIDTH
+
+    buffer = io.StringIO()
+    draw(Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False))
+    return buffer.getvalue()
 
 
 class Result(BaseModel):

@@ -14,7 +14,6 @@ the right database, with a Wilson 95% interval. Locked verdict files add the gol
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
@@ -24,21 +23,13 @@ from jury.api.result import Result
 from jury.errors import InputError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.progress import no_progress
 from jury.results.scoring import ModelScore
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Settings
-    from jury.pipeline.jobs import ProgressFactory
-
-
-def no_progress(_description: str) -> nullcontext[None]:
-    """A progress factory that shows nothing (for ``progress=``): each task gets a null context.
-
-    Args:
-        _description: the task's name, ignored.
-    """
-    return nullcontext(None)
+    from jury.progress import ProgressFactory
 
 
 class Score(Result):

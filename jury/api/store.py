@@ -7,14 +7,17 @@ with ``trusted_key`` every input must carry ``<store>.sig`` by one of those keys
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.result import Result
+from jury.api.result import Result, console_text
 from jury.pipeline.project import PathLike, as_paths
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 TITLE = "store merge"
 COLUMNS = ["table", "added", "present"]
@@ -76,27 +79,23 @@ class StoreMerge(Result):
             return to_json(self.model_dump(mode="json"))
         if fmt == "md":
             return to_markdown(self.rows, COLUMNS, HEADERS) + "\n" + "".join(f"{safe(line)}  \n" for line in self.lines)
-        return render_console(width, [("table", (self.rows, COLUMNS, HEADERS, TITLE)), *(("line", line) for line in self.lines)])
+        return console_text(width, table_and_lines((self.rows, COLUMNS, HEADERS, TITLE), self.lines))
 
 
-def render_console(width: int | None, parts: list[tuple[str, Any]]) -> str:
-    """Tables and plain lines as the command line prints them: at ``width`` (None: unwrapped),
-    every line made safe. ``parts``: ("table", (rows, columns, headers, title)) or ("line", text)."""
-    import io
+def table_and_lines(
+    table: tuple[list[dict[str, Any]], list[str], list[str], str] | None, lines: list[str]
+) -> Callable[[Console], None]:
+    """Draws (for console_text) a table (rows, columns, headers, title), then plain lines made safe."""
+    from jury.results.render import safe, to_rich_table
 
-    from rich.console import Console
-
-    from jury.results.render import UNWRAPPED_WIDTH, safe, to_rich_table
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)
-    for kind, part in parts:
-        if kind == "table":
-            rows, columns, headers, title = part
+    def draw(console: Console) -> None:
+        if table is not None:
+            rows, columns, headers, title = table
             console.print(to_rich_table(rows, columns, headers, title=title))
-        else:
-            console.print(safe(part, newlines=True), markup=False, highlight=False)
-    return buffer.getvalue()
+        for line in lines:
+            console.print(safe(line, newlines=True), markup=False, highlight=False)
+
+    return draw
 
 
 def merge_stores(

@@ -28,7 +28,7 @@ from jury.results.suites import SuiteRow
 
 if TYPE_CHECKING:
     from jury.judging.panels import Panel
-    from jury.pipeline.jobs import ProgressFactory
+    from jury.progress import ProgressFactory
 
 
 class SuiteScores(Result):
@@ -232,8 +232,8 @@ class _JurorRun:
         the lines on its calls. Returns the run's records by test key (jury.results.suites.suite_test_key)."""
         from jury.api.juror_jobs import Calls, choose_panel, run_lines
         from jury.judging.families import load_registry
-        from jury.pipeline.jobs import _no_progress
         from jury.pipeline.suite_jobs import suite_job
+        from jury.progress import no_progress
         from jury.results.suites import suite_test_key
 
         chosen, tax = choose_panel(project, self.panel, "panel", "default.toml"), self.classify
@@ -250,7 +250,7 @@ class _JurorRun:
                 max_cost=self.max_cost,
                 output=self.output,
                 plan_only=result.plan_only,
-                progress=progress or _no_progress,
+                progress=progress or no_progress,
                 batch=self.batch,
             )
         title = (

@@ -68,7 +68,9 @@ app.command("compare-panels")(_compare_panels.compare_panels)
 app.add_typer(_store.app, name="store")
 app.add_typer(_db.app, name="db")
 app.add_typer(_local_juror.app, name="local-juror")
-app.add_typer(__import__("jury.cli.batch", fromlist=["app"]).app, name="batch")
+from jury.cli import batch as _batch  # noqa: E402
+
+app.add_typer(_batch.app, name="batch")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,7 +16,7 @@ app = typer.Typer(help="Ballots sent through providers' batch APIs (--batch).", 
 def status(store: Path | None = typer.Option(None, help="Store file (default .jury/store.db).")) -> None:
     """List the store's batches: provider, batch id, juror, ballots by state (pending at the
     provider, collected and not yet a vote, voted, failed), age and state. Calls nothing."""
-    from jury.api.maintenance import batch_status
+    from jury.api.batches import batch_status
     from jury.cli.common import show
 
     show(batch_status(store=store))
@@ -27,7 +27,7 @@ def status(store: Path | None = typer.Option(None, help="Store file (default .ju
 def collect(store: Path | None = typer.Option(None, help="Store file (default .jury/store.db).")) -> None:
     """Poll every open batch and store the replies of those that ended (they become votes when
     the command that sent them runs again). Needs each juror's key variable; sends no ballot."""
-    from jury.api.maintenance import collect_batches
+    from jury.api.batches import collect_batches
     from jury.cli.common import show
 
     result = collect_batches(store=store)

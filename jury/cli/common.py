@@ -171,9 +171,8 @@ def handle_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except JuryError as exc:
-            partial = getattr(exc, "partial", None)  # what the job did before the error (a Result)
-            if partial is not None:
-                show(partial)
+            if exc.partial is not None:  # what the job did before the error (a Result)
+                show(exc.partial)
             raise fail(str(exc), exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("Interrupted: everything finished so far is kept in the store.", err=True)
@@ -183,18 +182,6 @@ def handle_errors(fn: Callable) -> Callable:
             raise typer.Exit(1) from None
 
     return wrapper
-
-
-def config():
-    from jury.inputs.config import load_config
-
-    return load_config()
-
-
-def open_store(cfg, flag: Path | None):
-    from jury.execution.store import Store
-
-    return Store(cfg.store_path(flag))
 
 
 def check_format(fmt: str) -> str:
@@ -248,52 +235,3 @@ def emit(text: str, output: Path | None = None, what: str | None = None) -> None
         from jury.results.render import safe
 
         typer.echo(f"wrote {safe(what) + ' to ' if what else ''}{safe(output)}", err=True)
-
-
-def gold_path(cfg, flag: Path | None) -> Path:
-    from jury.errors import InputError
-
-    path = cfg.path_of("gold", flag)
-    if path is None:
-        raise InputError("no gold file: pass --gold or set gold in jury.toml")
-    return path
-
-
-def settings(
-    cfg,
-    *,
-    comparator=None,
-    near_miss=None,
-    timeout=None,
-    row_cap=None,
-    workers=None,
-    options=None,
-    executor=None,
-    ray_address=None,
-    db_url=None,
-):
-    """Evaluation settings: flags, else jury.toml, else the defaults (--ray-address, else RAY_ADDRESS)."""
-    from jury.compare.outcomes import Settings
-    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_EXECUTOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
-
-    extra = {"options": options} if options is not None else {}
-    return Settings(
-        comparator=cfg.get("comparator", comparator, DEFAULT_COMPARATOR),
-        near_miss=cfg.get("near_miss", near_miss, DEFAULT_NEAR_MISS),
-        timeout_s=cfg.get("timeout", timeout, DEFAULT_TIMEOUT_S),
-        row_cap=cfg.get("row_cap", row_cap, DEFAULT_ROW_CAP),
-        workers=Settings().workers if cfg.get("workers", workers) is None else cfg.get("workers", workers),
-        executor=cfg.get("executor", executor, DEFAULT_EXECUTOR),
-        ray_address=ray_address,
-        db_urls=db_urls(cfg, db_url),
-        **extra,
-    )
-
-
-def db_urls(cfg, db_url: str | None = None):
-    """Where each db_id's database is on an engine: --db-url, else jury.toml's [databases]."""
-    from jury.execution.engines import DatabaseURLs
-
-    return DatabaseURLs.from_config(
-        cfg.values.get("databases"), str(cfg.path or "jury.toml"), db_url, engines=cfg.values.get("engines")
-    )

@@ -45,7 +45,7 @@ def load(
     SELECT on the database (created when missing, with the password in
     --reader-password-env); jury refuses to run model SQL through any login that can do more.
     """
-    from jury.api.maintenance import load_database
+    from jury.api.databases import load_database
 
     done = load_database(
         sqlite_file,
@@ -72,6 +72,6 @@ def grants(
     SELECT on its tables. MySQL/MariaDB: CREATE USER and GRANT SELECT ON db.*. Connects to
     nothing: run them as an admin, then run jury as the reader.
     """
-    from jury.api.maintenance import reader_grants
+    from jury.api.databases import reader_grants
 
     typer.echo(reader_grants(url, reader=reader, reader_host=reader_host, schema=schema).render(), nl=False)

@@ -43,7 +43,7 @@ def bird_predictions(
     text after the SQL is kept as the model wrote it. Prints how many entries were
     missing or odd.
     """
-    from jury.api.maintenance import import_bird_predictions
+    from jury.api.imports import import_bird_predictions
 
     result = import_bird_predictions(
         file, model=model, gold=gold, positions_from=positions_from, output=output, only_db=only_db, family=family
@@ -80,7 +80,7 @@ def with_importer(
     Of what the importer reads, the questions of the gold file are kept; an answer to a
     question the gold does not hold is an odd entry. Prints how many entries were missing or odd.
     """
-    from jury.api.maintenance import import_bird_predictions
+    from jury.api.imports import import_bird_predictions
 
     result = import_bird_predictions(
         file,

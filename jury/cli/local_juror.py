@@ -31,7 +31,7 @@ def start(
     state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE_HELP),
 ) -> None:
     """Start the server in the background and wait until it answers (or say it already does)."""
-    from jury.api.maintenance import start_local_juror
+    from jury.api.local_juror import start_local_juror
 
     typer.echo(start_local_juror(port=port, models=model, threads=threads, state_dir=state_dir).render(), nl=False)
 
@@ -40,7 +40,7 @@ def start(
 @handle_errors
 def status(state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE_HELP)) -> None:
     """Whether the local juror runs and answers; exit 1 when it does not."""
-    from jury.api.maintenance import local_juror_status
+    from jury.api.local_juror import local_juror_status
 
     result = local_juror_status(state_dir=state_dir)
     typer.echo(result.render(), nl=False)
@@ -52,6 +52,6 @@ def status(state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE
 @handle_errors
 def stop(state_dir: Path | None = typer.Option(None, "--state-dir", help=STATE_HELP)) -> None:
     """Stop the server started from this state folder."""
-    from jury.api.maintenance import stop_local_juror
+    from jury.api.local_juror import stop_local_juror
 
     typer.echo(stop_local_juror(state_dir=state_dir).render(), nl=False)

@@ -39,7 +39,7 @@ def verify(
     fails, 0 otherwise.
     """
     import jury.api.verify as api
-    from jury.verdicts.documents import VerdictError
+    from jury.errors import VerdictError
 
     result = api.verify(files, trusted_key=trusted_key, quiet=quiet)
     typer.echo(result.render("table"), nl=False)

@@ -229,7 +229,13 @@ def relaxed(
         gold, pred = list(dict.fromkeys(gold)), list(dict.fromkeys(pred))
     if len(gold) != len(pred):
         return False
+    cand = _column_candidates(gold, pred, width, order_matters)
+    return cand is not None and _some_mapping_matches(gold, pred, cand, order_matters)
 
+
+def _column_candidates(gold: list[tuple], pred: list[tuple], width: int, order_matters: bool) -> list[list[int]] | None:
+    """For each gold column, the predicted columns it may map to (same values; when ambiguous,
+    the same joint distributions with the other columns); None when one has none."""
     gcols, pcols = list(zip(*gold)), list(zip(*pred))
     gsig: Sequence[object]  # per column: its values in order, or their multiset
     psig: Sequence[object]
@@ -240,7 +246,7 @@ def relaxed(
         psig = [frozenset(Counter(c).items()) for c in pcols]
     cand = [[j for j in range(width) if psig[j] == gsig[i]] for i in range(width)]
     if any(not c for c in cand):
-        return False
+        return None
     ambiguous = [i for i in range(width) if len(cand[i]) > 1]
     if not order_matters and ambiguous and len(ambiguous) * width * len(gold) <= PAIRWISE_LIMIT:
         pair_sig: dict[int, frozenset] = {}
@@ -250,8 +256,15 @@ def relaxed(
             gp = _pair_signature(gcols, i)
             cand[i] = [j for j in cand[i] if pair_sig[j] == gp]
             if not cand[i]:
-                return False
+                return None
+    return cand
 
+
+def _some_mapping_matches(gold: list[tuple], pred: list[tuple], cand: list[list[int]], order_matters: bool) -> bool:
+    """Backtrack over the candidate mappings, pruned by the rows projected on the columns mapped
+    so far; False after RELAXED_SEARCH_LIMIT candidate steps."""
+    width = len(cand)
+    pcols = list(zip(*pred))
     # Identical predicted columns are interchangeable: try one per class.
     classes: dict[tuple, int] = {}
     pclass = [classes.setdefault(c, len(classes)) for c in pcols]

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -23,14 +24,16 @@ from jury.compare.coverage import Coverage, apply_missing_rule
 from jury.compare.gold_orders import gold_orders
 from jury.errors import InputError
 from jury.execution import engines
+from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sql_execute
 from jury.execution.backends import make_executor
 from jury.execution.batches import ExecutionWriter
-from jury.execution.engines import DatabaseURLs
+from jury.execution.engine_urls import DatabaseURLs
 from jury.execution.schema import describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
 from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
+from jury.progress import Progress
 from jury.vocab import (
     DECIDING_COMPARATORS,
     DEFAULT_COMPARATOR,
@@ -44,8 +47,6 @@ from jury.vocab import (
     MissingRule,
     Outcome,
 )
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -182,8 +183,8 @@ def recorded_result(obj: GoldItem | RunRecord) -> ExecResult:
             columns=rec.columns,
             rows=rows,
             row_count=len(rows),
-            result_sha256=sql_execute.result_hash(rows),
-            ordered_sha256=sql_execute.ordered_hash(rows),
+            result_sha256=row_hashing.result_hash(rows),
+            ordered_sha256=row_hashing.ordered_hash(rows),
         )
     assert obj.recorded is not None
     return ExecResult(status="ok", recorded_preview=obj.recorded.preview)
@@ -287,11 +288,70 @@ def evaluate(
         sha256) and how many queries were executed by this call.
     """
     settings = settings or Settings()
+    _check_question_ids(gold, records)
+    records, coverage = apply_missing_rule(gold, records, settings.missing)
+    qids = list(dict.fromkeys(r.question_id for r in records))
+    _check_db_ids(gold, records, db_root, settings)
+    # A database is needed only by the queries that have no recorded result.
+    executes = [gold[q] for q in qids if not gold[q].has_recording]
+    executes += [gold[r.question_id] for r in records if _answered(r, gold) and not r.has_recording]
+    keys = _Keys(resolve_databases(executes, db_root, store, settings.db_urls))
+    jobs, results = _jobs_and_recorded_results(gold, qids, records, keys)
+    rerun = list(jobs) if settings.same_window else ()
+    executed = run_executions(jobs, keys.databases, store, settings, progress, rerun=rerun)
+    reruns: dict[str, dict[str, Any]] = {}
+    if settings.timeout_retries:
+        reruns = _rerun_timeouts(gold, records, jobs, keys, store, settings)
+        executed += sum(r["reruns"] for r in reruns.values())
+    results.update({k: capped(v, settings.row_cap) for k, v in _executed_all(store, jobs).items()})
+    results = {k: capped(v, settings.row_cap) for k, v in results.items()}
+    gold_errors: dict[QuestionId, str] = {}
+    for q in qids:
+        res = results[keys.gold(gold[q])]
+        if not res.ok:
+            gold_errors[q] = f"{res.status}: {res.error}"
+    pairs = _compared_pairs(gold, qids, records, keys, results, gold_errors, store, settings)
+    undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
+    if undecided:
+        raise _undecided_error(undecided, results, settings)
+    recorded_pairs = sum(p.recorded for p in pairs)
+    return Evaluation(pairs, gold_errors, settings, keys.databases, executed, results, recorded_pairs, coverage, reruns=reruns)
+
+
+def _rerun_timeouts(
+    gold: dict[QuestionId, GoldItem],
+    records: list[RunRecord],
+    jobs: dict[str, tuple[str, str]],
+    keys: _Keys,
+    store: Store,
+    settings: Settings,
+) -> dict[str, dict[str, Any]]:
+    """Spider 2.0-AIFunc's re-runs: each prediction that timed out run again, up to
+    ``settings.timeout_retries`` times (jury.compare.reruns' record, by prediction key)."""
+    from jury.compare.reruns import rerun_timeouts
+
+    pred_jobs = {
+        keys.execution(gold[r.question_id].db_id, r.sql): None
+        for r in records
+        if _answered(r, gold) and not r.has_recording and r.sql
+    }
+
+    def run(some: dict[str, tuple[str, str]], rerun: list[str]) -> int:
+        return run_executions(some, keys.databases, store, settings, rerun=rerun)
+
+    return rerun_timeouts(list(pred_jobs), jobs, store, settings.timeout_retries, run)
+
+
+def _check_question_ids(gold: dict[QuestionId, GoldItem], records: list[RunRecord]) -> None:
     unknown = [q for q in dict.fromkeys(r.question_id for r in records) if q not in gold]
     if unknown:
         raise InputError(f"unknown question_id {unknown[0]!r} (not in the gold file)")
-    records, coverage = apply_missing_rule(gold, records, settings.missing)
-    qids = list(dict.fromkeys(r.question_id for r in records))
+
+
+def _check_db_ids(
+    gold: dict[QuestionId, GoldItem], records: list[RunRecord], db_root: str | Path | None, settings: Settings
+) -> None:
+    """A record's chosen db_id names a database of the gold file, a database file or an engine's."""
     known_dbs = {g.db_id for g in gold.values()}
     for r in records:
         if (
@@ -305,62 +365,61 @@ def evaluate(
                 "no database of the gold file and has no database file"
             )
 
-    def answered(r: RunRecord) -> bool:
-        return r.sql is not None and bool(r.sql.strip()) and (r.db_id is None or r.db_id == gold[r.question_id].db_id)
 
-    # A database is needed only by the queries that have no recorded result.
-    executes = [gold[q] for q in qids if not gold[q].has_recording]
-    executes += [gold[r.question_id] for r in records if answered(r) and not r.has_recording]
-    databases = resolve_databases(executes, db_root, store, settings.db_urls)
+def _answered(r: RunRecord, gold: dict[QuestionId, GoldItem]) -> bool:
+    """The record has SQL to run, on its question's database (a misrouted one is not run)."""
+    return r.sql is not None and bool(r.sql.strip()) and (r.db_id is None or r.db_id == gold[r.question_id].db_id)
 
-    def key_for(db_id: str, sql: str) -> str:
-        return execution_key(databases[db_id][1], sql)
 
-    def gold_key(g: GoldItem) -> str:
-        key = gold_result_key(g, databases)
+class _Keys:
+    """Execution keys over the resolved databases (db_id -> (path or URL, fingerprint))."""
+
+    def __init__(self, databases: dict) -> None:
+        self.databases = databases
+
+    def execution(self, db_id: str, sql: str) -> str:
+        return execution_key(self.databases[db_id][1], sql)
+
+    def gold(self, g: GoldItem) -> str:
+        key = gold_result_key(g, self.databases)
         assert key is not None  # resolve_databases found every database an unrecorded gold needs
         return key
 
-    jobs: dict[str, tuple[str, str]] = {}  # key -> (db_id, sql)
+
+def _jobs_and_recorded_results(
+    gold: dict[QuestionId, GoldItem], qids: list[QuestionId], records: list[RunRecord], keys: _Keys
+) -> tuple[dict[str, tuple[str, str]], dict[str, ExecResult]]:
+    """(the executions to run: key -> (db_id, sql), the recorded results by key)."""
+    jobs: dict[str, tuple[str, str]] = {}
     results: dict[str, ExecResult] = {}
     for q in qids:
         if gold[q].has_recording:
-            results[gold_key(gold[q])] = recorded_result(gold[q])
+            results[keys.gold(gold[q])] = recorded_result(gold[q])
         else:
-            jobs.setdefault(key_for(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
+            jobs.setdefault(keys.execution(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
     for r in records:
-        if not answered(r):
+        if not _answered(r, gold):
             continue
         g = gold[r.question_id]
         if r.has_recording:
             results[recorded_key(r)] = recorded_result(r)
         else:
             assert r.sql is not None
-            jobs.setdefault(key_for(g.db_id, r.sql), (g.db_id, r.sql))
-    rerun = list(jobs) if settings.same_window else ()
-    executed = run_executions(jobs, databases, store, settings, progress, rerun=rerun)
-    reruns: dict[str, dict] = {}
-    if settings.timeout_retries:
-        from jury.compare.reruns import rerun_timeouts
+            jobs.setdefault(keys.execution(g.db_id, r.sql), (g.db_id, r.sql))
+    return jobs, results
 
-        pred_jobs = {
-            key_for(gold[r.question_id].db_id, r.sql): None for r in records if answered(r) and not r.has_recording and r.sql
-        }
 
-        def run(some: dict, rerun: list[str]) -> int:
-            return run_executions(some, databases, store, settings, rerun=rerun)
-
-        reruns = rerun_timeouts(list(pred_jobs), jobs, store, settings.timeout_retries, run)
-        executed += sum(r["reruns"] for r in reruns.values())
-    results.update({k: capped(v, settings.row_cap) for k, v in _executed_all(store, jobs).items()})
-    results = {k: capped(v, settings.row_cap) for k, v in results.items()}
-
-    gold_errors: dict[QuestionId, str] = {}
-    for q in qids:
-        res = results[gold_key(gold[q])]
-        if not res.ok:
-            gold_errors[q] = f"{res.status}: {res.error}"
-
+def _compared_pairs(
+    gold: dict[QuestionId, GoldItem],
+    qids: list[QuestionId],
+    records: list[RunRecord],
+    keys: _Keys,
+    results: dict[str, ExecResult],
+    gold_errors: dict[QuestionId, str],
+    store: Store,
+    settings: Settings,
+) -> list[PairResult]:
+    """One PairResult per record: its keys, and its outcome under every deciding comparator."""
     compare.get_comparator(settings.comparator)
     side: dict[str, Callable[..., bool]] = {name: compare.get_comparator(name) for name in DECIDING_COMPARATORS}
     # A comparator chosen that is no side column (spider2) decides the chosen outcome only.
@@ -381,12 +440,12 @@ def evaluate(
             routed=r.db_id is None or r.db_id == g.db_id,
             outcome=Outcome.MISMATCH,
             order_matters=order_cache[r.question_id],
-            gold_key=gold_key(g),
+            gold_key=keys.gold(g),
             families=r.families(),
         )
-        if answered(r):
+        if _answered(r, gold):
             assert r.sql is not None
-            pair.pred_key = recorded_key(r) if r.has_recording else key_for(g.db_id, r.sql)
+            pair.pred_key = recorded_key(r) if r.has_recording else keys.execution(g.db_id, r.sql)
         if r.recorded is not None and pair.pred_key is not None and r.question_id not in gold_errors:
             _recorded_outcome(pair, bool(r.recorded.match), side)
         else:
@@ -395,11 +454,7 @@ def evaluate(
             _classify(pair, r, results, gold_errors, side, settings, compared, g)
         pair.recorded = pair.recorded or (pair.pred_key is not None and (r.has_recording or g.has_recording))
         pairs.append(pair)
-    undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
-    if undecided:
-        raise _undecided_error(undecided, results, settings)
-    recorded_pairs = sum(p.recorded for p in pairs)
-    return Evaluation(pairs, gold_errors, settings, databases, executed, results, recorded_pairs, coverage, reruns=reruns)
+    return pairs
 
 
 def _recorded_outcome(pair: PairResult, match: bool, side) -> None:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from jury.errors import InputError, JuryError, need_extra
-from jury.execution import engines
+from jury.errors import InputError, JuryError, need_extra, one_line
+from jury.execution import engine_urls, engines
 from jury.execution import sqlite as sql_execute
 from jury.execution.batches import encode_result
 from jury.inputs.records import ExecResult
@@ -66,7 +66,7 @@ def execute_chunk(chunk: Sequence[Job]) -> Encoded:
 def execute_one(db: str, sql: str, timeout_s: float, row_cap: int) -> ExecResult:
     """One job on this process's kept connection: a SQLite file, or an engine URL
     (jury.execution.engines: PostgreSQL, MySQL/MariaDB, DuckDB)."""
-    if engines.is_url(db):
+    if engine_urls.is_url(db):
         return engines.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)
     return sql_execute.execute(db, sql, timeout_s=timeout_s, row_cap=row_cap, cached=True)
 
@@ -108,7 +108,7 @@ def database_sha256(path: str) -> str:
     """The file's sha256, hashed once per worker process while its size and mtime stay."""
     from jury.inputs.io import sha256_file
 
-    if engines.is_url(path):  # a server's database: its fingerprint (schema and row counts)
+    if engine_urls.is_url(path):  # a server's database: its fingerprint (schema and row counts)
         return engines.fingerprint(path)
     st = os.stat(path)
     ident = (path, st.st_size, st.st_mtime_ns, st.st_ino)
@@ -135,11 +135,6 @@ def import_ray():
     return need_extra("ray", "ray", "executor 'ray'")
 
 
-def _one_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
-
-
 @dataclass
 class RayExecutor:
     """Chunks of jobs as Ray tasks on a cluster (``address``, else RAY_ADDRESS) or, without
@@ -158,7 +153,9 @@ class RayExecutor:
         try:
             self._run(ray, jobs, save)
         except ray.exceptions.RayError as exc:
-            raise JuryError(f"a Ray task failed (after up to {self.max_retries} retries): {_one_line(exc)}") from None
+            raise JuryError(
+                f"a Ray task failed (after up to {self.max_retries} retries): {one_line(exc, first_line=True)}"
+            ) from None
         finally:
             if started:
                 ray.shutdown()
@@ -177,7 +174,7 @@ class RayExecutor:
             try:
                 ray.init(address=address, **quiet)
             except Exception as exc:  # ConnectionError, ValueError, RuntimeError: all one line
-                raise JuryError(f"cannot connect to the Ray cluster at {address!r}: {_one_line(exc)}") from None
+                raise JuryError(f"cannot connect to the Ray cluster at {address!r}: {one_line(exc, first_line=True)}") from None
             return True, None
         # A short folder: Ray puts unix sockets under it, and their paths are limited to ~100 bytes.
         temp_dir = tempfile.mkdtemp(prefix="jray-", dir="/tmp" if os.path.isdir("/tmp") else None)
@@ -185,13 +182,13 @@ class RayExecutor:
             ray.init(num_cpus=self.workers, include_dashboard=False, _temp_dir=temp_dir, **quiet)
         except Exception as exc:
             shutil.rmtree(temp_dir, ignore_errors=True)
-            raise JuryError(f"cannot start a local Ray runtime: {_one_line(exc)}") from None
+            raise JuryError(f"cannot start a local Ray runtime: {one_line(exc, first_line=True)}") from None
         return True, temp_dir
 
     def _run(self, ray, jobs: Sequence[Job], save: Save) -> None:
         cpus = max(1, int(ray.cluster_resources().get("CPU", self.workers)))
         size = chunk_size(len(jobs), cpus)
-        shared = {path: path if engines.is_url(path) else str(Path(path).resolve()) for path in {job[1] for job in jobs}}
+        shared = {path: path if engine_urls.is_url(path) else str(Path(path).resolve()) for path in {job[1] for job in jobs}}
         chunks = [[(k, shared[p], *rest) for k, p, *rest in jobs[i : i + size]] for i in range(0, len(jobs), size)]
         remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(self.task)
         limit = cpus * CHUNKS_PER_WORKER  # tasks in flight: results come back as they finish
@@ -254,7 +251,7 @@ def _authenticated(ray, address: str) -> None:
         with _quiet_stderr():  # Ray's C++ client logs the refusal on fd 2 too: one line is said, below
             GcsClient(address)
     except refused as exc:
-        cause = getattr(exc, "message", None) or _one_line(exc)
+        cause = getattr(exc, "message", None) or one_line(exc, first_line=True)
         raise JuryError(
             f"cannot connect to the Ray cluster at {address!r}: authentication failed ({_one_line_cause(cause)}); "
             + RAY_AUTH_HINT

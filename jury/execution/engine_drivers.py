@@ -10,13 +10,13 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from jury.errors import InputError
+from jury.errors import InputError, one_line
 from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of, flag, redact
 
 _FETCH = 1000  # rows fetched from the server at a time
 
 
-def _password(params: dict[str, str], *defaults: str) -> str | None:
+def url_password(params: dict[str, str], *defaults: str) -> str | None:
     """The password from the variable ``?password_env=NAME`` names (unset: an InputError saying
     so, not the server's "access denied"), else the first of ``defaults`` that is set."""
     named = params.get("password_env")
@@ -100,7 +100,7 @@ class Engine:
         try:
             problem = login_problem(self.name, conn, self.database)
         except Exception as exc:  # the catalogue cannot be read: nothing proves the login is safe
-            problem = f"its privileges cannot be read from the catalogue ({_one_line(exc)})"
+            problem = f"its privileges cannot be read from the catalogue ({one_line(exc)})"
         if problem is not None:
             with contextlib.suppress(Exception):
                 conn.close()
@@ -126,7 +126,7 @@ class Engine:
         try:
             return module.connect(autocommit=True, **{k: v for k, v in kwargs.items() if v is not None})
         except module.Error as exc:
-            raise ConnectionError(_one_line(exc)) from None
+            raise ConnectionError(one_line(exc)) from None
 
 
 class PostgresEngine(Engine):
@@ -135,7 +135,7 @@ class PostgresEngine(Engine):
     def connect(self, timeout_s: float):
         conn = self._login(
             timeout_s,
-            password=_password(self.params) if self.params.get("password_env") else None,
+            password=url_password(self.params) if self.params.get("password_env") else None,
             host=self.parts.hostname or self.params.get("host"),
             port=self.parts.port,
             dbname=self.database,
@@ -219,7 +219,7 @@ class MySQLEngine(Engine):
     def connect(self, timeout_s: float):
         conn = self._login(
             timeout_s,
-            password=_password(self.params, "MYSQL_PWD"),
+            password=url_password(self.params, "MYSQL_PWD"),
             host=self.parts.hostname or "localhost",
             port=self.parts.port or 3306,
             database=self.database,
@@ -252,7 +252,7 @@ class MySQLEngine(Engine):
         cur.execute(sql)
         columns = [d[0] for d in cur.description or []]
         if not columns:
-            raise _NotAQuery()
+            raise NotAQuery()
         return columns, _mysql_rows(cur)
 
     def end(self, conn) -> None:
@@ -354,7 +354,7 @@ class DuckDBEngine(Engine):
         try:
             conn = duckdb.connect(self.path, read_only=True, config={"enable_external_access": False})
         except duckdb.Error as exc:
-            raise ConnectionError(_one_line(exc)) from None
+            raise ConnectionError(one_line(exc)) from None
         for setting in (
             "SET autoinstall_known_extensions = false",
             "SET autoload_known_extensions = false",
@@ -372,7 +372,7 @@ class DuckDBEngine(Engine):
     def stream(self, conn, sql: str):
         cur = conn.execute(sql)
         if cur.description is None:
-            raise _NotAQuery()
+            raise NotAQuery()
         columns = [d[0] for d in cur.description]
         return columns, _duck_rows(cur)
 
@@ -427,16 +427,11 @@ def engine_for(url: str) -> Engine:
     return _ENGINE_CLASSES[engine_of(url)](url)
 
 
-class _NotAQuery(Exception):
+class NotAQuery(Exception):
     """The SQL returned no result set."""
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:500]
-
-
-def _driver_errors(engine: str) -> tuple[type[BaseException], ...]:
+def driver_errors(engine: str) -> tuple[type[BaseException], ...]:
     mod = driver(engine)
     base = {POSTGRESQL: "Error", MYSQL: "Error", DUCKDB: "Error"}[engine]
     return (getattr(mod, base),)

@@ -41,74 +41,22 @@ import time
 from collections.abc import Iterable
 from typing import Any, TypedDict, Unpack
 
-from jury.errors import InputError, JuryError
+from jury.errors import InputError, JuryError, one_line
 from jury.execution.engine_cancel import BoundCancel
-from jury.execution.engine_drivers import (
-    DuckDBEngine,
-    Engine,
-    MySQLEngine,
-    PostgresEngine,
-    _driver_errors,
-    _NotAQuery,
-    _one_line,
-    _password,
-    engine_for,
-)
+from jury.execution.engine_drivers import DuckDBEngine, Engine, NotAQuery, driver_errors, engine_for
 from jury.execution.engine_urls import (
     DIALECTS,
     DUCKDB,
-    ENGINES,
-    INSTALL_HINTS,
-    MYSQL,
-    POSTGRESQL,
-    DatabaseURLs,
-    check_url,
-    driver,
     engine_of,
     is_url,
     redact,
 )
 from jury.execution.engine_values import normalise
-from jury.execution.rows import raw_row_digest
-from jury.execution.sqlite import ResultAccumulator, RowSetDigest, _ResultTooLarge, _row_digest_bytes
+from jury.execution.rows import ResultAccumulator, ResultTooLarge, RowSetDigest, raw_row_digest, row_digest_bytes
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.execution.statement_check import statement_problem
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
-
-# The engine layer's names, whichever focused module holds them (engine_urls, statement_check,
-# engine_values, engine_drivers): callers import them from here. _password is the loader's.
-__all__ = [
-    "DIALECTS",
-    "DUCKDB",
-    "ENGINES",
-    "INSTALL_HINTS",
-    "MYSQL",
-    "POSTGRESQL",
-    "DatabaseURLs",
-    "DuckDBEngine",
-    "Engine",
-    "MySQLEngine",
-    "PostgresEngine",
-    "_one_line",
-    "_password",
-    "check_url",
-    "close_connections",
-    "content_digest",
-    "describe",
-    "dialect_of",
-    "driver",
-    "engine_for",
-    "engine_of",
-    "execute",
-    "execute_any",
-    "fingerprint",
-    "is_url",
-    "normalise",
-    "redact",
-    "statement_problem",
-    "table_columns",
-]
 
 # --- connections kept per thread -------------------------------------------------------------------
 
@@ -187,7 +135,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
     try:
         conn = _connection(engine, timeout_s, cached)  # a privileged login raises InputError here
     except (ConnectionError, OSError) as exc:
-        return ExecResult(status="error", error=f"cannot open database {redact(url)}: {_one_line(exc)}")
+        return ExecResult(status="error", error=f"cannot open database {redact(url)}: {one_line(exc)}")
     try:
         problem = _checked(engine, conn, sql, cached)
     except _CancelledEarly:
@@ -200,7 +148,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
             with contextlib.suppress(Exception):  # already closed
                 conn.close()
         return ExecResult(status="error", error=problem, elapsed_s=time.monotonic() - start)
-    errors = _driver_errors(engine.name)
+    errors = driver_errors(engine.name)
     deadline = start + timeout_s
     cancel = BoundCancel(engine.canceller(conn))
     timer = threading.Timer(timeout_s, cancel.fire)
@@ -220,7 +168,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
         finally:
             cancel.finish()
             timer.cancel()
-    except (_ResultTooLarge, _NotAQuery, TimeoutError, ValueError, OverflowError, MemoryError, *errors) as exc:  # type: ignore[misc]
+    except (ResultTooLarge, NotAQuery, TimeoutError, ValueError, OverflowError, MemoryError, *errors) as exc:  # type: ignore[misc]
         acc.discard()
         elapsed = time.monotonic() - start
         _finish(engine, conn, cached, cancel.sent)
@@ -228,7 +176,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
             if timed_out():
                 return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
             raise _CancelledEarly from None
-        if isinstance(exc, _NotAQuery):
+        if isinstance(exc, NotAQuery):
             return ExecResult(status="error", error="not a query: the SQL returns no result set", elapsed_s=elapsed)
         return ExecResult(status="error", error=_error_line(exc, sql), elapsed_s=elapsed)
     except BaseException:
@@ -248,10 +196,10 @@ def _checked(engine: Engine, conn, sql: str, cached: bool) -> str | None:
     if tables is None:
         try:
             tables = engine.tables(conn)
-        except _driver_errors(engine.name) as exc:
+        except driver_errors(engine.name) as exc:
             if engine.is_timeout(exc):  # another session cancelled the catalogue read: no outcome of the query
                 raise _CancelledEarly from None
-            return f"refused: the database's tables cannot be read ({_one_line(exc)})"
+            return f"refused: the database's tables cannot be read ({one_line(exc)})"
         if cached:
             _kept.tables[engine.url] = tables
     return _check(engine, sql, tables)
@@ -275,7 +223,7 @@ def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DE
         conn = engine.connect(timeout_s)  # a privileged login raises InputError here, as in execute
     except (ConnectionError, OSError):
         return [None for _ in sqls]
-    errors = _driver_errors(engine.name)
+    errors = driver_errors(engine.name)
     try:
         try:  # the statement check with the database's own tables, as in execute
             tables = engine.tables(conn)
@@ -304,7 +252,7 @@ def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DE
                     finally:
                         cancel.finish()
                         timer.cancel()
-                except (_NotAQuery, ValueError, OverflowError, MemoryError, *errors):  # type: ignore[misc]
+                except (NotAQuery, ValueError, OverflowError, MemoryError, *errors):  # type: ignore[misc]
                     failed = True
                 with contextlib.suppress(Exception):
                     engine.end(conn)
@@ -345,19 +293,19 @@ def _error_line(exc: BaseException, sql: str = "") -> str:
     (PostgreSQL: the primary message, placed in the query as written -- not jury's DECLARE
     around it -- and its SQLSTATE, never the DETAIL, HINT or CONTEXT lines that can quote
     values), capped (jury.execution.batches caps it again as the store writes it)."""
-    if isinstance(exc, _ResultTooLarge):
+    if isinstance(exc, ResultTooLarge):
         return str(exc)
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None) if diag is not None else None
     if primary and getattr(exc, "sqlstate", None):  # psycopg
-        text = _one_line(Exception(primary))[:300]
+        text = one_line(Exception(primary))[:300]
         pos = getattr(diag, "statement_position", None)
         at = int(pos) - len(_PG_DECLARE) - 1 if pos and str(pos).isdigit() else -1
         if 0 <= at < len(sql):  # the user's own SQL, which the store holds anyway
             snippet = sql[at : at + 40]
             text += f" (at character {at + 1} of the query: {snippet!r}{'…' if at + 40 < len(sql) else ''})"
         return f"{text} (SQLSTATE {exc.sqlstate})"  # type: ignore[attr-defined]
-    text = _one_line(exc)
+    text = one_line(exc)
     if text.startswith("(") and "," in text:  # PyMySQL: (1064, "You have an error …")
         code, _, rest = text[1:].partition(",")
         text = f"{rest.strip().rstrip(')').strip(chr(34)).strip(chr(39))} ({code})"
@@ -403,8 +351,8 @@ def fingerprint(url: str) -> str:
     engine, conn = _open(url)
     try:
         state = engine.state(conn)
-    except _driver_errors(engine.name) as exc:
-        raise InputError(f"cannot read the catalogue of {redact(url)}: {_one_line(exc)}") from None
+    except driver_errors(engine.name) as exc:
+        raise InputError(f"cannot read the catalogue of {redact(url)}: {one_line(exc)}") from None
     finally:
         conn.close()
     doc: dict[str, Any] = {"engine": engine.name, "state": state}
@@ -447,7 +395,7 @@ def content_digest(url: str) -> str:
             digest = RowSetDigest()
             try:
                 for raw in rows:
-                    digest.add(_row_digest_bytes(tuple(map(normalise, raw))))
+                    digest.add(row_digest_bytes(tuple(map(normalise, raw))))
                 h.update(digest.hexdigest().encode() + str(len(rows)).encode())
             finally:
                 digest.close()

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from jury.errors import InputError
-from jury.execution import engines
+from jury.errors import InputError, one_line
+from jury.execution import engine_drivers, engine_urls
 from jury.execution.engine_privileges import DEFAULT_READER, check_reader, login_problem
 from jury.execution.sqlite import open_readonly
 
@@ -46,7 +46,7 @@ BATCH = 1000
 
 
 @dataclass
-class Column:
+class SourceColumn:
     name: str
     declared: str
     pk: int
@@ -77,7 +77,7 @@ class Column:
 
 
 _TYPES = {
-    engines.POSTGRESQL: {
+    engine_urls.POSTGRESQL: {
         "int": "BIGINT",
         "float": "DOUBLE PRECISION",
         "text": "TEXT",
@@ -85,7 +85,7 @@ _TYPES = {
         "date": "DATE",
         "datetime": "TIMESTAMP",
     },
-    engines.MYSQL: {
+    engine_urls.MYSQL: {
         "int": "BIGINT",
         "float": "DOUBLE",
         "text": "LONGTEXT",
@@ -93,7 +93,7 @@ _TYPES = {
         "date": "DATE",
         "datetime": "DATETIME(6)",
     },
-    engines.DUCKDB: {
+    engine_urls.DUCKDB: {
         "int": "BIGINT",
         "float": "DOUBLE",
         "text": "VARCHAR",
@@ -162,8 +162,8 @@ def load(
     """Copy every table of ``sqlite_file`` into the (new or empty) database at ``url``, then
     make ``reader`` (default: ``Reader()``, the role jury_reader) able to read it and nothing
     else; ``Reader(role=None)``: no reader."""
-    engines.check_url(url, "URL")
-    engine = engines.engine_of(url)
+    engine_urls.check_url(url, "URL")
+    engine = engine_urls.engine_of(url)
     reader = reader if reader is not None else Reader()
     try:
         src = open_readonly(sqlite_file)
@@ -172,10 +172,10 @@ def load(
     try:
         target = _Target.open(engine, url)
         try:
-            if engine != engines.DUCKDB and reader.role is not None:
+            if engine != engine_urls.DUCKDB and reader.role is not None:
                 reader.check_before(target)  # a missing password or a privileged reader: before any table is made
             report = _copy(src, target, progress)
-            if engine != engines.DUCKDB and reader.role is not None:
+            if engine != engine_urls.DUCKDB and reader.role is not None:
                 report.reader = reader.grant(target)
             return report
         finally:
@@ -208,15 +208,15 @@ class Reader:
                     "have (or --reader-password-env NAME), name an existing one with --reader, or --no-reader"
                 )
             return
-        if target.engine == engines.POSTGRESQL:
-            problem = login_problem(engines.POSTGRESQL, target.conn, target.database, role=self.role)
+        if target.engine == engine_urls.POSTGRESQL:
+            problem = login_problem(engine_urls.POSTGRESQL, target.conn, target.database, role=self.role)
         else:
             problem = _mysql_reader_problem(target, self.role, self.host)
         if problem is not None:
             raise InputError(f"the reader role cannot be {self.role!r}: {problem}")
 
     def exists(self, target: _Target) -> bool:
-        if target.engine == engines.POSTGRESQL:
+        if target.engine == engine_urls.POSTGRESQL:
             return bool(target.run("SELECT 1 FROM pg_roles WHERE rolname = %s", (self.role,)))
         return bool(target.run("SELECT 1 FROM mysql.user WHERE User = %s AND Host = %s", (self.role, self.host)))
 
@@ -224,7 +224,7 @@ class Reader:
         """Create (or update) the reader and grant it SELECT on the loaded tables; its name."""
         assert self.role is not None
         password = self.password()
-        if target.engine == engines.POSTGRESQL:
+        if target.engine == engine_urls.POSTGRESQL:
             role = _q(self.role)
             if password is not None:  # a SCRAM verifier, never the password, goes to the server
                 verifier = target.conn.pgconn.encrypt_password(password.encode(), self.role.encode(), b"scram-sha-256")
@@ -236,7 +236,7 @@ class Reader:
             target.run(f"GRANT USAGE ON SCHEMA {_q(schema)} TO {role}")
             target.run(f"GRANT SELECT ON ALL TABLES IN SCHEMA {_q(schema)} TO {role}")
             target.commit()
-            problem = login_problem(engines.POSTGRESQL, target.conn, target.database, role=self.role)
+            problem = login_problem(engine_urls.POSTGRESQL, target.conn, target.database, role=self.role)
         else:
             who = "%s@%s"
             if password is not None:
@@ -248,7 +248,7 @@ class Reader:
             problem = _mysql_reader_problem(target, self.role, self.host)
         if problem is not None:
             raise InputError(f"the reader {self.role!r} can do more than read {target.database!r}: {problem}")
-        return self.role if target.engine == engines.POSTGRESQL else f"{self.role}@{self.host}"
+        return self.role if target.engine == engine_urls.POSTGRESQL else f"{self.role}@{self.host}"
 
 
 def _mysql_reader_problem(target: _Target, role: str, host: str) -> str | None:
@@ -268,16 +268,16 @@ def _copy(src, target: _Target, progress) -> LoadReport:
     tables = [r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
     clash = sorted(set(t.lower() for t in tables) & {t.lower() for t in target.existing()})
     if clash:
-        raise InputError(f"{engines.redact(target.url)} already has table {clash[0]!r}: load into an empty database")
-    columns: dict[str, list[Column]] = {}
+        raise InputError(f"{engine_urls.redact(target.url)} already has table {clash[0]!r}: load into an empty database")
+    columns: dict[str, list[SourceColumn]] = {}
     for t in tables:
-        cols = [Column(r[1], r[2] or "", r[5]) for r in src.execute(f"PRAGMA table_info({_q(t)})")]
+        cols = [SourceColumn(r[1], r[2] or "", r[5]) for r in src.execute(f"PRAGMA table_info({_q(t)})")]
         columns[t] = cols
         for row in src.execute(f"SELECT * FROM {_q(t)}"):
             for col, v in zip(cols, row, strict=True):
                 if v is not None:
                     col.kinds.add(_value_kind(v))
-    if target.engine == engines.POSTGRESQL:
+    if target.engine == engine_urls.POSTGRESQL:
         target.names, report.kept_case = folded_names({t: [c.name for c in columns[t]] for t in tables})
         report.folded = sum(a != b for a, b in target.names.items())
     report.table_name_case = target.table_name_case()
@@ -324,31 +324,31 @@ class _Target:
     def __init__(self, engine: str, url: str, conn) -> None:
         self.engine, self.url, self.conn = engine, url, conn
         self.types = _TYPES[engine]
-        self.database = engines.engine_for(url).database
+        self.database = engine_drivers.engine_for(url).database
         self.names: dict[str, str] = {}  # PostgreSQL: each SQLite name -> the name created (folded_names)
 
     @classmethod
     def open(cls, engine: str, url: str) -> _Target:
-        e = engines.engine_for(url)
-        mod = engines.driver(engine)
+        e = engine_drivers.engine_for(url)
+        mod = engine_urls.driver(engine)
         try:
-            if engine == engines.DUCKDB:
-                assert isinstance(e, engines.DuckDBEngine)
+            if engine == engine_urls.DUCKDB:
+                assert isinstance(e, engine_drivers.DuckDBEngine)
                 Path(e.path).parent.mkdir(parents=True, exist_ok=True)
                 return cls(engine, url, mod.connect(e.path))
-            if engine == engines.POSTGRESQL:
+            if engine == engine_urls.POSTGRESQL:
                 return cls(engine, url, _pg_connect(e))
             return cls(engine, url, _mysql_connect(e))
         except mod.Error as exc:
-            raise InputError(f"cannot open {engines.redact(url)} for writing: {engines._one_line(exc)}") from None
+            raise InputError(f"cannot open {engine_urls.redact(url)} for writing: {one_line(exc)}") from None
 
     def quote(self, name: str) -> str:
         name = self.names.get(name, name)
-        return "`" + name.replace("`", "``") + "`" if self.engine == engines.MYSQL else _q(name)
+        return "`" + name.replace("`", "``") + "`" if self.engine == engine_urls.MYSQL else _q(name)
 
     def table_name_case(self) -> str | None:
         """MySQL/MariaDB: how the server matches table names (lower_case_table_names)."""
-        if self.engine != engines.MYSQL:
+        if self.engine != engine_urls.MYSQL:
             return None
         (value,) = self.run("SELECT @@lower_case_table_names")[0]
         return {
@@ -366,30 +366,30 @@ class _Target:
             cur.close()
 
     def existing(self) -> list[str]:
-        schema = "DATABASE()" if self.engine == engines.MYSQL else "current_schema()"
+        schema = "DATABASE()" if self.engine == engine_urls.MYSQL else "current_schema()"
         return [r[0] for r in self.run(f"SELECT table_name FROM information_schema.tables WHERE table_schema = {schema}")]
 
     def create(self, table: str, cols: list[tuple[str, str, bool]]) -> None:
         parts = []
         for name, kind, keyed in cols:
             sql_type = self.types[kind]
-            if self.engine == engines.MYSQL and keyed and kind == "text":
+            if self.engine == engine_urls.MYSQL and keyed and kind == "text":
                 sql_type = "VARCHAR(255)"  # MySQL keys need a bounded length
-            if self.engine == engines.MYSQL and keyed and kind == "bytes":
+            if self.engine == engine_urls.MYSQL and keyed and kind == "bytes":
                 sql_type = "VARBINARY(255)"
             parts.append(f"{self.quote(name)} {sql_type}")
         self.run(f"CREATE TABLE {self.quote(table)} ({', '.join(parts)})")
 
     def insert(self, table: str, names: list[str], kinds: list[str], rows) -> int:
         cols = ", ".join(self.quote(n) for n in names)
-        if self.engine == engines.POSTGRESQL:
+        if self.engine == engine_urls.POSTGRESQL:
             n = 0
             with self.conn.cursor() as cur, cur.copy(f"COPY {self.quote(table)} ({cols}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(_clean_pg(row))
                     n += 1
             return n
-        mark = "%s" if self.engine == engines.MYSQL else "?"
+        mark = "%s" if self.engine == engine_urls.MYSQL else "?"
         one = "(" + ", ".join([mark] * len(names)) + ")"
         head = f"INSERT INTO {self.quote(table)} ({cols}) VALUES "
         per = max(1, min(BATCH, 30_000 // max(1, len(names))))  # rows per multi-row INSERT
@@ -418,18 +418,18 @@ class _Target:
         return f"ALTER TABLE {self.quote(table)} ADD FOREIGN KEY ({a}) REFERENCES {self.quote(ref)} ({b})"
 
     def try_ddl(self, sql: str) -> str | None:
-        mod = engines.driver(self.engine)
-        if self.engine == engines.DUCKDB and "FOREIGN KEY" in sql:
+        mod = engine_urls.driver(self.engine)
+        if self.engine == engine_urls.DUCKDB and "FOREIGN KEY" in sql:
             return "DuckDB cannot add a foreign key to an existing table"
-        if self.engine == engines.POSTGRESQL:
+        if self.engine == engine_urls.POSTGRESQL:
             self.run("SAVEPOINT jury_key")
         try:
             self.run(sql)
         except mod.Error as exc:
-            if self.engine == engines.POSTGRESQL:
+            if self.engine == engine_urls.POSTGRESQL:
                 self.run("ROLLBACK TO SAVEPOINT jury_key")
-            return engines._one_line(exc)[:200]
-        if self.engine == engines.POSTGRESQL:
+            return one_line(exc)[:200]
+        if self.engine == engine_urls.POSTGRESQL:
             self.run("RELEASE SAVEPOINT jury_key")
         return None
 
@@ -445,12 +445,12 @@ def _clean_pg(row) -> tuple:
     return tuple(v.replace("\x00", "") if isinstance(v, str) and "\x00" in v else v for v in row)
 
 
-def _pg_connect(e: engines.Engine):
+def _pg_connect(e: engine_drivers.Engine):
     """Connect, creating the database (from the maintenance database) when it does not exist."""
-    psycopg = engines.driver(engines.POSTGRESQL)
+    psycopg = engine_urls.driver(engine_urls.POSTGRESQL)
     p = e.parts
     base: dict[str, Any] = {"host": p.hostname, "port": p.port, "user": unquote(p.username) if p.username else None}
-    password = engines._password(e.params) if e.params.get("password_env") else None
+    password = engine_drivers.url_password(e.params) if e.params.get("password_env") else None
     if password is not None:
         base["password"] = password
     base = {k: v for k, v in base.items() if v is not None}
@@ -465,8 +465,8 @@ def _pg_connect(e: engines.Engine):
     return psycopg.connect(dbname=name, **base)
 
 
-def _mysql_connect(e: engines.Engine):
-    pymysql = engines.driver(engines.MYSQL)
+def _mysql_connect(e: engine_drivers.Engine):
+    pymysql = engine_urls.driver(engine_urls.MYSQL)
     p = e.parts
     kwargs: dict[str, Any] = {
         "host": p.hostname or "localhost",
@@ -477,7 +477,7 @@ def _mysql_connect(e: engines.Engine):
     }
     if e.params.get("unix_socket"):
         kwargs["unix_socket"] = e.params["unix_socket"]
-    password = engines._password(e.params, "MYSQL_PWD")
+    password = engine_drivers.url_password(e.params, "MYSQL_PWD")
     if password is not None:
         kwargs["password"] = password
     name = unquote(p.path.lstrip("/"))

@@ -58,12 +58,12 @@ from typing import Protocol
 from jury.errors import StoreError
 from jury.execution.merge_checks import (
     COLUMN_TYPES,
-    _check_sizes,
-    _checked_rows,
-    _columns,
-    _rows,
-    _short,
+    check_sizes,
+    checked_rows,
     open_read_only,
+    short_repr,
+    table_columns,
+    table_rows,
 )
 from jury.execution.merge_checks import (
     MAX_VALUE_BYTES as MAX_VALUE_BYTES,
@@ -143,16 +143,16 @@ class _Merger:
 
     def append_only(self, src: sqlite3.Connection, path: Path, table: str) -> dict[int, int]:
         """Copy the rows of `table` the output lacks (as a multiset of identities); input id -> output id."""
-        columns = _columns(self.out, table)
+        columns = table_columns(self.out, table)
         if table not in self.identities:
             known: dict[str, list[int]] = {}
-            for row in _rows(self.out, table, columns, order="id"):
+            for row in table_rows(self.out, table, columns, order="id"):
                 known.setdefault(_identity(row), []).append(row["id"])
             self.identities[table] = known
         known = self.identities[table]
         seen: Counter = Counter()
         ids: dict[int, int] = {}
-        for _, row in _checked_rows(src, path, table, columns, order="id"):
+        for _, row in checked_rows(src, path, table, columns, order="id"):
             ident = _identity(row)
             nth = seen[ident]
             seen[ident] += 1
@@ -170,7 +170,7 @@ class _Merger:
     def check_vote(self, src: sqlite3.Connection, path: Path, rowid: int, row: dict) -> None:
         """The vote must be what jury's parser makes of its own call log's stored reply."""
         call_columns = list(COLUMN_TYPES["calls"])
-        have = set(_columns(src, "calls"))
+        have = set(table_columns(src, "calls"))
         select = ", ".join(c if c in have else "NULL" for c in call_columns)
         linked = []
         if row.get("call_id") is not None:
@@ -194,15 +194,15 @@ class _Merger:
         if why:
             raise StoreError(
                 f"{path}: votes row {rowid} (request {row['request_sha256']}, juror {row['juror']}): "
-                f"reply {_short(row['reply'] if row['ok'] else row['error'], 80)} is not what jury's parser makes of "
+                f"reply {short_repr(row['reply'] if row['ok'] else row['error'], 80)} is not what jury's parser makes of "
                 f"its call log: {why}; nothing merged"
             )
         self.report.votes_checked += 1
 
     def keyed(self, src: sqlite3.Connection, path: Path, table: str, call_ids: dict[int, int]) -> None:
         key, compared = KEYED[table]
-        columns = _columns(self.out, table)
-        for rowid, row in _checked_rows(src, path, table, columns):
+        columns = table_columns(self.out, table)
+        for rowid, row in checked_rows(src, path, table, columns):
             if table == "votes":
                 self.check_vote(src, path, rowid, row)
             k = row[key]
@@ -225,22 +225,22 @@ class _Merger:
             self.report.added[table] += 1
 
     def merge(self, src: sqlite3.Connection, path: Path) -> None:
-        _check_sizes(src, path, "calls", {"text": self.votes.text_cap})
-        _check_sizes(src, path, "votes", {"reply": self.votes.reply_cap})
+        check_sizes(src, path, "calls", {"text": self.votes.text_cap})
+        check_sizes(src, path, "votes", {"reply": self.votes.reply_cap})
         for table in ("review_decisions", "merged_stores"):
-            _check_sizes(src, path, table, {})
+            check_sizes(src, path, table, {})
         call_ids = self.append_only(src, path, "calls")
         for table in ("review_decisions", "merged_stores"):
-            if _columns(src, table):
+            if table_columns(src, table):
                 self.append_only(src, path, table)
         for table in KEYED:
             if table in COMPUTED and not self.trust:
-                if _columns(src, table):
+                if table_columns(src, table):
                     self.report.untrusted[table] += src.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 continue
             self.keyed(src, path, table, call_ids)
         for table in NOT_MERGED:
-            if _columns(src, table):
+            if table_columns(src, table):
                 self.report.dropped[table] += src.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
     def record_source(self, path: Path, signed_by: str | None) -> None:
@@ -305,7 +305,7 @@ def merge_stores(
     """
     sources = [(Path(p), open_read_only(Path(p))) for p in inputs]
     try:
-        with_reviews = any(_columns(conn, "review_decisions") for _, conn in sources)
+        with_reviews = any(table_columns(conn, "review_decisions") for _, conn in sources)
         created = _prepare_output(output, with_reviews)
         report = MergeReport(output, created)
         try:

@@ -216,14 +216,14 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
 def _numbered_rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
     """(rowid, dict of `columns`) for each row of `table`: a column the store lacks is None, a
     table it lacks has no rows."""
-    have = set(_columns(conn, table))
+    have = set(table_columns(conn, table))
     if not have:
         return
     select = ", ".join(["rowid", *(c if c in have else "NULL" for c in columns)])
@@ -232,7 +232,7 @@ def _numbered_rows(conn: sqlite3.Connection, table: str, columns: list[str], ord
         yield rowid, dict(zip(columns, values))
 
 
-def _rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
+def table_rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
     """The rows of `table` as dicts of `columns` (a column the store lacks is None)."""
     for _, row in _numbered_rows(conn, table, columns, order):
         yield row
@@ -247,7 +247,7 @@ def _column_types(table: str) -> dict[str, tuple[str, bool]]:
     return COLUMN_TYPES[table]
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def short_repr(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -278,9 +278,9 @@ def _type_error(kind: str, value: Any) -> str | None:
     return None
 
 
-def _check_sizes(conn: sqlite3.Connection, path: Path, table: str, caps: dict[str, int]) -> None:
+def check_sizes(conn: sqlite3.Connection, path: Path, table: str, caps: dict[str, int]) -> None:
     """Refuse a value past its cap before any row is read (a 300 MiB reply is never loaded)."""
-    have = set(_columns(conn, table))
+    have = set(table_columns(conn, table))
     for column in _column_types(table):
         if column not in have:
             continue
@@ -295,11 +295,11 @@ def _check_sizes(conn: sqlite3.Connection, path: Path, table: str, caps: dict[st
             )
 
 
-def _checked_rows(conn: sqlite3.Connection, path: Path, table: str, columns: list[str], order: str | None = None):
-    """The rows of `table` (as _rows), each checked against the types jury writes: a row that
+def checked_rows(conn: sqlite3.Connection, path: Path, table: str, columns: list[str], order: str | None = None):
+    """The rows of `table` (as table_rows), each checked against the types jury writes: a row that
     is not is a one-line StoreError naming the file, table, row and value."""
     types = _column_types(table)
-    have = set(_columns(conn, table))
+    have = set(table_columns(conn, table))
     for rowid, row in _numbered_rows(conn, table, columns, order):
         for column, value in row.items():
             kind, nullable = types.get(column, (None, True))
@@ -311,5 +311,5 @@ def _checked_rows(conn: sqlite3.Connection, path: Path, table: str, columns: lis
             if why is None and table == "executions" and column == "status" and value not in _EXEC_STATUSES:
                 why = f"expected one of {', '.join(_EXEC_STATUSES)}"
             if why:
-                raise StoreError(f"{path}: {table} row {rowid}: {column} {_short(value)}: {why}; nothing merged")
+                raise StoreError(f"{path}: {table} row {rowid}: {column} {short_repr(value)}: {why}; nothing merged")
         yield rowid, row

@@ -9,8 +9,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from jury.execution.engine_urls import is_url
 from jury.execution.engines import execute_any as execute
-from jury.execution.engines import is_url
 from jury.execution.sqlite import open_readonly
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S

@@ -63,7 +63,7 @@ def _value_json(value) -> str:
     return _token_json(_value_token(value))  # bool, subclasses, anything a recording holds
 
 
-def _row_digest_bytes(row) -> bytes:
+def row_digest_bytes(row) -> bytes:
     """sha256 of the compact JSON of the row's value tokens (``[["i",1],["s","a"]]``)."""
     blob = "[" + ",".join(map(_value_json, row)) + "]"
     return sha256(blob.encode()).digest()
@@ -82,9 +82,9 @@ def raw_row_digest(raw: tuple) -> bytes | None:
     >>> from decimal import Decimal
     >>> raw_row_digest((1, "a", None)) is None
     True
-    >>> raw_row_digest((Decimal("0.5"),)) == _row_digest_bytes((0.5,))
+    >>> raw_row_digest((Decimal("0.5"),)) == row_digest_bytes((0.5,))
     True
-    >>> raw_row_digest((Decimal("31.2000"),)) == raw_row_digest((Decimal("31.2"),)) != _row_digest_bytes((31.2,))
+    >>> raw_row_digest((Decimal("31.2000"),)) == raw_row_digest((Decimal("31.2"),)) != row_digest_bytes((31.2,))
     True
     >>> raw_row_digest(([1, 2],)) == UNHASHABLE_ROW
     True
@@ -102,7 +102,7 @@ def raw_row_digest(raw: tuple) -> bytes | None:
 
 
 def row_digest(row: tuple) -> int:
-    return int.from_bytes(_row_digest_bytes(row), "big")
+    return int.from_bytes(row_digest_bytes(row), "big")
 
 
 def combine_digests(digests: set[int]) -> str:
@@ -157,7 +157,7 @@ class RowSetDigest:
     def _spill(self) -> None:
         self._flush()
         if self._on_disk > self._max_distinct:
-            raise _ResultTooLarge(f"result too large: more than {self._max_distinct:,} distinct rows (the cap on rows hashed)")
+            raise ResultTooLarge(f"result too large: more than {self._max_distinct:,} distinct rows (the cap on rows hashed)")
 
     def _flush(self) -> None:
         if self._disk is None:
@@ -213,7 +213,7 @@ def ordered_hash(rows) -> str:
     """
     h = hashlib.sha256()
     for r in rows:
-        h.update(_row_digest_bytes(tuple(r)))
+        h.update(row_digest_bytes(tuple(r)))
     return h.hexdigest()
 
 
@@ -222,7 +222,7 @@ def _value_bytes(value) -> int:
     return len(value) if isinstance(value, (str, bytes)) else 8
 
 
-class _ResultTooLarge(Exception):
+class ResultTooLarge(Exception):
     """The kept rows of a result exceed MAX_RESULT_BYTES."""
 
 
@@ -230,7 +230,7 @@ class ResultAccumulator:
     """The rows of one result as they stream, for every engine's executor: each row hashed into
     the order-independent set digest (bounded memory, :class:`RowSetDigest`) and the ordered
     digest, and kept up to the row cap while the kept values stay under MAX_RESULT_BYTES
-    (else :class:`_ResultTooLarge`).
+    (else :class:`ResultTooLarge`).
 
     With ``raw`` (an engine's executor) it also gathers the set digest of the rows as the
     driver returned them (``raw_sha256``: BIRD's rule on the driver's values), from each row's
@@ -250,7 +250,7 @@ class ResultAccumulator:
 
     def add(self, row: tuple, raw_digest: bytes | None = None) -> None:
         self.count += 1
-        digest = _row_digest_bytes(row)
+        digest = row_digest_bytes(row)
         if raw_digest is not None and self.raw_digests is None:
             self.raw_digests = self.digests.copy()  # every row so far: raw and normalised digests agree
         if self.raw_digests is not None:
@@ -264,7 +264,7 @@ class ResultAccumulator:
             self.kept_bytes += sum(_value_bytes(v) for v in row)
             if self.kept_bytes > MAX_RESULT_BYTES:
                 self.kept.clear()
-                raise _ResultTooLarge(
+                raise ResultTooLarge(
                     f"result too large: its first {self.count} rows hold more than "
                     f"{MAX_RESULT_BYTES:,} bytes of values (the cap on a kept result)"
                 )

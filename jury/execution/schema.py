@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jury.execution import engines
+from jury.execution import engine_urls, engines
 from jury.execution.sqlite import open_readonly
 
 
@@ -36,7 +36,7 @@ def tables_in(sql: str, dialect: str = "sqlite") -> list[str]:
 def table_columns(db_path: str | Path, tables: list[str]) -> dict[str, list[tuple[str, str]]]:
     """(column, declared type) of each named table that exists, matched case-insensitively;
     on an engine URL, (column, type) from that engine's catalogue."""
-    if engines.is_url(db_path):
+    if engine_urls.is_url(db_path):
         assert isinstance(db_path, str)
         return engines.table_columns(db_path, tables)
     conn = open_readonly(db_path)

@@ -30,22 +30,8 @@ import threading
 import time
 from pathlib import Path
 
-from jury.execution.rows import (  # the executors' shared row hashing, re-exported where it always was
-    MAX_DISTINCT_ROWS as MAX_DISTINCT_ROWS,
-)
-from jury.execution.rows import MAX_RESULT_BYTES as MAX_RESULT_BYTES
-from jury.execution.rows import SPILL_AT as SPILL_AT
-from jury.execution.rows import ResultAccumulator as ResultAccumulator
-from jury.execution.rows import RowSetDigest as RowSetDigest
-from jury.execution.rows import _ResultTooLarge as _ResultTooLarge
-from jury.execution.rows import _row_digest_bytes as _row_digest_bytes
-from jury.execution.rows import _value_bytes as _value_bytes
-from jury.execution.rows import _value_json as _value_json
-from jury.execution.rows import _value_token as _value_token
-from jury.execution.rows import combine_digests as combine_digests
-from jury.execution.rows import ordered_hash as ordered_hash
-from jury.execution.rows import result_hash as result_hash
-from jury.execution.rows import row_digest as row_digest
+from jury.errors import one_line
+from jury.execution.rows import ResultAccumulator, ResultTooLarge
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
@@ -217,7 +203,7 @@ def check_database(db_path: str | Path) -> str | None:
         finally:
             conn.close()
     except (sqlite3.Error, FileNotFoundError) as exc:
-        return _one_line(exc)
+        return _error_line(exc)
     if rows != [("ok",)]:
         detail = " ".join(str(rows[0][0] if rows else "no result").split())[:200]
         return f"fails PRAGMA quick_check: {detail}"
@@ -273,12 +259,12 @@ def execute(
             if rows.count % 1000 == 0 and time.monotonic() > deadline:
                 timed_out = True
                 raise sqlite3.OperationalError("interrupted")
-    except (sqlite3.Error, ValueError, OverflowError, MemoryError, _ResultTooLarge) as exc:
+    except (sqlite3.Error, ValueError, OverflowError, MemoryError, ResultTooLarge) as exc:
         rows.discard()
         elapsed = time.monotonic() - start
         if timed_out:
             return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
-        error = _one_line(exc)
+        error = _error_line(exc)
         if isinstance(exc, sqlite3.DataError) or "too big" in error:
             error = f"{error}: a string or blob over {value_limit:,} bytes (the cap on one value)"
         return ExecResult(status="error", error=error, elapsed_s=elapsed)
@@ -302,7 +288,6 @@ def _release(conn: sqlite3.Connection, cursor: sqlite3.Cursor | None) -> None:
         close_connections()
 
 
-def _one_line(exc: BaseException) -> str:
-    plain = isinstance(exc, (sqlite3.Error, _ResultTooLarge))
-    text = str(exc) if plain else f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())[:500]
+def _error_line(exc: BaseException) -> str:
+    """SQLite's own error (or the result cap's) as it says it; any other failure named by its type."""
+    return one_line(exc, named=not isinstance(exc, (sqlite3.Error, ResultTooLarge)))

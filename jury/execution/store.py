@@ -32,7 +32,10 @@ def _insert_sql(verb: str, table: str, row: dict) -> str:
     return f"{verb} INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
 
 
-def _holder_is_dead(holder: str) -> bool:
+CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
+
+
+def holder_is_dead(holder: str) -> bool:
     """True if a claim's holder ("host:pid:random") is a process of this host that is gone."""
     import os
     import socket
@@ -69,7 +72,7 @@ class VoteStoreMixin(StoreWrites):
         now = time.time()
         with self._transaction() as conn:
             row = conn.execute("SELECT holder, expires_at FROM claims WHERE request_sha256 = ?", [request_sha256]).fetchone()
-            if row is not None and row[0] != holder and row[1] >= now and not _holder_is_dead(row[0]):
+            if row is not None and row[0] != holder and row[1] >= now and not holder_is_dead(row[0]):
                 return row[0]
             conn.execute(
                 "INSERT OR REPLACE INTO claims (request_sha256, holder, expires_at) VALUES (?, ?, ?)",

@@ -239,7 +239,7 @@ def _array_items(text: str, where: str) -> Iterator[tuple[int, Any]]:
         raise InputError(f"{where}:{1 + text.count(chr(10), 0, rest)}: malformed JSON (extra data after the list)")
 
 
-def _refuse_wrong_kind(p: Path, expected: str) -> None:
+def refuse_wrong_kind(p: Path, expected: str) -> None:
     """One line, before any record is read, when ``p`` is plainly another kind of jury file
     ("dev.json is a gold file, not a run file"); see jury/inputs/kinds.py."""
     problem = wrong_kind(p, expected)
@@ -247,7 +247,7 @@ def _refuse_wrong_kind(p: Path, expected: str) -> None:
         raise InputError(problem)
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(x) for x in err["loc"]) or "record"
     value = err.get("input")
@@ -277,13 +277,13 @@ def load_gold_list(path: str | Path) -> list[GoldItem]:
 
 
 def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
-    _refuse_wrong_kind(p, "gold")
+    refuse_wrong_kind(p, "gold")
     text = read_text(p)
     items: list[tuple[str, object]]
     if text.lstrip().startswith("["):
         items = [(f"{p}:{line}: item {i}", obj) for i, (line, obj) in enumerate(_array_items(text, str(p)))]
     else:
-        items = [(f"{p}:{lineno}", obj) for lineno, obj in _jsonl(p, text)]
+        items = [(f"{p}:{lineno}", obj) for lineno, obj in jsonl_objects(p, text)]
     out = []
     for where, obj in items:
         if not isinstance(obj, dict):
@@ -291,13 +291,13 @@ def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
         try:
             out.append((where, GoldItem.model_validate(obj)))
         except ValidationError as exc:
-            raise InputError(f"{where}: {_first_error(exc)}") from None
+            raise InputError(f"{where}: {first_error(exc)}") from None
     if not out:
         raise InputError(f"{p}: no gold items")
     return out
 
 
-def _jsonl(p: Path, text: str) -> Iterator[tuple[int, object]]:
+def jsonl_objects(p: Path, text: str) -> Iterator[tuple[int, object]]:
     # "\n" only: str.splitlines() would also split inside strings at U+2028, U+0085, ...
     for lineno, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
@@ -319,14 +319,14 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
     seen: dict[tuple, str] = {}  # (model, question_id), or (model, question_id, episode, turn) with tests
     for path in paths:
         p = Path(path)
-        _refuse_wrong_kind(p, "run")
-        for lineno, obj in _first_run_line_named(p, _jsonl(p, read_text(p))):
+        refuse_wrong_kind(p, "run")
+        for lineno, obj in _first_run_line_named(p, jsonl_objects(p, read_text(p))):
             if not isinstance(obj, dict):
                 raise InputError(f"{p}:{lineno}: expected an object, got {type(obj).__name__}")
             try:
                 rec = RunRecord.model_validate(obj)
             except ValidationError as exc:
-                raise InputError(f"{p}:{lineno}: {_first_error(exc)}{_no_run_hint(p, seen)}") from None
+                raise InputError(f"{p}:{lineno}: {first_error(exc)}{_no_run_hint(p, seen)}") from None
             if gold is not None and rec.tests is not None:  # scored against a gold file: score, report, adjudicate
                 raise InputError(
                     f"{p}:{lineno}: model {rec.model!r} question {rec.question_id!r} carries `tests` (a test-suite "

@@ -24,9 +24,9 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from jury.errors import InputError
-from jury.inputs.io import _first_error, _jsonl, read_text
+from jury.inputs.io import first_error, jsonl_objects, read_text
 from jury.inputs.labels import LABEL_AGREES_WITH_CATEGORY, AnswerJudgement
-from jury.inputs.records import QuestionId, _normalise_qid, not_blank
+from jury.inputs.records import QuestionId, normalise_qid, not_blank
 from jury.vocab import CATEGORIES, Verdict
 
 JUDGMENTS_SCHEMA_FILENAME = "judgments-v1.schema.json"
@@ -56,7 +56,7 @@ class JudgeRecord(AnswerJudgement):
         "results).",
     )
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
     _judge_named = field_validator("judge")(not_blank("judge is blank: name the judge"))
 
     @field_validator("candidate_position", mode="before")
@@ -77,7 +77,7 @@ def parse_judgment(obj: Any, where: str) -> JudgeRecord:
     try:
         return JudgeRecord.model_validate(obj)
     except ValidationError as exc:
-        raise InputError(f"{where}: {_first_error(exc)}") from None
+        raise InputError(f"{where}: {first_error(exc)}") from None
 
 
 def load_judgments(paths: Iterable[str | Path]) -> list[JudgeRecord]:
@@ -88,7 +88,7 @@ def load_judgments(paths: Iterable[str | Path]) -> list[JudgeRecord]:
     paths = list(paths)
     for path in paths:
         p = Path(path)
-        for lineno, obj in _jsonl(p, read_text(p)):
+        for lineno, obj in jsonl_objects(p, read_text(p)):
             where = f"{p}:{lineno}"
             rec = parse_judgment(obj, where)
             key = (rec.judge, rec.question_id, rec.model, " ".join((rec.sql or "").split()))

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jury.errors import InputError
-from jury.inputs.io import _first_error, _jsonl, _refuse_wrong_kind, read_text
-from jury.inputs.records import QuestionId, _normalise_qid
+from jury.inputs.io import first_error, jsonl_objects, read_text, refuse_wrong_kind
+from jury.inputs.records import QuestionId, normalise_qid
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DefectType, Verdict
 
 LABEL_FORMAT_VERSION = 1
@@ -96,7 +96,7 @@ class AdjudicationLabel(AnswerJudgement):
     source: str = Field(min_length=1, description="Where the label comes from (a published set, a review round).")
     note: str | None = None
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
 
 class GoldLabel(BaseModel):
@@ -112,7 +112,7 @@ class GoldLabel(BaseModel):
     source: str = Field(min_length=1)
     note: str | None = None
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
 
 Label = AdjudicationLabel | GoldLabel
@@ -144,7 +144,7 @@ def parse_label(obj: Any, where: str) -> Label:
     try:
         return model.model_validate(obj)  # type: ignore[return-value]
     except ValidationError as exc:
-        raise InputError(f"{where}: {_first_error(exc)}") from None
+        raise InputError(f"{where}: {first_error(exc)}") from None
 
 
 def load_labels(paths: Iterable[str | Path]) -> Labels:
@@ -155,8 +155,8 @@ def load_labels(paths: Iterable[str | Path]) -> Labels:
     paths = list(paths)
     for path in paths:
         p = Path(path)
-        _refuse_wrong_kind(p, "label")
-        for lineno, obj in _jsonl(p, read_text(p)):
+        refuse_wrong_kind(p, "label")
+        for lineno, obj in jsonl_objects(p, read_text(p)):
             where = f"{p}:{lineno}"
             lab = parse_label(obj, where)
             if isinstance(lab, AdjudicationLabel):

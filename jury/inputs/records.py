@@ -37,7 +37,7 @@ def _normalise_id(value: Any, what: str = "question_id") -> Any:
     return value
 
 
-def _normalise_qid(value: Any) -> Any:
+def normalise_qid(value: Any) -> Any:
     return _normalise_id(value)
 
 
@@ -104,7 +104,7 @@ class GoldItem(BaseModel):
     result: RecordedResult | None = None
     recorded: RecordedOutcome | None = None
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
     _one = model_validator(mode="after")(_one_recording)
 
     @field_validator("recorded")
@@ -183,7 +183,7 @@ class RunRecord(BaseModel):
     subset: Annotated[str, Field(strict=True, min_length=1)] | None = None  # the benchmark's test set, e.g. Spider2-ST
     split: Annotated[str, Field(strict=True, min_length=1)] | None = None  # the subset's split, e.g. dev or test
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
     _episode = field_validator("episode", mode="before")(_normalise_episode)
     _one = model_validator(mode="after")(_one_recording)
     _suite = model_validator(mode="after")(_suite_fields)

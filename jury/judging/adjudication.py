@@ -16,8 +16,9 @@ from jury.inputs.records import GoldItem, RunRecord
 from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order
 from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
+from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
+from jury.judging.runner import run_ballots
 from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Outcome, Verdict
 
 

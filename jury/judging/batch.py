@@ -49,14 +49,13 @@ from typing import TYPE_CHECKING, Any
 from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.batch_poll import ANTHROPIC_BASE, ANTHROPIC_VERSION, gemini_where, poll
 from jury.judging.batch_results import ResultsUnreadable, custom_id_of, same_origin
-from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, JurorSpec
+from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, JurorSpec, batch_provider
 from jury.judging.redaction import clean, secrets_of
 
 if TYPE_CHECKING:
     from jury.judging.client import JurorPool
-    from jury.judging.runner import Ballot
+    from jury.judging.plan import Ballot
 
-PROVIDERS = ("openai", "anthropic", "gemini")
 # Provider limits on one batch: requests and input bytes (OpenAI: 50,000 requests, a 200 MB
 # file; Anthropic: 100,000 requests, 256 MB; Gemini: a Files API file is at most 2 GB and no
 # request count is documented, so jury keeps to 50,000 requests and 1 GB). A larger
@@ -71,14 +70,6 @@ SUBMIT_LEASE_S = 600.0  # the claim a submitting process holds on its ballots
 STALE_SUBMIT_S = 3600.0  # a batch left "submitting" this long by a live-looking holder elsewhere is lost
 
 
-def provider_of(juror: JurorSpec) -> str | None:
-    """The batch API a juror's model is reached through (openai, anthropic, gemini), or None."""
-    if juror.recorded is not None or "/" not in juror.model:
-        return None
-    prefix = juror.model.split("/", 1)[0]
-    return prefix if prefix in PROVIDERS else None
-
-
 def _bare(model: str) -> str:
     return model.split("/", 1)[1] if "/" in model else model
 
@@ -90,9 +81,9 @@ def _api_key(juror_name: str, api_key_env: str | None, api_base: str | None) -> 
 
 
 def _litellm():
-    from jury.judging.client import _import_litellm
+    from jury.judging.client import import_litellm
 
-    return _import_litellm()
+    return import_litellm()
 
 
 # ------------------------------------------------------------------------------------------
@@ -276,9 +267,9 @@ def _epoch(iso: str) -> float:
 
 
 def _holder_gone(holder: str | None) -> bool:
-    from jury.execution.store import _holder_is_dead
+    from jury.execution.store import holder_is_dead
 
-    return bool(holder) and _holder_is_dead(str(holder))
+    return bool(holder) and holder_is_dead(str(holder))
 
 
 async def collect(
@@ -374,13 +365,13 @@ class BatchSession:
     replies: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(REPLIES_AT_ONCE))
 
     def handles(self, juror: JurorSpec) -> bool:
-        return provider_of(juror) is not None and (self.every_juror or juror.batch)
+        return batch_provider(juror) is not None and (self.every_juror or juror.batch)
 
     async def prepare(self, ballots: list[Ballot], guard) -> None:
         """Collect what ended, then submit every ballot of a batch juror that has no vote, no
         collected reply and no open batch. Ballots are claimed while they are recorded and
         sent: another process sees them in a batch, or waits for the claim."""
-        from jury.judging.runner import CLAIM_LEASE_S
+        from jury.execution.store import CLAIM_LEASE_S
 
         jurors = {b.juror.name for b in ballots if self.handles(b.juror)}
         if not jurors:
@@ -421,10 +412,10 @@ class BatchSession:
 
     async def _submit(self, ballots: list[Ballot], guard) -> None:
         from jury.judging.client import estimate_batch_call
-        from jury.judging.runner import COMPLETION_TOKENS_ESTIMATE
+        from jury.judging.plan import COMPLETION_TOKENS_ESTIMATE
 
         juror = ballots[0].juror
-        provider = provider_of(juror)
+        provider = batch_provider(juror)
         assert provider is not None
         kept: list[Ballot] = []
         for b in ballots:

@@ -11,8 +11,9 @@ an abstention with a one-line reason.
 The pieces it is built from live beside it: juror.py (JurorSpec, CallResult), limits.py
 (concurrency and rpm), retries.py (the backoff policy, Retry-After, error texts), replies.py
 (reply parts and JSON extraction), redaction.py (key scrubbing, for_store), response_cap.py
-(the response-size cap), request_params.py (the reply token cap, structured output, unknown
-params) and batch_pricing.py (batch-rate prices, batch replies). API keys live only in the
+(the response-size cap). Besides the calls, it holds what else reads litellm's tables: the
+reply token cap, structured output and unknown params of a request, and batch-rate prices and
+batch replies (jury.judging.batch). API keys live only in the
 environment (JurorSpec.api_key_env names the variable); the key's value is scrubbed from every
 error, log entry and reply text this module returns.
 """
@@ -31,23 +32,16 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from jury.judging.batch_pricing import BATCH_DISCOUNT, batch_cost, batch_response, estimate_batch_call
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec, StructuredKind
 from jury.judging.limits import Limiter
 from jury.judging.redaction import clean, scrub
 from jury.judging.replies import REPAIR_PROMPT, reply_parts, strip_reasoning
-from jury.judging.request_params import (
-    DEFAULT_MAX_REPLY_TOKENS,
-    TOKEN_LIMIT_PARAMS,
-    completion_kwargs,
-    constrain,
-    reply_token_cap,
-    unknown_params,
-)
 from jury.judging.response_cap import capped_http_client, too_large
 from jury.judging.retries import (
     AttemptFailed,
     BackoffWait,
+    UnreadableReply,
+    conversion_failure,
     describe_server_error,
     describe_unreadable,
     error_text,
@@ -59,29 +53,11 @@ from jury.judging.retries import (
 )
 from jury.judging.tokens import COUNTING_MODEL, fast_count
 
-__all__ = [
-    "BATCH_DISCOUNT",
-    "DEFAULT_MAX_REPLY_TOKENS",
-    "LOCAL_PLACEHOLDER_KEY",
-    "CallResult",
-    "JurorPool",
-    "JurorSpec",
-    "batch_cost",
-    "batch_response",
-    "classify_exception",
-    "completion_kwargs",
-    "estimate_call",
-    "estimate_batch_call",
-    "has_price",
-    "reply_token_cap",
-    "unknown_params",
-]
-
 _MAX_REASON_CHARS = 200
 _HARD_TIMEOUT_MARGIN_S = 10.0  # asyncio guard over litellm's own timeout
 
 
-def _import_litellm():
+def import_litellm() -> Any:
     """Import litellm on first use, offline (local price map) and without its stdout chatter."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     # litellm would otherwise fetch Anthropic's beta-header table from GitHub on the first
@@ -95,7 +71,7 @@ def _import_litellm():
 
 @functools.lru_cache(maxsize=4096)
 def _cost_per_token(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, float]:
-    prompt_cost, completion_cost = _import_litellm().cost_per_token(
+    prompt_cost, completion_cost = import_litellm().cost_per_token(
         model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
     )
     return float(prompt_cost), float(completion_cost)
@@ -115,7 +91,7 @@ def classify_exception(exc: BaseException) -> tuple[AttemptStatus, bool]:
     """
     import httpx
 
-    litellm = _import_litellm()
+    litellm = import_litellm()
     message = str(exc)
     if isinstance(exc, (litellm.Timeout, asyncio.TimeoutError, TimeoutError, httpx.TimeoutException)):
         return "timeout", True
@@ -146,7 +122,7 @@ def has_price(model: str) -> bool:
 
     Checked before asking litellm for a cost: for unmapped names litellm may go looking on the
     network (a "huggingface/..." model makes cost_per_token contact huggingface.co)."""
-    prices = getattr(_import_litellm(), "model_cost", None) or {}
+    prices = getattr(import_litellm(), "model_cost", None) or {}
     if model in prices:
         return True
     return "/" in model and model.split("/", 1)[1] in prices
@@ -162,7 +138,7 @@ def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int
     """
     try:
         fast = fast_count(messages)
-        prompt_tokens = int(_import_litellm().token_counter(model=COUNTING_MODEL, messages=messages)) if fast is None else fast
+        prompt_tokens = int(import_litellm().token_counter(model=COUNTING_MODEL, messages=messages)) if fast is None else fast
     except Exception:
         chars = sum(len(str(m.get("content") or "")) for m in messages)
         prompt_tokens = max(1, chars // 4) + 4 * len(messages)
@@ -179,7 +155,193 @@ def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int
 
 
 # ---------------------------------------------------------------------------------------------
-# The response-size cap (the request's own limits: jury.judging.request_params)
+# What a request carries besides its messages: the reply token cap, the reply's schema the
+# juror's way (structured output), and which of its params litellm does not know
+# ---------------------------------------------------------------------------------------------
+
+TOKEN_LIMIT_PARAMS = frozenset({"max_tokens", "max_completion_tokens", "max_output_tokens"})
+DEFAULT_MAX_REPLY_TOKENS = 8192  # sent as max_tokens when a juror's params set no token limit
+
+
+def reply_token_cap(model: str) -> int:
+    """max_tokens sent for a juror whose params set none: DEFAULT_MAX_REPLY_TOKENS, or the
+    model's own output limit where litellm's price map knows a smaller one."""
+    litellm = import_litellm()
+    cap = DEFAULT_MAX_REPLY_TOKENS
+    info = None
+    for name in (model, model.split("/", 1)[1] if "/" in model else None):
+        if name and name in (getattr(litellm, "model_cost", None) or {}):
+            info = litellm.model_cost[name]
+            break
+    limit = (info or {}).get("max_output_tokens")
+    if isinstance(limit, int) and 0 < limit < cap:
+        cap = limit
+    return cap
+
+
+def unknown_params(spec: JurorSpec) -> list[str]:
+    """The juror's `params` that litellm does not know for its provider (e.g. a typo such as
+    `temprature`): they would be passed through unchecked. [] when litellm cannot tell."""
+    if not spec.params:
+        return []
+    litellm = import_litellm()
+    try:
+        model, provider, _key, _base = litellm.get_llm_provider(model=spec.model, api_base=spec.api_base)
+        known = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:
+        return []
+    if not known:
+        return []
+    return sorted(set(spec.params) - set(known))
+
+
+def constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict) -> None:
+    """Add to acompletion's kwargs what constrains the reply to `schema`, the way `kind` says."""
+    if kind == "json_schema":
+        kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": "ballot", "schema": schema, "strict": True}}
+    elif kind == "json_object":  # llama.cpp's server: JSON mode with a schema
+        kwargs["response_format"] = {"type": "json_object", "schema": schema}
+    elif kind == "ollama" and str(kwargs["model"]).split("/", 1)[0] in ("ollama", "ollama_chat"):
+        kwargs["format"] = schema  # litellm's Ollama providers send it as Ollama's own `format`
+    else:  # Ollama reached as an OpenAI-compatible server, or vLLM: in the request body
+        key = "format" if kind == "ollama" else "guided_json"
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), key: schema}
+
+
+def completion_kwargs(spec: JurorSpec, messages: list[dict], schema: dict | None) -> dict[str, Any]:
+    """The body of the juror's first request for `messages`, as JurorPool sends it (generation
+    params, the reply token cap, the reply's schema the juror's way), without credentials."""
+    kwargs: dict[str, Any] = dict(model=spec.model, messages=messages, **spec.generation_params())
+    if not (set(kwargs) & TOKEN_LIMIT_PARAMS):
+        kwargs["max_tokens"] = reply_token_cap(spec.model)
+    kind = spec.structured_kind()
+    if kind != "off" and schema is not None:
+        constrain(kwargs, kind, schema)
+    return kwargs
+
+
+# ---------------------------------------------------------------------------------------------
+# Batches (jury.judging.batch): the same request as JurorPool sends, priced at the batch rate,
+# and a batch's reply as the response a synchronous call would give
+# ---------------------------------------------------------------------------------------------
+
+BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches: half the synchronous price
+
+
+def _price_entry(model: str) -> dict | None:
+    prices = getattr(import_litellm(), "model_cost", None) or {}
+    for name in (model, model.split("/", 1)[1] if "/" in model else None):
+        if name and name in prices:
+            return prices[name]
+    return None
+
+
+def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, bool]:
+    """(cost in USD at the batch rate, estimated): litellm's batch prices
+    (input/output_cost_per_token_batches) where its price map has them; otherwise its
+    synchronous price times BATCH_DISCOUNT, estimated=True; (None, False) when unpriced."""
+    info = _price_entry(model)
+    if info is None:
+        return None, False
+    pin, pout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    if isinstance(pin, (int, float)) and isinstance(pout, (int, float)):
+        return prompt_tokens * pin + completion_tokens * pout, False
+    try:
+        p, c = _cost_per_token(model, prompt_tokens, completion_tokens)
+    except Exception:
+        return None, False
+    return (p + c) * BATCH_DISCOUNT, True
+
+
+def estimate_batch_call(juror: JurorSpec, messages: list[dict], completion_tokens: int) -> tuple[int, float | None, bool]:
+    """estimate_call at the batch rate: (prompt tokens, cost or None, estimated at BATCH_DISCOUNT)."""
+    tokens, _cost = estimate_call(juror, messages, completion_tokens)
+    if not has_price(juror.model):
+        return tokens, None, False
+    cost, estimated = batch_cost(juror.model, tokens, completion_tokens)
+    return tokens, cost, estimated
+
+
+def batch_response(body: Any, model: str) -> Any:
+    """A batch's reply (an OpenAI chat.completion object) as the ModelResponse acompletion would
+    give, marked so that its cost is counted at the batch rate. Built by litellm's own
+    conversion of a synchronous OpenAI response (convert_to_model_response_object), so a body
+    that a synchronous call could not read is refused here the same way: UnreadableReply."""
+    if not isinstance(body, dict):
+        raise UnreadableReply(f"the body is {type(body).__name__}, not an object")
+    litellm = import_litellm()
+    convert = litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response.convert_to_model_response_object
+    try:
+        response = convert(response_object=body, model_response_object=litellm.ModelResponse())
+    except Exception as exc:  # pydantic's ValidationError, litellm's APIError, a KeyError, ...
+        raise conversion_failure(exc) from None
+    response._hidden_params = {**(response._hidden_params or {}), "jury_via": "batch", "jury_model": model}
+    return response
+
+
+def anthropic_body(message: Any) -> dict:
+    """A Message Batches result's message as an OpenAI chat.completion body: litellm's own
+    conversion of a synchronous Messages response (AnthropicConfig.transform_parsed_response).
+    A message it cannot read raises UnreadableReply (litellm's batch helper would instead
+    turn it into an empty reply)."""
+    if not isinstance(message, dict):
+        raise UnreadableReply(f"the message is {type(message).__name__}, not an object")
+    import httpx
+
+    litellm = import_litellm()
+    model_response = litellm.ModelResponse()
+    try:
+        converted = litellm.AnthropicConfig().transform_parsed_response(
+            completion_response=message,
+            raw_response=httpx.Response(200, json=message),
+            model_response=model_response,
+            json_mode=False,
+            prefix_prompt=None,
+        )
+        return converted.model_dump(exclude_none=True)
+    except Exception as exc:
+        raise conversion_failure(exc) from None
+
+
+class _NoLogging:
+    """What litellm's Gemini response conversion reads of its logging object (nothing is logged)."""
+
+    optional_params: dict = {}
+    litellm_params: dict = {}
+
+    def post_call(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def gemini_body(response: Any) -> dict:
+    """A Gemini batch's GenerateContentResponse as an OpenAI chat.completion body: litellm's own
+    conversion of a synchronous generateContent response (GoogleAIStudioGeminiConfig.
+    transform_response). A response it cannot read raises UnreadableReply."""
+    if not isinstance(response, dict):
+        raise UnreadableReply(f"the response is {type(response).__name__}, not an object")
+    import httpx
+
+    litellm = import_litellm()
+    served = response.get("modelVersion")
+    try:
+        converted = litellm.GoogleAIStudioGeminiConfig().transform_response(
+            model=served if isinstance(served, str) else "gemini",
+            raw_response=httpx.Response(200, json=response),
+            model_response=litellm.ModelResponse(),
+            logging_obj=_NoLogging(),
+            request_data={},
+            messages=[],
+            optional_params={},
+            litellm_params={},
+            encoding=None,
+        )
+        return converted.model_dump(exclude_none=True)
+    except Exception as exc:
+        raise conversion_failure(exc) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The response-size cap (the request's own limits: above)
 # ---------------------------------------------------------------------------------------------
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # a provider response body larger than this is not read on
@@ -275,10 +437,6 @@ class JurorPool:
         self.spec(juror_name)
         return self._limiters[juror_name]
 
-    def response_format_disabled(self, juror_name: str) -> bool:
-        """True once the juror's provider has rejected its structured output in this pool."""
-        return self._structured_fallback.get(juror_name) == "off"
-
     def structured_kind(self, juror_name: str) -> StructuredKind:
         """How the juror's replies are constrained now: its structured_output, or the fallback
         taken after its server rejected that."""
@@ -315,7 +473,7 @@ class JurorPool:
             # fall back to OPENAI_API_KEY and send a real key to that server.
             api_key = LOCAL_PLACEHOLDER_KEY
         limiter = self._limiters[juror_name]
-        _install_capped_session(_import_litellm())  # import once per process (~3 s): not any juror's latency
+        _install_capped_session(import_litellm())  # import once per process (~3 s): not any juror's latency
         state = _Call(spec, limiter, [dict(m) for m in messages], schema, api_key, secrets, given=given)
         async with limiter:
             started = time.monotonic()  # from the slot on: time queued for a slot is not the juror's latency
@@ -361,7 +519,7 @@ class JurorPool:
                     f"more than backoff_max_s={self.backoff_max_s:g})"
                 )
 
-            litellm = _import_litellm()
+            litellm = import_litellm()
             self._add_usage(litellm, result, response, priced=has_price(spec.model))
             content, finish_reason, refusal = reply_parts(response)
             result.text = scrub(content, state.secrets)
@@ -441,7 +599,7 @@ class JurorPool:
         await state.limiter.pace()
         if self.stop_requested:
             raise _Stopped
-        litellm = _import_litellm()
+        litellm = import_litellm()
         kwargs: dict[str, Any] = dict(
             model=spec.model,
             messages=state.convo,

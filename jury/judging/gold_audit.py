@@ -14,9 +14,10 @@ from jury.inputs.records import GoldItem
 from jury.judging.agreement import AUDIT, agreement_summary
 from jury.judging.ballots import Template, audit_messages, fence
 from jury.judging.panels import Panel
+from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import audit_counts, audit_flag
-from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
-from jury.stats import fleiss_kappa_from_ratings
+from jury.judging.runner import run_ballots
+from jury.stats_agreement import fleiss_kappa_from_ratings
 from jury.vocab import AuditVote
 
 

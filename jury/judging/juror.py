@@ -45,6 +45,7 @@ STRUCTURED_KINDS: tuple[str, ...] = ("json_schema", "json_object", "ollama", "vl
 # The key sent to a keyless local server (api_base set, no api_key_env), so that litellm never
 # falls back to OPENAI_API_KEY and sends a real key there.
 LOCAL_PLACEHOLDER_KEY = "no-key-needed"
+BATCH_PROVIDERS = ("openai", "anthropic", "gemini")  # the batch APIs jury sends batches to (jury.judging.batch)
 
 
 def _check_param_value(where: str, value: Any) -> None:
@@ -176,3 +177,11 @@ def _strip_userinfo(url: str | None) -> str | None:
     if not url:
         return url
     return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@", r"\1", url)
+
+
+def batch_provider(juror: JurorSpec) -> str | None:
+    """The batch API a juror's model is reached through (openai, anthropic), or None."""
+    if juror.recorded is not None or "/" not in juror.model:
+        return None
+    prefix = juror.model.split("/", 1)[0]
+    return prefix if prefix in BATCH_PROVIDERS else None

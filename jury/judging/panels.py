@@ -128,11 +128,11 @@ def _shown(value) -> str:
     if isinstance(value, float) and value != value:
         return "nan"
     if isinstance(value, (dict, list)):
-        return _one_line(value)
+        return _shortened_repr(value)
     return repr(value)
 
 
-def _one_line(value, limit: int = 80) -> str:
+def _shortened_repr(value, limit: int = 80) -> str:
     text = " ".join(repr(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from jury.inputs.io import canonical_v1
 from jury.judging.ballots import reply_schema
-from jury.judging.juror import JurorSpec
+from jury.judging.juror import JurorSpec, batch_provider
 
 COMPLETION_TOKENS_ESTIMATE = 400  # reasoning + verdict; used only for plans and the cost cap
 
@@ -101,8 +101,6 @@ def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict]:
     With `batch` (and for jurors with batch = true) a batch-capable juror's ballots are priced at
     the batch rate: its row says via "batch", and batch_rate_estimated when litellm has no batch
     price for its model (then half the synchronous price, jury.judging.client.BATCH_DISCOUNT)."""
-    from jury.judging.batch import provider_of
-
     agg: dict[tuple, dict] = {}
     for b in ballots:
         row = agg.setdefault(
@@ -118,7 +116,7 @@ def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict]:
                 "priced": True,
             },
         )
-        if (batch or b.juror.batch) and provider_of(b.juror) is not None:
+        if (batch or b.juror.batch) and batch_provider(b.juror) is not None:
             from jury.judging.client import estimate_batch_call
 
             tokens, cost, guessed = estimate_batch_call(b.juror, b.messages, COMPLETION_TOKENS_ESTIMATE)

@@ -40,7 +40,7 @@ from jury.judging.juror import CallResult, JurorSpec
 from jury.vocab import BlindAnswer, Verdict
 
 if TYPE_CHECKING:
-    from jury.judging.runner import Ballot
+    from jury.judging.plan import Ballot
 
 RECORDED_STYLES = ("blind", "labelled")
 

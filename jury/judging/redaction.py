@@ -99,14 +99,14 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + CUT_MARKER.format(n=len(text))
 
 
-def _clean_value(value: Any, secrets: list[str], key: str | None = None) -> Any:
+def clean_value(value: Any, secrets: list[str], key: str | None = None) -> Any:
     if isinstance(value, str):
         value = redact(value, secrets)
         return _cut(value, MAX_STORED_REASONING_CHARS) if key != "verdict" else value
     if isinstance(value, dict):
-        return {k: _clean_value(v, secrets, k) for k, v in value.items()}
+        return {k: clean_value(v, secrets, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_clean_value(v, secrets) for v in value]
+        return [clean_value(v, secrets) for v in value]
     return value
 
 
@@ -119,8 +119,8 @@ def for_store(result: CallResult, spec: JurorSpec) -> CallResult:
     return result.model_copy(
         update={
             "text": None if result.text is None else _cut(redact(result.text, secrets), MAX_STORED_TEXT_CHARS),
-            "parsed": _clean_value(result.parsed, secrets),
+            "parsed": clean_value(result.parsed, secrets),
             "error": None if result.error is None else redact(result.error, secrets),
-            "log": _clean_value(result.log, secrets),
+            "log": clean_value(result.log, secrets),
         }
     )

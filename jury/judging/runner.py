@@ -30,16 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jury.errors import StoreError
-from jury.inputs.io import canonical_v1 as canonical_v1  # request hashes (jury.judging.plan.Ballot) use it
+from jury.execution.store import CLAIM_LEASE_S
 from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.client import JurorPool
 from jury.judging.juror import JurorSpec
-from jury.judging.plan import COMPLETION_TOKENS_ESTIMATE as COMPLETION_TOKENS_ESTIMATE
 from jury.judging.plan import Ballot, BallotResult, estimate
-from jury.judging.plan import BallotGroups as BallotGroups
-from jury.judging.plan import plan_rows as plan_rows
 
-CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
 INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
 
@@ -330,6 +326,56 @@ async def _run_group(
     return results
 
 
+def _on_sigint(session: _Session, jurors: list[str], grace: float, task: asyncio.Task, loop) -> Callable[[], None]:
+    """The first Ctrl-C: send no new ballot, wait up to ``grace`` s for the calls in flight
+    (their answers stored), then cancel ``task``; a second one cancels it at once."""
+    stats = session.stats
+
+    def on_sigint() -> None:
+        if session.stopping and stats.interrupted:
+            print("Interrupted again: not waiting for the calls in flight.", file=sys.stderr, flush=True)
+            task.cancel()
+            return
+        stats.interrupted = True
+        session.stop()
+        flying = sum(session.pool.limiter(j).in_flight for j in jurors)
+        print(
+            f"Interrupted: sending no new ballots; waiting up to {grace:g} s for the {flying} calls "
+            "in flight and storing their answers (Ctrl-C again to stop at once).",
+            file=sys.stderr,
+            flush=True,
+        )
+        loop.call_later(grace, task.cancel)
+
+    return on_sigint
+
+
+async def _renew_claims(session: _Session) -> None:
+    """Keep this process's claims on the ballots it is asking alive, until cancelled."""
+    while True:
+        await asyncio.sleep(CLAIM_LEASE_S / 4)
+        try:
+            session.store.renew_claims(list(session.claimed), session.holder, CLAIM_LEASE_S)
+        except StoreError as exc:
+            session.store_failed(exc)
+
+
+async def _prepare_batches(session: _Session, groups: list[list[Ballot]], guard: CostGuard, shard, *, every_juror: bool) -> None:
+    """Submit this run's batch-capable ballots (every juror's with --batch) as provider batches."""
+    from jury.judging.batch import BatchSession
+
+    store, stats = session.store, session.stats
+    session.batch = BatchSession(store, session.holder, every_juror=every_juror)
+    mine = [b for g in groups for b in g if shard is None or shard.holds(b.request_sha256)]
+    try:
+        await session.batch.prepare(mine, guard)
+    except StoreError as exc:
+        session.store_failed(exc)
+    stats.batch_submitted = session.batch.submitted
+    stats.batch_notes = session.batch.problems
+    session.any_batches = session.any_batches or store.has_batches()
+
+
 def run_ballots(
     groups: list[list[Ballot]],
     store,
@@ -371,49 +417,13 @@ def run_ballots(
         this = asyncio.current_task()
         assert this is not None  # main() runs as asyncio.run's task
         grace = max((j.timeout_s for j in jurors.values()), default=0.0) + INTERRUPT_MARGIN_S
-
-        def on_sigint() -> None:
-            if session.stopping and stats.interrupted:
-                print("Interrupted again: not waiting for the calls in flight.", file=sys.stderr, flush=True)
-                this.cancel()
-                return
-            stats.interrupted = True
-            session.stop()
-            flying = sum(session.pool.limiter(j).in_flight for j in jurors)
-            print(
-                f"Interrupted: sending no new ballots; waiting up to {grace:g} s for the {flying} calls "
-                "in flight and storing their answers (Ctrl-C again to stop at once).",
-                file=sys.stderr,
-                flush=True,
-            )
-            loop.call_later(grace, this.cancel)
-
         # not the main thread, or no signals here: Ctrl-C then stops at once, as before
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGINT, on_sigint)
-
-        async def renew() -> None:
-            while True:
-                await asyncio.sleep(CLAIM_LEASE_S / 4)
-                try:
-                    store.renew_claims(list(session.claimed), session.holder, CLAIM_LEASE_S)
-                except StoreError as exc:
-                    session.store_failed(exc)
-
+            loop.add_signal_handler(signal.SIGINT, _on_sigint(session, list(jurors), grace, this, loop))
         session.any_batches = store.has_batches()
         if batch or any(j.batch for j in jurors.values()):  # --batch, or jurors with batch = true
-            from jury.judging.batch import BatchSession
-
-            session.batch = BatchSession(store, session.holder, every_juror=batch)
-            mine = [b for g in groups for b in g if shard is None or shard.holds(b.request_sha256)]
-            try:
-                await session.batch.prepare(mine, guard)
-            except StoreError as exc:
-                session.store_failed(exc)
-            stats.batch_submitted = session.batch.submitted
-            stats.batch_notes = session.batch.problems
-            session.any_batches = session.any_batches or store.has_batches()
-        renewer = asyncio.ensure_future(renew())
+            await _prepare_batches(session, groups, guard, shard, every_juror=batch)
+        renewer = asyncio.ensure_future(_renew_claims(session))
         tick(0)
         try:
             return list(await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups)))

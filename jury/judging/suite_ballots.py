@@ -22,7 +22,8 @@ from jury.judging.ballots import SUITE_CATEGORIES, SYSTEM_PROMPT, Template, chec
 from jury.judging.families import FamilyRegistry
 from jury.judging.juror import JurorSpec
 from jury.judging.panels import PROMPTS_DIR, Panel, select_jurors
-from jury.judging.runner import Ballot, BallotGroups, BallotResult, run_ballots
+from jury.judging.plan import Ballot, BallotGroups, BallotResult
+from jury.judging.runner import run_ballots
 
 SUITE_STYLE = "suite"
 SUITE_PROMPT = "adjudicate-suite-v1.md"

@@ -30,7 +30,8 @@ from jury.judging.ballots import SYSTEM_PROMPT, Template, check_template, fence
 from jury.judging.families import FamilyRegistry
 from jury.judging.juror import JurorSpec
 from jury.judging.panels import PROMPTS_DIR, Panel
-from jury.judging.runner import Ballot, BallotResult, run_ballots
+from jury.judging.plan import Ballot, BallotResult
+from jury.judging.runner import run_ballots
 from jury.judging.suite_ballots import SuitePlan, suite_record
 from jury.judging.taxonomies import Taxonomy, record_category
 from jury.vocab import CLASSIFY_STYLE, NONE_FITS, Verdict

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from jury.judging.ballots import make_parser
-from jury.judging.redaction import CUT_MARKER, MAX_STORED_REASONING_CHARS, MAX_STORED_TEXT_CHARS, _clean_value
+from jury.judging.redaction import CUT_MARKER, MAX_STORED_REASONING_CHARS, MAX_STORED_TEXT_CHARS, clean_value
 from jury.vocab import CLASSIFY_STYLE, NONE_FITS
 
 # the styles a vote of each kind can come from (jury.judging.adjudication, suite_ballots,
@@ -69,7 +69,7 @@ def expected_reply(kind: str, reply: dict, text: str) -> dict | None:
     first = None
     for _, parse in _parsers(kind, reply):
         try:
-            got = _clean_value(parse(text), [])  # for_store's gate: redaction and the reasoning cap
+            got = clean_value(parse(text), [])  # for_store's gate: redaction and the reasoning cap
         except ValueError:
             continue
         if got == reply:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from jury.errors import IncompleteRun, InputError, JuryError
+from jury.errors import CostCapReached, IncompleteRun, InputError, JuryError
+from jury.progress import ProgressFactory, no_progress
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
@@ -17,18 +16,7 @@ if TYPE_CHECKING:
     from jury.judging.runner import RunStats
     from jury.pipeline.requests import AdjudicationRequest, AuditRequest
 
-Progress = Callable[[int, int], None]  # (done, total)
-# description -> context manager yielding a (done, total) callback, or None for no progress shown
-ProgressFactory = Callable[[str], AbstractContextManager[Progress | None]]
 PlanT = TypeVar("PlanT")  # AdjudicationPlan or AuditPlan
-
-
-class CostCapReached(JuryError):
-    """--max-cost stopped the run before every ballot was asked."""
-
-
-def _no_progress(_description: str) -> AbstractContextManager[None]:
-    return nullcontext(None)
 
 
 def require_keys(panel, jurors) -> None:
@@ -160,7 +148,7 @@ def load_and_evaluate(
     db_root: Path | None,
     store,
     settings,
-    progress: ProgressFactory = _no_progress,
+    progress: ProgressFactory = no_progress,
     positions_from: Path | None = None,
 ):
     """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
@@ -205,9 +193,7 @@ def load_run_files(run_paths: list[Path], gold: dict, gold_path: Path, positions
     return records + from_files
 
 
-def adjudication_job(
-    request: AdjudicationRequest, store, progress: ProgressFactory = _no_progress
-) -> JobResult[AdjudicationPlan]:
+def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFactory = no_progress) -> JobResult[AdjudicationPlan]:
     """Run an adjudication as ``request`` decided it: execute (or reuse) every query, plan the
     ballots, reuse the locked file already holding this verdict set, else ask the jurors and
     write the locked file (with a shard: only its ballots, and no file)."""
@@ -261,7 +247,7 @@ def _recorded(r: AdjudicationRequest, plan) -> dict:
     return recorded
 
 
-def audit_job(request: AuditRequest, store, progress: ProgressFactory = _no_progress) -> JobResult[AuditPlan]:
+def audit_job(request: AuditRequest, store, progress: ProgressFactory = no_progress) -> JobResult[AuditPlan]:
     """Run a gold audit as ``request`` decided it: the deterministic gold checks first (before
     any juror call; recorded in each record's ``checks`` and in settings.checks, shown to the
     jurors when the panel's show_checks is on), then the plan, the locked file already holding
@@ -361,8 +347,8 @@ def _existing_audit(cfg, output, head: dict, legacy: dict | None, supersedes: st
     checks, when the jurors do not see them) a locked file made without checks (before they
     existed, or with --no-checks) also holds this verdict set: the checks change no vote, so
     a rerun of such a job is up to date rather than a second file (or a refused -o)."""
+    from jury.errors import VerdictError
     from jury.verdicts.assemble import existing_verdicts
-    from jury.verdicts.documents import VerdictError
 
     if legacy is None:
         return existing_verdicts(cfg, output, head, supersedes)

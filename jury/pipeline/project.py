@@ -18,7 +18,7 @@ from jury.inputs.config import Config, load_config
 if TYPE_CHECKING:
     from jury.compare.comparators import NormalizeOptions
     from jury.compare.outcomes import Settings
-    from jury.execution.engines import DatabaseURLs
+    from jury.execution.engine_urls import DatabaseURLs
     from jury.execution.store import Store
 
 PathLike = str | Path
@@ -94,7 +94,7 @@ class Project:
     def db_urls(self, db_url: str | None = None, allow_privileged_login: bool = False) -> DatabaseURLs:
         """Where each db_id's database is on an engine: ``db_url``, else jury.toml's [databases];
         with jury.toml's [engines] settings, and ``allow_privileged_login`` (the flag) on top."""
-        from jury.execution.engines import DatabaseURLs
+        from jury.execution.engine_urls import DatabaseURLs
 
         values = self.config.values
         return DatabaseURLs.from_config(
@@ -110,7 +110,7 @@ class Project:
         jury.toml [engines] settings and ``allow_privileged_login`` as :meth:`db_urls`' (None: None)."""
         if url is None:
             return None
-        from jury.execution.engines import DatabaseURLs, check_url
+        from jury.execution.engine_urls import DatabaseURLs, check_url
 
         values = self.config.values
         return DatabaseURLs.from_config(

@@ -14,8 +14,6 @@ from pathlib import Path
 from jury.errors import InputError
 from jury.pipeline.jobs import (
     JobResult,
-    ProgressFactory,
-    _no_progress,
     raise_if_capped,
     raise_if_incomplete,
     raise_if_pending,
@@ -23,6 +21,7 @@ from jury.pipeline.jobs import (
     write_failed,
 )
 from jury.pipeline.requests import warn_unknown_params
+from jury.progress import ProgressFactory, no_progress
 from jury.vocab import CLASSIFY_STYLE
 
 
@@ -46,7 +45,7 @@ def suite_job(
     max_cost: float | None = None,
     output: Path | None = None,
     plan_only: bool = False,
-    progress: ProgressFactory = _no_progress,
+    progress: ProgressFactory = no_progress,
     batch: bool = False,
 ) -> JobResult:
     """Ask the panel's jurors about every format-equivalence candidate, or with ``classify`` (a
@@ -148,12 +147,6 @@ def credited_of(docs: list[tuple]) -> set:
         for r in doc.records
         if r.credited and r.test is not None
     }
-
-
-def credited_tests(verdict_paths: list[Path], run_paths: list[Path], allow_superseded: bool = False) -> set:
-    """(model, question_id, test) of every test a locked suite verdict file credits; a file
-    made for other run files (or not a suite file) is refused."""
-    return credited_of(suite_verdict_docs(verdict_paths, run_paths, allow_superseded))
 
 
 def classified_of(docs: list[tuple], taxonomy) -> dict:

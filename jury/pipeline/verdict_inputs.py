@@ -101,15 +101,6 @@ def apply_review_file(review_doc: tuple | None, audit_doc, adj_docs):
     return ((audit_doc[0], audits[0]) if audit_doc is not None else None), adj_docs, info
 
 
-def with_review(review: Path | None, audit_doc, adj_docs):
-    """(audit_doc, adj_docs, info) with the review file ``review`` read (its lock first) and applied."""
-    if review is None:
-        return audit_doc, adj_docs, None
-    from jury.verdicts.review import load_review
-
-    return apply_review_file((review, load_review(review)), audit_doc, adj_docs)
-
-
 def review_text(info: dict[str, Any] | None, fmt: str) -> str:
     """The review section after a table or Markdown output; csv and json keep their shape."""
     if info is None or fmt not in ("table", "md"):

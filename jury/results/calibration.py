@@ -32,16 +32,17 @@ from jury.results.calibration_reference import (
     CORRECT,
     INCORRECT,
     Item,
-    _Builder,
-    _credit,
-    _norm_sql,
-    _reference,
+    ReferenceBuilder,
     candidate_key,
     choose,
+    credit_label,
+    normalised_sql,
     reference_description,
+    reference_labels,
 )
 from jury.results.columns import verdict_index
-from jury.stats import krippendorff_alpha, pairwise_kappas, position_bias
+from jury.stats import position_bias
+from jury.stats_agreement import krippendorff_alpha, pairwise_kappas
 from jury.version import __version__
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DECIDING_COMPARATORS, AuditVote, Comparator, Outcome, Verdict
 
@@ -82,11 +83,11 @@ def calibrate(
     ``audits``: (path, locked document) pairs; ``judgments``: recorded judges' verdicts
     (jury.inputs.judgments.JudgeRecord), measured in a section of their own.
     """
-    out = _Builder(seed, resamples)
+    out = ReferenceBuilder(seed, resamples)
     notes: list[str] = []
     adj_labels = labels.adjudication
-    ref, ties = _reference(adj_labels, candidate_key, lambda lab: lab.credited, annotator)
-    ref_cat, _ = _reference(adj_labels, candidate_key, lambda lab: lab.category, annotator)
+    ref, ties = reference_labels(adj_labels, candidate_key, lambda lab: lab.credited, annotator)
+    ref_cat, _ = reference_labels(adj_labels, candidate_key, lambda lab: lab.category, annotator)
     people = [a for a in labels.annotators("adjudication") if a != CONSENSUS]
     if annotator is not None and annotator not in labels.annotators("adjudication") + labels.annotators("gold"):
         known = ", ".join(labels.annotators("adjudication") + labels.annotators("gold")) or "none"
@@ -131,7 +132,7 @@ def calibrate(
     )
 
 
-def _annotators(out: _Builder, labels: Sequence[AdjudicationLabel], people: list[str]) -> None:
+def _annotators(out: ReferenceBuilder, labels: Sequence[AdjudicationLabel], people: list[str]) -> None:
     """Pairwise Cohen's kappa between annotators and Krippendorff's alpha over all of them."""
     if len(people) < 2:
         return
@@ -139,7 +140,7 @@ def _annotators(out: _Builder, labels: Sequence[AdjudicationLabel], people: list
     categories: dict[str, dict[Any, Any]] = {p: {} for p in people}
     for lab in labels:
         if lab.annotator in ratings:
-            ratings[lab.annotator][candidate_key(lab)] = _credit(lab.credited)
+            ratings[lab.annotator][candidate_key(lab)] = credit_label(lab.credited)
             if lab.category is not None:
                 categories[lab.annotator][candidate_key(lab)] = lab.category
     for pk in pairwise_kappas(ratings):
@@ -181,7 +182,7 @@ def _items(
         if outcome == Outcome.GOLD_ERROR:
             continue
         by_model = (qid, "model", model)
-        key = by_model if by_model in ref else (qid, "sql", _norm_sql(sql_of.get((model, qid))))
+        key = by_model if by_model in ref else (qid, "sql", normalised_sql(sql_of.get((model, qid))))
         if key in ref:
             items.append(
                 Item(model, qid, key, bool(ref[key]), ref_cat.get(key), outcome, (model, qid) in recorded, matches, keys)
@@ -189,7 +190,7 @@ def _items(
     return items
 
 
-def _comparators(out: _Builder, items: list[Item], notes: list[str]) -> list[tuple[Item, bool]]:
+def _comparators(out: ReferenceBuilder, items: list[Item], notes: list[str]) -> list[tuple[Item, bool]]:
     """Each deciding comparator's agreement with the reference; returns strict's decisions."""
     recorded = sum(it.recorded_match for it in items)
     if recorded:
@@ -211,7 +212,7 @@ def _comparators(out: _Builder, items: list[Item], notes: list[str]) -> list[tup
 
 
 def _jury(
-    out: _Builder, items: list[Item], adjudications: Sequence[tuple[str | Path, Any]], evaluated: bool, notes: list[str]
+    out: ReferenceBuilder, items: list[Item], adjudications: Sequence[tuple[str | Path, Any]], evaluated: bool, notes: list[str]
 ) -> list[tuple[Item, bool]]:
     """Each juror's and the panel's agreement with the reference; returns the panel's decisions."""
     index = verdict_index(adjudications)
@@ -268,7 +269,7 @@ def _jury(
     return panel
 
 
-def _subject(out: _Builder, section: Section, subject: str, said: list[tuple[Item, bool, str | None]]) -> None:
+def _subject(out: ReferenceBuilder, section: Section, subject: str, said: list[tuple[Item, bool, str | None]]) -> None:
     out.agreement(section, subject, "reference", [it.credited for it, _, _ in said], [c for _, c, _ in said])
     cats = [(it.category, cat) for it, _, cat in said if it.category is not None and cat in CATEGORIES]
     if cats:
@@ -278,7 +279,7 @@ def _subject(out: _Builder, section: Section, subject: str, said: list[tuple[Ite
 
 
 def _anchors(
-    out: _Builder,
+    out: ReferenceBuilder,
     flex: set[Any],
     strict: list[tuple[Item, bool]],
     panel: list[tuple[Item, bool]],
@@ -300,12 +301,12 @@ def _anchors(
                 subject,
                 f"{FLEX_AGREEMENT} reference",
                 "kappa",
-                [_credit(t) for t, _ in mine],
-                [_credit(c) for _, c in mine],
+                [credit_label(t) for t, _ in mine],
+                [credit_label(c) for _, c in mine],
             )
 
 
-def _pooled(out: _Builder, judgments: Sequence[Any], judged: dict[str, list[tuple[tuple[Any, ...], bool, bool]]]) -> None:
+def _pooled(out: ReferenceBuilder, judgments: Sequence[Any], judged: dict[str, list[tuple[tuple[Any, ...], bool, bool]]]) -> None:
     """Judges a source reports pooled (their judgments' ``pooled_as``: FLEX's judge with and
     without execution results) get one more subject, ``judge NAME (pooled with B)``, over the
     union of their items, beside each judge's own figures; it joins ``judged`` (the anchors)."""
@@ -325,7 +326,7 @@ def _pooled(out: _Builder, judgments: Sequence[Any], judged: dict[str, list[tupl
 
 
 def _judges(
-    out: _Builder,
+    out: ReferenceBuilder,
     ref: Mapping[Any, Any],
     ref_cat: Mapping[Any, Any],
     labels: Sequence[AdjudicationLabel],
@@ -340,8 +341,8 @@ def _judges(
     judgments say where the candidate was shown, position bias. Returns, per judge, its
     (reference key, reference, credited) triples."""
     # a judgment naming its candidate by SQL finds the label of that SQL, or of the run's model that wrote it
-    by_sql = {(r.question_id, _norm_sql(r.sql)): (r.question_id, "model", r.model) for r in records if r.sql is not None}
-    by_sql |= {(lab.question_id, _norm_sql(lab.sql)): candidate_key(lab) for lab in labels if lab.sql is not None}
+    by_sql = {(r.question_id, normalised_sql(r.sql)): (r.question_id, "model", r.model) for r in records if r.sql is not None}
+    by_sql |= {(lab.question_id, normalised_sql(lab.sql)): candidate_key(lab) for lab in labels if lab.sql is not None}
     item_of = {it.key: it for it in items}
     judged: dict[str, list[tuple[tuple[Any, ...], bool, bool]]] = {}
     unmatched: dict[str, int] = {}
@@ -350,8 +351,8 @@ def _judges(
         for j in (j for j in judgments if j.judge == judge):
             key: tuple[Any, ...] | None = (j.question_id, "model", j.model) if j.model is not None else None
             if key not in ref:
-                key = (j.question_id, "sql", _norm_sql(j.sql))
-                key = key if key in ref else by_sql.get((j.question_id, _norm_sql(j.sql)))
+                key = (j.question_id, "sql", normalised_sql(j.sql))
+                key = key if key in ref else by_sql.get((j.question_id, normalised_sql(j.sql)))
             if key is None or key not in ref:
                 unmatched[judge] = unmatched.get(judge, 0) + 1
                 continue
@@ -385,7 +386,7 @@ def _judges(
 
 
 def _audits(
-    out: _Builder,
+    out: ReferenceBuilder,
     gold_labels: Sequence[GoldLabel],
     audits: Sequence[tuple[str | Path, Any]],
     annotator: str | None,
@@ -396,7 +397,7 @@ def _audits(
     by_source: dict[str, dict[Any, Any]] = {}
     for source in dict.fromkeys(lab.source for lab in gold_labels):
         mine = [lab for lab in gold_labels if lab.source == source]
-        ref, ties = _reference(mine, lambda lab: lab.question_id, lambda lab: lab.gold_defective, annotator)
+        ref, ties = reference_labels(mine, lambda lab: lab.question_id, lambda lab: lab.gold_defective, annotator)
         by_source[source] = ref
         if ties:
             notes.append(f"Gold labels of {source}: {ties} questions left out (annotators split evenly).")

@@ -1,7 +1,7 @@
 """`jury calibrate`'s reference labels and the figures measured against them.
 
 The reference of a candidate (see :mod:`jury.results.calibration`): the chosen annotator's
-label, else the consensus's, else the annotators' majority (a tie has none). ``_Builder``
+label, else the consensus's, else the annotators' majority (a tie has none). ``ReferenceBuilder``
 collects the figures and confusion matrices of one calibration: accuracy (Wilson), Cohen's
 kappa (bootstrap), confusion counts, precision/recall/F1.
 """
@@ -15,7 +15,8 @@ from typing import Any
 
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel
 from jury.results.calibration_model import Confusion, Figure, Section
-from jury.stats import cohen_kappa_interval, confusion, precision_recall_f1, wilson
+from jury.stats import cohen_kappa_interval, wilson
+from jury.stats_agreement import confusion, precision_recall_f1
 from jury.vocab import CATEGORIES
 
 CORRECT, INCORRECT = "correct", "incorrect"
@@ -24,13 +25,15 @@ CORRECT, INCORRECT = "correct", "incorrect"
 # ------------------------------------------------------------------ reference labels
 
 
-def _norm_sql(sql: str | None) -> str:
+def normalised_sql(sql: str | None) -> str:
     return " ".join((sql or "").split())
 
 
 def candidate_key(label: AdjudicationLabel) -> tuple[Any, ...]:
     return (
-        (label.question_id, "model", label.model) if label.model is not None else (label.question_id, "sql", _norm_sql(label.sql))
+        (label.question_id, "model", label.model)
+        if label.model is not None
+        else (label.question_id, "sql", normalised_sql(label.sql))
     )
 
 
@@ -53,7 +56,7 @@ def choose(labels: Sequence[Any], annotator: str | None, value: Callable[[Any], 
     return _majority(values) if values else (None, False)
 
 
-def _reference(
+def reference_labels(
     labels: Iterable[Any], key: Callable[[Any], Hashable], value: Callable[[Any], Hashable], annotator: str | None
 ) -> tuple[dict[Any, Any], int]:
     groups: dict[Hashable, list[Any]] = {}
@@ -93,11 +96,11 @@ class Item:
     keys: tuple[str | None, str | None] = (None, None)  # (answer, gold) keys under the evaluation
 
 
-def _credit(b: bool) -> str:
+def credit_label(b: bool) -> str:
     return CORRECT if b else INCORRECT
 
 
-class _Builder:
+class ReferenceBuilder:
     def __init__(self, seed: int, resamples: int) -> None:
         self.seed, self.resamples = seed, resamples
         self.figures: list[Figure] = []
@@ -125,9 +128,9 @@ class _Builder:
         """accuracy, kappa and the confusion matrix of `said` (credited or not) against `truth`."""
         acc = wilson(sum(t == s for t, s in zip(truth, said)), len(truth))
         self.add(section, subject, reference, "accuracy", acc.value, acc.n, acc.low, acc.high)
-        self.kappa(section, subject, reference, "kappa", [_credit(t) for t in truth], [_credit(s) for s in said])
+        self.kappa(section, subject, reference, "kappa", [credit_label(t) for t in truth], [credit_label(s) for s in said])
         labels = [CORRECT, INCORRECT]
-        matrix = confusion([_credit(t) for t in truth], [_credit(s) for s in said], labels)
+        matrix = confusion([credit_label(t) for t in truth], [credit_label(s) for s in said], labels)
         self.confusions.append(
             Confusion(section=section, subject=subject, reference=reference, labels=labels, matrix=matrix, n=len(truth))
         )

@@ -30,7 +30,7 @@ class ModelScore(BaseModel):
     gold_errors: int
     routed: int
     routing_accuracy: float | None
-    strict: dict[str, Any]  # Proportion.as_dict() under the chosen comparator
+    strict: dict[str, Any]  # stats.ProportionEstimate.as_dict() under the chosen comparator
     strict_rank: int | None = None
     outcomes: dict[str, int]
     jury_eligible: int
@@ -40,8 +40,10 @@ class ModelScore(BaseModel):
     gold_clean_rank: int | None = None
     adjudicated: dict[str, Any] | None = None  # from locked adjudication files
     adjudicated_rank: int | None = None
-    function_set: dict[str, Any] | None = None  # Proportion.as_dict() of equal function sets (--function-set)
-    function_types: dict[str, dict[str, Any]] | None = None  # function type -> Proportion.as_dict() of strict (--function-set)
+    function_set: dict[str, Any] | None = None  # stats.ProportionEstimate.as_dict() of equal function sets (--function-set)
+    function_types: dict[str, dict[str, Any]] | None = (
+        None  # function type -> stats.ProportionEstimate.as_dict() of strict (--function-set)
+    )
     execution_errors: dict[str, Any] | None = None  # answers that fail or time out / routed (jury.results.aifunc_columns)
     efficiency: dict[str, Any] | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
     soft_f1: dict[str, Any] | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
@@ -59,11 +61,6 @@ def proportion(k: int, n: int) -> dict[str, Any]:
 def _proportion(k: int, n: int) -> tuple[Any, ...]:
     # Thousands of models share a handful of (k, n): one closed-form interval each.
     return tuple(wilson(k, n).as_dict().items())
-
-
-def score_model(model: str, pairs: Iterable[Any]) -> ModelScore:
-    """Aggregate one model's pairs (objects with outcome, routed, verdicts)."""
-    return _score_pairs(model, [p for p in pairs if p.model == model])
 
 
 def _score_pairs(model: str, pairs: list[Any]) -> ModelScore:

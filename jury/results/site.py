@@ -43,19 +43,19 @@ from jury.errors import InputError, need_extra
 from jury.inputs.writer import check_output, write_output
 from jury.results.panel_comparison import site_section
 from jury.results.report_render import as_report, render_report
-from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, _questions, preview, slugs
-from jury.results.site_charts import CHART_TITLES, _charts, clean_svg, figure_svg
+from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, preview, question_pages, slugs
+from jury.results.site_charts import CHART_TITLES, chart_data, clean_svg, figure_svg
 from jury.results.site_folder import (
     MARKER,
     SiteSources,
     SiteSummary,
-    _verification,
     check_site_dir,
     sha256_of,
     site_command,
     stale_files,
+    verification_data,
 )
-from jury.results.site_front import FORMATS, Numbers, _fmt_float3, _fmt_int, _fmt_pct, _fmt_rank, _front, pointer, resolve
+from jury.results.site_front import FORMATS, Numbers, fmt_float3, fmt_int, fmt_pct, fmt_rank, front_page, pointer, resolve
 from jury.version import __version__
 from jury.vocab import Column
 
@@ -88,10 +88,10 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["pct"] = _fmt_pct
-    env.filters["count"] = _fmt_int
-    env.filters["float3"] = _fmt_float3
-    env.filters["rank"] = _fmt_rank
+    env.filters["pct"] = fmt_pct
+    env.filters["count"] = fmt_int
+    env.filters["float3"] = fmt_float3
+    env.filters["rank"] = fmt_rank
     env.filters["label"] = lambda c: Column(c).label
     return env
 
@@ -106,7 +106,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     env = _environment()
     models = [r["model"] for r in report["models"]]
     model_slug = slugs(models)
-    qids, data = _questions(sources, model_slug)
+    qids, data = question_pages(sources, model_slug)
     written: dict[str, bytes] = {}
 
     def page(name: str, template: str, **ctx: Any) -> None:
@@ -114,15 +114,15 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         html = env.get_template(template).render(root=root, csp=CSP, version=__version__, **ctx)
         written[name] = html.encode("utf-8")
 
-    front = _front(report, typed, model_slug)
+    front = front_page(report, typed, model_slug)
     page(
         "index.html",
         "index.html",
         title="jury report",
         report=report,
         front=front,
-        charts=_charts(report),
-        verification=_verification(report, sources),
+        charts=chart_data(report),
+        verification=verification_data(report, sources),
         n_questions=len(qids),
         panels=site_section(sources.panels) if sources.panels else None,
     )

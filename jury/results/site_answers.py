@@ -277,7 +277,7 @@ def _question_page(q: Any, slug: str, sources: SiteSources, v: _Verdicts, gold_r
     }
 
 
-def _questions(sources: SiteSources, model_slug: dict[str, str]) -> tuple[list[Any], dict[str, Any]]:
+def question_pages(sources: SiteSources, model_slug: dict[str, str]) -> tuple[list[Any], dict[str, Any]]:
     """(question ids in order, per-question page data); also each model's answer rows."""
     ev = sources.evaluation
     v = _verdicts(sources)

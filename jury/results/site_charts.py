@@ -69,7 +69,7 @@ def figure_svg(fig: Figure, prefix: str) -> str:
     return clean_svg(buf.getvalue(), prefix)
 
 
-def _charts(report: dict[str, Any]) -> list[dict[str, Any]]:
+def chart_data(report: dict[str, Any]) -> list[dict[str, Any]]:
     from jury.results.plots import FIGURES, provenance_lines  # matplotlib: jury.results.site checked it is there
 
     out = []

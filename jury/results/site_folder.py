@@ -216,7 +216,7 @@ def site_command(
     return argv
 
 
-def _verification(report: dict[str, Any], sources: SiteSources) -> dict[str, Any]:
+def verification_data(report: dict[str, Any], sources: SiteSources) -> dict[str, Any]:
     from jury.verdicts.signing import signature_label
 
     inputs = []

@@ -21,23 +21,23 @@ Cells = dict[str, Any]
 """A table cell's parts: Numbers cells (and a bar or strip) by name."""
 
 
-def _fmt_pct(v: float | None) -> str:
+def fmt_pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.1f}%"
 
 
-def _fmt_int(v: int | None) -> str:
+def fmt_int(v: int | None) -> str:
     return "—" if v is None else f"{v:,}"
 
 
-def _fmt_float3(v: float | None) -> str:
+def fmt_float3(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def _fmt_rank(v: int | None) -> str:
+def fmt_rank(v: int | None) -> str:
     return "—" if v is None else ordinal(v)
 
 
-FORMATS = {"pct": _fmt_pct, "int": _fmt_int, "float3": _fmt_float3, "rank": _fmt_rank, "usd": dollars}
+FORMATS = {"pct": fmt_pct, "int": fmt_int, "float3": fmt_float3, "rank": fmt_rank, "usd": dollars}
 
 
 def pointer(*parts: str | int) -> str:
@@ -199,7 +199,7 @@ def _oracle_rows(num: Numbers, model_slug: dict[str, str], present: Sequence[str
     ]
 
 
-def _front(report: dict[str, Any], typed: Report, model_slug: dict[str, str]) -> dict[str, Any]:
+def front_page(report: dict[str, Any], typed: Report, model_slug: dict[str, str]) -> dict[str, Any]:
     """The front page's data: ``report`` is ``typed`` as its JSON dict (what the cells point into)."""
     num = Numbers(report)
     scale = _scale(report)

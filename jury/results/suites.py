@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from jury.errors import InputError
 from jury.inputs.records import QuestionId, RunRecord
-from jury.stats import Proportion, mean_interval, wilson
+from jury.stats import ProportionEstimate, mean_interval, wilson
 
 TestKey = tuple[Any, ...]
 """One recorded test: (model, question_id, test name), or for a turn of an episode (model,
@@ -66,7 +66,7 @@ class Metric:
     @classmethod
     def share(cls, values: list[float]) -> Metric:
         """The share of units that succeed (each value 0 or 1), with its Wilson interval."""
-        ci: Proportion = wilson(round(sum(values)), len(values))
+        ci: ProportionEstimate = wilson(round(sum(values)), len(values))
         return cls(ci.value, ci.low, ci.high, len(values), "wilson")
 
     @classmethod

@@ -48,12 +48,6 @@ def category_counts(adj_docs: Iterable[tuple[str | Path, AdjudicationFile]]) -> 
     return out
 
 
-def counts_markdown(counts: dict[str, Any]) -> str:
-    cols = [*counts["categories"], NO_PICK]
-    rows = [{"model": m, **row} for m, row in counts["models"].items()]
-    return f"\n## error categories ({counts['taxonomy']})\n\n" + to_markdown(rows, ["model", *cols], ["model", *cols])
-
-
 def _rows(counts: ErrorCategories) -> tuple[list[dict[str, Cell]], list[str], list[str]]:
     cols = [*counts.categories, NO_PICK]
     rows: list[dict[str, Cell]] = [{"model": m, **row, "total": sum(row.values())} for m, row in counts.models.items()]

@@ -47,7 +47,7 @@ def store_provenance(store, databases: dict | None = None, more_urls=()) -> dict
 def bind_database(path, folder, sha: str) -> FileBinding:
     """A SQLite file bound by its path and sha256; a database on an engine by its URL (no
     password: URLs hold none; no query string) and its fingerprint (jury.execution.engines)."""
-    from jury.execution.engines import is_url, redact
+    from jury.execution.engine_urls import is_url, redact
 
     if is_url(path):
         return FileBinding(path=redact(path), sha256=sha)
@@ -130,7 +130,7 @@ def binding_differences(have: dict, want: dict) -> list[str]:
 def refuse_foreign_output(output: Path | None) -> None:
     """Before any work (execution included): an existing ``-o`` that is not a locked verdict
     file is refused, since the writer would refuse it after every query had run."""
-    from jury.verdicts.documents import VerdictError
+    from jury.errors import VerdictError
     from jury.verdicts.lock import is_locked_file
 
     if output is not None and Path(output).exists() and not is_locked_file(Path(output)):
@@ -149,7 +149,8 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
     is paid for a file that could not be written. Without ``-o``: a current (not superseded)
     locked file in the verdicts folder with the same bindings is reused. A re-audit
     (``supersedes`` set) always writes its own successor."""
-    from jury.verdicts.documents import LOCK_KEY, VerdictError
+    from jury.errors import VerdictError
+    from jury.verdicts.documents import LOCK_KEY
     from jury.verdicts.lock import is_locked_file, load_locked
 
     want = job_bindings(doc)

@@ -29,8 +29,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticUndefined
 
-from jury.errors import JuryError
-from jury.inputs.records import _normalise_qid
+from jury.errors import VerdictError
+from jury.inputs.records import normalise_qid
 from jury.inputs.writer import write_output
 from jury.vocab import CREDITED_VERDICTS, GoldCheck, Verdict, VerdictName
 
@@ -63,18 +63,16 @@ def iso_time(value: str) -> str:
     return value
 
 
-class VerdictError(JuryError):
-    """A verdict file is unlocked, tampered with, malformed, or would be overwritten."""
-
-
 # ------------------------------------------------------------------ document models
 
 
-class _Model(BaseModel):
+class DocumentModel(BaseModel):
+    """A part of a verdict or review document: unknown fields are refused."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class OmitUnused(_Model):
+class OmitUnused(DocumentModel):
     """A model whose newer optional keys (``_OPTIONAL``) are written only when used, so files
     made without them stay byte-identical to before."""
 
@@ -89,7 +87,7 @@ class OmitUnused(_Model):
         return data
 
 
-class FileBinding(_Model):
+class FileBinding(DocumentModel):
     """One input file: its path and the sha256 of its bytes when the verdicts were made."""
 
     path: str = Field(
@@ -98,13 +96,13 @@ class FileBinding(_Model):
     sha256: Sha256Hex = Field(description="Hex sha256 of the file's bytes.")
 
 
-class Inputs(_Model):
+class Inputs(DocumentModel):
     gold: FileBinding
     runs: list[FileBinding] = []
     databases: dict[str, FileBinding] = Field(default={}, description="db_id -> database file.")
 
 
-class PanelBinding(_Model):
+class PanelBinding(DocumentModel):
     """The jury panel: its definition file (if any), ballot style and jurors."""
 
     name: str
@@ -119,7 +117,7 @@ class PanelBinding(_Model):
     )
 
 
-class RunCalls(_Model):
+class RunCalls(DocumentModel):
     """What the one run that wrote a file called (``Totals.this_run``)."""
 
     ballots_asked: int = Field(ge=0, description="Ballots this run sent requests for.")
@@ -164,7 +162,7 @@ class Totals(OmitUnused):
     )
 
 
-class SwappedVote(_Model):
+class SwappedVote(DocumentModel):
     """With --swap: the same juror's ballot with the answers in the other order."""
 
     order: Literal["gold_first", "candidate_first"]
@@ -251,7 +249,7 @@ class AdjudicationRecord(OmitUnused):
     )
     turn: int | None = Field(None, description="Test-suite runs, turns of an episode only (absent otherwise): its turn.")
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
     @property
     def false_pass(self) -> bool:
@@ -264,7 +262,7 @@ class AdjudicationRecord(OmitUnused):
         return self
 
 
-class CheckFact(_Model):
+class CheckFact(DocumentModel):
     """One deterministic gold check that flagged the query (`jury check-gold`), with its evidence."""
 
     name: GoldCheck = Field(description="The check (jury check-gold's names).")
@@ -293,10 +291,10 @@ class AuditRecord(OmitUnused):
         "call (settings.checks); absent when they were not run (--no-checks, a recorded gold result, older files).",
     )
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
 
-class MergedStore(_Model):
+class MergedStore(DocumentModel):
     """A store `jury store merge` merged into the store a verdict file was written from."""
 
     path: str = Field(description="The merged store file as it was on the merging machine (absolute).")
@@ -334,7 +332,7 @@ class Provenance(OmitUnused):
     )
 
 
-def _record_key(record: _Model) -> tuple:
+def _record_key(record: DocumentModel) -> tuple:
     if isinstance(record, AdjudicationRecord):
         if record.test is None:
             return (record.model, record.question_id)
@@ -343,7 +341,7 @@ def _record_key(record: _Model) -> tuple:
     return (record.split, record.question_id)
 
 
-class VerdictFile(_Model):
+class VerdictFile(DocumentModel):
     """A hash-locked set of verdicts (see jury/verdicts/lock.py and verdicts/README.md)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

@@ -27,20 +27,11 @@ from typing import Any
 import rfc8785
 from pydantic import BaseModel
 
-from jury.errors import InputError
+from jury.errors import InputError, VerdictError
 from jury.inputs.io import canonical_v1, loads_document, read_text
 from jury.inputs.kinds import wrong_kind
 from jury.inputs.writer import write_new
-from jury.verdicts.documents import (
-    FORMAT_VERSION,
-    KINDS,
-    LOCK_KEY,
-    VerdictError,
-    VerdictFile,
-    dumps_pretty,
-    schema_filename,
-    validate_document,
-)
+from jury.verdicts.documents import FORMAT_VERSION, KINDS, LOCK_KEY, VerdictFile, dumps_pretty, schema_filename, validate_document
 from jury.vocab import REVIEW_KIND
 
 _NEVER_REWRITTEN = "a locked verdict file is never rewritten: write a new file"
@@ -88,29 +79,29 @@ def content_hash(doc: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def lock(doc: VerdictFile | dict[str, Any]) -> dict[str, Any]:
-    """Validate ``doc`` and return its JSON dict (aliases, JSON types) with the lock set.
-    jury writes only the current format: ``format_version`` and ``$schema`` are set to it."""
+def lock(
+    doc: VerdictFile | dict[str, Any], validate: Callable[[dict[str, Any]], BaseModel] = validate_document
+) -> dict[str, Any]:
+    """Validate ``doc`` (a verdict document, or what ``validate`` checks: a review file,
+    jury/verdicts/review.py, the same lock) and return its JSON dict (aliases, JSON types) with
+    the lock set. jury writes only the current format: ``format_version`` and ``$schema`` are
+    set to it (``validate`` may set another ``$schema``)."""
     data = doc.model_dump(by_alias=True, mode="json") if isinstance(doc, BaseModel) else dict(doc)
     data.pop(LOCK_KEY, None)
     data["format_version"] = FORMAT_VERSION
     if isinstance(data.get("kind"), str) and data["kind"] in KINDS:
         data["$schema"] = f"schema/{schema_filename(data['kind'])}"
-    model: BaseModel
-    if data.get("kind") == REVIEW_KIND:  # a review file (jury/verdicts/review.py): same lock
-        from jury.verdicts.review import review_schema_filename, validate_review
-
-        data["$schema"] = f"schema/{review_schema_filename()}"
-        model = validate_review(data)
-    else:
-        model = validate_document(data)
-    out = model.model_dump(by_alias=True, mode="json")
+    out = validate(data).model_dump(by_alias=True, mode="json")
     out.pop(LOCK_KEY, None)
     out[LOCK_KEY] = content_hash(out)
     return out
 
 
-def write_locked(doc: VerdictFile | dict[str, Any], path: str | Path) -> Path:
+def write_locked(
+    doc: VerdictFile | dict[str, Any],
+    path: str | Path,
+    validate: Callable[[dict[str, Any]], BaseModel] = validate_document,
+) -> Path:
     """Lock ``doc`` and write it to ``path``, where nothing may exist yet (a file, a device, a
     FIFO, a link: all refused; jury.inputs.writer.write_new).
 
@@ -120,7 +111,7 @@ def write_locked(doc: VerdictFile | dict[str, Any], path: str | Path) -> Path:
     p = Path(path)
     if os.path.lexists(p):
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}")
-    text = dumps_pretty(lock(doc))
+    text = dumps_pretty(lock(doc, validate))
     try:
         write_new(p, text)
     except FileExistsError:
@@ -152,7 +143,7 @@ def default_path(kind: str, verdicts_dir: str | Path, created_at: str | datetime
 # ------------------------------------------------------------------ reading
 
 
-def _read_json(p: Path) -> Any:
+def read_verdict_json(p: Path) -> Any:
     """Through the one safe JSON loader (depth, size, duplicate keys, NaN); a gold, run, label
     or panel file given as a verdict file is named as such (jury/inputs/kinds.py)."""
     problem = wrong_kind(p, "verdict", also=("review",))
@@ -165,7 +156,8 @@ def _read_json(p: Path) -> Any:
         raise VerdictError(str(exc)) from None
 
 
-def _check_lock(p: Path, data: Any) -> None:
+def check_lock(p: Path, data: Any) -> None:
+    """Refuse ``data`` read from ``p`` unless it is a JSON object whose lock matches its content."""
     if not isinstance(data, dict):
         raise VerdictError(f"{p}: expected a JSON object, got {type(data).__name__}")
     claimed = data.get(LOCK_KEY)
@@ -229,8 +221,8 @@ def load_locked(path: str | Path) -> VerdictFile:
     """Read a verdict file, check its lock, validate it, then recompute its verdicts from its
     votes (``check_rules``). Every verdict reader uses this."""
     p = Path(path)
-    data = _read_json(p)
-    _check_lock(p, data)
+    data = read_verdict_json(p)
+    check_lock(p, data)
     doc = validate_document(data, source=str(p))
     check_rules(doc, p)
     return doc
@@ -264,13 +256,13 @@ def superseded_by(path: str | Path, doc: VerdictFile) -> list[Path]:
         if not other.is_file() or other.resolve() == p.resolve():
             continue
         try:
-            data = _read_json(other)
+            data = read_verdict_json(other)
         except (OSError, VerdictError):
             continue  # not a verdict file, or a damaged one: `jury verify` reports it
         if not isinstance(data, dict) or data.get("kind") not in KINDS or data.get("supersedes") != doc.content_sha256:
             continue
         try:
-            _check_lock(other, data)
+            check_lock(other, data)
         except VerdictError:
             continue
         out.append(other)

@@ -17,26 +17,26 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from jury.errors import JuryError
+from jury.errors import JuryError, VerdictError
 from jury.inputs.labels import AdjudicationLabel, GoldLabel, Label
-from jury.inputs.records import _normalise_qid
+from jury.inputs.records import normalise_qid
 from jury.judging.ballots import blind_category
 from jury.verdicts.documents import (
     FORMAT_VERSION,
     LOCK_KEY,
+    DocumentModel,
     FileBinding,
     Inputs,
     PrefixedSha256,
     Provenance,
-    VerdictError,
     VerdictFile,
-    _Model,
     dumps_pretty,
     iso_time,
     parse_document,
     schema_field,
     schema_filename,
 )
+from jury.verdicts.lock import check_lock, load_locked, read_verdict_json, write_locked
 from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CREDITED_VERDICTS, REVIEW_KIND, AuditVote, ReviewItemKind
 
 REVIEW_SOURCE = "jury review"
@@ -53,7 +53,7 @@ class ReviewedFile(FileBinding):
     content_sha256: PrefixedSha256
 
 
-class CorrectedResult(_Model):
+class CorrectedResult(DocumentModel):
     """What a corrected gold query gave when jury ran it read-only during the review."""
 
     status: str
@@ -62,7 +62,7 @@ class CorrectedResult(_Model):
     error: str | None = None
 
 
-class ReviewRecord(_Model):
+class ReviewRecord(DocumentModel):
     kind: ReviewItemKind = Field(description="adjudication: one model answer; gold: one gold query.")
     verdict_file: PrefixedSha256 = Field(description="content_sha256 of the reviewed verdict file holding the item.")
     question_id: int | str
@@ -84,7 +84,7 @@ class ReviewRecord(_Model):
     answer_key: str | None = None
     gold_key: str | None = None
 
-    _qid = field_validator("question_id", mode="before")(_normalise_qid)
+    _qid = field_validator("question_id", mode="before")(normalise_qid)
 
     _iso_time = field_validator("decided_at")(iso_time)
 
@@ -92,7 +92,7 @@ class ReviewRecord(_Model):
         return (self.kind, self.verdict_file, self.model, self.question_id)
 
 
-class ReviewFile(_Model):
+class ReviewFile(DocumentModel):
     """A hash-locked set of human review decisions (jury review file)."""
 
     schema_: str = schema_field(REVIEW_KIND)
@@ -184,7 +184,6 @@ def check_reviewed(doc: ReviewFile, base: str | Path) -> str | None:
     (``answer_key`` and ``gold_key`` for a verdict, ``gold_key`` for a gold query), equal to
     the record's."""
     from jury.inputs.io import sha256_file
-    from jury.verdicts.lock import load_locked
 
     loaded: dict[str, VerdictFile] = {}
     for i, f in enumerate(doc.reviewed):
@@ -231,13 +230,11 @@ def check_reviewed(doc: ReviewFile, base: str | Path) -> str | None:
 def load_review(path: str | Path) -> ReviewFile:
     """Read a review file: its lock first, then its schema and rules, then what it binds
     (check_reviewed); a one-line VerdictError."""
-    from jury.verdicts.lock import _check_lock, _read_json
-
     p = Path(path)
-    data = _read_json(p)
+    data = read_verdict_json(p)
     if isinstance(data, dict) and data.get("kind") not in (None, REVIEW_KIND):
         raise VerdictError(f"{p}: is an {data.get('kind')} file, not a review file")
-    _check_lock(p, data)
+    check_lock(p, data)
     doc = validate_review(data, str(p))
     problem = check_review(doc) or check_reviewed(doc, p.parent)
     if problem:
@@ -300,12 +297,16 @@ def review_document(head: dict, decisions: list[dict]) -> dict:
 
 def write_review(doc: dict, path: str | Path) -> Path:
     """Lock and write a review file next to its schema (never over an existing file)."""
-    from jury.verdicts.lock import write_locked
-
     p = Path(path)
     if not (p.parent / "schema" / review_schema_filename()).is_file():
         write_review_schema(p.parent / "schema")
-    return write_locked(doc, p)
+    return write_locked(doc, p, _validated_for_lock)
+
+
+def _validated_for_lock(data: dict[str, Any]) -> ReviewFile:
+    """A review file about to be locked: the current review schema, then its validation."""
+    data["$schema"] = f"schema/{review_schema_filename()}"
+    return validate_review(data)
 
 
 def labels_of(decisions: list[dict], source: str = REVIEW_SOURCE) -> list[Label]:

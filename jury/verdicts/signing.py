@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jury.errors import InputError, JuryError, extra_imports
+from jury.errors import InputError, JuryError, SignatureError, extra_imports
 from jury.verdicts.allowed_signers import TrustedKey, key_line, parse_options
 
 if TYPE_CHECKING:  # cryptography (the [sign] extra) is imported lazily, only when signing or checking a signature
@@ -55,10 +55,6 @@ SIGNING = ("cryptography", "sign", "signing")
 CHECKING = ("cryptography", "sign", "checking signatures")
 MAX_KEY_BYTES = 1 << 20
 """The largest signature, private key or trusted-key file read (real ones are a few KiB)."""
-
-
-class SignatureError(JuryError):
-    """A signature is missing, malformed, invalid, untrusted, or would be overwritten."""
 
 
 def read_bounded(path: Path, cap: int) -> bytes:
@@ -370,10 +366,10 @@ def _file_bytes(p: Path) -> bytes:
 
 def _check_locked(p: Path) -> None:
     """A verdict or review file whose lock and rules hold (what jury locked), else VerdictError."""
-    from jury.verdicts.lock import _read_json, load_locked
+    from jury.verdicts.lock import load_locked, read_verdict_json
     from jury.vocab import REVIEW_KIND
 
-    data = _read_json(p)
+    data = read_verdict_json(p)
     if isinstance(data, dict) and data.get("kind") == REVIEW_KIND:
         from jury.verdicts.review import load_review
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from jury.errors import InputError, JuryError
 from jury.inputs.io import file_errors, sha256_file
 from jury.verdicts.documents import FileBinding, VerdictFile, validate_document
-from jury.verdicts.lock import _check_lock, _read_json, check_rules, superseded_by
+from jury.verdicts.lock import check_lock, check_rules, read_verdict_json, superseded_by
 from jury.vocab import REVIEW_KIND
 
 SHIPPED_PROMPT = "jury:prompts/"  # a template shipped with jury, found by name in its prompts folder
@@ -135,8 +135,8 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None, trusted
         raise InputError(f"{p}: no such file" if not p.exists() else f"{p}: is not a file")
     report = VerifyReport(path=p)
     try:
-        data = _read_json(p)
-        _check_lock(p, data)
+        data = read_verdict_json(p)
+        check_lock(p, data)
     except JuryError as exc:
         report.messages.append(_reason(str(exc), p))
         return report

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jury.execution import engines
+from jury.execution import engine_drivers, engine_urls
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SUPERHERO = ROOT / "examples/bird-superhero/databases/superhero/superhero.sqlite"
@@ -27,22 +27,22 @@ def server_url(engine: str, name: str, *, reader: bool = False) -> str:
 
 def reader_url(admin_url: str) -> str:
     """The reader's URL of the database an admin URL names (DuckDB: the same file)."""
-    engine = engines.engine_of(admin_url)
-    if engine == engines.DUCKDB:
+    engine = engine_urls.engine_of(admin_url)
+    if engine == engine_urls.DUCKDB:
         return admin_url
-    return server_url(engine, engines.engine_for(admin_url).database, reader=True)
+    return server_url(engine, engine_drivers.engine_for(admin_url).database, reader=True)
 
 
 def drop_database(url: str, name: str) -> None:
     """Drop database ``name`` on the server of the admin URL ``url`` (DuckDB: nothing to drop)."""
-    e = engines.engine_for(url)
-    if e.name == engines.POSTGRESQL:
+    e = engine_drivers.engine_for(url)
+    if e.name == engine_urls.POSTGRESQL:
         import psycopg
 
         p = e.parts
         with psycopg.connect(host=p.hostname, port=p.port, user=p.username, dbname="postgres", autocommit=True) as c:
             c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    elif e.name == engines.MYSQL:
+    elif e.name == engine_urls.MYSQL:
         import pymysql
 
         p = e.parts

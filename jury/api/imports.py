@@ -1,0 +1,107 @@
+"""Prediction files imported as run JSONL (``jury import``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from jury.api.result import Result
+from jury.pipeline.project import PathLike, Project
+
+
+class RunImport(Result):
+    """Imported run records; renders as run JSONL."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "json", "md")
+
+    records: list[Any]  # jury.inputs.records.RunRecord
+    model: str
+    entries: int
+    missing: list[Any] = Field(default_factory=list)  # question ids without an answer
+    odd: list[str] = Field(default_factory=list)  # entries that were not plain SQL strings
+    output: Path | None = None  # where the records were written
+    notes: list[str] = Field(default_factory=list)  # what the command line says on stderr
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        from jury.inputs.io import dump_runs
+
+        if fmt == "json":
+            from jury.results.render import to_json
+
+            return to_json([r.model_dump(mode="json", exclude_none=True) for r in self.records])
+        text = dump_runs(self.records)
+        return f"```json\n{text}```\n" if fmt == "md" else text
+
+
+def import_bird_predictions(
+    file: PathLike,
+    *,
+    model: str | None = None,
+    gold: PathLike | None = None,
+    positions_from: PathLike | None = None,
+    output: PathLike | None = None,
+    only_db: Sequence[str] | None = None,
+    family: str | None = None,
+    importer: str = "bird-predictions",
+    project: Project | None = None,
+) -> RunImport:
+    """Import a BIRD prediction file (predict_dev.json, or one SQL per line) as ``model``'s run
+    records (default: the file's name without its suffix), indexing questions by their position
+    in ``positions_from`` (default: jury.toml's positions_from, else ``gold``) and keeping the
+    questions of ``gold`` (default: jury.toml's gold), and of the db_ids ``only_db`` when
+    given; written as run JSONL to ``output`` when given (never over an input, the store or a
+    database). Non-string entries and empty lines become missing answers (sql: null);
+    ``family`` overrides the family registry. ``importer``: the importer reading the file,
+    BIRD's (``bird-predictions``) or an installed plugin's (docs/plugins.md)."""
+    from jury.errors import InputError
+    from jury.inputs.importers import POSITIONS_HINT, model_name, read_predictions
+    from jury.inputs.io import dump_runs, load_gold, load_gold_list
+    from jury.inputs.writer import write_output
+    from jury.pipeline.outputs import guard_outputs
+    from jury.results.render import safe
+
+    project = project or Project.load()
+    source, gold_path = Path(file), project.gold(gold)
+    positions = project.path("positions_from", positions_from)
+    model = model if model is not None else model_name(source)
+    out = Path(output) if output is not None else None
+    guard_outputs(
+        [out],
+        [p for p in (source, gold_path, positions) if p is not None],
+        store=project.store_path(None),
+        db_root=project.db_root(None),
+    )
+    dbs = list(only_db or [])
+    keep = set(load_gold(gold_path)) if positions is not None else None
+    order = load_gold_list(positions if positions is not None else gold_path)
+    report = read_predictions(importer, source, order, model, only_db=set(dbs) or None, family=family, keep=keep)
+    if not report.records:
+        if dbs:
+            raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")
+        raise InputError(f"{source}: none of its {report.entries} predictions is a question of {gold_path}; {POSITIONS_HINT}")
+    notes = []
+    if out is not None:
+        write_output(out, dump_runs(report.records))
+        notes.append(f"wrote {safe(out)}")
+    notes.append(
+        safe(
+            f"{model}: {len(report.records)} answers from {report.entries} entries; "
+            f"{len(report.missing)} missing, {len(report.odd)} odd"
+        )
+    )
+    notes += [safe(f"  odd entry {line}") for line in report.odd[:5]]
+    return RunImport(
+        records=report.records,
+        model=model,
+        entries=report.entries,
+        missing=list(report.missing),
+        odd=list(report.odd),
+        output=out,
+        notes=notes,
+        inputs=[source, gold_path],
+        store_path=project.store_path(None),
+        db_root=project.db_root(None),
+    )
