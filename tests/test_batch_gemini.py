@@ -79,8 +79,8 @@ def test_a_gemini_request_is_what_litellm_makes_of_the_synchronous_one():
     user turn, temperature, the reply token cap and the reply's JSON schema in generationConfig."""
     from jury.judging.batch import gemini_request
     from jury.judging.juror import JurorSpec
-    from jury.judging.request_params import reply_token_cap
-    from jury.judging.runner import Ballot
+    from jury.judging.client import reply_token_cap
+    from jury.judging.plan import Ballot
 
     juror = JurorSpec(name="g", model="gemini/gemini-3.5-flash", family="google", params={"temperature": 0})
     messages = [{"role": "system", "content": "judge"}, {"role": "user", "content": "ballot"}]
@@ -100,7 +100,7 @@ def test_the_plan_prices_gemini_ballots_at_its_batch_rate():
     """litellm's map holds Gemini's batch prices (gemini-3.5-flash: $0.75 and $4.50 per million
     tokens against $1.50 and $9.00): a batched Gemini juror costs half, not estimated."""
     from jury.judging.juror import JurorSpec
-    from jury.judging.runner import Ballot, plan_rows
+    from jury.judging.plan import Ballot, plan_rows
 
     messages = [{"role": "user", "content": "Which answer is right? " * 200}]
     juror = JurorSpec(name="g", model="gemini/gemini-3.5-flash", family="google")
