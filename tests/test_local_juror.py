@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,10 +57,16 @@ def test_start_without_the_extra_names_the_install_command(tmp_path, monkeypatch
 
 def identity(pid: int) -> tuple[int, list[str]]:
     """(start time in clock ticks, command line) of a live process, read here independently of
-    jury: /proc/<pid>/stat field 22 (counted after the command name's closing parenthesis)."""
+    jury: /proc/<pid>/stat field 22 (counted after the command name's closing parenthesis). A
+    process Popen has just started may show an empty command line for a moment (its exec is
+    still setting up the new program's arguments): read until it is there."""
+    for _ in range(1000):
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+        if cmdline:
+            break
+        time.sleep(0.005)
     stat = Path(f"/proc/{pid}/stat").read_text()
     after = stat[stat.rindex(")") + 1 :].split()  # after[0] is field 3
-    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
     return int(after[22 - 3]), [a.decode() for a in cmdline]
 
 

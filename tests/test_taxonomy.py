@@ -144,11 +144,12 @@ def test_adjudicate_with_taxonomy_stores_votes_and_majority(project, fake_llm):
     assert by_model == {"gpt-x": {"C3"}, "claude-y": {"C3"}}
     assert runner.invoke(app, ["verify", str(path)]).exit_code == 0
     # per-model category counts
+    from jury.results.report_model import ErrorCategories
     from jury.results.taxonomy_report import categories_markdown, category_counts
 
     counts = category_counts([(path, doc)])
     assert counts["models"]["gpt-x"] == {"C1": 0, "C2": 0, "C3": 3, "C4": 0, "C5": 0, "no majority": 0}
-    text = categories_markdown({"error_categories": counts})  # the report's section
+    text = categories_markdown(ErrorCategories.model_validate(counts))  # the report's section
     assert "error categories of genuine errors (spider2-aifunc)" in text
     assert "| gpt-x | 0 | 0 | 3 | 0 | 0 | 0 | 3 |" in text  # C1..C5, no majority, total
 

@@ -248,7 +248,7 @@ def adjudicate(
     return _result(request, job)
 
 
-def _result(request: AdjudicationRequest, job: JobResult) -> Adjudication:
+def _result(request: AdjudicationRequest, job: JobResult[Any]) -> Adjudication:
     """What a run (or the plan) of an adjudication returns: the plan, the per-model rows, the
     jurors' agreement, the calls and the verdict file."""
     from jury.judging.agreement import agreement_summary

@@ -215,7 +215,7 @@ def audit_gold(
     return _result(request, job)
 
 
-def _result(request: AuditRequest, job: JobResult) -> Audit:
+def _result(request: AuditRequest, job: JobResult[Any]) -> Audit:
     """What a run (or the plan) of a gold audit returns: the plan, the summary and records, the
     checks' counts, the calls and the audit file."""
     asked = juror_plan(request, "audit", job.plan.ballots(), len(job.plan.items), "gold queries")

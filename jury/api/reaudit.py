@@ -206,7 +206,16 @@ def reaudit(
     return result
 
 
-def _request(project: Project, files, *, check: bool, max_cost, batch: bool, store, sign) -> ReauditRequest:
+def _request(
+    project: Project,
+    files: PathLike | Sequence[PathLike] | None,
+    *,
+    check: bool,
+    max_cost: float | None,
+    batch: bool,
+    store: PathLike | None,
+    sign: PathLike | None,
+) -> ReauditRequest:
     """The ReauditRequest of ``jury.reaudit``'s arguments: the signing key loaded first, the
     files given or the current ones of the verdicts folder (none there is an error)."""
     from jury.errors import InputError

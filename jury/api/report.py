@@ -295,7 +295,14 @@ def report(
     )
 
 
-def _inputs(project: Project, base: Score | None, o: dict[str, Any], run_paths, files, site_dir) -> tuple:
+def _inputs(
+    project: Project,
+    base: Score | None,
+    o: dict[str, Any],
+    run_paths: list[Path],
+    files: list[Path | None],
+    site_dir: PathLike | None,
+) -> tuple[Path | None, Path | None, Path | None, list[Path | None]]:
     """(store path, db root, positions_from, every input): a Score's, else the arguments' (then
     jury.toml's), with the locked ``files``; the outputs and the site folder are refused
     before any work when one of them would overwrite an input."""
@@ -328,7 +335,9 @@ def _check_strength(strength: str | None) -> None:
         raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
 
 
-def _evaluation(project: Project, base: Score | None, o: dict[str, Any], run_paths, root, positions) -> tuple:
+def _evaluation(
+    project: Project, base: Score | None, o: dict[str, Any], run_paths: list[Path], root: Path | None, positions: Path | None
+) -> tuple[Any, Any, Any, Path]:
     """(evaluation, gold items, run records, gold file): a Score's own (another ``missing`` rule
     is an error), else the runs executed (or reused from the store) here."""
     if base is not None:
@@ -350,7 +359,7 @@ def _evaluation(project: Project, base: Score | None, o: dict[str, Any], run_pat
     return ev, gold_items, records, gold_file
 
 
-def _settings(project: Project, o: dict[str, Any]):
+def _settings(project: Project, o: dict[str, Any]) -> Any:
     """The evaluation settings of `jury report`: normalisation only when asked for (jury.toml's
     float_digits is `jury score`'s), the rest from the arguments, else jury.toml."""
     options = None

@@ -181,7 +181,7 @@ def suites(
     return result
 
 
-def _refuse_combinations(adjudicate: bool, classify: bool, asks: bool, taxonomy) -> None:
+def _refuse_combinations(adjudicate: bool, classify: bool, asks: bool, taxonomy: Any) -> None:
     """The options that do not go together (``asks``: a plan or a verdict file is asked for)."""
     from jury.errors import InputError
 
@@ -193,7 +193,7 @@ def _refuse_combinations(adjudicate: bool, classify: bool, asks: bool, taxonomy)
         raise InputError("classify needs a taxonomy (the categories the jurors pick from), e.g. plsqlbench")
 
 
-def _locked(docs: list, tax) -> tuple[set, bool, dict | None]:
+def _locked(docs: list[Any], tax: Any) -> tuple[set[Any], bool, dict[tuple[Any, ...], str | None] | None]:
     """What the locked suite verdict files say: (the credited tests, whether they hold format
     verdicts, the jurors' categories of the classification files: they need the taxonomy)."""
     from jury.errors import InputError

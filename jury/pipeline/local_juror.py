@@ -232,6 +232,19 @@ def _identity(pid: int) -> tuple[int, tuple[str, ...]] | None:
     return ticks, tuple(a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1])
 
 
+def _identity_after_exec(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> tuple[int, tuple[str, ...]] | None:
+    """The identity of a process just started, once the kernel shows its new command line. Popen
+    returns when the exec has begun (a vfork parent resumes as the new program's memory is
+    installed), a moment before /proc/<pid>/cmdline holds its arguments: until then it reads
+    empty. None when the process ends first."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        ident = _identity(proc.pid)
+        if ident is None or ident[1] or proc.poll() is not None or time.monotonic() > deadline:
+            return ident if ident is not None and ident[1] else None
+        time.sleep(0.005)
+
+
 def _ours(server: Server) -> bool | None:
     """True: the pid is the process jury started (same start time and command line, still the
     leader of the process group and session jury made for it); None: no such live process;
@@ -339,7 +352,7 @@ def start(
                 start_new_session=True,  # its own session and process group: outlives this command; `stop` ends it
             )
             procs.append(proc)
-            ident = _identity(proc.pid)  # Popen returns once the exec happened: this is the server's command line
+            ident = _identity_after_exec(proc)
             if ident is None:
                 raise ConfigError(f"the local juror's server exited at once: {_tail(log)} (log: {log})")
             state.servers.append(Server(alias=alias, pid=proc.pid, port=p, start_ticks=ident[0], cmdline=ident[1]))

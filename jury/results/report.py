@@ -154,7 +154,7 @@ def _columns(
         adj_rank=with_ranks(adj) if adj is not None else {},
         reviews=reviews,
         both=two_sided(adj or {}, reviews, {m: s.routed for m, s in scores.items()}),
-        errors=execution_error_column(pairs),
+        errors=execution_error_column(list(pairs)),
     )
 
 
