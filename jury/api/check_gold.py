@@ -162,7 +162,7 @@ def check_gold(
             items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
             against=against,
         )  # fmt: skip
-    settings: dict = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+    settings: dict[str, Any] = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
     if windows > 1:
         from jury.compare.gold_windows import run_windows
 

@@ -329,7 +329,7 @@ SUBSET_CAPTION = (
 )
 
 
-def _subset_shown(m: dict, prefix: str) -> str | None:
+def _subset_shown(m: dict[str, Any], prefix: str) -> str | None:
     if f"{prefix}_value" not in m:
         return None
     if m["subset"] == "overall" and m[f"{prefix}_value"] is not None:
