@@ -17,10 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jury.api.result import Result
+from jury.inputs.records import QuestionId
 from jury.pipeline.project import PathLike
+
+if TYPE_CHECKING:
+    from jury.verdicts.documents import VerdictFile
 
 
 class ComparedPanels(Result):
@@ -93,7 +97,7 @@ def compare_panels(
     return _compare(docs, gold, resamples=resamples, seed=seed, confidence=confidence)
 
 
-def _load(paths: list[Path]) -> list:
+def _load(paths: list[Path]) -> list[tuple[Path, VerdictFile]]:
     """The two files as (path, VerdictFile), each lock and its rules checked, of one kind and inputs."""
     from jury.errors import InputError
     from jury.verdicts.lock import load_locked
@@ -106,7 +110,7 @@ def _load(paths: list[Path]) -> list:
     return docs
 
 
-def _compare(docs, gold: Path, **options) -> ComparedPanels:
+def _compare(docs: Sequence[tuple[Path, VerdictFile]], gold: Path, **options: Any) -> ComparedPanels:
     from jury.results.panel_comparison import compare_documents
 
     difficulty = _gold_difficulty(gold, docs[0][1]) if docs[0][1].kind == "adjudication" else None
@@ -129,7 +133,7 @@ def panels_for_report(paths: Sequence[PathLike], gold_file: Path, run_paths: Seq
     return _compare(docs, gold_file, resamples=2000, seed=seed, confidence=0.95)
 
 
-def _same_inputs(docs) -> None:
+def _same_inputs(docs: Sequence[tuple[Path, VerdictFile]]) -> None:
     """Refuse, naming both files, two files of different kinds, gold or runs."""
     from jury.verdicts.documents import VerdictError
 
@@ -156,7 +160,7 @@ def _same_inputs(docs) -> None:
             )
 
 
-def _gold_difficulty(gold: Path, doc) -> dict | None:
+def _gold_difficulty(gold: Path, doc: VerdictFile) -> dict[QuestionId, str | None] | None:
     """question id -> difficulty from ``gold``, the gold file ``doc`` binds, when it is on disk
     unchanged (None otherwise: no breakdown by difficulty)."""
     from jury.errors import JuryError

@@ -14,10 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from jury.inputs.records import QuestionId
 from jury.pipeline.project import PathLike
+
+if TYPE_CHECKING:
+    from jury.api.score import Score
 
 
 class ErrorSample(BaseModel):
@@ -28,9 +33,9 @@ class ErrorSample(BaseModel):
     per_stratum: int
     seed: int
     sizes: dict[str, int] = Field(description="stratum -> the questions in it")
-    drawn: dict[str, list] = Field(description="stratum -> the question ids drawn, in draw order")
+    drawn: dict[str, list[QuestionId]] = Field(description="stratum -> the question ids drawn, in draw order")
     jsonl: str = Field(exclude=True, repr=False)
-    guard: dict = Field(default_factory=dict, exclude=True, repr=False)  # the score's inputs, store and db_root
+    guard: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)  # the score's inputs, store and db_root
 
     def summary(self) -> str:
         """One line: how many questions from how many strata, and each stratum's draw."""
@@ -50,7 +55,7 @@ class ErrorSample(BaseModel):
 
 
 def error_sample(
-    score,
+    score: Score,
     *,
     group: Mapping[str, Sequence[str]] | Sequence[str],
     per_stratum: int = 10,

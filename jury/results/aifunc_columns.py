@@ -11,14 +11,23 @@ counted wrong but not here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_markdown, to_rich_table
 from jury.results.scoring import proportion
 from jury.vocab import Outcome
 
+if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult, Settings
+    from jury.results.scoring import ModelScore
+
 EXECUTION_FAILURES = (Outcome.ERROR, Outcome.TIMEOUT)
 
 
-def execution_error_column(pairs: list, reruns: dict[str, dict] | None = None) -> dict[str, dict]:
+def execution_error_column(
+    pairs: Sequence[PairResult], reruns: dict[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
     """model -> {k: answers that fail or time out, n: routed questions, value, low, high,
     errors, timeouts}; with ``reruns`` (jury.compare.reruns' record, by prediction key) also
     ``timeouts_rerun`` (routed answers re-run after a timeout) and ``rerun_recovered`` (those
@@ -43,7 +52,7 @@ def execution_error_column(pairs: list, reruns: dict[str, dict] | None = None) -
     return out
 
 
-def function_type_names(scores) -> list[str]:
+def function_type_names(scores: Sequence[ModelScore]) -> list[str]:
     """Every function type any model has, in the order of the first model that has each."""
     names: dict[str, None] = {}
     for s in scores:
@@ -51,7 +60,7 @@ def function_type_names(scores) -> list[str]:
     return list(names)
 
 
-def add_fields(rows: list[dict], scores) -> None:
+def add_fields(rows: list[dict[str, Any]], scores: Sequence[ModelScore]) -> None:
     """The CSV fields: execution_errors(_rate, _low, _high), timeouts; per function type
     ex_<TYPE>_k, ex_<TYPE>_n, ex_<TYPE> (every type in every row, empty when a model has no
     question of it); time_ratio_median and the all-solved ratios with --efficiency."""
@@ -79,11 +88,13 @@ def add_fields(rows: list[dict], scores) -> None:
                 row[key] = eff.get(key)
 
 
-def _number(value, digits: int = 3) -> str:
+def _number(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def add_display(rows: list[dict], display: list[dict], columns: list[str], headers: list[str], *, wide: bool) -> str:
+def add_display(
+    rows: list[dict[str, Any]], display: list[dict[str, Any]], columns: list[str], headers: list[str], *, wide: bool
+) -> str:
     """Table and Markdown columns: the execution-error rate (with --wide, or whenever a
     function-set breakdown was asked for), the median time ratio and the all-solved ratios
     beside the mean (with --efficiency). Returns a caption note."""
@@ -115,7 +126,7 @@ def add_display(rows: list[dict], display: list[dict], columns: list[str], heade
     return note
 
 
-def function_type_text(scores, fmt: str, width: int | None = None) -> str:
+def function_type_text(scores: Sequence[ModelScore], fmt: str, width: int | None = None) -> str:
     """The per-function-type table below the score table (table and md formats), or ""."""
     types = function_type_names(scores)
     if not types or fmt not in ("table", "md"):
@@ -145,7 +156,9 @@ def function_type_text(scores, fmt: str, width: int | None = None) -> str:
     return buffer.getvalue()
 
 
-def add_execution_errors(scores, pairs: list, reruns: dict[str, dict] | None = None) -> None:
+def add_execution_errors(
+    scores: Sequence[ModelScore], pairs: Sequence[PairResult], reruns: dict[str, dict[str, Any]] | None = None
+) -> None:
     """Fill every score's ``execution_errors`` (:func:`execution_error_column`; the re-run
     counts when ``reruns`` is given, i.e. timeout retries were asked for)."""
     column = execution_error_column(pairs, reruns)
@@ -153,11 +166,11 @@ def add_execution_errors(scores, pairs: list, reruns: dict[str, dict] | None = N
         s.execution_errors = column.get(s.model)
 
 
-def protocol_settings(settings) -> dict:
+def protocol_settings(settings: Settings) -> dict[str, Any]:
     """The JSON's record of Spider 2.0-AIFunc's execution protocol, when it was asked for:
     ``timeout_retries`` (re-runs of a timed-out prediction) and ``same_window`` (nothing
     reused from the store)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     if settings.timeout_retries:
         out["timeout_retries"] = settings.timeout_retries
     if settings.same_window:

@@ -5,14 +5,20 @@ and an empty ``taxonomy`` field for the person labelling it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
+    from jury.inputs.records import GoldItem, QuestionId, RunRecord
 
 
 def sample_lines(
-    sample: dict[str, list],
-    stratum_sizes: dict[str, int],
-    gold: dict,
-    records: list,
-    pairs: list,
+    sample: Mapping[str, Sequence[QuestionId]],
+    stratum_sizes: Mapping[str, int],
+    gold: Mapping[QuestionId, GoldItem],
+    records: Sequence[RunRecord],
+    pairs: Sequence[PairResult],
     groups: dict[str, list[str]],
     seed: int,
 ) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.version import __version__, provenance
+
+if TYPE_CHECKING:
+    from jury.compare.gold_checks import GoldCheckResult
 
 _COLUMNS = ["question_id", "db_id", "check", "evidence"]
 
@@ -75,13 +78,13 @@ def render_gold_checks(
     return buffer.getvalue()
 
 
-def _item(result) -> dict:
+def _item(result: GoldCheckResult) -> dict[str, Any]:
     """One item of the JSON: the result, and each time window's passes when windows ran."""
     item = result.model_dump(mode="json")
     return item if result.windows is None else {**item, "windows": result.windows}
 
 
-def windows_line(results, settings: dict) -> str:
+def windows_line(results: Sequence[Any], settings: dict[str, Any]) -> str:
     """The summary line of ``check-gold --windows``: how many golds gave their first result in
     every execution of every window, and each window's agreeing executions over all golds."""
     timed = [r for r in results if r.windows]

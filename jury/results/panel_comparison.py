@@ -28,18 +28,23 @@ import io
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jury.results.render import safe, to_csv, to_json, to_markdown
 from jury.stats_panels import PairAgreement, PanelComparison, compare_panels
 from jury.vocab import CREDITED_VERDICTS, VERDICTS
 
+if TYPE_CHECKING:
+    from jury.inputs.records import QuestionId
+    from jury.verdicts.documents import AuditRecord, VerdictFile, Vote
+
 VALID, UNDECIDED, DEFECTIVE = "valid", "undecided", "defective"
 UNKNOWN = "unknown"
 
 
-def record_key(record, kind: str) -> tuple:
-    """The key that matches a record of one file with the same record of the other."""
+def record_key(record: Any, kind: str) -> tuple[Hashable, ...]:
+    """The key that matches a record of one file with the same record of the other (``record``:
+    an AuditRecord when ``kind`` is "audit", else an AdjudicationRecord)."""
     if kind == "audit":
         return (record.split, record.question_id)
     if record.test is None:
@@ -47,7 +52,7 @@ def record_key(record, kind: str) -> tuple:
     return (record.model, record.question_id, record.episode, record.turn, record.test)
 
 
-def audit_label(record) -> str:
+def audit_label(record: AuditRecord) -> str:
     """An audit record's label (the module doc)."""
     if not record.decided:
         return UNDECIDED
@@ -56,14 +61,14 @@ def audit_label(record) -> str:
     return "+".join(record.defect_types) or DEFECTIVE
 
 
-def _types(record) -> frozenset[str]:
+def _types(record: AuditRecord) -> frozenset[str]:
     """The defect types an audit record's flag names (``defective`` for a flag naming none)."""
     if not (record.decided and record.flagged):
         return frozenset()
     return frozenset(record.defect_types or [DEFECTIVE])
 
 
-def vote_text(vote, kind: str) -> str:
+def vote_text(vote: Vote, kind: str) -> str:
     """One vote as the disagreements list shows it: "juror: defective (sql_vs_data)"."""
     if vote.skipped:
         said = "not asked (early stop)"
@@ -116,13 +121,13 @@ def _breakdown(stratum: str, value: Hashable, c: PanelComparison, *, labels: boo
     }
 
 
-def _bound(path, bound: str) -> str:
+def _bound(path: str | os.PathLike[str], bound: str) -> str:
     """A bound input's path as seen from here (bound paths are relative to the verdict file's folder)."""
     p = Path(bound)
     return os.path.normpath(p if p.is_absolute() else Path(path).parent / p)
 
 
-def file_info(path, doc) -> dict[str, Any]:
+def file_info(path: str | os.PathLike[str], doc: VerdictFile) -> dict[str, Any]:
     """What the output says about one of the two files."""
     return {
         "path": str(path),
@@ -138,7 +143,7 @@ def compare_documents(
     a: tuple[Any, Any],
     b: tuple[Any, Any],
     *,
-    difficulty: Mapping[Hashable, str] | None = None,
+    difficulty: Mapping[QuestionId, str | None] | None = None,
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
@@ -162,7 +167,7 @@ def compare_documents(
         what = "split and question" if kind == "audit" else "model and question"
         raise InputError(f"{path_a} and {path_b} have no record in common (by {what}): nothing to compare")
 
-    def level(ra, rb) -> str:
+    def level(ra: Any, rb: Any) -> str:
         for r in (ra, rb):
             if r is not None and getattr(r, "difficulty", None):
                 return str(r.difficulty)
@@ -319,7 +324,7 @@ def _dis_rows(data: dict[str, Any], sep: str) -> tuple[list[dict[str, Any]], lis
     return rows, cols, heads
 
 
-def _md_cell(value):
+def _md_cell(value: Any) -> Any:
     """A Markdown cell or line: HTML escaped, newlines as <br>."""
     if not isinstance(value, str):
         return value

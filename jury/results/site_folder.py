@@ -56,7 +56,7 @@ class SiteSources:
     review: tuple[str | Path, ReviewFile] | None = None
     inputs: list[tuple[str, Path | None]] = field(default_factory=list)  # [(role, path)]: gold, runs, families, ...
     command: list[str] = field(default_factory=list)  # the `jury report` argv that rebuilds the site
-    panels: dict | None = None  # --compare-panels: jury.compare_panels's result as JSON (jury.results.panel_comparison)
+    panels: dict[str, Any] | None = None  # --compare-panels: jury.compare_panels's result as JSON (jury.results.panel_comparison)
 
 
 @dataclass

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from jury.errors import InputError
 from jury.inputs.records import RunRecord
@@ -94,7 +95,7 @@ def subset_keys(records: list[RunRecord], source: str = "the run files") -> list
         other = next(r for r in records if r.subset is None)
         raise InputError(f"{source}: {_where(other)} names no `subset` while others do: give every test-suite record its subset")
     keys: dict[SubsetKey, str] = {}
-    episodes: dict[tuple, SubsetKey] = {}
+    episodes: dict[tuple[str, str | int], SubsetKey] = {}
     for r in records:
         key = (str(r.subset), r.split)
         if key[0] in RESERVED:
@@ -160,7 +161,7 @@ def subset_scores(
     return out
 
 
-def _part(m: Metric | Macro | None, prefix: str) -> dict:
+def _part(m: Metric | Macro | None, prefix: str) -> dict[str, Any]:
     if m is None:
         return {f"{prefix}_{k}": None for k in ("value", "low", "high", "units")}
     if isinstance(m, Macro):
@@ -168,7 +169,7 @@ def _part(m: Metric | Macro | None, prefix: str) -> dict:
     return {f"{prefix}_{k}": v for k, v in m.as_dict().items()}
 
 
-def subset_rows(strict: list[SubsetScores], adjudicated: list[SubsetScores] | None = None) -> list[dict]:
+def subset_rows(strict: list[SubsetScores], adjudicated: list[SubsetScores] | None = None) -> list[dict[str, Any]]:
     """Flat rows for tables, CSV and JSON: per model, one per (subset, metric), then one per
     (overall group, metric) with ``subset`` "overall", ``split`` the group, ``interval``
     "none" and ``units`` the number of subsets averaged (``averaged``: their labels)."""
@@ -180,7 +181,7 @@ def subset_rows(strict: list[SubsetScores], adjudicated: list[SubsetScores] | No
             mine = metric_values(row)
             theirs = metric_values(other.subsets[key]) if other is not None and key in other.subsets else {}
             for name, m in mine.items():
-                out: dict = {"model": s.model, "subset": key[0], "split": key[1]}
+                out: dict[str, Any] = {"model": s.model, "subset": key[0], "split": key[1]}
                 out.update(tasks="single-turn" if row.single is not None else "episodes", metric=name, interval=m.interval)
                 out.update(_part(m, "strict"))
                 if adjudicated is not None:
