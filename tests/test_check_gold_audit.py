@@ -10,10 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.cli import app
+from jury.errors import VerdictError
 from jury.judging.ballots import Template, check_template
 from jury.judging.panels import PROMPTS_DIR
 from jury.judging.rules import check_document
-from jury.verdicts.documents import VerdictError, validate_document
+from jury.verdicts.documents import validate_document
 from jury.verdicts.lock import load_locked
 from tests.support.badinput import Case, check_case
 from tests.support.fakellm import json_reply

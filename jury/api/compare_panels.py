@@ -135,7 +135,7 @@ def panels_for_report(paths: Sequence[PathLike], gold_file: Path, run_paths: Seq
 
 def _same_inputs(docs: Sequence[tuple[Path, VerdictFile]]) -> None:
     """Refuse, naming both files, two files of different kinds, gold or runs."""
-    from jury.verdicts.documents import VerdictError
+    from jury.errors import VerdictError
 
     (pa, da), (pb, db) = docs
     if da.kind != db.kind:
