@@ -294,7 +294,7 @@ def test_a_store_jammed_by_an_unreadable_collected_reply_finishes_on_rerun(tmp_p
     assert _run().exit_code == 3  # submitted, still in progress
     server.polls_before_end = 0
     with sqlite3.connect(d / ".jury" / "store.db") as conn:
-        bid, h = conn.execute("SELECT batch_id, request_sha256 FROM batch_items LIMIT 1").fetchone()
+        bid, h = conn.execute("SELECT batch_id, request_sha256 FROM batch_items ORDER BY rowid LIMIT 1").fetchone()
         body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": {"a": 1}}, "finish_reason": "stop"}]}
         conn.execute(
             "UPDATE batch_items SET state = 'answered', response = ? WHERE batch_id = ? AND request_sha256 = ?",
