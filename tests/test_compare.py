@@ -280,3 +280,38 @@ def test_gold_orders_rows(sql, expected):
 )
 def test_order_by_detected_despite_trailing_semicolons_and_comments(sql):
     assert gold_orders_rows(sql) is True
+
+
+# --- side_by_side: every comparator at once --------------------------------
+
+
+def _random_rows(rng: random.Random, width: int) -> list[tuple]:
+    values = [None, 0, 1, 1.0, 1.005, 2, "a", "A", "1", b"a", "b'a'"]
+    return [tuple(rng.choice(values) for _ in range(width)) for _ in range(rng.randint(0, 4))]
+
+
+@pytest.mark.parametrize("order_matters", [False, True])
+def test_side_by_side_equals_each_comparator_alone(order_matters):
+    """Shared sets and shortcuts decide exactly what each comparator decides on its own: random
+    small results (duplicates, permuted columns and rows, ragged rows, 1 == 1.0, empty ones),
+    each against a permutation of itself, a variant and an unrelated result."""
+    rng = random.Random(7)
+    names = [str(name) for name in compare.SHARED]
+    checked = 0
+    for _ in range(1500):
+        gold = _random_rows(rng, rng.randint(1, 3))
+        others = [
+            rng.sample(gold, len(gold)),
+            [tuple(reversed(r)) for r in gold],
+            gold + gold[:1],
+            [r[:-1] if i == 0 else r for i, r in enumerate(gold)],  # a ragged row
+            _random_rows(rng, len(gold[0]) if gold else 2),
+            [list(r) for r in gold],  # rows as lists, as a decoder may give them
+        ]
+        for pred in others:
+            decided, share = compare.side_by_side(gold, pred, names, order_matters=order_matters)
+            alone = {name: bool(COMPARATORS.get_named(name)(gold, pred, order_matters=order_matters)) for name in names}
+            assert decided == alone, (gold, pred)
+            assert share == overlap(gold, pred)
+            checked += 1
+    assert checked == 9000

@@ -428,6 +428,57 @@ def overlap(gold_rows: Rows, pred_rows: Rows, *, options: NormalizeOptions = Nor
     return len(a & b) / len(union)
 
 
+#: The comparators :func:`side_by_side` decides together (jury's own, on rows as they are).
+SHARED: dict[str, Callable[..., bool]] = {
+    Comparator.BIRD: bird,
+    Comparator.BIRD_NORMALIZED: bird_normalized,
+    Comparator.STRICT: strict,
+    Comparator.RELAXED: relaxed,
+    Comparator.SUBSET: subset,
+}
+
+
+def side_by_side(gold_rows: Rows, pred_rows: Rows, names: Iterable[str], *, order_matters: bool) -> tuple[dict[str, bool], float]:
+    """({name: the decision of comparator ``name``}, :func:`overlap`) for every name of ``names``
+    (each one of ``SHARED``), with no normalisation: equal to calling each, with the rows made
+    tuples and their sets built once for all of them.
+
+    The shared facts: the row sets (``bird``, ``strict`` without order, ``overlap``), the row
+    lists (``strict`` with order); a ``relaxed`` that ``strict`` accepts needs only its common
+    width; ``subset`` is False for a different row count (no column vector can match) and True
+    for the same row list (each gold column is a predicted one), else decided in full.
+
+    >>> side_by_side([(1, "a"), (2, "b")], [(2, "b"), (1, "a")], ["bird", "strict", "subset"], order_matters=False)
+    ({'bird': True, 'strict': True, 'subset': True}, 1.0)
+    >>> side_by_side([(1, "a")], [("a", 1)], ["strict", "relaxed"], order_matters=True)
+    ({'strict': False, 'relaxed': True}, 0.0)
+    """
+    gold = [tuple(r) for r in gold_rows]
+    pred = [tuple(r) for r in pred_rows]
+    gset, pset = set(gold), set(pred)
+    same_set = gset == pset
+    strict_match = gold == pred if order_matters else same_set
+    decided: dict[str, bool] = {}
+    for name in names:
+        if name in (Comparator.BIRD, Comparator.BIRD_NORMALIZED):
+            decided[name] = same_set
+        elif name == Comparator.STRICT:
+            decided[name] = strict_match
+        elif not gold or not pred:  # relaxed and subset: both empty or not
+            decided[name] = not gold and not pred
+        elif name == Comparator.RELAXED:
+            # strict's acceptance means the same row widths on both sides: relaxed needs one width
+            decided[name] = _width(gold) is not None if strict_match else relaxed(gold, pred, order_matters=order_matters)
+        else:
+            assert name == Comparator.SUBSET, name
+            if len(gold) != len(pred):
+                decided[name] = False
+            else:
+                decided[name] = gold == pred or subset(gold, pred, order_matters=order_matters)
+    union = len(gset | pset)
+    return decided, (len(gset & pset) / union if union else 1.0)
+
+
 COMPARATORS: Registry[Callable[..., bool]] = Registry(
     "comparator",
     GROUPS["comparator"],

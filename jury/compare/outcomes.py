@@ -499,6 +499,8 @@ def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tupl
     extras = compare.spider2_extras(g) | {"gold_width": len(gold_res.columns) or None} if Comparator.SPIDER2 in side else {}
     memo_key = (pair.gold_key, pair.pred_key, om, repr(extras) if extras else None)
     memo = compared.get(memo_key)
+    if memo is None and _shared(side, gold_res, pred_res, opts):
+        memo = compared[memo_key] = compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om)
     if memo is None:
         matches = {
             name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
@@ -517,6 +519,19 @@ def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tupl
         pair.outcome = Outcome.NEAR_MISS
     else:
         pair.outcome = Outcome.MISMATCH
+
+
+def _shared(side: dict[str, Callable[..., bool]], gold: ExecResult, pred: ExecResult, opts) -> bool:
+    """Whether compare.side_by_side decides every comparator of ``side`` at once: each is jury's
+    own, no normalisation is on, both results hold every row and neither is an engine's (whose
+    ``bird`` compares the rows as the driver returned them)."""
+    return (
+        not opts.active
+        and not (gold.truncated or pred.truncated)
+        and gold.raw_sha256 is None
+        and pred.raw_sha256 is None
+        and all(compare.SHARED.get(name) is f for name, f in side.items())
+    )
 
 
 def run_executions(
