@@ -56,7 +56,7 @@ class LabelImport(Result):
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.inputs.judgments import dump_judgments
-        from jury.inputs.label_import import LabelSet
+        from jury.inputs.label_sets import LabelSet
         from jury.inputs.labels import dump_labels
 
         return dump_judgments(self.judgments) if self.kind == LabelSet.FLEX_JUDGE else dump_labels(self.labels)
@@ -113,8 +113,8 @@ def import_labels(
     database file. A set that yields no label is refused."""
     from jury.errors import InputError
     from jury.inputs.io import load_gold
-    from jury.inputs.label_import import KINDS, LabelSet
     from jury.inputs.label_import import import_labels as read_set
+    from jury.inputs.label_sets import KINDS, LabelSet
     from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
 

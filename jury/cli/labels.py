@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import emit, handle_errors
-from jury.inputs.label_import import LabelSet
+from jury.inputs.label_sets import LabelSet
 
 app = typer.Typer(help="Human labels: import published label sets.", no_args_is_help=True, rich_markup_mode=None)
 

@@ -1,6 +1,6 @@
 """`jury labels import`: turn published human-label sets into jury's label files.
 
-Four kinds (``KINDS``), each matched question by question to the gold file:
+Four kinds (jury.inputs.label_sets), each matched question by question to the gold file:
 
 * ``flex-agreement`` and ``flex-categories``: FLEX's expert judgements of model answers
   (the FLEX section below, which also writes their run records and gold items, so the pairs
@@ -39,7 +39,6 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -48,22 +47,10 @@ from pydantic import ValidationError
 from jury.errors import InputError
 from jury.inputs.io import first_error, jsonl_objects, load_gold, loads_document, read_text
 from jury.inputs.judgments import JudgeRecord
+from jury.inputs.label_sets import KINDS, LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Label
 from jury.inputs.records import GoldItem, QuestionId, RecordedOutcome, RunRecord, normalise_qid
 from jury.vocab import DefectType, Verdict
-
-
-class LabelSet(StrEnum):
-    """The published label sets `jury labels import` reads."""
-
-    FLEX_AGREEMENT = "flex-agreement"
-    FLEX_CATEGORIES = "flex-categories"
-    FLEX_JUDGE = "flex-judge"  # FLEX's own LLM judge: judgments (jury/inputs/judgments.py), not human labels
-    WRETBLAD = "wretblad"
-    ARCWISE = "arcwise"
-
-
-KINDS: tuple[str, ...] = tuple(LabelSet)
 
 
 @dataclass

@@ -81,6 +81,8 @@ def load_verdict_inputs(
 def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_superseded: bool = False):
     """(audit (path, doc) or None, [(path, adjudication doc)]): each lock checked, its verdicts
     recomputed from its votes, and a superseded file refused unless allow_superseded."""
+    if audit is None and not verdicts:
+        return None, []
     from jury.verdicts.lock import load_current
 
     audit_doc = (audit, load_current(audit, "audit", allow_superseded=allow_superseded)) if audit is not None else None
@@ -132,6 +134,8 @@ def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None
 def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_docs, runs=()) -> None:
     """Fill the gold-clean and adjudicated columns from locked files loaded by load_verdict_files.
     Verdicts that do not fit the runs are first checked for other bound inputs (check_made_for)."""
+    if audit_doc is None and not adj_docs:
+        return
     from jury.errors import InputError
     from jury.results.columns import adjudicated, flagged_questions, gold_clean, verdict_index, with_ranks
     from jury.verdicts.documents import check_made_for

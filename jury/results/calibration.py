@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
-from jury.inputs.label_import import LabelSet
+from jury.inputs.label_sets import LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Labels
 from jury.results.calibration_model import SECTIONS, Calibration, Confusion, Figure, Section
 from jury.results.calibration_reference import (
