@@ -438,7 +438,9 @@ SHARED: dict[str, Callable[..., bool]] = {
 }
 
 
-def side_by_side(gold_rows: Rows, pred_rows: Rows, names: Iterable[str], *, order_matters: bool) -> tuple[dict[str, bool], float]:
+def side_by_side(
+    gold_rows: Rows, pred_rows: Rows, names: Iterable[str], *, order_matters: bool, prepared: dict | None = None
+) -> tuple[dict[str, bool], float]:
     """({name: the decision of comparator ``name``}, :func:`overlap`) for every name of ``names``
     (each one of ``SHARED``), with no normalisation: equal to calling each, with the rows made
     tuples and their sets built once for all of them.
@@ -452,10 +454,12 @@ def side_by_side(gold_rows: Rows, pred_rows: Rows, names: Iterable[str], *, orde
     ({'bird': True, 'strict': True, 'subset': True}, 1.0)
     >>> side_by_side([(1, "a")], [("a", 1)], ["strict", "relaxed"], order_matters=True)
     ({'strict': False, 'relaxed': True}, 0.0)
+
+    ``prepared`` (a dict kept across calls) holds each row list's tuples and set by the list's
+    identity, so a gold result compared with many predictions is prepared once.
     """
-    gold = [tuple(r) for r in gold_rows]
-    pred = [tuple(r) for r in pred_rows]
-    gset, pset = set(gold), set(pred)
+    gold, gset = _prepared(gold_rows, prepared)
+    pred, pset = _prepared(pred_rows, prepared)
     same_set = gset == pset
     strict_match = gold == pred if order_matters else same_set
     decided: dict[str, bool] = {}
@@ -477,6 +481,18 @@ def side_by_side(gold_rows: Rows, pred_rows: Rows, names: Iterable[str], *, orde
                 decided[name] = gold == pred or subset(gold, pred, order_matters=order_matters)
     union = len(gset | pset)
     return decided, (len(gset & pset) / union if union else 1.0)
+
+
+def _prepared(rows: Rows, prepared: dict | None) -> tuple[list[tuple], set]:
+    """(rows as tuples, their set), from ``prepared`` when there (keyed by the rows' identity:
+    the entry holds the rows too, so the identity cannot be reused while it is there)."""
+    if prepared is not None and id(rows) in prepared:
+        return prepared[id(rows)][1]
+    tuples = [tuple(r) for r in rows]
+    both = (tuples, set(tuples))
+    if prepared is not None:
+        prepared[id(rows)] = (rows, both)
+    return both
 
 
 COMPARATORS: Registry[Callable[..., bool]] = Registry(

@@ -428,11 +428,13 @@ def _compared_pairs(
     order_cache: dict[QuestionId, bool] = {}
     orders = gold_orders(store, [gold[q].sql for q in qids if gold[q].order_matters is None])
     compared: dict[tuple, tuple] = {}  # (gold key, pred key, order matters) -> (matches, overlap)
+    prepared: dict[int, tuple] = {}  # compare.side_by_side's rows made tuples and sets, once per result
     for r in records:
         g = gold[r.question_id]
         if r.question_id not in order_cache:
             order_cache[r.question_id] = g.order_matters if g.order_matters is not None else orders[g.sql]
-        pair = PairResult(
+        # every value is of its field's type already (the records and gold items are validated)
+        pair = PairResult.model_construct(
             model=r.model,
             question_id=r.question_id,
             db_id=g.db_id,
@@ -451,7 +453,7 @@ def _compared_pairs(
         else:
             if pair.pred_key is not None and r.question_id not in gold_errors:
                 _check_comparable(pair, g, results)
-            _classify(pair, r, results, gold_errors, side, settings, compared, g)
+            _classify(pair, r, results, gold_errors, side, settings, compared, g, prepared)
         pair.recorded = pair.recorded or (pair.pred_key is not None and (r.has_recording or g.has_recording))
         pairs.append(pair)
     return pairs
@@ -477,7 +479,9 @@ def _check_comparable(pair: PairResult, g: GoldItem, results: dict[str, ExecResu
             )
 
 
-def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tuple, tuple], g: GoldItem) -> None:
+def _classify(
+    pair, r, results, gold_errors, side, settings, compared: dict[tuple, tuple], g: GoldItem, prepared: dict[int, tuple]
+) -> None:
     if pair.question_id in gold_errors:
         pair.outcome, pair.error = Outcome.GOLD_ERROR, gold_errors[pair.question_id]
         return
@@ -500,7 +504,7 @@ def _classify(pair, r, results, gold_errors, side, settings, compared: dict[tupl
     memo_key = (pair.gold_key, pair.pred_key, om, repr(extras) if extras else None)
     memo = compared.get(memo_key)
     if memo is None and _shared(side, gold_res, pred_res, opts):
-        memo = compared[memo_key] = compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om)
+        memo = compared[memo_key] = compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om, prepared=prepared)
     if memo is None:
         matches = {
             name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
