@@ -16,7 +16,8 @@ taken per run.
    discarded jury run writes the bytecode, as an installed package has it). Prints the
    medians, every run's wall time, the ratios of the medians jury/BIRD cold and warm and the
    load average, and checks that each system's `bird` match count from jury equals BIRD's
-   accuracy x 129 (exit 1 otherwise).
+   accuracy x 129 (exit 1 otherwise). With --before REV, that revision's jury (a git worktree)
+   runs cold and warm too, in the same alternation: before and after side by side in one run.
 2. Scaling: 15, 36 and 100 models with distinct SQL. Model i is system i mod 15 with every
    SQL text made unique by a trailing comment `-- m<i>` on its own line (SQLite ignores it,
    so each variant must score exactly as the system it copies, which is checked); the
@@ -25,17 +26,19 @@ taken per run.
 3. Workers: the 100-model cold run with --workers 1 and with --workers 2.
 
 Usage: python bench/score_bench.py [--workers 2] [--sizes 15 36 100] [--example DIR] [--anchor DIR]
-       [--skip-bird] [--skip-scaling]
+       [--skip-bird] [--skip-scaling] [--before REV]
 The numbers depend on the machine and on what else runs on it: they are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -77,11 +80,13 @@ def _redirect(out, err) -> list:
     return [(os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
 
 
-def jury_score(runs: Path, gold: Path, db_root: Path, store: Path, workers: int) -> tuple[Run, dict[str, int]]:
+def jury_score(runs: Path, gold: Path, db_root: Path, store: Path, workers: int, code: Path = ROOT) -> tuple[Run, dict[str, int]]:
+    """`jury score` of the jury in ``code`` (this checkout, or --before's), as `python -m jury`
+    runs it (its __main__: jury.cli.main), with ``code`` first on the path."""
     cmd = [
         sys.executable,
-        "-m",
-        "jury",
+        "-c",
+        f"import sys; sys.path.insert(0, {str(code)!r}); from jury.cli import main; main()",
         "score",
         str(runs),
         "--gold",
@@ -200,6 +205,18 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def checkout(rev: str, into: Path) -> Path:
+    """A detached git worktree of ``rev`` at ``into`` (removed again by ``remove_checkout``)."""
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(into), rev], check=True, capture_output=True)
+    atexit.register(remove_checkout, into)
+    return into
+
+
+def remove_checkout(path: Path) -> None:
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False, capture_output=True)
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False, capture_output=True)
+
+
 def median_run(runs: list[Run]) -> Run:
     """The median of each measure on its own (wall, cpu, peak memory)."""
     return Run(
@@ -226,6 +243,7 @@ def main() -> None:
     ap.add_argument("--anchor", type=Path, default=ROOT.parent / "shared/anchors/bird_evaluation")
     ap.add_argument("--skip-bird", action="store_true")
     ap.add_argument("--skip-scaling", action="store_true")
+    ap.add_argument("--before", metavar="REV", help="Also time this git revision's jury, alternating with the checkout's.")
     args = ap.parse_args()
     example = args.example.resolve()
     gold, runs = load_example(example)
@@ -241,12 +259,21 @@ def main() -> None:
         jury_score(example / "run.jsonl", gold_path, db_root, tmp / "warm-up.db", args.workers)  # bytecode written
         anchor = args.anchor
         bird_runs = not args.skip_bird and (anchor / "evaluation.py").is_file()
+        before = None if args.before is None else checkout(args.before, tmp / "before-code")
+        if before is not None:
+            jury_score(example / "run.jsonl", gold_path, db_root, tmp / "warm-up-before.db", args.workers, before)
         colds: list[Run] = []
         warms: list[Run] = []
         bases: list[Run] = []
+        before_colds: list[Run] = []
+        before_warms: list[Run] = []
         counts: dict[str, int] = {}
         bird_counts: dict[str, int] = {}
-        for i in range(ALTERNATIONS):  # jury cold, jury warm, BIRD, alternating: each side under the same load
+        for i in range(ALTERNATIONS):  # [before cold, warm], jury cold, warm, BIRD, alternating: all under the same load
+            if before is not None:
+                store = tmp / f"before-store{i}.db"
+                before_colds.append(jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers, before)[0])
+                before_warms.append(jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers, before)[0])
             store = tmp / f"bird-store{i}.db"
             cold, counts = jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers)
             warm, counts_warm = jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers)
@@ -271,11 +298,18 @@ def main() -> None:
             base = median_run(bases)
             print(line("BIRD evaluation.py", base, f"  ({len(models)} runs, {2 * len(runs)} executions)"))
             print(f"  every run's wall: BIRD {walls(bases)}")
-            cold, warm = median_run(colds), median_run(warms)
-            print(
-                f"  ratio jury/BIRD (medians): cold {cold.wall / base.wall:.3f}x wall ({cold.cpu / base.cpu:.3f}x cpu), "
-                f"warm {warm.wall / base.wall:.3f}x wall ({warm.cpu / base.cpu:.3f}x cpu)   goals <= 0.15x, <= 0.05x"
-            )
+            sides = [("jury", colds, warms)]
+            if before is not None:
+                sides.insert(0, (f"before ({args.before})", before_colds, before_warms))
+                print(line(f"before cold ({args.before})", median_run(before_colds)))
+                print(line(f"before warm ({args.before})", median_run(before_warms)))
+                print(f"  every run's wall: before cold {walls(before_colds)}, before warm {walls(before_warms)}")
+            for name, side_colds, side_warms in sides:
+                cold, warm = median_run(side_colds), median_run(side_warms)
+                print(
+                    f"  ratio {name}/BIRD (medians): cold {cold.wall / base.wall:.3f}x wall ({cold.cpu / base.cpu:.3f}x cpu), "
+                    f"warm {warm.wall / base.wall:.3f}x wall ({warm.cpu / base.cpu:.3f}x cpu)   goals <= 0.15x, <= 0.05x"
+                )
             same = counts == bird_counts
             print(f"  `bird` match counts identical on every system: {same}")
             for m in models:
