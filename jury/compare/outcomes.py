@@ -26,7 +26,6 @@ from jury.errors import InputError
 from jury.execution import engines
 from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sql_execute
-from jury.execution.backends import make_executor
 from jury.execution.batches import ExecutionWriter
 from jury.execution.engine_urls import DatabaseURLs
 from jury.execution.schema import describe_columns
@@ -580,6 +579,10 @@ def run_executions(
         done += len(chunk_results)
         if progress:
             progress(done, total)
+
+    if not todo:  # everything is in the store: no executor (nor its process pool's modules) needed
+        return 0
+    from jury.execution.backends import make_executor
 
     executor = make_executor(settings.executor, settings.workers, settings.ray_address)
     try:
