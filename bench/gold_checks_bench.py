@@ -8,7 +8,9 @@ DEST when it is not there yet.
 1. check-gold: the real CLI in a fresh process each (`python -m jury check-gold dev.json
    --workers N -f json`, a new store each), reaped with os.wait4: wall time, CPU (user +
    system of the process and its workers) and the ratio of the two runs; the two reports
-   must be identical (exit 1 otherwise).
+   must be identical (exit 1 otherwise). With --repeats R the two alternate R times and the
+   ratio is of the median walls; "cores used" (CPU / wall) shows how much of the machine a
+   run got (on a machine other work saturates, no worker count can go faster).
 2. audit-gold's gold-check phase: the library function the audit calls
    (jury.compare.gold_check_store.stored_gold_checks, with the audit's settings: the default
    passes, comparator strict, timeout 30 s, --workers processes) on a new store, then again
@@ -18,7 +20,7 @@ DEST when it is not there yet.
 The machine's load (uptime) is printed beside every figure: the numbers depend on what else
 runs; the ratios side by side are what count. Nothing is asserted about time.
 
-Usage: python bench/gold_checks_bench.py DEST [--workers 2] [--questions 759] [--passes 5,10,10,10]
+Usage: python bench/gold_checks_bench.py DEST [--workers 2] [--questions 759] [--passes 5,10,10,10] [--repeats 1]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -108,6 +111,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--questions", type=int, default=759)
     ap.add_argument("--passes", default="5,10,10,10")
+    ap.add_argument("--repeats", type=int, default=1, help="check-gold runs per worker count, alternated")
     args = ap.parse_args()
     dest: Path = args.dest
     if not (dest / "dev.json").exists():
@@ -119,13 +123,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gold-bench-") as tmp_name:
         tmp = Path(tmp_name)
         print(f"\n1. jury check-gold (a fresh process and store each)   [{uptime()}]")
-        runs = {}
-        for w in (1, args.workers):
-            runs[w] = check_gold(dest, w, args.passes, tmp)
-            print(f"   --workers {w}: wall {runs[w][0]:7.1f} s  CPU {runs[w][1]:7.1f} s   [{uptime()}]")
-        (w1, c1, r1), (w2, c2, r2) = runs[1], runs[args.workers]
-        print(f"   speed-up --workers {args.workers} vs 1: wall {w1 / w2:.2f}x  (CPU {c2 / c1:.2f}x of one worker's)")
-        same = r1 == r2
+        walls: dict[int, list[float]] = {1: [], args.workers: []}
+        reports = []
+        for rep in range(1, args.repeats + 1):  # alternated, so both see the same load
+            for w in (1, args.workers):
+                wall, cpu, report = check_gold(dest, w, args.passes, tmp)
+                walls[w].append(wall)
+                reports.append(report)
+                print(
+                    f"   run {rep} --workers {w}: wall {wall:7.1f} s  CPU {cpu:7.1f} s  "
+                    f"(cores used {cpu / wall:.2f})   [{uptime()}]"
+                )
+        w1, w2 = statistics.median(walls[1]), statistics.median(walls[args.workers])
+        print(f"   speed-up --workers {args.workers} vs 1 (median walls): {w1 / w2:.2f}x")
+        same = all(r == reports[0] for r in reports)
         print(f"   reports identical: {same}")
 
         print(f"\n2. audit-gold's gold-check phase (stored_gold_checks, --workers {args.workers}), twice on one store")
