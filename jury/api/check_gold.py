@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,11 +80,13 @@ def check_gold(
     against_db_root: PathLike | None = None,
     windows: int = 1,
     window_gap: float | None = None,
+    workers: int | None = None,
 ) -> GoldCheck:
     """Check every gold query without a model.
 
     Each query runs in ``passes`` and once with reversed unordered scans; then the LIMIT-tie and
-    bare-column probes and the result's shape. Nothing is cached.
+    bare-column probes and the result's shape. Nothing is cached: every check runs afresh (on
+    ``workers`` processes) and is written to the store, where ``jury.audit`` reuses it.
 
     Args:
         gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
@@ -112,6 +115,8 @@ def check_gold(
         windows: Spider 2.0-AIFunc's final stability check: the last pass repeated in each of this
             many separate time windows (jury.compare.gold_windows; each item's ``windows``).
         window_gap: seconds between two windows (required with more than one window).
+        workers: processes checking gold queries in parallel (default jury.toml's, else the CPU
+            count); the results are those of one process, in the same order.
 
     Returns:
         A GoldCheck: one result per gold query with its checks, and ``cross_engine``: the questions
@@ -121,7 +126,7 @@ def check_gold(
         InputError: a bad input, named in one line.
     """
     from jury.compare.comparators import get_comparator
-    from jury.compare.gold_checks import check_gold as run_checks
+    from jury.compare.gold_check_store import stored_gold_checks
     from jury.compare.gold_checks import parse_passes, select_items
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
@@ -146,6 +151,10 @@ def check_gold(
     items = select_items(list(load_gold(gold_file).values()), _strings(db), _strings(question_id), gold_file, "check")
     from jury.compare.gold_checks import cross_engine_side
 
+    chosen_workers = project.get("workers", workers)
+    n_workers = int(chosen_workers) if chosen_workers is not None else os.cpu_count() or 1
+    if n_workers < 1:
+        raise InputError(f"workers must be at least 1, got {n_workers}")
     against = None
     with project.open_store(store) as st:
         urls = project.db_urls(db_url, allow_privileged_login)
@@ -153,14 +162,14 @@ def check_gold(
         if against_gold is not None:
             there = project.engine_url(against_db_url, "--against-db-url", allow_privileged_login)
             against = cross_engine_side(items, Path(against_gold), there, against_db_root, st, root)
-    from jury.compare.gold_windows import now_utc
+        from jury.compare.gold_windows import now_utc
 
-    started_at = now_utc()
-    with (progress or no_progress)("checking gold SQL") as bar:
-        results = run_checks(
-            items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, progress=bar,
-            against=against,
-        )  # fmt: skip
+        started_at = now_utc()
+        with (progress or no_progress)("checking gold SQL") as bar:
+            results = stored_gold_checks(
+                st, items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP,
+                progress=bar, against=against, workers=n_workers, reuse=False,
+            ).results  # fmt: skip
     settings: dict[str, Any] = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
     if windows > 1:
         from jury.compare.gold_windows import run_windows

@@ -48,6 +48,7 @@ def check_gold(
     window_gap: float | None = typer.Option(
         None, "--window-gap", help="--windows: seconds between the end of one window and the start of the next."
     ),
+    workers: int | None = option("workers", "Processes checking gold queries in parallel (default: CPU count)."),
 ) -> None:
     """Check every gold query without a model: determinism, LIMIT ties, bare GROUP BY columns, empty or NULL results, failures.
 
@@ -59,7 +60,9 @@ def check_gold(
     `gold_fails`, `gold_timeout`. With --against-gold, `cross_engine`: the other engine's gold
     gives another result (each comparator that tells them apart named, both results shown, and
     the questions listed per comparator). Each finding names its evidence. Nothing is cached:
-    every execution is fresh. On an engine the reversed run (a SQLite pragma) is left out.
+    every execution is fresh (the results are stored: `jury audit-gold` reuses them). With
+    --workers N the queries are checked on N processes; the report is the same. On an engine
+    the reversed run (a SQLite pragma) is left out.
     """
     from jury.api.check_gold import check_gold as run
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -297,26 +298,60 @@ def check_gold(
     row_cap: int = DEFAULT_ROW_CAP,
     progress: Callable[[int, int], None] | None = None,
     against: CrossEngine | None = None,
+    workers: int = 1,
 ) -> list[GoldCheckResult]:
     """The checks of every gold item that has SQL to execute (items with a recorded result are
-    skipped: there is nothing to execute); with ``against``, the cross-engine check too."""
+    skipped: there is nothing to execute); with ``against``, the cross-engine check too.
+
+    With ``workers`` > 1 the items are checked in chunks on a process pool of that many
+    processes (chunked as jury.execution.backends chunks executions); the results are those of
+    one worker, in the items' order."""
     todo = [i for i in items if not i.has_recording]
-    results = []
-    for n, item in enumerate(todo, start=1):
-        results.append(
-            check_gold_item(
-                item,
-                databases[item.db_id][0],
-                passes=passes,
-                comparator=comparator,
-                timeout_s=timeout_s,
-                row_cap=row_cap,
-                against=against,
-            )  # fmt: skip
-        )
-        if progress:
-            progress(n, len(todo))
-    return results
+    paths = {i.db_id: databases[i.db_id][0] for i in todo}
+    options: dict[str, Any] = {
+        "passes": tuple(passes),
+        "comparator": comparator,
+        "timeout_s": timeout_s,
+        "row_cap": row_cap,
+        "against": against,
+    }
+    if workers <= 1 or len(todo) <= 4:
+        results = []
+        for n, item in enumerate(todo, start=1):
+            results.append(check_gold_item(item, paths[item.db_id], **options))
+            if progress:
+                progress(n, len(todo))
+        return results
+    return _check_in_pool(todo, paths, options, min(workers, len(todo)), progress)
+
+
+def check_chunk(chunk: Sequence[GoldItem], paths: dict[str, Path], options: dict) -> list[GoldCheckResult]:
+    """A pool worker's part of check_gold: every check on each item of ``chunk``, in order."""
+    return [check_gold_item(item, paths[item.db_id], **options) for item in chunk]
+
+
+def _check_in_pool(
+    todo: list[GoldItem], paths: dict[str, Path], options: dict, workers: int, progress: Callable[[int, int], None] | None
+) -> list[GoldCheckResult]:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from jury.execution.backends import chunk_size
+
+    size = chunk_size(len(todo), workers)
+    starts = range(0, len(todo), size)
+    done: dict[int, list[GoldCheckResult]] = {}
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        futures = {pool.submit(check_chunk, todo[s : s + size], paths, options): s for s in starts}
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            if progress:
+                progress(sum(map(len, done.values())), len(todo))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return [r for s in starts for r in done[s]]
 
 
 def check_counts(results: Sequence[GoldCheckResult], *, cross_engine: bool = False) -> dict[str, int]:

@@ -17,7 +17,7 @@ apply (a call's reply text, a vote's reply: see jury.judging.vote_check); and ev
 be what jury's parser makes of its own call log's stored reply (the check is passed in by
 the caller, from the judging layer, as a ``VoteCheck``). These checks are in
 jury.execution.merge_checks. Results computed from databases (``executions``, ``timings``,
-``gold_orders``, ``checked_databases``) are not merged unless ``trust_executions``: a run on
+``gold_orders``, ``checked_databases``, ``gold_checks``) are not merged unless ``trust_executions``: a run on
 the merged store computes them again from the databases here. Each input's sha256 (and
 signer, when the caller checked its signature) is recorded in the output's ``merged_stores``
 table, with the trust choice; verdict files written from the merged store list them in
@@ -38,6 +38,9 @@ Tables, each merged by its key (see docs/execution.md, "Ballots across machines"
   only with ``trust_executions``;
 - ``timings`` by key, only with ``trust_executions``: measurements, not results, so the
   first store's row is kept;
+- ``gold_checks`` by key, only with ``trust_executions``: the first store's row is kept (two
+  runs of a check differ in their times), and it is checked against its key when read
+  (jury.compare.gold_check_store);
 - ``merged_stores`` (the stores merged into an input before) is append-only too;
 - ``claims`` (leases of live processes) and ``files`` (this machine's path -> sha256
   cache) are not merged.
@@ -76,11 +79,12 @@ KEYED: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "gold_orders": ("key", ("orders",)),
     "checked_databases": ("sha256", None),
     "timings": ("key", None),
+    "gold_checks": ("key", None),
 }
 APPEND_ONLY = ("calls", "review_decisions", "merged_stores")
 NOT_MERGED = ("claims", "files")
 # computed from the databases: merged only with trust_executions, else computed again here
-COMPUTED = ("executions", "timings", "gold_orders", "checked_databases")
+COMPUTED = ("executions", "timings", "gold_orders", "checked_databases", "gold_checks")
 
 
 class VoteChecker(Protocol):

@@ -88,6 +88,15 @@ COLUMN_TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "cpu": (_TEXT, True),
         "measured_at": (_TEXT, True),
     },
+    "gold_checks": {
+        "key": (_SHA, False),
+        "question_id": (_JSON, False),
+        "db_sha256": (_TEXT, False),
+        "inputs": (_OBJ, False),
+        "result": (_OBJ, False),
+        "digest": (_SHA, False),
+        "created_at": (_TEXT, True),
+    },
     "merged_stores": {
         "id": (_INT, False),
         "path": (_TEXT, False),

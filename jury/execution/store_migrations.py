@@ -191,3 +191,14 @@ def m009_raw_digest(db: sqlite_utils.Database) -> None:
     """Executions on an engine gain the set digest of their rows as the driver returned them
     (BIRD's rule compares those values: ``Decimal('31.20') != 31.2``); null on SQLite."""
     db.table("executions").add_column("raw_sha256", str)
+
+
+@migrations()
+def m010_gold_checks(db: sqlite_utils.Database) -> None:
+    """The deterministic gold checks' results (jury.compare.gold_check_store), keyed by all
+    they depend on: the gold item, the database's fingerprint, the passes and options and the
+    checks' code; each row holds those inputs and a digest of its key and result."""
+    db.table("gold_checks").create(
+        {"key": str, "question_id": str, "db_sha256": str, "inputs": str, "result": str, "digest": str, "created_at": str},
+        pk="key",
+    )

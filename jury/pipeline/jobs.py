@@ -271,7 +271,7 @@ def audit_job(request: AuditRequest, store, progress: ProgressFactory = no_progr
             from jury.compare.gold_checks import cross_engine_side
 
             cross = cross_engine_side(items, Path(r.against[0]), r.against[1], r.against[2], store, r.db_root)
-        found_checks, check_settings = _gold_checks(items, databases, r.check_passes, progress, cross)
+        found_checks, check_settings = _gold_checks(items, databases, r.check_passes, progress, store, cross)
     plan = plan_audit(items, r.panel, databases, results, found_checks)
     if r.plan_only:
         return JobResult(plan)
@@ -321,18 +321,21 @@ def _audit_run(r: AuditRequest, store, progress, plan, databases, found_checks, 
     return JobResult(plan, records, stats, path, reused, summary=summary)
 
 
-def _gold_checks(items, databases, passes, progress: ProgressFactory, against=None) -> tuple[dict, dict]:
+def _gold_checks(items, databases, passes, progress: ProgressFactory, store, against=None) -> tuple[dict, dict]:
     """The deterministic checks of every gold item with SQL to execute (no model): (question_id
-    -> findings, the settings they ran with)."""
-    from jury.compare.gold_checks import check_gold
+    -> findings, the settings they ran with). A check whose inputs did not change since it was
+    stored is read from the store (jury.compare.gold_check_store); the others run on one
+    process per CPU and are stored."""
+    from jury.compare.gold_check_store import stored_gold_checks
+    from jury.compare.outcomes import Settings
     from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     passes = tuple(passes or DEFAULT_GOLD_PASSES)
     with progress("checking gold SQL") as bar:
-        results = check_gold(
-            items, databases, passes=passes, comparator=DEFAULT_COMPARATOR, timeout_s=DEFAULT_TIMEOUT_S,
-            row_cap=DEFAULT_ROW_CAP, progress=bar, against=against,
-        )  # fmt: skip
+        results = stored_gold_checks(
+            store, items, databases, passes=passes, comparator=DEFAULT_COMPARATOR, timeout_s=DEFAULT_TIMEOUT_S,
+            row_cap=DEFAULT_ROW_CAP, progress=bar, against=against, workers=Settings().workers,
+        ).results  # fmt: skip
     settings = {"passes": list(passes), "comparator": DEFAULT_COMPARATOR, "timeout_s": DEFAULT_TIMEOUT_S}
     if against is not None:  # recorded only when it ran: audits without it keep their bindings
         settings["cross_engine"] = {
