@@ -409,3 +409,22 @@ def test_preview_is_bounded_and_one_value_cannot_fake_rows():
     assert "(1 row in total)" in tricky  # the row is shown, cut, not dropped
     wide = preview(ExecResult(status="ok", columns=[f"c{i}" for i in range(600)], rows=[tuple(range(600))] * 3, row_count=3))
     assert len(wide) <= PREVIEW_CHARS + 100 and "showing the first 1" in wide
+
+
+def test_a_released_ballot_keeps_its_request_hash_and_drops_its_prompt():
+    """Adjudication drops each group's prompts once it is done (memory bounded at a benchmark's
+    size); the verdict file still needs every ballot's request hash, which must stay the one
+    the prompt gave (the key its vote is stored under)."""
+    from jury.judging.juror import JurorSpec
+    from jury.judging.plan import Ballot
+
+    juror = JurorSpec(name="ja", model="openai/ja", family="openai")
+
+    def ballot(text):
+        return Ballot("adjudication", 1, "m", juror, "blind", [{"role": "user", "content": text}], "0" * 64)
+
+    kept, released, other = ballot("the prompt"), ballot("the prompt"), ballot("another prompt")
+    assert kept.request_sha256 != other.request_sha256  # the hash does depend on the prompt
+    released.release()
+    assert released.messages == []
+    assert released.request_sha256 == kept.request_sha256

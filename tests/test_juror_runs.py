@@ -359,6 +359,50 @@ def test_two_processes_on_one_store_ask_each_ballot_once(project, fake_llm):
 
 
 @pytest.mark.slow
+def test_two_processes_share_the_ballots_and_hold_claims_only_for_those_in_flight(project, fake_llm):
+    """Each process claims a ballot only when one of its juror's slots is free (max_concurrency
+    1 here, 4 jurors: at most 4 claims per process at any moment, where a process used to claim
+    every ballot at once), so the second takes the ballots the first is not asking: both ask,
+    together each ballot once. The claims table is read from the store while they run."""
+    import re
+    import threading
+
+    fake_llm.latency_s = 1.0
+    all_say(fake_llm)
+    panel = write_panel(project, fake_llm.base_url, FOUR)
+    panel.write_text(panel.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    assert runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--plan"]).exit_code == 0
+    held: dict[str, int] = {}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.02):
+            with sqlite3.connect(project / ".jury" / "store.db", timeout=5) as conn:
+                for holder, n in conn.execute("SELECT holder, count(*) FROM claims GROUP BY holder"):
+                    held[holder] = max(held.get(holder, 0), n)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    cmds = [
+        [sys.executable, "-m", "jury", "adjudicate", "run.jsonl", "--panel", str(panel), "-o", f"verdicts/{n}.json"]
+        for n in ("one", "two")
+    ]
+    procs = [subprocess.Popen(c, cwd=project, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+    outs = [p.communicate(timeout=240) for p in procs]
+    stop.set()
+    sampler.join()
+    assert [p.returncode for p in procs] == [0, 0], outs
+    asked = [int(re.search(r"calls this run: (\d+) ballots asked", flat(out)).group(1)) for out, _ in outs]
+    docs = [load_locked(project / "verdicts" / f"{n}.json") for n in ("one", "two")]
+    distinct = {v.request_sha256 for r in docs[0].records for v in r.votes}
+    assert len(distinct) > 8  # more ballots than the two processes' slots together
+    assert fake_llm.calls() == sum(asked) == len(distinct)  # each ballot asked once, by one of them
+    assert min(asked) > 0  # both took a share
+    assert held and max(held.values()) <= 4  # per process: 4 jurors x max_concurrency 1
+    assert store_rows(project, "SELECT count(*) FROM claims") == [(0,)]
+
+
+@pytest.mark.slow
 def test_a_dead_holders_claim_is_taken_over(project, fake_llm, monkeypatch):
     from jury.execution.store import Store
 

@@ -225,5 +225,12 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
 
 
 def run_adjudication(plan: AdjudicationPlan, store, **kwargs):
-    results, stats = run_ballots(plan.groups, store, vote_category, **kwargs)
+    """The verdict records of the plan's groups (asked, or reused from the store) and the run's
+    stats; each group's prompts are dropped as soon as it is done (Ballot.release)."""
+
+    def release(results: list[BallotResult]) -> None:
+        for r in results:
+            r.ballot.release()
+
+    results, stats = run_ballots(plan.groups, store, vote_category, on_group=release, **kwargs)
     return build_records(plan, results), stats

@@ -27,9 +27,20 @@ class Ballot:
     template_sha256: str
     meta: dict = field(default_factory=dict)  # e.g. {"order": "gold_first"}
     taxonomy: Any = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category)
+    _released_sha256: str | None = field(default=None, repr=False, compare=False)
+
+    def release(self) -> None:
+        """Drop the prompt once the ballot is answered, keeping its request hash (the verdict
+        file needs the hash, never the prompt again): the ballots of a big run do not all sit
+        in memory with their prompts. A released ballot cannot be asked again."""
+        if self._released_sha256 is None:
+            self._released_sha256 = self.request_sha256
+        self.messages = []
 
     @property
     def request_sha256(self) -> str:
+        if self._released_sha256 is not None:
+            return self._released_sha256
         return hashlib.sha256(
             canonical_v1(  # never change: stored votes are keyed by this hash
                 {

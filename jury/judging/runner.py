@@ -8,6 +8,14 @@ rerun makes none; a panel change re-asks only the jurors whose requests changed.
 Across processes sharing a store, a ballot is asked by one of them: the asker holds a
 claim on the request hash (a lease, renewed while it asks; a dead holder's claim is
 taken over) and the others wait for its vote instead of paying for the same call.
+A ballot is claimed only once it holds one of its juror's max_concurrency slots, and its
+claim is released as soon as its vote is recorded: a process holds (and renews) at most
+its jurors' concurrency in claims, and a second process on the same store takes the
+ballots nobody is asking. A ballot another process is asking gives its slot back while it
+waits for that vote.
+
+Groups are run by a fixed number of workers (GROUP_WORKERS, or more for a wide panel), so
+the ballots on their way at any moment are bounded whatever the number of failures.
 
 The first Ctrl-C stops sending ballots and waits (up to the longest juror timeout) for
 the calls on the wire, storing their answers; a second Ctrl-C gives up at once.
@@ -37,6 +45,7 @@ from jury.judging.juror import JurorSpec
 from jury.judging.plan import Ballot, BallotResult, estimate
 
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
+GROUP_WORKERS = 64  # groups run at once, at least twice the slots of all jurors (run_ballots)
 INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
 
 
@@ -95,10 +104,17 @@ class _Session:
     inflight: dict[str, asyncio.Future] = field(default_factory=dict)
     holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}")
     claimed: set[str] = field(default_factory=set)
+    slots: dict[str, asyncio.Semaphore] = field(default_factory=dict)  # juror -> its max_concurrency slots
     stopping: bool = False
     shard: Any = None  # --shard: a jury.judging.shards.Shard; ballots outside it are not asked
     batch: Any = None  # --batch: a jury.judging.batch.BatchSession
     any_batches: bool = False  # the store holds batches: a stored vote may have come through one
+
+    def slot(self, juror: JurorSpec) -> asyncio.Semaphore:
+        """The juror's slots (its max_concurrency): a ballot holds one from its claim to its vote."""
+        if juror.name not in self.slots:
+            self.slots[juror.name] = asyncio.Semaphore(self.pool.limiter(juror.name).max_concurrency)
+        return self.slots[juror.name]
 
     def stop(self) -> None:
         self.stopping = True
@@ -156,42 +172,46 @@ def _stop_reason(s: _Session) -> str:
     return "store failure" if s.stats.store_error else "interrupted"
 
 
-async def _claim(h: str, s: _Session) -> dict | Literal["stopped"] | None:
-    """None once this process holds the claim on `h`; a vote stored meanwhile (by the process
-    that held it); or "stopped"."""
-    while True:
-        if s.stopping:
-            return "stopped"
-        try:
-            holder = s.store.claim(h, s.holder, CLAIM_LEASE_S)
-        except StoreError as exc:
-            s.store_failed(exc)
-            return "stopped"
-        vote = s.store.get_vote(h)
-        if holder is None:
-            if vote is not None:  # stored just before we claimed it
-                s.store.release_claim(h, s.holder)
-                return vote
-            s.claimed.add(h)
-            return None
-        if vote is not None:
+def _claim(h: str, s: _Session) -> dict | Literal["stopped", "mine", "held"]:
+    """ "mine" once this process holds the claim on `h`; a vote stored meanwhile (by the
+    process that held it); "held" while another live process holds it; or "stopped"."""
+    if s.stopping:
+        return "stopped"
+    try:
+        holder = s.store.claim(h, s.holder, CLAIM_LEASE_S)
+    except StoreError as exc:
+        s.store_failed(exc)
+        return "stopped"
+    vote = s.store.get_vote(h)
+    if holder is None:
+        if vote is not None:  # stored just before we claimed it
+            s.store.release_claim(h, s.holder)
             return vote
-        await asyncio.sleep(CLAIM_POLL_S)  # another live process is asking it: wait for its vote
+        s.claimed.add(h)
+        return "mine"
+    return vote if vote is not None else "held"
 
 
 async def _call(ballot: Ballot, s: _Session) -> BallotResult:
+    """Ask one ballot under a slot of its juror, claimed for as long as it holds the slot; a
+    ballot another process is asking waits for that vote without a slot."""
     h = ballot.request_sha256
-    got = await _claim(h, s)
-    if got == "stopped":
-        return _not_asked(ballot, s, _stop_reason(s))
-    if got is not None:
-        s.stats.reused += 1
-        return _via(_from_vote(ballot, got, from_store=True), s)
-    try:
-        return await _call_claimed(ballot, s)
-    finally:
-        s.claimed.discard(h)
-        s.store.release_claim(h, s.holder)
+    slot = s.slot(ballot.juror)
+    while True:
+        async with slot:
+            got = _claim(h, s)
+            if got == "mine":
+                try:
+                    return await _call_claimed(ballot, s)
+                finally:
+                    s.claimed.discard(h)
+                    s.store.release_claim(h, s.holder)
+        if got == "stopped":
+            return _not_asked(ballot, s, _stop_reason(s))
+        if got != "held":
+            s.stats.reused += 1
+            return _via(_from_vote(ballot, got, from_store=True), s)
+        await asyncio.sleep(CLAIM_POLL_S)  # another live process is asking it: wait for its vote
 
 
 async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
@@ -387,10 +407,12 @@ def run_ballots(
     pool: JurorPool | None = None,
     shard=None,
     batch: bool = False,
+    on_group: Callable[[list[BallotResult]], None] | None = None,
 ) -> tuple[list[list[BallotResult]], RunStats]:
     """Ask every group's jurors (each group: one question for one model, or one gold query);
     with `shard` (a jury.judging.shards.Shard) only the ballots in it, the others `not_asked`
-    and counted in stats.other_shard."""
+    and counted in stats.other_shard. ``on_group``: called with each group's results as soon
+    as the group is done (adjudication drops its prompts there)."""
     jurors: dict[str, JurorSpec] = {}
     for g in groups:
         for b in g:
@@ -425,8 +447,19 @@ def run_ballots(
             await _prepare_batches(session, groups, guard, shard, every_juror=batch)
         renewer = asyncio.ensure_future(_renew_claims(session))
         tick(0)
+        results: list[list[BallotResult]] = [[] for _ in groups]
+        todo = iter(enumerate(groups))
+
+        async def worker() -> None:
+            for i, group in todo:  # one iterator for every worker: each group once, in order
+                results[i] = await _run_group(group, label, session, early_stop, tick)
+                if on_group is not None:
+                    on_group(results[i])
+
+        slots = sum(session.pool.limiter(name).max_concurrency for name in jurors)
         try:
-            return list(await asyncio.gather(*(_run_group(g, label, session, early_stop, tick) for g in groups)))
+            await asyncio.gather(*(worker() for _ in range(min(len(groups), max(GROUP_WORKERS, 2 * slots)))))
+            return results
         finally:
             renewer.cancel()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
