@@ -386,7 +386,9 @@ def main() -> None:
                 if not ok:
                     print("  FAILED: unexpected call or vote counts")
                     failed = True
-                summary.append((lat, c, ideal / wall, ideal / srv_wall, 1000 * cpu / n, 1000 * raw_cpu / n, rate * cpu / n))
+                summary.append(
+                    (lat, c, ideal / wall, ideal / raw_wall, ideal / srv_wall, 1000 * cpu / n, 1000 * raw_cpu / n, rate * cpu / n)
+                )
                 for kp in multi:
                     m_wall, m_cpu, life_cpu, children = sharded_run(kp, n, server, c)
                     seen = server.stats()
@@ -413,9 +415,13 @@ def main() -> None:
                     multi_summary.append((lat, c, kp, ideal / m_wall, 1000 * m_cpu / n, ideal / wall))
         finally:
             server.stop()
-    print("\nsummary: latency, C, jury fraction of ideal, server ceiling, jury ms cpu/call, raw httpx ms cpu/call, core share")
-    for lat, c, f, ceiling, cpu_ms, raw_ms, share in summary:
-        print(f"  {lat:4g} s  C={c:<3d} {f:.2f}  {ceiling:.2f}  {cpu_ms:.2f}  {raw_ms:.2f}  {share:.0%}")
+    print(
+        "\nsummary (fraction of ideal and CPU per call, jury through litellm beside a raw httpx client, same run)"
+        f", load average now {os.getloadavg()[0]:.2f}:"
+    )
+    print("  latency  C      jury  raw httpx  server ceiling   jury ms cpu/call  raw httpx ms cpu/call  jury core share")
+    for lat, c, f, raw_f, ceiling, cpu_ms, raw_ms, share in summary:
+        print(f"  {lat:4g} s  C={c:<3d}  {f:.2f}  {raw_f:9.2f}  {ceiling:14.2f}   {cpu_ms:16.2f}  {raw_ms:21.2f}  {share:15.0%}")
     if multi_summary:
         print("\nsummary, K processes: latency, C, K, fraction of ideal (1 process), ms cpu/call summed over processes")
         for lat, c, kp, f, cpu_ms, f1 in multi_summary:

@@ -16,7 +16,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from jury.judging.client import JurorPool, estimate_call
+from jury.judging.client import JurorPool, call_cost, estimate_call
 from jury.judging.juror import CallResult, JurorSpec
 from jury.judging.limits import Limiter
 from jury.judging.replies import REPAIR_PROMPT, extract_json_object
@@ -150,6 +150,72 @@ def test_cost_and_tokens_are_summed_over_attempts(fake_llm, juror):
     prompt_cost, completion_cost = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=1000, completion_tokens=100)
     assert result.cost_usd == pytest.approx(2 * (prompt_cost + completion_cost))
     assert result.cost_usd > 0
+
+
+@pytest.mark.parametrize(
+    ("name", "prompt_tokens", "completion_tokens"),
+    [("gpt-4o-mini", 1234, 56), ("gpt-5.6", 1234, 56), ("gpt-5.6", 300_000, 900)],  # gpt-5.6: tiered above 272k
+)
+def test_priced_juror_cost_is_litellms_completion_cost(fake_llm, juror, name, prompt_tokens, completion_tokens):
+    """The cost recorded from the juror's price looked up once (or, for a tiered price, litellm
+    per call) is what litellm.completion_cost gives for the same usage: litellm is the source."""
+    import litellm
+
+    fake_llm.script(name, ballot_reply(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
+    params = {"temperature": 1} if name.startswith("gpt-5") else {}  # litellm refuses temperature 0 for it
+    result = call(JurorPool([juror(name, params=params)], sleep=RecordingSleep()), name)
+    assert result.ok and (result.prompt_tokens, result.completion_tokens) == (prompt_tokens, completion_tokens)
+    usage = litellm.Usage(
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
+    )
+    expected = litellm.completion_cost(completion_response=litellm.ModelResponse(model=name, usage=usage), model=f"openai/{name}")
+    assert expected > 0
+    assert result.cost_usd == pytest.approx(expected, rel=1e-12)
+
+
+def test_cached_prompt_tokens_are_priced_by_litellm():
+    """A reply whose usage reports cached prompt tokens is priced at litellm's cache-read rate
+    (litellm.completion_cost of the response), not at the juror's plain per-token price."""
+    import litellm
+
+    usage = litellm.Usage(
+        prompt_tokens=2000, completion_tokens=100, total_tokens=2100, prompt_tokens_details={"cached_tokens": 1500}
+    )
+    response = litellm.ModelResponse(model="gpt-4o-mini", usage=usage)
+    expected = litellm.completion_cost(completion_response=response, model="openai/gpt-4o-mini")
+    prompt_price, completion_price = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=1, completion_tokens=1)
+    assert expected < 2000 * prompt_price + 100 * completion_price  # the cached part costs less
+    assert call_cost("openai/gpt-4o-mini", response, 2000, 100) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_registered_litellm_callback_still_sees_every_call(fake_llm, juror, monkeypatch):
+    """jury turns litellm's own logging off only while nobody listens: a user's success
+    callback is called for each call."""
+    import litellm
+    from litellm.integrations.custom_logger import CustomLogger
+
+    seen: list[str] = []
+
+    class Recorder(CustomLogger):
+        async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
+            seen.append(kwargs.get("model"))
+
+    monkeypatch.setattr(litellm, "callbacks", [Recorder()])
+    fake_llm.script("juror-a", ballot_reply())
+    fake_llm.script("juror-a", ballot_reply())
+    pool = JurorPool([juror()], sleep=RecordingSleep())
+
+    async def both() -> list[CallResult]:
+        out = [await pool.call("juror-a", MESSAGES, schema=SCHEMA, parse=parse_ballot) for _ in range(2)]
+        for _ in range(100):  # litellm logs on its worker task, after the reply
+            if len(seen) == 2:
+                break
+            await asyncio.sleep(0.02)
+        return out
+
+    results = asyncio.run(both())
+    assert all(r.ok for r in results)
+    assert seen == ["juror-a", "juror-a"]
 
 
 # ---- transient failures are retried --------------------------------------------------------

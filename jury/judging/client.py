@@ -21,6 +21,7 @@ error, log entry and reply text this module returns.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -65,8 +66,37 @@ def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
     import litellm
 
-    litellm.suppress_debug_info = True
+    if not getattr(litellm, "_jury_configured", False):
+        _quiet(litellm)
     return litellm
+
+
+def _quiet(litellm: Any) -> None:
+    """Once per process: litellm logs and calls back nothing for jury (jury keeps its own call
+    log). No success or failure callbacks, no message logging, no debug banners; a user who
+    registers a callback after this still gets it (litellm reads the lists per call)."""
+    litellm.suppress_debug_info = True
+    litellm.turn_off_message_logging = True
+    litellm.disable_streaming_logging = True
+    litellm._jury_configured = True
+
+
+_CALLBACK_LISTS = ("callbacks", "success_callback", "failure_callback", "_async_success_callback", "_async_failure_callback")
+
+
+def _unlogged(litellm: Any) -> Any:
+    """The context a request is sent in: litellm's own marker for a call whose logging and
+    billing someone else does (internal_sub_call), which skips its success and failure
+    logging (building a logging payload and queueing it on its logging worker for every call,
+    with no callback to hand it to). Only while no callback is registered: a user's callback
+    still sees every call. A plain context where litellm has no such marker."""
+    if any(getattr(litellm, name, None) for name in _CALLBACK_LISTS):
+        return contextlib.nullcontext()
+    try:
+        from litellm._internal_context import internal_sub_call
+    except ImportError:
+        return contextlib.nullcontext()
+    return internal_sub_call()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -75,6 +105,64 @@ def _cost_per_token(model: str, prompt_tokens: int, completion_tokens: int) -> t
         model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
     )
     return float(prompt_cost), float(completion_cost)
+
+
+_PROBE_TOKENS = 1_000_003  # past every tier boundary in litellm's price map (128k, 200k, 272k)
+
+
+@functools.lru_cache(maxsize=1024)
+def juror_price(model: str) -> tuple[float, float] | None:
+    """(USD per prompt token, USD per completion token) of `model`, looked up once per model:
+    litellm's own cost_per_token for one token of each, kept only where litellm's price is linear
+    in the token counts (its cost at _PROBE_TOKENS is exactly that many times the one-token
+    price: a tiered price, such as Gemini's above 200k tokens, is not). None when litellm has no
+    price or the price is not linear: such calls are priced by litellm.completion_cost."""
+    if not has_price(model):
+        return None
+    try:
+        one = _cost_per_token(model, 1, 1)
+        many = _cost_per_token(model, _PROBE_TOKENS, _PROBE_TOKENS)
+    except Exception:
+        return None
+    if many != (one[0] * _PROBE_TOKENS, one[1] * _PROBE_TOKENS):
+        return None
+    return one
+
+
+_PLAIN_DETAILS = frozenset({"text_tokens", "reasoning_tokens"})
+
+
+def _plain_usage(response: Any) -> bool:
+    """True if the response's usage is plain prompt and completion tokens at the standard tier:
+    no cached, cache-written, audio or image tokens and no non-default service tier, each of
+    which litellm prices at a rate of its own."""
+    usage = getattr(response, "usage", None)
+    for name in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        if getattr(usage, name, None):
+            return False
+    for name in ("prompt_tokens_details", "completion_tokens_details"):
+        details = getattr(usage, name, None)
+        if details is None:
+            continue
+        fields = details.model_dump() if hasattr(details, "model_dump") else dict(details) if isinstance(details, dict) else {}
+        if any(v for k, v in fields.items() if k not in _PLAIN_DETAILS):
+            return False
+    return getattr(response, "service_tier", None) in (None, "default", "auto")
+
+
+def call_cost(model: str, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
+    """The USD cost of one priced juror's reply: its token counts at the juror's price
+    (juror_price, looked up once per model) where that is litellm's price for this usage;
+    otherwise (a tiered price, cached or audio tokens, a service tier) litellm.completion_cost
+    of the response. 0.0 when litellm cannot price it."""
+    price = juror_price(model)
+    if price is not None and (response is None or _plain_usage(response)):
+        return prompt_tokens * price[0] + completion_tokens * price[1]
+    try:
+        cost = import_litellm().completion_cost(completion_response=response)
+    except Exception:
+        return 0.0
+    return float(cost) if isinstance(cost, (int, float)) and cost > 0 else 0.0
 
 
 def classify_exception(exc: BaseException) -> tuple[AttemptStatus, bool]:
@@ -519,8 +607,7 @@ class JurorPool:
                     f"more than backoff_max_s={self.backoff_max_s:g})"
                 )
 
-            litellm = import_litellm()
-            self._add_usage(litellm, result, response, priced=has_price(spec.model))
+            self._add_usage(result, response, spec.model if has_price(spec.model) else None)
             content, finish_reason, refusal = reply_parts(response)
             result.text = scrub(content, state.secrets)
             if refusal or finish_reason == "content_filter":
@@ -617,7 +704,8 @@ class JurorPool:
         entry: dict[str, Any] = {"attempt": result.attempts, "status": "ok", "error": None, "wait_s": 0.0}
         result.log.append(entry)
         try:
-            return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=spec.timeout_s + _HARD_TIMEOUT_MARGIN_S)
+            with _unlogged(litellm):
+                return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=spec.timeout_s + _HARD_TIMEOUT_MARGIN_S)
         except Exception as exc:
             raise self._attempt_failed(entry, exc, secrets) from None
 
@@ -639,20 +727,16 @@ class JurorPool:
         )
 
     @staticmethod
-    def _add_usage(litellm: Any, result: CallResult, response: Any, *, priced: bool) -> None:
+    def _add_usage(result: CallResult, response: Any, model: str | None) -> None:
+        """Add the response's tokens to the result, and its cost where `model` (the juror's, None when unpriced) has a price."""
         usage = getattr(response, "usage", None)
         counts = [getattr(usage, k, None) for k in ("prompt_tokens", "completion_tokens")]
         prompt, completion = (n if type(n) is int and n >= 0 else 0 for n in counts)  # negative or bool: none
         result.prompt_tokens += prompt
         result.completion_tokens += completion
-        if not priced:
+        if model is None:
             return
         if (getattr(response, "_hidden_params", None) or {}).get("jury_via") == "batch":
             result.cost_usd += batch_cost(str(response._hidden_params["jury_model"]), prompt or 0, completion or 0)[0] or 0.0
             return
-        try:
-            cost = litellm.completion_cost(completion_response=response)
-        except Exception:
-            cost = 0.0
-        if isinstance(cost, (int, float)) and cost > 0:
-            result.cost_usd += float(cost)
+        result.cost_usd += call_cost(model, response, prompt, completion)

@@ -167,7 +167,7 @@ class CallResult(BaseModel):
     attempts: int = 0  # HTTP attempts, including retries, the repair turn and a response_format fallback
     prompt_tokens: int = 0  # summed over the attempts that returned usage
     completion_tokens: int = 0
-    cost_usd: float = 0.0  # litellm.completion_cost summed; 0.0 where litellm has no price
+    cost_usd: float = 0.0  # litellm's price of each reply summed (client.call_cost); 0.0 where litellm has no price
     latency_s: float = 0.0  # from taking a concurrency slot to the answer: retries and backoff included, queueing not
     log: list[dict] = Field(default_factory=list)  # per attempt: attempt, status, error, wait_s
     interrupted: bool = False  # the pool was told to stop before this call got an answer: not a vote
