@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from jury.compare.outcomes import Evaluation, schema_of
 from jury.execution.schema import SchemaReader
 from jury.inputs.records import GoldItem, RunRecord
-from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order
+from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order, preview
 from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
@@ -64,6 +64,7 @@ def plan_adjudication(
 
             raise InputError(f"model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
     schema_cache: dict[tuple, str] = {}
+    previews: dict[str, str] = {}  # result key -> its preview on a ballot, rendered once in this plan
     sampled = sample_passes(ev, review_passes, seed, wanted)
     plan.reviewed = {m: (len(qs), n) for m, (qs, n) in sampled.items()}
     with SchemaReader() as reader:  # each SQL text parsed and each database opened once in this plan
@@ -83,6 +84,10 @@ def plan_adjudication(
             key = (pair.question_id, pred_sql)
             if key not in schema_cache:
                 schema_cache[key] = schema_of(item, ev.databases, item.sql, pred_sql, reader=reader)
+            for result_key in (pair.gold_key, pair.pred_key):
+                if result_key not in previews:
+                    previews[result_key] = preview(ev.results[result_key])
+            shown = (previews[pair.gold_key], previews[pair.pred_key])
             group = []
             for juror in jurors:
                 drawn = draw_order(seed, pair.question_id, pair.model, juror.name)
@@ -99,6 +104,7 @@ def plan_adjudication(
                         order,
                         panel.show_evidence,
                         taxonomy_block,
+                        shown,
                     )
                     meta: dict[str, object] = {
                         "order": order,
