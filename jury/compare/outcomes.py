@@ -28,7 +28,7 @@ from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sql_execute
 from jury.execution.batches import ExecutionWriter
 from jury.execution.engine_urls import DatabaseURLs
-from jury.execution.schema import describe_columns
+from jury.execution.schema import SchemaReader, describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
 from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
@@ -159,12 +159,15 @@ def gold_result_key(item: GoldItem, databases: dict[str, tuple[Path, str]]) -> s
     return execution_key(db[1], item.sql) if db is not None else None
 
 
-def schema_of(item: GoldItem, databases: dict[str, tuple[Path, str]], *sqls: str) -> str:
+def schema_of(item: GoldItem, databases: dict[str, tuple[Path, str]], *sqls: str, reader: SchemaReader | None = None) -> str:
     """The schema text a ballot shows: the item's own `schema_text` when it has one, else the
-    columns of the tables the queries touch, read from its database."""
+    columns of the tables the queries touch, read from its database (through ``reader``, the
+    job's SchemaReader, when given: each SQL text parsed and each database opened once)."""
     if item.schema_text is not None:
         return item.schema_text
     if item.db_id in databases:
+        if reader is not None:
+            return reader.describe_columns(databases[item.db_id][0], *sqls)
         return describe_columns(databases[item.db_id][0], *sqls)
     return "(no schema available: the database is not here and the gold item has no schema_text)"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from jury.execution import engine_urls, engines
@@ -41,17 +42,34 @@ def table_columns(db_path: str | Path, tables: list[str]) -> dict[str, list[tupl
         return engines.table_columns(db_path, tables)
     conn = open_readonly(db_path)
     try:
-        existing = {r[0].lower(): r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        out: dict[str, list[tuple[str, str]]] = {}
-        for t in tables:
-            real = existing.get(t.lower())
-            if real is None or real in out:
-                continue
-            quoted = real.replace('"', '""')
-            out[real] = [(r[1], r[2] or "") for r in conn.execute(f'PRAGMA table_info("{quoted}")')]
-        return out
+        return _sqlite_columns(conn, _sqlite_names(conn), tables)
     finally:
         conn.close()
+
+
+def _sqlite_names(conn: sqlite3.Connection) -> dict[str, str]:
+    """lower-cased name -> name of every table and view of a SQLite database."""
+    return {r[0].lower(): r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+
+
+def _sqlite_columns(
+    conn: sqlite3.Connection, existing: dict[str, str], tables: list[str], known: dict[str, list[tuple[str, str]]] | None = None
+) -> dict[str, list[tuple[str, str]]]:
+    """table_columns on an open SQLite connection whose table names are ``existing``; ``known``:
+    columns already read, by real name (read ones are added to it)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for t in tables:
+        real = existing.get(t.lower())
+        if real is None or real in out:
+            continue
+        if known is not None and real in known:
+            out[real] = known[real]
+            continue
+        quoted = real.replace('"', '""')
+        out[real] = [(r[1], r[2] or "") for r in conn.execute(f'PRAGMA table_info("{quoted}")')]
+        if known is not None:
+            known[real] = out[real]
+    return out
 
 
 def describe_columns(db_path: str | Path, *sqls: str) -> str:
@@ -62,7 +80,84 @@ def describe_columns(db_path: str | Path, *sqls: str) -> str:
     """
     dialect = engines.dialect_of(db_path)
     tables = sorted({t for sql in sqls for t in tables_in(sql, dialect)}, key=str.lower)
-    cols = table_columns(db_path, tables)
+    return _column_text(table_columns(db_path, tables))
+
+
+def _column_text(cols: dict[str, list[tuple[str, str]]]) -> str:
     if not cols:
         return "(no tables could be identified)"
     return "\n".join(f"{table}({', '.join(f'{c} {t}'.strip() for c, t in columns)})" for table, columns in cols.items())
+
+
+class SchemaReader:
+    """describe_columns for the many ballots of one job: each distinct SQL text is parsed once
+    and each database opened once, its table names and columns read once; what it holds is
+    freed when the job's ``with`` block (or ``close``) ends. The texts are describe_columns'
+    own. The databases are those of one job (their files do not change under it)."""
+
+    def __init__(self) -> None:
+        self._tables: dict[tuple[str, str], list[str]] = {}  # (dialect, sql) -> tables_in
+        self._conns: dict[str, sqlite3.Connection] = {}  # SQLite path -> its connection
+        self._names: dict[str, dict[str, str]] = {}  # database -> lower-cased name -> name
+        self._columns: dict[str, dict[str, list[tuple[str, str]]]] = {}  # database -> name -> columns
+        self._found: dict[str, dict[str, str | None]] = {}  # engine URL -> lower-cased asked name -> name or None
+
+    def __enter__(self) -> SchemaReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every connection and drop what was read."""
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
+        self._tables.clear()
+        self._names.clear()
+        self._columns.clear()
+        self._found.clear()
+
+    def tables_in(self, sql: str, dialect: str = "sqlite") -> list[str]:
+        """tables_in(sql, dialect), parsed once per job."""
+        key = (dialect, sql)
+        found = self._tables.get(key)
+        if found is None:
+            found = self._tables[key] = tables_in(sql, dialect)
+        return found
+
+    def describe_columns(self, db_path: str | Path, *sqls: str) -> str:
+        """describe_columns(db_path, *sqls), from what this job already read where it can."""
+        dialect = engines.dialect_of(db_path)
+        tables = sorted({t for sql in sqls for t in self.tables_in(sql, dialect)}, key=str.lower)
+        return _column_text(self.table_columns(db_path, tables))
+
+    def table_columns(self, db_path: str | Path, tables: list[str]) -> dict[str, list[tuple[str, str]]]:
+        """table_columns(db_path, tables), each database opened once."""
+        if engine_urls.is_url(db_path):
+            assert isinstance(db_path, str)
+            return self._engine_columns(db_path, tables)
+        key = str(db_path)
+        conn = self._conns.get(key)
+        if conn is None:
+            conn = self._conns[key] = open_readonly(db_path)
+            self._names[key] = _sqlite_names(conn)
+        return _sqlite_columns(conn, self._names[key], tables, self._columns.setdefault(key, {}))
+
+    def _engine_columns(self, url: str, tables: list[str]) -> dict[str, list[tuple[str, str]]]:
+        """engines.table_columns, asked only about the names not asked before in this job."""
+        found = self._found.setdefault(url, {})
+        columns = self._columns.setdefault(url, {})
+        new = [t for t in dict.fromkeys(t.lower() for t in tables) if t not in found]
+        if new:
+            read = engines.table_columns(url, new)
+            columns.update(read)
+            by_lower = {name.lower(): name for name in read}
+            for t in new:
+                found[t] = by_lower.get(t)
+        out: dict[str, list[tuple[str, str]]] = {}
+        for t in tables:
+            real = found[t.lower()]
+            if real is not None and real not in out:
+                out[real] = columns[real]
+        return out

@@ -12,8 +12,9 @@ import math
 from dataclasses import dataclass, field
 
 from jury.compare.outcomes import Evaluation, schema_of
+from jury.execution.schema import SchemaReader
 from jury.inputs.records import GoldItem, RunRecord
-from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order
+from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order, preview
 from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
@@ -63,56 +64,63 @@ def plan_adjudication(
 
             raise InputError(f"model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
     schema_cache: dict[tuple, str] = {}
+    previews: dict[str, str] = {}  # result key -> its preview on a ballot, rendered once in this plan
     sampled = sample_passes(ev, review_passes, seed, wanted)
     plan.reviewed = {m: (len(qs), n) for m, (qs, n) in sampled.items()}
-    for pair in ev.pairs:
-        if wanted and pair.model not in wanted:
-            continue
-        if pair.model not in plan.families:
-            plan.families[pair.model] = registry.families_of(pair.model, pair.families)
-        review = pair.outcome == Outcome.MATCH and pair.question_id in sampled.get(pair.model, ((), 0))[0]
-        if pair.outcome != JURY_ELIGIBLE and not review:
-            continue
-        item: GoldItem = gold[pair.question_id]
-        pred_sql = sql_of[(pair.model, pair.question_id)]
-        # a jury-eligible failure executed both its SQL and the gold's
-        assert pred_sql is not None and pair.gold_key is not None and pair.pred_key is not None
-        jurors = select_jurors(panel, plan.families[pair.model])
-        key = (pair.question_id, pred_sql)
-        if key not in schema_cache:
-            schema_cache[key] = schema_of(item, ev.databases, item.sql, pred_sql)
-        group = []
-        for juror in jurors:
-            drawn = draw_order(seed, pair.question_id, pair.model, juror.name)
-            for order in (drawn, OTHER_ORDER[drawn]) if swap else (drawn,):
-                messages = adjudication_messages(
-                    template,
-                    panel.ballot_style,
-                    item,
-                    schema_cache[key],
-                    item.sql,
-                    ev.results[pair.gold_key],
-                    pred_sql,
-                    ev.results[pair.pred_key],
-                    order,
-                    panel.show_evidence,
-                    taxonomy_block,
-                )
-                meta: dict[str, object] = {
-                    "order": order,
-                    "db_id": item.db_id,
-                    "answer_key": pair.pred_key,
-                    "gold_key": pair.gold_key,
-                    "sql": pred_sql,  # a recorded judge finds its judgment by model, else by this SQL
-                }
-                if review:
-                    meta["review_pass"] = True
-                ballot = Ballot(
-                    "adjudication", pair.question_id, pair.model, juror, panel.ballot_style, messages, template.sha256, meta
-                )
-                ballot.taxonomy = taxonomy
-                group.append(ballot)
-        plan.groups.append(group)
+    with SchemaReader() as reader:  # each SQL text parsed and each database opened once in this plan
+        for pair in ev.pairs:
+            if wanted and pair.model not in wanted:
+                continue
+            if pair.model not in plan.families:
+                plan.families[pair.model] = registry.families_of(pair.model, pair.families)
+            review = pair.outcome == Outcome.MATCH and pair.question_id in sampled.get(pair.model, ((), 0))[0]
+            if pair.outcome != JURY_ELIGIBLE and not review:
+                continue
+            item: GoldItem = gold[pair.question_id]
+            pred_sql = sql_of[(pair.model, pair.question_id)]
+            # a jury-eligible failure executed both its SQL and the gold's
+            assert pred_sql is not None and pair.gold_key is not None and pair.pred_key is not None
+            jurors = select_jurors(panel, plan.families[pair.model])
+            key = (pair.question_id, pred_sql)
+            if key not in schema_cache:
+                schema_cache[key] = schema_of(item, ev.databases, item.sql, pred_sql, reader=reader)
+            for result_key in (pair.gold_key, pair.pred_key):
+                if result_key not in previews:
+                    previews[result_key] = preview(ev.results[result_key])
+            shown = (previews[pair.gold_key], previews[pair.pred_key])
+            group = []
+            for juror in jurors:
+                drawn = draw_order(seed, pair.question_id, pair.model, juror.name)
+                for order in (drawn, OTHER_ORDER[drawn]) if swap else (drawn,):
+                    messages = adjudication_messages(
+                        template,
+                        panel.ballot_style,
+                        item,
+                        schema_cache[key],
+                        item.sql,
+                        ev.results[pair.gold_key],
+                        pred_sql,
+                        ev.results[pair.pred_key],
+                        order,
+                        panel.show_evidence,
+                        taxonomy_block,
+                        shown,
+                    )
+                    meta: dict[str, object] = {
+                        "order": order,
+                        "db_id": item.db_id,
+                        "answer_key": pair.pred_key,
+                        "gold_key": pair.gold_key,
+                        "sql": pred_sql,  # a recorded judge finds its judgment by model, else by this SQL
+                    }
+                    if review:
+                        meta["review_pass"] = True
+                    ballot = Ballot(
+                        "adjudication", pair.question_id, pair.model, juror, panel.ballot_style, messages, template.sha256, meta
+                    )
+                    ballot.taxonomy = taxonomy
+                    group.append(ballot)
+            plan.groups.append(group)
     return plan
 
 

@@ -256,20 +256,23 @@ def adjudication_messages(
     order: str,
     show_evidence: bool,
     taxonomy_block: str = "",
+    previews: tuple[str, str] | None = None,
 ) -> list[dict]:
     """taxonomy_block (--taxonomy): fills $taxonomy_block, or follows the ballot when the
-    template has no such placeholder; empty, the messages are exactly as without it."""
-    gold = (gold_sql, gold_result, "Gold (reference) answer")
-    cand = (pred_sql, pred_result, "Model answer")
+    template has no such placeholder; empty, the messages are exactly as without it.
+    previews: preview(gold_result) and preview(pred_result), when the caller has them already."""
+    gold_preview, pred_preview = previews if previews is not None else (preview(gold_result), preview(pred_result))
+    gold = (gold_sql, gold_preview, "Gold (reference) answer")
+    cand = (pred_sql, pred_preview, "Model answer")
     first, second = (gold, cand) if order == "gold_first" else (cand, gold)
     fields = {
         "question": fence(item.question),
         "evidence_block": _evidence_block(item, show_evidence),
         "schema": fence(schema_text),
         "sql_1": fence(first[0]),
-        "result_1": preview(first[1]),
+        "result_1": first[1],
         "sql_2": fence(second[0]),
-        "result_2": preview(second[1]),
+        "result_2": second[1],
     }
     if style == "labelled":
         fields["label_1"], fields["label_2"] = first[2], second[2]
