@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 with extra_imports("matplotlib", "plots", "writing plots"):
     from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 DPI = 150
 FONT = 8.5  # tick labels, annotations, legends of every chart (pt)
@@ -90,7 +91,8 @@ def _annotate(ax: Axes, text: str, xy: tuple[float, float], dx: float, dy: float
 def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], labels: list[str], force: bool = False) -> bool:
     """Place ``labels[j]`` beside point j, each inside the axes, covering no other text and
     no other point, with a leader line to its point; the most crowded points go first.
-    Returns whether every point got its label; with ``force``, a label with no free place
+    Returns whether every point got its label; without ``force`` it stops at the first label
+    with no free place (the caller numbers the points instead); with ``force``, such a label
     still goes at its nearest place inside the axes (uncovered points first)."""
     measure = renderer(fig)
     fig.canvas.draw()
@@ -116,6 +118,9 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
                 ha = "left" if ux > 0 else "right" if ux < 0 else "center"
                 va = "bottom" if uy > 0 else "top" if uy < 0 else "center"
                 ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
+                if _rejected_by_text(ann, measure, frame, taken, others, r, fallback is not None):
+                    ann.remove()
+                    continue
                 box = ann.get_window_extent(measure)
                 inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
                 free = inside and not any(box.overlaps(b) for b in taken)
@@ -132,11 +137,30 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
         if placed:
             continue
         every = False
-        if force and fallback is not None:  # covers a point but no text
+        if not force:
+            return False  # the caller numbers the points instead: the other labels need no place
+        if fallback and fallback is not None:  # covers a point but no text
             dx, dy, ha, va = fallback
             ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
             taken.append(ann.get_window_extent(measure))
     return every
+
+
+def _rejected_by_text(
+    ann: Any, measure: RendererAgg, frame: Any, taken: list[Any], others: list[Any], r: float, have_fallback: bool
+) -> bool:
+    """Whether a label is refused on its text's box alone, before its leader line is laid out
+    (matplotlib clips the line against the text's padded box by bisection: most of the cost).
+    The annotation's box is the union of the text's and the line's, so it holds the text's: a
+    text outside the frame, or over a label taken, makes the whole box so too (never free), and
+    a text over a point makes it cover that point (refused, and no fallback once one is held).
+    So this refuses exactly the places the whole box would refuse, only sooner."""
+    ann.update_positions(measure)
+    box = Text.get_window_extent(ann, measure)
+    inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+    if not inside or any(box.overlaps(b) for b in taken):
+        return True
+    return have_fallback and any(box.x0 - r < px < box.x1 + r and box.y0 - r < py < box.y1 + r for px, py in others)
 
 
 def _visible_texts(ax: Axes) -> list[Any]:

@@ -98,7 +98,10 @@ def build_report(
     if control is not None and not adj_docs:
         raise InputError("control needs adjudication verdicts: the control is the strict → adjudicated lift")
     cols = _columns(ev.pairs, audits, adj_docs)
-    rows = [_model_row(m, ev, gold, cols, adj_docs, registry) for m in models]
+    by_model: dict[str, list[PairResult]] = {m: [] for m in models}
+    for p in ev.pairs:  # each model's answers, in the evaluation's order (one pass, not one per model)
+        by_model[p.model].append(p)
+    rows = [_model_row(m, by_model[m], ev, gold, cols, adj_docs, registry) for m in models]
     settings = {**ev.settings.describe(), "strength": strength, "control": control, "missing": str(ev.settings.missing)}
     return Report.model_validate(
         {
@@ -160,15 +163,16 @@ def _columns(
 
 def _model_row(
     m: str,
+    answers: Sequence[PairResult],
     ev: Evaluation,
     gold: Mapping[QuestionId, GoldItem],
     cols: _Columns,
     adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
     registry: FamilyRegistry | None,
 ) -> dict[str, Any]:
-    """Model m's row of the report (a ModelRow's fields)."""
+    """Model m's row of the report (a ModelRow's fields); ``answers``: its pairs of the evaluation."""
     s, index = cols.scores[m], cols.index
-    mine = [p for p in ev.pairs if p.model == m and p.outcome != Outcome.GOLD_ERROR]
+    mine = [p for p in answers if p.outcome != Outcome.GOLD_ERROR]
     routed = [p for p in mine if p.routed]
     outcomes = Counter(p.outcome for p in routed)
     recs = [
