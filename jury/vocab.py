@@ -132,9 +132,15 @@ class DefectType(StrEnum):
     DOMAIN_KNOWLEDGE = "domain_knowledge"
     AMBIGUOUS_QUESTION = "ambiguous_question"
     OTHER = "other"
+    WRONG_TABLE = "wrong_table"  # offered by the ballots that show tables the gold does not read
 
 
 DEFECT_TYPES: tuple[DefectType, ...] = tuple(DefectType)
+# What an audit ballot of the touched-tables schema view offers (audit-v1.md, and the reply
+# schema of its request hash): wrong_table needs a view of the tables the gold does not read.
+TOUCHED_DEFECT_TYPES: tuple[DefectType, ...] = tuple(t for t in DefectType if t != DefectType.WRONG_TABLE)
+# The panel option `schema`: what an audit ballot shows of the gold's database
+SCHEMA_VIEWS = ("touched", "database", "linked")
 
 
 class Column(StrEnum):

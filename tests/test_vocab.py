@@ -63,7 +63,9 @@ def test_reply_schemas_and_parsers_use_vocab_names_as_plain_strings():
         "audit": list(vocab.AUDIT_VOTES),
         "suite": list(vocab.SUITE_ANSWERS),
     }
-    assert REPLY_SCHEMAS["audit"]["properties"]["defect_type"]["enum"] == [*vocab.DEFECT_TYPES, None]
+    # a touched-view audit ballot offers every defect type but wrong_table (its request hash as before it)
+    assert REPLY_SCHEMAS["audit"]["properties"]["defect_type"]["enum"] == [*vocab.TOUCHED_DEFECT_TYPES, None]
+    assert [*vocab.TOUCHED_DEFECT_TYPES, "wrong_table"] == list(vocab.DEFECT_TYPES)
     # plain str, so request hashes and repr() never show an enum
     assert all(type(v) is str for e in enums.values() for v in e)
     assert make_parser("audit")('{"verdict": "defective", "defect_type": "nonsense"}')["defect_type"] == "other"

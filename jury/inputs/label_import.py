@@ -24,6 +24,11 @@ Four kinds (jury.inputs.label_sets), each matched question by question to the go
   question or evidence with the SQL kept -> defective, ``ambiguous_question`` (the text
   admitted a reading other than the SQL's; Arcwise fixed the wording instead of the
   query); unchanged -> not defective. The correction note goes in ``note``.
+* ``csv``: gold labels anyone wrote, one row each, columns ``question_id, defective, type,
+  note, annotator`` (``defective``: true/false, yes/no or 1/0; ``type``: a defect type or
+  empty, only on a defective row; ``note`` may be empty), matched by question id; the source
+  is ``csv:<file name>``. A bad cell, an unknown type or one annotator's second row for a
+  question is an InputError naming the file and line.
 
 Items are matched by question id where the set has one, else by normalised question text
 (casefolded, whitespace collapsed, trailing punctuation dropped) and db_id when known.
@@ -745,6 +750,54 @@ def _judge_fields(pair: Pair) -> None:
             raise InputError(f"{pair.where}: missing or malformed {name!r} (expected text; a FLEX judge file)")
 
 
+# ---------------------------------------------------------------- a generic CSV of gold labels
+
+CSV_COLUMNS = ("question_id", "defective", "type", "note", "annotator")
+_YES, _NO = ("true", "yes", "1"), ("false", "no", "0")
+
+
+def import_csv(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> LabelImportReport:
+    report = LabelImportReport(LabelSet.CSV)
+    index = GoldIndex(gold)
+    seen: dict[tuple[str, QuestionId], str] = {}
+    for path in files:
+        for line, row in read_csv(path, CSV_COLUMNS):
+            where = f"{path}:{line}"
+            cell = row["defective"].strip().lower()
+            if cell not in _YES + _NO:
+                raise InputError(f"{where}: defective = {shown(row['defective'])}: give true or false (yes/no, 1/0)")
+            defective = cell in _YES
+            kind = row["type"].strip() or None
+            if kind is not None and kind not in DefectType.__members__.values():
+                raise InputError(f"{where}: type = {shown(kind)}: one of {', '.join(DefectType)} (or empty)")
+            if kind is not None and not defective:
+                raise InputError(f"{where}: type = {shown(kind)} on a row that is not defective")
+            annotator = row["annotator"].strip()
+            if not annotator:
+                raise InputError(f"{where}: annotator is empty: name who labelled the question")
+            qid = parse_qid(row["question_id"], where)
+            if (annotator, qid) in seen:
+                raise InputError(f"{where}: {annotator!r} labelled question {qid!r} already at {seen[(annotator, qid)]}")
+            seen[(annotator, qid)] = where
+            item = index.match(report, where, qid, None, text_fallback=False)
+            if item is None:
+                continue
+            report.labels.append(
+                GoldLabel(
+                    question_id=item.question_id,
+                    gold_defective=defective,
+                    defect_type=DefectType(kind) if kind else None,
+                    annotator=annotator,
+                    source=f"csv:{path.name}",
+                    corrected_sql=None,
+                    note=row["note"].strip() or None,
+                )
+            )
+            report.counts["items"] += 1
+            report.counts["defective"] += defective
+    return report
+
+
 # ---------------------------------------------------------------- dispatch and output
 
 
@@ -765,6 +818,8 @@ def import_labels(
         return import_flex_judge(paths, gold)
     if kind == LabelSet.WRETBLAD:
         return import_wretblad(paths, gold)
+    if kind == LabelSet.CSV:
+        return import_csv(paths, gold)
     return import_arcwise(paths, gold, None if original is None else Path(original))
 
 

@@ -15,6 +15,7 @@ class LabelSet(StrEnum):
     FLEX_JUDGE = "flex-judge"  # FLEX's own LLM judge: judgments (jury/inputs/judgments.py), not human labels
     WRETBLAD = "wretblad"
     ARCWISE = "arcwise"
+    CSV = "csv"  # a generic CSV of gold labels: question_id, defective, type, note, annotator
 
 
 KINDS: tuple[str, ...] = tuple(LabelSet)

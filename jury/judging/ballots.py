@@ -24,6 +24,7 @@ from jury.vocab import (
     DEFECT_TYPES,
     NONE_FITS,
     SUITE_ANSWERS,
+    TOUCHED_DEFECT_TYPES,
     AuditVote,
     BlindAnswer,
     DefectType,
@@ -33,6 +34,24 @@ from jury.vocab import (
 
 PREVIEW_ROWS = 50
 PREVIEW_CHARS = 4000
+# The $schema_heading of an audit-v2 ballot per panel `schema` view, and the $defect_types lines
+TOUCHED_HEADING = "Columns of the tables the gold query touches:"
+SCHEMA_HEADINGS = {
+    "touched": TOUCHED_HEADING,
+    "database": "Every table and column of the database (types, keys and, where the benchmark ships them, "
+    "descriptions of columns and values):",
+    "linked": "The tables the gold query touches and the tables the question's words name (types, keys and, "
+    "where the benchmark ships them, descriptions of columns and values):",
+}
+DEFECT_MEANINGS: dict[str, str] = {
+    DefectType.SQL_VS_QUESTION: "the query does not compute what the question asks",
+    DefectType.SQL_VS_DATA: "the query misreads the data (wrong column, wrong value encoding, wrong join key)",
+    DefectType.DOMAIN_KNOWLEDGE: "the query or the hint applies a wrong formula or fact",
+    DefectType.AMBIGUOUS_QUESTION: "the question is too ambiguous for one gold answer",
+    DefectType.OTHER: "any other defect",
+    DefectType.WRONG_TABLE: "the query reads a table other than the one the question is about, "
+    "when the database holds a table that fits the question",
+}
 SYSTEM_PROMPT = "You are a careful reviewer of SQL queries. Reply with one JSON object and nothing else."
 
 
@@ -52,15 +71,26 @@ REPLY_SCHEMAS = {
     "labelled": _schema(CATEGORIES),
     "audit": _schema(
         AUDIT_VOTES,
-        {"defect_type": {"type": ["string", "null"], "enum": [*map(str, DEFECT_TYPES), None]}},
+        {"defect_type": {"type": ["string", "null"], "enum": [*map(str, TOUCHED_DEFECT_TYPES), None]}},
     ),
     "suite": _schema(SUITE_ANSWERS),
 }
 
 
+@dataclass(frozen=True)
+class AuditDefectTypes:
+    """An audit ballot's `taxonomy`: the defect types its reply may name, when they are not
+    TOUCHED_DEFECT_TYPES (a panel whose `schema` view shows the whole database offers wrong_table)."""
+
+    ids: tuple[str, ...] = tuple(map(str, DEFECT_TYPES))
+
+
 def reply_schema(style: str, taxonomy=None) -> dict:
     """The reply schema of a ballot: with a taxonomy (jury.judging.taxonomies), an
-    `error_category` constrained to its ids (or null); without, exactly REPLY_SCHEMAS[style]."""
+    `error_category` constrained to its ids (or null); without, exactly REPLY_SCHEMAS[style].
+    An audit ballot's taxonomy is an AuditDefectTypes: the defect types its reply may name."""
+    if style == "audit" and taxonomy is not None:
+        return _schema(AUDIT_VOTES, {"defect_type": {"type": ["string", "null"], "enum": [*taxonomy.ids, None]}})
     if style == CLASSIFY_STYLE:  # `jury suites --classify`: the verdict is a category id, or none_fits
         return _schema((*taxonomy.ids, NONE_FITS))
     if taxonomy is None:
@@ -118,7 +148,7 @@ TEMPLATE_FIELDS = {
         "result_2",
         "taxonomy_block",
     ),
-    "audit": ("question", "evidence_block", "schema", "sql", "preview_block", "checks_block"),
+    "audit": ("question", "evidence_block", "schema", "sql", "preview_block", "checks_block", "schema_heading", "defect_types"),
     "suite": ("question", "test", "output_1", "output_2"),
     CLASSIFY_STYLE: ("question", "test", "expected", "error", "categories"),
 }
@@ -293,9 +323,13 @@ def audit_messages(
     show_evidence: bool,
     gold_result: ExecResult | None = None,
     checks_block: str = "",
+    schema_heading: str = TOUCHED_HEADING,
+    defect_types: tuple[str, ...] = tuple(TOUCHED_DEFECT_TYPES),
 ) -> list[dict]:
     """checks_block (panel show_checks): fills $checks_block, or follows the ballot when the
-    template has no such placeholder; empty, the messages are exactly as without it."""
+    template has no such placeholder; empty, the messages are exactly as without it.
+    schema_heading and defect_types fill $schema_heading and $defect_types (audit-v2.md: the
+    panel's `schema` view); audit-v1.md has neither, its text is as it always was."""
     block = ""
     if gold_result is not None:
         block = f"\nResult of the gold query:\n<gold_result>\n{preview(gold_result)}\n</gold_result>\n"
@@ -306,6 +340,8 @@ def audit_messages(
         sql=fence(item.sql),
         preview_block=block,
         checks_block=checks_block,
+        schema_heading=schema_heading,
+        defect_types="\n".join(f'- "{t}": {DEFECT_MEANINGS[t]}' for t in defect_types),
     )
     if checks_block and not re.search(r"\$(checks_block\b|\{checks_block\})", template.text):
         text = text.rstrip("\n") + "\n" + checks_block
@@ -323,6 +359,7 @@ def make_parser(style: str, taxonomy=None):
     if style == CLASSIFY_STYLE:
         return _classify_parser(taxonomy)
     allowed = {"blind": BLIND_ANSWERS, "labelled": CATEGORIES, "audit": AUDIT_VOTES, "suite": SUITE_ANSWERS}[style]
+    offered = taxonomy.ids if (style == "audit" and taxonomy is not None) else TOUCHED_DEFECT_TYPES
 
     def parse(text: str) -> dict:
         obj = extract_json_object(text)
@@ -335,9 +372,10 @@ def make_parser(style: str, taxonomy=None):
         if style == "audit":
             dt = obj.get("defect_type")
             if verdict == AuditVote.DEFECTIVE:
-                reply["defect_type"] = dt if dt in DEFECT_TYPES else DefectType.OTHER.value
+                reply["defect_type"] = dt if dt in offered else DefectType.OTHER.value
             else:
                 reply["defect_type"] = None
+            return reply
         if taxonomy is not None:
             cat = obj.get("error_category")
             if cat is not None and cat not in taxonomy.ids:

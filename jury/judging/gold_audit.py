@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from jury.compare.outcomes import gold_result_key, schema_of
 from jury.inputs.records import GoldItem
 from jury.judging.agreement import AUDIT, agreement_summary
-from jury.judging.ballots import Template, audit_messages, fence
+from jury.judging.ballots import SCHEMA_HEADINGS, AuditDefectTypes, Template, audit_messages, fence
 from jury.judging.panels import Panel
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import audit_counts, audit_flag
 from jury.judging.runner import run_ballots
+from jury.judging.schema_view import schema_view
 from jury.stats_agreement import fleiss_kappa_from_ratings
 from jury.vocab import AuditVote
 
@@ -47,12 +48,18 @@ def plan_audit(
     show_checks is on (an item without an entry, e.g. a recorded result, gets no block)."""
     template = panel.template or Template.load(panel.prompt_path)  # as validated at load
     plan = AuditPlan(panel, template, items)
+    types = AuditDefectTypes()  # a database or linked view offers every defect type, wrong_table too
     for item in items:
-        schema_text = schema_of(item, databases, item.sql)
+        schema_text = schema_of(item, databases, item.sql) if panel.schema == "touched" else schema_view(item, databases, panel)
         preview = gold_results.get(item.question_id) if (panel.show_preview and gold_results) else None
         found = checks.get(item.question_id) if (panel.show_checks and checks is not None) else None
         block = checks_block(found) if found is not None else ""
-        messages = audit_messages(template, item, schema_text, panel.show_evidence, preview, block)
+        if panel.schema == "touched":  # the ballot as it always was (audit-v1.md has neither slot)
+            messages = audit_messages(template, item, schema_text, panel.show_evidence, preview, block)
+        else:
+            messages = audit_messages(
+                template, item, schema_text, panel.show_evidence, preview, block, SCHEMA_HEADINGS[panel.schema], types.ids
+            )
         plan.groups.append(
             [
                 Ballot(
@@ -64,6 +71,7 @@ def plan_audit(
                     messages,
                     template.sha256,
                     {"db_id": item.db_id, "gold_key": gold_result_key(item, databases)},
+                    taxonomy=None if panel.schema == "touched" else types,
                 )
                 for juror in panel.jurors
             ]

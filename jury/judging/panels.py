@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ DEFAULT_PROMPTS = {
     "labelled": "adjudicate-labelled-v1.md",
     "audit": "audit-v1.md",
 }
+SCHEMA_VIEW_PROMPT = "audit-v2.md"  # the default template of an audit panel whose schema is not "touched"
+DEFAULT_SCHEMA_BUDGET = 8000  # tokens of a `database` or `linked` schema view (o200k_base, as --plan counts)
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Panel:
     prompt_path: Path = field(default_factory=lambda: PROMPTS_DIR / DEFAULT_PROMPTS["blind"])
     template: Template | None = None  # the prompt template as validated at load
     taxonomy: str | None = None  # adjudication: error taxonomy (a name in panels/taxonomies/ or a path)
+    schema: str = "touched"  # audit: touched | database | linked (jury.execution.schema_views)
+    schema_budget: int = DEFAULT_SCHEMA_BUDGET  # audit: tokens of a database or linked view
 
     def __setattr__(self, name: str, value) -> None:
         if name == "quorum":  # however it is set (panel file, --quorum, jury.toml, a re-audit): 1..panel size
@@ -114,10 +119,12 @@ class _PanelKeys(BaseModel):
     swap: bool = False
     prompt: str | None = None
     taxonomy: str | None = Field(None, min_length=1)
+    schema_view: Literal["touched", "database", "linked"] = Field("touched", alias="schema")
+    schema_budget: int = Field(DEFAULT_SCHEMA_BUDGET, ge=200)
     jurors: list = Field(min_length=1)
 
 
-PANEL_KEYS = tuple(_PanelKeys.model_fields)
+PANEL_KEYS = tuple(f.alias or n for n, f in _PanelKeys.model_fields.items())
 JUROR_KEYS = tuple(k for k in JurorSpec.model_fields if k != "recorded_sha256")  # that one jury sets
 
 
@@ -260,8 +267,12 @@ def load_panel(path: str | Path) -> Panel:
         raise ConfigError(f"{p}: swap = true applies to adjudication panels (an audit ballot shows one query)")
     if keys.show_checks and style != "audit":
         raise ConfigError(f"{p}: show_checks = true applies to audit panels (the gold checks of `jury audit-gold`)")
+    if keys.schema_view != "touched" and style != "audit":
+        raise ConfigError(f'{p}: schema = {keys.schema_view!r} applies to audit panels (ballot_style = "audit")')
     if keys.prompt is not None:
         prompt_path = resolve_prompt(p, keys.prompt)
+    elif keys.schema_view != "touched":
+        prompt_path = PROMPTS_DIR / SCHEMA_VIEW_PROMPT
     else:
         prompt_path = PROMPTS_DIR / DEFAULT_PROMPTS[style]
     try:
@@ -269,6 +280,11 @@ def load_panel(path: str | Path) -> Panel:
         check_template(template, style)
     except ConfigError as exc:
         raise ConfigError(f"{p}: prompt template {exc}") from None
+    if keys.schema_view != "touched" and not re.search(r"\$(schema_heading\b|\{schema_heading\})", template.text):
+        raise ConfigError(
+            f"{p}: schema = {keys.schema_view!r} needs a template that says which view it shows ($schema_heading, "
+            f"as {SCHEMA_VIEW_PROMPT}); {prompt_path.name} heads the schema as the touched tables"
+        )
     return Panel(
         name=keys.name,
         path=p,
@@ -284,6 +300,8 @@ def load_panel(path: str | Path) -> Panel:
         prompt_path=prompt_path,
         template=template,
         taxonomy=keys.taxonomy,
+        schema=keys.schema_view,
+        schema_budget=keys.schema_budget,
     )
 
 

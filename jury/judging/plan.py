@@ -26,7 +26,9 @@ class Ballot:
     messages: list[dict]
     template_sha256: str
     meta: dict = field(default_factory=dict)  # e.g. {"order": "gold_first"}
-    taxonomy: Any = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category)
+    # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category); an audit ballot of a
+    # database or linked schema view: a jury.judging.ballots.AuditDefectTypes (the defect types it offers)
+    taxonomy: Any = None
     _released_sha256: str | None = field(default=None, repr=False, compare=False)
 
     def release(self) -> None:

@@ -85,6 +85,7 @@ DEFECT_WORDS: dict[str, str] = {
     DefectType.DOMAIN_KNOWLEDGE: "wrong domain knowledge",
     DefectType.AMBIGUOUS_QUESTION: "the question is ambiguous",
     DefectType.OTHER: "other",
+    DefectType.WRONG_TABLE: "the SQL reads the wrong table",
 }
 
 
