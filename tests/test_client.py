@@ -190,15 +190,17 @@ def test_cached_prompt_tokens_are_priced_by_litellm():
 
 def test_a_registered_litellm_callback_still_sees_every_call(fake_llm, juror, monkeypatch):
     """jury turns litellm's own logging off only while nobody listens: a user's success
-    callback is called for each call."""
+    callback is called for each call, and sees the messages as sent (not redacted)."""
     import litellm
     from litellm.integrations.custom_logger import CustomLogger
 
     seen: list[str] = []
+    contents: list[str] = []
 
     class Recorder(CustomLogger):
         async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
             seen.append(kwargs.get("model"))
+            contents.append(str((kwargs.get("messages") or [{}])[-1].get("content")))
 
     monkeypatch.setattr(litellm, "callbacks", [Recorder()])
     fake_llm.script("juror-a", ballot_reply())
@@ -216,6 +218,7 @@ def test_a_registered_litellm_callback_still_sees_every_call(fake_llm, juror, mo
     results = asyncio.run(both())
     assert all(r.ok for r in results)
     assert seen == ["juror-a", "juror-a"]
+    assert contents == [MESSAGES[-1]["content"]] * 2
 
 
 # ---- transient failures are retried --------------------------------------------------------

@@ -73,10 +73,11 @@ def import_litellm() -> Any:
 
 def _quiet(litellm: Any) -> None:
     """Once per process: litellm logs and calls back nothing for jury (jury keeps its own call
-    log). No success or failure callbacks, no message logging, no debug banners; a user who
-    registers a callback after this still gets it (litellm reads the lists per call)."""
+    log). No debug banners and no streaming logs; calls are sent unlogged while no callback is
+    registered (:func:`_unlogged`). A user who registers a callback after this still gets every
+    call, messages included (litellm reads the lists per call; jury leaves
+    ``turn_off_message_logging`` as the user set it)."""
     litellm.suppress_debug_info = True
-    litellm.turn_off_message_logging = True
     litellm.disable_streaming_logging = True
     litellm._jury_configured = True
 
