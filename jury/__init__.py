@@ -46,6 +46,7 @@ _EXPORTS = {
     "verify": ("jury.api.verify", "verify"),
     "suites": ("jury.api.suites", "suites"),
     "review_app": ("jury.api.review", "review_app"),
+    "review_sample": ("jury.api.review_sample", "review_sample"),
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
     "compare_panels": ("jury.api.compare_panels", "compare_panels"),
     "error_sample": ("jury.api.error_sample", "error_sample"),
@@ -63,6 +64,7 @@ _EXPORTS = {
     "GoldDefects": ("jury.api.gold_defects", "GoldDefects"),
     "ComparedPanels": ("jury.api.compare_panels", "ComparedPanels"),
     "ErrorSample": ("jury.api.error_sample", "ErrorSample"),
+    "ReviewSample": ("jury.api.review_sample", "ReviewSample"),
     # loaders and building blocks
     "Project": ("jury.pipeline.project", "Project"),
     "load_gold": ("jury.inputs.io", "load_gold"),

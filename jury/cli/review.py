@@ -103,3 +103,41 @@ def lock(
     from jury.api.review import lock_review
 
     typer.echo(lock_review(output, verdicts=verdicts, audit=audit, store=store, sign=sign).render(), nl=False)
+
+
+@app.command("sample")
+@handle_errors
+def sample(
+    output: Path = typer.Option(
+        ..., "-o", "--output", writable=True, help="Sample file to write, e.g. verdicts/sample.json (never overwritten)."
+    ),
+    verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s) of the frame (repeatable)."),
+    audit: Path | None = typer.Option(None, help="Locked audit file of the frame. Default: jury.toml's audit."),
+    by: list[str] = typer.Option(
+        ["verdict"], "--by", help="Stratum key: verdict, flag, difficulty, db, model or agreement (repeatable)."
+    ),
+    n: int | None = typer.Option(None, "--n", min=1, help="Total sample size, allocated over the strata by --method."),
+    size: list[str] = typer.Option(
+        [], "--size", metavar="STRATUM=N", help="A stratum's sample size, its values joined by / in --by order (repeatable)."
+    ),
+    method: str = typer.Option("proportional", help="Allocation of --n: proportional or neyman (S_h of the panel's flag)."),
+    minimum: int = typer.Option(1, min=0, help="The least an allocation gives each stratum (capped by its size)."),
+    seed: int = typer.Option(0, help="Seed of the draw."),
+) -> None:
+    """Draw a seeded stratified sample of verdict and audit records for people to review and
+    write it as a hash-locked sample file (frame, strata, seed, inclusion probabilities)."""
+    from jury.api.review_sample import review_sample
+    from jury.errors import InputError
+
+    sizes: dict[str, int] | None = None
+    if size:
+        sizes = {}
+        for s in size:
+            key, sep, value = s.rpartition("=")
+            if not sep or not key or not value.isdigit():
+                raise InputError(f"--size {s!r}: expected STRATUM=N with N a whole number")
+            sizes[key] = int(value)
+    result = review_sample(
+        output, verdicts=verdicts, audit=audit, by=by, n=n, sizes=sizes, method=method, minimum=minimum, seed=seed
+    )
+    typer.echo(result.render(), nl=False)
