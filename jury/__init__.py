@@ -47,6 +47,7 @@ _EXPORTS = {
     "suites": ("jury.api.suites", "suites"),
     "review_app": ("jury.api.review", "review_app"),
     "review_sample": ("jury.api.review_sample", "review_sample"),
+    "review_agreement": ("jury.api.review_agreement", "review_agreement"),
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
     "compare_panels": ("jury.api.compare_panels", "compare_panels"),
     "error_sample": ("jury.api.error_sample", "error_sample"),
@@ -65,6 +66,7 @@ _EXPORTS = {
     "ComparedPanels": ("jury.api.compare_panels", "ComparedPanels"),
     "ErrorSample": ("jury.api.error_sample", "ErrorSample"),
     "ReviewSample": ("jury.api.review_sample", "ReviewSample"),
+    "ReviewAgreement": ("jury.api.review_agreement", "ReviewAgreement"),
     # loaders and building blocks
     "Project": ("jury.pipeline.project", "Project"),
     "load_gold": ("jury.inputs.io", "load_gold"),

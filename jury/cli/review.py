@@ -38,6 +38,11 @@ def review(
     port: int = typer.Option(0, min=0, max=65535, help="Port (default 0: any free port)."),
     db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: beside the bound databases."),
     store: Path | None = typer.Option(None, help=STORE_HELP),
+    sample: Path | None = typer.Option(
+        None,
+        help="Locked sample file (jury review sample): review its records blind, without the panel's votes or verdict "
+        "(no --verdicts, --audit or --queue with it).",
+    ),
 ) -> None:
     """Start the review page and print its URL (with this launch's token).
 
@@ -52,7 +57,15 @@ def review(
     from jury.api.review import SERVE_NOTE, review_app
 
     page = review_app(
-        verdicts=verdicts, audit=audit, queue=queue, reviewer=reviewer, host=host, port=port, db_root=db_root, store=store
+        verdicts=verdicts,
+        audit=audit,
+        queue=queue,
+        reviewer=reviewer,
+        host=host,
+        port=port,
+        db_root=db_root,
+        store=store,
+        sample=sample,
     )
     for note in page.notes:
         typer.echo(note, err=True)
@@ -98,11 +111,35 @@ def lock(
         help="Ed25519 private key (OpenSSH or PEM): after the review file is locked, write a detached SSH "
         "signature beside it (<file>.sig; check with jury verify --trusted-key).",
     ),
+    reviewer: str | None = typer.Option(
+        None, help="Only this reviewer's decisions: one reviewer's own file (default: everyone's)."
+    ),
+    sample: Path | None = typer.Option(
+        None, help="Locked sample file: lock the decisions on its records (its frame files; no --verdicts or --audit)."
+    ),
 ) -> None:
     """Write the decisions as a hash-locked review file (same lock and bindings as verdict files)."""
     from jury.api.review import lock_review
 
-    typer.echo(lock_review(output, verdicts=verdicts, audit=audit, store=store, sign=sign).render(), nl=False)
+    result = lock_review(output, verdicts=verdicts, audit=audit, store=store, sign=sign, reviewer=reviewer, sample=sample)
+    typer.echo(result.render(), nl=False)
+
+
+@app.command("agreement")
+@handle_errors
+def agreement(
+    a: Path = typer.Argument(..., help="Reviewer A's locked review file (jury review lock --reviewer A)."),
+    b: Path = typer.Argument(..., help="Reviewer B's locked review file."),
+    fmt: str = typer.Option("table", "-f", "--format", help="table, json or md."),
+    resamples: int = typer.Option(2000, min=0, help="Bootstrap resamples of the intervals."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap."),
+    confidence: float = typer.Option(0.95, min=0.5, max=0.999, help="Nominal coverage of the intervals."),
+) -> None:
+    """Two reviewers' agreement: Cohen's kappa and Krippendorff's alpha with intervals, and their disagreements."""
+    from jury.api.review_agreement import review_agreement
+
+    result = review_agreement(a, b, resamples=resamples, seed=seed, confidence=confidence)
+    typer.echo(result.render(fmt), nl=False)
 
 
 @app.command("sample")
