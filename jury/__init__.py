@@ -48,6 +48,7 @@ _EXPORTS = {
     "review_app": ("jury.api.review", "review_app"),
     "review_sample": ("jury.api.review_sample", "review_sample"),
     "review_agreement": ("jury.api.review_agreement", "review_agreement"),
+    "adjudication_round": ("jury.api.review_agreement", "adjudication_round"),
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
     "compare_panels": ("jury.api.compare_panels", "compare_panels"),
     "error_sample": ("jury.api.error_sample", "error_sample"),

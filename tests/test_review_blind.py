@@ -129,3 +129,41 @@ def test_agreement_refuses_one_reviewer_twice_and_a_tampered_file(reviewable):
     assert res.exit_code == 1 and "content hash mismatch" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     res = runner.invoke(app, ["review", "--sample", str(sample), "--verdicts", str(files["adj"])])
     assert res.exit_code == 1 and "--sample serves" in res.stderr
+
+
+def test_an_adjudication_round_settles_every_disagreement_and_names_who(reviewable):
+    tmp, files = reviewable
+    sample = _all_sampled(files)
+    _decide(jury.review_app(sample=sample, reviewer="ann"), lambda n, it: "both" if it.kind == "adjudication" else "valid")
+    _decide(
+        jury.review_app(sample=sample, reviewer="bob"), lambda n, it: "ambiguous" if it.kind == "adjudication" else "defective"
+    )
+    for who in ("ann", "bob"):
+        assert (
+            runner.invoke(app, ["review", "lock", "-o", f"{who}.json", "--reviewer", who, "--sample", str(sample)]).exit_code == 0
+        )
+    differ = jury.review_agreement("ann.json", "bob.json").disagreements
+    assert differ and all(d["a"] != d["b"] for d in differ)
+    rows = ["question_id,model,label,settled_by,note"]
+    for i, d in enumerate(differ):
+        label = "format_equivalence" if d["kind"] == "adjudication" else "valid"
+        rows.append(f"{d['question_id']},{d['model'] or ''},{label},{'cat' if i % 2 else 'ann+bob'},settled {i}")
+    Path("round.csv").write_text("\n".join(rows[:-1]) + "\n")  # one disagreement left out: refused
+    res = runner.invoke(app, ["review", "settle", "ann.json", "bob.json", "-o", "round.json", "--decisions", "round.csv"])
+    assert res.exit_code == 1 and "does not settle" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert not Path("round.json").exists()
+    Path("round.csv").write_text("\n".join(rows) + "\n")
+    res = runner.invoke(app, ["review", "settle", "ann.json", "bob.json", "-o", "round.json", "--decisions", "round.csv"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(Path("round.json").read_text())
+    assert doc["kind"] == "adjudication round" and doc["content_sha256"].startswith("sha256:")
+    assert [r["reviewer"] for r in doc["reviews"]] == ["ann", "bob"]
+    assert len(doc["records"]) == len(differ)
+    assert [r["settled_by"] for r in doc["records"]] == [["cat"] if i % 2 else ["ann", "bob"] for i in range(len(differ))]
+    from jury.errors import VerdictError
+    from jury.verdicts.adjudication_round import load_round
+
+    assert load_round("round.json").content_sha256 == doc["content_sha256"]
+    Path("bad.json").write_text(Path("round.json").read_text().replace('"cat"', '"eve"', 1))
+    with pytest.raises(VerdictError, match="content hash mismatch"):
+        load_round("bad.json")

@@ -141,3 +141,109 @@ def review_agreement(
         disagreements=disagreements,
         inputs=[pa, pb],
     )
+
+
+class SettledRound(Result):
+    """The adjudication round written: its path, lock, and who settled how many disagreements."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "json")
+
+    path: Path
+    content_sha256: str
+    settled: int
+    settled_by: dict[str, int]
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        if fmt == "json":
+            from jury.results.render import to_json
+
+            return to_json(self.model_dump(mode="json"))
+        from jury.results.render import safe
+
+        who = ", ".join(f"{safe(k)}: {v}" for k, v in self.settled_by.items())
+        return f"locked an adjudication round settling {self.settled} disagreements ({who}) in {safe(self.path)}\n"
+
+
+def adjudication_round(output: PathLike, a: PathLike, b: PathLike, *, settled: list[dict[str, Any]]) -> SettledRound:
+    """Record the adjudication round of two reviewers' disagreements as a locked file
+    ``output`` (kind "adjudication round", never overwritten): ``settled`` holds one entry per
+    disagreement: ``question_id``, ``model`` (adjudication items), ``label`` (the settled
+    category, or valid/defective for a gold query), ``settled_by`` (a name, or the names of
+    the people who settled it together, e.g. both reviewers) and an optional ``note``. Every
+    disagreement of :func:`review_agreement` must be settled exactly once.
+
+    Raises:
+        InputError: a disagreement left out or settled twice, an entry that is no
+            disagreement, a label of another kind, an output that exists.
+    """
+    import os
+
+    from jury.errors import InputError
+    from jury.inputs.io import sha256_file
+    from jury.verdicts.adjudication_round import ROUND_KIND, load_round, write_round
+    from jury.verdicts.lock import utc_now
+    from jury.verdicts.verify import bind_file
+    from jury.version import __version__, provenance
+
+    out = Path(output)
+    if os.path.lexists(out):
+        raise InputError(f"{out}: already exists; an adjudication round is never overwritten (choose another -o)")
+    comparison = review_agreement(a, b, resamples=0)
+    disagreements = {
+        (d["kind"], d["verdict_file"], d["model"], d["question_id"]): (str(d["a"]), str(d["b"])) for d in comparison.disagreements
+    }
+    records = []
+    for i, entry in enumerate(settled):
+        qid, model = entry.get("question_id"), entry.get("model") or None
+        match = [k for k in disagreements if str(k[3]) == str(qid) and k[2] == model]
+        if not match:
+            raise InputError(f"settled entry {i + 1}: question {qid!r} model {model!r} is no disagreement of {a} and {b}")
+        if len(match) > 1:
+            raise InputError(f"settled entry {i + 1}: question {qid!r} names {len(match)} disagreements; give its model")
+        kind, vf, _m, q = match[0]
+        who = entry.get("settled_by")
+        names = [w.strip() for w in (who.split("+") if isinstance(who, str) else list(who or [])) if w.strip()]
+        if not names:
+            raise InputError(f"settled entry {i + 1}: question {qid!r}: settled_by names nobody")
+        records.append(
+            {
+                "kind": kind,
+                "verdict_file": vf,
+                "model": model,
+                "question_id": q,
+                "a": disagreements[match[0]][0],
+                "b": disagreements[match[0]][1],
+                "label": str(entry.get("label", "")),
+                "settled_by": names,
+                "note": entry.get("note") or None,
+            }
+        )
+    folder = out.parent
+    doc = {
+        "kind": ROUND_KIND,
+        "jury_version": __version__,
+        "provenance": provenance(),
+        "created_at": utc_now(),
+        "reviews": [
+            {
+                **bind_file(p, folder, sha256_file(p)).model_dump(),
+                "content_sha256": side["content_sha256"],
+                "reviewer": side["reviewer"],
+            }
+            for p, side in ((Path(a), comparison.a), (Path(b), comparison.b))
+        ],
+        "records": records,
+    }
+    path = write_round(doc, out, disagreements)
+    locked = load_round(path)
+    counts: dict[str, int] = {}
+    for r in locked.records:
+        key = " + ".join(r.settled_by)
+        counts[key] = counts.get(key, 0) + 1
+    return SettledRound(
+        path=path,
+        content_sha256=str(locked.content_sha256),
+        settled=len(locked.records),
+        settled_by=counts,
+        inputs=[Path(a), Path(b)],
+    )

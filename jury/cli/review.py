@@ -178,3 +178,34 @@ def sample(
         output, verdicts=verdicts, audit=audit, by=by, n=n, sizes=sizes, method=method, minimum=minimum, seed=seed
     )
     typer.echo(result.render(), nl=False)
+
+
+@app.command("settle")
+@handle_errors
+def settle(
+    a: Path = typer.Argument(..., help="Reviewer A's locked review file."),
+    b: Path = typer.Argument(..., help="Reviewer B's locked review file."),
+    output: Path = typer.Option(
+        ..., "-o", "--output", writable=True, help="Adjudication round file to write (never overwritten)."
+    ),
+    decisions: Path = typer.Option(
+        ...,
+        "--decisions",
+        help="CSV with a header: question_id, model (adjudication items), label, settled_by (a name, or names joined "
+        "by + when the reviewers settled it together), note (optional); one row per disagreement.",
+    ),
+) -> None:
+    """Record the adjudication round of two reviewers' disagreements, who settled each, as a locked file."""
+    import csv
+    import io
+
+    from jury.api.review_agreement import adjudication_round
+    from jury.errors import InputError
+    from jury.inputs.io import read_text
+
+    rows = list(csv.DictReader(io.StringIO(read_text(decisions))))
+    for i, row in enumerate(rows, start=2):
+        missing = [c for c in ("question_id", "label", "settled_by") if not (row.get(c) or "").strip()]
+        if missing:
+            raise InputError(f"{decisions}:{i}: no {', '.join(missing)}")
+    typer.echo(adjudication_round(output, a, b, settled=rows).render(), nl=False)
