@@ -49,6 +49,7 @@ _EXPORTS = {
     "review_sample": ("jury.api.review_sample", "review_sample"),
     "review_agreement": ("jury.api.review_agreement", "review_agreement"),
     "adjudication_round": ("jury.api.review_agreement", "adjudication_round"),
+    "review_corrected": ("jury.api.review_corrected", "review_corrected"),
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
     "compare_panels": ("jury.api.compare_panels", "compare_panels"),
     "error_sample": ("jury.api.error_sample", "error_sample"),

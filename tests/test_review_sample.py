@@ -55,9 +55,10 @@ def example_audit(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def folder(example_audit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copytree(example_audit, tmp_path / "p", symlinks=True)
-    monkeypatch.chdir(tmp_path / "p")
-    return tmp_path / "p"
+    # at the fixture folder's depth: the audit binds the databases by a path relative to it
+    shutil.copytree(example_audit, tmp_path, symlinks=True, dirs_exist_ok=True)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 def _frame(folder: Path) -> list[tuple[str, str]]:
@@ -185,3 +186,41 @@ def test_bad_input_is_one_line(folder, args, says):
     assert res.exit_code == 1, res.output
     assert says in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert not Path("s.json").exists()
+
+
+@pytest.mark.slow
+def test_the_defect_rate_corrected_by_two_reviewers_on_a_40_record_sample(folder):
+    """Rogan-Gladen by hand: design weights N_h / n_h, weighted Se and Sp, (p + Sp - 1) / (Se + Sp - 1)."""
+    from starlette.testclient import TestClient
+
+    jury.review_sample("verdicts/sample.json", audit="verdicts/audit.json", by=["flag"], n=40)
+    audit = {r["question_id"]: r for r in json.loads(Path("verdicts/audit.json").read_text())["records"]}
+
+    def truth(qid) -> bool:  # the people: the panel's flag, except every 7th question the other way
+        return audit[qid]["flagged"] != (int(qid) % 7 == 0)
+
+    for who in ("ann", "bob"):
+        page = jury.review_app(sample="verdicts/sample.json", reviewer=who)
+        client = TestClient(page.app, base_url=f"http://127.0.0.1:8765{page.root}/", follow_redirects=False)
+        assert client.get(f"?token={page.token}").status_code == 303
+        for n, item in enumerate(page.state.items):
+            choice = "defective" if truth(item.question_id) else "valid"
+            data = {"choice": choice, "defect_type": "sql_vs_question"} if choice == "defective" else {"choice": choice}
+            assert client.post(f"item/{n}?csrf={page.state.csrf}", data=data).status_code == 303
+        res = runner.invoke(app, ["review", "lock", "-o", f"{who}.json", "--reviewer", who, "--sample", "verdicts/sample.json"])
+        assert res.exit_code == 0, res.output
+    got = jury.review_corrected("verdicts/sample.json", "ann.json", "bob.json", resamples=200)
+    doc = json.loads(Path("verdicts/sample.json").read_text())
+    w = {h: s["size"] / s["sample"] for h, s in enumerate(doc["strata"])}
+    rows = [(w[r["stratum"]], truth(r["question_id"]), audit[r["question_id"]]["flagged"]) for r in doc["records"]]
+    se = sum(wi for wi, y, f in rows if y and f) / sum(wi for wi, y, f in rows if y)
+    sp = sum(wi for wi, y, f in rows if not y and not f) / sum(wi for wi, y, f in rows if not y)
+    p = sum(r["flagged"] for r in audit.values()) / 129
+    assert got.apparent == pytest.approx(p) and got.sample == 40 and got.population == 129
+    assert got.sensitivity == pytest.approx(se) and got.specificity == pytest.approx(sp)
+    assert got.value == pytest.approx(min(1, max(0, (p + sp - 1) / (se + sp - 1))))
+    assert got.low <= got.value <= got.high
+    text = got.render()
+    assert text.startswith(
+        f"gold defect rate: panel says {100 * p:.1f} %, corrected by 2 reviewers on 40 items: {100 * got.value:.1f} % ["
+    )

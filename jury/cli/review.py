@@ -209,3 +209,25 @@ def settle(
         if missing:
             raise InputError(f"{decisions}:{i}: no {', '.join(missing)}")
     typer.echo(adjudication_round(output, a, b, settled=rows).render(), nl=False)
+
+
+@app.command("corrected")
+@handle_errors
+def corrected(
+    sample: Path = typer.Argument(..., help="The locked sample file the reviewers decided."),
+    a: Path = typer.Argument(..., help="Reviewer A's locked review file."),
+    b: Path = typer.Argument(..., help="Reviewer B's locked review file."),
+    settled: Path | None = typer.Option(
+        None, "--settled", help="The adjudication round of their disagreements (jury review settle)."
+    ),
+    kind: str = typer.Option("gold", help="gold (the gold defect rate) or adjudication (the credited rate)."),
+    fmt: str = typer.Option("table", "-f", "--format", help="table or json."),
+    resamples: int = typer.Option(2000, min=0, help="Bootstrap resamples."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap."),
+    confidence: float = typer.Option(0.95, min=0.5, max=0.999, help="Nominal coverage of the intervals."),
+) -> None:
+    """The panel's rate over the sample's frame corrected by the two reviewers (Rogan-Gladen, delta interval)."""
+    from jury.api.review_corrected import review_corrected
+
+    result = review_corrected(sample, a, b, settled=settled, kind=kind, resamples=resamples, seed=seed, confidence=confidence)
+    typer.echo(result.render(fmt), nl=False)
