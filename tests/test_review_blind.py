@@ -167,3 +167,14 @@ def test_an_adjudication_round_settles_every_disagreement_and_names_who(reviewab
     Path("bad.json").write_text(Path("round.json").read_text().replace('"cat"', '"eve"', 1))
     with pytest.raises(VerdictError, match="content hash mismatch"):
         load_round("bad.json")
+    # the corrected rate needs every disagreement settled: refused without the round, taken with it
+    res = runner.invoke(app, ["review", "corrected", str(sample), "ann.json", "bob.json"])
+    assert res.exit_code == 1 and "settle it first" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    res = runner.invoke(
+        app, ["review", "corrected", str(sample), "ann.json", "bob.json", "--settled", "round.json", "-f", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    gold = [r for r in doc["records"] if r["kind"] == "gold"]
+    assert got["sample"] == len([r for r in load_sample(sample).records if r.kind == "gold"]) and gold
+    assert got["reviewers"] == ["ann", "bob"]
