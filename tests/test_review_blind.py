@@ -5,6 +5,8 @@ sklearn, alpha against the krippendorff package)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -104,7 +106,7 @@ def test_two_blind_reviewers_their_own_files_and_their_agreement(reviewable):
     ya, yb = [la[k] for k in items], [lb[k] for k in items]
     assert ya != yb
     got = jury.review_agreement("verdicts/review-ann.json", "verdicts/review-bob.json")
-    assert got.n == len(items)
+    assert isinstance(got, jury.ReviewAgreement) and got.n == len(items)
     assert got.kappa["value"] == pytest.approx(cohen_kappa_score(ya, yb))
     codes = {c: i for i, c in enumerate(sorted(set(ya) | set(yb)))}
     data = np.array([[codes[x] for x in ya], [codes[y] for y in yb]], dtype=float)
@@ -164,6 +166,10 @@ def test_an_adjudication_round_settles_every_disagreement_and_names_who(reviewab
     from jury.verdicts.adjudication_round import load_round
 
     assert load_round("round.json").content_sha256 == doc["content_sha256"]
+    again = jury.adjudication_round(
+        "round-2.json", "ann.json", "bob.json", settled=[dict(r) for r in csv.DictReader(io.StringIO("\n".join(rows)))]
+    )
+    assert again.settled == len(differ) and load_round("round-2.json").records == load_round("round.json").records
     Path("bad.json").write_text(Path("round.json").read_text().replace('"cat"', '"eve"', 1))
     with pytest.raises(VerdictError, match="content hash mismatch"):
         load_round("bad.json")

@@ -116,6 +116,7 @@ def test_a_40_record_sample_by_flag_and_difficulty_has_the_hand_inclusion_probab
     assert dict(got) == {k: v for k, v in n_h.items() if v}
     # the same seed draws the same records; another seed other ones
     again = jury.review_sample("verdicts/again.json", audit="verdicts/audit.json", by=["flag", "difficulty"], n=40)
+    assert isinstance(again, jury.ReviewSample)
     assert [r["question_id"] for r in again.records] == [r["question_id"] for r in doc["records"]]
     other = jury.review_sample("verdicts/other.json", audit="verdicts/audit.json", by=["flag", "difficulty"], n=40, seed=1)
     assert [r["question_id"] for r in other.records] != [r["question_id"] for r in doc["records"]]
