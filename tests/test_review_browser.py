@@ -33,20 +33,11 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the pip package) is not installed")
 
 
-def start_review(tmp: Path, files: dict, reviewer: str) -> tuple[subprocess.Popen, str]:
+def start_review(tmp: Path, files: dict, reviewer: str, extra: list[str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`jury review` on files' adj and audit (or, with extra such as ["--sample", FILE], on those options)."""
+    given = ["--verdicts", str(files["adj"]), "--audit", str(files["audit"])] if extra is None else extra
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jury",
-            "review",
-            "--verdicts",
-            str(files["adj"]),
-            "--audit",
-            str(files["audit"]),
-            "--reviewer",
-            reviewer,
-        ],
+        [sys.executable, "-m", "jury", "review", *given, "--reviewer", reviewer],
         cwd=tmp,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

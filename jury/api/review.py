@@ -79,6 +79,7 @@ def review_app(
     port: int = 0,
     db_root: PathLike | None = None,
     store: PathLike | None = None,
+    sample: PathLike | None = None,
     project: Project | None = None,
 ) -> ReviewApp:
     """The review page for locked adjudication files and an audit file, where people settle what the jury
@@ -95,6 +96,10 @@ def review_app(
         port: the port (0: any free port).
         db_root: the databases, for result previews (default: beside the bound databases).
         store: the store that holds the decisions.
+        sample: a locked sample file (``jury review sample``): its records are the queue (its
+            frame files are the verdict and audit files; give neither ``verdicts`` nor ``audit``
+            nor ``queue``), served blind: no panel votes or verdict, before or after deciding,
+            and, as always, no other reviewer's decisions and no model names.
         project: the folder's jury.toml defaults (default: the working directory's).
 
     Returns:
@@ -103,6 +108,7 @@ def review_app(
     Raises:
         InputError: a host or reviewer the page cannot use, before any work.
     """
+    from jury.errors import InputError
     from jury.execution.reviews import ReviewStore
     from jury.pipeline.review_queue import build_queue, parse_queues
     from jury.vocab import DEFAULT_REVIEW_QUEUES
@@ -110,18 +116,30 @@ def review_app(
 
     project = project or Project.load()
     queues = [queue] if isinstance(queue, str) else list(queue or [])
-    names, sample = parse_queues(queues or [str(q) for q in DEFAULT_REVIEW_QUEUES])
+    names, sample_n = parse_queues(queues or [str(q) for q in DEFAULT_REVIEW_QUEUES])
     who = _reviewer(reviewer)
     bind = host if host is not None else "127.0.0.1"
     bind_address(bind, port)  # an address the page cannot serve: one line, before any work
     notes = (
         [] if is_loopback(bind) else [f"Warning: serving on {bind}, reachable from other machines; the token is still required"]
     )
-    with project.open_store(store) as st:
-        source = build_queue(
-            as_paths(verdicts), project.path("audit", audit), names, sample, st, project.settings(), project.db_root(db_root)
-        )
-    state = ReviewState(source, ReviewStore(project.store_path(store)), who, host=bind)
+    if sample is not None:
+        if verdicts or audit is not None or queues:
+            raise InputError("--sample serves the sample's own records: give no --verdicts, --audit or --queue with it")
+        with project.open_store(store) as st:
+            source = _sample_queue(Path(sample), st, project.settings(), project.db_root(db_root))
+    else:
+        with project.open_store(store) as st:
+            source = build_queue(
+                as_paths(verdicts),
+                project.path("audit", audit),
+                names,
+                sample_n,
+                st,
+                project.settings(),
+                project.db_root(db_root),
+            )
+    state = ReviewState(source, ReviewStore(project.store_path(store)), who, host=bind, blind=sample is not None)
     return ReviewApp(
         app=create_app(state),
         state=state,
@@ -133,6 +151,29 @@ def review_app(
         notes=notes,
         store_path=project.store_path(store),
     )
+
+
+def _sample_queue(path: Path, store: Any, settings: Any, db_root: Path | None) -> Any:
+    """The queue of a locked sample file: its frame files (each lock checked, and unchanged
+    since the sample was drawn), its records only, with the panel's votes and verdict left out."""
+    from jury.errors import InputError
+    from jury.pipeline.review_queue import MAX_SAMPLE, build_queue
+    from jury.verdicts.sample import load_sample
+
+    doc = load_sample(path)  # its lock, its rules, its frame's locks and hashes
+    files = [Path(f.path) if Path(f.path).is_absolute() else path.parent / f.path for f in doc.frame]
+    kinds = [f.kind for f in doc.frame]
+    audits = [p for p, k in zip(files, kinds) if k == "audit"]
+    if len(audits) > 1:
+        raise InputError(f"{path}: its frame holds {len(audits)} audit files; the page serves one at a time")
+    adjudications = [p for p, k in zip(files, kinds) if k == "adjudication"]
+    source = build_queue(adjudications, audits[0] if audits else None, [], MAX_SAMPLE, store, settings, db_root)
+    wanted = {(str(r.kind), r.verdict_file, r.model, r.question_id) for r in doc.records}
+    source.items = [it for it in source.items if (str(it.kind), it.verdict_sha256, it.model, it.question_id) in wanted]
+    for it in source.items:
+        it.votes, it.jury_verdict = [], "withheld"
+    source.queues = [f"sample-file:{doc.content_sha256}"]
+    return source
 
 
 def _reviewer(name: str | None) -> str:
@@ -226,11 +267,16 @@ def lock_review(
     audit: PathLike | None = None,
     store: PathLike | None = None,
     sign: PathLike | None = None,
+    reviewer: str | None = None,
+    sample: PathLike | None = None,
     project: Project | None = None,
 ) -> ReviewLock:
     """Write the stored decisions on the items of ``verdicts`` and ``audit`` as a hash-locked
     review file ``output`` (never overwritten; same lock and bindings as verdict files), signed
-    with the Ed25519 key ``sign`` when given (a bad key fails before anything is written)."""
+    with the Ed25519 key ``sign`` when given (a bad key fails before anything is written).
+    ``reviewer``: only that reviewer's decisions (one reviewer's own file, as a blind double
+    review needs); ``sample``: a locked sample file whose frame files are the verdict and audit
+    files and whose records alone are locked (its ``content_sha256`` is in the file's settings)."""
     from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.review_queue import review_head
@@ -239,7 +285,18 @@ def lock_review(
     project = project or Project.load()
     out = Path(output)
     files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)
-    guard_outputs([out], [*files, audit_path], store=store_path, verdict_output=False)
+    drawn = None
+    if sample is not None:
+        from jury.verdicts.sample import load_sample
+
+        if files or audit is not None:
+            raise InputError("--sample names its own verdict and audit files: give no --verdicts or --audit with it")
+        sample_path = Path(sample)
+        drawn = load_sample(sample_path)
+        frame = [Path(f.path) if Path(f.path).is_absolute() else sample_path.parent / f.path for f in drawn.frame]
+        files = [p for p, f in zip(frame, drawn.frame) if f.kind == "adjudication"]
+        audit_path = next((p for p, f in zip(frame, drawn.frame) if f.kind == "audit"), None)
+    guard_outputs([out], [*files, *as_paths(audit_path)], store=store_path, verdict_output=False)
     if os.path.lexists(out):  # before any work: write_review would refuse it after reading every decision
         raise InputError(f"{out}: already exists; a review file is never overwritten (choose another -o)")
     signer = None
@@ -247,10 +304,15 @@ def lock_review(
         from jury.verdicts.signing import load_signer
 
         signer = load_signer(sign)
-    source, decisions = _decisions(files, audit_path, store_path, None)
+    source, decisions = _decisions(files, audit_path, store_path, reviewer)
+    if drawn is not None:
+        wanted = {(str(r.kind), r.verdict_file, r.model, r.question_id) for r in drawn.records}
+        decisions = [d for d in decisions if (d["kind"], d["verdict_sha256"], d["model"], d["question_id"]) in wanted]
     if not decisions:
         raise InputError("no review decisions stored for these verdict files: nothing to lock (run `jury review` first)")
     head = review_head(source, out.parent, None)
+    if drawn is not None:
+        head["settings"] = {"sample_file": drawn.content_sha256, "blind": True}
     new_schema = None if (out.parent / "schema").exists() else out.parent / "schema"
     path = write_review(review_document(head, decisions), out)
     result = ReviewLock(

@@ -139,10 +139,11 @@ def highlight_sql(sql: str):
 class ReviewState:
     """One launch: the queue, the store, this reviewer, and the launch's secrets."""
 
-    def __init__(self, source, store, reviewer: str, *, host: str = "127.0.0.1", token: str | None = None):
+    def __init__(self, source, store, reviewer: str, *, host: str = "127.0.0.1", token: str | None = None, blind: bool = False):
         from jury.pipeline.review_queue import reviewer_order
 
         self.source, self.store, self.reviewer = source, store, reviewer
+        self.blind = blind  # a sample's blind review: the panel's votes and verdict never reach the page
         self.items = reviewer_order(source.items, reviewer)
         self.token = token or secrets.token_urlsafe(24)
         self.launch = hashlib.sha256(self.token.encode()).hexdigest()[:16]
@@ -256,7 +257,7 @@ async def check_post(request: Request) -> tuple[Response | None, dict[str, str]]
 def page(request: Request, name: str, **ctx: Any) -> HTMLResponse:
     state = _review(request)
     template = request.app.state.pages.get_template(name)
-    return HTMLResponse(template.render(reviewer=state.reviewer, csrf=state.csrf, root=state.root, **ctx))
+    return HTMLResponse(template.render(reviewer=state.reviewer, csrf=state.csrf, root=state.root, blind=state.blind, **ctx))
 
 
 def home(request: Request) -> Response:

@@ -1,0 +1,249 @@
+"""``jury.review_agreement``: two reviewers' locked review files compared.
+
+Each file must hold one reviewer's decisions (``jury review lock --reviewer NAME``), the two
+reviewers different, and both lock and bindings are checked first (``load_review``). Items are
+matched by (kind, verdict file, model, question); a reviewer's label is the category their
+choice maps to (adjudication: through the answer order they were shown) or ``valid`` /
+``defective`` (gold). Over the items both decided: agreement, Cohen's kappa (bootstrap and
+Fleiss–Cohen–Everitt Wald intervals) and Krippendorff's alpha with its interval
+(:func:`jury.stats_panels.pair_agreement`), the confusion table and the disagreements.
+
+>>> import jury
+>>> print(jury.review_agreement("verdicts/review-ann.json", "verdicts/review-bob.json"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from jury.api.result import Result
+from jury.pipeline.project import PathLike
+
+
+class ReviewAgreement(Result):
+    """Two reviewers compared: ``a`` and ``b`` (reviewer, file, lock, decisions), ``n`` items
+    both decided, ``only_a`` / ``only_b``, ``agreement``, ``kappa`` (value, bootstrap interval,
+    SE, Wald interval), ``alpha`` (value, interval), ``labels`` and ``confusion`` (rows a,
+    columns b) and ``disagreements`` (the item and both labels)."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "json", "md")
+
+    a: dict[str, Any]
+    b: dict[str, Any]
+    n: int
+    only_a: int
+    only_b: int
+    agreement: float | None
+    kappa: dict[str, Any]
+    alpha: dict[str, Any]
+    labels: list[str]
+    confusion: list[list[int]]
+    disagreements: list[dict[str, Any]]
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        if fmt == "json":
+            from jury.results.render import to_json
+
+            return to_json(self.model_dump(mode="json"))
+        from jury.results.render import safe
+
+        def num(x: float | None) -> str:
+            return "n/a" if x is None else f"{x:.3f}"
+
+        def ci(pair: Any) -> str:
+            return "[n/a]" if not pair or pair[0] is None else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+
+        k, al = self.kappa, self.alpha
+        lines = [
+            f"{safe(self.a['reviewer'])} vs {safe(self.b['reviewer'])}: {self.n} items both decided"
+            f" ({self.only_a} only by {safe(self.a['reviewer'])}, {self.only_b} only by {safe(self.b['reviewer'])})",
+            f"agreement {num(self.agreement)}",
+            f"Cohen's kappa {num(k['value'])} {ci(k['interval'])} (bootstrap; Wald {ci(k['wald'])}, SE {num(k['se'])})",
+            f"Krippendorff's alpha {num(al['value'])} {ci(al['interval'])}",
+            f"{len(self.disagreements)} disagreements:",
+        ]
+        for d in self.disagreements:
+            who = f", model {safe(d['model'])}" if d.get("model") else ""
+            lines.append(f"  {d['kind']} question {safe(d['question_id'])}{who}: {safe(d['a'])} vs {safe(d['b'])}")
+        text = "".join(line + "\n" for line in lines)
+        return text.replace("\n", "  \n") if fmt == "md" else text
+
+
+def label_of(record: Any) -> str:
+    """A review decision's label: its category (adjudication) or its choice (gold)."""
+    return str(record.category) if record.kind == "adjudication" else str(record.choice)
+
+
+def review_agreement(
+    a: PathLike, b: PathLike, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> ReviewAgreement:
+    """Compare two reviewers' locked review files (the module doc).
+
+    Args:
+        a: reviewer A's review file (one reviewer).
+        b: reviewer B's review file (one other reviewer).
+        resamples: bootstrap resamples of the intervals.
+        seed: the bootstrap's seed.
+        confidence: the intervals' nominal coverage.
+
+    Raises:
+        InputError: a file with other than one reviewer, the same reviewer twice, no item in common.
+        VerdictError: a file unlocked, changed, or binding files that changed.
+    """
+    from jury.errors import InputError
+    from jury.stats_panels import pair_agreement
+    from jury.verdicts.review import load_review
+
+    docs = []
+    for path in (Path(a), Path(b)):
+        if not path.is_file():
+            raise InputError(f"{path}: no such review file")
+        doc = load_review(path)
+        if len(doc.reviewers) != 1:
+            raise InputError(
+                f"{path}: holds {len(doc.reviewers)} reviewers' decisions; lock one file per reviewer (jury review lock --reviewer)"
+            )
+        docs.append((path, doc))
+    (pa, da), (pb, db) = docs
+    if da.reviewers == db.reviewers:
+        raise InputError(f"{pa} and {pb}: both are {da.reviewers[0]!r}'s decisions; compare two reviewers")
+    by_a = {r.item(): r for r in da.records}
+    by_b = {r.item(): r for r in db.records}
+    items = [*by_a, *(k for k in by_b if k not in by_a)]
+    if not any(k in by_b for k in by_a):
+        raise InputError(f"{pa} and {pb}: no item both reviewers decided")
+    la = [label_of(by_a[k]) if k in by_a else None for k in items]
+    lb = [label_of(by_b[k]) if k in by_b else None for k in items]
+    pair = pair_agreement(la, lb, resamples=resamples, seed=seed, confidence=confidence)
+    disagreements = []
+    for i in pair.disagreements:
+        kind, vf, model, qid = items[int(i)]
+        disagreements.append(
+            {"kind": str(kind), "verdict_file": vf, "model": model, "question_id": qid, "a": la[int(i)], "b": lb[int(i)]}
+        )
+    return ReviewAgreement(
+        a={"reviewer": da.reviewers[0], "path": str(pa), "content_sha256": da.content_sha256, "decisions": len(da.records)},
+        b={"reviewer": db.reviewers[0], "path": str(pb), "content_sha256": db.content_sha256, "decisions": len(db.records)},
+        n=pair.n,
+        only_a=sum(1 for k in by_a if k not in by_b),
+        only_b=sum(1 for k in by_b if k not in by_a),
+        agreement=pair.agreement,
+        kappa={
+            "value": pair.kappa.value,
+            "interval": [pair.kappa.low, pair.kappa.high],
+            "se": pair.kappa_se,
+            "wald": list(pair.kappa_wald) if pair.kappa_wald else None,
+        },
+        alpha={"value": pair.alpha, "interval": [pair.alpha_interval.low, pair.alpha_interval.high]},
+        labels=[str(x) for x in pair.labels],
+        confusion=pair.confusion.tolist(),
+        disagreements=disagreements,
+        inputs=[pa, pb],
+    )
+
+
+class SettledRound(Result):
+    """The adjudication round written: its path, lock, and who settled how many disagreements."""
+
+    FORMATS: ClassVar[tuple[str, ...]] = ("table", "json")
+
+    path: Path
+    content_sha256: str
+    settled: int
+    settled_by: dict[str, int]
+
+    def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
+        if fmt == "json":
+            from jury.results.render import to_json
+
+            return to_json(self.model_dump(mode="json"))
+        from jury.results.render import safe
+
+        who = ", ".join(f"{safe(k)}: {v}" for k, v in self.settled_by.items())
+        return f"locked an adjudication round settling {self.settled} disagreements ({who}) in {safe(self.path)}\n"
+
+
+def adjudication_round(output: PathLike, a: PathLike, b: PathLike, *, settled: list[dict[str, Any]]) -> SettledRound:
+    """Record the adjudication round of two reviewers' disagreements as a locked file
+    ``output`` (kind "adjudication round", never overwritten): ``settled`` holds one entry per
+    disagreement: ``question_id``, ``model`` (adjudication items), ``label`` (the settled
+    category, or valid/defective for a gold query), ``settled_by`` (a name, or the names of
+    the people who settled it together, e.g. both reviewers) and an optional ``note``. Every
+    disagreement of :func:`review_agreement` must be settled exactly once.
+
+    Raises:
+        InputError: a disagreement left out or settled twice, an entry that is no
+            disagreement, a label of another kind, an output that exists.
+    """
+    import os
+
+    from jury.errors import InputError
+    from jury.inputs.io import sha256_file
+    from jury.verdicts.adjudication_round import ROUND_KIND, load_round, write_round
+    from jury.verdicts.lock import utc_now
+    from jury.verdicts.verify import bind_file
+    from jury.version import __version__, provenance
+
+    out = Path(output)
+    if os.path.lexists(out):
+        raise InputError(f"{out}: already exists; an adjudication round is never overwritten (choose another -o)")
+    comparison = review_agreement(a, b, resamples=0)
+    disagreements = {
+        (d["kind"], d["verdict_file"], d["model"], d["question_id"]): (str(d["a"]), str(d["b"])) for d in comparison.disagreements
+    }
+    records = []
+    for i, entry in enumerate(settled):
+        qid, model = entry.get("question_id"), entry.get("model") or None
+        match = [k for k in disagreements if str(k[3]) == str(qid) and k[2] == model]
+        if not match:
+            raise InputError(f"settled entry {i + 1}: question {qid!r} model {model!r} is no disagreement of {a} and {b}")
+        if len(match) > 1:
+            raise InputError(f"settled entry {i + 1}: question {qid!r} names {len(match)} disagreements; give its model")
+        kind, vf, _m, q = match[0]
+        who = entry.get("settled_by")
+        names = [w.strip() for w in (who.split("+") if isinstance(who, str) else list(who or [])) if w.strip()]
+        if not names:
+            raise InputError(f"settled entry {i + 1}: question {qid!r}: settled_by names nobody")
+        records.append(
+            {
+                "kind": kind,
+                "verdict_file": vf,
+                "model": model,
+                "question_id": q,
+                "a": disagreements[match[0]][0],
+                "b": disagreements[match[0]][1],
+                "label": str(entry.get("label", "")),
+                "settled_by": names,
+                "note": entry.get("note") or None,
+            }
+        )
+    folder = out.parent
+    doc = {
+        "kind": ROUND_KIND,
+        "jury_version": __version__,
+        "provenance": provenance(),
+        "created_at": utc_now(),
+        "reviews": [
+            {
+                **bind_file(p, folder, sha256_file(p)).model_dump(),
+                "content_sha256": side["content_sha256"],
+                "reviewer": side["reviewer"],
+            }
+            for p, side in ((Path(a), comparison.a), (Path(b), comparison.b))
+        ],
+        "records": records,
+    }
+    path = write_round(doc, out, disagreements)
+    locked = load_round(path)
+    counts: dict[str, int] = {}
+    for r in locked.records:
+        key = " + ".join(r.settled_by)
+        counts[key] = counts.get(key, 0) + 1
+    return SettledRound(
+        path=path,
+        content_sha256=str(locked.content_sha256),
+        settled=len(locked.records),
+        settled_by=counts,
+        inputs=[Path(a), Path(b)],
+    )
