@@ -37,7 +37,7 @@ def vocabulary_only() -> set[str]:
         vocab.BlindAnswer.ANSWER_2,
         vocab.BlindAnswer.BOTH,
         vocab.BlindAnswer.NEITHER,
-        *vocab.DEFECT_TYPES[:-1],  # "other" is an ordinary word
+        *(t for t in vocab.DEFECT_TYPES if t != vocab.DefectType.OTHER),  # "other" is an ordinary word
         vocab.Outcome.GOLD_ERROR,
         vocab.Outcome.MISROUTED,
         vocab.Outcome.MISMATCH,

@@ -91,6 +91,11 @@ RECIPES: dict[str, list[tuple[str, list[str]]]] = {
     ],
     "review export --output": [("file", ["review", "export", "--verdicts", "verdicts/adj.json", "-o", "OUT"])],
     "review lock --output": [("new", ["review", "lock", "--verdicts", "verdicts/adj.json", "-o", "OUT"])],
+    "review sample --output": [("new", ["review", "sample", "--verdicts", "verdicts/adj.json", "--n", "2", "-o", "OUT"])],
+    # refused for the existing output before the review files are read (so any two files do)
+    "review settle --output": [
+        ("new", ["review", "settle", "verdicts/adj.json", "verdicts/adj.json", "--decisions", "labels.jsonl", "-o", "OUT"])
+    ],
     "adjudicate --output": [("new", ["adjudicate", "run.jsonl", "--panel", "panel.toml", "-o", "OUT"])],
     "audit-gold --output": [("new", ["audit-gold", "gold.json", "--panel", "audit.toml", "-o", "OUT"])],
     "store merge --output": [("store", ["store", "merge", ".jury/store.db", "-o", "OUT"])],

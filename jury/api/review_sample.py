@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from jury.api.result import Result
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.vocab import Verdict
 
 SEPARATOR = "/"
 
@@ -78,9 +79,9 @@ class ReviewSample(Result):
 
 def _agreement(record: Any, kind: str) -> str:
     counted = {v.category for v in record.votes if v.category and not v.abstained and not v.skipped and not v.inconsistent}
-    settled = record.verdict not in ("no_majority", "undecided") if kind == "adjudication" else record.decided
+    settled = record.verdict not in (Verdict.NO_MAJORITY, Verdict.UNDECIDED) if kind == "adjudication" else record.decided
     if not settled:
-        return "no_majority"
+        return Verdict.NO_MAJORITY.value
     return "unanimous" if len(counted) == 1 else "majority"
 
 
