@@ -81,7 +81,7 @@ def test_import_labels_gives_what_the_command_prints_and_writes(tmp_path: Path, 
     ("kind", "kwargs", "message"),
     [
         ("wretblad", {"runs_out": "r.jsonl"}, "runs_out, gold_out and family are for the flex kinds"),
-        ("flex-agreement", {"original": "gold.json"}, "original is only for the arcwise kind"),
+        ("flex-agreement", {"original": "gold.json"}, "original is only for the arcwise and platinum kinds"),
         ("flex-agreement", {"output": "fp.jsonl"}, "fp.jsonl: is the input file"),
         ("flex-agreement", {"gold_out": "gold.json"}, "gold.json: is the input file"),
         ("spider", {}, "unknown label set 'spider'"),

@@ -10,15 +10,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
 from jury.api.result import Result
 from jury.inputs.judgments import JudgeRecord
 from jury.inputs.labels import AdjudicationLabel, GoldLabel
-from jury.inputs.records import GoldItem, RunRecord
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.pipeline.project import PathLike, Project, as_paths
+
+if TYPE_CHECKING:
+    from jury.inputs.label_import import LabelImportReport
 
 SHOWN = 5  # how many unmatched items and differences the notes list
 
@@ -100,11 +103,16 @@ def import_labels(
     gold_out: PathLike | None = None,
     family: str | None = None,
     original: PathLike | None = None,
+    db_root: PathLike | None = None,
+    store: PathLike | None = None,
+    comparator: str | None = None,
+    timeout: float | None = None,
     project: Project | None = None,
 ) -> LabelImport:
     """Import FLEX's (``flex-agreement``, ``flex-categories``; ``flex-judge``: FLEX's own LLM
     judge's verdicts, as judgments), Wretblad et al.'s (``wretblad``) or Arcwise's (``arcwise``)
-    labels from ``files``, matched to the gold file (default jury.toml's gold).
+    labels from ``files``, matched to the gold file (default jury.toml's gold); ``platinum``: a
+    corrected gold file in BIRD's dev.json shape (``csv``: gold labels anyone wrote).
 
     ``output``: write the labels (judgments) there; flex kinds: ``runs_out`` and ``gold_out``
     write the pairs as run JSONL and their gold items, ``family``: the model family recorded on
@@ -132,6 +140,16 @@ def import_labels(
         db_root=project.db_root(),
     )
     report = read_set(name, paths, load_gold(gold_path), original=original)
+    if report.changed:
+        _decide_changes(
+            report,
+            project,
+            db_root=db_root,
+            store=store,
+            comparator=comparator,
+            timeout=timeout,
+            need_databases=name == LabelSet.PLATINUM,
+        )
     if not report.labels and not report.judgments:
         raise InputError(f"{name}: no labels (unmatched: {len(report.unmatched)}, unresolved: {len(report.unresolved)})")
     runs = [r.model_copy(update={"family": family}) for r in report.runs] if family else report.runs
@@ -154,6 +172,68 @@ def import_labels(
             write_output(Path(path), text())
             found.written.append(Path(path))
     return found
+
+
+def _decide_changes(
+    report: LabelImportReport,
+    project: Project,
+    *,
+    db_root: PathLike | None,
+    store: PathLike | None,
+    comparator: str | None,
+    timeout: float | None,
+    need_databases: bool,
+) -> None:
+    """Decide each changed SQL of ``report`` (``report.changed``: the original gold items) by
+    executing the original and the corrected query on the question's database and comparing the
+    results under the comparator (the item's ``order_matters`` kept): a different result (or
+    either query failing) is a defect, an equal one a format-only change (not defective)."""
+    from jury.compare.outcomes import evaluate
+    from jury.errors import InputError
+    from jury.inputs.io import database_path
+    from jury.vocab import Comparator, Outcome
+
+    name = project.get("comparator", comparator, Comparator.BIRD)
+    settings = project.settings(comparator=name, timeout=timeout)
+    root = project.db_root(db_root)
+    by_qid = {lab.question_id: lab for lab in report.labels if isinstance(lab, GoldLabel)}
+    gold: dict[QuestionId, GoldItem] = {}
+    records: list[RunRecord] = []
+    for qid, before in report.changed.items():
+        label = by_qid[qid]
+        assert label.corrected_sql is not None
+        if settings.db_urls.url_for(before.db_id) is None and (root is None or not database_path(root, before.db_id).is_file()):
+            where = f"no database file for db_id {before.db_id!r} under {root}" if root else "no db_root"
+            if need_databases:
+                raise InputError(
+                    f"{report.kind}: question {qid!r}: {where}; a changed SQL is decided by executing it "
+                    "(give --db-root or set db_root in jury.toml)"
+                )
+            report.counts["SQL changed, not executed (no database)"] += 1
+            label.note = "; ".join(filter(None, [label.note, f"not executed ({where}): defective by the changed text"]))
+            continue
+        gold[qid] = before.model_copy(update={"result": None, "recorded": None})
+        records.append(RunRecord(model="corrected", question_id=qid, db_id=before.db_id, sql=label.corrected_sql))
+    if not records:
+        return
+    with project.open_store(store) as st:
+        evaluation = evaluate(gold, records, root, st, settings)
+    for pair in evaluation.pairs:
+        label = by_qid[pair.question_id]
+        if pair.outcome == Outcome.MATCH:
+            report.counts["SQL changed, same result (format-only)"] += 1
+            label.gold_defective, label.corrected_sql = False, None
+            change = f"format-only change: the corrected SQL gives the same result under {name}"
+        else:
+            report.counts["SQL changed, result differs"] += 1
+            if pair.outcome == Outcome.GOLD_ERROR:
+                why = f"the original fails: {pair.error}"
+            elif pair.outcome in (Outcome.ERROR, Outcome.TIMEOUT):
+                why = f"the corrected SQL: {pair.outcome} {pair.error or ''}".rstrip()
+            else:
+                why = str(pair.outcome)
+            change = f"SQL changed, result differs under {name} ({why})"
+        label.note = "; ".join(filter(None, [change, label.note]))
 
 
 def _notes(found: LabelImport, by_annotator: Counter[tuple[str, str]]) -> list[str]:

@@ -36,10 +36,33 @@ def import_(
         "its pairs; jury never guesses, and `jury adjudicate` needs one to keep same-family jurors off).",
     ),
     original: Path | None = typer.Option(
-        None, "--original", help="arcwise: the original mini-dev gold (mini_dev_sqlite.json); default: the --gold file."
+        None,
+        "--original",
+        help="arcwise, platinum: the original gold the set corrects (arcwise: mini_dev_sqlite.json); default: the --gold file.",
+    ),
+    db_root: Path | None = typer.Option(
+        None,
+        "--db-root",
+        help="arcwise, platinum: the databases a changed SQL runs on (<db_root>/<db_id>/<db_id>.sqlite). "
+        "Default: jury.toml's db_root.",
+    ),
+    store: Path | None = typer.Option(None, "--store", help="The store caching executions. Default: jury.toml's."),
+    comparator: str | None = typer.Option(
+        None,
+        "--comparator",
+        help="arcwise, platinum: the comparator that decides whether a changed SQL changes the result. "
+        "Default: jury.toml's, else bird.",
+    ),
+    timeout: float | None = typer.Option(
+        None, "--timeout", help="arcwise, platinum: each execution's timeout in seconds. Default: jury.toml's, else 30."
     ),
 ) -> None:
-    """Import FLEX's, Wretblad et al.'s or Arcwise's human labels, matched to the gold file.
+    """Import FLEX's, Wretblad et al.'s, Arcwise's, a corrected gold file's (platinum) or a CSV's
+    human labels, matched to the gold file.
+
+    arcwise and platinum: a changed SQL is a defect only when its result changes: the original
+    and the corrected query run on the question's database and are compared under the
+    comparator; an equal result is a format-only change (not defective).
 
     flex-judge imports no human labels but FLEX's own LLM judge's verdicts as judgments,
     for `jury calibrate --judgments`.
@@ -51,7 +74,18 @@ def import_(
     from jury.results.render import safe
 
     found = import_labels(
-        kind, files, gold=gold, output=output, runs_out=runs_out, gold_out=gold_out, family=family, original=original
+        kind,
+        files,
+        gold=gold,
+        output=output,
+        runs_out=runs_out,
+        gold_out=gold_out,
+        family=family,
+        original=original,
+        db_root=db_root,
+        store=store,
+        comparator=comparator,
+        timeout=timeout,
     )
     if output is None:
         emit(found.render())

@@ -72,6 +72,10 @@ class LabelImportReport:
     ambiguous: list[str] = field(default_factory=list)  # text matching two or more gold items
     unresolved: list[str] = field(default_factory=list)  # matched but not labelled (e.g. no majority)
     differences: list[str] = field(default_factory=list)  # the set and the gold file disagree
+    # arcwise, platinum: the original gold item of each question whose SQL the set changed; its
+    # label is a candidate (defective, ``corrected_sql``) until jury.api.labels has executed both
+    # queries and compared their results
+    changed: dict[QuestionId, GoldItem] = field(default_factory=dict)
 
     def by_annotator(self) -> Counter[tuple[str, str]]:
         return Counter((lab.source, lab.annotator) for lab in self.labels)
@@ -341,11 +345,21 @@ def import_arcwise(files: Sequence[Path], gold: dict[QuestionId, GoldItem], orig
         if original is not None and normalise_sql(before.sql) != normalise_sql(item.sql):
             report.counts["original SQL differs from the gold file"] += 1
             report.differences.append(f"{where}: question {qid!r}: the original mini-dev SQL differs from the gold file's")
-        report.labels.append(_arcwise_label(report, obj, before))
+        label = _arcwise_label(report, obj, before)
+        if label.corrected_sql is not None:
+            report.changed[label.question_id] = before
+        report.labels.append(label)
     return report
 
 
-def _arcwise_label(report: LabelImportReport, obj: dict, before: GoldItem) -> GoldLabel:
+def _arcwise_label(
+    report: LabelImportReport,
+    obj: dict,
+    before: GoldItem,
+    *,
+    annotator: str = "arcwise",
+    source: str = "arcwise-mini-dev",
+) -> GoldLabel:
     sql_changed = normalise_sql(str(obj["SQL"])) != normalise_sql(before.sql)
     text_changed = [
         name
@@ -370,10 +384,49 @@ def _arcwise_label(report: LabelImportReport, obj: dict, before: GoldItem) -> Go
         gold_defective=sql_changed or bool(text_changed),
         defect_type=defect,
         corrected_sql=str(obj["SQL"]) if sql_changed else None,
-        annotator="arcwise",
-        source="arcwise-mini-dev",
+        annotator=annotator,
+        source=source,
         note=note or None,
     )
+
+
+# ---------------------------------------------------------------- a corrected gold file (BIRD-Platinum style)
+
+
+def import_platinum(files: Sequence[Path], gold: dict[QuestionId, GoldItem], original: Path | None) -> LabelImportReport:
+    """A corrected gold file in BIRD's dev.json shape (the same question ids, some SQL changed),
+    compared item by item with the original gold (``original``; by default the gold file). Every
+    item of the file gets a gold label, as for arcwise: a changed SQL (whitespace aside) is a
+    candidate defect (``corrected_sql``; jury.api.labels decides it by executing both), a changed
+    question or evidence with the SQL kept -> defective, ``ambiguous_question``; unchanged -> not
+    defective. Annotator: the file's stem; source ``platinum:<file name>``."""
+    report = LabelImportReport(LabelSet.PLATINUM)
+    if len(files) != 1:
+        raise InputError(f"platinum: expected one corrected gold file, got {len(files)}")
+    path = files[0]
+    corrected = load_gold(path)
+    orig = gold if original is None else load_gold(original)
+    index = GoldIndex(gold)
+    for qid, fixed in corrected.items():
+        where = f"{path}: question {qid!r}"
+        before = orig.get(qid)
+        if before is None:
+            report.unmatched.append(f"{where}: not in the original gold {original or ''}".rstrip())
+            continue
+        if fixed.db_id != before.db_id:
+            raise InputError(f"{where}: db_id {fixed.db_id!r}, the original gold's is {before.db_id!r}")
+        item = index.match(report, where, qid, before.question, before.db_id, text_fallback=False)
+        if item is None:
+            continue
+        if original is not None and normalise_sql(before.sql) != normalise_sql(item.sql):
+            report.counts["original SQL differs from the gold file"] += 1
+            report.differences.append(f"{where}: the original SQL differs from the gold file's")
+        obj = {"SQL": fixed.sql, "question": fixed.question, "evidence": fixed.evidence}
+        label = _arcwise_label(report, obj, before, annotator=path.stem, source=f"platinum:{path.name}")
+        if label.corrected_sql is not None:
+            report.changed[label.question_id] = before
+        report.labels.append(label)
+    return report
 
 
 # ---------------------------------------------------------------- FLEX
@@ -808,8 +861,8 @@ def import_labels(
     paths = [Path(f) for f in files]
     if kind not in KINDS:
         raise InputError(f"unknown label set {kind!r}; choose one of: {', '.join(KINDS)}")
-    if original is not None and kind != LabelSet.ARCWISE:
-        raise InputError("original is only for the arcwise kind")
+    if original is not None and kind not in (LabelSet.ARCWISE, LabelSet.PLATINUM):
+        raise InputError("original is only for the arcwise and platinum kinds")
     if kind == LabelSet.FLEX_AGREEMENT:
         return import_flex_agreement(paths, gold)
     if kind == LabelSet.FLEX_CATEGORIES:
@@ -820,6 +873,8 @@ def import_labels(
         return import_wretblad(paths, gold)
     if kind == LabelSet.CSV:
         return import_csv(paths, gold)
+    if kind == LabelSet.PLATINUM:
+        return import_platinum(paths, gold, None if original is None else Path(original))
     return import_arcwise(paths, gold, None if original is None else Path(original))
 
 

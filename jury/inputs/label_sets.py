@@ -15,6 +15,7 @@ class LabelSet(StrEnum):
     FLEX_JUDGE = "flex-judge"  # FLEX's own LLM judge: judgments (jury/inputs/judgments.py), not human labels
     WRETBLAD = "wretblad"
     ARCWISE = "arcwise"
+    PLATINUM = "platinum"  # a corrected gold file in BIRD's dev.json shape (BIRD-Platinum style)
     CSV = "csv"  # a generic CSV of gold labels: question_id, defective, type, note, annotator
 
 
