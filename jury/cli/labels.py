@@ -57,8 +57,9 @@ def import_(
         None, "--timeout", help="arcwise, platinum: each execution's timeout in seconds. Default: jury.toml's, else 30."
     ),
 ) -> None:
-    """Import FLEX's, Wretblad et al.'s, Arcwise's, a corrected gold file's (platinum) or a CSV's
-    human labels, matched to the gold file.
+    """Import human labels (FLEX, Wretblad et al., Arcwise, a corrected gold file, a CSV).
+
+    Each set is matched to the gold file question by question.
 
     arcwise and platinum: a changed SQL is a defect only when its result changes: the original
     and the corrected query run on the question's database and are compared under the
