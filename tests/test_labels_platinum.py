@@ -186,3 +186,49 @@ def test_arcwise_743_dropped_cast_is_not_defective(tmp_path):
     elsewhere = [lab for lab in found.labels if "not executed" in (lab.note or "")]
     assert elsewhere and all(lab.gold_defective and lab.corrected_sql for lab in elsewhere)
     assert found.counts["SQL changed, not executed (no database)"] == len(elsewhere)
+
+
+@pytest.mark.slow
+def test_calibrate_audit_measures_the_panel_against_the_imported_labels(tmp_path, monkeypatch, fake_llm):
+    """A scripted panel flags 717 (the alias) and 722 (the real fix): against the platinum
+    labels (722 defective only) its precision is 1/2 and its recall 1/1, by hand."""
+    import re
+
+    from jury.results.calibration import calibrate
+    from jury.verdicts.lock import load_locked
+    from tests.support.fakellm import json_reply
+    from tests.support.jurytest import user_text, write_panel
+
+    items = original()
+    subset = [items[q] for q in (717, 718, 719, 721, 722)]
+    (tmp_path / "dev.json").write_text(json.dumps(subset))
+    (tmp_path / "jury.toml").write_text(f'gold = "dev.json"\ndb_root = "{EXAMPLE / "databases"}"\nworkers = 1\n')
+    monkeypatch.chdir(tmp_path)
+    by_text = {item["question"]: item["question_id"] for item in subset}
+    flagged = {717, 722}
+
+    def respond(req):
+        q = by_text[re.search(r"<question>\n(.*?)\n</question>", user_text(req), re.S).group(1)]
+        bad = q in flagged
+        return json_reply(
+            {"reasoning": "scripted", "verdict": "defective" if bad else "valid", "defect_type": "other" if bad else None}
+        )
+
+    jurors = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google")]
+    for name, _ in jurors:
+        fake_llm.script(name, respond)
+    panel = write_panel(tmp_path, fake_llm.base_url, jurors, style="audit", k=3, name="audit.toml")
+    res = runner.invoke(app, ["audit-gold", "dev.json", "--panel", str(panel)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    apath = next((tmp_path / "verdicts").glob("audit-*.json"))
+    res = runner.invoke(app, ["labels", "import", "platinum", str(corrected_file(tmp_path)), "-o", "labels.jsonl"])
+    assert res.exit_code == 0, res.output
+    cal = calibrate(load_labels([tmp_path / "labels.jsonl"]), audits=[(apath, load_locked(apath))])
+    figures = {
+        f.metric: f.value
+        for f in cal.figures
+        if (f.section, f.subject) == ("audit", "panel") and f.metric in ("precision (flagged)", "recall (flagged)")
+    }
+    assert figures == {"precision (flagged)": pytest.approx(1 / 2), "recall (flagged)": pytest.approx(1.0)}
+    res = runner.invoke(app, ["calibrate", "--labels", "labels.jsonl", "--audit", str(apath)])
+    assert res.exit_code == 0, res.output

@@ -136,8 +136,8 @@ def import_labels(
     guard_outputs(
         [output, runs_out, gold_out],
         [*paths, gold_path, original],
-        store=project.store_path(),
-        db_root=project.db_root(),
+        store=project.store_path(store),
+        db_root=project.db_root(db_root),
     )
     report = read_set(name, paths, load_gold(gold_path), original=original)
     if report.changed:
