@@ -46,24 +46,30 @@ REAL_FIX = (
 
 def corrected_file(tmp_path: Path) -> Path:
     items = original()
-    fixed = [dict(items[q]) for q in (717, 718, 719, 721, 722)]
-    fixed[0]["SQL"] = fixed[0]["SQL"].replace("SELECT T3.power_name", "SELECT T3.power_name AS power")
-    fixed[1]["SQL"] = fixed[1]["SQL"].replace(" FROM ", "\n   FROM ") + ";"
-    fixed[3]["SQL"] = fixed[3]["SQL"].replace("SELECT COUNT(T1.id)", "SELECT CAST(COUNT(T1.id) AS REAL)")
-    fixed[4]["SQL"] = REAL_FIX
+    fixed = {q: dict(items[q]) for q in (717, 718, 719, 720, 721, 722)}
+    fixed[717]["SQL"] = fixed[717]["SQL"].replace("SELECT T3.power_name", "SELECT T3.power_name AS power")
+    fixed[718]["SQL"] = fixed[718]["SQL"].replace(" FROM ", "\n   FROM ") + ";"
+    fixed[720]["SQL"] = fixed[720]["SQL"].replace("SELECT DISTINCT T1.full_name", "SELECT DISTINCT T1.full_name AS name")
+    fixed[720]["question"] += " Give their full names."
+    fixed[721]["SQL"] = fixed[721]["SQL"].replace("SELECT COUNT(T1.id)", "SELECT CAST(COUNT(T1.id) AS REAL)")
+    fixed[722]["SQL"] = REAL_FIX
     path = tmp_path / "platinum_dev.json"
-    path.write_text(json.dumps(fixed))
+    path.write_text(json.dumps(list(fixed.values())))
     return path
 
 
-def expected(path: Path) -> dict[int, bool]:
-    """question id -> defective, by hand: the SQL changed (beyond whitespace) and sqlite3's rows differ."""
-    before = original()
+def expected(path: Path, gold: Path = EXAMPLE / "dev.json") -> dict[int, bool]:
+    """question id -> defective, by hand: the SQL changed (beyond whitespace) and sqlite3's rows
+    differ, or the question was reworded (an equal result then leaves the rewording)."""
+    before = {item["question_id"]: item for item in json.loads(gold.read_text())}
     got = {}
     for item in json.loads(path.read_text()):
-        old, new = before[item["question_id"]]["SQL"], item["SQL"]
+        if item["question_id"] not in before:
+            continue
+        was = before[item["question_id"]]
+        old, new = was["SQL"], item["SQL"]
         changed = " ".join(old.split()).rstrip(";") != " ".join(new.split()).rstrip(";")
-        got[item["question_id"]] = changed and rows(old) != rows(new)
+        got[item["question_id"]] = (changed and rows(old) != rows(new)) or was["question"] != item["question"]
     return got
 
 
@@ -74,7 +80,8 @@ def test_independent_source_sees_the_three_kinds(tmp_path):
     new = {item["question_id"]: item["SQL"] for item in json.loads(path.read_text())}
     assert all(rows(before[q]["SQL"]) == rows(new[q]) for q in (717, 721))  # format only
     assert new[717] != before[717]["SQL"] and new[721] != before[721]["SQL"]
-    assert expected(path) == {717: False, 718: False, 719: False, 721: False, 722: True}
+    assert rows(before[720]["SQL"]) == rows(new[720]) and new[720] != before[720]["SQL"]  # format only, but reworded
+    assert expected(path) == {717: False, 718: False, 719: False, 720: True, 721: False, 722: True}
 
 
 def test_platinum_labels_only_result_changes(tmp_path):
@@ -90,9 +97,11 @@ def test_platinum_labels_only_result_changes(tmp_path):
         assert by_q[q].defect_type is None and by_q[q].corrected_sql is None
         assert (by_q[q].note or "").startswith("format-only change")
     assert by_q[718].note is None and by_q[719].note is None  # whitespace aside: unchanged
+    assert by_q[720].defect_type == "ambiguous_question" and by_q[720].corrected_sql is None
+    assert (by_q[720].note or "").startswith("format-only change") and "question reworded" in (by_q[720].note or "")
     assert {lab.source for lab in found.labels} == {"platinum:platinum_dev.json"}
     assert {lab.annotator for lab in found.labels} == {"platinum_dev"}
-    assert found.counts["SQL changed, same result (format-only)"] == 2
+    assert found.counts["SQL changed, same result (format-only)"] == 3
     assert found.counts["SQL changed, result differs"] == 1
     out = tmp_path / "labels.jsonl"
     found.write(out)
@@ -125,7 +134,7 @@ def test_cli_writes_the_labels(tmp_path, monkeypatch):
          str(EXAMPLE / "databases"), "--store", str(tmp_path / "store.db"), "-o", str(out)],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert "SQL changed, same result (format-only): 2" in res.output
+    assert "SQL changed, same result (format-only): 3" in res.output
     assert {g.question_id: g.gold_defective for g in load_labels([out]).gold} == expected(path)
 
 
@@ -181,7 +190,8 @@ def test_arcwise_743_dropped_cast_is_not_defective(tmp_path):
     # every other changed superhero SQL: defective exactly when sqlite3's rows differ
     for q, item in cleaned.items():
         if item["db_id"] == "superhero" and " ".join(item["SQL"].split()) != " ".join(mini[q]["SQL"].split()):
-            assert by_q[q].gold_defective == (rows(mini[q]["SQL"]) != rows(item["SQL"])), q
+            reworded = any(" ".join(item[k].split()) != " ".join(mini[q][k].split()) for k in ("question", "evidence"))
+            assert by_q[q].gold_defective == (rows(mini[q]["SQL"]) != rows(item["SQL"]) or reworded), q
     # the changes on databases not here stay defective, noted
     elsewhere = [lab for lab in found.labels if "not executed" in (lab.note or "")]
     assert elsewhere and all(lab.gold_defective and lab.corrected_sql for lab in elsewhere)

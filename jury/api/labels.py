@@ -191,7 +191,7 @@ def _decide_changes(
     from jury.compare.outcomes import evaluate
     from jury.errors import InputError
     from jury.inputs.io import database_path
-    from jury.vocab import Comparator, Outcome
+    from jury.vocab import Comparator, DefectType, Outcome
 
     name = project.get("comparator", comparator, Comparator.BIRD)
     settings = project.settings(comparator=name, timeout=timeout)
@@ -224,6 +224,10 @@ def _decide_changes(
             report.counts["SQL changed, same result (format-only)"] += 1
             label.gold_defective, label.corrected_sql = False, None
             change = f"format-only change: the corrected SQL gives the same result under {name}"
+            reworded = report.reworded.get(pair.question_id)
+            if reworded:  # the SQL kept in effect, the text reworded: as arcwise labels a rewording
+                label.gold_defective, label.defect_type = True, DefectType.AMBIGUOUS_QUESTION
+                change += f"; {' and '.join(reworded)} reworded"
         else:
             report.counts["SQL changed, result differs"] += 1
             if pair.outcome == Outcome.GOLD_ERROR:

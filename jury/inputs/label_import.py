@@ -1,6 +1,6 @@
 """`jury labels import`: turn published human-label sets into jury's label files.
 
-Four kinds (jury.inputs.label_sets), each matched question by question to the gold file:
+The kinds (jury.inputs.label_sets), each matched question by question to the gold file:
 
 * ``flex-agreement`` and ``flex-categories``: FLEX's expert judgements of model answers
   (the FLEX section below, which also writes their run records and gold items, so the pairs
@@ -20,10 +20,16 @@ Four kinds (jury.inputs.label_sets), each matched question by question to the go
   (fixed since), with a note saying so;
 * ``arcwise``: Arcwise's cleaned BIRD mini-dev, compared item by item with the original
   mini-dev gold (``--original``; by default the gold file itself). Every item was reviewed,
-  so each gets a gold label: a changed SQL (whitespace aside) -> defective; a changed
-  question or evidence with the SQL kept -> defective, ``ambiguous_question`` (the text
-  admitted a reading other than the SQL's; Arcwise fixed the wording instead of the
+  so each gets a gold label: a changed SQL (whitespace aside) -> a candidate defect
+  (``corrected_sql``, the original item in ``LabelImportReport.changed``: this layer cannot
+  execute, so jury.api.labels runs both queries and keeps the defect only when the result
+  changes under the comparator; an equal result is a format-only change, not defective); a
+  changed question or evidence with the SQL kept -> defective, ``ambiguous_question`` (the
+  text admitted a reading other than the SQL's; Arcwise fixed the wording instead of the
   query); unchanged -> not defective. The correction note goes in ``note``.
+* ``platinum``: a corrected gold file in BIRD's dev.json shape (BIRD-Platinum style: the same
+  question ids, some SQL changed), compared with the original gold as ``arcwise`` is; the
+  annotator is the file's stem, the source ``platinum:<file name>``.
 * ``csv``: gold labels anyone wrote, one row each, columns ``question_id, defective, type,
   note, annotator`` (``defective``: true/false, yes/no or 1/0; ``type``: a defect type or
   empty, only on a defective row; ``note`` may be empty), matched by question id; the source
@@ -76,6 +82,9 @@ class LabelImportReport:
     # label is a candidate (defective, ``corrected_sql``) until jury.api.labels has executed both
     # queries and compared their results
     changed: dict[QuestionId, GoldItem] = field(default_factory=dict)
+    # of those, the questions whose question or evidence was reworded too (which of the two):
+    # a format-only SQL change there leaves the rewording, an ``ambiguous_question`` defect
+    reworded: dict[QuestionId, list[str]] = field(default_factory=dict)
 
     def by_annotator(self) -> Counter[tuple[str, str]]:
         return Counter((lab.source, lab.annotator) for lab in self.labels)
@@ -370,6 +379,8 @@ def _arcwise_label(
     if sql_changed:
         report.counts["SQL changed"] += 1
         defect = None
+        if text_changed:
+            report.reworded[before.question_id] = text_changed
     elif text_changed:
         report.counts["question/evidence changed, SQL kept"] += 1
         defect = DefectType.AMBIGUOUS_QUESTION
