@@ -21,9 +21,10 @@ REPORT = ["report", "run.jsonl", "--audit", "verdicts/audit.json"]
 CORRECTED = ["--review-sample", "verdicts/sample.json", "--sample-review", "ann.json", "--sample-review", "bob.json"]
 
 
-def _reviewed() -> None:
+def _reviewed(bob_differs: int = 0) -> None:
     """A 40-record sample by flag, decided by ann and bob on the review page: the panel's flag,
-    except every 7th question the other way (so the panel errs both ways)."""
+    except every 7th question the other way (so the panel errs both ways); bob decides his
+    first ``bob_differs`` items the other way."""
     from starlette.testclient import TestClient
 
     jury.review_sample("verdicts/sample.json", audit="verdicts/audit.json", by=["flag"], n=40)
@@ -34,6 +35,7 @@ def _reviewed() -> None:
         assert client.get(f"?token={page.token}").status_code == 303
         for n, item in enumerate(page.state.items):
             bad = audit[item.question_id]["flagged"] != (int(item.question_id) % 7 == 0)
+            bad = bad != (who == "bob" and n < bob_differs)
             data = {"choice": "defective", "defect_type": "sql_vs_question"} if bad else {"choice": "valid"}
             assert client.post(f"item/{n}?csrf={page.state.csrf}", data=data).status_code == 303
         res = runner.invoke(app, ["review", "lock", "-o", f"{who}.json", "--reviewer", who, "--sample", "verdicts/sample.json"])
@@ -106,3 +108,25 @@ def test_bad_inputs_are_one_line(folder):  # noqa: F811
         res = runner.invoke(app, args)
         assert res.exit_code == 1, (args, res.output)
         assert says in res.stderr and len(res.stderr.strip().splitlines()) == 1, (args, res.stderr)
+
+
+@pytest.mark.slow
+def test_an_adjudication_round_settles_the_disagreements_the_report_corrects_with(folder):  # noqa: F811
+    _reviewed(bob_differs=5)
+    res = runner.invoke(app, [*REPORT, *CORRECTED])
+    assert res.exit_code == 1 and "settle it first" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    differ = jury.review_agreement("ann.json", "bob.json").disagreements
+    assert len(differ) == 5
+    # the round settles each one the other way from ann: bob was right (so the result differs from ann's alone)
+    rows = ["question_id,model,label,settled_by,note"]
+    rows += [f"{d['question_id']},,{d['b']},cat,bob was right" for d in differ]
+    Path("round.csv").write_text("\n".join(rows) + "\n")
+    res = runner.invoke(app, ["review", "settle", "ann.json", "bob.json", "-o", "round.json", "--decisions", "round.csv"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, [*REPORT, *CORRECTED, "--settled", "round.json", "-f", "json", "-o", "r.json"])
+    assert res.exit_code == 0, res.output
+    (rate,) = json.loads(Path("r.json").read_text())["corrected"]["rates"]
+    lib = jury.review_corrected("verdicts/sample.json", "ann.json", "bob.json", settled="round.json")
+    assert (rate["value"], rate["low"], rate["high"]) == (lib.value, lib.low, lib.high)
+    assert (rate["sensitivity"]["value"], rate["specificity"]["value"]) == (lib.sensitivity, lib.specificity)
+    assert json.loads(Path("r.json").read_text())["corrected"]["settled"] == "round.json"
