@@ -130,3 +130,40 @@ def test_an_adjudication_round_settles_the_disagreements_the_report_corrects_wit
     assert (rate["value"], rate["low"], rate["high"]) == (lib.value, lib.low, lib.high)
     assert (rate["sensitivity"]["value"], rate["specificity"]["value"]) == (lib.sensitivity, lib.specificity)
     assert json.loads(Path("r.json").read_text())["corrected"]["settled"] == "round.json"
+
+
+@pytest.mark.slow
+def test_a_sample_of_answers_and_gold_queries_gets_both_rates(reviewable):
+    """tests/support/reviewtest.py's project: one adjudication and one audit file, every record
+    sampled; the report's two rates are review_corrected's for kind gold and kind adjudication."""
+    from starlette.testclient import TestClient
+
+    _tmp, files = reviewable
+    frame = len(json.loads(files["adj"].read_text())["records"]) + len(json.loads(files["audit"].read_text())["records"])
+    jury.review_sample("verdicts/sample.json", verdicts=[files["adj"]], audit=files["audit"], by=["flag"], n=frame)
+    for who in ("ann", "bob"):
+        page = jury.review_app(sample="verdicts/sample.json", reviewer=who)
+        client = TestClient(page.app, base_url=f"http://127.0.0.1:8765{page.root}/", follow_redirects=False)
+        assert client.get(f"?token={page.token}").status_code == 303
+        for n, item in enumerate(page.state.items):
+            odd = int(item.question_id) % 2  # by question: each reviewer's page has its own order
+            choice = ("both" if odd else "neither") if item.kind == "adjudication" else ("defective" if odd else "valid")
+            data = {"choice": choice, "defect_type": "sql_vs_question"} if choice == "defective" else {"choice": choice}
+            assert client.post(f"item/{n}?csrf={page.state.csrf}", data=data).status_code == 303
+        res = runner.invoke(app, ["review", "lock", "-o", f"{who}.json", "--reviewer", who, "--sample", "verdicts/sample.json"])
+        assert res.exit_code == 0, res.output
+    args = ["report", "run.jsonl", "--verdicts", str(files["adj"]), "--audit", str(files["audit"]), *CORRECTED]
+    res = runner.invoke(app, [*args, "-f", "json", "-o", "r.json"])
+    assert res.exit_code == 0, res.output
+    rates = json.loads(Path("r.json").read_text())["corrected"]["rates"]
+    assert [r["kind"] for r in rates] == ["gold", "adjudication"]
+    for rate in rates:
+        lib = jury.review_corrected("verdicts/sample.json", "ann.json", "bob.json", kind=rate["kind"])
+        assert (rate["population"], rate["sample"], rate["apparent"]) == (lib.population, lib.sample, lib.apparent)
+        assert (rate["value"], rate["low"], rate["high"], rate["reason"]) == (lib.value, lib.low, lib.high, lib.reason)
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0, table.output
+    assert (
+        jury.review_corrected("verdicts/sample.json", "ann.json", "bob.json", kind="adjudication").render().strip()
+        in table.stdout
+    )
