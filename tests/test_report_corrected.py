@@ -84,7 +84,9 @@ def test_the_report_carries_review_corrected_numbers_in_json_text_markdown_and_t
     index = Path("site/index.html").read_text()
     assert '<section id="corrected">' in index and f"<li>{line}</li>" in index
     assert f'data-value="{rate["value"]}"' in index
-    assert "--review-sample verdicts/sample.json --sample-review ann.json --sample-review bob.json" in index  # the rebuild command
+    assert (
+        "--review-sample verdicts/sample.json --sample-review ann.json --sample-review bob.json" in index
+    )  # the rebuild command
     assert json.loads(Path("site/report.json").read_text())["corrected"] == section
     plain_site = runner.invoke(app, [*REPORT, "-f", "html", "-o", "plain-site"])
     assert plain_site.exit_code == 0, plain_site.output
