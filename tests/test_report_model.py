@@ -95,7 +95,7 @@ def test_json_output_is_the_model_dump_in_field_order(kwargs):
     text = render_report(report, "json")
     data = report.model_dump(mode="json")
     assert text == to_json(data)
-    optional = {"error_categories"}  # written only with --taxonomy verdict files
+    optional = {"error_categories", "corrected"}  # written only with --taxonomy verdict files, --review-sample
     assert list(json.loads(text)) == [f for f in Report.model_fields if f not in optional]  # the model's field order
     assert list(json.loads(text)["models"][0]) == list(type(report.models[0]).model_fields)
     # a report read back from its JSON renders exactly as the model does, in every format

@@ -54,6 +54,7 @@ class ReportSources:
     positions_from: Path | None = None
     models: list[str] | None = None  # model= (only these models of the runs)
     compare_panels: list[Path] | None = None  # compare_panels= (the site's "Two panels compared")
+    corrected: list[Path] | None = None  # review_sample=, sample_reviews=, settled= (the corrected section)
 
 
 class Chart(BaseModel):
@@ -158,7 +159,60 @@ def _more_flags(s: ReportSources) -> list[str]:
         flags += ["--model", m]
     for p in s.compare_panels or []:
         flags += ["--compare-panels", str(p)]
+    if s.corrected:
+        sample, a, b, *settled = s.corrected
+        flags += ["--review-sample", str(sample), "--sample-review", str(a), "--sample-review", str(b)]
+        flags += [x for r in settled for x in ("--settled", str(r))]
     return flags
+
+
+def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_file: Path) -> Any:
+    """The corrected section (jury.results.corrected): ``jury.review_corrected``'s computation
+    for every kind of record the sample holds, its frame bound to the report's gold."""
+    from jury.api.review_corrected import correction
+    from jury.inputs.io import sha256_file
+    from jury.results.corrected import Corrected, CorrectedRate, SampleShare
+    from jury.verdicts.sample import load_sample
+
+    if len(reviews) != 2:
+        raise InputError(f"review_sample: give two reviewers' review files (sample_review), got {len(reviews)}")
+    drawn = load_sample(sample)
+    kinds = [k for k in ("gold", "adjudication") if any(str(r.kind) == k for r in drawn.records)]
+    rates, names = [], []
+    for kind in kinds:
+        c = correction(sample, reviews[0], reviews[1], settled=settled, kind=kind)
+        if sha256_file(c.gold_path) != sha256_file(gold_file):
+            raise InputError(f"{sample}: its frame was made for the gold {c.gold_path}, not for this report's {gold_file}")
+        got, names = c.rate, c.reviewers
+
+        def share(d: Any) -> SampleShare:
+            return SampleShare(value=d.value, low=d.low, high=d.high, n=d.n)
+
+        rates.append(
+            CorrectedRate(
+                kind=kind,  # type: ignore[arg-type]
+                population=got.population,
+                sample=got.sample,
+                apparent=got.apparent,
+                value=got.value,
+                low=got.low,
+                high=got.high,
+                bootstrap_low=got.bootstrap.low,
+                bootstrap_high=got.bootstrap.high,
+                sensitivity=share(got.accuracy.sensitivity),
+                specificity=share(got.accuracy.specificity),
+                reason=got.reason,
+            )
+        )
+    return Corrected(
+        sample_file=str(sample),
+        sample_sha256=str(drawn.content_sha256),
+        review_files=[str(r) for r in reviews],
+        settled=None if settled is None else str(settled),
+        reviewers=names,
+        confidence=0.95,
+        rates=rates,
+    )
 
 
 def _only_models(ev: Any, records: list[RunRecord], model: str | Sequence[str]) -> tuple[Any, list[RunRecord]]:
@@ -201,6 +255,9 @@ def report(
     allow_superseded: bool = False,
     model: str | Sequence[str] | None = None,
     compare_panels: Sequence[PathLike] = (),
+    review_sample: PathLike | None = None,
+    sample_review: Sequence[PathLike] = (),
+    settled: PathLike | None = None,
     site_dir: PathLike | None = None,
     **evaluation: Unpack[EvaluationOptions],
 ) -> Report:
@@ -224,6 +281,12 @@ def report(
         model: report only this model or these models of the runs.
         compare_panels: two verdict files of two panels (of this gold and these runs), compared in the
             html site's "Two panels compared" section (as ``jury.compare_panels``).
+        review_sample: a locked sample file (``jury review sample``) two reviewers decided: the report
+            gets a ``corrected`` section, the panel's rates corrected by them (as ``jury.review_corrected``
+            computes them, for each kind of record the sample holds; its frame must be of this gold).
+        sample_review: with review_sample: the two reviewers' locked review files of that sample.
+        settled: with review_sample: the adjudication round file (``jury review settle``) settling their
+            disagreements.
         site_dir: a site folder the caller will write, checked before any work.
         evaluation: how run files are evaluated: ``gold=``, ``db_root=``, ``db_url=``, ``store=``, the
             settings, ``missing=``, ``positions_from=``, ``project=``, ``progress=``, ``outputs=``
@@ -253,7 +316,12 @@ def report(
     verdict_paths, review_path = as_paths(verdicts), Path(review) if review is not None else None
     panel_paths = as_paths(compare_panels)
     families_path = Path(families) if families is not None else None
-    files = [audit_path, *verdict_paths, families_path, review_path, *panel_paths]
+    sample_path, sample_reviews = Path(review_sample) if review_sample is not None else None, as_paths(sample_review)
+    settled_path = Path(settled) if settled is not None else None
+    if sample_path is None and (sample_reviews or settled_path is not None):
+        raise InputError("sample_review and settled correct the panel's rates on a sample: give review_sample too")
+    corrected_paths = [p for p in (sample_path, *sample_reviews, settled_path) if p is not None]
+    files = [audit_path, *verdict_paths, families_path, review_path, *panel_paths, *corrected_paths]
     store_path, root, positions, inputs = _inputs(project, base, o, run_paths, files, site_dir)
     locked = load_verdict_inputs(  # locks first
         audit_path, verdict_paths, review_path, allow_superseded, base=base.verdicts if base is not None else None
@@ -265,6 +333,10 @@ def report(
         panels = panels_for_report(
             panel_paths, base.gold_path if base is not None else project.gold(o["gold"]), run_paths, seed=seed
         )
+    corrected = None
+    if sample_path is not None:
+        gold_for = base.gold_path if base is not None else project.gold(o["gold"])
+        corrected = _corrected(sample_path, sample_reviews, settled_path, gold_for)
     registry = None
     if families_path is not None:
         from jury.judging.families import load_registry
@@ -279,11 +351,12 @@ def report(
     built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(
         ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
-        positions_from=positions, models=models, compare_panels=panel_paths or None,
+        positions_from=positions, models=models, compare_panels=panel_paths or None, corrected=corrected_paths or None,
     )  # fmt: skip
     return Report.model_validate(
         {
             **{name: getattr(built, name) for name in ReportModel.model_fields},
+            "corrected": corrected,
             "notes": [w for w in (coverage_warning(ev),) if w] + review_note(locked.review_info),
             "review_info": locked.review_info,
             "panels": panels,

@@ -11,11 +11,15 @@ is refused. Gold queries: "defective" is positive; adjudicated answers: a credit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jury.api.result import Result
 from jury.pipeline.project import PathLike
+
+if TYPE_CHECKING:
+    from jury.stats_correction import CorrectedRate
 
 
 class ReviewCorrected(Result):
@@ -43,11 +47,23 @@ class ReviewCorrected(Result):
             from jury.results.render import to_json
 
             return to_json(self.model_dump(mode="json"))
-        what = "gold defect rate" if self.kind == "gold" else "credited rate"
-        head = f"{what}: panel says {100 * self.apparent:.1f} %, corrected by {len(self.reviewers)} reviewers on {self.sample} items: "
-        if self.value is None:
-            return head + f"undefined ({self.reason})\n"
-        return head + f"{100 * self.value:.1f} % [{100 * (self.low or 0):.1f}, {100 * (self.high or 0):.1f}]\n"
+        from jury.results.corrected import rate_line
+
+        line = rate_line(self.kind, len(self.reviewers), self.apparent, self.sample, self.value, self.low, self.high, self.reason)
+        return line + "\n"
+
+
+@dataclass(frozen=True)
+class Correction:
+    """What :func:`correction` computes: the reviewers' names, the corrected rate (Se and Sp
+    with their intervals in ``rate.accuracy``), the gold file the sample's frame binds, and the
+    files read."""
+
+    kind: str
+    reviewers: list[str]
+    rate: CorrectedRate
+    gold_path: Path
+    inputs: list[Path]
 
 
 def review_corrected(
@@ -73,6 +89,38 @@ def review_corrected(
         seed: the bootstrap's seed.
         confidence: the intervals' nominal coverage.
     """
+    c = correction(sample, a, b, settled=settled, kind=kind, resamples=resamples, seed=seed, confidence=confidence)
+    got = c.rate
+    return ReviewCorrected(
+        kind=kind,
+        reviewers=c.reviewers,
+        population=got.population,
+        sample=got.sample,
+        apparent=got.apparent,
+        value=got.value,
+        low=got.low,
+        high=got.high,
+        bootstrap=[got.bootstrap.low, got.bootstrap.high],
+        sensitivity=got.accuracy.sensitivity.value,
+        specificity=got.accuracy.specificity.value,
+        reason=got.reason,
+        inputs=c.inputs,
+    )
+
+
+def correction(
+    sample: PathLike,
+    a: PathLike,
+    b: PathLike,
+    *,
+    settled: PathLike | None = None,
+    kind: str = "gold",
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Correction:
+    """:func:`review_corrected`'s computation (its arguments), for a caller that needs more than
+    its result (``jury.report``'s corrected section: Se and Sp intervals, the frame's gold)."""
     from jury.api.review_agreement import label_of
     from jury.api.review_sample import SEPARATOR, frame_records
     from jury.errors import InputError
@@ -99,6 +147,11 @@ def review_corrected(
         raise InputError(f"{sp}: its frame holds no {kind} records")
     position = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): i for i, r in enumerate(frame)}
     reviews = [load_review(a), load_review(b)]
+    for path, doc in zip((a, b), reviews):
+        of = doc.settings.get("sample_file")
+        if of != drawn.content_sha256:
+            what = f"a review of the sample {of}" if of else "not a review of a sample (jury review lock --sample)"
+            raise InputError(f"{path}: is {what}, not of {sp} ({drawn.content_sha256})")
     names = [doc.reviewers[0] if len(doc.reviewers) == 1 else "+".join(doc.reviewers) for doc in reviews]
     labels = [{(str(r.kind), r.verdict_file, r.model, r.question_id): label_of(r) for r in doc.records} for doc in reviews]
     by_round: dict[tuple[Any, ...], str] = {}
@@ -128,18 +181,4 @@ def review_corrected(
     got = corrected_rate(
         [bool(r["flag"]) for r in frame], strata, idx, truth, resamples=resamples, seed=seed, confidence=confidence
     )
-    return ReviewCorrected(
-        kind=kind,
-        reviewers=names,
-        population=got.population,
-        sample=got.sample,
-        apparent=got.apparent,
-        value=got.value,
-        low=got.low,
-        high=got.high,
-        bootstrap=[got.bootstrap.low, got.bootstrap.high],
-        sensitivity=got.accuracy.sensitivity.value,
-        specificity=got.accuracy.specificity.value,
-        reason=got.reason,
-        inputs=[sp, Path(a), Path(b)],
-    )
+    return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)])

@@ -32,6 +32,13 @@ _HELP = {
         "table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a "
         "preview of the gold's result and the audit file's hash. Needs no run files."
     ),
+    "review_sample": (
+        "Locked sample file (jury review sample) two reviewers decided: the report gets a 'corrected' section, "
+        "the panel's gold defect rate (and credited rate) corrected by them with intervals, and the panel's "
+        "sensitivity and specificity on the sample, as jury review corrected computes them."
+    ),
+    "sample_review": "With --review-sample: a reviewer's locked review file of that sample (give it twice: A and B).",
+    "settled": "With --review-sample: the adjudication round file (jury review settle) settling the two reviewers' disagreements.",
 }
 
 
@@ -76,6 +83,9 @@ def report(
         help="-f html: two verdict files of two panels (give it twice: two audits of this gold, or two adjudications "
         "of these runs): the site gets a 'Two panels compared' section, as jury compare-panels prints it.",
     ),
+    review_sample: Path | None = typer.Option(None, "--review-sample", help=_HELP["review_sample"]),
+    sample_review: list[Path] = typer.Option([], "--sample-review", help=_HELP["sample_review"]),
+    settled: Path | None = typer.Option(None, "--settled", help=_HELP["settled"]),
 ) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jury.inputs.records import QuestionId
 from jury.inputs.writer import write_output
+from jury.results.corrected import Corrected
 from jury.verdicts.documents import OmitUnused, Provenance, dumps_pretty
 
 REPORT_FORMAT_VERSION = 1
@@ -311,7 +312,11 @@ class RankStability(_Model):
 class Report(OmitUnused):
     """`jury report --format json` (see docs/report.md)."""
 
-    _OPTIONAL = ("error_categories", "rank_stability")  # written only when present: reports without them are as before
+    _OPTIONAL = (
+        "error_categories",
+        "rank_stability",
+        "corrected",
+    )  # written only when present: reports without them are as before
 
     jury_version: str
     provenance: Provenance = Field(description="jury and litellm versions and jury's git revision (jury.version.provenance).")
@@ -331,6 +336,9 @@ class Report(OmitUnused):
     )
     rank_stability: RankStability | None = Field(
         None, description="Each model's rank interval and rank probabilities per column (a bootstrap over questions)."
+    )
+    corrected: Corrected | None = Field(
+        None, description="--review-sample only (absent otherwise): the panel's rates corrected by two reviewers."
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_markdown, print_agreement
+from jury.results.corrected import corrected_text
 from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import Correlation, ModelRow, OracleRow, Proportion, RankInterval, Report, TwoSided
 from jury.results.taxonomy_report import categories_markdown, print_categories
@@ -149,6 +150,7 @@ def render_report(report: Report | dict[str, Any], fmt: str, *, width: int | Non
             + ("" if stability is None else f"\n### {stability[0]}\n\n" + to_markdown(stability[3], stability[1], stability[2]))
             + agreement_markdown(typed.agreement)
             + categories_markdown(typed.error_categories)
+            + corrected_text(typed.corrected, fmt)
         )
     import io
 
@@ -166,7 +168,7 @@ def render_report(report: Report | dict[str, Any], fmt: str, *, width: int | Non
         console.print(to_rich_table(stability[3], stability[1], stability[2], title=stability[0]))
     print_agreement(console, typed.agreement)
     print_categories(console, typed.error_categories)
-    return buffer.getvalue()
+    return buffer.getvalue() + corrected_text(typed.corrected, fmt)
 
 
 def dollars(x: float | None) -> str:

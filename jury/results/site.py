@@ -101,6 +101,8 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     empty and not an earlier jury site."""
     out = Path(out)
     check_site_dir(out, [p for _role, p in sources.inputs])
+    from jury.results.corrected import corrected_lines
+
     typed = as_report(sources.report)
     report = typed.model_dump(mode="json")  # what the pages' cells point into
     env = _environment()
@@ -125,6 +127,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         verification=verification_data(report, sources),
         n_questions=len(qids),
         panels=site_section(sources.panels) if sources.panels else None,
+        corrected=corrected_lines(typed.corrected) if typed.corrected is not None else None,
     )
     for r in report["models"]:
         rows = data["models"].get(r["model"], [])
