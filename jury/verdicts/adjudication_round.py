@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from jury.errors import InputError, JuryError, VerdictError
 from jury.inputs.records import normalise_qid
 from jury.verdicts.documents import DocumentModel, FileBinding, PrefixedSha256, Provenance, iso_time, parse_document
-from jury.verdicts.lock import check_lock, write_locked
+from jury.verdicts.lock import read_locked_kind, write_locked
 from jury.vocab import AUDIT_VOTES, CATEGORIES, ReviewItemKind
 
 ROUND_KIND = "adjudication round"
@@ -98,15 +98,9 @@ def write_round(doc: dict[str, Any], path: str | Path, disagreements: dict[tuple
 def load_round(path: str | Path) -> AdjudicationRound:
     """Read an adjudication round: its lock, its schema, both review files unchanged, and
     that it settles exactly their disagreements; a one-line VerdictError."""
-    from jury.inputs.io import loads_document, read_text, sha256_file
+    from jury.inputs.io import sha256_file
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such adjudication round file")
-    data = loads_document(read_text(p), str(p))
-    if isinstance(data, dict) and data.get("kind") != ROUND_KIND:
-        raise VerdictError(f"{p}: is {data.get('kind')!r}, not an adjudication round file")
-    check_lock(p, data)
+    p, data = read_locked_kind(path, ROUND_KIND, "adjudication round file")
     doc = validate_round(data, str(p))
     from jury.verdicts.review import load_review
 

@@ -156,6 +156,21 @@ def read_verdict_json(p: Path) -> Any:
         raise VerdictError(str(exc)) from None
 
 
+def read_locked_kind(path: str | Path, kind: str, what: str) -> tuple[Path, dict[str, Any]]:
+    """A locked document of ``kind`` read and its lock checked (its schema is the caller's):
+    (its path, its data); InputError when there is no file, VerdictError when it is of
+    another kind or its lock does not match. ``what`` names the file in the messages."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such {what}")
+    data = loads_document(read_text(p), str(p))
+    if isinstance(data, dict) and data.get("kind") != kind:
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise VerdictError(f"{p}: is {data.get('kind')!r}, not {article} {what}")
+    check_lock(p, data)
+    return p, data
+
+
 def check_lock(p: Path, data: Any) -> None:
     """Refuse ``data`` read from ``p`` unless it is a JSON object whose lock matches its content."""
     if not isinstance(data, dict):

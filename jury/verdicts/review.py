@@ -176,6 +176,23 @@ def check_review(doc: ReviewFile) -> str | None:
     return None
 
 
+def read_bound(f: ReviewedFile, base: str | Path, where: str, missing: str) -> tuple[str, VerdictFile] | str:
+    """A bound verdict file read for checking: (its sha256, the locked document), or the one-line
+    problem (``missing`` when it is not there, prefixed with ``where``). ``f.path`` is relative to
+    ``base`` unless absolute. The caller compares what is bound."""
+    from jury.inputs.io import sha256_file
+
+    target = Path(f.path) if Path(f.path).is_absolute() else Path(base) / f.path
+    if not target.is_file():
+        return f"{where}: {missing}"
+    try:
+        return sha256_file(target), load_locked(target)
+    except OSError as exc:
+        return f"{where}: cannot read: {exc.strerror or exc}"
+    except JuryError as exc:
+        return f"{where}: {exc}"
+
+
 def check_reviewed(doc: ReviewFile, base: str | Path) -> str | None:
     """The first way the review fails to bind what it settles, or None: every reviewed
     verdict file must be there (paths relative to ``base``, the review file's folder unless
@@ -183,21 +200,15 @@ def check_reviewed(doc: ReviewFile, base: str | Path) -> str | None:
     name a record of it and carry the keys of the answer and gold query it judged
     (``answer_key`` and ``gold_key`` for a verdict, ``gold_key`` for a gold query), equal to
     the record's."""
-    from jury.inputs.io import sha256_file
-
     loaded: dict[str, VerdictFile] = {}
     for i, f in enumerate(doc.reviewed):
         where = f"reviewed.{i} ({f.path})"
-        target = Path(f.path) if Path(f.path).is_absolute() else Path(base) / f.path
-        if not target.is_file():
-            return f"{where}: the reviewed verdict file is not there; a review settles only verdict files it can check"
-        try:
-            actual = sha256_file(target)
-            vdoc = load_locked(target)
-        except OSError as exc:
-            return f"{where}: cannot read: {exc.strerror or exc}"
-        except JuryError as exc:
-            return f"{where}: {exc}"
+        got = read_bound(
+            f, base, where, "the reviewed verdict file is not there; a review settles only verdict files it can check"
+        )
+        if isinstance(got, str):
+            return got
+        actual, vdoc = got
         if actual != f.sha256:
             return f"{where}: sha256 is {actual[:12]}..., not the bound {f.sha256[:12]}...: the reviewed file changed"
         if vdoc.content_sha256 != f.content_sha256 or vdoc.kind != f.kind:

@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from jury.errors import InputError, JuryError, VerdictError
+from jury.errors import VerdictError
 from jury.inputs.records import normalise_qid
 from jury.verdicts.documents import DocumentModel, PrefixedSha256, Provenance, iso_time, parse_document
-from jury.verdicts.lock import check_lock, load_locked, write_locked
-from jury.verdicts.review import ReviewedFile
+from jury.verdicts.lock import read_locked_kind, write_locked
+from jury.verdicts.review import ReviewedFile, read_bound
 from jury.vocab import ReviewItemKind
 
 SAMPLE_KIND = "review sample"
@@ -115,21 +115,13 @@ def check_sample(doc: SampleFile) -> str | None:
 def check_frame(doc: SampleFile, base: str | Path) -> str | None:
     """The first frame file that is missing, changed or unlocked, or None (paths relative to
     ``base``, the sample file's folder, unless absolute); every record must be one of its items."""
-    from jury.inputs.io import sha256_file
-
     loaded = {}
     for i, f in enumerate(doc.frame):
         where = f"frame.{i} ({f.path})"
-        target = Path(f.path) if Path(f.path).is_absolute() else Path(base) / f.path
-        if not target.is_file():
-            return f"{where}: the verdict file the sample was drawn from is not there"
-        try:
-            actual = sha256_file(target)
-            vdoc = load_locked(target)
-        except OSError as exc:
-            return f"{where}: cannot read: {exc.strerror or exc}"
-        except JuryError as exc:
-            return f"{where}: {exc}"
+        got = read_bound(f, base, where, "the verdict file the sample was drawn from is not there")
+        if isinstance(got, str):
+            return got
+        actual, vdoc = got
         if actual != f.sha256 or vdoc.content_sha256 != f.content_sha256 or vdoc.kind != f.kind:
             return f"{where}: is not the bound {f.kind} file {f.content_sha256}: the frame changed"
         loaded[f.content_sha256] = {
@@ -153,15 +145,8 @@ def write_sample(doc: dict[str, Any], path: str | Path) -> Path:
 def load_sample(path: str | Path) -> SampleFile:
     """Read a sample file: its lock first, then its schema and rules, then its frame; a
     one-line VerdictError (InputError for a file that is not there)."""
-    from jury.inputs.io import loads_document, read_text
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such sample file")
-    data = loads_document(read_text(p), str(p))
-    if isinstance(data, dict) and data.get("kind") != SAMPLE_KIND:
-        raise VerdictError(f"{p}: is {data.get('kind')!r}, not a review sample file")
-    check_lock(p, data)
+    p, data = read_locked_kind(path, SAMPLE_KIND, "review sample file")
     doc = validate_sample(data, str(p))
     problem = check_sample(doc) or check_frame(doc, p.parent)
     if problem:
