@@ -162,8 +162,8 @@ def test_score_formats_and_per_question(tmp_path, monkeypatch):
 
     res = runner.invoke(app, ["score", "run.jsonl", "--format", "csv", "--comparator", "bird"])
     header = res.stdout.splitlines()[0].split(",")
-    assert header[:5] == ["model", "questions", "routing_accuracy", "routed", "strict_matches"]
-    assert "strict_low" in header and "subset_rank" in header
+    assert header[:6] == ["model", "questions", "routing_accuracy", "routed", "comparator", "matches"]
+    assert "accuracy_low" in header and "strict_accuracy" in header and "subset_rank" in header
     res = runner.invoke(app, ["score", "run.jsonl", "--format", "md"])
     assert res.stdout.startswith("| model |") and "comparator: strict" in res.stdout
     res = runner.invoke(app, ["score", "run.jsonl", "--format", "xml"])

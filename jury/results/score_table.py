@@ -21,31 +21,47 @@ if TYPE_CHECKING:
     from jury.results.scoring import ModelScore
 
 
-def score_rows(scores: Sequence[ModelScore]) -> list[dict[str, Any]]:
-    """One flat dict per model: the columns of the table and the CSV."""
+HEADLINE_FIELDS = ("comparator", "matches", "accuracy", "accuracy_low", "accuracy_high", "rank")
+"""The CSV's headline columns: the chosen comparator's name, its k (matches over ``routed``),
+accuracy with its Wilson bounds, and rank. They carry no comparator's name, so no side
+comparator's ``<name>_accuracy`` column can share (and overwrite) one of them."""
+
+
+def _add(row: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """Adds ``fields`` to ``row``; a field already there is a programming error, never a silent overwrite."""
+    clash = row.keys() & fields.keys()
+    if clash:
+        raise AssertionError(f"score row fields written twice: {sorted(clash)}")
+    row.update(fields)
+
+
+def score_rows(scores: Sequence[ModelScore], comparator: str) -> list[dict[str, Any]]:
+    """One flat dict per model: the columns of the table and the CSV. The headline (HEADLINE_FIELDS)
+    is ``comparator``'s score (``ModelScore.strict``); ``<name>_accuracy`` and ``<name>_rank`` follow
+    for every deciding comparator, the chosen one included."""
     rows = []
     for s in scores:
-        row = {
-            "model": s.model,
-            "questions": s.questions,
-            "routing_accuracy": s.routing_accuracy,
-            "routed": s.routed,
-            "strict_matches": s.strict["k"],
-            "strict_accuracy": s.strict["value"],
-            "strict_low": s.strict["low"],
-            "strict_high": s.strict["high"],
-            "strict_rank": s.strict_rank,
-            "jury_eligible": s.jury_eligible,
-        }
-        row.update({o: s.outcomes[o] for o in OUTCOMES})
+        row: dict[str, Any] = {"model": s.model, "questions": s.questions, "routing_accuracy": s.routing_accuracy}
+        _add(row, {"routed": s.routed})
+        _add(
+            row,
+            dict(
+                zip(
+                    HEADLINE_FIELDS,
+                    (comparator, s.strict["k"], s.strict["value"], s.strict["low"], s.strict["high"], s.strict_rank),
+                )
+            ),
+        )
+        _add(row, {"jury_eligible": s.jury_eligible})
+        _add(row, {o: s.outcomes[o] for o in OUTCOMES})
         for name in DECIDING_COMPARATORS:
             p = s.comparators.get(name, {})
-            row[f"{name}_accuracy"] = p.get("value")
-            row[f"{name}_rank"] = s.comparator_ranks.get(name)
+            _add(row, {f"{name}_accuracy": p.get("value"), f"{name}_rank": s.comparator_ranks.get(name)})
         for col in (Column.GOLD_CLEAN, Column.ADJUDICATED):
             p = getattr(s, col)
             if p is not None:
-                row.update(
+                _add(
+                    row,
                     {
                         f"{col}_k": p["k"],
                         f"{col}_n": p["n"],
@@ -53,17 +69,20 @@ def score_rows(scores: Sequence[ModelScore]) -> list[dict[str, Any]]:
                         f"{col}_low": p["low"],
                         f"{col}_high": p["high"],
                         f"{col}_rank": getattr(s, f"{col}_rank"),
-                    }
+                    },
                 )
-        row.update(_extra_metrics(s))
-        row.update({"gold_questions": s.gold_questions, "answered": s.answered, "missing_rule": s.missing_rule})
+        _add(row, _extra_metrics(s))
+        _add(row, {"gold_questions": s.gold_questions, "answered": s.answered, "missing_rule": s.missing_rule})
         rows.append(row)
     add_aifunc_fields(rows, scores)
     return rows
 
 
-def _interval(row: dict[str, Any], col: str = Column.STRICT) -> str:
-    return interval({"value": row.get(f"{col}_accuracy"), "low": row.get(f"{col}_low"), "high": row.get(f"{col}_high")})
+def _interval(row: dict[str, Any], col: str | None = None) -> str:
+    """The interval of column ``col`` (``<col>_accuracy``, ``<col>_low``, ``<col>_high``); None: the headline."""
+    prefix = "accuracy" if col is None else f"{col}_accuracy"
+    low, high = ("accuracy_low", "accuracy_high") if col is None else (f"{col}_low", f"{col}_high")
+    return interval({"value": row.get(prefix), "low": row.get(low), "high": row.get(high)})
 
 
 def _with_rank(value: str, rank: int | None) -> str:
@@ -100,7 +119,7 @@ def render_scores(
     ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown; ``merged_stores``: the
     stores merged into the store used (``Store.merged_sources``), in the JSON's provenance."""
     settings = ev.settings.describe()
-    rows = score_rows(scores)
+    rows = score_rows(scores, settings["comparator"])
     if fmt == "json":
         return _score_json(scores, ev, merged_stores)
     if fmt == "csv":
@@ -143,9 +162,9 @@ def _score_json(scores: Sequence[ModelScore], ev: Evaluation, merged_stores: lis
 def _display_row(r: dict[str, Any]) -> dict[str, Any]:
     """A score row with its table cells (interval, routing, rank, other outcomes, side comparators, coverage)."""
     d = dict(r)
-    d["strict_ci"] = _interval(r)
+    d["headline_ci"] = _interval(r)
     d["routing"] = "—" if r["routing_accuracy"] is None else f"{r['routing_accuracy']:.3f}"
-    d["rank"] = ordinal(r["strict_rank"]) if r["strict_rank"] else "—"
+    d["rank"] = ordinal(r["rank"]) if r["rank"] else "—"
     # the mismatches have their own column (the jury-eligible count)
     d["misses"] = " ".join(f"{o}={r[o]}" for o in OUTCOMES if o not in (Outcome.MATCH, JURY_ELIGIBLE) and r[o]) or "—"
     for name in DECIDING_COMPARATORS:
@@ -168,8 +187,8 @@ def _score_columns(
         *answered,
         *routing,
         *routed,
-        "strict_matches",
-        "strict_ci",
+        "matches",
+        "headline_ci",
         "rank",
         "jury_eligible",
         "misses",
