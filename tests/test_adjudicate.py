@@ -328,25 +328,66 @@ def test_identical_ballots_in_one_run_are_asked_once_and_agree_with_the_store(pr
     ]
 
 
-def test_nothing_to_ask_needs_no_keys(project, fake_llm, monkeypatch):
-    """A run with no jury-eligible failures calls nobody, so a missing key is no reason to stop."""
+def _executed(project) -> int:
+    """Executions the project's store holds (0 when no store was made)."""
+    path = project / ".jury" / "store.db"
+    if not path.exists():
+        return 0
+    import sqlite3
+
+    with sqlite3.connect(path) as con:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return con.execute("SELECT count(*) FROM executions").fetchone()[0] if "executions" in tables else 0
+
+
+def test_a_missing_key_is_refused_before_any_sql_runs(project, fake_llm, monkeypatch):
+    """Issue 42.5: a missing key was found after the whole evaluation (a minute of SQL on BIRD).
+    Now it is the first thing checked, from the run files alone: nothing is executed or called."""
     monkeypatch.delenv("JURY_TEST_KEY", raising=False)
-    runs = project / "run.jsonl"
-    runs.write_text('{"model": "gpt-x", "question_id": 3, "sql": "SELECT count(*) FROM item"}\n')
     panel = write_panel(project, fake_llm.base_url, FOUR)
     panel.write_text(panel.read_text().replace('family = "google"', 'family = "google"\napi_key_env = "JURY_TEST_KEY"'))
     res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)])
+    assert res.exit_code == 1 and "no API key for panel 'test': set JURY_TEST_KEY" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    assert fake_llm.calls() == 0 and _executed(project) == 0 and not verdict_files(project)
+    # --plan calls nobody: it needs no key, and executes
+    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--plan"])
     assert res.exit_code == 0, res.output
-    assert fake_llm.calls() == 0 and load_locked(verdict_files(project)[0]).records == []
+    assert _executed(project) > 0 and fake_llm.calls() == 0
 
 
-def test_max_cost_warns_about_jurors_it_cannot_price(project, fake_llm):
+def test_a_juror_no_model_serves_is_refused_before_any_sql_runs(project, fake_llm):
+    """A loopback juror whose server is not running: refused from the run files, nothing executed."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    panel = write_panel(project, f"http://127.0.0.1:{port}/v1", FOUR)
+    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)])
+    assert res.exit_code == 1 and f"nothing answers at http://127.0.0.1:{port}/v1" in res.output
+    assert _executed(project) == 0
+
+
+def test_a_cost_cap_refuses_a_juror_it_cannot_price(project, fake_llm):
+    """Issue 42.5: a juror litellm has no price for was counted $0 against --max-cost, so the cap
+    bounded nothing. With a cap it is refused in one line, before any SQL, --plan included; a
+    juror the panel declares free passes."""
     for name, _ in FOUR:
         fake_llm.script(name, says("gold_defect"))
-    res = adjudicate(project, "--panel", str(write_panel(project, fake_llm.base_url, FOUR)), "--max-cost", "5")
-    assert res.exit_code == 0
-    out = " ".join(res.output.split())
-    assert "--max-cost could not count openai/ja, openai/jb" in out and "counted as $0" in out
+    panel = write_panel(project, fake_llm.base_url, FOUR)  # openai/ja ...: names no price map knows
+    for extra in ([], ["--plan"]):
+        res = adjudicate(project, "--panel", str(panel), "--max-cost", "5", *extra)
+        assert res.exit_code == 1, res.output
+        out = " ".join(res.output.split())
+        assert "juror 'ja': litellm has no price for model 'openai/ja' (and 3 more jurors)" in out
+        assert "cost cap (max_cost $5)" in out and "free = true" in out
+        assert len(res.output.strip().splitlines()) == 1
+        assert fake_llm.calls() == 0 and _executed(project) == 0
+    panel.write_text(panel.read_text().replace("timeout_s = 5\n", "timeout_s = 5\nfree = true\n"))
+    res = adjudicate(project, "--panel", str(panel), "--max-cost", "5")
+    assert res.exit_code == 0, res.output
+    assert fake_llm.calls() > 0
 
 
 @pytest.mark.parametrize(

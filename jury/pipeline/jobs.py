@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -31,6 +32,41 @@ def require_keys(panel, jurors) -> None:
             "on two tiny local models (`jury local-juror start` first; pip install 'jury[local]')"
         )
     require_servers(panel, jurors)
+
+
+def require_priced(panel, jurors, max_cost: float | None) -> None:
+    """With a cost cap, every juror has a price: a juror litellm cannot price counted $0 against
+    the cap, so the cap did not bound what the run spends. A juror declared ``free`` (your own
+    server) or recorded costs nothing and passes."""
+    if max_cost is None:
+        return
+    from jury.judging.client import has_price
+
+    unpriced = [j for j in jurors if not j.costs_nothing and not has_price(j.model)]
+    if unpriced:
+        j = unpriced[0]
+        more = f" (and {len(unpriced) - 1} more juror{'s' if len(unpriced) > 2 else ''})" if len(unpriced) > 1 else ""
+        raise InputError(
+            f"panel {panel.name!r}, juror {j.name!r}: litellm has no price for model {j.model!r}{more}, so a "
+            f"cost cap (max_cost ${max_cost:g}) cannot count its calls (nothing was run); check the model's "
+            "name, declare it `free = true` in the panel file if it runs on your own server, or drop the cap"
+        )
+
+
+def jurors_to_ask(panel, registry, records, models: list[str] | None = None) -> list:
+    """Every juror of ``panel`` that a ballot of these run records could go to: for each model
+    (of ``models``, when given), the family-disjoint jurors jury.judging.panels.select_jurors
+    picks. Known from the run files alone, so keys, servers and prices are checked before any
+    SQL is executed."""
+    from jury.judging.panels import select_jurors
+
+    wanted = set(models) if models else None
+    declared: dict[str, list[str]] = {}
+    for rec in records:
+        if wanted is None or rec.model in wanted:
+            declared.setdefault(rec.model, rec.families())
+    chosen = {j.name for model, families in declared.items() for j in select_jurors(panel, registry.families_of(model, families))}
+    return [j for j in panel.jurors if j.name in chosen]  # in the panel's order
 
 
 LOOPBACK_PROBE_S = 1.0
@@ -150,15 +186,19 @@ def load_and_evaluate(
     settings,
     progress: ProgressFactory = no_progress,
     positions_from: Path | None = None,
+    before_execution: Callable[[list], None] | None = None,
 ):
     """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
     A run file may be a published prediction file (load_run_files); ``positions_from``: the gold
-    file its entries index by position (default: the gold file)."""
+    file its entries index by position (default: the gold file); ``before_execution``: called
+    with the run records once they are read, before any SQL runs (the checks before work)."""
     from jury.compare.outcomes import evaluate
     from jury.inputs.io import load_gold
 
     gold = load_gold(gold_path)
     records = load_run_files(run_paths, gold, gold_path, positions_from)
+    if before_execution is not None:
+        before_execution(records)
     with progress("executing SQL") as bar:
         ev = evaluate(gold, records, db_root, store, settings, bar)
     return gold, records, ev
@@ -201,7 +241,16 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     from jury.verdicts.assemble import adjudication_header, existing_verdicts, run_calls, write_adjudication
 
     r = request
-    gold, records, ev = load_and_evaluate(r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from)
+
+    def checks_before_work(records: list) -> None:  # keys, servers and prices before any SQL runs
+        jurors = jurors_to_ask(r.panel, r.registry, records, r.models)
+        if not r.plan_only:
+            require_keys(r.panel, jurors)
+        require_priced(r.panel, jurors, r.max_cost)
+
+    gold, records, ev = load_and_evaluate(
+        r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from, checks_before_work
+    )
     plan = plan_adjudication(
         ev, gold, records, r.panel, r.registry, models=r.models, seed=r.seed, swap=bool(r.swap),
         review_passes=r.review_passes, taxonomy=r.taxonomy,
@@ -212,7 +261,6 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     found = existing_verdicts(r.config, r.output, head, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         return JobResult(plan, [x.model_dump(mode="json") for x in found[1].records], None, found[0], True, ev)
-    require_keys(r.panel, {b.juror.name: b.juror for b in plan.ballots()}.values())
     with progress("asking jurors") as bar:
         verdicts, stats = run_adjudication(
             plan, store, early_stop=r.early_stop, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch
@@ -258,6 +306,9 @@ def audit_job(request: AuditRequest, store, progress: ProgressFactory = no_progr
     from jury.judging.gold_audit import plan_audit
 
     r = request
+    if not r.plan_only:  # keys, servers and prices before any SQL runs
+        require_keys(r.panel, r.panel.jurors)
+    require_priced(r.panel, r.panel.jurors, r.max_cost)
     items = select_items(list(load_gold(r.gold_path).values()), r.dbs or [], r.question_ids or [], r.gold_path, "audit")
     items = [i if i.split or not r.split else i.model_copy(update={"split": r.split}) for i in items]
     databases = resolve_databases([i for i in items if not i.has_recording], r.db_root, store, r.db_urls)
@@ -301,7 +352,6 @@ def _audit_run(r: AuditRequest, store, progress, plan, databases, found_checks, 
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
         records = [x.model_dump(mode="json") for x in found[1].records]
         return JobResult(plan, records, None, found[0], True, summary=summarize(records))
-    require_keys(r.panel, r.panel.jurors)
     with progress("auditing gold SQL") as bar:
         records, stats = run_audit(plan, store, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch)
     raise_if_capped(stats)
