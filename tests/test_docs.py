@@ -1,7 +1,8 @@
 """What keeps the docs true: the CLI reference (docs/cli.md) is generated from the commands and
 must be current, every command is described in the docs' prose, every page is in mkdocs.yml's
 nav, README.md's quick start holds its three commands, and pytest runs the doctests in jury/.
-(CI builds the site with `mkdocs build --strict`, which fails on a broken link.)"""
+CI builds the site with .ci/docs (`mkdocs build --strict`), which fails on a broken link or
+anchor: the tests at the end run that script on a copy of the docs, clean and with one planted."""
 
 from __future__ import annotations
 
@@ -257,3 +258,56 @@ def test_a_jobs_docstring_documents_each_parameter_once_in_its_args_section(name
     section = doc.split("\nArgs:\n", 1)[1].split("\n\n", 1)[0]
     documented = [m.group(1) for m in re.finditer(r"^    (\w+): ", section, re.M)]
     assert documented == list(inspect.signature(fn).parameters)
+
+
+CI_DOCS = REPO / ".ci" / "docs"
+
+
+def test_ci_builds_the_docs_only_through_ci_docs():
+    """.ci/run calls .ci/docs, the script the tests below run, and builds the site no other way
+    (a second spelling of the command could drift back to `--quiet`, which makes strict pass)."""
+    ci_run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [line.split("#")[0] for line in ci_run.splitlines() if not line.lstrip().startswith("#")]
+    assert [line.strip() for line in commands if ".ci/docs" in line] == ["bash .ci/docs"]
+    assert not [line for line in commands if "mkdocs" in line]
+    script = [line for line in CI_DOCS.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
+    assert [line for line in script if "mkdocs build --strict" in line]
+    assert not [line for line in script if re.search(r"mkdocs .*(--quiet|\s-q\b)", line)]
+
+
+def docs_copy(tmp_path: Path) -> Path:
+    """mkdocs.yml and docs/ copied to a temporary root; jury/ linked in for mkdocstrings."""
+    import shutil
+
+    root = tmp_path / "site-src"
+    root.mkdir()
+    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    shutil.copytree(DOCS, root / "docs")
+    (root / "jury").symlink_to(REPO / "jury", target_is_directory=True)
+    return root
+
+
+def ci_docs(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(CI_DOCS), str(root)], capture_output=True, text=True, timeout=300)
+
+
+def test_ci_docs_builds_the_real_docs(tmp_path):
+    """The docs as they are build cleanly through CI's script (so the failure below is the plant's)."""
+    result = ci_docs(docs_copy(tmp_path))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "[a heading that is not there](score.md#no-such-heading)",  # another page's anchor
+        "[a heading that is not there](#no-such-heading)",  # the page's own
+    ],
+)
+def test_ci_docs_fails_on_a_broken_anchor(tmp_path, link):
+    root = docs_copy(tmp_path)
+    page = root / "docs" / "library.md"
+    page.write_text(page.read_text(encoding="utf-8") + f"\nSee {link}.\n", encoding="utf-8")
+    result = ci_docs(root)
+    assert result.returncode != 0
+    assert "no-such-heading" in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import numbers
 import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -53,13 +54,46 @@ def interval(p: dict[str, Any] | None) -> str:
     return f"{p['value']:.3f} [{p['low']:.3f}, {p['high']:.3f}]"
 
 
+# What makes a spreadsheet read a cell as a formula (OWASP's CSV injection list): =, +, -, @,
+# a tab and a carriage return, first in the cell.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """One CSV cell that a spreadsheet cannot run: a text starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's rule against CSV injection:
+    a model name ``=HYPERLINK(...)`` stays text). Numbers are kept as they are (a negative
+    number stays a number) and None is an empty cell. A prefix the rule does not list (a
+    full-width ``＝``, a leading space) is left as it is.
+
+    >>> [csv_cell(v) for v in ("=1+1", "-1+cmd", "@SUM(A1)", "gpt-4o", -1, -0.5, None)]
+    ["'=1+1", "'-1+cmd", "'@SUM(A1)", 'gpt-4o', -1, -0.5, '']
+    """
+    if value is None:
+        return ""
+    if isinstance(value, numbers.Number):  # int, float, bool, numpy's numbers: written as numbers
+        return value
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """``rows`` as CSV under a header of ``columns`` (keys a row lacks are empty cells, keys not
+    in ``columns`` are left out). jury's one CSV writer: every cell, the header's too, goes
+    through :func:`csv_cell`, so no input-derived text reaches a spreadsheet as a formula
+    (tests/test_csv_injection.py fails when another csv writer appears in jury/)."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: "" if row.get(c) is None else row.get(c) for c in columns})
-    return buf.getvalue()
+    # The csv module quotes a cell holding a character of the line terminator: with "\r\n" a
+    # cell's lone "\r" is quoted too (with "\n" it was not, and a reader split the row there).
+    # Each record's own "\r\n" then becomes the "\n" jury's CSV has always ended lines with.
+    writer = csv.writer(buf, lineterminator="\r\n")
+    lines = []
+    for cells in [columns, *([row.get(c) for c in columns] for row in rows)]:
+        writer.writerow([csv_cell(c) for c in cells])
+        lines.append(buf.getvalue().removesuffix("\r\n") + "\n")
+        buf.seek(0)
+        buf.truncate()
+    return "".join(lines)
 
 
 def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers: Sequence[str]) -> str:
