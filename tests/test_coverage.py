@@ -260,3 +260,26 @@ def test_a_bad_missing_rule_is_one_line(tmp_path, args, toml, message):
     (tmp_path / "jury.toml").write_text(f'gold = "dev.json"\ndb_root = "{EXAMPLE / "databases"}"\n{toml}')
     res = run_jury(["score", "run.jsonl", *args], tmp_path)
     assert res.returncode == 1 and len(res.stderr.splitlines()) == 1 and message in res.stderr, res.stderr
+
+
+def test_a_first_non_string_entry_and_a_model_without_any_answer(file_kinds):
+    """BIRD JSON whose first entry is `0` is still a prediction file (told from its start); a
+    model without one usable answer has no row under --missing exclude, and the warning says so."""
+    tmp, _k100, _k94 = file_kinds
+    entries = json.loads((tmp / "bird-json.json").read_text())
+    (tmp / "first-zero.json").write_text(json.dumps({"0": 0} | {k: v for k, v in entries.items() if k != "0"}))
+    nothing = [{"model": "nothing", "question_id": q, "sql": None} for q in (717, 718)]
+    (tmp / "nothing.jsonl").write_text("".join(json.dumps(r) + "\n" for r in nothing))
+    res = run_jury(["score", "first-zero.json", "nothing.jsonl", "-f", "json"], tmp)
+    assert res.returncode == 0, res.stderr
+    (m,) = json.loads(res.stdout)["models"]
+    assert (m["model"], m["answered"], m["strict"]["n"], m["left_out"]) == (
+        "first-zero",
+        93,
+        93,
+        {"absent": 29, "not_string": 6, "empty": 1},
+    )
+    assert "nothing 0/129 (127 absent, 2 not a string)" in res.stderr
+    assert res.stderr.rstrip().endswith("; nothing has no usable answer: no row to score (--missing fail scores 0)")
+    fail = json.loads(run_jury(["score", "first-zero.json", "nothing.jsonl", "--missing", "fail", "-f", "json"], tmp).stdout)
+    assert {m["model"]: (m["strict"]["k"], m["strict"]["n"]) for m in fail["models"]}["nothing"] == (0, 129)

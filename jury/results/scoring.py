@@ -159,7 +159,13 @@ def coverage_warning(ev: Evaluation, models: Iterable[str] | None = None) -> str
     )
     noun = "models answers" if len(short) == 1 else "models answer"
     done = unanswered_summary(fail, _unanswered(c for _, c in short))
-    return f"warning: {len(short)} of {len(covered)} {noun} fewer than the gold's {n:,} questions: {who}; {done} ({rule})"
+    empty = [m for m, c in short if not c.answered]
+    gone = (
+        f"; {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} no usable answer: no row to score (--missing fail scores 0)"
+        if empty and not fail
+        else ""
+    )
+    return f"warning: {len(short)} of {len(covered)} {noun} fewer than the gold's {n:,} questions: {who}; {done} ({rule}){gone}"
 
 
 def coverage_caption(ev: Evaluation) -> str:
