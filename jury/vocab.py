@@ -211,11 +211,27 @@ DEFAULT_EXECUTOR = ExecutorName.LOCAL
 
 
 class MissingRule(StrEnum):
-    """What a gold question a model's run has no line for counts as (``--missing``, jury.toml
-    ``missing``): the denominators of every column (jury.compare.outcomes.evaluate)."""
+    """What a gold question without a usable answer counts as (``--missing``, jury.toml
+    ``missing``), whatever the cause (:class:`Unanswered`) and the file kind: the denominators
+    of every column (jury.compare.coverage.apply_missing_rule)."""
 
     EXCLUDE = "exclude"  # left out of that model's denominators (the 36-model benchmark's rule, said)
     FAIL = "fail"  # a `missing` answer: wrong, in the denominator (BIRD's rule: every question scored)
+
+
+class Unanswered(StrEnum):
+    """Why a gold question has no usable answer in a model's run (jury.compare.coverage)."""
+
+    ABSENT = "absent"  # no line (run JSONL) or no entry (BIRD's JSON: no key; one SQL per line: past the last line)
+    NOT_STRING = "not_string"  # the answer is not SQL text: `"sql": null`, BIRD's JSON entry `0`, a list
+    EMPTY = "empty"  # blank SQL: an empty line, an empty string
+
+
+UNANSWERED_LABELS: dict[Unanswered, str] = {
+    Unanswered.ABSENT: "absent",
+    Unanswered.NOT_STRING: "not a string",
+    Unanswered.EMPTY: "empty",
+}
 
 
 DEFAULT_MISSING = MissingRule.EXCLUDE

@@ -180,7 +180,7 @@ def test_site_and_figures_are_the_commands(judged, tmp_path):
 def test_notes_hold_what_the_command_prints_on_stderr(judged):
     ev = jury.score("run.jsonl", efficiency=True, repeats=2)
     # the runs answer 3 of the gold's 4 questions (the 4th gold query is audited only): the warning first
-    short = "warning: 2 of 2 models answer fewer than the gold's 4 questions: gpt-x 3/4, claude-y 3/4"
+    short = "warning: 2 of 2 models answer fewer than the gold's 4 questions: gpt-x 3/4 (1 absent), claude-y 3/4 (1 absent);"
     assert len(ev.notes) == 2 and ev.notes[0].startswith(short) and "2 repeats: BIRD's outlier rule" in ev.notes[1]
     assert ev.scores[0].efficiency["timed_matches"] == 1  # gpt-x's one match, timed twice
     assert [n[: len(short)] for n in jury.score("run.jsonl").notes] == [short]

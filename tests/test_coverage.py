@@ -59,8 +59,10 @@ def test_a_short_run_is_shown_and_warned_and_left_out_by_default(short_run):
     res = run_jury(["score", "run.jsonl", "--comparator", "bird", "-f", "json"], tmp)
     assert res.returncode == 0, res.stderr
     (warning,) = res.stderr.splitlines()  # one line
-    assert warning.startswith(f"warning: 1 of 2 models answers fewer than the gold's 129 questions: {MODEL} {KEEP}/129;")
-    assert "--missing exclude, the default" in warning and "--missing fail" in warning
+    assert warning.startswith(
+        f"warning: 1 of 2 models answers fewer than the gold's 129 questions: {MODEL} {KEEP}/129 (29 absent);"
+    )
+    assert "; 29 left out of the denominators (29 absent); none counted wrong (--missing exclude, the default;" in warning
     doc = json.loads(res.stdout)
     assert doc["settings"]["missing"] == "exclude"
     ta = next(m for m in doc["models"] if m["model"] == MODEL)
@@ -70,7 +72,10 @@ def test_a_short_run_is_shown_and_warned_and_left_out_by_default(short_run):
     assert (gsr["gold_questions"], gsr["answered"]) == (129, 129)
     table = run_jury(["score", "run.jsonl", "--comparator", "bird"], tmp).stdout
     assert "answered/gold" in table and f"{KEEP}/129" in table and "129/129" in table
-    assert "unanswered questions left out of denominators (--missing exclude)" in " ".join(table.split())
+    assert (
+        "unanswered questions: 29 left out of the denominators (29 absent); none counted wrong (--missing exclude)"
+        in " ".join(table.split())
+    )
     csv = run_jury(["score", "run.jsonl", "--comparator", "bird", "-f", "csv"], tmp).stdout.splitlines()
     head = csv[0].split(",")
     row = dict(zip(head, next(line for line in csv if line.startswith(MODEL)).split(",")))
@@ -86,7 +91,7 @@ def test_missing_fail_counts_the_unanswered_questions_wrong_as_bird_does(short_r
     tmp, k = short_run
     res = run_jury(["score", "run.jsonl", "--comparator", "bird", "--missing", "fail", "-f", "json"], tmp)
     assert res.returncode == 0, res.stderr
-    assert "counted wrong (--missing fail, BIRD's rule)" in res.stderr
+    assert "; 29 counted wrong (29 absent); none left out (--missing fail, BIRD's rule)" in res.stderr
     doc = json.loads(res.stdout)
     ta = next(m for m in doc["models"] if m["model"] == MODEL)
     assert doc["settings"]["missing"] == "fail" and ta["missing_rule"] == "fail"
@@ -118,11 +123,111 @@ def test_the_report_and_its_site_show_the_coverage(short_run):
     assert res.returncode == 0, res.stderr
     assert res.stderr.startswith(f"warning: 1 of 2 models answers fewer than the gold's 129 questions: {MODEL} {KEEP}/129")
     assert "| answered/gold |" in res.stdout and f"| {KEEP}/129 |" in res.stdout
-    assert "coverage: see answered/gold; unanswered questions left out of denominators (--missing exclude)" in res.stdout
+    assert (
+        "coverage: see answered/gold; unanswered questions: 29 left out of the denominators (29 absent); "
+        "none counted wrong (--missing exclude)"
+    ) in res.stdout
     site = run_jury(["report", "run.jsonl", "-f", "html", "-o", "site"], tmp)
     assert site.returncode == 0, site.stderr
     front = " ".join((tmp / "site" / "index.html").read_text(encoding="utf-8").split())
-    assert f"{MODEL} answered" in front and "left out of denominators (--missing exclude)" in front
+    assert f"{MODEL} answered" in front and "29 left out of the denominators (29 absent)" in front
+
+
+NOT_STRING = (3, 10, 20, 30, 40)  # gold positions whose BIRD JSON entry is `0` (as in BIRD's ChatGPT predict_dev.json)
+EMPTY = 50  # the gold position whose entry has no SQL before BIRD's separator
+
+
+@pytest.fixture(scope="module")
+def file_kinds(short_run):
+    """The short run's 100 answers of ta-sql-gpt4 in every file kind, one model per file: run
+    JSONL (`jsonl-run`) and one SQL per line (`txt-run.txt`, 100 lines: positions 100-128 have
+    none); and with five answers replaced by the non-string `0` and one by empty SQL, as BIRD's
+    JSON (`bird-json.json`, no key for the last 29) and as run JSONL (`jsonl-nulls`: `"sql":
+    null`, `"sql": ""`, no line). With the matches of the 100 and of the 94 left, counted with
+    sqlite3 under BIRD's rule (set(predicted rows) == set(gold rows)), not by jury."""
+    tmp, _k = short_run
+    gold = json.loads((EXAMPLE / "dev.json").read_text())
+    lines = [json.loads(line) for line in (EXAMPLE / "run.jsonl").read_text().splitlines()]
+    by_q = {r["question_id"]: r for r in lines if r["model"] == MODEL}
+    mine = [by_q[g["question_id"]] for g in gold[:KEEP]]
+    db = EXAMPLE / "databases" / "superhero" / "superhero.sqlite"
+    match = [_rows(db, r["sql"]) is not None and _rows(db, r["sql"]) == _rows(db, g["SQL"]) for r, g in zip(mine, gold)]
+    (tmp / "jsonl-run.jsonl").write_text("".join(json.dumps(r | {"model": "jsonl-run"}) + "\n" for r in mine))
+    (tmp / "txt-run.txt").write_text("".join(r["sql"] + "\n" for r in mine))
+    entries: dict[str, object] = {str(i): r["sql"] + "\t----- bird -----\tsuperhero" for i, r in enumerate(mine)}
+    nulls = [r | {"model": "jsonl-nulls"} for r in mine]
+    for i in NOT_STRING:
+        entries[str(i)], nulls[i]["sql"] = 0, None
+    entries[str(EMPTY)], nulls[EMPTY]["sql"] = "\t----- bird -----\tsuperhero", ""
+    (tmp / "bird-json.json").write_text(json.dumps(entries))
+    (tmp / "jsonl-nulls.jsonl").write_text("".join(json.dumps(r) + "\n" for r in nulls))
+    left = sum(m for i, m in enumerate(match) if i not in (*NOT_STRING, EMPTY))
+    return tmp, sum(match), left
+
+
+@pytest.mark.parametrize("rule", ["exclude", "fail"])
+def test_one_missing_rule_for_every_file_kind(file_kinds, rule):
+    """The same answers score the same k/n from run JSONL, one SQL per line and BIRD's JSON, and
+    the rule treats an absent, a non-string and an empty answer alike (jury.compare.coverage)."""
+    tmp, k100, k94 = file_kinds
+    files = ["jsonl-run.jsonl", "txt-run.txt", "bird-json.json", "jsonl-nulls.jsonl"]
+    res = run_jury(["score", *files, "--comparator", "bird", "--missing", rule, "-f", "json"], tmp)
+    assert res.returncode == 0, res.stderr
+    models = {m["model"]: m for m in json.loads(res.stdout)["models"]}
+    fail = rule == "fail"
+    expected = (("jsonl-run", k100, 100), ("txt-run", k100, 100), ("bird-json", k94, 94), ("jsonl-nulls", k94, 94))
+    got = {name: (models[name]["strict"]["k"], models[name]["strict"]["n"], models[name]["answered"]) for name, _, _ in expected}
+    assert got == {name: (k, 129 if fail else answered, answered) for name, k, answered in expected}
+    for name, _k, answered in expected:
+        m = models[name]
+        assert m["missing_rule"] == rule and m["outcomes"]["missing"] == (129 - answered if fail else 0), name
+        causes = {"absent": 29, "not_string": 0 if answered == 100 else 5, "empty": 0 if answered == 100 else 1}
+        none = {"absent": 0, "not_string": 0, "empty": 0}
+        assert (m["counted_wrong"], m["left_out"]) == ((causes, none) if fail else (none, causes)), name
+    (warning,) = res.stderr.splitlines()
+    assert warning.startswith("warning: 4 of 4 models answer fewer than the gold's 129 questions: ")
+    for who in ("jsonl-run 100/129 (29 absent)", "txt-run 100/129 (29 absent)"):
+        assert who in warning
+    for who in ("bird-json 94/129", "jsonl-nulls 94/129"):
+        assert f"{who} (29 absent, 5 not a string, 1 empty)" in warning
+    done = (
+        "128 counted wrong (116 absent, 10 not a string, 2 empty); none left out"
+        if fail
+        else ("128 left out of the denominators (116 absent, 10 not a string, 2 empty); none counted wrong")
+    )
+    assert f"; {done} (--missing {rule}" in warning
+    table = " ".join(run_jury(["score", *files, "--comparator", "bird", "--missing", rule], tmp).stdout.split())
+    assert f"coverage: see answered/gold; unanswered questions: {done} (--missing {rule})" in table
+
+
+def test_importing_and_reporting_bird_json_keep_the_causes(file_kinds):
+    """`jury import bird-predictions` writes the run JSONL whose score is the JSON file's: no line
+    for an absent entry, `"sql": null` for a non-string one, `""` for an empty one; `jury report`
+    (Markdown, JSON) says how many it left out, by cause."""
+    tmp, _k100, k94 = file_kinds
+    res = run_jury(["import", "bird-predictions", "bird-json.json", "-o", "imported.jsonl"], tmp)
+    assert res.returncode == 0, res.stderr
+    assert (
+        "bird-json: 94 answers from 100 entries; 35 missing (29 absent, 5 not a string, 1 empty), 5 odd"
+        in res.stdout + res.stderr
+    )
+    imported = [json.loads(line) for line in (tmp / "imported.jsonl").read_text().splitlines()]
+    assert (
+        len(imported) == 100
+        and sum(r.get("sql") is None for r in imported) == 5
+        and sum(r.get("sql") == "" for r in imported) == 1
+    )
+    doc = json.loads(run_jury(["score", "imported.jsonl", "--comparator", "bird", "-f", "json"], tmp).stdout)
+    (m,) = doc["models"]
+    assert (m["strict"]["k"], m["strict"]["n"]) == (k94, 94)
+    report = run_jury(["report", "bird-json.json", "-f", "md"], tmp)
+    assert report.returncode == 0, report.stderr
+    assert (
+        "coverage: see answered/gold; unanswered questions: 35 left out of the denominators "
+        "(29 absent, 5 not a string, 1 empty); none counted wrong (--missing exclude)"
+    ) in report.stdout
+    row = next(m for m in json.loads(run_jury(["report", "bird-json.json", "-f", "json"], tmp).stdout)["models"])
+    assert (row["strict"]["n"], row["left_out"]) == (94, {"absent": 29, "not_string": 5, "empty": 1})
 
 
 def test_complete_runs_score_alike_under_both_rules_and_say_so(example_store):
@@ -155,3 +260,26 @@ def test_a_bad_missing_rule_is_one_line(tmp_path, args, toml, message):
     (tmp_path / "jury.toml").write_text(f'gold = "dev.json"\ndb_root = "{EXAMPLE / "databases"}"\n{toml}')
     res = run_jury(["score", "run.jsonl", *args], tmp_path)
     assert res.returncode == 1 and len(res.stderr.splitlines()) == 1 and message in res.stderr, res.stderr
+
+
+def test_a_first_non_string_entry_and_a_model_without_any_answer(file_kinds):
+    """BIRD JSON whose first entry is `0` is still a prediction file (told from its start); a
+    model without one usable answer has no row under --missing exclude, and the warning says so."""
+    tmp, _k100, _k94 = file_kinds
+    entries = json.loads((tmp / "bird-json.json").read_text())
+    (tmp / "first-zero.json").write_text(json.dumps({"0": 0} | {k: v for k, v in entries.items() if k != "0"}))
+    nothing = [{"model": "nothing", "question_id": q, "sql": None} for q in (717, 718)]
+    (tmp / "nothing.jsonl").write_text("".join(json.dumps(r) + "\n" for r in nothing))
+    res = run_jury(["score", "first-zero.json", "nothing.jsonl", "-f", "json"], tmp)
+    assert res.returncode == 0, res.stderr
+    (m,) = json.loads(res.stdout)["models"]
+    assert (m["model"], m["answered"], m["strict"]["n"], m["left_out"]) == (
+        "first-zero",
+        93,
+        93,
+        {"absent": 29, "not_string": 6, "empty": 1},
+    )
+    assert "nothing 0/129 (127 absent, 2 not a string)" in res.stderr
+    assert res.stderr.rstrip().endswith("; nothing has no usable answer: no row to score (--missing fail scores 0)")
+    fail = json.loads(run_jury(["score", "first-zero.json", "nothing.jsonl", "--missing", "fail", "-f", "json"], tmp).stdout)
+    assert {m["model"]: (m["strict"]["k"], m["strict"]["n"]) for m in fail["models"]}["nothing"] == (0, 129)

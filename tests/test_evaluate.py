@@ -36,7 +36,8 @@ def test_every_outcome_class(shop_gold):
         {"model": "c", "question_id": 3, "sql": "SELECT 5"},
     ]
     make_db(tmp / "dbs", "elsewhere")
-    ev = run(tmp, gold, recs, timeout_s=0.5)
+    # --missing fail: a `missing` answer is an outcome (under exclude, the default, it has no pair)
+    ev = run(tmp, gold, recs, timeout_s=0.5, missing="fail")
     assert outcomes(ev) == {
         ("a", 1): "match",
         ("a", 2): "mismatch",  # same rows, wrong order: overlap 1.0 but... see below
@@ -47,6 +48,9 @@ def test_every_outcome_class(shop_gold):
         ("b", 3): "error",
         ("c", 1): "timeout",
         ("c", 3): "mismatch",
+        ("b", 4): "gold_error",  # absent from b's run, counted under --missing fail: the gold fails first
+        ("c", 2): "missing",  # absent from c's run
+        ("c", 4): "gold_error",
     } | {("a", 2): "near_miss"}
     pairs = {(p.model, p.question_id): p for p in ev.pairs}
     assert pairs[("a", 2)].overlap == 1.0 and pairs[("a", 2)].comparator_matches == {
@@ -171,8 +175,9 @@ def test_empty_or_comment_answers_never_match_an_empty_gold(tmp_path):
         {"model": m, "question_id": 1, "sql": sql}
         for m, sql in [("empty", ""), ("blank", "   "), ("semi", ";"), ("comment", "-- I cannot answer")]
     ]
-    ev = run(tmp_path, gold, recs)
+    ev = run(tmp_path, gold, recs, missing="fail")  # blank SQL is a `missing` answer under fail, no pair under exclude
     assert outcomes(ev) == {("empty", 1): "missing", ("blank", 1): "missing", ("semi", 1): "error", ("comment", 1): "error"}
+    assert outcomes(run(tmp_path, gold, recs)) == {("semi", 1): "error", ("comment", 1): "error"}
 
 
 # ---------------------------------------------------------------- results over the row cap

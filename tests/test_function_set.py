@@ -47,7 +47,21 @@ def test_accuracy_counts_every_routed_pair(tmp_path: Path) -> None:
             {"model": "n", "question_id": 3, "sql": ""},
         ],
     )
-    args = ["score", "run.jsonl", "--gold", "gold.json", "--db-root", "dbs", "--workers", "1", "--store", "s.db"]
+    # --missing fail: n's blank SQL is a `missing` answer in the denominator (under exclude it has no pair)
+    args = [
+        "score",
+        "run.jsonl",
+        "--gold",
+        "gold.json",
+        "--db-root",
+        "dbs",
+        "--workers",
+        "1",
+        "--store",
+        "s.db",
+        "--missing",
+        "fail",
+    ]
     proc = run_jury([*args, "--function-set", "re:UPPER|LENGTH|LOWER", "-f", "json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     fsa = {m["model"]: m["function_set"] for m in json.loads(proc.stdout)["models"]}

@@ -83,9 +83,10 @@ def test_bird_json_importer(tmp_path):
     rep = import_bird_predictions(pred, gold, "m")
     by_q = {r.question_id: r for r in rep.records}
     assert by_q[1].db_id == "shop" and by_q[1].sql.endswith("'red'")
-    assert by_q[2].sql is None and by_q[4].sql is None  # non-string entry; absent position
+    assert by_q[2].sql is None and 4 not in by_q  # non-string entry: no SQL; absent position: no record, as in run JSONL
     assert by_q[3].sql.endswith("SELECT 1") and by_q[3].db_id == "other"  # junk kept as written
     assert sorted(rep.missing) == [2, 4] and len(rep.odd) == 1
+    assert rep.unanswered == {"not_string": 1, "absent": 1}
 
 
 def test_text_importer_without_final_newline_and_too_many_lines(tmp_path):
@@ -93,7 +94,8 @@ def test_text_importer_without_final_newline_and_too_many_lines(tmp_path):
     txt = tmp_path / "pred.sql"
     txt.write_text("SELECT 1\n\nSELECT 3\nSELECT 4")
     rep = import_bird_predictions(txt, gold, "m")
-    assert [r.sql for r in rep.records] == ["SELECT 1", None, "SELECT 3", "SELECT 4"]
+    assert [r.sql for r in rep.records] == ["SELECT 1", "", "SELECT 3", "SELECT 4"]  # an empty line: blank SQL
+    assert rep.missing == [2] and rep.unanswered == {"empty": 1}
     assert all(r.db_id is None for r in rep.records)
     txt.write_text("a\nb\nc\nd\ne\n")
     with pytest.raises(InputError, match="5 lines but the gold file has only 4"):

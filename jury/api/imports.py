@@ -53,9 +53,11 @@ def import_bird_predictions(
     in ``positions_from`` (default: jury.toml's positions_from, else ``gold``) and keeping the
     questions of ``gold`` (default: jury.toml's gold), and of the db_ids ``only_db`` when
     given; written as run JSONL to ``output`` when given (never over an input, the store or a
-    database). Non-string entries and empty lines become missing answers (sql: null);
+    database). A non-string entry becomes a line with ``sql: null``, an empty line or entry a
+    line with its blank SQL, and an absent position no line (jury.vocab.Unanswered);
     ``family`` overrides the family registry. ``importer``: the importer reading the file,
     BIRD's (``bird-predictions``) or an installed plugin's (docs/plugins.md)."""
+    from jury.compare.coverage import by_cause, unanswered_cause
     from jury.errors import InputError
     from jury.inputs.importers import POSITIONS_HINT, model_name, read_predictions
     from jury.inputs.io import dump_runs, load_gold, load_gold_list
@@ -88,8 +90,10 @@ def import_bird_predictions(
         notes.append(f"wrote {safe(out)}")
     notes.append(
         safe(
-            f"{model}: {len(report.records)} answers from {report.entries} entries; "
-            f"{len(report.missing)} missing, {len(report.odd)} odd"
+            f"{model}: {sum(unanswered_cause(r) is None for r in report.records)} answers "
+            f"from {report.entries} entries; {len(report.missing)} missing"
+            + (f" ({by_cause(report.unanswered)})" if report.missing and report.unanswered else "")
+            + f", {len(report.odd)} odd"
         )
     )
     notes += [safe(f"  odd entry {line}") for line in report.odd[:5]]

@@ -21,9 +21,10 @@ POSITIONS_HELP = (
     "gold file. Default: jury.toml's positions_from, else the gold file."
 )
 MISSING_HELP = (
-    "What a gold question a model's run has no line for counts as: exclude (left out of that model's "
-    "denominators, the default) or fail (a wrong answer, BIRD's rule). Default: jury.toml's missing. "
-    "Every output shows each model's coverage; a warning names the models below it."
+    "What a gold question without a usable answer (absent, not a string, empty; any file kind) counts "
+    "as: exclude (left out of that model's denominators, the default) or fail (a wrong answer, BIRD's "
+    "rule). Default: jury.toml's missing. Every output shows each model's coverage; a warning names "
+    "the models below it and how many the rule left out or counted wrong, by cause."
 )
 DB_URL_HELP = (
     "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one "

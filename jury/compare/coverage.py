@@ -1,63 +1,90 @@
-"""How much of the gold each model's run answers, and BIRD's rule for what it does not.
+"""How much of the gold each model's run answers, and the one rule for what it does not.
 
-``gold_coverage`` counts per model the gold's questions, those its run answers with SQL and
-those it has a line for; ``with_missing_answers`` (``--missing fail``) gives every question a
-model has no line for a line without SQL, a ``missing`` answer (jury.compare.outcomes.evaluate).
+Every gold question a model has no usable answer for is classified by cause
+(jury.vocab.Unanswered): ``absent`` (no line in run JSONL, no entry in BIRD's JSON, past the
+last line of a one-SQL-per-line file), ``not_string`` (``"sql": null``, BIRD's entry ``0``) or
+``empty`` (blank SQL). :func:`apply_missing_rule` is the one place the rule applies, the same
+for every cause and every file kind: ``--missing exclude`` leaves them out of that model's
+denominators (no pair), ``--missing fail`` makes each a ``missing`` answer, wrong, in every
+denominator (jury.compare.outcomes.evaluate).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
-from jury.vocab import MissingRule
+from jury.vocab import UNANSWERED_LABELS, MissingRule, Unanswered
 
 
 @dataclass
 class Coverage:
-    """How much of the gold one model's run answers (before the missing rule applies)."""
+    """How much of the gold one model's run answers, and what the rule did with the rest."""
 
     gold_questions: int  # the gold file's questions
-    answered: int  # questions the run has a line with SQL for
-    lines: int  # questions the run has a line for, with SQL or without (a `missing` answer)
-    filled: int = 0  # questions with no line, scored as `missing` answers (--missing fail)
+    answered: int  # questions the run answers with SQL (a non-blank string)
+    unanswered: dict[str, int] = field(default_factory=lambda: {c.value: 0 for c in Unanswered})  # by cause
+    rule: str = MissingRule.EXCLUDE  # what the unanswered counted as (jury.vocab.MissingRule)
 
     @property
     def complete(self) -> bool:
         return self.answered >= self.gold_questions
 
+    @property
+    def left_out(self) -> dict[str, int]:
+        """Unanswered questions left out of the denominators, by cause (all zero under fail)."""
+        return dict(self.unanswered) if self.rule == MissingRule.EXCLUDE else {c.value: 0 for c in Unanswered}
 
-def gold_coverage(gold: dict[QuestionId, GoldItem], records: list[RunRecord]) -> dict[str, Coverage]:
-    """Per model (first-seen order): the gold's questions, those its run answers with SQL and
-    those it has a line for."""
-    lines: dict[str, set] = {}
-    answered: dict[str, set] = {}
-    for r in records:
-        lines.setdefault(r.model, set()).add(r.question_id)
-        if r.sql is not None and r.sql.strip():
-            answered.setdefault(r.model, set()).add(r.question_id)
-    return {m: Coverage(len(gold), len(answered.get(m, ())), len(qs)) for m, qs in lines.items()}
+    @property
+    def counted_wrong(self) -> dict[str, int]:
+        """Unanswered questions counted as wrong `missing` answers, by cause (all zero under exclude)."""
+        return dict(self.unanswered) if self.rule == MissingRule.FAIL else {c.value: 0 for c in Unanswered}
 
 
-def with_missing_answers(gold: dict[QuestionId, GoldItem], records: list[RunRecord], coverage: dict[str, Coverage]):
-    """BIRD's rule (--missing fail): every gold question a model has no line for becomes a line
-    without SQL (a `missing` answer, wrong), after the run's own lines, in gold order; the
-    model's family is its run's. ``coverage[model].filled`` counts them."""
-    have: dict[str, set] = {}
-    family: dict[str, Any] = {}
-    for r in records:
-        have.setdefault(r.model, set()).add(r.question_id)
-        family.setdefault(r.model, r.family)
-    filled = list(records)
-    for model, seen in have.items():
-        absent = [q for q in gold if q not in seen]
-        filled += [RunRecord(model=model, question_id=q, sql=None, family=family[model]) for q in absent]
-        coverage[model].filled = len(absent)
-    return filled
+def unanswered_cause(record: RunRecord) -> Unanswered | None:
+    """Why ``record`` is no usable answer (None: it has SQL to run)."""
+    if record.sql is None:
+        return Unanswered.NOT_STRING
+    if not record.sql.strip():
+        return Unanswered.EMPTY
+    return None
+
+
+def by_cause(counts: dict[str, int]) -> str:
+    """``"29 absent, 5 not a string"``: the non-zero causes of ``counts`` (jury.vocab.Unanswered)."""
+    return ", ".join(f"{counts[c]:,} {UNANSWERED_LABELS[c]}" for c in Unanswered if counts.get(c.value))
 
 
 def apply_missing_rule(gold: dict[QuestionId, GoldItem], records: list[RunRecord], rule: str):
-    """(the records to score, each model's coverage) under ``rule`` (jury.vocab.MissingRule)."""
-    coverage = gold_coverage(gold, records)
-    return (with_missing_answers(gold, records, coverage) if rule == MissingRule.FAIL else records), coverage
+    """(the records to score, each model's coverage in first-seen order) under ``rule``
+    (jury.vocab.MissingRule), the same for every cause of an unanswered question.
+
+    ``exclude``: the records without usable SQL are dropped and the absent questions get none,
+    so neither is in any denominator. ``fail``: every absent question becomes a record without
+    SQL (after the run's own, in gold order; the model's family is its run's), and every record
+    without usable SQL is routed (its db_id dropped: an answer that is not there chose no
+    database), so each is a `missing` answer, wrong, in every denominator."""
+    fail = rule == MissingRule.FAIL
+    kept: list[RunRecord] = []
+    have: dict[str, set] = {}
+    family: dict[str, Any] = {}
+    coverage: dict[str, Coverage] = {}
+    for r in records:
+        c = coverage.setdefault(r.model, Coverage(len(gold), 0, rule=MissingRule(rule)))
+        have.setdefault(r.model, set()).add(r.question_id)
+        family.setdefault(r.model, r.family)
+        cause = unanswered_cause(r)
+        if cause is None:
+            c.answered += 1
+            kept.append(r)
+            continue
+        c.unanswered[cause] += 1
+        if fail:
+            kept.append(r if r.db_id is None else r.model_copy(update={"db_id": None}))
+    for model, seen in have.items():
+        absent = [q for q in gold if q not in seen]
+        coverage[model].unanswered[Unanswered.ABSENT] = len(absent)
+        if fail:
+            kept += [RunRecord(model=model, question_id=q, sql=None, family=family[model]) for q in absent]
+    return kept, coverage

@@ -19,6 +19,7 @@ from jury.errors import InputError, PluginError
 from jury.inputs.io import loads_document, read_text
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.plugins import GROUPS, Registry, not_callable
+from jury.vocab import Unanswered
 
 BIRD_SEPARATOR = "\t----- bird -----\t"
 
@@ -26,12 +27,14 @@ BIRD_SEPARATOR = "\t----- bird -----\t"
 @dataclass
 class ImportReport:
     """What an importer read: the run records, how many entries the file had, the questions
-    left without an answer and the entries that were not plain answers (one line each)."""
+    left without an answer (``unanswered``: how many of them by cause, jury.vocab.Unanswered)
+    and the entries that were not plain answers (one line each)."""
 
     records: list[RunRecord]
     entries: int = 0
     missing: list[QuestionId] = field(default_factory=list)
     odd: list[str] = field(default_factory=list)
+    unanswered: dict[str, int] = field(default_factory=dict)
 
 
 POSITIONS_HINT = (
@@ -59,8 +62,13 @@ def import_bird_predictions(
 
     Questions are indexed by position in ``gold_items`` (a gold file in its order). The SQL is
     kept exactly as the model wrote it (trailing junk included: it is the model's answer). A
-    non-string JSON entry, an absent position or an empty line is a missing answer. ``keep``:
-    only these questions (the gold a run is scored against, when the positions are another's).
+    question without a usable answer is one of three causes (jury.vocab.Unanswered), as in run
+    JSONL: an absent position (no key; past the last line) gets no record, like a question a run
+    has no line for; a non-string JSON entry (``0``) a record with ``sql`` None, like ``"sql":
+    null``; an empty line or entry a record with its blank SQL. ``--missing`` decides what they
+    count as, the same for every file kind (jury.compare.coverage.apply_missing_rule).
+    ``keep``: only these questions (the gold a run is scored against, when the positions are
+    another's).
     """
     p = Path(path)
     if not model.strip():
@@ -91,12 +99,17 @@ def import_bird_predictions(
             report.odd.append(f"{i}: repeats question {item.question_id!r}; skipped")
             continue
         seen.add(item.question_id)
-        sql, db_id, odd = answers.get(i, (None, None, None))
+        if i not in answers:
+            report.missing.append(item.question_id)
+            report.unanswered[Unanswered.ABSENT] = report.unanswered.get(Unanswered.ABSENT, 0) + 1
+            continue
+        sql, db_id, odd = answers[i]
         if odd:
             report.odd.append(f"{i}: {odd}")
-        if sql is None or not sql.strip():
+        cause = Unanswered.NOT_STRING if sql is None else Unanswered.EMPTY if not sql.strip() else None
+        if cause is not None:
             report.missing.append(item.question_id)
-            sql = None
+            report.unanswered[cause] = report.unanswered.get(cause, 0) + 1
         report.records.append(RunRecord(model=model, question_id=item.question_id, db_id=db_id, sql=sql, family=family))
     return report
 

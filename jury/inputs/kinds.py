@@ -58,7 +58,8 @@ PREDICTIONS_HINT = (
 
 _DOC_KIND = re.compile(r'"kind"\s*:\s*"(adjudication|audit|review)"')
 # BIRD's predict_dev.json: an object of position -> "SQL\t----- bird -----\tdb_id", told from its start
-_BIRD_START = re.compile(r'\A\s*\{\s*"\d+"\s*:\s*"')
+# (the first entry may be a non-string, as BIRD's ChatGPT predictions' `0`: a missing answer)
+_BIRD_START = re.compile(r'\A\s*\{\s*"\d+"\s*:')
 _BIRD_SEPARATOR = "\\t----- bird -----\\t"  # as it is written inside a JSON string
 # One SQL per line: the first line that is not blank starts a query
 _SQL_START = re.compile(r"\A\s*(?:\(\s*)*(?:SELECT|WITH)\b", re.I)
@@ -80,7 +81,7 @@ def kind_of_object(obj: Any) -> str | None:
         return "run"
     if "question_id" in keys and "db_id" in keys and ("SQL" in keys or "sql" in keys):
         return "gold"
-    if keys and all(k.isdigit() for k in keys) and all(isinstance(v, str) and "\t----- bird -----\t" in v for v in obj.values()):
+    if keys and all(k.isdigit() for k in keys) and any(isinstance(v, str) and "\t----- bird -----\t" in v for v in obj.values()):
         return "predictions"
     return None
 

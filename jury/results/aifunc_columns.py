@@ -4,8 +4,8 @@ time ratios (``--efficiency``), as CSV fields, table columns and a per-type tabl
 
 The **execution-error rate** is the share of a model's routed questions (strict's
 denominator: gold errors and misrouted answers left out) whose answer fails to execute or
-times out (outcomes ``error`` and ``timeout``), with a Wilson 95% interval. A question a run
-has no line for (``missing``) is not an execution error; under ``--missing fail`` it is
+times out (outcomes ``error`` and ``timeout``), with a Wilson 95% interval. A question without a
+usable answer (``missing``) is not an execution error; under ``--missing fail`` it is
 counted wrong but not here.
 """
 

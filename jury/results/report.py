@@ -192,6 +192,8 @@ def _model_row(
         "questions": s.questions,
         "gold_questions": ev.coverage[m].gold_questions if m in ev.coverage else None,
         "answered": ev.coverage[m].answered if m in ev.coverage else None,
+        "left_out": ev.coverage[m].left_out if m in ev.coverage else None,
+        "counted_wrong": ev.coverage[m].counted_wrong if m in ev.coverage else None,
         "routed": s.routed,
         "routing_accuracy": s.routing_accuracy,
         "strict": s.strict,

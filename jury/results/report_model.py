@@ -98,8 +98,8 @@ class ReportSettings(_Model):
     control: str | None = Field(description="The negative-control model, if any.")
     missing: Literal["exclude", "fail"] | None = Field(
         None,
-        description="What a gold question a model's run has no line for counted as: left out of its denominators "
-        "(exclude) or a wrong answer (fail, BIRD's rule); null in older reports.",
+        description="What a gold question without a usable answer (absent, not a string, empty) counted as: left out "
+        "of its model's denominators (exclude) or a wrong answer (fail, BIRD's rule); null in older reports.",
     )
 
 
@@ -143,6 +143,16 @@ class ModelRow(_Model):
     gold_questions: int | None = Field(None, ge=0, description="The gold file's questions; null in older reports.")
     answered: int | None = Field(
         None, ge=0, description="Gold questions the model's run answers with SQL (its coverage: answered / gold_questions)."
+    )
+    left_out: dict[str, int] | None = Field(
+        None,
+        description="Gold questions without a usable answer left out of the denominators (--missing exclude), by cause: "
+        "absent, not_string, empty; null in older reports.",
+    )
+    counted_wrong: dict[str, int] | None = Field(
+        None,
+        description="Gold questions without a usable answer counted as wrong `missing` answers (--missing fail), by "
+        "cause: absent, not_string, empty; null in older reports.",
     )
     routed: int = Field(ge=0, description="Questions routed to the gold's database (gold errors left out).")
     routing_accuracy: float | None

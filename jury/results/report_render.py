@@ -8,6 +8,7 @@ table and the notes under them; computes nothing.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -16,6 +17,7 @@ from jury.results.agreement_report import agreement_markdown, print_agreement
 from jury.results.corrected import corrected_text
 from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import Correlation, ModelRow, OracleRow, Proportion, RankInterval, Report, TwoSided
+from jury.results.scoring import unanswered_summary
 from jury.results.taxonomy_report import categories_markdown, print_categories
 from jury.stats import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
@@ -206,8 +208,15 @@ def coverage_note(report: Report) -> str | None:
     if not _short(report):
         return f"coverage: every model answered all {rows[0].gold_questions:,} gold questions"
     fail = report.settings.missing == "fail"
-    rule = "counted wrong (--missing fail)" if fail else "left out of denominators (--missing exclude)"
-    return f"coverage: see answered/gold; unanswered questions {rule}"
+    counts = [r.counted_wrong if fail else r.left_out for r in rows]
+    rule = f"--missing {'fail' if fail else 'exclude'}"
+    if any(c is None for c in counts):  # a report of an older jury: the rule only
+        return f"coverage: see answered/gold; {rule} (which unanswered questions it left out or counted wrong is not recorded)"
+    total: Counter[str] = Counter()
+    for c in counts:
+        total.update(c or {})
+    done = unanswered_summary(fail, dict(total))
+    return f"coverage: see answered/gold; unanswered questions: {done} ({rule})"
 
 
 def _main_columns(report: Report) -> tuple[list[str], list[str]]:

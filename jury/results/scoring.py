@@ -49,7 +49,9 @@ class ModelScore(BaseModel):
     soft_f1: dict[str, Any] | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
     gold_questions: int | None = None  # the gold file's questions (add_coverage)
     answered: int | None = None  # those the model's run answers with SQL (add_coverage)
-    missing_rule: str | None = None  # what a question without a line counted as: exclude or fail (add_coverage)
+    missing_rule: str | None = None  # what a question without a usable answer counted as: exclude or fail (add_coverage)
+    left_out: dict[str, int] | None = None  # unanswered questions out of the denominators, by cause (add_coverage)
+    counted_wrong: dict[str, int] | None = None  # unanswered questions scored as wrong `missing` answers, by cause
 
 
 def proportion(k: int, n: int) -> dict[str, Any]:
@@ -105,19 +107,42 @@ def score_all(pairs: Sequence[Any]) -> list[ModelScore]:
 
 
 def add_coverage(scores: list[ModelScore], ev: Evaluation) -> None:
-    """Each score's coverage of the gold (answered / gold questions) and the missing rule, from
-    the evaluation (jury.compare.outcomes.Evaluation.coverage)."""
+    """Each score's coverage of the gold (answered / gold questions), the missing rule and the
+    unanswered questions it left out or counted wrong, by cause, from the evaluation
+    (jury.compare.outcomes.Evaluation.coverage)."""
     for s in scores:
         c = ev.coverage.get(s.model)
         if c is not None:
             s.gold_questions, s.answered = c.gold_questions, c.answered
+            s.left_out, s.counted_wrong = c.left_out, c.counted_wrong
         s.missing_rule = str(ev.settings.missing)
 
 
+def unanswered_summary(fail: bool, unanswered: dict[str, int]) -> str:
+    """What the rule did with the unanswered questions (``unanswered``: their counts by cause):
+    ``"34 left out of the denominators (29 absent, 5 not a string); none counted wrong"``."""
+    from jury.compare.coverage import by_cause
+
+    n = sum(unanswered.values())
+    if not n:
+        return "none left out, none counted wrong"
+    done = f"{n:,} {'counted wrong' if fail else 'left out of the denominators'} ({by_cause(unanswered)})"
+    return done + ("; none left out" if fail else "; none counted wrong")
+
+
+def _unanswered(coverages: Iterable[Any]) -> dict[str, int]:
+    """The unanswered questions of ``coverages`` (jury.compare.coverage.Coverage), by cause, summed."""
+    total: Counter[str] = Counter()
+    for c in coverages:
+        total.update(c.unanswered)
+    return dict(total)
+
+
 def coverage_warning(ev: Evaluation, models: Iterable[str] | None = None) -> str | None:
-    """One line naming every model (of ``models``, default all) whose run answers fewer than
-    all the gold's questions, and what their unanswered questions counted as; None when every
-    model answers them all."""
+    """One line naming every model (of ``models``, default all) without a usable answer to every
+    gold question, each with its unanswered questions by cause, and how many the missing rule
+    left out of the denominators or counted wrong; None when every model answers them all."""
+    from jury.compare.coverage import by_cause
     from jury.vocab import MissingRule
 
     covered = {m: c for m, c in ev.coverage.items() if models is None or m in models}
@@ -125,17 +150,27 @@ def coverage_warning(ev: Evaluation, models: Iterable[str] | None = None) -> str
     if not short:
         return None
     n = short[0][1].gold_questions
-    who = ", ".join(f"{m} {c.answered}/{c.gold_questions}" for m, c in short)
-    if ev.settings.missing == MissingRule.FAIL:
-        rule = "counted wrong (--missing fail, BIRD's rule)"
-    else:
-        rule = "left out of their denominators (--missing exclude, the default); --missing fail counts them wrong, as BIRD does"
+    who = ", ".join(f"{m} {c.answered}/{c.gold_questions} ({by_cause(c.unanswered)})" for m, c in short)
+    fail = ev.settings.missing == MissingRule.FAIL
+    rule = (
+        "--missing fail, BIRD's rule"
+        if fail
+        else "--missing exclude, the default; --missing fail counts them wrong, as BIRD does"
+    )
     noun = "models answers" if len(short) == 1 else "models answer"
-    return f"warning: {len(short)} of {len(covered)} {noun} fewer than the gold's {n:,} questions: {who}; the rest are {rule}"
+    done = unanswered_summary(fail, _unanswered(c for _, c in short))
+    empty = [m for m, c in short if not c.answered]
+    gone = (
+        f"; {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} no usable answer: no row to score (--missing fail scores 0)"
+        if empty and not fail
+        else ""
+    )
+    return f"warning: {len(short)} of {len(covered)} {noun} fewer than the gold's {n:,} questions: {who}; {done} ({rule}){gone}"
 
 
 def coverage_caption(ev: Evaluation) -> str:
-    """The line under a table: every model's coverage when all are complete, else the rule."""
+    """The line under a table: every model's coverage when all are complete, else how many
+    unanswered questions the rule left out or counted wrong, by cause."""
     from jury.vocab import MissingRule
 
     if not ev.coverage:
@@ -143,12 +178,9 @@ def coverage_caption(ev: Evaluation) -> str:
     n = next(iter(ev.coverage.values())).gold_questions
     if all(c.complete for c in ev.coverage.values()):
         return f"coverage: every model answered all {n:,} gold questions"
-    rule = (
-        "counted wrong (--missing fail)"
-        if ev.settings.missing == MissingRule.FAIL
-        else "left out of denominators (--missing exclude)"
-    )
-    return f"coverage: see answered/gold; unanswered questions {rule}"
+    fail = ev.settings.missing == MissingRule.FAIL
+    done = unanswered_summary(fail, _unanswered(ev.coverage.values()))
+    return f"coverage: see answered/gold; unanswered questions: {done} (--missing {ev.settings.missing})"
 
 
 def soft_f1_column(pairs: list[Any], per_pair: dict[tuple[Any, ...], float | None]) -> dict[str, dict[str, Any]]:
