@@ -513,7 +513,7 @@ def test_the_connection_replacing_a_cancelled_one_passes_the_login_check_again(e
         worker.start()
         conn = _admin_connection(url)  # the driver's own, autocommit: no jury in the way
         find = {
-            "postgresql": "SELECT pid FROM pg_stat_activity WHERE usename = %s AND state = 'active' AND query LIKE '%%jury_query%%'",  # the cursor's FETCH
+            "postgresql": "SELECT pid FROM pg_stat_activity WHERE usename = %s AND state = 'active' AND query LIKE '%%pg_sleep(30)%%'",
             "mysql": "SELECT id FROM information_schema.processlist WHERE user = %s AND info LIKE '%%colour f%%'",
         }[engine]
         rows: list = []
@@ -947,3 +947,84 @@ def test_efficiency_is_timed_on_the_engine(engine, project, tmp_path):
     finally:
         engines.close_connections()
         drop_database(url, prefix + "shop")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_a_slow_login_is_not_the_statements_time(engine, project, tmp_path, monkeypatch):
+    """Issue 42.4: the deadline's clock started before connecting and before the login check,
+    so under load a trivial gold query was stored as a timeout (or, with the connect limit
+    taken from --timeout, as an error): a gold error, a question silently out of the
+    denominator. Every connection here is held 3 s (a loopback relay, not load) at --timeout 2:
+    each run on a fresh connection is a quick query's rows, by the statement's own clock. A
+    server that never answers is EngineUnavailable: nothing is recorded, and `jury score` says
+    so in one line."""
+    from tests.support.slowlink import SlowLink
+
+    template, prefix = _url_template(engine, tmp_path)
+    url = template.replace("{db_id}", "shop")
+    load(project / "dbs/shop/shop.sqlite", url)
+    reader = _reader_template(url, prefix, "shop")
+    parts = engine_drivers.engine_for(url).parts
+    with sqlite3.connect(project / "dbs/shop/shop.sqlite") as con:  # the independent count
+        (n,) = con.execute("SELECT COUNT(*) FROM item").fetchone()
+    try:
+        with SlowLink(parts.hostname, parts.port, 3.0) as link:
+            slow = reader.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{link.port}")
+            runs = [engines.execute(slow.replace("{db_id}", "shop"), "SELECT COUNT(*) FROM item", timeout_s=2) for _ in range(3)]
+            assert [(r.status, r.rows) for r in runs] == [("ok", [(n,)])] * 3, runs
+            assert link.accepted >= 3  # three fresh connections, each held 3 s
+            # the same through `jury score`: the gold executes, no question leaves the denominator
+            (project / "run.jsonl").write_text('{"model": "m", "question_id": 3, "sql": "SELECT count(*) FROM item"}\n')
+            res = runner.invoke(app, ["score", "run.jsonl", "--db-url", slow, "--timeout", "2", "-f", "json"])
+            assert res.exit_code == 0, res.output
+            doc = json.loads(res.stdout)
+            assert doc["gold_errors"] == [] and doc["models"][0]["strict"]["k"] == 1
+    finally:
+        engines.close_connections()
+        drop_database(url, prefix + "shop")
+    # a server that accepts the connection and never answers: no outcome of any query
+    import socket
+
+    monkeypatch.setattr(engine_drivers, "CONNECT_TIMEOUT_S", 2.0)
+    with socket.create_server(("127.0.0.1", 0)) as mute:
+        dead = reader.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{mute.getsockname()[1]}")
+        with pytest.raises(engines.EngineUnavailable, match=r"cannot connect to .* nothing was recorded"):
+            engines.execute(dead.replace("{db_id}", "shop"), "SELECT COUNT(*) FROM item", timeout_s=2)
+        store = tmp_path / "dead.db"
+        res = runner.invoke(app, ["score", "run.jsonl", "--db-url", dead, "--store", str(store)])
+        assert res.exit_code == 1 and "cannot connect to" in res.output and len(res.output.strip().splitlines()) == 1
+        with sqlite3.connect(store) as con:
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            assert "executions" not in names or con.execute("SELECT COUNT(*) FROM executions").fetchone() == (0,)
+
+
+# BIRD mini-dev's PostgreSQL question 730 (superhero), its gold and gpt-4's answer: no ORDER BY,
+# so the order is the plan's; a server-side cursor (planned for its first rows) gave another.
+Q730 = (
+    "SELECT superhero_name FROM superhero AS T1 WHERE EXISTS(SELECT 1 FROM hero_power AS T2 INNER JOIN superpower AS T3 "
+    "ON T2.power_id = T3.id WHERE T3.power_name = 'Super Strength' AND T1.id = T2.hero_id) AND EXISTS(SELECT 1 FROM "
+    "publisher AS T4 WHERE T4.publisher_name = 'Marvel Comics' AND T1.publisher_id = T4.id)",
+    "SELECT sh.superhero_name FROM superhero sh JOIN publisher p ON sh.publisher_id = p.id JOIN hero_power hp ON "
+    "sh.id = hp.hero_id JOIN superpower sp ON hp.power_id = sp.id WHERE p.publisher_name = 'Marvel Comics' AND "
+    "sp.power_name = 'Super Strength'",
+    "SELECT T1.superhero_name, T2.colour FROM superhero T1 JOIN colour T2 ON T1.eye_colour_id = T2.id LIMIT 40",
+)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("superhero_url", ["postgresql"], indirect=True)
+def test_rows_arrive_as_a_plain_cursor_gets_them(superhero_url):
+    """Issue 42.3: jury's rows of a query without a full ORDER BY are in the order BIRD's driver
+    (a plain cursor's execute and fetchall) gets them, so Soft-F1 (rows matched by position)
+    and a LIMIT without ORDER BY score as BIRD's scripts do. The plain cursor is psycopg's own,
+    on the same login, read here apart from jury."""
+    psycopg = pytest.importorskip("psycopg")
+    url = superhero_url
+    password = os.environ.get("JURY_TEST_PG_READER_PASSWORD")
+    with psycopg.connect(url.split("?")[0], **({"password": password} if password else {})) as plain:
+        for sql in Q730:
+            expected = [tuple(map(normalise, r)) for r in plain.execute(sql).fetchall()]
+            got = engines.execute(url, sql, timeout_s=30)
+            assert got.status == "ok", got.error
+            assert len(expected) > 1 and got.rows == expected, sql

@@ -5,6 +5,7 @@ session, streamed rows, catalogue and cancellation (jury.execution.engines runs 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +31,11 @@ def url_password(params: dict[str, str], *defaults: str) -> str | None:
         if value is not None:
             return value
     return None
+
+
+CONNECT_TIMEOUT_S = 30.0
+"""The limit of connecting and the login check, their own: a statement's timeout starts when it is
+sent (jury.execution.engines), so a slow login never turns a quick query into a timeout."""
 
 
 class Engine:
@@ -118,11 +124,12 @@ class Engine:
         return unquote(self.parts.path.lstrip("/"))
 
     def _login(self, timeout_s: float, **kwargs: Any):
-        """The engine's driver's ``connect`` as the URL's user, in autocommit, with a connect timeout
-        of 2 to 30 s and ``kwargs`` (None: left out); its error becomes a one-line ConnectionError."""
+        """The engine's driver's ``connect`` as the URL's user, in autocommit, within
+        CONNECT_TIMEOUT_S (its own limit, whatever the statements' ``timeout_s``), with ``kwargs``
+        (None: left out); its error becomes a one-line ConnectionError."""
         module = driver(self.name)
         p = self.parts
-        kwargs.update(user=unquote(p.username) if p.username else None, connect_timeout=max(2, int(min(timeout_s, 30))))
+        kwargs.update(user=unquote(p.username) if p.username else None, connect_timeout=max(2, int(CONNECT_TIMEOUT_S)))
         try:
             return module.connect(autocommit=True, **{k: v for k, v in kwargs.items() if v is not None})
         except module.Error as exc:
@@ -154,16 +161,28 @@ class PostgresEngine(Engine):
         conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = {ms + 60_000}")
 
     def stream(self, conn, sql: str):
-        cur = self._cursor = conn.cursor(name="jury_query", withhold=False)  # DECLARE … CURSOR: one SELECT only
-        cur.itersize = _FETCH
-        cur.execute(sql.rstrip().rstrip(";"))
-        columns = [d.name for d in cur.description or []]
-        return columns, iter(cur)
+        """The query's rows as a plain cursor gets them (BIRD's driver runs ``cursor.execute``),
+        streamed one at a time (libpq's single-row mode: memory bounded by the row cap). Not a
+        server-side cursor: ``DECLARE … CURSOR`` is planned for its first rows
+        (``cursor_tuple_fraction``), so a query without a full ORDER BY returned its rows in
+        another order than BIRD's, which changed Soft-F1 (rows matched by position) and any
+        LIMIT without a full ORDER BY. The extended protocol takes one statement only."""
+        cur = self._cursor = conn.cursor()
+        rows = self._rows = cur.stream(sql.rstrip().rstrip(";"))
+        first = next(rows, None)  # the query is sent, and its columns known, at the first row
+        if cur.description is None:
+            raise NotAQuery()
+        columns = [d.name for d in cur.description]
+        return columns, rows if first is None else itertools.chain((first,), rows)
 
     def end(self, conn) -> None:
+        rows, self._rows = getattr(self, "_rows", None), None
+        if rows is not None:  # a stream left early (row cap, deadline): psycopg cancels it and drains
+            with contextlib.suppress(Exception):
+                rows.close()
         cur, self._cursor = getattr(self, "_cursor", None), None
         if cur is not None:
-            with contextlib.suppress(Exception):  # the transaction failed: the portal is gone with it
+            with contextlib.suppress(Exception):  # the transaction failed
                 cur.close()
         conn.execute("ROLLBACK")
 
@@ -225,6 +244,10 @@ class MySQLEngine(Engine):
             database=self.database,
             charset=self.params.get("charset", "utf8mb4"),
             client_flag=0,  # no CLIENT.MULTI_STATEMENTS: the server refuses `a; b`
+            # PyMySQL's connect_timeout bounds the TCP connect only: a server that accepts and never
+            # greets would hold the login forever. No read waits longer than a login or a statement.
+            read_timeout=CONNECT_TIMEOUT_S + timeout_s,
+            write_timeout=CONNECT_TIMEOUT_S + timeout_s,
             local_infile=False,
             unix_socket=self.params.get("unix_socket") or None,
         )

@@ -20,8 +20,8 @@ on every engine. Read-only for real, four ways on each engine:
    what the allow-list names: the syntax of a query, the database's own tables, and the
    engine's data functions called by their name; MySQL executable comments refused outright;
 2. the engine's own read-only mode: PostgreSQL ``SET SESSION CHARACTERISTICS AS
-   TRANSACTION READ ONLY`` and ``BEGIN READ ONLY`` (the query runs through a server-side
-   cursor, which takes one SELECT only); MySQL/MariaDB ``SET SESSION TRANSACTION READ
+   TRANSACTION READ ONLY`` and ``BEGIN READ ONLY`` (the query is sent through the extended
+   protocol, which takes one statement only, and its rows streamed as a plain cursor gets them); MySQL/MariaDB ``SET SESSION TRANSACTION READ
    ONLY`` and ``START TRANSACTION READ ONLY`` on a connection without multi-statements;
    DuckDB a ``read_only`` connection with ``enable_external_access`` off and the
    configuration locked; every transaction is rolled back;
@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from typing import Any, TypedDict, Unpack
 
 from jury.errors import InputError, JuryError, one_line
+from jury.execution import engine_drivers
 from jury.execution.engine_cancel import BoundCancel
 from jury.execution.engine_drivers import DuckDBEngine, Engine, NotAQuery, driver_errors, engine_for
 from jury.execution.engine_urls import (
@@ -70,10 +71,27 @@ class _Connections(threading.local):
 _kept = _Connections()
 
 
+class EngineUnavailable(JuryError):
+    """Connecting or logging in failed: no outcome of any query, so nothing is recorded."""
+
+
+def _connect(engine: Engine, timeout_s: float):
+    """A new connection for statements of ``timeout_s``, logged in within the engine's own
+    CONNECT_TIMEOUT_S; a failure is EngineUnavailable (a privileged login is InputError, from
+    the engine's login check)."""
+    try:
+        return engine.connect(timeout_s)
+    except (ConnectionError, OSError) as exc:
+        raise EngineUnavailable(
+            f"cannot connect to {redact(engine.url)} (connecting and the login check have {engine_drivers.CONNECT_TIMEOUT_S:g} s of "
+            f"their own): {one_line(exc)}; nothing was recorded for the query: rerun once the server answers"
+        ) from None
+
+
 def _connection(engine: Engine, timeout_s: float, cached: bool):
     if cached and engine.url in _kept.conns:
         return _kept.conns[engine.url]
-    conn = engine.connect(timeout_s)
+    conn = _connect(engine, timeout_s)
     if cached:
         _kept.conns[engine.url] = conn
     return conn
@@ -130,12 +148,8 @@ class _CancelledEarly(Exception):
 
 
 def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached: bool) -> ExecResult:
-    start = time.monotonic()
     engine = engine_for(url)
-    try:
-        conn = _connection(engine, timeout_s, cached)  # a privileged login raises InputError here
-    except (ConnectionError, OSError) as exc:
-        return ExecResult(status="error", error=f"cannot open database {redact(url)}: {one_line(exc)}")
+    conn = _connection(engine, timeout_s, cached)  # EngineUnavailable, or InputError for a privileged login
     try:
         problem = _checked(engine, conn, sql, cached)
     except _CancelledEarly:
@@ -147,8 +161,9 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
         if not cached:
             with contextlib.suppress(Exception):  # already closed
                 conn.close()
-        return ExecResult(status="error", error=problem, elapsed_s=time.monotonic() - start)
+        return ExecResult(status="error", error=problem, elapsed_s=0.0)
     errors = driver_errors(engine.name)
+    start = time.monotonic()  # the statement's clock starts as it is sent: connecting and the check are not its time
     deadline = start + timeout_s
     cancel = BoundCancel(engine.canceller(conn))
     timer = threading.Timer(timeout_s, cancel.fire)
@@ -220,8 +235,8 @@ def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DE
     a query that is refused, fails or times out in any round gets None."""
     engine = engine_for(url)
     try:
-        conn = engine.connect(timeout_s)  # a privileged login raises InputError here, as in execute
-    except (ConnectionError, OSError):
+        conn = _connect(engine, timeout_s)  # a privileged login raises InputError here, as in execute
+    except EngineUnavailable:
         return [None for _ in sqls]
     errors = driver_errors(engine.name)
     try:
@@ -261,7 +276,7 @@ def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DE
                     if cancel.sent or failed:  # a connection a cancel or a failure reached is not used again
                         with contextlib.suppress(Exception):
                             conn.close()
-                        conn = engine.connect(timeout_s)
+                        conn = _connect(engine, timeout_s)
                     continue
                 slot.append(took)
     finally:
@@ -284,14 +299,9 @@ def _finish(engine: Engine, conn, cached: bool, discard: bool = False) -> None:
             conn.close()
 
 
-#: What PostgreSQL's server-side cursor puts before the query (psycopg's named cursor).
-_PG_DECLARE = 'DECLARE "jury_query" CURSOR FOR '
-
-
 def _error_line(exc: BaseException, sql: str = "") -> str:
     """The error a failed query is stored with: its class and the driver's one-line message
-    (PostgreSQL: the primary message, placed in the query as written -- not jury's DECLARE
-    around it -- and its SQLSTATE, never the DETAIL, HINT or CONTEXT lines that can quote
+    (PostgreSQL: the primary message, placed in the query as written, and its SQLSTATE, never the DETAIL, HINT or CONTEXT lines that can quote
     values), capped (jury.execution.batches caps it again as the store writes it)."""
     if isinstance(exc, ResultTooLarge):
         return str(exc)
@@ -300,7 +310,7 @@ def _error_line(exc: BaseException, sql: str = "") -> str:
     if primary and getattr(exc, "sqlstate", None):  # psycopg
         text = one_line(Exception(primary))[:300]
         pos = getattr(diag, "statement_position", None)
-        at = int(pos) - len(_PG_DECLARE) - 1 if pos and str(pos).isdigit() else -1
+        at = int(pos) - 1 if pos and str(pos).isdigit() else -1
         if 0 <= at < len(sql):  # the user's own SQL, which the store holds anyway
             snippet = sql[at : at + 40]
             text += f" (at character {at + 1} of the query: {snippet!r}{'…' if at + 40 < len(sql) else ''})"
@@ -317,10 +327,7 @@ def _error_line(exc: BaseException, sql: str = "") -> str:
 
 def _open(url: str, timeout_s: float = 30.0):
     engine = engine_for(url)
-    try:
-        return engine, engine.connect(timeout_s)
-    except ConnectionError as exc:
-        raise InputError(f"cannot open database {redact(url)}: {exc}") from None
+    return engine, _connect(engine, timeout_s)
 
 
 def table_columns(url: str, tables: list[str]) -> dict[str, list[tuple[str, str]]]:
