@@ -46,7 +46,7 @@ def test_a_broken_jury_toml_is_a_config_error(project):
 def test_a_store_that_is_no_database_is_a_store_error(project):
     Path(".jury").mkdir()
     Path(".jury/store.db").write_bytes(b"not a database, " * 512)
-    with pytest.raises(jury.StoreError, match=r"store.db: cannot open the store"):
+    with pytest.raises(jury.StoreError, match=r"store.db: is not a jury store \(file is not a database\); nothing was written"):
         jury.score("run.jsonl")
 
 

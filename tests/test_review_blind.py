@@ -124,7 +124,11 @@ def test_agreement_refuses_one_reviewer_twice_and_a_tampered_file(reviewable):
     _decide(jury.review_app(sample=sample, reviewer="ann"), lambda n, it: "both" if it.kind == "adjudication" else "valid")
     assert runner.invoke(app, ["review", "lock", "-o", "r1.json", "--reviewer", "ann", "--sample", str(sample)]).exit_code == 0
     assert runner.invoke(app, ["review", "lock", "-o", "r2.json", "--reviewer", "ann", "--sample", str(sample)]).exit_code == 0
-    res = runner.invoke(app, ["review", "agreement", "r1.json", "r2.json"])
+    res = runner.invoke(app, ["review", "agreement", "r1.json", "r2.json"])  # the same decisions: the same locked review
+    assert res.exit_code == 1 and "hold the same locked review" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    _decide(jury.review_app(sample=sample, reviewer="ann"), lambda n, it: "ambiguous" if it.kind == "adjudication" else "valid")
+    assert runner.invoke(app, ["review", "lock", "-o", "r4.json", "--reviewer", "ann", "--sample", str(sample)]).exit_code == 0
+    res = runner.invoke(app, ["review", "agreement", "r1.json", "r4.json"])
     assert res.exit_code == 1 and "both are 'ann'" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     Path("r3.json").write_text(Path("r2.json").read_text().replace('"ann"', '"bob"'))
     res = runner.invoke(app, ["review", "agreement", "r1.json", "r3.json"])

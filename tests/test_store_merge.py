@@ -424,8 +424,8 @@ _NO_KEY = (
     "ALTER TABLE executions_x RENAME TO executions",
 )
 CASES += [
-    Case("executions-lacks-key", ["store", "merge", "bad.db", "-o", "out.db"], "bad.db: is not a jury store (table executions lacks column key)", _schema_edit(*_NO_KEY)),
-    Case("votes-lacks-a-column", ["store", "merge", "bad.db", "-o", "out.db"], "(table votes lacks column juror_family)", _schema_edit("ALTER TABLE votes DROP COLUMN juror_family")),
+    Case("executions-lacks-key", ["store", "merge", "bad.db", "-o", "out.db"], "bad.db: is not a jury store (table executions lacks column key;", _schema_edit(*_NO_KEY)),
+    Case("votes-lacks-a-column", ["store", "merge", "bad.db", "-o", "out.db"], "(table votes lacks column juror_family;", _schema_edit("ALTER TABLE votes DROP COLUMN juror_family")),
     Case("no-calls-table", ["store", "merge", "bad.db", "-o", "out.db"], "bad.db: is not a jury store (no calls table", _schema_edit("DROP TABLE calls")),
     Case(
         "executions-key-not-primary",
@@ -448,7 +448,7 @@ CASES += [
     Case(
         "output-store-lacks-a-column",
         ["store", "merge", "a.db", "-o", "bad.db"],
-        "bad.db: is not a jury store (table executions lacks column key)",
+        "bad.db: is not a jury store (table executions lacks column key;",
         _schema_edit(*_NO_KEY),
         unchanged=["bad.db", "a.db"],
     ),

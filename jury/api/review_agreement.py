@@ -88,26 +88,15 @@ def review_agreement(
         confidence: the intervals' nominal coverage.
 
     Raises:
-        InputError: a file with other than one reviewer, the same reviewer twice, no item in common.
+        InputError: a file with other than one reviewer, the same file, a copy or the same reviewer twice
+            (jury.verdicts.review.load_two_reviews), no item in common.
         VerdictError: a file unlocked, changed, or binding files that changed.
     """
     from jury.errors import InputError
     from jury.stats_panels import pair_agreement
-    from jury.verdicts.review import load_review
+    from jury.verdicts.review import load_two_reviews
 
-    docs = []
-    for path in (Path(a), Path(b)):
-        if not path.is_file():
-            raise InputError(f"{path}: no such review file")
-        doc = load_review(path)
-        if len(doc.reviewers) != 1:
-            raise InputError(
-                f"{path}: holds {len(doc.reviewers)} reviewers' decisions; lock one file per reviewer (jury review lock --reviewer)"
-            )
-        docs.append((path, doc))
-    (pa, da), (pb, db) = docs
-    if da.reviewers == db.reviewers:
-        raise InputError(f"{pa} and {pb}: both are {da.reviewers[0]!r}'s decisions; compare two reviewers")
+    (pa, da), (pb, db) = load_two_reviews(a, b)
     by_a = {r.item(): r for r in da.records}
     by_b = {r.item(): r for r in db.records}
     items = [*by_a, *(k for k in by_b if k not in by_a)]

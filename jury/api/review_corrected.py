@@ -128,7 +128,7 @@ def correction(
     from jury.pipeline.review_queue import load_sources
     from jury.stats_correction import corrected_rate
     from jury.verdicts.adjudication_round import load_round
-    from jury.verdicts.review import load_review
+    from jury.verdicts.review import load_two_reviews
     from jury.verdicts.sample import load_sample
     from jury.vocab import CREDITED_VERDICTS
 
@@ -146,13 +146,14 @@ def correction(
     if not frame:
         raise InputError(f"{sp}: its frame holds no {kind} records")
     position = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): i for i, r in enumerate(frame)}
-    reviews = [load_review(a), load_review(b)]
+    (_, da), (_, db) = load_two_reviews(a, b)  # two people's files: the one loader of every command
+    reviews = [da, db]
     for path, doc in zip((a, b), reviews):
         of = doc.settings.get("sample_file")
         if of != drawn.content_sha256:
             what = f"a review of the sample {of}" if of else "not a review of a sample (jury review lock --sample)"
             raise InputError(f"{path}: is {what}, not of {sp} ({drawn.content_sha256})")
-    names = [doc.reviewers[0] if len(doc.reviewers) == 1 else "+".join(doc.reviewers) for doc in reviews]
+    names = [doc.reviewers[0] for doc in reviews]
     labels = [{(str(r.kind), r.verdict_file, r.model, r.question_id): label_of(r) for r in doc.records} for doc in reviews]
     by_round: dict[tuple[Any, ...], str] = {}
     if settled is not None:

@@ -1,7 +1,8 @@
 """Checks on an input store of `jury store merge` (jury.execution.merge), before and while its rows are read.
 
 An input is untrusted: it is opened read-only and never migrated, refused when a newer jury
-made it (a migration this one does not know), and every row read is checked against the
+made it (a migration this one does not know) or when its tables are not what its migrations
+make (jury.execution.store_schema, the check every opening of a store runs), and every row read is checked against the
 column types a jury store holds and against the size caps of a live run: a row that is not
 what jury writes is a one-line StoreError naming the file, table, row and value.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jury.errors import StoreError
+from jury.execution.store_schema import check_schema
 
 MAX_VALUE_BYTES = 16 << 20  # any other stored text or blob: more is not a jury store (and memory stays bounded)
 
@@ -111,104 +113,6 @@ _EXEC_STATUSES = ("ok", "error", "timeout")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-def _known_migrations() -> dict[str, set[str]]:
-    from jury.execution.reviews import review_migrations
-    from jury.execution.store import migrations
-
-    return {
-        migrations.name: {fn.__name__ for fn in migrations.functions},
-        review_migrations.name: {m.name for m in review_migrations._migrations},
-    }
-
-
-def _applied(conn: sqlite3.Connection, path: Path) -> dict[str, set[str]]:
-    try:
-        rows = conn.execute("SELECT migration_set, name FROM _sqlite_migrations").fetchall()
-    except sqlite3.DatabaseError:  # not SQLite, or SQLite without the table: not a store
-        raise StoreError(f"{path}: is not a jury store (no migrations table); nothing merged") from None
-    out: dict[str, set[str]] = {}
-    for migration_set, name in rows:
-        out.setdefault(migration_set, set()).add(name)
-    return out
-
-
-def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """A jury store of this jury's schema or an older one; a newer one is refused, and so is
-    one whose tables do not hold what its recorded migrations made (_check_tables)."""
-    applied = _applied(conn, path)
-    if "jury" not in applied:
-        raise StoreError(f"{path}: is not a jury store (no jury migrations); nothing merged")
-    known = _known_migrations()
-    for migration_set, names in applied.items():
-        unknown = sorted(names - known.get(migration_set, names))
-        if unknown:
-            raise StoreError(
-                f"{path}: was made by a newer jury (migration {migration_set}.{unknown[0]} unknown here); "
-                "merge with that jury; nothing merged"
-            )
-    _check_tables(conn, path, applied)
-
-
-def expected_tables(applied: dict[str, set[str]]) -> dict[str, tuple[list[str], list[str]]]:
-    """table -> (columns, primary key) that the migrations a store records as applied make:
-    those migrations run, in their registered order, on an empty in-memory database."""
-    import sqlite_utils
-
-    from jury.execution.reviews import review_migrations
-    from jury.execution.store import migrations
-
-    db = sqlite_utils.Database(memory=True)
-    for fn in migrations.functions:
-        if fn.__name__ in applied.get(migrations.name, set()):
-            fn(db)
-    for m in review_migrations._migrations:
-        if m.name in applied.get(review_migrations.name, set()):
-            m.fn(db)
-    return _tables(db.conn)
-
-
-def _replayed(path: Path, applied: dict[str, set[str]]) -> dict[str, tuple[list[str], list[str]]]:
-    try:
-        return expected_tables(applied)
-    except Exception:  # e.g. a later migration recorded without the one that makes its table
-        names = ", ".join(sorted(applied.get("jury", set())))[:200]
-        raise StoreError(
-            f"{path}: is not a jury store (its recorded migrations {names} are not a sequence jury makes); nothing merged"
-        ) from None
-
-
-def _tables(conn: sqlite3.Connection) -> dict[str, tuple[list[str], list[str]]]:
-    out = {}
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"):
-        info = conn.execute(f"PRAGMA table_info({_quoted(name)})").fetchall()
-        pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
-        out[name] = ([r[1] for r in info], pk)
-    return out
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _check_tables(conn: sqlite3.Connection, path: Path, applied: dict[str, set[str]]) -> None:
-    """Every table and column (and each table's primary key) that the store's recorded
-    migrations make must be there: a store that claims a schema it does not have is not a
-    jury store, refused before any row is read. Extra tables and columns are left alone."""
-    have = _tables(conn)
-    for table, (columns, pk) in _replayed(path, applied).items():
-        if table not in have:
-            raise StoreError(f"{path}: is not a jury store (no {table} table, which its migrations make); nothing merged")
-        got_columns, got_pk = have[table]
-        missing = [c for c in columns if c not in got_columns]
-        if missing:
-            raise StoreError(f"{path}: is not a jury store (table {table} lacks column {missing[0]}); nothing merged")
-        if got_pk != pk:
-            raise StoreError(
-                f"{path}: is not a jury store (table {table}'s primary key is {', '.join(got_pk) or 'none'}, "
-                f"not {', '.join(pk)}); nothing merged"
-            )
-
-
 def open_read_only(path: Path) -> sqlite3.Connection:
     """An input store, read-only: nothing is written to it, not even a migration."""
     if not path.is_file():
@@ -221,7 +125,7 @@ def open_read_only(path: Path) -> sqlite3.Connection:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path}: is not a jury store ({exc}); nothing merged") from None
-    _check_schema(conn, path)
+    check_schema(conn, path, merging=True)
     return conn
 
 

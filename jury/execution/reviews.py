@@ -15,41 +15,12 @@ import sqlite3
 from pathlib import Path
 
 import sqlite_utils
-from sqlite_utils.migrations import Migrations
 
 from jury.errors import StoreError
+from jury.execution.store_migrations import DECISION_COLUMNS, review_migrations
+from jury.execution.store_schema import check_schema
 
-review_migrations = Migrations("jury-review")
-
-DECISION_COLUMNS = (
-    "verdict_sha256",
-    "kind",
-    "model",
-    "question_id",
-    "db_id",
-    "reviewer",
-    "item_order",
-    "choice",
-    "category",
-    "defect_type",
-    "corrected_sql",
-    "corrected_result",
-    "note",
-    "jury_verdict",
-    "answer_key",
-    "gold_key",
-    "decided_at",
-)
-
-
-@review_migrations()
-def m001_review_decisions(db: sqlite_utils.Database) -> None:
-    db.table("review_decisions").create(
-        {"id": int, **{c: str for c in DECISION_COLUMNS}},
-        pk="id",
-        not_null={"verdict_sha256", "kind", "question_id", "reviewer", "choice", "decided_at"},
-    )
-    db.table("review_decisions").create_index(["verdict_sha256", "kind", "model", "question_id", "reviewer"])
+__all__ = ["DECISION_COLUMNS", "ReviewStore", "review_migrations"]
 
 
 def _qid_text(question_id) -> str:
@@ -61,10 +32,11 @@ class ReviewStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        with self._db() as db:
-            review_migrations.apply(db)
+        with self._db(check=True) as db:
+            if review_migrations.pending(db.conn):
+                review_migrations.apply(db)
 
-    def _db(self):
+    def _db(self, check: bool = False):
         outer = self
 
         class _Conn:
@@ -75,8 +47,16 @@ class ReviewStore:
                 try:
                     outer.path.parent.mkdir(parents=True, exist_ok=True)
                     conn = sqlite3.connect(str(outer.path), timeout=30, isolation_level=None)
-                    conn.execute("PRAGMA journal_mode=WAL")
                 except (sqlite3.Error, OSError) as exc:
+                    raise StoreError(f"{outer.path}: cannot open the store: {exc}") from None
+                try:
+                    if check:  # reads only: a store this jury may not use is left as it was
+                        check_schema(conn, outer.path)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                except (StoreError, sqlite3.Error) as exc:
+                    conn.close()
+                    if isinstance(exc, StoreError):
+                        raise
                     raise StoreError(f"{outer.path}: cannot open the store: {exc}") from None
                 self.conn = conn
                 return sqlite_utils.Database(conn)

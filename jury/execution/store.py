@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from jury.errors import StoreError
 from jury.execution.batch_store import BatchStoreMixin, StoreWrites, now_iso
 from jury.execution.store_migrations import migrations
+from jury.execution.store_schema import check_schema
 from jury.inputs.records import ExecResult
 
 if TYPE_CHECKING:
@@ -289,6 +290,11 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            try:
+                check_schema(conn, self.path)  # reads only: a store this jury may not use is left as it was
+            except StoreError:
+                conn.close()
+                raise
             set_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             self.conn = conn

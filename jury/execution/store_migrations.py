@@ -202,3 +202,37 @@ def m010_gold_checks(db: sqlite_utils.Database) -> None:
         {"key": str, "question_id": str, "db_sha256": str, "inputs": str, "result": str, "digest": str, "created_at": str},
         pk="key",
     )
+
+
+# review decisions (jury.execution.reviews) have their own migration set, applied by ReviewStore
+review_migrations = LazyMigrations("jury-review")
+
+DECISION_COLUMNS = (
+    "verdict_sha256",
+    "kind",
+    "model",
+    "question_id",
+    "db_id",
+    "reviewer",
+    "item_order",
+    "choice",
+    "category",
+    "defect_type",
+    "corrected_sql",
+    "corrected_result",
+    "note",
+    "jury_verdict",
+    "answer_key",
+    "gold_key",
+    "decided_at",
+)
+
+
+@review_migrations()
+def m001_review_decisions(db: sqlite_utils.Database) -> None:
+    db.table("review_decisions").create(
+        {"id": int, **{c: str for c in DECISION_COLUMNS}},
+        pk="id",
+        not_null={"verdict_sha256", "kind", "question_id", "reviewer", "choice", "decided_at"},
+    )
+    db.table("review_decisions").create_index(["verdict_sha256", "kind", "model", "question_id", "reviewer"])

@@ -253,6 +253,44 @@ def load_review(path: str | Path) -> ReviewFile:
     return doc
 
 
+def load_two_reviews(a: str | Path, b: str | Path) -> tuple[tuple[Path, ReviewFile], tuple[Path, ReviewFile]]:
+    """Two reviewers' locked review files, as every command that takes two reads them (`jury
+    review agreement`, `settle`, `corrected` and `jury report --sample-review A --sample-review
+    B`): each file loaded (load_review) and holding one reviewer's decisions, and the two of
+    two people: the same file given twice, a copy of it (the same bytes or the same locked
+    content under another name) and two files of the same reviewer are refused, one line
+    (InputError)."""
+    import os
+
+    from jury.errors import InputError
+    from jury.inputs.io import sha256_file
+
+    pa, pb = Path(a), Path(b)
+    for path in (pa, pb):
+        if not path.is_file():
+            raise InputError(f"{path}: no such review file")
+    if os.path.samefile(pa, pb):
+        raise InputError(f"{pa} and {pb}: the same file given twice; give two reviewers' review files")
+    docs = []
+    for path in (pa, pb):
+        doc = load_review(path)
+        if len(doc.reviewers) != 1:
+            raise InputError(
+                f"{path}: holds {len(doc.reviewers)} reviewers' decisions; lock one file per reviewer (jury review lock --reviewer)"
+            )
+        docs.append(doc)
+    da, db = docs
+    if da.content_sha256 == db.content_sha256 or sha256_file(pa) == sha256_file(pb):
+        raise InputError(
+            f"{pa} and {pb}: hold the same locked review (a copy, or the same decisions locked twice); give two reviewers' review files"
+        )
+    if da.reviewers == db.reviewers:
+        raise InputError(
+            f"{pa} and {pb}: both are {da.reviewers[0]!r}'s decisions; two reviewers must be two people (give another reviewer's file)"
+        )
+    return (pa, da), (pb, db)
+
+
 def review_bindings(doc: ReviewFile) -> list[tuple[str, FileBinding]]:
     out: list[tuple[str, FileBinding]] = [("gold", doc.inputs.gold)]
     out += [(f"runs[{i}]", b) for i, b in enumerate(doc.inputs.runs)]
