@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from jury.api.juror_jobs import JurorJob, choose_panel, finish, guarded, juror_plan, juror_request_fields, renamed
-from jury.pipeline.project import PathLike, Project, as_paths
+from jury.inputs.run_files import RunFileArgs, run_files
+from jury.pipeline.project import PathLike, Project
 from jury.results.columns import AdjudicatedModel
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def _strings(value: str | Sequence[str] | None) -> list[str] | None:
 
 
 def adjudicate(
-    runs: PathLike | Sequence[PathLike],
+    runs: RunFileArgs,
     *,
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
@@ -160,6 +161,7 @@ def adjudicate(
     shard: str | Shard | None = None,
     batch: bool = False,
     positions_from: PathLike | None = None,
+    db: str | Sequence[str] | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     models: str | Sequence[str] | None = None,
@@ -169,8 +171,9 @@ def adjudicate(
     panel's jurors and lock their verdicts in a verdict file.
 
     Args:
-        runs: run JSONL file(s) or published prediction files (as for ``jury.score``; recorded in
-            the verdict file).
+        runs: run JSONL file(s) or published prediction files (as for ``jury.score``, ``"NAME=PATH"``
+            or ``{NAME: PATH}`` naming a prediction file's model; recorded in the verdict file, the
+            names with their files).
         gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
         db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
             ``db_root``.
@@ -204,6 +207,7 @@ def adjudicate(
             while they are pending).
         positions_from: for published prediction files (one SQL per line): the file whose order they
             follow (default: jury.toml's, else the gold file).
+        db: only the questions of this db_id or these (recorded in the verdict file).
         project: the folder's jury.toml defaults (default: the working directory's).
         progress: a progress factory: called with a task's name, returns a context manager giving a
             ``(done, total)`` callback or None (default: no progress shown).
@@ -227,9 +231,9 @@ def adjudicate(
     models = renamed(model, models, "model", "models")
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
-    run_paths, positions = as_paths(runs), project.path("positions_from", positions_from)
+    run_paths, positions = run_files(runs), project.path("positions_from", positions_from)
     fields = juror_request_fields(
-        project, output=output, inputs=[*run_paths, project.path("gold", gold), positions], store=store,
+        project, output=output, inputs=[*(f.path for f in run_paths), project.path("gold", gold), positions], store=store,
         db_root=db_root, shard=shard, sign=sign,
     )  # fmt: skip
     request = AdjudicationRequest(
@@ -241,7 +245,7 @@ def adjudicate(
         gold_path=project.gold(gold), run_paths=run_paths, registry=load_registry(families),
         seed=project.get("seed", seed, 0), early_stop=early_stop, swap=swap, review_passes=review_passes,
         taxonomy=taxonomy, max_cost=project.get("max_cost", max_cost, None), models=_strings(models),
-        plan_only=plan_only, batch=batch, positions_from=positions, **fields,
+        plan_only=plan_only, batch=batch, positions_from=positions, dbs=_strings(db) or [], **fields,
     )  # fmt: skip
     with project.open_store(store) as st:
         job = adjudication_job(request, st, progress or no_progress)

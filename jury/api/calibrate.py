@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jury.api.result import Result
+from jury.inputs.run_files import RunFileArgs, run_files
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.results.calibration_model import Calibration as CalibrationDocument
 
@@ -42,7 +43,7 @@ def calibrate(
     labels: PathLike | Sequence[PathLike],
     audit: PathLike | Sequence[PathLike] = (),
     judgments: PathLike | Sequence[PathLike] = (),
-    runs: PathLike | Sequence[PathLike] = (),
+    runs: RunFileArgs = (),
     gold: PathLike | None = None,
     db_root: PathLike | None = None,
     db_url: str | None = None,
@@ -108,11 +109,11 @@ def calibrate(
 
     project = project if project is not None else Project.load()
     label_paths, verdict_paths, audit_paths = as_paths(labels), as_paths(verdicts), as_paths(audit)
-    judgment_paths, run_paths = as_paths(judgments), as_paths(runs)
+    judgment_paths, run_paths = as_paths(judgments), run_files(runs)
     if not label_paths:
         raise InputError("no label files: give at least one human label JSONL file (labels)")
     store_path, root = project.store_path(store), project.db_root(db_root)
-    inputs = [*label_paths, *verdict_paths, *audit_paths, *run_paths, *judgment_paths]
+    inputs = [*label_paths, *verdict_paths, *audit_paths, *(f.path for f in run_paths), *judgment_paths]
     gold_path = project.path("gold", gold) if run_paths else None
     inputs += [gold_path] if gold_path is not None else []
     guard_outputs(outputs, inputs, store=store_path, db_root=root)

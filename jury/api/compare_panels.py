@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.api.result import Result
 from jury.inputs.records import QuestionId
+from jury.inputs.run_files import RunFile
 from jury.pipeline.project import PathLike
 
 if TYPE_CHECKING:
@@ -118,7 +119,9 @@ def _compare(docs: Sequence[tuple[Path, VerdictFile]], gold: Path, **options: An
     return ComparedPanels(**data, inputs=[p for p, _ in docs] + [gold])
 
 
-def panels_for_report(paths: Sequence[PathLike], gold_file: Path, run_paths: Sequence[Path], *, seed: int = 0) -> ComparedPanels:
+def panels_for_report(
+    paths: Sequence[PathLike], gold_file: Path, run_paths: Sequence[Path | RunFile], *, seed: int = 0
+) -> ComparedPanels:
     """``jury.report(compare_panels=[a, b])``: the two files compared, for the html site's "Two
     panels compared" section. Refused unless there are exactly two, made for the report's gold
     file (and, adjudications, for run files among the report's)."""

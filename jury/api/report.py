@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, Unpack
 from pydantic import BaseModel, Field
 
 from jury.api.result import Result
-from jury.api.score import EvaluationOptions, Score, evaluation_options, evaluation_settings
+from jury.api.score import EvaluationOptions, Score, db_filter, evaluation_options, evaluation_settings
 from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
+from jury.inputs.run_files import RunFile, RunFileArgs, run_files
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.progress import no_progress
 from jury.results.report_model import Report as ReportModel
@@ -44,7 +45,7 @@ class ReportSources:
     gold: dict[QuestionId, GoldItem]
     records: list[RunRecord]
     gold_path: Path
-    runs: list[Path]
+    runs: list[RunFile]
     verdicts: Any  # jury.pipeline.verdict_inputs.VerdictInputs
     families: Path | None = None
     strength: str | None = None
@@ -53,6 +54,7 @@ class ReportSources:
     seed: int = 0
     positions_from: Path | None = None
     models: list[str] | None = None  # model= (only these models of the runs)
+    dbs: list[str] | None = None  # db= (only these databases' questions)
     compare_panels: list[Path] | None = None  # compare_panels= (the site's "Two panels compared")
     corrected: list[Path] | None = None  # review_sample=, sample_reviews=, settled= (the corrected section)
 
@@ -99,7 +101,12 @@ class Report(Result, ReportModel):
             audit=v.reviewed_audit,
             adjudications=v.reviewed_adjudications,
             review=v.review,
-            inputs=[("gold", s.gold_path), *(("run", r) for r in s.runs), ("families", s.families), ("review", v.review_path)],
+            inputs=[
+                ("gold", s.gold_path),
+                *(("run", r.path) for r in s.runs),
+                ("families", s.families),
+                ("review", v.review_path),
+            ],
             panels=None if self.panels is None else self.panels.model_dump(mode="json"),
             command=site_command(
                 s.runs,
@@ -155,6 +162,8 @@ def _more_flags(s: ReportSources) -> list[str]:
         flags += ["--missing", str(s.evaluation.settings.missing)]
     if s.positions_from is not None:
         flags += ["--positions-from", str(s.positions_from)]
+    for db in s.dbs or []:
+        flags += ["--db", db]
     for m in s.models or []:
         flags += ["--model", m]
     for p in s.compare_panels or []:
@@ -242,7 +251,7 @@ def _plots() -> ModuleType:
 
 
 def report(
-    score_or_runs: Score | PathLike | Sequence[PathLike] | None = None,
+    score_or_runs: Score | RunFileArgs = None,
     *,
     audit: PathLike | None = None,
     verdicts: PathLike | Sequence[PathLike] = (),
@@ -265,7 +274,8 @@ def report(
 
     Args:
         score_or_runs: a Score (its evaluation and locked files are reused: nothing is executed) or
-            run JSONL file(s), evaluated here.
+            run JSONL file(s) or prediction files, evaluated here (named as ``jury.score``'s ``runs``:
+            ``"NAME=PATH"`` or a mapping ``{NAME: PATH}``).
         audit: a locked audit file (with a Score: the Score's when not given).
         verdicts: locked adjudication file(s) (with a Score: the Score's when not given).
         review: a locked review file (with a Score: the Score's when not given).
@@ -309,7 +319,7 @@ def report(
     if isinstance(score_or_runs, Score):
         base, run_paths = score_or_runs, score_or_runs.runs
     else:
-        run_paths = as_paths(score_or_runs)
+        run_paths = run_files(score_or_runs)
     if not run_paths:
         raise InputError("no run files: give a Score (jury.score) or at least one run JSONL file")
     audit_path = project.path("audit", audit) if base is None or audit is not None else None
@@ -351,7 +361,7 @@ def report(
     built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
     sources = ReportSources(
         ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
-        positions_from=positions, models=models, compare_panels=panel_paths or None, corrected=corrected_paths or None,
+        positions_from=positions, models=models, dbs=base.dbs if base is not None else db_filter(o["db"]), compare_panels=panel_paths or None, corrected=corrected_paths or None,
     )  # fmt: skip
     return Report.model_validate(
         {
@@ -372,7 +382,7 @@ def _inputs(
     project: Project,
     base: Score | None,
     o: dict[str, Any],
-    run_paths: list[Path],
+    run_paths: list[RunFile],
     files: list[Path | None],
     site_dir: PathLike | None,
 ) -> tuple[Path | None, Path | None, Path | None, list[Path | None]]:
@@ -388,7 +398,7 @@ def _inputs(
     else:
         store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
         positions = project.path("positions_from", o["positions_from"])
-        inputs = [*run_paths, project.path("gold", o["gold"]), *files, positions]
+        inputs = [*(f.path for f in run_paths), project.path("gold", o["gold"]), *files, positions]
     inputs = list(dict.fromkeys(p for p in inputs if p is not None))
     if site_dir is not None:
         from jury.results.site import check_site_dir
@@ -409,7 +419,7 @@ def _check_strength(strength: str | None) -> None:
 
 
 def _evaluation(
-    project: Project, base: Score | None, o: dict[str, Any], run_paths: list[Path], root: Path | None, positions: Path | None
+    project: Project, base: Score | None, o: dict[str, Any], run_paths: list[RunFile], root: Path | None, positions: Path | None
 ) -> tuple[Any, Any, Any, Path]:
     """(evaluation, gold items, run records, gold file): a Score's own (another ``missing`` rule
     is an error), else the runs executed (or reused from the store) here."""
@@ -420,6 +430,11 @@ def _evaluation(
                 f"missing={missing!r}, but the Score was made with missing={str(base.evaluation.settings.missing)!r}: "
                 "score again with that rule, or give the run files"
             )
+        if o["db"] is not None and db_filter(o["db"]) != base.dbs:
+            raise InputError(
+                f"db={o['db']!r}, but the Score was made with db={base.dbs!r}: score again with those databases, "
+                "or give the run files"
+            )
         return base.evaluation, base.gold, base.records, base.gold_path
     from jury.pipeline.jobs import load_and_evaluate
 
@@ -427,7 +442,7 @@ def _evaluation(
     gold_file = project.gold(o["gold"])
     with project.open_store(o["store"]) as st:
         gold_items, records, ev = load_and_evaluate(
-            gold_file, run_paths, root, st, settings, o["progress"] or no_progress, positions
+            gold_file, run_paths, root, st, settings, o["progress"] or no_progress, positions, dbs=db_filter(o["db"])
         )
     return ev, gold_items, records, gold_file
 

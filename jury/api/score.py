@@ -22,6 +22,7 @@ from pydantic import Field
 from jury.api.result import Result
 from jury.errors import InputError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
+from jury.inputs.run_files import RunFile, RunFileArgs, run_files
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.progress import no_progress
 from jury.results.scoring import ModelScore
@@ -44,7 +45,8 @@ class Score(Result):
     gold: dict[QuestionId, GoldItem] = Field(exclude=True, repr=False)
     records: list[RunRecord] = Field(exclude=True, repr=False)
     gold_path: Path = Field(exclude=True, repr=False)
-    runs: list[Path] = Field(exclude=True, repr=False)
+    runs: list[RunFile] = Field(exclude=True, repr=False)
+    dbs: list[str] = Field(default_factory=list, exclude=True, repr=False)  # db=: only these databases' questions
     verdicts: Any = Field(exclude=True, repr=False)  # jury.pipeline.verdict_inputs.VerdictInputs
 
     @property
@@ -100,8 +102,9 @@ class EvaluationOptions(TypedDict, total=False):
     the evaluation settings. ``missing``: what a gold question a model's run has no line for
     counts as, ``"exclude"`` (left out of its denominators; the default, else jury.toml's) or
     ``"fail"`` (a wrong answer, BIRD's rule). ``positions_from``: the gold file published
-    prediction files index by position (default jury.toml's, else the gold file).
-    ``progress``: a progress-bar factory. ``outputs``: files the caller will write, refused
+    prediction files index by position (default jury.toml's, else the gold file). ``db``: only
+    the questions of this db_id or these (the gold's others, and the runs' answers to them,
+    left out: score the databases you have of BIRD's full dev.json). ``progress``: a progress-bar factory. ``outputs``: files the caller will write, refused
     before any work when one is an input, the store, a database or a locked verdict file."""
 
     gold: PathLike | None
@@ -120,6 +123,7 @@ class EvaluationOptions(TypedDict, total=False):
     float_digits: int | None
     missing: str | None
     positions_from: PathLike | None
+    db: str | Sequence[str] | None
     project: Project | None
     progress: ProgressFactory | None
     outputs: Sequence[PathLike | None]
@@ -139,7 +143,7 @@ def evaluation_options(job: str, given: dict[str, Any]) -> dict[str, Any]:
 
 
 def score(
-    runs: PathLike | Sequence[PathLike],
+    runs: RunFileArgs,
     *,
     audit: PathLike | None = None,
     verdicts: PathLike | Sequence[PathLike] = (),
@@ -161,7 +165,8 @@ def score(
 
     Args:
         runs: run JSONL file(s), or published prediction files (BIRD's predict_dev.json, one SQL per
-            line), each one model named after its file.
+            line), each one model named after its file, or NAME when given as ``"NAME=PATH"`` or in a
+            mapping ``{NAME: PATH}`` (jury.inputs.run_files: every BIRD system's file is predict_dev.json).
         audit: a locked audit file: the gold-clean column (flagged questions left out).
         verdicts: locked adjudication file(s): the adjudicated column.
         review: a locked review file whose decisions take precedence over the jury's.
@@ -179,7 +184,7 @@ def score(
         same_window: reuse nothing from the store, so every gold and prediction is executed in this
             run's time window (results that can drift, AI functions calling models).
         evaluation: how run files are evaluated: ``gold=``, ``db_root=``, ``db_url=``, ``store=``, the
-            settings, ``missing=``, ``positions_from=``, ``project=``, ``progress=``, ``outputs=``
+            settings, ``missing=``, ``positions_from=``, ``db=``, ``project=``, ``progress=``, ``outputs=``
             (``EvaluationOptions``, the same keyword arguments for ``jury.score`` and ``jury.report``).
 
     Returns:
@@ -198,7 +203,7 @@ def score(
     o = evaluation_options("score", dict(evaluation))
     project = o["project"] if o["project"] is not None else Project.load()
     progress = o["progress"] or no_progress
-    run_paths = as_paths(runs)
+    run_paths = run_files(runs)
     if not run_paths:
         raise InputError("no run files: give at least one run JSONL file")
     if repeats < 1:
@@ -208,7 +213,7 @@ def score(
     review_path = Path(review) if review is not None else None
     store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
     positions = project.path("positions_from", o["positions_from"])
-    inputs = [*run_paths, project.path("gold", o["gold"]), audit_path, *verdict_paths, review_path, positions]
+    inputs = [*(f.path for f in run_paths), project.path("gold", o["gold"]), audit_path, *verdict_paths, review_path, positions]
     guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
     normalize = NormalizeOptions(casefold=o["casefold"], float_sig_digits=project.get("float_digits", o["float_digits"]))
     settings = project.settings(
@@ -218,7 +223,9 @@ def score(
     gold_file = project.gold(o["gold"])
     notes: list[str] = []
     with project.open_store(o["store"]) as st:
-        gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions)
+        gold_items, records, ev = load_and_evaluate(
+            gold_file, run_paths, root, st, settings, progress, positions, dbs=db_filter(o["db"])
+        )
         scores = score_all(ev.pairs)
         add_coverage(scores, ev)
         add_execution_errors(scores, ev.pairs, ev.reruns if settings.timeout_retries else None)
@@ -240,11 +247,19 @@ def score(
         records=records,
         gold_path=gold_file,
         runs=run_paths,
+        dbs=db_filter(o["db"]),
         verdicts=locked,
         inputs=[p for p in inputs if p is not None],
         store_path=store_path,
         db_root=root,
     )
+
+
+def db_filter(db: str | Sequence[str] | None) -> list[str]:
+    """The db_ids of ``db=`` (one or several; None: none, every question)."""
+    if db is None:
+        return []
+    return [db] if isinstance(db, str) else list(db)
 
 
 def evaluation_settings(o: dict[str, Any]) -> dict[str, Any]:

@@ -134,13 +134,21 @@ def suites(
         InputError: a bad input.
     """
     from jury.errors import InputError
+    from jury.inputs.run_files import run_files
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.suite_jobs import load_suite_runs, suite_verdict_docs
     from jury.results.suites import suite_metrics
 
     plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
     project = project if project is not None else Project.load()
-    run_paths, verdict_paths = as_paths(runs), as_paths(verdicts)
+    files, verdict_paths = run_files(runs), as_paths(verdicts)
+    named = next((f for f in files if f.model is not None), None)
+    if named is not None:
+        raise InputError(
+            f"{named}: NAME=PATH names a prediction file's model; jury suites reads run JSONL files, "
+            "which name their models in their lines: give it without NAME="
+        )
+    run_paths = [f.path for f in files]
     if not run_paths:
         raise InputError("no run files: give at least one test-suite run JSONL file")
     out = Path(verdicts_out) if verdicts_out is not None else None

@@ -12,9 +12,12 @@ from jury.cli.common import handle_errors, juror_option, option, run_job
 @handle_errors
 def adjudicate(
     ctx: typer.Context,
-    runs: list[Path] = typer.Argument(..., help="Run JSONL files, or BIRD prediction files as published (see jury score)."),
+    runs: list[Path] = typer.Argument(
+        ..., help="Run JSONL files, or BIRD prediction files as published, NAME=PATH naming one's model (see jury score)."
+    ),
     gold: Path | None = typer.Option(None, help="Gold file. Default: jury.toml's gold."),
     db_root: Path | None = option("db_root"),
+    db: list[str] = option("db", "Adjudicate only the questions of this db_id (repeatable; recorded in the verdict file)."),
     db_url: str | None = option("db_url"),
     allow_privileged_login: bool = option("allow_privileged_login"),
     panel: str | None = typer.Option(None, help="Panel TOML file, or the name of one in panels/ (default: default)."),

@@ -24,7 +24,10 @@ def calibrate(
         "each judge is measured against the reference in a section of its own.",
     ),
     runs: list[Path] = typer.Option(
-        [], "--runs", help="Run JSONL file(s) (repeatable): scores every comparator against the labels (executes SQL, no LLM)."
+        [],
+        "--runs",
+        help="Run JSONL file(s) or prediction files, NAME=PATH naming one's model (repeatable, as jury score's runs): "
+        "scores every comparator against the labels (executes SQL, no LLM).",
     ),
     gold: Path | None = typer.Option(None, help="Gold file, with --runs. Default: jury.toml's gold."),
     db_root: Path | None = typer.Option(

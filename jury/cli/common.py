@@ -26,6 +26,15 @@ MISSING_HELP = (
     "rule). Default: jury.toml's missing. Every output shows each model's coverage; a warning names "
     "the models below it and how many the rule left out or counted wrong, by cause."
 )
+RUNS_HELP = (
+    "Run JSONL files (one line per model and question), or BIRD prediction files as published "
+    "(predict_dev.json, one SQL per line): each is one model, named after the file, or NAME when given "
+    "as NAME=PATH (BIRD names every system's file predict_dev.json; an existing file is always a path)."
+)
+DB_HELP = (
+    "Only the questions of this db_id (repeatable): score the databases you have of a gold naming others "
+    "(BIRD's full dev.json with superhero alone: --db superhero)."
+)
 DB_URL_HELP = (
     "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one "
     "database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every "
@@ -47,6 +56,7 @@ COMPARATOR_HELP = (
 _SHARED: dict[str, tuple] = {
     "gold": (None, (), "Gold file (BIRD dev.json). Default: jury.toml's gold."),
     "db_root": (None, (), "Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
+    "db": ([], ("--db",), DB_HELP),
     "db_url": (None, ("--db-url",), DB_URL_HELP),
     "allow_privileged_login": (False, ("--allow-privileged-login",), PRIVILEGED_HELP),
     "comparator": (None, (), COMPARATOR_HELP),

@@ -12,8 +12,8 @@ from jury.errors import InputError
 # the help of `jury report`'s own options
 _HELP = {
     "runs": (
-        "Run JSONL files (one line per model and question), or BIRD prediction files as published (see jury "
-        "score); none with --gold-defects."
+        "Run JSONL files (one line per model and question), or BIRD prediction files as published, NAME=PATH "
+        "naming one's model (see jury score); none with --gold-defects."
     ),
     "verdicts": "Locked adjudication file(s): the adjudicated column (repeatable).",
     "strength": (
@@ -48,6 +48,7 @@ def report(
     runs: list[Path] | None = typer.Argument(None, help=_HELP["runs"]),
     gold: Path | None = option("gold"),
     db_root: Path | None = option("db_root"),
+    db: list[str] = option("db"),
     db_url: str | None = option("db_url"),
     allow_privileged_login: bool = option("allow_privileged_login"),
     audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),

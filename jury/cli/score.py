@@ -6,20 +6,17 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
+from jury.cli.common import RUNS_HELP, check_format, emit, handle_errors, job_options, option, progress_bar, table_width
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 
 @handle_errors
 def score(
     ctx: typer.Context,
-    runs: list[Path] = typer.Argument(
-        ...,
-        help="Run JSONL files (one line per model and question), or BIRD prediction files as published "
-        "(predict_dev.json, one SQL per line): each is one model, named after the file.",
-    ),
+    runs: list[Path] = typer.Argument(..., help=RUNS_HELP),
     gold: Path | None = option("gold"),
     db_root: Path | None = option("db_root"),
+    db: list[str] = option("db"),
     db_url: str | None = option("db_url"),
     allow_privileged_login: bool = option("allow_privileged_login"),
     comparator: str | None = option("comparator"),

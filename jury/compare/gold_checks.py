@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 
 from jury.compare import comparators as compare
 from jury.compare.gold_probes import bare_column_probes, limit_probe
-from jury.errors import InputError
+from jury.errors import InputError, did_you_mean
 from jury.execution.engine_urls import MYSQL, engine_of, is_url, redact
 from jury.execution.engines import dialect_of
 from jury.execution.engines import execute_any as execute
@@ -97,7 +97,10 @@ def select_items(items: Sequence[GoldItem], dbs: Sequence[str], question_ids: Se
         raise InputError(f"{source}: no question {missing[0]} (after the db filter)")
     chosen = [i for i in chosen if not wanted or str(i.question_id) in wanted]
     if not chosen:
-        raise InputError(f"{source}: no questions to {what} after the filters")
+        have = {i.db_id for i in items}
+        unknown = [db for db in dbs if db not in have]
+        why = f" (no db_id {unknown[0]!r} in it{did_you_mean(unknown[0], sorted(have))})" if unknown else ""
+        raise InputError(f"{source}: no questions to {what} after the filters{why}")
     return chosen
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from jury.compare import comparators as compare
 from jury.compare.coverage import Coverage, apply_missing_rule
 from jury.compare.gold_orders import gold_orders
-from jury.errors import InputError
+from jury.errors import DatabaseMissing, InputError
 from jury.execution import engines
 from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sql_execute
@@ -617,7 +617,10 @@ def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = 
             databases[item.db_id] = (url, fingerprints[url])  # type: ignore[assignment]
             continue
         if item.db_id not in databases:
-            path = require_database(db_root, item.db_id)
+            try:
+                path = require_database(db_root, item.db_id)
+            except DatabaseMissing as exc:
+                raise DatabaseMissing(f"{exc}{_databases_you_have(items, db_root, urls)}") from None
             sha = store.file_sha256(path)
             if not store.database_checked(sha):
                 problem = sql_execute.check_database(path)
@@ -626,6 +629,20 @@ def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = 
                 store.mark_database_checked(sha)
             databases[item.db_id] = (path, sha)
     return databases
+
+
+def _databases_you_have(items, db_root, urls: DatabaseURLs | None) -> str:
+    """The hint of a missing database file: how many of the questions' databases are missing
+    and the --db filter (the library's db=) that keeps to those present."""
+    needed = sorted({i.db_id for i in items if not (urls and urls.url_for(i.db_id))})
+    present = [db for db in needed if database_path(db_root, db).is_file()]
+    if not present:
+        return f"; none of the {len(needed)} databases the questions need has a file under {db_root}"
+    shown = " ".join(f"--db {db}" for db in present[:5]) + (" ..." if len(present) > 5 else "")
+    return (
+        f"; {len(needed) - len(present)} of the {len(needed)} databases the questions need have no file there: "
+        f"keep to the databases you have with {shown} (the library's db=)"
+    )
 
 
 def execute_gold(items, databases, store: Store, settings: Settings | None = None, progress: Progress | None = None):

@@ -11,13 +11,14 @@ and checks what it returned.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jury.errors import InputError, PluginError
 from jury.inputs.io import loads_document, read_text
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
+from jury.inputs.run_files import RunFile
 from jury.plugins import GROUPS, Registry, not_callable
 from jury.vocab import Unanswered
 
@@ -139,17 +140,22 @@ def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
     return answers
 
 
-def prediction_runs(paths: list[Path], gold: dict[QuestionId, GoldItem], positions: list[GoldItem]) -> list[RunRecord]:
-    """Published prediction files read as runs: each file is one model (model_name), its
-    entries indexed by position in ``positions`` (a gold file in its order), kept for the
-    questions of ``gold``; two files of one model name are an error."""
+def prediction_runs(files: Sequence[RunFile], gold: dict[QuestionId, GoldItem], positions: list[GoldItem]) -> list[RunRecord]:
+    """Published prediction files read as runs: each file is one model (its NAME of NAME=PATH,
+    else model_name), its entries indexed by position in ``positions`` (a gold file in its
+    order), kept for the questions of ``gold``; two files of one model name are an error."""
     records: list[RunRecord] = []
-    seen: dict[str, Path] = {}
-    for p in paths:
-        model = model_name(p)
+    seen: dict[str, RunFile] = {}
+    for f in files:
+        p, model = f.path, f.model if f.model is not None else model_name(f.path)
         if model in seen:
-            raise InputError(f"{p}: model {model!r} (the file's name) is also {seen[model]}; rename one of them")
-        seen[model] = p
+            if f.model is not None:
+                raise InputError(f"{f}: model {model!r} is also {seen[model]}; give each file its own NAME")
+            raise InputError(
+                f"{p}: model {model!r} (the file's name) is also {seen[model]}; name the models apart with NAME=PATH "
+                f"(e.g. other={p})"
+            )
+        seen[model] = f
         report = import_bird_predictions(p, positions, model, keep=set(gold))
         if not report.records:
             raise InputError(f"{p}: none of its {report.entries} predictions is a question of the gold file; {POSITIONS_HINT}")

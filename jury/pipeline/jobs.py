@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -12,6 +12,7 @@ from jury.progress import ProgressFactory, no_progress
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
+    from jury.inputs.run_files import RunFile
     from jury.judging.adjudication import AdjudicationPlan
     from jury.judging.gold_audit import AuditPlan
     from jury.judging.runner import RunStats
@@ -180,23 +181,37 @@ class JobResult(Generic[PlanT]):
 
 def load_and_evaluate(
     gold_path: Path,
-    run_paths: list[Path],
+    runs: Sequence[RunFile | Path],
     db_root: Path | None,
     store,
     settings,
     progress: ProgressFactory = no_progress,
     positions_from: Path | None = None,
     before_execution: Callable[[list], None] | None = None,
+    dbs: Sequence[str] = (),
 ):
     """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
     A run file may be a published prediction file (load_run_files); ``positions_from``: the gold
     file its entries index by position (default: the gold file); ``before_execution``: called
-    with the run records once they are read, before any SQL runs (the checks before work)."""
+    with the run records once they are read, before any SQL runs (the checks before work);
+    ``dbs``: only the questions of these db_ids (the gold's others and their answers left out)."""
     from jury.compare.outcomes import evaluate
     from jury.inputs.io import load_gold
 
     gold = load_gold(gold_path)
-    records = load_run_files(run_paths, gold, gold_path, positions_from)
+    records = load_run_files(runs, gold, gold_path, positions_from)
+    if dbs:
+        from jury.compare.gold_checks import select_items
+
+        gold = {g.question_id: g for g in select_items(list(gold.values()), dbs, [], gold_path, "score")}
+        kept = [r for r in records if r.question_id in gold]
+        lost = [m for m in dict.fromkeys(r.model for r in records) if m not in {r.model for r in kept}]
+        if lost:
+            raise InputError(
+                f"model {lost[0]!r} answers no question of db_id {', '.join(dbs)} in {gold_path}; "
+                "is its prediction file indexed by this gold's positions? (--positions-from)"
+            )
+        records = kept
     if before_execution is not None:
         before_execution(records)
     with progress("executing SQL") as bar:
@@ -204,19 +219,28 @@ def load_and_evaluate(
     return gold, records, ev
 
 
-def load_run_files(run_paths: list[Path], gold: dict, gold_path: Path, positions_from: Path | None = None) -> list:
+def load_run_files(runs: Sequence[RunFile | Path], gold: dict, gold_path: Path, positions_from: Path | None = None) -> list:
     """Run records of run JSONL files and of published prediction files, told apart by their
     content (jury.inputs.kinds): BIRD's predict_dev.json and one SQL per line are each one model,
-    named after the file, whose entries index ``positions_from`` (default: the gold file) by
-    position; only the gold's questions are kept. A model answering a question twice, across
-    the files, is an error."""
+    named NAME when given as NAME=PATH (jury.inputs.run_files), else after the file, whose
+    entries index ``positions_from`` (default: the gold file) by position; only the gold's
+    questions are kept. A NAME given for a run JSONL (which names its models in its lines), a
+    model named twice and a model answering a question twice, across the files, are errors."""
     from jury.inputs.importers import prediction_runs
     from jury.inputs.io import load_gold_list, load_runs
     from jury.inputs.kinds import PREDICTION_KINDS, sniff_kind
+    from jury.inputs.run_files import run_files
 
-    predicted = [p for p in run_paths if sniff_kind(p) in PREDICTION_KINDS]
-    jsonl = [p for p in run_paths if p not in predicted]
-    records = load_runs(jsonl, gold) if jsonl or not predicted else []
+    files = run_files(runs)
+    predicted = [f for f in files if sniff_kind(f.path) in PREDICTION_KINDS]
+    jsonl = [f for f in files if f not in predicted]
+    for f in jsonl:
+        if f.model is not None:
+            raise InputError(
+                f"{f}: NAME=PATH names a prediction file's model, and {f.path} is a run file, "
+                "which names its models in its lines; give it without NAME="
+            )
+    records = load_runs([f.path for f in jsonl], gold) if jsonl or not predicted else []
     if not predicted:
         if positions_from is not None:
             raise InputError(f"positions_from ({positions_from}) is for prediction files; none of the runs is one")
@@ -226,9 +250,12 @@ def load_run_files(run_paths: list[Path], gold: dict, gold_path: Path, positions
     mine = {r.model for r in records}
     for r in from_files:
         if r.model in mine:
+            named = next((f for f in predicted if f.model == r.model), None)
             raise InputError(
-                f"model {r.model!r} is both a prediction file's name and a model of the run files "
-                f"({', '.join(str(p) for p in jsonl)}); rename the file"
+                f"model {r.model!r} is both "
+                + (f"the NAME of {named}" if named is not None else "a prediction file's name")
+                + f" and a model of the run files ({', '.join(str(f) for f in jsonl)}); "
+                + ("give it another NAME" if named is not None else "name it apart with NAME=PATH")
             )
     return records + from_files
 
@@ -249,7 +276,7 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
         require_priced(r.panel, jurors, r.max_cost)
 
     gold, records, ev = load_and_evaluate(
-        r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from, checks_before_work
+        r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from, checks_before_work, r.dbs
     )
     plan = plan_adjudication(
         ev, gold, records, r.panel, r.registry, models=r.models, seed=r.seed, swap=bool(r.swap),
@@ -289,6 +316,8 @@ def _recorded(r: AdjudicationRequest, plan) -> dict:
         from jury.verdicts.verify import bind_file
 
         recorded["positions_from"] = bind_file(r.positions_from, verdicts_dir(r.config, r.output)).model_dump()
+    if r.dbs:  # only these databases' questions (recorded only when used, as swap)
+        recorded["dbs"] = list(r.dbs)
     if r.review_passes:
         recorded["review_passes"] = r.review_passes
         recorded["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}

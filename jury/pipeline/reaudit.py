@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
+from jury.inputs.run_files import RunFile
 from jury.verdicts.documents import AdjudicationFile, AuditFile
 from jury.verdicts.lock import load_locked
 from jury.verdicts.reaudit import Staleness, adjudication_diff, audit_diff, resolve_bound
@@ -70,7 +71,8 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
     from jury.judging.families import load_registry
 
     request = AdjudicationRequest(
-        run_paths=[resolve_bound(base, r.path) for r in doc.inputs.runs],
+        run_paths=[RunFile(resolve_bound(base, r.path), r.model) for r in doc.inputs.runs],
+        dbs=s.get("dbs") or [],
         registry=_RecordedFamilies(doc, load_registry()),
         settings=_recorded_settings(s),
         seed=s.get("seed", 0),

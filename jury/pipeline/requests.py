@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jury.errors import InputError
+from jury.inputs.run_files import RunFile
 
 
 def warn_unknown_params(panel) -> None:
@@ -76,7 +77,9 @@ class AdjudicationRequest(JurorRequest):
     a ``review_passes`` outside [0, 1]; ``swap`` None becomes the panel's, ``taxonomy`` (a name
     or a path; None: the panel's) is loaded."""
 
-    run_paths: list[Path] = Field(description="Run JSONL files or published prediction files.")
+    run_paths: list[RunFile] = Field(
+        description="Run JSONL files or published prediction files (jury.inputs.run_files: with the model NAME given)."
+    )
     registry: Any = Field(description="The family registry (jury.judging.families) that keeps jurors disjoint.")
     settings: Any = Field(description="The evaluation's jury.compare.outcomes.Settings.")
     seed: int = Field(0, description="The seed of the answer-order shuffle (and of the sampled passes).")
@@ -86,6 +89,7 @@ class AdjudicationRequest(JurorRequest):
     taxonomy: Any = Field(None, description="The error taxonomy: a name, a path or a loaded Taxonomy (None: the panel's).")
     models: list[str] | None = Field(None, description="Only these models (None: every model of the runs).")
     positions_from: Path | None = Field(None, description="The gold file prediction files index by position.")
+    dbs: list[str] = Field(default_factory=list, description="Only the questions of these db_ids (none: every question).")
 
     @model_validator(mode="after")
     def _decide(self) -> AdjudicationRequest:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jury.errors import InputError
+from jury.inputs.run_files import RunFile
 from jury.vocab import CATEGORIES, ReviewItemKind, ReviewQueue, Verdict
 
 UNSETTLED_VERDICTS = (Verdict.NO_MAJORITY, Verdict.UNDECIDED)
@@ -62,7 +63,7 @@ class ReviewSource:
     items: list[ReviewItem]
     verdict_files: list[tuple[Path, Any]]  # (path, locked document)
     gold_path: Path
-    run_paths: list[Path] = field(default_factory=list)
+    run_paths: list[RunFile] = field(default_factory=list)
     databases: dict[str, Path] = field(default_factory=dict)
     queues: list[str] = field(default_factory=list)
     timeout_s: float = 30.0
@@ -148,7 +149,7 @@ def load_sources(verdict_paths: list[Path], audit_path: Path | None) -> ReviewSo
     first_path, first_doc = every[0]
     gold_path = _bound(first_doc, first_path, first_doc.inputs.gold)
     databases = {db: _bound(d, p, b) for p, d in every for db, b in d.inputs.databases.items()}
-    run_paths = list(dict.fromkeys(_bound(d, p, b) for p, d in docs for b in d.inputs.runs))
+    run_paths = list(dict.fromkeys(RunFile(_bound(d, p, b), b.model) for p, d in docs for b in d.inputs.runs))
     return ReviewSource([], every, gold_path, run_paths, databases)
 
 
@@ -284,7 +285,7 @@ def review_head(source: ReviewSource, folder: Path, sample: int | None) -> dict:
     """What a review file binds: the reviewed verdict files and their inputs, relative to ``folder``."""
     from jury.inputs.io import sha256_file
     from jury.verdicts.lock import utc_now
-    from jury.verdicts.verify import bind_file
+    from jury.verdicts.verify import bind_file, bind_run
     from jury.version import __version__, provenance
 
     return {
@@ -294,7 +295,7 @@ def review_head(source: ReviewSource, folder: Path, sample: int | None) -> dict:
         "supersedes": None,
         "inputs": {
             "gold": bind_file(source.gold_path, folder).model_dump(),
-            "runs": [bind_file(p, folder).model_dump() for p in source.run_paths],
+            "runs": [bind_run(p, folder).model_dump() for p in source.run_paths],
             "databases": {db: bind_file(p, folder).model_dump() for db, p in sorted(source.databases.items())},
         },
         "reviewed": [

@@ -185,7 +185,7 @@ def sha256_of(path: Path) -> str | None:
 
 
 def site_command(
-    runs: Sequence[str | Path],
+    runs: Sequence[str | os.PathLike[str]],
     gold: str | Path,
     audit: str | Path | None,
     verdicts: Sequence[str | Path],
@@ -198,7 +198,8 @@ def site_command(
     seed: int,
     output: str | Path,
 ) -> list[str]:
-    """The `jury report` argv that rebuilds a site (run from the same folder)."""
+    """The `jury report` argv that rebuilds a site (run from the same folder; a run file as it was
+    given: NAME=PATH for a named prediction file, jury.inputs.run_files)."""
     argv = ["jury", "report", *map(str, runs), "--gold", str(gold)]
     for flag, value in (
         ("--audit", audit),

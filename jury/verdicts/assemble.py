@@ -9,7 +9,7 @@ from jury.errors import JuryError
 from jury.judging.agreement import agreement_summary
 from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, FileBinding, schema_filename, write_schemas
 from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
-from jury.verdicts.verify import bind_file, bind_template
+from jury.verdicts.verify import bind_file, bind_run, bind_template
 from jury.version import __version__, provenance
 
 # Left out when a rerun is compared with the files already written (identical_file): the
@@ -84,7 +84,7 @@ def header(
         "supersedes": supersedes,
         "inputs": {
             "gold": bind_file(gold_path, folder).model_dump(),
-            "runs": [bind_file(p, folder).model_dump() for p in run_paths],
+            "runs": [bind_run(p, folder).model_dump() for p in run_paths],
             "databases": {db: bind_database(path, folder, sha).model_dump() for db, (path, sha) in databases.items()},
         },
         "prompts": {template.name: bind_template(template.path, panel.path, folder).model_dump()},

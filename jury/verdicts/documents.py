@@ -96,9 +96,20 @@ class FileBinding(DocumentModel):
     sha256: Sha256Hex = Field(description="Hex sha256 of the file's bytes.")
 
 
+class RunBinding(FileBinding, OmitUnused):
+    """One run file: a FileBinding, with the model a prediction file was read as when it was
+    given as NAME=PATH (written only then: a re-run reads the file as that model again)."""
+
+    _OPTIONAL = ("model",)
+
+    model: str | None = Field(
+        None, min_length=1, description="NAME of NAME=PATH: the model this prediction file was read as (absent: its file name's)."
+    )
+
+
 class Inputs(DocumentModel):
     gold: FileBinding
-    runs: list[FileBinding] = []
+    runs: list[RunBinding] = []
     databases: dict[str, FileBinding] = Field(default={}, description="db_id -> database file.")
 
 

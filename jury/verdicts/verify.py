@@ -8,7 +8,8 @@ from pathlib import Path
 
 from jury.errors import InputError, JuryError
 from jury.inputs.io import file_errors, sha256_file
-from jury.verdicts.documents import FileBinding, VerdictFile, validate_document
+from jury.inputs.run_files import RunFile
+from jury.verdicts.documents import FileBinding, RunBinding, VerdictFile, validate_document
 from jury.verdicts.lock import check_lock, check_rules, read_verdict_json, superseded_by
 from jury.vocab import REVIEW_KIND
 
@@ -16,7 +17,7 @@ SHIPPED_PROMPT = "jury:prompts/"  # a template shipped with jury, found by name 
 PANEL_RELATIVE = "panel:"  # a template found relative to the panel file's folder
 
 
-def bind_file(path: str | Path, relative_to: str | Path, sha256: str | None = None) -> FileBinding:
+def bind_file(path: str | os.PathLike[str], relative_to: str | Path, sha256: str | None = None) -> FileBinding:
     """Hash ``path`` (unless its ``sha256`` is already known) and name it relative to the
     folder ``relative_to`` when possible."""
     p = Path(path)
@@ -28,6 +29,12 @@ def bind_file(path: str | Path, relative_to: str | Path, sha256: str | None = No
     except ValueError:  # another drive (Windows)
         shown = absolute.as_posix()
     return FileBinding(path=shown, sha256=digest)
+
+
+def bind_run(run: str | os.PathLike[str], relative_to: str | Path) -> RunBinding:
+    """A run file bound as bind_file binds it, with the model NAME it was given (NAME=PATH)."""
+    model = run.model if isinstance(run, RunFile) else None
+    return RunBinding(**bind_file(run, relative_to).model_dump(), model=model)
 
 
 def bind_template(path: str | Path, panel_path: str | Path | None, relative_to: str | Path) -> FileBinding:
@@ -169,13 +176,13 @@ def verify_file(path: str | Path, *, base_dir: str | Path | None = None, trusted
 
 def _same_job(old: VerdictFile, new: VerdictFile) -> list[str]:
     """What makes ``new`` not a re-run of ``old``'s job: its kind, gold or run files (by bound
-    path; their bytes may have changed, which is why it was re-run), an audit's questions."""
+    path and model NAME; their bytes may have changed, which is why it was re-run), an audit's questions."""
     diffs = []
     if new.kind != old.kind:
         diffs.append("kind")
     if new.inputs.gold.path != old.inputs.gold.path:
         diffs.append("inputs.gold")
-    if [r.path for r in new.inputs.runs] != [r.path for r in old.inputs.runs]:
+    if [(r.path, r.model) for r in new.inputs.runs] != [(r.path, r.model) for r in old.inputs.runs]:
         diffs.append("inputs.runs")
     questions = [sorted(str(r.question_id) for r in d.records) for d in (old, new)]
     if old.kind == "audit" and new.kind == "audit" and questions[0] != questions[1]:
