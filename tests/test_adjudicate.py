@@ -384,7 +384,7 @@ def test_a_cost_cap_refuses_a_juror_it_cannot_price(project, fake_llm):
         assert "cost cap (max_cost $5)" in out and "free = true" in out
         assert len(res.output.strip().splitlines()) == 1
         assert fake_llm.calls() == 0 and _executed(project) == 0
-    panel.write_text(panel.read_text().replace("timeout_s = 5\n", "timeout_s = 5\nfree = true\n"))
+    panel.write_text(panel.read_text().replace("[[jurors]]\n", "[[jurors]]\nfree = true\n"))
     res = adjudicate(project, "--panel", str(panel), "--max-cost", "5")
     assert res.exit_code == 0, res.output
     assert fake_llm.calls() > 0

@@ -190,14 +190,23 @@ def test_hang_times_the_client_out_and_stop_cuts_a_hanging_reply_short():
 
 
 def test_max_in_flight_is_measured_at_the_server():
-    with FakeLLMServer(latency_s=0.2) as server:
-        server.script("m", "ok")
+    """Three requests held in flight together by a barrier in the responder (never by a latency
+    the machine's load could outlast: the third could then arrive after the first ended)."""
+    together = threading.Barrier(3, timeout=60)
+
+    def held(_request):
+        together.wait()
+        return "ok"
+
+    with FakeLLMServer() as server:
+        server.script("m", held)
         threads = [threading.Thread(target=post, args=(server, chat("m"))) for _ in range(3)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         assert server.max_in_flight("m") == 3 and server.max_in_flight() == 3
+        server.script("m", "ok")
         post(server, chat("m"))
         assert server.max_in_flight("m") == 3
 

@@ -53,15 +53,21 @@ def copy_project(template: Path, dest: Path) -> Path:
     return dest
 
 
+TEST_JUROR_TIMEOUT_S = 120.0
+
+
 def write_panel(tmp: Path, base_url: str, jurors, *, style="blind", k=3, name="panel.toml") -> Path:
-    """jurors: list of (name, family) or (name, family, litellm model)."""
+    """jurors: list of (name, family) or (name, family, litellm model). Each juror's timeout is
+    TEST_JUROR_TIMEOUT_S: a loopback reply under a loaded machine (load 10-35 was seen) can take
+    seconds, and a timed-out call is retried, which breaks every test that counts calls; tests of
+    timeouts give their own juror a short one."""
     lines = [f'name = "test"\nballot_style = "{style}"\nk = {k}\n']
     for j in jurors:
         jname, fam = j[0], j[1]
         model = j[2] if len(j) > 2 else f"openai/{jname}"
         lines.append(
             f'[[jurors]]\nname = "{jname}"\nmodel = "{model}"\nfamily = "{fam}"\n'
-            f'api_base = "{base_url}"\nmax_concurrency = 4\nmax_retries = 2\ntimeout_s = 5\n'
+            f'api_base = "{base_url}"\nmax_concurrency = 4\nmax_retries = 2\ntimeout_s = {TEST_JUROR_TIMEOUT_S:g}\n'
         )
     path = tmp / name
     path.write_text("\n".join(lines))
