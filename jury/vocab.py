@@ -235,6 +235,17 @@ UNANSWERED_LABELS: dict[Unanswered, str] = {
 
 
 DEFAULT_MISSING = MissingRule.EXCLUDE
+
+
+class GoldErrorRule(StrEnum):
+    """What a question whose gold query fails counts as (``--gold-errors``, jury.toml
+    ``gold_errors``), for every model and column (jury.compare.outcomes.PairResult.excluded)."""
+
+    EXCLUDE = "exclude"  # left out of every denominator: nobody can be right against a gold that fails
+    FAIL = "fail"  # a wrong answer for every model, in every denominator (BIRD's scripts: the row scores 0)
+
+
+DEFAULT_GOLD_ERRORS = GoldErrorRule.EXCLUDE
 """Unanswered questions are left out unless --missing fail: a run may cover a part of its gold
 file on purpose (one database, one split), every denominator is per model already (the routed
 questions), and complete runs score as before; the coverage is shown beside every score and a

@@ -122,6 +122,7 @@ def test_execution_error_rate_is_a_named_figure(tmp_path: Path) -> None:
 class _Pair:
     def __init__(self, model: str, question_id: int, outcome: str, routed: bool = True) -> None:
         self.model, self.question_id, self.outcome, self.routed = model, question_id, outcome, routed
+        self.excluded = outcome == "gold_error"  # as PairResult.excluded under the default gold-errors rule
 
 
 def _timing(ratio: float | None) -> PairTiming:

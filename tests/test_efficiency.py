@@ -82,6 +82,7 @@ def _mini_dev_compute_ves(exec_results):  # mini_dev evaluation_ves.py compute_v
 class _Pair:
     def __init__(self, model: str, outcome: str, routed: bool = True) -> None:
         self.model, self.outcome, self.routed = model, outcome, routed
+        self.excluded = outcome == "gold_error"  # as PairResult.excluded under the default gold-errors rule
 
 
 def test_ves_by_hand() -> None:

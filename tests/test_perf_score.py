@@ -104,6 +104,7 @@ def test_score_all_groups_linearly_with_the_same_scores_as_per_model_scans():
                     question_id=q,
                     outcome=outcome,
                     routed=outcome != "misrouted",
+                    excluded=outcome == "gold_error",  # PairResult.excluded under the default rule
                     comparator_matches={name: rng.random() < 0.6 for name in ("bird", "strict", "relaxed", "subset")},
                 )
             )
@@ -208,7 +209,7 @@ class _CountingPair:
     reads = 0
 
     def __init__(self, model: str, outcome: str):
-        self._model, self.outcome, self.routed = model, outcome, True
+        self._model, self.outcome, self.routed, self.excluded = model, outcome, True, False
         self.comparator_matches = {"bird": outcome == "match", "strict": outcome == "match"}
 
     @property

@@ -153,13 +153,15 @@ class Report(Result, ReportModel):
 
 
 def _more_flags(s: ReportSources) -> list[str]:
-    """The rebuild command's flags site_command does not write: the missing rule when not the
-    default, the positions file of prediction files, the models kept."""
-    from jury.vocab import DEFAULT_MISSING
+    """The rebuild command's flags site_command does not write: the missing and gold-error rules
+    when not the default, the positions file of prediction files, the models kept."""
+    from jury.vocab import DEFAULT_GOLD_ERRORS, DEFAULT_MISSING
 
     flags: list[str] = []
     if s.evaluation.settings.missing != DEFAULT_MISSING:
         flags += ["--missing", str(s.evaluation.settings.missing)]
+    if s.evaluation.settings.gold_errors != DEFAULT_GOLD_ERRORS:
+        flags += ["--gold-errors", str(s.evaluation.settings.gold_errors)]
     if s.positions_from is not None:
         flags += ["--positions-from", str(s.positions_from)]
     for db in s.dbs or []:
@@ -428,6 +430,12 @@ def _evaluation(
         if missing is not None and missing != base.evaluation.settings.missing:
             raise InputError(
                 f"missing={missing!r}, but the Score was made with missing={str(base.evaluation.settings.missing)!r}: "
+                "score again with that rule, or give the run files"
+            )
+        rule = o["gold_errors"]
+        if rule is not None and rule != base.evaluation.settings.gold_errors:
+            raise InputError(
+                f"gold_errors={rule!r}, but the Score was made with gold_errors={str(base.evaluation.settings.gold_errors)!r}: "
                 "score again with that rule, or give the run files"
             )
         if o["db"] is not None and db_filter(o["db"]) != base.dbs:

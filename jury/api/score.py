@@ -101,7 +101,9 @@ class EvaluationOptions(TypedDict, total=False):
     ``row_cap``, ``workers``, ``executor``, ``ray_address``, ``casefold``, ``float_digits``:
     the evaluation settings. ``missing``: what a gold question a model's run has no line for
     counts as, ``"exclude"`` (left out of its denominators; the default, else jury.toml's) or
-    ``"fail"`` (a wrong answer, BIRD's rule). ``positions_from``: the gold file published
+    ``"fail"`` (a wrong answer, BIRD's rule). ``gold_errors``: what a question whose gold query
+    fails counts as, ``"exclude"`` (left out of every denominator; the default, else jury.toml's)
+    or ``"fail"`` (a wrong answer for every model, BIRD's rule). ``positions_from``: the gold file published
     prediction files index by position (default jury.toml's, else the gold file). ``db``: only
     the questions of this db_id or these (the gold's others, and the runs' answers to them,
     left out: score the databases you have of BIRD's full dev.json). ``progress``: a progress-bar factory. ``outputs``: files the caller will write, refused
@@ -122,6 +124,7 @@ class EvaluationOptions(TypedDict, total=False):
     casefold: bool
     float_digits: int | None
     missing: str | None
+    gold_errors: str | None
     positions_from: PathLike | None
     db: str | Sequence[str] | None
     project: Project | None
@@ -264,7 +267,18 @@ def db_filter(db: str | Sequence[str] | None) -> list[str]:
 
 def evaluation_settings(o: dict[str, Any]) -> dict[str, Any]:
     """The arguments of Project.settings among the evaluation options (all but the normalisation)."""
-    names = ("comparator", "near_miss", "timeout", "row_cap", "workers", "executor", "ray_address", "db_url", "missing")
+    names = (
+        "comparator",
+        "near_miss",
+        "timeout",
+        "row_cap",
+        "workers",
+        "executor",
+        "ray_address",
+        "db_url",
+        "missing",
+        "gold_errors",
+    )
     return {**{n: o[n] for n in names}, "allow_privileged_login": o["allow_privileged_login"]}
 
 

@@ -26,6 +26,11 @@ MISSING_HELP = (
     "rule). Default: jury.toml's missing. Every output shows each model's coverage; a warning names "
     "the models below it and how many the rule left out or counted wrong, by cause."
 )
+GOLD_ERRORS_HELP = (
+    "What a question whose gold query fails (an error or a timeout) counts as: exclude (left out of "
+    "every denominator, the default) or fail (a wrong answer for every model, BIRD's rule: its scripts "
+    "score such a row 0). Default: jury.toml's gold_errors. Every output names the failing gold queries."
+)
 RUNS_HELP = (
     "Run JSONL files (one line per model and question), or BIRD prediction files as published "
     "(predict_dev.json, one SQL per line): each is one model, named after the file, or NAME when given "
@@ -69,6 +74,7 @@ _SHARED: dict[str, tuple] = {
     "casefold": (False, (), "Compare strings case-insensitively (off by default)."),
     "float_digits": (None, (), "Round every number (ints too) to N significant digits before comparing (off by default)."),
     "missing": (None, ("--missing",), MISSING_HELP),
+    "gold_errors": (None, ("--gold-errors",), GOLD_ERRORS_HELP),
     "positions_from": (None, ("--positions-from",), POSITIONS_HELP),
     "store": (None, (), "Store file (default .jury/store.db beside jury.toml or in the cwd)."),
     "allow_superseded": (

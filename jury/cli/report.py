@@ -75,6 +75,7 @@ def report(
     rank_resamples: int = typer.Option(1000, "--rank-resamples", help=_HELP["rank_resamples"]),
     seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
     missing: str | None = option("missing"),
+    gold_errors: str | None = option("gold_errors"),
     positions_from: Path | None = option("positions_from"),
     model: list[str] = typer.Option([], "--model", help=_HELP["model"]),
     gold_defects: bool = typer.Option(False, "--gold-defects", help=_HELP["gold_defects"]),

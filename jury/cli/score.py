@@ -69,6 +69,7 @@ def score(
         "duplicates, a partial credit per value; errors score 0), beside strict.",
     ),
     missing: str | None = option("missing"),
+    gold_errors: str | None = option("gold_errors"),
     positions_from: Path | None = option("positions_from"),
     timeout_retries: int = typer.Option(
         0,

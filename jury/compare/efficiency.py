@@ -166,7 +166,7 @@ def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int,
     """
     out: dict[str, dict] = {}
     for i, pair in enumerate(pairs):
-        if pair.outcome == Outcome.GOLD_ERROR or not pair.routed:
+        if pair.excluded or not pair.routed:
             continue
         m = out.setdefault(
             pair.model, {"_ves": 0.0, "_r_ves": 0.0, "n": 0, "ratios": [], "untimed": 0, "failed": 0, "stamps": []}

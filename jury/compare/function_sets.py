@@ -27,7 +27,6 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from jury.errors import InputError
-from jury.vocab import Outcome
 
 
 def name_matcher(pattern: str) -> Callable[[str], bool]:
@@ -152,7 +151,7 @@ def function_set_matches(
     check_dialect(dialect)
     out = {}
     for i, (pair, record) in enumerate(zip(pairs, records, strict=True)):
-        if pair.outcome == Outcome.GOLD_ERROR or not pair.routed:
+        if pair.excluded or not pair.routed:
             continue
         g = frozenset(n for n in function_names(gold[record.question_id].sql, dialect) if keep(n))
         c = frozenset(n for n in function_names(record.sql or "", dialect) if keep(n)) if record.sql else frozenset()

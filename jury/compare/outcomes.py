@@ -37,12 +37,14 @@ from jury.vocab import (
     DECIDING_COMPARATORS,
     DEFAULT_COMPARATOR,
     DEFAULT_EXECUTOR,
+    DEFAULT_GOLD_ERRORS,
     DEFAULT_MISSING,
     DEFAULT_NEAR_MISS,
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
     Comparator,
     ExecutorName,
+    GoldErrorRule,
     MissingRule,
     Outcome,
 )
@@ -64,6 +66,8 @@ class Settings:
         db_urls: databases on PostgreSQL, MySQL/MariaDB or DuckDB by db_id; the rest are
             SQLite files under the db_root.
         missing: what an unanswered gold question counts as: ``exclude`` or ``fail``.
+        gold_errors: what a question whose gold query fails counts as: ``exclude`` (out of every
+            denominator) or ``fail`` (wrong for every model: BIRD's rule).
         timeout_retries: a prediction that times out is run again up to this many times.
         same_window: reuse nothing from the store: gold and predictions executed in this run.
 
@@ -85,6 +89,7 @@ class Settings:
     # fingerprint enter every execution key and verdict binding instead.
     db_urls: DatabaseURLs = field(default_factory=DatabaseURLs)
     missing: str = DEFAULT_MISSING  # jury.vocab.MissingRule; not in describe(): a verdict is alike under either
+    gold_errors: str = DEFAULT_GOLD_ERRORS  # jury.vocab.GoldErrorRule; not in describe(), as missing
     # Spider 2.0-AIFunc's protocol (jury.compare.reruns); not in describe(): how often a query
     # ran, not what a result is compared with
     timeout_retries: int = 0  # a prediction that times out is run again up to this many times
@@ -94,6 +99,8 @@ class Settings:
         compare.get_comparator(self.comparator)
         if self.missing not in tuple(MissingRule):  # fail or exclude
             raise InputError(f"unknown missing rule {self.missing!r}; choose one of: {', '.join(MissingRule)}")
+        if self.gold_errors not in tuple(GoldErrorRule):  # fail or exclude
+            raise InputError(f"unknown gold-errors rule {self.gold_errors!r}; choose one of: {', '.join(GoldErrorRule)}")
         if self.executor not in tuple(ExecutorName):
             raise InputError(f"unknown executor {self.executor!r}; choose one of: {', '.join(ExecutorName)}")
         if not 0.0 <= self.near_miss <= 1.0:
@@ -139,6 +146,13 @@ class PairResult(BaseModel):
     error: str | None = None
     families: list[str] = []
     recorded: bool = False  # the outcome is the run record's recorded `match`, not a comparison here
+    gold_error_counted: bool = False  # a gold error under gold_errors="fail": a wrong answer, in every denominator
+
+    @property
+    def excluded(self) -> bool:
+        """Out of every denominator: a gold error under the default rule (Settings.gold_errors).
+        The one place that decides it; every column, interval, rank and side metric asks here."""
+        return self.outcome == Outcome.GOLD_ERROR and not self.gold_error_counted
 
 
 def recorded_key(obj: GoldItem | RunRecord) -> str:
@@ -486,6 +500,9 @@ def _classify(
 ) -> None:
     if pair.question_id in gold_errors:
         pair.outcome, pair.error = Outcome.GOLD_ERROR, gold_errors[pair.question_id]
+        if settings.gold_errors == GoldErrorRule.FAIL:  # BIRD's rule: the row scores 0 under every comparator
+            pair.gold_error_counted = True
+            pair.comparator_matches = {name: False for name in side}
         return
     if not pair.routed:
         pair.outcome = Outcome.MISROUTED

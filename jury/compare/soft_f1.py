@@ -77,11 +77,14 @@ def pair_soft_f1(pair, results: dict) -> float | None:
     """One scored answer's Soft-F1 (a jury.compare.outcomes.PairResult with the evaluation's
     results): 0 for an answer that did not execute (error, timeout, missing), None when its or
     the gold's rows are not all known here (over the row cap, or recorded as preview text) and
-    for an answer outside every denominator (misrouted, gold error)."""
+    for an answer outside every denominator (misrouted, a gold error left out); a gold error
+    counted (--gold-errors fail) scores 0, as in mini-dev's script (its ``except``)."""
     from jury.vocab import NOT_EXECUTED, Outcome
 
-    if pair.outcome in (Outcome.GOLD_ERROR, Outcome.MISROUTED):
+    if pair.excluded or pair.outcome == Outcome.MISROUTED:
         return None
+    if pair.outcome == Outcome.GOLD_ERROR:
+        return 0.0
     if pair.outcome in NOT_EXECUTED:
         return 0.0
     gold, pred = results.get(pair.gold_key), results.get(pair.pred_key)

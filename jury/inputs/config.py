@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from jury.errors import ConfigError, InputError
-from jury.vocab import ExecutorName, MissingRule
+from jury.vocab import ExecutorName, GoldErrorRule, MissingRule
 
 CONFIG_NAME = "jury.toml"
 PATH_KEYS = {"gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit", "positions_from"}
@@ -29,6 +29,7 @@ VALUE_TYPES: dict[str, tuple[type, ...]] = {
     "quorum": (int,),
     "executor": (str,),
     "missing": (str,),  # fail or exclude: unanswered gold questions (jury.vocab.MissingRule)
+    "gold_errors": (str,),  # fail or exclude: questions whose gold query fails (jury.vocab.GoldErrorRule)
     "databases": (dict,),  # [databases]: db_id (or "*") -> engine URL (jury.execution.engines)
     "engines": (dict,),  # [engines]: allow_privileged_login, allow_functions (jury.execution.engine_urls)
 }
@@ -123,4 +124,6 @@ def load_config(cwd: Path | None = None) -> Config:
         raise ConfigError(f"{path}: executor must be one of {', '.join(ExecutorName)}, got {values['executor']!r}")
     if "missing" in values and values["missing"] not in tuple(MissingRule):
         raise ConfigError(f"{path}: missing must be one of {', '.join(MissingRule)}, got {values['missing']!r}")
+    if "gold_errors" in values and values["gold_errors"] not in tuple(GoldErrorRule):
+        raise ConfigError(f"{path}: gold_errors must be one of {', '.join(GoldErrorRule)}, got {values['gold_errors']!r}")
     return Config(path=path, values=values)

@@ -134,6 +134,7 @@ class Project:
         ray_address: str | None = None,
         db_url: str | None = None,
         missing: str | None = None,
+        gold_errors: str | None = None,
         allow_privileged_login: bool = False,
         timeout_retries: int = 0,
         same_window: bool = False,
@@ -143,6 +144,7 @@ class Project:
         from jury.vocab import (
             DEFAULT_COMPARATOR,
             DEFAULT_EXECUTOR,
+            DEFAULT_GOLD_ERRORS,
             DEFAULT_MISSING,
             DEFAULT_NEAR_MISS,
             DEFAULT_ROW_CAP,
@@ -161,6 +163,7 @@ class Project:
             ray_address=ray_address,
             db_urls=self.db_urls(db_url, allow_privileged_login),
             missing=self.get("missing", missing, DEFAULT_MISSING),
+            gold_errors=self.get("gold_errors", gold_errors, DEFAULT_GOLD_ERRORS),
             timeout_retries=timeout_retries,
             same_window=same_window,
             **extra,

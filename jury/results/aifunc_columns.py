@@ -35,7 +35,7 @@ def execution_error_column(
     counts: dict[str, list[int]] = {}
     for p in pairs:
         c = counts.setdefault(p.model, [0, 0, 0, 0, 0])
-        if p.outcome == Outcome.GOLD_ERROR or not p.routed:
+        if p.excluded or not p.routed:
             continue
         c[0] += p.outcome == Outcome.ERROR
         c[1] += p.outcome == Outcome.TIMEOUT

@@ -195,7 +195,7 @@ def routed_by_model(pairs: Iterable[PairResult]) -> dict[str, list[PairResult]]:
     out: dict[str, list[Any]] = {}
     for p in pairs:
         bucket = out.setdefault(p.model, [])
-        if p.outcome != Outcome.GOLD_ERROR and p.routed:
+        if not p.excluded and p.routed:
             bucket.append(p)
     return out
 

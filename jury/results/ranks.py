@@ -41,7 +41,7 @@ _CHUNK = 200  # resamples per matrix product: memory stays bounded
 
 def question_order(pairs: Iterable[PairResult]) -> list[Any]:
     """The questions resampled, in order of first appearance (gold errors left out)."""
-    return list(dict.fromkeys(p.question_id for p in pairs if p.outcome != Outcome.GOLD_ERROR))
+    return list(dict.fromkeys(p.question_id for p in pairs if not p.excluded))
 
 
 def column_matrices(
@@ -63,7 +63,7 @@ def column_matrices(
     )
     out = {c: (np.zeros(shape), np.zeros(shape)) for c in wanted}
     for p in pairs:
-        if p.outcome == Outcome.GOLD_ERROR or not p.routed:
+        if p.excluded or not p.routed:
             continue
         i, j = m_at[p.model], q_at[p.question_id]
         match = p.outcome == Outcome.MATCH

@@ -102,7 +102,13 @@ def build_report(
     for p in ev.pairs:  # each model's answers, in the evaluation's order (one pass, not one per model)
         by_model[p.model].append(p)
     rows = [_model_row(m, by_model[m], ev, gold, cols, adj_docs, registry) for m in models]
-    settings = {**ev.settings.describe(), "strength": strength, "control": control, "missing": str(ev.settings.missing)}
+    settings = {
+        **ev.settings.describe(),
+        "strength": strength,
+        "control": control,
+        "missing": str(ev.settings.missing),
+        "gold_errors": str(ev.settings.gold_errors),
+    }
     return Report.model_validate(
         {
             "jury_version": __version__,
@@ -172,7 +178,7 @@ def _model_row(
 ) -> dict[str, Any]:
     """Model m's row of the report (a ModelRow's fields); ``answers``: its pairs of the evaluation."""
     s, index = cols.scores[m], cols.index
-    mine = [p for p in answers if p.outcome != Outcome.GOLD_ERROR]
+    mine = [p for p in answers if not p.excluded]
     routed = [p for p in mine if p.routed]
     outcomes = Counter(p.outcome for p in routed)
     recs = [
@@ -349,7 +355,7 @@ def _oracle(
     """The three columns on the questions every model routed correctly (gold errors out)."""
     routed_by: dict[str, set[Any]] = {m: set() for m in models}
     for p in pairs:
-        if p.outcome != Outcome.GOLD_ERROR and p.routed:
+        if not p.excluded and p.routed:
             routed_by[p.model].add(p.question_id)
     common = set.intersection(*routed_by.values()) if routed_by else set()
     sub = [p for p in pairs if p.question_id in common]

@@ -101,6 +101,11 @@ class ReportSettings(_Model):
         description="What a gold question without a usable answer (absent, not a string, empty) counted as: left out "
         "of its model's denominators (exclude) or a wrong answer (fail, BIRD's rule); null in older reports.",
     )
+    gold_errors: Literal["exclude", "fail"] | None = Field(
+        None,
+        description="What a question whose gold query fails counted as: left out of every denominator (exclude) or "
+        "a wrong answer for every model (fail, BIRD's rule); null in older reports (which left them out).",
+    )
 
 
 class VerdictFileRef(_Model):
@@ -337,7 +342,9 @@ class Report(OmitUnused):
     families: dict[str, FamilyShare] = Field(description="Family -> its format-equivalent share, sorted by family.")
     control: Control | None
     oracle_routing: Oracle
-    gold_errors: list[GoldError] = Field(description="Gold queries that fail: left out of every denominator.")
+    gold_errors: list[GoldError] = Field(
+        description="Gold queries that fail: left out of every denominator, or wrong for every model (settings.gold_errors)."
+    )
     agreement: list[Agreement] = Field(
         default=[], description="Per verdict file (verdict_files' order): juror agreement and position bias."
     )

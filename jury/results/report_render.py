@@ -17,7 +17,7 @@ from jury.results.agreement_report import agreement_markdown, print_agreement
 from jury.results.corrected import corrected_text
 from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import Correlation, ModelRow, OracleRow, Proportion, RankInterval, Report, TwoSided
-from jury.results.scoring import unanswered_summary
+from jury.results.scoring import gold_errors_line, unanswered_summary
 from jury.results.taxonomy_report import categories_markdown, print_categories
 from jury.stats import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
@@ -379,8 +379,5 @@ def _notes(report: Report) -> list[str]:
             line += f" and stays {c.gap_to_next:.3f} below the next row ({c.next_model})"
         notes.append(line)
     if report.gold_errors:
-        notes.append(
-            "gold queries that fail (left out of every denominator): "
-            + ", ".join(f"{e.question_id} ({e.error})" for e in report.gold_errors[:10])
-        )
+        notes.append(gold_errors_line({e.question_id: e.error for e in report.gold_errors}, report.settings.gold_errors))
     return notes

@@ -10,7 +10,7 @@ from jury.results.aifunc_columns import add_display as add_aifunc_display
 from jury.results.aifunc_columns import add_fields as add_aifunc_fields
 from jury.results.aifunc_columns import function_type_text, protocol_settings
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
-from jury.results.scoring import coverage_caption
+from jury.results.scoring import coverage_caption, gold_errors_line
 from jury.stats import ordinal
 from jury.version import __version__, provenance
 from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
@@ -151,7 +151,12 @@ def _score_json(scores: Sequence[ModelScore], ev: Evaluation, merged_stores: lis
         {
             "jury_version": __version__,
             "provenance": run_provenance(merged_stores, ev),
-            "settings": {**ev.settings.describe(), "missing": str(ev.settings.missing), **protocol_settings(ev.settings)},
+            "settings": {
+                **ev.settings.describe(),
+                "missing": str(ev.settings.missing),
+                "gold_errors": str(ev.settings.gold_errors),
+                **protocol_settings(ev.settings),
+            },
             "models": [s.model_dump() for s in scores],
             "gold_errors": [{"question_id": q, "error": e} for q, e in ev.gold_errors.items()],
             "recorded_pairs": ev.recorded_pairs,
@@ -235,9 +240,7 @@ def _score_caption(ev: Evaluation, settings: dict[str, Any], note: str, routing_
             "(a recorded outcome counts for every comparator)"
         )
     if ev.gold_errors:
-        caption += "\ngold queries that fail (left out of every denominator): " + ", ".join(
-            f"{q} ({e})" for q, e in list(ev.gold_errors.items())[:10]
-        )
+        caption += "\n" + gold_errors_line(ev.gold_errors, ev.settings.gold_errors)
     return caption
 
 

@@ -11,14 +11,14 @@ digests cannot settle) gets no accuracy for that model rather than a guessed one
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from jury.stats import ranks, wilson
-from jury.vocab import JURY_ELIGIBLE, OUTCOMES, Outcome
+from jury.vocab import JURY_ELIGIBLE, OUTCOMES, GoldErrorRule, Outcome
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
@@ -68,7 +68,7 @@ def _proportion(k: int, n: int) -> tuple[Any, ...]:
 def _score_pairs(model: str, pairs: list[Any]) -> ModelScore:
     """Aggregate pairs that are all of ``model``."""
     counts = Counter(p.outcome for p in pairs)
-    scored = [p for p in pairs if p.outcome != Outcome.GOLD_ERROR]
+    scored = [p for p in pairs if not p.excluded]
     routed = [p for p in scored if p.routed]
     names = sorted({name for p in routed for name in p.comparator_matches})
     undecided = {name for p in routed for name, v in p.comparator_matches.items() if v is None}
@@ -168,6 +168,21 @@ def coverage_warning(ev: Evaluation, models: Iterable[str] | None = None) -> str
     return f"warning: {len(short)} of {len(covered)} {noun} fewer than the gold's {n:,} questions: {who}; {done} ({rule}){gone}"
 
 
+def gold_errors_line(errors: Mapping[Any, str], rule: str | None) -> str:
+    """The one line every output gives the gold queries that fail: how many, what the rule made
+    of them (Settings.gold_errors; None: an older report, which left them out) and the first ten."""
+    n = len(errors)
+    what = (
+        "counted wrong for every model (--gold-errors fail, BIRD's rule)"
+        if rule == GoldErrorRule.FAIL
+        else "left out of every denominator (--gold-errors exclude; BIRD's scripts count them wrong: --gold-errors fail)"
+    )
+    shown = ", ".join(f"{q} ({e})" for q, e in list(errors.items())[:10])
+    return f"{n} gold quer{'y' if n == 1 else 'ies'} that fail{'s' if n == 1 else ''}, {what}: {shown}" + (
+        f", and {n - 10} more (the JSON lists all)" if n > 10 else ""
+    )
+
+
 def coverage_caption(ev: Evaluation) -> str:
     """The line under a table: every model's coverage when all are complete, else how many
     unanswered questions the rule left out or counted wrong, by cause."""
@@ -189,7 +204,7 @@ def soft_f1_column(pairs: list[Any], per_pair: dict[tuple[Any, ...], float | Non
     all known here (``undecided`` of them: over the row cap, or a recorded preview)."""
     out: dict[str, dict[str, Any]] = {}
     for p in pairs:
-        if p.outcome == Outcome.GOLD_ERROR or not p.routed:
+        if p.excluded or not p.routed:
             continue
         col = out.setdefault(p.model, {"value": None, "sum": 0.0, "n": 0, "undecided": 0})
         f1 = per_pair.get((p.model, p.question_id))

@@ -105,7 +105,7 @@ FILTERS = (
     (str(Outcome.MISROUTED), "misrouted (another database chosen)"),
     ("flagged", "gold flagged by the audit"),
     ("reviewed", "decided by a person"),
-    (str(Outcome.GOLD_ERROR), "gold query fails (out of every denominator)"),
+    (str(Outcome.GOLD_ERROR), "gold query fails (its rule: the report's settings, gold_errors)"),
 )
 
 
