@@ -213,8 +213,8 @@ def test_a_plugin_comparator_that_raises_is_one_line_naming_it(shop: Path, insta
     done = run_jury_inprocess([*ARGS, "--comparator", "same_count"], shop)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        "Error: comparator plugin 'same_count' (jury-same-count 0.1.0: jury_same_count:same_count) failed: "
-        "ZeroDivisionError: division by zero"
+        "Error: model 'm', question 1: comparator plugin 'same_count' (jury-same-count 0.1.0: jury_same_count:same_count) "
+        "failed: ZeroDivisionError: division by zero"
     ]
 
 

@@ -20,6 +20,7 @@ it compares the rows as the driver returned them (their ``raw_sha256`` digests,
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from jury.compare import spider2 as spider2_official
 from jury.errors import InputError
 from jury.execution.rows import UNHASHABLE
 from jury.inputs.records import GoldItem, RecordedResult
-from jury.plugins import GROUPS, Plugin, Registry, not_callable
+from jury.plugins import GROUPS, Plugin, Registry, not_callable, type_name
 from jury.vocab import Comparator
 
 Rows = Sequence[Sequence]
@@ -495,6 +496,22 @@ def _prepared(rows: Rows, prepared: dict | None) -> tuple[list[tuple], set]:
     return both
 
 
+def bool_result(value: object) -> tuple[bool | None, str | None]:
+    """A comparator plugin's result checked (jury.plugins.ResultCheck): ``True`` or ``False``,
+    or a numpy bool (what ``(a == b).all()`` gives), handed on as a bool. Anything else, a
+    truthy string ("False"), a list, 1, None, is refused by its type, never by its truth.
+
+    >>> bool_result(True), bool_result("False"), bool_result(1)
+    ((True, None), (None, 'str, not a bool (True or False)'), (None, 'int, not a bool (True or False)'))
+    """
+    if type(value) is bool:
+        return value, None
+    numpy = sys.modules.get("numpy")  # a numpy bool comes only from a plugin that imported numpy
+    if numpy is not None and type(value) is numpy.bool_:
+        return bool(value), None
+    return None, f"{type_name(value)}, not a bool (True or False)"
+
+
 COMPARATORS: Registry[Callable[..., bool]] = Registry(
     "comparator",
     GROUPS["comparator"],
@@ -506,6 +523,7 @@ COMPARATORS: Registry[Callable[..., bool]] = Registry(
         Comparator.BIRD_NORMALIZED: bird_normalized,
     },
     check=not_callable,
+    result=bool_result,
 )
 """Every comparator by name: jury's own and those of installed plugins (the ``jury.comparators``
 entry points, jury.plugins). jury's ``spider2`` comes through that path too."""

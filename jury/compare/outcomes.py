@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from jury.compare import comparators as compare
 from jury.compare.coverage import Coverage, apply_missing_rule
 from jury.compare.gold_orders import gold_orders
-from jury.errors import DatabaseMissing, InputError
+from jury.errors import DatabaseMissing, InputError, PluginError
 from jury.execution import engines
 from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sql_execute
@@ -525,10 +525,13 @@ def _classify(
     if memo is None and _shared(side, gold_res, pred_res, opts):
         memo = compared[memo_key] = compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om, prepared=prepared)
     if memo is None:
-        matches = {
-            name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
-            for name, f in side.items()
-        }
+        try:
+            matches = {
+                name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
+                for name, f in side.items()
+            }
+        except PluginError as exc:  # a plugin comparator's failure (jury.plugins): the pair it failed on
+            raise PluginError(f"model {pair.model!r}, question {pair.question_id!r}: {exc}") from None
         if gold_res.truncated or pred_res.truncated:
             # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
             share = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jury.errors import InputError, PluginError
+from jury.errors import InputError
 from jury.inputs.io import loads_document, read_text
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile
-from jury.plugins import GROUPS, Registry, not_callable
+from jury.plugins import GROUPS, Registry, not_callable, type_name
 from jury.vocab import Unanswered
 
 BIRD_SEPARATOR = "\t----- bird -----\t"
@@ -166,8 +166,29 @@ def prediction_runs(files: Sequence[RunFile], gold: dict[QuestionId, GoldItem], 
 #: The importer jury ships, by name (``jury import bird-predictions``).
 BIRD_PREDICTIONS = "bird-predictions"
 
+
+def report_result(value: object) -> tuple[ImportReport | None, str | None]:
+    """An importer plugin's result checked (jury.plugins.ResultCheck): an ImportReport whose
+    records are a list of RunRecords, ``entries`` an int, ``missing`` and ``odd`` lists (``odd``
+    of strings) and ``unanswered`` a dict; by exact types, so no code of the plugin runs."""
+    wanted = "not an ImportReport of RunRecords (jury.inputs.importers)"
+    if type(value) is not ImportReport:
+        return None, f"{type_name(value)}, {wanted}"
+    fields = {
+        "records": type(value.records) is list and all(type(r) is RunRecord for r in value.records),
+        "entries": type(value.entries) is int,
+        "missing": type(value.missing) is list,
+        "odd": type(value.odd) is list and all(type(o) is str for o in value.odd),
+        "unanswered": type(value.unanswered) is dict,
+    }
+    wrong = [name for name, ok in fields.items() if not ok]
+    if wrong:
+        return None, f"an ImportReport whose {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} of the wrong type, {wanted}"
+    return value, None
+
+
 IMPORTERS: Registry[Callable[..., ImportReport]] = Registry(
-    "importer", GROUPS["importer"], {BIRD_PREDICTIONS: import_bird_predictions}, check=not_callable
+    "importer", GROUPS["importer"], {BIRD_PREDICTIONS: import_bird_predictions}, check=not_callable, result=report_result
 )
 """Every importer by name: jury's bird-predictions and those of installed plugins (jury.plugins)."""
 
@@ -186,16 +207,14 @@ def read_predictions(
     arguments). A plugin is given the file, the gold items and the model; of what it returns,
     the questions of ``gold_items`` (and of ``keep`` and ``only_db`` when given) are kept, with
     ``family`` when given, and an answer to a question the gold does not hold is an odd entry.
-    A plugin returning anything but an ImportReport of run records is a PluginError."""
+    A plugin returning anything but an ImportReport of run records is a PluginError (jury.plugins
+    checks every plugin call: its result, its exceptions and its time)."""
     fn = IMPORTERS.get_named(importer)
     if not model.strip():
         raise InputError("model must name the model (got an empty name)")
     if IMPORTERS.plugin(importer).shipped:
         return fn(path, gold_items, model, only_db=only_db, family=family, keep=keep)
-    report = fn(Path(path), list(gold_items), model)
-    where = f"importer plugin {importer!r} ({IMPORTERS.plugin(importer).where()})"
-    if not isinstance(report, ImportReport) or not all(isinstance(r, RunRecord) for r in report.records):
-        raise PluginError(f"{where} returned {type(report).__name__}, not an ImportReport of RunRecords (jury.inputs.importers)")
+    report = fn(Path(path), list(gold_items), model)  # its result checked by report_result (jury.plugins)
     items = {g.question_id: g for g in gold_items}
     kept: list[RunRecord] = []
     seen: set[QuestionId] = set()
