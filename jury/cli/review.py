@@ -196,15 +196,14 @@ def settle(
     ),
 ) -> None:
     """Record the adjudication round of two reviewers' disagreements, who settled each, as a locked file."""
-    import csv
-    import io
-
     from jury.api.review_agreement import adjudication_round
     from jury.errors import InputError
     from jury.inputs.io import read_text
+    from jury.inputs.reader import csv_records
 
-    rows = list(csv.DictReader(io.StringIO(read_text(decisions))))
-    for i, row in enumerate(rows, start=2):
+    lines = list(csv_records(Path(decisions), read_text(decisions), strict=False))
+    rows = [row for _, row in lines]
+    for i, row in lines:
         missing = [c for c in ("question_id", "label", "settled_by") if not (row.get(c) or "").strip()]
         if missing:
             raise InputError(f"{decisions}:{i}: no {', '.join(missing)}")

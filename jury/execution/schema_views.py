@@ -14,17 +14,13 @@ with a line saying what was cut. The counting function is the caller's (jury.jud
 
 from __future__ import annotations
 
-import csv
-import io
-import os
 import re
-import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jury.errors import InputError
 from jury.execution.sqlite import open_readonly
+from jury.inputs.reader import csv_records, decoded, read_bounded
 
 MAX_DESCRIPTION_BYTES = 4 * 1024 * 1024  # one description CSV; BIRD's largest is ~60 KB
 DESCRIPTION_FOLDER = "database_description"
@@ -96,19 +92,13 @@ def database_tables(db_path: str | Path) -> list[Table]:
         conn.close()
 
 
-def _read_csv(p: Path) -> str:
-    """A description CSV's text: UTF-8 (a BOM dropped), else Windows-1252, as BIRD ships a few."""
-    with open(p, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{p}: not a regular file; a database description is a CSV file")
-        data = fh.read(MAX_DESCRIPTION_BYTES + 1)
-    if len(data) > MAX_DESCRIPTION_BYTES:
-        raise InputError(f"{p}: larger than the {MAX_DESCRIPTION_BYTES // 2**20} MiB limit of a database description")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
+def _read_csv(p: Path, folder: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """A description CSV's rows through the bounded reader: a regular file inside the database's
+    ``folder`` (a link out of it is refused before it is read), at most MAX_DESCRIPTION_BYTES,
+    UTF-8 (a BOM dropped) else Windows-1252, as BIRD ships a few; malformed CSV is one line
+    (a row of another width is padded or cut, as BIRD's rows sometimes are)."""
+    data = read_bounded(p, MAX_DESCRIPTION_BYTES, what="a database description", within=folder)
+    return csv_records(p, decoded(p, data, fallback="cp1252"), strict=False)
 
 
 def _clean(text: str | None) -> str:
@@ -119,7 +109,8 @@ def add_descriptions(db_path: str | Path, tables: list[Table]) -> bool:
     """Fill each column's description and value description from BIRD's
     ``database_description/<table>.csv`` beside the database file (matched case-insensitively,
     by original_column_name). False when the database has no such folder."""
-    folder = Path(db_path).parent / DESCRIPTION_FOLDER
+    database_folder = Path(db_path).parent
+    folder = database_folder / DESCRIPTION_FOLDER
     if not folder.is_dir():
         return False
     files = {p.stem.lower(): p for p in folder.glob("*.csv")}
@@ -128,7 +119,7 @@ def add_descriptions(db_path: str | Path, tables: list[Table]) -> bool:
         if p is None:
             continue
         rows: dict[str, dict] = {}
-        for row in csv.DictReader(io.StringIO(_read_csv(p))):
+        for _, row in _read_csv(p, database_folder):
             key = _clean(row.get("original_column_name")).lower()
             if key:
                 rows.setdefault(key, row)

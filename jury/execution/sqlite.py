@@ -30,8 +30,9 @@ import threading
 import time
 from pathlib import Path
 
-from jury.errors import one_line
+from jury.errors import JuryError, one_line
 from jury.execution.rows import ResultAccumulator, ResultTooLarge
+from jury.inputs.reader import open_input
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
@@ -188,10 +189,12 @@ def check_database(db_path: str | Path) -> str | None:
     ``PRAGMA quick_check``; otherwise a one-line reason. The file is never modified."""
     path = Path(db_path).resolve()
     try:
-        with open(path, "rb") as fh:
+        with open_input(path, contained=False, os_errors=True) as fh:  # a FIFO or device: refused, never waited on
             head = fh.read(len(_SQLITE_MAGIC))
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
+    except JuryError as exc:
+        return str(exc).removeprefix(f"{path}: ")
     if not head:
         return "the file is empty"
     if head != _SQLITE_MAGIC:

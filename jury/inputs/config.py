@@ -7,12 +7,14 @@ override the file; the file overrides built-in defaults.
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jury.errors import ConfigError, InputError
+from jury.inputs.reader import MAX_CONFIG_BYTES, decoded, excerpt, read_bounded
 from jury.vocab import ExecutorName, GoldErrorRule, MissingRule
 
 CONFIG_NAME = "jury.toml"
@@ -70,8 +72,8 @@ def check_number(key: str, value: Any, source: Path | None = None) -> Any:
     if problem is None:
         return value
     if source is None:
-        raise InputError(f"--{key.replace('_', '-')} {problem}, got {value!r}")
-    raise ConfigError(f"{source}: {key} {problem}, got {value!r}")
+        raise InputError(f"--{key.replace('_', '-')} {problem}, got {excerpt(value)}")
+    raise ConfigError(f"{source}: {key} {problem}, got {excerpt(value)}")
 
 
 @dataclass
@@ -103,11 +105,12 @@ class Config:
 
 def load_config(cwd: Path | None = None) -> Config:
     path = (cwd or Path.cwd()) / CONFIG_NAME
-    if not path.is_file():
+    if not os.path.lexists(path):
         return Config()
+    text = decoded(path, read_bounded(path, MAX_CONFIG_BYTES, what="a jury.toml", error=ConfigError), ConfigError)
     try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        values = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     unknown = sorted(set(values) - KNOWN_KEYS)
     if unknown:
@@ -116,14 +119,14 @@ def load_config(cwd: Path | None = None) -> Config:
         want = (str,) if key in PATH_KEYS else VALUE_TYPES[key]
         if isinstance(value, bool) or not isinstance(value, want):
             kind = "number" if float in want else "whole number" if int in want else "table" if dict in want else "string"
-            raise ConfigError(f"{path}: {key} must be a {kind}, got {value!r}")
+            raise ConfigError(f"{path}: {key} must be a {kind}, got {excerpt(value)}")
     for key, value in values.items():
         if key in NUMBER_RULES:
             check_number(key, value, path)
     if "executor" in values and values["executor"] not in tuple(ExecutorName):
-        raise ConfigError(f"{path}: executor must be one of {', '.join(ExecutorName)}, got {values['executor']!r}")
+        raise ConfigError(f"{path}: executor must be one of {', '.join(ExecutorName)}, got {excerpt(values['executor'])}")
     if "missing" in values and values["missing"] not in tuple(MissingRule):
-        raise ConfigError(f"{path}: missing must be one of {', '.join(MissingRule)}, got {values['missing']!r}")
+        raise ConfigError(f"{path}: missing must be one of {', '.join(MissingRule)}, got {excerpt(values['missing'])}")
     if "gold_errors" in values and values["gold_errors"] not in tuple(GoldErrorRule):
-        raise ConfigError(f"{path}: gold_errors must be one of {', '.join(GoldErrorRule)}, got {values['gold_errors']!r}")
+        raise ConfigError(f"{path}: gold_errors must be one of {', '.join(GoldErrorRule)}, got {excerpt(values['gold_errors'])}")
     return Config(path=path, values=values)

@@ -9,33 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from jury.errors import DatabaseMissing, InputError, JuryError
+from jury.errors import DatabaseMissing, InputError
 from jury.inputs.kinds import wrong_kind
+from jury.inputs.reader import decoded, open_input, read_bounded
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
-
-
-@contextmanager
-def file_errors(p: Path, error: type[JuryError] = InputError):
-    """Turn a missing or unreadable file into a one-line ``error`` naming it."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise error(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{p}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
-
 
 MAX_INPUT_BYTES = 512 * 1024 * 1024
 """The largest input file jury reads (BIRD's train.json is about 20 MB)."""
@@ -47,32 +31,16 @@ MAX_INT_DIGITS = 100
 """The most digits of an integer literal in JSON input (Python refuses past 4300)."""
 
 
-def read_text(path: str | Path) -> str:
-    """Read a UTF-8 file; a missing, empty, non-regular, oversized or non-UTF-8 file is an InputError."""
+def read_text(path: str | Path, *, within: str | Path | None = None) -> str:
+    """Read a UTF-8 file through the bounded reader (`jury.inputs.reader`): a missing, empty,
+    non-regular, oversized or non-UTF-8 file, or a link out of its folder (or ``within``), is
+    an InputError."""
     p = Path(path)
-    with file_errors(p):
-        if p.exists() and not p.is_dir() and not stat.S_ISREG(p.stat().st_mode):  # before open: a FIFO blocks
-            raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
-        with open(p, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
-            if info.st_size > MAX_INPUT_BYTES:
-                raise InputError(
-                    f"{p}: {info.st_size} bytes is larger than the {MAX_INPUT_BYTES // 2**20} MiB limit of an input file"
-                )
-            data = fh.read(MAX_INPUT_BYTES + 1)
-    if len(data) > MAX_INPUT_BYTES:  # it grew while being read
-        raise InputError(f"{p}: larger than the {MAX_INPUT_BYTES // 2**20} MiB limit of an input file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        bad = data[exc.start : exc.start + 4]
-        raise InputError(f"{p}:{line}: not UTF-8 (byte {bad!r} at offset {exc.start})") from None
+    data = read_bounded(p, MAX_INPUT_BYTES, within=within)
+    text = decoded(p, data)
     if not text.strip():
         raise InputError(f"{p}: file is empty")
-    return text.removeprefix("\ufeff")
+    return text
 
 
 # ---------------------------------------------------------------- one safe JSON loader
@@ -402,16 +370,12 @@ def canonical_v1(obj: Any) -> bytes:
 
 def sha256_file(path: str | Path) -> str:
     """sha256 hex of a regular file, read in 1 MiB chunks. A device, pipe or socket (a path
-    to /dev/zero, a FIFO) is an InputError before any byte is read: it is stat'ed first, then
-    opened without blocking and checked again, so it can neither hang nor hash forever."""
+    to /dev/zero, a FIFO) is an InputError before any byte is read (`jury.inputs.reader.open_input`:
+    opened without blocking, then checked), so it can neither hang nor hash forever. A link is
+    followed (the bytes are hashed, never shown); a missing file's OSError passes through."""
     p = Path(path)
-    if not stat.S_ISREG(os.stat(p).st_mode):
-        raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
-    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     h = hashlib.sha256()
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise InputError(f"{p}: not a regular file (a device, pipe or socket); give a file")
+    with open_input(p, contained=False, os_errors=True) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

@@ -23,13 +23,13 @@ it starts (a few microseconds), so memory stays bounded whatever the file.
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from jury.errors import JuryError
+from jury.inputs.reader import open_input
 from jury.inputs.records import RunRecord
 
 SNIFF_BYTES = 64 * 1024
@@ -101,12 +101,10 @@ def _first_value(text: str) -> Any:
 
 def sniff_kind(path: str | Path) -> str | None:
     """The kind of jury file at ``path`` from its first SNIFF_BYTES, or None (unknown, unreadable)."""
-    try:  # a regular file only: a FIFO would block, a device never end (the loaders refuse them)
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as fh:
+    try:  # through the bounded reader: a regular file inside its folder (the loaders say why not)
+        with open_input(path) as fh:
             head_bytes = fh.read(SNIFF_BYTES + 1)
-    except (OSError, ValueError):
+    except (OSError, ValueError, JuryError):
         return None
     whole = len(head_bytes) <= SNIFF_BYTES
     head = head_bytes[:SNIFF_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")

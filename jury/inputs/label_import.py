@@ -44,8 +44,6 @@ items read but not labelled, and every difference from the gold file.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -60,6 +58,7 @@ from jury.inputs.io import first_error, jsonl_objects, load_gold, loads_document
 from jury.inputs.judgments import JudgeRecord
 from jury.inputs.label_sets import KINDS, LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Label
+from jury.inputs.reader import MAX_EXCERPT_CHARS, csv_rows, excerpt
 from jury.inputs.records import GoldItem, QuestionId, RecordedOutcome, RunRecord, normalise_qid
 from jury.vocab import DefectType, Verdict
 
@@ -104,9 +103,9 @@ def normalise_sql(sql: str) -> str:
     return " ".join(sql.split()).rstrip(";").strip()
 
 
-def shown(text: str, limit: int = 70) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+def shown(text: str, limit: int = MAX_EXCERPT_CHARS) -> str:
+    """A cell quoted in an error line: spaces collapsed, then a short printable `excerpt`."""
+    return excerpt(" ".join(text.split()), limit)
 
 
 class GoldIndex:
@@ -175,23 +174,20 @@ def read_csv(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, s
     A missing column, a row of another width or unparsable CSV is an InputError naming the
     file and line.
     """
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = [name.replace("\ufeff", "").strip() for name in next(reader)]
-        missing = [name for name in required if name not in header]
-        if missing:
-            raise InputError(f"{path}:1: missing column {missing[0]!r} (the header has: {', '.join(header)})")
-        rows: list[tuple[int, dict[str, str]]] = []
-        start = reader.line_num + 1
-        for cells in reader:
-            if any(cell.strip() for cell in cells):
-                if len(cells) != len(header):
-                    raise InputError(f"{path}:{start}: {len(cells)} fields, the header has {len(header)}")
-                rows.append((start, dict(zip(header, cells, strict=True))))
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        raise InputError(f"{path}:{reader.line_num}: malformed CSV: {exc}") from None
+    records = csv_rows(path, read_text(path))
+    first = next(records, None)
+    header = [name.replace("\ufeff", "").strip() for name in first[1]] if first else []
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise InputError(
+            f"{path}:1: missing column {missing[0]!r} (the header has {excerpt(', '.join(header))}; expected {', '.join(required)})"
+        )
+    rows: list[tuple[int, dict[str, str]]] = []
+    for start, cells in records:
+        if any(cell.strip() for cell in cells):
+            if len(cells) != len(header):
+                raise InputError(f"{path}:{start}: {len(cells)} fields, the header has {len(header)}")
+            rows.append((start, dict(zip(header, cells, strict=True))))
     if not rows:
         raise InputError(f"{path}: no rows")
     return rows
@@ -538,12 +534,12 @@ def _read_pairs(path: Path) -> list[Pair]:
         if not isinstance(obj, dict):
             raise InputError(f"{where}: expected a FLEX pair object, got {type(obj).__name__}")
         if not isinstance(obj.get("index"), int) or isinstance(obj.get("index"), bool):
-            raise InputError(f"{where}: missing or malformed 'index' (the BIRD question id): {obj.get('index')!r}")
+            raise InputError(f"{where}: missing or malformed 'index' (the BIRD question id): {excerpt(obj.get('index'))}")
         for name in _FIELDS:
             if not isinstance(obj.get(name), str):
                 raise InputError(f"{where}: missing or malformed {name!r} (expected text)")
         if obj.get("ex") not in (0, 1) or isinstance(obj.get("ex"), bool):
-            raise InputError(f"{where}: 'ex' is {obj.get('ex')!r}; expected 0 or 1")
+            raise InputError(f"{where}: 'ex' is {excerpt(obj.get('ex'))}; expected 0 or 1")
         pairs.append(Pair(where, obj, int(obj["ex"]), path, lineno))
     if not pairs:
         raise InputError(f"{path}: no pairs")
@@ -657,7 +653,7 @@ def _number(row: dict[str, str], column: str, where: str, allowed: tuple[float, 
     except ValueError:
         value = float("nan")
     if value not in allowed:
-        raise InputError(f"{where}: {column} is {cell!r}; expected one of {', '.join(f'{a:g}' for a in allowed)}")
+        raise InputError(f"{where}: {column} is {excerpt(cell)}; expected one of {', '.join(f'{a:g}' for a in allowed)}")
     return value
 
 
@@ -680,7 +676,7 @@ def import_flex_agreement(files: Sequence[Path], gold: dict[QuestionId, GoldItem
     for i, (line, row) in enumerate(rows):
         where = f"{csv_path}:{line}"
         if row["Index"].strip() != str(i):
-            raise InputError(f"{where}: Index is {row['Index']!r}, expected {i} (row i judges line i of the pair files)")
+            raise InputError(f"{where}: Index is {excerpt(row['Index'])}, expected {i} (row i judges line i of the pair files)")
         for side, pair in (("FN", failed[i]), ("FP", passed[i])):
             votes = {who: _number(row, f"{side}_{who}", where, (0, 1)) for who in EXPERTS}
             consensus = _number(row, f"{side}_consensus", where, (0, 0.5, 1))
@@ -807,7 +803,7 @@ def _judge_fields(pair: Pair) -> None:
     obj = pair.obj
     if not isinstance(obj.get("judge_result"), bool):
         raise InputError(
-            f"{pair.where}: 'judge_result' is {obj.get('judge_result')!r}; expected true or false (a FLEX judge file)"
+            f"{pair.where}: 'judge_result' is {excerpt(obj.get('judge_result'))}; expected true or false (a FLEX judge file)"
         )
     for name in ("judge_model", "judge_text"):
         if not isinstance(obj.get(name), str) or not obj[name].strip():

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jury.errors import ConfigError
+from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 from jury.inputs.records import ExecResult, GoldItem
 from jury.vocab import (
     AUDIT_VOTES,
@@ -111,10 +112,7 @@ class Template:
 
     @classmethod
     def load(cls, path: str | Path) -> Template:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read the prompt template: {exc.strerror or exc}") from None
+        raw = read_bounded(path, MAX_CONFIG_BYTES, what="a prompt template", error=ConfigError)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jury.errors import ConfigError
-from jury.inputs.io import file_errors
+from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 
 
 def _default_registry() -> Path:
@@ -45,8 +45,7 @@ class FamilyRegistry:
 def load_registry(path: str | Path | None = None) -> FamilyRegistry:
     p = Path(path) if path else _default_registry()
     try:
-        with file_errors(p, ConfigError):
-            text = p.read_text(encoding="utf-8")
+        text = read_bounded(p, MAX_CONFIG_BYTES, what="a family registry", error=ConfigError).decode("utf-8")
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: {exc}") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jury.errors import ConfigError, did_you_mean
+from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 from jury.judging.ballots import Template, check_template
 from jury.judging.juror import JurorSpec
 
@@ -159,15 +161,12 @@ def _first_error(exc: ValidationError, data: dict) -> str:
 def _read_panel(p: Path) -> tuple[bytes, dict]:
     if p.is_dir():
         raise ConfigError(f"{p}: is a folder, not a panel file; give a panel .toml file or the name of one in {PANELS_DIR}")
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(p):
         shipped = sorted(x.stem for x in PANELS_DIR.glob("*.toml") if x.name != "families.toml")
         raise ConfigError(
             f"{p}: panel file not found{did_you_mean(p.stem, shipped)} (shipped panels: {', '.join(shipped) or 'none'})"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read the panel file: {exc.strerror or exc}") from None
+        )
+    raw = read_bounded(p, MAX_CONFIG_BYTES, what="a panel file", error=ConfigError)
     try:
         return raw, tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

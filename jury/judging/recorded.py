@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.errors import ConfigError, InputError
+from jury.inputs.io import MAX_INPUT_BYTES
 from jury.inputs.judgments import JudgeRecord, load_judgments
+from jury.inputs.reader import read_bounded
 from jury.judging.juror import CallResult, JurorSpec
 from jury.vocab import BlindAnswer, Verdict
 
@@ -76,14 +78,14 @@ def bind_recorded_juror(spec: JurorSpec, panel_path: Path, style: str) -> JurorS
         raise ConfigError(
             f"{panel_path}: juror {spec.name!r}: judge {judge!r} judged nothing in {path}; judges: {', '.join(judges)}"
         )
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256(read_bounded(path, MAX_INPUT_BYTES)).hexdigest()
     return spec.model_copy(update={"recorded": str(path.resolve()), "judge": judge, "recorded_sha256": digest})
 
 
 @cache
 def _index(path: str, sha256: str, judge: str) -> dict[tuple, JudgeRecord]:
     """(question_id, "model", model) and (question_id, "sql", normalised SQL) -> the judgment."""
-    got = Path(path).read_bytes()
+    got = read_bounded(path, MAX_INPUT_BYTES)
     if hashlib.sha256(got).hexdigest() != sha256:
         raise InputError(f"{path}: changed since the panel was loaded (the recorded judge's votes are bound to its content)")
     out: dict[tuple, JudgeRecord] = {}

@@ -22,6 +22,7 @@ rule matches, or one matched by rules of two categories, is left to jurors.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from collections import Counter
@@ -31,6 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jury.errors import ConfigError, did_you_mean
+from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 from jury.judging.panels import PANELS_DIR
 
 TAXONOMIES_DIR = PANELS_DIR / "taxonomies"
@@ -122,15 +124,12 @@ def _where(err, data: dict) -> str:
 def load_taxonomy(value: str | Path) -> Taxonomy:
     """Load and check a taxonomy; a one-line ConfigError naming the file and key."""
     p = resolve_taxonomy_path(value)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(p):
         shipped = sorted(x.stem for x in TAXONOMIES_DIR.glob("*.toml"))
         raise ConfigError(
             f"{p}: taxonomy file not found (shipped taxonomies: {', '.join(shipped) or 'none'}){did_you_mean(p.stem, shipped)}"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read the taxonomy file: {exc.strerror or exc}") from None
+        )
+    raw = read_bounded(p, MAX_CONFIG_BYTES, what="a taxonomy file", error=ConfigError)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -27,9 +27,10 @@ from typing import Any
 import rfc8785
 from pydantic import BaseModel
 
-from jury.errors import InputError, VerdictError
+from jury.errors import InputError, JuryError, VerdictError
 from jury.inputs.io import canonical_v1, loads_document, read_text
 from jury.inputs.kinds import wrong_kind
+from jury.inputs.reader import open_input
 from jury.inputs.writer import write_new
 from jury.verdicts.documents import FORMAT_VERSION, KINDS, LOCK_KEY, VerdictFile, dumps_pretty, schema_filename, validate_document
 from jury.vocab import REVIEW_KIND
@@ -194,9 +195,9 @@ def is_locked_file(path: str | Path) -> bool:
     if not p.is_file():
         return False
     try:
-        with open(p, "rb") as fh:
+        with open_input(p, contained=False, os_errors=True) as fh:  # a link is followed: a guard, never shown
             head = fh.read(1 << 20)
-    except OSError:
+    except (OSError, JuryError):
         return False
     return LOCK_KEY.encode() in head and b'"kind"' in head
 

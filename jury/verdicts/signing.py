@@ -28,7 +28,6 @@ import base64
 import binascii
 import hashlib
 import os
-import stat
 import struct
 import time
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jury.errors import InputError, JuryError, SignatureError, extra_imports
+from jury.inputs.reader import open_input
 from jury.verdicts.allowed_signers import TrustedKey, key_line, parse_options
 
 if TYPE_CHECKING:  # cryptography (the [sign] extra) is imported lazily, only when signing or checking a signature
@@ -58,17 +58,17 @@ MAX_KEY_BYTES = 1 << 20
 
 
 def read_bounded(path: Path, cap: int) -> bytes:
-    """The bytes of a regular file of at most ``cap`` bytes. A device, pipe or socket is
-    refused before it is read (stat first, then opened without blocking and checked again),
-    so /dev/zero or a FIFO cannot fill memory or hang; a larger file is refused by its size.
-    OSError (FileNotFoundError...) passes through; anything else is a ValueError saying why."""
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise ValueError("is not a regular file (a device, pipe or socket)")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
+    """The bytes of a regular file of at most ``cap`` bytes, through jury's one bounded reader
+    (`jury.inputs.reader.open_input`: opened without blocking, checked as a regular file inside
+    its own folder, so /dev/zero, a FIFO or a link out of the folder is refused before a byte is
+    read); a larger file is refused by its size. OSError (FileNotFoundError...) passes through;
+    anything else is a ValueError saying why."""
+    try:
+        fh = open_input(path, os_errors=True)
+    except JuryError as exc:
+        raise ValueError(str(exc).removeprefix(f"{path}: ")) from None
+    with fh:
         info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("is not a regular file (a device, pipe or socket)")
         if info.st_size > cap:
             raise ValueError(f"is {info.st_size} bytes, larger than the {_size(cap)} limit")
         data = fh.read(cap + 1)

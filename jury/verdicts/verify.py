@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jury.errors import InputError, JuryError
-from jury.inputs.io import file_errors, sha256_file
+from jury.inputs.io import sha256_file
+from jury.inputs.reader import file_errors
 from jury.inputs.run_files import RunFile
 from jury.verdicts.documents import FileBinding, RunBinding, VerdictFile, validate_document
 from jury.verdicts.lock import check_lock, check_rules, read_verdict_json, superseded_by
