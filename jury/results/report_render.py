@@ -306,8 +306,10 @@ def rank_stability_table(report: Report) -> tuple[str, list[str], list[str], lis
 
 
 def _corr_text(c: Correlation) -> str:
-    if c.r is None:
-        return f"undefined (n = {c.n}: needs 3 models with both values, each side varying)"
+    if c.r is None:  # jury.stats: fewer than 3 pairs, else a side that does not vary
+        if c.n < 3:
+            return f"undefined (n = {c.n}: needs 3 models with both values)"
+        return f"undefined (n = {c.n}: one side has the same value for every model, so nothing varies with it)"
     text = f"r = {c.r:.3f} (n = {c.n}, p = {c.p_value:.3g}"
     if c.ci_low is not None:
         text += f", 95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}]"

@@ -184,6 +184,19 @@ def sha256_of(path: Path) -> str | None:
         return None
 
 
+def public_path(path: str | os.PathLike[str]) -> str:
+    """A file as the published site names it: relative to the folder `jury report` ran in, never
+    the maintainer's absolute path (their folders on a public page). An engine URL is kept as
+    it is (jury redacts it where it is made); a relative path as given."""
+    text = str(path)
+    if "://" in text or not os.path.isabs(text):
+        return text
+    try:
+        return os.path.relpath(text, Path.cwd())
+    except ValueError:  # another drive: the name alone
+        return Path(text).name
+
+
 def site_command(
     runs: Sequence[str | os.PathLike[str]],
     gold: str | Path,
@@ -200,7 +213,7 @@ def site_command(
 ) -> list[str]:
     """The `jury report` argv that rebuilds a site (run from the same folder; a run file as it was
     given: NAME=PATH for a named prediction file, jury.inputs.run_files)."""
-    argv = ["jury", "report", *map(str, runs), "--gold", str(gold)]
+    argv = ["jury", "report", *map(_public_run, runs), "--gold", public_path(gold)]
     for flag, value in (
         ("--audit", audit),
         *(("--verdicts", v) for v in verdicts),
@@ -208,13 +221,22 @@ def site_command(
         ("--families", families),
     ):
         if value is not None:
-            argv += [flag, str(value)]
+            argv += [flag, public_path(value)]
     for flag, value in (("--strength", strength), ("--control", control)):
         if value is not None:
             argv += [flag, value]
     argv += ["--comparator", settings.comparator, "--near-miss", f"{settings.near_miss:g}"]
-    argv += ["--rank-resamples", str(rank_resamples), "--seed", str(seed), "-f", "html", "-o", str(output)]
+    argv += ["--rank-resamples", str(rank_resamples), "--seed", str(seed), "-f", "html", "-o", public_path(output)]
     return argv
+
+
+def _public_run(run: str | os.PathLike[str]) -> str:
+    """A run argument as the site shows it: NAME=PATH keeps its NAME (jury.inputs.run_files)."""
+    path = getattr(run, "path", None)
+    if path is None:
+        return public_path(run)
+    model = getattr(run, "model", None)
+    return public_path(path) if model is None else f"{model}={public_path(path)}"
 
 
 def verification_data(report: dict[str, Any], sources: SiteSources) -> dict[str, Any]:
@@ -223,9 +245,9 @@ def verification_data(report: dict[str, Any], sources: SiteSources) -> dict[str,
     inputs = []
     for role, path in sources.inputs:
         if path is not None:
-            inputs.append({"role": role, "path": str(path), "sha256": sha256_of(Path(path)) or "(unreadable)"})
+            inputs.append({"role": role, "path": public_path(path), "sha256": sha256_of(Path(path)) or "(unreadable)"})
     for db_id, (path, sha) in sorted(getattr(sources.evaluation, "databases", {}).items()):
-        inputs.append({"role": f"database {db_id}", "path": str(path), "sha256": sha})
+        inputs.append({"role": f"database {db_id}", "path": public_path(path), "sha256": sha})
     verdicts: list[dict[str, Any]] = []
     files: list[tuple[str, Any, Any]] = ([("audit", sources.audit[0], sources.audit[1])] if sources.audit else []) + [
         ("adjudication", p, d) for p, d in sources.adjudications
@@ -237,7 +259,7 @@ def verification_data(report: dict[str, Any], sources: SiteSources) -> dict[str,
         verdicts.append(
             {
                 "kind": kind,
-                "path": str(file),
+                "path": public_path(file),
                 "content_sha256": doc.content_sha256,
                 "file_sha256": sha256_of(Path(file)) or "(unreadable)",
                 "signature": note if ok else f"INVALID: {note}",
