@@ -74,7 +74,7 @@ def main() -> None:
         for w in args.workers:
             start = ray_start_s(w)
             if start is None:
-                sys.exit("--executors ray: Ray is not installed (pip install 'jury[ray]')")
+                sys.exit("--executors ray: Ray is not installed (pip install 'jury-sql[ray]')")
             starts[("ray", w)] = start
     per_exec: dict[tuple[str, int], float] = {}
     counts_seen: dict[tuple[str, int], dict[str, int]] = {}

@@ -6,7 +6,7 @@ a rerun asks only those), 4 when a check could not be carried out at all, 130 af
 interrupt. Commands never exit 2 on a bad value (click's usage errors are reworded too).
 
 The core install scores, adjudicates, audits, verifies locks and writes text, CSV and JSON;
-the rest comes with extras (``pip install 'jury[plots]'``: plots; ``[web]``: the review page
+the rest comes with extras (``pip install 'jury-sql[plots]'``: plots; ``[web]``: the review page
 and the html site; ``[sign]``: signing and checking signatures; ``[ray]``: the ray executor).
 A feature used without its extra raises MissingExtra, whose one line is the install command.
 """
@@ -82,20 +82,20 @@ class MissingExtra(JuryError):
 def extra_imports(module: str, extra: str, feature: str, *, package: str | None = None) -> Iterator[None]:
     """Imports of ``module`` (and its submodules) inside the block that fail raise
     MissingExtra: "``feature`` needs ``package`` (default ``module``): pip install
-    'jury[``extra``]'". A module that is there but fails to import for another reason
+    'jury-sql[``extra``]'". A module that is there but fails to import for another reason
     (a broken install) gets the same line with the reason."""
     try:
         yield
     except ImportError as exc:
         missing = isinstance(exc, ModuleNotFoundError) and (exc.name == module or str(exc.name).startswith(f"{module}."))
         why = "" if missing else f" ({(str(exc).strip().splitlines() or [type(exc).__name__])[0]})"
-        raise MissingExtra(f"{feature} needs {package or module}: pip install 'jury[{extra}]'{why}") from None
+        raise MissingExtra(f"{feature} needs {package or module}: pip install 'jury-sql[{extra}]'{why}") from None
 
 
 def need_extra(module: str, extra: str, feature: str, *, package: str | None = None) -> ModuleType:
     """``module`` imported, or MissingExtra naming the install command, e.g. for
     ``need_extra("matplotlib", "plots", "writing plots")``: "writing plots needs
-    matplotlib: pip install 'jury[plots]'"."""
+    matplotlib: pip install 'jury-sql[plots]'"."""
     with extra_imports(module, extra, feature, package=package):
         return import_module(module)
 

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 #: The distribution jury itself is installed as: its entry points are shipped ones.
-JURY_DISTRIBUTION = "jury"
+JURY_DISTRIBUTION = "jury-sql"  # pyproject's name (the import name is jury)
 #: Every extension point: what it extends -> its entry-point group.
 GROUPS = {"comparator": "jury.comparators", "importer": "jury.importers"}
 #: How long one call of a plugin of each group may take, in seconds (a comparator compares one

@@ -42,11 +42,12 @@ def _help_sources(cmd, path=()):
 
 
 def _flat(text: str) -> str:
-    return " ".join(text.replace("\u2502", " ").split())
+    """Whitespace collapsed; a line broken after a hyphen (click wraps `jury-sql[ray]` there) joined."""
+    return " ".join(text.replace("\u2502", " ").split()).replace("- ", "-")
 
 
 def test_help_keeps_bracketed_text():
-    """`pip install 'jury[ray]'` lost its `[ray]` to rich markup: every bracketed piece of a
+    """`pip install 'jury-sql[ray]'` lost its `[ray]` to rich markup: every bracketed piece of a
     help text (command or option) must reach `--help` as written."""
     import re
 

@@ -3,7 +3,7 @@
 The servers come from `bash .ci/engines`: JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL (the admin
 logins, which load databases) and JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL (the
 least-privilege reader jury executes through); without them, or without a driver, those tests
-skip. DuckDB is embedded (jury[duckdb]). The hostile-SQL suite is tests/test_engine_safety.py.
+skip. DuckDB is embedded (jury-sql[duckdb]). The hostile-SQL suite is tests/test_engine_safety.py.
 """
 
 from __future__ import annotations
@@ -143,12 +143,12 @@ def test_a_url_with_a_password_is_refused_in_one_line():
 
 def test_a_missing_driver_is_one_line_naming_the_extra(monkeypatch, project):
     monkeypatch.setitem(sys.modules, "psycopg", None)
-    with pytest.raises(InputError, match=r"pip install 'jury\[postgres\]'"):
+    with pytest.raises(InputError, match=r"pip install 'jury-sql\[postgres\]'"):
         engine_urls.driver(engine_urls.POSTGRESQL)
     res = runner.invoke(app, ["score", "run.jsonl", "--db-url", "postgresql://u@127.0.0.1:1/{db_id}"])
     assert res.exit_code == 1
     assert res.output.strip().splitlines() == [
-        "Error: postgresql databases need the psycopg driver, which is not installed: pip install 'jury[postgres]'"
+        "Error: postgresql databases need the psycopg driver, which is not installed: pip install 'jury-sql[postgres]'"
     ]
 
 

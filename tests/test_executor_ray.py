@@ -1,7 +1,7 @@
 """The executor seam (jury/execution/backends.py): `--executor local|ray`.
 
 Ray tests run on one local Ray runtime for the module (starting one costs seconds) and are
-skipped when Ray is not installed (`pip install 'jury[ray]'`); the bad-input cases run the
+skipped when Ray is not installed (`pip install 'jury-sql[ray]'`); the bad-input cases run the
 real CLI in this process, those about Ray itself in a subprocess.
 """
 
@@ -33,7 +33,7 @@ try:
 except ImportError:
     HAVE_RAY = False
 
-needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'jury[ray]')")
+needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install 'jury-sql[ray]')")
 
 
 def _no_ray(tmp: Path) -> None:
@@ -57,7 +57,7 @@ CASES = [
     Case(
         "executor-ray-missing",
         ["score", "run.jsonl", "--executor", "ray"],
-        "executor 'ray' needs ray: pip install 'jury[ray]'",
+        "executor 'ray' needs ray: pip install 'jury-sql[ray]'",
         setup=_no_ray,
         env={"PYTHONPATH": "noray"},
         process=True,
@@ -85,7 +85,7 @@ def test_bad_executor_input_is_one_line(case, tmp_path):
 
 def test_ray_missing_is_one_line_naming_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    with pytest.raises(JuryError, match=r"^executor 'ray' needs ray: pip install 'jury\[ray\]'$"):
+    with pytest.raises(JuryError, match=r"^executor 'ray' needs ray: pip install 'jury-sql\[ray\]'$"):
         RayExecutor(workers=1).run([("k", str(SUPERHERO), "0" * 64, "SELECT 1", 5.0, 10)], lambda chunk: None)
 
 
@@ -102,7 +102,7 @@ def test_settings_describe_leaves_the_executor_out():
 @pytest.fixture(scope="module")
 def ray_runtime(tmp_path_factory):
     if not HAVE_RAY:
-        pytest.skip("Ray is not installed (pip install 'jury[ray]')")
+        pytest.skip("Ray is not installed (pip install 'jury-sql[ray]')")
     import ray
 
     temp = Path("/tmp") / f"jray-test-{os.getpid()}"  # short: Ray's socket paths are limited

@@ -10,5 +10,5 @@ def test_notebook_extra_is_declared_and_in_dev():
     extras = project["optional-dependencies"]
     names = {d.split(">")[0].split("=")[0] for d in extras["notebook"]}
     assert {"nbclient", "nbformat", "ipykernel"} <= names
-    assert "jury[notebook]" in extras["dev"]
+    assert "jury-sql[notebook]" in extras["dev"]
     assert "pip install -e '.[notebook]'" in (REPO / "README.md").read_text()

@@ -49,10 +49,10 @@ def test_the_demo_panel_is_two_families_on_the_local_juror_port():
 def test_start_without_the_extra_names_the_install_command(tmp_path, monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.startswith("llama_cpp") else real(name, *a))
-    with pytest.raises(ConfigError, match=r"pip install 'jury\[local\]'"):
+    with pytest.raises(ConfigError, match=r"pip install 'jury-sql\[local\]'"):
         lj.start(tmp_path / "state")
     res = runner.invoke(app, ["local-juror", "start", "--state-dir", str(tmp_path / "state")])
-    assert res.exit_code == 1 and "pip install 'jury[local]'" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 1 and "pip install 'jury-sql[local]'" in res.output and "Traceback" not in res.output
 
 
 def identity(pid: int) -> tuple[int, list[str]]:

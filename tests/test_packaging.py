@@ -28,7 +28,7 @@ def test_wheel_ships_panels_and_prompts(tmp_path):
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    (wheel,) = tmp_path.glob("jury-*.whl")
+    (wheel,) = tmp_path.glob("jury_sql-*.whl")  # the distribution jury-sql (the import name is jury)
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {f"jury/panels/{p.relative_to(REPO / 'panels').as_posix()}" for p in (REPO / "panels").rglob("*.toml")}
     shipped |= {f"jury/prompts/{p.name}" for p in (REPO / "prompts").glob("*.md")}
@@ -87,9 +87,13 @@ def one_error_line(proc: subprocess.CompletedProcess) -> str:
 @pytest.mark.parametrize(
     ("hidden", "args", "line"),
     [
-        (("matplotlib",), ["--plots", "plots"], "Error: writing plots needs matplotlib: pip install 'jury[plots]'"),
-        (("matplotlib",), ["-f", "html", "-o", "site"], "Error: the html site needs matplotlib: pip install 'jury[plots,web]'"),
-        (("jinja2",), ["-f", "html", "-o", "site"], "Error: the html site needs jinja2: pip install 'jury[plots,web]'"),
+        (("matplotlib",), ["--plots", "plots"], "Error: writing plots needs matplotlib: pip install 'jury-sql[plots]'"),
+        (
+            ("matplotlib",),
+            ["-f", "html", "-o", "site"],
+            "Error: the html site needs matplotlib: pip install 'jury-sql[plots,web]'",
+        ),
+        (("jinja2",), ["-f", "html", "-o", "site"], "Error: the html site needs jinja2: pip install 'jury-sql[plots,web]'"),
     ],
     ids=["plots", "site-without-matplotlib", "site-without-jinja2"],
 )
@@ -115,7 +119,7 @@ def test_review_page_without_web_names_the_install_command_before_reading_anythi
     basic_project(tmp_path)
     without(monkeypatch, *hidden)
     proc = run_jury_inprocess(["review", "--verdicts", "verdicts/adj.json"], tmp_path)  # not read: the extra comes first
-    assert one_error_line(proc) == f"Error: the review page needs {package}: pip install 'jury[web]'"
+    assert one_error_line(proc) == f"Error: the review page needs {package}: pip install 'jury-sql[web]'"
     assert proc.stdout == ""
 
 
@@ -124,7 +128,7 @@ def test_review_app_without_web_raises_the_jury_error(tmp_path, monkeypatch):
 
     monkeypatch.chdir(basic_project(tmp_path))
     without(monkeypatch, "starlette")
-    with pytest.raises(jury.MissingExtra, match=r"^the review page needs starlette: pip install 'jury\[web\]'$"):
+    with pytest.raises(jury.MissingExtra, match=r"^the review page needs starlette: pip install 'jury-sql\[web\]'$"):
         jury.review_app(verdicts="verdicts/adj.json")
 
 
@@ -155,21 +159,21 @@ def test_without_sign_signing_stops_before_any_call_and_a_signature_is_not_passe
 
     without(monkeypatch, "cryptography")
     proc = run_jury_inprocess(["adjudicate", "run.jsonl", "--panel", panel, "-o", "verdicts/again.json", "--sign", key], tmp_path)
-    assert one_error_line(proc) == "Error: signing needs cryptography: pip install 'jury[sign]'"
+    assert one_error_line(proc) == "Error: signing needs cryptography: pip install 'jury-sql[sign]'"
     assert fake_llm.calls() == calls and not (tmp_path / "verdicts" / "again.json").exists()
     proc = run_jury_inprocess(["verify", "verdicts/adj.json"], tmp_path)
-    assert one_error_line(proc) == "Error: checking signatures needs cryptography: pip install 'jury[sign]'"
+    assert one_error_line(proc) == "Error: checking signatures needs cryptography: pip install 'jury-sql[sign]'"
     proc = run_jury_inprocess(["verify", "verdicts/copy.json"], tmp_path)  # the lock alone: the core checks it
     assert proc.returncode == 0 and "copy.json" in proc.stdout, proc.stderr
     proc = run_jury_inprocess(["verify", "verdicts/copy.json", "--trusted-key", f"{key}.pub"], tmp_path)
-    assert one_error_line(proc) == "Error: checking signatures needs cryptography: pip install 'jury[sign]'"
+    assert one_error_line(proc) == "Error: checking signatures needs cryptography: pip install 'jury-sql[sign]'"
 
 
 def test_executor_ray_without_ray_names_the_install_command(tmp_path, monkeypatch):
     basic_project(tmp_path)
     without(monkeypatch, "ray")
     proc = run_jury_inprocess(["score", "run.jsonl", "--executor", "ray"], tmp_path)
-    assert one_error_line(proc) == "Error: executor 'ray' needs ray: pip install 'jury[ray]'"
+    assert one_error_line(proc) == "Error: executor 'ray' needs ray: pip install 'jury-sql[ray]'"
 
 
 def test_need_extra_names_the_cause_of_a_broken_install(tmp_path, monkeypatch):
@@ -180,11 +184,11 @@ def test_need_extra_names_the_cause_of_a_broken_install(tmp_path, monkeypatch):
     with pytest.raises(MissingExtra) as broken:
         need_extra("jury_broken_extra", "plots", "writing plots")
     assert str(broken.value) == (
-        "writing plots needs jury_broken_extra: pip install 'jury[plots]' (libfoo.so.1: cannot open shared object file)"
+        "writing plots needs jury_broken_extra: pip install 'jury-sql[plots]' (libfoo.so.1: cannot open shared object file)"
     )
     with pytest.raises(MissingExtra) as half:
         need_extra("jury_half_extra", "web", "the review page")
     assert (
         str(half.value)
-        == "the review page needs jury_half_extra: pip install 'jury[web]' (No module named 'jury_absent_dependency')"
+        == "the review page needs jury_half_extra: pip install 'jury-sql[web]' (No module named 'jury_absent_dependency')"
     )

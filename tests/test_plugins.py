@@ -145,11 +145,11 @@ def test_jury_ships_spider2_through_the_entry_point_path() -> None:
     """jury's own spider2 is an entry point of the jury distribution (pyproject.toml), loaded
     as a plugin's is, and recorded as jury's own."""
     (ep,) = [e for e in entry_points(group="jury.comparators") if e.name == "spider2"]
-    assert ep.dist is not None and ep.dist.name == "jury"
+    assert ep.dist is not None and ep.dist.name == "jury-sql"  # the distribution (import name jury)
     assert ep.value == "jury.compare.comparators:spider2"
     assert get_comparator("spider2") is comparators.spider2
     plugin = COMPARATORS.plugin("spider2")
-    assert plugin.shipped and plugin.distribution == "jury"
+    assert plugin.shipped and plugin.distribution == "jury-sql"
     assert comparators.comparator_plugin("spider2") is None
 
 

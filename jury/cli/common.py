@@ -13,7 +13,7 @@ import typer
 from jury.errors import JuryError
 
 FORMAT_HELP = "Output format: table, csv, json or md."
-EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury[ray]')."
+EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury-sql[ray]')."
 RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
 POSITIONS_HELP = (
     "The gold file a prediction file given as a run indexes by position (BIRD's predict_dev.json, a "

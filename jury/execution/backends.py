@@ -131,7 +131,7 @@ def execute_verified_chunk(chunk: Sequence[Job]) -> tuple:
 
 
 def import_ray():
-    """Ray, or MissingExtra: "executor 'ray' needs ray: pip install 'jury[ray]'"."""
+    """Ray, or MissingExtra: "executor 'ray' needs ray: pip install 'jury-sql[ray]'"."""
     return need_extra("ray", "ray", "executor 'ray'")
 
 

@@ -19,9 +19,9 @@ POSTGRESQL, MYSQL, DUCKDB = "postgresql", "mysql", "duckdb"
 ENGINES = (POSTGRESQL, MYSQL, DUCKDB)
 _SCHEMES = {"postgresql": POSTGRESQL, "postgres": POSTGRESQL, "mysql": MYSQL, "mariadb": MYSQL, "duckdb": DUCKDB}
 INSTALL_HINTS = {
-    POSTGRESQL: "pip install 'jury[postgres]'",
-    MYSQL: "pip install 'jury[mysql]'",
-    DUCKDB: "pip install 'jury[duckdb]'",
+    POSTGRESQL: "pip install 'jury-sql[postgres]'",
+    MYSQL: "pip install 'jury-sql[mysql]'",
+    DUCKDB: "pip install 'jury-sql[duckdb]'",
 }
 _DRIVERS = {POSTGRESQL: "psycopg", MYSQL: "pymysql", DUCKDB: "duckdb"}
 #: The sqlglot dialect each engine's SQL is read in (the static check, the tables a ballot shows).

@@ -30,7 +30,7 @@ def require_keys(panel, jurors) -> None:
         raise InputError(
             f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called); "
             "--plan prices the ballots without calling, and --panel local-demo runs without keys "
-            "on two tiny local models (`jury local-juror start` first; pip install 'jury[local]')"
+            "on two tiny local models (`jury local-juror start` first; pip install 'jury-sql[local]')"
         )
     require_servers(panel, jurors)
 

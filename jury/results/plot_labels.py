@@ -4,7 +4,7 @@ placing text on it so that every scatter point is labelled without overlap.
 A label goes beside its point, trying growing radii in eight directions until it covers no
 other label, point or axis text; when names cannot all fit, points are numbered and a
 table beside the chart names them. matplotlib comes with the [plots] extra: without it,
-importing a chart module is one line naming ``pip install 'jury[plots]'``.
+importing a chart module is one line naming ``pip install 'jury-sql[plots]'``.
 """
 
 from __future__ import annotations

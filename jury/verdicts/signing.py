@@ -18,7 +18,7 @@ keys are OpenSSH public key lines (``ssh-ed25519 AAAA... comment``, as in ``id_e
 ``authorized_keys`` or an ``allowed_signers`` file). The wire format (PROTOCOL.sshsig in
 OpenSSH) is implemented here over ``cryptography``'s Ed25519; the trusted-key lines and their
 allowed_signers options are read by jury.verdicts.allowed_signers. ``cryptography`` comes with
-the [sign] extra (``pip install 'jury[sign]'``): without it, signing or checking a signature is
+the [sign] extra (``pip install 'jury-sql[sign]'``): without it, signing or checking a signature is
 one line naming that command, and a file with no signature still verifies.
 """
 
