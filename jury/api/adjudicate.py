@@ -84,7 +84,8 @@ class Adjudication(JurorJob):
         lines = [] if self.agreement is None else [agreement_line(self.agreement)]
         judged = {r.model for r in self.models}
         warning = coverage_warning(self.evaluation, judged) if self.evaluation is not None and judged else None
-        return lines + ([warning] if warning else [])
+        notes = self.evaluation.input_notes if self.evaluation is not None else []
+        return lines + notes + ([warning] if warning else [])
 
     def _draw(self, console: Console) -> None:
         from jury.api.juror_jobs import say

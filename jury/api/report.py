@@ -369,7 +369,7 @@ def report(
         {
             **{name: getattr(built, name) for name in ReportModel.model_fields},
             "corrected": corrected,
-            "notes": [w for w in (coverage_warning(ev),) if w] + review_note(locked.review_info),
+            "notes": [*ev.input_notes, *(w for w in (coverage_warning(ev),) if w)] + review_note(locked.review_info),
             "review_info": locked.review_info,
             "panels": panels,
             "sources": sources,

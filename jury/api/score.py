@@ -239,6 +239,7 @@ def score(
     warning = coverage_warning(ev)
     if warning is not None:
         notes.insert(0, warning)
+    notes[:0] = ev.input_notes
     add_verdict_columns(scores, ev, gold_items, gold_file, locked.reviewed_audit, locked.reviewed_adjudications, runs=run_paths)
     return Score(
         scores=scores,

@@ -218,6 +218,7 @@ class Evaluation:
     coverage: dict[str, Coverage] = field(default_factory=dict)  # model -> its coverage (jury.compare.coverage)
     soft_f1: dict[tuple, float | None] | None = None  # (model, question_id) -> Soft-F1 (jury.compare.soft_f1)
     reruns: dict[str, dict] = field(default_factory=dict)  # prediction key -> {reruns, status} (jury.compare.reruns)
+    input_notes: list[str] = field(default_factory=list)  # what reading the runs found, said by every output (repeats)
 
     def models(self) -> list[str]:
         return list(dict.fromkeys(p.model for p in self.pairs))

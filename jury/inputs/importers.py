@@ -36,6 +36,10 @@ class ImportReport:
     missing: list[QuestionId] = field(default_factory=list)
     odd: list[str] = field(default_factory=list)
     unanswered: dict[str, int] = field(default_factory=dict)
+    # (entry, the entry of its question's first row, whether their answers differ): a gold file
+    # that repeats a question (BIRD mini-dev's rows 487 and 488 repeat 137 and 138) gets it
+    # scored once, on its first entry, where BIRD's scripts score every row
+    repeats: list[tuple[int, int, bool]] = field(default_factory=list)
 
 
 POSITIONS_HINT = (
@@ -90,16 +94,18 @@ def import_bird_predictions(
             )
         answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
     report = ImportReport(records=[], entries=len(answers))
-    seen: set = set()
+    first_at: dict = {}
     for i, item in enumerate(gold_items):
         if only_db and item.db_id not in only_db:
             continue
         if keep is not None and item.question_id not in keep:
             continue
-        if item.question_id in seen:  # a repeated gold item: its first position's answer counts
-            report.odd.append(f"{i}: repeats question {item.question_id!r}; skipped")
+        if item.question_id in first_at:  # a repeated gold item: its first position's answer counts
+            first = first_at[item.question_id]
+            report.odd.append(f"{i}: repeats question {item.question_id!r} (entry {first}); skipped")
+            report.repeats.append((i, first, answers.get(i, (None,))[0] != answers.get(first, (None,))[0]))
             continue
-        seen.add(item.question_id)
+        first_at[item.question_id] = i
         if i not in answers:
             report.missing.append(item.question_id)
             report.unanswered[Unanswered.ABSENT] = report.unanswered.get(Unanswered.ABSENT, 0) + 1
@@ -140,10 +146,13 @@ def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
     return answers
 
 
-def prediction_runs(files: Sequence[RunFile], gold: dict[QuestionId, GoldItem], positions: list[GoldItem]) -> list[RunRecord]:
+def prediction_runs(
+    files: Sequence[RunFile], gold: dict[QuestionId, GoldItem], positions: list[GoldItem], notes: list[str] | None = None
+) -> list[RunRecord]:
     """Published prediction files read as runs: each file is one model (its NAME of NAME=PATH,
     else model_name), its entries indexed by position in ``positions`` (a gold file in its
-    order), kept for the questions of ``gold``; two files of one model name are an error."""
+    order), kept for the questions of ``gold``; two files of one model name are an error.
+    ``notes``: gets one line per file whose entries repeat a question (repeats_note)."""
     records: list[RunRecord] = []
     seen: dict[str, RunFile] = {}
     for f in files:
@@ -160,7 +169,23 @@ def prediction_runs(files: Sequence[RunFile], gold: dict[QuestionId, GoldItem], 
         if not report.records:
             raise InputError(f"{p}: none of its {report.entries} predictions is a question of the gold file; {POSITIONS_HINT}")
         records += report.records
+        if report.repeats and notes is not None:
+            notes.append(repeats_note(str(f), report.repeats, [g.question_id for g in positions]))
     return records
+
+
+def repeats_note(name: str, repeats: Sequence[tuple[int, int, bool]], ids: Sequence[QuestionId]) -> str:
+    """The one line on a prediction file's entries whose gold row repeats an earlier row's
+    question: which entries, which questions, and whether their answers differ."""
+    shown = ", ".join(f"{i} (question {ids[i]!r}, first at {first})" for i, first, _ in repeats[:10])
+    more = f" and {len(repeats) - 10} more" if len(repeats) > 10 else ""
+    differ = sum(d for _, _, d in repeats)
+    return (
+        f"{name}: entr{'y' if len(repeats) == 1 else 'ies'} {shown}{more} repeat{'s' if len(repeats) == 1 else ''} "
+        f"a question of the gold file; each question is scored once, on its first entry"
+        + (f" ({differ} of the repeats answer{'s' if differ == 1 else ''} differently there)" if differ else "")
+        + "; BIRD's scripts score every row"
+    )
 
 
 #: The importer jury ships, by name (``jury import bird-predictions``).

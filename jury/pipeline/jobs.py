@@ -199,7 +199,8 @@ def load_and_evaluate(
     from jury.inputs.io import load_gold
 
     gold = load_gold(gold_path)
-    records = load_run_files(runs, gold, gold_path, positions_from)
+    notes: list[str] = []  # what reading the runs found that the outputs must say (jury.inputs.importers)
+    records = load_run_files(runs, gold, gold_path, positions_from, notes)
     if dbs:
         from jury.compare.gold_checks import select_items
 
@@ -216,15 +217,22 @@ def load_and_evaluate(
         before_execution(records)
     with progress("executing SQL") as bar:
         ev = evaluate(gold, records, db_root, store, settings, bar)
+    ev.input_notes = notes
     return gold, records, ev
 
 
-def load_run_files(runs: Sequence[RunFile | Path], gold: dict, gold_path: Path, positions_from: Path | None = None) -> list:
+def load_run_files(
+    runs: Sequence[RunFile | Path],
+    gold: dict,
+    gold_path: Path,
+    positions_from: Path | None = None,
+    notes: list[str] | None = None,
+) -> list:
     """Run records of run JSONL files and of published prediction files, told apart by their
     content (jury.inputs.kinds): BIRD's predict_dev.json and one SQL per line are each one model,
     named NAME when given as NAME=PATH (jury.inputs.run_files), else after the file, whose
     entries index ``positions_from`` (default: the gold file) by position; only the gold's
-    questions are kept. A NAME given for a run JSONL (which names its models in its lines), a
+    questions are kept (``notes`` gets a line on entries that repeat a question). A NAME given for a run JSONL (which names its models in its lines), a
     model named twice and a model answering a question twice, across the files, are errors."""
     from jury.inputs.importers import prediction_runs
     from jury.inputs.io import load_gold_list, load_runs
@@ -246,7 +254,7 @@ def load_run_files(runs: Sequence[RunFile | Path], gold: dict, gold_path: Path, 
             raise InputError(f"positions_from ({positions_from}) is for prediction files; none of the runs is one")
         return records
     positions = load_gold_list(positions_from if positions_from is not None else gold_path)
-    from_files = prediction_runs(predicted, gold, positions)
+    from_files = prediction_runs(predicted, gold, positions, notes)
     mine = {r.model for r in records}
     for r in from_files:
         if r.model in mine:
