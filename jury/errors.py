@@ -13,6 +13,7 @@ A feature used without its extra raises MissingExtra, whose one line is the inst
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import import_module
@@ -109,10 +110,30 @@ def did_you_mean(value: object, choices: Iterable[object]) -> str:
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
+# A terminal escape sequence (CSI: ESC [ ... final byte; OSC: ESC ] ... BEL or ESC \; or ESC and
+# one byte), then any other C0 or C1 control character or DEL.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` without control characters, as every stored or printed error is kept: terminal
+    escape sequences (sqlglot underlines the failing token of a parse error with ANSI's
+    ``ESC[4m`` ... ``ESC[0m``) dropped whole, tabs, newlines and other line breaks turned into
+    spaces, every other C0/C1 control character and DEL dropped.
+
+    >>> printable("SELECT \x1b[4m(\x1b[0m)\tx\x00")
+    'SELECT () x'
+    """
+    text = _ESCAPES.sub("", text)
+    return _CONTROLS.sub("", re.sub(r"[\t\n\v\f\r\x85\u2028\u2029]", " ", text))
+
+
 def one_line(exc: BaseException, *, named: bool = False, first_line: bool = False, limit: int = 500) -> str:
     """An exception's message as one line of jury's one-line errors, at most `limit` characters.
 
-    Whitespace runs (a database driver's multi-line message) collapse to single spaces; with
+    Control characters go (`printable`: a terminal escape whole); whitespace runs (a database
+    driver's multi-line message) collapse to single spaces; with
     `first_line` only the first non-blank line is kept (Ray's, whose later lines are advice and
     tracebacks); with `named` the exception's type leads (``MemoryError: ...``, for a failure
     that is not the engine's own error). A message that says nothing gives the type's name.
@@ -122,4 +143,4 @@ def one_line(exc: BaseException, *, named: bool = False, first_line: bool = Fals
         text = next((line for line in text.splitlines() if line.strip()), "")
     if named:
         text = f"{type(exc).__name__}: {text}"
-    return " ".join(text.split())[:limit] or type(exc).__name__
+    return " ".join(printable(text).split())[:limit] or type(exc).__name__

@@ -24,6 +24,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("inputs/writer.py", "open_append", "os.open"): "an output opened for appending",
     ("inputs/writer.py", "_open_through", "os.open"): "an output written through (a device or FIFO)",
     ("inputs/writer.py", "_staged", "os.fdopen"): "an output's temporary file, renamed over it",
+    ("inputs/writer.py", "_source", "open"): "an output's own temporary file, read back to write it through after a retry",
     ("inputs/writer.py", "_sync_folder", "os.open"): "the output's folder, opened to fsync it",
     ("execution/backends.py", "_quiet_stderr", "open"): "os.devnull opened for writing (Ray's noise)",
     # jury's own files: shipped with it, or written by it

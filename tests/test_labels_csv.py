@@ -70,3 +70,62 @@ def test_a_second_row_of_one_annotator_is_refused(tmp_path):
     f = write(tmp_path / "mine.csv", [[1, "true", "", "", "ann"], [1, "false", "", "", "ann"]])
     with pytest.raises(InputError, match=r"mine.csv:3: 'ann' labelled question 1 already at .*mine.csv:2"):
         import_labels("csv", [f], gold)
+
+
+def test_a_csv_import_reads_its_rows_one_at_a_time(tmp_path, monkeypatch):
+    """Issue 43: the importer consumes the file's lines as an iterator: its first label comes out
+    when only the header and its row have been read, and a bad row further on is found when the
+    import gets there (the file is never held whole, nor its labels)."""
+    import jury.inputs.label_import as li
+    from jury.inputs.label_import import LabelImportReport, iter_csv_labels
+
+    gold = load_gold(write_gold(tmp_path))
+    f = write(tmp_path / "mine.csv", [[1, "true", "", "", f"a{i}"] for i in range(50)] + [[1, "maybe", "", "", "z"]])
+    pulled = []
+    real = li.text_lines
+
+    def counting(*args, **kwargs):
+        cm = real(*args, **kwargs)
+
+        class Counted:
+            def __enter__(self):
+                lines = cm.__enter__()
+                return (pulled.append(line) or line for line in lines)
+
+            def __exit__(self, *exc):
+                return cm.__exit__(*exc)
+
+        return Counted()
+
+    monkeypatch.setattr(li, "text_lines", counting)
+    labels = iter_csv_labels([f], gold, LabelImportReport("csv"))
+    first = next(labels)
+    assert (first.question_id, first.annotator) == (1, "a0") and len(pulled) <= 3
+    assert len([next(labels) for _ in range(10)]) == 10 and len(pulled) <= 13
+    with pytest.raises(InputError, match=r"mine.csv:52: defective = 'maybe'"):
+        list(labels)
+
+
+def test_an_import_with_an_output_streams_the_labels_it_would_keep(tmp_path):
+    """With an output, a csv import writes each label as it is read (``labels`` stays empty,
+    ``labels_written`` counts them): the file is the one the in-memory import renders, and a bad
+    row anywhere leaves the output as it was (nothing half-written, no temporary file)."""
+    from jury.api.labels import import_labels as api_import
+
+    gold_path = write_gold(tmp_path)
+    rows = [[1, "true", "wrong_table", "n", "ann"], [2, "no", "", "", "ann"], [1, "1", "", "", "bob"], [999, "no", "", "", "x"]]
+    f = write(tmp_path / "mine.csv", rows)
+    kept = api_import("csv", [f], gold=gold_path)
+    out = tmp_path / "labels.jsonl"
+    found = api_import("csv", [f], gold=gold_path, output=out)
+    assert found.labels == [] and found.labels_written == 3 and found.written == [out]
+    assert out.read_text() == kept.render() and len(load_labels([out]).gold) == 3
+    assert "csv:mine.csv: 2 labels by ann" in found.notes and "csv:mine.csv: 1 labels by bob" in found.notes
+    assert found.notes == kept.notes and len(found.unmatched) == 1
+    bad = write(tmp_path / "bad.csv", [*rows[:3], [3, "maybe", "", "", "ann"]])
+    with pytest.raises(InputError, match="bad.csv:5: defective"):
+        api_import("csv", [bad], gold=gold_path, output=out)
+    assert out.read_text() == kept.render() and sorted(p.name for p in tmp_path.glob(".*")) == []
+    with pytest.raises(InputError, match="no labels"):
+        api_import("csv", [write(tmp_path / "none.csv", [[999, "no", "", "", "x"]])], gold=gold_path, output=tmp_path / "n.jsonl")
+    assert not (tmp_path / "n.jsonl").exists()

@@ -74,7 +74,8 @@ def write_state(state, pid, ticks=None, cmdline=None, port=None, **extra) -> Non
     server = {"alias": "smollm2-135m", "pid": pid, "port": port or free_port(), **extra}
     if ticks is not None:
         server |= {"start_ticks": ticks, "cmdline": cmdline}
-    state.mkdir(exist_ok=True)
+    state.mkdir(mode=0o700, exist_ok=True)
+    state.chmod(0o700)  # jury's own state folder (a folder of other permissions is refused)
     (state / "state.json").write_text(json.dumps({"servers": [server], "log": "x.log", "started_at": 0}))
 
 
@@ -137,6 +138,59 @@ def test_a_pid_that_is_another_process_now_is_never_signalled(tmp_path, stranger
         res = runner.invoke(app, ["local-juror", "stop", "--state-dir", str(state)])
         one_line_error(res, f"pid {stranger.pid}", "not signalled", "removed the stale state file")
         assert alive(stranger) and not (state / "state.json").exists()
+
+
+def test_an_unrelated_process_whose_identity_is_copied_from_proc_is_never_signalled(tmp_path, stranger):
+    """Issue 43: a state file naming a live unrelated process (leader of its own session and
+    group, as a daemon is) with its start time and command line copied from /proc: the identity
+    matches, but the command line is not the server jury starts: `stop` refuses and the process
+    lives; `status` does not call it running."""
+    state = tmp_path / "state"
+    write_state(state, stranger.pid, *identity(stranger.pid))
+    assert os.getpgid(stranger.pid) == stranger.pid == os.getsid(stranger.pid)
+    res = runner.invoke(app, ["local-juror", "status", "--state-dir", str(state)])
+    assert res.exit_code == 1 and "another process now" in res.output, res.output
+    res = runner.invoke(app, ["local-juror", "stop", "--state-dir", str(state)])
+    one_line_error(res, f"pid {stranger.pid}", "not signalled")
+    time.sleep(0.1)
+    assert alive(stranger)
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o770, 0o707, 0o500])
+def test_a_state_folder_that_is_not_private_is_refused_in_one_line(tmp_path, stranger, mode):
+    """Anyone who could write the state file could point `stop` at a process: a state folder
+    other than the user's own with mode 0700 is refused before its file is read; `start`
+    creates it with mode 0700."""
+    state = tmp_path / "state"
+    write_state(state, stranger.pid, *identity(stranger.pid))
+    state.chmod(mode)
+    try:
+        for command in ("status", "stop"):
+            res = runner.invoke(app, ["local-juror", command, "--state-dir", str(state)])
+            one_line_error(res, "must be yours with mode 0700", f"mode {mode:04o}")
+        assert alive(stranger) and (state / "state.json").exists()
+    finally:
+        state.chmod(0o700)
+
+
+def test_start_creates_a_private_state_folder(tmp_path, monkeypatch):
+    from tests.support.llama_standin import install
+
+    install(tmp_path / "standin", monkeypatch)
+    state, port = tmp_path / "new" / "state", free_port()
+    old = os.umask(0o002)
+    try:
+        res = runner.invoke(
+            app, ["local-juror", "start", "--model", "smollm2-135m", "--port", str(port), "--state-dir", str(state)]
+        )
+    finally:
+        os.umask(old)
+    try:
+        assert res.exit_code == 0, res.output
+        assert (state.stat().st_mode & 0o777) == 0o700
+    finally:
+        res = runner.invoke(app, ["local-juror", "stop", "--state-dir", str(state)])
+        assert res.exit_code == 0, res.output
 
 
 def test_a_process_that_is_not_the_leader_of_its_group_is_not_ours(tmp_path):

@@ -397,3 +397,25 @@ def test_dev_stdout_is_written_through(project):
     res = score_to(project, Path("/dev/stdout"))
     assert res.returncode == 0, res.stderr
     assert os.path.islink("/dev/stdout") or stat.S_ISCHR(os.lstat("/dev/stdout").st_mode)
+
+
+def test_an_output_written_from_chunks_is_staged_then_renamed(tmp_path):
+    """write_output takes an iterable of chunks (a generator of lines), consumed once into the
+    temporary file: the whole output appears at the end, the replaced file's mode is kept, and a
+    generator that fails leaves the old file as it was, with no temporary file left."""
+    from jury.inputs.writer import write_output
+
+    out = tmp_path / "out.jsonl"
+    write_output(out, (f"{i}\n" for i in range(1000)))
+    assert out.read_text() == "".join(f"{i}\n" for i in range(1000))
+    os.chmod(out, 0o640)
+
+    def failing():
+        yield b"half\n"
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        write_output(out, failing())
+    assert out.read_text().startswith("0\n1\n") and os.listdir(tmp_path) == ["out.jsonl"]
+    write_output(out, iter(["a\n", b"b\n"]))
+    assert out.read_text() == "a\nb\n" and (out.stat().st_mode & 0o777) == 0o640

@@ -303,3 +303,28 @@ def test_every_bird_mini_dev_gold_query_passes_on_its_engine(engine, dialect):
     (bench/statement_check_corpus.py runs every gold and published prediction)."""
     refusals = [(sql, p) for sql, tables in _mini_dev(dialect) if (p := statement_problem(sql, engine, tables=tables))]
     assert refusals == []
+
+
+def test_a_refusal_of_sql_sqlglot_cannot_parse_is_stored_and_printed_without_control_characters(tmp_path):
+    """Issue 43: sqlglot underlines the token it cannot parse with ANSI escapes (ESC[4m ... ESC[0m);
+    the refusal text, its stored form and its printed one line hold none of them."""
+    from jury.errors import InputError, one_line
+    from jury.execution.batches import encode_result
+    from jury.inputs.records import ExecResult
+
+    sql = "SELECT * FROM (SELECT 1"
+    refusal = statement_problem(sql, "duckdb")
+    assert refusal is not None and "jury can read" in refusal and refusal.endswith("(SELECT 1)")
+    assert not any(ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 for ch in refusal), refusal
+    # whatever error an engine or an executor hands over, the stored error is printable
+    raw = "Expecting ). Line 1, Col: 23.\n  SELECT * FROM (SELECT \x1b[4m1\x1b[0m\x00\x07"
+    stored = encode_result(ExecResult(status="error", error=raw))[7]
+    assert stored == "Expecting ). Line 1, Col: 23. SELECT * FROM (SELECT 1"
+    assert one_line(InputError(raw)) == stored
+    duckdb = pytest.importorskip("duckdb")
+    from jury.execution.engines import execute
+
+    duckdb.connect(str(tmp_path / "t.duckdb")).close()
+    result = execute(f"duckdb:///{tmp_path}/t.duckdb", sql)
+    assert result.status == "error" and "\x1b" not in (result.error or "")
+    assert "\x1b" not in encode_result(result)[7]

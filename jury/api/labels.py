@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -45,6 +45,11 @@ class LabelImport(Result):
     unresolved: list[str] = Field(default_factory=list, description="Items matched but not labelled.")
     differences: list[str] = Field(default_factory=list, description="Where the set and the gold file disagree.")
     notes: list[str] = Field(default_factory=list, description="What the command line prints on stderr.")
+    labels_written: int = Field(
+        0,
+        description="Labels written to the output as they were read and not kept in ``labels`` "
+        "(a csv import with an output streams: ``labels`` is then empty).",
+    )
     written: list[Path] = Field(default_factory=list)
 
     def render(self, fmt: str = "jsonl", *, width: int | None = None, wide: bool = False) -> str:
@@ -139,7 +144,10 @@ def import_labels(
         store=project.store_path(store),
         db_root=project.db_root(db_root),
     )
-    report = read_set(name, paths, load_gold(gold_path), original=original)
+    if name == LabelSet.CSV and output is not None:
+        report, streamed = _stream_csv(paths, load_gold(gold_path), Path(output))
+    else:
+        report, streamed = read_set(name, paths, load_gold(gold_path), original=original), 0
     if report.changed:
         _decide_changes(
             report,
@@ -150,7 +158,7 @@ def import_labels(
             timeout=timeout,
             need_databases=name == LabelSet.PLATINUM,
         )
-    if not report.labels and not report.judgments:
+    if not report.labels and not report.judgments and not streamed:
         raise InputError(f"{name}: no labels (unmatched: {len(report.unmatched)}, unresolved: {len(report.unresolved)})")
     runs = [r.model_copy(update={"family": family}) for r in report.runs] if family else report.runs
     found = LabelImport(
@@ -164,14 +172,45 @@ def import_labels(
         ambiguous=report.ambiguous,
         unresolved=report.unresolved,
         differences=report.differences,
+        labels_written=streamed,
         inputs=[Path(p) for p in (*paths, gold_path, original) if p is not None],
     )
     found.notes = _notes(found, report.by_annotator())
+    if streamed and output is not None:
+        found.written.append(Path(output))
     for path, text in ((output, found.render), (runs_out, found.runs_jsonl), (gold_out, found.gold_jsonl)):
-        if path is not None:
+        if path is not None and not (streamed and path is output):
             write_output(Path(path), text())
             found.written.append(Path(path))
     return found
+
+
+def _stream_csv(paths: list[Path], gold: dict[QuestionId, GoldItem], output: Path) -> tuple[LabelImportReport, int]:
+    """A csv import written to ``output`` as it is read, one label line at a time through the
+    one writer (into its temporary file, renamed over ``output`` at the end): no label is kept,
+    so the memory is the gold file's and the duplicate check's whatever the rows. A set that
+    yields no label, or a bad row anywhere, leaves ``output`` as it was."""
+    from jury.errors import InputError
+    from jury.inputs.label_import import LabelImportReport, iter_csv_labels
+    from jury.inputs.label_sets import LabelSet
+    from jury.inputs.writer import write_output
+
+    report = LabelImportReport(LabelSet.CSV)
+    written = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal written
+        for label in iter_csv_labels(paths, gold, report):
+            written += 1
+            report.annotated[(label.source, label.annotator)] += 1
+            yield label.model_dump_json(exclude_none=True) + "\n"
+        if not written:
+            raise InputError(
+                f"{LabelSet.CSV}: no labels (unmatched: {len(report.unmatched)}, unresolved: {len(report.unresolved)})"
+            )
+
+    write_output(output, lines())
+    return report, written
 
 
 def _decide_changes(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 
+from jury.errors import printable
 from jury.execution.store import Store, encode_rows
 from jury.inputs.records import ExecResult
 
@@ -26,10 +27,12 @@ def encode_result(result: ExecResult) -> tuple:
     """The stored form of a result: (status, columns, rows, row_count, truncated,
     result_sha256, ordered_sha256, error, elapsed_s, raw_sha256). Cheap to pickle; workers encode.
 
-    Of a query that failed or timed out only its status, its error (one line, capped at
-    STORED_ERROR_CAP characters) and its time are stored: nothing it may have read."""
+    Of a query that failed or timed out only its status, its error (one line without control
+    characters (`jury.errors.printable`: sqlglot's ANSI underline of a token it cannot parse
+    goes), capped at STORED_ERROR_CAP characters) and its time are stored: nothing it may have
+    read. This is the one place an execution's error is encoded for the store."""
     if result.status != "ok":
-        error = " ".join((result.error or "").split())
+        error = " ".join(printable(result.error or "").split())
         if len(error) > STORED_ERROR_CAP:
             error = error[: STORED_ERROR_CAP - 1] + "…"
         return (result.status, "[]", encode_rows([]), 0, 0, None, None, error or None, result.elapsed_s, None)

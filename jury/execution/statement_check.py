@@ -24,6 +24,7 @@ import contextvars
 import logging
 from collections.abc import Iterable
 
+from jury.errors import printable
 from jury.execution.engine_urls import DIALECTS, DUCKDB, MYSQL, POSTGRESQL
 from jury.execution.sql_allowlist import FUNCTIONS, NODES, SYNTAX_FUNCTIONS, TABLE_FUNCTIONS, TYPES
 
@@ -266,7 +267,8 @@ def _clip(text: str, n: int = 60) -> str:
 
 
 def _short(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
+    """sqlglot's message, one line without its ANSI underline of the failing token."""
+    return " ".join(printable(str(exc)).split())[:200] or type(exc).__name__
 
 
 # --- dialects -------------------------------------------------------------------------------------

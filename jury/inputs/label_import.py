@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,11 +54,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from jury.errors import InputError
-from jury.inputs.io import first_error, jsonl_objects, load_gold, loads_document, read_text
+from jury.inputs.io import MAX_INPUT_BYTES, first_error, jsonl_objects, load_gold, loads_document, read_text
 from jury.inputs.judgments import JudgeRecord
 from jury.inputs.label_sets import KINDS, LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Label
-from jury.inputs.reader import MAX_EXCERPT_CHARS, csv_rows, excerpt
+from jury.inputs.reader import MAX_EXCERPT_CHARS, csv_rows, excerpt, text_lines
 from jury.inputs.records import GoldItem, QuestionId, RecordedOutcome, RunRecord, normalise_qid
 from jury.vocab import DefectType, Verdict
 
@@ -84,9 +84,12 @@ class LabelImportReport:
     # of those, the questions whose question or evidence was reworded too (which of the two):
     # a format-only SQL change there leaves the rewording, an ``ambiguous_question`` defect
     reworded: dict[QuestionId, list[str]] = field(default_factory=dict)
+    # (source, annotator) -> labels written out as they were read, not kept in ``labels`` (csv)
+    annotated: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def by_annotator(self) -> Counter[tuple[str, str]]:
-        return Counter((lab.source, lab.annotator) for lab in self.labels)
+        """Labels per (source, annotator): those in ``labels`` and those streamed out."""
+        return Counter((lab.source, lab.annotator) for lab in self.labels) + self.annotated
 
 
 def normalise_question(text: str) -> str:
@@ -168,29 +171,38 @@ class GoldIndex:
 
 
 def read_csv(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
-    """The rows of a CSV file as (first line number, {column: cell}); fully blank rows are skipped.
+    """The rows of a CSV file as (first line number, {column: cell}), as `iter_csv` reads them."""
+    return list(iter_csv(path, required))
+
+
+def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """The rows of a CSV file as (first line number, {column: cell}), read one at a time through
+    the bounded reader (`text_lines`: the file is never held whole); fully blank rows are skipped.
 
     Header names lose any byte-order mark (even one inside quotes) and surrounding spaces.
-    A missing column, a row of another width or unparsable CSV is an InputError naming the
-    file and line.
+    A missing column, a row of another width, unparsable CSV or a file of no rows is an
+    InputError naming the file and line.
     """
-    records = csv_rows(path, read_text(path))
-    first = next(records, None)
-    header = [name.replace("\ufeff", "").strip() for name in first[1]] if first else []
-    missing = [name for name in required if name not in header]
-    if missing:
-        raise InputError(
-            f"{path}:1: missing column {missing[0]!r} (the header has {excerpt(', '.join(header))}; expected {', '.join(required)})"
-        )
-    rows: list[tuple[int, dict[str, str]]] = []
-    for start, cells in records:
-        if any(cell.strip() for cell in cells):
-            if len(cells) != len(header):
-                raise InputError(f"{path}:{start}: {len(cells)} fields, the header has {len(header)}")
-            rows.append((start, dict(zip(header, cells, strict=True))))
+    with text_lines(path, MAX_INPUT_BYTES, what="a label file") as lines:
+        records = csv_rows(path, lines)
+        first = next(records, None)
+        if first is None:
+            raise InputError(f"{path}: file is empty")
+        header = [name.replace("\ufeff", "").strip() for name in first[1]]
+        missing = [name for name in required if name not in header]
+        if missing:
+            raise InputError(
+                f"{path}:1: missing column {missing[0]!r} (the header has {excerpt(', '.join(header))}; expected {', '.join(required)})"
+            )
+        rows = 0
+        for start, cells in records:
+            if any(cell.strip() for cell in cells):
+                if len(cells) != len(header):
+                    raise InputError(f"{path}:{start}: {len(cells)} fields, the header has {len(header)}")
+                rows += 1
+                yield start, dict(zip(header, cells, strict=True))
     if not rows:
         raise InputError(f"{path}: no rows")
-    return rows
 
 
 def parse_qid(value: str, where: str) -> QuestionId:
@@ -818,10 +830,21 @@ _YES, _NO = ("true", "yes", "1"), ("false", "no", "0")
 
 def import_csv(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> LabelImportReport:
     report = LabelImportReport(LabelSet.CSV)
+    report.labels.extend(iter_csv_labels(files, gold, report))
+    return report
+
+
+def iter_csv_labels(files: Sequence[Path], gold: dict[QuestionId, GoldItem], report: LabelImportReport) -> Iterator[GoldLabel]:
+    """The gold labels of CSV ``files``, one row at a time (counted in ``report``, which also
+    lists what could not be matched; ``report.labels`` is left to the caller), so an import of
+    any size holds one row, the gold index and one key per (annotator, question) seen: the
+    duplicate check's, an int per key (the annotator's number and the question id packed), about
+    100 bytes a row (10^6 rows: ~100 MB) — the one thing that grows with the rows."""
     index = GoldIndex(gold)
-    seen: dict[tuple[str, QuestionId], str] = {}
+    annotators: dict[str, int] = {}
+    seen: set[int | tuple[str, QuestionId]] = set()
     for path in files:
-        for line, row in read_csv(path, CSV_COLUMNS):
+        for line, row in iter_csv(path, CSV_COLUMNS):
             where = f"{path}:{line}"
             cell = row["defective"].strip().lower()
             if cell not in _YES + _NO:
@@ -836,26 +859,43 @@ def import_csv(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> Label
             if not annotator:
                 raise InputError(f"{where}: annotator is empty: name who labelled the question")
             qid = parse_qid(row["question_id"], where)
-            if (annotator, qid) in seen:
-                raise InputError(f"{where}: {annotator!r} labelled question {qid!r} already at {seen[(annotator, qid)]}")
-            seen[(annotator, qid)] = where
+            key = _seen_key(annotators, annotator, qid)
+            if key in seen:
+                first = _first_row(files, annotator, qid)
+                raise InputError(f"{where}: {annotator!r} labelled question {qid!r} already at {first}")
+            seen.add(key)
             item = index.match(report, where, qid, None, text_fallback=False)
             if item is None:
                 continue
-            report.labels.append(
-                GoldLabel(
-                    question_id=item.question_id,
-                    gold_defective=defective,
-                    defect_type=DefectType(kind) if kind else None,
-                    annotator=annotator,
-                    source=f"csv:{path.name}",
-                    corrected_sql=None,
-                    note=row["note"].strip() or None,
-                )
+            label = GoldLabel(
+                question_id=item.question_id,
+                gold_defective=defective,
+                defect_type=DefectType(kind) if kind else None,
+                annotator=annotator,
+                source=f"csv:{path.name}",
+                corrected_sql=None,
+                note=row["note"].strip() or None,
             )
             report.counts["items"] += 1
             report.counts["defective"] += defective
-    return report
+            yield label
+
+
+def _seen_key(annotators: dict[str, int], annotator: str, qid: QuestionId) -> int | tuple[str, QuestionId]:
+    """One (annotator, question) as the duplicate check keeps it: an int (the annotator's number
+    above 64 bits of the question id) for an id in 0..2^64-1, else the pair itself."""
+    if isinstance(qid, int) and 0 <= qid < 1 << 64:
+        return (annotators.setdefault(annotator, len(annotators)) << 64) | qid
+    return (annotator, qid)
+
+
+def _first_row(files: Sequence[Path], annotator: str, qid: QuestionId) -> str:
+    """Where ``annotator`` first labelled ``qid`` (read again: only the error needs it)."""
+    for path in files:
+        for line, row in iter_csv(path, CSV_COLUMNS):
+            if row["annotator"].strip() == annotator and parse_qid(row["question_id"], f"{path}:{line}") == qid:
+                return f"{path}:{line}"
+    return "an earlier row"
 
 
 # ---------------------------------------------------------------- dispatch and output

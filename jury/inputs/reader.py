@@ -22,7 +22,7 @@ import csv
 import io
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -35,6 +35,8 @@ MAX_CONFIG_BYTES = 4 << 20
 """The largest jury.toml, panel, prompt template, taxonomy or family registry read (real ones are a few KiB)."""
 MAX_CSV_FIELD_CHARS = 131_072
 """The longest CSV cell read (Python's csv default; BIRD's longest value description is ~4 KB)."""
+MAX_LINE_BYTES = 8 << 20
+"""The longest line `text_lines` reads (a file read line by line is never held whole)."""
 
 
 @contextmanager
@@ -138,6 +140,43 @@ def read_bounded(
     return data
 
 
+@contextmanager
+def text_lines(
+    path: str | Path,
+    cap: int,
+    *,
+    what: str = "an input file",
+    within: str | Path | None = None,
+    error: type[JuryError] = InputError,
+) -> Iterator[Iterator[str]]:
+    """The UTF-8 lines (each with its newline; a byte-order mark dropped) of a regular file of at
+    most ``cap`` bytes, checked as ``read_bounded`` checks it but read one line at a time, so
+    the memory used is one line's whatever the file's size. A line longer than MAX_LINE_BYTES,
+    bytes that are not UTF-8 or a file that grows past ``cap`` while read is one line naming
+    the file (and line)."""
+    p = Path(path)
+    with open_input(p, within=within, error=error) as fh, file_errors(p, error):
+        size = os.fstat(fh.fileno()).st_size
+        if size > cap:
+            raise error(f"{p}: {size} bytes is larger than the {_size(cap)} limit of {what}")
+        yield _lines(p, fh, cap, what, error)
+
+
+def _lines(p: Path, fh: BinaryIO, cap: int, what: str, error: type[JuryError]) -> Iterator[str]:
+    offset = number = 0
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise error(f"{p}:{number}: a line longer than {_size(MAX_LINE_BYTES)}")
+        if offset + len(raw) > cap:  # it grew while being read
+            raise error(f"{p}: larger than the {_size(cap)} limit of {what}")
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise error(f"{p}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {offset + exc.start})") from None
+        offset += len(raw)
+
+
 def _size(n: int) -> str:
     if n >= 1 << 20 and n % (1 << 20) == 0:
         return f"{n >> 20} MiB"
@@ -158,14 +197,19 @@ def decoded(p: Path, data: bytes, error: type[JuryError] = InputError, *, fallba
         raise error(f"{p}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
-def csv_rows(p: Path, text: str, error: type[JuryError] = InputError) -> Iterator[tuple[int, list[str]]]:
-    """(first line number, cells) of each CSV record of ``text`` read from ``p``. Malformed CSV
-    (a NUL byte, a cell over MAX_CSV_FIELD_CHARS, an open quote at the end) is one line naming
-    the file and line, never a ``_csv.Error``."""
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise error(f"{p}:{line}: a NUL byte; not a CSV text file")
-    reader = csv.reader(io.StringIO(text, newline=""))
+def csv_rows(p: Path, text: str | Iterable[str], error: type[JuryError] = InputError) -> Iterator[tuple[int, list[str]]]:
+    """(first line number, cells) of each CSV record of ``text`` read from ``p``: the whole text,
+    or its lines one by one (`text_lines`: then only one record is held at a time). Malformed
+    CSV (a NUL byte, a cell over MAX_CSV_FIELD_CHARS, an open quote at the end) is one line
+    naming the file and line, never a ``_csv.Error``."""
+    if isinstance(text, str):
+        if "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            raise error(f"{p}:{line}: a NUL byte; not a CSV text file")
+        lines: Iterable[str] = io.StringIO(text, newline="")
+    else:
+        lines = text
+    reader = csv.reader(lines)
     start = 1
     while True:
         previous = csv.field_size_limit(MAX_CSV_FIELD_CHARS)  # the limit is the process's: set per record
@@ -180,12 +224,14 @@ def csv_rows(p: Path, text: str, error: type[JuryError] = InputError) -> Iterato
             raise error(f"{p}:{start}: malformed CSV: {why}") from None
         finally:
             csv.field_size_limit(previous)
+        if any("\x00" in cell for cell in cells):
+            raise error(f"{p}:{start}: a NUL byte; not a CSV text file")
         yield start, cells
         start = reader.line_num + 1
 
 
 def csv_records(
-    p: Path, text: str, error: type[JuryError] = InputError, *, strict: bool = True
+    p: Path, text: str | Iterable[str], error: type[JuryError] = InputError, *, strict: bool = True
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """(first line number, {column: cell}) of each row under the header (names stripped of
     spaces and byte-order marks), fully blank rows skipped; a row of another width is one line

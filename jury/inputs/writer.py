@@ -34,6 +34,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -162,21 +163,51 @@ def _as_bytes(data: str | bytes) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else data
 
 
-def write_output(path: str | Path, data: str | bytes, *, within: str | Path | None = None) -> Path:
+def write_output(path: str | Path, data: str | bytes | Iterable[str | bytes], *, within: str | Path | None = None) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` as the module's docstring says; returns the
-    path given. InputError (one line) when the path cannot be written."""
-    body = _as_bytes(data)
-    for _attempt in range(3):  # a file that appears between the look and the write: look again
-        target = output_target(path, within=within)
-        try:
-            if target.how in (STREAM, DESCRIPTOR):
-                _write_through(Path(path), body, append=target.how == DESCRIPTOR)
-                return Path(path)
-            if _replace(target, body):
-                return Path(path)
-        except OSError as exc:  # the disk is full, the reader went away (EPIPE), no permission
-            raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    raise InputError(f"{path}: keeps changing while being written; nothing written")
+    path given. InputError (one line) when the path cannot be written.
+
+    ``data`` may be an iterable of chunks (a generator of lines): it is consumed once, chunk by
+    chunk, into the temporary file (or through the device), so an output of any size is written
+    in the memory of one chunk. An exception the iterable raises leaves the path as it was (a
+    device or FIFO may have received the chunks before it)."""
+    chunks: Iterable[str | bytes] = (data,) if isinstance(data, str | bytes) else data
+    staged: str | None = None  # the chunks, once consumed into a temporary file
+    try:
+        for _attempt in range(3):  # a file that appears between the look and the write: look again
+            target = output_target(path, within=within)
+            try:
+                if target.how in (STREAM, DESCRIPTOR):
+                    _write_through(Path(path), _source(staged, chunks), append=target.how == DESCRIPTOR)
+                    return Path(path)
+                mode = target.mode if target.mode is not None else 0o666 & ~_umask()
+                target.path.parent.mkdir(parents=True, exist_ok=True)
+                if staged is None or Path(staged).parent != target.path.parent:
+                    restaged = _staged(target.path, _source(staged, chunks), mode)
+                    if staged is not None:
+                        Path(staged).unlink(missing_ok=True)
+                    staged = restaged
+                os.chmod(staged, mode)
+                if _place(target, staged):
+                    staged = None
+                    return Path(path)
+            except OSError as exc:  # the disk is full, the reader went away (EPIPE), no permission
+                raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise InputError(f"{path}: keeps changing while being written; nothing written")
+    finally:
+        if staged is not None:
+            Path(staged).unlink(missing_ok=True)
+
+
+def _source(staged: str | None, chunks: Iterable[str | bytes]) -> Iterator[bytes]:
+    """The bytes to write: the chunks, or, once they were consumed into ``staged``, that file's."""
+    if staged is None:
+        for chunk in chunks:
+            yield _as_bytes(chunk)
+        return
+    with open(staged, "rb") as fh:  # the temporary file written above
+        while block := fh.read(1 << 20):
+            yield block
 
 
 def write_new(path: str | Path, data: str | bytes) -> Path:
@@ -241,22 +272,25 @@ def _open_through(p: Path, *, append: bool) -> int:
     return fd
 
 
-def _write_through(p: Path, body: bytes, *, append: bool) -> None:
+def _write_through(p: Path, body: Iterable[bytes], *, append: bool) -> None:
     fd = _open_through(p, append=append)
     try:
-        view = memoryview(body)
-        while view:
-            view = view[os.write(fd, view) :]
+        for chunk in body:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 
 
-def _staged(p: Path, body: bytes, mode: int) -> str:
-    """A temporary file beside ``p`` holding ``body``, fsynced, with permission bits ``mode``."""
+def _staged(p: Path, body: bytes | Iterable[bytes], mode: int) -> str:
+    """A temporary file beside ``p`` holding ``body`` (bytes, or chunks of them), fsynced, with
+    permission bits ``mode``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(body)
+            for chunk in (body,) if isinstance(body, bytes) else body:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)  # mkstemp makes 0600
@@ -266,23 +300,20 @@ def _staged(p: Path, body: bytes, mode: int) -> str:
     return tmp
 
 
-def _replace(target: Target, body: bytes) -> bool:
-    """Write ``target.path`` atomically; False when a file appeared at a NEW path meanwhile."""
+def _place(target: Target, tmp: str) -> bool:
+    """Move the staged file ``tmp`` to ``target.path`` atomically (it is gone after); False,
+    and ``tmp`` kept, when a file appeared at a NEW path meanwhile."""
     p = target.path
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _staged(p, body, target.mode if target.mode is not None else 0o666 & ~_umask())
-    try:
-        if target.how == NEW:
-            try:
-                os.link(tmp, p)  # never replaces what appeared since the look
-            except FileExistsError:
-                return False
-            except OSError:  # no hard links here
-                os.replace(tmp, p)
-        else:
+    if target.how == NEW:
+        try:
+            os.link(tmp, p)  # never replaces what appeared since the look
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here
             os.replace(tmp, p)
-    finally:
         Path(tmp).unlink(missing_ok=True)
+    else:
+        os.replace(tmp, p)
     _sync_folder(p.parent)
     return True
 

@@ -11,8 +11,13 @@ A server is known by its identity, never by a pid number alone. `start` spawns e
 the leader of a new session and process group, and its state file records, per server, the
 pid, the start time the kernel gives it (``/proc/<pid>/stat`` field 22, in clock ticks since
 boot), its command line (``/proc/<pid>/cmdline``) and its port. A process is "ours" only when
-its pid is above 1, its start time and command line are the recorded ones, and it still leads
-the process group and session jury created for it. `status` calls only ours running; `stop`
+its pid is above 1, its start time and command line are the recorded ones, that command line
+is the server jury starts (``<python> -m llama_cpp.server --config_file
+<state folder>/server-<alias>.json``: an identity copied from ``/proc`` of any other live
+process never qualifies), and it still leads the process group and session jury created for
+it. The state folder is the user's own: `start` creates it with mode 0700, and a state folder
+that is not a folder owned by this user with mode 0700 is refused in one line (nothing read or
+signalled): whoever else could write its state file could point `stop` at a process. `status` calls only ours running; `stop`
 signals only ours (its process group, SIGTERM then SIGKILL). A pid that now belongs to another
 process (ours has exited and the number was reused) is "not ours": never signalled, named in
 one line (exit 1), and the stale state file is removed. A state file that is not a small
@@ -131,13 +136,43 @@ MAX_STATE_BYTES = 64 * 1024
 MAX_PID = 1 << 22  # the kernel's largest pid_max (PID_MAX_LIMIT on 64-bit Linux)
 
 
+STATE_DIR_MODE = 0o700
+
+
+def _check_state_dir(state_dir: Path) -> bool:
+    """Whether the state folder exists; InputError (one line) when it is not a folder of this
+    user's with mode 0700 (see the module's docstring)."""
+    import stat
+
+    try:
+        info = os.stat(state_dir)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise InputError(f"{state_dir}: cannot read the local-juror state folder: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{state_dir}: the local-juror state folder is not a folder; nothing signalled")
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid != os.geteuid() or mode != STATE_DIR_MODE:
+        owner = "yours" if info.st_uid == os.geteuid() else f"owned by uid {info.st_uid}, not yours (uid {os.geteuid()})"
+        raise InputError(
+            f"{state_dir}: the local-juror state folder must be yours with mode 0700 (it is {owner}, mode {mode:04o}): "
+            "anyone who can write its state file could point jury at a process; nothing read or signalled "
+            "(chmod 700 it if it is yours, or give another --state-dir)"
+        )
+    return True
+
+
 def _read_state(state_dir: Path) -> LocalJuror | None:
     """The state file, checked: a small regular file holding jury's record (pid, start time,
-    command line, port per server). InputError (one line) for anything else."""
+    command line, port per server) in a state folder of this user's with mode 0700.
+    InputError (one line) for anything else."""
     import stat
 
     from jury.inputs.io import loads_document
 
+    if not _check_state_dir(Path(state_dir)):
+        return None
     path = _state_file(state_dir)
     try:
         info = os.lstat(path)
@@ -245,17 +280,35 @@ def _identity_after_exec(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> 
         time.sleep(0.005)
 
 
-def _ours(server: Server) -> bool | None:
-    """True: the pid is the process jury started (same start time and command line, still the
-    leader of the process group and session jury made for it); None: no such live process;
-    False: a live process that is not ours."""
+def server_cmdline(state_dir: Path, alias: str) -> list[str]:
+    """The command line `start` runs for one model's server."""
+    return [sys.executable, "-m", "llama_cpp.server", "--config_file", str(Path(state_dir) / f"server-{alias}.json")]
+
+
+def _is_server_cmdline(cmdline: tuple[str, ...], state_dir: Path, alias: str) -> bool:
+    """Whether ``cmdline`` is one `start` runs: an absolute python interpreter, ``-m
+    llama_cpp.server --config_file`` and the alias's config file in this state folder (the
+    interpreter may be another jury's, a virtualenv's: its path is not compared)."""
+    if len(cmdline) != 5 or list(cmdline[1:4]) != ["-m", "llama_cpp.server", "--config_file"]:
+        return False
+    python, config = Path(cmdline[0]), Path(cmdline[4])
+    if not python.is_absolute() or not python.name.startswith("python"):
+        return False
+    return config.name == f"server-{alias}.json" and os.path.realpath(config.parent) == os.path.realpath(state_dir)
+
+
+def _ours(server: Server, state_dir: Path) -> bool | None:
+    """True: the pid is the process jury started (same start time and command line, that
+    command line the server `start` runs from ``state_dir``, still the leader of the process
+    group and session jury made for it); None: no such live process; False: a live process
+    that is not ours."""
     if not 1 < server.pid < MAX_PID:
         return False
     now = _identity(server.pid)
     if now is None:
         _reap(server.pid)
         return None
-    if now != (server.start_ticks, server.cmdline):
+    if now != (server.start_ticks, server.cmdline) or not _is_server_cmdline(now[1], state_dir, server.alias):
         return False
     try:
         return os.getpgid(server.pid) == server.pid and os.getsid(server.pid) == server.pid
@@ -287,7 +340,7 @@ def status(state_dir: Path) -> LocalJuror | None:
     if state is None:
         return None
     for server in state.servers:
-        ours = _ours(server)
+        ours = _ours(server, Path(state_dir))
         server.running = ours is True
         server.stranger = ours is False
         server.answering = server.running and _answers(server.port) is not None
@@ -320,7 +373,10 @@ def start(
     for p in ports:
         if _answers(p) is not None:
             raise ConfigError(f"port {p} already answers on {HOST}: another server; choose another port")
-    state_dir.mkdir(parents=True, exist_ok=True)
+    if not _check_state_dir(state_dir):  # status() above refused one of other permissions
+        state_dir.parent.mkdir(parents=True, exist_ok=True)
+        state_dir.mkdir(mode=STATE_DIR_MODE)
+        os.chmod(state_dir, STATE_DIR_MODE)  # whatever the umask
     per_server = threads or max(1, (os.cpu_count() or 1) // len(aliases))
     log = state_dir / "server.log"
     state = LocalJuror(servers=[], log=str(log), started_at=time.time())
@@ -345,7 +401,7 @@ def start(
             config_path = state_dir / f"server-{alias}.json"
             write_output(config_path, json.dumps(settings, indent=2))
             proc = subprocess.Popen(
-                [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config_path)],
+                server_cmdline(state_dir, alias),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -384,7 +440,7 @@ def stop(state_dir: Path, timeout_s: float = 20.0) -> LocalJuror | None:
         return None
     strangers = []
     for server in state.servers:
-        if _end(server, timeout_s) is False:
+        if _end(server, Path(state_dir), timeout_s) is False:
             server.stranger = True
             strangers.append(server)
         server.running = server.answering = False
@@ -402,23 +458,23 @@ def stop(state_dir: Path, timeout_s: float = 20.0) -> LocalJuror | None:
     return state
 
 
-def _end(server: Server, timeout_s: float) -> bool | None:
+def _end(server: Server, state_dir: Path, timeout_s: float) -> bool | None:
     """Signal the server's process group until it is gone. True: stopped; None: it was not
     running; False: the pid is not ours (nothing signalled)."""
-    ours = _ours(server)
+    ours = _ours(server, state_dir)
     if ours is not True:
         return ours
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        if _ours(server) is not True:  # checked again right before each signal
+        if _ours(server, state_dir) is not True:  # checked again right before each signal
             return True
         try:
             os.killpg(server.pid, sig)  # the group jury created: start_new_session made pgid == pid
         except (ProcessLookupError, PermissionError):
             return True
         deadline = time.monotonic() + timeout_s
-        while _ours(server) is True and time.monotonic() < deadline:
+        while _ours(server, state_dir) is True and time.monotonic() < deadline:
             time.sleep(0.2)
-        if _ours(server) is not True:
+        if _ours(server, state_dir) is not True:
             return True
     return True
 
