@@ -112,7 +112,7 @@ def test_identical_repeated_gold_items_are_tolerated_and_positions_kept(tmp_path
     txt.write_text("SELECT 'a'\nSELECT 'b'\nSELECT 'repeat'\nSELECT 'c'\n")
     rep = import_bird_predictions(txt, load_gold_list(path), "m")
     assert [(r.question_id, r.sql) for r in rep.records] == [(1, "SELECT 'a'"), (2, "SELECT 'b'"), (3, "SELECT 'c'")]
-    assert rep.odd == ["2: repeats question 1; skipped"]
+    assert rep.odd == ["2: repeats question 1 (entry 0); skipped"] and rep.repeats == [(2, 0, True)]  # its answer differs
     changed = dict(GOLD[0], SQL="SELECT 1")
     with pytest.raises(InputError, match=r"item 2: duplicate question_id 1 with different content"):
         load_gold(write_gold(tmp_path, [GOLD[0], GOLD[1], changed]))
