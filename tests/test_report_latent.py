@@ -178,3 +178,58 @@ def test_without_verdicts_the_new_fields_are_absent(one_wrong):
     rep = json.loads(res.stdout)
     assert "adjudication_uncertainty" not in rep
     assert all("adjudicated_jury" not in m for m in rep["models"])
+
+
+def test_a_fit_with_one_juror_is_refused_and_the_published_rule_kept():
+    """Library level: 12 judged failures, each with one vote by one juror."""
+    from test_report import GOLD, adj_doc, adj_record, make_eval
+
+    from jury.results.report import build_report, render_report
+
+    verdicts = ["gold_defect", "genuine_error", "format_equivalence", "genuine_error", "ambiguous", "gold_defect"]
+    models = {m: ([fam], {q: ("mismatch", verdicts[q - 1]) for q in range(1, 7)}) for m, fam in (("A", "openai"), ("B", "xai"))}
+    records = []
+    for m, (_fams, outcomes) in models.items():
+        for q, (_o, v) in outcomes.items():
+            rec = adj_record(m, q, v, models)
+            rec["jurors"] = ["solo"]
+            rec["votes"] = [{"juror": "solo", "family": "google", "model": "openai/solo", "category": v}]
+            records.append(rec)
+    rep = build_report(make_eval(models), GOLD, adj_docs=[("solo.json", adj_doc(records, {}))])
+    (f,) = rep.adjudication_uncertainty.files
+    assert not f.fitted and f.refused.startswith("1 juror voted") and f.draws is None
+    for row in rep.models:  # by hand: q1, q3, q6 credited of the 6 routed (q7's gold fails)
+        assert (row.adjudicated.k, row.adjudicated.n) == (3, 6)
+        assert row.adjudicated_jury.expected == pytest.approx(0.5)
+        assert row.adjudicated_jury.expected_credit_changes == 0 and row.adjudicated_jury.records_published == 6
+    lines = [x for x in render_report(rep, "md").splitlines() if "latent-class fit of solo.json" in x]
+    assert len(lines) == 1 and "refused (1 juror voted" in lines[0]
+
+
+def test_a_record_without_a_majority_is_listed_with_its_votes():
+    """Library level: three jurors on 12 records; on A's q1 they split three ways (no majority),
+    which the latent-class model, always giving a class, must list as differing."""
+    from test_report import GOLD, adj_doc, adj_record, make_eval
+
+    from jury.results.report import build_report, render_report
+
+    truth = ["gold_defect", "genuine_error", "format_equivalence", "genuine_error", "gold_defect", "format_equivalence"]
+    models = {m: ([fam], {q: ("mismatch", truth[q - 1]) for q in range(1, 7)}) for m, fam in (("A", "openai"), ("B", "xai"))}
+    models["A"][1][1] = ("mismatch", "no_majority")
+    records = []
+    for m, (_fams, outcomes) in models.items():
+        for q, (_o, v) in outcomes.items():
+            rec = adj_record(m, q, v, models)
+            split = ["gold_defect", "genuine_error", "ambiguous"]
+            cats = split if v == "no_majority" else [v, v, "genuine_error"]
+            rec["jurors"] = ["a", "b", "c"]
+            rec["votes"] = [{"juror": j, "family": j, "model": f"x/{j}", "category": c} for j, c in zip("abc", cats)]
+            records.append(rec)
+    rep = build_report(make_eval(models), GOLD, adj_docs=[("three.json", adj_doc(records, {}))])
+    (f,) = rep.adjudication_uncertainty.files
+    assert f.fitted and f.without_verdict == 1
+    (d,) = [x for x in f.differs if (x.model, x.question_id) == ("A", 1)]
+    assert d.published == "no_majority" and d.latent != "no_majority"
+    assert [(v.juror, v.category) for v in d.votes] == [("a", "gold_defect"), ("b", "genuine_error"), ("c", "ambiguous")]
+    assert sum(d.posterior.values()) == pytest.approx(1)
+    assert f"differs from the majority on {len(f.differs)} records" in render_report(rep, "md")
