@@ -41,7 +41,8 @@ from jury.results.columns import (
     verdict_index,
     with_ranks,
 )
-from jury.results.ranks import DEFAULT_RESAMPLES, rank_stability
+from jury.results.latent_report import adjudication_uncertainty
+from jury.results.ranks import DEFAULT_RESAMPLES, question_order, rank_stability
 from jury.results.report_model import Report
 from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
 from jury.results.score_table import run_provenance
@@ -85,7 +86,8 @@ def build_report(
     ``adj_docs``: (path, VerdictFile) pairs of adjudication files; ``audit_docs``: audit
     VerdictFiles, or (path, VerdictFile) pairs (the report then names their paths). ``strength`` is the column the gold-defect share is correlated with;
     None picks adjudicated, else gold_clean, else strict, by which verdicts were given.
-    ``rank_resamples`` (None: none) and ``seed``: the rank-stability bootstrap (jury.results.ranks).
+    ``rank_resamples`` (None: none) and ``seed``: the rank-stability bootstrap (jury.results.ranks);
+    ``seed`` also seeds the questions + jury bootstrap of the adjudicated column (jury.results.latent_report).
     """
     audit_paths = [str(d[0]) if isinstance(d, tuple) and d[0] is not None else None for d in audit_docs]
     audits = [d[1] if isinstance(d, tuple) else d for d in audit_docs]
@@ -102,6 +104,13 @@ def build_report(
     for p in ev.pairs:  # each model's answers, in the evaluation's order (one pass, not one per model)
         by_model[p.model].append(p)
     rows = [_model_row(m, by_model[m], ev, gold, cols, adj_docs, registry) for m in models]
+    uncertainty = None
+    if cols.index is not None:  # the adjudicated column with the jury's uncertainty (jury.results.latent_report)
+        per_model, uncertainty = adjudication_uncertainty(
+            ev.pairs, models, question_order(ev.pairs), cols.index, adj_docs, seed=seed
+        )
+        for row in rows:
+            row["adjudicated_jury"] = per_model[row["model"]]
     settings = {
         **ev.settings.describe(),
         "strength": strength,
@@ -124,6 +133,7 @@ def build_report(
             "agreement": agreement_sets(audits, adj_docs, audit_paths),  # from the records, never the summaries
             "error_categories": category_counts(adj_docs),  # --taxonomy files only
             "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
+            "adjudication_uncertainty": uncertainty,
         }
     )
 

@@ -137,8 +137,31 @@ class CompositionShares(_Model):
     no_majority: float | None
 
 
-class ModelRow(_Model):
+class AdjudicatedJury(_Model):
+    """The adjudicated column with the jury's uncertainty (jury.results.latent_report): the
+    latent-class model's expected value and the questions + jury interval."""
+
+    expected: float | None = Field(
+        description="(strict matches + the sum of P(credited) over the model's jury records) / n, P(credited) from the "
+        "latent-class posterior (the published verdict where its file's fit was refused); null when n = 0."
+    )
+    low: float | None = Field(description="Questions + jury: 2.5th percentile of the bootstrap (null when refused).")
+    high: float | None = Field(description="97.5th percentile.")
+    degenerate_resamples: int = Field(ge=0, description="Resamples holding none of the model's questions (left out).")
+    expected_credit_changes: float = Field(
+        ge=0,
+        description="Expected number of its jury records whose credit is not the published rule's: sum |credited - P(credited)|.",
+    )
+    records_fitted: int = Field(ge=0, description="Its jury records whose verdict file was fitted.")
+    records_published: int = Field(
+        ge=0, description="Its jury records whose file's fit was refused: their published verdicts are taken as certain."
+    )
+
+
+class ModelRow(OmitUnused):
     """One model (run order). Ranks: 1 = best, ties share the best rank."""
+
+    _OPTIONAL = ("adjudicated_jury",)  # written only with adjudication files
 
     model: str
     families: list[str]
@@ -193,6 +216,11 @@ class ModelRow(_Model):
     mean_difficulty: float | None = Field(description="simple = 1, moderate = 2, challenging = 3; unknown skipped.")
     pass_review: PassReview | None = Field(None, description="--review-passes only: the review of its strict matches.")
     two_sided_adjudicated: TwoSided | None = Field(None, description="--review-passes only: adjudicated minus false passes.")
+    adjudicated_jury: AdjudicatedJury | None = Field(
+        None,
+        description="With adjudication files only (absent otherwise): the expected adjudicated value and its questions + "
+        "jury interval (see adjudication_uncertainty).",
+    )
 
 
 class Correlations(_Model):
@@ -324,6 +352,72 @@ class RankStability(_Model):
     columns: dict[str, list[RankInterval]] = Field(description="Column -> one entry per model, in run order.")
 
 
+class JurorFit(_Model):
+    """One juror's error rates in a latent-class fit."""
+
+    juror: str
+    votes: int = Field(ge=0, description="Its votes the fit used (abstained, skipped and inconsistent left out).")
+    accuracy: float = Field(
+        description="sum_c priors[c] * confusion[c][c]: P(its vote is right) on a record drawn from the priors."
+    )
+    confusion: list[list[float]] = Field(description="confusion[c][l] = P(it votes classes[l] | the true class is classes[c]).")
+
+
+class LatentVote(_Model):
+    juror: str
+    category: str | None = Field(description="Its effective category; null when abstained, skipped or inconsistent.")
+
+
+class LatentDiffers(_Model):
+    """A record whose latent-class (MAP) verdict is not the published one."""
+
+    model: str
+    question_id: QuestionId
+    published: str = Field(description="The published verdict (majority rule), no_majority and undecided included.")
+    latent: str = Field(description="The latent-class model's most probable class.")
+    posterior: dict[str, float] = Field(description="Class -> its posterior probability.")
+    votes: list[LatentVote]
+
+
+class LatentClassFile(_Model):
+    """The Dawid-Skene fit of one adjudication file (jury.stats_latent.dawid_skene, smoothing 0.01)."""
+
+    path: str
+    content_sha256: str | None
+    records: int = Field(ge=0, description="Its records (reviewed strict matches left out).")
+    fitted: bool
+    refused: str | None = Field(description="Why the fit was refused (its published verdicts are then kept as certain).")
+    draws: Literal["joint", "plug-in"] | None = Field(
+        description="How the bootstrap drew its verdicts: joint Gibbs draws of classes and parameters (a small file) or "
+        "independent draws from the fitted posteriors; null when refused."
+    )
+    classes: list[str] = Field(description="The classes, in the order of priors and confusion rows and columns.")
+    priors: list[float] | None
+    iterations: int | None
+    converged: bool | None
+    jurors: list[JurorFit]
+    expected_changes: float | None = Field(
+        description="Expected number of records whose true class is not the published verdict (a record without one counts 1)."
+    )
+    expected_credit_changes: float | None = Field(None, description="Expected number whose credit is not the published rule's.")
+    without_verdict: int | None = Field(None, ge=0, description="Records the published rule left without a verdict.")
+    differs: list[LatentDiffers] = Field(default=[], description="Records whose latent-class verdict is not the published one.")
+
+
+class AdjudicationUncertainty(_Model):
+    """The questions + jury bootstrap (jury.stats_uncertainty.jury_bootstrap) and the fits behind it."""
+
+    method: str
+    resamples: int = Field(ge=1)
+    seed: int
+    confidence: float
+    joint_below: int = Field(
+        description="A file with fewer records gets joint parameter draws (jury.stats_latent.sample_classes)."
+    )
+    min_records: int = Field(description="A fit needs at least this many records with two votes or more, and two jurors.")
+    files: list[LatentClassFile] = Field(description="One per adjudication file, in verdict_files' order.")
+
+
 class Report(OmitUnused):
     """`jury report --format json` (see docs/report.md)."""
 
@@ -331,6 +425,7 @@ class Report(OmitUnused):
         "error_categories",
         "rank_stability",
         "corrected",
+        "adjudication_uncertainty",
     )  # written only when present: reports without them are as before
 
     jury_version: str
@@ -356,6 +451,11 @@ class Report(OmitUnused):
     )
     corrected: Corrected | None = Field(
         None, description="--review-sample only (absent otherwise): the panel's rates corrected by two reviewers."
+    )
+    adjudication_uncertainty: AdjudicationUncertainty | None = Field(
+        None,
+        description="With adjudication files only (absent otherwise): the latent-class fit of each file and the questions + "
+        "jury bootstrap behind each model's adjudicated_jury.",
     )
 
 

@@ -16,7 +16,16 @@ from jury.errors import InputError
 from jury.results.agreement_report import agreement_markdown, print_agreement
 from jury.results.corrected import corrected_text
 from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_rich_table
-from jury.results.report_model import Correlation, ModelRow, OracleRow, Proportion, RankInterval, Report, TwoSided
+from jury.results.report_model import (
+    AdjudicatedJury,
+    Correlation,
+    ModelRow,
+    OracleRow,
+    Proportion,
+    RankInterval,
+    Report,
+    TwoSided,
+)
 from jury.results.scoring import gold_errors_line, unanswered_summary
 from jury.results.taxonomy_report import categories_markdown, print_categories
 from jury.stats import ordinal
@@ -107,6 +116,16 @@ def _report_row(r: ModelRow, missing: str | None) -> dict[str, Cell]:
     row.update(_review_cells(r))
     row.update({"gold_questions": r.gold_questions, "answered": r.answered})
     row["missing_rule"] = missing
+    if r.adjudicated_jury is not None:  # with adjudication files only (jury.results.latent_report)
+        j = r.adjudicated_jury
+        row.update(
+            {
+                "adjudicated_expected": j.expected,
+                "adjudicated_jury_low": j.low,
+                "adjudicated_jury_high": j.high,
+                "expected_credit_changes": j.expected_credit_changes,
+            }
+        )
     if r.execution_errors is not None:  # Spider 2.0-AIFunc's execution-error rate (absent from older reports)
         row.update({"execution_errors": r.execution_errors.k, "execution_error_rate": r.execution_errors.value})
     return row
@@ -186,6 +205,43 @@ def _cost_text(row: ModelRow) -> str:
     return dollars(row.adjudication_cost_usd)
 
 
+def _jury_bounds(j: AdjudicatedJury | None) -> str:
+    """The expected adjudicated value and its questions + jury interval: "0.845 [0.760, 0.910]"."""
+    if j is None or j.expected is None:
+        return "—"
+    if j.low is None or j.high is None:
+        return f"{j.expected:.3f} [—]"
+    return f"{j.expected:.3f} [{j.low:.3f}, {j.high:.3f}]"
+
+
+def uncertainty_notes(report: Report) -> list[str]:
+    """The questions + jury lines: how the interval was drawn, then one line per adjudication
+    file (its fit's juror accuracies and the records whose latent verdict differs, or why the
+    fit was refused)."""
+    u = report.adjudication_uncertainty
+    if u is None:
+        return []
+    lines = [
+        f"{Column.ADJUDICATED.label} expected [questions + jury 95%]: a Dawid-Skene fit of each verdict file's votes; "
+        f"{u.resamples:,} resamples of the questions (seed {u.seed}), every jury verdict drawn from its latent-class "
+        f"posterior (joint parameter draws for a file under {u.joint_below} records); the published value stays the "
+        "majority rule; expected credit changes = expected records whose credit is not the published rule's"
+    ]
+    for f in u.files:
+        if not f.fitted:
+            lines.append(
+                f"latent-class fit of {f.path} refused ({f.refused}): published rule kept, its verdicts taken as certain"
+            )
+            continue
+        accuracy = ", ".join(f"{j.juror} {j.accuracy:.2f}" for j in f.jurors)
+        lines.append(
+            f"latent-class fit of {f.path} ({f.records} records, {f.draws} draws): juror accuracy {accuracy}; "
+            f"latent verdict differs from the majority on {len(f.differs)} records; "
+            f"expected verdict changes {f.expected_changes or 0:.1f}, credit changes {f.expected_credit_changes or 0:.1f}"
+        )
+    return lines
+
+
 def _interval(p: Proportion | None, rank: int | None = None) -> str:
     text = _bounds(p)
     return text + (f" {ordinal(rank)}" if rank and text != "—" else "")
@@ -231,6 +287,9 @@ def _main_columns(report: Report) -> tuple[list[str], list[str]]:
     if any(r.pass_review is not None for r in report.models):
         cols += ["false_pass", "two_sided"]
         heads += ["false-pass rate [95% CI] (reviewed)", "two-sided adjudicated [95% CI]"]
+    if any(r.adjudicated_jury is not None for r in report.models):
+        cols += ["adjudicated_jury", "credit_changes"]
+        heads += [f"{Column.ADJUDICATED.label} expected [questions + jury 95%]", "expected credit changes"]
     if _present(report.models, Column.ADJUDICATED):
         cols += ["rank_shift", "misses", "cost"]
         heads += ["rank shift", "jury-reached misses gd/fe/ge/amb/nm", "jury cost"]
@@ -251,6 +310,8 @@ def _main_row(r: ModelRow) -> dict[str, Cell]:
         "cost": _cost_text(r),
         "false_pass": f"{_bounds(review.false_pass_rate)} ({review.sampled})" if review is not None else "—",
         "two_sided": _bounds(r.two_sided_adjudicated) if r.two_sided_adjudicated is not None else "—",
+        "adjudicated_jury": _jury_bounds(r.adjudicated_jury),
+        "credit_changes": "—" if r.adjudicated_jury is None else f"{r.adjudicated_jury.expected_credit_changes:.1f}",
     }
     for c in COLUMNS:
         d[c] = _interval(*_column(r, c))
@@ -367,6 +428,7 @@ def _notes(report: Report) -> list[str]:
     if coverage:
         notes.insert(1, coverage)
     notes += decided_by(report)
+    notes += uncertainty_notes(report)
     if any(f.jury_reached for f in report.families.values()):
         notes.append(
             "format-equivalent share of jury-reached misses by family: "

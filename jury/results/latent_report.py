@@ -1,0 +1,275 @@
+"""The adjudicated column with the jury's own uncertainty: a latent-class fit per verdict file
+and the "questions + jury" interval per model (issue 44, item 1). Pure computations, no I/O.
+
+The published adjudicated value stays the documented majority rule, with its Wilson interval
+(sampling of questions only). Beside it, per model:
+
+- **expected**: the adjudicated accuracy a Dawid–Skene fit of the votes expects on these
+  questions: (strict matches + the sum over the model's jury records of P(credited)) / n,
+  where P(credited) is the record's posterior of gold_defect plus format_equivalence
+  (:func:`jury.stats_uncertainty.jury_bootstrap`'s ``expected``);
+- **questions + jury**: the 95% percentile interval of a bootstrap over questions in which
+  every jury record's verdict is drawn from its latent-class posterior
+  (:func:`jury.stats_uncertainty.jury_bootstrap`, :data:`RESAMPLES` resamples, the report's
+  seed): plug-in posteriors for a verdict file of :data:`JOINT_BELOW` records or more, joint
+  Gibbs draws of classes and parameters (:func:`jury.stats_latent.sample_classes`, seed
+  ``seed + i`` for the i-th adjudication file, 0-based) for a smaller file, where plug-in
+  posteriors are over-confident;
+- **expected credit changes**: the expected number of its records whose credit differs from
+  the published rule's, ``sum |credited - P(credited)|`` (:func:`jury.stats_uncertainty.verdict_changes`).
+
+Per verdict file: the fit (one per file: files have their own jurors), each juror's estimated
+accuracy and confusion matrix, and the records whose latent-class (MAP) verdict differs from
+the majority's, with their votes. Votes: a juror's effective category
+(:func:`jury.judging.agreement.effective_category`: abstained, skipped and inconsistent votes
+are missing), class index its position in :data:`jury.vocab.CATEGORIES`. Records of reviewed
+strict matches (``--review-passes``) are left out: they are not failures.
+
+A fit is refused, and the file's verdicts are kept as published (certain, in the interval),
+when fewer than two jurors voted (a single juror's errors cannot be told from the class) or
+fewer than :data:`MIN_RECORDS` records have two votes or more (the confusion matrices would be
+mostly the smoothing prior). The gold-clean column's questions + jury interval (an audit fit)
+is not computed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jury.judging.agreement import effective_category
+from jury.stats_latent import LatentClassFit, dawid_skene, sample_classes
+from jury.stats_uncertainty import METHOD, ClassDraws, ModelRecords, jury_bootstrap, jury_intervals, verdict_changes
+from jury.vocab import CATEGORIES, CREDITED_VERDICTS, JURY_ELIGIBLE, Outcome
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
+    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord
+
+RESAMPLES = 2000
+"""Resamples of the questions + jury bootstrap."""
+JOINT_BELOW = 200
+"""A verdict file with fewer records than this gets joint parameter draws (sample_classes)."""
+MIN_RECORDS = 10
+"""The fewest records with at least two votes a fit needs."""
+CONFIDENCE = 0.95
+CREDITED = tuple(CATEGORIES.index(v) for v in CREDITED_VERDICTS)
+_CLASS = {str(c): i for i, c in enumerate(CATEGORIES)}
+
+
+@dataclass
+class _File:
+    """One adjudication file's records, votes and fit (None when refused)."""
+
+    path: str
+    doc: AdjudicationFile
+    records: list[AdjudicationRecord]
+    items: np.ndarray
+    jurors: np.ndarray
+    labels: np.ndarray
+    names: list[str]
+    fit: LatentClassFit | None
+    refused: str | None
+
+
+def _votes(records: Sequence[AdjudicationRecord]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """(items, jurors, labels, juror names): one entry per vote, label -1 when it does not count."""
+    names: dict[str, int] = {}
+    items: list[int] = []
+    jurors: list[int] = []
+    labels: list[int] = []
+    for i, r in enumerate(records):
+        for v in r.votes:
+            j = names.setdefault(v.juror, len(names))
+            cat = effective_category(v)
+            items.append(i)
+            jurors.append(j)
+            labels.append(_CLASS.get(cat, -1) if cat is not None else -1)
+    return (
+        np.array(items, dtype=np.int64),
+        np.array(jurors, dtype=np.int64),
+        np.array(labels, dtype=np.int64),
+        list(names),
+    )
+
+
+def _refusal(items: np.ndarray, jurors: np.ndarray, labels: np.ndarray) -> str | None:
+    counted = labels >= 0
+    voters = np.unique(jurors[counted]).size
+    if voters < 2:
+        return f"{voters} juror{'' if voters == 1 else 's'} voted: a single juror's errors cannot be told from the class"
+    per_item = np.bincount(items[counted]) if counted.any() else np.zeros(0, dtype=np.int64)
+    paired = int((per_item >= 2).sum())
+    if paired < MIN_RECORDS:
+        return f"{paired} records with two votes or more, fewer than {MIN_RECORDS}"
+    return None
+
+
+def _fit_file(path: str, doc: AdjudicationFile) -> _File:
+    records = [r for r in doc.records if not r.review_pass]
+    items, jurors, labels, names = _votes(records)
+    refused = _refusal(items, jurors, labels)
+    fit = None
+    if refused is None:
+        fit = dawid_skene(items, jurors, labels, n_classes=len(CATEGORIES), n_items=len(records), n_jurors=len(names))
+    return _File(path, doc, records, items, jurors, labels, names, fit, refused)
+
+
+def _published(r: AdjudicationRecord) -> int:
+    return _CLASS.get(str(r.verdict), -1)
+
+
+def _differs(f: _File) -> list[dict[str, Any]]:
+    assert f.fit is not None
+    fit = f.fit
+    pub = np.array([_published(r) for r in f.records], dtype=np.int64)
+    changes = verdict_changes(fit.posterior, pub, CREDITED)
+    out = []
+    for i in changes.differ.tolist():
+        r = f.records[i]
+        out.append(
+            {
+                "model": r.model,
+                "question_id": r.question_id,
+                "published": str(r.verdict),
+                "latent": str(CATEGORIES[int(fit.verdict[i])]),
+                "posterior": {str(c): float(p) for c, p in zip(CATEGORIES, fit.posterior[i])},
+                "votes": [{"juror": v.juror, "category": effective_category(v)} for v in r.votes],
+            }
+        )
+    return out
+
+
+def _file_section(f: _File, draws: str | None) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "path": f.path,
+        "content_sha256": f.doc.content_sha256,
+        "records": len(f.records),
+        "fitted": f.fit is not None,
+        "refused": f.refused,
+        "draws": draws,
+        "classes": [str(c) for c in CATEGORIES],
+    }
+    if f.fit is None:
+        return {**base, "priors": None, "iterations": None, "converged": None, "jurors": [], "expected_changes": None}
+    fit = f.fit
+    pub = np.array([_published(r) for r in f.records], dtype=np.int64)
+    changes = verdict_changes(fit.posterior, pub, CREDITED)
+    differs = _differs(f)
+    return {
+        **base,
+        "priors": [float(x) for x in fit.priors],
+        "iterations": fit.iterations,
+        "converged": fit.converged,
+        "jurors": [
+            {
+                "juror": name,
+                "votes": int(fit.votes_per_juror[j]),
+                "accuracy": float(fit.accuracy[j]),
+                "confusion": [[float(x) for x in row] for row in fit.confusion[j]],
+            }
+            for j, name in enumerate(f.names)
+        ],
+        "expected_changes": changes.expected,
+        "expected_credit_changes": changes.expected_credit,
+        "without_verdict": changes.without_verdict,
+        "differs": differs,
+    }
+
+
+def adjudication_uncertainty(
+    pairs: Sequence[PairResult],
+    models: list[str],
+    questions: list[Any],
+    index: Mapping[tuple[Any, ...], AdjudicationRecord],
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    *,
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """(model -> its ``adjudicated_jury`` row field, the report's ``adjudication_uncertainty``).
+
+    ``questions``: the report's questions in order of first appearance (gold errors left out,
+    :func:`jury.results.ranks.question_order`); ``index``: (model, question) -> verdict record.
+    """
+    files = [_fit_file(str(p), doc) for p, doc in adj_docs]
+    m_at = {m: i for i, m in enumerate(models)}
+    q_at = {q: j for j, q in enumerate(questions)}
+    shape = (len(models), len(questions))
+    included, strict, jury = np.zeros(shape, bool), np.zeros(shape, bool), np.zeros(shape, bool)
+    majority = np.zeros(shape, bool)
+    credit = np.zeros(shape)
+    for p in pairs:
+        if p.excluded or not p.routed:
+            continue
+        i, j = m_at[p.model], q_at[p.question_id]
+        included[i, j] = True
+        strict[i, j] = p.outcome == Outcome.MATCH
+        rec = index.get((p.model, p.question_id)) if p.outcome == JURY_ELIGIBLE else None
+        if rec is not None:
+            jury[i, j] = True
+            majority[i, j] = credit[i, j] = rec.credited
+    # posteriors of the fitted files; joint draws for the small ones
+    draw_rows, draw_q, draw_m = [], [], []
+    kinds: list[str | None] = []
+    where: dict[tuple[int, int], tuple[int, int]] = {}  # (model, question) -> (file, record)
+    for fi, f in enumerate(files):
+        if f.fit is None:
+            kinds.append(None)
+            continue
+        rows, cols = [], []
+        for ri, r in enumerate(f.records):
+            at = (m_at.get(r.model), q_at.get(r.question_id))
+            if at[0] is None or at[1] is None or not jury[at[0], at[1]]:
+                continue  # a record of a model or question not in this report
+            mi, qj = int(at[0]), int(at[1])
+            credit[mi, qj] = float(f.fit.posterior[ri, list(CREDITED)].sum())
+            where[(mi, qj)] = (fi, ri)
+            rows.append(ri)
+            cols.append((mi, qj))
+        joint = len(f.records) < JOINT_BELOW
+        kinds.append("joint" if joint else "plug-in")
+        if joint and rows:
+            d = sample_classes(f.fit, f.items, f.jurors, f.labels, draws=resamples, seed=seed + fi)
+            draw_rows.append(d[:, rows])
+            draw_m += [c[0] for c in cols]
+            draw_q += [c[1] for c in cols]
+    records = ModelRecords(included=included, strict=strict, jury=jury, credit=credit, majority_credit=majority)
+    verdicts = None
+    if draw_rows:
+        verdicts = ClassDraws(
+            draws=np.concatenate(draw_rows, axis=1),
+            question=np.array(draw_q, dtype=np.int64),
+            model=np.array(draw_m, dtype=np.int64),
+            positive=CREDITED,
+        )
+    boot = jury_bootstrap(records, resamples=resamples, seed=seed, verdicts=verdicts)
+    intervals = jury_intervals(records, boot, "adjudicated", confidence=CONFIDENCE)
+    per_model = {}
+    for i, m in enumerate(models):
+        mine = [(mq, fr) for mq, fr in where.items() if mq[0] == i]
+        changes = sum(abs(float(majority[mq]) - float(credit[mq])) for mq, _ in mine)
+        iv = intervals[i]
+        per_model[m] = {
+            "expected": iv.expected,
+            "low": iv.questions_jury.low,
+            "high": iv.questions_jury.high,
+            "degenerate_resamples": iv.questions_jury.degenerate,
+            "expected_credit_changes": changes,
+            "records_fitted": len(mine),
+            "records_published": int(jury[i].sum()) - len(mine),
+        }
+    section = {
+        "method": METHOD,
+        "resamples": resamples,
+        "seed": seed,
+        "confidence": CONFIDENCE,
+        "joint_below": JOINT_BELOW,
+        "min_records": MIN_RECORDS,
+        "files": [_file_section(f, k) for f, k in zip(files, kinds)],
+    }
+    return per_model, section

@@ -1,0 +1,235 @@
+"""`jury report` with the jury's uncertainty: a latent-class fit per adjudication file and the
+questions + jury interval per model (jury.results.latent_report).
+
+Scripted jurors (tests/support/fakellm.py) are test doubles: their verdicts exercise the code and
+are never reported as real numbers. Expected values here come from the scripts, never from the
+code's own output.
+"""
+
+import json
+import re
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from jury.results.report_model import REPORT_SCHEMA_FILENAME
+from tests.support.fakellm import FakeLLMServer, ballot_reply
+from tests.support.jurytest import FAILURES, GOLD_SQL, make_project, user_text, write_panel
+
+runner = CliRunner()
+MODELS = ("gpt-x", "claude-y", "m-one", "m-two")
+FAMILIES = {"m-one": "deepseek", "m-two": "mistral"}
+FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
+TRUTH = {1: "gold_defect", 2: "format_equivalence", 3: "genuine_error"}
+SCHEMA = "verdicts/schema/" + REPORT_SCHEMA_FILENAME
+
+
+def juror(verdict_of):
+    """A blind juror whose category for question q is verdict_of(q)."""
+
+    def respond(req):
+        text = user_text(req)
+        sqls = re.findall(r"<sql_(\d)>\n(.*?)\n</sql_\d>", text, re.S)
+        gold_at = next(int(i) for i, sql in sqls if sql in GOLD_SQL.values())
+        cand_sql = next(sql for i, sql in sqls if int(i) != gold_at)
+        q = next(q for q, sql in FAILURES.items() if sql == cand_sql)
+        answer = {
+            "gold_defect": f"answer_{3 - gold_at}",
+            "genuine_error": f"answer_{gold_at}",
+            "format_equivalence": "both",
+            "ambiguous": "ambiguous",
+        }[verdict_of(q)]
+        return ballot_reply(answer, reasoning="scripted")
+
+    return respond
+
+
+def adjudicated_project(tmp, scripts):
+    """make_project with four models (12 failures, each judged by three of the four jurors: a
+    juror never judges its own family; jc, google, judges all 12), adjudicated by `jury
+    adjudicate` with scripted jurors; verdicts/adj.json is locked."""
+    from jury.cli import app
+
+    make_project(tmp, models=MODELS, families=FAMILIES)
+    with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp)
+        for name, _ in FOUR:
+            server.script(name, juror(scripts[name]))
+        panel = write_panel(tmp, server.base_url, FOUR)
+        res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+        assert res.exit_code == 0, res.output
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def one_wrong(tmp_path_factory):
+    """ja, jb, jd follow the truth; jc always says genuine_error."""
+    tmp = tmp_path_factory.mktemp("one_wrong")
+    truth = TRUTH.__getitem__
+    return adjudicated_project(tmp, {"ja": truth, "jb": truth, "jc": lambda q: "genuine_error", "jd": truth})
+
+
+@pytest.fixture(scope="module")
+def unanimous(tmp_path_factory):
+    """Every juror says gold_defect on every record."""
+    tmp = tmp_path_factory.mktemp("unanimous")
+    return adjudicated_project(tmp, {name: (lambda q: "gold_defect") for name, _ in FOUR})
+
+
+def report(project, *args):
+    from jury.cli import app
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", *args])
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_a_juror_that_always_votes_wrong_gets_a_low_accuracy(one_wrong):
+    rep = json.loads(report(one_wrong, "-f", "json"))
+    (f,) = rep["adjudication_uncertainty"]["files"]
+    assert f["fitted"] and f["refused"] is None and f["records"] == 12 and f["draws"] == "joint"
+    acc = {j["juror"]: j["accuracy"] for j in f["jurors"]}
+    assert acc["jc"] < 0.5  # right only where the truth is genuine_error: a third of the records
+    assert all(acc[j] > 0.8 for j in ("ja", "jb", "jd"))
+    conf = {j["juror"]: j["confusion"] for j in f["jurors"]}
+    ge = f["classes"].index("genuine_error")
+    gd = f["classes"].index("gold_defect")
+    assert conf["jc"][gd][ge] > 0.9  # given a gold defect, jc votes genuine_error
+    # two right jurors outvote jc on every record: the latent verdict is the majority's
+    assert f["differs"] == []
+    for m in rep["models"]:  # each model: q1 gold defect and q2 format equivalent credited, of 3
+        assert (m["adjudicated"]["k"], m["adjudicated"]["n"]) == (2, 3)
+        j = m["adjudicated_jury"]
+        assert j["records_fitted"] == 3 and j["records_published"] == 0
+        assert j["expected"] == pytest.approx(2 / 3, abs=0.02)
+
+
+def test_unanimous_jurors_expected_equals_published_and_the_interval_holds_it(unanimous):
+    rep = json.loads(report(unanimous, "-f", "json"))
+    (f,) = rep["adjudication_uncertainty"]["files"]
+    assert f["fitted"] and f["differs"] == []
+    for m in rep["models"]:
+        # every record's votes are unanimous gold_defect: its posterior puts ~1 on gold_defect,
+        # so by hand expected = (0 strict + 3 credits) / 3 = 1, the published value
+        pub = m["adjudicated"]
+        assert (pub["k"], pub["n"]) == (3, 3)
+        j = m["adjudicated_jury"]
+        assert j["expected"] == pytest.approx(pub["value"], abs=1e-3)
+        assert j["low"] <= pub["value"] <= j["high"] + 1e-9
+        assert j["expected_credit_changes"] == pytest.approx(0, abs=1e-2)
+
+
+def test_json_validates_against_the_schema_and_table_and_md_show_the_column(one_wrong):
+    rep = json.loads(report(one_wrong, "-f", "json"))
+    schema = json.loads(_schema_path().read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(rep)
+    u = rep["adjudication_uncertainty"]
+    assert u["resamples"] == 2000 and u["seed"] == 0 and u["method"] == "questions + jury"
+    again = json.loads(report(one_wrong, "-f", "json"))
+    assert again["adjudication_uncertainty"] == u  # seeded: the same numbers twice
+    for fmt in ("table", "md"):
+        text = report(one_wrong, "-f", fmt)
+        flat = " ".join(text.split())
+        assert "expected [questions + jury 95%]" in flat
+        assert "2,000 resamples" in flat and "latent-class fit of verdicts/adj.json" in flat
+        assert "jc" in flat
+
+
+def _schema_path():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / SCHEMA
+
+
+def test_a_fit_with_too_few_records_is_refused_in_one_line(tmp_path):
+    """make_project's two models: 6 records, fewer than the fit needs."""
+    from jury.cli import app
+
+    make_project(tmp_path)
+    truth = TRUTH.__getitem__
+    with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        for name, _ in FOUR:
+            server.script(name, juror(truth))
+        panel = write_panel(tmp_path, server.base_url, FOUR)
+        res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+        assert res.exit_code == 0, res.output
+    rep = json.loads(report(tmp_path, "-f", "json"))
+    (f,) = rep["adjudication_uncertainty"]["files"]
+    assert not f["fitted"] and "fewer than 10" in f["refused"] and f["jurors"] == []
+    for m in rep["models"]:  # the published rule kept: expected is the published value
+        assert m["adjudicated_jury"]["expected"] == pytest.approx(m["adjudicated"]["value"])
+        assert m["adjudicated_jury"]["records_fitted"] == 0
+    text = report(tmp_path, "-f", "md")
+    (line,) = [x for x in text.splitlines() if "latent-class fit of verdicts/adj.json refused" in x]
+    assert "published rule kept" in line
+
+
+def test_without_verdicts_the_new_fields_are_absent(one_wrong):
+    from jury.cli import app
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(one_wrong)
+        res = runner.invoke(app, ["report", "run.jsonl", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    assert "adjudication_uncertainty" not in rep
+    assert all("adjudicated_jury" not in m for m in rep["models"])
+
+
+def test_a_fit_with_one_juror_is_refused_and_the_published_rule_kept():
+    """Library level: 12 judged failures, each with one vote by one juror."""
+    from test_report import GOLD, adj_doc, adj_record, make_eval
+
+    from jury.results.report import build_report, render_report
+
+    verdicts = ["gold_defect", "genuine_error", "format_equivalence", "genuine_error", "ambiguous", "gold_defect"]
+    models = {m: ([fam], {q: ("mismatch", verdicts[q - 1]) for q in range(1, 7)}) for m, fam in (("A", "openai"), ("B", "xai"))}
+    records = []
+    for m, (_fams, outcomes) in models.items():
+        for q, (_o, v) in outcomes.items():
+            rec = adj_record(m, q, v, models)
+            rec["jurors"] = ["solo"]
+            rec["votes"] = [{"juror": "solo", "family": "google", "model": "openai/solo", "category": v}]
+            records.append(rec)
+    rep = build_report(make_eval(models), GOLD, adj_docs=[("solo.json", adj_doc(records, {}))])
+    (f,) = rep.adjudication_uncertainty.files
+    assert not f.fitted and f.refused.startswith("1 juror voted") and f.draws is None
+    for row in rep.models:  # by hand: q1, q3, q6 credited of the 6 routed (q7's gold fails)
+        assert (row.adjudicated.k, row.adjudicated.n) == (3, 6)
+        assert row.adjudicated_jury.expected == pytest.approx(0.5)
+        assert row.adjudicated_jury.expected_credit_changes == 0 and row.adjudicated_jury.records_published == 6
+    lines = [x for x in render_report(rep, "md").splitlines() if "latent-class fit of solo.json" in x]
+    assert len(lines) == 1 and "refused (1 juror voted" in lines[0]
+
+
+def test_a_record_without_a_majority_is_listed_with_its_votes():
+    """Library level: three jurors on 12 records; on A's q1 they split three ways (no majority),
+    which the latent-class model, always giving a class, must list as differing."""
+    from test_report import GOLD, adj_doc, adj_record, make_eval
+
+    from jury.results.report import build_report, render_report
+
+    truth = ["gold_defect", "genuine_error", "format_equivalence", "genuine_error", "gold_defect", "format_equivalence"]
+    models = {m: ([fam], {q: ("mismatch", truth[q - 1]) for q in range(1, 7)}) for m, fam in (("A", "openai"), ("B", "xai"))}
+    models["A"][1][1] = ("mismatch", "no_majority")
+    records = []
+    for m, (_fams, outcomes) in models.items():
+        for q, (_o, v) in outcomes.items():
+            rec = adj_record(m, q, v, models)
+            split = ["gold_defect", "genuine_error", "ambiguous"]
+            cats = split if v == "no_majority" else [v, v, "genuine_error"]
+            rec["jurors"] = ["a", "b", "c"]
+            rec["votes"] = [{"juror": j, "family": j, "model": f"x/{j}", "category": c} for j, c in zip("abc", cats)]
+            records.append(rec)
+    rep = build_report(make_eval(models), GOLD, adj_docs=[("three.json", adj_doc(records, {}))])
+    (f,) = rep.adjudication_uncertainty.files
+    assert f.fitted and f.without_verdict == 1
+    (d,) = [x for x in f.differs if (x.model, x.question_id) == ("A", 1)]
+    assert d.published == "no_majority" and d.latent != "no_majority"
+    assert [(v.juror, v.category) for v in d.votes] == [("a", "gold_defect"), ("b", "genuine_error"), ("c", "ambiguous")]
+    assert sum(d.posterior.values()) == pytest.approx(1)
+    assert f"differs from the majority on {len(f.differs)} records" in render_report(rep, "md")
