@@ -1028,3 +1028,33 @@ def test_rows_arrive_as_a_plain_cursor_gets_them(superhero_url):
             got = engines.execute(url, sql, timeout_s=30)
             assert got.status == "ok", got.error
             assert len(expected) > 1 and got.rows == expected, sql
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("superhero_url", ["postgresql", "mysql"], indirect=True)
+def test_two_statements_run_in_order_on_postgresql_as_birds_driver_does(superhero_url):
+    """Issue 42.3: BIRD's PostgreSQL driver (psycopg2's execute) runs every statement of an
+    answer and scores the last one's rows; its MySQL driver refuses the text. jury does the same
+    when every statement passes the check, and refuses as before otherwise, naming which one.
+    The expected rows are the last statement's, fetched with the driver alone."""
+    engine = engine_urls.engine_of(superhero_url)
+    two = "SELECT COUNT(*) FROM superhero; SELECT superhero_name FROM superhero WHERE id < 4 ORDER BY id"
+    got = engines.execute(superhero_url, two, timeout_s=30)
+    if engine == engine_urls.MYSQL:
+        assert got.status == "error" and "more than one statement" in (got.error or "")
+        return
+    psycopg = pytest.importorskip("psycopg")
+    password = os.environ.get("JURY_TEST_PG_READER_PASSWORD")
+    with psycopg.connect(superhero_url.split("?")[0], **({"password": password} if password else {})) as plain:
+        expected = [tuple(r) for r in plain.execute(two.split(";")[1]).fetchall()]
+    assert got.status == "ok" and got.rows == expected and len(expected) == 3, got
+    for bad, which in (
+        ("SELECT 1; DELETE FROM superhero", "statement 2 of 2"),
+        ("SELECT pg_read_file('/etc/passwd'); SELECT 2", "statement 1 of 2"),
+        ("SELECT 1; SELECT * FROM pg_shadow", "statement 2 of 2"),
+    ):
+        res = engines.execute(superhero_url, bad, timeout_s=30)
+        assert res.status == "error" and res.error.startswith("refused") and which in res.error, (bad, res)
+    # a semicolon in a string or a comment separates nothing
+    one = engines.execute(superhero_url, "SELECT ';' AS s -- a; b", timeout_s=30)
+    assert one.status == "ok" and one.rows == [(";",)]

@@ -49,6 +49,11 @@ class Engine:
         self.params = dict(parse_qsl(self.parts.query))
 
     # subclasses
+    runs_every_statement = False  # the others refuse a text of several statements, as their drivers do
+
+    def run_and_discard(self, conn, sql: str, deadline: float) -> None:
+        raise NotImplementedError
+
     def connect(self, timeout_s: float):
         raise NotImplementedError
 
@@ -159,6 +164,20 @@ class PostgresEngine(Engine):
         conn.execute("BEGIN READ ONLY")
         conn.execute(f"SET LOCAL statement_timeout = {ms}")
         conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = {ms + 60_000}")
+
+    # BIRD's PostgreSQL driver (psycopg2's execute: the simple query protocol) runs every statement
+    # of a text and returns the last one's rows; jury does the same when each passes the check
+    runs_every_statement = True
+
+    def run_and_discard(self, conn, sql: str, deadline: float) -> None:
+        """Run one statement of several to its end, its rows dropped as they stream (memory
+        bounded), checking the deadline every 1000 rows (the server's statement_timeout holds)."""
+        import time
+
+        with conn.cursor() as cur, contextlib.closing(cur.stream(sql)) as rows:
+            for i, _row in enumerate(rows, 1):
+                if i % 1000 == 0 and time.monotonic() > deadline:
+                    raise TimeoutError
 
     def stream(self, conn, sql: str):
         """The query's rows as a plain cursor gets them (BIRD's driver runs ``cursor.execute``),

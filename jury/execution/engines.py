@@ -55,7 +55,7 @@ from jury.execution.engine_urls import (
 from jury.execution.engine_values import normalise
 from jury.execution.rows import ResultAccumulator, ResultTooLarge, RowSetDigest, raw_row_digest, row_digest_bytes
 from jury.execution.sqlite import execute as sqlite_execute
-from jury.execution.statement_check import statement_problem
+from jury.execution.statement_check import split_statements, statement_problem
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
@@ -175,7 +175,10 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
         cancel.start()
         timer.start()
         try:
-            columns, rows = engine.stream(conn, sql)
+            *earlier, last = _statements(engine, sql)
+            for piece in earlier:  # PostgreSQL, as BIRD's driver: each statement run, the last one's rows kept
+                engine.run_and_discard(conn, piece, deadline)
+            columns, rows = engine.stream(conn, last)
             for raw in rows:
                 acc.add(tuple(map(normalise, raw)), raw_row_digest(raw))
                 if acc.count % 1000 == 0 and time.monotonic() > deadline:
@@ -221,9 +224,25 @@ def _checked(engine: Engine, conn, sql: str, cached: bool) -> str | None:
 
 
 def _check(engine: Engine, sql: str, tables: list[str]) -> str | None:
-    return statement_problem(
-        sql, engine.name, tables=tables, allow_functions=engine.allow_functions, ansi_quotes=engine.ansi_quotes
-    )
+    """The statement check on ``sql``; on an engine whose BIRD driver runs every statement of a
+    text (PostgreSQL), on each of its statements (all must pass: then each runs, in order)."""
+    pieces = _statements(engine, sql)
+    for i, piece in enumerate(pieces, 1):
+        problem = statement_problem(
+            piece, engine.name, tables=tables, allow_functions=engine.allow_functions, ansi_quotes=engine.ansi_quotes
+        )
+        if problem is not None:
+            return problem if len(pieces) == 1 else f"{problem} (statement {i} of {len(pieces)})"
+    return None
+
+
+def _statements(engine: Engine, sql: str) -> list[str]:
+    """The statements ``sql`` runs as: its statements in order where the engine runs every one
+    (PostgreSQL, as BIRD's psycopg2 does: the last one's rows are the result), else ``sql``."""
+    if not engine.runs_every_statement:
+        return [sql]
+    pieces = split_statements(sql, engine.name, ansi_quotes=engine.ansi_quotes)
+    return pieces if pieces is not None and len(pieces) > 1 else [sql]
 
 
 def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[list[float] | None]:

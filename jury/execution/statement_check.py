@@ -90,6 +90,35 @@ def statement_problem(
         _quiet.reset(token)
 
 
+def split_statements(sql: str, engine: str, *, ansi_quotes: bool = False) -> list[str] | None:
+    """The statements of ``sql`` as written, split at its top-level semicolons (sqlglot's
+    tokenizer: a semicolon inside a string, a quoted name or a comment is no separator), empty
+    ones dropped; None when the SQL cannot be tokenized (statement_problem then says why).
+
+    >>> split_statements("SELECT 1; SELECT ';' -- a; comment\n;", "postgresql")
+    ['SELECT 1', "SELECT ';' -- a; comment"]
+    """
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+    from sqlglot.tokens import TokenType
+
+    _install_quiet()
+    token = _quiet.set(True)
+    try:
+        tokens = list(sqlglot.tokenize(sql, read=_dialect(engine, ansi_quotes)))
+    except (SqlglotError, RecursionError, ValueError):
+        return None
+    finally:
+        _quiet.reset(token)
+    pieces, start = [], 0
+    for t in tokens:
+        if t.token_type == TokenType.SEMICOLON:
+            pieces.append(sql[start : t.start])
+            start = t.end + 1
+    pieces.append(sql[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
 def _problem(sql: str, engine: str, tables, allow_functions, ansi_quotes: bool) -> str | None:
     import sqlglot
     from sqlglot import exp
