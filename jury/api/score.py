@@ -305,7 +305,7 @@ def add_protocol_columns(
         from jury.compare.soft_f1 import soft_f1_by_pair
         from jury.results.scoring import soft_f1_column
 
-        ev.soft_f1 = soft_f1_by_pair(ev)
+        ev.soft_f1 = soft_f1_by_pair(ev, gold_items, records)
         column = soft_f1_column(ev.pairs, ev.soft_f1)
         for s in scores:
             s.soft_f1 = column.get(s.model)

@@ -55,8 +55,11 @@ def soft_f1(gold_rows: Sequence[tuple], pred_rows: Sequence[tuple]) -> float:
     """mini-dev's Soft-F1 of ``pred_rows`` against ``gold_rows`` (each in the order returned)."""
     if not gold_rows and not pred_rows:
         return 1.0
-    gold = list(dict.fromkeys(tuple(r) for r in gold_rows))
-    pred = list(dict.fromkeys(tuple(r) for r in pred_rows))
+    try:
+        gold = list(dict.fromkeys(tuple(r) for r in gold_rows))
+        pred = list(dict.fromkeys(tuple(r) for r in pred_rows))
+    except TypeError:  # a value Python cannot hash (an engine's JSON or array): the script's exception, scored 0
+        return 0.0
     tp = fp = fn = 0.0
     try:
         for g, p in zip(gold, pred):
@@ -73,12 +76,15 @@ def soft_f1(gold_rows: Sequence[tuple], pred_rows: Sequence[tuple]) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-def pair_soft_f1(pair, results: dict) -> float | None:
+def pair_soft_f1(pair, results: dict, raw: RawRows | None = None) -> float | None:
     """One scored answer's Soft-F1 (a jury.compare.outcomes.PairResult with the evaluation's
     results): 0 for an answer that did not execute (error, timeout, missing), None when its or
     the gold's rows are not all known here (over the row cap, or recorded as preview text) and
     for an answer outside every denominator (misrouted, a gold error left out); a gold error
-    counted (--gold-errors fail) scores 0, as in mini-dev's script (its ``except``)."""
+    counted (--gold-errors fail) scores 0, as in mini-dev's script (its ``except``).
+
+    With ``raw`` the rows of a result on an engine are the driver's values (:class:`RawRows`),
+    None when they cannot be fetched again."""
     from jury.vocab import NOT_EXECUTED, Outcome
 
     if pair.excluded or pair.outcome == Outcome.MISROUTED:
@@ -92,9 +98,75 @@ def pair_soft_f1(pair, results: dict) -> float | None:
         return None
     if gold.truncated or pred.truncated or gold.recorded_preview is not None or pred.recorded_preview is not None:
         return None
-    return soft_f1(gold.rows, pred.rows)
+    gold_rows = gold.rows if raw is None else raw.rows(pair.gold_key, gold)
+    pred_rows = pred.rows if raw is None else raw.rows(pair.pred_key, pred)
+    if gold_rows is None or pred_rows is None:
+        return None
+    return soft_f1(gold_rows, pred_rows)
 
 
-def soft_f1_by_pair(ev) -> dict[tuple, float | None]:
-    """(model, question_id) -> pair_soft_f1 for every pair of a jury.compare.outcomes.Evaluation."""
-    return {(p.model, p.question_id): pair_soft_f1(p, ev.results) for p in ev.pairs}
+class RawRows:
+    """The rows of each result executed on an engine as its driver returns them, which is what
+    mini-dev's script scores: the stored rows are normalised (Decimal made int or float, dates
+    made text: jury.execution.engine_values.normalise), and Python's ``==`` tells apart what
+    normalising merges (``Decimal('31.2000') != 31.2``, ``date(2020, 1, 2) != '2020-01-02'``).
+
+    A result whose raw set digest is its normalised one (``raw_sha256 == result_sha256``: every
+    value one SQLite has a type for, or a Decimal equal to its int or float) has its stored rows
+    as they are: a row whose driver values differ from their normalised ones holds a Token no
+    normalised row holds, so equal digests mean every row is the same either way. Any other
+    result on an engine is executed again (jury.execution.engines.execute with ``raw_rows``: the
+    same read-only login, statement check, timeout and row cap), once per (database, SQL) in the
+    run; its rows are never stored. SQLite's and recorded results are their stored rows."""
+
+    def __init__(self, ev, gold_items: dict | None = None, records: list | None = None) -> None:
+        from jury.execution.engine_urls import is_url
+        from jury.execution.store import execution_key
+
+        self.settings = ev.settings
+        self.jobs: dict[str, tuple[str, str]] = {}  # execution key -> (URL, SQL)
+        self.fetched: dict[str, list[tuple] | None] = {}
+        urls = {db_id: (str(path), fp) for db_id, (path, fp) in ev.databases.items() if is_url(str(path))}
+        if not urls:
+            return
+        for g in (gold_items or {}).values():
+            if g.db_id in urls and not g.has_recording and g.sql is not None:
+                url, fp = urls[g.db_id]
+                self.jobs[execution_key(fp, g.sql)] = (url, g.sql)
+        for r in records or []:
+            g = (gold_items or {}).get(r.question_id)
+            if g is not None and g.db_id in urls and not r.has_recording and r.sql is not None:
+                url, fp = urls[g.db_id]
+                self.jobs[execution_key(fp, r.sql)] = (url, r.sql)
+
+    def rows(self, key: str | None, result) -> list[tuple] | None:
+        """The rows of the result at ``key`` as mini-dev's script sees them; None when fetching
+        them again does not return them all."""
+        if key is None or key not in self.jobs or (result.raw_sha256 is not None and result.raw_sha256 == result.result_sha256):
+            return result.rows
+        if key not in self.fetched:
+            from jury.execution import engines
+
+            url, sql = self.jobs[key]
+            again = engines.execute(
+                url, sql, timeout_s=self.settings.timeout_s, row_cap=self.settings.row_cap, cached=True, raw_rows=True
+            )
+            self.fetched[key] = again.rows if again.ok and not again.truncated else None
+        return self.fetched[key]
+
+    def close(self) -> None:
+        if self.fetched:
+            from jury.execution import engines
+
+            engines.close_connections()
+
+
+def soft_f1_by_pair(ev, gold_items: dict | None = None, records: list | None = None) -> dict[tuple, float | None]:
+    """(model, question_id) -> pair_soft_f1 for every pair of a jury.compare.outcomes.Evaluation;
+    with the gold items (question_id -> GoldItem) and run records the evaluation was made of,
+    results on an engine are scored on the driver's values (:class:`RawRows`)."""
+    raw = RawRows(ev, gold_items, records)
+    try:
+        return {(p.model, p.question_id): pair_soft_f1(p, ev.results, raw) for p in ev.pairs}
+    finally:
+        raw.close()

@@ -98,3 +98,23 @@ def raw_value(v: Any) -> Any:
         return Token(("uuid", str(v)))
     hash(v)  # TypeError for dict, list
     return Token(("o", type(v).__name__, str(v)))
+
+
+def equality_key(v: Any) -> Any:
+    """A key of the driver value ``v`` equal to another's exactly when Python's ``==`` on the two
+    values is (what mini-dev's Soft-F1 compares cell by cell with ``in``): :func:`raw_value`,
+    whose int, float, str and bytes are the value itself or equal to it (``Decimal('0.50')`` is
+    0.5, ``Decimal('7.00')`` is 7, True is 1) and whose :class:`Token` equals only a Token of an
+    equal value (``Decimal('31.2000')`` and ``Decimal('31.2')`` one, neither 31.2; a date never its
+    text). A value Python cannot hash (a JSON object, an array) is kept as it is: a row holding
+    one cannot be a dict's key, so mini-dev's ``dict.fromkeys`` raises there and the pair scores 0.
+
+    >>> equality_key(Decimal("31.2000")) == equality_key(Decimal("31.2")) != 31.2
+    True
+    >>> equality_key(Decimal("0.50")) == 0.5, equality_key(dt.date(2020, 1, 2)) == "2020-01-02"
+    (True, False)
+    """
+    try:
+        return raw_value(v)
+    except TypeError:
+        return v

@@ -52,7 +52,7 @@ from jury.execution.engine_urls import (
     is_url,
     redact,
 )
-from jury.execution.engine_values import normalise
+from jury.execution.engine_values import equality_key, normalise
 from jury.execution.rows import ResultAccumulator, ResultTooLarge, RowSetDigest, raw_row_digest, row_digest_bytes
 from jury.execution.sqlite import execute as sqlite_execute
 from jury.execution.statement_check import split_statements, statement_problem
@@ -118,10 +118,21 @@ def _drop(url: str) -> None:
 
 
 def execute(
-    url: str, sql: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, row_cap: int = DEFAULT_ROW_CAP, cached: bool = False
+    url: str,
+    sql: str,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    row_cap: int = DEFAULT_ROW_CAP,
+    cached: bool = False,
+    raw_rows: bool = False,
 ) -> ExecResult:
     """Run one SQL text read-only on the database at ``url``; never raises for a bad query
     (as :func:`jury.execution.sqlite.execute`: an ``error`` or a ``timeout`` result).
+
+    With ``raw_rows`` the result's kept rows are the driver's own values as Python's ``==``
+    sees them (jury.execution.engine_values.equality_key: ``Decimal('31.2000')`` stays unequal
+    to ``31.2``, a date to its text) instead of their normalised values, for BIRD's Soft-F1
+    (jury.compare.soft_f1); its digests are the usual ones. Never stored.
 
     A ``timeout`` is recorded only when the deadline really passed on this process's clock
     (whatever error code the server gave). A cancel the server reports before the deadline
@@ -129,7 +140,7 @@ def execute(
     PHANTOM_RETRIES such runs execute raises (JuryError), so no wrong outcome is stored."""
     for _ in range(PHANTOM_RETRIES):
         try:
-            return _execute_once(url, sql, timeout_s=timeout_s, row_cap=row_cap, cached=cached)
+            return _execute_once(url, sql, timeout_s=timeout_s, row_cap=row_cap, cached=cached, raw_rows=raw_rows)
         except _CancelledEarly:
             if cached:
                 _drop(url)
@@ -147,7 +158,7 @@ class _CancelledEarly(Exception):
     """The server reported a cancel (or a statement timeout) before the deadline passed."""
 
 
-def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached: bool) -> ExecResult:
+def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached: bool, raw_rows: bool = False) -> ExecResult:
     engine = engine_for(url)
     conn = _connection(engine, timeout_s, cached)  # EngineUnavailable, or InputError for a privileged login
     try:
@@ -180,7 +191,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
                 engine.run_and_discard(conn, piece, deadline)
             columns, rows = engine.stream(conn, last)
             for raw in rows:
-                acc.add(tuple(map(normalise, raw)), raw_row_digest(raw))
+                acc.add(tuple(map(normalise, raw)), raw_row_digest(raw), tuple(map(equality_key, raw)) if raw_rows else None)
                 if acc.count % 1000 == 0 and time.monotonic() > deadline:
                     raise TimeoutError
         finally:

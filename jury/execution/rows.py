@@ -248,7 +248,9 @@ class ResultAccumulator:
         self.raw_digests: RowSetDigest | None = None  # created at the first row whose raw digest differs
         self.raw_unhashable = False
 
-    def add(self, row: tuple, raw_digest: bytes | None = None) -> None:
+    def add(self, row: tuple, raw_digest: bytes | None = None, kept: tuple | None = None) -> None:
+        """Hash ``row`` (normalised values) and keep it under the row cap, or keep ``kept``
+        instead when given (the driver's values as equality keys: engines.execute's raw_rows)."""
         self.count += 1
         digest = row_digest_bytes(row)
         if raw_digest is not None and self.raw_digests is None:
@@ -262,6 +264,7 @@ class ResultAccumulator:
         self.ordered.update(digest)
         if self.count <= self.row_cap:
             self.kept_bytes += sum(_value_bytes(v) for v in row)
+            row = row if kept is None else kept
             if self.kept_bytes > MAX_RESULT_BYTES:
                 self.kept.clear()
                 raise ResultTooLarge(
