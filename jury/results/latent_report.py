@@ -25,6 +25,12 @@ the majority's, with their votes. Votes: a juror's effective category
 are missing), class index its position in :data:`jury.vocab.CATEGORIES`. Records of reviewed
 strict matches (``--review-passes``) are left out: they are not failures.
 
+Every fitted file also gets the check that its jurors err independently given the class, the
+interval's assumption (:func:`jury.stats_dependence.dependence_check`, :data:`DEPENDENCE_RESAMPLES`
+resamples, seed ``seed + i``): pairwise observed vs implied agreement and a parametric-bootstrap
+p-value. It cannot see a mistake the whole panel shares, nor dependence among only three jurors
+(docs/report.md).
+
 A fit is refused, and the file's verdicts are kept as published (certain, in the interval),
 when fewer than two jurors voted (a single juror's errors cannot be told from the class) or
 fewer than :data:`MIN_RECORDS` records have two votes or more (the confusion matrices would be
