@@ -100,6 +100,14 @@ def test_a_juror_that_always_votes_wrong_gets_a_low_accuracy(one_wrong):
     assert conf["jc"][gd][ge] > 0.9  # given a gold defect, jc votes genuine_error
     # two right jurors outvote jc on every record: the latent verdict is the majority's
     assert f["differs"] == []
+    # the dependence check: the truth-followers agree on every common record; jc (genuine_error
+    # always) agrees with any of them on the q3 record of each model only, a third
+    d = f["dependence"]
+    assert d["resamples"] == 200 and d["seed"] == 0 and 0 < d["p_value"] <= 1
+    observed = {tuple(p["jurors"]): p["observed"] for p in d["pairs"]}
+    assert len(observed) == 6
+    for pair, agree in observed.items():
+        assert agree == pytest.approx(1 / 3 if "jc" in pair else 1.0)
     for m in rep["models"]:  # each model: q1 gold defect and q2 format equivalent credited, of 3
         assert (m["adjudicated"]["k"], m["adjudicated"]["n"]) == (2, 3)
         j = m["adjudicated_jury"]
@@ -135,6 +143,7 @@ def test_json_validates_against_the_schema_and_table_and_md_show_the_column(one_
         flat = " ".join(text.split())
         assert "expected [questions + jury 95%]" in flat
         assert "2,000 resamples" in flat and "latent-class fit of verdicts/adj.json" in flat
+        assert re.search(r"verdicts/adj\.json: (no sign of jurors erring together \(p = |jurors err together\? p = )", flat)
         assert "jc" in flat
 
 
@@ -233,3 +242,33 @@ def test_a_record_without_a_majority_is_listed_with_its_votes():
     assert [(v.juror, v.category) for v in d.votes] == [("a", "gold_defect"), ("b", "genuine_error"), ("c", "ambiguous")]
     assert sum(d.posterior.values()) == pytest.approx(1)
     assert f"differs from the majority on {len(f.differs)} records" in render_report(rep, "md")
+
+
+def test_the_dependence_line_says_when_the_interval_assumption_fails():
+    from jury.results.report_model import JurorDependence, JurorPairAgreement, LatentClassFile
+    from jury.results.report_render import dependence_line
+
+    pair = JurorPairAgreement(jurors=["ja", "jb"], common=40, observed=0.9, expected=0.69, excess=0.21, z=2.9)
+    other = JurorPairAgreement(jurors=["ja", "jc"], common=40, observed=0.7, expected=0.69, excess=0.01, z=0.1)
+
+    def file(p_value):
+        dep = JurorDependence(
+            resamples=200,
+            seed=0,
+            min_common=5,
+            alpha=0.05,
+            statistic=2.9,
+            p_value=p_value,
+            largest=["ja", "jb"],
+            pairs=[other, pair],
+        )
+        return LatentClassFile(
+            path="a.json", content_sha256=None, records=40, fitted=True, refused=None, draws="joint", classes=[],
+            priors=None, iterations=None, converged=None, jurors=[], expected_changes=None, dependence=dep,
+        )  # fmt: skip
+
+    assert dependence_line(file(0.003)) == (
+        "jurors err together? p = 0.003 (largest excess: ja\u2013jb +0.21): the questions + jury interval assumes they do "
+        "not; read it as too narrow"
+    )
+    assert dependence_line(file(0.41)) == "no sign of jurors erring together (p = 0.41)"

@@ -25,6 +25,12 @@ the majority's, with their votes. Votes: a juror's effective category
 are missing), class index its position in :data:`jury.vocab.CATEGORIES`. Records of reviewed
 strict matches (``--review-passes``) are left out: they are not failures.
 
+Every fitted file also gets the check that its jurors err independently given the class, the
+interval's assumption (:func:`jury.stats_dependence.dependence_check`, :data:`DEPENDENCE_RESAMPLES`
+resamples, seed ``seed + i``): pairwise observed vs implied agreement and a parametric-bootstrap
+p-value. It cannot see a mistake the whole panel shares, nor dependence among only three jurors
+(docs/report.md).
+
 A fit is refused, and the file's verdicts are kept as published (certain, in the interval),
 when fewer than two jurors voted (a single juror's errors cannot be told from the class) or
 fewer than :data:`MIN_RECORDS` records have two votes or more (the confusion matrices would be
@@ -42,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jury.judging.agreement import effective_category
+from jury.stats_dependence import ALPHA, DependenceCheck, dependence_check
+from jury.stats_dependence import METHOD as DEPENDENCE_METHOD
 from jury.stats_latent import LatentClassFit, dawid_skene, sample_classes
 from jury.stats_uncertainty import METHOD, ClassDraws, ModelRecords, jury_bootstrap, jury_intervals, verdict_changes
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, JURY_ELIGIBLE, Outcome
@@ -57,6 +65,8 @@ JOINT_BELOW = 200
 MIN_RECORDS = 10
 """The fewest records with at least two votes a fit needs."""
 CONFIDENCE = 0.95
+DEPENDENCE_RESAMPLES = 200
+"""Parametric-bootstrap resamples of the jurors' dependence check (seed ``seed + i``)."""
 CREDITED = tuple(CATEGORIES.index(v) for v in CREDITED_VERDICTS)
 _CLASS = {str(c): i for i, c in enumerate(CATEGORIES)}
 
@@ -74,6 +84,7 @@ class _File:
     names: list[str]
     fit: LatentClassFit | None
     refused: str | None
+    dependence: DependenceCheck | None = None
 
 
 def _votes(records: Sequence[AdjudicationRecord]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
@@ -109,14 +120,42 @@ def _refusal(items: np.ndarray, jurors: np.ndarray, labels: np.ndarray) -> str |
     return None
 
 
-def _fit_file(path: str, doc: AdjudicationFile) -> _File:
+def _fit_file(path: str, doc: AdjudicationFile, seed: int, resamples: int) -> _File:
     records = [r for r in doc.records if not r.review_pass]
     items, jurors, labels, names = _votes(records)
     refused = _refusal(items, jurors, labels)
     fit = None
+    dependence = None
     if refused is None:
         fit = dawid_skene(items, jurors, labels, n_classes=len(CATEGORIES), n_items=len(records), n_jurors=len(names))
-    return _File(path, doc, records, items, jurors, labels, names, fit, refused)
+        dependence = dependence_check(fit, items, jurors, labels, resamples=resamples, seed=seed)
+    return _File(path, doc, records, items, jurors, labels, names, fit, refused, dependence)
+
+
+def _dependence_section(f: _File) -> dict[str, Any] | None:
+    d = f.dependence
+    if d is None:
+        return None
+    return {
+        "resamples": d.resamples,
+        "seed": d.seed,
+        "min_common": d.min_common,
+        "alpha": ALPHA,
+        "statistic": d.statistic,
+        "p_value": d.p_value,
+        "largest": None if d.largest is None else [f.names[d.largest.a], f.names[d.largest.b]],
+        "pairs": [
+            {
+                "jurors": [f.names[p.a], f.names[p.b]],
+                "common": p.common,
+                "observed": p.observed,
+                "expected": p.expected,
+                "excess": p.excess,
+                "z": p.z,
+            }
+            for p in d.pairs
+        ],
+    }
 
 
 def _published(r: AdjudicationRecord) -> int:
@@ -178,6 +217,7 @@ def _file_section(f: _File, draws: str | None) -> dict[str, Any]:
         "expected_credit_changes": changes.expected_credit,
         "without_verdict": changes.without_verdict,
         "differs": differs,
+        "dependence": _dependence_section(f),
     }
 
 
@@ -190,13 +230,14 @@ def adjudication_uncertainty(
     *,
     seed: int = 0,
     resamples: int = RESAMPLES,
+    dependence_resamples: int = DEPENDENCE_RESAMPLES,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """(model -> its ``adjudicated_jury`` row field, the report's ``adjudication_uncertainty``).
 
     ``questions``: the report's questions in order of first appearance (gold errors left out,
     :func:`jury.results.ranks.question_order`); ``index``: (model, question) -> verdict record.
     """
-    files = [_fit_file(str(p), doc) for p, doc in adj_docs]
+    files = [_fit_file(str(p), doc, seed + i, dependence_resamples) for i, (p, doc) in enumerate(adj_docs)]
     m_at = {m: i for i, m in enumerate(models)}
     q_at = {q: j for j, q in enumerate(questions)}
     shape = (len(models), len(questions))
@@ -270,6 +311,7 @@ def adjudication_uncertainty(
         "confidence": CONFIDENCE,
         "joint_below": JOINT_BELOW,
         "min_records": MIN_RECORDS,
+        "dependence_method": DEPENDENCE_METHOD,
         "files": [_file_section(f, k) for f, k in zip(files, kinds)],
     }
     return per_model, section

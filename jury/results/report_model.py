@@ -379,6 +379,34 @@ class LatentDiffers(_Model):
     votes: list[LatentVote]
 
 
+class JurorPairAgreement(_Model):
+    """One pair of jurors with common records: observed against model-implied agreement."""
+
+    jurors: list[str] = Field(description="The two jurors.")
+    common: int = Field(ge=1, description="Records both cast a counted vote on.")
+    observed: float = Field(description="Share of the common records where their (first counted) votes are equal.")
+    expected: float = Field(
+        description="The agreement the fit implies: sum_c priors[c] * sum_v confusion_a[c][v] * confusion_b[c][v]."
+    )
+    excess: float = Field(description="observed - expected.")
+    z: float | None = Field(
+        description="The excess over sqrt(expected * (1 - expected) / common); null below min_common common records."
+    )
+
+
+class JurorDependence(_Model):
+    """Do the jurors err independently? (jury.stats_dependence.dependence_check)"""
+
+    resamples: int = Field(ge=1, description="Parametric-bootstrap resamples (refits of simulated votes).")
+    seed: int
+    min_common: int = Field(description="The fewest common records a pair needs to enter the statistic.")
+    alpha: float = Field(description="Below this p-value the report says the jurors err together.")
+    statistic: float | None = Field(description="The largest z over the pairs; null when no pair has min_common records.")
+    p_value: float | None = Field(description="(1 + resampled statistics >= it) / (1 + resamples).")
+    largest: list[str] | None = Field(description="The pair whose z is the statistic.")
+    pairs: list[JurorPairAgreement]
+
+
 class LatentClassFile(_Model):
     """The Dawid-Skene fit of one adjudication file (jury.stats_latent.dawid_skene, smoothing 0.01)."""
 
@@ -402,6 +430,9 @@ class LatentClassFile(_Model):
     expected_credit_changes: float | None = Field(None, description="Expected number whose credit is not the published rule's.")
     without_verdict: int | None = Field(None, ge=0, description="Records the published rule left without a verdict.")
     differs: list[LatentDiffers] = Field(default=[], description="Records whose latent-class verdict is not the published one.")
+    dependence: JurorDependence | None = Field(
+        None, description="The check that the jurors err independently given the class, the interval's assumption."
+    )
 
 
 class AdjudicationUncertainty(_Model):
@@ -415,6 +446,7 @@ class AdjudicationUncertainty(_Model):
         description="A file with fewer records gets joint parameter draws (jury.stats_latent.sample_classes)."
     )
     min_records: int = Field(description="A fit needs at least this many records with two votes or more, and two jurors.")
+    dependence_method: str | None = Field(None, description="How each file's jurors' dependence check is computed.")
     files: list[LatentClassFile] = Field(description="One per adjudication file, in verdict_files' order.")
 
 

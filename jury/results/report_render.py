@@ -19,6 +19,7 @@ from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_ric
 from jury.results.report_model import (
     AdjudicatedJury,
     Correlation,
+    LatentClassFile,
     ModelRow,
     OracleRow,
     Proportion,
@@ -239,7 +240,24 @@ def uncertainty_notes(report: Report) -> list[str]:
             f"latent verdict differs from the majority on {len(f.differs)} records; "
             f"expected verdict changes {f.expected_changes or 0:.1f}, credit changes {f.expected_credit_changes or 0:.1f}"
         )
+        lines.append(f"{f.path}: {dependence_line(f)}")
     return lines
+
+
+def dependence_line(f: LatentClassFile) -> str:
+    """Whether the file's jurors err together (jury.stats_dependence), in one sentence."""
+    d = f.dependence
+    if d is None or d.p_value is None:
+        need = "" if d is None else f" (no pair of jurors shares {d.min_common} records)"
+        return f"jurors erring together not checked{need}"
+    if d.p_value < d.alpha:
+        pair = next((p for p in d.pairs if d.largest and p.jurors == d.largest), None)
+        where = "" if pair is None else f" (largest excess: {pair.jurors[0]}\u2013{pair.jurors[1]} {pair.excess:+.2f})"
+        return (
+            f"jurors err together? p = {d.p_value:.3f}{where}: the questions + jury interval assumes they do not; "
+            "read it as too narrow"
+        )
+    return f"no sign of jurors erring together (p = {d.p_value:.2f})"
 
 
 def _interval(p: Proportion | None, rank: int | None = None) -> str:

@@ -1,0 +1,214 @@
+"""Do the jurors err independently? A pairwise check of a Dawid–Skene fit (issue 44, item 3).
+
+The latent-class model (:mod:`jury.stats_latent`) assumes that, given an item's true class,
+every vote is an independent draw from its juror's confusion row. Jurors who share a mistake
+(the same misleading gold, the same training data) break it: the model then reads a shared
+mistake as independent evidence, and an interval built on its posteriors is too narrow.
+
+For each pair of jurors (j, k) with common items, this compares:
+
+- the **observed agreement** ``a_jk``: the share of their common items where their votes are
+  equal (an item counts when both cast at least one counted vote on it; a juror who voted on
+  an item more than once is represented by its first counted vote there, in the order given);
+- the agreement the fitted model **implies** for an item whose class is drawn from the priors:
+  ``e_jk = sum_c priors[c] * sum_v confusion[j, c, v] * confusion[k, c, v]``;
+- the **excess** ``a_jk - e_jk`` and its standardised form ``z_jk = (a_jk - e_jk) / se``
+  with ``se = sqrt(e_jk * (1 - e_jk) / n_jk)``, ``n_jk`` the common items.
+
+The statistic is the largest ``z_jk`` over the pairs with at least ``min_common`` common items
+(one-sided: jurors who err together agree *more* than the model implies). It is calibrated by a
+parametric bootstrap: each resample draws every item's class from the fitted priors and every
+counted vote (same items, jurors, repeats and missing votes) from its juror's fitted confusion
+row, refits :func:`jury.stats_latent.dawid_skene` with the same smoothing and recomputes the
+statistic. The p-value is ``(1 + #{resampled statistic >= observed}) / (1 + resamples)``.
+Items with a known (human) class are not used: the check is of the votes alone.
+
+>>> import numpy as np
+>>> pairs = pair_agreement([0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 0], np.array([0.5, 0.5]),
+...                        np.array([[[0.9, 0.1], [0.2, 0.8]]] * 2), min_common=1)
+>>> round(pairs[0].observed, 2), round(pairs[0].expected, 3)
+(0.5, 0.75)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from jury.stats_latent import LatentClassFit, dawid_skene
+
+__all__ = ["ALPHA", "METHOD", "DependenceCheck", "PairAgreement", "dependence_check", "pair_agreement"]
+
+ALPHA = 0.05
+"""A p-value below this is read as the jurors erring together."""
+METHOD = "pairwise agreement, observed vs Dawid-Skene implied; max standardised excess; parametric bootstrap"
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """One pair of jurors (indices ``a < b``): their common items and agreements."""
+
+    a: int
+    b: int
+    common: int
+    observed: float
+    expected: float
+    excess: float
+    z: float | None
+    """The standardised excess; None when the pair has fewer than ``min_common`` common items
+    (it is reported but not part of the statistic)."""
+
+
+@dataclass(frozen=True)
+class DependenceCheck:
+    """The pairwise check: every pair with common items, the statistic and its p-value.
+
+    :ivar statistic: the largest standardised excess; None when no pair has ``min_common``
+        common items (nothing to check, ``p_value`` None too).
+    :ivar p_value: the parametric-bootstrap p-value.
+    :ivar largest: the pair whose standardised excess is the statistic (None with it).
+    """
+
+    pairs: list[PairAgreement]
+    statistic: float | None
+    p_value: float | None
+    largest: PairAgreement | None
+    resamples: int
+    seed: int
+    min_common: int
+
+
+def _first_votes(items: ArrayLike, jurors: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One counted vote per (item, juror): the first, abstentions (label < 0) left out."""
+    it = np.asarray(items, dtype=np.int64)
+    ju = np.asarray(jurors, dtype=np.int64)
+    la = np.asarray(labels, dtype=np.int64)
+    keep = la >= 0
+    it, ju, la = it[keep], ju[keep], la[keep]
+    key = it * (int(ju.max()) + 1 if ju.size else 1) + ju
+    _, first = np.unique(key, return_index=True)
+    first.sort()
+    return it[first], ju[first], la[first]
+
+
+def pair_agreement(
+    items: ArrayLike,
+    jurors: ArrayLike,
+    labels: ArrayLike,
+    priors: ArrayLike,
+    confusion: ArrayLike,
+    *,
+    min_common: int = 5,
+) -> list[PairAgreement]:
+    """Every pair of jurors with at least one common item: observed and implied agreement.
+
+    Args:
+        items, jurors, labels: ``(V,)`` the votes (label < 0: an abstention, left out).
+        priors: ``(K,)`` the fitted class priors.
+        confusion: ``(J, K, K)`` the fitted confusion matrices ``[juror, true class, vote]``.
+        min_common: a pair with fewer common items gets ``z`` None.
+
+    Returns:
+        the pairs, ordered by (a, b).
+    """
+    pri = np.asarray(priors, dtype=float)
+    conf = np.asarray(confusion, dtype=float)
+    it, ju, la = _first_votes(items, jurors, labels)
+    n_jurors = conf.shape[0]
+    n_items = int(it.max()) + 1 if it.size else 0
+    grid = np.full((n_items, n_jurors), -1, dtype=np.int64)
+    grid[it, ju] = la
+    implied = np.einsum("c,jcv,kcv->jk", pri, conf, conf)
+    out = []
+    for a in range(n_jurors):
+        for b in range(a + 1, n_jurors):
+            both = (grid[:, a] >= 0) & (grid[:, b] >= 0)
+            n = int(both.sum())
+            if n == 0:
+                continue
+            observed = float(np.mean(grid[both, a] == grid[both, b]))
+            expected = float(implied[a, b])
+            z = None
+            if n >= min_common:
+                e = min(max(expected, 1e-9), 1 - 1e-9)
+                z = (observed - expected) / math.sqrt(e * (1 - e) / n)
+            out.append(PairAgreement(a, b, n, observed, expected, observed - expected, z))
+    return out
+
+
+def _largest(pairs: list[PairAgreement]) -> PairAgreement | None:
+    scored = [p for p in pairs if p.z is not None]
+    return max(scored, key=lambda p: (p.z, -p.a, -p.b)) if scored else None
+
+
+def _simulate(fit: LatentClassFit, items: np.ndarray, jurors: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Labels for the given votes drawn from the fit: each item's class from the priors, each
+    vote from its juror's confusion row."""
+    k = fit.n_classes
+    z = rng.choice(k, size=fit.n_items, p=fit.priors)
+    cum = np.cumsum(fit.confusion[jurors, z[items]], axis=1)
+    u = rng.random(items.size) * cum[:, -1]
+    return np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+
+
+def dependence_check(
+    fit: LatentClassFit,
+    items: ArrayLike,
+    jurors: ArrayLike,
+    labels: ArrayLike,
+    *,
+    resamples: int = 200,
+    seed: int = 0,
+    min_common: int = 5,
+    max_iter: int = 1000,
+    tol: float = 1e-10,
+) -> DependenceCheck:
+    """The pairwise check of ``fit`` on the votes it was fitted on (the module doc).
+
+    Args:
+        fit: the Dawid–Skene fit of these votes (no known classes).
+        items, jurors, labels: ``(V,)`` the votes (label < 0: an abstention, left out).
+        resamples: parametric-bootstrap resamples (``numpy.random.default_rng(seed)``).
+        seed: the bootstrap's seed.
+        min_common: the fewest common items a pair needs to enter the statistic.
+        max_iter, tol: passed to each refit's :func:`jury.stats_latent.dawid_skene`.
+
+    Returns:
+        the :class:`DependenceCheck`.
+    """
+    if int(resamples) < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    it = np.asarray(items, dtype=np.int64)
+    ju = np.asarray(jurors, dtype=np.int64)
+    la = np.asarray(labels, dtype=np.int64)
+    pairs = pair_agreement(it, ju, la, fit.priors, fit.confusion, min_common=min_common)
+    largest = _largest(pairs)
+    if largest is None or largest.z is None:
+        return DependenceCheck(pairs, None, None, None, int(resamples), int(seed), int(min_common))
+    statistic = largest.z
+    keep = la >= 0
+    it, ju = it[keep], ju[keep]
+    rng = np.random.default_rng(seed)
+    n_jurors = fit.confusion.shape[0]
+    at_least = 0
+    for _ in range(int(resamples)):
+        sim = _simulate(fit, it, ju, rng)
+        refit = dawid_skene(
+            it,
+            ju,
+            sim,
+            n_classes=fit.n_classes,
+            n_items=fit.n_items,
+            n_jurors=n_jurors,
+            smoothing=fit.smoothing,
+            max_iter=max_iter,
+            tol=tol,
+        )
+        top = _largest(pair_agreement(it, ju, sim, refit.priors, refit.confusion, min_common=min_common))
+        if top is not None and top.z is not None and top.z >= statistic:
+            at_least += 1
+    p_value = (1 + at_least) / (1 + int(resamples))
+    return DependenceCheck(pairs, statistic, p_value, largest, int(resamples), int(seed), int(min_common))
