@@ -95,7 +95,7 @@ def split_statements(sql: str, engine: str, *, ansi_quotes: bool = False) -> lis
     tokenizer: a semicolon inside a string, a quoted name or a comment is no separator), empty
     ones dropped; None when the SQL cannot be tokenized (statement_problem then says why).
 
-    >>> split_statements("SELECT 1; SELECT ';' -- a; comment\n;", "postgresql")
+    >>> split_statements("SELECT 1; SELECT ';' -- a; comment\\n;", "postgresql")
     ['SELECT 1', "SELECT ';' -- a; comment"]
     """
     import sqlglot
