@@ -25,6 +25,7 @@ def test_every_stage_is_a_package_and_nothing_else_is():
         "stats.py",
         "stats_agreement.py",
         "stats_correction.py",
+        "stats_dependence.py",
         "stats_latent.py",
         "stats_panels.py",
         "stats_repeats.py",
