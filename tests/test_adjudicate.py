@@ -17,7 +17,7 @@ from jury.judging.families import load_registry
 from jury.judging.panels import load_panel, select_jurors
 from jury.verdicts.lock import load_locked
 from tests.support.fakellm import Reply, ballot_reply
-from tests.support.jurytest import FAILURES, gold_position, make_project, says, user_text, write_panel
+from tests.support.jurytest import FAILURES, executed, gold_position, make_project, says, user_text, write_panel
 
 runner = CliRunner()
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
@@ -328,18 +328,6 @@ def test_identical_ballots_in_one_run_are_asked_once_and_agree_with_the_store(pr
     ]
 
 
-def _executed(project) -> int:
-    """Executions the project's store holds (0 when no store was made)."""
-    path = project / ".jury" / "store.db"
-    if not path.exists():
-        return 0
-    import sqlite3
-
-    with sqlite3.connect(path) as con:
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        return con.execute("SELECT count(*) FROM executions").fetchone()[0] if "executions" in tables else 0
-
-
 def test_a_missing_key_is_refused_before_any_sql_runs(project, fake_llm, monkeypatch):
     """Issue 42.5: a missing key was found after the whole evaluation (a minute of SQL on BIRD).
     Now it is the first thing checked, from the run files alone: nothing is executed or called."""
@@ -349,11 +337,11 @@ def test_a_missing_key_is_refused_before_any_sql_runs(project, fake_llm, monkeyp
     res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)])
     assert res.exit_code == 1 and "no API key for panel 'test': set JURY_TEST_KEY" in res.output
     assert len(res.output.strip().splitlines()) == 1
-    assert fake_llm.calls() == 0 and _executed(project) == 0 and not verdict_files(project)
+    assert fake_llm.calls() == 0 and executed(project) == 0 and not verdict_files(project)
     # --plan calls nobody: it needs no key, and executes
     res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--plan"])
     assert res.exit_code == 0, res.output
-    assert _executed(project) > 0 and fake_llm.calls() == 0
+    assert executed(project) > 0 and fake_llm.calls() == 0
 
 
 def test_a_juror_no_model_serves_is_refused_before_any_sql_runs(project, fake_llm):
@@ -366,7 +354,7 @@ def test_a_juror_no_model_serves_is_refused_before_any_sql_runs(project, fake_ll
     panel = write_panel(project, f"http://127.0.0.1:{port}/v1", FOUR)
     res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel)])
     assert res.exit_code == 1 and f"nothing answers at http://127.0.0.1:{port}/v1" in res.output
-    assert _executed(project) == 0
+    assert executed(project) == 0
 
 
 def test_a_cost_cap_refuses_a_juror_it_cannot_price(project, fake_llm):
@@ -383,7 +371,7 @@ def test_a_cost_cap_refuses_a_juror_it_cannot_price(project, fake_llm):
         assert "juror 'ja': litellm has no price for model 'openai/ja' (and 3 more jurors)" in out
         assert "cost cap (max_cost $5)" in out and "free = true" in out
         assert len(res.output.strip().splitlines()) == 1
-        assert fake_llm.calls() == 0 and _executed(project) == 0
+        assert fake_llm.calls() == 0 and executed(project) == 0
     panel.write_text(panel.read_text().replace("[[jurors]]\n", "[[jurors]]\nfree = true\n"))
     res = adjudicate(project, "--panel", str(panel), "--max-cost", "5")
     assert res.exit_code == 0, res.output

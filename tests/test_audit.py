@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from jury.cli import app
 from jury.verdicts.lock import load_locked
 from tests.support.fakellm import Reply, json_reply
-from tests.support.jurytest import says, user_text, write_panel
+from tests.support.jurytest import executed, says, user_text, write_panel
 
 runner = CliRunner()
 FIVE = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai"), ("je", "deepseek")]
@@ -244,24 +244,14 @@ def test_the_default_quorum_is_a_majority_of_the_panel_abstentions_included(proj
 def test_a_missing_key_or_price_is_refused_before_the_gold_is_executed(project, fake_llm, monkeypatch):
     """Issue 42.5: audit-gold found a missing key only after executing and checking every gold
     query; a cost cap counted an unpriced juror as $0. Both are refused first: no SQL runs."""
-    import sqlite3
-
-    def executed() -> int:
-        path = project / ".jury" / "store.db"
-        if not path.exists():
-            return 0
-        with sqlite3.connect(path) as con:
-            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            return con.execute("SELECT count(*) FROM executions").fetchone()[0] if "executions" in names else 0
-
     monkeypatch.delenv("JURY_TEST_KEY", raising=False)
     panel = audit_panel(project, fake_llm.base_url)
     keyed = panel.read_text().replace('family = "xai"', 'family = "xai"\napi_key_env = "JURY_TEST_KEY"')
     panel.write_text(keyed)
     res = runner.invoke(app, ["audit-gold", "gold.json", "--panel", str(panel)])
     assert res.exit_code == 1 and "no API key for panel 'test': set JURY_TEST_KEY" in res.output
-    assert executed() == 0 and fake_llm.calls() == 0
+    assert executed(project) == 0 and fake_llm.calls() == 0
     monkeypatch.setenv("JURY_TEST_KEY", "k")
     res = runner.invoke(app, ["audit-gold", "gold.json", "--panel", str(panel), "--max-cost", "1", "--plan"])
     assert res.exit_code == 1 and "litellm has no price for model 'openai/ja' (and 4 more jurors)" in res.output
-    assert executed() == 0 and fake_llm.calls() == 0
+    assert executed(project) == 0 and fake_llm.calls() == 0

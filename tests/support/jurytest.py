@@ -53,6 +53,19 @@ def copy_project(template: Path, dest: Path) -> Path:
     return dest
 
 
+def executed(project: Path) -> int:
+    """Executions the project's store holds (0 when no store was made): what a check before
+    work must leave at 0."""
+    import sqlite3
+
+    path = project / ".jury" / "store.db"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as con:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return con.execute("SELECT count(*) FROM executions").fetchone()[0] if "executions" in tables else 0
+
+
 TEST_JUROR_TIMEOUT_S = 120.0
 
 
