@@ -275,6 +275,8 @@ def test_readme_cron_and_ci_recipes_survive_two_reaudits(project, fake_llm):
     cron = re.sub(r"^cd \S+ && ", "", cron)
     assert shutil.which("jury", path=str(Path(sys.executable).parent)), "the jury script is not installed"
     panel = audit_panel(project, fake_llm, {"ja": {1}, "jb": {1}})
+    # the recipes cap the cost (--max-cost 25): loopback test jurors have no price, so they say they are free
+    Path(panel).write_text(Path(panel).read_text().replace("[[jurors]]\n", "[[jurors]]\nfree = true\n"))
     fake_llm.script("je2", audit_juror({1}))
     fake_llm.script("je3", audit_juror(set()))
     assert invoke("audit-gold", "gold.json", "--panel", panel).exit_code == 0

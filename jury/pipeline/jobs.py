@@ -278,6 +278,8 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     r = request
 
     def checks_before_work(records: list) -> None:  # keys, servers and prices before any SQL runs
+        if r.plan_only and r.max_cost is None:  # a plan calls nobody: nothing to check before it
+            return
         jurors = jurors_to_ask(r.panel, r.registry, records, r.models)
         if not r.plan_only:
             require_keys(r.panel, jurors)
