@@ -19,8 +19,8 @@ from jury.inputs.records import GoldItem
 from jury.results.report import build_report as build_report_model
 from jury.results.report import render_report, report_rows
 from jury.verdicts.documents import validate_document
-from tests.support.fakellm import FakeLLMServer, ballot_reply, json_reply
-from tests.support.jurytest import FAILURES, GOLD_SQL, copy_project, make_project, says, user_text, write_panel
+from tests.support.fakellm import FakeLLMServer, json_reply
+from tests.support.jurytest import GOLD_SQL, category_juror, copy_project, make_project, says, user_text, write_panel
 
 runner = CliRunner()
 Z = NormalDist().inv_cdf(0.975)
@@ -372,23 +372,7 @@ def test_rows_and_renderings(full):
 
 def juror(verdicts: dict[int, str]):
     """A blind juror answering per question: verdicts maps question id -> category."""
-
-    def respond(req):
-        text = user_text(req)
-        sqls = re.findall(r"<sql_(\d)>\n(.*?)\n</sql_\d>", text, re.S)
-        gold_at = next(int(i) for i, sql in sqls if sql in GOLD_SQL.values())
-        cand_sql = next(sql for i, sql in sqls if int(i) != gold_at)
-        q = next(q for q, sql in FAILURES.items() if sql == cand_sql)
-        cand = 3 - gold_at
-        answer = {
-            "gold_defect": f"answer_{cand}",
-            "genuine_error": f"answer_{gold_at}",
-            "format_equivalence": "both",
-            "ambiguous": "ambiguous",
-        }[verdicts[q]]
-        return ballot_reply(answer, reasoning=f"scripted {verdicts[q]}")
-
-    return respond
+    return category_juror(verdicts.__getitem__)
 
 
 def audit_juror(flag: set[int]):

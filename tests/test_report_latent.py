@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.results.report_model import REPORT_SCHEMA_FILENAME
-from tests.support.fakellm import FakeLLMServer, ballot_reply
-from tests.support.jurytest import FAILURES, GOLD_SQL, make_project, user_text, write_panel
+from tests.support.fakellm import FakeLLMServer
+from tests.support.jurytest import category_juror, make_project, write_panel
 
 runner = CliRunner()
 MODELS = ("gpt-x", "claude-y", "m-one", "m-two")
@@ -25,24 +25,7 @@ TRUTH = {1: "gold_defect", 2: "format_equivalence", 3: "genuine_error"}
 SCHEMA = "verdicts/schema/" + REPORT_SCHEMA_FILENAME
 
 
-def juror(verdict_of):
-    """A blind juror whose category for question q is verdict_of(q)."""
-
-    def respond(req):
-        text = user_text(req)
-        sqls = re.findall(r"<sql_(\d)>\n(.*?)\n</sql_\d>", text, re.S)
-        gold_at = next(int(i) for i, sql in sqls if sql in GOLD_SQL.values())
-        cand_sql = next(sql for i, sql in sqls if int(i) != gold_at)
-        q = next(q for q, sql in FAILURES.items() if sql == cand_sql)
-        answer = {
-            "gold_defect": f"answer_{3 - gold_at}",
-            "genuine_error": f"answer_{gold_at}",
-            "format_equivalence": "both",
-            "ambiguous": "ambiguous",
-        }[verdict_of(q)]
-        return ballot_reply(answer, reasoning="scripted")
-
-    return respond
+juror = category_juror  # a blind juror whose category for question q is verdict_of(q)
 
 
 def adjudicated_project(tmp, scripts):

@@ -66,6 +66,28 @@ def executed(project: Path) -> int:
         return con.execute("SELECT count(*) FROM executions").fetchone()[0] if "executions" in tables else 0
 
 
+def category_juror(verdict_of):
+    """A blind juror of make_project's failures whose category for question q is verdict_of(q)
+    (a category of jury.vocab.CATEGORIES); its reasoning is "scripted <category>"."""
+
+    def respond(req):
+        text = user_text(req)
+        sqls = re.findall(r"<sql_(\d)>\n(.*?)\n</sql_\d>", text, re.S)
+        gold_at = next(int(i) for i, sql in sqls if sql in GOLD_SQL.values())
+        cand_sql = next(sql for i, sql in sqls if int(i) != gold_at)
+        q = next(q for q, sql in FAILURES.items() if sql == cand_sql)
+        category = verdict_of(q)
+        answer = {
+            "gold_defect": f"answer_{3 - gold_at}",
+            "genuine_error": f"answer_{gold_at}",
+            "format_equivalence": "both",
+            "ambiguous": "ambiguous",
+        }[category]
+        return ballot_reply(answer, reasoning=f"scripted {category}")
+
+    return respond
+
+
 TEST_JUROR_TIMEOUT_S = 120.0
 
 
