@@ -149,6 +149,7 @@ def adjudicate(
     seed: int | None = None,
     swap: bool | None = None,
     review_passes: float = 0.0,
+    repeats: int = 1,
     taxonomy: str | None = None,
     families: PathLike | None = None,
     comparator: str | None = None,
@@ -191,6 +192,12 @@ def adjudicate(
         seed: the seed of the ballots' order and sampling (default 0).
         swap: each juror judges both orders (None: the panel's setting).
         review_passes: also send this seeded share of each model's strict matches.
+        repeats: ask the panel this many times (``--repeats``), each repeat drawing its own
+            answer orders from (seed, repeat) and stored as its own votes (a rerun asks none of
+            them again); ``--plan`` prices every repeat. The published verdicts are repeat 0's
+            (exactly the verdicts of a panel asked once); ``jury report`` gives each juror's
+            test-retest agreement, the verdicts that change between repeats and the adjudicated
+            column's spread. Not ``jury.score``'s ``repeats`` (timing runs).
         taxonomy: the error taxonomy (None: the panel's).
         families: a family registry TOML (which provider family each model belongs to).
         comparator: the comparator that decides a match: ``strict`` (default), ``bird``,
@@ -244,7 +251,7 @@ def adjudicate(
             db_url=db_url, allow_privileged_login=allow_privileged_login,
         ),
         gold_path=project.gold(gold), run_paths=run_paths, registry=load_registry(families),
-        seed=project.get("seed", seed, 0), early_stop=early_stop, swap=swap, review_passes=review_passes,
+        seed=project.get("seed", seed, 0), early_stop=early_stop, swap=swap, review_passes=review_passes, repeats=repeats,
         taxonomy=taxonomy, max_cost=project.get("max_cost", max_cost, None), models=_strings(models),
         plan_only=plan_only, batch=batch, positions_from=positions, dbs=_strings(db) or [], **fields,
     )  # fmt: skip
@@ -261,7 +268,9 @@ def _result(request: AdjudicationRequest, job: JobResult[Any]) -> Adjudication:
     from jury.results.scoring import score_all
 
     unit = "failures and sampled passes" if request.review_passes else "failures"
-    asked = juror_plan(request, "adjudication", job.plan.ballots(), len(job.plan.groups), unit)
+    if request.repeats > 1:
+        unit += f", each asked {request.repeats} times (--repeats)"
+    asked = juror_plan(request, "adjudication", job.plan.ballots(), job.plan.items(), unit)
     result = Adjudication(
         panel=request.panel.name, plan=asked, plan_only=request.plan_only, evaluation=job.evaluation, **guarded(request)
     )

@@ -44,6 +44,15 @@ def adjudicate(
         help="Also send this fraction of each model's strict matches (a seeded sample) to the jury on the same "
         "blind ballot; a sampled pass judged a genuine error is a false pass (see jury report).",
     ),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        min=1,
+        help="Ask the panel R times (test-retest): each repeat draws its own answer orders from the seed and is "
+        "stored as its own votes (resumable; a rerun asks none again; --plan prices all R). The verdicts are "
+        "repeat 0's, as with R = 1; jury report gives each juror's test-retest kappa, the verdicts that change "
+        "between repeats and the adjudicated column's spread. Not `score --efficiency --repeats` (timing runs).",
+    ),
     taxonomy: str | None = typer.Option(
         None,
         help="Error taxonomy (a name in panels/taxonomies/, e.g. plsqlbench or spider2-aifunc, or a TOML path): a juror "

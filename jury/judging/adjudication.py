@@ -3,6 +3,13 @@
 Flow: an Evaluation (executions and outcomes) -> ballots per (question, model) for the
 first k jurors of the panel outside the model's families -> votes (resumable, logged)
 -> a majority verdict per failure -> adjudicated accuracy per model.
+
+Repeats (--repeats R): the panel is asked R times. Repeat r's ballots draw their own answer
+order from (seed, r) and carry r in their request hash, so each repeat is its own stored vote
+(repeat 0 is exactly the ballot of a panel asked once); repeat r + 1 is asked once repeat r's
+ballots are answered. A record's ``votes`` and its published verdict are repeat 0's; the
+other repeats' votes are in its ``repeat_votes`` (each with its ``repeat``), read by
+``jury report`` (test-retest agreement, verdicts that change, the column's spread).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import run_ballots
+from jury.judging.runner import RunStats, run_ballots
 from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Outcome, Verdict
 
 
@@ -34,6 +41,11 @@ class AdjudicationPlan(BallotGroups):
     review_passes: float = 0.0  # the share of each model's strict matches also sent to the jury
     reviewed: dict[str, tuple[int, int]] = field(default_factory=dict)  # model -> (matches sampled, matches)
     taxonomy: object = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy
+    repeats: int = 1  # --repeats: groups come R at a time, one per repeat of the same item
+
+    def items(self) -> int:
+        """The failures (and sampled passes) judged: the groups of one repeat."""
+        return len(self.groups) // self.repeats
 
 
 def plan_adjudication(
@@ -48,12 +60,16 @@ def plan_adjudication(
     swap: bool = False,
     review_passes: float = 0.0,
     taxonomy=None,
+    repeats: int = 1,
 ) -> AdjudicationPlan:
     """Ballots for every jury-eligible failure, and with `review_passes` for a seeded sample of
     each model's strict matches too (the same blind ballot); with `swap` every juror gets each
-    ballot in both answer orders."""
+    ballot in both answer orders; with `repeats` R, R groups per item (repeat 0 first), each
+    repeat's orders drawn from (seed, repeat)."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
     template = panel.template or Template.load(panel.prompt_path)  # as validated at load
-    plan = AdjudicationPlan(panel, template, seed, swap=swap, review_passes=review_passes, taxonomy=taxonomy)
+    plan = AdjudicationPlan(panel, template, seed, swap=swap, review_passes=review_passes, taxonomy=taxonomy, repeats=repeats)
     taxonomy_block = taxonomy.block() if taxonomy is not None else ""
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     wanted = set(models) if models else None
@@ -88,39 +104,48 @@ def plan_adjudication(
                 if result_key not in previews:
                     previews[result_key] = preview(ev.results[result_key])
             shown = (previews[pair.gold_key], previews[pair.pred_key])
-            group = []
-            for juror in jurors:
-                drawn = draw_order(seed, pair.question_id, pair.model, juror.name)
-                for order in (drawn, OTHER_ORDER[drawn]) if swap else (drawn,):
-                    messages = adjudication_messages(
-                        template,
-                        panel.ballot_style,
-                        item,
-                        schema_cache[key],
-                        item.sql,
-                        ev.results[pair.gold_key],
-                        pred_sql,
-                        ev.results[pair.pred_key],
-                        order,
-                        panel.show_evidence,
-                        taxonomy_block,
-                        shown,
-                    )
-                    meta: dict[str, object] = {
-                        "order": order,
-                        "db_id": item.db_id,
-                        "answer_key": pair.pred_key,
-                        "gold_key": pair.gold_key,
-                        "sql": pred_sql,  # a recorded judge finds its judgment by model, else by this SQL
-                    }
-                    if review:
-                        meta["review_pass"] = True
-                    ballot = Ballot(
-                        "adjudication", pair.question_id, pair.model, juror, panel.ballot_style, messages, template.sha256, meta
-                    )
-                    ballot.taxonomy = taxonomy
-                    group.append(ballot)
-            plan.groups.append(group)
+            for repeat in range(repeats):
+                group = []
+                for juror in jurors:
+                    drawn = draw_order(seed, pair.question_id, pair.model, juror.name, repeat)
+                    for order in (drawn, OTHER_ORDER[drawn]) if swap else (drawn,):
+                        messages = adjudication_messages(
+                            template,
+                            panel.ballot_style,
+                            item,
+                            schema_cache[key],
+                            item.sql,
+                            ev.results[pair.gold_key],
+                            pred_sql,
+                            ev.results[pair.pred_key],
+                            order,
+                            panel.show_evidence,
+                            taxonomy_block,
+                            shown,
+                        )
+                        meta: dict[str, object] = {
+                            "order": order,
+                            "db_id": item.db_id,
+                            "answer_key": pair.pred_key,
+                            "gold_key": pair.gold_key,
+                            "sql": pred_sql,  # a recorded judge finds its judgment by model, else by this SQL
+                        }
+                        if review:
+                            meta["review_pass"] = True
+                        ballot = Ballot(
+                            "adjudication",
+                            pair.question_id,
+                            pair.model,
+                            juror,
+                            panel.ballot_style,
+                            messages,
+                            template.sha256,
+                            meta,
+                        )
+                        ballot.taxonomy = taxonomy
+                        ballot.repeat = repeat
+                        group.append(ballot)
+                plan.groups.append(group)
     return plan
 
 
@@ -207,38 +232,79 @@ def verdict_record(first: Ballot, families: list[str], votes: list[dict]) -> dic
     }
 
 
-def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> list[dict]:
-    """One record per adjudicated failure or reviewed pass (the verdict file's `records`)."""
-    out = []
-    for group in results:
-        first = group[0].ballot
-        if plan.swap:
-            votes = [_swapped_vote(group[i], group[i + 1]) for i in range(0, len(group), 2)]
-        else:
-            votes = [_vote(r) for r in group]
-        record = verdict_record(first, plan.families[str(first.model)], votes)
-        neither = sum(v["raw_verdict"] == BlindAnswer.NEITHER and v["category"] is not None for v in votes)
-        record["gold_also_wrong"] = record["verdict"] == Verdict.GENUINE_ERROR and neither >= len(votes) // 2 + 1
-        if first.meta.get("review_pass"):
-            record["review_pass"] = True
-        if plan.taxonomy is not None:
-            from jury.judging.taxonomies import record_category
+def _group_record(plan: AdjudicationPlan, group: list[BallotResult]) -> dict:
+    """The record one group's votes give (one repeat of one failure or reviewed pass)."""
+    first = group[0].ballot
+    if plan.swap:
+        votes = [_swapped_vote(group[i], group[i + 1]) for i in range(0, len(group), 2)]
+    else:
+        votes = [_vote(r) for r in group]
+    record = verdict_record(first, plan.families[str(first.model)], votes)
+    neither = sum(v["raw_verdict"] == BlindAnswer.NEITHER and v["category"] is not None for v in votes)
+    record["gold_also_wrong"] = record["verdict"] == Verdict.GENUINE_ERROR and neither >= len(votes) // 2 + 1
+    if first.meta.get("review_pass"):
+        record["review_pass"] = True
+    if plan.taxonomy is not None:
+        from jury.judging.taxonomies import record_category
 
-            for v in votes:  # a swapped vote counts only when both orders agree: so does its category
-                if v.get("swapped") is not None and v["category"] != Verdict.GENUINE_ERROR:
-                    v["error_category"] = None
-            record["error_category"] = record_category(record["verdict"], votes)
+        for v in votes:  # a swapped vote counts only when both orders agree: so does its category
+            if v.get("swapped") is not None and v["category"] != Verdict.GENUINE_ERROR:
+                v["error_category"] = None
+        record["error_category"] = record_category(record["verdict"], votes)
+    return record
+
+
+def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> list[dict]:
+    """One record per adjudicated failure or reviewed pass (the verdict file's `records`). With
+    repeats, the record is repeat 0's (its votes and verdict) and ``repeat_votes`` holds the
+    other repeats' votes, repeat by repeat, each vote with its ``repeat``."""
+    out = []
+    r_count = plan.repeats
+    for i in range(0, len(results), r_count):
+        record = _group_record(plan, results[i])
+        if r_count > 1:
+            record["repeat_votes"] = [v for group in results[i + 1 : i + r_count] for v in _group_record(plan, group)["votes"]]
         out.append(record)
     return out
 
 
-def run_adjudication(plan: AdjudicationPlan, store, **kwargs):
+def run_adjudication(plan: AdjudicationPlan, store, *, max_cost: float | None = None, progress=None, **kwargs):
     """The verdict records of the plan's groups (asked, or reused from the store) and the run's
-    stats; each group's prompts are dropped as soon as it is done (Ballot.release)."""
+    stats; each group's prompts are dropped as soon as it is done (Ballot.release). With
+    repeats, repeat r + 1's ballots are asked once every ballot of repeat r is answered (one
+    pass per repeat, the cost cap counting the spend of the passes before)."""
 
     def release(results: list[BallotResult]) -> None:
         for r in results:
             r.ballot.release()
 
-    results, stats = run_ballots(plan.groups, store, vote_category, on_group=release, **kwargs)
-    return build_records(plan, results), stats
+    if plan.repeats == 1:
+        results, once = run_ballots(
+            plan.groups, store, vote_category, on_group=release, max_cost=max_cost, progress=progress, **kwargs
+        )
+        return build_records(plan, results), once
+    everything: list[list[BallotResult]] = [[] for _ in plan.groups]
+    total = sum(len(g) for g in plan.groups)
+    stats: RunStats | None = None
+    offset = 0
+    for repeat in range(plan.repeats):
+        where = list(range(repeat, len(plan.groups), plan.repeats))
+        groups = [plan.groups[i] for i in where]
+        left = None if max_cost is None else max(0.0, max_cost - (stats.cost_usd if stats is not None else 0.0))
+
+        def tick(done: int, _total: int, base: int = offset) -> None:
+            if progress is not None:
+                progress(base + done, total)
+
+        results, run = run_ballots(groups, store, vote_category, on_group=release, max_cost=left, progress=tick, **kwargs)
+        offset += sum(len(g) for g in groups)
+        for i, res in zip(where, results):
+            everything[i] = res
+        if stats is None:
+            stats = run
+            if stats.guard is not None:
+                stats.guard.cap = max_cost
+        else:
+            stats.absorb(run)
+    assert stats is not None  # repeats >= 2: at least one pass ran
+    return build_records(plan, everything), stats

@@ -223,9 +223,12 @@ def fence(text: str) -> str:
     return _TAG_START.sub("<\\\\", text)
 
 
-def draw_order(seed: int, question_id, model: str, juror: str) -> str:
-    """'gold_first' or 'candidate_first', from a hash of the seed and the ballot's identity."""
-    digest = hashlib.sha256(f"{seed}|{question_id}|{model}|{juror}".encode()).digest()
+def draw_order(seed: int, question_id, model: str, juror: str, repeat: int = 0) -> str:
+    """'gold_first' or 'candidate_first', from a hash of the seed and the ballot's identity.
+    ``repeat`` (--repeats): repeat r > 0 draws its own order from (seed, r); repeat 0 draws
+    exactly the order a panel asked once draws."""
+    tail = f"|repeat={repeat}" if repeat else ""
+    digest = hashlib.sha256(f"{seed}|{question_id}|{model}|{juror}{tail}".encode()).digest()
     return "gold_first" if digest[0] % 2 == 0 else "candidate_first"
 
 

@@ -29,6 +29,7 @@ class Ballot:
     # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category); an audit ballot of a
     # database or linked schema view: a jury.judging.ballots.AuditDefectTypes (the defect types it offers)
     taxonomy: Any = None
+    repeat: int = 0  # --repeats: which repeat of the panel this ballot is (0: the one a panel asked once asks)
     _released_sha256: str | None = field(default=None, repr=False, compare=False)
 
     def release(self) -> None:
@@ -55,6 +56,9 @@ class Ballot:
                     "template_sha256": self.template_sha256,
                     # a recorded judge's file (only then: live jurors' hashes stay as they were)
                     **({"recorded_sha256": self.juror.recorded_sha256} if self.juror.recorded is not None else {}),
+                    # --repeats: repeat r > 0 is its own request even when its messages are repeat 0's
+                    # (only then: repeat 0's hash is the hash of a panel asked once)
+                    **({"repeat": self.repeat} if self.repeat else {}),
                 }
             )
         ).hexdigest()
@@ -89,6 +93,7 @@ class BallotResult:
             "skipped": self.status == "skipped",
             "request_sha256": b.request_sha256,
             **({"via": self.via} if self.via else {}),  # only when used: files without batches stay as they were
+            **({"repeat": b.repeat} if b.repeat else {}),  # --repeats: absent means repeat 0
         }
 
 

@@ -101,6 +101,37 @@ def _effective(vote) -> str | None:
     return None if vote.abstained or vote.skipped else vote.category
 
 
+def repeats_of(record) -> list[list]:
+    """--repeats: an adjudication record's votes per repeat (its ``votes`` are repeat 0's, its
+    ``repeat_votes`` the others', each with its ``repeat``); one list without repeats."""
+    out: list[list] = [list(record.votes)]
+    for v in getattr(record, "repeat_votes", None) or []:
+        while len(out) <= (v.repeat or 0):
+            out.append([])
+        out[v.repeat or 0].append(v)
+    return out
+
+
+def repeat_verdict(votes: list) -> str:
+    """The verdict one repeat's votes give under the adjudication rule (as a record's verdict
+    follows from its votes)."""
+    return adjudication_verdict([_effective(v) for v in votes if not v.skipped], len(votes))
+
+
+def _repeats_problem(record, style: str) -> str | None:
+    """Every repeat of a record asked its jurors, each vote's category following from its answer."""
+    if any(v.repeat is None for v in record.repeat_votes or []):
+        return "a vote of repeat_votes names no repeat"
+    for n, votes in enumerate(repeats_of(record)[1:], start=1):
+        if [v.juror for v in votes] != list(record.jurors):
+            return f"repeat {n}: jurors {[v.juror for v in votes]} do not match the record's jurors {list(record.jurors)}"
+        for v in votes:
+            problem = _vote_problem(v, style)
+            if problem:
+                return f"repeat {n}: {problem}"
+    return None
+
+
 def _swap_problem(vote, style: str) -> str | None:
     """A --swap vote: each order's category follows from its answer, the orders differ, and the
     vote counts only when both orders agree (two categories: an inconsistent abstention)."""
@@ -215,6 +246,9 @@ def check_document(doc) -> str | None:
             if r.checks is not None and not isinstance(doc.settings.get("checks"), dict):
                 return f"{where}: has gold checks but the file's settings record none (settings.checks)"
             continue
+        problem = _repeats_problem(r, style)
+        if problem:
+            return f"{where}: {problem}"
         counted = [_effective(v) for v in r.votes if not v.skipped]
         verdict = adjudication_verdict(counted, len(r.votes))
         if any(v.skipped for v in r.votes):

@@ -34,7 +34,7 @@ import socket
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from jury.errors import StoreError
@@ -93,6 +93,23 @@ class RunStats:
     unpriced: list[str] = field(default_factory=list)  # juror models litellm cannot price: $0 to the cap
     cost_usd: float = 0.0
     guard: CostGuard | None = None
+
+    def absorb(self, other: RunStats) -> None:
+        """Add another run's counts to these (the passes of a repeated panel, one per repeat):
+        counts add up, flags and the first store error carry over, lists gain what is new."""
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if f.name == "guard":
+                if mine is not None and theirs is not None:
+                    mine.spent += theirs.spent
+            elif isinstance(mine, bool):
+                setattr(self, f.name, mine or theirs)
+            elif isinstance(mine, int | float | Counter):
+                setattr(self, f.name, mine + theirs)
+            elif isinstance(mine, list):
+                setattr(self, f.name, mine + [x for x in theirs if x not in mine])
+            else:  # store_error: the first
+                setattr(self, f.name, mine if mine is not None else theirs)
 
 
 @dataclass

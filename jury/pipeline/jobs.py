@@ -290,7 +290,7 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     )
     plan = plan_adjudication(
         ev, gold, records, r.panel, r.registry, models=r.models, seed=r.seed, swap=bool(r.swap),
-        review_passes=r.review_passes, taxonomy=r.taxonomy,
+        review_passes=r.review_passes, taxonomy=r.taxonomy, repeats=r.repeats,
     )  # fmt: skip
     if r.plan_only:
         return JobResult(plan, evaluation=ev)
@@ -328,6 +328,8 @@ def _recorded(r: AdjudicationRequest, plan) -> dict:
         recorded["positions_from"] = bind_file(r.positions_from, verdicts_dir(r.config, r.output)).model_dump()
     if r.dbs:  # only these databases' questions (recorded only when used, as swap)
         recorded["dbs"] = list(r.dbs)
+    if r.repeats > 1:  # recorded only when used, as swap
+        recorded["repeats"] = r.repeats
     if r.review_passes:
         recorded["review_passes"] = r.review_passes
         recorded["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}

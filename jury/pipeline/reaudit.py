@@ -79,6 +79,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
         early_stop=s.get("early_stop", False),
         swap=s.get("swap", False),
         review_passes=s.get("review_passes", 0.0),
+        repeats=s.get("repeats", 1),
         models=s.get("models"),
         positions_from=resolve_bound(base, s["positions_from"]["path"]) if s.get("positions_from") else None,
         **same,

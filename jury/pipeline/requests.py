@@ -90,6 +90,7 @@ class AdjudicationRequest(JurorRequest):
     models: list[str] | None = Field(None, description="Only these models (None: every model of the runs).")
     positions_from: Path | None = Field(None, description="The gold file prediction files index by position.")
     dbs: list[str] = Field(default_factory=list, description="Only the questions of these db_ids (none: every question).")
+    repeats: int = Field(1, description="Ask the panel this many times, each repeat its own seeded order (--repeats).")
 
     @model_validator(mode="after")
     def _decide(self) -> AdjudicationRequest:
@@ -104,6 +105,8 @@ class AdjudicationRequest(JurorRequest):
             raise InputError("shard and early_stop cannot be combined: a settled majority needs every juror's vote in one store")
         if self.early_stop and (self.batch or any(j.batch for j in panel.jurors)):
             raise InputError("batch and early_stop cannot be combined: a batch sends every juror's ballot at once")
+        if self.repeats < 1:
+            raise InputError(f"repeats must be at least 1, got {self.repeats}")
         if not 0.0 <= self.review_passes <= 1.0:
             raise InputError(f"review_passes must be a fraction in [0, 1], got {self.review_passes}")
         if self.taxonomy is None or isinstance(self.taxonomy, str | Path):  # not loaded yet

@@ -188,7 +188,7 @@ class SwappedVote(DocumentModel):
 class Vote(OmitUnused):
     """One juror's ballot on one question (or why there is none)."""
 
-    _OPTIONAL = ("error_category", "via")
+    _OPTIONAL = ("error_category", "via", "repeat")
 
     juror: str = Field(description="Juror name.")
     family: str = Field(description="Juror's model family.")
@@ -223,10 +223,16 @@ class Vote(OmitUnused):
         description="--batch only (absent otherwise): the juror's reply came through its provider's batch API "
         "(the same request, at the batch price).",
     )
+    repeat: int | None = Field(
+        None,
+        ge=1,
+        description="--repeats only (absent otherwise, and in repeat 0): the repeat of the panel this vote belongs to "
+        "(a record's repeat_votes).",
+    )
 
 
 class AdjudicationRecord(OmitUnused):
-    _OPTIONAL = ("error_category", "test", "episode", "turn")
+    _OPTIONAL = ("error_category", "test", "episode", "turn", "repeat_votes")
 
     question_id: int | str
     db_id: str
@@ -259,6 +265,11 @@ class AdjudicationRecord(OmitUnused):
         None, description="Test-suite runs, turns of an episode only (absent otherwise): the episode of the judged test."
     )
     turn: int | None = Field(None, description="Test-suite runs, turns of an episode only (absent otherwise): its turn.")
+    repeat_votes: list[Vote] | None = Field(
+        None,
+        description="--repeats R > 1 only (absent otherwise): the votes of repeats 1..R-1, repeat by repeat, each with "
+        "its repeat (each repeat's ballots drew their own answer order). votes, verdict and credited are repeat 0's.",
+    )
 
     _qid = field_validator("question_id", mode="before")(normalise_qid)
 

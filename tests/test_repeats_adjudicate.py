@@ -1,0 +1,170 @@
+"""`jury adjudicate --repeats R` end to end (issue 44 item 2), against the loopback juror server.
+
+Eight failures of one model, judged by two jurors (ja, jb). A scripted juror answers by a fixed
+truth and flips its answer the second time it is asked a question, on a known set of questions:
+with sequential repeats (repeat 1 is asked once repeat 0 is answered) the second ask is repeat 1.
+Scripted jurors are test doubles: expected values come from the scripts and hand derivations,
+never from jury's output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from jury.cli import app
+from tests.support.fakellm import ballot_reply
+from tests.support.helpers import make_db, write_gold, write_runs
+from tests.support.jurytest import user_text, write_panel
+
+runner = CliRunner()
+N = 8
+MODEL = "m-one"  # family deepseek: both jurors may judge it
+TWO = [("ja", "openai"), ("jb", "anthropic")]
+# q1..q3 gold_defect, q4..q8 genuine_error
+TRUTH = {q: ("gold_defect" if q <= 3 else "genuine_error") for q in range(1, N + 1)}
+OTHER = {"gold_defect": "genuine_error", "genuine_error": "gold_defect"}
+
+
+def make_repeats_project(tmp: Path) -> Path:
+    """Question q's gold is SELECT q, the model's answer SELECT 100 + q: eight jury-eligible failures."""
+    make_db(tmp / "dbs")
+    gold = [
+        {"question_id": q, "db_id": "shop", "question": f"Question {q}?", "evidence": "", "SQL": f"SELECT {q} AS v"}
+        for q in range(1, N + 1)
+    ]
+    write_gold(tmp, gold)
+    write_runs(
+        tmp, [{"model": MODEL, "question_id": q, "sql": f"SELECT {100 + q} AS v", "family": "deepseek"} for q in gold_ids()]
+    )
+    (tmp / "jury.toml").write_text('gold = "gold.json"\ndb_root = "dbs"\nworkers = 1\n')
+    return tmp
+
+
+def gold_ids() -> list[int]:
+    return list(range(1, N + 1))
+
+
+def flipping_juror(flips: set[int]):
+    """A blind juror answering TRUTH, except on its second ask of a question in ``flips``,
+    where it gives the other category. Returns (responder, Counter of asks per question)."""
+    seen: Counter = Counter()
+    lock = threading.Lock()
+
+    def respond(req):
+        text = user_text(req)
+        sqls = dict(re.findall(r"<sql_(\d)>\n(.*?)\n</sql_\d>", text, re.S))
+        values = {int(k): int(sql.split()[1]) for k, sql in sqls.items()}
+        gold_at = next(k for k, v in values.items() if v < 100)
+        q = values[gold_at]
+        with lock:
+            seen[q] += 1
+            n = seen[q]
+        category = OTHER[TRUTH[q]] if (n == 2 and q in flips) else TRUTH[q]
+        answer = {"gold_defect": f"answer_{3 - gold_at}", "genuine_error": f"answer_{gold_at}"}[category]
+        return ballot_reply(answer, reasoning=f"scripted {category}")
+
+    return respond, seen
+
+
+JA_FLIPS = {1, 4}  # one gold_defect and one genuine_error question: ja's marginals stay 3 : 5
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch, fake_llm):
+    make_repeats_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ja, _ = flipping_juror(JA_FLIPS)
+    jb, _ = flipping_juror(set())
+    fake_llm.script("ja", ja)
+    fake_llm.script("jb", jb)
+    write_panel(tmp_path, fake_llm.base_url, TWO, k=2)
+    return tmp_path
+
+
+def adjudicate(*args: str):
+    res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", "panel.toml", *args], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def raw(path: str) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+# ------------------------------------------------------------------ votes per repeat
+
+
+def test_each_repeat_is_its_own_vote_with_its_index(project, fake_llm):
+    adjudicate("--repeats", "2", "-o", "verdicts/adj.json")
+    # 8 questions x 2 jurors x 2 repeats, each asked once
+    assert fake_llm.calls() == 32
+    doc = raw("verdicts/adj.json")
+    assert doc["settings"]["repeats"] == 2
+    hashes = set()
+    for r in doc["records"]:
+        q = r["question_id"]
+        assert [v["juror"] for v in r["votes"]] == ["ja", "jb"]
+        assert all("repeat" not in v for v in r["votes"])  # repeat 0: as a panel asked once writes it
+        assert [(v["juror"], v["repeat"]) for v in r["repeat_votes"]] == [("ja", 1), ("jb", 1)]
+        # the published verdict is repeat 0's: both jurors say the truth
+        assert r["verdict"] == TRUTH[q]
+        want_ja = OTHER[TRUTH[q]] if q in JA_FLIPS else TRUTH[q]
+        assert [v["category"] for v in r["repeat_votes"]] == [want_ja, TRUTH[q]]
+        hashes |= {v["request_sha256"] for v in r["votes"] + r["repeat_votes"]}
+    assert len(hashes) == 32  # repeat 1 is its own request even where its drawn order is repeat 0's
+    verify = runner.invoke(app, ["verify", "verdicts/adj.json"])
+    assert verify.exit_code == 0, verify.output
+
+
+def test_a_rerun_asks_nothing_and_gives_the_same_votes(project, fake_llm):
+    adjudicate("--repeats", "2", "-o", "verdicts/adj.json")
+    calls = fake_llm.calls()
+    adjudicate("--repeats", "2", "-o", "verdicts/again.json")  # another file: every ballot goes to the store
+    assert fake_llm.calls() == calls
+    assert raw("verdicts/again.json")["records"] == raw("verdicts/adj.json")["records"]
+
+
+def test_repeat_0_is_the_panel_asked_once_and_resuming_asks_only_the_missing_repeat(project, fake_llm):
+    """A run killed once repeat 0's votes are stored is what a --repeats 1 run leaves in the store:
+    --repeats 2 then asks only repeat 1's 16 ballots."""
+    adjudicate("-o", "verdicts/once.json")
+    assert fake_llm.calls() == 16
+    adjudicate("--repeats", "2", "-o", "verdicts/twice.json")
+    assert fake_llm.calls() == 32
+    once, twice = raw("verdicts/once.json"), raw("verdicts/twice.json")
+    assert [r["votes"] for r in once["records"]] == [r["votes"] for r in twice["records"]]
+    assert [r["verdict"] for r in once["records"]] == [r["verdict"] for r in twice["records"]]
+
+
+def test_repeats_1_writes_what_it_always_wrote(project, fake_llm):
+    adjudicate("-o", "verdicts/once.json")
+    doc = raw("verdicts/once.json")
+    assert "repeats" not in doc["settings"]
+    for r in doc["records"]:
+        assert "repeat_votes" not in r
+        for v in r["votes"]:
+            assert "repeat" not in v
+            # the order drawn as before repeats existed: sha256("seed|question|model|juror"), first byte even: gold first
+            digest = hashlib.sha256(f"0|{r['question_id']}|{MODEL}|{v['juror']}".encode()).digest()
+            assert v["order"] == ("gold_first" if digest[0] % 2 == 0 else "candidate_first")
+
+
+def test_plan_prices_every_repeat(project, fake_llm):
+    import jury
+
+    once = jury.adjudicate("run.jsonl", panel="panel.toml", plan=True)
+    twice = jury.adjudicate("run.jsonl", panel="panel.toml", plan=True, repeats=2)
+    assert fake_llm.calls() == 0
+    assert sum(r["ballots"] for r in once.plan.rows) == 16  # 8 failures x 2 jurors
+    assert sum(r["ballots"] for r in twice.plan.rows) == 32
+    assert twice.plan.groups == once.plan.groups == N  # the failures, not the repeats
+    out = adjudicate("--plan", "--repeats", "2").output
+    assert "32 ballots for 8 failures, each asked 2 times" in " ".join(out.split())
