@@ -168,3 +168,62 @@ def test_plan_prices_every_repeat(project, fake_llm):
     assert twice.plan.groups == once.plan.groups == N  # the failures, not the repeats
     out = adjudicate("--plan", "--repeats", "2").output
     assert "32 ballots for 8 failures, each asked 2 times" in " ".join(out.split())
+
+
+# ------------------------------------------------------------------ jury report
+
+
+def cohen_kappa(a: list[str], b: list[str]) -> float:
+    """Cohen's kappa from its definition (observed vs chance agreement of the marginals)."""
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    chance = sum((a.count(c) / n) * (b.count(c) / n) for c in set(a) | set(b))
+    return (observed - chance) / (1 - chance)
+
+
+def report(*args: str) -> str:
+    res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", *args], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_report_gives_the_test_retest_kappa_the_flips_predict(project, fake_llm):
+    adjudicate("--repeats", "2", "-o", "verdicts/adj.json")
+    rep = json.loads(report("-f", "json"))
+    (f,) = rep["repeat_stability"]["files"]
+    assert f["repeats"] == 2 and f["records"] == N
+    jurors = {j["juror"]: j for j in f["jurors"]}
+    # ja: repeat 0 the truth (3 gold_defect, 5 genuine_error); repeat 1 flips q1 and q4 (still 3 : 5).
+    # observed 6/8; chance (3/8)^2 + (5/8)^2 = 34/64; kappa = (48/64 - 34/64) / (30/64) = 7/15
+    rep0 = [TRUTH[q] for q in gold_ids()]
+    rep1 = [OTHER[TRUTH[q]] if q in JA_FLIPS else TRUTH[q] for q in gold_ids()]
+    assert cohen_kappa(rep0, rep1) == pytest.approx(7 / 15)
+    assert jurors["ja"]["kappa"] == pytest.approx(7 / 15)
+    assert jurors["ja"]["agreement"] == pytest.approx(6 / 8) and jurors["ja"]["items"] == N
+    assert jurors["ja"]["low"] <= 7 / 15 <= jurors["ja"]["high"]
+    assert jurors["jb"]["kappa"] == pytest.approx(1.0) and jurors["jb"]["agreement"] == 1.0
+    # two jurors, k = 2: where ja flips the two disagree, no majority; the other six verdicts stay
+    assert (f["verdicts_changed"]["k"], f["verdicts_changed"]["n"]) == (2, N)
+    assert f["verdicts_changed"]["value"] == pytest.approx(2 / 8)
+    assert sorted(c["question_id"] for c in f["changed"]) == sorted(JA_FLIPS)
+    # the adjudicated column: repeat 0 credits q1..q3 (3/8), repeat 1 only q2, q3 (2/8)
+    (col,) = f["column"]
+    assert col["model"] == MODEL
+    assert col["values"] == pytest.approx([3 / 8, 2 / 8])
+    assert col["mean"] == pytest.approx(5 / 16)
+    assert col["sd"] == pytest.approx((1 / 8) / 2**0.5)
+    assert (col["low"], col["high"]) == pytest.approx((2 / 8, 3 / 8))
+    # the published column is repeat 0's
+    (row,) = rep["models"]
+    assert row["adjudicated"]["value"] == pytest.approx(3 / 8)
+    table = " ".join(report().split())
+    assert "test-retest Cohen's kappa" in table and "ja 0.47" in table and "verdicts that change between repeats 2/8" in table
+    markdown = report("-f", "md")
+    assert "test-retest" in markdown
+
+
+def test_a_panel_asked_once_has_no_repeat_section(project, fake_llm):
+    adjudicate("-o", "verdicts/adj.json")
+    rep = json.loads(report("-f", "json"))
+    assert "repeat_stability" not in rep
+    assert "test-retest" not in report()

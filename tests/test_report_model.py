@@ -95,7 +95,7 @@ def test_json_output_is_the_model_dump_in_field_order(kwargs):
     text = render_report(report, "json")
     data = report.model_dump(mode="json")
     assert text == to_json(data)
-    optional = {"error_categories", "corrected"}  # written only with --taxonomy verdict files, --review-sample
+    optional = {"error_categories", "corrected", "repeat_stability"}  # --taxonomy files, --review-sample, --repeats files
     if "adj_docs" not in kwargs:
         optional.add("adjudication_uncertainty")  # written only with adjudication files
     assert list(json.loads(text)) == [f for f in Report.model_fields if f not in optional]  # the model's field order

@@ -14,6 +14,8 @@ the same way: a missing vote is never counted for or against.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CLASSIFY_STYLE, CREDITED_VERDICTS, NONE_FITS, AuditVote, Verdict
 
@@ -112,7 +114,7 @@ def repeats_of(record) -> list[list]:
     return out
 
 
-def repeat_verdict(votes: list) -> str:
+def repeat_verdict(votes: Sequence[Any]) -> str:
     """The verdict one repeat's votes give under the adjudication rule (as a record's verdict
     follows from its votes)."""
     return adjudication_verdict([_effective(v) for v in votes if not v.skipped], len(votes))

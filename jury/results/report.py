@@ -43,6 +43,7 @@ from jury.results.columns import (
 )
 from jury.results.latent_report import adjudication_uncertainty
 from jury.results.ranks import DEFAULT_RESAMPLES, question_order, rank_stability
+from jury.results.repeats_report import repeat_stability
 from jury.results.report_model import Report
 from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
 from jury.results.score_table import run_provenance
@@ -134,6 +135,7 @@ def build_report(
             "error_categories": category_counts(adj_docs),  # --taxonomy files only
             "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
             "adjudication_uncertainty": uncertainty,
+            "repeat_stability": repeat_stability(ev.pairs, cols.index, adj_docs, seed=seed) if cols.index is not None else None,
         }
     )
 

@@ -450,6 +450,61 @@ class AdjudicationUncertainty(_Model):
     files: list[LatentClassFile] = Field(description="One per adjudication file, in verdict_files' order.")
 
 
+class JurorRetest(_Model):
+    """One juror's agreement with itself across the repeats of a panel (jury.stats_repeats.juror_retest)."""
+
+    juror: str
+    items: int = Field(ge=0, description="Records it answered in at least two repeats.")
+    agreement: float | None = Field(description="Over those records, the share of pairs of its answers that agree.")
+    kappa: float | None = Field(description="R = 2: Cohen's kappa between the repeats; R > 2: Fleiss' kappa across them.")
+    low: float | None = Field(description="R = 2: the kappa's bootstrap interval (null for R > 2 or when undefined).")
+    high: float | None
+
+
+class RepeatRecord(_Model):
+    """A record whose verdict is not the same in every repeat."""
+
+    model: str
+    question_id: int | str
+
+
+class RepeatColumn(_Model):
+    """A model's adjudicated accuracy with each repeat's verdicts, and their spread."""
+
+    model: str
+    values: list[float | None] = Field(description="One per repeat, repeat 0 (the published column) first.")
+    mean: float | None
+    sd: float | None = Field(description="Sample standard deviation over the repeats (ddof 1).")
+    low: float | None = Field(description="The smallest value.")
+    high: float | None = Field(description="The largest value.")
+
+
+class RepeatFile(_Model):
+    """One adjudication file asked R >= 2 times (jury adjudicate --repeats)."""
+
+    path: str
+    content_sha256: str | None
+    repeats: int = Field(ge=2)
+    records: int = Field(ge=0, description="Its records (reviewed strict matches left out).")
+    jurors: list[JurorRetest]
+    verdicts_changed: Proportion = Field(
+        description="Records (with votes in every repeat) whose verdict, each repeat's votes alone under the "
+        "adjudication rule, is not the same in every repeat; Wilson 95% interval."
+    )
+    changed: list[RepeatRecord] = Field(description="Those records.")
+    column: list[RepeatColumn] = Field(description="Per model judged in the file: the adjudicated column over the repeats.")
+
+
+class RepeatStability(_Model):
+    """Test-retest of repeated panels (jury.results.repeats_report)."""
+
+    method: str
+    resamples: int = Field(ge=1, description="Bootstrap resamples of the R = 2 kappa intervals.")
+    seed: int
+    confidence: float
+    files: list[RepeatFile] = Field(description="One per adjudication file with R >= 2, in verdict_files' order.")
+
+
 class Report(OmitUnused):
     """`jury report --format json` (see docs/report.md)."""
 
@@ -458,6 +513,7 @@ class Report(OmitUnused):
         "rank_stability",
         "corrected",
         "adjudication_uncertainty",
+        "repeat_stability",
     )  # written only when present: reports without them are as before
 
     jury_version: str
@@ -488,6 +544,11 @@ class Report(OmitUnused):
         None,
         description="With adjudication files only (absent otherwise): the latent-class fit of each file and the questions + "
         "jury bootstrap behind each model's adjudicated_jury.",
+    )
+    repeat_stability: RepeatStability | None = Field(
+        None,
+        description="With adjudication files asked more than once only (jury adjudicate --repeats; absent otherwise): "
+        "each juror's test-retest agreement, the verdicts that change between repeats and the adjudicated column's spread.",
     )
 
 

@@ -19,6 +19,7 @@ from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_ric
 from jury.results.report_model import (
     AdjudicatedJury,
     Correlation,
+    JurorRetest,
     LatentClassFile,
     ModelRow,
     OracleRow,
@@ -244,6 +245,39 @@ def uncertainty_notes(report: Report) -> list[str]:
     return lines
 
 
+def repeat_notes(report: Report) -> list[str]:
+    """Per adjudication file asked R >= 2 times: its jurors' test-retest kappa, the verdicts
+    that change between repeats and the adjudicated column's spread (jury.results.repeats_report)."""
+    s = report.repeat_stability
+    if s is None:
+        return []
+    lines = []
+    for f in s.files:
+
+        def kappa(j: JurorRetest) -> str:
+            if j.kappa is None:
+                return f"{j.juror} —"
+            return f"{j.juror} {j.kappa:.2f}" + (
+                f" [{j.low:.2f}, {j.high:.2f}]" if j.low is not None and j.high is not None else ""
+            )
+
+        how = "Cohen's kappa [95% bootstrap]" if f.repeats == 2 else "Fleiss' kappa"
+        c = f.verdicts_changed
+        lines.append(
+            f"repeats of {f.path} (R = {f.repeats}; published verdicts are repeat 0's): test-retest {how} "
+            + ", ".join(kappa(j) for j in f.jurors)
+            + f"; verdicts that change between repeats {c.k}/{c.n} ({cell(c)})"
+        )
+        spread = "; ".join(
+            f"{col.model} {col.mean:.3f} ± {col.sd:.3f} (range {col.low:.3f}–{col.high:.3f})"
+            for col in f.column
+            if col.mean is not None and col.sd is not None and col.low is not None and col.high is not None
+        )
+        if spread:
+            lines.append(f"{Column.ADJUDICATED.label} over the repeats of {f.path} (mean ± SD): {spread}")
+    return lines
+
+
 def dependence_line(f: LatentClassFile) -> str:
     """Whether the file's jurors err together (jury.stats_dependence), in one sentence."""
     d = f.dependence
@@ -447,6 +481,7 @@ def _notes(report: Report) -> list[str]:
         notes.insert(1, coverage)
     notes += decided_by(report)
     notes += uncertainty_notes(report)
+    notes += repeat_notes(report)
     if any(f.jury_reached for f in report.families.values()):
         notes.append(
             "format-equivalent share of jury-reached misses by family: "
