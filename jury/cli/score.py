@@ -53,7 +53,8 @@ def score(
         "--repeats",
         min=1,
         help="--efficiency: timed runs of each side of a matched pair (default 100, as BIRD's script); "
-        "BIRD's 3-sigma outlier rule can drop nothing at 10 or fewer.",
+        "BIRD's 3-sigma outlier rule can drop nothing at 10 or fewer. Timings only: not `adjudicate --repeats` "
+        "(a panel asked again).",
     ),
     function_set: str | None = typer.Option(
         None, "--function-set", help="Function-set accuracy over names matching this glob (AI_*) or re:REGEX, case-insensitive."
