@@ -227,3 +227,34 @@ def test_a_panel_asked_once_has_no_repeat_section(project, fake_llm):
     rep = json.loads(report("-f", "json"))
     assert "repeat_stability" not in rep
     assert "test-retest" not in report()
+
+
+@pytest.mark.slow
+def test_kill_9_in_repeat_1_resumes_without_asking_again(project, fake_llm):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fake_llm.latency_s = 0.3
+    panel = project / "panel.toml"
+    panel.write_text(panel.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    cmd = [sys.executable, "-m", "jury", "adjudicate", "run.jsonl", "--panel", "panel.toml", "--repeats", "2"]
+    proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while fake_llm.calls() < 20 and time.monotonic() < deadline:  # repeat 0 is 16 calls: now inside repeat 1
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    time.sleep(0.5)  # let in-flight requests finish at the server
+    assert 20 <= fake_llm.calls() < 32 and not list((project / "verdicts").glob("*.json"))
+    fake_llm.latency_s = 0.0
+    done = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    # every ballot asked once, except at most the one per juror in flight when the process died
+    assert 32 <= fake_llm.calls() <= 32 + 2
+    again = fake_llm.calls()
+    rerun = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=180)
+    assert rerun.returncode == 0 and fake_llm.calls() == again
