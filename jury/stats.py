@@ -215,16 +215,17 @@ def seeded(seed: int) -> dict[str, Any]:
     return {"rng" if (major, minor) >= (1, 15) else "random_state": np.random.default_rng(seed)}
 
 
-def percentile_interval(distribution, confidence: float = 0.95) -> BootstrapInterval:
+def percentile_interval(distribution, confidence: float = 0.95, min_defined: float = MIN_DEFINED_SHARE) -> BootstrapInterval:
     """The percentile interval of a bootstrap distribution, one policy for every bootstrap in
     jury: resamples where the statistic is undefined (NaN) are left out and counted; the
     interval is the percentiles (``numpy.percentile``, linear, as ``scipy.stats.bootstrap``'s
     percentile method) of the defined ones, and is refused (None) when fewer than
-    :data:`MIN_DEFINED_SHARE` of the resamples are defined."""
+    ``min_defined`` (:data:`MIN_DEFINED_SHARE` unless a caller documents why not) of the
+    resamples are defined."""
     dist = np.asarray(distribution, dtype=float).ravel()
     defined = dist[np.isfinite(dist)]
     degenerate = int(dist.size - defined.size)
-    if not dist.size or defined.size < MIN_DEFINED_SHARE * dist.size:
+    if not dist.size or defined.size < min_defined * dist.size:
         return BootstrapInterval(None, None, int(dist.size), degenerate)
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(defined, [tail, 100 - tail])

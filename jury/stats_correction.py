@@ -47,6 +47,8 @@ from numpy.typing import ArrayLike
 from jury.stats import BootstrapInterval, percentile_interval, wilson_bounds
 
 __all__ = ["DesignRate", "design_rate", "PanelAccuracy", "panel_accuracy", "CorrectedRate", "corrected_rate"]
+MIN_DEFINED_ANCHORED = 0.5
+__all__ += ["ModelCounts", "CorrectedAccuracy", "corrected_accuracies"]
 
 Target = Literal["finite", "superpopulation"]
 
@@ -327,13 +329,27 @@ def corrected_rate(
 def _bootstrap(
     pop: np.ndarray, frame: np.ndarray, idx: np.ndarray, y: np.ndarray, f: np.ndarray, target: str, resamples: int, seed: int
 ) -> np.ndarray:
-    """The corrected rate on each resample (NaN where undefined); the module doc's two schemes,
-    vectorised over chunks of resamples."""
-    rng = np.random.default_rng(seed)
+    """The corrected rate on each resample (NaN where undefined); the module doc's two schemes."""
+    se, sp, p = _se_sp_draws(pop, frame, idx, y, f, target, resamples, np.random.default_rng(seed))
+    return _rogan_gladen(p, se, sp)
+
+
+def _se_sp_draws(
+    pop: np.ndarray,
+    frame: np.ndarray,
+    idx: np.ndarray,
+    y: np.ndarray,
+    f: np.ndarray,
+    target: str,
+    resamples: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Se, Sp, p) on each resample of the module doc's two schemes, vectorised over chunks of
+    resamples (Se or Sp NaN where a class is empty)."""
     codes = frame[idx]
     h_count = int(frame.max()) + 1
     n, big_n = idx.size, pop.size
-    out = np.empty(resamples)
+    out_se, out_sp, out_p = np.empty(resamples), np.empty(resamples), np.empty(resamples)
     chunk = max(1, 2_000_000 // max(big_n, 1))
     for start in range(0, resamples, chunk):
         b = min(chunk, resamples - start)
@@ -359,5 +375,148 @@ def _bootstrap(
         with np.errstate(divide="ignore", invalid="ignore"):
             w = np.where(sampled[:, codes] > 0, frame_sizes[:, codes] / sampled[:, codes], 0.0)
         se, sp = _weighted_se_sp(c, w, y, f)
-        out[start : start + b] = _rogan_gladen(p, se, sp)
-    return out
+        out_se[start : start + b], out_sp[start : start + b], out_p[start : start + b] = se, sp, p
+    return out_se, out_sp, out_p
+
+
+# ------------------------------------------------------------------ per model: accuracy anchored by people
+
+
+@dataclass(frozen=True)
+class ModelCounts:
+    """One model's adjudicated column: ``routed`` questions (n), ``matches`` (strict, s),
+    ``judged`` failures the panel gave a verdict (F) and how many of them it ``credited`` (C)."""
+
+    routed: int
+    matches: int
+    judged: int
+    credited: int
+
+
+@dataclass(frozen=True)
+class CorrectedAccuracy:
+    """A model's adjudicated accuracy with the panel's credit corrected by people.
+
+    :ivar published: (s + C) / n, the panel's documented rule.
+    :ivar credited_share: t, the Rogan–Gladen corrected share of the F judged failures that
+        deserve credit (None when undefined).
+    :ivar value: (s + t F) / n (None when undefined).
+    :ivar bootstrap: the percentile interval of the joint bootstrap (the model's questions and
+        the human sample resampled together; see :func:`corrected_accuracies`).
+    :ivar reason: why the value is undefined, else None.
+    """
+
+    counts: ModelCounts
+    published: float | None
+    credited_share: float | None
+    value: float | None
+    bootstrap: BootstrapInterval
+    reason: str | None
+
+
+def _counts_checked(c: ModelCounts) -> None:
+    if not (c.matches >= 0 and 0 <= c.credited <= c.judged and c.matches + c.judged <= c.routed):
+        raise ValueError(f"counts must satisfy 0 <= credited <= judged and matches + judged <= routed, got {c}")
+
+
+def corrected_accuracies(
+    population: ArrayLike,
+    strata: Sequence[Hashable] | np.ndarray,
+    sample: ArrayLike,
+    truth: ArrayLike,
+    models: dict[str, ModelCounts],
+    *,
+    target: Target = "superpopulation",
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[PanelAccuracy, dict[str, CorrectedAccuracy]]:
+    """Each model's adjudicated accuracy corrected by a human-labelled stratified sample of the
+    panel's records, with an interval that carries both the questions and the sample.
+
+    The sample (``population``, ``strata``, ``sample`` and ``truth`` as in
+    :func:`corrected_rate`: the panel's credit of every record of the frame, pooled over
+    models) gives the panel's design-weighted sensitivity Se and specificity Sp for "credited".
+    For a model with n routed questions, s strict matches and F judged failures of which the
+    panel credited C (p = C / F): t = clip((p + Sp - 1) / (Se + Sp - 1), 0, 1) and the
+    corrected accuracy (s + t F) / n. Undefined when Se + Sp - 1 <= 0 or a class is missing
+    from the sample (``reason`` says which).
+
+    Interval: a percentile bootstrap in which each resample draws (a) Se_b and Sp_b by
+    :func:`corrected_rate`'s scheme for ``target`` (``"superpopulation"``: the frame's records
+    resampled with replacement, each with its flag, stratum and human label if sampled, the design
+    weights recomputed; ``"finite"``: the sample within its strata), and (b) the model's n
+    questions again (multinomial over match / judged and credited / judged and not credited /
+    other), giving s_b, F_b and p_b; the resample's value is (s_b + t_b F_b) / n. The same draws
+    of (a) serve every model; (a) and (b) are drawn independently, although the model's records
+    are part of the frame. The interval targets the accuracy the model would have on the
+    population of questions, as Wilson's interval of the published value does. It assumes that
+    the panel's Se and Sp are the same for every model (pooled): when they differ by model the
+    correction is biased for the models the pooled rates do not describe. Coverage by simulation
+    (``bench/people_anchored_coverage.py``; docs/statistics.md): 94-96 % with jurors who err
+    together, about 76 % when the panel's accuracy differs by model.
+
+    Args:
+        population: ``(N,)`` bool: the panel's credit of every record of the sample's frame.
+        strata: ``(N,)`` every record's stratum.
+        sample: ``(n,)`` the labelled records' positions in the frame (distinct).
+        truth: ``(n,)`` bool: their human label (True = deserves credit).
+        models: model -> its :class:`ModelCounts`.
+        target: the scheme of (a) (the interval's doc above).
+        resamples: bootstrap resamples (0: no interval).
+        seed: ``numpy.random.default_rng(seed)`` draws every resample.
+        confidence: the nominal coverage.
+
+    Returns:
+        the panel's accuracy on the sample, and model -> :class:`CorrectedAccuracy`.
+
+    Raises:
+        ValueError: inconsistent counts, or the sample's arguments as :func:`corrected_rate`.
+    """
+    pop = np.asarray(population, dtype=bool)
+    idx = np.asarray(sample, dtype=np.int64)
+    if pop.ndim != 1 or pop.size == 0:
+        raise ValueError("population must be the panel's label of every item (a non-empty 1-D array)")
+    if idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= pop.size) or np.unique(idx).size != idx.size:
+        raise ValueError("sample must hold distinct positions in the population")
+    for c in models.values():
+        _counts_checked(c)
+    frame = _strata_codes(strata, pop.size)
+    codes = frame[idx]
+    sizes = np.bincount(frame, minlength=int(frame.max()) + 1).astype(float)
+    taken = np.bincount(codes, minlength=sizes.size).astype(float)
+    pi = taken[codes] / sizes[codes]
+    y, f, pi = _validated(truth, pop[idx], pi)
+    acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
+    se, sp = acc.sensitivity.value, acc.specificity.value
+    reason = None
+    if se is None or sp is None:
+        reason = "the sample has no human-labelled " + ("positive" if se is None else "negative") + " item"
+    elif se + sp - 1.0 <= 0:
+        reason = f"Se + Sp - 1 = {se + sp - 1.0:.3f} <= 0: on the sample the panel does no better than chance"
+    rng = np.random.default_rng(seed)
+    se_b = sp_b = np.empty(0)
+    if reason is None and resamples > 0:
+        se_b, sp_b, _p = _se_sp_draws(pop, frame, idx, y, f, target, int(resamples), rng)
+    none = BootstrapInterval(None, None, 0, 0)
+    out = {}
+    for name, c in models.items():
+        published = (c.matches + c.credited) / c.routed if c.routed else None
+        if reason is not None or not c.routed:
+            why = reason or "the model has no routed question"
+            out[name] = CorrectedAccuracy(c, published, None, None, none, why)
+            continue
+        assert se is not None and sp is not None
+        t = float(_rogan_gladen(np.array([c.credited / c.judged if c.judged else 0.0]), np.array([se]), np.array([sp]))[0])
+        value = (c.matches + t * c.judged) / c.routed
+        boot = none
+        if resamples > 0:
+            shares = np.array([c.matches, c.credited, c.judged - c.credited, c.routed - c.matches - c.judged]) / c.routed
+            drawn = rng.multinomial(c.routed, shares, size=int(resamples))
+            judged = drawn[:, 1] + drawn[:, 2]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                p = np.where(judged > 0, drawn[:, 1] / np.maximum(judged, 1), 0.0)
+            t_b = _rogan_gladen(p, se_b, sp_b)
+            boot = percentile_interval((drawn[:, 0] + t_b * judged) / c.routed, confidence, MIN_DEFINED_ANCHORED)
+        out[name] = CorrectedAccuracy(c, published, t, value, boot, None)
+    return acc, out

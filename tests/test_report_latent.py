@@ -8,11 +8,14 @@ code's own output.
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 import jsonschema
 import pytest
 from typer.testing import CliRunner
 
+import jury
 from jury.results.report_model import REPORT_SCHEMA_FILENAME
 from tests.support.fakellm import FakeLLMServer
 from tests.support.jurytest import category_juror, make_project, write_panel
@@ -255,3 +258,78 @@ def test_the_dependence_line_says_when_the_interval_assumption_fails():
         "not; read it as too narrow"
     )
     assert dependence_line(file(0.41)) == "no sign of jurors erring together (p = 0.41)"
+
+
+@pytest.mark.parametrize("by", [["flag"], ["model", "flag"]])
+def test_each_models_adjudicated_accuracy_is_corrected_by_the_reviewers(by, one_wrong, tmp_path, monkeypatch):
+    """This module's project: four models, three failures each, judged by
+    scripted jurors whose majority credits questions 1 and 2 and not 3. Every record sampled (a
+    census: every design weight 1); the two reviewers credit question 1 only. So, by hand:
+    Se = 4/4 = 1, Sp = 4/8 = 0.5, and for each model (n = 3, s = 0, F = 3, C = 2)
+    t = (2/3 + 0.5 - 1) / 0.5 = 1/3 and the corrected accuracy (0 + 1/3 x 3) / 3 = 1/3 against
+    the panel's 2/3. The table shows it as the headline column, the CSV in three columns, and the
+    report without the options has no such field. A sample drawn by model corrects each model by
+    its own three records, which here give the same Se and Sp."""
+    from starlette.testclient import TestClient
+
+    from jury.cli import app
+
+    shutil.copytree(one_wrong, tmp_path / "p", symlinks=True)
+    monkeypatch.chdir(tmp_path / "p")
+    jury.review_sample("verdicts/sample.json", verdicts=["verdicts/adj.json"], by=by, n=12)
+    for who in ("ann", "bob"):
+        page = jury.review_app(sample="verdicts/sample.json", reviewer=who)
+        client = TestClient(page.app, base_url=f"http://127.0.0.1:8765{page.root}/", follow_redirects=False)
+        assert client.get(f"?token={page.token}").status_code == 303
+        for n, item in enumerate(page.state.items):
+            choice = "both" if int(item.question_id) == 1 else "neither"
+            assert client.post(f"item/{n}?csrf={page.state.csrf}", data={"choice": choice}).status_code == 303
+        res = runner.invoke(app, ["review", "lock", "-o", f"{who}.json", "--reviewer", who, "--sample", "verdicts/sample.json"])
+        assert res.exit_code == 0, res.output
+
+    args = [
+        "report",
+        "run.jsonl",
+        "--verdicts",
+        "verdicts/adj.json",
+        "--review-sample",
+        "verdicts/sample.json",
+        "--sample-review",
+        "ann.json",
+        "--sample-review",
+        "bob.json",
+    ]
+    res = runner.invoke(app, [*args, "-f", "json", "-o", "r.json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(Path("r.json").read_text())
+    (rate,) = report["corrected"]["rates"]
+    assert (rate["sensitivity"]["value"], rate["specificity"]["value"]) == (pytest.approx(1.0), pytest.approx(0.5))
+    assert report["corrected"]["pooled"] is ("model" not in by)
+    section = {m.pop("model"): m for m in report["corrected"]["models"]}
+    assert set(section) == {"gpt-x", "claude-y", "m-one", "m-two"} == {r["model"] for r in report["models"]}
+    for row in report["models"]:
+        got = row["adjudicated_people"]
+        assert got == section[row["model"]]
+        assert (got["judged"], got["credited"]) == (3, 2)
+        assert got["published"] == pytest.approx(2 / 3) and got["credited_share"] == pytest.approx(1 / 3)
+        assert got["value"] == pytest.approx(1 / 3)
+        if "model" in by:  # three records per model: most resamples lack a credited one, the interval is refused
+            assert got["low"] is None and got["reason"] == "too few resamples had a value for an interval"
+        else:
+            assert got["low"] is not None and got["low"] <= got["value"] <= got["high"]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0, table.output
+    assert "corrected by people" in table.stdout and "33.3 % [" in table.stdout
+    assert "adjudicated accuracy corrected by people (headline" in table.stdout
+    csv = runner.invoke(app, [*args, "-f", "csv"])
+    head = csv.stdout.splitlines()[0].split(",")
+    assert {"adjudicated_people", "adjudicated_people_low", "adjudicated_people_high"} <= set(head)
+    site = runner.invoke(app, [*args, "-f", "html", "-o", "site"])
+    assert site.exit_code == 0, site.output
+    page = Path("site/index.html").read_text()
+    rows = re.findall(r'<tr data-model="([^"]+)"><td>[^<]*</td><td data-value="([^"]+)">[^<]*</td><td data-value="([^"]+)"', page)
+    assert {m for m, _, _ in rows} == set(section)
+    assert all(float(pub) == pytest.approx(2 / 3) and float(val) == pytest.approx(1 / 3) for _, pub, val in rows)
+    plain = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "-f", "json", "-o", "p.json"])
+    assert plain.exit_code == 0, plain.output
+    assert all("adjudicated_people" not in r for r in json.loads(Path("p.json").read_text())["models"])

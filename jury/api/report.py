@@ -177,9 +177,11 @@ def _more_flags(s: ReportSources) -> list[str]:
     return flags
 
 
-def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_file: Path) -> Any:
+def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_file: Path) -> tuple[Any, Any]:
     """The corrected section (jury.results.corrected): ``jury.review_corrected``'s computation
-    for every kind of record the sample holds, its frame bound to the report's gold."""
+    for every kind of record the sample holds, its frame bound to the report's gold; and the
+    adjudication kind's computation (None without adjudication records), which
+    :func:`_anchored` corrects each model's accuracy with."""
     from jury.api.review_corrected import correction
     from jury.inputs.io import sha256_file
     from jury.results.corrected import Corrected, CorrectedRate, SampleShare
@@ -189,9 +191,10 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
         raise InputError(f"review_sample: give two reviewers' review files (sample_review), got {len(reviews)}")
     drawn = load_sample(sample)
     kinds = [k for k in ("gold", "adjudication") if any(str(r.kind) == k for r in drawn.records)]
-    rates, names = [], []
+    rates, names, adjudication = [], [], None
     for kind in kinds:
         c = correction(sample, reviews[0], reviews[1], settled=settled, kind=kind)
+        adjudication = c if kind == "adjudication" else adjudication
         if sha256_file(c.gold_path) != sha256_file(gold_file):
             raise InputError(f"{sample}: its frame was made for the gold {c.gold_path}, not for this report's {gold_file}")
         got, names = c.rate, c.reviewers
@@ -215,7 +218,7 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
                 reason=got.reason,
             )
         )
-    return Corrected(
+    section = Corrected(
         sample_file=str(sample),
         sample_sha256=str(drawn.content_sha256),
         review_files=[str(r) for r in reviews],
@@ -223,7 +226,80 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
         reviewers=names,
         confidence=0.95,
         rates=rates,
+        models_note=None,
+        pooled=True,
     )
+    return section, adjudication
+
+
+def _undefined(counts: Any, reason: str) -> Any:
+    from jury.stats import BootstrapInterval
+    from jury.stats_correction import CorrectedAccuracy
+
+    published = (counts.matches + counts.credited) / counts.routed if counts.routed else None
+    return CorrectedAccuracy(counts, published, None, None, BootstrapInterval(None, None, 0, 0), reason)
+
+
+def _anchored(section: Any, adjudication: Any, built: Any, seed: int) -> tuple[Any, list[Any]]:
+    """Each model's adjudicated accuracy corrected by the reviewers
+    (jury.stats_correction.corrected_accuracies; Se and Sp pooled over the frame's models, or each
+    model's own when the sample was drawn by model): the
+    corrected section with its ``models`` rows, and the report's model rows with
+    ``adjudicated_people``. Made only when the sample's frame is this report's adjudication files
+    (otherwise ``models_note`` says why)."""
+    from jury.results.corrected import ModelAnchored, PeopleAnchored
+    from jury.stats_correction import ModelCounts, corrected_accuracies
+
+    rows = list(built.models)
+    if adjudication is None:
+        return section, rows
+    mine = sorted(f.content_sha256 for f in built.verdict_files if f.kind == "adjudication")
+    if not mine:
+        return section.model_copy(update={"models_note": "the report has no adjudication verdict files"}), rows
+    if sorted(adjudication.verdict_files) != mine:
+        note = "the sample's frame holds other adjudication verdict files than this report's"
+        return section.model_copy(update={"models_note": note}), rows
+    counts = {
+        r.model: ModelCounts(r.adjudicated.n, r.strict.k, r.jury_reached, r.adjudicated.k - r.strict.k)
+        for r in rows
+        if r.adjudicated is not None
+    }
+    a = adjudication
+    if "model" in a.by:  # a sample drawn by model: each model corrected by its own records' Se and Sp
+        got = {}
+        for m, c in counts.items():
+            mine = [i for i, owner in enumerate(a.owners) if owner == m]
+            at = {i: j for j, i in enumerate(mine)}
+            picked = [(at[i], y) for i, y in zip(a.positions, a.truth) if i in at]
+            if not mine or not picked:
+                got[m] = _undefined(c, "no record of this model in the sample")
+                continue
+            got.update(
+                corrected_accuracies(
+                    [a.flags[i] for i in mine], [a.strata[i] for i in mine], [j for j, _ in picked],
+                    [y for _, y in picked], {m: c}, seed=seed,
+                )[1]
+            )  # fmt: skip
+        pooled = False
+    else:
+        got = corrected_accuracies(a.flags, a.strata, a.positions, a.truth, counts, seed=seed)[1]
+        pooled = True
+    anchored = {
+        m: PeopleAnchored(
+            published=g.published,
+            value=g.value,
+            low=g.bootstrap.low,
+            high=g.bootstrap.high,
+            credited_share=g.credited_share,
+            judged=g.counts.judged,
+            credited=g.counts.credited,
+            reason=g.reason or (None if g.bootstrap.low is not None else "too few resamples had a value for an interval"),
+        )
+        for m, g in got.items()
+    }
+    rows_anchored = [ModelAnchored(model=m, **v.model_dump()) for m, v in anchored.items()]
+    section = section.model_copy(update={"models": rows_anchored, "pooled": pooled})
+    return section, [r.model_copy(update={"adjudicated_people": anchored.get(r.model)}) for r in rows]
 
 
 def _only_models(ev: Any, records: list[RunRecord], model: str | Sequence[str]) -> tuple[Any, list[RunRecord]]:
@@ -345,10 +421,10 @@ def report(
         panels = panels_for_report(
             panel_paths, base.gold_path if base is not None else project.gold(o["gold"]), run_paths, seed=seed
         )
-    corrected = None
+    corrected = adjudication_sample = None
     if sample_path is not None:
         gold_for = base.gold_path if base is not None else project.gold(o["gold"])
-        corrected = _corrected(sample_path, sample_reviews, settled_path, gold_for)
+        corrected, adjudication_sample = _corrected(sample_path, sample_reviews, settled_path, gold_for)
     registry = None
     if families_path is not None:
         from jury.judging.families import load_registry
@@ -361,6 +437,9 @@ def report(
         models = ev.models()
     check_audit_against_gold(locked.reviewed_audit, ev, gold_items, gold_file)
     built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
+    rows = list(built.models)
+    if corrected is not None:
+        corrected, rows = _anchored(corrected, adjudication_sample, built, seed)
     sources = ReportSources(
         ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
         positions_from=positions, models=models, dbs=base.dbs if base is not None else db_filter(o["db"]), compare_panels=panel_paths or None, corrected=corrected_paths or None,
@@ -368,6 +447,7 @@ def report(
     return Report.model_validate(
         {
             **{name: getattr(built, name) for name in ReportModel.model_fields},
+            "models": rows,
             "corrected": corrected,
             "notes": [*ev.input_notes, *(w for w in (coverage_warning(ev),) if w)] + review_note(locked.review_info),
             "review_info": locked.review_info,

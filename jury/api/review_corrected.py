@@ -56,14 +56,25 @@ class ReviewCorrected(Result):
 @dataclass(frozen=True)
 class Correction:
     """What :func:`correction` computes: the reviewers' names, the corrected rate (Se and Sp
-    with their intervals in ``rate.accuracy``), the gold file the sample's frame binds, and the
-    files read."""
+    with their intervals in ``rate.accuracy``), the gold file the sample's frame binds, the
+    files read, and what the rate was computed from (``flags``: the panel's flag of every
+    record of the frame, ``strata`` theirs, ``positions`` the decided sampled records' places
+    in the frame and ``truth`` their human label; ``owners`` every record's model (None for a
+    gold query); ``verdict_files``: the content_sha256 of the frame's files of this kind;
+    ``by``: the sample's strata keys), for a caller that corrects more than the frame's rate."""
 
     kind: str
     reviewers: list[str]
     rate: CorrectedRate
     gold_path: Path
     inputs: list[Path]
+    flags: list[bool]
+    strata: list[str]
+    positions: list[int]
+    truth: list[bool]
+    owners: list[str | None]
+    verdict_files: list[str]
+    by: list[str]
 
 
 def review_corrected(
@@ -179,7 +190,8 @@ def correction(
     if not idx:
         raise InputError(f"no sampled {kind} record was decided by both reviewers")
     strata = [SEPARATOR.join(r["values"][k] for k in drawn.by) for r in frame]
-    got = corrected_rate(
-        [bool(r["flag"]) for r in frame], strata, idx, truth, resamples=resamples, seed=seed, confidence=confidence
-    )
-    return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)])
+    flags = [bool(r["flag"]) for r in frame]
+    got = corrected_rate(flags, strata, idx, truth, resamples=resamples, seed=seed, confidence=confidence)
+    files = list(dict.fromkeys(str(r["verdict_file"]) for r in frame))
+    return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)], flags, strata, idx, truth,
+                      [r["model"] for r in frame], files, list(drawn.by))  # fmt: skip

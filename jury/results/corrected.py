@@ -48,9 +48,32 @@ class CorrectedRate(_Model):
     reason: str | None = Field(description="Why the correction is undefined (Se + Sp - 1 <= 0), else null.")
 
 
+class PeopleAnchored(_Model):
+    """A model's adjudicated accuracy with the panel's credit corrected by the reviewers
+    (jury.stats_correction.corrected_accuracies): the headline interval when present."""
+
+    published: float | None = Field(description="(strict matches + credited) / routed: the panel's documented rule.")
+    value: float | None = Field(
+        description="(strict matches + t x judged) / routed, t the Rogan–Gladen corrected share of the judged failures "
+        "that deserve credit (null: undefined, see reason)."
+    )
+    low: float | None = Field(description="The joint bootstrap's percentile interval: questions and the human sample.")
+    high: float | None
+    credited_share: float | None = Field(description="t, clipped to [0, 1].")
+    judged: int = Field(ge=0, description="The model's failures the panel judged (F).")
+    credited: int = Field(ge=0, description="Of them, the panel credited (C).")
+    reason: str | None = Field(description="Why the value or its interval is undefined, else null.")
+
+
+class ModelAnchored(PeopleAnchored):
+    """One model's row of the corrected section."""
+
+    model: str
+
+
 class Corrected(_Model):
-    """--review-sample: the panel's rates corrected by two reviewers (per-model credited rates are
-    not computed: the correction is over the whole frame of each kind)."""
+    """--review-sample: the panel's rates corrected by two reviewers, and (with adjudication
+    records in the sample) each model's adjudicated accuracy corrected by them."""
 
     sample_file: str = Field(description="The locked sample file the reviewers decided.")
     sample_sha256: str = Field(description="Its content_sha256.")
@@ -59,6 +82,19 @@ class Corrected(_Model):
     reviewers: list[str]
     confidence: float
     rates: list[CorrectedRate] = Field(description="One per kind of record in the sample (gold first).")
+    models: list[ModelAnchored] = Field(
+        default_factory=list,
+        description="With adjudication records in the sample: each model's adjudicated accuracy corrected by the "
+        "reviewers, the panel's Se and Sp pooled over models (empty otherwise).",
+    )
+    pooled: bool = Field(
+        True,
+        description="Whether the models share one Se and Sp (pooled over the frame); false when the sample was drawn "
+        "by model and each model is corrected by its own records.",
+    )
+    models_note: str | None = Field(
+        None, description="Why the per-model correction was not made (e.g. the sample's frame holds other verdict files)."
+    )
 
 
 def _pct(x: float | None) -> str:
@@ -75,6 +111,10 @@ def rate_line(kind: str, reviewers: int, apparent: float, sample: int, value: fl
     return head + f"{_pct(value)} % [{_pct(low)}, {_pct(high)}]"
 
 
+def _bounds_text(low: float | None, high: float | None) -> str:
+    return "[interval refused]" if low is None or high is None else f"[{_pct(low)}, {_pct(high)}]"
+
+
 def _share(name: str, s: SampleShare) -> str:
     if s.value is None:
         return f"{name} undefined (no such item in the sample)"
@@ -89,6 +129,14 @@ def corrected_lines(c: Corrected) -> list[str]:
         lines.append(f"  the panel on the sample: {_share('sensitivity', r.sensitivity)}, {_share('specificity', r.specificity)}")
     from jury.results.render import safe
 
+    if c.models:
+        how = "Se and Sp pooled over models" if c.pooled else "each model's own Se and Sp (a sample by model)"
+        lines.append(f"adjudicated accuracy corrected by people (headline; {how}; 95 % interval over questions and the sample):")
+        for m in c.models:
+            body = f"undefined ({m.reason})" if m.value is None else f"{_pct(m.value)} % {_bounds_text(m.low, m.high)}"
+            lines.append(f"  {safe(m.model)}: {body} (panel's rule {_pct(m.published)} %, {m.credited}/{m.judged} credited)")
+    elif c.models_note:
+        lines.append(f"adjudicated accuracy corrected by people: not computed ({c.models_note})")
     lines.append(
         f"reviewers {safe(', '.join(c.reviewers))} on the sample {safe(c.sample_file)}"
         + (f", disagreements settled by {safe(c.settled)}" if c.settled else "")

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jury.inputs.records import QuestionId
 from jury.inputs.writer import write_output
-from jury.results.corrected import Corrected
+from jury.results.corrected import Corrected, PeopleAnchored
 from jury.verdicts.documents import OmitUnused, Provenance, dumps_pretty
 
 REPORT_FORMAT_VERSION = 1
@@ -161,7 +161,7 @@ class AdjudicatedJury(_Model):
 class ModelRow(OmitUnused):
     """One model (run order). Ranks: 1 = best, ties share the best rank."""
 
-    _OPTIONAL = ("adjudicated_jury",)  # written only with adjudication files
+    _OPTIONAL = ("adjudicated_jury", "adjudicated_people")  # written only with adjudication files / a review sample
 
     model: str
     families: list[str]
@@ -220,6 +220,12 @@ class ModelRow(OmitUnused):
         None,
         description="With adjudication files only (absent otherwise): the expected adjudicated value and its questions + "
         "jury interval (see adjudication_uncertainty).",
+    )
+    adjudicated_people: PeopleAnchored | None = Field(
+        None,
+        description="With a review sample of adjudication records only (absent otherwise): the adjudicated accuracy "
+        "with the panel's credit corrected by the reviewers, its interval over questions and the sample (the headline "
+        "interval when present).",
     )
 
 

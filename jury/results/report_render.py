@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_markdown, print_agreement
-from jury.results.corrected import corrected_text
+from jury.results.corrected import PeopleAnchored, corrected_text
 from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import (
     AdjudicatedJury,
@@ -128,6 +128,9 @@ def _report_row(r: ModelRow, missing: str | None) -> dict[str, Cell]:
                 "expected_credit_changes": j.expected_credit_changes,
             }
         )
+    if r.adjudicated_people is not None:  # with a review sample only (jury.results.corrected)
+        a = r.adjudicated_people
+        row.update({"adjudicated_people": a.value, "adjudicated_people_low": a.low, "adjudicated_people_high": a.high})
     if r.execution_errors is not None:  # Spider 2.0-AIFunc's execution-error rate (absent from older reports)
         row.update({"execution_errors": r.execution_errors.k, "execution_error_rate": r.execution_errors.value})
     return row
@@ -214,6 +217,13 @@ def _jury_bounds(j: AdjudicatedJury | None) -> str:
     if j.low is None or j.high is None:
         return f"{j.expected:.3f} [—]"
     return f"{j.expected:.3f} [{j.low:.3f}, {j.high:.3f}]"
+
+
+def _people_bounds(a: PeopleAnchored | None) -> str:
+    """The adjudicated accuracy corrected by people and its interval: "0.845 [0.760, 0.910]"."""
+    if a is None or a.value is None:
+        return "—"
+    return f"{a.value:.3f} [—]" if a.low is None or a.high is None else f"{a.value:.3f} [{a.low:.3f}, {a.high:.3f}]"
 
 
 def uncertainty_notes(report: Report) -> list[str]:
@@ -336,6 +346,9 @@ def _main_columns(report: Report) -> tuple[list[str], list[str]]:
         if _present(report.models, c):
             cols.append(c)
             heads.append(f"{c.label} [95% CI] rank")
+    if any(r.adjudicated_people is not None for r in report.models):
+        cols.append("adjudicated_people")
+        heads.append(f"headline: {Column.ADJUDICATED.label} corrected by people [95% CI: questions + sample]")
     if any(r.pass_review is not None for r in report.models):
         cols += ["false_pass", "two_sided"]
         heads += ["false-pass rate [95% CI] (reviewed)", "two-sided adjudicated [95% CI]"]
@@ -363,6 +376,7 @@ def _main_row(r: ModelRow) -> dict[str, Cell]:
         "false_pass": f"{_bounds(review.false_pass_rate)} ({review.sampled})" if review is not None else "—",
         "two_sided": _bounds(r.two_sided_adjudicated) if r.two_sided_adjudicated is not None else "—",
         "adjudicated_jury": _jury_bounds(r.adjudicated_jury),
+        "adjudicated_people": _people_bounds(r.adjudicated_people),
         "credit_changes": "—" if r.adjudicated_jury is None else f"{r.adjudicated_jury.expected_credit_changes:.1f}",
     }
     for c in COLUMNS:
