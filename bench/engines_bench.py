@@ -1,14 +1,19 @@
-"""Engines: BIRD mini-dev's superhero questions on SQLite, PostgreSQL, MariaDB and DuckDB.
+"""Engines: BIRD mini-dev on SQLite, PostgreSQL, MariaDB and DuckDB.
 
 1. Gold parity: the SQLite gold on SQLite, the PostgreSQL gold on PostgreSQL and the MySQL
    gold on MariaDB (and the SQLite gold on DuckDB), compared under jury's ``bird_normalized``
    comparator question by question; every difference is listed with both results.
-2. The published mini-dev predictions (sql_output_kg, 9 models per engine) scored by BIRD
-   mini-dev's own evaluation (its ``evaluation_ex.py``: ``run_sqls_parallel``, ``execute_model``
-   with its func_timeout of 30 s, ``execute_sql`` with the plain driver and ``calculate_ex``;
-   only its hard-coded ``connect_postgresql``/``connect_mysql`` are pointed at this bench's
-   database) side by side with ``jury score --comparator bird`` (jury.score) on the same engine:
-   per-model counts, whether every per-question outcome is equal, and ``bird_normalized``'s count.
+2. Every row (500) of every published mini-dev prediction file (sql_output_kg, 9 models per
+   engine) scored by BIRD mini-dev's own evaluation (``evaluation_ex.py`` and
+   ``evaluation_f1.py``: ``run_sqls_parallel``, ``execute_model`` with its func_timeout of 30 s,
+   ``execute_sql`` with the plain driver, ``calculate_ex`` / ``calculate_f1_score``; only its
+   hard-coded ``connect_postgresql``/``connect_mysql`` are pointed at this bench's database)
+   side by side with ``jury score --comparator bird --soft-f1`` under BIRD's rules
+   (``gold_errors="fail"``, ``missing="fail"``) on the same engine, one database holding the
+   tables of all 11 db_ids as mini-dev's setup has it (superhero with its data, the other 10
+   schema-only from dev_tables.json): EX and Soft-F1 of each, every row that differs with both
+   values, the rows that repeat a question id (jury keys a run by question id: the repeats are
+   scored as a second run) and any row either side drops.
 3. Warm ``jury score`` of the 9 models on PostgreSQL (every execution in the store), with the
    staleness fingerprint jury had before (every table's columns and row count, a query each)
    and the one it has now (one catalogue query), interleaved in one run.
@@ -22,8 +27,9 @@ Needs the servers of ``bash .ci/engines`` (JURY_TEST_PG_URL, JURY_TEST_MYSQL_URL
 to it under fresh names and dropped afterwards), the least-privilege reader jury and mini-dev's
 evaluation execute through (JURY_TEST_PG_READER_URL, JURY_TEST_MYSQL_READER_URL or
 --pg-reader-url / --mysql-reader-url), the mini-dev files, and mini-dev's evaluation folder
-(bird-bench/mini_dev, evaluation/evaluation_ex.py and evaluation_utils.py; they import
-psycopg2, pymysql and func_timeout: pip install psycopg2-binary func-timeout):
+(bird-bench/mini_dev, evaluation/evaluation_ex.py, evaluation_f1.py and evaluation_utils.py;
+they import psycopg2, pymysql and func_timeout: pip install psycopg2-binary func-timeout).
+--models and --sections narrow a run for iteration:
 
     bash .ci/engines python bench/engines_bench.py --data ../shared/data/bird/mini-dev --bird-eval DIR
 """
@@ -127,64 +133,176 @@ def gold_parity(data: Path, urls: dict[str, str]) -> list[str]:
 
 
 def _bird_eval(eval_dir: Path, url: str):
-    """mini-dev's evaluation_ex module, its connect_postgresql / connect_mysql pointed at ``url``."""
+    """mini-dev's evaluation_ex and evaluation_f1 modules, their connect_postgresql /
+    connect_mysql pointed at ``url`` (nothing else of theirs changed). evaluation_f1.py
+    (2932a2b) imports ``load_json_data``, which evaluation_utils.py (21eb984) names
+    ``load_json``: only its ``compute_f1_by_diff`` uses it, which is not called here."""
     sys.path.insert(0, str(eval_dir))
-    import evaluation_ex  # type: ignore[import-not-found]
     import evaluation_utils  # type: ignore[import-not-found]
+
+    if not hasattr(evaluation_utils, "load_json_data"):
+        evaluation_utils.load_json_data = evaluation_utils.load_json
+    import evaluation_ex  # type: ignore[import-not-found]
+    import evaluation_f1  # type: ignore[import-not-found]
 
     evaluation_utils.connect_postgresql = lambda: _raw_connect(url, driver2=True)
     evaluation_utils.connect_mysql = lambda: _raw_connect(url)
-    return evaluation_ex, evaluation_utils
+    return evaluation_ex, evaluation_f1, evaluation_utils
 
 
-def bird_minidev(eval_dir: Path, engine: str, url: str, gold_sql_file: Path, pred_file: Path) -> dict[int, int]:
-    """question index (in the gold file) -> mini-dev's res (1 or 0), superhero questions only."""
-    ex, utils = _bird_eval(eval_dir, url)
+def bird_minidev(eval_dir: Path, engine: str, url: str, gold_sql_file: Path, pred_file: Path) -> tuple[dict, dict, int]:
+    """mini-dev's per-row results on every row, as its ``__main__`` makes them: (row -> EX res,
+    row -> Soft-F1 res, the number of prediction entries). Its ``zip`` of predictions and golds
+    drops the rows past the shorter list."""
+    ex, f1, utils = _bird_eval(eval_dir, url)
     preds, _ = utils.package_sqls(str(pred_file), "", mode="pred")
     golds, places = utils.package_sqls(str(gold_sql_file), "", mode="gt")
-    idx = [i for i, place in enumerate(places) if place == f"{DB}/{DB}.sqlite"]
-    ex.exec_result = []
+    pairs = list(zip(preds, golds))
     dialect = {"postgresql": "PostgreSQL", "mysql": "MySQL"}[engine]
-    ex.run_sqls_parallel([(preds[i], golds[i]) for i in idx], [places[i] for i in idx], 1, 30.0, dialect)
-    return {idx[r["sql_idx"]]: r["res"] for r in utils.sort_results(ex.exec_result)}
+    out = []
+    for module in (ex, f1):
+        module.exec_result = []
+        module.run_sqls_parallel(pairs, places, 1, 30.0, dialect)
+        out.append({r["sql_idx"]: r["res"] for r in utils.sort_results(module.exec_result)})
+    return out[0], out[1], len(preds)
 
 
-def predictions(data: Path, preds: Path, urls: dict[str, str], store_dir: Path, eval_dir: Path) -> list[str]:
+def _collisions(schemas: dict) -> list[str]:
+    """Tables of two db_ids one database cannot both hold (PostgreSQL folds a plain name to lower case)."""
+    seen: dict[str, list[str]] = {}
+    for db_id, t in sorted(schemas.items()):
+        for table in t["table_names_original"]:
+            seen.setdefault(table.lower(), []).append(f"{db_id}.{table}")
+    return [" / ".join(v) for v in seen.values() if len(v) > 1]
+
+
+def all_rows(
+    data: Path, preds: Path, base_urls: dict[str, tuple[str, str]], name: str, tmp: Path, eval_dir: Path, models: list[str]
+) -> list[str]:
+    """Every row of every prediction file: mini-dev's evaluation_ex.py and evaluation_f1.py
+    against jury (``bird`` comparator, ``--soft-f1``, BIRD's rules), all 11 databases in one
+    database per engine (engine -> the admin's URL, which loads, and the reader's, which
+    executes), as mini-dev's connect_postgresql / connect_mysql have them."""
     import jury
 
-    lines = ["", "## Published predictions (sql_output_kg), superhero questions: mini-dev's evaluation_ex.py vs jury\n"]
-    lines.append("| engine | model | questions | mini-dev EX | jury `bird` | every outcome equal | jury `bird_normalized` |")
-    lines.append("| --- | --- | ---: | ---: | ---: | :---: | ---: |")
-    for engine, url in urls.items():
-        if engine == "duckdb":
-            continue
-        gold_file = data / f"mini_dev_{engine}.json"
-        gold_list = load_gold_list(gold_file)
-        for path in sorted(preds.glob(f"predict_mini_dev_*_{engine}*.json")):
-            model = path.name[len("predict_mini_dev_") :].rsplit("_", 1)[0]
-            report = import_bird_predictions(path, gold_list, model, only_db={DB})
-            run = store_dir / f"{engine}-{model}.jsonl"
-            run.write_text("".join(r.model_dump_json(exclude_none=True) + "\n" for r in report.records))
-            jury_match = {}
-            for comparator in ("bird", "bird_normalized"):
-                res = jury.score(
-                    runs=[run], gold=gold_file, db_url=url, comparator=comparator, store=store_dir / f"{engine}.db", workers=1
+    schemas = {t["db_id"]: t for t in json.loads((data / "dev_tables.json").read_text())}
+    collisions = _collisions(schemas)
+    lines = [
+        "",
+        "## Every row of every prediction file (sql_output_kg): mini-dev's evaluation_ex.py and evaluation_f1.py vs jury\n",
+        f"One database per engine holding the tables of all {len(schemas)} db_ids (superhero with its rows, the other "
+        f"{len(schemas) - 1} schema-only from dev_tables.json), which mini-dev's connect functions and jury's "
+        "`--db-url` (no `{db_id}`: every db_id the same database) both name. Table names shared by two db_ids: "
+        + (", ".join(collisions) if collisions else "none")
+        + ". jury: `jury.score(comparator='bird', soft_f1=True, gold_errors='fail', missing='fail')`. "
+        "EX and Soft-F1 are percentages of every row of the file (mini-dev's denominator). PostgreSQL: ANALYZE "
+        "after the load, so that autovacuum's own ANALYZE cannot change a plan between jury's run and mini-dev's: "
+        "a result whose ORDER BY leaves ties (q728's gold, RANK() ties) then comes back in another order, and "
+        "Soft-F1 matches rows by position (q728 of meta-llama-3-70b scored 0.695 on one side, 0.8 on the other).\n",
+        "| engine | prediction file | rows | EX mini-dev | EX jury | EX differ | Soft-F1 mini-dev | Soft-F1 jury "
+        "| Soft-F1 differ (> 1e-9) | jury by question id |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    notes: list[str] = []
+    made: list[tuple[str, str]] = []
+    db = f"{name}_all"
+    try:
+        for engine, (admin, reader) in base_urls.items():
+            url = _with_db(admin, db)
+            made.append((url, db))
+            for db_id in sorted(schemas):
+                load(SQLITE_FILE if db_id == DB else _schema_only(schemas[db_id], tmp / f"{db_id}.sqlite"), url)
+            if engine == engine_urls.POSTGRESQL:  # the planner's statistics fixed before either side runs
+                conn = _raw_connect(url)
+                conn.execute("ANALYZE")
+                conn.close()
+            there = _with_db(reader, db)
+            gold_file = data / f"mini_dev_{engine}.json"
+            gold_list = load_gold_list(gold_file)
+            first: dict = {}
+            repeats: dict[int, int] = {}  # row -> the row whose question id it repeats
+            for i, g in enumerate(gold_list):
+                if g.question_id in first:
+                    repeats[i] = first[g.question_id]
+                else:
+                    first[g.question_id] = i
+            # the repeated rows as a run of their own: the first rows' ids made unknown, so the import keeps the repeats
+            alt_gold = [
+                g.model_copy(update={"question_id": f"row{i}"}) if i in repeats.values() else g for i, g in enumerate(gold_list)
+            ]
+            gold_failed: dict = {}
+            files = sorted(preds.glob(f"predict_mini_dev_*_{engine}*.json"))
+            for path in files:
+                model = path.name[len("predict_mini_dev_") :].rsplit("_", 1)[0]
+                if models and not any(m in model for m in models):
+                    continue
+                report = import_bird_predictions(path, gold_list, model)
+                again = import_bird_predictions(
+                    path, alt_gold, model + "@repeats", keep={gold_list[r].question_id for r in repeats}
                 )
-                pq = [json.loads(x) for x in res.per_question_jsonl().splitlines() if x]
-                jury_match[comparator] = {p["question_id"]: p["outcome"] == "match" for p in pq}
-            bird = bird_minidev(eval_dir, engine, url, data / f"mini_dev_{engine}_gold.sql", path)
-            by_qid = {gold_list[i].question_id: bool(v) for i, v in bird.items()}
-            same = (
-                "yes"
-                if by_qid == jury_match["bird"]
-                else "NO: " + ", ".join(f"q{q}" for q in by_qid if by_qid[q] != jury_match["bird"].get(q))
-            )
-            n = len(by_qid)
-            lines.append(
-                f"| {engine} | {model} | {n} | {sum(by_qid.values())} | {sum(jury_match['bird'].values())} | {same} "
-                f"| {sum(jury_match['bird_normalized'].values())} |"
-            )
-    return lines
+                run = tmp / f"all-{engine}-{model}.jsonl"
+                run.write_text("".join(r.model_dump_json(exclude_none=True) + "\n" for r in report.records + again.records))
+                res = jury.score(
+                    runs=[run], gold=gold_file, db_url=there, comparator="bird", soft_f1=True, gold_errors="fail",
+                    missing="fail", store=tmp / f"all-{engine}.db", workers=1,
+                )  # fmt: skip
+                gold_failed.update(res.evaluation.gold_errors)
+                pq = {(p["model"], p["question_id"]): p for p in map(json.loads, res.per_question_jsonl().splitlines())}
+                bird_ex, bird_f1, entries = bird_minidev(eval_dir, engine, there, data / f"mini_dev_{engine}_gold.sql", path)
+                n = len(gold_list)
+                ex_diff, f1_diff = [], []
+                jury_ex = jury_f1 = 0.0
+                for i, g in enumerate(gold_list):
+                    key = (model + "@repeats" if i in repeats else model, g.question_id)
+                    p = pq.get(key)
+                    if i not in bird_ex or i not in bird_f1:
+                        notes.append(f"- {engine} {path.name} row {i} (q{g.question_id}): dropped by mini-dev "
+                                     f"(its zip of {entries} prediction entries with {n} golds)")  # fmt: skip
+                    if p is None:
+                        notes.append(f"- {engine} {path.name} row {i} (q{g.question_id}): no jury result")
+                        continue
+                    j_ex = int(p["outcome"] == "match")
+                    j_f1 = p.get("soft_f1")
+                    jury_ex += j_ex
+                    jury_f1 += j_f1 or 0.0
+                    if j_ex != bird_ex.get(i):
+                        ex_diff.append(f"row {i} q{g.question_id}: mini-dev {bird_ex.get(i)}, jury {j_ex} ({p['outcome']})")
+                    if j_f1 is None or i not in bird_f1 or abs(j_f1 - bird_f1[i]) > 1e-9:
+                        f1_diff.append(f"row {i} q{g.question_id}: mini-dev {bird_f1.get(i)!r}, jury {j_f1!r} ({p['outcome']})")
+                by_qid = [p for (m, _), p in pq.items() if m == model]
+                by_qid_ex = sum(p["outcome"] == "match" for p in by_qid)
+                lines.append(
+                    f"| {engine} | {path.name} | {n} | {100 * sum(bird_ex.values()) / n:.2f} | {100 * jury_ex / n:.2f} "
+                    f"| {len(ex_diff)} | {100 * sum(bird_f1.values()) / n:.4f} | {100 * jury_f1 / n:.4f} | {len(f1_diff)} "
+                    f"| {by_qid_ex}/{len(by_qid)} |"
+                )
+                answers = json.loads(path.read_text())
+                for r, f in sorted(repeats.items()):
+                    same = "the same answer" if answers.get(str(r)) == answers.get(str(f)) else "a different answer"
+                    notes.append(
+                        f"- {engine} {path.name} row {r} repeats q{gold_list[r].question_id} of row {f} ({same}): mini-dev "
+                        f"scores both rows (row {f} EX {bird_ex.get(f)}, row {r} EX {bird_ex.get(r)}); jury's run keys by "
+                        f"question id and keeps row {f}'s answer (`jury by question id`), so row {r} is scored here as a "
+                        f"second run (EX {int(pq[(model + '@repeats', gold_list[r].question_id)]['outcome'] == 'match')})"
+                    )
+                notes += [f"- {engine} {path.name} EX differs, {d}" for d in ex_diff]
+                notes += [f"- {engine} {path.name} Soft-F1 differs, {d}" for d in f1_diff]
+                print(lines[-1], file=sys.stderr, flush=True)
+            engines.close_connections()
+            rows_failed = [i for i, g in enumerate(gold_list) if g.question_id in gold_failed]
+            if rows_failed:
+                notes.append(
+                    f"- {engine}: the gold of {len(rows_failed)} rows fails on this database (every model wrong on them, "
+                    "mini-dev's `except` and jury's gold_errors='fail'): "
+                    + ", ".join(f"row {i} q{gold_list[i].question_id} ({gold_list[i].db_id})" for i in rows_failed)
+                )
+    finally:
+        engines.close_connections()
+        for url, name_ in made:
+            _drop(url, name_)
+    if not any("dropped by mini-dev" in n or "no jury result" in n for n in notes):
+        notes.insert(0, "- No row dropped: every file's entries zip with all the golds, and jury scores every row.")
+    return lines + (["", *notes] if notes else [])
 
 
 def _old_fingerprint(url: str) -> str:
@@ -315,9 +433,16 @@ def main() -> int:
     ap.add_argument("--pg-reader-url", default=os.environ.get("JURY_TEST_PG_READER_URL"))
     ap.add_argument("--mysql-reader-url", default=os.environ.get("JURY_TEST_MYSQL_READER_URL"))
     ap.add_argument(
-        "--bird-eval", type=Path, required=True, help="mini-dev's evaluation folder (evaluation_ex.py, evaluation_utils.py)."
+        "--bird-eval",
+        type=Path,
+        required=True,
+        help="mini-dev's evaluation folder (evaluation_ex.py, evaluation_f1.py, evaluation_utils.py).",
     )
     ap.add_argument("--rounds", type=int, default=5, help="Interleaved rounds of the warm-run timing (default 5).")
+    ap.add_argument("--models", default="", help="Only the prediction files whose model contains one of these (comma-separated).")
+    ap.add_argument(
+        "--sections", default="parity,rows,warm,coverage", help="Which sections to run (default all: parity,rows,warm,coverage)."
+    )
     ap.add_argument("-o", "--output", type=Path, help="Write the Markdown report here (default: stdout).")
     args = ap.parse_args()
     name = f"jury_bench_{os.getpid()}"
@@ -338,15 +463,17 @@ def main() -> int:
         preds = args.data / "predictions/sql_output_kg"
         servers = {e: (urls[e], readers[e]) for e in urls if e != "duckdb"}
         lines: list[str] = []
-        sections = [
-            lambda: gold_parity(args.data / "data", readers),
-            lambda: predictions(args.data / "data", preds, readers, tmp, args.bird_eval),
-            lambda: (
+        models = [m for m in args.models.split(",") if m]
+        sections = {
+            "parity": lambda: gold_parity(args.data / "data", readers),
+            "rows": lambda: all_rows(args.data / "data", preds, servers, f"{name}_r", tmp, args.bird_eval, models),
+            "warm": lambda: (
                 warm_runs(args.data / "data", preds, readers["postgresql"], tmp, args.rounds) if "postgresql" in readers else []
             ),
-            lambda: gold_coverage(args.data / "data", servers, f"{name}_g", tmp),
-        ]
-        for section in sections:  # each printed as it is done
+            "coverage": lambda: gold_coverage(args.data / "data", servers, f"{name}_g", tmp),
+        }
+        for key in args.sections.split(","):  # each printed as it is done
+            section = sections[key]
             part = section()
             lines += part
             print("\n".join(part), file=sys.stderr, flush=True)

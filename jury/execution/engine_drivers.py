@@ -185,14 +185,40 @@ class PostgresEngine(Engine):
         server-side cursor: ``DECLARE … CURSOR`` is planned for its first rows
         (``cursor_tuple_fraction``), so a query without a full ORDER BY returned its rows in
         another order than BIRD's, which changed Soft-F1 (rows matched by position) and any
-        LIMIT without a full ORDER BY. The extended protocol takes one statement only."""
+        LIMIT without a full ORDER BY. The extended protocol takes one statement only.
+
+        A query of no rows is a result of no rows: psycopg's stream keeps no description of
+        it (the columns come from the statement's description, which does not run it again);
+        a statement that returns no result set is NotAQuery (psycopg's stream raises)."""
+        import psycopg
+
+        text = sql.rstrip().rstrip(";")
         cur = self._cursor = conn.cursor()
-        rows = self._rows = cur.stream(sql.rstrip().rstrip(";"))
-        first = next(rows, None)  # the query is sent, and its columns known, at the first row
-        if cur.description is None:
-            raise NotAQuery()
-        columns = [d.name for d in cur.description]
-        return columns, rows if first is None else itertools.chain((first,), rows)
+        rows = self._rows = cur.stream(text)
+        try:
+            first = next(rows, None)  # the query is sent, and its columns known, at the first row
+        except psycopg.ProgrammingError as exc:
+            if "didn't produce a result" in str(exc):
+                raise NotAQuery() from None
+            raise
+        if first is None:
+            return self._described_columns(conn, text), iter(())
+        return [d.name for d in cur.description], itertools.chain((first,), rows)
+
+    @staticmethod
+    def _described_columns(conn, sql: str) -> list[str]:
+        """The column names of a query, from the server's description of the unnamed prepared
+        statement (planned, not run): [] when it cannot be described."""
+        from psycopg.pq import ExecStatus
+
+        encoding = conn.info.encoding
+        pgconn = conn.pgconn
+        if pgconn.prepare(b"", sql.encode(encoding)).status != ExecStatus.COMMAND_OK:
+            return []
+        res = pgconn.describe_prepared(b"")
+        if res.status != ExecStatus.COMMAND_OK:
+            return []
+        return [(res.fname(i) or b"").decode(encoding) for i in range(res.nfields)]
 
     def end(self, conn) -> None:
         rows, self._rows = getattr(self, "_rows", None), None
