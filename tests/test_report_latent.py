@@ -140,7 +140,9 @@ def _schema_path():
 
 
 def test_a_fit_with_too_few_records_is_refused_in_one_line(tmp_path):
-    """make_project's two models: 6 records, fewer than the fit needs."""
+    """make_project's two models: 6 records, fewer than the fit needs. The published verdicts
+    are then taken as certain, and the two models answer alike: every resample of the questions
+    and verdicts ties them, so both are 1st in every one (rank interval [1st, 1st], p(1st) = 1)."""
     from jury.cli import app
 
     make_project(tmp_path)
@@ -158,6 +160,12 @@ def test_a_fit_with_too_few_records_is_refused_in_one_line(tmp_path):
     for m in rep["models"]:  # the published rule kept: expected is the published value
         assert m["adjudicated_jury"]["expected"] == pytest.approx(m["adjudicated"]["value"])
         assert m["adjudicated_jury"]["records_fitted"] == 0
+        rank = m["adjudicated_jury"]["rank"]
+        assert rank["model"] == m["model"] and rank["rank"] == m["adjudicated_rank"] == 1
+        assert (rank["low"], rank["high"], rank["probabilities"]) == (1, 1, [1.0, 0.0])
+    table = report(tmp_path, "--wide")
+    assert "rank [questions + jury 95%] p(rank)" in table
+    assert table.count("1st [1st–1st] p 1.00") == 6  # strict and adjudicated (questions), questions + jury: two models
     text = report(tmp_path, "-f", "md")
     (line,) = [x for x in text.splitlines() if "latent-class fit of verdicts/adj.json refused" in x]
     assert "published rule kept" in line

@@ -51,7 +51,15 @@ from jury.judging.agreement import effective_category
 from jury.stats_dependence import ALPHA, DependenceCheck, dependence_check
 from jury.stats_dependence import METHOD as DEPENDENCE_METHOD
 from jury.stats_latent import LatentClassFit, dawid_skene, sample_classes
-from jury.stats_uncertainty import METHOD, ClassDraws, ModelRecords, jury_bootstrap, jury_intervals, verdict_changes
+from jury.stats_uncertainty import (
+    METHOD,
+    ClassDraws,
+    ModelRecords,
+    jury_bootstrap,
+    jury_intervals,
+    jury_ranks,
+    verdict_changes,
+)
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, JURY_ELIGIBLE, Outcome
 
 if TYPE_CHECKING:
@@ -290,6 +298,7 @@ def adjudication_uncertainty(
         )
     boot = jury_bootstrap(records, resamples=resamples, seed=seed, verdicts=verdicts)
     intervals = jury_intervals(records, boot, "adjudicated", confidence=CONFIDENCE)
+    ranks = jury_ranks(boot, "adjudicated", confidence=CONFIDENCE)  # the same resamples
     per_model = {}
     for i, m in enumerate(models):
         mine = [(mq, fr) for mq, fr in where.items() if mq[0] == i]
@@ -303,6 +312,14 @@ def adjudication_uncertainty(
             "expected_credit_changes": changes,
             "records_fitted": len(mine),
             "records_published": int(jury[i].sum()) - len(mine),
+            "rank": {
+                "model": m,
+                "rank": None,  # the report's adjudicated rank: build_report fills it
+                "low": ranks[i].low,
+                "high": ranks[i].high,
+                "probabilities": list(ranks[i].probabilities),
+                "undefined_resamples": ranks[i].undefined_resamples,
+            },
         }
     section = {
         "method": METHOD,

@@ -112,6 +112,7 @@ def build_report(
         )
         for row in rows:
             row["adjudicated_jury"] = per_model[row["model"]]
+            row["adjudicated_jury"]["rank"]["rank"] = row["adjudicated_rank"]
     settings = {
         **ev.settings.describe(),
         "strength": strength,

@@ -137,6 +137,18 @@ class CompositionShares(_Model):
     no_majority: float | None
 
 
+class RankInterval(_Model):
+    """One model's rank in one column: the report's point rank, the 95% percentile interval of
+    its bootstrap ranks and the probability of each rank (jury.results.ranks)."""
+
+    model: str
+    rank: int | None = Field(description="The report's rank (1 = best, ties share the best rank).")
+    low: int | None = Field(description="2.5th percentile of the bootstrap ranks (inverted CDF: a rank some resample gave).")
+    high: int | None = Field(description="97.5th percentile of the bootstrap ranks.")
+    probabilities: list[float] = Field(description="Index r-1: the share of resamples ranking the model r-th.")
+    undefined_resamples: int = Field(ge=0, description="Resamples holding none of the model's questions (left out).")
+
+
 class AdjudicatedJury(_Model):
     """The adjudicated column with the jury's uncertainty (jury.results.latent_report): the
     latent-class model's expected value and the questions + jury interval."""
@@ -155,6 +167,11 @@ class AdjudicatedJury(_Model):
     records_fitted: int = Field(ge=0, description="Its jury records whose verdict file was fitted.")
     records_published: int = Field(
         ge=0, description="Its jury records whose file's fit was refused: their published verdicts are taken as certain."
+    )
+    rank: RankInterval | None = Field(
+        None,
+        description="Its adjudicated rank under the same questions + jury resamples (rank: the report's adjudicated "
+        "rank; low, high and probabilities from the resamples); null in older reports.",
     )
 
 
@@ -332,18 +349,6 @@ class ErrorCategories(_Model):
     models: dict[str, dict[str, int]] = Field(
         description='Model -> category id (and "no majority": a genuine error without a majority pick) -> failures.'
     )
-
-
-class RankInterval(_Model):
-    """One model's rank in one column: the report's point rank, the 95% percentile interval of
-    its bootstrap ranks and the probability of each rank (jury.results.ranks)."""
-
-    model: str
-    rank: int | None = Field(description="The report's rank (1 = best, ties share the best rank).")
-    low: int | None = Field(description="2.5th percentile of the bootstrap ranks (inverted CDF: a rank some resample gave).")
-    high: int | None = Field(description="97.5th percentile of the bootstrap ranks.")
-    probabilities: list[float] = Field(description="Index r-1: the share of resamples ranking the model r-th.")
-    undefined_resamples: int = Field(ge=0, description="Resamples holding none of the model's questions (left out).")
 
 
 class RankStability(_Model):

@@ -126,6 +126,8 @@ def _report_row(r: ModelRow, missing: str | None) -> dict[str, Cell]:
                 "adjudicated_jury_low": j.low,
                 "adjudicated_jury_high": j.high,
                 "expected_credit_changes": j.expected_credit_changes,
+                "adjudicated_jury_rank_low": j.rank.low if j.rank is not None else None,
+                "adjudicated_jury_rank_high": j.rank.high if j.rank is not None else None,
             }
         )
     if r.adjudicated_people is not None:  # with a review sample only (jury.results.corrected)
@@ -429,6 +431,13 @@ def rank_stability_table(report: Report) -> tuple[str, list[str], list[str], lis
         f"rank stability: {rs.resamples:,} bootstrap resamples of the {rs.questions:,} questions (seed {rs.seed}); "
         "p(rank) = share of resamples giving the model its rank"
     )
+    jury_ranks = [r.adjudicated_jury.rank if r.adjudicated_jury is not None else None for r in report.models]
+    if any(j is not None for j in jury_ranks):  # the same resamples as the questions + jury interval
+        cols.append("adjudicated_jury_rank")
+        heads.append(f"{Column.ADJUDICATED.label} rank [questions + jury 95%] p(rank)")
+        for row, j in zip(rows, jury_ranks):
+            row["adjudicated_jury_rank"] = rank_cell(j) if j is not None else "—"
+        title += "; the questions + jury column draws the verdicts too (the adjudicated interval's resamples)"
     return title, cols, heads, rows
 
 
