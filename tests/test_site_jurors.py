@@ -286,3 +286,27 @@ def test_juror_pages_in_chromium(built):
         assert page.locator("h1").inner_text() == "jb"
         assert problems == [] and all(u.startswith("file://") for u in requests), (problems, requests)
         browser.close()
+
+
+def test_a_refused_fit_says_why_on_the_juror_page_and_shows_no_matrix(tmp_path):
+    """make_project's two models: 6 records, fewer than the latent-class fit needs."""
+    from jury.cli import app
+
+    make_project(tmp_path)
+    with FakeLLMServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        for name in ("ja", "jb", "jc", "jd"):
+            server.script(name, category_juror(TRUTH.__getitem__))
+        four = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
+        panel = write_panel(tmp_path, server.base_url, four)
+        res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"])
+        assert res.exit_code == 0, res.output
+        res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "-f", "html", "-o", "site"])
+        assert res.exit_code == 0, res.output
+    verdicts = json.loads((tmp_path / "verdicts" / "adj.json").read_text(encoding="utf-8"))
+    for name, mine in by_juror(verdicts).items():
+        text = (tmp_path / "site" / "jurors" / f"{name}.html").read_text(encoding="utf-8")
+        page = Page(text)
+        assert "confusion" not in page.tables and "No latent-class fit for this file: " in text
+        assert "records with two votes or more, fewer than 10" in text
+        assert page.tables["juror-votes"][1][3] == str(sum(TRUTH[r["question_id"]] == "genuine_error" for r, _ in mine))

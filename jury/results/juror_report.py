@@ -14,6 +14,9 @@ latent-class fit) and never from a file's summary:
 - its vote by the order the answers were shown (``gold_first`` / ``candidate_first``): how
   many of its counted votes credited the answer (gold_defect or format_equivalence) in each
   order, each share with its Wilson 95% interval, and Fisher's exact test of equal shares.
+  With ``--swap`` a vote counts under the order of its first ballot (a vote that counts gave
+  the same category in both orders, so there the split says little); the share of its
+  single-answer ballots that picked the answer shown first is the report's ``agreement``.
 """
 
 from __future__ import annotations
