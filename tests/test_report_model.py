@@ -97,7 +97,7 @@ def test_json_output_is_the_model_dump_in_field_order(kwargs):
     assert text == to_json(data)
     optional = {"error_categories", "corrected", "repeat_stability"}  # --taxonomy files, --review-sample, --repeats files
     if "adj_docs" not in kwargs:
-        optional.add("adjudication_uncertainty")  # written only with adjudication files
+        optional |= {"adjudication_uncertainty", "jurors"}  # written only with adjudication files
     assert list(json.loads(text)) == [f for f in Report.model_fields if f not in optional]  # the model's field order
     row_fields = [f for f in type(report.models[0]).model_fields if f != "adjudicated_jury" or "adj_docs" in kwargs]
     row_fields.remove("adjudicated_people")  # written only with a review sample of adjudication records

@@ -433,6 +433,20 @@ def test_export_lock_verify_and_the_review_in_score_and_report(reviewable):
     assert "1 items settled by people" in res.stdout and "2 left to the jury (reviewers split)" in res.stdout
     assert re.search(r"κ between reviewers ann and bob: [-0-9.—]+ \(n=3\)", res.stdout)
     assert re.search(r"κ between reviewer ann and the jury: [-0-9.—]+ \(n=2\)", res.stdout)
+    # each juror's agreement with people (the report's jurors): people settled only adj q2, as gold_defect;
+    # gpt-x's panel is jb, jc, jd (ja is openai's), and PLAN has jb say gold_defect there, jc and jd genuine_error
+    res = runner.invoke(cli, ["report", "run.jsonl", *common, "--review", str(review), "-f", "json"])
+    assert res.exit_code == 0, res.output
+    (adj_jurors,) = json.loads(res.stdout)["jurors"]
+    people = {j["juror"]: j["people"] for j in adj_jurors["jurors"]}
+    assert adj_jurors["people"] and set(people) == {"jb", "jc", "jd"}
+    assert {name: (p["reviewed"], p["agreed"]) for name, p in people.items()} == {"jb": (1, 1), "jc": (1, 0), "jd": (1, 0)}
+    res = runner.invoke(cli, ["report", "run.jsonl", *common, "--review", str(review), "-f", "html", "-o", "site"])
+    assert res.exit_code == 0, res.output
+    page = " ".join(re.sub(r"<[^>]+>", "", (tmp / "site" / "jurors" / "jb.html").read_text(encoding="utf-8")).split())
+    assert "Of the 1 record people settled (the review file) that it voted on, it agreed with them on 1 (100.0%;" in page
+    plain_jurors = json.loads(runner.invoke(cli, ["report", "run.jsonl", *common, "-f", "json"]).stdout)["jurors"]
+    assert not plain_jurors[0]["people"] and all(j["people"] is None for j in plain_jurors[0]["jurors"])
     doc["records"][0]["note"] = "changed after the lock"
     review.write_text(json.dumps(doc))
     res = runner.invoke(cli, ["verify", str(review)])

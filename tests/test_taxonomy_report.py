@@ -75,7 +75,7 @@ def test_without_a_taxonomy_the_report_is_as_before(project, fake_llm, tmp_path)
     [path] = (project / "verdicts").glob("adjudication-*.json")
     data = json.loads(report("--verdicts", str(path), "--format", "json").stdout)
     assert "error_categories" not in data
-    assert list(data)[-3:] == ["agreement", "rank_stability", "adjudication_uncertainty"]  # no section between them
+    assert list(data)[-4:] == ["agreement", "rank_stability", "adjudication_uncertainty", "jurors"]  # no section between them
     assert "error categories" not in report("--verdicts", str(path), "--format", "md").output
     assert report("--verdicts", str(path), "--plots", str(tmp_path / "p")).exit_code == 0
     assert not (tmp_path / "p" / "error_categories.png").exists()

@@ -573,6 +573,7 @@ def _build(
             registry=registry,
             rank_resamples=rank_resamples,
             seed=seed,
+            review=locked.review[1] if locked.review is not None else None,  # each juror's agreement with people
         )
     except InputError:
         from jury.verdicts.documents import check_made_for

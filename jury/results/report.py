@@ -41,11 +41,13 @@ from jury.results.columns import (
     verdict_index,
     with_ranks,
 )
+from jury.results.juror_report import juror_sections
 from jury.results.latent_report import adjudication_uncertainty
 from jury.results.ranks import DEFAULT_RESAMPLES, question_order, rank_stability
 from jury.results.repeats_report import repeat_stability
 from jury.results.report_model import Report
 from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
+from jury.results.review_report import people_labels
 from jury.results.score_table import run_provenance
 from jury.results.scoring import ModelScore, score_all
 from jury.results.taxonomy_report import category_counts
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from jury.inputs.records import GoldItem, QuestionId
     from jury.judging.families import FamilyRegistry
     from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord, AuditFile
+    from jury.verdicts.review import ReviewFile
 
 
 STRENGTHS = (Column.ADJUDICATED, Column.STRICT, Column.GOLD_CLEAN)  # the order --strength's error lists them in
@@ -81,6 +84,7 @@ def build_report(
     registry: FamilyRegistry | None = None,
     rank_resamples: int | None = DEFAULT_RESAMPLES,
     seed: int = 0,
+    review: ReviewFile | None = None,
 ) -> Report:
     """The report (``Report``; ``.model_dump(mode="json")`` is what ``--format json`` writes).
 
@@ -89,6 +93,8 @@ def build_report(
     None picks adjudicated, else gold_clean, else strict, by which verdicts were given.
     ``rank_resamples`` (None: none) and ``seed``: the rank-stability bootstrap (jury.results.ranks);
     ``seed`` also seeds the questions + jury bootstrap of the adjudicated column (jury.results.latent_report).
+    ``review``: the review file whose decisions ``adj_docs`` carry (--review): each juror's
+    agreement with people in the report's ``jurors`` (jury.results.juror_report).
     """
     audit_paths = [str(d[0]) if isinstance(d, tuple) and d[0] is not None else None for d in audit_docs]
     audits = [d[1] if isinstance(d, tuple) else d for d in audit_docs]
@@ -136,6 +142,7 @@ def build_report(
             "error_categories": category_counts(adj_docs),  # --taxonomy files only
             "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
             "adjudication_uncertainty": uncertainty,
+            "jurors": juror_sections(adj_docs, uncertainty, people_labels(review, adj_docs) if review is not None else None),
             "repeat_stability": repeat_stability(ev.pairs, cols.index, adj_docs, seed=seed) if cols.index is not None else None,
         }
     )

@@ -516,6 +516,73 @@ class RepeatStability(_Model):
     files: list[RepeatFile] = Field(description="One per adjudication file with R >= 2, in verdict_files' order.")
 
 
+class JurorShare(_Model):
+    """Of n counted votes of one juror shown in one order, how many credited the answer
+    (gold_defect or format_equivalence), with the Wilson 95% interval (null when n = 0)."""
+
+    credited: int = Field(ge=0)
+    n: int = Field(ge=0)
+    share: float | None
+    low: float | None
+    high: float | None
+
+
+class JurorPosition(_Model):
+    """A juror's votes by the order the answers were shown, and Fisher's exact test of equal shares."""
+
+    gold_first: JurorShare
+    candidate_first: JurorShare
+    p_value: float | None = Field(description="Fisher's exact test, two-sided; null when an order has no counted vote.")
+
+
+class JurorWithJuror(_Model):
+    """One juror's agreement with another over the records both have a counted vote on."""
+
+    juror: str
+    common: int = Field(ge=0)
+    agreed: int = Field(ge=0)
+    share: float | None = Field(description="agreed / common; null when common = 0.")
+    kappa: float | None = Field(description="Cohen's kappa; null when undefined.")
+
+
+class JurorWithPeople(_Model):
+    """One juror's agreement with the reviewers' settled category (--review) on the records it voted on."""
+
+    reviewed: int = Field(ge=0)
+    agreed: int = Field(ge=0)
+    share: float | None
+    kappa: float | None
+
+
+class JurorEntry(_Model):
+    """One juror of one adjudication file (jury.results.juror_report)."""
+
+    juror: str
+    family: str
+    model: str = Field(description="Its litellm model string.")
+    records: int = Field(ge=0, description="Records it has a vote on (reviewed strict matches left out).")
+    voted: int = Field(ge=0, description="Those whose vote counts (not abstained, skipped or inconsistent).")
+    votes: dict[str, int] = Field(description="Counted votes by category.")
+    accuracy: float | None = Field(description="Latent-class accuracy (adjudication_uncertainty); null when the fit was refused.")
+    confusion: list[list[float]] | None = Field(description="Latent-class confusion matrix: true class rows, its vote columns.")
+    agreement: list[JurorWithJuror] = Field(description="With every other juror of the file.")
+    people: JurorWithPeople | None = Field(description="With people (--review); null without a review file.")
+    position: JurorPosition
+
+
+class JurorFile(_Model):
+    """The jurors of one adjudication file: what the site's juror pages show."""
+
+    kind: Literal["adjudication"]
+    path: str
+    content_sha256: str | None
+    records: int = Field(ge=0, description="Its records (reviewed strict matches left out).")
+    classes: list[str] = Field(description="The order of the confusion matrices' rows and columns.")
+    refused: str | None = Field(description="Why the latent-class fit was refused.")
+    people: bool = Field(description="Whether a review file gave people's decisions.")
+    jurors: list[JurorEntry]
+
+
 class Report(OmitUnused):
     """`jury report --format json` (see docs/report.md)."""
 
@@ -525,6 +592,7 @@ class Report(OmitUnused):
         "corrected",
         "adjudication_uncertainty",
         "repeat_stability",
+        "jurors",
     )  # written only when present: reports without them are as before
 
     jury_version: str
@@ -560,6 +628,11 @@ class Report(OmitUnused):
         None,
         description="With adjudication files asked more than once only (jury adjudicate --repeats; absent otherwise): "
         "each juror's test-retest agreement, the verdicts that change between repeats and the adjudicated column's spread.",
+    )
+    jurors: list[JurorFile] | None = Field(
+        None,
+        description="With adjudication files only (absent otherwise): per file, each juror's votes, latent-class "
+        "accuracy, agreement with the other jurors and with people, and its votes by the order the answers were shown.",
     )
 
 

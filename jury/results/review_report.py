@@ -42,6 +42,24 @@ def _people(recs: Sequence[ReviewRecord]) -> str | None:
     return _majority([r.category if r.kind == ReviewItemKind.ADJUDICATION else r.choice for r in recs])
 
 
+def people_labels(
+    review: ReviewFile, adj_docs: Sequence[tuple[str | Path, AdjudicationFile]]
+) -> list[dict[tuple[Any, Any], str]]:
+    """Per adjudication file, (model, question id) -> the category its reviewers settled (their
+    majority, as apply_review uses it; an item they split on is left out)."""
+    items = _by_item(review)
+    out = []
+    for _path, doc in adj_docs:
+        labels = {}
+        for r in doc.records:
+            recs = items.get((ReviewItemKind.ADJUDICATION, doc.content_sha256, r.model, r.question_id))
+            category = _people(recs) if recs and not r.review_pass else None
+            if category is not None:
+                labels[(r.model, r.question_id)] = category
+        out.append(labels)
+    return out
+
+
 def apply_review(
     review_path: str | Path,
     review: ReviewFile,

@@ -11,6 +11,9 @@ gold and run files, the locked verdict files and an optional review file. Pages:
   routing, the charts as inline SVG (each captioned with the verdict files it came from) and
   a verification block (versions, hashes, signatures, the commands that rebuild the page);
 - ``models/<model>.html``: every answer of one model, filterable by outcome and verdict;
+- ``jurors/<juror>.html``: one juror of an adjudication file: its votes, latent-class accuracy
+  and confusion matrix, agreement with the other jurors and with people, and its votes by
+  the order the answers were shown (jury.results.site_jurors);
 - ``questions/<question>.html``: the question, evidence, gold SQL and preview, the audit's
   votes on the gold, and each model's SQL, preview, juror votes and reasoning, and the
   human review decisions.
@@ -56,6 +59,7 @@ from jury.results.site_folder import (
     verification_data,
 )
 from jury.results.site_front import FORMATS, Numbers, fmt_float3, fmt_int, fmt_pct, fmt_rank, front_page, pointer, resolve
+from jury.results.site_jurors import juror_index, juror_pages
 from jury.version import __version__
 from jury.vocab import Column
 
@@ -117,6 +121,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         written[name] = html.encode("utf-8")
 
     front = front_page(report, typed, model_slug)
+    jurors = juror_pages(report)
     page(
         "index.html",
         "index.html",
@@ -128,6 +133,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         n_questions=len(qids),
         panels=site_section(sources.panels) if sources.panels else None,
         corrected=corrected_lines(typed.corrected) if typed.corrected is not None else None,
+        jurors=juror_index(jurors),
     )
     for r in report["models"]:
         rows = data["models"].get(r["model"], [])
@@ -140,6 +146,8 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
             answers=rows,
             filters=[(key, label, counts.get(key, 0)) for key, label in FILTERS if counts.get(key) or key == "all"],
         )
+    for p in jurors:
+        page(f"jurors/{p['slug']}.html", "juror.html", title=f"juror {p['juror']['juror']} — jury report", p=p)
     for q in qids:
         d = data["pages"][q]
         page(f"questions/{d['slug']}.html", "question.html", title=f"question {q} — jury report", q=d)

@@ -1,0 +1,158 @@
+"""One entry per juror of each adjudication file: what the site's juror pages show (issue 44, item 1).
+
+Per juror, computed from the file's records (reviewed strict matches left out, as in the
+latent-class fit) and never from a file's summary:
+
+- its family and litellm model, the records it has a vote on and the votes that count (its
+  effective category, :func:`jury.judging.agreement.effective_category`), by category;
+- its latent-class accuracy and confusion matrix, copied from the report's fit of the file
+  (:mod:`jury.results.latent_report`), or the reason the fit was refused;
+- its agreement with every other juror of the file over the records both voted on: the share
+  of equal categories and Cohen's kappa (:func:`jury.stats_agreement.pairwise_kappas`);
+- its agreement with people on the records a review file settled (``--review``: the
+  reviewers' category, :func:`jury.results.review_report.people_category`), null without one;
+- its vote by the order the answers were shown (``gold_first`` / ``candidate_first``): how
+  many of its counted votes credited the answer (gold_defect or format_equivalence) in each
+  order, each share with its Wilson 95% interval, and Fisher's exact test of equal shares.
+  With ``--swap`` a vote counts under the order of its first ballot (a vote that counts gave
+  the same category in both orders, so there the split says little); the share of its
+  single-answer ballots that picked the answer shown first is the report's ``agreement``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jury.judging.agreement import effective_category
+from jury.stats import wilson
+from jury.stats_agreement import pairwise_kappas
+from jury.vocab import CATEGORIES, CREDITED_VERDICTS
+
+if TYPE_CHECKING:
+    from jury.verdicts.documents import AdjudicationFile
+
+ORDERS = ("gold_first", "candidate_first")
+
+
+def _share(k: int, n: int) -> dict[str, Any]:
+    w = wilson(k, n)
+    return {"credited": k, "n": n, "share": w.value, "low": w.low, "high": w.high}
+
+
+def _fisher(a: dict[str, Any], b: dict[str, Any]) -> float | None:
+    if not a["n"] or not b["n"]:
+        return None
+    from scipy import stats as _st
+
+    table = [[a["credited"], a["n"] - a["credited"]], [b["credited"], b["n"] - b["credited"]]]
+    return float(_st.fisher_exact(table).pvalue)
+
+
+def _one_file(
+    kind: str,
+    path: str,
+    doc: AdjudicationFile,
+    fit: Mapping[str, Any] | None,
+    people: Mapping[tuple[Any, Any], str] | None,
+) -> dict[str, Any]:
+    records = [r for r in doc.records if not r.review_pass]
+    names: list[str] = []
+    info: dict[str, dict[str, Any]] = {}
+    ratings: dict[str, dict[int, str | None]] = {}
+    for i, r in enumerate(records):
+        for v in r.votes:
+            if v.juror not in info:
+                names.append(v.juror)
+                info[v.juror] = {"family": v.family, "model": v.model, "records": 0}
+                ratings[v.juror] = {}
+            info[v.juror]["records"] += 1
+            ratings[v.juror][i] = effective_category(v)
+    fitted = {j["juror"]: j for j in (fit or {}).get("jurors") or []}
+    kappas = {(p.a, p.b): p for p in pairwise_kappas(ratings)}
+    jurors = []
+    for name in names:
+        mine = ratings[name]
+        counted = {i: c for i, c in mine.items() if c is not None}
+        agreement = []
+        for other in names:
+            if other == name:
+                continue
+            theirs = ratings[other]
+            common = [i for i in counted if theirs.get(i) is not None]
+            agreed = sum(counted[i] == theirs[i] for i in common)
+            pair = kappas.get((name, other)) or kappas[(other, name)]
+            agreement.append(
+                {
+                    "juror": other,
+                    "common": len(common),
+                    "agreed": agreed,
+                    "share": agreed / len(common) if common else None,
+                    "kappa": pair.value,
+                }
+            )
+        by_order = {o: [0, 0] for o in ORDERS}  # [credited, counted]
+        for r_i, r in enumerate(records):
+            cat = counted.get(r_i)
+            vote = next((v for v in r.votes if v.juror == name), None)
+            if cat is None or vote is None or vote.order not in by_order:
+                continue
+            by_order[vote.order][0] += cat in CREDITED_VERDICTS
+            by_order[vote.order][1] += 1
+        position = {o: _share(*by_order[o]) for o in ORDERS}
+        f = fitted.get(name)
+        entry: dict[str, Any] = {
+            "juror": name,
+            "family": info[name]["family"],
+            "model": info[name]["model"],
+            "records": info[name]["records"],
+            "voted": len(counted),
+            "votes": {str(c): sum(v == c for v in counted.values()) for c in CATEGORIES},
+            "accuracy": None if f is None else f["accuracy"],
+            "confusion": None if f is None else f["confusion"],
+            "agreement": agreement,
+            "people": None,
+            "position": {**position, "p_value": _fisher(position["gold_first"], position["candidate_first"])},
+        }
+        if people is not None:
+            labels = {i: people.get((r.model, r.question_id)) for i, r in enumerate(records)}
+            both = [i for i in counted if labels.get(i) is not None]
+            agreed = sum(counted[i] == labels[i] for i in both)
+            kappa = pairwise_kappas({"juror": dict(counted), "people": {i: labels[i] for i in both}})[0].value
+            entry["people"] = {
+                "reviewed": len(both),
+                "agreed": agreed,
+                "share": agreed / len(both) if both else None,
+                "kappa": kappa,
+            }
+        jurors.append(entry)
+    return {
+        "kind": kind,
+        "path": path,
+        "content_sha256": doc.content_sha256,
+        "records": len(records),
+        "classes": [str(c) for c in CATEGORIES],
+        "refused": None if fit is None else fit.get("refused"),
+        "people": people is not None,
+        "jurors": jurors,
+    }
+
+
+def juror_sections(
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    uncertainty: Mapping[str, Any] | None,
+    people: Sequence[Mapping[tuple[Any, Any], str] | None] | None = None,
+) -> list[dict[str, Any]] | None:
+    """The report's ``jurors``: one entry per adjudication file (None without one).
+    ``uncertainty``: the report's ``adjudication_uncertainty`` (its files in adj_docs' order);
+    ``people``: per file, (model, question id) -> the category people settled (None: no review)."""
+    if not adj_docs:
+        return None
+    fits = list((uncertainty or {}).get("files") or [])
+    labels = list(people) if people is not None else []
+    out = []
+    for i, (path, doc) in enumerate(adj_docs):
+        fit = fits[i] if i < len(fits) else None
+        out.append(_one_file("adjudication", str(path), doc, fit, labels[i] if i < len(labels) else None))
+    return out

@@ -1,0 +1,128 @@
+"""The data of the site's juror pages (``jurors/<juror>.html``): one per juror of each
+adjudication file, every number read from the report's ``jurors`` (jury.results.juror_report),
+``adjudication_uncertainty`` and ``agreement`` by its JSON Pointer (:class:`Numbers` cells).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jury.results.site_answers import slugs
+from jury.results.site_front import Numbers, pointer
+
+
+def _first_answer(num: Numbers, report: dict[str, Any], f: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The juror's share of single-answer ballots that picked the answer shown first (the
+    report's agreement section for the same file), or None (labelled ballots, no such file)."""
+    for k, a in enumerate(report.get("agreement") or []):
+        if a["kind"] != "adjudication" or a["path"] != f["path"] or a["content_sha256"] != f["content_sha256"]:
+            continue
+        bias = a.get("position_bias") or {}
+        if name not in (bias.get("jurors") or {}):
+            return {"note": a.get("position_bias_note")}
+        at = ("agreement", k, "position_bias", "jurors", name)
+        return {
+            "k": num(pointer(*at, "k")),
+            "n": num(pointer(*at, "n")),
+            "share": num(pointer(*at, "share"), "pct"),
+            "low": num(pointer(*at, "low"), "pct"),
+            "high": num(pointer(*at, "high"), "pct"),
+            "p_value": bias["jurors"][name]["p_value"],
+            "note": None,
+        }
+    return None
+
+
+def _prior(num: Numbers, report: dict[str, Any], fi: int, r: int) -> dict[str, Any] | None:
+    """The fit's estimated share of the file's records in class r (adjudication_uncertainty's
+    files are the adjudication files in the same order)."""
+    files = (report.get("adjudication_uncertainty") or {}).get("files") or []
+    if fi >= len(files) or not files[fi].get("priors"):
+        return None
+    return num(pointer("adjudication_uncertainty", "files", fi, "priors", r), "pct")
+
+
+def juror_slugs(report: dict[str, Any]) -> dict[tuple[int, str], str]:
+    """(file index, juror) -> its page's slug: the juror's name (made safe, jury.results.site_answers.slugs),
+    with the file's number after it when the report has more than one adjudication file."""
+    files = report.get("jurors") or []
+    keys = [(i, j["juror"]) for i, f in enumerate(files) for j in f["jurors"]]
+    names = {k: k[1] if len(files) == 1 else f"{k[1]}.{k[0] + 1}" for k in keys}
+    made = slugs(names.values())
+    return {k: made[names[k]] for k in keys}
+
+
+def juror_pages(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each juror page's data, in the report's order (an empty list without adjudication files)."""
+    num = Numbers(report)
+    slug = juror_slugs(report)
+    files = report.get("jurors") or []
+    pages = []
+    for fi, f in enumerate(files):
+        for ji, j in enumerate(f["jurors"]):
+            at = ("jurors", fi, "jurors", ji)
+            others = {o["juror"]: slug[(fi, o["juror"])] for o in f["jurors"]}
+            position = {
+                order: {
+                    "credited": num(pointer(*at, "position", order, "credited")),
+                    "n": num(pointer(*at, "position", order, "n")),
+                    "share": num(pointer(*at, "position", order, "share"), "pct"),
+                    "low": num(pointer(*at, "position", order, "low"), "pct"),
+                    "high": num(pointer(*at, "position", order, "high"), "pct"),
+                }
+                for order in ("gold_first", "candidate_first")
+            }
+            pages.append(
+                {
+                    "slug": slug[(fi, j["juror"])],
+                    "file": f,
+                    "file_number": fi + 1,
+                    "files": len(files),
+                    "juror": j,
+                    "records": num(pointer(*at, "records")),
+                    "voted": num(pointer(*at, "voted")),
+                    "votes": [(c, num(pointer(*at, "votes", c))) for c in j["votes"]],
+                    "accuracy": num(pointer(*at, "accuracy"), "pct") if j["accuracy"] is not None else None,
+                    "confusion": None
+                    if j["confusion"] is None
+                    else [
+                        (
+                            f["classes"][r],
+                            _prior(num, report, fi, r),
+                            [num(pointer(*at, "confusion", r, c), "float3") for c in range(len(row))],
+                        )
+                        for r, row in enumerate(j["confusion"])
+                    ],
+                    "agreement": [
+                        {
+                            "juror": o["juror"],
+                            "page": f"{others[o['juror']]}.html",
+                            "common": num(pointer(*at, "agreement", k, "common")),
+                            "agreed": num(pointer(*at, "agreement", k, "agreed")),
+                            "share": num(pointer(*at, "agreement", k, "share"), "pct"),
+                            "kappa": num(pointer(*at, "agreement", k, "kappa"), "float3"),
+                        }
+                        for k, o in enumerate(j["agreement"])
+                    ],
+                    "people": None
+                    if j["people"] is None
+                    else {
+                        key: num(pointer(*at, "people", key), fmt)
+                        for key, fmt in (("reviewed", "int"), ("agreed", "int"), ("share", "pct"), ("kappa", "float3"))
+                    },
+                    "position": position,
+                    "p_value": j["position"]["p_value"],
+                    "first_answer": _first_answer(num, report, f, j["juror"]),
+                }
+            )
+    return pages
+
+
+def juror_index(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The front page's list: per adjudication file, its jurors with their pages."""
+    out: list[dict[str, Any]] = []
+    for p in pages:
+        if not out or out[-1]["number"] != p["file_number"]:
+            out.append({"number": p["file_number"], "path": p["file"]["path"], "refused": p["file"]["refused"], "jurors": []})
+        out[-1]["jurors"].append(p)
+    return out
