@@ -341,3 +341,36 @@ def test_each_models_adjudicated_accuracy_is_corrected_by_the_reviewers(by, one_
     plain = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "-f", "json", "-o", "p.json"])
     assert plain.exit_code == 0, plain.output
     assert all("adjudicated_people" not in r for r in json.loads(Path("p.json").read_text())["models"])
+
+
+def test_people_anchor_the_fit(one_wrong, tmp_path, monkeypatch):
+    """Two reviewers settle both split records of m-one (questions 1 and 2, where jc alone said
+    genuine_error) as genuine errors. They enter the fit as anchors: the file counts 2, and m-one's
+    expected adjudicated value, about 2/3 without them (the other jurors credit q1 and q2), falls
+    to about 0 (its q3 is a unanimous genuine error)."""
+    from starlette.testclient import TestClient
+
+    from jury.cli import app
+
+    shutil.copytree(one_wrong, tmp_path / "p", symlinks=True)
+    monkeypatch.chdir(tmp_path / "p")
+    before = json.loads(report(tmp_path / "p", "-f", "json"))
+    expected = {m["model"]: m["adjudicated_jury"]["expected"] for m in before["models"]}
+    assert expected["m-one"] == pytest.approx(2 / 3, abs=0.05)
+    for who in ("ann", "bob"):
+        page = jury.review_app(verdicts=["verdicts/adj.json"], reviewer=who)
+        client = TestClient(page.app, base_url=f"http://127.0.0.1:8765{page.root}/", follow_redirects=False)
+        assert client.get(f"?token={page.token}").status_code == 303
+        mine = [n for n, it in enumerate(page.state.items) if it.model == "m-one"]
+        assert sorted(page.state.items[n].question_id for n in mine) == [1, 2]
+        for n in mine:
+            assert client.post(f"item/{n}?csrf={page.state.csrf}", data={"choice": "neither"}).status_code == 303
+    res = runner.invoke(app, ["review", "lock", "-o", "verdicts/review.json", "--verdicts", "verdicts/adj.json"])
+    assert res.exit_code == 0, res.output
+    after = json.loads(report(tmp_path / "p", "--review", "verdicts/review.json", "-f", "json"))
+    (f,) = after["adjudication_uncertainty"]["files"]
+    assert f["fitted"] and f["anchors"] == 2
+    got = {m["model"]: m["adjudicated_jury"]["expected"] for m in after["models"]}
+    assert got["m-one"] < 0.02
+    assert "2 anchored by people" in report(tmp_path / "p", "--review", "verdicts/review.json")
+    assert before["adjudication_uncertainty"]["files"][0]["anchors"] == 0

@@ -93,6 +93,7 @@ class _File:
     fit: LatentClassFit | None
     refused: str | None
     dependence: DependenceCheck | None = None
+    known: np.ndarray | None = None  # per record: the class people gave it (-1: none), the fit's anchors
 
 
 def _votes(records: Sequence[AdjudicationRecord]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
@@ -128,16 +129,23 @@ def _refusal(items: np.ndarray, jurors: np.ndarray, labels: np.ndarray) -> str |
     return None
 
 
-def _fit_file(path: str, doc: AdjudicationFile, seed: int, resamples: int) -> _File:
+def _fit_file(
+    path: str, doc: AdjudicationFile, seed: int, resamples: int, people: Mapping[tuple[Any, Any], str] | None = None
+) -> _File:
+    """One file's fit; ``people``: (model, question id) -> the category people gave a record
+    (--review), clamped in the fit as an anchor (jury.stats_latent's semi-supervised fit)."""
     records = [r for r in doc.records if not r.review_pass]
     items, jurors, labels, names = _votes(records)
+    known = np.array([_CLASS.get(str((people or {}).get((r.model, r.question_id))), -1) for r in records], dtype=np.int64)
     refused = _refusal(items, jurors, labels)
     fit = None
     dependence = None
     if refused is None:
-        fit = dawid_skene(items, jurors, labels, n_classes=len(CATEGORIES), n_items=len(records), n_jurors=len(names))
+        fit = dawid_skene(
+            items, jurors, labels, n_classes=len(CATEGORIES), n_items=len(records), n_jurors=len(names), known=known
+        )
         dependence = dependence_check(fit, items, jurors, labels, resamples=resamples, seed=seed)
-    return _File(path, doc, records, items, jurors, labels, names, fit, refused, dependence)
+    return _File(path, doc, records, items, jurors, labels, names, fit, refused, dependence, known)
 
 
 def _dependence_section(f: _File) -> dict[str, Any] | None:
@@ -200,6 +208,7 @@ def _file_section(f: _File, draws: str | None) -> dict[str, Any]:
         "refused": f.refused,
         "draws": draws,
         "classes": [str(c) for c in CATEGORIES],
+        "anchors": int((f.known >= 0).sum()) if f.known is not None and f.fit is not None else 0,
     }
     if f.fit is None:
         return {**base, "priors": None, "iterations": None, "converged": None, "jurors": [], "expected_changes": None}
@@ -239,13 +248,19 @@ def adjudication_uncertainty(
     seed: int = 0,
     resamples: int = RESAMPLES,
     dependence_resamples: int = DEPENDENCE_RESAMPLES,
+    people: Sequence[Mapping[tuple[Any, Any], str]] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """(model -> its ``adjudicated_jury`` row field, the report's ``adjudication_uncertainty``).
 
     ``questions``: the report's questions in order of first appearance (gold errors left out,
-    :func:`jury.results.ranks.question_order`); ``index``: (model, question) -> verdict record.
+    :func:`jury.results.ranks.question_order`); ``index``: (model, question) -> verdict record;
+    ``people``: per file, (model, question id) -> the category people gave the record (--review,
+    jury.results.review_report.people_labels), the fit's anchors (counted in each file's ``anchors``).
     """
-    files = [_fit_file(str(p), doc, seed + i, dependence_resamples) for i, (p, doc) in enumerate(adj_docs)]
+    files = [
+        _fit_file(str(p), doc, seed + i, dependence_resamples, people[i] if people is not None else None)
+        for i, (p, doc) in enumerate(adj_docs)
+    ]
     m_at = {m: i for i, m in enumerate(models)}
     q_at = {q: j for j, q in enumerate(questions)}
     shape = (len(models), len(questions))
@@ -283,7 +298,7 @@ def adjudication_uncertainty(
         joint = len(f.records) < JOINT_BELOW
         kinds.append("joint" if joint else "plug-in")
         if joint and rows:
-            d = sample_classes(f.fit, f.items, f.jurors, f.labels, draws=resamples, seed=seed + fi)
+            d = sample_classes(f.fit, f.items, f.jurors, f.labels, draws=resamples, seed=seed + fi, known=f.known)
             draw_rows.append(d[:, rows])
             draw_m += [c[0] for c in cols]
             draw_q += [c[1] for c in cols]

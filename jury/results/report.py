@@ -113,8 +113,9 @@ def build_report(
     rows = [_model_row(m, by_model[m], ev, gold, cols, adj_docs, registry) for m in models]
     uncertainty = None
     if cols.index is not None:  # the adjudicated column with the jury's uncertainty (jury.results.latent_report)
+        people = people_labels(review, adj_docs) if review is not None else None  # the fit's anchors
         per_model, uncertainty = adjudication_uncertainty(
-            ev.pairs, models, question_order(ev.pairs), cols.index, adj_docs, seed=seed
+            ev.pairs, models, question_order(ev.pairs), cols.index, adj_docs, seed=seed, people=people
         )
         for row in rows:
             row["adjudicated_jury"] = per_model[row["model"]]

@@ -431,6 +431,12 @@ class LatentClassFile(_Model):
         "independent draws from the fitted posteriors; null when refused."
     )
     classes: list[str] = Field(description="The classes, in the order of priors and confusion rows and columns.")
+    anchors: int = Field(
+        0,
+        ge=0,
+        description="Records whose class people gave (--review): clamped in the fit and in every draw (0 when refused "
+        "or in older reports).",
+    )
     priors: list[float] | None
     iterations: int | None
     converged: bool | None

@@ -249,7 +249,9 @@ def uncertainty_notes(report: Report) -> list[str]:
             continue
         accuracy = ", ".join(f"{j.juror} {j.accuracy:.2f}" for j in f.jurors)
         lines.append(
-            f"latent-class fit of {f.path} ({f.records} records, {f.draws} draws): juror accuracy {accuracy}; "
+            f"latent-class fit of {f.path} ({f.records} records, {f.draws} draws"
+            + (f", {f.anchors} anchored by people" if f.anchors else "")
+            + f"): juror accuracy {accuracy}; "
             f"latent verdict differs from the majority on {len(f.differs)} records; "
             f"expected verdict changes {f.expected_changes or 0:.1f}, credit changes {f.expected_credit_changes or 0:.1f}"
         )
