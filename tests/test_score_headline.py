@@ -70,3 +70,14 @@ def test_every_format_prints_the_chosen_comparators_k_over_n(example_store, tmp_
             assert cells[i + 1].startswith(f"{k / n:.3f} ["), (fmt, model, cells)
             seen += 1
         assert seen == len(truth)
+
+
+@pytest.mark.parametrize("comparator", ["subset", "strict"])
+def test_the_reports_strict_heading_names_another_comparator(example_store, comparator):
+    """`jury report --comparator subset` counts subset matches in its strict column: its heading
+    says so in the table and Markdown ("strict: subset"); the default keeps "strict"."""
+    for fmt in ("table", "md"):
+        res = run_jury(["report", "run.jsonl", "--store", example_store, "--comparator", comparator, "-f", fmt], EXAMPLE)
+        assert res.returncode == 0, res.stderr
+        named = "strict: subset [95% CI] rank" in res.stdout
+        assert named is (comparator == "subset") and "strict" in res.stdout

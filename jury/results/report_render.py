@@ -342,7 +342,7 @@ def coverage_note(report: Report) -> str | None:
 
 
 def _main_columns(report: Report) -> tuple[list[str], list[str]]:
-    cols, heads = ["model", "routed", str(Column.STRICT)], ["model", "routed (acc)", f"{Column.STRICT.label} [95% CI] rank"]
+    cols, heads = ["model", "routed", str(Column.STRICT)], ["model", "routed (acc)", f"{strict_label(report)} [95% CI] rank"]
     if _short(report):
         cols.insert(1, "coverage")
         heads.insert(1, "answered/gold")
@@ -394,13 +394,24 @@ def _main_row(r: ModelRow) -> dict[str, Cell]:
     return d
 
 
+def strict_label(report: Report) -> str:
+    """The strict column's heading: "strict", or "strict: NAME" under another comparator
+    (--comparator), whose matches the column then counts."""
+    name = report.settings.comparator
+    return str(Column.STRICT.label) if name in (None, "", str(Column.STRICT)) else f"{Column.STRICT.label}: {name}"
+
+
+def _label(report: Report, column: str) -> str:
+    return strict_label(report) if column == Column.STRICT else str(Column(column).label)
+
+
 def _main_table(report: Report) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
     cols, heads = _main_columns(report)
     return cols, heads, [_main_row(r) for r in report.models]
 
 
 def _oracle_table(report: Report) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
-    cols, heads = ["model", str(Column.STRICT)], ["model", f"{Column.STRICT.label} [95% CI] rank"]
+    cols, heads = ["model", str(Column.STRICT)], ["model", f"{strict_label(report)} [95% CI] rank"]
     rows = report.oracle_routing.models
     for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
         if _present(rows, c):
@@ -425,7 +436,7 @@ def rank_stability_table(report: Report) -> tuple[str, list[str], list[str], lis
         return None
     present = [c for c in COLUMNS if c in rs.columns]
     cols = ["model", *present]
-    heads = ["model", *(f"{Column(c).label} rank [95% interval] p(rank)" for c in present)]
+    heads = ["model", *(f"{_label(report, c)} rank [95% interval] p(rank)" for c in present)]
     rows: list[dict[str, Cell]] = [
         {"model": r.model, **{c: rank_cell(rs.columns[c][i]) for c in present}} for i, r in enumerate(report.models)
     ]
