@@ -200,3 +200,70 @@ def test_reaudit_of_a_repeated_audit_reruns_every_repeat_from_the_store(project,
     assert doc["settings"]["repeats"] == 2
     old = raw("verdicts/audit.json")
     assert [r["repeat_votes"] for r in doc["records"]] == [r["repeat_votes"] for r in old["records"]]
+
+
+# ------------------------------------------------------------------ jury report
+
+
+def cohen_kappa(a: list[str], b: list[str]) -> float:
+    """Cohen's kappa from its definition (observed vs chance agreement of the marginals)."""
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    chance = sum((a.count(c) / n) * (b.count(c) / n) for c in set(a) | set(b))
+    return (observed - chance) / (1 - chance)
+
+
+def report(*args: str) -> str:
+    res = runner.invoke(app, ["report", "run.jsonl", "--audit", "verdicts/audit.json", *args], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_report_gives_the_test_retest_kappa_and_flag_changes_the_flips_predict(project, fake_llm):
+    audit("--repeats", "2", "-o", "verdicts/audit.json")
+    rep = json.loads(report("-f", "json"))
+    s = rep["repeat_stability"]
+    assert s["files"] == []  # no adjudication file
+    (f,) = s["audits"]
+    assert f["repeats"] == 2 and f["records"] == N
+    jurors = {j["juror"]: j for j in f["jurors"]}
+    # ja: repeat 0 the truth (3 defective, 5 valid); repeat 1 flips q1 and q4 (still 3 : 5).
+    # observed 6/8; chance (3/8)^2 + (5/8)^2 = 34/64; kappa = (48/64 - 34/64) / (30/64) = 7/15
+    rep0 = [TRUTH[q] for q in gold_ids()]
+    rep1 = [OTHER[TRUTH[q]] if q in JA_FLIPS else TRUTH[q] for q in gold_ids()]
+    assert cohen_kappa(rep0, rep1) == pytest.approx(7 / 15)
+    assert jurors["ja"]["kappa"] == pytest.approx(7 / 15)
+    assert jurors["ja"]["agreement"] == pytest.approx(6 / 8) and jurors["ja"]["items"] == N
+    assert jurors["ja"]["low"] <= 7 / 15 <= jurors["ja"]["high"]
+    assert jurors["jb"]["kappa"] == pytest.approx(1.0) and jurors["jb"]["agreement"] == 1.0
+    # quorum 2 of 2: repeat 0 flags q1..q3; repeat 1 flags q2, q3 (ja clears q1; on q4 ja alone says defective)
+    assert (f["flags_changed"]["k"], f["flags_changed"]["n"]) == (1, N)
+    assert f["flags_changed"]["value"] == pytest.approx(1 / 8)
+    assert f["changed"] == [1]
+    assert f["flag_rate"]["values"] == pytest.approx([3 / 8, 2 / 8])
+    assert f["flag_rate"]["mean"] == pytest.approx(5 / 16)
+    assert f["flag_rate"]["sd"] == pytest.approx((1 / 8) / 2**0.5)
+    # gold-clean: the model matches q1, q2, q4, q5, q6. Repeat 0 keeps q4..q8: 3 of 5;
+    # repeat 1 keeps q1, q4..q8: 4 of 6
+    (col,) = f["column"]
+    assert col["model"] == MODEL
+    assert col["values"] == pytest.approx([3 / 5, 4 / 6])
+    assert col["mean"] == pytest.approx((3 / 5 + 4 / 6) / 2)
+    assert col["sd"] == pytest.approx((4 / 6 - 3 / 5) / 2**0.5)
+    assert (col["low"], col["high"]) == pytest.approx((3 / 5, 4 / 6))
+    # the published column is repeat 0's
+    (row,) = rep["models"]
+    assert row["gold_clean"]["value"] == pytest.approx(3 / 5)
+    table = " ".join(report().split())
+    assert "test-retest Cohen's kappa [95% bootstrap] on flag votes ja 0.47" in table
+    assert "flags that change between repeats 1/8 (0.125 [" in table  # the share with its Wilson interval
+    assert "share flagged per repeat 0.375/0.250" in table
+    assert "m-one 0.633 ± 0.047 (range 0.600–0.667)" in table  # (3/5 + 4/6) / 2; (4/6 - 3/5) / sqrt 2
+    assert "test-retest" in report("-f", "md")
+
+
+def test_an_audit_asked_once_has_no_repeat_section(project, fake_llm):
+    audit("-o", "verdicts/audit.json")
+    rep = json.loads(report("-f", "json"))
+    assert "repeat_stability" not in rep
+    assert "test-retest" not in report()
