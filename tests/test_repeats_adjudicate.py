@@ -217,7 +217,11 @@ def test_report_gives_the_test_retest_kappa_the_flips_predict(project, fake_llm)
     (row,) = rep["models"]
     assert row["adjudicated"]["value"] == pytest.approx(3 / 8)
     table = " ".join(report().split())
-    assert "test-retest Cohen's kappa" in table and "ja 0.47" in table and "verdicts that change between repeats 2/8" in table
+    assert (
+        "test-retest Cohen's kappa" in table
+        and "ja 0.47" in table
+        and "verdicts that change between repeats 2/8 (0.250 [" in table
+    )
     markdown = report("-f", "md")
     assert "test-retest" in markdown
 

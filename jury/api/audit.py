@@ -130,6 +130,7 @@ def audit_gold(
     against_db_url: str | None = None,
     against_db_root: PathLike | None = None,
     plan_only: bool | None = None,
+    repeats: int = 1,
 ) -> Audit:
     """Audit the gold SQL itself: each juror of the audit panel judges each gold query alone.
 
@@ -167,6 +168,12 @@ def audit_gold(
         against_db_url: the other engine's URL (with ``against_gold``).
         against_db_root: the other engine's SQLite files (with ``against_gold``).
         plan_only: the old name of ``plan``, kept as an alias.
+        repeats: ask the panel this many times (``--repeats``), each repeat stored as its own votes
+            (the same ballot, its repeat in the request hash; a rerun asks none of them again);
+            ``plan`` prices every repeat. Each gold query's flag is repeat 0's (exactly the flag
+            of a panel asked once); ``jury report`` gives each juror's test-retest agreement on
+            its flag votes, the flags that change between repeats and the gold-clean column's
+            spread. Not ``jury.score``'s ``repeats`` (timing runs).
 
     Returns:
         An Audit: the audit file written (or reused), the flagged gold queries and the calls made;
@@ -208,6 +215,7 @@ def audit_gold(
         checks=checks,
         batch=batch,
         against=against,
+        repeats=repeats,
         **fields,
     )
     with project.open_store(store) as st:
@@ -218,7 +226,8 @@ def audit_gold(
 def _result(request: AuditRequest, job: JobResult[Any]) -> Audit:
     """What a run (or the plan) of a gold audit returns: the plan, the summary and records, the
     checks' counts, the calls and the audit file."""
-    asked = juror_plan(request, "audit", job.plan.ballots(), len(job.plan.items), "gold queries")
+    unit = "gold queries" + (f", each asked {request.repeats} times (--repeats)" if request.repeats > 1 else "")
+    asked = juror_plan(request, "audit", job.plan.ballots(), len(job.plan.items), unit)
     result = Audit(panel=request.panel.name, plan=asked, plan_only=request.plan_only, **guarded(request))
     if request.plan_only:
         return result

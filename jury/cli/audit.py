@@ -44,6 +44,15 @@ def audit_gold(
     ),
     against_db_url: str | None = typer.Option(None, "--against-db-url", help="--against-gold runs on this engine URL."),
     against_db_root: Path | None = typer.Option(None, "--against-db-root", help="--against-gold runs on SQLite files here."),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        min=1,
+        help="Ask the panel R times (test-retest): each repeat is stored as its own votes (resumable; a rerun asks "
+        "none again; --plan prices all R). Each gold query's flag is repeat 0's, as with R = 1; jury report gives "
+        "each juror's test-retest kappa on its flag votes, the flags that change between repeats and the gold-clean "
+        "column's spread. Not `score --efficiency --repeats` (timing runs).",
+    ),
     shard: str | None = juror_option("shard", "audit file"),
     batch: bool = juror_option("batch"),
 ) -> None:

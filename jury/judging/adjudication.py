@@ -26,7 +26,7 @@ from jury.judging.families import FamilyRegistry
 from jury.judging.panels import Panel, select_jurors
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import RunStats, run_ballots
+from jury.judging.runner import run_repeats
 from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Outcome, Verdict
 
 
@@ -278,33 +278,7 @@ def run_adjudication(plan: AdjudicationPlan, store, *, max_cost: float | None = 
         for r in results:
             r.ballot.release()
 
-    if plan.repeats == 1:
-        results, once = run_ballots(
-            plan.groups, store, vote_category, on_group=release, max_cost=max_cost, progress=progress, **kwargs
-        )
-        return build_records(plan, results), once
-    everything: list[list[BallotResult]] = [[] for _ in plan.groups]
-    total = sum(len(g) for g in plan.groups)
-    stats: RunStats | None = None
-    offset = 0
-    for repeat in range(plan.repeats):
-        where = list(range(repeat, len(plan.groups), plan.repeats))
-        groups = [plan.groups[i] for i in where]
-        left = None if max_cost is None else max(0.0, max_cost - (stats.cost_usd if stats is not None else 0.0))
-
-        def tick(done: int, _total: int, base: int = offset) -> None:
-            if progress is not None:
-                progress(base + done, total)
-
-        results, run = run_ballots(groups, store, vote_category, on_group=release, max_cost=left, progress=tick, **kwargs)
-        offset += sum(len(g) for g in groups)
-        for i, res in zip(where, results):
-            everything[i] = res
-        if stats is None:
-            stats = run
-            if stats.guard is not None:
-                stats.guard.cap = max_cost
-        else:
-            stats.absorb(run)
-    assert stats is not None  # repeats >= 2: at least one pass ran
-    return build_records(plan, everything), stats
+    results, stats = run_repeats(
+        plan.groups, plan.repeats, store, vote_category, on_group=release, max_cost=max_cost, progress=progress, **kwargs
+    )
+    return build_records(plan, results), stats

@@ -2,6 +2,14 @@
 
 A juror sees the question, the evidence (panel option), the gold SQL and the columns of
 the tables it touches, optionally a preview of the gold result; never any model output.
+
+Repeats (--repeats R): the panel is asked R times. An audit ballot shows the gold query alone
+(no answer order to draw), so repeat r's ballot differs from repeat 0's only by r in its
+request hash: each repeat is its own stored vote, and repeat 0 is exactly the ballot of a
+panel asked once. Repeat r + 1 is asked once repeat r's ballots are answered. A record's
+``votes``, ``flagged``, ``decided`` and ``defect_types`` are repeat 0's; the other repeats'
+votes are in its ``repeat_votes`` (each with its ``repeat``), read by ``jury report``
+(test-retest agreement on the flag votes, flags that change, the gold-clean column's spread).
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from jury.judging.ballots import SCHEMA_HEADINGS, AuditDefectTypes, Template, au
 from jury.judging.panels import Panel
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import audit_counts, audit_flag
-from jury.judging.runner import run_ballots
+from jury.judging.runner import run_repeats
 from jury.judging.schema_view import schema_view
 from jury.stats_agreement import fleiss_kappa_from_ratings
 from jury.vocab import AuditVote
@@ -28,6 +36,7 @@ class AuditPlan(BallotGroups):
     template: Template
     items: list[GoldItem]
     groups: list[list[Ballot]] = field(default_factory=list)
+    repeats: int = 1  # --repeats: groups come R at a time, one per repeat of the same gold query
 
 
 def checks_block(findings) -> str:
@@ -41,13 +50,21 @@ def checks_block(findings) -> str:
 
 
 def plan_audit(
-    items: list[GoldItem], panel: Panel, databases: dict, gold_results: dict | None = None, checks: dict | None = None
+    items: list[GoldItem],
+    panel: Panel,
+    databases: dict,
+    gold_results: dict | None = None,
+    checks: dict | None = None,
+    repeats: int = 1,
 ) -> AuditPlan:
     """databases: db_id -> (path, sha256); gold_results: question_id -> ExecResult (previews);
     checks: question_id -> the findings of its gold checks, shown to jurors when the panel's
-    show_checks is on (an item without an entry, e.g. a recorded result, gets no block)."""
+    show_checks is on (an item without an entry, e.g. a recorded result, gets no block);
+    repeats: R groups per gold query (repeat 0 first), the same messages, each ballot its repeat."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
     template = panel.template or Template.load(panel.prompt_path)  # as validated at load
-    plan = AuditPlan(panel, template, items)
+    plan = AuditPlan(panel, template, items, repeats=repeats)
     types = AuditDefectTypes()  # a database or linked view offers every defect type, wrong_table too
     for item in items:
         schema_text = schema_of(item, databases, item.sql) if panel.schema == "touched" else schema_view(item, databases, panel)
@@ -60,22 +77,25 @@ def plan_audit(
             messages = audit_messages(
                 template, item, schema_text, panel.show_evidence, preview, block, SCHEMA_HEADINGS[panel.schema], types.ids
             )
-        plan.groups.append(
-            [
-                Ballot(
-                    "audit",
-                    item.question_id,
-                    None,
-                    juror,
-                    "audit",
-                    messages,
-                    template.sha256,
-                    {"db_id": item.db_id, "gold_key": gold_result_key(item, databases)},
-                    taxonomy=None if panel.schema == "touched" else types,
-                )
-                for juror in panel.jurors
-            ]
-        )
+        meta = {"db_id": item.db_id, "gold_key": gold_result_key(item, databases)}
+        for repeat in range(repeats):
+            plan.groups.append(
+                [
+                    Ballot(
+                        "audit",
+                        item.question_id,
+                        None,
+                        juror,
+                        "audit",
+                        messages,
+                        template.sha256,
+                        dict(meta),
+                        taxonomy=None if panel.schema == "touched" else types,
+                        repeat=repeat,
+                    )
+                    for juror in panel.jurors
+                ]
+            )
     return plan
 
 
@@ -83,30 +103,42 @@ def vote_label(res: BallotResult) -> str | None:
     return res.reply["verdict"] if res.status == "voted" and res.reply else None
 
 
+def _votes(group: list[BallotResult]) -> list[dict]:
+    """The votes of one group (one repeat of one gold query); a vote of repeat r > 0 names it."""
+    votes = []
+    for r in group:
+        j = r.ballot.juror
+        votes.append(
+            {
+                "juror": j.name,
+                "family": j.family,
+                "model": j.model,
+                "raw_verdict": vote_label(r),
+                "category": vote_label(r),
+                "defect_type": r.reply.get("defect_type") if r.reply else None,
+                "reasoning": r.reply.get("reasoning") if r.reply else None,
+                "abstained": r.status in ("abstained", "not_asked"),
+                "reason": r.error,
+                "skipped": False,
+                "request_sha256": r.ballot.request_sha256,
+                **({"via": r.via} if r.via else {}),  # --batch: only when used
+                **({"repeat": r.ballot.repeat} if r.ballot.repeat else {}),  # --repeats: absent means repeat 0
+            }
+        )
+    return votes
+
+
 def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[dict]:
+    """One record per gold query (the audit file's ``records``). With repeats, the record is
+    repeat 0's (its votes, flag and defect types) and ``repeat_votes`` holds the other repeats'
+    votes, repeat by repeat, each vote with its ``repeat``."""
     out = []
-    for item, group in zip(plan.items, results):
+    r_count = plan.repeats
+    for at, item in enumerate(plan.items):
+        group = results[at * r_count]
         labels = [vote_label(r) for r in group]
         flagged, decided = audit_flag(labels, plan.panel.quorum)
-        votes = []
-        for r in group:
-            j = r.ballot.juror
-            votes.append(
-                {
-                    "juror": j.name,
-                    "family": j.family,
-                    "model": j.model,
-                    "raw_verdict": vote_label(r),
-                    "category": vote_label(r),
-                    "defect_type": r.reply.get("defect_type") if r.reply else None,
-                    "reasoning": r.reply.get("reasoning") if r.reply else None,
-                    "abstained": r.status in ("abstained", "not_asked"),
-                    "reason": r.error,
-                    "skipped": False,
-                    "request_sha256": r.ballot.request_sha256,
-                    **({"via": r.via} if r.via else {}),  # --batch: only when used
-                }
-            )
+        votes = _votes(group)
         types = sorted({v["defect_type"] for v in votes if v["category"] == AuditVote.DEFECTIVE and v["defect_type"]})
         out.append(
             {
@@ -122,6 +154,8 @@ def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[di
                 "gold_key": group[0].ballot.meta.get("gold_key") if group else None,
             }
         )
+        if r_count > 1:
+            out[-1]["repeat_votes"] = [v for g in results[at * r_count + 1 : (at + 1) * r_count] for v in _votes(g)]
     return out
 
 
@@ -161,5 +195,7 @@ def summarize(records: list[dict]) -> dict:
 
 
 def run_audit(plan: AuditPlan, store, **kwargs):
-    results, stats = run_ballots(plan.groups, store, vote_label, **kwargs)
+    """The audit records of the plan's groups (asked, or reused from the store) and the run's
+    stats; with repeats, one pass per repeat (jury.judging.runner.run_repeats)."""
+    results, stats = run_repeats(plan.groups, plan.repeats, store, vote_label, **kwargs)
     return build_records(plan, results), stats

@@ -104,8 +104,8 @@ def _effective(vote) -> str | None:
 
 
 def repeats_of(record) -> list[list]:
-    """--repeats: an adjudication record's votes per repeat (its ``votes`` are repeat 0's, its
-    ``repeat_votes`` the others', each with its ``repeat``); one list without repeats."""
+    """--repeats: an adjudication or audit record's votes per repeat (its ``votes`` are repeat
+    0's, its ``repeat_votes`` the others', each with its ``repeat``); one list without repeats."""
     out: list[list] = [list(record.votes)]
     for v in getattr(record, "repeat_votes", None) or []:
         while len(out) <= (v.repeat or 0):
@@ -120,10 +120,15 @@ def repeat_verdict(votes: Sequence[Any]) -> str:
     return adjudication_verdict([_effective(v) for v in votes if not v.skipped], len(votes))
 
 
-def _repeats_problem(record, style: str) -> str | None:
-    """Every repeat of a record asked its jurors, each vote's category following from its answer."""
+def _repeats_problem(record, style: str, repeats: int = 1) -> str | None:
+    """Every repeat of a record asked its jurors, each vote's category following from its answer
+    (an adjudication or an audit record)."""
     if any(v.repeat is None for v in record.repeat_votes or []):
         return "a vote of repeat_votes names no repeat"
+    if any(v.repeat is not None for v in record.votes):
+        return "a vote of votes (repeat 0) names a repeat"
+    if len(repeats_of(record)) != repeats:
+        return f"has votes of {len(repeats_of(record))} repeats, but the file's settings say {repeats} (settings.repeats)"
     for n, votes in enumerate(repeats_of(record)[1:], start=1):
         if [v.juror for v in votes] != list(record.jurors):
             return f"repeat {n}: jurors {[v.juror for v in votes]} do not match the record's jurors {list(record.jurors)}"
@@ -218,6 +223,7 @@ def check_document(doc) -> str | None:
     disagreement as one line ("records.3 (model 'm' question 7): ..."), or None."""
     style = "audit" if doc.kind == "audit" else doc.panel.ballot_style
     early_stop = bool(doc.settings.get("early_stop", False))
+    repeats = doc.settings.get("repeats", 1)  # --repeats: recorded only when R > 1
     quorum = doc.panel.quorum if isinstance(doc.panel.quorum, int) and not isinstance(doc.panel.quorum, bool) else None
     if doc.kind == "audit" and quorum is not None and not 1 <= quorum <= len(doc.panel.jurors):
         return f"panel.quorum {quorum} is outside 1..{len(doc.panel.jurors)} (the panel has {len(doc.panel.jurors)} jurors)"
@@ -234,7 +240,10 @@ def check_document(doc) -> str | None:
             if problem:
                 return f"{where}: {problem}"
         if doc.kind == "audit":
-            if any(v.skipped for v in r.votes):
+            problem = _repeats_problem(r, style, repeats)
+            if problem:
+                return f"{where}: {problem}"
+            if any(v.skipped for v in [*r.votes, *(r.repeat_votes or [])]):
                 return f"{where}: an audit vote cannot be skipped"
             flagged, decided = audit_flag([_effective(v) for v in r.votes], quorum)
             if (r.flagged, r.decided) != (flagged, decided):
@@ -248,7 +257,7 @@ def check_document(doc) -> str | None:
             if r.checks is not None and not isinstance(doc.settings.get("checks"), dict):
                 return f"{where}: has gold checks but the file's settings record none (settings.checks)"
             continue
-        problem = _repeats_problem(r, style)
+        problem = _repeats_problem(r, style, repeats)
         if problem:
             return f"{where}: {problem}"
         counted = [_effective(v) for v in r.votes if not v.skipped]

@@ -413,6 +413,49 @@ async def _prepare_batches(session: _Session, groups: list[list[Ballot]], guard:
     session.any_batches = session.any_batches or store.has_batches()
 
 
+def run_repeats(
+    groups: list[list[Ballot]],
+    repeats: int,
+    store,
+    label: Callable[[BallotResult], str | None],
+    *,
+    max_cost: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **kwargs: Any,
+) -> tuple[list[list[BallotResult]], RunStats]:
+    """run_ballots for a panel asked ``repeats`` times (--repeats): ``groups`` come R at a time,
+    one per repeat of the same item (repeat 0 first). Repeat r + 1's ballots are asked once
+    every ballot of repeat r is answered (one pass per repeat, the cost cap counting the spend
+    of the passes before); the results come back in ``groups``' order."""
+    if repeats == 1:
+        return run_ballots(groups, store, label, max_cost=max_cost, progress=progress, **kwargs)
+    everything: list[list[BallotResult]] = [[] for _ in groups]
+    total = sum(len(g) for g in groups)
+    stats: RunStats | None = None
+    offset = 0
+    for repeat in range(repeats):
+        where = list(range(repeat, len(groups), repeats))
+        chosen = [groups[i] for i in where]
+        left = None if max_cost is None else max(0.0, max_cost - (stats.cost_usd if stats is not None else 0.0))
+
+        def tick(done: int, _total: int, base: int = offset) -> None:
+            if progress is not None:
+                progress(base + done, total)
+
+        results, run = run_ballots(chosen, store, label, max_cost=left, progress=tick, **kwargs)
+        offset += sum(len(g) for g in chosen)
+        for i, res in zip(where, results):
+            everything[i] = res
+        if stats is None:
+            stats = run
+            if stats.guard is not None:
+                stats.guard.cap = max_cost
+        else:
+            stats.absorb(run)
+    assert stats is not None  # repeats >= 2: at least one pass ran
+    return everything, stats
+
+
 def run_ballots(
     groups: list[list[Ballot]],
     store,

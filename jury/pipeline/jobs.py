@@ -364,7 +364,7 @@ def audit_job(request: AuditRequest, store, progress: ProgressFactory = no_progr
 
             cross = cross_engine_side(items, Path(r.against[0]), r.against[1], r.against[2], store, r.db_root)
         found_checks, check_settings = _gold_checks(items, databases, r.check_passes, progress, store, cross)
-    plan = plan_audit(items, r.panel, databases, results, found_checks)
+    plan = plan_audit(items, r.panel, databases, results, found_checks, repeats=r.repeats)
     if r.plan_only:
         return JobResult(plan)
     return _audit_run(r, store, progress, plan, databases, found_checks, check_settings, cross)
@@ -382,6 +382,8 @@ def _audit_run(r: AuditRequest, store, progress, plan, databases, found_checks, 
         "dbs": r.dbs or None,
         "question_ids": sorted({str(q) for q in r.question_ids}) if r.question_ids else None,
     }
+    if r.repeats > 1:  # recorded only when used: audits asked once keep their bindings
+        audit_settings["repeats"] = r.repeats
     legacy = None
     if check_settings is not None:  # recorded only when they ran: jobs without them keep their bindings
         if not r.panel.show_checks:  # the jurors' ballots are those of the same job without checks

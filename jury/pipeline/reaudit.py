@@ -58,6 +58,7 @@ def rerun(st: Staleness, store, *, max_cost=None, progress=None, batch: bool = F
                 split=s.get("split"),
                 checks=isinstance(checks, dict),  # re-run with the checks when the file has them
                 check_passes=tuple(checks["passes"]) if isinstance(checks, dict) else None,
+                repeats=s.get("repeats", 1),  # every repeat re-run: unchanged jurors' votes come from the store
                 **same,
             ),
             store,

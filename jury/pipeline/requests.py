@@ -134,6 +134,7 @@ class AuditRequest(JurorRequest):
     checks: bool = Field(True, description="Run the deterministic gold checks first (no model) and record them.")
     check_passes: tuple[int, ...] | None = Field(None, description="The checks' passes (None: Spider 2.0-AIFunc's).")
     against: tuple | None = Field(None, description="(gold file, engine URL, SQLite root) of the cross-engine check.")
+    repeats: int = Field(1, description="Ask the panel this many times, each repeat its own stored vote (--repeats).")
 
     @model_validator(mode="after")
     def _decide(self) -> AuditRequest:
@@ -144,6 +145,8 @@ class AuditRequest(JurorRequest):
                 'the gold audit needs ballot_style = "audit"'
             )
         warn_unknown_params(panel)
+        if self.repeats < 1:
+            raise InputError(f"repeats must be at least 1, got {self.repeats}")
         self._refuse_foreign_output()
         if panel.show_checks and not self.checks:
             raise InputError(

@@ -20,6 +20,14 @@ A record's ``votes`` are repeat 0's, its ``repeat_votes`` the others' (jury.judg
 
 The published verdicts and the adjudicated column are repeat 0's. Reviewed strict matches
 (``--review-passes``) are left out: they are not failures.
+
+An audit file asked R >= 2 times (``jury audit-gold --repeats R``) gets the same per juror
+test-retest kappa on its flag votes (defective / valid; abstentions missing); the flags that
+change: the gold queries whose flag, each repeat's votes alone under the file's quorum
+(:func:`jury.judging.rules.audit_flag`), is not the same in every repeat; the share of queries
+flagged in each repeat and its spread; and with run files, the gold-clean column of each model
+in each repeat (the flags of the file's repeat, the published flags of other audit files) and
+its spread. The published flags and the gold-clean column are repeat 0's.
 """
 
 from __future__ import annotations
@@ -31,33 +39,31 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jury.judging.agreement import effective_category
-from jury.judging.rules import is_credited, repeat_verdict, repeats_of
-from jury.results.columns import routed_by_model
+from jury.judging.rules import audit_flag, is_credited, repeat_verdict, repeats_of
+from jury.results.columns import gold_clean, routed_by_model
 from jury.stats_repeats import column_spread, juror_retest, verdict_stability
 from jury.vocab import CATEGORIES, JURY_ELIGIBLE, Outcome, Verdict
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import PairResult
-    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord
+    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord, AuditFile
 
 RESAMPLES = 2000
 """Bootstrap resamples of the R = 2 test-retest kappa interval."""
 CONFIDENCE = 0.95
 METHOD = (
     "each juror's repeats as raters of the records: R = 2, Cohen's kappa with a bootstrap interval over the records; "
-    "R > 2, Fleiss' kappa; the verdict of each repeat is the adjudication rule on that repeat's votes alone"
+    "R > 2, Fleiss' kappa; the verdict of each repeat is the adjudication rule on that repeat's votes alone "
+    "(an audit file's flag: the file's quorum on that repeat's votes alone)"
 )
+_FLAG = {"valid": 0, "defective": 1}
 _CLASS = {str(c): i for i, c in enumerate(CATEGORIES)}
 _NO_VERDICT = {str(Verdict.NO_MAJORITY): -1, str(Verdict.UNDECIDED): -2}
 
 
-def repeat_count(doc: AdjudicationFile) -> int:
+def repeat_count(doc: AdjudicationFile | AuditFile) -> int:
     """R: the repeats the file's records hold (1 for a panel asked once)."""
     return max((len(repeats_of(r)) for r in doc.records), default=1)
-
-
-def _label(category: str | None) -> int:
-    return _CLASS.get(category, -1) if category is not None else -1
 
 
 def _verdict_code(verdict: str) -> int:
@@ -79,20 +85,6 @@ def repeat_file(
         return None
     records = [r for r in doc.records if not r.review_pass]
     per_record = [repeats_of(r) for r in records]
-    names: dict[str, int] = {}
-    items: list[int] = []
-    jurors: list[int] = []
-    reps: list[int] = []
-    labels: list[int] = []
-    for i, repeats in enumerate(per_record):
-        for rep, votes in enumerate(repeats):
-            for v in votes:
-                items.append(i)
-                jurors.append(names.setdefault(v.juror, len(names)))
-                reps.append(rep)
-                labels.append(_label(effective_category(v)))
-    retest = juror_retest(items, jurors, reps, labels, resamples=resamples, seed=seed, confidence=CONFIDENCE)
-    juror_names = list(names)
     complete = [i for i, repeats in enumerate(per_record) if len(repeats) == r_count and all(repeats)]
     verdicts = np.array(
         [[_verdict_code(repeat_verdict(per_record[i][rep])) for i in complete] for rep in range(r_count)], dtype=np.int64
@@ -103,17 +95,7 @@ def repeat_file(
         "content_sha256": doc.content_sha256,
         "repeats": r_count,
         "records": len(records),
-        "jurors": [
-            {
-                "juror": juror_names[j.juror],
-                "items": j.items,
-                "agreement": j.agreement,
-                "kappa": j.kappa.value,
-                "low": j.kappa.low,
-                "high": j.kappa.high,
-            }
-            for j in retest
-        ],
+        "jurors": _retest_rows(per_record, _CLASS, seed=seed, resamples=resamples),
         "verdicts_changed": {
             "k": stability.changed.k,
             "n": stability.changed.n,
@@ -175,18 +157,134 @@ def _column(
     ]
 
 
-def repeat_stability(
+def _retest_rows(
+    per_record: Sequence[Sequence[Sequence[Any]]], code: Mapping[str, int], *, seed: int, resamples: int
+) -> list[dict[str, Any]]:
+    """Each juror's test-retest rows (JurorRetest fields) from the records' votes per repeat."""
+    names: dict[str, int] = {}
+    items: list[int] = []
+    jurors: list[int] = []
+    reps: list[int] = []
+    labels: list[int] = []
+    for i, repeats in enumerate(per_record):
+        for rep, votes in enumerate(repeats):
+            for v in votes:
+                category = effective_category(v)
+                items.append(i)
+                jurors.append(names.setdefault(v.juror, len(names)))
+                reps.append(rep)
+                labels.append(code.get(category, -1) if category is not None else -1)
+    retest = juror_retest(items, jurors, reps, labels, resamples=resamples, seed=seed, confidence=CONFIDENCE)
+    juror_names = list(names)
+    return [
+        {
+            "juror": juror_names[j.juror],
+            "items": j.items,
+            "agreement": j.agreement,
+            "kappa": j.kappa.value,
+            "low": j.kappa.low,
+            "high": j.kappa.high,
+        }
+        for j in retest
+    ]
+
+
+def _spread_row(values: np.ndarray) -> dict[str, Any]:
+    """``values``: (R,) one value per repeat (NaN: none): the values, mean, sample SD and range."""
+    spread = column_spread(values.reshape(-1, 1))
+
+    def num(x: float) -> float | None:
+        return None if np.isnan(x) else float(x)
+
+    return {
+        "values": [num(x) for x in values],
+        "mean": num(spread.mean[0]),
+        "sd": num(spread.sd[0]),
+        "low": num(spread.low[0]),
+        "high": num(spread.high[0]),
+    }
+
+
+def audit_repeat_file(
+    path: str,
+    doc: AuditFile,
     pairs: Sequence[PairResult],
-    index: Mapping[tuple[Any, ...], AdjudicationRecord],
-    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    others_flagged: set[Any],
     *,
     seed: int = 0,
     resamples: int = RESAMPLES,
 ) -> dict[str, Any] | None:
-    """The report's ``repeat_stability`` (a RepeatStability's fields), or None when no
-    adjudication file was asked more than once."""
-    files = [repeat_file(str(path), doc, pairs, index, seed=seed, resamples=resamples) for path, doc in adj_docs]
-    kept = [f for f in files if f is not None]
-    if not kept:
+    """One audit file's AuditRepeatFile fields (jury.results.report_model), or None when R < 2.
+    ``others_flagged``: the questions the other audit files of the report flag (published);
+    ``pairs``: the evaluation's (none: no gold-clean column)."""
+    r_count = repeat_count(doc)
+    if r_count < 2:
         return None
-    return {"method": METHOD, "resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "files": kept}
+    records = list(doc.records)
+    per_record = [repeats_of(r) for r in records]
+    q = doc.panel.quorum if isinstance(doc.panel.quorum, int) and not isinstance(doc.panel.quorum, bool) else None
+    complete = [i for i, repeats in enumerate(per_record) if len(repeats) == r_count and all(repeats)]
+    flags = np.array(
+        [
+            [int(audit_flag([effective_category(v) for v in per_record[i][rep]], q)[0]) for i in complete]
+            for rep in range(r_count)
+        ],
+        dtype=np.int64,
+    ).reshape(r_count, len(complete))
+    stability = verdict_stability(flags, confidence=CONFIDENCE)
+    rate = np.array([flags[rep].mean() if len(complete) else np.nan for rep in range(r_count)], dtype=float)
+    column = []
+    if pairs:
+        flagged_in = [
+            others_flagged | {records[complete[i]].question_id for i in np.flatnonzero(flags[rep])} for rep in range(r_count)
+        ]
+        clean = [gold_clean(pairs, f) for f in flagged_in]
+        for model in clean[0]:
+            values = np.array([np.nan if c[model]["value"] is None else c[model]["value"] for c in clean], dtype=float)
+            column.append({"model": model, **_spread_row(values)})
+    return {
+        "path": path,
+        "content_sha256": doc.content_sha256,
+        "repeats": r_count,
+        "records": len(records),
+        "jurors": _retest_rows(per_record, _FLAG, seed=seed, resamples=resamples),
+        "flags_changed": {
+            "k": stability.changed.k,
+            "n": stability.changed.n,
+            "value": stability.changed.value,
+            "low": stability.changed.low,
+            "high": stability.changed.high,
+        },
+        "changed": [records[complete[i]].question_id for i in stability.indices.tolist()],
+        "flag_rate": _spread_row(rate),
+        "column": column,
+    }
+
+
+def repeat_stability(
+    pairs: Sequence[PairResult],
+    index: Mapping[tuple[Any, ...], AdjudicationRecord] | None,
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    *,
+    audit_docs: Sequence[tuple[str | None, AuditFile]] = (),
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+) -> dict[str, Any] | None:
+    """The report's ``repeat_stability`` (a RepeatStability's fields), or None when no
+    adjudication or audit file was asked more than once. ``index``: the adjudication files'
+    verdict index (None without them); ``audit_docs``: (path or None, AuditFile) pairs."""
+    files = []
+    if index is not None:
+        files = [repeat_file(str(path), doc, pairs, index, seed=seed, resamples=resamples) for path, doc in adj_docs]
+    kept = [f for f in files if f is not None]
+    audits = []
+    for at, (path, doc) in enumerate(audit_docs):
+        others = {r.question_id for n, (_p, d) in enumerate(audit_docs) if n != at for r in d.records if r.flagged}
+        audits.append(audit_repeat_file(str(path or f"audit {at + 1}"), doc, pairs, others, seed=seed, resamples=resamples))
+    audit_kept = [f for f in audits if f is not None]
+    if not kept and not audit_kept:
+        return None
+    out: dict[str, Any] = {"method": METHOD, "resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "files": kept}
+    if audit_kept:  # written only then: reports of adjudication repeats alone are as before
+        out["audits"] = audit_kept
+    return out

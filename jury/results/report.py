@@ -144,7 +144,9 @@ def build_report(
             "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
             "adjudication_uncertainty": uncertainty,
             "jurors": juror_sections(adj_docs, uncertainty, people_labels(review, adj_docs) if review is not None else None),
-            "repeat_stability": repeat_stability(ev.pairs, cols.index, adj_docs, seed=seed) if cols.index is not None else None,
+            "repeat_stability": repeat_stability(
+                ev.pairs, cols.index, adj_docs, audit_docs=list(zip(audit_paths, audits)), seed=seed
+            ),
         }
     )
 

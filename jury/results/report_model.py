@@ -512,14 +512,55 @@ class RepeatFile(_Model):
     column: list[RepeatColumn] = Field(description="Per model judged in the file: the adjudicated column over the repeats.")
 
 
-class RepeatStability(_Model):
+class RepeatSpread(_Model):
+    """One number per repeat, and their spread."""
+
+    values: list[float | None] = Field(description="One per repeat, repeat 0 (the published one) first.")
+    mean: float | None
+    sd: float | None = Field(description="Sample standard deviation over the repeats (ddof 1).")
+    low: float | None = Field(description="The smallest value.")
+    high: float | None = Field(description="The largest value.")
+
+
+class AuditRepeatColumn(RepeatSpread):
+    """A model's gold-clean accuracy with each repeat's flags, and their spread."""
+
+    model: str
+
+
+class AuditRepeatFile(_Model):
+    """One audit file asked R >= 2 times (jury audit-gold --repeats)."""
+
+    path: str
+    content_sha256: str | None
+    repeats: int = Field(ge=2)
+    records: int = Field(ge=0, description="Its records (gold queries).")
+    jurors: list[JurorRetest] = Field(description="Each juror's test-retest agreement on its flag votes (defective / valid).")
+    flags_changed: Proportion = Field(
+        description="Gold queries (with votes in every repeat) whose flag, each repeat's votes alone under the file's "
+        "quorum, is not the same in every repeat; Wilson 95% interval."
+    )
+    changed: list[int | str] = Field(description="Those gold queries' question ids.")
+    flag_rate: RepeatSpread = Field(description="The share of the gold queries flagged in each repeat.")
+    column: list[AuditRepeatColumn] = Field(
+        description="Per model of the runs: the gold-clean column with each repeat's flags (other audit files' published "
+        "flags), and its spread."
+    )
+
+
+class RepeatStability(OmitUnused):
     """Test-retest of repeated panels (jury.results.repeats_report)."""
+
+    _OPTIONAL = ("audits",)  # written only when present: reports without them are as before
 
     method: str
     resamples: int = Field(ge=1, description="Bootstrap resamples of the R = 2 kappa intervals.")
     seed: int
     confidence: float
     files: list[RepeatFile] = Field(description="One per adjudication file with R >= 2, in verdict_files' order.")
+    audits: list[AuditRepeatFile] | None = Field(
+        None, description="One per audit file with R >= 2 (jury audit-gold --repeats; absent when there is none)."
+    )
 
 
 class JurorShare(_Model):
@@ -632,8 +673,9 @@ class Report(OmitUnused):
     )
     repeat_stability: RepeatStability | None = Field(
         None,
-        description="With adjudication files asked more than once only (jury adjudicate --repeats; absent otherwise): "
-        "each juror's test-retest agreement, the verdicts that change between repeats and the adjudicated column's spread.",
+        description="With adjudication or audit files asked more than once only (jury adjudicate --repeats, jury "
+        "audit-gold --repeats; absent otherwise): each juror's test-retest agreement, the verdicts (flags) that change "
+        "between repeats and the adjudicated (gold-clean) column's spread.",
     )
     jurors: list[JurorFile] | None = Field(
         None,

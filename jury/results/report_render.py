@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_markdown, print_agreement
 from jury.results.corrected import PeopleAnchored, corrected_text
-from jury.results.render import Cell, cell, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.render import Cell, cell, interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import (
     AdjudicatedJury,
     Correlation,
@@ -259,28 +259,29 @@ def uncertainty_notes(report: Report) -> list[str]:
     return lines
 
 
+def _retest_kappa(j: JurorRetest) -> str:
+    if j.kappa is None:
+        return f"{j.juror} —"
+    return f"{j.juror} {j.kappa:.2f}" + (f" [{j.low:.2f}, {j.high:.2f}]" if j.low is not None and j.high is not None else "")
+
+
 def repeat_notes(report: Report) -> list[str]:
     """Per adjudication file asked R >= 2 times: its jurors' test-retest kappa, the verdicts
-    that change between repeats and the adjudicated column's spread (jury.results.repeats_report)."""
+    that change between repeats and the adjudicated column's spread; per audit file asked R >= 2
+    times: its jurors' test-retest kappa on their flag votes, the flags that change and the
+    gold-clean column's spread (jury.results.repeats_report)."""
     s = report.repeat_stability
     if s is None:
         return []
     lines = []
+    kappa = _retest_kappa
     for f in s.files:
-
-        def kappa(j: JurorRetest) -> str:
-            if j.kappa is None:
-                return f"{j.juror} —"
-            return f"{j.juror} {j.kappa:.2f}" + (
-                f" [{j.low:.2f}, {j.high:.2f}]" if j.low is not None and j.high is not None else ""
-            )
-
         how = "Cohen's kappa [95% bootstrap]" if f.repeats == 2 else "Fleiss' kappa"
         c = f.verdicts_changed
         lines.append(
             f"repeats of {f.path} (R = {f.repeats}; published verdicts are repeat 0's): test-retest {how} "
             + ", ".join(kappa(j) for j in f.jurors)
-            + f"; verdicts that change between repeats {c.k}/{c.n} ({cell(c)})"
+            + f"; verdicts that change between repeats {c.k}/{c.n} ({interval(c.model_dump())})"
         )
         spread = "; ".join(
             f"{col.model} {col.mean:.3f} ± {col.sd:.3f} (range {col.low:.3f}–{col.high:.3f})"
@@ -289,6 +290,22 @@ def repeat_notes(report: Report) -> list[str]:
         )
         if spread:
             lines.append(f"{Column.ADJUDICATED.label} over the repeats of {f.path} (mean ± SD): {spread}")
+    for a in s.audits or []:
+        how = "Cohen's kappa [95% bootstrap]" if a.repeats == 2 else "Fleiss' kappa"
+        c, rate = a.flags_changed, a.flag_rate
+        shares = "/".join("—" if x is None else f"{x:.3f}" for x in rate.values)
+        lines.append(
+            f"repeats of {a.path} (R = {a.repeats}; published flags are repeat 0's): test-retest {how} on flag votes "
+            + ", ".join(kappa(j) for j in a.jurors)
+            + f"; flags that change between repeats {c.k}/{c.n} ({interval(c.model_dump())}); share flagged per repeat {shares}"
+        )
+        spread = "; ".join(
+            f"{col.model} {col.mean:.3f} ± {col.sd:.3f} (range {col.low:.3f}–{col.high:.3f})"
+            for col in a.column
+            if col.mean is not None and col.sd is not None and col.low is not None and col.high is not None
+        )
+        if spread:
+            lines.append(f"{Column.GOLD_CLEAN.label} over the repeats of {a.path} (mean ± SD): {spread}")
     return lines
 
 

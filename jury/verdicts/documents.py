@@ -292,7 +292,7 @@ class CheckFact(DocumentModel):
 
 
 class AuditRecord(OmitUnused):
-    _OPTIONAL = ("checks",)
+    _OPTIONAL = ("checks", "repeat_votes")
 
     question_id: int | str
     db_id: str
@@ -311,6 +311,11 @@ class AuditRecord(OmitUnused):
         None,
         description="The deterministic checks that flagged the gold query (empty: none did), run before any juror "
         "call (settings.checks); absent when they were not run (--no-checks, a recorded gold result, older files).",
+    )
+    repeat_votes: list[Vote] | None = Field(
+        None,
+        description="--repeats R > 1 only (absent otherwise): the votes of repeats 1..R-1, repeat by repeat, each with "
+        "its repeat (the same ballot, asked again). votes, flagged, decided and defect_types are repeat 0's.",
     )
 
     _qid = field_validator("question_id", mode="before")(normalise_qid)
