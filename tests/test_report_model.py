@@ -21,7 +21,7 @@ import jury.version as version
 from jury.cli import app
 from jury.results.render import to_json
 from jury.results.report import build_report, render_report, report_rows
-from jury.results.report_model import REPORT_SCHEMA_FILENAME, Proportion, Report, report_schema
+from jury.results.report_model import REPORT_SCHEMA_FILENAME, Proportion, ReportDocument, report_schema
 from jury.verdicts.assemble import identical_file
 from jury.verdicts.documents import dumps_pretty, schema_filename
 from jury.verdicts.lock import load_locked, write_locked
@@ -43,7 +43,7 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def full_report() -> Report:
+def full_report() -> ReportDocument:
     return build_report(make_eval(), GOLD, audit_docs=[audit_doc({2, 6})], adj_docs=verdict_docs(), control="C")
 
 
@@ -53,12 +53,12 @@ def report_validator(name: str = REPORT_SCHEMA_FILENAME) -> jsonschema.Draft2020
     return jsonschema.Draft202012Validator(schema)
 
 
-# ------------------------------------------------------------------ 1. the Report model and its schema
+# ------------------------------------------------------------------ 1. the ReportDocument model and its schema
 
 
 def test_build_report_returns_a_typed_report():
     report = full_report()
-    assert isinstance(report, Report)
+    assert isinstance(report, ReportDocument)
     a = report.models[0]
     assert a.model == "A" and isinstance(a.strict, Proportion) and (a.strict.k, a.strict.n) == (1, 6)
     assert a.composition.format_equivalence == 2 and report.control.model == "C"
@@ -69,17 +69,17 @@ def test_build_report_returns_a_typed_report():
 
 def test_report_forbids_unknown_and_missing_fields():
     data = full_report().model_dump(mode="json")
-    Report.model_validate(data)
+    ReportDocument.model_validate(data)
     with pytest.raises(ValidationError, match="surprise"):
-        Report.model_validate({**data, "surprise": 1})
+        ReportDocument.model_validate({**data, "surprise": 1})
     bad = json.loads(json.dumps(data))
     bad["models"][0]["strict"]["surprise"] = 1
     with pytest.raises(ValidationError, match="surprise"):
-        Report.model_validate(bad)
+        ReportDocument.model_validate(bad)
     bad = json.loads(json.dumps(data))
     del bad["models"][0]["composition"]["no_majority"]
     with pytest.raises(ValidationError, match="no_majority"):
-        Report.model_validate(bad)
+        ReportDocument.model_validate(bad)
 
 
 @pytest.mark.parametrize(
@@ -98,12 +98,12 @@ def test_json_output_is_the_model_dump_in_field_order(kwargs):
     optional = {"error_categories", "corrected", "repeat_stability"}  # --taxonomy files, --review-sample, --repeats files
     if "adj_docs" not in kwargs:
         optional |= {"adjudication_uncertainty", "jurors"}  # written only with adjudication files
-    assert list(json.loads(text)) == [f for f in Report.model_fields if f not in optional]  # the model's field order
+    assert list(json.loads(text)) == [f for f in ReportDocument.model_fields if f not in optional]  # the model's field order
     row_fields = [f for f in type(report.models[0]).model_fields if f != "adjudicated_jury" or "adj_docs" in kwargs]
     row_fields.remove("adjudicated_people")  # written only with a review sample of adjudication records
     assert list(json.loads(text)["models"][0]) == row_fields
     # a report read back from its JSON renders exactly as the model does, in every format
-    back = Report.model_validate_json(text)
+    back = ReportDocument.model_validate_json(text)
     assert back == report
     for fmt in FORMATS:
         assert render_report(json.loads(text), fmt, width=200) == render_report(report, fmt, width=200)
@@ -136,7 +136,7 @@ def test_committed_report_schema_is_generated_and_validates():
 
 
 def test_cli_report_on_the_bundled_example_round_trips_through_the_model(example_store):
-    """`jury report --format json` is exactly a Report's JSON: validated by the committed
+    """`jury report --format json` is exactly a ReportDocument's JSON: validated by the committed
     schema, and read back and re-rendered byte for byte (key order included)."""
     res = subprocess.run(
         [
@@ -161,14 +161,14 @@ def test_cli_report_on_the_bundled_example_round_trips_through_the_model(example
     data = json.loads(res.stdout)
     report_validator().validate(data)
     assert len(data["models"]) == 15 and data["provenance"] == provenance()
-    assert render_report(Report.model_validate_json(res.stdout), "json") == res.stdout
+    assert render_report(ReportDocument.model_validate_json(res.stdout), "json") == res.stdout
 
 
 def test_readme_points_to_the_schema_instead_of_typing_the_shape():
     readme = (REPO / "docs" / "report.md").read_text(encoding="utf-8")
     section = readme.split("## JSON output (`jury report --format json`)", 1)[1].split("\n## ", 1)[0]
     assert f"verdicts/schema/{REPORT_SCHEMA_FILENAME}" in section
-    assert "jury.results.report_model.Report" in section
+    assert "jury.results.report_model.ReportDocument" in section
     assert '"composition_pct"' not in section and "```" not in section  # no hand-typed shape left to drift
 
 

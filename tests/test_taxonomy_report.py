@@ -10,7 +10,7 @@ import jsonschema
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.results.report_model import REPORT_SCHEMA_FILENAME, Report
+from jury.results.report_model import REPORT_SCHEMA_FILENAME, ReportDocument
 from tests.support.fakellm import json_reply
 from tests.support.jurytest import gold_position, says, user_text, write_panel
 
@@ -50,7 +50,7 @@ def test_report_counts_error_categories_per_model(project, fake_llm, tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(data)
-    assert Report.model_validate(data).model_dump(mode="json") == data  # round trip
+    assert ReportDocument.model_validate(data).model_dump(mode="json") == data  # round trip
     cats = data["error_categories"]
     assert cats["taxonomy"] == "spider2-aifunc" and cats["categories"] == ["C1", "C2", "C3", "C4", "C5"]
     # gpt-x (openai) is judged by jb, jc, jd: q3 picks C4, C5, C3 -> no majority; claude-y by ja, jc, jd: C3, C5, C3 -> C3

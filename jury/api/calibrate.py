@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from jury.api.result import Result
 from jury.inputs.run_files import RunFileArgs, run_files
 from jury.pipeline.project import PathLike, Project, as_paths
-from jury.results.calibration_model import Calibration as CalibrationDocument
+from jury.results.calibration_model import CalibrationDocument
 
 if TYPE_CHECKING:
     from jury.progress import ProgressFactory

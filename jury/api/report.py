@@ -30,7 +30,7 @@ from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.progress import no_progress
-from jury.results.report_model import Report as ReportModel
+from jury.results.report_model import ReportDocument as ReportModel
 from jury.results.report_render import render_report
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class Chart(BaseModel):
 
 class Report(Result, ReportModel):
     """What ``jury.report`` returns: the report of ``jury report -f json`` (its fields are
-    ``jury.results.report_model.Report``'s) that renders itself as table, csv, json or md,
+    ``jury.results.report_model.ReportDocument``'s) that renders itself as table, csv, json or md,
     writes its html site (``write_site``) and its figures (``write_plots``, ``charts``)."""
 
     notes: list[str] = Field(default_factory=list, exclude=True, description="What the command line prints on stderr.")
@@ -184,7 +184,7 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
     :func:`_anchored` corrects each model's accuracy with."""
     from jury.api.review_corrected import correction
     from jury.inputs.io import sha256_file
-    from jury.results.corrected import Corrected, CorrectedRate, SampleShare
+    from jury.results.corrected import Corrected, RateByKind, SampleShare
     from jury.verdicts.sample import load_sample
 
     if len(reviews) != 2:
@@ -203,7 +203,7 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
             return SampleShare(value=d.value, low=d.low, high=d.high, n=d.n)
 
         rates.append(
-            CorrectedRate(
+            RateByKind(
                 kind=kind,  # type: ignore[arg-type]
                 population=got.population,
                 sample=got.sample,

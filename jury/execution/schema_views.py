@@ -27,7 +27,7 @@ DESCRIPTION_FOLDER = "database_description"
 
 
 @dataclass
-class Column:
+class SchemaColumn:
     name: str
     type: str
     primary_key: bool = False
@@ -39,7 +39,7 @@ class Column:
 @dataclass
 class Table:
     name: str
-    columns: list[Column] = field(default_factory=list)
+    columns: list[SchemaColumn] = field(default_factory=list)
 
     def words(self) -> set[str]:
         """The linker's words of a table: its name's parts, its columns' names and descriptions."""
@@ -85,7 +85,9 @@ def database_tables(db_path: str | Path) -> list[Table]:
         for name in sorted(names, key=str.lower):
             quoted = name.replace('"', '""')
             refs = {r[3]: f"{r[2]}({r[4]})" if r[4] else r[2] for r in conn.execute(f'PRAGMA foreign_key_list("{quoted}")')}
-            cols = [Column(r[1], r[2] or "", bool(r[5]), refs.get(r[1])) for r in conn.execute(f'PRAGMA table_info("{quoted}")')]
+            cols = [
+                SchemaColumn(r[1], r[2] or "", bool(r[5]), refs.get(r[1])) for r in conn.execute(f'PRAGMA table_info("{quoted}")')
+            ]
             tables.append(Table(name, cols))
         return tables
     finally:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from jury.errors import InputError
 from jury.inputs.label_sets import LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Labels
-from jury.results.calibration_model import SECTIONS, Calibration, Confusion, Figure, Section
+from jury.results.calibration_model import SECTIONS, CalibrationDocument, Confusion, Figure, Section
 from jury.results.calibration_reference import (
     CORRECT,
     INCORRECT,
@@ -56,7 +56,7 @@ ANCHORS: tuple[tuple[str, float], ...] = (("FLEX with GPT-4o (published)", 0.87)
 ANCHOR_ITEMS = 200
 RECORDED_COMPARATORS: tuple[Comparator, ...] = (Comparator.STRICT, Comparator.BIRD)
 
-__all__ = ["calibrate", "Calibration", "Figure", "Confusion", "Section", "SECTIONS", "Item", "candidate_key", "choose"]
+__all__ = ["calibrate", "CalibrationDocument", "Figure", "Confusion", "Section", "SECTIONS", "Item", "candidate_key", "choose"]
 __all__ += ["reference_description", "CORRECT", "INCORRECT", "FLEX_AGREEMENT", "ANCHORS", "ANCHOR_ITEMS"]
 __all__ += ["RECORDED_COMPARATORS"]
 
@@ -75,7 +75,7 @@ def calibrate(
     annotator: str | None = None,
     seed: int = 0,
     resamples: int = 2000,
-) -> Calibration:
+) -> CalibrationDocument:
     """Every agreement figure the inputs allow (see the module docstring).
 
     ``evaluation``: jury.compare.outcomes.evaluate's result for ``records`` (the run records;
@@ -116,7 +116,7 @@ def calibrate(
         _audits(out, labels.gold, audits, annotator, notes)
     elif labels.gold:
         notes.append("Gold labels were given but no --audit file: nothing to compare them with.")
-    return Calibration(
+    return CalibrationDocument(
         jury_version=__version__,
         reference=reference_description(annotator),
         sources=sources,

@@ -1,4 +1,4 @@
-"""The document `jury calibrate --json` writes (``Calibration``) and its parts: each figure
+"""The document `jury calibrate --json` writes (``CalibrationDocument``) and its parts: each figure
 (who against what, which metric, over n items, with its interval) and each confusion matrix.
 Built by :func:`jury.results.calibration.calibrate`.
 """
@@ -55,7 +55,7 @@ class Confusion(_Model):
     n: int = Field(ge=0)
 
 
-class Calibration(_Model):
+class CalibrationDocument(_Model):
     """`jury calibrate --json` (see docs/calibrate.md)."""
 
     jury_version: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from jury.results.calibration import Calibration, Figure
+from jury.results.calibration_model import CalibrationDocument, Figure
 from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def figure_text(f: Figure | None) -> str:
 
 
 def table_rows(
-    cal: Calibration, sections: tuple[str, ...], by_reference: bool, metrics: Sequence[tuple[str, str]]
+    cal: CalibrationDocument, sections: tuple[str, ...], by_reference: bool, metrics: Sequence[tuple[str, str]]
 ) -> list[dict[str, Any]]:
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     for f in cal.figures:
@@ -90,7 +90,7 @@ def table_rows(
     return list(rows.values())
 
 
-def _tables(cal: Calibration) -> Iterator[tuple[str, list[dict[str, Any]], list[str], list[str]]]:
+def _tables(cal: CalibrationDocument) -> Iterator[tuple[str, list[dict[str, Any]], list[str], list[str]]]:
     for title, sections, by_reference, metrics in TABLES:
         rows = table_rows(cal, sections, by_reference, metrics)
         if not rows:
@@ -100,7 +100,7 @@ def _tables(cal: Calibration) -> Iterator[tuple[str, list[dict[str, Any]], list[
         yield title, rows, columns, headers
 
 
-def header_lines(cal: Calibration) -> list[str]:
+def header_lines(cal: CalibrationDocument) -> list[str]:
     lines = [
         f"Reference: {cal.reference}.",
         f"Labelled candidates: {cal.labelled} (sources: {', '.join(cal.sources) or 'none'}); "
@@ -112,7 +112,7 @@ def header_lines(cal: Calibration) -> list[str]:
     return lines
 
 
-def render_markdown(cal: Calibration) -> str:
+def render_markdown(cal: CalibrationDocument) -> str:
     parts = ["# Calibration against human labels\n", *(f"{line}\n" for line in header_lines(cal)), ""]
     for title, rows, columns, headers in _tables(cal):
         parts += [f"## {title}\n", to_markdown(rows, columns, headers)]
@@ -133,15 +133,15 @@ def render_markdown(cal: Calibration) -> str:
     return "\n".join(parts)
 
 
-def render_csv(cal: Calibration) -> str:
+def render_csv(cal: CalibrationDocument) -> str:
     return to_csv([f.model_dump() for f in cal.figures], CSV_COLUMNS)
 
 
-def render_json(cal: Calibration) -> str:
+def render_json(cal: CalibrationDocument) -> str:
     return to_json(cal.model_dump(mode="json"))
 
 
-def print_calibration(cal: Calibration, console: Console) -> None:
+def print_calibration(cal: CalibrationDocument, console: Console) -> None:
     """The main tables on a rich console."""
     from rich.text import Text
 
@@ -153,7 +153,7 @@ def print_calibration(cal: Calibration, console: Console) -> None:
         console.print(Text(safe("Note: " + note)))
 
 
-def render_table(cal: Calibration, *, width: int | None = None) -> str:
+def render_table(cal: CalibrationDocument, *, width: int | None = None) -> str:
     """The main tables as `jury calibrate` prints them, ``width`` columns wide (None: unwrapped)."""
     import io
 

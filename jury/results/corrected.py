@@ -29,7 +29,7 @@ class SampleShare(_Model):
     n: int = Field(ge=0, description="Sampled items in the denominator (unweighted).")
 
 
-class CorrectedRate(_Model):
+class RateByKind(_Model):
     """One kind of the sample's records: the panel's rate over the frame and the corrected rate."""
 
     kind: Literal["gold", "adjudication"] = Field(
@@ -81,7 +81,7 @@ class Corrected(_Model):
     settled: str | None = Field(description="The adjudication round file settling their disagreements, if given.")
     reviewers: list[str]
     confidence: float
-    rates: list[CorrectedRate] = Field(description="One per kind of record in the sample (gold first).")
+    rates: list[RateByKind] = Field(description="One per kind of record in the sample (gold first).")
     models: list[ModelAnchored] = Field(
         default_factory=list,
         description="With adjudication records in the sample: each model's adjudicated accuracy corrected by the "

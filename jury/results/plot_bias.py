@@ -20,7 +20,7 @@ from jury.results.plot_labels import FONT, new_figure, style_axes
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from jury.results.report_model import Report
+    from jury.results.report_model import ReportDocument
 
 JUROR_COLOUR, PANEL_COLOUR = "#0072B2", "#D55E00"  # Okabe-Ito, as the other charts
 
@@ -41,7 +41,7 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
     return out
 
 
-def position_bias_figure(report: Report | dict[str, Any]) -> Figure | None:
+def position_bias_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
     """Share picking the first-shown answer per juror and panel, Wilson 95% intervals, 0.5 marked."""
     report = report if isinstance(report, dict) else report.model_dump(mode="json")
     rows = _rows(report)

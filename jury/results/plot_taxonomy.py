@@ -20,14 +20,14 @@ from jury.results.plot_labels import FONT, new_figure, style_axes
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from jury.results.report_model import Report
+    from jury.results.report_model import ReportDocument
 
 # Okabe-Ito (colour-blind safe), as the other charts; grey for "no majority"
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 NO_PICK_COLOUR = "#BBBBBB"
 
 
-def error_categories_figure(report: Report | dict[str, Any]) -> Figure | None:
+def error_categories_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
     """Stacked bars of each model's genuine errors by category; None without any."""
     report = report if isinstance(report, dict) else report.model_dump(mode="json")
     counts = report.get("error_categories")

@@ -1,4 +1,4 @@
-"""PNG charts of a jury report (the ``Report`` of ``build_report``, or its JSON dict).
+"""PNG charts of a jury report (the ``ReportDocument`` of ``build_report``, or its JSON dict).
 
 ``write_plots(report, out_dir)`` writes columns.png, rank_slope.png,
 miss_composition.png, defect_share_vs_strength.png, position_bias.png
@@ -29,7 +29,7 @@ from jury.vocab import COLUMNS, COMPOSITION, Column, Verdict
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from jury.results.report_model import Report
+    from jury.results.report_model import ReportDocument
 
 __all__ = [
     "write_plots",
@@ -85,8 +85,8 @@ def _value(model: dict[str, Any], col: str) -> float | None:
     return _num(prop.get("value")) if isinstance(prop, dict) else None
 
 
-def _as_dict(report: Report | dict[str, Any]) -> dict[str, Any]:
-    """A Report as its JSON dict; a dict as it is (read defensively: a partial one still plots)."""
+def _as_dict(report: ReportDocument | dict[str, Any]) -> dict[str, Any]:
+    """A ReportDocument as its JSON dict; a dict as it is (read defensively: a partial one still plots)."""
     return report if isinstance(report, dict) else report.model_dump(mode="json")
 
 
@@ -126,7 +126,7 @@ def _save(fig: Figure | None, path: str | Path) -> Path | None:
 # --------------------------------------------------------------------------- 1. columns
 
 
-def columns_figure(report: Report | dict[str, Any]) -> Figure | None:
+def columns_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
     """Accuracy per model for each present column, with Wilson 95% error bars."""
     report = _as_dict(report)
     models = _models(report)
@@ -207,7 +207,7 @@ def _label_positions(items: list[tuple[float, str]], gap: float = 1.0) -> dict[s
     return out
 
 
-def rank_slope_figure(report: Report | dict[str, Any]) -> Figure | None:
+def rank_slope_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
     """Slope chart of strict rank (left) to adjudicated rank (right); rank 1 on top."""
     report = _as_dict(report)
     ranked = [
@@ -277,7 +277,7 @@ def _composition(m: dict[str, Any]) -> tuple[dict[str, float], int] | None:
     return {k: 100.0 * v / total if total else 0.0 for k, v in counts.items()}, int(total)
 
 
-def miss_composition_figure(report: Report | dict[str, Any]) -> Figure | None:
+def miss_composition_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
     """Stacked horizontal bars: percent of each model's jury-reached misses by verdict.
     Title and axis name the same thing: "jury-reached misses"."""
     report = _as_dict(report)
@@ -327,7 +327,7 @@ def _strength(report: dict[str, Any]) -> tuple[str, dict[int, float]]:
     return (f"{Column(spec).label} accuracy" if spec in COLUMNS else spec.replace("_", " ")), vals
 
 
-def defect_share_vs_strength_figure(report: Report | dict[str, Any], max_labels: int | None = None) -> Figure | None:
+def defect_share_vs_strength_figure(report: ReportDocument | dict[str, Any], max_labels: int | None = None) -> Figure | None:
     """Scatter of gold_defect_share (y) against model strength (x), Spearman in the title.
 
     Every point is identifiable: each is named beside it (with a leader line when the name
@@ -408,9 +408,9 @@ FIGURES = (
 
 
 def _writer(
-    filename: str, build: Callable[[Report | dict[str, Any]], Figure | None]
-) -> Callable[[Report | dict[str, Any], str | Path], Path | None]:
-    def write(report: Report | dict[str, Any], path: str | Path) -> Path | None:
+    filename: str, build: Callable[[ReportDocument | dict[str, Any]], Figure | None]
+) -> Callable[[ReportDocument | dict[str, Any], str | Path], Path | None]:
+    def write(report: ReportDocument | dict[str, Any], path: str | Path) -> Path | None:
         return _save(build(report), path)
 
     write.__name__ = write.__qualname__ = f"plot_{build.__name__.removesuffix('_figure')}"
@@ -425,7 +425,7 @@ plot_columns, plot_rank_slope, plot_miss_composition, plot_defect_share_vs_stren
 )
 
 
-def provenance_lines(report: Report | dict[str, Any], kinds: Sequence[str] = ("audit", "adjudication")) -> list[str]:
+def provenance_lines(report: ReportDocument | dict[str, Any], kinds: Sequence[str] = ("audit", "adjudication")) -> list[str]:
     """Where a chart's numbers come from: each verdict file of those kinds the report read
     (path, content hash, panel), or that it rests on the run files alone."""
     report = _as_dict(report)
@@ -444,7 +444,7 @@ def add_provenance(fig: Figure, lines: list[str]) -> None:
     fig.text(0.0, 0.0, "\n".join(lines), ha="left", va="top", fontsize=FONT - 2.5, color="#555555", transform=fig.transFigure)
 
 
-def write_plots(report: Report | dict[str, Any], out_dir: str | Path) -> list[Path]:
+def write_plots(report: ReportDocument | dict[str, Any], out_dir: str | Path) -> list[Path]:
     """Write every chart whose data is present into out_dir, each with a footer naming the
     verdict files (path, content hash, panel) it came from; return the written paths."""
     out_dir = Path(out_dir)

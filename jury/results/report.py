@@ -45,7 +45,7 @@ from jury.results.juror_report import juror_sections
 from jury.results.latent_report import adjudication_uncertainty
 from jury.results.ranks import DEFAULT_RESAMPLES, question_order, rank_stability
 from jury.results.repeats_report import repeat_stability
-from jury.results.report_model import Report
+from jury.results.report_model import ReportDocument
 from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
 from jury.results.review_report import people_labels
 from jury.results.score_table import run_provenance
@@ -85,8 +85,8 @@ def build_report(
     rank_resamples: int | None = DEFAULT_RESAMPLES,
     seed: int = 0,
     review: ReviewFile | None = None,
-) -> Report:
-    """The report (``Report``; ``.model_dump(mode="json")`` is what ``--format json`` writes).
+) -> ReportDocument:
+    """The report (``ReportDocument``; ``.model_dump(mode="json")`` is what ``--format json`` writes).
 
     ``adj_docs``: (path, VerdictFile) pairs of adjudication files; ``audit_docs``: audit
     VerdictFiles, or (path, VerdictFile) pairs (the report then names their paths). ``strength`` is the column the gold-defect share is correlated with;
@@ -127,7 +127,7 @@ def build_report(
         "missing": str(ev.settings.missing),
         "gold_errors": str(ev.settings.gold_errors),
     }
-    return Report.model_validate(
+    return ReportDocument.model_validate(
         {
             "jury_version": __version__,
             "provenance": run_provenance(None, ev),

@@ -1,9 +1,9 @@
 """The shape of `jury report --format json`: pydantic models and their JSON Schema.
 
-``jury.results.report.build_report`` returns a ``Report``; ``Report.model_dump(mode="json")``
+``jury.results.report.build_report`` returns a ``ReportDocument``; ``ReportDocument.model_dump(mode="json")``
 is exactly what ``--format json`` writes (the fields are declared in output order), and
-``Report.model_validate_json(text)`` reads one back. ``verdicts/schema/report-v1.schema.json``
-is generated from ``Report`` by ``write_report_schema`` (a test checks it is current).
+``ReportDocument.model_validate_json(text)`` reads one back. ``verdicts/schema/report-v1.schema.json``
+is generated from ``ReportDocument`` by ``write_report_schema`` (a test checks it is current).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class CompositionShares(_Model):
     no_majority: float | None
 
 
-class RankInterval(_Model):
+class ModelRank(_Model):
     """One model's rank in one column: the report's point rank, the 95% percentile interval of
     its bootstrap ranks and the probability of each rank (jury.results.ranks)."""
 
@@ -168,7 +168,7 @@ class AdjudicatedJury(_Model):
     records_published: int = Field(
         ge=0, description="Its jury records whose file's fit was refused: their published verdicts are taken as certain."
     )
-    rank: RankInterval | None = Field(
+    rank: ModelRank | None = Field(
         None,
         description="Its adjudicated rank under the same questions + jury resamples (rank: the report's adjudicated "
         "rank; low, high and probabilities from the resamples); null in older reports.",
@@ -360,7 +360,7 @@ class RankStability(_Model):
     seed: int
     confidence: float
     questions: int = Field(ge=0, description="Questions resampled (gold errors left out), Q.")
-    columns: dict[str, list[RankInterval]] = Field(description="Column -> one entry per model, in run order.")
+    columns: dict[str, list[ModelRank]] = Field(description="Column -> one entry per model, in run order.")
 
 
 class JurorFit(_Model):
@@ -630,7 +630,7 @@ class JurorFile(_Model):
     jurors: list[JurorEntry]
 
 
-class Report(OmitUnused):
+class ReportDocument(OmitUnused):
     """`jury report --format json` (see docs/report.md)."""
 
     _OPTIONAL = (
@@ -686,7 +686,7 @@ class Report(OmitUnused):
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of `jury report --format json` (what verdicts/schema/ holds)."""
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **Report.model_json_schema()}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **ReportDocument.model_json_schema()}
 
 
 def write_report_schema(directory: str | Path) -> Path:

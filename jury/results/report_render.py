@@ -1,6 +1,6 @@
 """`jury report`'s output: the report as table, csv, json or md (:func:`render_report`).
 
-Pure: reads the ``Report`` :func:`jury.results.report.build_report` returns (or its JSON
+Pure: reads the ``ReportDocument`` :func:`jury.results.report.build_report` returns (or its JSON
 dict) and formats it, the flat CSV rows, the main and oracle-routing tables, the rank-stability
 table and the notes under them; computes nothing.
 """
@@ -21,11 +21,11 @@ from jury.results.report_model import (
     Correlation,
     JurorRetest,
     LatentClassFile,
+    ModelRank,
     ModelRow,
     OracleRow,
     Proportion,
-    RankInterval,
-    Report,
+    ReportDocument,
     TwoSided,
 )
 from jury.results.scoring import gold_errors_line, unanswered_summary
@@ -38,13 +38,13 @@ from jury.vocab import COLUMNS, COMPOSITION, Column
 Bounds = Proportion | TwoSided
 
 
-def as_report(report: Report | dict[str, Any]) -> Report:
-    """The report as a ``Report``; a dict (say, a report read back from JSON) is validated
-    against ``Report`` first."""
-    return report if isinstance(report, Report) else Report.model_validate(report)
+def as_report(report: ReportDocument | dict[str, Any]) -> ReportDocument:
+    """The report as a ``ReportDocument``; a dict (say, a report read back from JSON) is validated
+    against ``ReportDocument`` first."""
+    return report if isinstance(report, ReportDocument) else ReportDocument.model_validate(report)
 
 
-def as_report_dict(report: Report | dict[str, Any]) -> dict[str, Any]:
+def as_report_dict(report: ReportDocument | dict[str, Any]) -> dict[str, Any]:
     """The report as the JSON dict ``--format json`` writes (a dict is validated first)."""
     return as_report(report).model_dump(mode="json")
 
@@ -138,13 +138,13 @@ def _report_row(r: ModelRow, missing: str | None) -> dict[str, Cell]:
     return row
 
 
-def report_rows(report: Report | dict[str, Any]) -> list[dict[str, Cell]]:
+def report_rows(report: ReportDocument | dict[str, Any]) -> list[dict[str, Cell]]:
     """One flat row per model (the CSV): interval bounds in their own columns."""
     typed = as_report(report)
     return [_report_row(r, typed.settings.missing) for r in typed.models]
 
 
-def render_report(report: Report | dict[str, Any], fmt: str, *, width: int | None = None, wide: bool = True) -> str:
+def render_report(report: ReportDocument | dict[str, Any], fmt: str, *, width: int | None = None, wide: bool = True) -> str:
     """The report as table, csv, json or md. ``width``: the table width (None: unwrapped);
     ``wide``: the table and md also show the near-miss and not-executed counts."""
     typed = as_report(report)
@@ -228,7 +228,7 @@ def _people_bounds(a: PeopleAnchored | None) -> str:
     return f"{a.value:.3f} [—]" if a.low is None or a.high is None else f"{a.value:.3f} [{a.low:.3f}, {a.high:.3f}]"
 
 
-def uncertainty_notes(report: Report) -> list[str]:
+def uncertainty_notes(report: ReportDocument) -> list[str]:
     """The questions + jury lines: how the interval was drawn, then one line per adjudication
     file (its fit's juror accuracies and the records whose latent verdict differs, or why the
     fit was refused)."""
@@ -265,7 +265,7 @@ def _retest_kappa(j: JurorRetest) -> str:
     return f"{j.juror} {j.kappa:.2f}" + (f" [{j.low:.2f}, {j.high:.2f}]" if j.low is not None and j.high is not None else "")
 
 
-def repeat_notes(report: Report) -> list[str]:
+def repeat_notes(report: ReportDocument) -> list[str]:
     """Per adjudication file asked R >= 2 times: its jurors' test-retest kappa, the verdicts
     that change between repeats and the adjudicated column's spread; per audit file asked R >= 2
     times: its jurors' test-retest kappa on their flag votes, the flags that change and the
@@ -334,12 +334,12 @@ def _present(rows: Sequence[ModelRow | OracleRow], column: str) -> bool:
     return any(_column(r, column)[0] is not None for r in rows)
 
 
-def _short(report: Report) -> bool:
+def _short(report: ReportDocument) -> bool:
     """Whether some model's run answers fewer than all the gold's questions."""
     return any(r.answered is not None and r.gold_questions is not None and r.answered < r.gold_questions for r in report.models)
 
 
-def coverage_note(report: Report) -> str | None:
+def coverage_note(report: ReportDocument) -> str | None:
     """Every model's coverage in one line when all are complete; else what the rule did."""
     rows = [r for r in report.models if r.answered is not None]
     if not rows:
@@ -358,7 +358,7 @@ def coverage_note(report: Report) -> str | None:
     return f"coverage: see answered/gold; unanswered questions: {done} ({rule})"
 
 
-def _main_columns(report: Report) -> tuple[list[str], list[str]]:
+def _main_columns(report: ReportDocument) -> tuple[list[str], list[str]]:
     cols, heads = ["model", "routed", str(Column.STRICT)], ["model", "routed (acc)", f"{strict_label(report)} [95% CI] rank"]
     if _short(report):
         cols.insert(1, "coverage")
@@ -411,23 +411,23 @@ def _main_row(r: ModelRow) -> dict[str, Cell]:
     return d
 
 
-def strict_label(report: Report) -> str:
+def strict_label(report: ReportDocument) -> str:
     """The strict column's heading: "strict", or "strict: NAME" under another comparator
     (--comparator), whose matches the column then counts."""
     name = report.settings.comparator
     return str(Column.STRICT.label) if name in (None, "", str(Column.STRICT)) else f"{Column.STRICT.label}: {name}"
 
 
-def _label(report: Report, column: str) -> str:
+def _label(report: ReportDocument, column: str) -> str:
     return strict_label(report) if column == Column.STRICT else str(Column(column).label)
 
 
-def _main_table(report: Report) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
+def _main_table(report: ReportDocument) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
     cols, heads = _main_columns(report)
     return cols, heads, [_main_row(r) for r in report.models]
 
 
-def _oracle_table(report: Report) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
+def _oracle_table(report: ReportDocument) -> tuple[list[str], list[str], list[dict[str, Cell]]]:
     cols, heads = ["model", str(Column.STRICT)], ["model", f"{strict_label(report)} [95% CI] rank"]
     rows = report.oracle_routing.models
     for c in (Column.GOLD_CLEAN, Column.ADJUDICATED):
@@ -438,7 +438,7 @@ def _oracle_table(report: Report) -> tuple[list[str], list[str], list[dict[str, 
     return cols, heads, display
 
 
-def rank_cell(entry: RankInterval) -> str:
+def rank_cell(entry: ModelRank) -> str:
     """A model's rank, its 95% bootstrap interval and the probability of that rank: "3rd [2nd–5th] p 0.41"."""
     if entry.rank is None or entry.low is None or entry.high is None:
         return "—"
@@ -446,7 +446,7 @@ def rank_cell(entry: RankInterval) -> str:
     return f"{ordinal(entry.rank)} [{ordinal(entry.low)}–{ordinal(entry.high)}] p {p:.2f}"
 
 
-def rank_stability_table(report: Report) -> tuple[str, list[str], list[str], list[dict[str, Cell]]] | None:
+def rank_stability_table(report: ReportDocument) -> tuple[str, list[str], list[str], list[dict[str, Cell]]] | None:
     """(title, columns, headings, rows) of the rank-stability section; None without it."""
     rs = report.rank_stability
     if rs is None:
@@ -491,7 +491,7 @@ DEMO_PANEL = "local-demo"
 pipeline whose verdicts must never be published."""
 
 
-def decided_by(report: Report) -> list[str]:
+def decided_by(report: ReportDocument) -> list[str]:
     """One line per verdict file: the column it decides and the panel that decided it (a
     `local-demo` column says it must not be published)."""
     return [row.text for row in decided_by_rows(report)]
@@ -504,7 +504,7 @@ class DecidedBy(NamedTuple):
     demo: bool
 
 
-def decided_by_rows(report: Report) -> list[DecidedBy]:
+def decided_by_rows(report: ReportDocument) -> list[DecidedBy]:
     """decided_by's lines with whether the local-demo panel decided them."""
     lines = []
     for vf in report.verdict_files:
@@ -519,7 +519,7 @@ def decided_by_rows(report: Report) -> list[DecidedBy]:
     return lines
 
 
-def _notes(report: Report) -> list[str]:
+def _notes(report: ReportDocument) -> list[str]:
     s, corr = report.settings, report.correlations
     g = corr.gold_defect_share_vs_strength
     notes = [

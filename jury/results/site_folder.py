@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
     from jury.inputs.records import GoldItem, QuestionId, RunRecord
-    from jury.results.report_model import Report
+    from jury.results.report_model import ReportDocument
     from jury.verdicts.documents import AdjudicationFile, AuditFile
     from jury.verdicts.review import ReviewFile
 
@@ -47,7 +47,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 class SiteSources:
     """What a site is built from (all already loaded and checked by `jury report`)."""
 
-    report: Report | dict[str, Any]  # Report or its JSON dict
+    report: ReportDocument | dict[str, Any]  # ReportDocument or its JSON dict
     evaluation: Evaluation
     gold: Mapping[QuestionId, GoldItem]
     records: list[RunRecord]

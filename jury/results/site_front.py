@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jury.results.headlines import headlines
-from jury.results.report_model import Report
+from jury.results.report_model import ReportDocument
 from jury.results.report_render import coverage_note, decided_by_rows, dollars, rank_cell
 from jury.stats import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
@@ -134,7 +134,7 @@ def _model_row(num: Numbers, i: int, page: str, present: Sequence[str], scale: t
     return row
 
 
-def _stability(num: Numbers, typed: Report, model_slug: dict[str, str]) -> dict[str, Any] | None:
+def _stability(num: Numbers, typed: ReportDocument, model_slug: dict[str, str]) -> dict[str, Any] | None:
     """The rank-stability table: each model's rank cell and rank-probability strip per column."""
     rs = typed.rank_stability
     if rs is None:
@@ -167,7 +167,7 @@ def _stability(num: Numbers, typed: Report, model_slug: dict[str, str]) -> dict[
     }
 
 
-def _correlations(num: Numbers, typed: Report) -> list[tuple[str, str, Cells, Any]]:
+def _correlations(num: Numbers, typed: ReportDocument) -> list[tuple[str, str, Cells, Any]]:
     """(sentence, key, the r cell, the correlation's JSON) of the three correlations."""
     strength = Column(typed.correlations.gold_defect_share_vs_strength.strength).label
     return [
@@ -199,7 +199,7 @@ def _oracle_rows(num: Numbers, model_slug: dict[str, str], present: Sequence[str
     ]
 
 
-def front_page(report: dict[str, Any], typed: Report, model_slug: dict[str, str]) -> dict[str, Any]:
+def front_page(report: dict[str, Any], typed: ReportDocument, model_slug: dict[str, str]) -> dict[str, Any]:
     """The front page's data: ``report`` is ``typed`` as its JSON dict (what the cells point into)."""
     num = Numbers(report)
     scale = _scale(report)
