@@ -236,6 +236,18 @@ def test_a_record_without_a_majority_is_listed_with_its_votes():
     assert [(v.juror, v.category) for v in d.votes] == [("a", "gold_defect"), ("b", "genuine_error"), ("c", "ambiguous")]
     assert sum(d.posterior.values()) == pytest.approx(1)
     assert f"differs from the majority on {len(f.differs)} records" in render_report(rep, "md")
+    # the site's section lists the same records, the votes as cast, the posterior at its pointer
+    from jury.results.site_uncertainty import uncertainty_section
+
+    data = rep.model_dump(mode="json")
+    section = uncertainty_section(data, rep, {"A": "a", "B": "b"}, {q: f"q{q}" for q in range(1, 7)})
+    assert section is not None
+    (site_file,) = section["files"]
+    assert [(x["model"], x["question_id"]) for x in site_file["differs"]] == [(x.model, str(x.question_id)) for x in f.differs]
+    (row,) = [x for x in site_file["differs"] if (x["model"], x["question_id"]) == ("A", "1")]
+    assert row["votes"] == [("a", "gold defect"), ("b", "genuine error"), ("c", "ambiguous")]
+    assert row["page"] == "questions/q1.html" and row["published"] == "no majority"
+    assert json.loads(row["posterior"]["value"]) == d.posterior[d.latent]
 
 
 def test_the_dependence_line_says_when_the_interval_assumption_fails():
@@ -374,3 +386,35 @@ def test_people_anchor_the_fit(one_wrong, tmp_path, monkeypatch):
     assert got["m-one"] < 0.02
     assert "2 anchored by people" in report(tmp_path / "p", "--review", "verdicts/review.json")
     assert before["adjudication_uncertainty"]["files"][0]["anchors"] == 0
+
+
+def test_the_site_shows_the_jurys_uncertainty(one_wrong, tmp_path, monkeypatch):
+    """The html site's front page carries what the text report shows: per model the published
+    and expected adjudicated values with the questions + jury interval, the credit changes and
+    the rank interval, each number equal to the JSON report at its pointer; the fit and
+    dependence lines; and one row per record the fit would decide otherwise."""
+    from html import unescape
+
+    from jury.cli import app
+
+    shutil.copytree(one_wrong, tmp_path / "p", symlinks=True)
+    monkeypatch.chdir(tmp_path / "p")
+    res = runner.invoke(app, ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "-f", "html", "-o", "site"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(Path("site/report.json").read_text())
+    page = Path("site/index.html").read_text()
+    section = page.split('<section id="uncertainty">', 1)[1].split("</section>", 1)[0]
+    pointers = re.findall(r'data-json="([^"]+)" data-value="([^"]*)"', section)
+    assert len(pointers) >= 4 * 6
+    for path, value in pointers:
+        at = data
+        for part in path.split("/")[1:]:
+            at = at[int(part)] if isinstance(at, list) else at[part]
+        assert json.loads(unescape(value)) == at, path
+    for i in range(4):
+        for key in ("expected", "low", "high", "expected_credit_changes"):
+            assert f"/models/{i}/adjudicated_jury/{key}" in {p for p, _ in pointers}
+    (f,) = data["adjudication_uncertainty"]["files"]
+    assert section.count("<tr><td>") == len(f["differs"])
+    assert "latent-class fit of verdicts/adj.json" in unescape(section)
+    assert "jurors err together" in unescape(section) or "no sign of jurors erring together" in unescape(section)

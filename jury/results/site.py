@@ -60,6 +60,7 @@ from jury.results.site_folder import (
 )
 from jury.results.site_front import FORMATS, Numbers, fmt_float3, fmt_int, fmt_pct, fmt_rank, front_page, pointer, resolve
 from jury.results.site_jurors import juror_index, juror_pages
+from jury.results.site_uncertainty import uncertainty_section
 from jury.version import __version__
 from jury.vocab import Column
 
@@ -134,6 +135,7 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         panels=site_section(sources.panels) if sources.panels else None,
         corrected=corrected_lines(typed.corrected) if typed.corrected is not None else None,
         jurors=juror_index(jurors),
+        uncertainty=uncertainty_section(report, typed, model_slug, slugs(qids)),
     )
     for r in report["models"]:
         rows = data["models"].get(r["model"], [])
