@@ -676,3 +676,24 @@ def test_the_bundled_example_main_table_fits_the_window(example_site):
                 assert right <= width, (width, wanted, right)
             assert len(names) == 15 and names[0] == "model"
         browser.close()
+
+
+def test_a_question_without_an_audit_record_says_why(reviewable):
+    """tests/support/reviewtest.py's project. Without --audit every question page says no audit
+    file was given, not a bare "Not audited"; an audit file without the question's record (one
+    run with --question) is named."""
+    from types import SimpleNamespace
+
+    from jury.results.site_answers import not_audited_reason
+
+    tmp, files = reviewable
+    res = runner.invoke(app(), ["report", "run.jsonl", "--verdicts", str(files["adj"]), "-f", "html", "-o", "plain"])
+    assert res.exit_code == 0, res.output
+    pages = list((tmp / "plain" / "questions").glob("*.html"))
+    assert len(pages) == 3 and all("this report was given no audit file (--audit)" in p.read_text() for p in pages)
+    assert not any("Not audited.</p>" in p.read_text() for p in pages)
+    sources = SimpleNamespace(audit=("verdicts/part.json", None), evaluation=SimpleNamespace(gold_errors={}))
+    assert not_audited_reason(sources, 3) == (  # type: ignore[arg-type]
+        "Not audited: the audit file verdicts/part.json has no record of this question (audited with --db or "
+        "--question filters?)."
+    )

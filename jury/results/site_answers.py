@@ -273,8 +273,18 @@ def _question_page(q: Any, slug: str, sources: SiteSources, v: _Verdicts, gold_r
             "checks": None if a.checks is None else [{"name": c.name, "evidence": c.evidence} for c in a.checks],
             "checks_run": _checks_run(sources.audit[1]) if sources.audit else None,
         },
+        "not_audited": None if a is not None else not_audited_reason(sources, q),
         "human": _review_rows(v.reviews.get(("gold", None, q), [])),
     }
+
+
+def not_audited_reason(sources: SiteSources, q: Any) -> str:
+    """Why a question's page has no audit record: no audit file was given, or the file given
+    holds none for it (an audit run with --db or --question)."""
+    if not sources.audit:
+        return "Not audited: this report was given no audit file (--audit)."
+    path = str(sources.audit[0])
+    return f"Not audited: the audit file {path} has no record of this question (audited with --db or --question filters?)."
 
 
 def question_pages(sources: SiteSources, model_slug: dict[str, str]) -> tuple[list[Any], dict[str, Any]]:
