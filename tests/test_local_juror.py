@@ -397,3 +397,36 @@ def test_without_keys_the_error_offers_the_plan_and_the_local_demo(project, monk
     message = " ".join(res.output.split())
     assert "no API key for panel 'default'" in message and "nothing was called" in message
     assert "--plan" in message and "--panel local-demo" in message and "jury local-juror start" in message
+
+
+def test_stop_waits_while_the_exiting_server_shows_an_empty_command_line(monkeypatch, tmp_path):
+    """A process tearing down its memory shows an empty /proc/<pid>/cmdline for a moment before
+    it is gone. `stop` must wait through that (the process is still there, on its port), not
+    report it stopped because it no longer looks like the server: a scripted process that stays
+    in that state for three polls after SIGTERM is gone when _end returns, and is never sent
+    SIGKILL."""
+    server = lj.Server(alias="m", pid=4242, port=1, start_ticks=77, cmdline=("python", "-m", "llama_cpp.server"))
+    state = {"phase": "ours", "polls": 3, "signals": []}
+
+    def identity(pid):
+        return {"ours": (77, server.cmdline), "exiting": (77, ()), "gone": None}[state["phase"]]
+
+    def ours(s, d):
+        return {"ours": True, "exiting": False, "gone": None}[state["phase"]]
+
+    def killpg(pid, sig):
+        state["signals"].append(sig)
+        state["phase"] = "exiting"
+
+    def sleep(_s):
+        if state["phase"] == "exiting":
+            state["polls"] -= 1
+            if state["polls"] == 0:
+                state["phase"] = "gone"
+
+    monkeypatch.setattr(lj, "_identity", identity)
+    monkeypatch.setattr(lj, "_ours", ours)
+    monkeypatch.setattr(lj.os, "killpg", killpg)
+    monkeypatch.setattr(lj.time, "sleep", sleep)
+    assert lj._end(server, tmp_path, timeout_s=60) is True
+    assert state["phase"] == "gone" and state["signals"] == [signal.SIGTERM]

@@ -458,23 +458,32 @@ def stop(state_dir: Path, timeout_s: float = 20.0) -> LocalJuror | None:
     return state
 
 
+def _exiting(server: Server) -> bool:
+    """Whether the process jury started is on its way out: the same pid and start time, its
+    command line already empty (the kernel empties it while the process tears down its memory,
+    before it becomes a zombie). It is still there: `stop` waits for it to go."""
+    now = _identity(server.pid)
+    return now is not None and now[0] == server.start_ticks and not now[1]
+
+
 def _end(server: Server, state_dir: Path, timeout_s: float) -> bool | None:
-    """Signal the server's process group until it is gone. True: stopped; None: it was not
+    """Signal the server's process group until it is gone (no process, or a zombie), waiting
+    through its exit while its command line is already empty. True: stopped; None: it was not
     running; False: the pid is not ours (nothing signalled)."""
     ours = _ours(server, state_dir)
     if ours is not True:
         return ours
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        if _ours(server, state_dir) is not True:  # checked again right before each signal
+        if _ours(server, state_dir) is not True and not _exiting(server):  # checked again before each signal
             return True
         try:
             os.killpg(server.pid, sig)  # the group jury created: start_new_session made pgid == pid
         except (ProcessLookupError, PermissionError):
             return True
         deadline = time.monotonic() + timeout_s
-        while _ours(server, state_dir) is True and time.monotonic() < deadline:
+        while (_ours(server, state_dir) is True or _exiting(server)) and time.monotonic() < deadline:
             time.sleep(0.2)
-        if _ours(server, state_dir) is not True:
+        if _ours(server, state_dir) is not True and not _exiting(server):
             return True
     return True
 
