@@ -33,6 +33,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from jury.judging import price_map
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec, StructuredKind
 from jury.judging.limits import Limiter
 from jury.judging.redaction import clean, scrub
@@ -102,6 +103,11 @@ def _unlogged(litellm: Any) -> Any:
 
 @functools.lru_cache(maxsize=4096)
 def _cost_per_token(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, float]:
+    """litellm.cost_per_token, read from its bundled price map without importing litellm where
+    that is litellm's answer (jury.judging.price_map.linear_price)."""
+    fast = price_map.linear_price(model, prompt_tokens, completion_tokens)
+    if fast is not None:
+        return fast
     prompt_cost, completion_cost = import_litellm().cost_per_token(
         model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
     )
@@ -211,6 +217,9 @@ def has_price(model: str) -> bool:
 
     Checked before asking litellm for a cost: for unmapped names litellm may go looking on the
     network (a "huggingface/..." model makes cost_per_token contact huggingface.co)."""
+    info = price_map.entry(model)  # litellm's map read without litellm, where that is litellm's
+    if info is not None:
+        return info is not price_map.UNKNOWN
     prices = getattr(import_litellm(), "model_cost", None) or {}
     if model in prices:
         return True
@@ -255,14 +264,8 @@ DEFAULT_MAX_REPLY_TOKENS = 8192  # sent as max_tokens when a juror's params set 
 def reply_token_cap(model: str) -> int:
     """max_tokens sent for a juror whose params set none: DEFAULT_MAX_REPLY_TOKENS, or the
     model's own output limit where litellm's price map knows a smaller one."""
-    litellm = import_litellm()
     cap = DEFAULT_MAX_REPLY_TOKENS
-    info = None
-    for name in (model, model.split("/", 1)[1] if "/" in model else None):
-        if name and name in (getattr(litellm, "model_cost", None) or {}):
-            info = litellm.model_cost[name]
-            break
-    limit = (info or {}).get("max_output_tokens")
+    limit = (_price_entry(model) or {}).get("max_output_tokens")
     if isinstance(limit, int) and 0 < limit < cap:
         cap = limit
     return cap
@@ -318,6 +321,10 @@ BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches: half
 
 
 def _price_entry(model: str) -> dict | None:
+    """litellm.model_cost's entry for `model` (the whole name, else after its provider prefix)."""
+    info = price_map.entry(model)
+    if info is not None:
+        return None if info is price_map.UNKNOWN else info
     prices = getattr(import_litellm(), "model_cost", None) or {}
     for name in (model, model.split("/", 1)[1] if "/" in model else None):
         if name and name in prices:
