@@ -33,7 +33,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from jury.judging import price_map
+from jury.judging import params_cache, price_map
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec, StructuredKind
 from jury.judging.limits import Limiter
 from jury.judging.redaction import clean, scrub
@@ -273,18 +273,29 @@ def reply_token_cap(model: str) -> int:
 
 def unknown_params(spec: JurorSpec) -> list[str]:
     """The juror's `params` that litellm does not know for its provider (e.g. a typo such as
-    `temprature`): they would be passed through unchecked. [] when litellm cannot tell."""
+    `temprature`): they would be passed through unchecked. [] when litellm cannot tell. litellm's
+    answer is kept in jury's cache folder (jury.judging.params_cache), where a plan reads it
+    without importing litellm."""
     if not spec.params:
         return []
-    litellm = import_litellm()
-    try:
-        model, provider, _key, _base = litellm.get_llm_provider(model=spec.model, api_base=spec.api_base)
-        known = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
-    except Exception:
-        return []
+    found, known = params_cache.lookup(spec.model, spec.api_base)  # litellm's earlier answer, without litellm
+    if not found:
+        known = supported_params(spec.model, spec.api_base)
+        params_cache.remember(spec.model, spec.api_base, known)
     if not known:
         return []
     return sorted(set(spec.params) - set(known))
+
+
+def supported_params(model: str, api_base: str | None) -> list[str] | None:
+    """litellm's supported OpenAI params for the model at api_base; None when litellm cannot tell."""
+    litellm = import_litellm()
+    try:
+        name, provider, _key, _base = litellm.get_llm_provider(model=model, api_base=api_base)
+        known = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider)
+    except Exception:
+        return None
+    return sorted(str(p) for p in known) if known else None
 
 
 def constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict) -> None:
