@@ -2,6 +2,7 @@
 sys.path through pyproject's `pythonpath`), imported as `from tests.support.jurytest import ...`."""
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,15 @@ from tests.support.netguard import no_network, pytest_addoption, pytest_collecti
 # tests/support holds no tests; --doctest-modules would otherwise import its modules a second
 # time under another name (support.fakellm beside tests.support.fakellm).
 collect_ignore = ["support"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def jury_cache_dir(tmp_path_factory) -> Iterator[Path]:
+    """jury's user cache folder (jury.judging.params_cache) for the whole run: never the real one."""
+    folder = tmp_path_factory.mktemp("jury-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JURY_CACHE_DIR", str(folder))
+        yield folder
 
 
 @pytest.fixture

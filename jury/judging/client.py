@@ -33,6 +33,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from jury.judging import params_cache, price_map
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec, StructuredKind
 from jury.judging.limits import Limiter
 from jury.judging.redaction import clean, scrub
@@ -102,6 +103,11 @@ def _unlogged(litellm: Any) -> Any:
 
 @functools.lru_cache(maxsize=4096)
 def _cost_per_token(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, float]:
+    """litellm.cost_per_token, read from its bundled price map without importing litellm where
+    that is litellm's answer (jury.judging.price_map.linear_price)."""
+    fast = price_map.linear_price(model, prompt_tokens, completion_tokens)
+    if fast is not None:
+        return fast
     prompt_cost, completion_cost = import_litellm().cost_per_token(
         model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
     )
@@ -211,6 +217,9 @@ def has_price(model: str) -> bool:
 
     Checked before asking litellm for a cost: for unmapped names litellm may go looking on the
     network (a "huggingface/..." model makes cost_per_token contact huggingface.co)."""
+    info = price_map.entry(model)  # litellm's map read without litellm, where that is litellm's
+    if info is not None:
+        return info is not price_map.UNKNOWN
     prices = getattr(import_litellm(), "model_cost", None) or {}
     if model in prices:
         return True
@@ -255,14 +264,8 @@ DEFAULT_MAX_REPLY_TOKENS = 8192  # sent as max_tokens when a juror's params set 
 def reply_token_cap(model: str) -> int:
     """max_tokens sent for a juror whose params set none: DEFAULT_MAX_REPLY_TOKENS, or the
     model's own output limit where litellm's price map knows a smaller one."""
-    litellm = import_litellm()
     cap = DEFAULT_MAX_REPLY_TOKENS
-    info = None
-    for name in (model, model.split("/", 1)[1] if "/" in model else None):
-        if name and name in (getattr(litellm, "model_cost", None) or {}):
-            info = litellm.model_cost[name]
-            break
-    limit = (info or {}).get("max_output_tokens")
+    limit = (_price_entry(model) or {}).get("max_output_tokens")
     if isinstance(limit, int) and 0 < limit < cap:
         cap = limit
     return cap
@@ -270,18 +273,29 @@ def reply_token_cap(model: str) -> int:
 
 def unknown_params(spec: JurorSpec) -> list[str]:
     """The juror's `params` that litellm does not know for its provider (e.g. a typo such as
-    `temprature`): they would be passed through unchecked. [] when litellm cannot tell."""
+    `temprature`): they would be passed through unchecked. [] when litellm cannot tell. litellm's
+    answer is kept in jury's cache folder (jury.judging.params_cache), where a plan reads it
+    without importing litellm."""
     if not spec.params:
         return []
-    litellm = import_litellm()
-    try:
-        model, provider, _key, _base = litellm.get_llm_provider(model=spec.model, api_base=spec.api_base)
-        known = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
-    except Exception:
-        return []
+    found, known = params_cache.lookup(spec.model, spec.api_base)  # litellm's earlier answer, without litellm
+    if not found:
+        known = supported_params(spec.model, spec.api_base)
+        params_cache.remember(spec.model, spec.api_base, known)
     if not known:
         return []
     return sorted(set(spec.params) - set(known))
+
+
+def supported_params(model: str, api_base: str | None) -> list[str] | None:
+    """litellm's supported OpenAI params for the model at api_base; None when litellm cannot tell."""
+    litellm = import_litellm()
+    try:
+        name, provider, _key, _base = litellm.get_llm_provider(model=model, api_base=api_base)
+        known = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider)
+    except Exception:
+        return None
+    return sorted(str(p) for p in known) if known else None
 
 
 def constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict) -> None:
@@ -318,6 +332,10 @@ BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches: half
 
 
 def _price_entry(model: str) -> dict | None:
+    """litellm.model_cost's entry for `model` (the whole name, else after its provider prefix)."""
+    info = price_map.entry(model)
+    if info is not None:
+        return None if info is price_map.UNKNOWN else info
     prices = getattr(import_litellm(), "model_cost", None) or {}
     for name in (model, model.split("/", 1)[1] if "/" in model else None):
         if name and name in prices:
