@@ -1,4 +1,4 @@
-"""Coverage of the people-anchored adjudicated accuracy (jury.stats_correction.corrected_accuracies)
+"""Coverage of the people-anchored adjudicated accuracy (jury.stats.correction.corrected_accuracies)
 by simulation: known truth, many replications (tests/support/people_simulation.py).
 
 Scenarios, 150 questions per model unless said: (a) jurors who err independently (accuracy 0.8);

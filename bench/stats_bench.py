@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from jury.results.ranks import bootstrap_ranks
-from jury.stats_latent import dawid_skene, sample_classes
-from jury.stats_uncertainty import ClassDraws, ModelRecords, credit_probability, jury_bootstrap, jury_intervals, jury_ranks
+from jury.stats.latent import dawid_skene, sample_classes
+from jury.stats.uncertainty import ClassDraws, ModelRecords, credit_probability, jury_bootstrap, jury_intervals, jury_ranks
 
 
 def build(rng: np.random.Generator, models: int = 36, questions: int = 759):

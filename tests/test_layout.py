@@ -8,32 +8,30 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "jury"
 STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "web", "api", "cli"]
+# the statistics: one package below every stage, not a stage of the pipeline
+STATS = ["agreement", "core", "correction", "dependence", "latent", "panels", "repeats", "sampling", "uncertainty"]
 
 
 def test_every_stage_is_a_package_and_nothing_else_is():
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
-    assert folders == sorted(STAGES)
-    for stage in STAGES:
+    assert folders == sorted([*STAGES, "stats"])
+    for stage in [*STAGES, "stats"]:
         assert (PACKAGE / stage / "__init__.py").is_file(), stage
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert loose == [
-        "__init__.py",
-        "__main__.py",
-        "errors.py",
-        "plugins.py",
-        "progress.py",
-        "stats.py",
-        "stats_agreement.py",
-        "stats_correction.py",
-        "stats_dependence.py",
-        "stats_latent.py",
-        "stats_panels.py",
-        "stats_repeats.py",
-        "stats_sampling.py",
-        "stats_uncertainty.py",
-        "version.py",
-        "vocab.py",
-    ]
+    assert loose == ["__init__.py", "__main__.py", "errors.py", "plugins.py", "progress.py", "version.py", "vocab.py"]
+
+
+def test_the_statistics_are_one_package_that_re_exports_nothing():
+    """jury/stats/ holds its modules and an __init__ that is only a docstring naming each of them."""
+    import ast
+
+    stats = PACKAGE / "stats"
+    assert sorted(p.stem for p in stats.glob("*.py") if p.name != "__init__.py") == STATS
+    assert not [p for p in stats.iterdir() if p.is_dir() and p.name != "__pycache__"]
+    init = ast.parse((stats / "__init__.py").read_text(encoding="utf-8"))
+    assert len(init.body) == 1 and isinstance(init.body[0], ast.Expr), "jury/stats/__init__.py holds only its docstring"
+    doc = ast.get_docstring(init) or ""
+    assert all(f":mod:`jury.stats.{name}`" in doc for name in STATS), doc
 
 
 def test_import_contract_holds():

@@ -1,4 +1,4 @@
-"""The people-anchored adjudicated accuracy per model (jury.stats_correction.corrected_accuracies):
+"""The people-anchored adjudicated accuracy per model (jury.stats.correction.corrected_accuracies):
 hand-derived values, its refusals, and its coverage by simulation (tests/support/people_simulation.py),
 including the case where its assumption (one Se and Sp for every model) fails."""
 
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from jury.stats_correction import ModelCounts, corrected_accuracies
+from jury.stats.correction import ModelCounts, corrected_accuracies
 from tests.support.people_simulation import coverage
 
 # A frame of 10 records: 4 the panel credited (stratum "c"), 6 it did not ("n"). People labelled

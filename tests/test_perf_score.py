@@ -18,8 +18,8 @@ import pytest
 from scipy import stats as sps
 
 import jury.results.scoring
-from jury import stats, stats_agreement
 from jury.results.scoring import score_all
+from jury.stats import agreement, core
 from tests.support.jurytest import make_project
 
 HEAVY = ("scipy", "litellm", "matplotlib")
@@ -42,7 +42,7 @@ def _wilson_cases():
 def test_wilson_agrees_with_scipy_binomtest(confidence):
     for k, n in _wilson_cases():
         ci = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-        got = stats.wilson(k, n, confidence)
+        got = core.wilson(k, n, confidence)
         assert got.k == k and got.n == n and got.value == k / n
         assert abs(got.low - float(ci.low)) < 1e-12, (k, n, confidence, got.low, float(ci.low))
         assert abs(got.high - float(ci.high)) < 1e-12, (k, n, confidence, got.high, float(ci.high))
@@ -51,14 +51,14 @@ def test_wilson_agrees_with_scipy_binomtest(confidence):
 
 def test_wilson_ends_are_exact_as_scipy_gives_them():
     for n in (1, 7, 129, 10**6):
-        assert stats.wilson(0, n).low == 0.0 and stats.wilson(n, n).high == 1.0
-    assert stats.wilson(0, 0).as_dict() == {"k": 0, "n": 0, "value": None, "low": None, "high": None}
+        assert core.wilson(0, n).low == 0.0 and core.wilson(n, n).high == 1.0
+    assert core.wilson(0, 0).as_dict() == {"k": 0, "n": 0, "value": None, "low": None, "high": None}
     for bad in ((-1, 3), (4, 3), (0, -1)):
         with pytest.raises(ValueError):
-            stats.wilson(*bad)
+            core.wilson(*bad)
     for conf in (0.0, 1.0, -0.1, 1.5):
         with pytest.raises(ValueError):
-            stats.wilson(1, 2, conf)
+            core.wilson(1, 2, conf)
 
 
 # --------------------------------------------------------------------------- ranks vs scipy
@@ -85,7 +85,7 @@ def test_ranks_agree_with_scipy_rankdata():
     cases.append([k / 129 for k in range(130)] * 3)
     for values in cases:
         for descending in (True, False):
-            assert stats.ranks(values, descending=descending) == _scipy_ranks(values, descending), values
+            assert core.ranks(values, descending=descending) == _scipy_ranks(values, descending), values
 
 
 # --------------------------------------------------------------------------- linear grouping
@@ -144,7 +144,7 @@ def test_jury_score_imports_no_scipy_litellm_or_matplotlib(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["models"], proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert "jury.results.scoring" in imported and "jury.stats" in imported  # the log is the real one
+    assert "jury.results.scoring" in imported and "jury.stats.core" in imported  # the log is the real one
     heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY)
     assert not heavy, heavy[:10]
 
@@ -174,10 +174,10 @@ print(",".join(sorted(m for m in sys.modules if m.split(".")[0] in ("scipy", "li
 
 
 def test_stats_functions_that_need_scipy_still_work_after_lazy_import():
-    assert stats.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=50).r == pytest.approx(0.8)
-    assert stats.pearson([1, 2, 3, 4], [2, 4, 6, 8.5]).r == pytest.approx(sps.pearsonr([1, 2, 3, 4], [2, 4, 6, 8.5])[0])
-    assert stats.position_bias(30, 40).p_value == pytest.approx(sps.binomtest(30, 40, 0.5).pvalue)
-    assert stats_agreement.fleiss_kappa([[2, 0], [0, 2], [1, 1]]) is not None
+    assert core.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=50).r == pytest.approx(0.8)
+    assert core.pearson([1, 2, 3, 4], [2, 4, 6, 8.5]).r == pytest.approx(sps.pearsonr([1, 2, 3, 4], [2, 4, 6, 8.5])[0])
+    assert core.position_bias(30, 40).p_value == pytest.approx(sps.binomtest(30, 40, 0.5).pvalue)
+    assert agreement.fleiss_kappa([[2, 0], [0, 2], [1, 1]]) is not None
 
 
 # --------------------------------------------------------------------------- the score benchmark

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from jury import stats
 from jury.compare import comparators, gold_orders
 from jury.compare.outcomes import Settings, evaluate
 from jury.execution.store import Store, migrations
 from jury.inputs.io import load_gold, load_runs
 from jury.inputs.records import ExecResult
+from jury.stats import core
 from tests.support.jurytest import make_project, write_runs
 
 NOT_ON_A_WARM_SCORE = ("numpy", "sqlglot", "sqlite_utils", "scipy", "litellm", "matplotlib")
@@ -179,7 +179,7 @@ def test_rows_with_distinct_sql_still_compare_on_their_own(tmp_path):
 
 
 def test_stats_missing_values_without_numpy_imported_and_with_numpy_floats():
-    assert stats.ranks([3.0, None, float("nan"), 1.0]) == [1, None, None, 2]
+    assert core.ranks([3.0, None, float("nan"), 1.0]) == [1, None, None, 2]
     np = pytest.importorskip("numpy")
-    assert stats.ranks([np.float32(3.0), np.float32("nan"), np.float64(1.0)]) == [1, None, 2]
+    assert core.ranks([np.float32(3.0), np.float32("nan"), np.float64(1.0)]) == [1, None, 2]
     assert math.isnan(float(np.float32("nan")))

@@ -13,8 +13,8 @@ import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import pytest
 
-from jury import stats
 from jury.results import plots
+from jury.stats import core
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALL = ["columns.png", "rank_slope.png", "miss_composition.png", "defect_share_vs_strength.png"]
@@ -25,9 +25,9 @@ COMP_KEYS = ["gold_defect", "format_equivalence", "genuine_error", "ambiguous", 
 
 
 def _model(name, n, k_strict, k_clean, k_adj, comp, routed=None):
-    strict = stats.wilson(k_strict, n).as_dict()
-    clean = stats.wilson(k_clean, n).as_dict()
-    adj = stats.wilson(k_adj, n).as_dict() if k_adj is not None else None
+    strict = core.wilson(k_strict, n).as_dict()
+    clean = core.wilson(k_clean, n).as_dict()
+    adj = core.wilson(k_adj, n).as_dict() if k_adj is not None else None
     total = sum(comp.values())
     return {
         "model": name,
@@ -49,12 +49,12 @@ def _model(name, n, k_strict, k_clean, k_adj, comp, routed=None):
 def _finish(models, strength=None):
     """Fill ranks exactly as jury does (competition ranks over present values)."""
     for col in ("strict", "gold_clean", "adjudicated"):
-        rk = stats.ranks([(m[col] or {}).get("value") for m in models])
+        rk = core.ranks([(m[col] or {}).get("value") for m in models])
         for m, r in zip(models, rk):
             m[f"{col}_rank"] = r
     for m in models:
-        m["rank_shift"] = stats.rank_shift(m["strict_rank"], m["adjudicated_rank"])
-        m["rank_delta"] = stats.rank_delta(m["strict_rank"], m["adjudicated_rank"])
+        m["rank_shift"] = core.rank_shift(m["strict_rank"], m["adjudicated_rank"])
+        m["rank_delta"] = core.rank_delta(m["strict_rank"], m["adjudicated_rank"])
     settings = {} if strength is None else {"strength": strength}
     n_pairs = sum(m["gold_defect_share"] is not None for m in models)
     corr = {

@@ -9,7 +9,7 @@ import pytest
 
 from jury.errors import InputError
 from jury.results.report import build_report, render_report
-from jury.stats import ranks as competition_ranks
+from jury.stats.core import ranks as competition_ranks
 from tests.test_report import GOLD, audit_doc, make_eval, verdict_docs
 
 
@@ -109,7 +109,7 @@ def test_columns_follow_the_verdicts_given():
 def test_text_and_markdown_show_the_rank_intervals(report):
     """Every model's cell, "rank [low–high]", from the independent bootstrap above and ranks of
     the full-sample accuracies computed here, in the markdown and the table."""
-    from jury.stats import ordinal
+    from jury.stats.core import ordinal
 
     ev = make_eval()
     credited = {(r.model, r.question_id) for _p, d in verdict_docs() for r in d.records if r.credited}

@@ -590,7 +590,7 @@ def test_two_sided_column_when_every_match_was_reviewed_without_a_false_pass():
     two-sided column equal to the adjudicated one, interval included (it used to move the low
     bound from 0.582 to 0.563)."""
     from jury.results.columns import two_sided
-    from jury.stats import wilson
+    from jury.stats.core import wilson
 
     adjudicated = {"m": wilson(130, 200).as_dict()}
     reviews = {

@@ -1,4 +1,4 @@
-"""Tests for jury.stats against hand-computed values (not the same scipy calls)."""
+"""Tests for jury.stats.core and jury.stats.agreement against hand-computed values (not the same scipy calls)."""
 
 import math
 import warnings
@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from jury import stats, stats_agreement
+from jury.stats import agreement, core
 
 Z95 = 1.959963984540054
 
@@ -24,7 +24,7 @@ def _wilson_by_hand(k, n, z=Z95):
 
 
 def test_wilson_matches_closed_form():
-    pr = stats.wilson(81, 263)
+    pr = core.wilson(81, 263)
     lo, hi = _wilson_by_hand(81, 263)
     assert pr.k == 81 and pr.n == 263
     assert pr.value == pytest.approx(81 / 263, abs=1e-15)
@@ -35,20 +35,20 @@ def test_wilson_matches_closed_form():
 
 def test_wilson_other_confidence():
     z90 = 1.6448536269514722
-    pr = stats.wilson(7, 20, confidence=0.90)
+    pr = core.wilson(7, 20, confidence=0.90)
     lo, hi = _wilson_by_hand(7, 20, z90)
     assert abs(pr.low - lo) < 1e-9 and abs(pr.high - hi) < 1e-9
 
 
 def test_wilson_zero_successes_low_is_zero():
-    pr = stats.wilson(0, 10)
+    pr = core.wilson(0, 10)
     assert pr.low == 0
     assert pr.value == 0
     assert abs(pr.high - _wilson_by_hand(0, 10)[1]) < 1e-9
 
 
 def test_wilson_empty_is_none():
-    pr = stats.wilson(0, 0)
+    pr = core.wilson(0, 0)
     assert (pr.value, pr.low, pr.high) == (None, None, None)
     assert pr.as_dict()["n"] == 0
 
@@ -56,26 +56,26 @@ def test_wilson_empty_is_none():
 @pytest.mark.parametrize("k,n", [(11, 10), (-1, 10), (0, -1)])
 def test_wilson_invalid_raises(k, n):
     with pytest.raises(ValueError):
-        stats.wilson(k, n)
+        core.wilson(k, n)
 
 
 # --------------------------------------------------------------------------- ranks
 
 
 def test_ranks_ties_competition():
-    assert stats.ranks([0.9, 0.8, 0.8, 0.5]) == [1, 2, 2, 4]
+    assert core.ranks([0.9, 0.8, 0.8, 0.5]) == [1, 2, 2, 4]
 
 
 def test_ranks_ascending():
-    assert stats.ranks([0.9, 0.8, 0.8, 0.5], descending=False) == [4, 2, 2, 1]
+    assert core.ranks([0.9, 0.8, 0.8, 0.5], descending=False) == [4, 2, 2, 1]
 
 
 def test_ranks_with_none_excluded():
-    out = stats.ranks([None, 0.5, 0.9, None, 0.5, float("nan")])
+    out = core.ranks([None, 0.5, 0.9, None, 0.5, float("nan")])
     assert out == [None, 2, 1, None, 2, None]
     assert all(isinstance(r, int) for r in out if r is not None)
-    assert stats.ranks([None, None]) == [None, None]
-    assert stats.ranks([]) == []
+    assert core.ranks([None, None]) == [None, None]
+    assert core.ranks([]) == []
 
 
 ORDINALS = {
@@ -97,16 +97,16 @@ ORDINALS = {
 
 @pytest.mark.parametrize("n,expected", sorted(ORDINALS.items()))
 def test_ordinal(n, expected):
-    assert stats.ordinal(n) == expected
+    assert core.ordinal(n) == expected
 
 
 def test_rank_shift_and_delta():
-    assert stats.rank_shift(33, 17) == "33rd → 17th"
-    assert stats.rank_shift(None, 17) == "—"
-    assert stats.rank_shift(3, None) == "—"
-    assert stats.rank_delta(33, 17) == 16
-    assert stats.rank_delta(2, 5) == -3
-    assert stats.rank_delta(None, 5) is None
+    assert core.rank_shift(33, 17) == "33rd → 17th"
+    assert core.rank_shift(None, 17) == "—"
+    assert core.rank_shift(3, None) == "—"
+    assert core.rank_delta(33, 17) == 16
+    assert core.rank_delta(2, 5) == -3
+    assert core.rank_delta(None, 5) is None
 
 
 # --------------------------------------------------------------------------- correlations
@@ -115,10 +115,10 @@ def test_rank_shift_and_delta():
 def test_spearman_monotone_nonlinear_is_one():
     x = list(range(1, 11))
     y = [math.exp(v) for v in x]
-    c = stats.spearman(x, y)
+    c = core.spearman(x, y)
     assert c.method == "spearman" and c.n == 10
     assert c.r == pytest.approx(1.0, abs=1e-12)
-    assert stats.pearson(x, y).r < 0.9  # confirms the relation really is non-linear
+    assert core.pearson(x, y).r < 0.9  # confirms the relation really is non-linear
 
 
 def _t3_two_sided_p(r, n=5):
@@ -130,14 +130,14 @@ def _t3_two_sided_p(r, n=5):
 
 def test_spearman_hand_computed():
     # ranks equal values; d = [1,-1,1,-1,0], sum d^2 = 4; rho = 1 - 6*4/(5*24) = 0.8
-    c = stats.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=0)
+    c = core.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=0)
     assert c.r == pytest.approx(0.8, abs=1e-12)
     assert c.p_value == pytest.approx(_t3_two_sided_p(0.8), abs=1e-9)
     assert c.ci_low is None and c.ci_high is None
 
 
 def test_spearman_drops_missing_pairs():
-    c = stats.spearman([1, 2, None, 3, 4, 5, float("nan")], [2, 1, 7, 4, 3, 5, 1], bootstrap_resamples=0)
+    c = core.spearman([1, 2, None, 3, 4, 5, float("nan")], [2, 1, 7, 4, 3, 5, 1], bootstrap_resamples=0)
     assert c.n == 5
     assert c.r == pytest.approx(0.8, abs=1e-12)
 
@@ -151,9 +151,9 @@ def _noisy_data():
 
 def test_spearman_bootstrap_reproducible_and_contains_r():
     x, y = _noisy_data()
-    a = stats.spearman(x, y, bootstrap_resamples=500, seed=7)
-    b = stats.spearman(x, y, bootstrap_resamples=500, seed=7)
-    c = stats.spearman(x, y, bootstrap_resamples=500, seed=8)
+    a = core.spearman(x, y, bootstrap_resamples=500, seed=7)
+    b = core.spearman(x, y, bootstrap_resamples=500, seed=7)
+    c = core.spearman(x, y, bootstrap_resamples=500, seed=8)
     assert a == b
     assert a.ci_low is not None and a.ci_high is not None
     assert a.ci_low < a.r < a.ci_high
@@ -165,7 +165,7 @@ def test_spearman_bootstrap_reproducible_and_contains_r():
 def test_constant_and_small_inputs_are_none_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for fn in (stats.spearman, stats.pearson):
+        for fn in (core.spearman, core.pearson):
             c = fn([1, 1, 1, 1, 1], [1, 2, 3, 4, 5])
             assert (c.r, c.p_value, c.ci_low, c.ci_high) == (None, None, None, None)
             assert c.n == 5
@@ -174,26 +174,26 @@ def test_constant_and_small_inputs_are_none_without_warnings():
             c = fn([1, 2, None, 4], [3, None, 5, 6])
             assert c.r is None and c.n == 2
         # small n: bootstrap resamples can be all-tied; nothing must leak
-        stats.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=300)
+        core.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=300)
 
 
 def test_correlation_length_mismatch():
     with pytest.raises(ValueError):
-        stats.spearman([1, 2, 3], [1, 2])
+        core.spearman([1, 2, 3], [1, 2])
     with pytest.raises(ValueError):
-        stats.pearson([1, 2, 3], [1, 2])
+        core.pearson([1, 2, 3], [1, 2])
 
 
 def test_pearson_hand_computed():
     # mean x 2.5, mean y 3.75; Sxy = 3.5, Sxx = 5, Syy = 4.75
-    c = stats.pearson([1, 2, 3, 4], [2, 4, 5, 4])
+    c = core.pearson([1, 2, 3, 4], [2, 4, 5, 4])
     assert c.method == "pearson" and c.n == 4
     assert c.r == pytest.approx(3.5 / math.sqrt(5 * 4.75), abs=1e-12)
     assert c.ci_low is not None
 
 
 def test_pearson_ci_fisher_by_hand():
-    c = stats.pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])
+    c = core.pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])
     assert c.r == pytest.approx(0.8, abs=1e-12)
     assert c.p_value == pytest.approx(_t3_two_sided_p(0.8), abs=1e-9)
     half = Z95 / math.sqrt(5 - 3)
@@ -202,7 +202,7 @@ def test_pearson_ci_fisher_by_hand():
 
 
 def test_pearson_no_ci_below_four():
-    c = stats.pearson([1, 2, 3], [1, 3, 2])
+    c = core.pearson([1, 2, 3], [1, 3, 2])
     assert c.r == pytest.approx(0.5, abs=1e-12)
     assert c.ci_low is None and c.ci_high is None
 
@@ -232,22 +232,22 @@ def _fleiss_exact(table):
 
 
 def test_fleiss_wikipedia_example():
-    k = stats_agreement.fleiss_kappa(WIKI_TABLE)
+    k = agreement.fleiss_kappa(WIKI_TABLE)
     assert round(k, 3) == 0.210
     assert k == pytest.approx(float(_fleiss_exact(WIKI_TABLE)), abs=1e-12)
-    assert stats_agreement.fleiss_kappa(np.array(WIKI_TABLE)) == pytest.approx(k, abs=1e-15)
+    assert agreement.fleiss_kappa(np.array(WIKI_TABLE)) == pytest.approx(k, abs=1e-15)
 
 
 def test_fleiss_perfect_agreement_and_undefined():
-    assert stats_agreement.fleiss_kappa([[3, 0], [0, 3], [3, 0]]) == pytest.approx(1.0, abs=1e-12)
-    assert stats_agreement.fleiss_kappa([[4, 0], [4, 0], [4, 0]]) is None
+    assert agreement.fleiss_kappa([[3, 0], [0, 3], [3, 0]]) == pytest.approx(1.0, abs=1e-12)
+    assert agreement.fleiss_kappa([[4, 0], [4, 0], [4, 0]]) is None
 
 
 def test_fleiss_unequal_rows_raise():
     with pytest.raises(ValueError):
-        stats_agreement.fleiss_kappa([[3, 0], [1, 1]])
+        agreement.fleiss_kappa([[3, 0], [1, 1]])
     with pytest.raises(ValueError):
-        stats_agreement.fleiss_kappa([[1, 0], [0, 1]])  # a single rater
+        agreement.fleiss_kappa([[1, 0], [0, 1]])  # a single rater
 
 
 def test_fleiss_from_ratings_drops_unequal_subjects():
@@ -259,38 +259,38 @@ def test_fleiss_from_ratings_drops_unequal_subjects():
         ["b", "c", "c"],
     ]
     table = [[2, 1, 0], [0, 3, 0], [2, 0, 1], [0, 1, 2]]  # columns a, b, c
-    k = stats_agreement.fleiss_kappa_from_ratings(ratings)
+    k = agreement.fleiss_kappa_from_ratings(ratings)
     assert k == pytest.approx(float(_fleiss_exact(table)), abs=1e-12)
 
 
 def test_fleiss_from_ratings_degenerate():
-    assert stats_agreement.fleiss_kappa_from_ratings([["a", "b", "a"]]) is None
-    assert stats_agreement.fleiss_kappa_from_ratings([]) is None
-    assert stats_agreement.fleiss_kappa_from_ratings([["x", "x"], ["x", "x"]]) is None
-    assert stats_agreement.fleiss_kappa_from_ratings([["x", "x"], ["y", "y"]]) == pytest.approx(1.0)
+    assert agreement.fleiss_kappa_from_ratings([["a", "b", "a"]]) is None
+    assert agreement.fleiss_kappa_from_ratings([]) is None
+    assert agreement.fleiss_kappa_from_ratings([["x", "x"], ["x", "x"]]) is None
+    assert agreement.fleiss_kappa_from_ratings([["x", "x"], ["y", "y"]]) == pytest.approx(1.0)
 
 
 def test_cohen_kappa_hand_computed():
     # 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no: p_o = .7, p_e = .5*.6 + .5*.4 = .5
     a = ["y"] * 20 + ["y"] * 5 + ["n"] * 10 + ["n"] * 15
     b = ["y"] * 20 + ["n"] * 5 + ["y"] * 10 + ["n"] * 15
-    assert stats_agreement.cohen_kappa(a, b) == pytest.approx(0.4, abs=1e-12)
-    assert stats_agreement.percent_agreement(a, b) == pytest.approx(0.7, abs=1e-12)
+    assert agreement.cohen_kappa(a, b) == pytest.approx(0.4, abs=1e-12)
+    assert agreement.percent_agreement(a, b) == pytest.approx(0.7, abs=1e-12)
 
 
 def test_cohen_kappa_edge_cases():
-    assert stats_agreement.cohen_kappa(["y"] * 5, ["y"] * 5) is None
-    assert stats_agreement.cohen_kappa([], []) is None
-    assert stats_agreement.cohen_kappa(["a", "b"], ["b", "a"]) == pytest.approx(-1.0)
+    assert agreement.cohen_kappa(["y"] * 5, ["y"] * 5) is None
+    assert agreement.cohen_kappa([], []) is None
+    assert agreement.cohen_kappa(["a", "b"], ["b", "a"]) == pytest.approx(-1.0)
     with pytest.raises(ValueError):
-        stats_agreement.cohen_kappa(["a"], ["a", "b"])
+        agreement.cohen_kappa(["a"], ["a", "b"])
 
 
 def test_percent_agreement():
-    assert stats_agreement.percent_agreement([1, 2, 3, 4], [1, 2, 0, 4]) == pytest.approx(0.75)
-    assert stats_agreement.percent_agreement([], []) is None
+    assert agreement.percent_agreement([1, 2, 3, 4], [1, 2, 0, 4]) == pytest.approx(0.75)
+    assert agreement.percent_agreement([], []) is None
     with pytest.raises(ValueError):
-        stats_agreement.percent_agreement([1], [1, 2])
+        agreement.percent_agreement([1], [1, 2])
 
 
 # --------------------------------------------------------------------------- bootstrap intervals with degenerate resamples
@@ -324,7 +324,7 @@ def _exact_spearman_bootstrap(x, y):
 def test_spearman_interval_keeps_defined_resamples_and_counts_the_degenerate(x, y):
     """A few all-tied resamples no longer discard the interval: it is the percentile interval of
     the defined resamples, and their count is reported; pinned against the exact bootstrap."""
-    c = stats.spearman(x, y, bootstrap_resamples=2000, seed=0)
+    c = core.spearman(x, y, bootstrap_resamples=2000, seed=0)
     exact = _exact_spearman_bootstrap(x, y)
     p_degenerate = float(np.mean(np.isnan(exact)))
     assert p_degenerate > 0  # the case the old code refused
@@ -340,17 +340,17 @@ def test_spearman_interval_keeps_defined_resamples_and_counts_the_degenerate(x, 
 
 def test_spearman_interval_refused_when_too_few_resamples_are_defined():
     # x has a tie: 8 of 27 resamples of 3 pairs have a constant x (30% undefined > the 10% allowed)
-    c = stats.spearman([1, 1, 2], [1, 2, 3], bootstrap_resamples=2000, seed=0)
+    c = core.spearman([1, 1, 2], [1, 2, 3], bootstrap_resamples=2000, seed=0)
     assert c.r is not None and (c.ci_low, c.ci_high) == (None, None)
     assert c.resamples == 2000 and abs(c.degenerate_resamples - 2000 * 8 / 27) < 100
-    assert c.degenerate_resamples > 2000 * (1 - stats.MIN_DEFINED_SHARE)
+    assert c.degenerate_resamples > 2000 * (1 - core.MIN_DEFINED_SHARE)
 
 
 def test_spearman_interval_without_degenerate_resamples_is_scipys_percentile_interval():
     from scipy.stats import bootstrap, spearmanr
 
     x, y = _noisy_data()
-    c = stats.spearman(x, y, bootstrap_resamples=500, seed=3)
+    c = core.spearman(x, y, bootstrap_resamples=500, seed=3)
     ref = bootstrap(
         (np.asarray(x), np.asarray(y)),
         lambda a, b: spearmanr(a, b).statistic,
@@ -358,14 +358,14 @@ def test_spearman_interval_without_degenerate_resamples_is_scipys_percentile_int
         paired=True,
         vectorized=False,
         method="percentile",
-        **stats.seeded(3),
+        **core.seeded(3),
     )
     assert c.degenerate_resamples == 0
     assert (c.ci_low, c.ci_high) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high), abs=1e-12)
 
 
 def test_pearson_has_no_resample_count():
-    c = stats.pearson([1, 2, 3, 4], [2, 4, 5, 4])
+    c = core.pearson([1, 2, 3, 4], [2, 4, 5, 4])
     assert (c.resamples, c.degenerate_resamples) == (None, None)
 
 
@@ -385,7 +385,7 @@ def _two_sided_coverage(n, p_match, p_false, review, p_credit, reps, rng):
     found = rng.hypergeometric(false, matches - false, reviewed)
     covered = 0
     for m, c, r, k in zip(matches, credited, reviewed, found):
-        est = stats.two_sided_accuracy(int(m + c), n, int(m), int(r), int(k))
+        est = core.two_sided_accuracy(int(m + c), n, int(m), int(r), int(k))
         covered += est.low <= truth <= est.high
     return covered / reps
 
@@ -408,25 +408,25 @@ def test_two_sided_interval_has_nominal_coverage(n, p_match, p_false, review, p_
 
 def test_two_sided_with_every_match_reviewed_and_no_false_pass_is_the_adjudicated_column():
     # 120 of 120 matches reviewed, 0 false passes: nothing is estimated, the interval is Wilson's of A/n
-    est = stats.two_sided_accuracy(130, 200, 120, 120, 0)
-    one = stats.wilson(130, 200)
+    est = core.two_sided_accuracy(130, 200, 120, 120, 0)
+    one = core.wilson(130, 200)
     assert (est.value, est.low, est.high, est.estimated_false_passes) == (one.value, one.low, one.high, 0.0)
     # every match reviewed with 6 false passes: exactly (A - 6)/n with Wilson's interval of it
-    est = stats.two_sided_accuracy(130, 200, 120, 120, 6)
-    exact = stats.wilson(124, 200)
+    est = core.two_sided_accuracy(130, 200, 120, 120, 6)
+    exact = core.wilson(124, 200)
     assert (est.value, est.low, est.high) == pytest.approx((exact.value, exact.low, exact.high), abs=1e-12)
     # a sample: the unknown false passes among the unreviewed matches widen it
-    sampled = stats.two_sided_accuracy(130, 200, 120, 12, 0)
+    sampled = core.two_sided_accuracy(130, 200, 120, 12, 0)
     assert sampled.low < one.low and sampled.high == pytest.approx(one.high)
 
 
 def test_wilson_bounds_with_a_finite_population_correction():
-    assert stats.wilson_bounds(0.3, 50) == pytest.approx((stats.wilson(15, 50).low, stats.wilson(15, 50).high), abs=1e-12)
-    assert stats.wilson_bounds(0.3, 50, fpc=0.0) == (0.3, 0.3)
+    assert core.wilson_bounds(0.3, 50) == pytest.approx((core.wilson(15, 50).low, core.wilson(15, 50).high), abs=1e-12)
+    assert core.wilson_bounds(0.3, 50, fpc=0.0) == (0.3, 0.3)
     # fpc scales z^2: the 95% interval at fpc (z/1.96)^2 is the interval at that z
-    z90 = stats.NormalDist().inv_cdf(0.95)
-    assert stats.wilson_bounds(0.3, 50, fpc=(z90 / Z95) ** 2) == pytest.approx(
-        (stats.wilson(15, 50, 0.90).low, stats.wilson(15, 50, 0.90).high), abs=1e-12
+    z90 = core.NormalDist().inv_cdf(0.95)
+    assert core.wilson_bounds(0.3, 50, fpc=(z90 / Z95) ** 2) == pytest.approx(
+        (core.wilson(15, 50, 0.90).low, core.wilson(15, 50, 0.90).high), abs=1e-12
     )
     with pytest.raises(ValueError):
-        stats.two_sided_accuracy(10, 20, 12, 5, 0)  # more matches than successes
+        core.two_sided_accuracy(10, 20, 12, 5, 0)  # more matches than successes

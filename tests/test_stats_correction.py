@@ -1,4 +1,4 @@
-"""Issue 34 item 3: rates corrected by people (jury.stats_correction).
+"""Issue 34 item 3: rates corrected by people (jury.stats.correction).
 
 Independent sources: hand counts; the two-phase identity (with the sample stratified by the
 panel's flag, Rogan–Gladen with design-weighted Se and Sp is the stratified estimator
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jury.stats_correction import corrected_rate, design_rate, panel_accuracy
-from jury.stats_sampling import stratified_sample
+from jury.stats.correction import corrected_rate, design_rate, panel_accuracy
+from jury.stats.sampling import stratified_sample
 
 
 def population(rng, n_items=759, prevalence=0.2, se=(0.85, 0.75, 0.6), sp=(0.95, 0.9, 0.85)):

@@ -1,4 +1,4 @@
-"""Issue 44 item 3: do the jurors err independently? (jury.stats_dependence)
+"""Issue 44 item 3: do the jurors err independently? (jury.stats.dependence)
 
 Expected values come from hand arithmetic and from simulations with known dependence, never
 from the code's own output."""
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from jury.stats_dependence import dependence_check, pair_agreement
-from jury.stats_latent import dawid_skene
+from jury.stats.dependence import dependence_check, pair_agreement
+from jury.stats.latent import dawid_skene
 
 K = 4
 PRIORS = np.array([0.3, 0.2, 0.4, 0.1])

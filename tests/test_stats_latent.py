@@ -1,4 +1,4 @@
-"""Issue 33 item 1: the Dawid–Skene latent-class model (jury.stats_latent).
+"""Issue 33 item 1: the Dawid–Skene latent-class model (jury.stats.latent).
 
 Independent sources: crowd-kit's ``DawidSkene`` (the same EM from the same majority-vote
 start; skipped without crowd-kit), one EM iteration derived by hand with fractions, and a
@@ -12,7 +12,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from jury.stats_latent import dawid_skene, e_step, juror_accuracy, majority_shares, sample_classes
+from jury.stats.latent import dawid_skene, e_step, juror_accuracy, majority_shares, sample_classes
 from tests.support import panel_simulation as sim
 
 

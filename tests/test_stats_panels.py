@@ -1,5 +1,5 @@
 """Issue 33 item 4 and issue 34 item 2: two panels (or two reviewers) compared
-(jury.stats_panels).
+(jury.stats.panels).
 
 Independent sources: scikit-learn's cohen_kappa_score, the krippendorff package, the
 Fleiss–Cohen–Everitt variance written out by hand for a 2 x 2 table, and the standard
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from jury.stats_panels import compare_panels, fce_kappa_se, pair_agreement
+from jury.stats.panels import compare_panels, fce_kappa_se, pair_agreement
 
 TYPES = ["sql_vs_question", "sql_vs_data", "domain_knowledge"]
 
@@ -109,7 +109,7 @@ def test_two_reviewers_kappa_and_alpha_with_missing_items():
 
 def test_vectorised_alpha_of_the_bootstrap_is_krippendorffs():
     """The alpha recomputed on each resample is the package's alpha of that resample."""
-    from jury.stats_panels import _alpha_codes
+    from jury.stats.panels import _alpha_codes
 
     rng = np.random.default_rng(9)
     x = rng.integers(0, 3, size=(5, 40))

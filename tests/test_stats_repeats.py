@@ -1,4 +1,4 @@
-"""Issue 33 item 3: repeated panels (jury.stats_repeats).
+"""Issue 33 item 3: repeated panels (jury.stats.repeats).
 
 Independent sources: scikit-learn's cohen_kappa_score, hand counts, numpy's statistics, and a
 scripted juror that flips a known share of its answers between repeats."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from jury.stats_repeats import column_spread, juror_retest, verdict_stability
+from jury.stats.repeats import column_spread, juror_retest, verdict_stability
 
 
 def flipping_juror_votes(flip: float, n: int = 400, seed: int = 0):

@@ -1,4 +1,4 @@
-"""Issue 34 item 1: a stratified sample for people (jury.stats_sampling).
+"""Issue 34 item 1: a stratified sample for people (jury.stats.sampling).
 
 Every expected allocation is derived by hand in the test's docstrings; the draw is re-derived
 from the module doc's seed scheme."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jury.stats_sampling import allocate, stratified_sample
+from jury.stats.sampling import allocate, stratified_sample
 
 
 def test_proportional_allocation_by_hand():

@@ -1,7 +1,7 @@
-"""Issue 33 item 2: intervals that carry the jury (jury.stats_uncertainty).
+"""Issue 33 item 2: intervals that carry the jury (jury.stats.uncertainty).
 
 Independent sources: the module doc's seed scheme re-implemented here, jury.results.ranks'
-rank stability (the same resamples when the verdicts are certain), jury.stats.wilson and
+rank stability (the same resamples when the verdicts are certain), jury.stats.core.wilson and
 scipy's binomtest, hand counts, and a simulated panel of known quality
 (tests/support/panel_simulation.py) for the coverage."""
 
@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import binomtest
 
 from jury.results import ranks as rank_stability
-from jury.stats_latent import sample_classes
-from jury.stats_uncertainty import (
+from jury.stats.latent import sample_classes
+from jury.stats.uncertainty import (
     ClassDraws,
     ModelRecords,
     credit_probability,

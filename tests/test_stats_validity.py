@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
-from jury.stats import cohen_kappa_interval, position_bias
-from jury.stats_agreement import cohen_kappa, confusion, krippendorff_alpha, pairwise_kappas, precision_recall_f1
+from jury.stats.agreement import cohen_kappa, confusion, krippendorff_alpha, pairwise_kappas, precision_recall_f1
+from jury.stats.core import cohen_kappa_interval, position_bias
 
 
 def _reference_alpha(units):
@@ -171,7 +171,7 @@ def test_cohen_kappa_interval_counts_undefined_resamples_and_follows_the_spearma
     undefined ones are counted, and too many undefined (over 10%) refuse the interval."""
     from itertools import product
 
-    from jury.stats import MIN_DEFINED_SHARE, spearman
+    from jury.stats.core import MIN_DEFINED_SHARE, spearman
 
     a, b = ["y", "n", "y"], ["y", "n", "n"]
     # exact: of the 27 resamples, kappa is undefined on (0,0,0) and (1,1,1) only (one label throughout)

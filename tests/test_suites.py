@@ -309,7 +309,7 @@ def _exact_bootstrap_quantiles(values, qs):
 
 
 def test_means_of_fractions_get_a_bootstrap_interval_over_tasks_and_shares_keep_wilson():
-    from jury.stats import wilson
+    from jury.stats.core import wilson
 
     passed = [
         [True, False, False, False],

@@ -7,7 +7,7 @@ the records where the two differ with both panels' votes — the benchmark's "20
 flags were shared, 92.9 % agreement" in one call. Both locks are checked and each file's
 verdicts recomputed from its votes before anything is read; two files of different kinds, of
 different gold or of different runs are refused in one line naming both. The numbers are
-:func:`jury.stats_panels.compare_panels`'s; the labels are jury.results.panel_comparison's.
+:func:`jury.stats.panels.compare_panels`'s; the labels are jury.results.panel_comparison's.
 
 >>> import jury
 >>> print(jury.compare_panels("verdicts/audit-a.json", "verdicts/audit-b.json"))  # doctest: +SKIP

@@ -233,8 +233,8 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
 
 
 def _undefined(counts: Any, reason: str) -> Any:
-    from jury.stats import BootstrapInterval
-    from jury.stats_correction import CorrectedAccuracy
+    from jury.stats.core import BootstrapInterval
+    from jury.stats.correction import CorrectedAccuracy
 
     published = (counts.matches + counts.credited) / counts.routed if counts.routed else None
     return CorrectedAccuracy(counts, published, None, None, BootstrapInterval(None, None, 0, 0), reason)
@@ -242,13 +242,13 @@ def _undefined(counts: Any, reason: str) -> Any:
 
 def _anchored(section: Any, adjudication: Any, built: Any, seed: int) -> tuple[Any, list[Any]]:
     """Each model's adjudicated accuracy corrected by the reviewers
-    (jury.stats_correction.corrected_accuracies; Se and Sp pooled over the frame's models, or each
+    (jury.stats.correction.corrected_accuracies; Se and Sp pooled over the frame's models, or each
     model's own when the sample was drawn by model): the
     corrected section with its ``models`` rows, and the report's model rows with
     ``adjudicated_people``. Made only when the sample's frame is this report's adjudication files
     (otherwise ``models_note`` says why)."""
     from jury.results.corrected import ModelAnchored, PeopleAnchored
-    from jury.stats_correction import ModelCounts, corrected_accuracies
+    from jury.stats.correction import ModelCounts, corrected_accuracies
 
     rows = list(built.models)
     if adjudication is None:

@@ -6,7 +6,7 @@ matched by (kind, verdict file, model, question); a reviewer's label is the cate
 choice maps to (adjudication: through the answer order they were shown) or ``valid`` /
 ``defective`` (gold). Over the items both decided: agreement, Cohen's kappa (bootstrap and
 Fleiss–Cohen–Everitt Wald intervals) and Krippendorff's alpha with its interval
-(:func:`jury.stats_panels.pair_agreement`), the confusion table and the disagreements.
+(:func:`jury.stats.panels.pair_agreement`), the confusion table and the disagreements.
 
 >>> import jury
 >>> print(jury.review_agreement("verdicts/review-ann.json", "verdicts/review-bob.json"))  # doctest: +SKIP
@@ -93,7 +93,7 @@ def review_agreement(
         VerdictError: a file unlocked, changed, or binding files that changed.
     """
     from jury.errors import InputError
-    from jury.stats_panels import pair_agreement
+    from jury.stats.panels import pair_agreement
     from jury.verdicts.review import load_two_reviews
 
     (pa, da), (pb, db) = load_two_reviews(a, b)

@@ -1,5 +1,5 @@
 """``jury.review_corrected``: the panel's rate over the frame corrected by two reviewers'
-decisions on a locked sample (Rogan–Gladen, :func:`jury.stats_correction.corrected_rate`).
+decisions on a locked sample (Rogan–Gladen, :func:`jury.stats.correction.corrected_rate`).
 
 The frame and its strata are the sample file's (its frame files rechecked, each record's
 stratum recomputed from its ``by`` keys, jury/api/review_sample.py); the panel's label of a
@@ -19,7 +19,7 @@ from jury.api.result import Result
 from jury.pipeline.project import PathLike
 
 if TYPE_CHECKING:
-    from jury.stats_correction import CorrectedRate
+    from jury.stats.correction import CorrectedRate
 
 
 class ReviewCorrected(Result):
@@ -137,7 +137,7 @@ def correction(
     from jury.errors import InputError
     from jury.inputs.io import load_gold
     from jury.pipeline.review_queue import load_sources
-    from jury.stats_correction import corrected_rate
+    from jury.stats.correction import corrected_rate
     from jury.verdicts.adjudication_round import load_round
     from jury.verdicts.review import load_two_reviews
     from jury.verdicts.sample import load_sample

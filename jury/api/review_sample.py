@@ -16,7 +16,7 @@ stratum is its values of the keys named in ``by``:
 Sizes are given per stratum (``sizes``, keyed by the stratum's values joined with ``/`` in the
 order of ``by``, e.g. ``"flagged/simple"``) or a total ``n`` allocated proportionally or by
 Neyman (S_h: the standard deviation of the record's 0/1 flag in its stratum), with
-:func:`jury.stats_sampling.stratified_sample`'s seed scheme; every sampled record carries its
+:func:`jury.stats.sampling.stratified_sample`'s seed scheme; every sampled record carries its
 inclusion probability n_h / N_h.
 
 >>> import jury
@@ -170,7 +170,7 @@ def review_sample(
     from jury.inputs.io import load_gold, sha256_file
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.review_queue import load_sources
-    from jury.stats_sampling import stratified_sample
+    from jury.stats.sampling import stratified_sample
     from jury.verdicts.lock import utc_now
     from jury.verdicts.sample import SAMPLE_KIND, STRATUM_KEYS, write_sample
     from jury.verdicts.verify import bind_file

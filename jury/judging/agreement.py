@@ -27,8 +27,8 @@ from dataclasses import asdict
 from typing import Any
 
 from jury.judging.panels import BALLOT_STYLES
-from jury.stats import position_bias
-from jury.stats_agreement import krippendorff_alpha, pairwise_kappas
+from jury.stats.agreement import krippendorff_alpha, pairwise_kappas
+from jury.stats.core import position_bias
 from jury.vocab import CLASSIFY_STYLE, BlindAnswer
 
 __all__ = ["agreement_summary", "agreement_line", "kappa_range", "effective_category", "decisive_ballots"]

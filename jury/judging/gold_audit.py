@@ -26,7 +26,7 @@ from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import audit_counts, audit_flag
 from jury.judging.runner import run_repeats
 from jury.judging.schema_view import schema_view
-from jury.stats_agreement import fleiss_kappa_from_ratings
+from jury.stats.agreement import fleiss_kappa_from_ratings
 from jury.vocab import AuditVote
 
 

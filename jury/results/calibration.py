@@ -41,8 +41,8 @@ from jury.results.calibration_reference import (
     reference_labels,
 )
 from jury.results.columns import verdict_index
-from jury.stats import position_bias
-from jury.stats_agreement import krippendorff_alpha, pairwise_kappas
+from jury.stats.agreement import krippendorff_alpha, pairwise_kappas
+from jury.stats.core import position_bias
 from jury.version import __version__
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, DECIDING_COMPARATORS, AuditVote, Comparator, Outcome, Verdict
 

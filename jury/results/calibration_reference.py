@@ -15,8 +15,8 @@ from typing import Any
 
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel
 from jury.results.calibration_model import Confusion, Figure, Section
-from jury.stats import cohen_kappa_interval, wilson
-from jury.stats_agreement import confusion, precision_recall_f1
+from jury.stats.agreement import confusion, precision_recall_f1
+from jury.stats.core import cohen_kappa_interval, wilson
 from jury.vocab import CATEGORIES
 
 CORRECT, INCORRECT = "correct", "incorrect"

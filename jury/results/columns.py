@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from jury.errors import InputError
 from jury.results.report_model import Proportion
-from jury.stats import ranks, two_sided_accuracy, wilson
+from jury.stats.core import ranks, two_sided_accuracy, wilson
 from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome, Verdict
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def two_sided(
 
     For a model with n routed questions, A adjudicated-correct answers (strict matches plus
     credited failures), M strict matches and false-pass rate f = false passes / m decided
-    reviews: value = (A - M f) / n, with the 95% interval of :func:`jury.stats.two_sided_accuracy`
+    reviews: value = (A - M f) / n, with the 95% interval of :func:`jury.stats.core.two_sided_accuracy`
     (the Wilson interval of the value at n and the false-pass rate's Wilson interval with the
     finite-population correction (M - m)/(M - 1), combined in quadrature). Reviewing every
     match and finding no false pass leaves the adjudicated column's value and interval

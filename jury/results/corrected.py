@@ -2,7 +2,7 @@
 locked stratified sample (``jury report --review-sample S --sample-review A --sample-review B``).
 
 The numbers are ``jury.review_corrected``'s (Rogan–Gladen with the sample's design weights,
-:func:`jury.stats_correction.corrected_rate`); this module holds their shape in the report's JSON
+:func:`jury.stats.correction.corrected_rate`); this module holds their shape in the report's JSON
 and their text: the one line "gold defect rate: panel says X %, corrected by 2 reviewers on n
 items: Y % [lo, hi]" (``jury review corrected`` prints the same line) and the panel's
 sensitivity and specificity on the sample with their intervals.
@@ -20,7 +20,7 @@ class _Model(BaseModel):
 
 
 class SampleShare(_Model):
-    """A design-weighted share on the human-labelled sample (jury.stats_correction.DesignRate):
+    """A design-weighted share on the human-labelled sample (jury.stats.correction.DesignRate):
     the Wilson interval at the effective size; null when its class is empty in the sample."""
 
     value: float | None
@@ -50,7 +50,7 @@ class RateByKind(_Model):
 
 class PeopleAnchored(_Model):
     """A model's adjudicated accuracy with the panel's credit corrected by the reviewers
-    (jury.stats_correction.corrected_accuracies): the headline interval when present."""
+    (jury.stats.correction.corrected_accuracies): the headline interval when present."""
 
     published: float | None = Field(description="(strict matches + credited) / routed: the panel's documented rule.")
     value: float | None = Field(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jury.stats import ordinal
+from jury.stats.core import ordinal
 from jury.vocab import COMPOSITION, Verdict
 
 

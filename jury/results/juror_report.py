@@ -8,7 +8,7 @@ latent-class fit) and never from a file's summary:
 - its latent-class accuracy and confusion matrix, copied from the report's fit of the file
   (:mod:`jury.results.latent_report`), or the reason the fit was refused;
 - its agreement with every other juror of the file over the records both voted on: the share
-  of equal categories and Cohen's kappa (:func:`jury.stats_agreement.pairwise_kappas`);
+  of equal categories and Cohen's kappa (:func:`jury.stats.agreement.pairwise_kappas`);
 - its agreement with people on the records a review file settled (``--review``: the
   reviewers' category, :func:`jury.results.review_report.people_category`), null without one;
 - its vote by the order the answers were shown (``gold_first`` / ``candidate_first``): how
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.judging.agreement import effective_category
-from jury.stats import wilson
-from jury.stats_agreement import pairwise_kappas
+from jury.stats.agreement import pairwise_kappas
+from jury.stats.core import wilson
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS
 
 if TYPE_CHECKING:

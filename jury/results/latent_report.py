@@ -7,16 +7,16 @@ The published adjudicated value stays the documented majority rule, with its Wil
 - **expected**: the adjudicated accuracy a Dawid–Skene fit of the votes expects on these
   questions: (strict matches + the sum over the model's jury records of P(credited)) / n,
   where P(credited) is the record's posterior of gold_defect plus format_equivalence
-  (:func:`jury.stats_uncertainty.jury_bootstrap`'s ``expected``);
+  (:func:`jury.stats.uncertainty.jury_bootstrap`'s ``expected``);
 - **questions + jury**: the 95% percentile interval of a bootstrap over questions in which
   every jury record's verdict is drawn from its latent-class posterior
-  (:func:`jury.stats_uncertainty.jury_bootstrap`, :data:`RESAMPLES` resamples, the report's
+  (:func:`jury.stats.uncertainty.jury_bootstrap`, :data:`RESAMPLES` resamples, the report's
   seed): plug-in posteriors for a verdict file of :data:`JOINT_BELOW` records or more, joint
-  Gibbs draws of classes and parameters (:func:`jury.stats_latent.sample_classes`, seed
+  Gibbs draws of classes and parameters (:func:`jury.stats.latent.sample_classes`, seed
   ``seed + i`` for the i-th adjudication file, 0-based) for a smaller file, where plug-in
   posteriors are over-confident;
 - **expected credit changes**: the expected number of its records whose credit differs from
-  the published rule's, ``sum |credited - P(credited)|`` (:func:`jury.stats_uncertainty.verdict_changes`).
+  the published rule's, ``sum |credited - P(credited)|`` (:func:`jury.stats.uncertainty.verdict_changes`).
 
 Per verdict file: the fit (one per file: files have their own jurors), each juror's estimated
 accuracy and confusion matrix, and the records whose latent-class (MAP) verdict differs from
@@ -26,7 +26,7 @@ are missing), class index its position in :data:`jury.vocab.CATEGORIES`. Records
 strict matches (``--review-passes``) are left out: they are not failures.
 
 Every fitted file also gets the check that its jurors err independently given the class, the
-interval's assumption (:func:`jury.stats_dependence.dependence_check`, :data:`DEPENDENCE_RESAMPLES`
+interval's assumption (:func:`jury.stats.dependence.dependence_check`, :data:`DEPENDENCE_RESAMPLES`
 resamples, seed ``seed + i``): pairwise observed vs implied agreement and a parametric-bootstrap
 p-value. It cannot see a mistake the whole panel shares, nor dependence among only three jurors
 (docs/report.md).
@@ -48,10 +48,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jury.judging.agreement import effective_category
-from jury.stats_dependence import ALPHA, DependenceCheck, dependence_check
-from jury.stats_dependence import METHOD as DEPENDENCE_METHOD
-from jury.stats_latent import LatentClassFit, dawid_skene, sample_classes
-from jury.stats_uncertainty import (
+from jury.stats.dependence import ALPHA, DependenceCheck, dependence_check
+from jury.stats.dependence import METHOD as DEPENDENCE_METHOD
+from jury.stats.latent import LatentClassFit, dawid_skene, sample_classes
+from jury.stats.uncertainty import (
     METHOD,
     ClassDraws,
     ModelRecords,
@@ -133,7 +133,7 @@ def _fit_file(
     path: str, doc: AdjudicationFile, seed: int, resamples: int, people: Mapping[tuple[Any, Any], str] | None = None
 ) -> _File:
     """One file's fit; ``people``: (model, question id) -> the category people gave a record
-    (--review), clamped in the fit as an anchor (jury.stats_latent's semi-supervised fit)."""
+    (--review), clamped in the fit as an anchor (jury.stats.latent's semi-supervised fit)."""
     records = [r for r in doc.records if not r.review_pass]
     items, jurors, labels, names = _votes(records)
     known = np.array([_CLASS.get(str((people or {}).get((r.model, r.question_id))), -1) for r in records], dtype=np.int64)

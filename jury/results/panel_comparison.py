@@ -3,7 +3,7 @@
 Two audits of the same gold, or two adjudications of the same runs, by two panels. Each
 record gets one label per file, the records are matched by their key (audits: split and
 question; adjudications: model and question, and the test of a test-suite run), and
-:func:`jury.stats_panels.compare_panels` does every number: the flags shared / only A / only
+:func:`jury.stats.panels.compare_panels` does every number: the flags shared / only A / only
 B, agreement and Cohen's kappa (bootstrap and Fleiss–Cohen–Everitt intervals) on the flag and
 on the labels, per stratum, and the records where the labels differ.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.results.render import safe, to_csv, to_json, to_markdown
-from jury.stats_panels import PairAgreement, PanelComparison, compare_panels
+from jury.stats.panels import PairAgreement, PanelComparison, compare_panels
 from jury.vocab import CREDITED_VERDICTS, VERDICTS
 
 if TYPE_CHECKING:

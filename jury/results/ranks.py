@@ -6,7 +6,7 @@ each column is recomputed on the resample, exactly as the report computes it (ov
 model's routed questions, gold errors left out, gold-clean without the audit's flagged
 questions, adjudicated with the jury's credited failures), and the models are ranked as
 the report ranks them (``scipy.stats.rankdata(method="min")`` on accuracy, best = 1, as
-``jury.stats.ranks``). A model with no question in a resample has no rank there; that
+``jury.stats.core.ranks``). A model with no question in a resample has no rank there; that
 resample is left out of its distribution and counted.
 
 Per model and column: the rank interval (the 2.5th and 97.5th percentiles of its bootstrap

@@ -5,18 +5,18 @@ column's spread over repeats (issue 44, item 2). Pure computations, no I/O.
 A record's ``votes`` are repeat 0's, its ``repeat_votes`` the others' (jury.judging.rules.repeats_of).
 
 - **test-retest**: per juror, its repeats as raters of the records
-  (:func:`jury.stats_repeats.juror_retest`): R = 2, Cohen's kappa between the two repeats with a
+  (:func:`jury.stats.repeats.juror_retest`): R = 2, Cohen's kappa between the two repeats with a
   bootstrap interval (:data:`RESAMPLES` resamples, the report's seed); R > 2, Fleiss' kappa over
   the repeats. A vote counts as its effective category
   (:func:`jury.judging.agreement.effective_category`: abstained, skipped and inconsistent votes
   are missing).
 - **verdicts that change**: the records whose verdict, each repeat's votes alone under the
   adjudication rule (:func:`jury.judging.rules.repeat_verdict`), is not the same in every repeat
-  (:func:`jury.stats_repeats.verdict_stability`, with a Wilson interval); no majority and
+  (:func:`jury.stats.repeats.verdict_stability`, with a Wilson interval); no majority and
   undecided are verdicts of their own here.
 - **the column's spread**: per model judged in the file, its adjudicated accuracy with each
   repeat's verdicts for the file's records (the published credit for records of other files),
-  and their mean, sample SD and range (:func:`jury.stats_repeats.column_spread`).
+  and their mean, sample SD and range (:func:`jury.stats.repeats.column_spread`).
 
 The published verdicts and the adjudicated column are repeat 0's. Reviewed strict matches
 (``--review-passes``) are left out: they are not failures.
@@ -41,7 +41,7 @@ import numpy as np
 from jury.judging.agreement import effective_category
 from jury.judging.rules import audit_flag, is_credited, repeat_verdict, repeats_of
 from jury.results.columns import gold_clean, routed_by_model
-from jury.stats_repeats import column_spread, juror_retest, verdict_stability
+from jury.stats.repeats import column_spread, juror_retest, verdict_stability
 from jury.vocab import CATEGORIES, JURY_ELIGIBLE, Outcome, Verdict
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ jury), the difficulty of each model's denominator, correlations across models, f
 equivalence by model family, a negative control, the oracle-routing table (the three
 columns on the questions every model routed correctly, so models share one denominator),
 and juror agreement and position bias per verdict file (``jury.results.agreement_report``).
-Every statistic comes from ``jury.stats``. The rendering (table, csv, json, md) is in
+Every statistic comes from the ``jury.stats`` package. The rendering (table, csv, json, md) is in
 ``jury.results.report_render``.
 """
 
@@ -51,7 +51,7 @@ from jury.results.review_report import people_labels
 from jury.results.score_table import run_provenance
 from jury.results.scoring import ModelScore, score_all
 from jury.results.taxonomy_report import category_counts
-from jury.stats import pearson, rank_delta, rank_shift, spearman
+from jury.stats.core import pearson, rank_delta, rank_shift, spearman
 from jury.version import __version__
 from jury.vocab import COLUMNS, COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Column, Outcome, Verdict
 

@@ -406,7 +406,7 @@ class JurorPairAgreement(_Model):
 
 
 class JurorDependence(_Model):
-    """Do the jurors err independently? (jury.stats_dependence.dependence_check)"""
+    """Do the jurors err independently? (jury.stats.dependence.dependence_check)"""
 
     resamples: int = Field(ge=1, description="Parametric-bootstrap resamples (refits of simulated votes).")
     seed: int
@@ -419,7 +419,7 @@ class JurorDependence(_Model):
 
 
 class LatentClassFile(_Model):
-    """The Dawid-Skene fit of one adjudication file (jury.stats_latent.dawid_skene, smoothing 0.01)."""
+    """The Dawid-Skene fit of one adjudication file (jury.stats.latent.dawid_skene, smoothing 0.01)."""
 
     path: str
     content_sha256: str | None
@@ -453,14 +453,14 @@ class LatentClassFile(_Model):
 
 
 class AdjudicationUncertainty(_Model):
-    """The questions + jury bootstrap (jury.stats_uncertainty.jury_bootstrap) and the fits behind it."""
+    """The questions + jury bootstrap (jury.stats.uncertainty.jury_bootstrap) and the fits behind it."""
 
     method: str
     resamples: int = Field(ge=1)
     seed: int
     confidence: float
     joint_below: int = Field(
-        description="A file with fewer records gets joint parameter draws (jury.stats_latent.sample_classes)."
+        description="A file with fewer records gets joint parameter draws (jury.stats.latent.sample_classes)."
     )
     min_records: int = Field(description="A fit needs at least this many records with two votes or more, and two jurors.")
     dependence_method: str | None = Field(None, description="How each file's jurors' dependence check is computed.")
@@ -468,7 +468,7 @@ class AdjudicationUncertainty(_Model):
 
 
 class JurorRetest(_Model):
-    """One juror's agreement with itself across the repeats of a panel (jury.stats_repeats.juror_retest)."""
+    """One juror's agreement with itself across the repeats of a panel (jury.stats.repeats.juror_retest)."""
 
     juror: str
     items: int = Field(ge=0, description="Records it answered in at least two repeats.")

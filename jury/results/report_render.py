@@ -30,7 +30,7 @@ from jury.results.report_model import (
 )
 from jury.results.scoring import gold_errors_line, unanswered_summary
 from jury.results.taxonomy_report import categories_markdown, print_categories
-from jury.stats import ordinal
+from jury.stats.core import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
 
 # ------------------------------------------------------------------ rows and rendering
@@ -310,7 +310,7 @@ def repeat_notes(report: ReportDocument) -> list[str]:
 
 
 def dependence_line(f: LatentClassFile) -> str:
-    """Whether the file's jurors err together (jury.stats_dependence), in one sentence."""
+    """Whether the file's jurors err together (jury.stats.dependence), in one sentence."""
     d = f.dependence
     if d is None or d.p_value is None:
         need = "" if d is None else f" (no pair of jurors shares {d.min_common} records)"
@@ -472,7 +472,7 @@ def rank_stability_table(report: ReportDocument) -> tuple[str, list[str], list[s
 
 
 def _corr_text(c: Correlation) -> str:
-    if c.r is None:  # jury.stats: fewer than 3 pairs, else a side that does not vary
+    if c.r is None:  # jury.stats.core: fewer than 3 pairs, else a side that does not vary
         if c.n < 3:
             return f"undefined (n = {c.n}: needs 3 models with both values)"
         return f"undefined (n = {c.n}: one side has the same value for every model, so nothing varies with it)"

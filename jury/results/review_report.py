@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
-from jury.stats_agreement import cohen_kappa, pairwise_kappas
+from jury.stats.agreement import cohen_kappa, pairwise_kappas
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, AuditVote, ReviewItemKind
 
 if TYPE_CHECKING:

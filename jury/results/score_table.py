@@ -11,7 +11,7 @@ from jury.results.aifunc_columns import add_fields as add_aifunc_fields
 from jury.results.aifunc_columns import function_type_text, protocol_settings
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.scoring import coverage_caption, gold_errors_line
-from jury.stats import ordinal
+from jury.stats.core import ordinal
 from jury.version import __version__, provenance
 from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from jury.stats import ranks, wilson
+from jury.stats.core import ranks, wilson
 from jury.vocab import JURY_ELIGIBLE, OUTCOMES, GoldErrorRule, Outcome
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any
 from jury.results.headlines import headlines
 from jury.results.report_model import ReportDocument
 from jury.results.report_render import coverage_note, decided_by_rows, dollars, rank_cell
-from jury.stats import ordinal
+from jury.stats.core import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
 
 Cells = dict[str, Any]

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from jury.errors import InputError
 from jury.inputs.records import QuestionId, RunRecord
-from jury.stats import ProportionEstimate, mean_interval, wilson
+from jury.stats.core import ProportionEstimate, mean_interval, wilson
 
 TestKey = tuple[Any, ...]
 """One recorded test: (model, question_id, test name), or for a turn of an episode (model,
@@ -54,7 +54,7 @@ class Metric:
     """A mean over units (tasks or episodes) with a 95% interval named by ``interval``:
     ``"wilson"`` for a share of units (SuitePass, EpisodePass: a binomial proportion), and
     ``"bootstrap"`` for a mean of per-unit fractions (MeanTestPass, TurnSuitePass): the
-    percentile bootstrap over units (2,000 resamples, seed 0, :func:`jury.stats.mean_interval`),
+    percentile bootstrap over units (2,000 resamples, seed 0, :func:`jury.stats.core.mean_interval`),
     no interval with fewer than 2 units."""
 
     value: float | None

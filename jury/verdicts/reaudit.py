@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jury.errors import InputError
-from jury.stats_agreement import cohen_kappa, percent_agreement
+from jury.stats.agreement import cohen_kappa, percent_agreement
 from jury.verdicts.documents import AdjudicationFile, AuditFile, VerdictFile
 from jury.verdicts.lock import load_locked
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jury.stats_latent import LatentClassFit, dawid_skene
-from jury.stats_uncertainty import ModelRecords, credit_probability
+from jury.stats.latent import LatentClassFit, dawid_skene
+from jury.stats.uncertainty import ModelRecords, credit_probability
 
 K = 4
 CREDITED = (0, 1)

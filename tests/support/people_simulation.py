@@ -1,5 +1,5 @@
 """A synthetic benchmark for the people-anchored adjudicated accuracy
-(:func:`jury.stats_correction.corrected_accuracies`): known truth, a panel whose jurors may err
+(:func:`jury.stats.correction.corrected_accuracies`): known truth, a panel whose jurors may err
 together, and a stratified human sample of the panel's records.
 
 Three models answer ``questions`` questions each, drawn from a superpopulation: a strict match
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jury.stats_correction import ModelCounts, corrected_accuracies
+from jury.stats.correction import ModelCounts, corrected_accuracies
 
 MATCH = (0.45, 0.60, 0.70)
 JUDGED = (0.50, 0.35, 0.25)

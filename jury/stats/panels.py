@@ -8,7 +8,7 @@ the labels themselves, overall and per stratum (defect type, difficulty, databas
 
 Intervals:
 
-- ``kappa``: :func:`jury.stats.cohen_kappa_interval`, the paired percentile bootstrap of
+- ``kappa``: :func:`jury.stats.core.cohen_kappa_interval`, the paired percentile bootstrap of
   jury's other intervals (``scipy.stats.bootstrap``, seeded);
 - ``kappa_se`` / ``kappa_wald``: the large-sample standard error of Fleiss, Cohen & Everitt
   (1969) and the Wald interval kappa +/- z SE (clipped to [-1, 1]): closed form and exact to
@@ -28,8 +28,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from jury.stats import BootstrapInterval, KappaInterval, cohen_kappa_interval, percentile_interval, seeded
-from jury.stats_agreement import confusion, krippendorff_alpha, percent_agreement
+from jury.stats.agreement import confusion, krippendorff_alpha, percent_agreement
+from jury.stats.core import BootstrapInterval, KappaInterval, cohen_kappa_interval, percentile_interval, seeded
 
 __all__ = ["PairAgreement", "pair_agreement", "fce_kappa_se", "PanelComparison", "compare_panels"]
 

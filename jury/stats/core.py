@@ -3,7 +3,7 @@
 Everything here is a pure function with no I/O. The Wilson interval and ranks `jury score`
 needs are pure Python (tests pin them to scipy's), so scoring never imports scipy; the rest
 delegates to scipy (imported inside those functions) or, for the agreement coefficients, numpy.
-The agreement coefficients themselves are in :mod:`jury.stats_agreement`.
+The agreement coefficients themselves are in :mod:`jury.stats.agreement`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
-from jury.stats_agreement import cohen_kappa
+from jury.stats.agreement import cohen_kappa
 
 if TYPE_CHECKING:
     import numpy as np

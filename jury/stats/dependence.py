@@ -1,6 +1,6 @@
 """Do the jurors err independently? A pairwise check of a Dawid–Skene fit (issue 44, item 3).
 
-The latent-class model (:mod:`jury.stats_latent`) assumes that, given an item's true class,
+The latent-class model (:mod:`jury.stats.latent`) assumes that, given an item's true class,
 every vote is an independent draw from its juror's confusion row. Jurors who share a mistake
 (the same misleading gold, the same training data) break it: the model then reads a shared
 mistake as independent evidence, and an interval built on its posteriors is too narrow.
@@ -19,7 +19,7 @@ The statistic is the largest ``z_jk`` over the pairs with at least ``min_common`
 (one-sided: jurors who err together agree *more* than the model implies). It is calibrated by a
 parametric bootstrap: each resample draws every item's class from the fitted priors and every
 counted vote (same items, jurors, repeats and missing votes) from its juror's fitted confusion
-row, refits :func:`jury.stats_latent.dawid_skene` with the same smoothing and recomputes the
+row, refits :func:`jury.stats.latent.dawid_skene` with the same smoothing and recomputes the
 statistic. The p-value is ``(1 + #{resampled statistic >= observed}) / (1 + resamples)``.
 Items with a known (human) class are not used: the check is of the votes alone.
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats_latent import LatentClassFit, dawid_skene
+from jury.stats.latent import LatentClassFit, dawid_skene
 
 __all__ = ["ALPHA", "METHOD", "DependenceCheck", "PairAgreement", "dependence_check", "pair_agreement"]
 
@@ -174,7 +174,7 @@ def dependence_check(
         resamples: parametric-bootstrap resamples (``numpy.random.default_rng(seed)``).
         seed: the bootstrap's seed.
         min_common: the fewest common items a pair needs to enter the statistic.
-        max_iter, tol: passed to each refit's :func:`jury.stats_latent.dawid_skene`.
+        max_iter, tol: passed to each refit's :func:`jury.stats.latent.dawid_skene`.
 
     Returns:
         the :class:`DependenceCheck`.

@@ -4,7 +4,7 @@ record's verdict, and every gold flag, is drawn from its posterior ("questions +
 A report's adjudicated column credits a model's failure when the panel's published rule
 (majority) credits it; its gold-clean column leaves out the questions the audit flagged. Both
 are point estimates conditional on the panel being right, and their Wilson interval
-(:func:`jury.stats.wilson`) carries only the sampling of questions. Here each resample
+(:func:`jury.stats.core.wilson`) carries only the sampling of questions. Here each resample
 draws the questions with replacement, as :mod:`jury.results.ranks` does, and also draws each
 (model, question) record's verdict from its posterior (credited with probability
 ``credit[m, q]``) and each question's gold flag from its posterior (``flag[q]``), so the
@@ -13,12 +13,12 @@ interval carries both.
 What it estimates: the accuracy a model would have over questions drawn like these ones,
 with every verdict and flag the true one (a superpopulation parameter: the bootstrap over
 questions targets it). The posteriors come from a latent-class model
-(:mod:`jury.stats_latent`). Two ways to draw the verdicts:
+(:mod:`jury.stats.latent`). Two ways to draw the verdicts:
 
 - plug-in (the default): each record independently from its fitted posterior, the model's
   parameters taken as known;
 - joint (``verdicts=`` / ``flags=``, :class:`ClassDraws` from
-  :func:`jury.stats_latent.sample_classes`): resample b takes Gibbs draw b of all the records'
+  :func:`jury.stats.latent.sample_classes`): resample b takes Gibbs draw b of all the records'
   classes together, which also carries the uncertainty of the fitted parameters (shared by
   all the records of a draw).
 
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats import BootstrapInterval, ProportionEstimate, percentile_interval, wilson
+from jury.stats.core import BootstrapInterval, ProportionEstimate, percentile_interval, wilson
 
 __all__ = ["ModelRecords", "ClassDraws", "JuryBootstrap", "JuryInterval", "RankInterval", "VerdictChanges"]
 __all__ += ["credit_probability", "jury_bootstrap", "jury_intervals", "jury_ranks", "verdict_changes"]
@@ -130,7 +130,7 @@ class ModelRecords:
 
 @dataclass(frozen=True)
 class ClassDraws:
-    """Joint draws of the records' true classes (:func:`jury.stats_latent.sample_classes`),
+    """Joint draws of the records' true classes (:func:`jury.stats.latent.sample_classes`),
     with where each record sits, so resample b takes its verdicts (or flags) from draw b.
 
     :ivar draws: ``(resamples, R)`` class indices, one row per resample.
@@ -269,7 +269,7 @@ class JuryInterval:
     :ivar sampling: the published rule's k/n with its Wilson interval (questions only).
     :ivar expected: the latent-class model's expected accuracy on these questions.
     :ivar questions_jury: the percentile interval of the joint resampling (questions + jury),
-        under :func:`jury.stats.percentile_interval`'s policy.
+        under :func:`jury.stats.core.percentile_interval`'s policy.
     """
 
     sampling: ProportionEstimate

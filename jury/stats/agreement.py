@@ -1,9 +1,9 @@
 """Agreement between raters: chance-corrected coefficients (Fleiss', Cohen's kappa,
 Krippendorff's alpha), plain agreement, confusion counts and precision/recall.
 
-Pure functions with no I/O over numpy (loaded on first use); :mod:`jury.stats` re-exports
-every public name here, which is where the rest of jury imports them from. The bootstrap
-interval of Cohen's kappa lives in :mod:`jury.stats` with the other bootstrap intervals.
+Pure functions with no I/O over numpy (loaded on first use); the rest of jury imports them
+from here. The bootstrap interval of Cohen's kappa lives in :mod:`jury.stats.core` with the
+other bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
-else:  # numpy loads on first use, as in jury.stats
+else:  # numpy loads on first use, as in jury.stats.core
 
     class _LazyNumpy:
         def __getattr__(self, name: str) -> Any:

@@ -3,10 +3,10 @@ and the spread of a column across repeats.
 
 A panel asked R times (each repeat its own seeded shuffle) gives every juror R votes per
 item. Per juror, its repeats are treated as raters of the items: with R = 2, Cohen's kappa
-between the two repeats with :func:`jury.stats.cohen_kappa_interval`'s bootstrap interval;
-with R > 2, Fleiss' kappa across the repeats (:func:`jury.stats_agreement.fleiss_kappa_from_ratings`,
+between the two repeats with :func:`jury.stats.core.cohen_kappa_interval`'s bootstrap interval;
+with R > 2, Fleiss' kappa across the repeats (:func:`jury.stats.agreement.fleiss_kappa_from_ratings`,
 over the items answered in the most common number of repeats) and Cohen's kappa of every pair
-of repeats (:func:`jury.stats_agreement.pairwise_kappas`). Abstentions are missing answers.
+of repeats (:func:`jury.stats.agreement.pairwise_kappas`). Abstentions are missing answers.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats import KappaInterval, ProportionEstimate, cohen_kappa_interval, wilson
-from jury.stats_agreement import PairKappa, fleiss_kappa_from_ratings, pairwise_kappas
+from jury.stats.agreement import PairKappa, fleiss_kappa_from_ratings, pairwise_kappas
+from jury.stats.core import KappaInterval, ProportionEstimate, cohen_kappa_interval, wilson
 
 __all__ = ["JurorRetest", "juror_retest", "VerdictStability", "verdict_stability", "ColumnSpread", "column_spread"]
 

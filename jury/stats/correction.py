@@ -2,7 +2,7 @@
 labelled stratified sample, and the panel's rate over the whole population corrected for them.
 
 Design (two phases): the panel rated all N items of the population (phase 1: its flags); a
-stratified simple random sample of them (:mod:`jury.stats_sampling`) got a human label
+stratified simple random sample of them (:mod:`jury.stats.sampling`) got a human label
 (phase 2: the truth). Every sampled item i carries its inclusion probability pi_i (n_h / N_h)
 and design weight w_i = 1 / pi_i.
 
@@ -26,12 +26,12 @@ and design weight w_i = 1 / pi_i.
   replacement, weights kept), p fixed; ``"superpopulation"``: the N items resampled with
   replacement, each carrying its flag, stratum and human label if sampled (the strata's N_h
   and n_h, and so the weights, recomputed per resample). Percentile interval under
-  :func:`jury.stats.percentile_interval`'s policy (a resample with Se + Sp - 1 <= 0 or an
+  :func:`jury.stats.core.percentile_interval`'s policy (a resample with Se + Sp - 1 <= 0 or an
   empty class has no value and is counted).
 
 Targets: ``"finite"``: the true rate of these N items; ``"superpopulation"``: the rate of the
 population they were drawn from (as the bootstrap over questions of
-:mod:`jury.stats_uncertainty` targets).
+:mod:`jury.stats.uncertainty` targets).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats import BootstrapInterval, percentile_interval, wilson_bounds
+from jury.stats.core import BootstrapInterval, percentile_interval, wilson_bounds
 
 __all__ = ["DesignRate", "design_rate", "PanelAccuracy", "panel_accuracy", "CorrectedRate", "corrected_rate"]
 MIN_DEFINED_ANCHORED = 0.5
@@ -257,7 +257,7 @@ def corrected_rate(
     """Correct the panel's rate over the population by a human-labelled stratified sample.
 
     The sample is a stratified simple random sample of the population (as
-    :func:`jury.stats_sampling.stratified_sample` draws): each labelled item's inclusion
+    :func:`jury.stats.sampling.stratified_sample` draws): each labelled item's inclusion
     probability is n_h / N_h over the labelled items of its stratum (an item drawn but left
     unlabelled is treated as missing at random within its stratum).
 
