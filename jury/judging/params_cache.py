@@ -15,17 +15,19 @@ This module never imports litellm.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from jury.errors import JuryError
+from jury.inputs.reader import read_bounded
+from jury.inputs.writer import write_output
 from jury.judging import price_map
 
 FILE_NAME = "litellm-params.json"
+MAX_CACHE_BYTES = 4 * 1024 * 1024  # a cache larger than this is not jury's: ignored
 _FORMAT = 1
 _JURY_DEFAULTS = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True"}  # import_litellm's
 
@@ -57,8 +59,8 @@ def _key(model: str, api_base: str | None) -> str:
 
 def _read() -> dict[str, Any]:
     try:
-        data = json.loads((cache_dir() / FILE_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_bounded(cache_dir() / FILE_NAME, MAX_CACHE_BYTES, what="jury's cache of litellm's answers"))
+    except (JuryError, OSError, ValueError):  # absent, too large, a link, unreadable: no cache
         return {}
     if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("litellm") != _litellm_version():
         return {}
@@ -90,16 +92,9 @@ def remember(model: str, api_base: str | None, known: list[str] | None) -> None:
     if answers.get(key, 0) == known:
         return
     answers[key] = known
-    folder = cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=FILE_NAME, dir=folder)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"format": _FORMAT, "litellm": version, "answers": answers}, f, sort_keys=True)
-        os.replace(tmp, folder / FILE_NAME)  # whole or not at all, for a process reading it meanwhile
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    try:  # the one writer: a temporary file renamed over it, whole or not at all for a reader meanwhile
+        write_output(
+            cache_dir() / FILE_NAME, json.dumps({"format": _FORMAT, "litellm": version, "answers": answers}, sort_keys=True)
+        )
+    except (JuryError, OSError):
+        return  # a cache that cannot be written is skipped

@@ -28,6 +28,10 @@ import re
 import sys
 from typing import Any
 
+from jury.errors import JuryError
+from jury.inputs.reader import read_bounded
+
+MAX_PRICE_MAP_BYTES = 64 * 1024 * 1024  # litellm's file is about 3.5 MB
 PRICE_FILE = "model_prices_and_context_window_backup.json"
 _NOT_MODELS = frozenset({"fallback_generalizations"})  # rows litellm's loading takes out of the map
 LOCAL_MAP_ENV = "LITELLM_LOCAL_MODEL_COST_MAP"
@@ -64,9 +68,8 @@ def _bundled() -> tuple[dict[str, Any], frozenset[str]] | None:
     if folder is None:
         return None
     try:
-        with open(os.path.join(folder, PRICE_FILE), encoding="utf-8") as f:
-            prices = json.load(f)
-    except (OSError, ValueError):
+        prices = json.loads(read_bounded(os.path.join(folder, PRICE_FILE), MAX_PRICE_MAP_BYTES, what="litellm's price map"))
+    except (JuryError, OSError, ValueError):  # then litellm reads it itself
         return None
     if not isinstance(prices, dict):
         return None
