@@ -35,6 +35,22 @@ def test_wheel_ships_panels_and_prompts(tmp_path):
     assert {n for n in names if n.startswith(("jury/panels/", "jury/prompts/")) and not n.endswith(".py")} == shipped
     assert "jury/panels/taxonomies/plsqlbench.toml" in names and "jury/prompts/adjudicate-suite-v1.md" in names
     assert "jury/judging/client.py" in names and "jury/cli/__init__.py" in names
+    # every module of the source tree is in the wheel (a package missing from pyproject's list is not)
+    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "jury").rglob("*.py")}
+    assert modules - names == set()
+
+
+def test_every_package_of_the_source_tree_is_listed_for_the_wheel():
+    """pyproject's [tool.setuptools] packages names each package under jury/ (a folder with an
+    __init__.py): one left out ships no module of it, and an installed jury fails on import
+    (jury.stats was, when the statistics became a package)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "jury").rglob("__init__.py") if "__pycache__" not in p.parts
+    }
+    assert found - listed == set()
 
 
 # ------------------------------------------------------------------ the core stays light
