@@ -243,6 +243,27 @@ def _weighted_se_sp(counts: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndar
     return se, sp
 
 
+Design = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _design(population: ArrayLike, strata: Sequence[Hashable] | np.ndarray, sample: ArrayLike, truth: ArrayLike) -> Design:
+    """The two-phase design, checked: (the panel's label of every item, every item's stratum
+    code, the sampled positions, their human labels y, the panel's labels f, their inclusion
+    probabilities n_h / N_h over the labelled items, their stratum codes)."""
+    pop = np.asarray(population, dtype=bool)
+    idx = np.asarray(sample, dtype=np.int64)
+    if pop.ndim != 1 or pop.size == 0:
+        raise ValueError("population must be the panel's label of every item (a non-empty 1-D array)")
+    if idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= pop.size) or np.unique(idx).size != idx.size:
+        raise ValueError("sample must hold distinct positions in the population")
+    frame = _strata_codes(strata, pop.size)
+    codes = frame[idx]
+    sizes = np.bincount(frame, minlength=int(frame.max()) + 1).astype(float)
+    taken = np.bincount(codes, minlength=sizes.size).astype(float)
+    y, f, pi = _validated(truth, pop[idx], taken[codes] / sizes[codes])
+    return pop, frame, idx, y, f, pi, codes
+
+
 def corrected_rate(
     population: ArrayLike,
     strata: Sequence[Hashable] | np.ndarray,
@@ -274,20 +295,9 @@ def corrected_rate(
     Raises:
         ValueError: mismatched lengths, a position out of range or repeated, or an unknown target.
     """
-    pop = np.asarray(population, dtype=bool)
-    idx = np.asarray(sample, dtype=np.int64)
-    if pop.ndim != 1 or pop.size == 0:
-        raise ValueError("population must be the panel's label of every item (a non-empty 1-D array)")
-    if idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= pop.size) or np.unique(idx).size != idx.size:
-        raise ValueError("sample must hold distinct positions in the population")
     if target not in ("finite", "superpopulation"):
         raise ValueError(f"target must be 'finite' or 'superpopulation', got {target!r}")
-    frame = _strata_codes(strata, pop.size)
-    codes = frame[idx]
-    sizes = np.bincount(frame, minlength=int(frame.max()) + 1).astype(float)
-    taken = np.bincount(codes, minlength=sizes.size).astype(float)
-    pi = taken[codes] / sizes[codes]
-    y, f, pi = _validated(truth, pop[idx], pi)
+    pop, frame, idx, y, f, pi, codes = _design(population, strata, sample, truth)
     acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
     p = float(pop.mean())
     n_pop = int(pop.size)
@@ -473,20 +483,9 @@ def corrected_accuracies(
     Raises:
         ValueError: inconsistent counts, or the sample's arguments as :func:`corrected_rate`.
     """
-    pop = np.asarray(population, dtype=bool)
-    idx = np.asarray(sample, dtype=np.int64)
-    if pop.ndim != 1 or pop.size == 0:
-        raise ValueError("population must be the panel's label of every item (a non-empty 1-D array)")
-    if idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= pop.size) or np.unique(idx).size != idx.size:
-        raise ValueError("sample must hold distinct positions in the population")
     for c in models.values():
         _counts_checked(c)
-    frame = _strata_codes(strata, pop.size)
-    codes = frame[idx]
-    sizes = np.bincount(frame, minlength=int(frame.max()) + 1).astype(float)
-    taken = np.bincount(codes, minlength=sizes.size).astype(float)
-    pi = taken[codes] / sizes[codes]
-    y, f, pi = _validated(truth, pop[idx], pi)
+    pop, frame, idx, y, f, pi, codes = _design(population, strata, sample, truth)
     acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
     se, sp = acc.sensitivity.value, acc.specificity.value
     reason = None
