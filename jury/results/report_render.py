@@ -265,6 +265,15 @@ def _retest_kappa(j: JurorRetest) -> str:
     return f"{j.juror} {j.kappa:.2f}" + (f" [{j.low:.2f}, {j.high:.2f}]" if j.low is not None and j.high is not None else "")
 
 
+def _spread(column: Sequence[Any]) -> str:
+    """A column's spread over repeats: "model mean ± SD (range low–high)" per model with all four."""
+    return "; ".join(
+        f"{col.model} {col.mean:.3f} ± {col.sd:.3f} (range {col.low:.3f}–{col.high:.3f})"
+        for col in column
+        if col.mean is not None and col.sd is not None and col.low is not None and col.high is not None
+    )
+
+
 def repeat_notes(report: ReportDocument) -> list[str]:
     """Per adjudication file asked R >= 2 times: its jurors' test-retest kappa, the verdicts
     that change between repeats and the adjudicated column's spread; per audit file asked R >= 2
@@ -283,11 +292,7 @@ def repeat_notes(report: ReportDocument) -> list[str]:
             + ", ".join(kappa(j) for j in f.jurors)
             + f"; verdicts that change between repeats {c.k}/{c.n} ({interval(c.model_dump())})"
         )
-        spread = "; ".join(
-            f"{col.model} {col.mean:.3f} ± {col.sd:.3f} (range {col.low:.3f}–{col.high:.3f})"
-            for col in f.column
-            if col.mean is not None and col.sd is not None and col.low is not None and col.high is not None
-        )
+        spread = _spread(f.column)
         if spread:
             lines.append(f"{Column.ADJUDICATED.label} over the repeats of {f.path} (mean ± SD): {spread}")
     for a in s.audits or []:
@@ -299,11 +304,7 @@ def repeat_notes(report: ReportDocument) -> list[str]:
             + ", ".join(kappa(j) for j in a.jurors)
             + f"; flags that change between repeats {c.k}/{c.n} ({interval(c.model_dump())}); share flagged per repeat {shares}"
         )
-        spread = "; ".join(
-            f"{col.model} {col.mean:.3f} ± {col.sd:.3f} (range {col.low:.3f}–{col.high:.3f})"
-            for col in a.column
-            if col.mean is not None and col.sd is not None and col.low is not None and col.high is not None
-        )
+        spread = _spread(a.column)
         if spread:
             lines.append(f"{Column.GOLD_CLEAN.label} over the repeats of {a.path} (mean ± SD): {spread}")
     return lines
