@@ -183,3 +183,66 @@ def test_the_race_harness_catches_a_runner_that_asks_without_a_claim(tmp_path, f
     t2.join(WAIT_S)
     assert race.parked_ok
     assert fake_llm.calls("ja") == 2  # paid twice: the harness sees it
+
+
+def test_an_asker_whose_event_loop_is_stalled_keeps_its_claim(tmp_path, fake_llm, monkeypatch):
+    """The window of issue 46: a live asker's claim ran out while its event loop was blocked
+    (litellm's import, ~3 s of CPU, happens under the first claim; on a loaded machine it took
+    longer than the lease), so the other runner took the claim over and paid again. The first
+    runner is blocked here inside its call, before its request, while the clock moves past its
+    lease (a stall as long as two leases); its claim must be renewed meanwhile, so the second
+    runner sees it held and waits for its vote. One call."""
+    import jury.execution.store as store_mod
+    import jury.judging.client as client_mod
+    import jury.judging.runner as runner_mod
+
+    path = tmp_path / "store.db"
+    Store(path).close()
+    race = _Race(fake_llm, path)
+    h = race.ballot.request_sha256
+    monkeypatch.setattr(runner_mod, "CLAIM_RENEW_S", 0.02)
+    offset = [0.0]  # seconds the store's clock is ahead of real time: the stall
+    real_time = store_mod.time
+
+    class Clock:
+        def __getattr__(self, name):
+            return getattr(real_time, name)
+
+        def time(self) -> float:
+            return real_time.time() + offset[0]
+
+    monkeypatch.setattr(store_mod, "time", Clock())
+    stalled, renewed = threading.Event(), threading.Event()
+    real_renew = store_mod.VoteStoreMixin.renew_claims
+
+    def renew_claims(self, hashes, holder, lease_s):
+        hashes = list(hashes)
+        real_renew(self, hashes, holder, lease_s)
+        if offset[0] and h in hashes:
+            renewed.set()
+
+    monkeypatch.setattr(store_mod.VoteStoreMixin, "renew_claims", renew_claims)
+    real_install = client_mod._install_capped_session
+    blocked_once: list[bool] = []
+
+    def install(litellm):  # runs in the asker's event loop, under its claim, before the request
+        if not blocked_once:
+            blocked_once.append(True)
+            stalled.set()
+            renewed.wait(10.0)  # blocks the loop; the guard only ends the test on today's code
+        return real_install(litellm)
+
+    monkeypatch.setattr(client_mod, "_install_capped_session", install)
+    first: list = []
+    second: list = []
+    t1 = race.run(lambda: Store(path), first)
+    assert stalled.wait(WAIT_S)
+    offset[0] = 2 * store_mod.CLAIM_LEASE_S  # the stall: by the clock, the first claim's lease ran out
+    renewed_in_time = renewed.wait(10.0)
+    t2 = race.run(lambda: race.observed(Store(path)), second)
+    t1.join(WAIT_S)
+    t2.join(WAIT_S)
+    assert fake_llm.calls("ja") == 1  # on a loop-driven renewal: 2, the second runner took the claim over
+    assert renewed_in_time  # the claim was renewed while the asker's loop was blocked
+    _same_vote(first, second)
+    _no_claims_left(path)
