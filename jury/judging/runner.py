@@ -7,7 +7,9 @@ rerun makes none; a panel change re-asks only the jurors whose requests changed.
 
 Across processes sharing a store, a ballot is asked by one of them: the asker holds a
 claim on the request hash (a lease, renewed while it asks; a dead holder's claim is
-taken over) and the others wait for its vote instead of paying for the same call.
+taken over) and the others wait for its vote instead of paying for the same call. The
+lease is renewed from a thread of its own, so an asker whose event loop is blocked (an
+import, a store write waiting for the lock, a loaded machine) keeps its claim.
 A ballot is claimed only once it holds one of its juror's max_concurrency slots, and its
 claim is released as soon as its vote is recorded: a process holds (and renews) at most
 its jurors' concurrency in claims, and a second process on the same store takes the
@@ -44,6 +46,7 @@ from jury.judging.client import JurorPool
 from jury.judging.juror import JurorSpec
 from jury.judging.plan import Ballot, BallotResult, estimate
 
+CLAIM_RENEW_S = CLAIM_LEASE_S / 4  # how often an asker renews its claims
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
 GROUP_WORKERS = 64  # groups run at once, at least twice the slots of all jurors (run_ballots)
 INTERRUPT_MARGIN_S = 10.0  # after Ctrl-C, wait for calls in flight up to the longest timeout plus this
@@ -387,10 +390,52 @@ def _on_sigint(session: _Session, jurors: list[str], grace: float, task: asyncio
     return on_sigint
 
 
+def _start_renewing(session: _Session) -> Callable[[], None]:
+    """Keep this process's claims on the ballots it is asking alive, from a thread of its own on a
+    connection of its own; returns the function that stops it. Renewing from the event loop let a
+    live asker's claim run out while the loop was blocked (litellm's import under the first claim,
+    a store write waiting for the lock, a loaded machine), and another process then took the claim
+    over and paid for the ballot again (issue 46)."""
+    import threading
+
+    from jury.execution.store import Store
+
+    stop = threading.Event()
+    path = getattr(session.store, "path", None)
+
+    def renew() -> None:
+        own: Store | None = None
+        try:
+            while not stop.wait(CLAIM_RENEW_S):
+                held = list(session.claimed)  # one C-level copy of a set the loop changes
+                if not held:
+                    continue
+                if own is None:
+                    own = Store(str(path))
+                own.renew_claims(held, session.holder, CLAIM_LEASE_S)
+        except StoreError as exc:
+            session.store_failed(exc)
+        finally:
+            if own is not None:
+                own.close()
+
+    if path is None:  # a store without a file (never in a run): renew from the loop
+        task = asyncio.ensure_future(_renew_claims(session))
+        return lambda: None if task.cancel() else None
+    thread = threading.Thread(target=renew, name="jury-claims", daemon=True)
+    thread.start()
+
+    def halt() -> None:
+        stop.set()
+        thread.join()
+
+    return halt
+
+
 async def _renew_claims(session: _Session) -> None:
-    """Keep this process's claims on the ballots it is asking alive, until cancelled."""
+    """Renew the claims from the event loop (a store without a file: _start_renewing), until cancelled."""
     while True:
-        await asyncio.sleep(CLAIM_LEASE_S / 4)
+        await asyncio.sleep(CLAIM_RENEW_S)
         try:
             session.store.renew_claims(list(session.claimed), session.holder, CLAIM_LEASE_S)
         except StoreError as exc:
@@ -505,7 +550,7 @@ def run_ballots(
         session.any_batches = store.has_batches()
         if batch or any(j.batch for j in jurors.values()):  # --batch, or jurors with batch = true
             await _prepare_batches(session, groups, guard, shard, every_juror=batch)
-        renewer = asyncio.ensure_future(_renew_claims(session))
+        stop_renewing = _start_renewing(session)
         tick(0)
         results: list[list[BallotResult]] = [[] for _ in groups]
         todo = iter(enumerate(groups))
@@ -521,7 +566,7 @@ def run_ballots(
             await asyncio.gather(*(worker() for _ in range(min(len(groups), max(GROUP_WORKERS, 2 * slots)))))
             return results
         finally:
-            renewer.cancel()
+            stop_renewing()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
 
