@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from jury.compare import comparators as compare
 from jury.compare.coverage import Coverage, apply_missing_rule
@@ -131,6 +131,9 @@ class Settings:
 
 class PairResult(BaseModel):
     """The scored answer of one model to one question."""
+
+    # built with model_construct: its validator and serializer are built on first use (issue 46)
+    model_config = ConfigDict(defer_build=True)
 
     model: str
     question_id: QuestionId

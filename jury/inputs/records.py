@@ -219,6 +219,9 @@ class ExecResult(BaseModel):
     count), so two truncated results can still be compared exactly as sets or as lists.
     """
 
+    # a warm score rebuilds stored results with model_construct: validator and serializer on first use (issue 46)
+    model_config = ConfigDict(defer_build=True)
+
     status: ExecStatus
     columns: list[str] = Field(default_factory=list)
     rows: list[tuple] = Field(default_factory=list)
