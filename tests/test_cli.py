@@ -99,6 +99,26 @@ def test_startup_does_not_import_litellm():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_a_command_imports_only_its_own_module_and_help_lists_every_command():
+    """`jury score` builds an app of `score` alone (issue 46): no other command's module loads;
+    `jury --help` still lists every command, in the order of jury.cli.COMMANDS."""
+    from jury.cli import COMMANDS
+
+    code = (
+        "import sys\nfrom jury.cli import main\n"
+        "try:\n    main(['score', '--help'])\nexcept SystemExit as exc:\n    assert not exc.code\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith('jury.cli.')), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.startswith("Usage: jury score [OPTIONS]")
+    loaded = next(ln for ln in proc.stderr.splitlines() if ln.startswith("LOADED "))
+    assert loaded == "LOADED ['jury.cli.common', 'jury.cli.score']"
+    shown = runner.invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    listed = [ln.split()[0] for ln in shown.split("Commands:")[1].splitlines() if ln.strip()]
+    assert sorted(listed) == sorted(COMMANDS)
+    assert sorted(typer.main.get_command(app).commands) == sorted(COMMANDS)
+
+
 def run_cli(args, cwd):
     """`python -m jury *args` in cwd, run in this process (tests/support/clirun.py)."""
     return run_jury_inprocess(args, cwd)

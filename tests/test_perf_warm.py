@@ -183,3 +183,22 @@ def test_stats_missing_values_without_numpy_imported_and_with_numpy_floats():
     np = pytest.importorskip("numpy")
     assert core.ranks([np.float32(3.0), np.float32("nan"), np.float64(1.0)]) == [1, None, 2]
     assert math.isnan(float(np.float32("nan")))
+
+
+def test_constructed_is_model_construct():
+    """jury.inputs.records.constructed (issue 46) builds the model model_construct builds:
+    same fields in the same order, same fields set, fresh mutable defaults, equal and dumped alike."""
+    from jury.compare.outcomes import PairResult
+    from jury.inputs.records import constructed
+
+    given = {"model": "m", "question_id": 3, "db_id": "d", "chosen_db_id": None, "routed": True, "outcome": "match"}
+    fast, slow = constructed(PairResult, **given), PairResult.model_construct(**given)
+    assert fast == slow and list(fast.__dict__) == list(slow.__dict__) == list(PairResult.model_fields)
+    assert fast.model_fields_set == slow.model_fields_set == set(given)
+    assert fast.model_dump() == slow.model_dump() and fast.model_dump_json() == slow.model_dump_json()
+    fast.families.append("x")
+    fast.comparator_matches["strict"] = True
+    assert constructed(PairResult, **given).families == [] and constructed(PairResult, **given).comparator_matches == {}
+    res = {"status": "ok", "rows": [(1, "a")], "row_count": 1}
+    assert constructed(ExecResult, **res) == ExecResult.model_construct(**res) == ExecResult(**res)
+    assert constructed(ExecResult, status="error").columns == []

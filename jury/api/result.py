@@ -39,7 +39,9 @@ def console_text(width: int | None, draw: Callable[[Console], None]) -> str:
 class Result(BaseModel):
     """Base class of the jobs' results. A subclass implements ``_render``."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # defer_build: a result's validator and serializer are built on first use, not at import
+    # (a `jury score` table builds none of them; issue 46)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     FORMATS: ClassVar[tuple[str, ...]] = ("table", "csv", "json", "md")
 

@@ -2,24 +2,43 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from jury.version import __version__
 
-app = typer.Typer(
-    name="jury",
-    help=(
-        "Score text-to-SQL runs by execution, send the failures a comparator cannot settle "
-        "to a blind jury of LLMs from other model families, audit the gold SQL, and report "
-        "strict, gold-clean and adjudicated accuracy.\n\n"
-        "Defaults for --gold, --db-root, --panel, --store and more can live in a jury.toml "
-        "in the working directory; flags override it."
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,  # help is plain text: `jury[ray]` is not markup; paragraphs are reflowed
-    add_completion=False,
-    pretty_exceptions_enable=False,
+_HELP = (
+    "Score text-to-SQL runs by execution, send the failures a comparator cannot settle "
+    "to a blind jury of LLMs from other model families, audit the gold SQL, and report "
+    "strict, gold-clean and adjudicated accuracy.\n\n"
+    "Defaults for --gold, --db-root, --panel, --store and more can live in a jury.toml "
+    "in the working directory; flags override it."
 )
+
+# Every command, in the order `jury --help` lists them: name -> (module under jury.cli, its
+# attribute, whether it is a group). A command's module is imported only when the app holding
+# it is built: `jury score` builds an app of `score` alone (see main), so no other command's
+# module (nor what it imports) loads; `jury --help` and `app` hold them all.
+COMMANDS: dict[str, tuple[str, str, bool]] = {
+    "import": ("imports", "app", True),
+    "labels": ("labels", "app", True),
+    "score": ("score", "score", False),
+    "verify": ("verify", "verify", False),
+    "adjudicate": ("adjudicate", "adjudicate", False),
+    "audit-gold": ("audit", "audit_gold", False),
+    "report": ("report", "report", False),
+    "reaudit": ("reaudit", "reaudit", False),
+    "calibrate": ("calibrate", "calibrate", False),
+    "review": ("review", "app", True),
+    "suites": ("suites", "suites", False),
+    "check-gold": ("check_gold", "check_gold", False),
+    "compare-panels": ("compare_panels", "compare_panels", False),
+    "store": ("store", "app", True),
+    "db": ("db", "app", True),
+    "local-juror": ("local_juror", "app", True),
+    "batch": ("batch", "app", True),
+}
 
 
 def _version(value: bool) -> None:
@@ -28,49 +47,48 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print jury's version and exit."),
 ) -> None:
     """jury: execution match, LLM-jury adjudication and gold audits for text-to-SQL."""
 
 
-from jury.cli import adjudicate as _adjudicate  # noqa: E402
-from jury.cli import audit as _audit  # noqa: E402
-from jury.cli import calibrate as _calibrate  # noqa: E402
-from jury.cli import check_gold as _check_gold  # noqa: E402
-from jury.cli import compare_panels as _compare_panels  # noqa: E402
-from jury.cli import db as _db  # noqa: E402
-from jury.cli import imports as _imports  # noqa: E402
-from jury.cli import labels as _labels  # noqa: E402
-from jury.cli import local_juror as _local_juror  # noqa: E402
-from jury.cli import reaudit as _reaudit  # noqa: E402
-from jury.cli import report as _report  # noqa: E402
-from jury.cli import review as _review  # noqa: E402
-from jury.cli import score as _score  # noqa: E402
-from jury.cli import store as _store  # noqa: E402
-from jury.cli import suites as _suites  # noqa: E402
-from jury.cli import verify as _verify  # noqa: E402
+def build_app(names: list[str] | None = None) -> typer.Typer:
+    """The `jury` app with the commands ``names`` (default: every command), in COMMANDS' order."""
+    from importlib import import_module
 
-app.add_typer(_imports.app, name="import")
-app.add_typer(_labels.app, name="labels")
-app.command("score")(_score.score)
-app.command("verify")(_verify.verify)
-app.command("adjudicate")(_adjudicate.adjudicate)
-app.command("audit-gold")(_audit.audit_gold)
-app.command("report")(_report.report)
-app.command("reaudit")(_reaudit.reaudit)
-app.command("calibrate")(_calibrate.calibrate)
-app.add_typer(_review.app, name="review")
-app.command("suites")(_suites.suites)
-app.command("check-gold")(_check_gold.check_gold)
-app.command("compare-panels")(_compare_panels.compare_panels)
-app.add_typer(_store.app, name="store")
-app.add_typer(_db.app, name="db")
-app.add_typer(_local_juror.app, name="local-juror")
-from jury.cli import batch as _batch  # noqa: E402
+    built = typer.Typer(
+        name="jury",
+        help=_HELP,
+        no_args_is_help=True,
+        rich_markup_mode=None,  # help is plain text: `jury[ray]` is not markup; paragraphs are reflowed
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    built.callback()(_root)
+    for name, (module, attr, group) in COMMANDS.items():
+        if names is not None and name not in names:
+            continue
+        target = getattr(import_module(f"jury.cli.{module}"), attr)
+        if group:
+            built.add_typer(target, name=name)
+        else:
+            built.command(name)(target)
+    return built
 
-app.add_typer(_batch.app, name="batch")
+
+def _invoked(argv: list[str]) -> list[str] | None:
+    """The one command ``argv`` invokes (its first word, when it names a command: the root's
+    only options are --help and --version, which take no value), else None (every command)."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return [first] if first in COMMANDS and not any(a in ("--help", "--version") for a in argv[: argv.index(first)]) else None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the full app (tests, CliRunner), built on first use
+        value = globals()["app"] = build_app()
+        return value
+    raise AttributeError(f"module 'jury.cli' has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -91,8 +109,9 @@ def main(argv: list[str] | None = None) -> None:
 
     from jury.cli.common import fail
 
+    args = sys.argv[1:] if argv is None else argv
     try:
-        code = app(args=argv, prog_name="jury", standalone_mode=False)
+        code = build_app(_invoked(args))(args=args, prog_name="jury", standalone_mode=False)
     except click_errors.NoArgsIsHelpError as exc:  # a bare group: its help, as --help prints it
         typer.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
         code = 0

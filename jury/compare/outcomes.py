@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from jury.compare import comparators as compare
 from jury.compare.coverage import Coverage, apply_missing_rule
@@ -31,7 +31,7 @@ from jury.execution.engine_urls import DatabaseURLs
 from jury.execution.schema import SchemaReader, describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
-from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
+from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord, constructed
 from jury.progress import Progress
 from jury.vocab import (
     DECIDING_COMPARATORS,
@@ -131,6 +131,9 @@ class Settings:
 
 class PairResult(BaseModel):
     """The scored answer of one model to one question."""
+
+    # built with model_construct: its validator and serializer are built on first use (issue 46)
+    model_config = ConfigDict(defer_build=True)
 
     model: str
     question_id: QuestionId
@@ -451,7 +454,8 @@ def _compared_pairs(
         if r.question_id not in order_cache:
             order_cache[r.question_id] = g.order_matters if g.order_matters is not None else orders[g.sql]
         # every value is of its field's type already (the records and gold items are validated)
-        pair = PairResult.model_construct(
+        pair = constructed(
+            PairResult,
             model=r.model,
             question_id=r.question_id,
             db_id=g.db_id,

@@ -22,7 +22,7 @@ from jury.errors import StoreError
 from jury.execution.batch_store import BatchStoreMixin, StoreWrites, now_iso
 from jury.execution.store_migrations import migrations
 from jury.execution.store_schema import check_schema
-from jury.inputs.records import ExecResult
+from jury.inputs.records import ExecResult, constructed
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -236,7 +236,8 @@ _EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, err
 def _stored_result(row) -> ExecResult:
     """An ExecResult from its stored row, written from a validated one: rebuilt without validating again."""
     status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
-    return ExecResult.model_construct(
+    return constructed(
+        ExecResult,
         status=status,
         columns=json.loads(columns),
         rows=decode_rows(rows),
