@@ -283,13 +283,12 @@ def repeat_notes(report: ReportDocument) -> list[str]:
     if s is None:
         return []
     lines = []
-    kappa = _retest_kappa
     for f in s.files:
         how = "Cohen's kappa [95% bootstrap]" if f.repeats == 2 else "Fleiss' kappa"
         c = f.verdicts_changed
         lines.append(
             f"repeats of {f.path} (R = {f.repeats}; published verdicts are repeat 0's): test-retest {how} "
-            + ", ".join(kappa(j) for j in f.jurors)
+            + ", ".join(_retest_kappa(j) for j in f.jurors)
             + f"; verdicts that change between repeats {c.k}/{c.n} ({interval(c.model_dump())})"
         )
         spread = _spread(f.column)
@@ -301,7 +300,7 @@ def repeat_notes(report: ReportDocument) -> list[str]:
         shares = "/".join("—" if x is None else f"{x:.3f}" for x in rate.values)
         lines.append(
             f"repeats of {a.path} (R = {a.repeats}; published flags are repeat 0's): test-retest {how} on flag votes "
-            + ", ".join(kappa(j) for j in a.jurors)
+            + ", ".join(_retest_kappa(j) for j in a.jurors)
             + f"; flags that change between repeats {c.k}/{c.n} ({interval(c.model_dump())}); share flagged per repeat {shares}"
         )
         spread = _spread(a.column)
