@@ -384,8 +384,16 @@ def test_people_anchor_the_fit(one_wrong, tmp_path, monkeypatch):
     assert f["fitted"] and f["anchors"] == 2
     got = {m["model"]: m["adjudicated_jury"]["expected"] for m in after["models"]}
     assert got["m-one"] < 0.02
-    assert "2 anchored by people" in report(tmp_path / "p", "--review", "verdicts/review.json")
+    text = report(tmp_path / "p", "--review", "verdicts/review.json")
+    assert "2 anchored by people" in text
     assert before["adjudication_uncertainty"]["files"][0]["anchors"] == 0
+    # the check against people: on each of the two records the two truth-following jurors agreed
+    # on a class people say is wrong (one wrong pair each) and jc alone said genuine_error; that
+    # is the least a wrong majority of three allows, so by hand p = 1
+    d = f["people_dependence"]
+    assert (d["records"], d["observed"], d["p_value"]) == (2, 2, pytest.approx(1.0))
+    assert "checked against people on 2 records, no sign of jurors erring together" in text
+    assert before["adjudication_uncertainty"]["files"][0]["people_dependence"] is None
 
 
 def test_the_site_shows_the_jurys_uncertainty(one_wrong, tmp_path, monkeypatch):

@@ -10,8 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from jury.stats.dependence import dependence_check, pair_agreement
+from jury.stats.dependence import dependence_check, pair_agreement, people_check
 from jury.stats.latent import dawid_skene
+from tests.support.dependence_simulation import firing_rate
 
 K = 4
 PRIORS = np.array([0.3, 0.2, 0.4, 0.1])
@@ -84,3 +85,64 @@ def test_independent_jurors_rarely_raise_the_alarm():
 def test_a_pair_that_errs_together_is_found():
     p = p_values(0.5, replications=20, resamples=50)
     assert (p < 0.05).mean() >= 0.7
+
+
+# the check against people's labels (jury.stats.dependence.people_check)
+
+TWO = np.array([[[0.8, 0.2], [0.5, 0.5]], [[0.7, 0.3], [0.5, 0.5]], [[0.9, 0.1], [0.5, 0.5]]])
+"""Three jurors of two classes; given class 0 they err with probability 0.2, 0.3 and 0.1."""
+
+
+def majority(_item: int, counts: tuple[int, ...]) -> int:
+    return int(np.argmax(counts))
+
+
+def test_two_jurors_agreeing_on_a_wrong_answer_by_hand():
+    # class 0; jurors 0 and 1 both vote 1: one wrong pair, P(both wrong) = 0.2 * 0.3 = 0.06
+    got = people_check(TWO[:2], [0, 0], [0, 1], [1, 1], [0])
+    assert (got.items, got.observed) == (1, 1)
+    assert got.expected == pytest.approx(0.06) and got.p_value == pytest.approx(0.06)
+    # both right: no wrong pair, P(sum >= 0) = 1; an item without a human class is not used
+    right = people_check(TWO[:2], [0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1], [0, -1])
+    assert (right.items, right.observed, right.p_value) == (1, 0, pytest.approx(1.0))
+
+
+def test_conditioned_on_the_majority_by_hand():
+    # class 0, three jurors, the majority wrong (1): by hand P(3 wrong) = 0.2 * 0.3 * 0.1 = 0.006,
+    # P(exactly 2 wrong) = 0.2*0.3*0.9 + 0.2*0.7*0.1 + 0.8*0.3*0.1 = 0.092; given the majority is
+    # wrong, 3 wrong pairs with 0.006 / 0.098, else 1
+    three = people_check(TWO, [0, 0, 0], [0, 1, 2], [1, 1, 1], [0], condition=majority)
+    assert three.observed == 3 and three.p_value == pytest.approx(0.006 / 0.098)
+    assert three.expected == pytest.approx((0.092 + 3 * 0.006) / 0.098)
+    # two wrong of three is the least a wrong majority can give: p = 1
+    two = people_check(TWO, [0, 0, 0], [0, 1, 2], [1, 1, 0], [0], condition=majority)
+    assert two.observed == 1 and two.p_value == pytest.approx(1.0)
+    # two such items: the null sums are independent, P(both at 3) = (0.006 / 0.098) ** 2
+    both = people_check(TWO, [0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [1] * 6, [0, 0], condition=majority)
+    assert both.observed == 6 and both.p_value == pytest.approx((0.006 / 0.098) ** 2)
+    # without the condition the same item is compared with every profile: P(3 wrong) = 0.006
+    assert people_check(TWO, [0, 0, 0], [0, 1, 2], [1, 1, 1], [0]).p_value == pytest.approx(0.006)
+
+
+def test_without_labelled_items_there_is_nothing_to_check():
+    got = people_check(TWO, [0, 0, 1], [0, 1, 0], [1, 1, 0], [-1, 0])  # the labelled item has one vote
+    assert (got.items, got.p_value) == (0, None)
+
+
+# Simulations (tests/support/dependence_simulation.py): 400 records, 60 labelled, seeded; the
+# bench (bench/people_dependence.py) runs 1,000 replications of each.
+@pytest.mark.parametrize("jurors", [3, 5])
+def test_people_see_a_mistake_the_whole_panel_shares(jurors):
+    assert firing_rate(40, 7, scenario="shared", jurors=jurors) >= 0.9
+
+
+@pytest.mark.parametrize("jurors", [3, 5])
+def test_against_people_independent_jurors_rarely_raise_the_alarm(jurors):
+    # one of them position-biased (its own order): still independent of the others
+    assert firing_rate(40, 8, scenario="independent", jurors=jurors) <= 0.1
+
+
+def test_when_people_labelled_the_split_records_the_check_is_blind():
+    # the sample looked at the votes beyond the verdict (the documented condition fails): with
+    # three jurors a split record has at most one wrong pair, the least its verdict allows
+    assert firing_rate(40, 9, scenario="shared", jurors=3, selection="split") <= 0.1

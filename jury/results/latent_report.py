@@ -29,7 +29,9 @@ Every fitted file also gets the check that its jurors err independently given th
 interval's assumption (:func:`jury.stats.dependence.dependence_check`, :data:`DEPENDENCE_RESAMPLES`
 resamples, seed ``seed + i``): pairwise observed vs implied agreement and a parametric-bootstrap
 p-value. It cannot see a mistake the whole panel shares, nor dependence among only three jurors
-(docs/report.md).
+(docs/report.md). A file with records people labelled (``--review``: the fit's anchors) is also
+checked on them (:func:`jury.stats.dependence.people_check`, conditioned on each record's
+majority-rule verdict): there a shared mistake shows, since the class is known.
 
 A fit is refused, and the file's verdicts are kept as published (certain, in the interval),
 when fewer than two jurors voted (a single juror's errors cannot be told from the class) or
@@ -40,7 +42,7 @@ is not computed here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +50,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jury.judging.agreement import effective_category
-from jury.stats.dependence import ALPHA, DependenceCheck, dependence_check
+from jury.judging.rules import adjudication_verdict
+from jury.stats.dependence import ALPHA, DependenceCheck, PeopleCheck, dependence_check, people_check
 from jury.stats.dependence import METHOD as DEPENDENCE_METHOD
 from jury.stats.latent import LatentClassFit, dawid_skene, sample_classes
 from jury.stats.uncertainty import (
@@ -94,6 +97,7 @@ class _File:
     refused: str | None
     dependence: DependenceCheck | None = None
     known: np.ndarray | None = None  # per record: the class people gave it (-1: none), the fit's anchors
+    people_check: PeopleCheck | None = None  # the dependence check on the records people labelled
 
 
 def _votes(records: Sequence[AdjudicationRecord]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
@@ -145,7 +149,24 @@ def _fit_file(
             items, jurors, labels, n_classes=len(CATEGORIES), n_items=len(records), n_jurors=len(names), known=known
         )
         dependence = dependence_check(fit, items, jurors, labels, resamples=resamples, seed=seed)
-    return _File(path, doc, records, items, jurors, labels, names, fit, refused, dependence, known)
+    checked = None
+    if fit is not None and (known >= 0).any():
+        checked = people_check(fit.confusion, items, jurors, labels, known, condition=_verdict_of(records))
+    return _File(path, doc, records, items, jurors, labels, names, fit, refused, dependence, known, checked)
+
+
+def _verdict_of(records: Sequence[AdjudicationRecord]) -> Callable[[int, tuple[int, ...]], str]:
+    """The people check's condition: the verdict the majority rule gives a record whose counted
+    votes per class are ``counts`` (its abstentions and ballot count as they are): a review
+    sample stratified by the published verdict selects on the votes through this alone."""
+
+    def verdict(i: int, counts: tuple[int, ...]) -> str:
+        votes = records[i].votes
+        abstained = sum(1 for v in votes if not v.skipped and effective_category(v) is None)
+        cats: list[str | None] = [str(CATEGORIES[c]) for c, n in enumerate(counts) for _ in range(n)]
+        return adjudication_verdict(cats + [None] * abstained, len(votes))
+
+    return verdict
 
 
 def _dependence_section(f: _File) -> dict[str, Any] | None:
@@ -235,6 +256,15 @@ def _file_section(f: _File, draws: str | None) -> dict[str, Any]:
         "without_verdict": changes.without_verdict,
         "differs": differs,
         "dependence": _dependence_section(f),
+        "people_dependence": None
+        if f.people_check is None
+        else {
+            "records": f.people_check.items,
+            "observed": f.people_check.observed,
+            "expected": f.people_check.expected,
+            "p_value": f.people_check.p_value,
+            "alpha": ALPHA,
+        },
     }
 
 

@@ -418,6 +418,18 @@ class JurorDependence(_Model):
     pairs: list[JurorPairAgreement]
 
 
+class PeopleDependence(_Model):
+    """Do the jurors err together on the records people labelled? (jury.stats.dependence.people_check)"""
+
+    records: int = Field(ge=0, description="Records people labelled (--review) with two counted votes or more.")
+    observed: int = Field(ge=0, description="Pairs of jurors that agreed on a wrong answer (people's class), summed.")
+    expected: float = Field(
+        description="The sum the fit implies under independence, given each record's class and majority-rule verdict."
+    )
+    p_value: float | None = Field(description="Exact one-sided P(sum >= observed) under independence; null without records.")
+    alpha: float = Field(description="Below this p-value the report says the jurors err together.")
+
+
 class LatentClassFile(_Model):
     """The Dawid-Skene fit of one adjudication file (jury.stats.latent.dawid_skene, smoothing 0.01)."""
 
@@ -449,6 +461,11 @@ class LatentClassFile(_Model):
     differs: list[LatentDiffers] = Field(default=[], description="Records whose latent-class verdict is not the published one.")
     dependence: JurorDependence | None = Field(
         None, description="The check that the jurors err independently given the class, the interval's assumption."
+    )
+    people_dependence: PeopleDependence | None = Field(
+        None,
+        description="The same assumption checked on the records people labelled (--review): it sees a mistake the "
+        "whole panel shares, which the votes alone cannot; null without labelled records.",
     )
 
 

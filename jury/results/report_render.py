@@ -24,6 +24,7 @@ from jury.results.report_model import (
     ModelRank,
     ModelRow,
     OracleRow,
+    PeopleDependence,
     Proportion,
     ReportDocument,
     TwoSided,
@@ -256,6 +257,8 @@ def uncertainty_notes(report: ReportDocument) -> list[str]:
             f"expected verdict changes {f.expected_changes or 0:.1f}, credit changes {f.expected_credit_changes or 0:.1f}"
         )
         lines.append(f"{f.path}: {dependence_line(f)}")
+        if f.people_dependence is not None:
+            lines.append(f"{f.path}: {people_dependence_line(f.people_dependence)}")
     return lines
 
 
@@ -323,6 +326,20 @@ def dependence_line(f: LatentClassFile) -> str:
             "read it as too narrow"
         )
     return f"no sign of jurors erring together (p = {d.p_value:.2f})"
+
+
+def people_dependence_line(d: PeopleDependence) -> str:
+    """Whether the jurors err together on the records people labelled, in one sentence."""
+    if d.p_value is None:
+        return "jurors erring together not checked against people (no labelled record has two votes)"
+    p = "p < 0.001" if d.p_value < 0.001 else f"p = {d.p_value:.3f}"
+    seen = f"{d.observed} pairs of jurors agreed on a wrong answer where {d.expected:.1f} were expected"
+    if d.p_value < d.alpha:
+        return (
+            f"checked against people on {d.records} records, jurors err together: {seen} ({p}); "
+            "the questions + jury interval is too narrow, the interval corrected by people is the one to read"
+        )
+    return f"checked against people on {d.records} records, no sign of jurors erring together: {seen} ({p})"
 
 
 def _interval(p: Proportion | None, rank: int | None = None) -> str:

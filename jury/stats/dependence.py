@@ -33,6 +33,7 @@ Items with a known (human) class are not used: the check is of the votes alone.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,17 @@ from numpy.typing import ArrayLike
 
 from jury.stats.latent import LatentClassFit, dawid_skene
 
-__all__ = ["ALPHA", "METHOD", "DependenceCheck", "PairAgreement", "dependence_check", "pair_agreement"]
+__all__ = [
+    "ALPHA",
+    "METHOD",
+    "PEOPLE_METHOD",
+    "DependenceCheck",
+    "PairAgreement",
+    "PeopleCheck",
+    "dependence_check",
+    "pair_agreement",
+    "people_check",
+]
 
 ALPHA = 0.05
 """A p-value below this is read as the jurors erring together."""
@@ -212,3 +223,107 @@ def dependence_check(
             at_least += 1
     p_value = (1 + at_least) / (1 + int(resamples))
     return DependenceCheck(pairs, statistic, p_value, largest, int(resamples), int(seed), int(min_common))
+
+
+PEOPLE_METHOD = (
+    "pairs of jurors agreeing on a wrong answer on the people-labelled items, against their exact distribution given "
+    "each item's human class and condition under independent votes from the fitted confusion rows"
+)
+
+
+@dataclass(frozen=True)
+class PeopleCheck:
+    """The check against people's labels (:func:`people_check`).
+
+    :ivar items: the labelled items with two counted votes or more (the others cannot agree).
+    :ivar observed: the pairs of jurors that agreed on a wrong answer, summed over those items.
+    :ivar expected: the sum the fitted model implies under independence, given each item's
+        human class and condition.
+    :ivar p_value: the exact one-sided p-value ``P(null sum >= observed)``; None without items.
+    """
+
+    items: int
+    observed: int
+    expected: float
+    p_value: float | None
+
+
+def _count_profiles(rows: np.ndarray) -> dict[tuple[int, ...], float]:
+    """The distribution of vote counts per class when each voter draws its vote from its own row
+    of ``rows`` (``(voters, K)``): a convolution over voters (a Poisson-multinomial)."""
+    k = rows.shape[1]
+    dist: dict[tuple[int, ...], float] = {(0,) * k: 1.0}
+    for row in rows:
+        nxt: dict[tuple[int, ...], float] = {}
+        for counts, p in dist.items():
+            for v in range(k):
+                if row[v] > 0:
+                    c = counts[:v] + (counts[v] + 1,) + counts[v + 1 :]
+                    nxt[c] = nxt.get(c, 0.0) + p * float(row[v])
+        dist = nxt
+    return dist
+
+
+def _wrong_pairs(counts: tuple[int, ...], true_class: int) -> int:
+    """Pairs of voters that gave the same wrong class."""
+    return sum(c * (c - 1) // 2 for v, c in enumerate(counts) if v != true_class)
+
+
+def people_check(
+    confusion: ArrayLike,
+    items: ArrayLike,
+    jurors: ArrayLike,
+    labels: ArrayLike,
+    known: ArrayLike,
+    condition: Callable[[int, tuple[int, ...]], Hashable] | None = None,
+) -> PeopleCheck:
+    """Do the jurors err together on the items people labelled? (what the votes alone cannot show).
+
+    On an item whose class people gave, independent jurors land on the same wrong answer as
+    often as their confusion rows for that class imply; jurors who share a mistake do so far
+    more often, and the fit cannot read it as the class since the class is known. The statistic
+    is the number of pairs of jurors that agreed on a wrong answer, summed over the labelled
+    items with two counted votes or more (a juror's first counted vote on an item). Its null
+    distribution is exact: per item, the distribution of the vote counts per class when each
+    juror votes independently from its fitted confusion row of the item's human class,
+    restricted to the count profiles whose ``condition`` equals the observed one's (which items
+    people labelled may depend on the votes through ``condition`` alone: pass the rule that gives
+    the published verdict when the sample was stratified by it), then summed over items by
+    convolution. No resampling, no seed.
+
+    Args:
+        confusion: ``(J, K, K)`` the fitted confusion matrices ``[juror, true class, vote]``.
+        items, jurors, labels: ``(V,)`` the votes (label < 0: an abstention, left out).
+        known: ``(n_items,)`` the class people gave each item, negative where none.
+        condition: ``(item, counts per class) -> key``; None conditions on nothing.
+
+    Returns:
+        the :class:`PeopleCheck`.
+    """
+    conf = np.asarray(confusion, dtype=float)
+    kn = np.asarray(known, dtype=np.int64)
+    it, ju, la = _first_votes(items, jurors, labels)
+    k = conf.shape[1]
+    null = np.ones(1)
+    observed, used = 0, 0
+    for i in np.flatnonzero(kn >= 0).tolist():
+        mine = it == i
+        m, truth = int(mine.sum()), int(kn[i])
+        if m < 2:
+            continue
+        seen = tuple(np.bincount(la[mine], minlength=k).tolist())
+        want = condition(i, seen) if condition is not None else None
+        pmf = np.zeros(m * (m - 1) // 2 + 1)
+        for counts, p in _count_profiles(conf[ju[mine], truth]).items():
+            if condition is None or condition(i, counts) == want:
+                pmf[_wrong_pairs(counts, truth)] += p
+        if pmf.sum() <= 0:
+            continue  # the fit gives the observed condition no chance: nothing to compare
+        null = np.convolve(null, pmf / pmf.sum())
+        observed += _wrong_pairs(seen, truth)
+        used += 1
+    if not used:
+        return PeopleCheck(0, 0, 0.0, None)
+    expected = float(np.dot(np.arange(null.size), null))
+    p_value = float(min(1.0, max(0.0, null[observed:].sum())))
+    return PeopleCheck(used, observed, expected, p_value)
