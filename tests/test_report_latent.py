@@ -426,3 +426,17 @@ def test_the_site_shows_the_jurys_uncertainty(one_wrong, tmp_path, monkeypatch):
     assert section.count("<tr><td>") == len(f["differs"])
     assert "latent-class fit of verdicts/adj.json" in unescape(section)
     assert "jurors err together" in unescape(section) or "no sign of jurors erring together" in unescape(section)
+
+
+def test_a_fit_that_did_not_converge_is_refused_in_one_line(one_wrong, monkeypatch):
+    """dawid_skene stopped after one iteration (max_iter=1) has not converged: the report gives
+    no estimates from it, says so in one line and keeps the published verdicts."""
+    import functools
+
+    import jury.results.latent_report as latent_report
+
+    monkeypatch.setattr(latent_report, "dawid_skene", functools.partial(latent_report.dawid_skene, max_iter=1))
+    rep = json.loads(report(one_wrong, "-f", "json"))
+    (f,) = rep["adjudication_uncertainty"]["files"]
+    assert not f["fitted"] and f["jurors"] == [] and f["refused"] == "the fit did not converge in 1 iterations"
+    assert f"latent-class fit of {f['path']} refused (the fit did not converge in 1 iterations)" in report(one_wrong)

@@ -34,9 +34,10 @@ checked on them (:func:`jury.stats.dependence.people_check`, conditioned on each
 majority-rule verdict): there a shared mistake shows, since the class is known.
 
 A fit is refused, and the file's verdicts are kept as published (certain, in the interval),
-when fewer than two jurors voted (a single juror's errors cannot be told from the class) or
+when fewer than two jurors voted (a single juror's errors cannot be told from the class), when
 fewer than :data:`MIN_RECORDS` records have two votes or more (the confusion matrices would be
-mostly the smoothing prior). The gold-clean column's questions + jury interval (an audit fit)
+mostly the smoothing prior) or when it did not converge (its estimates are where the iterations
+stopped). The gold-clean column's questions + jury interval (an audit fit)
 is not computed here.
 """
 
@@ -148,6 +149,9 @@ def _fit_file(
         fit = dawid_skene(
             items, jurors, labels, n_classes=len(CATEGORIES), n_items=len(records), n_jurors=len(names), known=known
         )
+        if not fit.converged:  # its estimates are wherever the iterations stopped: not reported
+            refused, fit = f"the fit did not converge in {fit.iterations} iterations", None
+    if fit is not None:
         dependence = dependence_check(fit, items, jurors, labels, resamples=resamples, seed=seed)
     checked = None
     if fit is not None and (known >= 0).any():

@@ -83,18 +83,42 @@ def _strata_codes(strata: Sequence[Hashable] | np.ndarray, n: int) -> np.ndarray
     return np.array([at[k] for k in keys], dtype=np.int64)
 
 
-def _linearised_cov(scores: np.ndarray, weights: np.ndarray, inclusion: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def _collapsed(codes: np.ndarray, inclusion: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Variance groups: each stratum with fewer than two labelled items joins the stratum of the
+    nearest inclusion probability (ties: the earlier), repeatedly, until every group has two or
+    more or there is one group (a stratum of one item says nothing about its own variance)."""
+    groups = codes.copy()
+    while True:
+        labels = np.unique(groups)
+        sizes = {int(g): float(counts[groups == g].sum()) for g in labels}
+        small = [g for g in sizes if sizes[g] < 2]
+        if not small or labels.size < 2:
+            return groups
+        g = small[0]
+        pi = {int(h): float(inclusion[groups == h].mean()) for h in labels}
+        nearest = min((h for h in pi if h != g), key=lambda h: (abs(pi[h] - pi[g]), h))
+        groups[groups == g] = nearest
+
+
+def _linearised_cov(
+    scores: np.ndarray, weights: np.ndarray, inclusion: np.ndarray, codes: np.ndarray, counts: np.ndarray | None = None
+) -> np.ndarray:
     """Covariance of weighted totals sum w z (one column of z per estimator) under stratified
-    sampling without replacement: sum_h (1 - pi_h) n_h / (n_h - 1) sum_i (w z - mean_h)(w z - mean_h)'."""
+    sampling without replacement: sum_h (1 - pi_h) n_h / (n_h - 1) sum_i c_i (w z - mean_h)(w z - mean_h)',
+    ``counts`` c_i the items' frequencies (1 each by default; pseudo-items carry less), n_h their
+    sum; strata of fewer than two items collapsed first (:func:`_collapsed`), each item's own
+    1 - pi in the sum."""
+    c = np.ones(scores.shape[0]) if counts is None else counts
     wz = scores * weights[:, None]
+    groups = _collapsed(codes, inclusion, c)
     cov = np.zeros((scores.shape[1], scores.shape[1]))
-    for h in np.unique(codes):
-        rows = wz[codes == h]
-        n_h = rows.shape[0]
-        if n_h < 2:
+    for h in np.unique(groups):
+        at = groups == h
+        n_h = float(c[at].sum())
+        if n_h <= 1:
             continue
-        dev = rows - rows.mean(axis=0)
-        cov += (1.0 - float(inclusion[codes == h][0])) * n_h / (n_h - 1) * dev.T @ dev
+        dev = wz[at] - (c[at, None] * wz[at]).sum(axis=0) / n_h
+        cov += n_h / (n_h - 1) * (dev * (c[at] * (1.0 - inclusion[at]))[:, None]).T @ dev
     return cov
 
 
@@ -168,6 +192,41 @@ class PanelAccuracy:
     covariance: np.ndarray
 
 
+PSEUDO = 0.5
+"""For the variance of Se and Sp only, a stratum whose labelled items all have one human label
+gets ``PSEUDO`` pseudo-items of each human label (the Jeffreys prior's counts), split over the
+panel labels the stratum holds."""
+
+
+def _smoothed_cov(
+    y: np.ndarray, f: np.ndarray, w: np.ndarray, pi: np.ndarray, codes: np.ndarray, se: float | None, sp: float | None
+) -> np.ndarray:
+    """The linearised covariance of (Se, Sp) with pseudo-items (:data:`PSEUDO`) in the strata
+    whose labelled items all have one human label, the strata of fewer than two labelled items
+    collapsed first (:func:`_collapsed`). Without the pseudo-items such a stratum (no defect
+    among 15) adds no variance, and the delta interval covered 90-93 % at nominal 95 % with
+    strata of 15-20 items."""
+    groups = _collapsed(codes, pi, np.ones(pi.size))
+    py, pf, pw, ppi, pc, pg = [y], [f], [w], [pi], [np.ones(y.size)], [groups]
+    for h in np.unique(codes):
+        at = np.flatnonzero(codes == h)
+        if np.unique(y[at]).size > 1:
+            continue  # its own items give it a variance
+        panels = np.unique(f[at])
+        for label in (True, False):
+            for flag in panels:
+                for out, value in zip(
+                    (py, pf, pw, ppi, pc, pg), (label, flag, w[at[0]], pi[at[0]], PSEUDO / panels.size, groups[at[0]])
+                ):
+                    out.append(np.array([value]))
+    ya, fa, wa, pia, ca, ga = (np.concatenate(x) for x in (py, pf, pw, ppi, pc, pg))
+    ya, fa = ya.astype(bool), fa.astype(bool)
+    tot_y, tot_n = float((w * y).sum()), float((w * ~y).sum())
+    s_se = ((ya & fa) - (se or 0.0) * ya) / tot_y if tot_y > 0 else np.zeros(ya.size)
+    s_sp = ((~ya & ~fa) - (sp or 0.0) * ~ya) / tot_n if tot_n > 0 else np.zeros(ya.size)
+    return _linearised_cov(np.stack([s_se, s_sp], axis=1), wa, pia, ga, ca)
+
+
 def panel_accuracy(
     truth: ArrayLike, panel: ArrayLike, inclusion: ArrayLike, strata: Sequence[Hashable] | np.ndarray, *, confidence: float = 0.95
 ) -> PanelAccuracy:
@@ -186,7 +245,7 @@ def panel_accuracy(
     w = 1.0 / pi
     se, s_se = _ratio((y & f).astype(float), y.astype(float), w)
     sp, s_sp = _ratio((~y & ~f).astype(float), (~y).astype(float), w)
-    cov = _linearised_cov(np.stack([s_se, s_sp], axis=1), w, pi, codes)
+    cov = _smoothed_cov(y, f, w, pi, codes, se, sp)
     return PanelAccuracy(
         _rate(se, float(cov[0, 0]), int(y.sum()), bool(np.all(pi[y] == 1.0)), confidence),
         _rate(sp, float(cov[1, 1]), int((~y).sum()), bool(np.all(pi[~y] == 1.0)), confidence),
