@@ -53,6 +53,8 @@ _EXPORTS = {
     "gold_defects": ("jury.api.gold_defects", "gold_defects"),
     "compare_panels": ("jury.api.compare_panels", "compare_panels"),
     "error_sample": ("jury.api.error_sample", "error_sample"),
+    # their options (jury.options: each job's options, declared once; the command line reads them too)
+    "ScoreOptions": ("jury.options.score", "ScoreOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

@@ -8,14 +8,17 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "jury"
 STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "web", "api", "cli"]
-# the statistics: one package below every stage, not a stage of the pipeline
+# the packages below every stage, not stages of the pipeline: the statistics and the options
+# models (issue 45: each job's options, read by the library and the command line alike)
+BELOW = ["stats", "options"]
+# the statistics: one package
 STATS = ["agreement", "core", "correction", "dependence", "latent", "panels", "repeats", "sampling", "uncertainty"]
 
 
 def test_every_stage_is_a_package_and_nothing_else_is():
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
-    assert folders == sorted([*STAGES, "stats"])
-    for stage in [*STAGES, "stats"]:
+    assert folders == sorted([*STAGES, *BELOW])
+    for stage in [*STAGES, *BELOW]:
         assert (PACKAGE / stage / "__init__.py").is_file(), stage
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert loose == ["__init__.py", "__main__.py", "errors.py", "plugins.py", "progress.py", "version.py", "vocab.py"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import Field
 
@@ -23,10 +23,11 @@ from jury.api.result import Result
 from jury.errors import InputError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
-from jury.pipeline.project import PathLike, Project, as_paths
+from jury.options import validated
+from jury.options.score import ScoreOptions
+from jury.pipeline.project import PathLike, Project
 from jury.progress import no_progress
 from jury.results.scoring import ModelScore
-from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Settings
@@ -91,8 +92,9 @@ class Score(Result):
 
 
 class EvaluationOptions(TypedDict, total=False):
-    """How ``jury.score`` and ``jury.report`` evaluate run files: one set of keyword arguments
-    both take (each the option of the same name of ``jury score`` and ``jury report``).
+    """How ``jury.report`` evaluates run files (each the option of the same name of ``jury report``;
+    ``jury.score`` takes the same names, the fields of jury.options' groups in ScoreOptions: the
+    report is to be converted to a ReportOptions of the same groups, issue 45).
 
     ``gold``, ``db_root``, ``store`` and the settings default to ``project``'s jury.toml (None:
     the working directory's). ``db_url``: run on an engine instead of SQLite files
@@ -147,19 +149,12 @@ def evaluation_options(job: str, given: dict[str, Any]) -> dict[str, Any]:
 
 def score(
     runs: RunFileArgs,
+    options: ScoreOptions | None = None,
     *,
-    audit: PathLike | None = None,
-    verdicts: PathLike | Sequence[PathLike] = (),
-    review: PathLike | None = None,
-    allow_superseded: bool = False,
-    efficiency: bool = False,
-    repeats: int = DEFAULT_EFFICIENCY_REPEATS,
-    function_set: str | None = None,
-    dialect: str = "sqlite",
-    soft_f1: bool = False,
-    timeout_retries: int = 0,
-    same_window: bool = False,
-    **evaluation: Unpack[EvaluationOptions],
+    project: Project | None = None,
+    progress: ProgressFactory | None = None,
+    outputs: Sequence[PathLike | None] = (),
+    **overrides: Any,
 ) -> Score:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
@@ -170,25 +165,15 @@ def score(
         runs: run JSONL file(s), or published prediction files (BIRD's predict_dev.json, one SQL per
             line), each one model named after its file, or NAME when given as ``"NAME=PATH"`` or in a
             mapping ``{NAME: PATH}`` (jury.inputs.run_files: every BIRD system's file is predict_dev.json).
-        audit: a locked audit file: the gold-clean column (flagged questions left out).
-        verdicts: locked adjudication file(s): the adjudicated column.
-        review: a locked review file whose decisions take precedence over the jury's.
-        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
-            default).
-        efficiency: time every matched pair ``repeats`` times: VES and R-VES per model.
-        repeats: timed repetitions per pair (with ``efficiency``).
-        function_set: function-set accuracy over the function names matching this glob or
-            ``re:REGEX``.
-        dialect: the SQL dialect the function names are parsed in (with ``function_set``).
-        soft_f1: BIRD mini-dev's Soft-F1 per model.
-        timeout_retries: a prediction that times out is run again up to this many times before it
-            counts as a timeout (jury.compare.reruns; each score's ``execution_errors`` says how many
-            were re-run and recovered).
-        same_window: reuse nothing from the store, so every gold and prediction is executed in this
-            run's time window (results that can drift, AI functions calling models).
-        evaluation: how run files are evaluated: ``gold=``, ``db_root=``, ``db_url=``, ``store=``, the
-            settings, ``missing=``, ``positions_from=``, ``db=``, ``project=``, ``progress=``, ``outputs=``
-            (``EvaluationOptions``, the same keyword arguments for ``jury.score`` and ``jury.report``).
+        options: a ``ScoreOptions`` (jury.options.score: every option of ``jury score`` but how the
+            result is shown, each documented there), or none.
+        project: the jury.toml the paths and settings left None default to (None: the working
+            directory's).
+        progress: a progress-bar factory.
+        outputs: files the caller will write, refused before any work when one is an input, the
+            store, a database or a locked verdict file.
+        overrides: ScoreOptions' fields as keyword arguments (``gold=``, ``db_root=``, ``verdicts=``,
+            ...), over ``options``'.
 
     Returns:
         A Score: one ModelScore per model (run order) with its coverage, and what they came from.
@@ -203,37 +188,33 @@ def score(
     from jury.results.aifunc_columns import add_execution_errors
     from jury.results.scoring import add_coverage, coverage_warning, score_all
 
-    o = evaluation_options("score", dict(evaluation))
-    project = o["project"] if o["project"] is not None else Project.load()
-    progress = o["progress"] or no_progress
+    given = {name: getattr(options, name) for name in ScoreOptions.model_fields} if options is not None else {}
+    o: ScoreOptions = validated(ScoreOptions, "score", {**given, **overrides})
+    project = project if project is not None else Project.load()
+    progress = progress or no_progress
     run_paths = run_files(runs)
     if not run_paths:
         raise InputError("no run files: give at least one run JSONL file")
-    if repeats < 1:
-        raise InputError(f"repeats must be at least 1, got {repeats}")
-    audit_path = project.path("audit", audit)
-    verdict_paths = as_paths(verdicts)
-    review_path = Path(review) if review is not None else None
-    store_path, root = project.store_path(o["store"]), project.db_root(o["db_root"])
-    positions = project.path("positions_from", o["positions_from"])
-    inputs = [*(f.path for f in run_paths), project.path("gold", o["gold"]), audit_path, *verdict_paths, review_path, positions]
-    guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
-    normalize = NormalizeOptions(casefold=o["casefold"], float_sig_digits=project.get("float_digits", o["float_digits"]))
+    audit_path = project.path("audit", o.audit)
+    review_path = o.review
+    store_path, root = project.store_path(o.store), project.db_root(o.db_root)
+    positions = project.path("positions_from", o.positions_from)
+    inputs = [*(f.path for f in run_paths), project.path("gold", o.gold), audit_path, *o.verdicts, review_path, positions]
+    guard_outputs(outputs, inputs, store=store_path, db_root=root)
+    normalize = NormalizeOptions(casefold=o.casefold, float_sig_digits=project.get("float_digits", o.float_digits))
     settings = project.settings(
-        options=normalize, timeout_retries=timeout_retries, same_window=same_window, **evaluation_settings(o)
+        options=normalize, timeout_retries=o.timeout_retries, same_window=o.same_window, **evaluation_settings(dict(o))
     )
-    locked = load_verdict_inputs(audit_path, verdict_paths, review_path, allow_superseded)  # locks first
-    gold_file = project.gold(o["gold"])
+    locked = load_verdict_inputs(audit_path, o.verdicts, review_path, o.allow_superseded)  # locks first
+    gold_file = project.gold(o.gold)
     notes: list[str] = []
-    with project.open_store(o["store"]) as st:
-        gold_items, records, ev = load_and_evaluate(
-            gold_file, run_paths, root, st, settings, progress, positions, dbs=db_filter(o["db"])
-        )
+    with project.open_store(o.store) as st:
+        gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions, dbs=o.db)
         scores = score_all(ev.pairs)
         add_coverage(scores, ev)
         add_execution_errors(scores, ev.pairs, ev.reruns if settings.timeout_retries else None)
         add_protocol_columns(
-            scores, ev, records, gold_items, st, efficiency, repeats, function_set, dialect, progress, notes, soft_f1
+            scores, ev, records, gold_items, st, o.efficiency, o.repeats, o.function_set, o.dialect, progress, notes, o.soft_f1
         )
         merged = st.merged_sources()
     warning = coverage_warning(ev)
@@ -251,7 +232,7 @@ def score(
         records=records,
         gold_path=gold_file,
         runs=run_paths,
-        dbs=db_filter(o["db"]),
+        dbs=o.db,
         verdicts=locked,
         inputs=[p for p in inputs if p is not None],
         store_path=store_path,

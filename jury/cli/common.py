@@ -12,85 +12,21 @@ import typer
 
 from jury.errors import JuryError
 
-FORMAT_HELP = "Output format: table, csv, json or md."
-EXECUTOR_HELP = "Where executions run: local (a process pool, default) or ray (Ray tasks; pip install 'jury-sql[ray]')."
-RAY_ADDRESS_HELP = "--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of --workers CPUs)."
-POSITIONS_HELP = (
-    "The gold file a prediction file given as a run indexes by position (BIRD's predict_dev.json, a "
-    "one-SQL-per-line .txt or .sql; BIRD's full dev.json for the published ones), when it is not the "
-    "gold file. Default: jury.toml's positions_from, else the gold file."
-)
-MISSING_HELP = (
-    "What a gold question without a usable answer (absent, not a string, empty; any file kind) counts "
-    "as: exclude (left out of that model's denominators, the default) or fail (a wrong answer, BIRD's "
-    "rule). Default: jury.toml's missing. Every output shows each model's coverage; a warning names "
-    "the models below it and how many the rule left out or counted wrong, by cause."
-)
-GOLD_ERRORS_HELP = (
-    "What a question whose gold query fails (an error or a timeout) counts as: exclude (left out of "
-    "every denominator, the default) or fail (a wrong answer for every model, BIRD's rule: its scripts "
-    "score such a row 0). Default: jury.toml's gold_errors. Every output names the failing gold queries."
-)
 RUNS_HELP = (
     "Run JSONL files (one line per model and question), or BIRD prediction files as published "
     "(predict_dev.json, one SQL per line): each is one model, named after the file, or NAME when given "
     "as NAME=PATH (BIRD names every system's file predict_dev.json; an existing file is always a path)."
 )
-DB_HELP = (
-    "Only the questions of this db_id (repeatable): score the databases you have of a gold naming others "
-    "(BIRD's full dev.json with superhero alone: --db superhero)."
-)
-DB_URL_HELP = (
-    "Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one "
-    "database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every "
-    "db_id's tables (BIRD's own PostgreSQL and MySQL releases: 'postgresql://user@host/bird'); password from "
-    "PGPASSWORD, MYSQL_PWD or ?password_env=NAME. Default: jury.toml's [databases]."
-)
-PRIVILEGED_HELP = (
-    "Execute on an engine through a login that can do more than read the benchmark's tables (a superuser, "
-    "FILE, SUPER, ...), which is refused by default; recorded in the outputs' provenance. "
-    "Default: jury.toml's [engines] allow_privileged_login."
-)
-
-
-COMPARATOR_HELP = (
-    "Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's values), "
-    "bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2."
-)
-# the options several commands declare alike: name -> (default, flags, help); `option(name)` declares one
-_SHARED: dict[str, tuple] = {
-    "gold": (None, (), "Gold file (BIRD dev.json). Default: jury.toml's gold."),
-    "db_root": (None, (), "Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."),
-    "db": ([], ("--db",), DB_HELP),
-    "db_url": (None, ("--db-url",), DB_URL_HELP),
-    "allow_privileged_login": (False, ("--allow-privileged-login",), PRIVILEGED_HELP),
-    "comparator": (None, (), COMPARATOR_HELP),
-    "near_miss": (None, (), "Overlap at or above which a mismatch is a near miss (default 0.5)."),
-    "timeout": (None, (), "Per-query timeout in seconds (default 30, as BIRD)."),
-    "row_cap": (None, (), "Rows kept per result (default 100000); beyond it only count and hash."),
-    "workers": (None, (), "Parallel execution processes (default: CPU count)."),
-    "executor": (None, ("--executor",), EXECUTOR_HELP),
-    "ray_address": (None, ("--ray-address",), RAY_ADDRESS_HELP),
-    "casefold": (False, (), "Compare strings case-insensitively (off by default)."),
-    "float_digits": (None, (), "Round every number (ints too) to N significant digits before comparing (off by default)."),
-    "missing": (None, ("--missing",), MISSING_HELP),
-    "gold_errors": (None, ("--gold-errors",), GOLD_ERRORS_HELP),
-    "positions_from": (None, ("--positions-from",), POSITIONS_HELP),
-    "store": (None, (), "Store file (default .jury/store.db beside jury.toml or in the cwd)."),
-    "allow_superseded": (
-        False,
-        ("--allow-superseded",),
-        "Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default).",
-    ),
-    "fmt": ("table", ("--format", "-f"), FORMAT_HELP),
-    "output": (None, ("-o", "--output"), "Write the report to this file instead of stdout."),
-}
 
 
 def option(name: str, help: str | None = None):
-    """The declaration of an option several commands share (``help``: this command's own text)."""
-    default, flags, shared_help = _SHARED[name]
-    return typer.Option(default, *flags, help=help or shared_help, writable=name == "output")
+    """The declaration of an option several commands share, a field of one of the shared groups
+    (jury.options.groups; ``help``: this command's own text instead of the field's description)."""
+    from jury.options.command import typer_option
+    from jury.options.groups import SHARED
+
+    (field,) = [group.model_fields[name] for group in SHARED if name in group.model_fields]
+    return typer_option(name, field, help=help)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

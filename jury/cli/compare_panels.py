@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import FORMAT_HELP, check_format, emit, handle_errors, table_width
+from jury.cli.common import check_format, emit, handle_errors, option, table_width
 
 
 @handle_errors
@@ -16,7 +16,7 @@ def compare_panels(
     resamples: int = typer.Option(2000, min=0, help="Bootstrap resamples of the records per kappa interval (0: none)."),
     seed: int = typer.Option(0, help="The bootstrap's seed."),
     confidence: float = typer.Option(0.95, min=0.5, max=0.999, help="Nominal coverage of every interval."),
-    fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
+    fmt: str = option("fmt"),
     output: Path | None = typer.Option(
         None, "-o", "--output", writable=True, help="Write the comparison to this file instead of stdout."
     ),

@@ -1,102 +1,55 @@
-"""`jury score`: strict execution match per model, with every comparator side by side."""
+"""`jury score`: strict execution match per model, with every comparator side by side.
+
+The command is generated from ScoreCommand (jury.options.command): jury.score's options
+(jury.options.score.ScoreOptions), then how the result is shown and what is written beside it."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Annotated
 
 import typer
+from pydantic import Field
 
-from jury.cli.common import RUNS_HELP, check_format, emit, handle_errors, job_options, option, progress_bar, table_width
-from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
+from jury.cli.common import RUNS_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.options import Flag, Options
+from jury.options.command import command
+from jury.options.groups import Output
+from jury.options.score import ScoreOptions
 
 
-@handle_errors
-def score(
-    ctx: typer.Context,
-    runs: list[Path] = typer.Argument(..., help=RUNS_HELP),
-    gold: Path | None = option("gold"),
-    db_root: Path | None = option("db_root"),
-    db: list[str] = option("db"),
-    db_url: str | None = option("db_url"),
-    allow_privileged_login: bool = option("allow_privileged_login"),
-    comparator: str | None = option("comparator"),
-    near_miss: float | None = option("near_miss"),
-    timeout: float | None = option("timeout"),
-    row_cap: int | None = option("row_cap"),
-    workers: int | None = option("workers"),
-    executor: str | None = option("executor"),
-    ray_address: str | None = option("ray_address"),
-    casefold: bool = option("casefold"),
-    float_digits: int | None = option("float_digits"),
-    fmt: str = option("fmt"),
-    output: Path | None = option("output"),
-    per_question: Path | None = typer.Option(None, writable=True, help="Also write one JSONL line per (model, question) here."),
-    audit: Path | None = typer.Option(None, help="Locked audit file: adds the gold-clean column (flagged questions removed)."),
-    verdicts: list[Path] = typer.Option(
-        [], "--verdicts", help="Locked adjudication file(s): adds the adjudicated column (repeatable)."
-    ),
-    store: Path | None = option("store"),
-    wide: bool = typer.Option(
-        False,
-        "--wide",
-        help="Table and md: also show the routing accuracy (shown anyway when a model misrouted), the routed count and "
-        "every other comparator's accuracy (rank); csv and json always hold every column.",
-    ),
-    allow_superseded: bool = option("allow_superseded"),
-    efficiency: bool = typer.Option(
-        False,
-        "--efficiency",
-        help="Time every matched pair: BIRD's VES and R-VES, Spider 2.0-AIFunc's t_pred/t_gold and faster share.",
-    ),
-    repeats: int = typer.Option(
-        DEFAULT_EFFICIENCY_REPEATS,
-        "--repeats",
-        min=1,
-        help="--efficiency: timed runs of each side of a matched pair (default 100, as BIRD's script); "
-        "BIRD's 3-sigma outlier rule can drop nothing at 10 or fewer. Timings only: not `adjudicate --repeats` "
-        "(a panel asked again).",
-    ),
-    function_set: str | None = typer.Option(
-        None, "--function-set", help="Function-set accuracy over names matching this glob (AI_*) or re:REGEX, case-insensitive."
-    ),
-    dialect: str = typer.Option("sqlite", "--dialect", help="--function-set: the SQL dialect sqlglot parses (default sqlite)."),
-    review: Path | None = typer.Option(
-        None, "--review", help="Locked review file (`jury review lock`): people's decisions take precedence over the jury's."
-    ),
-    soft_f1: bool = typer.Option(
-        False,
-        "--soft-f1",
-        help="BIRD mini-dev's Soft-F1 per model (its evaluation_f1.py: rows matched by position after dropping "
-        "duplicates, a partial credit per value; errors score 0), beside strict.",
-    ),
-    missing: str | None = option("missing"),
-    gold_errors: str | None = option("gold_errors"),
-    positions_from: Path | None = option("positions_from"),
-    timeout_retries: int = typer.Option(
-        0,
-        "--timeout-retries",
-        help="Run a prediction that times out again, up to N times, before it counts as a timeout "
-        "(Spider 2.0-AIFunc retries transient failures; recorded in the JSON and CSV).",
-    ),
-    same_window: bool = typer.Option(
-        False,
-        "--same-window",
-        help="Reuse nothing from the store: every gold and prediction is executed in this run, so the two sides of a "
-        "pair come from one time window (results that drift: AI functions calling models).",
-    ),
-    error_sample: Path | None = typer.Option(
-        None,
-        "--error-sample",
-        writable=True,
-        help="Also write Spider 2.0-AIFunc's stratified error-analysis sample here (JSONL, one question a line, "
-        "for taxonomy labelling): questions stratified by which --group solves them, --per-stratum drawn from each.",
-    ),
-    group: list[str] = typer.Option(
-        [], "--group", help="--error-sample: a model group, NAME=MODEL[,MODEL...] (repeatable; e.g. strong=a,b weak=c)."
-    ),
-    per_stratum: int = typer.Option(10, "--per-stratum", min=1, help="--error-sample: questions drawn per stratum."),
-    seed: int = typer.Option(0, "--seed", help="--error-sample: the draw's seed (same seed, same sample)."),
-) -> None:
+class Shown(Output):
+    """How `jury score` shows the score, and the per-question lines it writes beside it."""
+
+    per_question: Annotated[Path | None, Flag(writable=True)] = None
+    """Also write one JSONL line per (model, question) here."""
+    wide: bool = False
+    """Table and md: also show the routing accuracy (shown anyway when a model misrouted), the routed
+    count and every other comparator's accuracy (rank); csv and json always hold every column."""
+
+
+class ErrorSample(Options):
+    """`jury score --error-sample`: jury.error_sample's draw on the score, written beside it."""
+
+    error_sample: Annotated[Path | None, Flag(writable=True)] = None
+    """Also write Spider 2.0-AIFunc's stratified error-analysis sample here (JSONL, one question a
+    line, for taxonomy labelling): questions stratified by which --group solves them, --per-stratum
+    drawn from each."""
+    group: list[str] = []
+    """--error-sample: a model group, NAME=MODEL[,MODEL...] (repeatable; e.g. strong=a,b weak=c)."""
+    per_stratum: int = Field(10, ge=1)
+    """--error-sample: questions drawn per stratum."""
+    seed: int = 0
+    """--error-sample: the draw's seed (same seed, same sample)."""
+
+
+# pydantic orders the fields of the bases last base first: jury.score's options come first
+class ScoreCommand(ErrorSample, Shown, ScoreOptions):
+    """Every option of `jury score`."""
+
+
+def run(runs: list[Path], o: ScoreCommand) -> None:
     """Execute every model's SQL and the gold SQL and score strict execution match.
 
     Accuracy is over the questions each model routed to the right database, with a
@@ -107,26 +60,29 @@ def score(
     """
     from jury.api.score import score as run_score
 
-    check_format(fmt)
-    shown = ("fmt", "output", "per_question", "wide")  # how the result is shown, not what is scored
-    drawn = ("error_sample", "group", "per_stratum", "seed")  # jury.error_sample's, drawn after the score
-    if (error_sample is None) != (not group):
+    check_format(o.fmt)
+    if (o.error_sample is None) != (not o.group):
         from jury.errors import InputError
 
         raise InputError("--error-sample and --group go together: the sample's strata are the groups' successes")
-    if group:
+    if o.group:
         from jury.compare.error_strata import parse_groups
 
-        parse_groups(group)  # the form, before any work (the models once the runs are read)
-    options = job_options(ctx, *shown, *drawn)
-    result = run_score(**options, progress=progress_bar, outputs=[output, per_question, error_sample])
+        parse_groups(o.group)  # the form, before any work (the models once the runs are read)
+    result = run_score(runs, o, progress=progress_bar, outputs=[o.output, o.per_question, o.error_sample])
     typer.echo("".join(f"{note}\n" for note in result.notes), err=True, nl=False)
-    if per_question is not None:
-        emit(result.per_question_jsonl(), per_question)
-    if error_sample is not None:
+    if o.per_question is not None:
+        emit(result.per_question_jsonl(), o.per_question)
+    if o.error_sample is not None:
         from jury.api.error_sample import error_sample as draw
 
-        sample = draw(result, group=group, per_stratum=per_stratum, seed=seed)
-        sample.write(error_sample)
-        typer.echo(f"{sample.summary()}; written to {error_sample}", err=True)
-    emit(result.render(fmt, width=table_width(output), wide=wide), output)
+        sample = draw(result, group=o.group, per_stratum=o.per_stratum, seed=o.seed)
+        sample.write(o.error_sample)
+        typer.echo(f"{sample.summary()}; written to {o.error_sample}", err=True)
+    emit(result.render(o.fmt, width=table_width(o.output), wide=o.wide), o.output)
+
+
+RUNS = inspect.Parameter(
+    "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=RUNS_HELP), annotation=list[Path]
+)
+score = handle_errors(command(ScoreCommand, run, arguments=[RUNS]))

@@ -1,0 +1,101 @@
+"""The groups of options several jobs share: the databases, the evaluation settings, the store
+and the output. A job's model inherits the groups it takes (jury.options.score)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from jury.options import Flag, OneOrMany, Options
+
+
+class Databases(Options):
+    """Which gold and which databases a job executes on."""
+
+    gold: Path | None = None
+    """Gold file (BIRD dev.json). Default: jury.toml's gold."""
+    db_root: Path | None = None
+    """Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."""
+    db: OneOrMany[str] = []
+    """Only the questions of this db_id (repeatable): score the databases you have of a gold naming
+    others (BIRD's full dev.json with superhero alone: --db superhero)."""
+    db_url: str | None = None
+    """Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one
+    database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every
+    db_id's tables (BIRD's own PostgreSQL and MySQL releases: 'postgresql://user@host/bird'); password
+    from PGPASSWORD, MYSQL_PWD or ?password_env=NAME. Default: jury.toml's [databases]."""
+    allow_privileged_login: bool = False
+    """Execute on an engine through a login that can do more than read the benchmark's tables (a
+    superuser, FILE, SUPER, ...), which is refused by default; recorded in the outputs' provenance.
+    Default: jury.toml's [engines] allow_privileged_login."""
+
+
+class Evaluation(Options):
+    """How answers are executed and compared (default: jury.toml's, else the built-in defaults)."""
+
+    comparator: str | None = None
+    """Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's
+    values), bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2."""
+    near_miss: float | None = None
+    """Overlap at or above which a mismatch is a near miss (default 0.5)."""
+    timeout: float | None = None
+    """Per-query timeout in seconds (default 30, as BIRD)."""
+    row_cap: int | None = None
+    """Rows kept per result (default 100000); beyond it only count and hash."""
+    workers: int | None = None
+    """Parallel execution processes (default: CPU count)."""
+    executor: str | None = None
+    """Where executions run: local (a process pool, default) or ray (Ray tasks; pip install
+    'jury-sql[ray]')."""
+    ray_address: str | None = None
+    """--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of
+    --workers CPUs)."""
+    casefold: Annotated[bool, Flag(negatable=True)] = False
+    """Compare strings case-insensitively (off by default)."""
+    float_digits: int | None = None
+    """Round every number (ints too) to N significant digits before comparing (off by default)."""
+
+
+class Coverage(Options):
+    """What questions without a usable answer count as, and where published prediction files' positions point."""
+
+    missing: str | None = None
+    """What a gold question without a usable answer (absent, not a string, empty; any file kind)
+    counts as: exclude (left out of that model's denominators, the default) or fail (a wrong answer,
+    BIRD's rule). Default: jury.toml's missing. Every output shows each model's coverage; a warning
+    names the models below it and how many the rule left out or counted wrong, by cause."""
+    gold_errors: str | None = None
+    """What a question whose gold query fails (an error or a timeout) counts as: exclude (left out of
+    every denominator, the default) or fail (a wrong answer for every model, BIRD's rule: its scripts
+    score such a row 0). Default: jury.toml's gold_errors. Every output names the failing gold queries."""
+    positions_from: Path | None = None
+    """The gold file a prediction file given as a run indexes by position (BIRD's predict_dev.json, a
+    one-SQL-per-line .txt or .sql; BIRD's full dev.json for the published ones), when it is not the
+    gold file. Default: jury.toml's positions_from, else the gold file."""
+
+
+class Store(Options):
+    """The store every execution and vote is cached in."""
+
+    store: Path | None = None
+    """Store file (default .jury/store.db beside jury.toml or in the cwd)."""
+
+
+class Superseded(Options):
+    """Whether locked verdict files a newer one supersedes may be used."""
+
+    allow_superseded: bool = False
+    """Use --audit/--verdicts files that a newer file in their folder supersedes (refused by default)."""
+
+
+class Output(Options):
+    """How a command shows its result (the command line's own: the library returns the result)."""
+
+    fmt: Annotated[str, Flag(flags=("--format", "-f"))] = "table"
+    """Output format: table, csv, json or md."""
+    output: Annotated[Path | None, Flag(flags=("-o", "--output"), writable=True)] = None
+    """Write the report to this file instead of stdout."""
+
+
+# the groups whose options commands not generated from a model yet declare one by one (jury.cli.common.option)
+SHARED: tuple[type[Options], ...] = (Databases, Evaluation, Coverage, Store, Superseded, Output)

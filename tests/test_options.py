@@ -1,0 +1,169 @@
+"""Each job's options are declared once, in its options model (jury.options, issue 45): the
+command is generated from the model, the library function takes the model or its fields as
+keyword arguments, and --help prints each field's description.
+
+The walk over every command fails on a command option declared by hand that duplicates a field
+of its job's model; the commands not generated from a model yet are listed in NOT_YET (the list
+may only shrink: a command converted must leave it)."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import typer
+from pydantic import Field
+from typer.testing import CliRunner
+
+import jury
+from jury.cli import COMMANDS, app
+from jury.options import Flag, OneOrMany, Options, description
+from jury.options.command import MODEL_ATTRIBUTE, command
+from jury.options.score import ScoreOptions
+
+runner = CliRunner()
+
+# the commands whose options are still declared one by one (typer.Option in the signature)
+NOT_YET = {
+    "adjudicate", "audit-gold", "batch", "calibrate", "check-gold", "compare-panels", "db", "import", "labels",
+    "local-juror", "reaudit", "report", "review", "store", "suites", "verify",
+}  # fmt: skip
+
+
+def command_functions() -> dict[str, object]:
+    """{"score": its function, "store merge": ..., ...}: every command of `jury`, groups' included."""
+    found: dict[str, object] = {}
+    for name, (module, attr, group) in COMMANDS.items():
+        target = getattr(import_module(f"jury.cli.{module}"), attr)
+        if not group:
+            found[name] = target
+            continue
+        for info in target.registered_commands:
+            found[f"{name} {info.name or info.callback.__name__.replace('_', '-')}"] = info.callback
+    return found
+
+
+def click_command(path: str):
+    cmd = typer.main.get_command(app)
+    for word in path.split():
+        cmd = cmd.commands[word]
+    return cmd
+
+
+def test_every_command_is_generated_from_its_model_but_the_ones_not_yet():
+    functions = command_functions()
+    generated = {path.split()[0] for path, fn in functions.items() if hasattr(fn, MODEL_ATTRIBUTE)}
+    assert "score" in generated
+    assert generated.isdisjoint(NOT_YET), f"converted, so no longer NOT_YET: {sorted(generated & NOT_YET)}"
+    assert {path.split()[0] for path in functions} - generated == NOT_YET
+
+
+@pytest.mark.parametrize("path", sorted(p for p, fn in command_functions().items() if hasattr(fn, MODEL_ATTRIBUTE)))
+def test_no_option_declared_by_hand_duplicates_a_field_and_every_field_is_an_option(path):
+    model = getattr(command_functions()[path], MODEL_ATTRIBUTE)
+    params = {p.name: p for p in click_command(path).params}
+    fields = model.model_fields
+    field_flags = {flag for name in fields if name in params for flag in params[name].opts}
+    by_hand = [p for name, p in params.items() if name not in fields]
+    for p in by_hand:  # declared beside the model (the command's arguments): none duplicates a field
+        spelled = {p.name, p.name.replace("_", "-"), *(o.lstrip("-").replace("-", "_") for o in p.opts)}
+        assert not spelled & set(fields), f"jury {path}: {p.opts} declared by hand duplicates a field of {model.__name__}"
+        assert not set(p.opts) & field_flags, f"jury {path}: {p.opts} declared by hand reuses a field's flag"
+    for name, field in fields.items():
+        assert name in params, f"jury {path}: {model.__name__}.{name} is no option"
+        assert params[name].help == description(field), (path, name)
+    assert [name for name in params if name in fields] == list(fields)  # the model's order
+
+
+def test_every_field_of_score_options_is_an_option_of_jury_score_with_its_description():
+    params = {p.name: p for p in click_command("score").params}
+    for name, field in ScoreOptions.model_fields.items():
+        assert params[name].help == description(field) != "", name
+        default = field.get_default(call_default_factory=True)
+        assert params[name].default == default or (default == [] and params[name].default in (None, [], ())), name
+
+
+def test_the_shared_options_of_commands_not_generated_yet_read_the_groups_descriptions():
+    from jury.options.groups import Databases
+
+    params = {p.name: p for p in click_command("report").params}
+    assert params["db_url"].help == description(Databases.model_fields["db_url"])
+    assert "{db_id}" in params["db_url"].help and "\n" not in params["db_url"].help
+
+
+# ------------------------------------------------------------------ the mechanism on a model of its own
+
+
+class Toy(Options):
+    name: str = "x"
+    """A name."""
+    count: int = Field(2, ge=1, le=5)
+    """How many."""
+    tag: OneOrMany[str] = []
+    """A tag (repeatable)."""
+    out: Annotated[Path | None, Flag(flags=("-o", "--out"), writable=True)] = None
+    """Where to write."""
+    loud: bool = False
+    """Shout."""
+    fold: Annotated[bool, Flag(negatable=True)] = True
+    """Fold case."""
+
+
+def toy_app(seen: list) -> typer.Typer:
+    def run(src: str, o: Toy) -> None:
+        """Run the toy."""
+        seen.append((src, o))
+
+    built = typer.Typer(rich_markup_mode=None)
+    built.command("toy")(command(Toy, run, arguments=[inspect.Parameter("src", 1, default=typer.Argument(...), annotation=str)]))
+    built.command("other")(lambda: None)  # two commands: `toy` is a subcommand
+    return built
+
+
+def test_a_generated_command_parses_every_field_into_the_model():
+    seen: list = []
+    result = runner.invoke(
+        toy_app(seen), ["toy", "in", "--name", "n", "--count", "3", "--tag", "a", "--tag", "b", "-o", "f", "--loud", "--no-fold"]
+    )
+    assert result.exit_code == 0, result.output
+    assert seen == [("in", Toy(name="n", count=3, tag=["a", "b"], out=Path("f"), loud=True, fold=False))]
+    assert runner.invoke(toy_app(seen), ["toy", "in"]).exit_code == 0 and seen[-1] == ("in", Toy())
+
+
+def test_a_generated_command_has_the_fields_help_limits_and_flags():
+    shown = runner.invoke(toy_app([]), ["toy", "--help"], env={"COLUMNS": "200", "TYPER_USE_RICH": "0"}).output
+    assert "Run the toy." in shown and "How many." in shown and "1<=x<=5" in shown
+    assert "-o, --out" in shown and "--fold / --no-fold" in shown and "--no-loud" not in shown
+    assert runner.invoke(toy_app([]), ["toy", "in", "--count", "9"]).exit_code == 2
+
+
+# ------------------------------------------------------------------ the library takes the model or its fields
+
+
+def test_score_takes_the_options_model_or_its_fields_alike(example_store, monkeypatch):
+    from tests.support.helpers import EXAMPLE
+
+    monkeypatch.chdir(EXAMPLE)
+    by_keyword = jury.score("run.jsonl", store=example_store, comparator="bird")
+    by_model = jury.score("run.jsonl", jury.ScoreOptions(store=example_store, comparator="bird"))
+    overridden = jury.score("run.jsonl", jury.ScoreOptions(store=example_store), comparator="bird")
+    assert by_keyword.to_json() == by_model.to_json() == overridden.to_json()
+
+
+def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"score\(\) got an unexpected keyword argument 'gold_file'"):
+        jury.score("run.jsonl", gold_file="dev.json")
+    with pytest.raises(jury.InputError, match=r"^repeats must be at least 1, got 0$"):
+        jury.score("run.jsonl", repeats=0)
+    with pytest.raises(jury.InputError, match=r"^timeout: .*, got 'soon'$"):
+        jury.score("run.jsonl", timeout="soon")
+
+
+def test_the_options_models_load_without_typer():
+    code = "import sys, jury.options.score; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
