@@ -140,6 +140,25 @@ def test_each_model_gets_the_gold_clean_jury_column_beside_the_published_one(sim
     assert "gold_clean_jury_low" in csv[0].split(",") and "expected_flag_changes" in csv[0].split(",")
 
 
+def test_the_site_lists_the_queries_whose_latent_flag_differs_with_their_votes(simulated):
+    from jury.results.site_front import resolve
+    from jury.results.site_uncertainty import uncertainty_section
+
+    _truth, votes, _doc, rep = simulated
+    data = rep.model_dump(mode="json")
+    section = uncertainty_section(data, rep, {"A": "a"}, {q: f"q{q}" for q in range(1, 401)})
+    assert section is not None and section["rows"] == []  # no adjudication file
+    (row,) = section["gold_rows"]
+    assert row["changes"]["path"] == "/models/0/gold_clean_jury/expected_flag_changes"
+    (f,) = section["audit_files"]
+    (fit,) = rep.audit_uncertainty.files
+    assert [d["question_id"] for d in f["differs"]] == [str(d.question_id) for d in fit.differs]
+    for d in f["differs"]:
+        row = votes[int(d["question_id"]) - 1]
+        assert d["votes"] == list(row.items()) and d["page"] == f"questions/q{d['question_id']}.html"
+        assert json.loads(d["posterior"]["value"]) == resolve(data, d["posterior"]["path"])
+
+
 def test_a_fit_of_one_auditor_or_of_too_few_queries_is_refused_in_one_line():
     """One juror: its errors cannot be told from the class. Two jurors on 9 queries: fewer
     than the 10 with two votes a fit needs. Either way the published flags are kept, so the
