@@ -133,6 +133,22 @@ def test_front_page_numbers_equal_the_json_report(built):
     assert json.loads((built["site"] / "report.json").read_text()) == report
 
 
+def test_the_uncertainty_section_shows_the_audit_fit_and_the_gold_clean_interval(built):
+    """With an audit the section has the gold-clean column's rows (every number at its pointer:
+    test_front_page_numbers_equal_the_json_report checks their values) and the audit fit's line."""
+    from html import unescape
+
+    page = (built["site"] / "index.html").read_text(encoding="utf-8")
+    section = unescape(page.split('<section id="uncertainty">', 1)[1].split("</section>", 1)[0])
+    pointers = set(re.findall(r'data-json="([^"]+)"', section))
+    for i, _m in enumerate(built["report"]["models"]):
+        for key in ("expected", "low", "high", "expected_flag_changes"):
+            assert f"/models/{i}/gold_clean_jury/{key}" in pointers
+    assert "gold-clean (published)" in section
+    (f,) = built["report"]["audit_uncertainty"]["files"]
+    assert f"latent-class fit of {f['path']}" in section
+
+
 def test_every_count_links_to_a_page_listing_exactly_what_it_counts(built):
     site = built["site"]
     front = Page((site / "index.html").read_text(encoding="utf-8"))

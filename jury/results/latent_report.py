@@ -37,8 +37,8 @@ A fit is refused, and the file's verdicts are kept as published (certain, in the
 when fewer than two jurors voted (a single juror's errors cannot be told from the class), when
 fewer than :data:`MIN_RECORDS` records have two votes or more (the confusion matrices would be
 mostly the smoothing prior) or when it did not converge (its estimates are where the iterations
-stopped). The gold-clean column's questions + jury interval (an audit fit)
-is not computed here.
+stopped). The gold-clean column's questions + jury interval, from a fit of each audit file, is
+:mod:`jury.results.audit_fit_report`'s.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ from jury.stats.latent import LatentClassFit, dawid_skene, sample_classes
 from jury.stats.uncertainty import (
     METHOD,
     ClassDraws,
+    JuryInterval,
     ModelRecords,
+    RankInterval,
     jury_bootstrap,
     jury_intervals,
     jury_ranks,
@@ -68,7 +70,7 @@ from jury.vocab import CATEGORIES, CREDITED_VERDICTS, JURY_ELIGIBLE, Outcome
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import PairResult
-    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord
+    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord, AuditRecord
 
 RESAMPLES = 2000
 """Resamples of the questions + jury bootstrap."""
@@ -84,25 +86,35 @@ _CLASS = {str(c): i for i, c in enumerate(CATEGORIES)}
 
 
 @dataclass
-class _File:
-    """One adjudication file's records, votes and fit (None when refused)."""
+class VoteFit:
+    """A verdict file's votes (:func:`vote_arrays`) and their fit (None when refused, with why)."""
 
-    path: str
-    doc: AdjudicationFile
-    records: list[AdjudicationRecord]
     items: np.ndarray
     jurors: np.ndarray
     labels: np.ndarray
     names: list[str]
     fit: LatentClassFit | None
     refused: str | None
-    dependence: DependenceCheck | None = None
+    dependence: DependenceCheck | None
+
+
+@dataclass
+class _File(VoteFit):
+    """One adjudication file's records, votes and fit (None when refused)."""
+
+    path: str
+    doc: AdjudicationFile
+    records: list[AdjudicationRecord]
     known: np.ndarray | None = None  # per record: the class people gave it (-1: none), the fit's anchors
     people_check: PeopleCheck | None = None  # the dependence check on the records people labelled
 
 
-def _votes(records: Sequence[AdjudicationRecord]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """(items, jurors, labels, juror names): one entry per vote, label -1 when it does not count."""
+def vote_arrays(
+    records: Sequence[AdjudicationRecord | AuditRecord], classes: Mapping[str, int] = _CLASS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """(items, jurors, labels, juror names) of the records' votes (repeat 0's, ``votes``): one
+    entry per vote, its label the class index ``classes`` gives its effective category, -1 when
+    it does not count."""
     names: dict[str, int] = {}
     items: list[int] = []
     jurors: list[int] = []
@@ -113,7 +125,7 @@ def _votes(records: Sequence[AdjudicationRecord]) -> tuple[np.ndarray, np.ndarra
             cat = effective_category(v)
             items.append(i)
             jurors.append(j)
-            labels.append(_CLASS.get(cat, -1) if cat is not None else -1)
+            labels.append(classes.get(cat, -1) if cat is not None else -1)
     return (
         np.array(items, dtype=np.int64),
         np.array(jurors, dtype=np.int64),
@@ -122,7 +134,9 @@ def _votes(records: Sequence[AdjudicationRecord]) -> tuple[np.ndarray, np.ndarra
     )
 
 
-def _refusal(items: np.ndarray, jurors: np.ndarray, labels: np.ndarray) -> str | None:
+def fit_refusal(items: np.ndarray, jurors: np.ndarray, labels: np.ndarray) -> str | None:
+    """Why a fit of these votes is refused (None: it is not): fewer than two jurors voted, or
+    fewer than :data:`MIN_RECORDS` items have two counted votes or more."""
     counted = labels >= 0
     voters = np.unique(jurors[counted]).size
     if voters < 2:
@@ -140,23 +154,35 @@ def _fit_file(
     """One file's fit; ``people``: (model, question id) -> the category people gave a record
     (--review), clamped in the fit as an anchor (jury.stats.latent's semi-supervised fit)."""
     records = [r for r in doc.records if not r.review_pass]
-    items, jurors, labels, names = _votes(records)
     known = np.array([_CLASS.get(str((people or {}).get((r.model, r.question_id))), -1) for r in records], dtype=np.int64)
-    refused = _refusal(items, jurors, labels)
-    fit = None
-    dependence = None
+    votes = fit_votes(records, _CLASS, seed=seed, resamples=resamples, known=known)
+    checked = None
+    if votes.fit is not None and (known >= 0).any():
+        checked = people_check(votes.fit.confusion, votes.items, votes.jurors, votes.labels, known, _verdict_of(records))
+    return _File(**vars(votes), path=path, doc=doc, records=records, known=known, people_check=checked)
+
+
+def fit_votes(
+    records: Sequence[AdjudicationRecord | AuditRecord],
+    classes: Mapping[str, int],
+    *,
+    seed: int,
+    resamples: int,
+    known: np.ndarray | None = None,
+) -> VoteFit:
+    """The records' votes (classes: category -> class index) and their Dawid–Skene fit with its
+    dependence check (``resamples`` resamples, ``seed``), unless :func:`fit_refusal` refuses it;
+    ``known``: per record a class people gave (-1: none), clamped in the fit."""
+    items, jurors, labels, names = vote_arrays(records, classes)
+    refused = fit_refusal(items, jurors, labels)
+    fit, dependence = None, None
     if refused is None:
-        fit = dawid_skene(
-            items, jurors, labels, n_classes=len(CATEGORIES), n_items=len(records), n_jurors=len(names), known=known
-        )
+        fit = dawid_skene(items, jurors, labels, n_classes=len(classes), n_items=len(records), n_jurors=len(names), known=known)
         if not fit.converged:  # its estimates are wherever the iterations stopped: not reported
             refused, fit = f"the fit did not converge in {fit.iterations} iterations", None
     if fit is not None:
         dependence = dependence_check(fit, items, jurors, labels, resamples=resamples, seed=seed)
-    checked = None
-    if fit is not None and (known >= 0).any():
-        checked = people_check(fit.confusion, items, jurors, labels, known, condition=_verdict_of(records))
-    return _File(path, doc, records, items, jurors, labels, names, fit, refused, dependence, known, checked)
+    return VoteFit(items, jurors, labels, names, fit, refused, dependence)
 
 
 def _verdict_of(records: Sequence[AdjudicationRecord]) -> Callable[[int, tuple[int, ...]], str]:
@@ -173,8 +199,8 @@ def _verdict_of(records: Sequence[AdjudicationRecord]) -> Callable[[int, tuple[i
     return verdict
 
 
-def _dependence_section(f: _File) -> dict[str, Any] | None:
-    d = f.dependence
+def dependence_section(d: DependenceCheck | None, names: Sequence[str]) -> dict[str, Any] | None:
+    """The report's ``dependence`` of a fit (JurorDependence), jurors by name."""
     if d is None:
         return None
     return {
@@ -184,10 +210,10 @@ def _dependence_section(f: _File) -> dict[str, Any] | None:
         "alpha": ALPHA,
         "statistic": d.statistic,
         "p_value": d.p_value,
-        "largest": None if d.largest is None else [f.names[d.largest.a], f.names[d.largest.b]],
+        "largest": None if d.largest is None else [names[d.largest.a], names[d.largest.b]],
         "pairs": [
             {
-                "jurors": [f.names[p.a], f.names[p.b]],
+                "jurors": [names[p.a], names[p.b]],
                 "common": p.common,
                 "observed": p.observed,
                 "expected": p.expected,
@@ -197,6 +223,24 @@ def _dependence_section(f: _File) -> dict[str, Any] | None:
             for p in d.pairs
         ],
     }
+
+
+def juror_fits(fit: LatentClassFit, names: Sequence[str]) -> list[dict[str, Any]]:
+    """The report's ``jurors`` of a fit (JurorFit): votes used, accuracy and confusion matrix."""
+    return [
+        {
+            "juror": name,
+            "votes": int(fit.votes_per_juror[j]),
+            "accuracy": float(fit.accuracy[j]),
+            "confusion": [[float(x) for x in row] for row in fit.confusion[j]],
+        }
+        for j, name in enumerate(names)
+    ]
+
+
+def cast_votes(r: AdjudicationRecord | AuditRecord) -> list[dict[str, Any]]:
+    """A record's votes as the report lists them (LatentVote): juror and effective category."""
+    return [{"juror": v.juror, "category": effective_category(v)} for v in r.votes]
 
 
 def _published(r: AdjudicationRecord) -> int:
@@ -218,7 +262,7 @@ def _differs(f: _File) -> list[dict[str, Any]]:
                 "published": str(r.verdict),
                 "latent": str(CATEGORIES[int(fit.verdict[i])]),
                 "posterior": {str(c): float(p) for c, p in zip(CATEGORIES, fit.posterior[i])},
-                "votes": [{"juror": v.juror, "category": effective_category(v)} for v in r.votes],
+                "votes": cast_votes(r),
             }
         )
     return out
@@ -246,20 +290,12 @@ def _file_section(f: _File, draws: str | None) -> dict[str, Any]:
         "priors": [float(x) for x in fit.priors],
         "iterations": fit.iterations,
         "converged": fit.converged,
-        "jurors": [
-            {
-                "juror": name,
-                "votes": int(fit.votes_per_juror[j]),
-                "accuracy": float(fit.accuracy[j]),
-                "confusion": [[float(x) for x in row] for row in fit.confusion[j]],
-            }
-            for j, name in enumerate(f.names)
-        ],
+        "jurors": juror_fits(fit, f.names),
         "expected_changes": changes.expected,
         "expected_credit_changes": changes.expected_credit,
         "without_verdict": changes.without_verdict,
         "differs": differs,
-        "dependence": _dependence_section(f),
+        "dependence": dependence_section(f.dependence, f.names),
         "people_dependence": None
         if f.people_check is None
         else {
@@ -268,6 +304,38 @@ def _file_section(f: _File, draws: str | None) -> dict[str, Any]:
             "expected": f.people_check.expected,
             "p_value": f.people_check.p_value,
             "alpha": ALPHA,
+        },
+    }
+
+
+def bootstrap_settings(resamples: int, seed: int) -> dict[str, Any]:
+    """The settings of a questions + jury bootstrap and of the fits behind it, as the report states them."""
+    return {
+        "method": METHOD,
+        "resamples": resamples,
+        "seed": seed,
+        "confidence": CONFIDENCE,
+        "joint_below": JOINT_BELOW,
+        "min_records": MIN_RECORDS,
+        "dependence_method": DEPENDENCE_METHOD,
+    }
+
+
+def jury_cells(model: str, iv: JuryInterval, rank: RankInterval) -> dict[str, Any]:
+    """A model's expected value, questions + jury interval and rank under the same resamples
+    (its ``rank`` left None: the caller fills in the report's rank)."""
+    return {
+        "expected": iv.expected,
+        "low": iv.questions_jury.low,
+        "high": iv.questions_jury.high,
+        "degenerate_resamples": iv.questions_jury.degenerate,
+        "rank": {
+            "model": model,
+            "rank": None,
+            "low": rank.low,
+            "high": rank.high,
+            "probabilities": list(rank.probabilities),
+            "undefined_resamples": rank.undefined_resamples,
         },
     }
 
@@ -352,32 +420,11 @@ def adjudication_uncertainty(
     for i, m in enumerate(models):
         mine = [(mq, fr) for mq, fr in where.items() if mq[0] == i]
         changes = sum(abs(float(majority[mq]) - float(credit[mq])) for mq, _ in mine)
-        iv = intervals[i]
         per_model[m] = {
-            "expected": iv.expected,
-            "low": iv.questions_jury.low,
-            "high": iv.questions_jury.high,
-            "degenerate_resamples": iv.questions_jury.degenerate,
+            **jury_cells(m, intervals[i], ranks[i]),  # the rank's "rank": the report's adjudicated rank, build_report's
             "expected_credit_changes": changes,
             "records_fitted": len(mine),
             "records_published": int(jury[i].sum()) - len(mine),
-            "rank": {
-                "model": m,
-                "rank": None,  # the report's adjudicated rank: build_report fills it
-                "low": ranks[i].low,
-                "high": ranks[i].high,
-                "probabilities": list(ranks[i].probabilities),
-                "undefined_resamples": ranks[i].undefined_resamples,
-            },
         }
-    section = {
-        "method": METHOD,
-        "resamples": resamples,
-        "seed": seed,
-        "confidence": CONFIDENCE,
-        "joint_below": JOINT_BELOW,
-        "min_records": MIN_RECORDS,
-        "dependence_method": DEPENDENCE_METHOD,
-        "files": [_file_section(f, k) for f, k in zip(files, kinds)],
-    }
+    section = {**bootstrap_settings(resamples, seed), "files": [_file_section(f, k) for f, k in zip(files, kinds)]}
     return per_model, section

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from jury.errors import InputError
 from jury.results.agreement_report import agreement_sets
 from jury.results.aifunc_columns import execution_error_column
+from jury.results.audit_fit_report import audit_uncertainty
 from jury.results.columns import (
     adjudicated,
     adjudication_cost,
@@ -92,7 +93,8 @@ def build_report(
     VerdictFiles, or (path, VerdictFile) pairs (the report then names their paths). ``strength`` is the column the gold-defect share is correlated with;
     None picks adjudicated, else gold_clean, else strict, by which verdicts were given.
     ``rank_resamples`` (None: none) and ``seed``: the rank-stability bootstrap (jury.results.ranks);
-    ``seed`` also seeds the questions + jury bootstrap of the adjudicated column (jury.results.latent_report).
+    ``seed`` also seeds the questions + jury bootstrap of the adjudicated and gold-clean columns
+    (jury.results.latent_report, jury.results.audit_fit_report).
     ``review``: the review file whose decisions ``adj_docs`` carry (--review): each juror's
     agreement with people in the report's ``jurors`` (jury.results.juror_report).
     """
@@ -120,6 +122,14 @@ def build_report(
         for row in rows:
             row["adjudicated_jury"] = per_model[row["model"]]
             row["adjudicated_jury"]["rank"]["rank"] = row["adjudicated_rank"]
+    audit_fit = None
+    if audits:  # the gold-clean column with the jury's uncertainty (jury.results.audit_fit_report)
+        per_audit, audit_fit = audit_uncertainty(
+            ev.pairs, models, question_order(ev.pairs), list(zip(audit_paths, audits)), seed=seed
+        )
+        for row in rows:
+            row["gold_clean_jury"] = per_audit[row["model"]]
+            row["gold_clean_jury"]["rank"]["rank"] = row["gold_clean_rank"]
     settings = {
         **ev.settings.describe(),
         "strength": strength,
@@ -143,6 +153,7 @@ def build_report(
             "error_categories": category_counts(adj_docs),  # --taxonomy files only
             "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
             "adjudication_uncertainty": uncertainty,
+            "audit_uncertainty": audit_fit,
             "jurors": juror_sections(adj_docs, uncertainty, people_labels(review, adj_docs) if review is not None else None),
             "repeat_stability": repeat_stability(
                 ev.pairs, cols.index, adj_docs, audit_docs=list(zip(audit_paths, audits)), seed=seed

@@ -149,7 +149,16 @@ class ModelRank(_Model):
     undefined_resamples: int = Field(ge=0, description="Resamples holding none of the model's questions (left out).")
 
 
-class AdjudicatedJury(_Model):
+class _JuryColumn(_Model):
+    """A column's expected value under a latent-class fit and its questions + jury interval."""
+
+    expected: float | None = Field(description="The latent-class model's expected value on these questions; null when n = 0.")
+    low: float | None = Field(description="Questions + jury: 2.5th percentile of the bootstrap.")
+    high: float | None = Field(description="97.5th percentile.")
+    degenerate_resamples: int = Field(ge=0, description="Resamples holding none of the model's questions (left out).")
+
+
+class AdjudicatedJury(_JuryColumn):
     """The adjudicated column with the jury's uncertainty (jury.results.latent_report): the
     latent-class model's expected value and the questions + jury interval."""
 
@@ -158,8 +167,6 @@ class AdjudicatedJury(_Model):
         "latent-class posterior (the published verdict where its file's fit was refused); null when n = 0."
     )
     low: float | None = Field(description="Questions + jury: 2.5th percentile of the bootstrap (null when refused).")
-    high: float | None = Field(description="97.5th percentile.")
-    degenerate_resamples: int = Field(ge=0, description="Resamples holding none of the model's questions (left out).")
     expected_credit_changes: float = Field(
         ge=0,
         description="Expected number of its jury records whose credit is not the published rule's: sum |credited - P(credited)|.",
@@ -175,10 +182,33 @@ class AdjudicatedJury(_Model):
     )
 
 
+class GoldCleanJury(_JuryColumn):
+    """The gold-clean column with the jury's uncertainty (jury.results.audit_fit_report): the
+    latent-class model's expected value and the questions + jury interval."""
+
+    expected: float | None = Field(
+        description="Its matches weighted by P(valid) over its included questions weighted the same, P(valid) from the "
+        "audits' latent-class posteriors (the published flag where a file's fit was refused); null when n = 0."
+    )
+    expected_flag_changes: float = Field(
+        ge=0,
+        description="Expected number of its included questions whose flag is not the published one: sum |flagged - P(defective)|.",
+    )
+    questions_fitted: int = Field(ge=0, description="Its included questions an audit file whose fit was not refused audits.")
+    questions_published: int = Field(
+        ge=0,
+        description="Its included audited questions whose files' fits were all refused: their published flags are taken as certain.",
+    )
+    rank: ModelRank = Field(
+        description="Its gold-clean rank under the same resamples (rank: the report's gold-clean rank; low, high and "
+        "probabilities from the resamples)."
+    )
+
+
 class ModelRow(OmitUnused):
     """One model (run order). Ranks: 1 = best, ties share the best rank."""
 
-    _OPTIONAL = ("adjudicated_jury", "adjudicated_people")  # written only with adjudication files / a review sample
+    _OPTIONAL = ("gold_clean_jury", "adjudicated_jury", "adjudicated_people")  # only with audits / adjudications / a review
 
     model: str
     families: list[str]
@@ -233,6 +263,11 @@ class ModelRow(OmitUnused):
     mean_difficulty: float | None = Field(description="simple = 1, moderate = 2, challenging = 3; unknown skipped.")
     pass_review: PassReview | None = Field(None, description="--review-passes only: the review of its strict matches.")
     two_sided_adjudicated: TwoSided | None = Field(None, description="--review-passes only: adjudicated minus false passes.")
+    gold_clean_jury: GoldCleanJury | None = Field(
+        None,
+        description="With audit files only (absent otherwise): the expected gold-clean value and its questions + jury "
+        "interval (see audit_uncertainty).",
+    )
     adjudicated_jury: AdjudicatedJury | None = Field(
         None,
         description="With adjudication files only (absent otherwise): the expected adjudicated value and its questions + "
@@ -469,19 +504,69 @@ class LatentClassFile(_Model):
     )
 
 
-class AdjudicationUncertainty(_Model):
-    """The questions + jury bootstrap (jury.stats.uncertainty.jury_bootstrap) and the fits behind it."""
+class _JuryBootstrap(_Model):
+    """The settings of a questions + jury bootstrap (jury.stats.uncertainty.jury_bootstrap) and its fits."""
 
     method: str
     resamples: int = Field(ge=1)
     seed: int
     confidence: float
     joint_below: int = Field(
-        description="A file with fewer records gets joint parameter draws (jury.stats.latent.sample_classes)."
+        description="An adjudication file with fewer records (audit files with fewer records together) gets joint "
+        "parameter draws (jury.stats.latent.sample_classes)."
     )
     min_records: int = Field(description="A fit needs at least this many records with two votes or more, and two jurors.")
+
+
+class AdjudicationUncertainty(_JuryBootstrap):
+    """The questions + jury bootstrap (jury.stats.uncertainty.jury_bootstrap) and the fits behind it."""
+
     dependence_method: str | None = Field(None, description="How each file's jurors' dependence check is computed.")
     files: list[LatentClassFile] = Field(description="One per adjudication file, in verdict_files' order.")
+
+
+class AuditDiffers(_Model):
+    """A gold query whose latent-class (MAP) flag is not the published one."""
+
+    question_id: QuestionId
+    published: str = Field(description="The published flag's class: defective when flagged, else valid.")
+    decided: bool = Field(description="False when abstentions left the published rule without a majority either way.")
+    latent: str = Field(description="The latent-class model's most probable class.")
+    posterior: dict[str, float] = Field(description="Class -> its posterior probability.")
+    votes: list[LatentVote]
+
+
+class AuditClassFile(_Model):
+    """The Dawid-Skene fit of one audit file (jury.stats.latent.dawid_skene, smoothing 0.01, two classes)."""
+
+    path: str | None
+    content_sha256: str | None
+    records: int = Field(ge=0, description="Its records (gold queries).")
+    fitted: bool
+    refused: str | None = Field(description="Why the fit was refused (its published flags are then kept as certain).")
+    classes: list[str] = Field(description="The classes, in the order of priors and confusion rows and columns.")
+    priors: list[float] | None
+    iterations: int | None
+    converged: bool | None
+    jurors: list[JurorFit]
+    expected_changes: float | None = Field(
+        description="Expected number of its gold queries whose true class is not the published flag's."
+    )
+    differs: list[AuditDiffers] = Field(default=[], description="Gold queries whose latent-class flag is not the published one.")
+    dependence: JurorDependence | None = Field(
+        None, description="The check that the jurors err independently given the class, the interval's assumption."
+    )
+
+
+class AuditUncertainty(_JuryBootstrap):
+    """The gold-clean column's questions + jury bootstrap (jury.stats.uncertainty.jury_bootstrap) and the fits behind it."""
+
+    dependence_method: str = Field(description="How each file's jurors' dependence check is computed.")
+    draws: Literal["joint", "plug-in"] = Field(
+        description="How the bootstrap drew the flags: joint Gibbs draws of classes and parameters or independent draws "
+        "from the fitted posteriors."
+    )
+    files: list[AuditClassFile] = Field(description="One per audit file, in verdict_files' order.")
 
 
 class JurorRetest(_Model):
@@ -655,6 +740,7 @@ class ReportDocument(OmitUnused):
         "rank_stability",
         "corrected",
         "adjudication_uncertainty",
+        "audit_uncertainty",
         "repeat_stability",
         "jurors",
     )  # written only when present: reports without them are as before
@@ -687,6 +773,11 @@ class ReportDocument(OmitUnused):
         None,
         description="With adjudication files only (absent otherwise): the latent-class fit of each file and the questions + "
         "jury bootstrap behind each model's adjudicated_jury.",
+    )
+    audit_uncertainty: AuditUncertainty | None = Field(
+        None,
+        description="With audit files only (absent otherwise): the latent-class fit of each audit file and the questions + "
+        "jury bootstrap behind each model's gold_clean_jury.",
     )
     repeat_stability: RepeatStability | None = Field(
         None,

@@ -18,7 +18,9 @@ from jury.results.corrected import PeopleAnchored, corrected_text
 from jury.results.render import Cell, cell, interval, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report_model import (
     AdjudicatedJury,
+    AuditClassFile,
     Correlation,
+    GoldCleanJury,
     JurorRetest,
     LatentClassFile,
     ModelRank,
@@ -119,24 +121,31 @@ def _report_row(r: ModelRow, missing: str | None) -> dict[str, Cell]:
     row.update(_review_cells(r))
     row.update({"gold_questions": r.gold_questions, "answered": r.answered})
     row["missing_rule"] = missing
+    if r.gold_clean_jury is not None:  # with audit files only (jury.results.audit_fit_report)
+        row.update(
+            _jury_csv(Column.GOLD_CLEAN, r.gold_clean_jury, "expected_flag_changes", r.gold_clean_jury.expected_flag_changes)
+        )
     if r.adjudicated_jury is not None:  # with adjudication files only (jury.results.latent_report)
         j = r.adjudicated_jury
-        row.update(
-            {
-                "adjudicated_expected": j.expected,
-                "adjudicated_jury_low": j.low,
-                "adjudicated_jury_high": j.high,
-                "expected_credit_changes": j.expected_credit_changes,
-                "adjudicated_jury_rank_low": j.rank.low if j.rank is not None else None,
-                "adjudicated_jury_rank_high": j.rank.high if j.rank is not None else None,
-            }
-        )
+        row.update(_jury_csv(Column.ADJUDICATED, j, "expected_credit_changes", j.expected_credit_changes))
     if r.adjudicated_people is not None:  # with a review sample only (jury.results.corrected)
         a = r.adjudicated_people
         row.update({"adjudicated_people": a.value, "adjudicated_people_low": a.low, "adjudicated_people_high": a.high})
     if r.execution_errors is not None:  # Spider 2.0-AIFunc's execution-error rate (absent from older reports)
         row.update({"execution_errors": r.execution_errors.k, "execution_error_rate": r.execution_errors.value})
     return row
+
+
+def _jury_csv(column: Column, j: AdjudicatedJury | GoldCleanJury, changes: str, value: float) -> dict[str, Cell]:
+    """A column's questions + jury cells of the CSV: expected, interval, expected changes, rank interval."""
+    return {
+        f"{column}_expected": j.expected,
+        f"{column}_jury_low": j.low,
+        f"{column}_jury_high": j.high,
+        changes: value,
+        f"{column}_jury_rank_low": j.rank.low if j.rank is not None else None,
+        f"{column}_jury_rank_high": j.rank.high if j.rank is not None else None,
+    }
 
 
 def report_rows(report: ReportDocument | dict[str, Any]) -> list[dict[str, Cell]]:
@@ -213,8 +222,8 @@ def _cost_text(row: ModelRow) -> str:
     return dollars(row.adjudication_cost_usd)
 
 
-def _jury_bounds(j: AdjudicatedJury | None) -> str:
-    """The expected adjudicated value and its questions + jury interval: "0.845 [0.760, 0.910]"."""
+def _jury_bounds(j: AdjudicatedJury | GoldCleanJury | None) -> str:
+    """The expected adjudicated (gold-clean) value and its questions + jury interval: "0.845 [0.760, 0.910]"."""
     if j is None or j.expected is None:
         return "—"
     if j.low is None or j.high is None:
@@ -232,7 +241,11 @@ def _people_bounds(a: PeopleAnchored | None) -> str:
 def uncertainty_notes(report: ReportDocument) -> list[str]:
     """The questions + jury lines: how the interval was drawn, then one line per adjudication
     file (its fit's juror accuracies and the records whose latent verdict differs, or why the
-    fit was refused)."""
+    fit was refused) with its dependence line; then the same for the audit files (:func:`audit_notes`)."""
+    return _adjudication_notes(report) + audit_notes(report)
+
+
+def _adjudication_notes(report: ReportDocument) -> list[str]:
     u = report.adjudication_uncertainty
     if u is None:
         return []
@@ -259,6 +272,48 @@ def uncertainty_notes(report: ReportDocument) -> list[str]:
         lines.append(f"{f.path}: {dependence_line(f)}")
         if f.people_dependence is not None:
             lines.append(f"{f.path}: {people_dependence_line(f.people_dependence)}")
+    return lines
+
+
+DIFFERS_LISTED = 20
+"""The text report lists at most this many of an audit file's questions whose latent flag differs."""
+
+
+def _flag_differs(f: AuditClassFile) -> str:
+    """ "q3 (defective → valid: ja defective, jb valid, jc —), ..." for the first DIFFERS_LISTED."""
+    shown = [
+        f"{d.question_id} ({d.published} → {d.latent}: " + ", ".join(f"{v.juror} {v.category or '—'}" for v in d.votes) + ")"
+        for d in f.differs[:DIFFERS_LISTED]
+    ]
+    more = len(f.differs) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more (--format json)" if more > 0 else "")
+
+
+def audit_notes(report: ReportDocument) -> list[str]:
+    """The gold-clean column's questions + jury lines: how the interval was drawn, then per audit
+    file its fit's juror accuracies and the questions whose latent flag differs from the
+    published one, with their votes (or why the fit was refused), and its dependence line."""
+    u = report.audit_uncertainty
+    if u is None:
+        return []
+    lines = [
+        f"{Column.GOLD_CLEAN.label} expected [questions + jury 95%]: a Dawid-Skene fit of each audit file's valid/defective "
+        f"votes; {u.resamples:,} resamples of the questions (seed {u.seed}), every audited question's flag drawn from its "
+        f"latent-class posterior ({u.draws} draws); the published value stays the majority rule; expected flag changes = "
+        "expected questions whose flag is not the published one"
+    ]
+    for f in u.files:
+        name = f.path or "the audit"
+        if not f.fitted:
+            lines.append(f"latent-class fit of {name} refused ({f.refused}): published flags kept, taken as certain")
+            continue
+        accuracy = ", ".join(f"{j.juror} {j.accuracy:.2f}" for j in f.jurors)
+        differs = f": {_flag_differs(f)}" if f.differs else ""
+        lines.append(
+            f"latent-class fit of {name} ({f.records} gold queries): juror accuracy {accuracy}; expected flag changes "
+            f"{f.expected_changes or 0:.1f}; latent flag differs from the published one on {len(f.differs)} questions{differs}"
+        )
+        lines.append(f"{name}: {dependence_line(f)}")
     return lines
 
 
@@ -312,7 +367,7 @@ def repeat_notes(report: ReportDocument) -> list[str]:
     return lines
 
 
-def dependence_line(f: LatentClassFile) -> str:
+def dependence_line(f: LatentClassFile | AuditClassFile) -> str:
     """Whether the file's jurors err together (jury.stats.dependence), in one sentence."""
     d = f.dependence
     if d is None or d.p_value is None:
@@ -390,6 +445,9 @@ def _main_columns(report: ReportDocument) -> tuple[list[str], list[str]]:
     if any(r.pass_review is not None for r in report.models):
         cols += ["false_pass", "two_sided"]
         heads += ["false-pass rate [95% CI] (reviewed)", "two-sided adjudicated [95% CI]"]
+    if any(r.gold_clean_jury is not None for r in report.models):
+        cols += ["gold_clean_jury", "flag_changes"]
+        heads += [f"{Column.GOLD_CLEAN.label} expected [questions + jury 95%]", "expected flag changes"]
     if any(r.adjudicated_jury is not None for r in report.models):
         cols += ["adjudicated_jury", "credit_changes"]
         heads += [f"{Column.ADJUDICATED.label} expected [questions + jury 95%]", "expected credit changes"]
@@ -414,6 +472,8 @@ def _main_row(r: ModelRow) -> dict[str, Cell]:
         "false_pass": f"{_bounds(review.false_pass_rate)} ({review.sampled})" if review is not None else "—",
         "two_sided": _bounds(r.two_sided_adjudicated) if r.two_sided_adjudicated is not None else "—",
         "adjudicated_jury": _jury_bounds(r.adjudicated_jury),
+        "gold_clean_jury": _jury_bounds(r.gold_clean_jury),
+        "flag_changes": "—" if r.gold_clean_jury is None else f"{r.gold_clean_jury.expected_flag_changes:.1f}",
         "adjudicated_people": _people_bounds(r.adjudicated_people),
         "credit_changes": "—" if r.adjudicated_jury is None else f"{r.adjudicated_jury.expected_credit_changes:.1f}",
     }
@@ -478,13 +538,18 @@ def rank_stability_table(report: ReportDocument) -> tuple[str, list[str], list[s
         f"rank stability: {rs.resamples:,} bootstrap resamples of the {rs.questions:,} questions (seed {rs.seed}); "
         "p(rank) = share of resamples giving the model its rank"
     )
-    jury_ranks = [r.adjudicated_jury.rank if r.adjudicated_jury is not None else None for r in report.models]
-    if any(j is not None for j in jury_ranks):  # the same resamples as the questions + jury interval
-        cols.append("adjudicated_jury_rank")
-        heads.append(f"{Column.ADJUDICATED.label} rank [questions + jury 95%] p(rank)")
-        for row, j in zip(rows, jury_ranks):
-            row["adjudicated_jury_rank"] = rank_cell(j) if j is not None else "—"
-        title += "; the questions + jury column draws the verdicts too (the adjudicated interval's resamples)"
+    jury_columns = (
+        (Column.GOLD_CLEAN, [r.gold_clean_jury.rank if r.gold_clean_jury is not None else None for r in report.models]),
+        (Column.ADJUDICATED, [r.adjudicated_jury.rank if r.adjudicated_jury is not None else None for r in report.models]),
+    )
+    drawn = {Column.GOLD_CLEAN: "flags", Column.ADJUDICATED: "verdicts"}
+    for column, jury_ranks in jury_columns:
+        if any(j is not None for j in jury_ranks):  # the same resamples as the questions + jury interval
+            cols.append(f"{column}_jury_rank")
+            heads.append(f"{column.label} rank [questions + jury 95%] p(rank)")
+            for row, j in zip(rows, jury_ranks):
+                row[f"{column}_jury_rank"] = rank_cell(j) if j is not None else "—"
+            title += f"; the {column.label} questions + jury column draws the {drawn[column]} too (its interval's resamples)"
     return title, cols, heads, rows
 
 

@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike
 from jury.stats.core import BootstrapInterval, ProportionEstimate, percentile_interval, wilson
 
 __all__ = ["ModelRecords", "ClassDraws", "JuryBootstrap", "JuryInterval", "RankInterval", "VerdictChanges"]
-__all__ += ["credit_probability", "jury_bootstrap", "jury_intervals", "jury_ranks", "verdict_changes"]
+__all__ += ["any_flag", "credit_probability", "jury_bootstrap", "jury_intervals", "jury_ranks", "verdict_changes"]
 
 COLUMNS = ("strict", "gold_clean", "adjudicated")
 METHOD = "questions + jury"
@@ -61,6 +61,20 @@ def credit_probability(posterior: ArrayLike, credited: ArrayLike) -> np.ndarray:
     if post.ndim < 1 or idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= post.shape[-1]):
         raise ValueError("credited must be class indices of the posterior's last axis")
     return post[..., idx].sum(axis=-1)
+
+
+def any_flag(flags: ArrayLike) -> np.ndarray:
+    """``(Q,)``: the probability that at least one of F independent flags of a question is
+    raised, ``1 - prod_f (1 - flags[f, q])``, from ``(F, Q)`` probabilities (several audits
+    of one question: the published rule flags it when any audit does).
+
+    >>> any_flag([[0.5, 0.0], [0.5, 1.0]]).tolist()
+    [0.75, 1.0]
+    """
+    p = np.asarray(flags, dtype=float)
+    if p.ndim != 2 or not np.all((p >= 0) & (p <= 1)):
+        raise ValueError("flags must be (F, Q) probabilities in [0, 1]")
+    return 1.0 - np.prod(1.0 - p, axis=0)
 
 
 @dataclass(frozen=True)
