@@ -136,6 +136,7 @@ def test_each_model_gets_the_gold_clean_jury_column_beside_the_published_one(sim
         flat = " ".join(render_report(rep, fmt).split())
         assert "gold-clean expected [questions + jury 95%]" in flat and "expected flag changes" in flat
         assert "sim.json: " in flat and "latent-class fit of sim.json (400 gold queries)" in flat
+        assert "it is too narrow, as the published interval is" in flat  # its assumption, said where it is read
     csv = render_report(rep, "csv").splitlines()
     assert "gold_clean_jury_low" in csv[0].split(",") and "expected_flag_changes" in csv[0].split(",")
 
