@@ -209,3 +209,29 @@ def test_the_questions_and_jury_interval_covers_the_true_gold_clean_accuracy():
     resamples each: the 95% interval must hold the truth in at least 36 of the 40 (at a true
     coverage of 95%, 35 or fewer happens with probability about 0.05; at 90%, about 0.37)."""
     assert coverage(40, 150, seed=7) >= 36
+
+
+def test_each_auditor_gets_a_juror_entry_and_page_data(simulated):
+    """The report's ``jurors`` holds the audit file's auditors (after any adjudication file's):
+    their counted votes equal the simulated votes' counts, their accuracy is near the one the
+    known error rates give (ja: 1 - (0.7 * 0.02 + 0.3 * 0.05) = 0.971), and the page data has
+    no position split (an audit ballot shows one query) and an ``audit-`` slug."""
+    from jury.results.site_jurors import juror_index, juror_pages
+
+    _truth, votes, _doc, rep = simulated
+    (f,) = rep.jurors
+    assert f.kind == "audit" and f.classes == ["valid", "defective"] and f.path == "sim.json"
+    by_name = {j.juror: j for j in f.jurors}
+    assert set(by_name) == set(ERRORS)
+    for name, (false_flag, missed) in ERRORS.items():
+        counted = [row[name] for row in votes]
+        assert by_name[name].votes == {c: counted.count(c) for c in ("valid", "defective")}
+        expected = 1 - ((1 - DEFECTIVE_SHARE) * false_flag + DEFECTIVE_SHARE * missed)
+        assert by_name[name].accuracy == pytest.approx(expected, abs=0.04)
+        assert by_name[name].position is None and by_name[name].people is None
+    pages = juror_pages(rep.model_dump(mode="json"))
+    assert [p["slug"] for p in pages] == ["audit-ja", "audit-jb", "audit-jc"]
+    assert all(p["position"] is None and p["first_answer"] is None for p in pages)
+    assert pages[0]["confusion"][1][1]["path"] == "/audit_uncertainty/files/0/priors/1"  # defective's estimated share
+    (group,) = juror_index(pages)
+    assert group["kind"] == "audit" and group["path"] == "sim.json"

@@ -25,7 +25,7 @@ from jury.inputs.io import sha256_file
 from jury.results.headlines import headlines
 from jury.results.site import FORMATS, MARKER, clean_svg, resolve, slugs
 from tests.support.fakellm import FakeLLMServer
-from tests.support.sitetest import INJECTED_EVIDENCE, INJECTED_QUESTION, INJECTED_SQL, REPORT_ARGS, make_site_project
+from tests.support.sitetest import FIVE, INJECTED_EVIDENCE, INJECTED_QUESTION, INJECTED_SQL, REPORT_ARGS, make_site_project
 
 runner = CliRunner()
 
@@ -473,6 +473,28 @@ def test_png_charts_carry_their_provenance(built, monkeypatch, tmp_path):
 
 
 # ------------------------------------------------------------------ in a real browser
+
+
+def test_the_auditors_have_juror_pages_with_no_position_split(built):
+    """The five auditors (make_site_project: all say q3 is defective) get pages after the
+    adjudication's jurors, named audit-<juror>; the audit of four gold queries is too small for
+    a fit, so each page says why and shows no matrix; an audit ballot shows one query, so there
+    is no position section, and people are not compared with an auditor."""
+    site = built["site"]
+    audit = [f for f in built["report"]["jurors"] if f["kind"] == "audit"]
+    assert len(audit) == 1 and [j["juror"] for j in audit[0]["jurors"]] == [n for n, _ in FIVE]
+    front = (site / "index.html").read_text(encoding="utf-8")
+    assert "Audit file <code>verdicts/audit.json</code>" in front
+    for name, _family in FIVE:
+        page = (site / "jurors" / f"audit-{name}.html").read_text(encoding="utf-8")
+        assert f'href="jurors/audit-{name}.html"' in front
+        assert "A juror of audit file <code>verdicts/audit.json</code>" in page
+        assert "No latent-class fit for this file: " in page and 'id="confusion"' not in page
+        assert 'id="position"' not in page and "not compared with an audit juror" in page
+    (adj,) = [f for f in built["report"]["jurors"] if f["kind"] == "adjudication"]
+    for j in adj["jurors"]:  # the adjudication's jurors keep their slugs
+        assert (site / "jurors" / f"{j['juror']}.html").is_file()
+
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

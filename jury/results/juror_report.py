@@ -1,4 +1,4 @@
-"""One entry per juror of each adjudication file: what the site's juror pages show (issue 44, item 1).
+"""One entry per juror of each adjudication and audit file: what the site's juror pages show (issue 44, item 1).
 
 Per juror, computed from the file's records (reviewed strict matches left out, as in the
 latent-class fit) and never from a file's summary:
@@ -17,6 +17,10 @@ latent-class fit) and never from a file's summary:
   With ``--swap`` a vote counts under the order of its first ballot (a vote that counts gave
   the same category in both orders, so there the split says little); the share of its
   single-answer ballots that picked the answer shown first is the report's ``agreement``.
+
+An audit file's jurors get the same entry with the audit's classes (valid, defective), the fit of
+the report's ``audit_uncertainty``, no agreement with people (a review settles adjudication
+records here) and no position split (an audit ballot shows one query).
 """
 
 from __future__ import annotations
@@ -28,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 from jury.judging.agreement import effective_category
 from jury.stats.agreement import pairwise_kappas
 from jury.stats.core import wilson
-from jury.vocab import CATEGORIES, CREDITED_VERDICTS
+from jury.vocab import AUDIT_VOTES, CATEGORIES, CREDITED_VERDICTS
 
 if TYPE_CHECKING:
-    from jury.verdicts.documents import AdjudicationFile
+    from jury.verdicts.documents import AdjudicationFile, AuditFile
 
 ORDERS = ("gold_first", "candidate_first")
 
@@ -50,14 +54,29 @@ def _fisher(a: dict[str, Any], b: dict[str, Any]) -> float | None:
     return float(_st.fisher_exact(table).pvalue)
 
 
+def _position(records: Sequence[Any], name: str, counted: Mapping[int, str]) -> dict[str, Any]:
+    """The juror's counted votes by the order the answers were shown, and Fisher's test."""
+    by_order = {o: [0, 0] for o in ORDERS}  # [credited, counted]
+    for r_i, r in enumerate(records):
+        cat = counted.get(r_i)
+        vote = next((v for v in r.votes if v.juror == name), None)
+        if cat is None or vote is None or vote.order not in by_order:
+            continue
+        by_order[vote.order][0] += cat in CREDITED_VERDICTS
+        by_order[vote.order][1] += 1
+    position = {o: _share(*by_order[o]) for o in ORDERS}
+    return {**position, "p_value": _fisher(position["gold_first"], position["candidate_first"])}
+
+
 def _one_file(
     kind: str,
     path: str,
-    doc: AdjudicationFile,
+    doc: AdjudicationFile | AuditFile,
     fit: Mapping[str, Any] | None,
     people: Mapping[tuple[Any, Any], str] | None,
 ) -> dict[str, Any]:
-    records = [r for r in doc.records if not r.review_pass]
+    records = [r for r in doc.records if not getattr(r, "review_pass", False)]
+    classes = [str(c) for c in (CATEGORIES if kind == "adjudication" else AUDIT_VOTES)]
     names: list[str] = []
     info: dict[str, dict[str, Any]] = {}
     ratings: dict[str, dict[int, str | None]] = {}
@@ -92,15 +111,6 @@ def _one_file(
                     "kappa": pair.value,
                 }
             )
-        by_order = {o: [0, 0] for o in ORDERS}  # [credited, counted]
-        for r_i, r in enumerate(records):
-            cat = counted.get(r_i)
-            vote = next((v for v in r.votes if v.juror == name), None)
-            if cat is None or vote is None or vote.order not in by_order:
-                continue
-            by_order[vote.order][0] += cat in CREDITED_VERDICTS
-            by_order[vote.order][1] += 1
-        position = {o: _share(*by_order[o]) for o in ORDERS}
         f = fitted.get(name)
         entry: dict[str, Any] = {
             "juror": name,
@@ -108,15 +118,15 @@ def _one_file(
             "model": info[name]["model"],
             "records": info[name]["records"],
             "voted": len(counted),
-            "votes": {str(c): sum(v == c for v in counted.values()) for c in CATEGORIES},
+            "votes": {c: sum(v == c for v in counted.values()) for c in classes},
             "accuracy": None if f is None else f["accuracy"],
             "confusion": None if f is None else f["confusion"],
             "agreement": agreement,
             "people": None,
-            "position": {**position, "p_value": _fisher(position["gold_first"], position["candidate_first"])},
+            "position": _position(records, name, counted) if kind == "adjudication" else None,
         }
         if people is not None:
-            labels = {i: people.get((r.model, r.question_id)) for i, r in enumerate(records)}
+            labels = {i: people.get((getattr(r, "model", None), r.question_id)) for i, r in enumerate(records)}
             both = [i for i in counted if labels.get(i) is not None]
             agreed = sum(counted[i] == labels[i] for i in both)
             kappa = pairwise_kappas({"juror": dict(counted), "people": {i: labels[i] for i in both}})[0].value
@@ -132,7 +142,7 @@ def _one_file(
         "path": path,
         "content_sha256": doc.content_sha256,
         "records": len(records),
-        "classes": [str(c) for c in CATEGORIES],
+        "classes": classes,
         "refused": None if fit is None else fit.get("refused"),
         "people": people is not None,
         "jurors": jurors,
@@ -143,11 +153,15 @@ def juror_sections(
     adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
     uncertainty: Mapping[str, Any] | None,
     people: Sequence[Mapping[tuple[Any, Any], str] | None] | None = None,
+    audit_docs: Sequence[tuple[str | Path | None, AuditFile]] = (),
+    audit_fit: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]] | None:
-    """The report's ``jurors``: one entry per adjudication file (None without one).
-    ``uncertainty``: the report's ``adjudication_uncertainty`` (its files in adj_docs' order);
-    ``people``: per file, (model, question id) -> the category people settled (None: no review)."""
-    if not adj_docs:
+    """The report's ``jurors``: one entry per adjudication file, then one per audit file (None
+    without either). ``uncertainty``: the report's ``adjudication_uncertainty`` (its files in
+    adj_docs' order); ``people``: per adjudication file, (model, question id) -> the category
+    people settled (None: no review); ``audit_fit``: the report's ``audit_uncertainty`` (its
+    files in audit_docs' order)."""
+    if not adj_docs and not audit_docs:
         return None
     fits = list((uncertainty or {}).get("files") or [])
     labels = list(people) if people is not None else []
@@ -155,4 +169,8 @@ def juror_sections(
     for i, (path, doc) in enumerate(adj_docs):
         fit = fits[i] if i < len(fits) else None
         out.append(_one_file("adjudication", str(path), doc, fit, labels[i] if i < len(labels) else None))
+    audit_fits = list((audit_fit or {}).get("files") or [])
+    for i, (a_path, a_doc) in enumerate(audit_docs):
+        fit = audit_fits[i] if i < len(audit_fits) else None
+        out.append(_one_file("audit", str(a_path) if a_path is not None else f"audit {i + 1}", a_doc, fit, None))
     return out

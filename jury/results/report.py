@@ -154,7 +154,13 @@ def build_report(
             "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
             "adjudication_uncertainty": uncertainty,
             "audit_uncertainty": audit_fit,
-            "jurors": juror_sections(adj_docs, uncertainty, people_labels(review, adj_docs) if review is not None else None),
+            "jurors": juror_sections(
+                adj_docs,
+                uncertainty,
+                people_labels(review, adj_docs) if review is not None else None,
+                list(zip(audit_paths, audits)),
+                audit_fit,
+            ),
             "repeat_stability": repeat_stability(
                 ev.pairs, cols.index, adj_docs, audit_docs=list(zip(audit_paths, audits)), seed=seed
             ),

@@ -704,7 +704,7 @@ class JurorWithPeople(_Model):
 
 
 class JurorEntry(_Model):
-    """One juror of one adjudication file (jury.results.juror_report)."""
+    """One juror of one adjudication or audit file (jury.results.juror_report)."""
 
     juror: str
     family: str
@@ -715,14 +715,16 @@ class JurorEntry(_Model):
     accuracy: float | None = Field(description="Latent-class accuracy (adjudication_uncertainty); null when the fit was refused.")
     confusion: list[list[float]] | None = Field(description="Latent-class confusion matrix: true class rows, its vote columns.")
     agreement: list[JurorWithJuror] = Field(description="With every other juror of the file.")
-    people: JurorWithPeople | None = Field(description="With people (--review); null without a review file.")
-    position: JurorPosition
+    people: JurorWithPeople | None = Field(
+        description="With people (--review); null without a review file, and for an audit file's juror."
+    )
+    position: JurorPosition | None = Field(description="Null for an audit file's juror: its ballot shows one query.")
 
 
 class JurorFile(_Model):
-    """The jurors of one adjudication file: what the site's juror pages show."""
+    """The jurors of one adjudication or audit file: what the site's juror pages show."""
 
-    kind: Literal["adjudication"]
+    kind: Literal["adjudication", "audit"]
     path: str
     content_sha256: str | None
     records: int = Field(ge=0, description="Its records (reviewed strict matches left out).")

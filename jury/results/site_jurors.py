@@ -33,21 +33,35 @@ def _first_answer(num: Numbers, report: dict[str, Any], f: dict[str, Any], name:
     return None
 
 
-def _prior(num: Numbers, report: dict[str, Any], fi: int, r: int) -> dict[str, Any] | None:
-    """The fit's estimated share of the file's records in class r (adjudication_uncertainty's
-    files are the adjudication files in the same order)."""
-    files = (report.get("adjudication_uncertainty") or {}).get("files") or []
-    if fi >= len(files) or not files[fi].get("priors"):
+def _prior(num: Numbers, report: dict[str, Any], f: dict[str, Any], at: int, r: int) -> dict[str, Any] | None:
+    """The fit's estimated share of the file's records in class r: the file's entry in
+    ``adjudication_uncertainty`` or ``audit_uncertainty`` (their files in the same order as the
+    jurors' files of that kind; ``at`` its index among them)."""
+    section = "adjudication_uncertainty" if f["kind"] == "adjudication" else "audit_uncertainty"
+    files = (report.get(section) or {}).get("files") or []
+    if at >= len(files) or not files[at].get("priors"):
         return None
-    return num(pointer("adjudication_uncertainty", "files", fi, "priors", r), "pct")
+    return num(pointer(section, "files", at, "priors", r), "pct")
+
+
+def _kind_index(files: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """Per file of the report's ``jurors``: (its index among the files of its kind, how many of that kind)."""
+    kinds = [f["kind"] for f in files]
+    return [(kinds[:i].count(k), kinds.count(k)) for i, k in enumerate(kinds)]
 
 
 def juror_slugs(report: dict[str, Any]) -> dict[tuple[int, str], str]:
     """(file index, juror) -> its page's slug: the juror's name (made safe, jury.results.site_answers.slugs),
-    with the file's number after it when the report has more than one adjudication file."""
+    ``audit-`` before it for an audit file's juror, and the file's number among the files of its kind
+    after it when the report has more than one of that kind."""
     files = report.get("jurors") or []
     keys = [(i, j["juror"]) for i, f in enumerate(files) for j in f["jurors"]]
-    names = {k: k[1] if len(files) == 1 else f"{k[1]}.{k[0] + 1}" for k in keys}
+    where = _kind_index(files)
+    names = {}
+    for i, name in keys:
+        at, of = where[i]
+        stem = name if files[i]["kind"] == "adjudication" else f"audit-{name}"
+        names[(i, name)] = stem if of == 1 else f"{stem}.{at + 1}"
     made = slugs(names.values())
     return {k: made[names[k]] for k in keys}
 
@@ -62,16 +76,20 @@ def juror_pages(report: dict[str, Any]) -> list[dict[str, Any]]:
         for ji, j in enumerate(f["jurors"]):
             at = ("jurors", fi, "jurors", ji)
             others = {o["juror"]: slug[(fi, o["juror"])] for o in f["jurors"]}
-            position = {
-                order: {
-                    "credited": num(pointer(*at, "position", order, "credited")),
-                    "n": num(pointer(*at, "position", order, "n")),
-                    "share": num(pointer(*at, "position", order, "share"), "pct"),
-                    "low": num(pointer(*at, "position", order, "low"), "pct"),
-                    "high": num(pointer(*at, "position", order, "high"), "pct"),
+            position = (
+                None
+                if j["position"] is None
+                else {
+                    order: {
+                        "credited": num(pointer(*at, "position", order, "credited")),
+                        "n": num(pointer(*at, "position", order, "n")),
+                        "share": num(pointer(*at, "position", order, "share"), "pct"),
+                        "low": num(pointer(*at, "position", order, "low"), "pct"),
+                        "high": num(pointer(*at, "position", order, "high"), "pct"),
+                    }
+                    for order in ("gold_first", "candidate_first")
                 }
-                for order in ("gold_first", "candidate_first")
-            }
+            )
             pages.append(
                 {
                     "slug": slug[(fi, j["juror"])],
@@ -88,7 +106,7 @@ def juror_pages(report: dict[str, Any]) -> list[dict[str, Any]]:
                     else [
                         (
                             f["classes"][r],
-                            _prior(num, report, fi, r),
+                            _prior(num, report, f, _kind_index(files)[fi][0], r),
                             [num(pointer(*at, "confusion", r, c), "float3") for c in range(len(row))],
                         )
                         for r, row in enumerate(j["confusion"])
@@ -111,18 +129,19 @@ def juror_pages(report: dict[str, Any]) -> list[dict[str, Any]]:
                         for key, fmt in (("reviewed", "int"), ("agreed", "int"), ("share", "pct"), ("kappa", "float3"))
                     },
                     "position": position,
-                    "p_value": j["position"]["p_value"],
-                    "first_answer": _first_answer(num, report, f, j["juror"]),
+                    "p_value": None if j["position"] is None else j["position"]["p_value"],
+                    "first_answer": _first_answer(num, report, f, j["juror"]) if f["kind"] == "adjudication" else None,
                 }
             )
     return pages
 
 
 def juror_index(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The front page's list: per adjudication file, its jurors with their pages."""
+    """The front page's list: per adjudication or audit file, its jurors with their pages."""
     out: list[dict[str, Any]] = []
     for p in pages:
         if not out or out[-1]["number"] != p["file_number"]:
-            out.append({"number": p["file_number"], "path": p["file"]["path"], "refused": p["file"]["refused"], "jurors": []})
+            f = p["file"]
+            out.append({"number": p["file_number"], "kind": f["kind"], "path": f["path"], "refused": f["refused"], "jurors": []})
         out[-1]["jurors"].append(p)
     return out
