@@ -9,7 +9,9 @@ never from jury's output.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import re
 import threading
@@ -224,6 +226,11 @@ def test_report_gives_the_test_retest_kappa_the_flips_predict(project, fake_llm)
     )
     markdown = report("-f", "md")
     assert "test-retest" in markdown
+    # the CSV row carries the column's spread over the repeats (the same hand values)
+    (line,) = csv.DictReader(io.StringIO(report("-f", "csv")))
+    assert float(line["adjudicated_repeats_mean"]) == pytest.approx(5 / 16)
+    assert float(line["adjudicated_repeats_sd"]) == pytest.approx((1 / 8) / 2**0.5)
+    assert (float(line["adjudicated_repeats_low"]), float(line["adjudicated_repeats_high"])) == pytest.approx((2 / 8, 3 / 8))
 
 
 def test_a_panel_asked_once_has_no_repeat_section(project, fake_llm):
@@ -231,6 +238,7 @@ def test_a_panel_asked_once_has_no_repeat_section(project, fake_llm):
     rep = json.loads(report("-f", "json"))
     assert "repeat_stability" not in rep
     assert "test-retest" not in report()
+    assert "adjudicated_repeats_mean" not in report("-f", "csv").splitlines()[0]
 
 
 @pytest.mark.slow

@@ -11,6 +11,8 @@ derivations, never from jury's output.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import threading
@@ -260,6 +262,9 @@ def test_report_gives_the_test_retest_kappa_and_flag_changes_the_flips_predict(p
     assert "share flagged per repeat 0.375/0.250" in table
     assert "m-one 0.633 ± 0.047 (range 0.600–0.667)" in table  # (3/5 + 4/6) / 2; (4/6 - 3/5) / sqrt 2
     assert "test-retest" in report("-f", "md")
+    (line,) = csv.DictReader(io.StringIO(report("-f", "csv")))  # the same spread, in the model's CSV row
+    assert float(line["gold_clean_repeats_mean"]) == pytest.approx((3 / 5 + 4 / 6) / 2)
+    assert (float(line["gold_clean_repeats_low"]), float(line["gold_clean_repeats_high"])) == pytest.approx((3 / 5, 4 / 6))
 
 
 def test_an_audit_asked_once_has_no_repeat_section(project, fake_llm):

@@ -148,10 +148,32 @@ def _jury_csv(column: Column, j: AdjudicatedJury | GoldCleanJury, changes: str, 
     }
 
 
+def _repeat_cells(report: ReportDocument) -> dict[str, dict[str, Cell]]:
+    """Per model, its column's spread over repeats (repeat_stability; a model's first file with
+    repeats): mean, SD and range of the adjudicated and gold-clean values; empty without repeats."""
+    r = report.repeat_stability
+    if r is None:
+        return {}
+    spreads: list[tuple[str, Sequence[Any]]] = [("adjudicated", f.column) for f in r.files]
+    spreads += [("gold_clean", f.column) for f in r.audits or []]
+    names = sorted({c for c, _ in spreads}, key=[Column.ADJUDICATED.value, Column.GOLD_CLEAN.value].index)
+    out: dict[str, dict[str, Cell]] = {}
+    for m in report.models:
+        cells: dict[str, Cell] = {}
+        for column in names:
+            col = next((c for name, cols in spreads if name == column for c in cols if c.model == m.model), None)
+            for key in ("mean", "sd", "low", "high"):
+                cells[f"{column}_repeats_{key}"] = None if col is None else getattr(col, key)
+        out[m.model] = cells
+    return out
+
+
 def report_rows(report: ReportDocument | dict[str, Any]) -> list[dict[str, Cell]]:
-    """One flat row per model (the CSV): interval bounds in their own columns."""
+    """One flat row per model (the CSV): interval bounds in their own columns; with repeated
+    panels, each column's spread over the repeats."""
     typed = as_report(report)
-    return [_report_row(r, typed.settings.missing) for r in typed.models]
+    repeats = _repeat_cells(typed)
+    return [{**_report_row(r, typed.settings.missing), **repeats.get(r.model, {})} for r in typed.models]
 
 
 def render_report(report: ReportDocument | dict[str, Any], fmt: str, *, width: int | None = None, wide: bool = True) -> str:
