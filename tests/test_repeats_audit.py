@@ -272,3 +272,40 @@ def test_an_audit_asked_once_has_no_repeat_section(project, fake_llm):
     rep = json.loads(report("-f", "json"))
     assert "repeat_stability" not in rep
     assert "test-retest" not in report()
+
+
+@pytest.mark.slow
+def test_kill_9_in_repeat_1_resumes_without_asking_again(project, fake_llm):
+    """`jury audit-gold --repeats 2` killed (SIGKILL) inside repeat 1 (repeat 0 is 8 queries x 2
+    auditors = 16 calls): the rerun asks only what the store lacks, the file holds both repeats
+    of every query, and a third run asks nothing."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fake_llm.latency_s = 0.3
+    panel = project / "panel.toml"
+    panel.write_text(panel.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    cmd = [sys.executable, "-m", "jury", "audit-gold", "--panel", "panel.toml", "--no-checks", "--repeats", "2"]
+    cmd += ["-o", "verdicts/audit.json"]
+    proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while fake_llm.calls() < 20 and time.monotonic() < deadline:  # now inside repeat 1
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    time.sleep(0.5)  # let in-flight requests finish at the server
+    assert 20 <= fake_llm.calls() < 32 and not (project / "verdicts" / "audit.json").exists()
+    fake_llm.latency_s = 0.0
+    done = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    # every ballot asked once, except at most the one per auditor in flight when the process died
+    assert 32 <= fake_llm.calls() <= 32 + 2
+    doc = raw(str(project / "verdicts" / "audit.json"))
+    assert all(len(r["votes"]) == 2 and len(r["repeat_votes"]) == 2 for r in doc["records"])
+    again = fake_llm.calls()
+    rerun = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=180)
+    assert rerun.returncode == 0 and fake_llm.calls() == again
