@@ -55,6 +55,7 @@ _EXPORTS = {
     "error_sample": ("jury.api.error_sample", "error_sample"),
     # their options (jury.options: each job's options, declared once; the command line reads them too)
     "ScoreOptions": ("jury.options.score", "ScoreOptions"),
+    "ReportOptions": ("jury.options.report", "ReportOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

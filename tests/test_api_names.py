@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import typing
 
 import pytest
 import typer
@@ -39,22 +38,14 @@ PRESENTATION |= {"error_sample", "group", "per_stratum", "seed"}
 
 
 def arguments(job) -> dict:
-    """A job function's keyword arguments and their defaults, those of ``**evaluation:
-    Unpack[EvaluationOptions]`` (jury.report's) and the fields of its ``options`` model
-    (jury.score's ScoreOptions, each also a keyword argument) included."""
-    from jury.api.score import EVALUATION_DEFAULTS
-
+    """A job function's keyword arguments and their defaults, the fields of its ``options`` model
+    (jury.score's ScoreOptions, jury.report's ReportOptions, each also a keyword argument) included."""
     params = inspect.signature(job).parameters
     found = {n: p.default for n, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
     if "options" in params:  # `options: SomeOptions | None`, its fields the function's **overrides
         model = job.__globals__[params["options"].annotation.split(" | ")[0]]
         del found["options"]
         found.update({n: f.get_default(call_default_factory=True) for n, f in model.model_fields.items()})
-        return found
-    for name, p in params.items():
-        if p.kind is inspect.Parameter.VAR_KEYWORD:
-            (options,) = typing.get_args(typing.get_type_hints(job, include_extras=True)[name])
-            found.update({key: EVALUATION_DEFAULTS[key] for key in options.__annotations__})
     return found
 
 

@@ -31,7 +31,7 @@ runner = CliRunner()
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
     "adjudicate", "audit-gold", "batch", "calibrate", "check-gold", "compare-panels", "db", "import", "labels",
-    "local-juror", "reaudit", "report", "review", "store", "suites", "verify",
+    "local-juror", "reaudit", "review", "store", "suites", "verify",
 }  # fmt: skip
 
 
@@ -91,7 +91,7 @@ def test_every_field_of_score_options_is_an_option_of_jury_score_with_its_descri
 def test_the_shared_options_of_commands_not_generated_yet_read_the_groups_descriptions():
     from jury.options.groups import Databases
 
-    params = {p.name: p for p in click_command("report").params}
+    params = {p.name: p for p in click_command("check-gold").params}
     assert params["db_url"].help == description(Databases.model_fields["db_url"])
     assert "{db_id}" in params["db_url"].help and "\n" not in params["db_url"].help
 
@@ -165,5 +165,30 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = (
+        "import sys, jury.options.score, jury.options.report; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_report_takes_the_options_model_or_its_fields_alike(example_store, monkeypatch):
+    from tests.support.helpers import EXAMPLE
+
+    monkeypatch.chdir(EXAMPLE)
+    by_keyword = jury.report("run.jsonl", store=example_store, comparator="bird", seed=3)
+    by_model = jury.report("run.jsonl", jury.ReportOptions(store=example_store, comparator="bird", seed=3))
+    overridden = jury.report("run.jsonl", jury.ReportOptions(store=example_store, seed=3), comparator="bird")
+    assert by_keyword.render("json") == by_model.render("json") == overridden.render("json")
+    scored = jury.score("run.jsonl", store=example_store, db="superhero")
+    assert jury.report(scored, jury.ReportOptions(seed=3)).render("json") == jury.report(scored, seed=3).render("json")
+    with pytest.raises(jury.InputError, match=r"^db=\['other'\], but the Score was made with db=\['superhero'\]"):
+        jury.report(scored, jury.ReportOptions(db="other"))  # db given in the model is checked as a keyword is
+
+
+def test_report_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"report\(\) got an unexpected keyword argument 'gold_file'"):
+        jury.report("run.jsonl", gold_file="dev.json")
+    with pytest.raises(jury.InputError, match=r"^seed: .*, got 'soon'$"):
+        jury.report("run.jsonl", seed="soon")
+    with pytest.raises(jury.InputError, match=r"^unknown strength 'strong'"):
+        jury.report("run.jsonl", jury.ReportOptions(strength="strong"))

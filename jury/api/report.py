@@ -19,21 +19,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from jury.api.result import Result
-from jury.api.score import EvaluationOptions, Score, db_filter, evaluation_options, evaluation_settings
+from jury.api.score import Score, db_filter, evaluation_settings
 from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
+from jury.options import validated
+from jury.options.report import ReportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.progress import no_progress
 from jury.results.report_model import ReportDocument as ReportModel
 from jury.results.report_render import render_report
 
 if TYPE_CHECKING:
+    from jury.progress import ProgressFactory
     from jury.results.site_folder import SiteSummary
 
 
@@ -50,7 +53,7 @@ class ReportSources:
     families: Path | None = None
     strength: str | None = None
     control: str | None = None
-    rank_resamples: int = 1000
+    rank_resamples: int | None = 1000  # None: no rank intervals
     seed: int = 0
     positions_from: Path | None = None
     models: list[str] | None = None  # model= (only these models of the runs)
@@ -118,7 +121,7 @@ class Report(Result, ReportModel):
                 s.strength,
                 s.control,
                 s.evaluation.settings,
-                s.rank_resamples,
+                s.rank_resamples,  # type: ignore[arg-type]  # None (no rank intervals) is written as "None"
                 s.seed,
                 folder,
             )
@@ -330,23 +333,13 @@ def _plots() -> ModuleType:
 
 def report(
     score_or_runs: Score | RunFileArgs = None,
+    options: ReportOptions | None = None,
     *,
-    audit: PathLike | None = None,
-    verdicts: PathLike | Sequence[PathLike] = (),
-    review: PathLike | None = None,
-    strength: str | None = None,
-    control: str | None = None,
-    families: PathLike | None = None,
-    rank_resamples: int = 1000,
-    seed: int = 0,
-    allow_superseded: bool = False,
-    model: str | Sequence[str] | None = None,
-    compare_panels: Sequence[PathLike] = (),
-    review_sample: PathLike | None = None,
-    sample_review: Sequence[PathLike] = (),
-    settled: PathLike | None = None,
+    project: Project | None = None,
+    progress: ProgressFactory | None = None,
+    outputs: Sequence[PathLike | None] = (),
     site_dir: PathLike | None = None,
-    **evaluation: Unpack[EvaluationOptions],
+    **overrides: Any,
 ) -> Report:
     """Strict, gold-clean and adjudicated accuracy per model, with intervals, ranks and correlations.
 
@@ -354,31 +347,19 @@ def report(
         score_or_runs: a Score (its evaluation and locked files are reused: nothing is executed) or
             run JSONL file(s) or prediction files, evaluated here (named as ``jury.score``'s ``runs``:
             ``"NAME=PATH"`` or a mapping ``{NAME: PATH}``).
-        audit: a locked audit file (with a Score: the Score's when not given).
-        verdicts: locked adjudication file(s) (with a Score: the Score's when not given).
-        review: a locked review file (with a Score: the Score's when not given).
-        strength: the column the gold-defect share is correlated with (None: adjudicated with
-            verdicts, else gold_clean with an audit, else strict).
-        control: a negative-control model.
-        families: a family registry TOML (which provider family each model belongs to).
-        rank_resamples: resamples of the rank-stability bootstrap (at least 1,000; None: no rank
-            intervals).
-        seed: the seed of the rank-stability bootstrap.
-        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
-            default).
-        model: report only this model or these models of the runs.
-        compare_panels: two verdict files of two panels (of this gold and these runs), compared in the
-            html site's "Two panels compared" section (as ``jury.compare_panels``).
-        review_sample: a locked sample file (``jury review sample``) two reviewers decided: the report
-            gets a ``corrected`` section, the panel's rates corrected by them (as ``jury.review_corrected``
-            computes them, for each kind of record the sample holds; its frame must be of this gold).
-        sample_review: with review_sample: the two reviewers' locked review files of that sample.
-        settled: with review_sample: the adjudication round file (``jury review settle``) settling their
-            disagreements.
+        options: a ``ReportOptions`` (jury.options.report: every option of ``jury report`` but how the
+            report is shown, each documented there), or none. With a Score, the locked files left out
+            (``audit``, ``verdicts``, ``review``) are the Score's, and the evaluation options must be
+            the ones it was made with (``missing``, ``gold_errors`` and ``db``, when given, are
+            checked); ``rank_resamples=None``: no rank intervals.
+        project: the jury.toml the paths and settings left None default to (None: the working
+            directory's).
+        progress: a progress-bar factory.
+        outputs: files the caller will write, refused before any work when one is an input, the
+            store, a database or a locked verdict file.
         site_dir: a site folder the caller will write, checked before any work.
-        evaluation: how run files are evaluated: ``gold=``, ``db_root=``, ``db_url=``, ``store=``, the
-            settings, ``missing=``, ``positions_from=``, ``project=``, ``progress=``, ``outputs=``
-            (``EvaluationOptions``, the same keyword arguments for ``jury.score`` and ``jury.report``).
+        overrides: ReportOptions' fields as keyword arguments (``audit=``, ``verdicts=``, ``gold=``,
+            ``store=``, ...), over ``options``'.
 
     Returns:
         A Report: the columns per model, rank stability, correlations and composition; it renders
@@ -390,9 +371,14 @@ def report(
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
     from jury.results.scoring import coverage_warning
 
+    r, o = _options(options, overrides, progress, outputs)
+    # the options by the names the job reads them by
+    audit, verdicts, review, families, model = r.audit, r.verdicts, r.review, r.families, r.model
+    strength, control, rank_resamples, seed = r.strength, r.control, r.rank_resamples, r.seed
+    compare_panels, review_sample, sample_review, settled = r.compare_panels, r.review_sample, r.sample_review, r.settled
+    allow_superseded = r.allow_superseded
     _check_strength(strength)
-    o = evaluation_options("report", dict(evaluation))
-    project = o["project"] if o["project"] is not None else Project.load()
+    project = project if project is not None else Project.load()
     base: Score | None = None
     if isinstance(score_or_runs, Score):
         base, run_paths = score_or_runs, score_or_runs.runs
@@ -458,6 +444,25 @@ def report(
             "db_root": root,
         }
     )
+
+
+def _options(
+    options: ReportOptions | None,
+    overrides: dict[str, Any],
+    progress: ProgressFactory | None,
+    outputs: Sequence[PathLike | None],
+) -> tuple[ReportOptions, dict[str, Any]]:
+    """The options (the fields ``options`` was given, then ``overrides``), and how run files are
+    evaluated: the options' fields with ``db`` as given (None: not given, so a Score's databases
+    are not checked), ``progress`` and ``outputs``."""
+    given = (
+        {name: getattr(options, name) for name in options.model_fields_set & set(ReportOptions.model_fields)}
+        if options is not None
+        else {}
+    )
+    asked = {**given, **overrides}
+    r: ReportOptions = validated(ReportOptions, "report", asked)
+    return r, {**dict(r), "db": asked.get("db"), "progress": progress, "outputs": outputs}
 
 
 def _inputs(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -89,62 +89,6 @@ class Score(Result):
         guard_outputs([path], self.inputs, store=self.store_path, db_root=self.db_root)
         write_output(path, self.per_question_jsonl())
         return path
-
-
-class EvaluationOptions(TypedDict, total=False):
-    """How ``jury.report`` evaluates run files (each the option of the same name of ``jury report``;
-    ``jury.score`` takes the same names, the fields of jury.options' groups in ScoreOptions: the
-    report is to be converted to a ReportOptions of the same groups, issue 45).
-
-    ``gold``, ``db_root``, ``store`` and the settings default to ``project``'s jury.toml (None:
-    the working directory's). ``db_url``: run on an engine instead of SQLite files
-    (``allow_privileged_login``: through a login that can do more than read; refused by
-    default, recorded in the JSON's provenance). ``comparator``, ``near_miss``, ``timeout``,
-    ``row_cap``, ``workers``, ``executor``, ``ray_address``, ``casefold``, ``float_digits``:
-    the evaluation settings. ``missing``: what a gold question a model's run has no line for
-    counts as, ``"exclude"`` (left out of its denominators; the default, else jury.toml's) or
-    ``"fail"`` (a wrong answer, BIRD's rule). ``gold_errors``: what a question whose gold query
-    fails counts as, ``"exclude"`` (left out of every denominator; the default, else jury.toml's)
-    or ``"fail"`` (a wrong answer for every model, BIRD's rule). ``positions_from``: the gold file published
-    prediction files index by position (default jury.toml's, else the gold file). ``db``: only
-    the questions of this db_id or these (the gold's others, and the runs' answers to them,
-    left out: score the databases you have of BIRD's full dev.json). ``progress``: a progress-bar factory. ``outputs``: files the caller will write, refused
-    before any work when one is an input, the store, a database or a locked verdict file."""
-
-    gold: PathLike | None
-    db_root: PathLike | None
-    db_url: str | None
-    allow_privileged_login: bool
-    store: PathLike | None
-    comparator: str | None
-    near_miss: float | None
-    timeout: float | None
-    row_cap: int | None
-    workers: int | None
-    executor: str | None
-    ray_address: str | None
-    casefold: bool
-    float_digits: int | None
-    missing: str | None
-    gold_errors: str | None
-    positions_from: PathLike | None
-    db: str | Sequence[str] | None
-    project: Project | None
-    progress: ProgressFactory | None
-    outputs: Sequence[PathLike | None]
-
-
-EVALUATION_DEFAULTS: dict[str, Any] = {name: None for name in EvaluationOptions.__annotations__}
-EVALUATION_DEFAULTS.update(allow_privileged_login=False, casefold=False, outputs=())
-
-
-def evaluation_options(job: str, given: dict[str, Any]) -> dict[str, Any]:
-    """Every EvaluationOptions key, given or defaulted; a key that is none of them is the
-    TypeError Python raises for an unknown keyword argument of ``job``."""
-    unknown = [k for k in given if k not in EVALUATION_DEFAULTS]
-    if unknown:
-        raise TypeError(f"{job}() got an unexpected keyword argument {unknown[0]!r}")
-    return {**EVALUATION_DEFAULTS, **given}
 
 
 def score(

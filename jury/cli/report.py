@@ -1,94 +1,46 @@
-"""`jury report`: strict, gold-clean and adjudicated columns with intervals, ranks and figures."""
+"""`jury report`: strict, gold-clean and adjudicated columns with intervals, ranks and figures.
+
+The command is generated from ReportCommand (jury.options.command): jury.report's options
+(jury.options.report.ReportOptions), then how the report is shown, its figures and the
+--gold-defects job."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from jury.cli.common import check_format, emit, handle_errors, job_options, option, progress_bar, table_width
+from jury.cli.common import check_format, emit, handle_errors, progress_bar, table_width
 from jury.errors import InputError
-
-# the help of `jury report`'s own options
-_HELP = {
-    "runs": (
-        "Run JSONL files (one line per model and question), or BIRD prediction files as published, NAME=PATH "
-        "naming one's model (see jury score); none with --gold-defects."
-    ),
-    "verdicts": "Locked adjudication file(s): the adjudicated column (repeatable).",
-    "strength": (
-        "Column the gold-defect share is correlated with: adjudicated, strict or gold_clean (default: "
-        "adjudicated with --verdicts, else gold_clean with an audit, else strict)."
-    ),
-    "control": "Negative-control model: its strict → adjudicated lift and its gap to the next row.",
-    "families": "Family registry TOML for models the verdict files do not name (default: the run records' family fields).",
-    "fmt": "Output format: table, csv, json, md, or html (a static site written to the -o folder).",
-    "wide": "Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column.",
-    "review": ("Locked review file (`jury review lock`): people's decisions take precedence over the jury's; shows reviewer κ."),
-    "rank_resamples": "Bootstrap resamples of the questions for each model's rank interval (at least 1,000).",
-    "model": "Report only this model of the runs (repeatable): one a demo panel judged, say.",
-    "gold_defects": (
-        "Instead: the gold queries the --audit file flagged, as a table to send upstream (md, csv, json or "
-        "table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a "
-        "preview of the gold's result and the audit file's hash. Needs no run files."
-    ),
-    "review_sample": (
-        "Locked sample file (jury review sample) two reviewers decided: the report gets a 'corrected' section, "
-        "the panel's gold defect rate (and credited rate) corrected by them with intervals, and the panel's "
-        "sensitivity and specificity on the sample, as jury review corrected computes them."
-    ),
-    "sample_review": "With --review-sample: a reviewer's locked review file of that sample (give it twice: A and B).",
-    "settled": "With --review-sample: the adjudication round file (jury review settle) settling the two reviewers' disagreements.",
-}
+from jury.options import Flag
+from jury.options.command import command
+from jury.options.groups import Output
+from jury.options.report import ReportOptions
 
 
-@handle_errors
-def report(
-    ctx: typer.Context,
-    runs: list[Path] | None = typer.Argument(None, help=_HELP["runs"]),
-    gold: Path | None = option("gold"),
-    db_root: Path | None = option("db_root"),
-    db: list[str] = option("db"),
-    db_url: str | None = option("db_url"),
-    allow_privileged_login: bool = option("allow_privileged_login"),
-    audit: Path | None = typer.Option(None, help="Locked audit file: the gold-clean column. Default: jury.toml's audit."),
-    verdicts: list[Path] = typer.Option([], "--verdicts", help=_HELP["verdicts"]),
-    strength: str | None = typer.Option(None, help=_HELP["strength"]),
-    control: str | None = typer.Option(None, help=_HELP["control"]),
-    families: Path | None = typer.Option(None, help=_HELP["families"]),
-    fmt: str = typer.Option("table", "--format", "-f", help=_HELP["fmt"]),
-    output: Path | None = option("output"),
-    plots: Path | None = typer.Option(None, "--plots", writable=True, help="Also write the report's figures to this folder."),
-    comparator: str | None = option("comparator"),
-    near_miss: float | None = option("near_miss"),
-    timeout: float | None = option("timeout"),
-    row_cap: int | None = option("row_cap"),
-    workers: int | None = option("workers"),
-    executor: str | None = option("executor"),
-    ray_address: str | None = option("ray_address"),
-    casefold: bool = option("casefold"),
-    float_digits: int | None = option("float_digits"),
-    store: Path | None = option("store"),
-    wide: bool = typer.Option(False, "--wide", help=_HELP["wide"]),
-    allow_superseded: bool = option("allow_superseded"),
-    review: Path | None = typer.Option(None, "--review", help=_HELP["review"]),
-    rank_resamples: int = typer.Option(1000, "--rank-resamples", help=_HELP["rank_resamples"]),
-    seed: int = typer.Option(0, "--seed", help="Seed of the rank-stability bootstrap (the same seed, the same intervals)."),
-    missing: str | None = option("missing"),
-    gold_errors: str | None = option("gold_errors"),
-    positions_from: Path | None = option("positions_from"),
-    model: list[str] = typer.Option([], "--model", help=_HELP["model"]),
-    gold_defects: bool = typer.Option(False, "--gold-defects", help=_HELP["gold_defects"]),
-    compare_panels: list[Path] = typer.Option(
-        [],
-        "--compare-panels",
-        help="-f html: two verdict files of two panels (give it twice: two audits of this gold, or two adjudications "
-        "of these runs): the site gets a 'Two panels compared' section, as jury compare-panels prints it.",
-    ),
-    review_sample: Path | None = typer.Option(None, "--review-sample", help=_HELP["review_sample"]),
-    sample_review: list[Path] = typer.Option([], "--sample-review", help=_HELP["sample_review"]),
-    settled: Path | None = typer.Option(None, "--settled", help=_HELP["settled"]),
-) -> None:
+class Shown(Output):
+    """How `jury report` shows the report, the figures it writes beside it, and its other job."""
+
+    fmt: Annotated[str, Flag(flags=("--format", "-f"))] = "table"
+    """Output format: table, csv, json, md, or html (a static site written to the -o folder)."""
+    plots: Annotated[Path | None, Flag(writable=True)] = None
+    """Also write the report's figures to this folder."""
+    wide: bool = False
+    """Table and md: also show each model's near-miss and not-executed counts; csv and json always hold every column."""
+    gold_defects: bool = False
+    """Instead: the gold queries the --audit file flagged, as a table to send upstream (md, csv, json or
+    table): each with its defect types, every vote's reasons, the deterministic checks' evidence, a
+    preview of the gold's result and the audit file's hash. Needs no run files."""
+
+
+# pydantic orders the fields of the bases last base first: jury.report's options come first
+class ReportCommand(Shown, ReportOptions):
+    """Every option of `jury report`."""
+
+
+def run(runs: list[Path] | None, o: ReportCommand) -> None:
     """Publish strict, gold-clean and adjudicated accuracy per model, from locked verdict files.
 
     Columns (each a Wilson 95% interval over the questions the model routed to the right
@@ -106,35 +58,29 @@ def report(
     """
     from jury.api.report import report as run_report
 
-    if gold_defects:
-        return _gold_defects(runs, audit, gold, db_root, db_url, store, allow_superseded, fmt, output)
+    if o.gold_defects:
+        return _gold_defects(runs, o)
     if not runs:
         raise InputError("no run files: give at least one run file (or --gold-defects with --audit)")
-    if fmt != "html":
-        check_format(fmt)
-    elif output is None:
+    if o.fmt != "html":
+        check_format(o.fmt)
+    elif o.output is None:
         raise InputError("-f html writes a site into a folder: give -o DIR")
-    if compare_panels and fmt != "html":
+    if o.compare_panels and o.fmt != "html":
         raise InputError(
             "--compare-panels adds a section to the html site (-f html -o DIR); for a table: jury compare-panels A B"
         )
-    options = job_options(ctx, "fmt", "output", "plots", "wide", "gold_defects")
-    result = run_report(
-        options.pop("runs"),
-        **options,
-        progress=progress_bar,
-        outputs=[output if fmt != "html" else None],
-        site_dir=output if fmt == "html" else None,
-    )
-    if plots is not None:
-        for path in result.write_plots(plots):
+    site = o.fmt == "html"
+    result = run_report(runs, o, progress=progress_bar, outputs=[None if site else o.output], site_dir=o.output if site else None)
+    if o.plots is not None:
+        for path in result.write_plots(o.plots):
             typer.echo(f"wrote {path}", err=True)
     for note in result.notes:
         typer.echo(note, err=True)
-    if fmt == "html":
-        assert output is not None
-        return _write_site(result, output)
-    emit(result.render(fmt, width=table_width(output), wide=wide), output)
+    if site:
+        assert o.output is not None
+        return _write_site(result, o.output)
+    emit(result.render(o.fmt, width=table_width(o.output), wide=o.wide), o.output)
 
 
 def _write_site(result, output: Path) -> None:
@@ -151,15 +97,25 @@ def _write_site(result, output: Path) -> None:
         )
 
 
-def _gold_defects(runs, audit, gold, db_root, db_url, store, allow_superseded, fmt, output) -> None:
+def _gold_defects(runs: list[Path] | None, o: ReportCommand) -> None:
     """`jury report --gold-defects`: the audit's flagged gold queries (jury.gold_defects)."""
     from jury.api.gold_defects import gold_defects
 
     if runs:
         raise InputError("--gold-defects reads the audit file alone: give no run files")
-    check_format(fmt)
+    check_format(o.fmt)
     found = gold_defects(
-        audit, gold=gold, db_root=db_root, db_url=db_url, store=store, allow_superseded=allow_superseded,
-        progress=progress_bar, outputs=[output],
+        o.audit, gold=o.gold, db_root=o.db_root, db_url=o.db_url, store=o.store, allow_superseded=o.allow_superseded,
+        progress=progress_bar, outputs=[o.output],
     )  # fmt: skip
-    emit(found.render(fmt, width=table_width(output)), output)
+    emit(found.render(o.fmt, width=table_width(o.output)), o.output)
+
+
+RUNS_HELP = (
+    "Run JSONL files (one line per model and question), or BIRD prediction files as published, NAME=PATH "
+    "naming one's model (see jury score); none with --gold-defects."
+)
+RUNS = inspect.Parameter(
+    "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(None, help=RUNS_HELP), annotation=list[Path] | None
+)
+report = handle_errors(command(ReportCommand, run, arguments=[RUNS]))
