@@ -69,6 +69,7 @@ def test_the_plan_parses_each_distinct_sql_text_once(tmp_path, monkeypatch):
     jurors = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
     panel = write_panel(tmp_path, "http://127.0.0.1:9/v1", jurors)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JURY_CACHE_DIR", str(tmp_path / "cache"))  # nothing remembered from other tests
 
     parsed: list[str] = []
     opened: list[str] = []
@@ -102,3 +103,45 @@ def test_the_plan_parses_each_distinct_sql_text_once(tmp_path, monkeypatch):
     assert len(expected) == 12
     assert sorted(parsed) == sorted(expected)
     assert [p.split("?")[0].rsplit("/", 1)[-1] for p in opened] == ["shop.sqlite"]
+    # the next plan parses nothing: the tables of every text were remembered (tables_cache), and
+    # it prints the same plan
+    parsed.clear()
+    again = CliRunner().invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--plan"], catch_exceptions=False)
+    assert again.exit_code == 0 and again.output == res.output
+    assert parsed == []
+
+
+def test_remembered_tables_are_used_only_when_they_are_the_cache_s_own(tmp_path, monkeypatch):
+    """A cache entry is a list of names under a sha256 key, for this sqlglot version; an entry
+    of another shape, or a file of another version or format, is ignored and the text parsed."""
+    from jury.execution import tables_cache
+
+    db = shop_with_power(tmp_path)
+    monkeypatch.setenv("JURY_CACHE_DIR", str(tmp_path / "cache"))
+    with SchemaReader() as reader:
+        assert reader.describe_columns(db, QUERY) == f"{ITEM}\n{POWER}"
+    path = tmp_path / "cache" / tables_cache.FILE_NAME
+    data = json.loads(path.read_text())
+    key = tables_cache.key(QUERY, "sqlite")
+    assert data["tables"] == {key: ["Power", "ITEM"]} and data["sqlglot"] == sqlglot.__version__  # as QUERY spells them
+
+    def parses(doc: dict) -> bool:
+        path.write_text(json.dumps(doc))
+        seen: list[str] = []
+        parse = sqlglot.parse
+        monkeypatch.setattr(sqlglot, "parse", lambda sql, *a, **k: seen.append(sql) or parse(sql, *a, **k))
+        with SchemaReader() as reader:
+            assert reader.describe_columns(db, QUERY) == f"{ITEM}\n{POWER}"
+        monkeypatch.setattr(sqlglot, "parse", parse)
+        return seen == [QUERY]
+
+    assert not parses(data)  # remembered
+    assert parses({**data, "tables": {key: "item"}})  # not a list of names
+    assert parses({**data, "tables": {key: [1, 2]}})
+    assert parses({**data, "tables": {"not-a-digest": ["item"]}})
+    assert parses({**data, "sqlglot": "0.0.1"})  # another parser's reading
+    assert parses({**data, "format": 2})
+    path.write_text("[not json")
+    with SchemaReader() as reader:  # a damaged file is no error: parsed, and the file written anew
+        assert reader.describe_columns(db, QUERY) == f"{ITEM}\n{POWER}"
+    assert json.loads(path.read_text())["tables"] == {key: ["Power", "ITEM"]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from jury.execution import engine_urls, engines
+from jury.execution import engine_urls, engines, tables_cache
 from jury.execution.sqlite import open_readonly
 
 
@@ -97,6 +97,8 @@ class SchemaReader:
 
     def __init__(self) -> None:
         self._tables: dict[tuple[str, str], list[str]] = {}  # (dialect, sql) -> tables_in
+        self._remembered: dict[str, list[str]] | None = None  # jury.execution.tables_cache, read on first use
+        self._parsed: dict[str, list[str]] = {}  # what this job parsed, written there when it ends
         self._conns: dict[str, sqlite3.Connection] = {}  # SQLite path -> its connection
         self._names: dict[str, dict[str, str]] = {}  # database -> lower-cased name -> name
         self._columns: dict[str, dict[str, list[tuple[str, str]]]] = {}  # database -> name -> columns
@@ -109,7 +111,11 @@ class SchemaReader:
         self.close()
 
     def close(self) -> None:
-        """Close every connection and drop what was read."""
+        """Remember the texts parsed (jury.execution.tables_cache), close every connection and
+        drop what was read."""
+        if self._parsed:
+            tables_cache.save(self._remembered or {}, self._parsed)
+            self._parsed.clear()
         for conn in self._conns.values():
             conn.close()
         self._conns.clear()
@@ -119,11 +125,18 @@ class SchemaReader:
         self._found.clear()
 
     def tables_in(self, sql: str, dialect: str = "sqlite") -> list[str]:
-        """tables_in(sql, dialect), parsed once per job."""
+        """tables_in(sql, dialect), parsed once per job, and not at all when an earlier job
+        remembered it (jury.execution.tables_cache)."""
         key = (dialect, sql)
         found = self._tables.get(key)
         if found is None:
-            found = self._tables[key] = tables_in(sql, dialect)
+            if self._remembered is None:
+                self._remembered = tables_cache.load()
+            digest = tables_cache.key(sql, dialect)
+            found = self._remembered.get(digest)
+            if found is None:
+                found = self._parsed[digest] = tables_in(sql, dialect)
+            self._tables[key] = found
         return found
 
     def describe_columns(self, db_path: str | Path, *sqls: str) -> str:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import functools
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 from jury.errors import JuryError
 from jury.inputs.reader import read_bounded
+from jury.inputs.user_cache import cache_dir
 from jury.inputs.writer import write_output
 from jury.judging import price_map
 
@@ -32,14 +32,6 @@ _FORMAT = 1
 _JURY_DEFAULTS = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True"}  # import_litellm's
 
 enabled = True  # False: lookup finds nothing (litellm answers); remember still writes
-
-
-def cache_dir() -> Path:
-    explicit = os.environ.get("JURY_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "jury"
 
 
 @functools.cache
