@@ -437,7 +437,7 @@ def test_export_lock_verify_and_the_review_in_score_and_report(reviewable):
     # gpt-x's panel is jb, jc, jd (ja is openai's), and PLAN has jb say gold_defect there, jc and jd genuine_error
     res = runner.invoke(cli, ["report", "run.jsonl", *common, "--review", str(review), "-f", "json"])
     assert res.exit_code == 0, res.output
-    (adj_jurors,) = json.loads(res.stdout)["jurors"]
+    (adj_jurors,) = [f for f in json.loads(res.stdout)["jurors"] if f["kind"] == "adjudication"]  # then the audit's
     people = {j["juror"]: j["people"] for j in adj_jurors["jurors"]}
     assert adj_jurors["people"] and set(people) == {"jb", "jc", "jd"}
     assert {name: (p["reviewed"], p["agreed"]) for name, p in people.items()} == {"jb": (1, 1), "jc": (1, 0), "jd": (1, 0)}
