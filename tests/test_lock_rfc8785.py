@@ -234,3 +234,47 @@ def test_readme_snippet_checks_a_file_where_the_forms_differ(tmp_path):
     snippet = re.search(r"```python\n(.*?)```", (REPO / "verdicts" / "README.md").read_text(encoding="utf-8"), re.S).group(1)
     run = subprocess.run([sys.executable, "-c", snippet, str(path)], capture_output=True, text=True, check=True)
     assert run.stdout == "OK\n"
+
+
+def _random_value(rng, depth: int):
+    """A random JSON-ish value: every kind the lock may meet, and some it must refuse."""
+    chars = ["a", "Z", "0", " ", '"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "é", "\u2028", "\ud7ff", "\ue000",
+             "\uffff", "\U0001f600", "\ud800", "/", "<"]  # fmt: skip
+    scalars = [None, True, False, 0, -1, 2**53 - 1, -(2**53 - 1), 2**53, 0.0, -0.0, 1.0, 1.5, 1e-7, 1e-6, 1e21, 1e20,
+               123456789012345680000.0, 5e-324, -2.5e-5, float("nan"), float("inf")]  # fmt: skip
+    pick = rng.random()
+    if depth > 3 or pick < 0.35:
+        return rng.choice(scalars)
+    if pick < 0.6:
+        return "".join(rng.choice(chars) for _ in range(rng.randrange(6)))
+    if pick < 0.8:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if pick < 0.82:
+        return (1, "t")
+    keys = ["".join(rng.choice(chars) for _ in range(rng.randrange(1, 3))) for _ in range(rng.randrange(4))]
+    if rng.random() < 0.03:
+        keys.append(7)
+    return {k: _random_value(rng, depth + 1) for k in keys}
+
+
+def test_canonical_form_is_the_rfc8785_packages_bytes_or_its_refusal():
+    """canonical_rfc8785 goes through json.dumps where that gives the same bytes (issue 46): on
+    random documents (every escape, characters on both sides of U+D800, a lone surrogate,
+    floats of every form, integers at 2**53, NaN, a tuple, a non-string key) it returns the
+    package's bytes, or raises the package's error."""
+    import random
+
+    from jury.verdicts.lock import canonical_rfc8785
+
+    rng = random.Random(46)
+    for _ in range(3000):
+        doc = {"records": [_random_value(rng, 0) for _ in range(3)], "totals": {"cost_usd": rng.choice([0.0, 1.25, 3])}}
+        try:
+            expected: bytes | str = rfc8785.dumps(doc)
+        except ValueError as exc:
+            expected = repr(exc)
+        try:
+            got: bytes | str = canonical_rfc8785(doc)
+        except ValueError as exc:
+            got = repr(exc)
+        assert got == expected, doc

@@ -419,3 +419,29 @@ def test_an_output_written_from_chunks_is_staged_then_renamed(tmp_path):
     assert out.read_text().startswith("0\n1\n") and os.listdir(tmp_path) == ["out.jsonl"]
     write_output(out, iter(["a\n", b"b\n"]))
     assert out.read_text() == "a\nb\n" and (out.stat().st_mode & 0o777) == 0o640
+
+
+def test_many_outputs_fsync_each_file_and_each_folder_once(tmp_path, monkeypatch):
+    """write_outputs (the html site's pages, issue 46): every file is staged, its data fsynced
+    and renamed as write_output does, and each folder is fsynced once, after every rename in
+    it, instead of once per file; a replaced file keeps its mode."""
+    from jury.inputs import writer
+
+    site = tmp_path / "site"
+    (site / "questions").mkdir(parents=True)
+    (site / "index.html").write_text("old")
+    os.chmod(site / "index.html", 0o640)
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    pages = [(site / "index.html", "new"), *((site / "questions" / f"{i}.html", f"q{i}".encode()) for i in range(5))]
+    writer.write_outputs(pages, within=site)
+    assert (site / "index.html").read_text() == "new" and (site / "index.html").stat().st_mode & 0o777 == 0o640
+    assert [(site / "questions" / f"{i}.html").read_text() for i in range(5)] == [f"q{i}" for i in range(5)]
+    assert synced == ["file"] * 6 + ["folder"] * 2  # site/ and site/questions/, after every rename
+    assert sorted(os.listdir(site)) == ["index.html", "questions"]  # no temporary file left

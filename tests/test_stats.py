@@ -149,6 +149,35 @@ def _noisy_data():
     return x.tolist(), y.tolist()
 
 
+@pytest.mark.parametrize("kind", ["continuous", "ties", "binary"])
+def test_spearman_bootstrap_is_spearmanr_per_resample_to_the_bit(kind):
+    """The bootstrap computes rho for every resample at once (issue 46): the same numbers as
+    scipy.stats.spearmanr called once per resample, constant resamples (NaN) included."""
+    from scipy import stats
+
+    rng = np.random.default_rng(len(kind))
+    n = 6 if kind == "binary" else 23  # six binary pairs: some resamples are constant
+    if kind == "continuous":
+        x, y = rng.random(n), rng.random(n) * 1e6
+    elif kind == "ties":
+        x, y = rng.integers(0, 4, n).astype(float), rng.integers(0, 3, n).astype(float)
+    else:
+        x = rng.integers(0, 2, n).astype(float)
+        y = x + rng.integers(0, 2, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one_by_one = stats.bootstrap(
+            (x, y), lambda a, b: stats.spearmanr(a, b).statistic, n_resamples=400, paired=True, vectorized=False,
+            method="percentile", **core.seeded(5),
+        ).bootstrap_distribution  # fmt: skip
+        at_once = stats.bootstrap(
+            (x, y), core.spearman_rows, n_resamples=400, paired=True, method="percentile", **core.seeded(5)
+        ).bootstrap_distribution
+    np.testing.assert_array_equal(at_once, one_by_one)
+    if kind == "binary":
+        assert np.isnan(one_by_one).any()
+
+
 def test_spearman_bootstrap_reproducible_and_contains_r():
     x, y = _noisy_data()
     a = core.spearman(x, y, bootstrap_resamples=500, seed=7)

@@ -130,6 +130,53 @@ def test_joint_draws_replace_the_plug_in_draws():
         jury_bootstrap(rec, resamples=30, verdicts=ClassDraws(classes, rq, rm, (0, 1)))
 
 
+def _dense_bootstrap(rec: ModelRecords, resamples: int, seed: int, verdicts: ClassDraws | None) -> dict[str, np.ndarray]:
+    """The bootstrap over every cell of the M x Q matrices, in floats (the form before issue 46)."""
+    m, q = rec.shape
+    inc, strict = rec.included.astype(float), rec.strict.astype(float)
+    jury = rec.jury & rec.included & ~rec.strict
+    out = {c: np.full((resamples, m), np.nan) for c in ("strict", "adjudicated", "gold_clean")}
+    for b in range(resamples):
+        rng = np.random.default_rng([seed, b])
+        counts = np.bincount(rng.integers(0, q, size=q), minlength=q).astype(float)
+        u = rng.random(m * q + q)
+        p = np.where(jury, rec.credit, 0.0)
+        if verdicts is not None:
+            p[verdicts.model, verdicts.question] = verdicts.hits(b, b + 1)[0]
+            p *= jury
+        credited = (u[: m * q].reshape(m, q) < p).astype(float)
+        clean = counts * (u[m * q :] >= rec.flag)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["strict"][b] = np.where(inc @ counts > 0, (strict @ counts) / (inc @ counts), np.nan)
+            out["adjudicated"][b] = np.where(inc @ counts > 0, ((strict + credited) @ counts) / (inc @ counts), np.nan)
+            out["gold_clean"][b] = np.where(inc @ clean > 0, (strict @ clean) / (inc @ clean), np.nan)
+    return out
+
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_sums_over_jury_cells_only_are_the_dense_sums_to_the_bit(joint):
+    """The bootstrap sums over the jury cells only (issue 46): whole numbers, so exactly the
+    numbers of the sum over every cell; joint draws may name a record twice (the last wins) or a
+    cell that is no jury cell (ignored), and a model may have no jury cell."""
+    rng = np.random.default_rng(11)
+    m, q = 5, 37
+    included = rng.random((m, q)) < 0.85
+    strict = included & (rng.random((m, q)) < 0.4)
+    jury = rng.random((m, q)) < 0.5
+    jury[3] = False
+    credit = np.where(rng.random((m, q)) < 0.2, 0.0, rng.random((m, q)))
+    flag = rng.random(q)
+    rec = ModelRecords(included, strict, jury, credit, credit > 0.5, flag, flag > 0.5)
+    draws = None
+    if joint:
+        rm, rq = rng.integers(0, m, 120), rng.integers(0, q, 120)
+        draws = ClassDraws(rng.integers(0, 4, size=(90, 120)), rq, rm, (1, 2))
+    boot = jury_bootstrap(rec, resamples=90, seed=4, verdicts=draws)
+    dense = _dense_bootstrap(rec, 90, 4, draws)
+    for column in ("strict", "adjudicated", "gold_clean"):
+        np.testing.assert_array_equal(boot.accuracy[column], dense[column])
+
+
 def test_verdict_changes_by_hand():
     post = np.array([[0.9, 0.05, 0.05, 0.0], [0.2, 0.1, 0.6, 0.1], [0.3, 0.3, 0.3, 0.1], [0.0, 0.0, 0.0, 1.0]])
     published = np.array([0, 0, -1, 3])

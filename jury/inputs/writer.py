@@ -1,7 +1,8 @@
 """The one writer of every output: what is at the path decides how it is written.
 
-Every file jury writes goes through :func:`write_output` (or :func:`write_new` for a file that
-must not exist yet, :func:`open_append` for a log): score, report, check-gold, suites and
+Every file jury writes goes through :func:`write_output` (or :func:`write_outputs` for many, the
+html site's pages, :func:`write_new` for a file that must not exist yet, :func:`open_append` for a
+log): score, report, check-gold, suites and
 calibrate outputs, ``--per-question``, label, run and gold files, review exports, verdict and
 review files and their signatures, schemas, every page of the html site, the plots and the
 local juror's state. Before any byte is written the path is looked at without following it
@@ -171,6 +172,30 @@ def write_output(path: str | Path, data: str | bytes | Iterable[str | bytes], *,
     chunk, into the temporary file (or through the device), so an output of any size is written
     in the memory of one chunk. An exception the iterable raises leaves the path as it was (a
     device or FIFO may have received the chunks before it)."""
+    return _write(path, data, within, None)
+
+
+def write_outputs(files: Iterable[tuple[str | Path, str | bytes]], *, within: str | Path | None = None) -> None:
+    """Write many files (the pages of the html site) as :func:`write_output` writes each, with
+    one fsync per folder at the end instead of one per file.
+
+    Each file's data is still fsynced before its rename, so a crash leaves every file its old
+    version or the whole new one (never a renamed file whose data did not reach the disk). What
+    waits to the end is the folder's fsync that makes a rename itself durable: a crash before
+    it may leave a file at its old version (or absent), which is what a crash before that file
+    was written leaves too. Every rename is durable when this returns."""
+    folders: dict[Path, None] = {}
+    for path, data in files:
+        _write(path, data, within, folders)
+    for folder in folders:
+        _sync_folder(folder)
+
+
+def _write(
+    path: str | Path, data: str | bytes | Iterable[str | bytes], within: str | Path | None, folders: dict[Path, None] | None
+) -> Path:
+    """write_output; with ``folders``, a replaced file's folder is added there, to be fsynced
+    by the caller, rather than fsynced here."""
     chunks: Iterable[str | bytes] = (data,) if isinstance(data, str | bytes) else data
     staged: str | None = None  # the chunks, once consumed into a temporary file
     try:
@@ -188,8 +213,10 @@ def write_output(path: str | Path, data: str | bytes | Iterable[str | bytes], *,
                         Path(staged).unlink(missing_ok=True)
                     staged = restaged
                 os.chmod(staged, mode)
-                if _place(target, staged):
+                if _place(target, staged, sync=folders is None):
                     staged = None
+                    if folders is not None:
+                        folders[target.path.parent] = None
                     return Path(path)
             except OSError as exc:  # the disk is full, the reader went away (EPIPE), no permission
                 raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
@@ -300,9 +327,10 @@ def _staged(p: Path, body: bytes | Iterable[bytes], mode: int) -> str:
     return tmp
 
 
-def _place(target: Target, tmp: str) -> bool:
-    """Move the staged file ``tmp`` to ``target.path`` atomically (it is gone after); False,
-    and ``tmp`` kept, when a file appeared at a NEW path meanwhile."""
+def _place(target: Target, tmp: str, *, sync: bool = True) -> bool:
+    """Move the staged file ``tmp`` to ``target.path`` atomically (it is gone after) and, with
+    ``sync``, fsync its folder; False, and ``tmp`` kept, when a file appeared at a NEW path
+    meanwhile."""
     p = target.path
     if target.how == NEW:
         try:
@@ -314,7 +342,8 @@ def _place(target: Target, tmp: str) -> bool:
         Path(tmp).unlink(missing_ok=True)
     else:
         os.replace(tmp, p)
-    _sync_folder(p.parent)
+    if sync:
+        _sync_folder(p.parent)
     return True
 
 

@@ -97,10 +97,17 @@ def bootstrap_ranks(successes: np.ndarray, included: np.ndarray, resamples: int,
     out = np.full((resamples, m), np.nan)
     if q == 0 or m == 0:
         return out
+    # whole numbers (0/1 matrices): numpy's integer matmul, exact as the float one, without
+    # BLAS, whose threads spin on such small products (CPU time; issue 46)
+    whole = all(np.array_equal(a, np.trunc(a)) and np.all(np.abs(a) < 2**31) for a in (successes, included))
+    if whole:
+        successes, included = successes.astype(np.int64), included.astype(np.int64)
     for start in range(0, resamples, _CHUNK):
         stop = min(start + _CHUNK, resamples)
         counts = resample_counts(seed, start, stop, q)
-        k, n = counts @ successes.T, counts @ included.T
+        if whole:
+            counts = counts.astype(np.int64)
+        k, n = (counts @ successes.T).astype(float), (counts @ included.T).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             acc = np.where(n > 0, k / np.where(n > 0, n, 1.0), np.nan)
         out[start:stop] = rankdata(-acc, method="min", axis=1, nan_policy="omit")

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError, need_extra
-from jury.inputs.writer import check_output, write_output
+from jury.inputs.writer import check_output, write_output, write_outputs
 from jury.results.panel_comparison import site_section
 from jury.results.report_render import as_report, render_report
 from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, preview, question_pages, slugs
@@ -162,12 +162,11 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     remove, kept = stale_files(out, set(written)) if out.is_dir() else ([], [])
     for name in [*written, MARKER]:
         check_output(out / name, within=out)
-    total = 0
+    total = sum(len(body) for body in written.values())
     try:
-        for name, body in written.items():
+        for name in written:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
-            write_output(out / name, body, within=out)
-            total += len(body)
+        write_outputs(((out / name, body) for name, body in written.items()), within=out)  # one fsync per folder
         for target in remove:
             target.unlink(missing_ok=True)
     except OSError as exc:

@@ -228,40 +228,31 @@ def jury_bootstrap(
     _check_draws(flags, "flags", resamples, m, q, audit=True)
     if flags is not None and records.flag is None:
         raise ValueError("flags: the records have no gold flags")
-    inc = np.asarray(records.included, float)
-    strict = np.asarray(records.strict, float)
+    inc = np.asarray(records.included, bool).astype(np.int64)
+    strict = np.asarray(records.strict, bool).astype(np.int64)
     jury = np.asarray(records.jury, bool) & np.asarray(records.included, bool) & ~np.asarray(records.strict, bool)
     credit = np.where(jury, np.asarray(records.credit, float), 0.0)
     flag = None if records.flag is None else np.asarray(records.flag, float)
     columns = records.columns()
     acc = {c: np.full((resamples, m), np.nan) for c in columns}
+    cells = _JuryCells.of(jury, credit, verdicts)
     for start in range(0, resamples, _CHUNK):
         stop = min(start + _CHUNK, resamples)
-        n_b = stop - start
-        counts = np.zeros((n_b, q))
-        uni = np.empty((n_b, m * q + q))
-        for row, b in enumerate(range(start, stop)):
-            rng = np.random.default_rng([seed, b])
-            counts[row] = np.bincount(rng.integers(0, q, size=q), minlength=q)
-            uni[row] = rng.random(m * q + q)
-        p = np.broadcast_to(credit, (n_b, m, q)).copy()
-        if verdicts is not None and verdicts.model is not None:
-            rm, rq = np.asarray(verdicts.model), np.asarray(verdicts.question)
-            p[:, rm, rq] = verdicts.hits(start, stop)
-            p *= jury[None]
-        credited = (uni[:, : m * q].reshape(n_b, m, q) < p).astype(float)
-        n_inc = counts @ inc.T  # (n_b, M)
+        counts, uni = _draws(seed, start, stop, m, q)
+        n_inc = (counts @ inc.T).astype(float)  # (n_b, M); whole numbers (no BLAS: its threads cost CPU)
+        strict_hits = (counts @ strict.T).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
-            acc["strict"][start:stop] = np.where(n_inc > 0, (counts @ strict.T) / n_inc, np.nan)
-            adj = np.einsum("bq,bmq->bm", counts, strict[None] + credited)
+            acc["strict"][start:stop] = np.where(n_inc > 0, strict_hits / n_inc, np.nan)
+            adj = strict_hits + cells.credited(counts, uni, start, stop)
             acc["adjudicated"][start:stop] = np.where(n_inc > 0, adj / n_inc, np.nan)
             if flag is not None:
-                f = np.broadcast_to(flag, (n_b, q)).copy()
+                f = np.broadcast_to(flag, (stop - start, q)).copy()
                 if flags is not None:
                     f[:, np.asarray(flags.question)] = flags.hits(start, stop)
                 clean_w = counts * (uni[:, m * q :] >= f)
-                n_clean = clean_w @ inc.T
-                acc["gold_clean"][start:stop] = np.where(n_clean > 0, (clean_w @ strict.T) / n_clean, np.nan)
+                n_clean = (clean_w @ inc.T).astype(float)
+                acc["gold_clean"][start:stop] = np.where(n_clean > 0, (clean_w @ strict.T).astype(float) / n_clean, np.nan)
+    inc, strict = inc.astype(float), strict.astype(float)
     n_all = inc.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = {
@@ -274,6 +265,63 @@ def jury_bootstrap(
             expected["gold_clean"] = np.where(n_clean > 0, (strict @ clean_p) / n_clean, np.nan)
     kind = "joint" if verdicts is not None or flags is not None else "plug-in"
     return JuryBootstrap(acc, expected, resamples, int(seed), kind)
+
+
+def _draws(seed: int, start: int, stop: int, m: int, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Resamples start..stop-1: ``(n_b, Q)`` question counts and ``(n_b, M * Q + Q)`` uniforms,
+    resample b from its own generator ``default_rng([seed, b])``."""
+    counts = np.zeros((stop - start, q), dtype=np.int64)
+    uni = np.empty((stop - start, m * q + q))
+    for row, b in enumerate(range(start, stop)):
+        rng = np.random.default_rng([seed, b])
+        counts[row] = np.bincount(rng.integers(0, q, size=q), minlength=q)
+        rng.random(out=uni[row])
+    return counts, uni
+
+
+@dataclass(frozen=True)
+class _JuryCells:
+    """The jury cells of the (M, Q) matrices (the only ones a draw can credit), flat indices
+    ``cell`` into M x Q, their question and model, ``credit`` their probability, and, with joint
+    draws, ``at``: for each verdict record the jury cell it sets (-1: not a jury cell, ignored).
+    Every sum the bootstrap takes is of whole numbers (counts times 0/1), so summing over these
+    cells only gives the numbers a sum over every cell gives, to the bit."""
+
+    cell: np.ndarray
+    question: np.ndarray
+    model_start: np.ndarray
+    credit: np.ndarray
+    verdicts: ClassDraws | None
+    at: np.ndarray | None
+
+    @classmethod
+    def of(cls, jury: np.ndarray, credit: np.ndarray, verdicts: ClassDraws | None) -> _JuryCells:
+        m, q = jury.shape
+        cell = np.flatnonzero(jury)  # row-major: grouped by model
+        at = None
+        if verdicts is not None and verdicts.model is not None:
+            where = np.full(m * q, -1, dtype=np.int64)
+            where[cell] = np.arange(cell.size)
+            at = where[np.asarray(verdicts.model, dtype=np.int64) * q + np.asarray(verdicts.question, dtype=np.int64)]
+        else:
+            verdicts = None
+        starts = np.searchsorted(cell // q, np.arange(m))
+        return cls(cell, cell % q, starts, credit.reshape(-1)[cell], verdicts, at)
+
+    def credited(self, counts: np.ndarray, uni: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """``(n_b, M)``: per resample and model, the question counts of its credited jury cells
+        (a cell is credited when its uniform falls below its probability, or its joint draw's
+        class is credited)."""
+        p = np.broadcast_to(self.credit, (stop - start, self.cell.size)).copy()
+        if self.verdicts is not None and self.at is not None:
+            keep = self.at >= 0
+            p[:, self.at[keep]] = self.verdicts.hits(start, stop)[:, keep]
+        hits = counts[:, self.question] * (uni[:, self.cell] < p)  # whole numbers
+        out = np.zeros((stop - start, self.model_start.size), dtype=np.int64)
+        some = np.flatnonzero(np.diff(self.model_start, append=self.cell.size) > 0)  # models with a jury cell
+        if some.size:
+            out[:, some] = np.add.reduceat(hits, self.model_start[some], axis=1)
+        return out.astype(float)
 
 
 @dataclass(frozen=True)
