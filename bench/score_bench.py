@@ -9,8 +9,10 @@ os.wait4) and peak memory (ru_maxrss: the largest of the jury process and its wo
 taken per run.
 
 1. BIRD side by side (when ../shared/anchors/bird_evaluation/evaluation.py is present, see
-   its README; it needs `pip install func_timeout`): jury cold (a new store) and warm (that
-   store again) on all 15 systems at once, then BIRD's script once per system as its README
+   its README; it needs `pip install func_timeout`): the floor (bench/score_floor.py: each
+   distinct query executed once with sqlite3, every row fetched, sets compared, in one process;
+   its match counts must equal jury's), jury cold (a new store) and warm (that store again) on
+   all 15 systems at once, then BIRD's script once per system as its README
    says (--num_cpus = --workers, --meta_time_out 30, on files written from the same run and
    gold), the three alternating 3 times so that both sides run under the same load (a first,
    discarded jury run writes the bytecode, as an installed package has it). Prints the
@@ -105,6 +107,12 @@ def jury_score(runs: Path, gold: Path, db_root: Path, store: Path, workers: int,
     run = run_reaped(cmd)
     doc = json.loads(run.out)
     return run, {m["model"]: m["strict"]["k"] for m in doc["models"]}
+
+
+def score_floor(gold: Path, runs: Path, db_root: Path) -> tuple[Run, dict[str, int]]:
+    """bench/score_floor.py in a fresh process: the work of a cold score and nothing else."""
+    run = run_reaped([sys.executable, str(ROOT / "bench" / "score_floor.py"), str(gold), str(runs), str(db_root)])
+    return run, json.loads(run.out)["matches"]
 
 
 def load_example(example: Path) -> tuple[list[dict], list[dict]]:
@@ -265,6 +273,8 @@ def main() -> None:
         colds: list[Run] = []
         warms: list[Run] = []
         bases: list[Run] = []
+        floors: list[Run] = []
+        floor_counts: dict[str, int] = {}
         before_colds: list[Run] = []
         before_warms: list[Run] = []
         counts: dict[str, int] = {}
@@ -274,6 +284,8 @@ def main() -> None:
                 store = tmp / f"before-store{i}.db"
                 before_colds.append(jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers, before)[0])
                 before_warms.append(jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers, before)[0])
+            floor, floor_counts = score_floor(gold_path, example / "run.jsonl", db_root)
+            floors.append(floor)
             store = tmp / f"bird-store{i}.db"
             cold, counts = jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers)
             warm, counts_warm = jury_score(example / "run.jsonl", gold_path, db_root, store, args.workers)
@@ -290,6 +302,15 @@ def main() -> None:
         print(line("jury cold", median_run(colds), f"  ({distinct_queries(gold, runs)} distinct queries)"))
         print(line("jury warm", median_run(warms)))
         print(f"  every run's wall: cold {walls(colds)}, warm {walls(warms)}")
+        floor = median_run(floors)
+        print(line("floor", floor, "  (bench/score_floor.py: each distinct query once, sqlite3, sets compared)"))
+        print(
+            f"  jury cold / floor (medians): {median_run(colds).cpu / floor.cpu:.2f}x cpu, "
+            f"{median_run(colds).wall / floor.wall:.2f}x wall   goal <= 2x cpu"
+        )
+        if floor_counts != counts:
+            print(f"  FAILED: the floor's match counts differ from jury's: {floor_counts} vs {counts}")
+            failed = True
         if args.skip_bird:
             print("  BIRD's script: skipped (--skip-bird)")
         elif not bird_runs:
