@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from jury.cli import app
 from tests.support.fakellm import FakeLLMServer, ballot_reply
-from tests.support.jurytest import user_text, write_panel
+from tests.support.jurytest import blind_answer, user_text, write_panel
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -76,13 +76,7 @@ def responder(juror: str, golds: dict[str, set[str]]):
         gold_at = next(int(i) for i, sql in texts.items() if sql in mine)
         gold, candidate = texts[str(gold_at)], texts[str(3 - gold_at)]
         category = vote(juror, gold, candidate, gold_at)
-        answer = {
-            "gold_defect": f"answer_{3 - gold_at}",
-            "genuine_error": f"answer_{gold_at}",
-            "format_equivalence": "both",
-            "ambiguous": "ambiguous",
-        }[category]
-        return ballot_reply(answer, reasoning=f"scripted {category}")
+        return ballot_reply(blind_answer(category, gold_at), reasoning=f"scripted {category}")
 
     return respond
 

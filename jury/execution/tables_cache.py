@@ -18,14 +18,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 
-from jury.errors import JuryError
-from jury.inputs.reader import read_bounded
-from jury.inputs.user_cache import cache_dir
-from jury.inputs.writer import write_output
+from jury.inputs.user_cache import read_entries, write_entries
 
 FILE_NAME = "sql-tables.json"
 MAX_CACHE_BYTES = 64 * 1024 * 1024
@@ -51,15 +47,8 @@ def load() -> dict[str, list[str]]:
     """The remembered tables by key; empty when there is no usable file."""
     if not enabled:
         return {}
-    try:
-        data = json.loads(read_bounded(cache_dir() / FILE_NAME, MAX_CACHE_BYTES, what="jury's cache of SQL tables"))
-    except (JuryError, OSError, ValueError):  # absent, too large, a link, unreadable: no cache
-        return {}
-    if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("sqlglot") != _sqlglot_version():
-        return {}
-    tables = data.get("tables")
-    if not isinstance(tables, dict):
-        return {}
+    stamp = {"format": _FORMAT, "sqlglot": _sqlglot_version()}
+    tables = read_entries(FILE_NAME, MAX_CACHE_BYTES, "jury's cache of SQL tables", stamp, "tables")
     return {
         k: v
         for k, v in tables.items()
@@ -75,8 +64,4 @@ def save(known: Mapping[str, list[str]], new: Mapping[str, list[str]]) -> None:
     merged.update(new)
     if len(merged) > MAX_ENTRIES:
         merged = dict(list(merged.items())[-MAX_ENTRIES:])
-    body = json.dumps({"format": _FORMAT, "sqlglot": _sqlglot_version(), "tables": merged}, separators=(",", ":"))
-    try:
-        write_output(cache_dir() / FILE_NAME, body)
-    except (JuryError, OSError):
-        return  # a cache that cannot be written is skipped
+    write_entries(FILE_NAME, {"format": _FORMAT, "sqlglot": _sqlglot_version()}, "tables", merged)

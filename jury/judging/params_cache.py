@@ -20,10 +20,7 @@ import json
 import os
 from typing import Any
 
-from jury.errors import JuryError
-from jury.inputs.reader import read_bounded
-from jury.inputs.user_cache import cache_dir
-from jury.inputs.writer import write_output
+from jury.inputs.user_cache import read_entries, write_entries
 from jury.judging import price_map
 
 FILE_NAME = "litellm-params.json"
@@ -50,14 +47,8 @@ def _key(model: str, api_base: str | None) -> str:
 
 
 def _read() -> dict[str, Any]:
-    try:
-        data = json.loads(read_bounded(cache_dir() / FILE_NAME, MAX_CACHE_BYTES, what="jury's cache of litellm's answers"))
-    except (JuryError, OSError, ValueError):  # absent, too large, a link, unreadable: no cache
-        return {}
-    if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("litellm") != _litellm_version():
-        return {}
-    answers = data.get("answers")
-    return answers if isinstance(answers, dict) else {}
+    stamp = {"format": _FORMAT, "litellm": _litellm_version()}
+    return read_entries(FILE_NAME, MAX_CACHE_BYTES, "jury's cache of litellm's answers", stamp, "answers")
 
 
 def lookup(model: str, api_base: str | None) -> tuple[bool, list[str] | None]:
@@ -84,9 +75,4 @@ def remember(model: str, api_base: str | None, known: list[str] | None) -> None:
     if answers.get(key, 0) == known:
         return
     answers[key] = known
-    try:  # the one writer: a temporary file renamed over it, whole or not at all for a reader meanwhile
-        write_output(
-            cache_dir() / FILE_NAME, json.dumps({"format": _FORMAT, "litellm": version, "answers": answers}, sort_keys=True)
-        )
-    except (JuryError, OSError):
-        return  # a cache that cannot be written is skipped
+    write_entries(FILE_NAME, {"format": _FORMAT, "litellm": version}, "answers", answers)

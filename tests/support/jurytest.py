@@ -66,6 +66,16 @@ def executed(project: Path) -> int:
         return con.execute("SELECT count(*) FROM executions").fetchone()[0] if "executions" in tables else 0
 
 
+def blind_answer(category: str, gold_at: int) -> str:
+    """What a blind ballot's juror answers for a category, the gold shown at position gold_at (1 or 2)."""
+    return {
+        "gold_defect": f"answer_{3 - gold_at}",
+        "genuine_error": f"answer_{gold_at}",
+        "format_equivalence": "both",
+        "ambiguous": "ambiguous",
+    }[category]
+
+
 def category_juror(verdict_of):
     """A blind juror of make_project's failures whose category for question q is verdict_of(q)
     (a category of jury.vocab.CATEGORIES); its reasoning is "scripted <category>"."""
@@ -77,13 +87,7 @@ def category_juror(verdict_of):
         cand_sql = next(sql for i, sql in sqls if int(i) != gold_at)
         q = next(q for q, sql in FAILURES.items() if sql == cand_sql)
         category = verdict_of(q)
-        answer = {
-            "gold_defect": f"answer_{3 - gold_at}",
-            "genuine_error": f"answer_{gold_at}",
-            "format_equivalence": "both",
-            "ambiguous": "ambiguous",
-        }[category]
-        return ballot_reply(answer, reasoning=f"scripted {category}")
+        return ballot_reply(blind_answer(category, gold_at), reasoning=f"scripted {category}")
 
     return respond
 

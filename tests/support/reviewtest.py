@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from jury.cli import app
 from tests.support.fakellm import ballot_reply, json_reply
-from tests.support.jurytest import FAILURES, gold_position, make_project, user_text, write_panel
+from tests.support.jurytest import FAILURES, blind_answer, gold_position, make_project, user_text, write_panel
 
 FOUR = [("ja", "openai"), ("jb", "anthropic"), ("jc", "google"), ("jd", "xai")]
 FIVE = [*FOUR, ("je", "deepseek")]
@@ -46,13 +46,7 @@ def juror(name: str):
             )
         category = PLAN[q][name]
         g = gold_position(request)
-        verdict = {
-            "gold_defect": f"answer_{3 - g}",
-            "genuine_error": f"answer_{g}",
-            "format_equivalence": "both",
-            "ambiguous": "ambiguous",
-        }[category]
-        return ballot_reply(verdict, reasoning=f"juror {name} reasoned: {category}")
+        return ballot_reply(blind_answer(category, g), reasoning=f"juror {name} reasoned: {category}")
 
     return respond
 

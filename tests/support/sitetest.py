@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from tests.support.fakellm import ballot_reply, json_reply
 from tests.support.helpers import GOLD
-from tests.support.jurytest import FAILURES, GOLD_SQL, make_project, user_text, write_panel
+from tests.support.jurytest import FAILURES, GOLD_SQL, blind_answer, make_project, user_text, write_panel
 
 MODELS = ("gpt-x", "claude-y", "mistral-z")
 FAMILIES = {"gpt-x": "openai", "claude-y": "anthropic", "mistral-z": "mistral"}
@@ -50,14 +50,7 @@ def blind_juror(name: str):
         q = _question(text)
         model = next(m for (m, qq) in PLAN if qq == q and cand_sql in (_sql(m, q), _fenced(_sql(m, q))))
         category = PLAN[(model, q)]
-        cand = 3 - gold_at
-        answer = {
-            "gold_defect": f"answer_{cand}",
-            "genuine_error": f"answer_{gold_at}",
-            "format_equivalence": "both",
-            "ambiguous": "ambiguous",
-        }[category]
-        return ballot_reply(answer, reasoning=f"juror {name}: {category} <b>bold?</b>")
+        return ballot_reply(blind_answer(category, gold_at), reasoning=f"juror {name}: {category} <b>bold?</b>")
 
     return respond
 
