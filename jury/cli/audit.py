@@ -53,7 +53,11 @@ def audit_gold(
         "each juror's test-retest kappa on its flag votes, the flags that change between repeats and the gold-clean "
         "column's spread. Not `score --efficiency --repeats` (timing runs).",
     ),
-    shard: str | None = juror_option("shard", "audit file"),
+    shard: str | None = juror_option(
+        "shard",
+        "I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no audit "
+        "file (exit 0); merge the shards' stores with `jury store merge`, then run without --shard.",
+    ),
     batch: bool = juror_option("batch"),
 ) -> None:
     """Audit the gold SQL itself: each juror judges each gold query alone, never seeing model output.
