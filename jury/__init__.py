@@ -57,6 +57,7 @@ _EXPORTS = {
     "ScoreOptions": ("jury.options.score", "ScoreOptions"),
     "ReportOptions": ("jury.options.report", "ReportOptions"),
     "AdjudicateOptions": ("jury.options.adjudicate", "AdjudicateOptions"),
+    "AuditOptions": ("jury.options.audit", "AuditOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),
