@@ -56,6 +56,8 @@ _EXPORTS = {
     # their options (jury.options: each job's options, declared once; the command line reads them too)
     "ScoreOptions": ("jury.options.score", "ScoreOptions"),
     "ReportOptions": ("jury.options.report", "ReportOptions"),
+    "AdjudicateOptions": ("jury.options.adjudicate", "AdjudicateOptions"),
+    "AuditOptions": ("jury.options.audit", "AuditOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

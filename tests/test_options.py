@@ -30,7 +30,7 @@ runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "adjudicate", "audit-gold", "batch", "calibrate", "check-gold", "compare-panels", "db", "import", "labels",
+    "batch", "calibrate", "check-gold", "compare-panels", "db", "import", "labels",
     "local-juror", "reaudit", "review", "store", "suites", "verify",
 }  # fmt: skip
 
@@ -165,9 +165,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = (
-        "import sys, jury.options.score, jury.options.report; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
-    )
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -192,3 +190,45 @@ def test_report_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.report("run.jsonl", seed="soon")
     with pytest.raises(jury.InputError, match=r"^unknown strength 'strong'"):
         jury.report("run.jsonl", jury.ReportOptions(strength="strong"))
+
+
+def test_adjudicate_takes_the_options_model_or_its_fields_alike(project, fake_llm):
+    from test_api_jobs import adjudication_panel, cli
+
+    panel = adjudication_panel(project, fake_llm)
+    shown = cli("adjudicate", "run.jsonl", "--panel", panel, "--plan", "--model", "gpt-x", "--repeats", "2").stdout
+    by_keyword = jury.adjudicate("run.jsonl", panel=panel, plan=True, model="gpt-x", repeats=2)
+    by_model = jury.adjudicate("run.jsonl", jury.AdjudicateOptions(panel=panel, plan=True, model=["gpt-x"], repeats=2))
+    overridden = jury.adjudicate("run.jsonl", jury.AdjudicateOptions(panel=panel, plan=True), model="gpt-x", repeats=2)
+    assert str(by_keyword) == str(by_model) == str(overridden) == shown
+    assert fake_llm.calls() == 0
+
+
+def test_adjudicate_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"adjudicate\(\) got an unexpected keyword argument 'panels'"):
+        jury.adjudicate("run.jsonl", panels="default")
+    with pytest.raises(jury.InputError, match=r"^repeats must be at least 1, got 0$"):
+        jury.adjudicate("run.jsonl", repeats=0)
+    with pytest.raises(jury.InputError, match=r"^review_passes: .*, got 2$"):
+        jury.adjudicate("run.jsonl", review_passes=2)
+
+
+def test_audit_gold_takes_the_options_model_or_its_fields_alike(project, fake_llm):
+    from test_api_jobs import audit_panel, cli
+
+    panel = audit_panel(project, fake_llm)
+    shown = cli("audit-gold", "--panel", panel, "--plan", "--question", "2", "--question", "3", "--no-checks").stdout
+    by_keyword = jury.audit_gold(panel=panel, plan=True, question_id=[2, 3], checks=False)
+    by_model = jury.audit_gold(None, jury.AuditOptions(panel=panel, plan=True, question_id=["2", "3"], checks=False))
+    overridden = jury.audit_gold(
+        options=jury.AuditOptions(panel=panel, question_id=2, checks=False), plan=True, question_id=[2, 3]
+    )
+    assert str(by_keyword) == str(by_model) == str(overridden) == shown != str(jury.audit_gold(panel=panel, plan=True))
+    assert fake_llm.calls() == 0
+
+
+def test_audit_gold_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"audit_gold\(\) got an unexpected keyword argument 'questions'"):
+        jury.audit_gold("dev.json", questions=[1])
+    with pytest.raises(jury.InputError, match=r"^quorum must be at least 1, got 0$"):
+        jury.audit_gold("dev.json", quorum=0)

@@ -21,14 +21,14 @@ from pydantic import Field
 
 from jury.api.juror_jobs import JurorJob, choose_panel, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.inputs.run_files import RunFileArgs, run_files
-from jury.pipeline.project import PathLike, Project
+from jury.options import validated
+from jury.options.adjudicate import AdjudicateOptions
+from jury.pipeline.project import Project
 from jury.results.columns import AdjudicatedModel
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jury.judging.panels import Panel
-    from jury.judging.shards import Shard
     from jury.pipeline.jobs import JobResult
     from jury.pipeline.requests import AdjudicationRequest
     from jury.progress import ProgressFactory
@@ -127,47 +127,19 @@ class Adjudication(JurorJob):
         return to_csv(flat, list(flat[0]) if flat else ["model"])
 
 
-def _strings(value: str | Sequence[str] | None) -> list[str] | None:
-    if value is None:
-        return None
-    values = [value] if isinstance(value, str) else [str(v) for v in value]
-    return values or None
+def _strings(value: Sequence[str]) -> list[str] | None:
+    return [str(v) for v in value] or None
 
 
 def adjudicate(
     runs: RunFileArgs,
+    options: AdjudicateOptions | None = None,
     *,
-    gold: PathLike | None = None,
-    db_root: PathLike | None = None,
-    db_url: str | None = None,
-    allow_privileged_login: bool = False,
-    panel: str | PathLike | Panel | None = None,
-    model: str | Sequence[str] | None = None,
-    plan: bool = False,
-    max_cost: float | None = None,
-    early_stop: bool = False,
-    seed: int | None = None,
-    swap: bool | None = None,
-    review_passes: float = 0.0,
-    repeats: int = 1,
-    taxonomy: str | None = None,
-    families: PathLike | None = None,
-    comparator: str | None = None,
-    near_miss: float | None = None,
-    workers: int | None = None,
-    executor: str | None = None,
-    ray_address: str | None = None,
-    output: PathLike | None = None,
-    store: PathLike | None = None,
-    sign: PathLike | None = None,
-    shard: str | Shard | None = None,
-    batch: bool = False,
-    positions_from: PathLike | None = None,
-    db: str | Sequence[str] | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     models: str | Sequence[str] | None = None,
     plan_only: bool | None = None,
+    **overrides: Any,
 ) -> Adjudication:
     """Execute (or reuse) every query of ``runs``, then ask each model's jury-eligible failures of the
     panel's jurors and lock their verdicts in a verdict file.
@@ -176,51 +148,16 @@ def adjudicate(
         runs: run JSONL file(s) or published prediction files (as for ``jury.score``, ``"NAME=PATH"``
             or ``{NAME: PATH}`` naming a prediction file's model; recorded in the verdict file, the
             names with their files).
-        gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
-        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
-            ``db_root``.
-        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
-            files. Default: jury.toml's ``[databases]``.
-        allow_privileged_login: run on an engine through a login that can do more than read (refused
-            by default; recorded in the provenance).
-        panel: the panel: a name in panels/, a TOML path or a loaded Panel. Default: jury.toml's.
-        model: only this model or these models (``--model``).
-        plan: make no call: the result's ``plan`` holds the ballots and their estimated cost
-            (``--plan``).
-        max_cost: a cap in USD: CostCapReached when reached, every vote so far kept.
-        early_stop: stop asking a ballot's jurors once its majority is settled.
-        seed: the seed of the ballots' order and sampling (default 0).
-        swap: each juror judges both orders (None: the panel's setting).
-        review_passes: also send this seeded share of each model's strict matches.
-        repeats: ask the panel this many times (``--repeats``), each repeat drawing its own
-            answer orders from (seed, repeat) and stored as its own votes (a rerun asks none of
-            them again); ``--plan`` prices every repeat. The published verdicts are repeat 0's
-            (exactly the verdicts of a panel asked once); ``jury report`` gives each juror's
-            test-retest agreement, the verdicts that change between repeats and the adjudicated
-            column's spread. Not ``jury.score``'s ``repeats`` (timing runs).
-        taxonomy: the error taxonomy (None: the panel's).
-        families: a family registry TOML (which provider family each model belongs to).
-        comparator: the comparator that decides a match: ``strict`` (default), ``bird``,
-            ``relaxed``, ...
-        near_miss: the overlap at or above which a mismatch is a near miss (default 0.5).
-        workers: parallel execution processes (default: the CPU count).
-        executor: where executions run: ``local`` (default) or ``ray``.
-        ray_address: the Ray cluster (``executor="ray"``; default: a local Ray runtime).
-        output: the verdict file. Default: ``verdicts/adjudication-<time>.json``; an identical
-            locked one is reused.
-        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
-        sign: an Ed25519 key that signs the new file.
-        shard: ``"I/N"``: ask only that shard's ballots and write no file.
-        batch: send OpenAI, Anthropic and Gemini jurors' ballots through their batch APIs (IncompleteRun
-            while they are pending).
-        positions_from: for published prediction files (one SQL per line): the file whose order they
-            follow (default: jury.toml's, else the gold file).
-        db: only the questions of this db_id or these (recorded in the verdict file).
+        options: an ``AdjudicateOptions`` (jury.options.adjudicate: every option of ``jury adjudicate``,
+            each documented there: ``gold``, ``panel`` (a name, a TOML path or a loaded Panel),
+            ``model``, ``plan``, ``max_cost``, ``repeats``, ``output``, ``store``, ``shard``, ...), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
         progress: a progress factory: called with a task's name, returns a context manager giving a
             ``(done, total)`` callback or None (default: no progress shown).
         models: the old name of ``model``, kept as an alias.
         plan_only: the old name of ``plan``, kept as an alias.
+        overrides: AdjudicateOptions' fields as keyword arguments (``panel=``, ``plan=``, ``model=``,
+            ``gold=``, ...), over ``options``'.
 
     Returns:
         An Adjudication: the verdict file written (or reused), the verdicts' counts and the calls
@@ -236,26 +173,29 @@ def adjudicate(
     from jury.pipeline.requests import AdjudicationRequest
     from jury.progress import no_progress
 
-    models = renamed(model, models, "model", "models")
-    plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
+    given = dict(options) if options is not None else {}
+    o: AdjudicateOptions = validated(AdjudicateOptions, "adjudicate", {**given, **overrides})
+    chosen = renamed(_strings(o.model), models, "model", "models")
+    plan = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
-    run_paths, positions = run_files(runs), project.path("positions_from", positions_from)
+    run_paths, positions = run_files(runs), project.path("positions_from", o.positions_from)
     fields = juror_request_fields(
-        project, output=output, inputs=[*(f.path for f in run_paths), project.path("gold", gold), positions], store=store,
-        db_root=db_root, shard=shard, sign=sign,
+        project, output=o.output, inputs=[*(f.path for f in run_paths), project.path("gold", o.gold), positions],
+        store=o.store, db_root=o.db_root, shard=o.shard, sign=o.sign,
     )  # fmt: skip
     request = AdjudicationRequest(
-        panel=choose_panel(project, panel, "panel", "default.toml"),
+        panel=choose_panel(project, o.panel, "panel", "default.toml"),
         settings=project.settings(
-            comparator=comparator, near_miss=near_miss, workers=workers, executor=executor, ray_address=ray_address,
-            db_url=db_url, allow_privileged_login=allow_privileged_login,
+            comparator=o.comparator, near_miss=o.near_miss, workers=o.workers, executor=o.executor,
+            ray_address=o.ray_address, db_url=o.db_url, allow_privileged_login=o.allow_privileged_login,
         ),
-        gold_path=project.gold(gold), run_paths=run_paths, registry=load_registry(families),
-        seed=project.get("seed", seed, 0), early_stop=early_stop, swap=swap, review_passes=review_passes, repeats=repeats,
-        taxonomy=taxonomy, max_cost=project.get("max_cost", max_cost, None), models=_strings(models),
-        plan_only=plan_only, batch=batch, positions_from=positions, dbs=_strings(db) or [], **fields,
+        gold_path=project.gold(o.gold), run_paths=run_paths, registry=load_registry(o.families),
+        seed=project.get("seed", o.seed, 0), early_stop=o.early_stop, swap=o.swap, review_passes=o.review_passes,
+        repeats=o.repeats, taxonomy=o.taxonomy, max_cost=project.get("max_cost", o.max_cost, None),
+        models=_strings([chosen] if isinstance(chosen, str) else chosen or []), plan_only=plan, batch=o.batch,
+        positions_from=positions, dbs=_strings(o.db) or [], **fields,
     )  # fmt: skip
-    with project.open_store(store) as st:
+    with project.open_store(o.store) as st:
         job = adjudication_job(request, st, progress or no_progress)
     return _result(request, job)
 

@@ -13,17 +13,16 @@ abstentions included) says defective. The verdicts are locked in an audit file (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from jury.api.juror_jobs import JurorJob, choose_panel, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.options import validated
+from jury.options.audit import AuditOptions
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
-    from jury.judging.panels import Panel
-    from jury.judging.shards import Shard
     from jury.pipeline.jobs import JobResult
     from jury.pipeline.requests import AuditRequest
     from jury.progress import ProgressFactory
@@ -98,82 +97,29 @@ def check_line(checks: dict[str, Any]) -> str:
     )
 
 
-def _strings(value: str | int | Sequence[Any] | None) -> list[str] | None:
-    if value is None:
-        return None
-    values = [str(value)] if isinstance(value, str | int) else [str(v) for v in value]
-    return values or None
-
-
 def audit_gold(
     gold: PathLike | None = None,
+    options: AuditOptions | None = None,
     *,
-    db_root: PathLike | None = None,
-    db_url: str | None = None,
-    allow_privileged_login: bool = False,
-    panel: str | PathLike | Panel | None = None,
-    db: str | Sequence[str] | None = None,
-    question_id: str | int | Sequence[str | int] | None = None,
-    split: str | None = None,
-    quorum: int | None = None,
-    plan: bool = False,
-    max_cost: float | None = None,
-    output: PathLike | None = None,
-    store: PathLike | None = None,
-    sign: PathLike | None = None,
-    checks: bool = True,
-    shard: str | Shard | None = None,
-    batch: bool = False,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
-    against_gold: PathLike | None = None,
-    against_db_url: str | None = None,
-    against_db_root: PathLike | None = None,
     plan_only: bool | None = None,
-    repeats: int = 1,
+    **overrides: Any,
 ) -> Audit:
     """Audit the gold SQL itself: each juror of the audit panel judges each gold query alone.
 
     Args:
         gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
-        db_root: the folder of ``<db_id>/<db_id>.sqlite`` databases. Default: jury.toml's
-            ``db_root``.
-        db_url: run on an engine (PostgreSQL, MySQL/MariaDB, DuckDB) at this URL instead of SQLite
-            files. Default: jury.toml's ``[databases]``.
-        allow_privileged_login: run on an engine through a login that can do more than read (refused
-            by default; recorded in the provenance).
-        panel: the audit panel: a name in panels/, a TOML path or a loaded Panel. Default:
-            jury.toml's ``audit_panel``, else the shipped ``audit``.
-        db: only these db_ids.
-        question_id: only these questions.
-        split: the split of items without one.
-        quorum: defective votes needed to flag a gold query (default: a majority of the whole
-            panel).
-        plan: make no call: the result's ``plan`` holds the ballots and their estimated cost
-            (``--plan``).
-        max_cost: a cap in USD: CostCapReached when reached, every vote so far kept.
-        output: the audit file. Default: ``verdicts/audit-<time>.json``; an identical locked one is
-            reused.
-        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
-        sign: an Ed25519 key that signs the new file.
-        checks: first run the deterministic gold checks (no model) and record them.
-        shard: ``"I/N"``: ask only that shard's ballots and write no file.
-        batch: send OpenAI and Anthropic jurors' ballots through their batch APIs (IncompleteRun
-            while they are pending).
+        options: an ``AuditOptions`` (jury.options.audit: every option of ``jury audit-gold`` but the
+            gold file, each documented there: ``panel`` (a name, a TOML path or a loaded Panel),
+            ``db``, ``question_id``, ``quorum``, ``plan``, ``max_cost``, ``repeats``, ``checks``,
+            ``against_gold``, ``output``, ``store``, ``shard``, ...), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
         progress: a progress factory: called with a task's name, returns a context manager giving a
             ``(done, total)`` callback or None (default: no progress shown).
-        against_gold: the same questions' gold for another engine (BIRD's mini_dev_postgresql.json),
-            executed there once and compared with the execution here: the ``cross_engine`` check.
-        against_db_url: the other engine's URL (with ``against_gold``).
-        against_db_root: the other engine's SQLite files (with ``against_gold``).
         plan_only: the old name of ``plan``, kept as an alias.
-        repeats: ask the panel this many times (``--repeats``), each repeat stored as its own votes
-            (the same ballot, its repeat in the request hash; a rerun asks none of them again);
-            ``plan`` prices every repeat. Each gold query's flag is repeat 0's (exactly the flag
-            of a panel asked once); ``jury report`` gives each juror's test-retest agreement on
-            its flag votes, the flags that change between repeats and the gold-clean column's
-            spread. Not ``jury.score``'s ``repeats`` (timing runs).
+        overrides: AuditOptions' fields as keyword arguments (``panel=``, ``plan=``, ``db_root=``,
+            ...), over ``options``'.
 
     Returns:
         An Audit: the audit file written (or reused), the flagged gold queries and the calls made;
@@ -189,36 +135,30 @@ def audit_gold(
     from jury.pipeline.requests import AuditRequest
     from jury.progress import no_progress
 
-    plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
+    given = dict(options) if options is not None else {}
+    o: AuditOptions = validated(AuditOptions, "audit_gold", {**given, **overrides})
+    plan = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
     gold_path = project.path("gold", gold)
     fields = juror_request_fields(
-        project, output=output, inputs=[gold_path], store=store, db_root=db_root, shard=shard, sign=sign
+        project, output=o.output, inputs=[gold_path], store=o.store, db_root=o.db_root, shard=o.shard, sign=o.sign
     )
     if gold_path is None:
         raise InputError("no gold file: give the gold file or set gold in jury.toml")
-    chosen = choose_panel(project, panel, "audit_panel", "audit.toml")
-    if project.get("quorum", quorum) is not None:
-        chosen.quorum = project.get("quorum", quorum)
+    chosen = choose_panel(project, o.panel, "audit_panel", "audit.toml")
+    if project.get("quorum", o.quorum) is not None:
+        chosen.quorum = project.get("quorum", o.quorum)
     against = None
-    if against_gold is not None:
-        against = (against_gold, project.engine_url(against_db_url, "--against-db-url", allow_privileged_login), against_db_root)
+    if o.against_gold is not None:
+        url = project.engine_url(o.against_db_url, "--against-db-url", o.allow_privileged_login)
+        against = (o.against_gold, url, o.against_db_root)
     request = AuditRequest(
-        panel=chosen,
-        gold_path=gold_path,
-        db_urls=project.db_urls(db_url, allow_privileged_login),
-        dbs=_strings(db),
-        question_ids=_strings(question_id),
-        split=project.get("split", split, None),
-        max_cost=project.get("max_cost", max_cost, None),
-        plan_only=plan_only,
-        checks=checks,
-        batch=batch,
-        against=against,
-        repeats=repeats,
-        **fields,
-    )
-    with project.open_store(store) as st:
+        panel=chosen, gold_path=gold_path, db_urls=project.db_urls(o.db_url, o.allow_privileged_login),
+        dbs=o.db or None, question_ids=o.question_id or None, split=project.get("split", o.split, None),
+        max_cost=project.get("max_cost", o.max_cost, None), plan_only=plan, checks=o.checks, batch=o.batch,
+        against=against, repeats=o.repeats, **fields,
+    )  # fmt: skip
+    with project.open_store(o.store) as st:
         job = audit_job(request, st, progress or no_progress)
     return _result(request, job)
 

@@ -84,36 +84,13 @@ def run_job(job: Callable, ctx: typer.Context):
     return result
 
 
-# ------------------------------------------------------------------ options of the juror commands
+def juror_option(name: str, help: str | None = None):
+    """The declaration of an option of the commands that call jurors not generated from a model yet,
+    a field of the juror group (jury.options.groups.Jurors; ``help``: this command's own text)."""
+    from jury.options.command import typer_option
+    from jury.options.groups import Jurors
 
-SIGN_HELP = (
-    "Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked, "
-    "write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key)."
-)
-BATCH_HELP = (
-    "Send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half the price; "
-    "results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status)."
-)
-MAX_COST_HELP = "Stop cleanly before total spend of this run would pass USD; stored votes are kept."
-
-
-def juror_option(name: str, detail: str | None = None):
-    """An option the commands that call jurors share: "max_cost" (``detail``: its help), "store",
-    "sign", "batch" or "shard" (``detail``: the file a shard's run does not write)."""
-    if name == "max_cost":
-        return typer.Option(None, min=0, help=detail or MAX_COST_HELP)
-    if name == "store":
-        return typer.Option(None, help="Store file (default .jury/store.db).")
-    if name == "sign":
-        return typer.Option(None, "--sign", metavar="KEYFILE", help=SIGN_HELP)
-    if name == "batch":
-        return typer.Option(False, "--batch", help=BATCH_HELP)
-    assert name == "shard", name
-    return typer.Option(
-        None,
-        help="I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no "
-        f"{detail or 'verdict file'} (exit 0); merge the shards' stores with `jury store merge`, then run without --shard.",
-    )
+    return typer_option(name, Jurors.model_fields[name], help=help)
 
 
 def handle_errors(fn: Callable) -> Callable:

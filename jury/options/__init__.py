@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, ValidationError
 from pydantic.fields import FieldInfo
 
 from jury.errors import InputError
@@ -36,6 +36,25 @@ def as_list(value: Any) -> Any:
 OneOrMany = Annotated[list[T], BeforeValidator(as_list)]
 
 
+def as_strings(value: Any) -> list[str]:
+    """One value or several, each as a string (question ids given as ints)."""
+    return [str(v) for v in as_list(value)]
+
+
+# one value or several, each made a string: a repeatable option the library may give ints
+Strings = Annotated[list[str], BeforeValidator(as_strings)]
+
+
+def as_given(value: Any) -> Any:
+    """The value as given, unvalidated."""
+    return value
+
+
+# a field the library may give an object the command line cannot (a loaded Panel, a Shard): kept
+# as given, its type (the command line's) checked where the job reads it
+AsGiven = PlainValidator(as_given)
+
+
 @dataclass(frozen=True)
 class Flag:
     """How a field shows on the command line, beside what the field itself says."""
@@ -43,12 +62,15 @@ class Flag:
     flags: tuple[str, ...] = ()  # the option's flags (default: --field-name)
     writable: bool = False  # a file the command writes
     negatable: bool = False  # a switch with a --no- form (--casefold / --no-casefold)
+    metavar: str | None = None  # the value's name in --help (KEYFILE)
 
 
 class Options(BaseModel):
     """The base of every options model: unknown names refused, each field's docstring its description."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid", arbitrary_types_allowed=True)
+    # defer_build: a model's validator is built when it first validates, not when its module loads
+    # (`jury --help` loads every command's model and validates none)
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid", arbitrary_types_allowed=True, defer_build=True)
 
 
 def flag(field: FieldInfo) -> Flag:

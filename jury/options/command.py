@@ -40,7 +40,9 @@ def typer_option(name: str, field: FieldInfo, help: str | None = None) -> Any:
         elif isinstance(rule, Le):
             limits["max"] = rule.le
     default = field.get_default(call_default_factory=True)
-    return typer.Option(default, *flags, help=help or description(field), writable=shown.writable, **limits)
+    return typer.Option(
+        default, *flags, help=help or description(field), writable=shown.writable, metavar=shown.metavar, **limits
+    )
 
 
 def parameters(model: type[BaseModel]) -> list[inspect.Parameter]:

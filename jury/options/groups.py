@@ -1,19 +1,28 @@
-"""The groups of options several jobs share: the databases, the evaluation settings, the store
-and the output. A job's model inherits the groups it takes (jury.options.score)."""
+"""The groups of options several jobs share: the databases, the evaluation settings, the store,
+the output and the juror jobs' options. A job's model inherits the groups it takes
+(jury.options.score); a job whose help says a field otherwise declares the field again, its own
+docstring under it (jury.options.audit)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated
 
-from jury.options import Flag, OneOrMany, Options
+from pydantic import Field
+
+from jury.options import AsGiven, Flag, OneOrMany, Options
 
 
-class Databases(Options):
-    """Which gold and which databases a job executes on."""
+class Gold(Options):
+    """Which gold a job reads (a job whose command takes it as an argument: outside its model)."""
 
     gold: Path | None = None
     """Gold file (BIRD dev.json). Default: jury.toml's gold."""
+
+
+class Engines(Options):
+    """Which databases a job executes on."""
+
     db_root: Path | None = None
     """Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."""
     db: OneOrMany[str] = []
@@ -30,7 +39,25 @@ class Databases(Options):
     Default: jury.toml's [engines] allow_privileged_login."""
 
 
-class Evaluation(Options):
+# pydantic orders the fields of the bases last base first: the gold comes first
+class Databases(Engines, Gold):
+    """Which gold and which databases a job executes on."""
+
+
+class Execution(Options):
+    """Where executions run (default: jury.toml's, else the built-in defaults)."""
+
+    workers: int | None = None
+    """Parallel execution processes (default: CPU count)."""
+    executor: str | None = None
+    """Where executions run: local (a process pool, default) or ray (Ray tasks; pip install
+    'jury-sql[ray]')."""
+    ray_address: str | None = None
+    """--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of
+    --workers CPUs)."""
+
+
+class Evaluation(Execution):
     """How answers are executed and compared (default: jury.toml's, else the built-in defaults)."""
 
     comparator: str | None = None
@@ -42,21 +69,22 @@ class Evaluation(Options):
     """Per-query timeout in seconds (default 30, as BIRD)."""
     row_cap: int | None = None
     """Rows kept per result (default 100000); beyond it only count and hash."""
-    workers: int | None = None
-    """Parallel execution processes (default: CPU count)."""
-    executor: str | None = None
-    """Where executions run: local (a process pool, default) or ray (Ray tasks; pip install
-    'jury-sql[ray]')."""
-    ray_address: str | None = None
-    """--executor ray: the Ray cluster to use (default: RAY_ADDRESS, else a local Ray runtime of
-    --workers CPUs)."""
     casefold: Annotated[bool, Flag(negatable=True)] = False
     """Compare strings case-insensitively (off by default)."""
     float_digits: int | None = None
     """Round every number (ints too) to N significant digits before comparing (off by default)."""
 
 
-class Coverage(Options):
+class Positions(Options):
+    """Where published prediction files' positions point."""
+
+    positions_from: Path | None = None
+    """The gold file a prediction file given as a run indexes by position (BIRD's predict_dev.json, a
+    one-SQL-per-line .txt or .sql; BIRD's full dev.json for the published ones), when it is not the
+    gold file. Default: jury.toml's positions_from, else the gold file."""
+
+
+class Coverage(Positions):
     """What questions without a usable answer count as, and where published prediction files' positions point."""
 
     missing: str | None = None
@@ -68,10 +96,6 @@ class Coverage(Options):
     """What a question whose gold query fails (an error or a timeout) counts as: exclude (left out of
     every denominator, the default) or fail (a wrong answer for every model, BIRD's rule: its scripts
     score such a row 0). Default: jury.toml's gold_errors. Every output names the failing gold queries."""
-    positions_from: Path | None = None
-    """The gold file a prediction file given as a run indexes by position (BIRD's predict_dev.json, a
-    one-SQL-per-line .txt or .sql; BIRD's full dev.json for the published ones), when it is not the
-    gold file. Default: jury.toml's positions_from, else the gold file."""
 
 
 class Store(Options):
@@ -99,3 +123,31 @@ class Output(Options):
 
 # the groups whose options commands not generated from a model yet declare one by one (jury.cli.common.option)
 SHARED: tuple[type[Options], ...] = (Databases, Evaluation, Coverage, Store, Superseded, Output)
+
+
+class Jurors(Options):
+    """What the jobs that ask a panel of jurors share: the panel, the plan, the cost cap, the store
+    the votes are kept in, the signature, the shard, the batch APIs and the repeats."""
+
+    panel: Annotated[str | None, AsGiven] = None
+    """Panel TOML file, or the name of one in panels/ (default: default)."""
+    plan: bool = False
+    """Make no calls: print ballots, estimated tokens and cost per model and juror."""
+    max_cost: float | None = Field(None, ge=0)
+    """Stop cleanly before total spend of this run would pass USD; stored votes are kept."""
+    repeats: int = Field(1, ge=1)
+    """Ask the panel R times (test-retest): each repeat draws its own answer orders from the seed and is
+    stored as its own votes (resumable; a rerun asks none again; --plan prices all R). The verdicts are
+    repeat 0's, as with R = 1; jury report gives each juror's test-retest kappa, the verdicts that change
+    between repeats and the adjudicated column's spread. Not `score --efficiency --repeats` (timing runs)."""
+    store: Path | None = None
+    """Store file (default .jury/store.db)."""
+    sign: Annotated[Path | None, Flag(flags=("--sign",), metavar="KEYFILE")] = None
+    """Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked,
+    write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key)."""
+    shard: Annotated[str | None, AsGiven] = None
+    """I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no
+    verdict file (exit 0); merge the shards' stores with `jury store merge`, then run without --shard."""
+    batch: bool = False
+    """Send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half the
+    price; results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status)."""
