@@ -255,7 +255,9 @@ def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> 
     return report
 
 
-def _repeated_wretblad(report: LabelImportReport, first: dict, where: str, label: GoldLabel) -> bool:
+def _repeated_wretblad(
+    report: LabelImportReport, first: dict[tuple[str, QuestionId], tuple[str, GoldLabel | None]], where: str, label: GoldLabel
+) -> bool:
     """Whether `label`'s question was annotated before by the same annotators, in any file of
     this import (financial_annotations.csv and sampled_annotations.csv are one team's work).
     The same verdict is labelled once (listed as a difference); different verdicts leave the
@@ -299,7 +301,16 @@ def _wretblad_categories(cell: str, where: str) -> list[int]:
     return cats
 
 
-def _wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source) -> GoldLabel:
+def _wretblad_label(
+    report: LabelImportReport,
+    where: str,
+    item: GoldItem,
+    row: dict[str, str],
+    cats: list[int],
+    sqlcol: str,
+    fixcol: str | None,
+    source: str,
+) -> GoldLabel:
     defect = next((dt for num, dt in WRETBLAD_DEFECTS if num in cats), None)
     fixed_sql = (row[fixcol].strip() if fixcol else "") or None
     notes = [f"Wretblad categories {', '.join(map(str, cats))}" if cats else "Wretblad: no issue"]
@@ -371,7 +382,7 @@ def import_arcwise(files: Sequence[Path], gold: dict[QuestionId, GoldItem], orig
 
 def _arcwise_label(
     report: LabelImportReport,
-    obj: dict,
+    obj: dict[str, Any],
     before: GoldItem,
     *,
     annotator: str = "arcwise",
@@ -585,7 +596,14 @@ def _sort_files(files: Sequence[Path], marker: str, kind: str) -> tuple[list[Pai
 _ROLE_NAMES = {"pass": "file of passed pairs (ex=1)", "fail": "file of failed pairs (ex=0)", "csv": "experts' CSV"}
 
 
-def _place(report: LabelImportReport, index: GoldIndex, pairs: list[Pair], base: str, source: str, golds: dict) -> None:
+def _place(
+    report: LabelImportReport,
+    index: GoldIndex,
+    pairs: list[Pair],
+    base: str,
+    source: str,
+    golds: dict[QuestionId, tuple[str, GoldItem]],
+) -> None:
     """Match each pair to its gold item; add its run record and (once per question) its gold item."""
     seen: Counter[QuestionId] = Counter()
     for pair in pairs:
@@ -636,7 +654,13 @@ def _place(report: LabelImportReport, index: GoldIndex, pairs: list[Pair], base:
         report.counts["pairs"] += 1
 
 
-def _compare_gold(report: LabelImportReport, golds: dict, where: str, first: tuple[str, GoldItem], gold: GoldItem) -> None:
+def _compare_gold(
+    report: LabelImportReport,
+    golds: dict[QuestionId, tuple[str, GoldItem]],
+    where: str,
+    first: tuple[str, GoldItem],
+    gold: GoldItem,
+) -> None:
     """A question recorded by two pairs: the same gold SQL and schema, and the same result
     rows (in any order: FLEX ran unordered queries twice); a result is kept over an error."""
     qid, (first_where, kept) = gold.question_id, first
@@ -669,7 +693,9 @@ def _number(row: dict[str, str], column: str, where: str, allowed: tuple[float, 
     return value
 
 
-def _aligned_rows(csv_path: Path, columns: Sequence[str], passed: list[Pair], failed: list[Pair]) -> list:
+def _aligned_rows(
+    csv_path: Path, columns: Sequence[str], passed: list[Pair], failed: list[Pair]
+) -> list[tuple[int, dict[str, str]]]:
     rows = read_csv(csv_path, columns)
     for pairs in (passed, failed):
         if len(rows) != len(pairs):
@@ -705,7 +731,9 @@ def import_flex_agreement(files: Sequence[Path], gold: dict[QuestionId, GoldItem
     return report
 
 
-def _adj(pair: Pair, label: str, annotator: str, source: str, *, category=None, note=None) -> AdjudicationLabel:
+def _adj(
+    pair: Pair, label: str, annotator: str, source: str, *, category: Verdict | None = None, note: str | None = None
+) -> AdjudicationLabel:
     assert pair.item is not None
     return AdjudicationLabel(
         question_id=pair.item.question_id,
