@@ -49,7 +49,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -521,8 +521,11 @@ MAJORITY = "majority"
 NO_RESULT = "No execution result"  # FLEX's preview of a query that gave no result
 _FIELDS = ("schema", "question", "pred_sql", "pred_exec", "gt_sql", "gt_exec")
 
-CORRECT, INCORRECT = "correct", "incorrect"
-FAIL_CATEGORIES: dict[str, tuple[str, Verdict | None]] = {
+AnswerLabel = Literal["correct", "incorrect"]
+"""An adjudication label's ``label``."""
+CORRECT: Literal["correct"] = "correct"
+INCORRECT: Literal["incorrect"] = "incorrect"
+FAIL_CATEGORIES: dict[str, tuple[AnswerLabel, Verdict | None]] = {
     "Incorrect GT (FN)": (CORRECT, Verdict.GOLD_DEFECT),
     "Structure": (CORRECT, Verdict.FORMAT_EQUIVALENCE),
     "Value Repr.": (CORRECT, Verdict.FORMAT_EQUIVALENCE),
@@ -530,7 +533,7 @@ FAIL_CATEGORIES: dict[str, tuple[str, Verdict | None]] = {
     "Other FN": (CORRECT, None),
     "FLEX is incorrect (FN)": (INCORRECT, Verdict.GENUINE_ERROR),
 }
-PASS_CATEGORIES: dict[str, tuple[str, Verdict | None]] = {
+PASS_CATEGORIES: dict[str, tuple[AnswerLabel, Verdict | None]] = {
     **{name: (INCORRECT, Verdict.GENUINE_ERROR) for name in ("Schema Link", "Filtering Cond", "Nullable Col", "Multi Rows")},
     "Clause Abusing": (INCORRECT, Verdict.GENUINE_ERROR),
     "Incorrect GT (FP)": (INCORRECT, Verdict.GENUINE_ERROR),
@@ -732,14 +735,14 @@ def import_flex_agreement(files: Sequence[Path], gold: dict[QuestionId, GoldItem
 
 
 def _adj(
-    pair: Pair, label: str, annotator: str, source: str, *, category: Verdict | None = None, note: str | None = None
+    pair: Pair, label: AnswerLabel, annotator: str, source: str, *, category: Verdict | None = None, note: str | None = None
 ) -> AdjudicationLabel:
     assert pair.item is not None
     return AdjudicationLabel(
         question_id=pair.item.question_id,
         model=pair.model,
         sql=pair.obj["pred_sql"],
-        label=label,  # type: ignore[arg-type]
+        label=label,
         category=category,
         annotator=annotator,
         source=source,
@@ -773,7 +776,9 @@ def import_flex_categories(files: Sequence[Path], gold: dict[QuestionId, GoldIte
     return report
 
 
-def _majority(votes: dict[str, int], mapping: dict[str, tuple[str, Verdict | None]]) -> tuple[str, Verdict | None] | None:
+def _majority(
+    votes: dict[str, int], mapping: dict[str, tuple[AnswerLabel, Verdict | None]]
+) -> tuple[AnswerLabel, Verdict | None] | None:
     """The (label, category) of the categories at least 2 of 3 experts chose; the most-voted
     decides between differing ones; a tie between different labels (or no majority) is None."""
     chosen = {name: n for name, n in votes.items() if n >= 2}

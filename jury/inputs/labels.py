@@ -136,13 +136,13 @@ def parse_label(obj: Any, where: str) -> Label:
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a label object, got {type(obj).__name__}")
     if "gold_defective" in obj:
-        model: type[BaseModel] = GoldLabel
+        model: type[GoldLabel] | type[AdjudicationLabel] = GoldLabel
     elif "label" in obj:
         model = AdjudicationLabel
     else:
         raise InputError(f"{where}: not a label: an adjudication label has `label`, a gold label `gold_defective`")
     try:
-        return model.model_validate(obj)  # type: ignore[return-value]
+        return model.model_validate(obj)
     except ValidationError as exc:
         raise InputError(f"{where}: {first_error(exc)}") from None
 
