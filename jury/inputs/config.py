@@ -11,7 +11,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from jury.errors import ConfigError, InputError
 from jury.inputs.reader import MAX_CONFIG_BYTES, decoded, excerpt, read_bounded
@@ -92,11 +92,18 @@ class Config:
             return check_number(key, flag) if key in NUMBER_RULES else flag
         return self.values.get(key, default)
 
-    def path_of(self, key: str, flag: str | Path | None = None, default: str | None = None):
+    @overload
+    def path_of(self, key: str, flag: str | Path | None, default: str) -> Path: ...
+
+    @overload
+    def path_of(self, key: str, flag: str | Path | None = None, default: str | None = None) -> Path | None: ...
+
+    def path_of(self, key: str, flag: str | Path | None = None, default: str | None = None) -> Path | None:
         if flag is not None:
             return Path(flag)
         if key in self.values:
-            return self.root / self.values[key]
+            in_file: Path = self.root / self.values[key]
+            return in_file
         return self.root / default if default is not None else None
 
     def store_path(self, flag: str | Path | None = None) -> Path:

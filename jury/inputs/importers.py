@@ -94,7 +94,7 @@ def import_bird_predictions(
             )
         answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
     report = ImportReport(records=[], entries=len(answers))
-    first_at: dict = {}
+    first_at: dict[QuestionId, int] = {}
     for i, item in enumerate(gold_items):
         if only_db and item.db_id not in only_db:
             continue
@@ -121,11 +121,15 @@ def import_bird_predictions(
     return report
 
 
-def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, tuple]:
+_Answer = tuple[str | None, str | None, str | None]
+"""A BIRD prediction entry read: (sql, db_id, what is odd about it), None where absent."""
+
+
+def _bird_json_answers(p: Path, text: str, n_gold: int) -> dict[int, _Answer]:
     data = loads_document(text, str(p))
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected an object of index -> prediction")
-    answers: dict[int, tuple] = {}
+    answers: dict[int, _Answer] = {}
     for key, value in data.items():
         try:
             index = int(key)

@@ -22,6 +22,9 @@ from jury.inputs.kinds import wrong_kind
 from jury.inputs.reader import decoded, open_input, read_bounded
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 
+_RunKey = tuple[str, QuestionId] | tuple[str, QuestionId, str | int | None, int | None]
+"""A run record's identity: (model, question_id), or (model, question_id, episode, turn) with tests."""
+
 MAX_INPUT_BYTES = 512 * 1024 * 1024
 """The largest input file jury reads (BIRD's train.json is about 20 MB)."""
 MAX_LINE_CHARS = 8 * 1024 * 1024
@@ -290,7 +293,7 @@ def jsonl_objects(p: Path, text: str) -> Iterator[tuple[int, object]]:
 def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | None = None) -> list[RunRecord]:
     """Load run JSONL files; duplicates and (with gold) unknown question ids are errors."""
     records: list[RunRecord] = []
-    seen: dict[tuple, str] = {}  # (model, question_id), or (model, question_id, episode, turn) with tests
+    seen: dict[_RunKey, str] = {}
     for path in paths:
         p = Path(path)
         refuse_wrong_kind(p, "run")
@@ -306,7 +309,7 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
                     f"{p}:{lineno}: model {rec.model!r} question {rec.question_id!r} carries `tests` (a test-suite "
                     f"record, nothing to execute against the gold): use `jury suites {p}`"
                 )
-            key: tuple = (rec.model, rec.question_id)
+            key: _RunKey = (rec.model, rec.question_id)
             if rec.tests is not None:  # a test-suite turn may reuse its task's question_id
                 key = (rec.model, rec.question_id, rec.episode, rec.turn)
             if key in seen:
@@ -324,7 +327,7 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
     return records
 
 
-def _no_run_hint(p: Path, seen: dict[tuple, str]) -> str:
+def _no_run_hint(p: Path, seen: dict[_RunKey, str]) -> str:
     """The hint that names the importer, when none of ``p``'s records has been read yet."""
     from jury.inputs.kinds import PREDICTIONS_HINT
 

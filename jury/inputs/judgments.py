@@ -84,7 +84,7 @@ def load_judgments(paths: Iterable[str | Path]) -> list[JudgeRecord]:
     """Read judgment JSONL files. The same judge on the same (question, candidate) twice is an
     error, whatever it said: a recorded verdict is never silently overwritten."""
     out: list[JudgeRecord] = []
-    seen: dict[tuple, str] = {}
+    seen: dict[tuple[str, QuestionId, str | None, str], str] = {}  # (judge, question_id, model, sql's words)
     paths = list(paths)
     for path in paths:
         p = Path(path)

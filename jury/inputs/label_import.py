@@ -49,7 +49,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -255,7 +255,9 @@ def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> 
     return report
 
 
-def _repeated_wretblad(report: LabelImportReport, first: dict, where: str, label: GoldLabel) -> bool:
+def _repeated_wretblad(
+    report: LabelImportReport, first: dict[tuple[str, QuestionId], tuple[str, GoldLabel | None]], where: str, label: GoldLabel
+) -> bool:
     """Whether `label`'s question was annotated before by the same annotators, in any file of
     this import (financial_annotations.csv and sampled_annotations.csv are one team's work).
     The same verdict is labelled once (listed as a difference); different verdicts leave the
@@ -299,7 +301,16 @@ def _wretblad_categories(cell: str, where: str) -> list[int]:
     return cats
 
 
-def _wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source) -> GoldLabel:
+def _wretblad_label(
+    report: LabelImportReport,
+    where: str,
+    item: GoldItem,
+    row: dict[str, str],
+    cats: list[int],
+    sqlcol: str,
+    fixcol: str | None,
+    source: str,
+) -> GoldLabel:
     defect = next((dt for num, dt in WRETBLAD_DEFECTS if num in cats), None)
     fixed_sql = (row[fixcol].strip() if fixcol else "") or None
     notes = [f"Wretblad categories {', '.join(map(str, cats))}" if cats else "Wretblad: no issue"]
@@ -371,7 +382,7 @@ def import_arcwise(files: Sequence[Path], gold: dict[QuestionId, GoldItem], orig
 
 def _arcwise_label(
     report: LabelImportReport,
-    obj: dict,
+    obj: dict[str, Any],
     before: GoldItem,
     *,
     annotator: str = "arcwise",
@@ -510,8 +521,11 @@ MAJORITY = "majority"
 NO_RESULT = "No execution result"  # FLEX's preview of a query that gave no result
 _FIELDS = ("schema", "question", "pred_sql", "pred_exec", "gt_sql", "gt_exec")
 
-CORRECT, INCORRECT = "correct", "incorrect"
-FAIL_CATEGORIES: dict[str, tuple[str, Verdict | None]] = {
+AnswerLabel = Literal["correct", "incorrect"]
+"""An adjudication label's ``label``."""
+CORRECT: Literal["correct"] = "correct"
+INCORRECT: Literal["incorrect"] = "incorrect"
+FAIL_CATEGORIES: dict[str, tuple[AnswerLabel, Verdict | None]] = {
     "Incorrect GT (FN)": (CORRECT, Verdict.GOLD_DEFECT),
     "Structure": (CORRECT, Verdict.FORMAT_EQUIVALENCE),
     "Value Repr.": (CORRECT, Verdict.FORMAT_EQUIVALENCE),
@@ -519,7 +533,7 @@ FAIL_CATEGORIES: dict[str, tuple[str, Verdict | None]] = {
     "Other FN": (CORRECT, None),
     "FLEX is incorrect (FN)": (INCORRECT, Verdict.GENUINE_ERROR),
 }
-PASS_CATEGORIES: dict[str, tuple[str, Verdict | None]] = {
+PASS_CATEGORIES: dict[str, tuple[AnswerLabel, Verdict | None]] = {
     **{name: (INCORRECT, Verdict.GENUINE_ERROR) for name in ("Schema Link", "Filtering Cond", "Nullable Col", "Multi Rows")},
     "Clause Abusing": (INCORRECT, Verdict.GENUINE_ERROR),
     "Incorrect GT (FP)": (INCORRECT, Verdict.GENUINE_ERROR),
@@ -585,7 +599,14 @@ def _sort_files(files: Sequence[Path], marker: str, kind: str) -> tuple[list[Pai
 _ROLE_NAMES = {"pass": "file of passed pairs (ex=1)", "fail": "file of failed pairs (ex=0)", "csv": "experts' CSV"}
 
 
-def _place(report: LabelImportReport, index: GoldIndex, pairs: list[Pair], base: str, source: str, golds: dict) -> None:
+def _place(
+    report: LabelImportReport,
+    index: GoldIndex,
+    pairs: list[Pair],
+    base: str,
+    source: str,
+    golds: dict[QuestionId, tuple[str, GoldItem]],
+) -> None:
     """Match each pair to its gold item; add its run record and (once per question) its gold item."""
     seen: Counter[QuestionId] = Counter()
     for pair in pairs:
@@ -636,7 +657,13 @@ def _place(report: LabelImportReport, index: GoldIndex, pairs: list[Pair], base:
         report.counts["pairs"] += 1
 
 
-def _compare_gold(report: LabelImportReport, golds: dict, where: str, first: tuple[str, GoldItem], gold: GoldItem) -> None:
+def _compare_gold(
+    report: LabelImportReport,
+    golds: dict[QuestionId, tuple[str, GoldItem]],
+    where: str,
+    first: tuple[str, GoldItem],
+    gold: GoldItem,
+) -> None:
     """A question recorded by two pairs: the same gold SQL and schema, and the same result
     rows (in any order: FLEX ran unordered queries twice); a result is kept over an error."""
     qid, (first_where, kept) = gold.question_id, first
@@ -669,7 +696,9 @@ def _number(row: dict[str, str], column: str, where: str, allowed: tuple[float, 
     return value
 
 
-def _aligned_rows(csv_path: Path, columns: Sequence[str], passed: list[Pair], failed: list[Pair]) -> list:
+def _aligned_rows(
+    csv_path: Path, columns: Sequence[str], passed: list[Pair], failed: list[Pair]
+) -> list[tuple[int, dict[str, str]]]:
     rows = read_csv(csv_path, columns)
     for pairs in (passed, failed):
         if len(rows) != len(pairs):
@@ -705,13 +734,15 @@ def import_flex_agreement(files: Sequence[Path], gold: dict[QuestionId, GoldItem
     return report
 
 
-def _adj(pair: Pair, label: str, annotator: str, source: str, *, category=None, note=None) -> AdjudicationLabel:
+def _adj(
+    pair: Pair, label: AnswerLabel, annotator: str, source: str, *, category: Verdict | None = None, note: str | None = None
+) -> AdjudicationLabel:
     assert pair.item is not None
     return AdjudicationLabel(
         question_id=pair.item.question_id,
         model=pair.model,
         sql=pair.obj["pred_sql"],
-        label=label,  # type: ignore[arg-type]
+        label=label,
         category=category,
         annotator=annotator,
         source=source,
@@ -745,7 +776,9 @@ def import_flex_categories(files: Sequence[Path], gold: dict[QuestionId, GoldIte
     return report
 
 
-def _majority(votes: dict[str, int], mapping: dict[str, tuple[str, Verdict | None]]) -> tuple[str, Verdict | None] | None:
+def _majority(
+    votes: dict[str, int], mapping: dict[str, tuple[AnswerLabel, Verdict | None]]
+) -> tuple[AnswerLabel, Verdict | None] | None:
     """The (label, category) of the categories at least 2 of 3 experts chose; the most-voted
     decides between differing ones; a tie between different labels (or no majority) is None."""
     chosen = {name: n for name, n in votes.items() if n >= 2}

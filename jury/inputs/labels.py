@@ -136,22 +136,27 @@ def parse_label(obj: Any, where: str) -> Label:
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a label object, got {type(obj).__name__}")
     if "gold_defective" in obj:
-        model: type[BaseModel] = GoldLabel
+        model: type[GoldLabel] | type[AdjudicationLabel] = GoldLabel
     elif "label" in obj:
         model = AdjudicationLabel
     else:
         raise InputError(f"{where}: not a label: an adjudication label has `label`, a gold label `gold_defective`")
     try:
-        return model.model_validate(obj)  # type: ignore[return-value]
+        return model.model_validate(obj)
     except ValidationError as exc:
         raise InputError(f"{where}: {first_error(exc)}") from None
+
+
+_LabelKey = tuple[str, QuestionId, str | None, str | None, str, str] | tuple[str, QuestionId, str, str]
+"""A label's identity: ("adj", question_id, model, sql, annotator, source) or ("gold", question_id,
+annotator, source)."""
 
 
 def load_labels(paths: Iterable[str | Path]) -> Labels:
     """Read label JSONL files. The same (question, candidate, annotator, source) twice is an
     error, whatever the labels say: a set is never silently overwritten."""
     out = Labels()
-    seen: dict[tuple, str] = {}
+    seen: dict[_LabelKey, str] = {}
     paths = list(paths)
     for path in paths:
         p = Path(path)
@@ -160,7 +165,7 @@ def load_labels(paths: Iterable[str | Path]) -> Labels:
             where = f"{p}:{lineno}"
             lab = parse_label(obj, where)
             if isinstance(lab, AdjudicationLabel):
-                key: tuple = ("adj", lab.question_id, lab.model, lab.sql, lab.annotator, lab.source)
+                key: _LabelKey = ("adj", lab.question_id, lab.model, lab.sql, lab.annotator, lab.source)
                 out.adjudication.append(lab)
             else:
                 key = ("gold", lab.question_id, lab.annotator, lab.source)

@@ -40,7 +40,7 @@ MAX_LINE_BYTES = 8 << 20
 
 
 @contextmanager
-def file_errors(p: Path, error: type[JuryError] = InputError):
+def file_errors(p: Path, error: type[JuryError] = InputError) -> Iterator[None]:
     """Turn a missing or unreadable file into a one-line ``error`` naming it."""
     try:
         yield

@@ -260,7 +260,7 @@ class ExecResult(BaseModel):
 
     status: ExecStatus
     columns: list[str] = Field(default_factory=list)
-    rows: list[tuple] = Field(default_factory=list)
+    rows: list[tuple[Any, ...]] = Field(default_factory=list)
     row_count: int = 0
     truncated: bool = False
     result_sha256: str | None = None

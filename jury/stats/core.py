@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from jury.stats.agreement import cohen_kappa
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import ArrayLike
 else:  # numpy (and scipy, imported inside the functions that use it) loads on first use: never for `score`
 
     class _LazyNumpy:
@@ -61,7 +62,7 @@ class ProportionEstimate:
     low: float | None
     high: float | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """Return ``{"k", "n", "value", "low", "high"}`` as plain Python values."""
         return asdict(self)
 
@@ -144,7 +145,7 @@ def two_sided_accuracy(
 # --------------------------------------------------------------------------- ranks
 
 
-def _missing(v) -> bool:
+def _missing(v: float | None) -> bool:
     """True for None or a float NaN."""
     numpy = sys.modules.get("numpy")  # a numpy float can only exist once numpy is imported
     return v is None or ((isinstance(v, float) or (numpy is not None and isinstance(v, numpy.floating))) and math.isnan(v))
@@ -216,7 +217,9 @@ def seeded(seed: int) -> dict[str, Any]:
     return {"rng" if (major, minor) >= (1, 15) else "random_state": np.random.default_rng(seed)}
 
 
-def percentile_interval(distribution, confidence: float = 0.95, min_defined: float = MIN_DEFINED_SHARE) -> BootstrapInterval:
+def percentile_interval(
+    distribution: ArrayLike, confidence: float = 0.95, min_defined: float = MIN_DEFINED_SHARE
+) -> BootstrapInterval:
     """The percentile interval of a bootstrap distribution, one policy for every bootstrap in
     jury: resamples where the statistic is undefined (NaN) are left out and counted; the
     interval is the percentiles (``numpy.percentile``, linear, as ``scipy.stats.bootstrap``'s
@@ -234,7 +237,14 @@ def percentile_interval(distribution, confidence: float = 0.95, min_defined: flo
 
 
 def _bootstrap(
-    data: tuple, statistic, *, resamples: int, seed: int, confidence: float, paired: bool = False, vectorized: bool = True
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., ArrayLike],
+    *,
+    resamples: int,
+    seed: int,
+    confidence: float,
+    paired: bool = False,
+    vectorized: bool = True,
 ) -> BootstrapInterval:
     """``scipy.stats.bootstrap`` of ``statistic`` over ``data`` (``resamples`` resamples, seeded
     from ``seed``; no scipy warning escapes) under :func:`percentile_interval`'s policy."""
@@ -284,12 +294,12 @@ class CorrelationEstimate:
     resamples: int | None = None
     degenerate_resamples: int | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """Return the fields as a plain dict."""
         return asdict(self)
 
 
-def _finite_or_none(v) -> float | None:
+def _finite_or_none(v: float | None) -> float | None:
     """float(v), or None if it is NaN/inf/None."""
     if v is None:
         return None
@@ -297,11 +307,11 @@ def _finite_or_none(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _paired(x, y) -> tuple[np.ndarray, np.ndarray]:
+def _paired(x: Sequence[float | None], y: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
     """Drop pairs where either side is None/NaN; ValueError on length mismatch."""
     if len(x) != len(y):
         raise ValueError(f"length mismatch: {len(x)} vs {len(y)}")
-    keep = [(float(a), float(b)) for a, b in zip(x, y) if not (_missing(a) or _missing(b))]
+    keep = [(float(a), float(b)) for a, b in zip(x, y) if a is not None and b is not None and not (_missing(a) or _missing(b))]
     if not keep:
         return np.empty(0), np.empty(0)
     xa, ya = zip(*keep)
@@ -313,7 +323,9 @@ def _degenerate(xa: np.ndarray, ya: np.ndarray) -> bool:
     return len(xa) < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0
 
 
-def _paired_test(test, x, y) -> tuple[np.ndarray, np.ndarray, Any, float | None, float | None]:
+def _paired_test(
+    test: Callable[[np.ndarray, np.ndarray], Any], x: Sequence[float | None], y: Sequence[float | None]
+) -> tuple[np.ndarray, np.ndarray, Any, float | None, float | None]:
     """The pairs (:func:`_paired`), ``test``'s result on them (``scipy.stats.spearmanr`` or
     ``pearsonr``, no warning escaping) and its r and p (None where not finite); the result, r
     and p are None when the correlation is undefined (:func:`_degenerate`)."""
@@ -326,7 +338,14 @@ def _paired_test(test, x, y) -> tuple[np.ndarray, np.ndarray, Any, float | None,
     return xa, ya, res, _finite_or_none(res.statistic), _finite_or_none(res.pvalue)
 
 
-def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> CorrelationEstimate:
+def spearman(
+    x: Sequence[float | None],
+    y: Sequence[float | None],
+    *,
+    bootstrap_resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> CorrelationEstimate:
     """Spearman's rho (``scipy.stats.spearmanr``) with a percentile bootstrap CI.
 
     Pairs with a None/NaN on either side are dropped. Fewer than 3 pairs or a
@@ -347,7 +366,7 @@ def spearman(x, y, *, bootstrap_resamples: int = 2000, seed: int = 0, confidence
     return CorrelationEstimate("spearman", r, p, n, ci.low, ci.high, ci.resamples, ci.degenerate)
 
 
-def spearman_rows(a, b, axis: int = -1) -> np.ndarray:
+def spearman_rows(a: ArrayLike, b: ArrayLike, axis: int = -1) -> np.ndarray:
     """``scipy.stats.spearmanr(a[k], b[k]).statistic`` for every row k (along ``axis``) at
     once, to the bit (NaN for a constant row): spearmanr is ``numpy.corrcoef`` of the two
     columns' average ranks, whose centred sums of products are whole multiples of 1/4 and so
@@ -364,10 +383,11 @@ def spearman_rows(a, b, axis: int = -1) -> np.ndarray:
     inv = np.true_divide(1, n - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         c_aa, c_bb, c_ba = (ra * ra).sum(-1) * inv, (rb * rb).sum(-1) * inv, (rb * ra).sum(-1) * inv
-        return np.clip((c_ba / np.sqrt(c_bb)) / np.sqrt(c_aa), -1, 1)
+        rho: np.ndarray = np.clip((c_ba / np.sqrt(c_bb)) / np.sqrt(c_aa), -1, 1)
+        return rho
 
 
-def pearson(x, y, *, confidence: float = 0.95) -> CorrelationEstimate:
+def pearson(x: Sequence[float | None], y: Sequence[float | None], *, confidence: float = 0.95) -> CorrelationEstimate:
     """Pearson's r (``scipy.stats.pearsonr``); same None handling as :func:`spearman`.
 
     The CI is ``pearsonr(...).confidence_interval(confidence)`` (Fisher z), only
@@ -438,7 +458,7 @@ def cohen_kappa_interval(
     if value is None or n < 2 or resamples <= 0:
         return KappaInterval(value, None, None, n)
 
-    def kappa(p, q, axis=-1):
+    def kappa(p: np.ndarray, q: np.ndarray, axis: int = -1) -> np.ndarray:
         return _kappa_codes(p, q, k, axis)
 
     ci = _bootstrap((x, y), kappa, resamples=resamples, seed=seed, confidence=confidence, paired=True)

@@ -162,7 +162,8 @@ def _simulate(fit: LatentClassFit, items: np.ndarray, jurors: np.ndarray, rng: n
     z = rng.choice(k, size=fit.n_items, p=fit.priors)
     cum = np.cumsum(fit.confusion[jurors, z[items]], axis=1)
     u = rng.random(items.size) * cum[:, -1]
-    return np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+    labels: np.ndarray = np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+    return labels
 
 
 def dependence_check(

@@ -153,7 +153,8 @@ def majority_shares(items: ArrayLike, labels: ArrayLike, n_items: int, n_classes
     keep = la >= 0
     counts = np.bincount(it[keep] * n_classes + la[keep], minlength=n_items * n_classes).reshape(n_items, n_classes)
     totals = counts.sum(axis=1, keepdims=True)
-    return np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
+    shares: np.ndarray = np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
+    return shares
 
 
 def _normalise(counts: np.ndarray, smoothing: float) -> np.ndarray:
@@ -162,7 +163,8 @@ def _normalise(counts: np.ndarray, smoothing: float) -> np.ndarray:
         smoothed = counts + smoothing
     else:
         smoothed = np.clip(counts, FLOOR, None)
-    return smoothed / smoothed.sum(axis=-1, keepdims=True)
+    rows: np.ndarray = smoothed / smoothed.sum(axis=-1, keepdims=True)
+    return rows
 
 
 def _m_step(v: _Votes, posterior: np.ndarray, active: np.ndarray, smoothing: float) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +248,8 @@ def juror_accuracy(priors: ArrayLike, confusion: ArrayLike) -> np.ndarray:
     """``(J,)``: ``sum_c priors[c] * confusion[j, c, c]``, each juror's probability of a right
     vote on an item whose class is drawn from ``priors``."""
     conf = np.asarray(confusion, dtype=float)
-    return np.einsum("c,jcc->j", np.asarray(priors, dtype=float), conf)
+    accuracy: np.ndarray = np.einsum("c,jcc->j", np.asarray(priors, dtype=float), conf)
+    return accuracy
 
 
 def dawid_skene(

@@ -148,7 +148,7 @@ def pair_agreement(
         index = {c: j for j, c in enumerate(labels)}
         xa, ya = np.array([index[x] for x in la]), np.array([index[y] for y in lb])
 
-        def statistic(p, q, axis=-1):
+        def statistic(p: np.ndarray, q: np.ndarray, axis: int = -1) -> np.ndarray:
             return _alpha_codes(p, q, len(labels), axis)
 
         with warnings.catch_warnings():

@@ -170,7 +170,8 @@ class ColumnSpread:
     @property
     def range(self) -> np.ndarray:
         """``(M,)`` high - low."""
-        return self.high - self.low
+        spread: np.ndarray = self.high - self.low
+        return spread
 
 
 def column_spread(values: ArrayLike) -> ColumnSpread:

@@ -51,15 +51,18 @@ def _continuous(weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: float) -
     top = np.where(pos, hi, lo)
     if top.sum() < n:  # the weighted strata are full: spread the rest over the others
         room = np.where(pos, 0.0, hi - lo)
-        return top + room * (n - top.sum()) / room.sum()
+        spread: np.ndarray = top + room * (n - top.sum()) / room.sum()
+        return spread
     points = np.unique(np.concatenate([[0.0], lo[pos] / weights[pos], hi[pos] / weights[pos]]))
     values = np.array([total(c) for c in points])
     j = int(np.searchsorted(values, n, side="left"))
     if j == 0:
-        return np.clip(points[0] * weights, lo, hi)
+        at_zero: np.ndarray = np.clip(points[0] * weights, lo, hi)
+        return at_zero
     c0, c1, v0, v1 = points[j - 1], points[j], values[j - 1], values[j]
     c = c1 if v1 == v0 else c0 + (n - v0) * (c1 - c0) / (v1 - v0)
-    return np.clip(c * weights, lo, hi)
+    x: np.ndarray = np.clip(c * weights, lo, hi)
+    return x
 
 
 def allocate(

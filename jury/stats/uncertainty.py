@@ -60,7 +60,8 @@ def credit_probability(posterior: ArrayLike, credited: ArrayLike) -> np.ndarray:
     idx = np.asarray(credited, dtype=np.int64)
     if post.ndim < 1 or idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= post.shape[-1]):
         raise ValueError("credited must be class indices of the posterior's last axis")
-    return post[..., idx].sum(axis=-1)
+    credit: np.ndarray = post[..., idx].sum(axis=-1)
+    return credit
 
 
 def any_flag(flags: ArrayLike) -> np.ndarray:
@@ -74,7 +75,8 @@ def any_flag(flags: ArrayLike) -> np.ndarray:
     p = np.asarray(flags, dtype=float)
     if p.ndim != 2 or not np.all((p >= 0) & (p <= 1)):
         raise ValueError("flags must be (F, Q) probabilities in [0, 1]")
-    return 1.0 - np.prod(1.0 - p, axis=0)
+    raised: np.ndarray = 1.0 - np.prod(1.0 - p, axis=0)
+    return raised
 
 
 @dataclass(frozen=True)
