@@ -348,6 +348,12 @@ def _retest_kappa(j: JurorRetest) -> str:
     return f"{j.juror} {j.kappa:.2f}" + (f" [{j.low:.2f}, {j.high:.2f}]" if j.low is not None and j.high is not None else "")
 
 
+def _retest(repeats: int, jurors: Sequence[JurorRetest], what: str = "") -> str:
+    """ "test-retest Cohen's kappa [95% bootstrap] ja 0.47 [...], jb 1.00" (Fleiss' kappa for R > 2)."""
+    how = "Cohen's kappa [95% bootstrap]" if repeats == 2 else "Fleiss' kappa"
+    return f"test-retest {how}{what} " + ", ".join(_retest_kappa(j) for j in jurors)
+
+
 def _spread(column: Sequence[Any]) -> str:
     """A column's spread over repeats: "model mean ± SD (range low–high)" per model with all four."""
     return "; ".join(
@@ -367,23 +373,20 @@ def repeat_notes(report: ReportDocument) -> list[str]:
         return []
     lines = []
     for f in s.files:
-        how = "Cohen's kappa [95% bootstrap]" if f.repeats == 2 else "Fleiss' kappa"
         c = f.verdicts_changed
         lines.append(
-            f"repeats of {f.path} (R = {f.repeats}; published verdicts are repeat 0's): test-retest {how} "
-            + ", ".join(_retest_kappa(j) for j in f.jurors)
+            f"repeats of {f.path} (R = {f.repeats}; published verdicts are repeat 0's): {_retest(f.repeats, f.jurors)}"
             + f"; verdicts that change between repeats {c.k}/{c.n} ({interval(c.model_dump())})"
         )
         spread = _spread(f.column)
         if spread:
             lines.append(f"{Column.ADJUDICATED.label} over the repeats of {f.path} (mean ± SD): {spread}")
     for a in s.audits or []:
-        how = "Cohen's kappa [95% bootstrap]" if a.repeats == 2 else "Fleiss' kappa"
         c, rate = a.flags_changed, a.flag_rate
         shares = "/".join("—" if x is None else f"{x:.3f}" for x in rate.values)
         lines.append(
-            f"repeats of {a.path} (R = {a.repeats}; published flags are repeat 0's): test-retest {how} on flag votes "
-            + ", ".join(_retest_kappa(j) for j in a.jurors)
+            f"repeats of {a.path} (R = {a.repeats}; published flags are repeat 0's): "
+            + _retest(a.repeats, a.jurors, " on flag votes")
             + f"; flags that change between repeats {c.k}/{c.n} ({interval(c.model_dump())}); share flagged per repeat {shares}"
         )
         spread = _spread(a.column)
