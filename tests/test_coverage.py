@@ -251,7 +251,7 @@ def test_complete_runs_score_alike_under_both_rules_and_say_so(example_store):
     [
         (["--missing", "maybe"], "", "Error: unknown missing rule 'maybe'; choose one of: exclude, fail"),
         ([], 'missing = "never"\n', "jury.toml: missing must be one of exclude, fail, got 'never'"),
-        ([], "missing = 1\n", "jury.toml: missing must be a string, got 1"),
+        ([], "missing = 1\n", "jury.toml: missing must be one of exclude, fail, got 1"),
     ],
 )
 def test_a_bad_missing_rule_is_one_line(tmp_path, args, toml, message):

@@ -17,6 +17,7 @@ from jury.errors import ConfigError, InputError
 from jury.inputs.config import Config, load_config
 from jury.inputs.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document
 from jury.inputs.records import RunRecord
+from jury.options import validated
 from tests.support.badinput import basic_project, run_jury
 
 DEEP = "[" * 200_000 + "]" * 200_000
@@ -173,6 +174,57 @@ def test_numbers_checked_from_flags_and_file_alike(tmp_path, key, value):
     (tmp_path / "jury.toml").write_text(f"{key} = {shown}\n")
     with pytest.raises(ConfigError, match=f"{key} must be"):
         load_config(tmp_path)
+
+
+# (key, a bad value, what it must be): the rule written here by hand, not read from jury.options.values
+ONE_RULE = [
+    ("workers", 0, "must be at least 1"),
+    ("workers", 2.0, "must be a whole number"),
+    ("workers", True, "must be a whole number"),
+    ("timeout", 0, "must be greater than 0"),
+    ("timeout", "5", "must be a number"),
+    ("near_miss", 1.5, "must be at most 1"),
+    ("row_cap", 0, "must be at least 1"),
+    ("max_cost", -1, "must be at least 0"),
+    ("max_cost", math.inf, "must be a finite number"),
+    ("quorum", 0, "must be at least 1"),
+    ("seed", 0.5, "must be a whole number"),
+]
+
+
+@pytest.mark.parametrize("key, value, must", ONE_RULE)
+def test_one_rule_for_the_flag_the_library_and_jury_toml(tmp_path, key, value, must):
+    """A setting's rule is its type (jury.options.values): Project.get's flag check, the options model
+    the library builds and jury.toml's validation say the same thing of the same bad value."""
+    import jury
+    from jury.options.adjudicate import AdjudicateOptions
+    from jury.options.audit import AuditOptions
+    from jury.options.score import ScoreOptions
+
+    with pytest.raises(InputError, match=f"^--{key.replace('_', '-')} {must}, got "):
+        Config().get(key, value)
+    model = {"quorum": AuditOptions, "max_cost": AdjudicateOptions, "seed": AdjudicateOptions}.get(key, ScoreOptions)
+    with pytest.raises(jury.InputError, match=f"^{key} {must}, got "):
+        validated(model, "job", {key: value})
+    shown = "inf" if value == math.inf else json.dumps(value)
+    (tmp_path / "jury.toml").write_text(f"{key} = {shown}\n")
+    with pytest.raises(ConfigError, match=f"jury.toml: {key} {must}, got "):
+        load_config(tmp_path)
+
+
+def test_jury_toml_vocabularies_and_kinds(tmp_path):
+    for text, message in [
+        ('executor = "dask"', "executor must be one of local, ray, got 'dask'"),
+        ('gold_errors = "drop"', "gold_errors must be one of exclude, fail, got 'drop'"),
+        ("databases = 3", "databases must be a table, got 3"),
+        ("gold = 1", "gold must be a string, got 1"),
+    ]:
+        (tmp_path / "jury.toml").write_text(text + "\n")
+        with pytest.raises(ConfigError, match=f"jury.toml: {message}$"):
+            load_config(tmp_path)
+    (tmp_path / "jury.toml").write_text('executor = "ray"\nworkers = 2\ntimeout = 1\n')
+    config = load_config(tmp_path)
+    assert config.get("executor") == "ray" and config.get("workers") == 2 and config.get("timeout") == 1
 
 
 def test_valid_numbers_pass(tmp_path):

@@ -83,23 +83,60 @@ def description(field: FieldInfo) -> str:
     return " ".join((field.description or "").split())
 
 
-def validated(model: type[BaseModel], job: str, given: dict[str, Any]) -> Any:
+def validated(model: type[BaseModel], job: str, given: dict[str, Any], as_options: bool = False) -> Any:
     """``model`` built from ``given``: a name none of its fields is the TypeError Python raises for
-    an unknown keyword argument of ``job``; a bad value is one InputError line."""
+    an unknown keyword argument of ``job``; a bad value is one InputError line, naming the field
+    (``as_options``: its command-line flag, as a command's user gave it)."""
     unknown = [name for name in given if name not in model.model_fields]
     if unknown:
         raise TypeError(f"{job}() got an unexpected keyword argument {unknown[0]!r}")
     try:
         return model.model_validate(given)
     except ValidationError as exc:
-        raise InputError(problem(exc)) from None
+        raise InputError(problem(exc, model if as_options else None)) from None
 
 
-def problem(exc: ValidationError) -> str:
-    """The first error of ``exc`` in one line: the field, what it must be, the value given."""
+def option_name(name: str, field: FieldInfo) -> str:
+    """The flag a field is given by on the command line (its long one)."""
+    return next((f for f in flag(field).flags if f.startswith("--")), f"--{name.replace('_', '-')}")
+
+
+def problem(exc: ValidationError, options_of: type[BaseModel] | None = None) -> str:
+    """The first error of ``exc`` in one line: the field (``options_of``: as the model's command-line
+    flag), what it must be, the value given."""
     error = exc.errors()[0]
     name = ".".join(str(part) for part in error["loc"])
-    context = error.get("ctx", {})
-    if error["type"] == "greater_than_equal":
-        return f"{name} must be at least {context['ge']}, got {error['input']!r}"
-    return f"{name}: {error['msg'].lower()}, got {error['input']!r}"
+    if options_of is not None and name in options_of.model_fields:
+        name = option_name(name, options_of.model_fields[name])
+    return f"{name} {rule(error)}, got {error['input']!r}"
+
+
+def rule(error: Any) -> str:
+    """What a value must be, from one of pydantic's errors (a ``pydantic_core.ErrorDetails``):
+    "must be at least 1", "must be a whole number", "must be one of local, ray", …"""
+    kind, context = error["type"], error.get("ctx", {})
+    bounds = {
+        "greater_than": ("greater than", "gt"),
+        "greater_than_equal": ("at least", "ge"),
+        "less_than_equal": ("at most", "le"),
+    }
+    if kind in bounds:
+        words, key = bounds[kind]
+        return f"must be {words} {context[key]:g}" if isinstance(context[key], int | float) else f"must be {words} {context[key]}"
+    if kind == "enum":  # expected: "'local' or 'ray'", "'a', 'b' or 'c'"
+        choices = context["expected"].replace("'", "").replace(" or ", ", ")
+        return f"must be one of {choices}"
+    named = {
+        "int_type": "a whole number",
+        "int_from_float": "a whole number",
+        "int_parsing": "a whole number",
+        "float_parsing": "a number",
+        "float_type": "a number",
+        "finite_number": "a finite number",
+        "string_type": "a string",
+        "dict_type": "a table",
+        "bool_type": "true or false",
+    }
+    if kind in named:
+        return f"must be {named[kind]}"
+    return f"is not valid: {error['msg'][:1].lower()}{error['msg'][1:]}"

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from jury.options import Flag, OneOrMany
 from jury.options.groups import Databases, Execution, Jurors, Positions
+from jury.options.values import NearMiss, Seed
 
 
 # pydantic orders the fields of the bases last base first: the databases come first
@@ -27,7 +28,7 @@ class AdjudicateOptions(Jurors, Positions, Execution, Databases):
     """Adjudicate only this model (repeatable)."""
     early_stop: bool = False
     """Stop asking once a majority is settled (e.g. two of three agree)."""
-    seed: int | None = None
+    seed: Seed = None
     """Seed of the answer-order shuffle (default 0); recorded in the verdict file."""
     swap: Annotated[bool | None, Flag(negatable=True)] = None
     """Each juror judges both answer orders; a juror whose two votes disagree abstains as inconsistent.
@@ -42,7 +43,7 @@ class AdjudicateOptions(Jurors, Positions, Execution, Databases):
     """Family registry TOML (default panels/families.toml)."""
     comparator: str | None = None
     """Comparator deciding a match (default strict)."""
-    near_miss: float | None = None
+    near_miss: NearMiss = None
     """Overlap at or above which a mismatch is a near miss and skips the jury (default 0.5)."""
     output: Annotated[Path | None, Flag(flags=("-o", "--output"), writable=True)] = None
     """Verdict file to write (default verdicts/adjudication-<time>.json)."""

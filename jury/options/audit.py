@@ -9,6 +9,7 @@ from pydantic import Field
 
 from jury.options import AsGiven, Flag, OneOrMany, Strings
 from jury.options.groups import Engines, Jurors
+from jury.options.values import Quorum
 
 
 # pydantic orders the fields of the bases last base first: the databases come first
@@ -36,7 +37,7 @@ class AuditOptions(Jurors, Engines):
     """Audit only this question (repeatable)."""
     split: str | None = None
     """Split label (e.g. train, dev) for items without a `split` field."""
-    quorum: int | None = Field(None, ge=1)
+    quorum: Quorum = None
     """Defective votes needed to flag (default: a strict majority of the panel, abstentions included)."""
     output: Annotated[Path | None, Flag(flags=("-o", "--output"), writable=True)] = None
     """Verdict file to write (default verdicts/audit-<time>.json)."""

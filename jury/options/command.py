@@ -1,5 +1,7 @@
 """A typer command from an options model: each field one option, with the field's type, default,
-description (its help) and constraints (ge/le: typer's min/max), and its Flag's flags.
+description (its help) and its Flag's flags. The field's constraints are the model's to check, not
+typer's: a value out of range is the same one line (jury.options.problem) from the command line, the
+library and jury.toml, naming the flag.
 
     command(ScoreCommand, run, arguments=[runs])
 
@@ -15,7 +17,6 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from annotated_types import Ge, Le
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -33,16 +34,8 @@ def typer_option(name: str, field: FieldInfo, help: str | None = None) -> Any:
     flags = shown.flags
     if field.annotation is bool and not shown.negatable and not flags:
         flags = (f"--{name.replace('_', '-')}",)  # a switch: no --no- form
-    limits: dict[str, Any] = {}
-    for rule in field.metadata:
-        if isinstance(rule, Ge):
-            limits["min"] = rule.ge
-        elif isinstance(rule, Le):
-            limits["max"] = rule.le
     default = field.get_default(call_default_factory=True)
-    return typer.Option(
-        default, *flags, help=help or description(field), writable=shown.writable, metavar=shown.metavar, **limits
-    )
+    return typer.Option(default, *flags, help=help or description(field), writable=shown.writable, metavar=shown.metavar)
 
 
 def parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
@@ -60,7 +53,7 @@ def command(model: type[BaseModel], run: Callable[..., Any], arguments: Sequence
 
     @functools.wraps(run)
     def generated(**given: Any) -> Any:
-        options = validated(model, run.__name__, {name: value for name, value in given.items() if name not in names})
+        options = validated(model, run.__name__, {name: value for name, value in given.items() if name not in names}, True)
         return run(*(given[name] for name in names), options)
 
     signature = inspect.Signature(

@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from jury.options import AsGiven, Flag, OneOrMany, Options
+from jury.options.values import FloatDigits, MaxCost, NearMiss, RowCap, Timeout, Workers
 
 
 class Gold(Options):
@@ -47,7 +48,7 @@ class Databases(Engines, Gold):
 class Execution(Options):
     """Where executions run (default: jury.toml's, else the built-in defaults)."""
 
-    workers: int | None = None
+    workers: Workers = None
     """Parallel execution processes (default: CPU count)."""
     executor: str | None = None
     """Where executions run: local (a process pool, default) or ray (Ray tasks; pip install
@@ -63,15 +64,15 @@ class Evaluation(Execution):
     comparator: str | None = None
     """Comparator deciding a match: strict (default), bird (BIRD's rule: on an engine, the driver's
     values), bird_normalized (the set rule on values as SQLite returns them), relaxed, subset or spider2."""
-    near_miss: float | None = None
+    near_miss: NearMiss = None
     """Overlap at or above which a mismatch is a near miss (default 0.5)."""
-    timeout: float | None = None
+    timeout: Timeout = None
     """Per-query timeout in seconds (default 30, as BIRD)."""
-    row_cap: int | None = None
+    row_cap: RowCap = None
     """Rows kept per result (default 100000); beyond it only count and hash."""
     casefold: Annotated[bool, Flag(negatable=True)] = False
     """Compare strings case-insensitively (off by default)."""
-    float_digits: int | None = None
+    float_digits: FloatDigits = None
     """Round every number (ints too) to N significant digits before comparing (off by default)."""
 
 
@@ -133,7 +134,7 @@ class Jurors(Options):
     """Panel TOML file, or the name of one in panels/ (default: default)."""
     plan: bool = False
     """Make no calls: print ballots, estimated tokens and cost per model and juror."""
-    max_cost: float | None = Field(None, ge=0)
+    max_cost: MaxCost = None
     """Stop cleanly before total spend of this run would pass USD; stored votes are kept."""
     repeats: int = Field(1, ge=1)
     """Ask the panel R times (test-retest): each repeat draws its own answer orders from the seed and is
