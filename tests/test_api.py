@@ -57,3 +57,28 @@ def test_ballots_that_get_no_vote_are_an_incomplete_run(project, fake_llm):
         jury.adjudicate("run.jsonl", panel=panel, output="verdicts/adj.json")
     assert caught.value.exit_code == 3 and "no verdict file written" in str(caught.value)
     assert not Path("verdicts/adj.json").exists()
+
+
+def test_jury_tomls_panel_is_a_path_from_its_folder_or_a_name_whatever_the_working_directory(tmp_path, monkeypatch):
+    """Project.panel is where a panel is decided: jury.toml's path is relative to the file's folder
+    (not the working directory: a library caller's Project.load(folder) runs anywhere), a bare
+    name is a shipped panel, a given path is the caller's, a loaded Panel is copied."""
+    folder = tmp_path / "project"
+    (folder / "mine").mkdir(parents=True)
+    (folder / "mine" / "p.toml").write_text(
+        (REPO / "panels" / "default.toml").read_text().replace('name = "default"', 'name = "mine"')
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    (folder / "jury.toml").write_text('panel = "mine/p.toml"\naudit_panel = "audit"\n')
+    project = jury.Project.load(folder)
+    mine = project.panel(None)
+    assert mine.name == "mine" and mine.path.resolve() == (folder / "mine" / "p.toml").resolve()
+    assert project.panel(None, "audit_panel", "audit.toml").path == REPO / "panels" / "audit.toml"
+    assert project.panel("local").path == REPO / "panels" / "local.toml"  # a name given
+    assert jury.Project.load(elsewhere).panel(None).path == REPO / "panels" / "default.toml"  # no jury.toml
+    copy = project.panel(mine)
+    assert copy == mine and copy is not mine
+    with pytest.raises(jury.ConfigError, match="mine/p.toml: panel file not found"):
+        project.panel("mine/p.toml")  # a path a caller gives is the working directory's

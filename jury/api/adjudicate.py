@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.juror_jobs import JurorJob, choose_panel, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.api.juror_jobs import JurorJob, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.inputs.run_files import RunFileArgs, run_files
 from jury.options import validated
 from jury.options.adjudicate import AdjudicateOptions
@@ -184,7 +184,7 @@ def adjudicate(
         store=o.store, db_root=o.db_root, shard=o.shard, sign=o.sign,
     )  # fmt: skip
     request = AdjudicationRequest(
-        panel=choose_panel(project, o.panel, "panel", "default.toml"),
+        panel=project.panel(o.panel, "panel", "default.toml"),
         settings=project.settings(
             comparator=o.comparator, near_miss=o.near_miss, workers=o.workers, executor=o.executor,
             ray_address=o.ray_address, db_url=o.db_url, allow_privileged_login=o.allow_privileged_login,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.juror_jobs import JurorJob, choose_panel, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.api.juror_jobs import JurorJob, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.options import validated
 from jury.options.audit import AuditOptions
 from jury.pipeline.project import PathLike, Project
@@ -145,7 +145,7 @@ def audit_gold(
     )
     if gold_path is None:
         raise InputError("no gold file: give the gold file or set gold in jury.toml")
-    chosen = choose_panel(project, o.panel, "audit_panel", "audit.toml")
+    chosen = project.panel(o.panel, "audit_panel", "audit.toml")
     if project.get("quorum", o.quorum) is not None:
         chosen.quorum = project.get("quorum", o.quorum)
     against = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,7 +22,6 @@ from jury.pipeline.project import PathLike, Project
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jury.judging.panels import Panel
     from jury.judging.shards import Shard
     from jury.pipeline.requests import JurorRequest
     from jury.verdicts.signing import Signer
@@ -286,16 +284,6 @@ def renamed(new: Any, old: Any, new_name: str, old_name: str, default: Any = Non
     if new is not None and new != default and new != old:
         raise JuryError(f"{new_name}= and {old_name}= are the same argument ({old_name} is its old name): give one")
     return old
-
-
-def choose_panel(project: Project, panel: str | PathLike | Panel | None, key: str, default: str) -> Panel:
-    """A panel given loaded (copied: a job may set its quorum), as a path or a name in panels/;
-    else jury.toml's ``key``, else the shipped ``default``."""
-    from jury.judging.panels import Panel, load_panel, resolve_panel_path
-
-    if isinstance(panel, Panel):
-        return replace(panel)
-    return load_panel(resolve_panel_path(project.get(key, None if panel is None else str(panel)), default))
 
 
 def juror_request_fields(

@@ -238,13 +238,13 @@ class _JurorRun:
     def run(self, result: SuiteScores, project: Project, run_paths: list[Path], progress: Any) -> dict[Any, Any]:
         """Ask (or plan) into ``result``: its plan, and after a run its verdict file, records and
         the lines on its calls. Returns the run's records by test key (jury.results.suites.suite_test_key)."""
-        from jury.api.juror_jobs import Calls, choose_panel, run_lines
+        from jury.api.juror_jobs import Calls, run_lines
         from jury.judging.families import load_registry
         from jury.pipeline.suite_jobs import suite_job
         from jury.progress import no_progress
         from jury.results.suites import suite_test_key
 
-        chosen, tax = choose_panel(project, self.panel, "panel", "default.toml"), self.classify
+        chosen, tax = project.panel(self.panel, "panel", "default.toml"), self.classify
         with project.open_store(result.store_path) as st:
             job = suite_job(
                 project.config,

@@ -96,11 +96,13 @@ def check_quorum(quorum: object, jurors: int, where: str) -> None:
         )
 
 
-def resolve_panel_path(value: str | Path | None, default: str) -> Path:
-    """A panel given as a path, or as a bare name of a file in ``panels/``."""
+def resolve_panel_path(value: str | Path | None, default: str, base: Path | None = None) -> Path:
+    """Where a panel is: ``value`` as a path (relative to ``base``: jury.toml's folder for the file's
+    value; else the working directory) when it is one, else the name of a file in ``panels/``
+    (``default`` when ``value`` is None). The one place a panel's name or path is decided."""
     if value is None:
         return PANELS_DIR / default
-    p = Path(value)
+    p = base / value if base is not None else Path(value)
     if p.suffix != ".toml" and not p.exists():
         p = PANELS_DIR / f"{value}.toml"
     return p

@@ -8,7 +8,7 @@ not given here, the same way the command line does: an argument, else ``jury.tom
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from jury.compare.outcomes import Settings
     from jury.execution.engine_urls import DatabaseURLs
     from jury.execution.store import Store
+    from jury.judging.panels import Panel
 
 PathLike = str | Path
 
@@ -84,6 +85,24 @@ class Project:
         from jury.execution.store import Store
 
         return Store(self.store_path(given))
+
+    def panel(self, given: str | Path | Panel | None, key: str = "panel", default: str = "default.toml") -> Panel:
+        """The panel a job asks: ``given`` loaded (a copy: a job may set its quorum), as a path or
+        a name in panels/; else jury.toml's ``key`` (a path relative to the file's folder, or a
+        name); else the shipped ``default`` (jury.judging.panels.resolve_panel_path decides).
+
+        Args:
+            given: the panel a caller names or hands over.
+            key: the jury.toml key of its default (``panel``, ``audit_panel``).
+            default: the shipped panel file when neither names one.
+        """
+        from jury.judging.panels import Panel, load_panel, resolve_panel_path
+
+        if isinstance(given, Panel):
+            return replace(given)
+        if given is not None:
+            return load_panel(resolve_panel_path(str(given), default))
+        return load_panel(resolve_panel_path(self.config.values.get(key), default, self.config.root))
 
     def verdicts_dir(self) -> Path:
         """Where verdict files live: jury.toml's ``verdicts_dir``, else ``verdicts``."""
