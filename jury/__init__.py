@@ -58,6 +58,7 @@ _EXPORTS = {
     "ReportOptions": ("jury.options.report", "ReportOptions"),
     "AdjudicateOptions": ("jury.options.adjudicate", "AdjudicateOptions"),
     "AuditOptions": ("jury.options.audit", "AuditOptions"),
+    "ReauditOptions": ("jury.options.reaudit", "ReauditOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

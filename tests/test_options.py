@@ -31,7 +31,7 @@ runner = CliRunner()
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
     "batch", "calibrate", "check-gold", "compare-panels", "db", "import", "labels",
-    "local-juror", "reaudit", "review", "store", "suites", "verify",
+    "local-juror", "review", "store", "suites", "verify",
 }  # fmt: skip
 
 
@@ -165,7 +165,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -232,3 +232,22 @@ def test_audit_gold_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.audit_gold("dev.json", questions=[1])
     with pytest.raises(jury.InputError, match=r"^quorum must be at least 1, got 0$"):
         jury.audit_gold("dev.json", quorum=0)
+
+
+def test_reaudit_takes_the_options_model_or_its_fields_alike(project, fake_llm):
+    from test_api_jobs import audit_panel, cli
+
+    jury.audit_gold(panel=audit_panel(project, fake_llm), question_id=1)
+    shown = cli("reaudit", "--check").stdout
+    by_keyword = jury.reaudit(check=True)
+    by_model = jury.reaudit(None, jury.ReauditOptions(check=True))
+    overridden = jury.reaudit(options=jury.ReauditOptions(max_cost=1), check=True)
+    assert str(by_keyword) == str(by_model) == str(overridden) == shown
+    assert by_keyword.check and by_keyword.exit_code == 0
+
+
+def test_reaudit_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"reaudit\(\) got an unexpected keyword argument 'check_only'"):
+        jury.reaudit(check_only=True)
+    with pytest.raises(jury.InputError, match=r"^max_cost must be at least 0.0, got -1$"):
+        jury.reaudit(max_cost=-1)
