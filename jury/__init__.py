@@ -59,6 +59,7 @@ _EXPORTS = {
     "AdjudicateOptions": ("jury.options.adjudicate", "AdjudicateOptions"),
     "AuditOptions": ("jury.options.audit", "AuditOptions"),
     "ReauditOptions": ("jury.options.reaudit", "ReauditOptions"),
+    "ComparePanelsOptions": ("jury.options.compare_panels", "ComparePanelsOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

@@ -30,7 +30,7 @@ runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "batch", "calibrate", "check-gold", "compare-panels", "db", "import", "labels",
+    "batch", "calibrate", "check-gold", "db", "import", "labels",
     "local-juror", "review", "store", "suites", "verify",
 }  # fmt: skip
 
@@ -165,7 +165,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -251,3 +251,24 @@ def test_reaudit_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.reaudit(check_only=True)
     with pytest.raises(jury.InputError, match=r"^max_cost must be at least 0.0, got -1$"):
         jury.reaudit(max_cost=-1)
+
+
+def test_compare_panels_takes_the_options_model_or_its_fields_alike(tmp_path):
+    from test_compare_panels import HAND, write_audit, write_gold
+
+    gold = write_gold(tmp_path)
+    a = write_audit(tmp_path, "a.json", {q: x for q, (x, _) in HAND.items()}, gold)
+    b = write_audit(tmp_path, "b.json", {q: y for q, (_, y) in HAND.items()}, gold)
+    by_keyword = jury.compare_panels(a, b, resamples=50, seed=2)
+    by_model = jury.compare_panels(a, b, jury.ComparePanelsOptions(resamples=50, seed=2))
+    overridden = jury.compare_panels(a, b, jury.ComparePanelsOptions(resamples=50, seed=9), seed=2)
+    assert by_keyword.to_json() == by_model.to_json() == overridden.to_json() != jury.compare_panels(a, b, resamples=50).to_json()
+
+
+def test_compare_panels_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"compare_panels\(\) got an unexpected keyword argument 'samples'"):
+        jury.compare_panels("a.json", "b.json", samples=10)
+    with pytest.raises(jury.InputError, match=r"^resamples must be at least 0, got -1$"):
+        jury.compare_panels("a.json", "b.json", resamples=-1)
+    with pytest.raises(jury.InputError, match=r"^confidence: .*, got 1.5$"):
+        jury.compare_panels("a.json", "b.json", confidence=1.5)
