@@ -60,6 +60,7 @@ _EXPORTS = {
     "AuditOptions": ("jury.options.audit", "AuditOptions"),
     "ReauditOptions": ("jury.options.reaudit", "ReauditOptions"),
     "ComparePanelsOptions": ("jury.options.compare_panels", "ComparePanelsOptions"),
+    "CheckGoldOptions": ("jury.options.check_gold", "CheckGoldOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),
