@@ -58,6 +58,9 @@ _EXPORTS = {
     "ReportOptions": ("jury.options.report", "ReportOptions"),
     "AdjudicateOptions": ("jury.options.adjudicate", "AdjudicateOptions"),
     "AuditOptions": ("jury.options.audit", "AuditOptions"),
+    "ReauditOptions": ("jury.options.reaudit", "ReauditOptions"),
+    "ComparePanelsOptions": ("jury.options.compare_panels", "ComparePanelsOptions"),
+    "CheckGoldOptions": ("jury.options.check_gold", "CheckGoldOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

@@ -31,8 +31,8 @@ runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "batch", "calibrate", "check-gold", "compare-panels", "db", "import", "labels",
-    "local-juror", "reaudit", "review", "store", "suites", "verify",
+    "batch", "calibrate", "db", "import", "labels",
+    "local-juror", "review", "store", "suites", "verify",
 }  # fmt: skip
 
 
@@ -92,7 +92,7 @@ def test_every_field_of_score_options_is_an_option_of_jury_score_with_its_descri
 def test_the_shared_options_of_commands_not_generated_yet_read_the_groups_descriptions():
     from jury.options.groups import Databases
 
-    params = {p.name: p for p in click_command("check-gold").params}
+    params = {p.name: p for p in click_command("calibrate").params}
     assert params["db_url"].help == description(Databases.model_fields["db_url"])
     assert "{db_id}" in params["db_url"].help and "\n" not in params["db_url"].help
 
@@ -170,7 +170,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -237,3 +237,63 @@ def test_audit_gold_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.audit_gold("dev.json", questions=[1])
     with pytest.raises(jury.InputError, match=r"^quorum must be at least 1, got 0$"):
         jury.audit_gold("dev.json", quorum=0)
+
+
+def test_reaudit_takes_the_options_model_or_its_fields_alike(project, fake_llm):
+    from test_api_jobs import audit_panel, cli
+
+    jury.audit_gold(panel=audit_panel(project, fake_llm), question_id=1)
+    shown = cli("reaudit", "--check").stdout
+    by_keyword = jury.reaudit(check=True)
+    by_model = jury.reaudit(None, jury.ReauditOptions(check=True))
+    overridden = jury.reaudit(options=jury.ReauditOptions(max_cost=1), check=True)
+    assert str(by_keyword) == str(by_model) == str(overridden) == shown
+    assert by_keyword.check and by_keyword.exit_code == 0
+
+
+def test_reaudit_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"reaudit\(\) got an unexpected keyword argument 'check_only'"):
+        jury.reaudit(check_only=True)
+    with pytest.raises(jury.InputError, match=r"^max_cost must be at least 0, got -1$"):
+        jury.reaudit(max_cost=-1)
+
+
+def test_compare_panels_takes_the_options_model_or_its_fields_alike(tmp_path):
+    from test_compare_panels import HAND, write_audit, write_gold
+
+    gold = write_gold(tmp_path)
+    a = write_audit(tmp_path, "a.json", {q: x for q, (x, _) in HAND.items()}, gold)
+    b = write_audit(tmp_path, "b.json", {q: y for q, (_, y) in HAND.items()}, gold)
+    by_keyword = jury.compare_panels(a, b, resamples=50, seed=2)
+    by_model = jury.compare_panels(a, b, jury.ComparePanelsOptions(resamples=50, seed=2))
+    overridden = jury.compare_panels(a, b, jury.ComparePanelsOptions(resamples=50, seed=9), seed=2)
+    assert by_keyword.to_json() == by_model.to_json() == overridden.to_json() != jury.compare_panels(a, b, resamples=50).to_json()
+
+
+def test_compare_panels_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"compare_panels\(\) got an unexpected keyword argument 'samples'"):
+        jury.compare_panels("a.json", "b.json", samples=10)
+    with pytest.raises(jury.InputError, match=r"^resamples must be at least 0, got -1$"):
+        jury.compare_panels("a.json", "b.json", resamples=-1)
+    with pytest.raises(jury.InputError, match=r"^confidence must be at most 0.999, got 1.5$"):
+        jury.compare_panels("a.json", "b.json", confidence=1.5)
+
+
+def test_check_gold_takes_the_options_model_or_its_fields_alike(monkeypatch):
+    from tests.support.helpers import EXAMPLE
+
+    monkeypatch.chdir(EXAMPLE)
+    by_keyword = jury.check_gold("dev.json", passes="1", question_id=[736, 717], workers=1)
+    by_model = jury.check_gold("dev.json", jury.CheckGoldOptions(passes="1", question_id=["736", "717"], workers=1))
+    overridden = jury.check_gold(
+        "dev.json", jury.CheckGoldOptions(passes="2", question_id=717, workers=1), passes=[1], question_id=[736, 717]
+    )
+    assert by_keyword.to_json() == by_model.to_json() == overridden.to_json()
+    assert [r.question_id for r in by_keyword.results] == [717, 736]
+
+
+def test_check_gold_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"check_gold\(\) got an unexpected keyword argument 'questions'"):
+        jury.check_gold("dev.json", questions=[1])
+    with pytest.raises(jury.InputError, match=r"^windows must be at least 1, got 0$"):
+        jury.check_gold("dev.json", windows=0)

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from jury.api.result import Result
 from jury.inputs.records import QuestionId
 from jury.inputs.run_files import RunFile
+from jury.options import validated
+from jury.options.compare_panels import ComparePanelsOptions
 from jury.pipeline.project import PathLike
 
 if TYPE_CHECKING:
@@ -64,38 +66,47 @@ class ComparedPanels(Result):
 def compare_panels(
     a: PathLike,
     b: PathLike,
+    options: ComparePanelsOptions | None = None,
     *,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
     outputs: Sequence[PathLike | None] = (),
+    **overrides: Any,
 ) -> ComparedPanels:
     """Compare two locked verdict files: two audits of the same gold, or two adjudications of
     the same runs (the same gold and the same run files, by sha256).
 
-    ``resamples``: the paired bootstrap's resamples of the records for each kappa interval (0:
-    none, the Fleiss–Cohen–Everitt interval only); ``seed``: its seed; ``confidence``: the
-    nominal coverage of every interval. Difficulty comes from the audit records, else (an
-    adjudication) from the gold file the first file binds when it is on disk unchanged.
-    A file that is not a locked verdict file, whose lock fails or whose verdicts do not follow
-    from its votes, and two files of different kinds or inputs are a ``VerdictError`` in one line.
-    ``outputs``: files the caller will write, refused before any work when one is an input
-    (the two files, the gold file read for the difficulties).
+    Difficulty comes from the audit records, else (an adjudication) from the gold file the first
+    file binds when it is on disk unchanged.
+
+    Args:
+        a: panel A's verdict file: an audit, or an adjudication.
+        b: panel B's verdict file, of the same kind and the same gold (and runs).
+        options: a ``ComparePanelsOptions`` (jury.options.compare_panels: every option of ``jury
+            compare-panels`` but how it shows the comparison, each documented there: ``resamples``
+            (0: none, the Fleiss–Cohen–Everitt interval only), ``seed``, ``confidence``), or none.
+        outputs: files the caller will write, refused before any work when one is an input (the two
+            files, the gold file read for the difficulties).
+        overrides: ComparePanelsOptions' fields as keyword arguments (``resamples=``, ``seed=``,
+            ``confidence=``), over ``options``'.
+
+    Returns:
+        A ComparedPanels: the comparison over every record both files hold, then per breakdown.
+
+    Raises:
+        VerdictError: a file that is not a locked verdict file, whose lock fails or whose verdicts
+            do not follow from its votes, or two files of different kinds or inputs, in one line.
+        InputError: a file that does not exist, or a bad option, named in one line.
     """
-    from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
     from jury.verdicts.reaudit import resolve_bound
 
-    if not 0 < confidence < 1:
-        raise InputError(f"confidence: {confidence!r} is not between 0 and 1")
-    if resamples < 0:
-        raise InputError(f"resamples: {resamples!r} is negative")
+    given = {name: getattr(options, name) for name in ComparePanelsOptions.model_fields} if options is not None else {}
+    o: ComparePanelsOptions = validated(ComparePanelsOptions, "compare_panels", {**given, **overrides})
     paths = [Path(a), Path(b)]
     guard_outputs(outputs, paths)
     docs = _load(paths)
     gold = resolve_bound(paths[0].parent, docs[0][1].inputs.gold.path)
     guard_outputs(outputs, [*paths, gold])
-    return _compare(docs, gold, resamples=resamples, seed=seed, confidence=confidence)
+    return _compare(docs, gold, resamples=o.resamples, seed=o.seed, confidence=o.confidence)
 
 
 def _load(paths: list[Path]) -> list[tuple[Path, VerdictFile]]:
@@ -133,7 +144,8 @@ def panels_for_report(
         raise InputError(f"compare_panels: give two verdict files (--compare-panels A --compare-panels B), got {len(given)}")
     docs = _load(given)
     check_made_for(docs, gold_file, run_paths)
-    return _compare(docs, gold_file, resamples=2000, seed=seed, confidence=0.95)
+    defaults = ComparePanelsOptions(seed=seed)
+    return _compare(docs, gold_file, resamples=defaults.resamples, seed=seed, confidence=defaults.confidence)
 
 
 def _same_inputs(docs: Sequence[tuple[Path, VerdictFile]]) -> None:

@@ -21,6 +21,8 @@ from pydantic import BaseModel, Field
 
 from jury.api.juror_jobs import Calls, calls_line, fenced, keeping, load_signer, say, sign_written, unpriced_lines
 from jury.api.result import Result, console_text
+from jury.options import validated
+from jury.options.reaudit import ReauditOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
 if TYPE_CHECKING:
@@ -136,14 +138,11 @@ def _cannot_check(result: Reaudit, states: Any) -> Exception:
 
 def reaudit(
     files: PathLike | Sequence[PathLike] | None = None,
+    options: ReauditOptions | None = None,
     *,
-    check: bool = False,
-    max_cost: float | None = None,
-    batch: bool = False,
-    store: PathLike | None = None,
-    sign: PathLike | None = None,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
+    **overrides: Any,
 ) -> Reaudit:
     """Compare each locked file's bindings with the files as they are now; re-run the stale ones.
 
@@ -153,15 +152,14 @@ def reaudit(
     Args:
         files: locked verdict files. Default: the current ones in jury.toml's ``verdicts_dir``, else
             ./verdicts.
-        check: call nothing, only say which files are stale (``exit_code`` 1 when one is).
-        max_cost: a cap in USD, as for ``jury.adjudicate``.
-        batch: send OpenAI, Anthropic and Gemini jurors' ballots through their batch APIs (IncompleteRun
-            while they are pending).
-        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
-        sign: an Ed25519 key that signs each new file.
+        options: a ``ReauditOptions`` (jury.options.reaudit: every option of ``jury reaudit`` but the
+            verdict files, each documented there: ``check`` (call nothing, only say which files are
+            stale: ``exit_code`` 1 when one is), ``max_cost``, ``batch``, ``store``, ``sign``), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
         progress: a progress factory: called with a task's name, returns a context manager giving a
             ``(done, total)`` callback or None (default: no progress shown).
+        overrides: ReauditOptions' fields as keyword arguments (``check=``, ``max_cost=``, ``store=``,
+            ...), over ``options``'.
 
     Returns:
         A Reaudit: each file's state (current, stale, cannot check) and each re-run's calls and
@@ -170,13 +168,17 @@ def reaudit(
     Raises:
         CannotCheck: a file could not be checked (a bound file is absent), raised after the rest is
             done, with the result as ``exc.partial``.
-        InputError: no verdict files.
+        IncompleteRun: ``batch`` ballots are pending (a rerun collects them).
+        InputError: no verdict files, or a bad option, named in one line.
     """
     from jury.pipeline.reaudit import rerun
     from jury.verdicts.reaudit import check_file
 
+    given = dict(options) if options is not None else {}
+    o: ReauditOptions = validated(ReauditOptions, "reaudit", {**given, **overrides})
+    check = o.check
     project = project or Project.load()
-    request = _request(project, files, check=check, max_cost=max_cost, batch=batch, store=store, sign=sign)
+    request = _request(project, files, o)
     states = [check_file(p) for p in request.files]
     result = Reaudit(
         check=check,
@@ -194,7 +196,7 @@ def reaudit(
     if check and result.stale:
         return result
     if not check and result.stale:
-        with keeping(result), project.open_store(store) as st:
+        with keeping(result), project.open_store(o.store) as st:
             for s in (s for s in states if s.stale):
                 new_path, diff, stats = rerun(s, st, max_cost=request.max_cost, progress=progress, batch=request.batch)
                 calls = Calls.of(stats, new_path) if stats is not None else None
@@ -206,23 +208,14 @@ def reaudit(
     return result
 
 
-def _request(
-    project: Project,
-    files: PathLike | Sequence[PathLike] | None,
-    *,
-    check: bool,
-    max_cost: float | None,
-    batch: bool,
-    store: PathLike | None,
-    sign: PathLike | None,
-) -> ReauditRequest:
+def _request(project: Project, files: PathLike | Sequence[PathLike] | None, o: ReauditOptions) -> ReauditRequest:
     """The ReauditRequest of ``jury.reaudit``'s arguments: the signing key loaded first, the
     files given or the current ones of the verdicts folder (none there is an error)."""
     from jury.errors import InputError
     from jury.pipeline.requests import ReauditRequest
     from jury.verdicts.reaudit import heads
 
-    signer = load_signer(sign)
+    signer = load_signer(o.sign)
     paths = as_paths(files)
     if not paths:
         folder = project.verdicts_dir()
@@ -232,6 +225,6 @@ def _request(
         if not paths:
             raise InputError(f"no locked verdict files in {folder}")
     return ReauditRequest(
-        files=paths, check=check, max_cost=None if check else project.get("max_cost", max_cost, None), batch=batch,
-        store_path=project.store_path(store), signer=signer,
+        files=paths, check=o.check, max_cost=None if o.check else project.get("max_cost", o.max_cost, None),
+        batch=o.batch, store_path=project.store_path(o.store), signer=signer,
     )  # fmt: skip

@@ -76,23 +76,6 @@ def job_options(ctx: typer.Context, *shown: str) -> dict:
     return {name: value for name, value in ctx.params.items() if name not in shown}
 
 
-def run_job(job: Callable, ctx: typer.Context):
-    """Call an API job with every option of the command being run (``ctx``) and the progress
-    bar; print its result and return it."""
-    result = job(**job_options(ctx), progress=progress_bar)
-    show(result)
-    return result
-
-
-def juror_option(name: str, help: str | None = None):
-    """The declaration of an option of the commands that call jurors not generated from a model yet,
-    a field of the juror group (jury.options.groups.Jurors; ``help``: this command's own text)."""
-    from jury.options.command import typer_option
-    from jury.options.groups import Jurors
-
-    return typer_option(name, Jurors.model_fields[name], help=help)
-
-
 def handle_errors(fn: Callable) -> Callable:
     """Turn a JuryError into one line on stderr and its exit code (1 unless said); never a traceback."""
 

@@ -1,26 +1,37 @@
-"""`jury compare-panels`: two verdict files of the same inputs, by two panels, compared."""
+"""`jury compare-panels`: two verdict files of the same inputs, by two panels, compared.
+
+The command is generated from ComparePanelsCommand (jury.options.command): jury.compare_panels'
+options (jury.options.compare_panels.ComparePanelsOptions), then how the comparison is shown;
+the two verdict files are its arguments."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from jury.cli.common import check_format, emit, handle_errors, option, table_width
+from jury.cli.common import check_format, emit, handle_errors, table_width
+from jury.options import Flag
+from jury.options.command import command
+from jury.options.compare_panels import ComparePanelsOptions
+from jury.options.groups import Output
 
 
-@handle_errors
-def compare_panels(
-    a: Path = typer.Argument(..., help="Panel A's verdict file: an audit, or an adjudication."),
-    b: Path = typer.Argument(..., help="Panel B's verdict file of the same kind and the same gold (and runs)."),
-    resamples: int = typer.Option(2000, min=0, help="Bootstrap resamples of the records per kappa interval (0: none)."),
-    seed: int = typer.Option(0, help="The bootstrap's seed."),
-    confidence: float = typer.Option(0.95, min=0.5, max=0.999, help="Nominal coverage of every interval."),
-    fmt: str = option("fmt"),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", writable=True, help="Write the comparison to this file instead of stdout."
-    ),
-) -> None:
+class Shown(Output):
+    """How `jury compare-panels` shows the comparison."""
+
+    output: Annotated[Path | None, Flag(flags=("-o", "--output"), writable=True)] = None
+    """Write the comparison to this file instead of stdout."""
+
+
+# pydantic orders the fields of the bases last base first: jury.compare_panels' options come first
+class ComparePanelsCommand(Shown, ComparePanelsOptions):
+    """Every option of `jury compare-panels`."""
+
+
+def run(a: Path, b: Path, o: ComparePanelsCommand) -> None:
     """Compare two panels: two audits of the same gold, or two adjudications of the same runs.
 
     For audits: the flags both panels raised, those only A or only B raised, and agreement on
@@ -34,8 +45,20 @@ def compare_panels(
     checked and the verdicts recomputed from the votes first; two files of different kinds,
     gold or runs are refused. -f csv: one row per breakdown; -f json: everything.
     """
-    from jury.api.compare_panels import compare_panels as run
+    from jury.api.compare_panels import compare_panels as job
 
-    check_format(fmt)
-    result = run(a, b, resamples=resamples, seed=seed, confidence=confidence, outputs=[output])
-    emit(result.render(fmt, width=table_width(output)), output)
+    check_format(o.fmt)
+    result = job(a, b, o, outputs=[o.output])
+    emit(result.render(o.fmt, width=table_width(o.output)), o.output)
+
+
+def argument(name: str, help: str) -> inspect.Parameter:
+    """A verdict file the command compares: a required typer Argument."""
+    return inspect.Parameter(
+        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=help), annotation=Path
+    )
+
+
+A = argument("a", "Panel A's verdict file: an audit, or an adjudication.")
+B = argument("b", "Panel B's verdict file of the same kind and the same gold (and runs).")
+compare_panels = handle_errors(command(ComparePanelsCommand, run, arguments=[A, B]))

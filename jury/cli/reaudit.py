@@ -1,28 +1,21 @@
-"""`jury reaudit`: re-run locked verdict files whose panel, prompts or inputs changed."""
+"""`jury reaudit`: re-run locked verdict files whose panel, prompts or inputs changed.
+
+The command is generated from jury.reaudit's options (jury.options.reaudit.ReauditOptions,
+jury.options.command): no option declared by hand but the verdict files."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import typer
 
-from jury.cli.common import handle_errors, juror_option, run_job
+from jury.cli.common import handle_errors, progress_bar, show
+from jury.options.command import command
+from jury.options.reaudit import ReauditOptions
 
 
-@handle_errors
-def reaudit(
-    ctx: typer.Context,
-    files: list[Path] = typer.Argument(None, help="Locked verdict files (default: the current ones in the verdicts folder)."),
-    check: bool = typer.Option(
-        False,
-        "--check",
-        help="Call nothing: exit 1 if any file is stale, 4 if one cannot be checked (a bound file is absent), 0 if all are current (for cron and CI).",
-    ),
-    max_cost: float | None = juror_option("max_cost", "Stop cleanly before this run's spend would pass USD."),
-    batch: bool = juror_option("batch"),
-    store: Path | None = juror_option("store"),
-    sign: Path | None = juror_option("sign"),
-) -> None:
+def run(files: list[Path] | None, o: ReauditOptions) -> None:
     """Compare each locked file's bindings (panel, prompt templates, gold, runs, databases)
     with the files as they are now; re-run the stale ones.
 
@@ -33,6 +26,14 @@ def reaudit(
     """
     from jury.api.reaudit import reaudit as job
 
-    result = run_job(job, ctx)
+    result = job(files, o, progress=progress_bar)
+    show(result)
     if result.exit_code:
         raise typer.Exit(result.exit_code)
+
+
+FILES_HELP = "Locked verdict files (default: the current ones in the verdicts folder)."
+FILES = inspect.Parameter(
+    "files", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(None, help=FILES_HELP), annotation=list[Path]
+)
+reaudit = handle_errors(command(ReauditOptions, run, arguments=[FILES]))

@@ -126,29 +126,41 @@ class Output(Options):
 SHARED: tuple[type[Options], ...] = (Databases, Evaluation, Coverage, Store, Superseded, Output)
 
 
-class Jurors(Options):
-    """What the jobs that ask a panel of jurors share: the panel, the plan, the cost cap, the store
-    the votes are kept in, the signature, the shard, the batch APIs and the repeats."""
+class PanelChoice(Options):
+    """Which panel a job asks, and whether it only plans the calls."""
 
     panel: Annotated[str | None, AsGiven] = None
     """Panel TOML file, or the name of one in panels/ (default: default)."""
     plan: bool = False
     """Make no calls: print ballots, estimated tokens and cost per model and juror."""
+
+
+class JurorCalls(Options):
+    """What every job that calls jurors shares (jury reaudit's re-runs too): the cost cap, the batch
+    APIs, the store the votes are kept in and the signature of the file it locks."""
+
     max_cost: MaxCost = None
     """Stop cleanly before total spend of this run would pass USD; stored votes are kept."""
-    repeats: int = Field(1, ge=1)
-    """Ask the panel R times (test-retest): each repeat draws its own answer orders from the seed and is
-    stored as its own votes (resumable; a rerun asks none again; --plan prices all R). The verdicts are
-    repeat 0's, as with R = 1; jury report gives each juror's test-retest kappa, the verdicts that change
-    between repeats and the adjudicated column's spread. Not `score --efficiency --repeats` (timing runs)."""
+    batch: bool = False
+    """Send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half the
+    price; results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status)."""
     store: Path | None = None
     """Store file (default .jury/store.db)."""
     sign: Annotated[Path | None, Flag(flags=("--sign",), metavar="KEYFILE")] = None
     """Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked,
     write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key)."""
+
+
+# pydantic orders the fields of the bases last base first: the panel comes first
+class Jurors(JurorCalls, PanelChoice):
+    """What the jobs that ask a panel of jurors share: the panel, the plan, the cost cap, the batch
+    APIs, the store the votes are kept in, the signature, the repeats and the shard."""
+
+    repeats: int = Field(1, ge=1)
+    """Ask the panel R times (test-retest): each repeat draws its own answer orders from the seed and is
+    stored as its own votes (resumable; a rerun asks none again; --plan prices all R). The verdicts are
+    repeat 0's, as with R = 1; jury report gives each juror's test-retest kappa, the verdicts that change
+    between repeats and the adjudicated column's spread. Not `score --efficiency --repeats` (timing runs)."""
     shard: Annotated[str | None, AsGiven] = None
     """I/N: ask only the ballots whose request hash falls in shard I of N, into this store, and write no
     verdict file (exit 0); merge the shards' stores with `jury store merge`, then run without --shard."""
-    batch: bool = False
-    """Send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half the
-    price; results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status)."""
