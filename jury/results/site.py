@@ -83,10 +83,26 @@ for _module in ("jinja2", "matplotlib"):
 # ------------------------------------------------------------------ building
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))  # what getattr finds on a plain dict
+
+
 def _environment() -> Environment:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
-    env = Environment(
+    class SiteEnvironment(Environment):
+        """jinja's ``x.name`` on a plain dict without the failed attribute look-up first: the
+        pages' data are dicts, and that AttributeError was most of their rendering. The same
+        value as jinja's getattr (an attribute of dict still wins, a missing key is undefined)."""
+
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    return self.undefined(obj=obj, name=attribute)
+            return super().getattr(obj, attribute)
+
+    env = SiteEnvironment(
         loader=PackageLoader("jury.results", "site_templates"),
         autoescape=True,  # every template, whatever its name
         undefined=StrictUndefined,

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -76,7 +76,7 @@ class OmitUnused(DocumentModel):
     """A model whose newer optional keys (``_OPTIONAL``) are written only when used, so files
     made without them stay byte-identical to before."""
 
-    _OPTIONAL: tuple[str, ...] = ()
+    _OPTIONAL: ClassVar[tuple[str, ...]] = ()  # a class attribute, not pydantic's private one copied per instance
 
     @model_serializer(mode="wrap")
     def _omit_unused(self, handler):
