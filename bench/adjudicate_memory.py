@@ -63,7 +63,7 @@ def _sample_claims(store: Path, stop: threading.Event, seen: list[int]) -> None:
         seen.append(n)
 
 
-def run_once(workload: Path, base_url: str, concurrency: int) -> dict:
+def run_once(workload: Path, base_url: str, concurrency: int, memray: Path | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="adj-mem-"))
     for name in ("dev.json", "run.jsonl", "jury.toml"):
         shutil.copy(workload / name, work / name)
@@ -77,6 +77,8 @@ def run_once(workload: Path, base_url: str, concurrency: int) -> dict:
     panel = write_panel(work, base_url, concurrency)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     cmd = [sys.executable, "-m", "jury", "adjudicate", "run.jsonl", "--panel", str(panel), "-o", "verdicts/adj.json"]
+    if memray is not None:  # where the peak is, by allocating line (memray's own memory is in the RSS then)
+        cmd[1:2] = ["-m", "memray", "run", "-q", "-f", "-o", str(memray.resolve()), "-m"]
     seen: list[int] = []
     stop = threading.Event()
     sampler = threading.Thread(target=_sample_claims, args=(work / ".jury" / "store.db", stop, seen), daemon=True)
@@ -115,13 +117,20 @@ def main() -> None:
     ap.add_argument("big", type=Path, help="the bigger workload folder (e.g. 759 questions)")
     ap.add_argument("--latency", type=float, default=0.05, help="the loopback juror's reply latency (s)")
     ap.add_argument("--concurrency", type=int, default=8, help="max_concurrency of each juror")
+    ap.add_argument(
+        "--memray",
+        type=Path,
+        help="also record each run with memray (pip install memray) into MEMRAY-small.bin / MEMRAY-big.bin: "
+        "`memray stats --peak` or `memray flamegraph` show where the peak is",
+    )
     args = ap.parse_args()
     print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
     rows = {}
     with LoopbackJuror(latency_s=args.latency) as srv:
         for label, folder in (("small", args.small), ("big", args.big)):
             srv.reset()
-            rows[label] = run_once(folder, srv.base_url, args.concurrency)
+            traced = None if args.memray is None else args.memray.with_name(f"{args.memray.name}-{label}.bin")
+            rows[label] = run_once(folder, srv.base_url, args.concurrency, traced)
             rows[label]["calls"] = srv.calls()
             r = rows[label]
             print(

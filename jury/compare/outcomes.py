@@ -216,6 +216,7 @@ class Evaluation:
     settings: Settings
     databases: dict[str, tuple[Path, str]]  # db_id -> (path, sha256)
     executed: int = 0  # executions actually run (not served from the store)
+    # result key -> its rows; jury.adjudicate empties it once its ballots are built (they hold what they show)
     results: dict[str, ExecResult] = field(default_factory=dict, repr=False)
     recorded_pairs: int = 0  # pairs scored on a result recorded elsewhere (run record or gold item)
     coverage: dict[str, Coverage] = field(default_factory=dict)  # model -> its coverage (jury.compare.coverage)

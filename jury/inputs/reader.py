@@ -134,7 +134,11 @@ def read_bounded(
         size = os.fstat(fh.fileno()).st_size
         if size > cap:
             raise error(f"{p}: {size} bytes is larger than the {_size(cap)} limit of {what}")
-        data = fh.read(cap + 1)
+        # read what fstat saw, plus one byte: read(cap + 1) would allocate the whole cap (512 MiB
+        # for a gold file) for every small file, which a host without overcommit refuses
+        data = fh.read(size + 1)
+        if len(data) > size:  # it grew since fstat: read on, up to one byte past the cap
+            data += fh.read(cap + 1 - len(data))
     if len(data) > cap:  # it grew while being read
         raise error(f"{p}: larger than the {_size(cap)} limit of {what}")
     return data

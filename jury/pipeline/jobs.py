@@ -294,6 +294,9 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     )  # fmt: skip
     if r.plan_only:
         return JobResult(plan, evaluation=ev)
+    # the ballots hold the results they show (previews, built once): the rows of every execution
+    # are let go before the calls, whose peak memory then does not grow with them (issue 46)
+    ev.results.clear()
     head = adjudication_header(r.config, r.output, plan, store, ev, r.gold_path, r.run_paths, _recorded(r, plan), r.supersedes)
     found = existing_verdicts(r.config, r.output, head, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
