@@ -19,7 +19,7 @@ from jury.options.compare_panels import ComparePanelsOptions
 from jury.options.groups import Output
 
 
-class Shown(Output):
+class ComparePanelsShown(Output):
     """How `jury compare-panels` shows the comparison."""
 
     output: Annotated[Path | None, Flag(flags=("-o", "--output"), writable=True)] = None
@@ -27,7 +27,7 @@ class Shown(Output):
 
 
 # pydantic orders the fields of the bases last base first: jury.compare_panels' options come first
-class ComparePanelsCommand(Shown, ComparePanelsOptions):
+class ComparePanelsCommand(ComparePanelsShown, ComparePanelsOptions):
     """Every option of `jury compare-panels`."""
 
 

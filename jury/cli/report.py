@@ -20,7 +20,7 @@ from jury.options.groups import Output
 from jury.options.report import ReportOptions
 
 
-class Shown(Output):
+class ReportShown(Output):
     """How `jury report` shows the report, the figures it writes beside it, and its other job."""
 
     fmt: Annotated[str, Flag(flags=("--format", "-f"))] = "table"
@@ -36,7 +36,7 @@ class Shown(Output):
 
 
 # pydantic orders the fields of the bases last base first: jury.report's options come first
-class ReportCommand(Shown, ReportOptions):
+class ReportCommand(ReportShown, ReportOptions):
     """Every option of `jury report`."""
 
 

@@ -19,7 +19,7 @@ from jury.options.groups import Output
 from jury.options.score import ScoreOptions
 
 
-class Shown(Output):
+class ScoreShown(Output):
     """How `jury score` shows the score, and the per-question lines it writes beside it."""
 
     per_question: Annotated[Path | None, Flag(writable=True)] = None
@@ -29,7 +29,7 @@ class Shown(Output):
     count and every other comparator's accuracy (rank); csv and json always hold every column."""
 
 
-class ErrorSample(Options):
+class ErrorSampleDraw(Options):
     """`jury score --error-sample`: jury.error_sample's draw on the score, written beside it."""
 
     error_sample: Annotated[Path | None, Flag(writable=True)] = None
@@ -45,7 +45,7 @@ class ErrorSample(Options):
 
 
 # pydantic orders the fields of the bases last base first: jury.score's options come first
-class ScoreCommand(ErrorSample, Shown, ScoreOptions):
+class ScoreCommand(ErrorSampleDraw, ScoreShown, ScoreOptions):
     """Every option of `jury score`."""
 
 

@@ -46,7 +46,7 @@ __all__ = [
     "METHOD",
     "PEOPLE_METHOD",
     "DependenceCheck",
-    "PairAgreement",
+    "PairExcess",
     "PeopleCheck",
     "dependence_check",
     "pair_agreement",
@@ -59,7 +59,7 @@ METHOD = "pairwise agreement, observed vs Dawid-Skene implied; max standardised 
 
 
 @dataclass(frozen=True)
-class PairAgreement:
+class PairExcess:
     """One pair of jurors (indices ``a < b``): their common items and agreements."""
 
     a: int
@@ -83,10 +83,10 @@ class DependenceCheck:
     :ivar largest: the pair whose standardised excess is the statistic (None with it).
     """
 
-    pairs: list[PairAgreement]
+    pairs: list[PairExcess]
     statistic: float | None
     p_value: float | None
-    largest: PairAgreement | None
+    largest: PairExcess | None
     resamples: int
     seed: int
     min_common: int
@@ -113,7 +113,7 @@ def pair_agreement(
     confusion: ArrayLike,
     *,
     min_common: int = 5,
-) -> list[PairAgreement]:
+) -> list[PairExcess]:
     """Every pair of jurors with at least one common item: observed and implied agreement.
 
     Args:
@@ -146,11 +146,11 @@ def pair_agreement(
             if n >= min_common:
                 e = min(max(expected, 1e-9), 1 - 1e-9)
                 z = (observed - expected) / math.sqrt(e * (1 - e) / n)
-            out.append(PairAgreement(a, b, n, observed, expected, observed - expected, z))
+            out.append(PairExcess(a, b, n, observed, expected, observed - expected, z))
     return out
 
 
-def _largest(pairs: list[PairAgreement]) -> PairAgreement | None:
+def _largest(pairs: list[PairExcess]) -> PairExcess | None:
     scored = [p for p in pairs if p.z is not None]
     return max(scored, key=lambda p: (p.z, -p.a, -p.b)) if scored else None
 

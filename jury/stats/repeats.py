@@ -20,11 +20,11 @@ from numpy.typing import ArrayLike
 from jury.stats.agreement import PairKappa, fleiss_kappa_from_ratings, pairwise_kappas
 from jury.stats.core import KappaInterval, ProportionEstimate, cohen_kappa_interval, wilson
 
-__all__ = ["JurorRetest", "juror_retest", "VerdictStability", "verdict_stability", "ColumnSpread", "column_spread"]
+__all__ = ["RetestKappa", "juror_retest", "VerdictStability", "verdict_stability", "ColumnSpread", "column_spread"]
 
 
 @dataclass(frozen=True)
-class JurorRetest:
+class RetestKappa:
     """One juror's agreement with itself across repeats.
 
     :ivar juror: the juror's index.
@@ -59,7 +59,7 @@ def juror_retest(
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> list[JurorRetest]:
+) -> list[RetestKappa]:
     """Test–retest agreement per juror (the module doc's definitions), jurors in index order.
 
     Args:
@@ -107,7 +107,7 @@ def juror_retest(
             ratings = [labs for labs in multi.values()]
             kappa = KappaInterval(fleiss_kappa_from_ratings(ratings) if ratings else None, None, None, len(ratings))
         out.append(
-            JurorRetest(
+            RetestKappa(
                 juror=int(j),
                 items=len(multi),
                 agreement=same / pairs if pairs else None,
