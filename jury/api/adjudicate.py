@@ -203,7 +203,6 @@ def adjudicate(
 def _result(request: AdjudicationRequest, job: JobResult[Any]) -> Adjudication:
     """What a run (or the plan) of an adjudication returns: the plan, the per-model rows, the
     jurors' agreement, the calls and the verdict file."""
-    from jury.judging.agreement import agreement_summary
     from jury.results.columns import adjudication_summary
     from jury.results.scoring import score_all
 
@@ -219,6 +218,6 @@ def _result(request: AdjudicationRequest, job: JobResult[Any]) -> Adjudication:
     if job.records is not None and job.evaluation is not None:  # not a shard's run
         result.records = job.records
         result.models = adjudication_summary(job.records, score_all(job.evaluation.pairs), set(job.plan.families))
-        result.agreement = agreement_summary(job.records, request.panel.ballot_style)  # from the votes
+        result.agreement = job.agreement  # the verdict file's
     finish(request, result, job)
     return result

@@ -176,7 +176,8 @@ class JobResult(Generic[PlanT]):
     path: Path | None = None
     reused_file: bool = False  # an identical locked file already existed: nothing was written
     evaluation: Evaluation | None = None
-    summary: dict | None = None
+    summary: dict | None = None  # an audit's flag rates (jury.judging.audit.summarize)
+    agreement: dict | None = None  # an adjudication's agreement (jury.judging.agreement.agreement_summary)
 
 
 def load_and_evaluate(
@@ -273,6 +274,7 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     ballots, reuse the locked file already holding this verdict set, else ask the jurors and
     write the locked file (with a shard: only its ballots, and no file)."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
+    from jury.judging.agreement import agreement_summary
     from jury.verdicts.assemble import adjudication_header, existing_verdicts, run_calls, write_adjudication
 
     r = request
@@ -300,7 +302,8 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     head = adjudication_header(r.config, r.output, plan, store, ev, r.gold_path, r.run_paths, _recorded(r, plan), r.supersedes)
     found = existing_verdicts(r.config, r.output, head, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
-        return JobResult(plan, [x.model_dump(mode="json") for x in found[1].records], None, found[0], True, ev)
+        records = [x.model_dump(mode="json") for x in found[1].records]
+        return JobResult(plan, records, None, found[0], True, ev, agreement=agreement_summary(records, r.panel.ballot_style))
     with progress("asking jurors") as bar:
         verdicts, stats = run_adjudication(
             plan, store, early_stop=r.early_stop, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch
@@ -310,11 +313,12 @@ def adjudication_job(request: AdjudicationRequest, store, progress: ProgressFact
     raise_if_incomplete(stats)
     if r.shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
         return JobResult(plan, None, stats, None, False, ev)
+    agreement = agreement_summary(verdicts, r.panel.ballot_style)  # the file's and the result's, computed once
     try:
-        path, reused = write_adjudication(r.config, r.output, head, plan, verdicts, store, run_calls(stats))
+        path, reused = write_adjudication(r.config, r.output, head, plan, verdicts, agreement, store, run_calls(stats))
     except OSError as exc:
         raise write_failed(exc, r.output) from None
-    return JobResult(plan, verdicts, stats, path, reused, ev)
+    return JobResult(plan, verdicts, stats, path, reused, ev, agreement=agreement)
 
 
 def _recorded(r: AdjudicationRequest, plan) -> dict:

@@ -53,6 +53,7 @@ def suite_job(
     leave unclassified; write a locked adjudication file (or reuse the identical one already
     written). ``batch``: format ballots through the providers' batch APIs. The first run file
     stands for the gold (it holds the expected outputs)."""
+    from jury.judging.agreement import agreement_summary
     from jury.verdicts.assemble import existing_verdicts, header, verdicts_dir, write_adjudication
 
     what, symmetric = (
@@ -82,10 +83,11 @@ def suite_job(
     raise_if_pending(stats)
     raise_if_incomplete(stats)
     try:
-        path, reused = write_adjudication(cfg, output, head, plan, verdicts, store)
+        agreement = agreement_summary(verdicts, plan.panel.ballot_style)
+        path, reused = write_adjudication(cfg, output, head, plan, verdicts, agreement, store)
     except OSError as exc:
         raise write_failed(exc, output) from None
-    return JobResult(plan, verdicts, stats, path, reused)
+    return JobResult(plan, verdicts, stats, path, reused, agreement=agreement)
 
 
 def _suite_plan(records, store, panel, registry, classify, seed: int, early_stop: bool, max_cost, batch: bool):

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from jury.errors import JuryError
-from jury.judging.agreement import agreement_summary
 from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, FileBinding, schema_filename, write_schemas
 from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
 from jury.verdicts.verify import bind_file, bind_run, bind_template
@@ -230,7 +229,9 @@ def _this_run(doc: dict, this_run: dict | None) -> None:
         doc["totals"]["this_run"] = this_run
 
 
-def write_adjudication(cfg, output, head: dict, plan, records, store, this_run: dict | None = None) -> tuple[Path, bool]:
+def write_adjudication(
+    cfg, output, head: dict, plan, records, agreement: dict, store, this_run: dict | None = None
+) -> tuple[Path, bool]:
     """Lock the adjudication verdicts under ``head`` (adjudication_header): (path, reused) as `_write` returns it.
     ``this_run``: run_calls() of the run, recorded when the file supersedes another."""
     folder = verdicts_dir(cfg, output)
@@ -257,7 +258,7 @@ def write_adjudication(cfg, output, head: dict, plan, records, store, this_run: 
         "credited": sum(r["credited"] for r in records if not r.get("review_pass")),
         "cost_by_model": cost_by_model,
         "calls_by_model": calls_by_model,
-        "agreement": agreement_summary(records, plan.panel.ballot_style),  # informative: readers recompute it
+        "agreement": agreement,  # informative (jury.judging.agreement.agreement_summary): readers recompute it
     }
     doc["records"] = records
     return _write(doc, output, folder)
