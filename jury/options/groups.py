@@ -21,14 +21,19 @@ class Gold(Options):
     """Gold file (BIRD dev.json). Default: jury.toml's gold."""
 
 
-class Engines(Options):
-    """Which databases a job executes on."""
+class Files(Options):
+    """Which SQLite databases a job executes on."""
 
     db_root: Path | None = None
     """Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."""
     db: OneOrMany[str] = []
     """Only the questions of this db_id (repeatable): score the databases you have of a gold naming
     others (BIRD's full dev.json with superhero alone: --db superhero)."""
+
+
+class EngineUrl(Options):
+    """Which engine a job executes on instead of SQLite files, and through which login."""
+
     db_url: str | None = None
     """Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one
     database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every
@@ -38,6 +43,11 @@ class Engines(Options):
     """Execute on an engine through a login that can do more than read the benchmark's tables (a
     superuser, FILE, SUPER, ...), which is refused by default; recorded in the outputs' provenance.
     Default: jury.toml's [engines] allow_privileged_login."""
+
+
+# pydantic orders the fields of the bases last base first: the files come first
+class Engines(EngineUrl, Files):
+    """Which databases a job executes on."""
 
 
 # pydantic orders the fields of the bases last base first: the gold comes first
