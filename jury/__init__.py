@@ -61,6 +61,8 @@ _EXPORTS = {
     "ReauditOptions": ("jury.options.reaudit", "ReauditOptions"),
     "ComparePanelsOptions": ("jury.options.compare_panels", "ComparePanelsOptions"),
     "CheckGoldOptions": ("jury.options.check_gold", "CheckGoldOptions"),
+    "CalibrateOptions": ("jury.options.calibrate", "CalibrateOptions"),
+    "SuitesOptions": ("jury.options.suites", "SuitesOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

@@ -26,13 +26,14 @@ from jury.cli.common import handle_errors
 from jury.options import Flag, OneOrMany, Options, description
 from jury.options.command import MODEL_ATTRIBUTE, command
 from jury.options.score import ScoreOptions
+from tests.test_calibrate import shop  # noqa: F401  (the fixture)
 
 runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "batch", "calibrate", "db", "import", "labels",
-    "local-juror", "review", "store", "suites", "verify",
+    "batch", "db", "import", "labels",
+    "local-juror", "review", "store", "verify",
 }  # fmt: skip
 
 
@@ -87,14 +88,6 @@ def test_every_field_of_score_options_is_an_option_of_jury_score_with_its_descri
         assert params[name].help == description(field) != "", name
         default = field.get_default(call_default_factory=True)
         assert params[name].default == default or (default == [] and params[name].default in (None, [], ())), name
-
-
-def test_the_shared_options_of_commands_not_generated_yet_read_the_groups_descriptions():
-    from jury.options.groups import Databases
-
-    params = {p.name: p for p in click_command("calibrate").params}
-    assert params["db_url"].help == description(Databases.model_fields["db_url"])
-    assert "{db_id}" in params["db_url"].help and "\n" not in params["db_url"].help
 
 
 # ------------------------------------------------------------------ the mechanism on a model of its own
@@ -170,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -297,3 +290,51 @@ def test_check_gold_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.check_gold("dev.json", questions=[1])
     with pytest.raises(jury.InputError, match=r"^windows must be at least 1, got 0$"):
         jury.check_gold("dev.json", windows=0)
+
+
+def test_calibrate_takes_the_options_model_or_its_fields_alike(shop):  # noqa: F811
+    from tests.support.badinput import run_jury
+    from tests.test_calibrate import label_lines, write_labels
+
+    write_labels(shop, label_lines())
+    shown = run_jury(["calibrate", "--labels", "labels.jsonl", "--runs", "run.jsonl", "--seed", "3"], shop)
+    assert shown.returncode == 0, shown.stderr
+    by_keyword = jury.calibrate(labels="labels.jsonl", runs="run.jsonl", seed=3)
+    by_model = jury.calibrate(options=jury.CalibrateOptions(labels=["labels.jsonl"], runs=["run.jsonl"], seed=3))
+    overridden = jury.calibrate(options=jury.CalibrateOptions(labels="labels.jsonl", seed=9), runs="run.jsonl", seed=3)
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout
+
+
+def test_calibrate_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"calibrate\(\) got an unexpected keyword argument 'label'"):
+        jury.calibrate(label="labels.jsonl")
+    with pytest.raises(jury.InputError, match=r"^workers must be at least 1, got 0$"):
+        jury.calibrate(labels="labels.jsonl", workers=0)
+    with pytest.raises(jury.InputError, match=r"^seed must be a whole number, got 'soon'$"):
+        jury.calibrate(labels="labels.jsonl", seed="soon")
+
+
+def test_suites_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
+    import shutil
+
+    from tests.support.badinput import run_jury
+    from tests.support.helpers import REPO
+
+    shutil.copy(REPO / "examples" / "plsql-suite" / "run.jsonl", tmp_path / "run.jsonl")
+    monkeypatch.chdir(tmp_path)
+    shown = run_jury(["suites", "run.jsonl", "--taxonomy", "plsqlbench", "-f", "json"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    by_keyword = jury.suites("run.jsonl", taxonomy="plsqlbench")
+    by_model = jury.suites("run.jsonl", jury.SuitesOptions(taxonomy="plsqlbench"))
+    overridden = jury.suites("run.jsonl", jury.SuitesOptions(taxonomy="other"), taxonomy="plsqlbench")
+    assert by_keyword.render("json") == by_model.render("json") == overridden.render("json") == shown.stdout
+    assert by_keyword.render("json") != jury.suites("run.jsonl").render("json")
+
+
+def test_suites_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"suites\(\) got an unexpected keyword argument 'verdict'"):
+        jury.suites("run.jsonl", verdict="v.json")
+    with pytest.raises(jury.InputError, match=r"^max_cost must be at least 0, got -1$"):
+        jury.suites("run.jsonl", max_cost=-1)
+    with pytest.raises(jury.InputError, match=r"^seed must be a whole number, got 'soon'$"):
+        jury.suites("run.jsonl", seed="soon")

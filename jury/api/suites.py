@@ -22,12 +22,13 @@ from pydantic import Field
 
 from jury.api.juror_jobs import JurorPlan, renamed
 from jury.api.result import Result
-from jury.pipeline.project import PathLike, Project, as_paths
+from jury.options import validated
+from jury.options.suites import SuitesOptions
+from jury.pipeline.project import PathLike, Project
 from jury.results.suite_subsets import SubsetScores
 from jury.results.suites import SuiteRow
 
 if TYPE_CHECKING:
-    from jury.judging.panels import Panel
     from jury.progress import ProgressFactory
 
 
@@ -72,58 +73,31 @@ class SuiteScores(Result):
 
 def suites(
     runs: PathLike | Sequence[PathLike],
+    options: SuitesOptions | None = None,
     *,
-    verdicts: PathLike | Sequence[PathLike] = (),
-    adjudicate: bool = False,
-    classify: bool = False,
-    taxonomy: str | PathLike | None = None,
-    panel: str | PathLike | Panel | None = None,
-    families: PathLike | None = None,
-    seed: int | None = None,
-    early_stop: bool = False,
-    max_cost: float | None = None,
-    batch: bool = False,
-    plan: bool = False,
-    verdicts_out: PathLike | None = None,
-    store: PathLike | None = None,
-    allow_superseded: bool = False,
     project: Project | None = None,
     progress: ProgressFactory | None = None,
     outputs: Sequence[PathLike | None] = (),
     plan_only: bool | None = None,
+    **overrides: Any,
 ) -> SuiteScores:
     """PLSQLBench's metrics per model of test-suite runs (run JSONL with ``tests``), and per
     subset with the overall means when the records name their ``subset`` and ``split``.
 
     Args:
         runs: test-suite run JSONL file(s).
-        verdicts: locked suite verdict files (format ballots: the adjudicated metrics; error
-            classifications: the jurors' categories).
-        adjudicate: send failing tests whose outputs differ as text only to the panel as format-
-            equivalence ballots.
-        classify: send the errors the taxonomy's rules leave to the panel for a category.
-        taxonomy: count each model's errored failing tests by category: a name in panels/taxonomies/
-            or a TOML path.
-        panel: the panel: a name in panels/, a TOML path or a loaded Panel. Default: jury.toml's.
-        families: a family registry TOML (which provider family each model belongs to).
-        seed: the seed of the ballots' order and sampling (default 0).
-        early_stop: stop asking a ballot's jurors once its majority is settled.
-        max_cost: a cap in USD: CostCapReached when reached, every vote so far kept.
-        batch: send OpenAI, Anthropic and Gemini jurors' ballots through their batch APIs (IncompleteRun
-            while they are pending).
-        plan: make no call: the result's ``plan`` holds the ballots and their estimated cost
-            (``--plan``).
-        verdicts_out: the verdict file that ``adjudicate`` or ``classify`` locks (default
-            ``verdicts/adjudication-<time>.json``).
-        store: the store file. Default: jury.toml's ``store``, else ``.jury/store.db``.
-        allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
-            default).
+        options: a ``SuitesOptions`` (jury.options.suites: every option of ``jury suites`` but how it
+            shows the metrics, each documented there: ``verdicts``, ``adjudicate``, ``classify``,
+            ``taxonomy``, ``panel`` (also a loaded Panel), ``plan``, ``max_cost``, ``batch``,
+            ``store``, ``families``, ``seed``, ``early_stop``, ``verdicts_out``, ...), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
         progress: a progress factory: called with a task's name, returns a context manager giving a
             ``(done, total)`` callback or None (default: no progress shown).
         outputs: files the caller will write, refused before any work when one is an input or the
             store.
         plan_only: the old name of ``plan``, kept as an alias.
+        overrides: SuitesOptions' fields as keyword arguments (``verdicts=``, ``adjudicate=``,
+            ``taxonomy=``, ...), over ``options``'.
 
     Returns:
         SuiteScores: the metrics per model, the reference failures and, with a taxonomy, the error
@@ -139,9 +113,11 @@ def suites(
     from jury.pipeline.suite_jobs import load_suite_runs, suite_verdict_docs
     from jury.results.suites import suite_metrics
 
-    plan_only = bool(renamed(plan, plan_only, "plan", "plan_only", False))
+    given = {name: getattr(options, name) for name in SuitesOptions.model_fields} if options is not None else {}
+    o: SuitesOptions = validated(SuitesOptions, "suites", {**given, **overrides})
+    plan_only = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project if project is not None else Project.load()
-    files, verdict_paths = run_files(runs), as_paths(verdicts)
+    files, verdict_paths = run_files(runs), o.verdicts
     named = next((f for f in files if f.model is not None), None)
     if named is not None:
         raise InputError(
@@ -151,29 +127,29 @@ def suites(
     run_paths = [f.path for f in files]
     if not run_paths:
         raise InputError("no run files: give at least one test-suite run JSONL file")
-    out = Path(verdicts_out) if verdicts_out is not None else None
-    store_path = project.store_path(store)
+    out = o.verdicts_out
+    store_path = project.store_path(o.store)
     guard_outputs([*outputs, out], [*run_paths, *verdict_paths], store=store_path, verdict_output=True)
-    _refuse_combinations(adjudicate, classify, plan_only or out is not None, taxonomy)
+    _refuse_combinations(o.adjudicate, o.classify, plan_only or out is not None, o.taxonomy)
     records = load_suite_runs(run_paths)
     from jury.results.suite_subsets import subset_keys, subset_scores
 
     subset_keys(records, ", ".join(map(str, run_paths)))  # a bad subset is refused before any juror call
     tax = None
-    if taxonomy is not None:  # checked before any juror call
+    if o.taxonomy is not None:  # checked before any juror call
         from jury.judging.taxonomies import load_taxonomy
 
-        tax = load_taxonomy(str(taxonomy))
-    docs = suite_verdict_docs(verdict_paths, run_paths, allow_superseded) if verdict_paths else []
+        tax = load_taxonomy(str(o.taxonomy))
+    docs = suite_verdict_docs(verdict_paths, run_paths, o.allow_superseded) if verdict_paths else []
     credited, adjudicated, juror_categories = _locked(docs, tax)
     result = SuiteScores(inputs=[*run_paths, *verdict_paths], store_path=store_path, plan_only=plan_only)
-    if adjudicate or classify:
-        seed, max_cost = project.get("seed", seed, 0), project.get("max_cost", max_cost, None)
-        job = _JurorRun(panel, families, tax if classify else None, seed, early_stop, max_cost, out, batch)
+    if o.adjudicate or o.classify:
+        chosen = {"seed": project.get("seed", o.seed, 0), "max_cost": project.get("max_cost", o.max_cost, None)}
+        job = _JurorRun(o.model_copy(update=chosen), tax if o.classify else None)
         asked = job.run(result, project, run_paths, progress)
         if plan_only:
             return result
-        if classify:
+        if o.classify:
             juror_categories = {**(juror_categories or {}), **{k: r.get("error_category") for k, r in asked.items()}}
         else:
             credited |= {k for k, r in asked.items() if r["credited"]}
@@ -224,16 +200,11 @@ def _locked(docs: list[Any], tax: Any) -> tuple[set[Any], bool, dict[tuple[Any, 
 @dataclass
 class _JurorRun:
     """A juror job of ``jury.suites``: format ballots, or classification ballots with the taxonomy
-    ``classify``."""
+    ``classify``; ``options``: its panel, cost cap, batch APIs, families, seed (jury.toml's when
+    not given), early stop and verdict file."""
 
-    panel: Any
-    families: PathLike | None
+    options: SuitesOptions
     classify: Any
-    seed: int
-    early_stop: bool
-    max_cost: float | None
-    output: Path | None
-    batch: bool
 
     def run(self, result: SuiteScores, project: Project, run_paths: list[Path], progress: Any) -> dict[Any, Any]:
         """Ask (or plan) into ``result``: its plan, and after a run its verdict file, records and
@@ -244,22 +215,23 @@ class _JurorRun:
         from jury.progress import no_progress
         from jury.results.suites import suite_test_key
 
-        chosen, tax = project.panel(self.panel, "panel", "default.toml"), self.classify
+        o, tax = self.options, self.classify
+        chosen = project.panel(o.panel, "panel", "default.toml")
         with project.open_store(result.store_path) as st:
             job = suite_job(
                 project.config,
                 st,
                 run_paths=run_paths,
                 panel=chosen,
-                registry=load_registry(self.families),
+                registry=load_registry(o.families),
                 classify=tax,
-                seed=self.seed,
-                early_stop=self.early_stop,
-                max_cost=self.max_cost,
-                output=self.output,
+                seed=0 if o.seed is None else o.seed,  # jury.toml's, else 0: suites()
+                early_stop=o.early_stop,
+                max_cost=o.max_cost,
+                output=o.verdicts_out,
                 plan_only=result.plan_only,
                 progress=progress or no_progress,
-                batch=self.batch,
+                batch=o.batch,
             )
         title = (
             f"suite plan: panel {chosen.name}"
@@ -270,7 +242,7 @@ class _JurorRun:
             title=title + (", no calls made" if result.plan_only else ""),
             groups=len(job.plan.groups),
             unit="failing tests" if tax is None else "errors the rules leave",
-            batch=self.batch and tax is None,
+            batch=o.batch and tax is None,
             ballots=job.plan.ballots(),
         )
         if result.plan_only:

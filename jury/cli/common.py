@@ -19,16 +19,6 @@ RUNS_HELP = (
 )
 
 
-def option(name: str, help: str | None = None):
-    """The declaration of an option several commands share, a field of one of the shared groups
-    (jury.options.groups; ``help``: this command's own text instead of the field's description)."""
-    from jury.options.command import typer_option
-    from jury.options.groups import SHARED
-
-    (field,) = [group.model_fields[name] for group in SHARED if name in group.model_fields]
-    return typer_option(name, field, help=help)
-
-
 def fail(message: str, code: int = 1) -> typer.Exit:
     from jury.results.render import safe
 
@@ -67,13 +57,6 @@ def table_width(output: Path | None) -> int | None:
 def show(result) -> None:
     """Print a job's result (a jury.api Result) as its table, fitted to the terminal."""
     typer.echo(result.render("table", width=table_width(None)), nl=False)
-
-
-def job_options(ctx: typer.Context, *shown: str) -> dict:
-    """The options of the command being run (``ctx``), as typer parsed them: named as its API
-    job's arguments (tests/test_api_names.py holds every command to it), less the ``shown`` ones
-    (how the command renders its result, not what the job does)."""
-    return {name: value for name, value in ctx.params.items() if name not in shown}
 
 
 def handle_errors(fn: Callable) -> Callable:

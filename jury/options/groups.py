@@ -21,14 +21,19 @@ class Gold(Options):
     """Gold file (BIRD dev.json). Default: jury.toml's gold."""
 
 
-class Engines(Options):
-    """Which databases a job executes on."""
+class Files(Options):
+    """Which SQLite databases a job executes on."""
 
     db_root: Path | None = None
     """Folder of <db_id>/<db_id>.sqlite. Default: jury.toml's db_root."""
     db: OneOrMany[str] = []
     """Only the questions of this db_id (repeatable): score the databases you have of a gold naming
     others (BIRD's full dev.json with superhero alone: --db superhero)."""
+
+
+class EngineUrl(Options):
+    """Which engine a job executes on instead of SQLite files, and through which login."""
+
     db_url: str | None = None
     """Run on PostgreSQL, MySQL/MariaDB or DuckDB instead of SQLite files: a URL with {db_id} for one
     database per db_id ('postgresql://user@host/{db_id}'), or without it for one database holding every
@@ -38,6 +43,11 @@ class Engines(Options):
     """Execute on an engine through a login that can do more than read the benchmark's tables (a
     superuser, FILE, SUPER, ...), which is refused by default; recorded in the outputs' provenance.
     Default: jury.toml's [engines] allow_privileged_login."""
+
+
+# pydantic orders the fields of the bases last base first: the files come first
+class Engines(EngineUrl, Files):
+    """Which databases a job executes on."""
 
 
 # pydantic orders the fields of the bases last base first: the gold comes first
@@ -122,7 +132,8 @@ class Output(Options):
     """Write the report to this file instead of stdout."""
 
 
-# the groups whose options commands not generated from a model yet declare one by one (jury.cli.common.option)
+# the groups of the evaluating jobs' options (every command using them is generated from its model:
+# none declares their options one by one)
 SHARED: tuple[type[Options], ...] = (Databases, Evaluation, Coverage, Store, Superseded, Output)
 
 
@@ -135,17 +146,28 @@ class PanelChoice(Options):
     """Make no calls: print ballots, estimated tokens and cost per model and juror."""
 
 
-class JurorCalls(Options):
-    """What every job that calls jurors shares (jury reaudit's re-runs too): the cost cap, the batch
-    APIs, the store the votes are kept in and the signature of the file it locks."""
+class Spending(Options):
+    """What a job calling jurors may spend, and whether through the batch APIs."""
 
     max_cost: MaxCost = None
     """Stop cleanly before total spend of this run would pass USD; stored votes are kept."""
     batch: bool = False
     """Send the ballots of OpenAI, Anthropic and Gemini jurors through their batch APIs (about half the
     price; results within 24 h): exits 3 while ballots are pending, rerun to collect (see jury batch status)."""
+
+
+class Votes(Options):
+    """The store a job calling jurors keeps the votes in."""
+
     store: Path | None = None
     """Store file (default .jury/store.db)."""
+
+
+# pydantic orders the fields of the bases last base first: the cost cap comes first
+class JurorCalls(Votes, Spending):
+    """What every job that calls jurors shares (jury reaudit's re-runs too): the cost cap, the batch
+    APIs, the store the votes are kept in and the signature of the file it locks."""
+
     sign: Annotated[Path | None, Flag(flags=("--sign",), metavar="KEYFILE")] = None
     """Ed25519 private key (OpenSSH or PEM, e.g. ~/.ssh/id_ed25519): after the verdict file is locked,
     write a detached SSH signature beside it (<file>.sig; check with jury verify --trusted-key)."""
