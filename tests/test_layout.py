@@ -184,9 +184,6 @@ def test_no_module_imports_another_modules_private_names():
 
 # classes two modules still both name (issue 45: one class per name), each with why; the list may only shrink
 SHARED_CLASS_NAMES = {
-    "Coverage": "the options group (jury.options.groups) beside jury.compare.coverage's; renamed with the groups",
-    "Evaluation": "the options group beside jury.compare.outcomes'; renamed with the groups",
-    "Store": "the options group beside jury.execution.store's; renamed with the groups",
     "GoldCheck": "jury.vocab's check names beside jury.check_gold's result (both public)",
     "_Model": "each result model module's private pydantic base (never imported elsewhere)",
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 from jury.options import AsGiven, OneOrMany, Options
-from jury.options.groups import EngineUrl, Execution, Store, Superseded
+from jury.options.groups import EngineUrl, Execution, StoreFile, Superseded
 from jury.options.values import Seed
 
 
@@ -34,7 +34,7 @@ class Measured(Options):
 
 
 # pydantic orders the fields of the bases last base first: what is measured comes first
-class CalibrateOptions(Superseded, Execution, Store, EngineUrl, Measured):
+class CalibrateOptions(Superseded, Execution, StoreFile, EngineUrl, Measured):
     """What ``jury.calibrate`` can be asked: the label files, the locked files, recorded judgments and
     runs measured against them, the gold and databases the runs execute on, the store, the reference
     annotator and the bootstrap's seed. A path or a setting left None is jury.toml's (``project``),

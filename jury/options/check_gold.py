@@ -9,12 +9,12 @@ from typing import Annotated
 from pydantic import Field
 
 from jury.options import AsGiven, Flag, OneOrMany, Strings
-from jury.options.groups import Engines, Store
+from jury.options.groups import Engines, StoreFile
 from jury.options.values import Timeout, Workers
 
 
 # pydantic orders the fields of the bases last base first: the databases come first
-class CheckGoldOptions(Store, Engines):
+class CheckGoldOptions(StoreFile, Engines):
     """What ``jury.check_gold`` can be asked: the databases, the store, the passes, the questions
     checked, the comparator and timeout, the cross-engine check, the time windows and the workers.
     A path or a setting left None is jury.toml's (``project``), else the built-in default.

@@ -68,7 +68,7 @@ class Execution(Options):
     --workers CPUs)."""
 
 
-class Evaluation(Execution):
+class EvaluationSettings(Execution):
     """How answers are executed and compared (default: jury.toml's, else the built-in defaults)."""
 
     comparator: str | None = None
@@ -95,7 +95,7 @@ class Positions(Options):
     gold file. Default: jury.toml's positions_from, else the gold file."""
 
 
-class Coverage(Positions):
+class CoverageRules(Positions):
     """What questions without a usable answer count as, and where published prediction files' positions point."""
 
     missing: str | None = None
@@ -109,7 +109,7 @@ class Coverage(Positions):
     score such a row 0). Default: jury.toml's gold_errors. Every output names the failing gold queries."""
 
 
-class Store(Options):
+class StoreFile(Options):
     """The store every execution and vote is cached in."""
 
     store: Path | None = None
@@ -130,11 +130,6 @@ class Output(Options):
     """Output format: table, csv, json or md."""
     output: Annotated[Path | None, Flag(flags=("-o", "--output"), writable=True)] = None
     """Write the report to this file instead of stdout."""
-
-
-# the groups of the evaluating jobs' options (every command using them is generated from its model:
-# none declares their options one by one)
-SHARED: tuple[type[Options], ...] = (Databases, Evaluation, Coverage, Store, Superseded, Output)
 
 
 class PanelChoice(Options):

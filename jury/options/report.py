@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from jury.options import OneOrMany
-from jury.options.groups import Coverage, Databases, Evaluation, Store, Superseded
+from jury.options.groups import CoverageRules, Databases, EvaluationSettings, StoreFile, Superseded
 
 
 # pydantic orders the fields of the bases last base first: the databases come first
-class ReportOptions(Superseded, Store, Coverage, Evaluation, Databases):
+class ReportOptions(Superseded, StoreFile, CoverageRules, EvaluationSettings, Databases):
     """What ``jury.report`` can be asked: the databases, the evaluation settings and the store
     (when it is given run files, not a Score), the locked files adding columns, the rank
     bootstrap, the models kept and the sections added. A path or a setting left None is

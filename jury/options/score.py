@@ -7,12 +7,12 @@ from pathlib import Path
 from pydantic import Field
 
 from jury.options import OneOrMany
-from jury.options.groups import Coverage, Databases, Evaluation, Store, Superseded
+from jury.options.groups import CoverageRules, Databases, EvaluationSettings, StoreFile, Superseded
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS
 
 
 # pydantic orders the fields of the bases last base first: the databases come first
-class ScoreOptions(Superseded, Store, Coverage, Evaluation, Databases):
+class ScoreOptions(Superseded, StoreFile, CoverageRules, EvaluationSettings, Databases):
     """What ``jury.score`` can be asked: the databases, the evaluation settings, the store, the
     locked files adding columns and the protocols' extra columns. A path or a setting left None
     is jury.toml's (``project``), else the built-in default."""
