@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +28,11 @@ _DRIVERS = {POSTGRESQL: "psycopg", MYSQL: "pymysql", DUCKDB: "duckdb"}
 #: The sqlglot dialect each engine's SQL is read in (the static check, the tables a ballot shows).
 DIALECTS = {POSTGRESQL: "postgres", MYSQL: "mysql", DUCKDB: "duckdb", "sqlite": "sqlite"}
 _URL_RE = re.compile(r"^(postgresql|postgres|mysql|mariadb|duckdb)(\+[a-z0-9]+)?:", re.IGNORECASE)
+
+
+#: db_id -> (where the database is: a SQLite file's path or an engine's URL, its fingerprint: the
+#: file's sha256 or the engine's, jury.execution.engines.fingerprint); :func:`is_url` tells the two apart.
+Databases = dict[str, tuple[Path | str, str]]
 
 
 def is_url(text: str | os.PathLike) -> bool:
