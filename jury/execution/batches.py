@@ -65,7 +65,7 @@ class ExecutionWriter:
         self.store = store
         self.batch = EXECUTION_BATCH if batch is None else batch
         self.interval_s = EXECUTION_FLUSH_S if interval_s is None else interval_s
-        self.pending: list[tuple] = []
+        self.pending: list[tuple[str | int | float | None, ...]] = []
         self.last = time.monotonic()
 
     def add(self, key: str, db_sha256: str, sql: str, encoded: EncodedResult, *, timeout_s: float, row_cap: int) -> None:
