@@ -24,21 +24,32 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from jury.compare import spider2 as spider2_official
 from jury.errors import InputError
 from jury.execution.rows import UNHASHABLE
-from jury.inputs.records import GoldItem, RecordedResult
+from jury.inputs.records import ExecResult, GoldItem, RecordedResult
 from jury.plugins import GROUPS, Plugin, Registry, not_callable, type_name
 from jury.vocab import Comparator
 
-Rows = Sequence[Sequence]
+#: A result's rows as a comparator takes them (each a sequence of SQLite Python values).
+Rows = Sequence[Sequence[object]]
+#: One row made a tuple (hashable: the row sets are built of these).
+Row = tuple[object, ...]
 
 #: Most search nodes :func:`relaxed` visits before giving up (returns False).
 RELAXED_SEARCH_LIMIT = 100_000
 #: Largest (ambiguous columns x columns x rows) for which :func:`relaxed` refines
 #: candidate columns by pairwise joint distributions.
 PAIRWISE_LIMIT = 5_000_000
+
+
+class NormalizeDescription(TypedDict):
+    """:meth:`NormalizeOptions.describe`'s JSON-able record of the normalisations used."""
+
+    casefold: bool
+    float_sig_digits: int | None
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,7 @@ class NormalizeOptions:
         """True when at least one normalisation is switched on."""
         return self.casefold or self.float_sig_digits is not None
 
-    def describe(self) -> dict:
+    def describe(self) -> NormalizeDescription:
         """JSON-able dict naming the options used."""
         return {"casefold": self.casefold, "float_sig_digits": self.float_sig_digits}
 
@@ -76,7 +87,7 @@ def _round_sig(x: float, digits: int) -> float:
     return float(f"{x:.{digits}g}")
 
 
-def _normalize_value(v, options: NormalizeOptions):
+def _normalize_value(v: object, options: NormalizeOptions) -> object:
     if isinstance(v, str):
         return v.casefold() if options.casefold else v
     if isinstance(v, (int, float)) and not isinstance(v, bool) and options.float_sig_digits is not None:
@@ -87,7 +98,7 @@ def _normalize_value(v, options: NormalizeOptions):
     return v
 
 
-def normalize_rows(rows: Iterable[Sequence], options: NormalizeOptions) -> list[tuple]:
+def normalize_rows(rows: Iterable[Sequence[object]], options: NormalizeOptions) -> list[Row]:
     """Apply ``options`` to every value; identity (as tuples) when all are off.
 
     Only ``str`` values are casefolded. Every number (int or float, not bool) is
@@ -139,7 +150,7 @@ def bird_normalized(
     return bird(gold_rows, pred_rows, order_matters=order_matters, options=options)
 
 
-def bird_results(gold, pred, options: NormalizeOptions = NormalizeOptions()) -> bool | None:
+def bird_results(gold: ExecResult, pred: ExecResult, options: NormalizeOptions = NormalizeOptions()) -> bool | None:
     """BIRD's rule on two results (ExecResult) as the drivers returned them: equal raw set
     digests (``raw_sha256``; a SQLite or recorded result's own set digest stands for it), False
     when a value of either cannot be in a Python set (BIRD's ``set()`` raises: the pair scores
@@ -184,13 +195,13 @@ def strict(
     return set(gold) == set(pred)
 
 
-def _width(rows: list[tuple]) -> int | None:
+def _width(rows: list[Row]) -> int | None:
     """Common row width, or None when the rows are ragged."""
     widths = {len(r) for r in rows}
     return widths.pop() if len(widths) == 1 else None
 
 
-def _pair_signature(cols: list[tuple], i: int):
+def _pair_signature(cols: list[Row], i: int) -> frozenset[tuple[frozenset[tuple[tuple[object, object], int]], int]]:
     """Row-order-invariant fingerprint of column ``i``: the multiset of its joint
     value distributions with every other column."""
     joints = Counter(frozenset(Counter(zip(cols[i], ck)).items()) for k, ck in enumerate(cols) if k != i)
@@ -234,7 +245,7 @@ def relaxed(
     return cand is not None and _some_mapping_matches(gold, pred, cand, order_matters)
 
 
-def _column_candidates(gold: list[tuple], pred: list[tuple], width: int, order_matters: bool) -> list[list[int]] | None:
+def _column_candidates(gold: list[Row], pred: list[Row], width: int, order_matters: bool) -> list[list[int]] | None:
     """For each gold column, the predicted columns it may map to (same values; when ambiguous,
     the same joint distributions with the other columns); None when one has none."""
     gcols, pcols = list(zip(*gold)), list(zip(*pred))
@@ -250,7 +261,7 @@ def _column_candidates(gold: list[tuple], pred: list[tuple], width: int, order_m
         return None
     ambiguous = [i for i in range(width) if len(cand[i]) > 1]
     if not order_matters and ambiguous and len(ambiguous) * width * len(gold) <= PAIRWISE_LIMIT:
-        pair_sig: dict[int, frozenset] = {}
+        pair_sig: dict[int, frozenset[tuple[frozenset[tuple[tuple[object, object], int]], int]]] = {}
         for j in {j for i in ambiguous for j in cand[i]}:
             pair_sig[j] = _pair_signature(pcols, j)
         for i in ambiguous:
@@ -261,13 +272,13 @@ def _column_candidates(gold: list[tuple], pred: list[tuple], width: int, order_m
     return cand
 
 
-def _some_mapping_matches(gold: list[tuple], pred: list[tuple], cand: list[list[int]], order_matters: bool) -> bool:
+def _some_mapping_matches(gold: list[Row], pred: list[Row], cand: list[list[int]], order_matters: bool) -> bool:
     """Backtrack over the candidate mappings, pruned by the rows projected on the columns mapped
     so far; False after RELAXED_SEARCH_LIMIT candidate steps."""
     width = len(cand)
     pcols = list(zip(*pred))
     # Identical predicted columns are interchangeable: try one per class.
-    classes: dict[tuple, int] = {}
+    classes: dict[Row, int] = {}
     pclass = [classes.setdefault(c, len(classes)) for c in pcols]
     order = sorted(range(width), key=lambda i: len(cand[i]))  # most constrained first
     used = [False] * width
@@ -279,7 +290,7 @@ def _some_mapping_matches(gold: list[tuple], pred: list[tuple], cand: list[list[
         nonlocal budget
         if depth == width:
             return True
-        i, tried = order[depth], set()
+        i, tried = order[depth], set[int]()
         for j in cand[i]:
             if used[j] or pclass[j] in tried:
                 continue
@@ -287,7 +298,7 @@ def _some_mapping_matches(gold: list[tuple], pred: list[tuple], cand: list[list[
             budget -= 1
             if budget < 0:
                 return None
-            labels: dict = {}
+            labels: dict[tuple[int, object], int] = {}
             g2 = [labels.setdefault((lab, r[i]), len(labels)) for lab, r in zip(glab, gold)]
             p2 = [labels.get((lab, r[j]), -1) for lab, r in zip(plab, pred)]
             if (g2 == p2) if order_matters else (set(g2) == set(p2)):
@@ -304,15 +315,15 @@ def _some_mapping_matches(gold: list[tuple], pred: list[tuple], cand: list[list[
         return False
 
 
-def _is_na(x) -> bool:
+def _is_na(x: object) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def _spider2_sort_key(x):
+def _spider2_sort_key(x: object) -> tuple[bool, str, bool]:
     return (x is None, str(x), isinstance(x, (int, float)))
 
 
-def _vectors_match(v1: Sequence, v2: Sequence, tolerance: float, order_matters: bool) -> bool:
+def _vectors_match(v1: Sequence[object], v2: Sequence[object], tolerance: float, order_matters: bool) -> bool:
     """Spider 2.0's ``vectors_match`` on two column vectors."""
     if not order_matters:
         v1 = sorted(v1, key=_spider2_sort_key)
@@ -375,7 +386,7 @@ def spider2(
     *,
     order_matters: bool = False,
     options: NormalizeOptions = NormalizeOptions(),
-    condition_cols: Sequence = (),
+    condition_cols: Sequence[int] | Sequence[Sequence[int]] = (),
     variants: Sequence[RecordedResult] = (),
     gold_width: int | None = None,
 ) -> bool:
@@ -406,11 +417,24 @@ def spider2(
     )
 
 
-def spider2_extras(item: GoldItem) -> dict:
+class Spider2Extras(TypedDict):
+    """The keyword arguments :func:`spider2` takes from a gold item (:func:`spider2_extras`)."""
+
+    condition_cols: list[int] | list[list[int]]
+    variants: list[RecordedResult]
+
+
+class Spider2Arguments(Spider2Extras):
+    """:func:`spider2`'s keyword arguments beside the rows: the gold item's and its result's width."""
+
+    gold_width: int | None
+
+
+def spider2_extras(item: GoldItem) -> Spider2Extras:
     """The keyword arguments :func:`spider2` takes from a gold item's ``spider2`` field
     (``condition_cols``, ``variants``); InputError naming the item when it is malformed."""
     opts = spider2_official.item_options(item)
-    return {"condition_cols": opts.condition_cols, "variants": opts.variants}
+    return Spider2Extras(condition_cols=opts.condition_cols, variants=opts.variants)
 
 
 def overlap(gold_rows: Rows, pred_rows: Rows, *, options: NormalizeOptions = NormalizeOptions()) -> float:
@@ -439,8 +463,13 @@ SHARED: dict[str, Callable[..., bool]] = {
 }
 
 
+#: :func:`side_by_side`'s rows prepared, by the identity of the row list: (the list itself, kept so
+#: its identity is not reused, (its rows as tuples, their set)).
+Prepared = dict[int, tuple[Rows, tuple[list[Row], set[Row]]]]
+
+
 def side_by_side(
-    gold_rows: Rows, pred_rows: Rows, names: Iterable[str], *, order_matters: bool, prepared: dict | None = None
+    gold_rows: Rows, pred_rows: Rows, names: Iterable[str], *, order_matters: bool, prepared: Prepared | None = None
 ) -> tuple[dict[str, bool], float]:
     """({name: the decision of comparator ``name``}, :func:`overlap`) for every name of ``names``
     (each one of ``SHARED``), with no normalisation: equal to calling each, with the rows made
@@ -484,7 +513,7 @@ def side_by_side(
     return decided, (len(gset & pset) / union if union else 1.0)
 
 
-def _prepared(rows: Rows, prepared: dict | None) -> tuple[list[tuple], set]:
+def _prepared(rows: Rows, prepared: Prepared | None) -> tuple[list[Row], set[Row]]:
     """(rows as tuples, their set), from ``prepared`` when there (keyed by the rows' identity:
     the entry holds the rows too, so the identity cannot be reused while it is there)."""
     if prepared is not None and id(rows) in prepared:

@@ -11,8 +11,8 @@ denominator (jury.compare.outcomes.evaluate).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.vocab import UNANSWERED_LABELS, MissingRule, Unanswered
@@ -56,7 +56,9 @@ def by_cause(counts: dict[str, int]) -> str:
     return ", ".join(f"{counts[c]:,} {UNANSWERED_LABELS[c]}" for c in Unanswered if counts.get(c.value))
 
 
-def apply_missing_rule(gold: dict[QuestionId, GoldItem], records: list[RunRecord], rule: str):
+def apply_missing_rule(
+    gold: Mapping[QuestionId, GoldItem], records: Sequence[RunRecord], rule: str
+) -> tuple[list[RunRecord], dict[str, Coverage]]:
     """(the records to score, each model's coverage in first-seen order) under ``rule``
     (jury.vocab.MissingRule), the same for every cause of an unanswered question.
 
@@ -67,8 +69,8 @@ def apply_missing_rule(gold: dict[QuestionId, GoldItem], records: list[RunRecord
     database), so each is a `missing` answer, wrong, in every denominator."""
     fail = rule == MissingRule.FAIL
     kept: list[RunRecord] = []
-    have: dict[str, set] = {}
-    family: dict[str, Any] = {}
+    have: dict[str, set[QuestionId]] = {}
+    family: dict[str, str | list[str] | None] = {}
     coverage: dict[str, Coverage] = {}
     for r in records:
         c = coverage.setdefault(r.model, Coverage(len(gold), 0, rule=MissingRule(rule)))

@@ -36,13 +36,18 @@ from __future__ import annotations
 import math
 import platform
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
 from jury.execution.repeat import timed_runs
 from jury.execution.store import Store
 from jury.execution.timings import get_timing, put_timing, timing_key
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS, Outcome
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation, PairResult
 
 
 def clean_abnormal(values: Sequence[float]) -> list[float]:
@@ -117,9 +122,9 @@ class PairTiming:
 
 
 def time_matches(
-    ev,
-    records: list,
-    gold: dict,
+    ev: Evaluation,
+    records: Sequence[RunRecord],
+    gold: Mapping[QuestionId, GoldItem],
     store: Store,
     *,
     repeats: int = DEFAULT_EFFICIENCY_REPEATS,
@@ -155,7 +160,47 @@ def time_matches(
     return {i: timings[k] for i, k in index.items()}
 
 
-def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int, cpu: str) -> dict[str, dict]:
+class EfficiencyScore(TypedDict):
+    """One model's efficiency columns (:func:`efficiency_scores`)."""
+
+    ves: float | None
+    r_ves: float | None
+    ves_n: int
+    time_ratio: float | None
+    time_ratio_median: float | None
+    faster_share: float | None
+    timed_matches: int
+    untimed_matches: int
+    failed_timings: int
+    repeats: int
+    cpu: str
+    measured_from: str | None
+    measured_to: str | None
+
+
+class _Tally(TypedDict):
+    """One model's sums while :func:`efficiency_scores` walks the pairs."""
+
+    _ves: float
+    _r_ves: float
+    n: int
+    ratios: list[float]
+    untimed: int
+    failed: int
+    stamps: list[str]
+
+
+class AllSolvedRatios(TypedDict):
+    """One model's time ratio over the questions every model solved (:func:`all_solved_time_ratios`)."""
+
+    all_solved_questions: int
+    time_ratio_all_solved: float | None
+    time_ratio_all_solved_median: float | None
+
+
+def efficiency_scores(
+    pairs: Sequence[PairResult], timings: Mapping[int, PairTiming], repeats: int, cpu: str
+) -> dict[str, EfficiencyScore]:
     """model -> {ves, r_ves, ves_n, time_ratio, faster_share, timed_matches, untimed_matches,
     failed_timings, ...}.
 
@@ -164,7 +209,7 @@ def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int,
     here); a match whose timing failed (an error or a timeout in a repetition,
     ``failed_timings``) scores 0, as BIRD's script scores it.
     """
-    out: dict[str, dict] = {}
+    out: dict[str, _Tally] = {}
     for i, pair in enumerate(pairs):
         if pair.excluded or not pair.routed:
             continue
@@ -188,7 +233,7 @@ def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int,
         m["_r_ves"] += math.sqrt(r_ves_reward(ratio)) * 100
         m["ratios"].append(pred_gold_ratio(t.gold_times, t.pred_times))
         m["stamps"].append(t.measured_at)
-    result = {}
+    result: dict[str, EfficiencyScore] = {}
     for model, m in out.items():
         ratios = m["ratios"]
         result[model] = {
@@ -209,13 +254,13 @@ def efficiency_scores(pairs: list, timings: dict[int, PairTiming], repeats: int,
     return result
 
 
-def all_solved_time_ratios(pairs: list, timings: dict[int, PairTiming]) -> dict[str, dict]:
+def all_solved_time_ratios(pairs: Sequence[PairResult], timings: Mapping[int, PairTiming]) -> dict[str, AllSolvedRatios]:
     """model -> {all_solved_questions, time_ratio_all_solved, time_ratio_all_solved_median}:
     Spider 2.0-AIFunc's controlled time ratio, t_pred/t_gold (:func:`pred_gold_ratio`) over the
     questions every model of ``pairs`` matched with a successful timing (a model without a
     pair for a question, a misrouted pair or a gold error leaves it out). The same questions
     for every model; ratios None when there are none."""
-    ratios: dict[object, dict[str, float]] = {}  # question -> model -> ratio
+    ratios: dict[QuestionId, dict[str, float]] = {}  # question -> model -> ratio
     models = list(dict.fromkeys(p.model for p in pairs))
     for i, pair in enumerate(pairs):
         t = timings.get(i)
@@ -224,7 +269,7 @@ def all_solved_time_ratios(pairs: list, timings: dict[int, PairTiming]) -> dict[
         assert t.gold_times is not None and t.pred_times is not None
         ratios.setdefault(pair.question_id, {})[pair.model] = pred_gold_ratio(t.gold_times, t.pred_times)
     solved = [q for q, by_model in ratios.items() if len(by_model) == len(models)]
-    out = {}
+    out: dict[str, AllSolvedRatios] = {}
     for model in models:
         values = [ratios[q][model] for q in solved]
         out[model] = {

@@ -20,10 +20,15 @@ the whole stratum when it has k or fewer, and a stratum's draw does not depend o
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from jury.errors import InputError
+from jury.inputs.records import QuestionId
 from jury.vocab import Outcome
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
 
 ALL_FAIL, SOME_SUCCEED, ALL_SUCCEED = "all fail", "some succeed", "all succeed"
 
@@ -59,17 +64,17 @@ def _state(solved: list[bool]) -> str:
     return ALL_SUCCEED if all(solved) else SOME_SUCCEED if any(solved) else ALL_FAIL
 
 
-def strata(pairs: list, groups: dict[str, list[str]]) -> dict[object, str]:
+def strata(pairs: Sequence[PairResult], groups: Mapping[str, Sequence[str]]) -> dict[QuestionId, str]:
     """question id -> its stratum, for every question that enters (see the module's text)."""
-    solved: dict[object, dict[str, bool]] = {}
-    gold_errors = set()
+    solved: dict[QuestionId, dict[str, bool]] = {}
+    gold_errors: set[QuestionId] = set()
     for p in pairs:
         if p.outcome == Outcome.GOLD_ERROR:
             gold_errors.add(p.question_id)
             continue
         solved.setdefault(p.question_id, {})[p.model] = p.outcome == Outcome.MATCH and p.routed
     members = [m for ms in groups.values() for m in ms]
-    out = {}
+    out: dict[QuestionId, str] = {}
     for q, by_model in solved.items():
         if q in gold_errors or any(m not in by_model for m in members):
             continue
@@ -79,14 +84,14 @@ def strata(pairs: list, groups: dict[str, list[str]]) -> dict[object, str]:
     return out
 
 
-def draw_sample(stratum_of: dict[object, str], per_stratum: int, seed: int) -> dict[str, list]:
+def draw_sample(stratum_of: Mapping[QuestionId, str], per_stratum: int, seed: int) -> dict[str, list[QuestionId]]:
     """stratum -> the question ids drawn from it (strata sorted by name, ids in draw order)."""
     if per_stratum < 1:
         raise InputError(f"per-stratum sample size must be at least 1, got {per_stratum}")
-    by_stratum: dict[str, list] = {}
+    by_stratum: dict[str, list[QuestionId]] = {}
     for q, s in stratum_of.items():
         by_stratum.setdefault(s, []).append(q)
-    out = {}
+    out: dict[str, list[QuestionId]] = {}
     for s in sorted(by_stratum):
         ids = sorted(by_stratum[s], key=str)
         out[s] = random.Random(f"{seed}/{s}").sample(ids, min(per_stratum, len(ids)))

@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import sqlglot
-from sqlglot import exp
-from sqlglot.tokens import TokenType
+from sqlglot import TokenType, exp
 
 from jury.errors import InputError
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
 
 
 def name_matcher(pattern: str) -> Callable[[str], bool]:
@@ -139,7 +143,11 @@ def check_dialect(dialect: str) -> str:
 
 
 def function_set_matches(
-    pairs: list, records: list, gold: dict, pattern: str, dialect: str = "sqlite"
+    pairs: Sequence[PairResult],
+    records: Sequence[RunRecord],
+    gold: Mapping[QuestionId, GoldItem],
+    pattern: str,
+    dialect: str = "sqlite",
 ) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
     """Index of each scored, routed pair -> (gold's matching functions, candidate's).
 
@@ -159,7 +167,9 @@ def function_set_matches(
     return out
 
 
-def function_set_accuracy(pairs: list, sets: dict[int, tuple[frozenset[str], frozenset[str]]]) -> dict[str, tuple[int, int]]:
+def function_set_accuracy(
+    pairs: Sequence[PairResult], sets: dict[int, tuple[frozenset[str], frozenset[str]]]
+) -> dict[str, tuple[int, int]]:
     """model -> (pairs whose sets are equal, pairs counted): Spider 2.0-AIFunc's FSA counts
     every instance, so a pair where neither side calls a matching function counts as equal."""
     out: dict[str, tuple[int, int]] = {}

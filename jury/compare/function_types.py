@@ -11,14 +11,20 @@ routed questions of that type, gold errors left out, as every jury column.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from jury.vocab import Outcome
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
 
 NO_FUNCTION = "(none)"
 """The type of a question whose gold calls no function matching the pattern."""
 
 
 def function_type_accuracy(
-    pairs: list, sets: dict[int, tuple[frozenset[str], frozenset[str]]]
+    pairs: Sequence[PairResult], sets: dict[int, tuple[frozenset[str], frozenset[str]]]
 ) -> dict[str, dict[str, tuple[int, int]]]:
     """model -> function type -> (matches, routed questions of that type).
 

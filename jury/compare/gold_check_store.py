@@ -26,13 +26,13 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from jury.compare.gold_checks import CheckFinding, CrossEngine, GoldCheckResult, check_gold
 from jury.execution.batch_store import now_iso
-from jury.execution.engine_urls import engine_of, is_url, redact
+from jury.execution.engine_urls import Databases, engine_of, is_url, redact
 from jury.execution.store import Store, decode_rows, encode_rows
-from jury.inputs.records import ExecResult, GoldItem
+from jury.inputs.records import ExecResult, ExecStatus, GoldItem, QuestionId
 
 # the modules whose code decides a check's result: a change to any of them runs every check again
 _CHECK_MODULES = (
@@ -65,20 +65,86 @@ def check_code_version() -> str:
     return digest.hexdigest()
 
 
-def _database(databases: dict[str, tuple[Path, str]], db_id: str) -> dict:
+class _DatabaseInputs(TypedDict):
+    """A database as a check's inputs name it: its fingerprint, engine and (an engine's) redacted URL."""
+
+    sha256: str
+    engine: str
+    url: NotRequired[str]
+
+
+class _ItemInputs(TypedDict):
+    """What a check's inputs hold of a gold item."""
+
+    question_id: QuestionId
+    db_id: str
+    sql: str
+    order_matters: bool | None
+
+
+class _AgainstInputs(TypedDict):
+    """The cross-engine side of a check's inputs."""
+
+    label: str
+    item: _ItemInputs
+    database: _DatabaseInputs
+
+
+class _CheckInputs(TypedDict):
+    """Everything a check depends on (:func:`check_inputs`)."""
+
+    code: str
+    item: _ItemInputs
+    database: _DatabaseInputs
+    passes: list[int]
+    comparator: str
+    timeout_s: float
+    row_cap: int
+    against: NotRequired[_AgainstInputs]
+
+
+class _CheckSettings(TypedDict):
+    """The settings :func:`stored_gold_checks` hands on to check_inputs and check_gold alike."""
+
+    passes: tuple[int, ...]
+    comparator: str
+    timeout_s: float
+    row_cap: int
+
+
+class _EncodedReference(TypedDict):
+    """A check's first execution as stored (its rows as encode_rows writes them)."""
+
+    status: ExecStatus
+    columns: list[str]
+    rows: str
+    row_count: int
+    truncated: bool
+    result_sha256: str | None
+    ordered_sha256: str | None
+    raw_sha256: str | None
+    error: str | None
+    elapsed_s: float
+
+
+#: A stored row of gold_checks as read back: (inputs, result, digest), each checked before use.
+_StoredRow = tuple[object, object, object]
+
+
+def _database(databases: Databases, db_id: str) -> _DatabaseInputs:
     path, sha = databases[db_id]
     if is_url(path):
         return {"sha256": sha, "engine": engine_of(str(path)), "url": redact(str(path))}
     return {"sha256": sha, "engine": "sqlite"}
 
 
-def _item(item: GoldItem) -> dict:
+def _item(item: GoldItem) -> _ItemInputs:
     return {"question_id": item.question_id, "db_id": item.db_id, "sql": item.sql, "order_matters": item.order_matters}
 
 
 def check_inputs(
     item: GoldItem,
-    databases: dict[str, tuple[Path, str]],
+    databases: Databases,
     *,
     passes: Sequence[int],
     comparator: str,
@@ -87,7 +153,7 @@ def check_inputs(
     against: CrossEngine | None = None,
 ) -> str:
     """Everything the checks of ``item`` depend on, as canonical JSON (its sha256 is the row's key)."""
-    inputs: dict = {
+    inputs: _CheckInputs = {
         "code": check_code_version(),
         "item": _item(item),
         "database": _database(databases, item.db_id),
@@ -110,7 +176,7 @@ def _digest(key: str, result: str) -> str:
     return hashlib.sha256(f"{key}\0{result}".encode()).hexdigest()
 
 
-def _encode_reference(ref: ExecResult) -> dict:
+def _encode_reference(ref: ExecResult) -> _EncodedReference:
     return {
         "status": ref.status,
         "columns": ref.columns,
@@ -175,10 +241,16 @@ class StoredChecks:
     executions: int = 0
 
 
-def _trusted(row: tuple, key: str, inputs: str, item: GoldItem, passes: Sequence[int]) -> GoldCheckResult | None:
+def _trusted(row: _StoredRow, key: str, inputs: str, item: GoldItem, passes: Sequence[int]) -> GoldCheckResult | None:
     """The stored result of ``row`` when it is what its key says, else None."""
     stored_inputs, text, digest = row
-    if stored_inputs != inputs or _key(stored_inputs) != key or not isinstance(text, str) or digest != _digest(key, text):
+    if (
+        not isinstance(stored_inputs, str)
+        or stored_inputs != inputs
+        or _key(stored_inputs) != key
+        or not isinstance(text, str)
+        or digest != _digest(key, text)
+    ):
         return None
     try:
         result = decode_check(text)
@@ -191,13 +263,15 @@ def _trusted(row: tuple, key: str, inputs: str, item: GoldItem, passes: Sequence
     return result
 
 
-def _read(store: Store, keys: list[str]) -> dict[str, tuple]:
-    found: dict[str, tuple] = {}
+def _read(store: Store, keys: list[str]) -> dict[str, _StoredRow]:
+    found: dict[str, _StoredRow] = {}
     for i in range(0, len(keys), 500):
         chunk = keys[i : i + 500]
         marks = ",".join("?" * len(chunk))
-        for key, *row in store.conn.execute(f"SELECT key, inputs, result, digest FROM gold_checks WHERE key IN ({marks})", chunk):
-            found[key] = tuple(row)
+        for key, inputs, result, digest in store.conn.execute(
+            f"SELECT key, inputs, result, digest FROM gold_checks WHERE key IN ({marks})", chunk
+        ):
+            found[key] = (inputs, result, digest)
     return found
 
 
@@ -228,7 +302,7 @@ def store_checks(store: Store, rows: list[tuple[str, str, GoldItem, str, GoldChe
 def stored_gold_checks(
     store: Store,
     items: Sequence[GoldItem],
-    databases: dict[str, tuple[Path, str]],
+    databases: Databases,
     *,
     passes: Sequence[int],
     comparator: str,
@@ -244,7 +318,7 @@ def stored_gold_checks(
     processes) and stored. ``reuse=False`` (``jury check-gold``): every check runs afresh, and
     its row is written."""
     todo = [i for i in items if not i.has_recording]
-    settings: dict[str, Any] = {"passes": tuple(passes), "comparator": comparator, "timeout_s": timeout_s, "row_cap": row_cap}
+    settings = _CheckSettings(passes=tuple(passes), comparator=comparator, timeout_s=timeout_s, row_cap=row_cap)
     inputs = [check_inputs(i, databases, against=against, **settings) for i in todo]
     keys = [_key(text) for text in inputs]
     rows = _read(store, keys) if reuse else {}

@@ -24,17 +24,17 @@ bare column, so such a gold is ``gold_fails``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pydantic import BaseModel, Field
 
 from jury.compare import comparators as compare
 from jury.compare.gold_probes import bare_column_probes, limit_probe
 from jury.errors import InputError, did_you_mean
-from jury.execution.engine_urls import MYSQL, engine_of, is_url, redact
+from jury.execution.engine_urls import MYSQL, Databases, engine_of, is_url, redact
 from jury.execution.engines import dialect_of
 from jury.execution.engines import execute_any as execute
 from jury.execution.repeat import run_passes
@@ -49,6 +49,9 @@ from jury.vocab import (
     Comparator,
     GoldCheck,
 )
+
+if TYPE_CHECKING:
+    from jury.execution.store import Store
 
 _SHOWN_ROWS = 3
 
@@ -69,7 +72,8 @@ class GoldCheckResult(BaseModel):
     # the first execution and the final pass's executions that agree with it (jury.compare.gold_windows)
     reference: ExecResult | None = Field(default=None, exclude=True)
     final_pass: tuple[int, int] | None = Field(default=None, exclude=True)  # (executions, agreeing with the first)
-    windows: list[dict] | None = Field(default=None, exclude=True)  # each time window's passes (check_gold windows=)
+    # each time window's passes (jury.compare.gold_windows.run_windows): window, started_at, executions, agree, failed
+    windows: list[dict[str, int | str]] | None = Field(default=None, exclude=True)
 
 
 def parse_passes(text: str | Sequence[int]) -> tuple[int, ...]:
@@ -87,7 +91,9 @@ def parse_passes(text: str | Sequence[int]) -> tuple[int, ...]:
     return passes
 
 
-def select_items(items: Sequence[GoldItem], dbs: Sequence[str], question_ids: Sequence, source, what: str) -> list[GoldItem]:
+def select_items(
+    items: Sequence[GoldItem], dbs: Sequence[str], question_ids: Sequence[QuestionId], source: str | Path, what: str
+) -> list[GoldItem]:
     """The gold items of the db_ids ``dbs`` and the questions ``question_ids`` (none given: every
     item); a question not among them, or no item left, is refused (``what``: the job, "check")."""
     chosen = [i for i in items if not dbs or i.db_id in set(dbs)]
@@ -104,7 +110,7 @@ def select_items(items: Sequence[GoldItem], dbs: Sequence[str], question_ids: Se
     return chosen
 
 
-def _rows_text(rows: Sequence[tuple], limit: int = _SHOWN_ROWS) -> str:
+def _rows_text(rows: Sequence[Sequence[object]], limit: int = _SHOWN_ROWS) -> str:
     shown = ", ".join(repr(tuple(r)) for r in rows[:limit])
     more = f", … ({len(rows)} rows)" if len(rows) > limit else ""
     return f"[{shown}{more}]"
@@ -115,7 +121,13 @@ def result_text(result: ExecResult) -> str:
     return _rows_text(result.rows) if not result.truncated else f"{result.row_count} rows (over the row cap)"
 
 
-def same_result(a: ExecResult, b: ExecResult, comparator: str, order_matters: bool, options=compare.NormalizeOptions()) -> bool:
+def same_result(
+    a: ExecResult,
+    b: ExecResult,
+    comparator: str,
+    order_matters: bool,
+    options: compare.NormalizeOptions = compare.NormalizeOptions(),
+) -> bool:
     """Whether ``comparator`` counts ``b`` equal to ``a`` (digests when a result is over the cap;
     ``bird`` on an engine's results: the driver's values, compare.bird_results)."""
     if comparator == Comparator.BIRD:
@@ -163,7 +175,7 @@ def shape_findings(result: ExecResult) -> list[CheckFinding]:
     ]
 
 
-def tie_finding(sql: str, db_path: Path, width: int, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
+def tie_finding(sql: str, db_path: Path | str, width: int, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
     """``limit_tie`` when rows on both sides of the LIMIT (or OFFSET) cut tie on the sort key
     and differ in what the query returns."""
     probe = limit_probe(sql, width, dialect_of(db_path))
@@ -175,7 +187,7 @@ def tie_finding(sql: str, db_path: Path, width: int, *, timeout_s: float, row_ca
         return None
     rows = result.rows
 
-    def key(row: tuple) -> tuple:
+    def key(row: Sequence[object]) -> tuple[object, ...]:
         return tuple(row[i] for i in probe.key_columns)
 
     for cut, where in ((end, f"LIMIT {probe.limit}"), (probe.offset, f"OFFSET {probe.offset}")):
@@ -196,7 +208,7 @@ def tie_finding(sql: str, db_path: Path, width: int, *, timeout_s: float, row_ca
     return None
 
 
-def bare_column_finding(sql: str, db_path: Path, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
+def bare_column_finding(sql: str, db_path: Path | str, *, timeout_s: float, row_cap: int) -> CheckFinding | None:
     """``bare_column`` when a column neither grouped nor aggregated takes several values in a group."""
     if is_url(db_path) and engine_of(str(db_path)) != MYSQL:
         return None  # PostgreSQL and DuckDB refuse a bare column: the query fails instead
@@ -218,12 +230,12 @@ class CrossEngine:
     """The other side of the cross-engine check: the same questions' gold (question_id -> item)
     and the databases it runs on (db_id -> (path or URL, sha256)), with a name for reports."""
 
-    gold: dict
-    databases: dict[str, tuple[Path, str]]
+    gold: dict[QuestionId, GoldItem]
+    databases: Databases
     label: str
 
 
-def _where(db) -> str:
+def _where(db: Path | str) -> str:
     return redact(str(db)) if is_url(db) else "SQLite"
 
 
@@ -254,7 +266,7 @@ def cross_engine_finding(
 
 def check_gold_item(
     item: GoldItem,
-    db_path: Path,
+    db_path: Path | str,
     *,
     passes: Sequence[int] = DEFAULT_GOLD_PASSES,
     comparator: str = DEFAULT_COMPARATOR,
@@ -291,9 +303,19 @@ def check_gold_item(
     return out
 
 
+class CheckOptions(TypedDict):
+    """:func:`check_gold_item`'s keyword arguments, the same for every item of a job."""
+
+    passes: tuple[int, ...]
+    comparator: str
+    timeout_s: float
+    row_cap: int
+    against: CrossEngine | None
+
+
 def check_gold(
     items: Sequence[GoldItem],
-    databases: dict[str, tuple[Path, str]],
+    databases: Databases,
     *,
     passes: Sequence[int] = DEFAULT_GOLD_PASSES,
     comparator: str = DEFAULT_COMPARATOR,
@@ -310,14 +332,8 @@ def check_gold(
     processes (chunked as jury.execution.backends chunks executions); the results are those of
     one worker, in the items' order."""
     todo = [i for i in items if not i.has_recording]
-    paths = {i.db_id: databases[i.db_id][0] for i in todo}
-    options: dict[str, Any] = {
-        "passes": tuple(passes),
-        "comparator": comparator,
-        "timeout_s": timeout_s,
-        "row_cap": row_cap,
-        "against": against,
-    }
+    paths: dict[str, Path | str] = {i.db_id: databases[i.db_id][0] for i in todo}
+    options = CheckOptions(passes=tuple(passes), comparator=comparator, timeout_s=timeout_s, row_cap=row_cap, against=against)
     if workers <= 1 or len(todo) <= 4:
         results = []
         for n, item in enumerate(todo, start=1):
@@ -328,13 +344,17 @@ def check_gold(
     return _check_in_pool(todo, paths, options, min(workers, len(todo)), progress)
 
 
-def check_chunk(chunk: Sequence[GoldItem], paths: dict[str, Path], options: dict) -> list[GoldCheckResult]:
+def check_chunk(chunk: Sequence[GoldItem], paths: Mapping[str, Path | str], options: CheckOptions) -> list[GoldCheckResult]:
     """A pool worker's part of check_gold: every check on each item of ``chunk``, in order."""
     return [check_gold_item(item, paths[item.db_id], **options) for item in chunk]
 
 
 def _check_in_pool(
-    todo: list[GoldItem], paths: dict[str, Path], options: dict, workers: int, progress: Callable[[int, int], None] | None
+    todo: list[GoldItem],
+    paths: Mapping[str, Path | str],
+    options: CheckOptions,
+    workers: int,
+    progress: Callable[[int, int], None] | None,
 ) -> list[GoldCheckResult]:
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -363,12 +383,19 @@ def check_counts(results: Sequence[GoldCheckResult], *, cross_engine: bool = Fal
     return {name: sum(any(f.name == name for f in r.checks) for r in results) for name in names}
 
 
-def cross_engine_lists(results: Sequence[GoldCheckResult]) -> dict[str, list]:
+def cross_engine_lists(results: Sequence[GoldCheckResult]) -> dict[str, list[QuestionId]]:
     """comparator -> the questions whose results differ across the engines under it."""
     return {c: [r.question_id for r in results if c in (r.cross_engine_differs or [])] for c in CROSS_ENGINE_COMPARATORS}
 
 
-def cross_engine_side(items, gold_path: Path, db_url: str | None, db_root, store, root) -> CrossEngine:
+def cross_engine_side(
+    items: Sequence[GoldItem],
+    gold_path: Path,
+    db_url: str | None,
+    db_root: str | Path | None,
+    store: Store,
+    root: str | Path | None,
+) -> CrossEngine:
     """The other side of the cross-engine check: that gold's items for the same questions, and
     the databases they run on (the URL's, else SQLite files under ``db_root``, else this root)."""
     from jury.compare.outcomes import resolve_databases

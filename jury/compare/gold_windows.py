@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from time import sleep
 
 from jury.compare import comparators as compare
 from jury.compare.gold_checks import CheckFinding, GoldCheckResult, result_text, same_result
 from jury.errors import InputError
+from jury.execution.engine_urls import Databases
 from jury.execution.engines import execute_any as execute
 from jury.inputs.records import GoldItem
 from jury.vocab import GOLD_CHECKS, GoldCheck
@@ -43,7 +43,7 @@ def now_utc() -> str:
 
 def run_windows(
     items: Sequence[GoldItem],
-    databases: dict[str, tuple[Path, str]],
+    databases: Databases,
     results: list[GoldCheckResult],
     *,
     windows: int,

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,7 +27,7 @@ from jury.execution import engines
 from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sql_execute
 from jury.execution.batches import ExecutionWriter
-from jury.execution.engine_urls import DatabaseURLs
+from jury.execution.engine_urls import Databases, DatabaseURLs
 from jury.execution.schema import SchemaReader, describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
@@ -48,6 +48,27 @@ from jury.vocab import (
     MissingRule,
     Outcome,
 )
+
+if TYPE_CHECKING:
+    from jury.compare.reruns import RerunRecord
+    from jury.execution.backends import Encoded
+
+
+class SettingsDescription(TypedDict):
+    """The settings that decide an outcome (:meth:`Settings.describe`)."""
+
+    comparator: str
+    near_miss_threshold: float
+    timeout_s: float
+    row_cap: int
+    normalize: compare.NormalizeDescription
+    comparator_plugin: NotRequired[dict[str, str | None]]  # a third-party comparator's (jury.plugins.Plugin.describe)
+
+
+#: What a comparison is shared by: (gold key, prediction key, order matters, spider2's extras as text).
+CompareKey = tuple[str, str, bool, str | None]
+#: A comparison of one gold and one predicted result: (each comparator's decision, the overlap).
+Comparison = tuple[Mapping[str, bool | None], float | None]
 
 
 @dataclass
@@ -114,9 +135,9 @@ class Settings:
         if self.timeout_retries < 0:
             raise InputError(f"timeout retries must be zero or more, got {self.timeout_retries}")
 
-    def describe(self) -> dict:
+    def describe(self) -> SettingsDescription:
         """The settings that decide an outcome, as recorded in a score's and a verdict file's settings."""
-        described = {
+        described: SettingsDescription = {
             "comparator": self.comparator,
             "near_miss_threshold": self.near_miss,
             "timeout_s": self.timeout_s,
@@ -167,7 +188,7 @@ def recorded_key(obj: GoldItem | RunRecord) -> str:
     return "recorded-" + hashlib.sha256(canonical_v1({kind: body})).hexdigest()
 
 
-def gold_result_key(item: GoldItem, databases: dict[str, tuple[Path, str]]) -> str | None:
+def gold_result_key(item: GoldItem, databases: Databases) -> str | None:
     """The key of a gold item's result: its recording's, else its execution's on the database
     given (None when that database is not among `databases`)."""
     if item.has_recording:
@@ -176,7 +197,7 @@ def gold_result_key(item: GoldItem, databases: dict[str, tuple[Path, str]]) -> s
     return execution_key(db[1], item.sql) if db is not None else None
 
 
-def schema_of(item: GoldItem, databases: dict[str, tuple[Path, str]], *sqls: str, reader: SchemaReader | None = None) -> str:
+def schema_of(item: GoldItem, databases: Databases, *sqls: str, reader: SchemaReader | None = None) -> str:
     """The schema text a ballot shows: the item's own `schema_text` when it has one, else the
     columns of the tables the queries touch, read from its database (through ``reader``, the
     job's SchemaReader, when given: each SQL text parsed and each database opened once)."""
@@ -214,14 +235,14 @@ class Evaluation:
     pairs: list[PairResult]
     gold_errors: dict[QuestionId, str]
     settings: Settings
-    databases: dict[str, tuple[Path, str]]  # db_id -> (path, sha256)
+    databases: Databases  # db_id -> (path or URL, fingerprint)
     executed: int = 0  # executions actually run (not served from the store)
     # result key -> its rows; jury.adjudicate empties it once its ballots are built (they hold what they show)
     results: dict[str, ExecResult] = field(default_factory=dict, repr=False)
     recorded_pairs: int = 0  # pairs scored on a result recorded elsewhere (run record or gold item)
     coverage: dict[str, Coverage] = field(default_factory=dict)  # model -> its coverage (jury.compare.coverage)
-    soft_f1: dict[tuple, float | None] | None = None  # (model, question_id) -> Soft-F1 (jury.compare.soft_f1)
-    reruns: dict[str, dict] = field(default_factory=dict)  # prediction key -> {reruns, status} (jury.compare.reruns)
+    soft_f1: dict[tuple[str, QuestionId], float | None] | None = None  # (model, question_id) -> Soft-F1 (jury.compare.soft_f1)
+    reruns: dict[str, RerunRecord] = field(default_factory=dict)  # prediction key -> {reruns, status} (jury.compare.reruns)
     input_notes: list[str] = field(default_factory=list)  # what reading the runs found, said by every output (repeats)
 
     def models(self) -> list[str]:
@@ -229,7 +250,13 @@ class Evaluation:
 
 
 def _comparator_match(
-    name: str, gold: ExecResult, pred: ExecResult, fn, order_matters: bool, opts, extras: dict | None = None
+    name: str,
+    gold: ExecResult,
+    pred: ExecResult,
+    fn: Callable[..., bool],
+    order_matters: bool,
+    opts: compare.NormalizeOptions,
+    extras: compare.Spider2Arguments | None = None,
 ) -> bool | None:
     """Whether comparator ``name`` accepts; None when a result over the row cap leaves it undecided.
 
@@ -246,7 +273,8 @@ def _comparator_match(
         if decided is not None:
             return decided
     if not (gold.truncated or pred.truncated):
-        return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts, **(extras or {})))
+        more: Mapping[str, object] = extras or {}
+        return bool(fn(gold.rows, pred.rows, order_matters=order_matters, options=opts, **more))
     if gold.ordered_sha256 is None or pred.ordered_sha256 is None:
         return None
     same_set = gold.result_sha256 == pred.result_sha256
@@ -320,7 +348,7 @@ def evaluate(
     jobs, results = _jobs_and_recorded_results(gold, qids, records, keys)
     rerun = list(jobs) if settings.same_window else ()
     executed = run_executions(jobs, keys.databases, store, settings, progress, rerun=rerun)
-    reruns: dict[str, dict[str, Any]] = {}
+    reruns: dict[str, RerunRecord] = {}
     if settings.timeout_retries:
         reruns = _rerun_timeouts(gold, records, jobs, keys, store, settings)
         executed += sum(r["reruns"] for r in reruns.values())
@@ -346,7 +374,7 @@ def _rerun_timeouts(
     keys: _Keys,
     store: Store,
     settings: Settings,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, RerunRecord]:
     """Spider 2.0-AIFunc's re-runs: each prediction that timed out run again, up to
     ``settings.timeout_retries`` times (jury.compare.reruns' record, by prediction key)."""
     from jury.compare.reruns import rerun_timeouts
@@ -395,7 +423,7 @@ def _answered(r: RunRecord, gold: dict[QuestionId, GoldItem]) -> bool:
 class _Keys:
     """Execution keys over the resolved databases (db_id -> (path or URL, fingerprint))."""
 
-    def __init__(self, databases: dict) -> None:
+    def __init__(self, databases: Databases) -> None:
         self.databases = databases
 
     def execution(self, db_id: str, sql: str) -> str:
@@ -448,8 +476,8 @@ def _compared_pairs(
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
     orders = gold_orders(store, [gold[q].sql for q in qids if gold[q].order_matters is None])
-    compared: dict[tuple, tuple] = {}  # (gold key, pred key, order matters) -> (matches, overlap)
-    prepared: dict[int, tuple] = {}  # compare.side_by_side's rows made tuples and sets, once per result
+    compared: dict[CompareKey, Comparison] = {}  # (gold key, pred key, order matters, extras) -> (matches, overlap)
+    prepared: compare.Prepared = {}  # compare.side_by_side's rows made tuples and sets, once per result
     for r in records:
         g = gold[r.question_id]
         if r.question_id not in order_cache:
@@ -481,7 +509,7 @@ def _compared_pairs(
     return pairs
 
 
-def _recorded_outcome(pair: PairResult, match: bool, side) -> None:
+def _recorded_outcome(pair: PairResult, match: bool, side: Iterable[str]) -> None:
     """The run record's recorded outcome stands for every comparator: jury has only a preview
     of its result, so it can neither recompute it nor measure an overlap."""
     pair.recorded = True
@@ -502,7 +530,15 @@ def _check_comparable(pair: PairResult, g: GoldItem, results: dict[str, ExecResu
 
 
 def _classify(
-    pair, r, results, gold_errors, side, settings, compared: dict[tuple, tuple], g: GoldItem, prepared: dict[int, tuple]
+    pair: PairResult,
+    r: RunRecord,
+    results: dict[str, ExecResult],
+    gold_errors: dict[QuestionId, str],
+    side: dict[str, Callable[..., bool]],
+    settings: Settings,
+    compared: dict[CompareKey, Comparison],
+    g: GoldItem,
+    prepared: compare.Prepared,
 ) -> None:
     if pair.question_id in gold_errors:
         pair.outcome, pair.error = Outcome.GOLD_ERROR, gold_errors[pair.question_id]
@@ -517,6 +553,7 @@ def _classify(
         pair.outcome = Outcome.MISSING
         pair.comparator_matches = {name: False for name in side}
         return
+    assert pair.gold_key is not None and pair.pred_key is not None  # an answered, routed pair has both
     gold_res, pred_res = results[pair.gold_key], results[pair.pred_key]
     if not pred_res.ok:
         pair.outcome, pair.error = Outcome(pred_res.status), pred_res.error
@@ -525,8 +562,10 @@ def _classify(
     opts, om = settings.options, pair.order_matters
     # Models that wrote the same SQL share the comparison (comparators are pure functions of the results).
     # spider2 also reads the gold item's `spider2` options (condition_cols, variants).
-    extras = compare.spider2_extras(g) | {"gold_width": len(gold_res.columns) or None} if Comparator.SPIDER2 in side else {}
-    memo_key = (pair.gold_key, pair.pred_key, om, repr(extras) if extras else None)
+    extras: compare.Spider2Arguments | None = (
+        {**compare.spider2_extras(g), "gold_width": len(gold_res.columns) or None} if Comparator.SPIDER2 in side else None
+    )
+    memo_key: CompareKey = (pair.gold_key, pair.pred_key, om, repr(extras) if extras else None)
     memo = compared.get(memo_key)
     if memo is None and _shared(side, gold_res, pred_res, opts):
         memo = compared[memo_key] = compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om, prepared=prepared)
@@ -553,7 +592,7 @@ def _classify(
         pair.outcome = Outcome.MISMATCH
 
 
-def _shared(side: dict[str, Callable[..., bool]], gold: ExecResult, pred: ExecResult, opts) -> bool:
+def _shared(side: dict[str, Callable[..., bool]], gold: ExecResult, pred: ExecResult, opts: compare.NormalizeOptions) -> bool:
     """Whether compare.side_by_side decides every comparator of ``side`` at once: each is jury's
     own, no normalisation is on, both results hold every row and neither is an engine's (whose
     ``bird`` compares the rows as the driver returned them)."""
@@ -568,7 +607,7 @@ def _shared(side: dict[str, Callable[..., bool]], gold: ExecResult, pred: ExecRe
 
 def run_executions(
     jobs: dict[str, tuple[str, str]],
-    databases: dict[str, tuple[Path, str]],
+    databases: Databases,
     store: Store,
     settings: Settings,
     progress: Progress | None = None,
@@ -600,7 +639,7 @@ def run_executions(
     writer = ExecutionWriter(store)
     done = 0
 
-    def save(chunk_results: list[tuple[str, tuple]]) -> None:
+    def save(chunk_results: Encoded) -> None:
         nonlocal done
         for k, encoded in chunk_results:
             db_id, sql = jobs[k]
@@ -621,7 +660,9 @@ def run_executions(
     return total
 
 
-def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = None) -> dict[str, tuple[Path, str]]:
+def resolve_databases(
+    items: Sequence[GoldItem], db_root: str | Path | None, store: Store, urls: DatabaseURLs | None = None
+) -> Databases:
     """db_id -> (path, sha256) for every database the items use.
 
     A missing file is an error, and so is one that is not a SQLite database, cannot be
@@ -633,19 +674,20 @@ def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = 
     now, so a changed database gets new execution keys as a changed file does. A database
     that cannot be reached is an error naming it (never its password: URLs hold none).
     """
-    databases: dict[str, tuple[Path, str]] = {}
+    databases: Databases = {}
     fingerprints: dict[str, str] = {}  # one per URL (BIRD's one-database layout: one for every db_id)
     for item in items:
         url = urls.url_for(item.db_id) if urls else None
         if url is not None and item.db_id not in databases:
             if url not in fingerprints:
                 fingerprints[url] = engines.fingerprint(url)
-            databases[item.db_id] = (url, fingerprints[url])  # type: ignore[assignment]
+            databases[item.db_id] = (url, fingerprints[url])
             continue
         if item.db_id not in databases:
             try:
                 path = require_database(db_root, item.db_id)
             except DatabaseMissing as exc:
+                assert db_root is not None  # require_database refuses no root before it looks for a file
                 raise DatabaseMissing(f"{exc}{_databases_you_have(items, db_root, urls)}") from None
             sha = store.file_sha256(path)
             if not store.database_checked(sha):
@@ -657,7 +699,7 @@ def resolve_databases(items, db_root, store: Store, urls: DatabaseURLs | None = 
     return databases
 
 
-def _databases_you_have(items, db_root, urls: DatabaseURLs | None) -> str:
+def _databases_you_have(items: Sequence[GoldItem], db_root: str | Path, urls: DatabaseURLs | None) -> str:
     """The hint of a missing database file: how many of the questions' databases are missing
     and the --db filter (the library's db=) that keeps to those present."""
     needed = sorted({i.db_id for i in items if not (urls and urls.url_for(i.db_id))})
@@ -671,7 +713,13 @@ def _databases_you_have(items, db_root, urls: DatabaseURLs | None) -> str:
     )
 
 
-def execute_gold(items, databases, store: Store, settings: Settings | None = None, progress: Progress | None = None):
+def execute_gold(
+    items: Sequence[GoldItem],
+    databases: Databases,
+    store: Store,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+) -> dict[QuestionId, ExecResult]:
     """Execute (or reuse) the gold queries alone: question_id -> ExecResult (a recorded
     result stands in for an execution)."""
     settings = settings or Settings()
@@ -688,7 +736,7 @@ def _row_count(results: dict[str, ExecResult], key: str | None) -> int:
     return results[key].row_count
 
 
-def _executed_all(store: Store, keys) -> dict[str, ExecResult]:
+def _executed_all(store: Store, keys: Iterable[str]) -> dict[str, ExecResult]:
     """The stored results of the queries run_executions has just run or reused (one read)."""
     wanted = list(keys)
     results = store.get_executions(wanted)

@@ -13,15 +13,34 @@ earlier run is re-run too. Gold queries are not re-run (a gold that times out is
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol, TypedDict
+
+from jury.execution.store import Store
+from jury.inputs.records import ExecStatus
 
 
-def rerun_timeouts(pred_keys: list[str], jobs: dict[str, tuple[str, str]], store, retries: int, run: Callable) -> dict[str, dict]:
+class RerunRecord(TypedDict):
+    """What happened to one prediction re-run: the attempts made, the final result's status."""
+
+    reruns: int
+    status: ExecStatus
+
+
+class Rerun(Protocol):
+    """Runs the executions ``jobs`` (key -> (db_id, SQL)), those of ``rerun`` even when stored;
+    returns how many it ran (jury.compare.outcomes.run_executions, bound)."""
+
+    def __call__(self, jobs: dict[str, tuple[str, str]], /, *, rerun: list[str]) -> int: ...
+
+
+def rerun_timeouts(
+    pred_keys: list[str], jobs: dict[str, tuple[str, str]], store: Store, retries: int, run: Rerun
+) -> dict[str, RerunRecord]:
     """Re-run every prediction of ``pred_keys`` whose stored result is a timeout, up to
     ``retries`` times each, through ``run(jobs, rerun=keys)`` (jury.compare.outcomes'
     run_executions bound to the evaluation's databases and settings); returns the record of
     every one re-run."""
-    record: dict[str, dict] = {}
+    record: dict[str, RerunRecord] = {}
     pending = [k for k in dict.fromkeys(pred_keys) if k in jobs]
     for _attempt in range(retries):
         stored = store.get_executions(pending)

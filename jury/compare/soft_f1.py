@@ -41,17 +41,25 @@ script:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation, PairResult
+    from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
+
+#: One row made a tuple, as the script's ``dict.fromkeys`` keeps it.
+Row = tuple[object, ...]
 
 
-def _row_counts(pred: tuple, gold: tuple) -> tuple[float, float, float]:
+def _row_counts(pred: Row, gold: Row) -> tuple[float, float, float]:
     """(true positives, false positives, false negatives) of one predicted row against one gold row."""
     width = len(gold)
     found = sum(1 for v in pred if v in gold)
     return found / width, (len(pred) - found) / width, sum(1 for v in gold if v not in pred) / width
 
 
-def soft_f1(gold_rows: Sequence[tuple], pred_rows: Sequence[tuple]) -> float:
+def soft_f1(gold_rows: Sequence[Sequence[object]], pred_rows: Sequence[Sequence[object]]) -> float:
     """mini-dev's Soft-F1 of ``pred_rows`` against ``gold_rows`` (each in the order returned)."""
     if not gold_rows and not pred_rows:
         return 1.0
@@ -76,7 +84,7 @@ def soft_f1(gold_rows: Sequence[tuple], pred_rows: Sequence[tuple]) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-def pair_soft_f1(pair, results: dict, raw: RawRows | None = None) -> float | None:
+def pair_soft_f1(pair: PairResult, results: Mapping[str, ExecResult], raw: RawRows | None = None) -> float | None:
     """One scored answer's Soft-F1 (a jury.compare.outcomes.PairResult with the evaluation's
     results): 0 for an answer that did not execute (error, timeout, missing), None when its or
     the gold's rows are not all known here (over the row cap, or recorded as preview text) and
@@ -93,7 +101,8 @@ def pair_soft_f1(pair, results: dict, raw: RawRows | None = None) -> float | Non
         return 0.0
     if pair.outcome in NOT_EXECUTED:
         return 0.0
-    gold, pred = results.get(pair.gold_key), results.get(pair.pred_key)
+    gold = results.get(pair.gold_key) if pair.gold_key is not None else None
+    pred = results.get(pair.pred_key) if pair.pred_key is not None else None
     if gold is None or pred is None or not (gold.ok and pred.ok):
         return None
     if gold.truncated or pred.truncated or gold.recorded_preview is not None or pred.recorded_preview is not None:
@@ -119,27 +128,29 @@ class RawRows:
     same read-only login, statement check, timeout and row cap), once per (database, SQL) in the
     run; its rows are never stored. SQLite's and recorded results are their stored rows."""
 
-    def __init__(self, ev, gold_items: dict | None = None, records: list | None = None) -> None:
+    def __init__(
+        self, ev: Evaluation, gold_items: Mapping[QuestionId, GoldItem] | None = None, records: Sequence[RunRecord] | None = None
+    ) -> None:
         from jury.execution.engine_urls import is_url
         from jury.execution.store import execution_key
 
         self.settings = ev.settings
         self.jobs: dict[str, tuple[str, str]] = {}  # execution key -> (URL, SQL)
-        self.fetched: dict[str, list[tuple] | None] = {}
+        self.fetched: dict[str, list[Row] | None] = {}
         urls = {db_id: (str(path), fp) for db_id, (path, fp) in ev.databases.items() if is_url(str(path))}
         if not urls:
             return
-        for g in (gold_items or {}).values():
-            if g.db_id in urls and not g.has_recording and g.sql is not None:
-                url, fp = urls[g.db_id]
-                self.jobs[execution_key(fp, g.sql)] = (url, g.sql)
+        for item in (gold_items or {}).values():
+            if item.db_id in urls and not item.has_recording and item.sql is not None:
+                url, fp = urls[item.db_id]
+                self.jobs[execution_key(fp, item.sql)] = (url, item.sql)
         for r in records or []:
             g = (gold_items or {}).get(r.question_id)
             if g is not None and g.db_id in urls and not r.has_recording and r.sql is not None:
                 url, fp = urls[g.db_id]
                 self.jobs[execution_key(fp, r.sql)] = (url, r.sql)
 
-    def rows(self, key: str | None, result) -> list[tuple] | None:
+    def rows(self, key: str | None, result: ExecResult) -> list[Row] | None:
         """The rows of the result at ``key`` as mini-dev's script sees them; None when fetching
         them again does not return them all."""
         if key is None or key not in self.jobs or (result.raw_sha256 is not None and result.raw_sha256 == result.result_sha256):
@@ -161,7 +172,9 @@ class RawRows:
             engines.close_connections()
 
 
-def soft_f1_by_pair(ev, gold_items: dict | None = None, records: list | None = None) -> dict[tuple, float | None]:
+def soft_f1_by_pair(
+    ev: Evaluation, gold_items: Mapping[QuestionId, GoldItem] | None = None, records: Sequence[RunRecord] | None = None
+) -> dict[tuple[str, QuestionId], float | None]:
     """(model, question_id) -> pair_soft_f1 for every pair of a jury.compare.outcomes.Evaluation;
     with the gold items (question_id -> GoldItem) and run records the evaluation was made of,
     results on an engine are scored on the driver's values (:class:`RawRows`)."""

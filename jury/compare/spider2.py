@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -90,7 +90,16 @@ _BLANK_LINE = re.compile("[ \t]+")  # a one-column line of only these is skipped
 _INT64 = (-(2**63), 2**63 - 1)
 
 INT64, UINT64, FLOAT64, BOOL, OBJECT = "int64", "uint64", "float64", "bool", "object"
-Column = tuple[str, list]  # (pandas dtype read_csv gives it, its values as .tolist() gives them)
+#: A value of a read-back column: an int, a float (NaN for NA), a bool or text.
+Cell = int | float | str
+#: (pandas dtype read_csv gives it, its values as .tolist() gives them)
+Column = tuple[str, Sequence[Cell]]
+
+
+#: The gold columns that must be found, as the script's ``iloc`` takes them: column indices (one
+#: list for every gold) or one list per gold variant; None or empty: every column. A value of
+#: another shape (an index not an int, out of range) is the script's error, scored 0.
+ConditionCols = Sequence[object] | None
 
 
 class Spider2Options(BaseModel):
@@ -129,16 +138,21 @@ def item_options(item: GoldItem) -> Spider2Options:
 # -- CSV round trip -----------------------------------------------------------------------
 
 
-def _is_null(v: Any) -> bool:
+def _is_null(v: object) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _text(v: Any) -> str:
+def _text(v: object) -> str:
     """How ``to_csv`` spells a value of an object column (``str``; a float's repr)."""
     return v if isinstance(v, str) else str(v)
 
 
-def _chunk_texts(values: Sequence) -> list[str | None]:
+def _number(v: object) -> TypeGuard[int | float]:
+    """An int or a float, not a subclass (bool): what read_sql_query types as a number."""
+    return type(v) in (int, float)
+
+
+def _chunk_texts(values: Sequence[object]) -> list[str | None]:
     """One chunk of one column as ``to_csv`` writes it; None is an empty (NA) field.
 
     ``read_sql_query`` types the chunk's column first: ints alone stay ints; ints with
@@ -146,25 +160,26 @@ def _chunk_texts(values: Sequence) -> list[str | None]:
     object column, each value written as ``str`` does.
     """
     present = [v for v in values if not _is_null(v)]
-    numeric = bool(present) and all(type(v) in (int, float) for v in present)
-    if numeric and all(type(v) is float or _INT64[0] <= v <= _INT64[1] for v in present):
+    numeric = bool(present) and all(_number(v) for v in present)
+    if numeric and all(type(v) is float or _INT64[0] <= v <= _INT64[1] for v in present if _number(v)):
         if len(present) == len(values) and all(type(v) is int for v in present):
             return [str(v) for v in values]
-        return [None if _is_null(v) else repr(float(v)) for v in values]
+        return [repr(float(v)) if _number(v) and not _is_null(v) else None for v in values]
     return [None if _is_null(v) else _text(v) for v in values]
 
 
 def _read_column(texts: list[str | None]) -> Column:
     """What ``pd.read_csv`` makes of one column's written fields (None: an empty field)."""
-    na = [t is None or t in _NA_TEXT for t in texts]
-    present: list[str] = [t for t, n in zip(texts, na) if not n]  # type: ignore[misc]
+    fields = [None if t is None or t in _NA_TEXT else t for t in texts]  # None: NA
+    na = any(t is None for t in fields)
+    present = [t for t in fields if t is not None]
     if not texts:
         return OBJECT, []
     if not present:
         return FLOAT64, [math.nan] * len(texts)
     if all(_INT_TEXT.fullmatch(t) for t in present):
-        if any(na):
-            return FLOAT64, [math.nan if n else float(t) for t, n in zip(texts, na)]  # type: ignore[arg-type]
+        if na:
+            return FLOAT64, [math.nan if t is None else float(t) for t in fields]
         ints = [int(t) for t in present]
         if all(_INT64[0] <= i <= _INT64[1] for i in ints):
             return INT64, ints
@@ -172,14 +187,14 @@ def _read_column(texts: list[str | None]) -> Column:
             return UINT64, ints
         return OBJECT, ints
     if all(_FLOAT_TEXT.fullmatch(t) or _INF_TEXT.fullmatch(t) for t in present):
-        return FLOAT64, [math.nan if n else float(t) for t, n in zip(texts, na)]  # type: ignore[arg-type]
+        return FLOAT64, [math.nan if t is None else float(t) for t in fields]
     if all(t in _TRUE_TEXT or t in _FALSE_TEXT for t in present):
-        bools = [math.nan if n else t in _TRUE_TEXT for t, n in zip(texts, na)]
-        return (OBJECT if any(na) else BOOL), bools
-    return OBJECT, [math.nan if n else t for t, n in zip(texts, na)]
+        bools = [math.nan if t is None else t in _TRUE_TEXT for t in fields]
+        return (OBJECT if na else BOOL), bools
+    return OBJECT, [math.nan if t is None else t for t in fields]
 
 
-def csv_round_trip(rows: Sequence[Sequence], width: int | None = None) -> list[Column]:
+def csv_round_trip(rows: Sequence[Sequence[object]], width: int | None = None) -> list[Column]:
     """The columns of ``rows`` after Spider 2.0's ``to_csv`` (in chunks of 500) and ``read_csv``.
 
     Without rows only the header is written: ``width`` empty columns (default 1: a
@@ -211,7 +226,7 @@ def csv_round_trip(rows: Sequence[Sequence], width: int | None = None) -> list[C
 # -- comparison ---------------------------------------------------------------------------
 
 
-def _vectors(columns: Sequence[Column]) -> list[list]:
+def _vectors(columns: Sequence[Column]) -> list[list[Cell]]:
     """``frame.transpose().values.tolist()``: ints become floats when int and float dtypes mix."""
     dtypes = {d for d, _ in columns}
     if len(dtypes) > 1 and dtypes <= {INT64, UINT64, FLOAT64}:
@@ -219,17 +234,17 @@ def _vectors(columns: Sequence[Column]) -> list[list]:
     return [list(vals) for _, vals in columns]
 
 
-def _sort_key(x: Any) -> tuple:
+def _sort_key(x: object) -> tuple[bool, str, bool]:
     return (x is None, str(x), isinstance(x, (int, float)))
 
 
-def _normalize(x: Any) -> Any:
+def _normalize(x: object) -> object:
     return 0 if _is_null(x) else x
 
 
-def _vectors_match(v1: list, v2: list, ignore_order: bool) -> bool:
-    v1 = [_normalize(x) for x in v1]
-    v2 = [_normalize(x) for x in v2]
+def _vectors_match(vector1: Sequence[Cell], vector2: Sequence[Cell], ignore_order: bool) -> bool:
+    v1 = [_normalize(x) for x in vector1]
+    v2 = [_normalize(x) for x in vector2]
     if ignore_order:
         v1, v2 = sorted(v1, key=_sort_key), sorted(v2, key=_sort_key)
     if len(v1) != len(v2):
@@ -247,22 +262,21 @@ class _ScriptError(Exception):
     """Where the official script raises (and its caller scores 0)."""
 
 
-def _select(columns: list[Column], condition_cols: Any) -> list[Column]:
+def _select(columns: list[Column], condition_cols: object) -> list[Column]:
     """``gold.iloc[:, condition_cols]``: an index out of range (or not an int) raises."""
     if condition_cols == []:
         return columns
-    if not isinstance(condition_cols, (list, tuple)):
-        condition_cols = [condition_cols]
+    picks = condition_cols if isinstance(condition_cols, (list, tuple)) else [condition_cols]
     n = len(columns)
     picked = []
-    for i in condition_cols:
+    for i in picks:
         if isinstance(i, bool) or not isinstance(i, int) or not -n <= i < n:
             raise _ScriptError(f"condition column {i!r} out of range for {n} columns")
         picked.append(columns[i])
     return picked
 
 
-def _compare(pred: list[Column], gold: list[Column], condition_cols: Any, ignore_order: bool) -> bool:
+def _compare(pred: list[Column], gold: list[Column], condition_cols: object, ignore_order: bool) -> bool:
     """``compare_pandas_table(pred, gold, condition_cols, ignore_order)``."""
     gold_vectors = _vectors(_select(gold, condition_cols))
     pred_vectors = _vectors(pred)
@@ -273,7 +287,7 @@ def _compare(pred: list[Column], gold: list[Column], condition_cols: Any, ignore
 
 
 def compare_tables(
-    pred: list[Column], golds: Sequence[list[Column]], condition_cols: Any = (), ignore_order: bool = False
+    pred: list[Column], golds: Sequence[list[Column]], condition_cols: ConditionCols = (), ignore_order: bool = False
 ) -> bool:
     """The official score of the read-back tables: ``compare_pandas_table`` against one gold,
     ``compare_multi_pandas_table`` against several; a script error scores 0 (False)."""
@@ -281,8 +295,8 @@ def compare_tables(
     try:
         if len(golds) == 1:
             return _compare(pred, golds[0], [] if cc is None else cc, ignore_order)
-        if cc in ([], [[]], [None], None):
-            per_gold: Any = [[] for _ in golds]
+        if cc is None or cc in ([], [[]], [None]):
+            per_gold: Sequence[object] = [[] for _ in golds]
         elif len(golds) > 1 and not all(isinstance(s, list) for s in cc):
             per_gold = [cc for _ in golds]
         else:
@@ -298,10 +312,10 @@ def compare_tables(
 
 
 def compare_variants(
-    pred_rows: Sequence[Sequence],
-    gold_variants: Sequence[Sequence[Sequence]],
+    pred_rows: Sequence[Sequence[object]],
+    gold_variants: Sequence[Sequence[Sequence[object]]],
     *,
-    condition_cols: Any = (),
+    condition_cols: ConditionCols = (),
     ignore_order: bool = False,
     gold_widths: Sequence[int | None] = (),
 ) -> bool:

@@ -30,14 +30,14 @@ from typing import Any, Protocol
 from jury.errors import InputError, JuryError, need_extra, one_line
 from jury.execution import engine_urls, engines
 from jury.execution import sqlite as sql_execute
-from jury.execution.batches import encode_result
+from jury.execution.batches import EncodedResult, encode_result
 from jury.inputs.records import ExecResult
 from jury.vocab import ExecutorName
 
 #: (key, database path, database sha256, sql, timeout_s, row_cap)
 Job = tuple[str, str, str, str, float, int]
 #: (key, the result's stored form) for each job of a chunk, in order
-Encoded = list[tuple[str, tuple]]
+Encoded = list[tuple[str, EncodedResult]]
 Save = Callable[[Encoded], None]
 
 #: A worker gets at most this many jobs at once ...

@@ -23,7 +23,12 @@ EXECUTION_FLUSH_S = 0.5
 STORED_ERROR_CAP = 500
 
 
-def encode_result(result: ExecResult) -> tuple:
+#: A result's stored form (encode_result): (status, columns as JSON, rows as encode_rows writes them,
+#: row_count, truncated as 0 or 1, result_sha256, ordered_sha256, error, elapsed_s, raw_sha256).
+EncodedResult = tuple[str, str, str, int, int, str | None, str | None, str | None, float, str | None]
+
+
+def encode_result(result: ExecResult) -> EncodedResult:
     """The stored form of a result: (status, columns, rows, row_count, truncated,
     result_sha256, ordered_sha256, error, elapsed_s, raw_sha256). Cheap to pickle; workers encode.
 
@@ -60,10 +65,10 @@ class ExecutionWriter:
         self.store = store
         self.batch = EXECUTION_BATCH if batch is None else batch
         self.interval_s = EXECUTION_FLUSH_S if interval_s is None else interval_s
-        self.pending: list[tuple] = []
+        self.pending: list[tuple[str | int | float | None, ...]] = []
         self.last = time.monotonic()
 
-    def add(self, key: str, db_sha256: str, sql: str, encoded: tuple, *, timeout_s: float, row_cap: int) -> None:
+    def add(self, key: str, db_sha256: str, sql: str, encoded: EncodedResult, *, timeout_s: float, row_cap: int) -> None:
         self.pending.append((key, db_sha256, sql, *encoded, timeout_s, row_cap))
         if len(self.pending) >= self.batch or time.monotonic() - self.last >= self.interval_s:
             self.flush()

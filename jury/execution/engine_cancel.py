@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 
 
 class BoundCancel:
@@ -13,7 +14,7 @@ class BoundCancel:
     so a late cancel can never reach a later statement on the connection. A connection a cancel
     was sent to (``sent``) is never used again: the caller closes it."""
 
-    def __init__(self, cancel) -> None:
+    def __init__(self, cancel: Callable[[], object]) -> None:
         self._cancel = cancel
         self._lock = threading.Lock()
         self._active = False

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,7 +32,12 @@ DIALECTS = {POSTGRESQL: "postgres", MYSQL: "mysql", DUCKDB: "duckdb", "sqlite": 
 _URL_RE = re.compile(r"^(postgresql|postgres|mysql|mariadb|duckdb)(\+[a-z0-9]+)?:", re.IGNORECASE)
 
 
-def is_url(text: str | os.PathLike) -> bool:
+#: db_id -> (where the database is: a SQLite file's path or an engine's URL, its fingerprint: the
+#: file's sha256 or the engine's, jury.execution.engines.fingerprint); :func:`is_url` tells the two apart.
+Databases = dict[str, tuple[Path | str, str]]
+
+
+def is_url(text: str | os.PathLike[str]) -> bool:
     """Whether a database locator is an engine URL (else it is a SQLite file path)."""
     return isinstance(text, str) and not isinstance(text, os.PathLike) and bool(_URL_RE.match(text))
 
@@ -158,7 +166,7 @@ def flag(params: dict[str, str], name: str) -> bool:
     return params.get(name, "").lower() in ("1", "true", "yes", "on")
 
 
-def privileged_logins(urls) -> list[str]:
+def privileged_logins(urls: Iterable[object]) -> list[str]:
     """The server databases (URLs as bound: no query) that were allowed a privileged login
     (DuckDB has no logins)."""
     from urllib.parse import parse_qsl
@@ -179,7 +187,7 @@ def redact(url: str) -> str:
     return url.split("?", 1)[0]
 
 
-def driver(engine: str):
+def driver(engine: str) -> ModuleType:
     """The engine's driver module, imported now; a missing one is one line naming the extra."""
     name = _DRIVERS[engine]
     try:

@@ -56,7 +56,7 @@ def normalise(value: Any) -> Any:
     return str(value)
 
 
-class Token(tuple):
+class Token(tuple[str | int, ...]):
     """A tagged token of a driver value no SQLite value equals (jury.execution.rows.raw_row_digest)."""
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+#: A migration function (registered as it is): it takes the sqlite-utils Database it migrates.
+F = TypeVar("F", bound="Callable[[sqlite_utils.Database], None]")
 
 
 class LazyMigrations:
@@ -18,10 +22,10 @@ class LazyMigrations:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.functions: list = []
+        self.functions: list[Callable[[sqlite_utils.Database], None]] = []
 
-    def __call__(self):
-        def register(fn):
+    def __call__(self) -> Callable[[F], F]:
+        def register(fn: F) -> F:
             self.functions.append(fn)
             return fn
 

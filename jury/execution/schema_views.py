@@ -120,7 +120,7 @@ def add_descriptions(db_path: str | Path, tables: list[Table]) -> bool:
         p = files.get(table.name.lower())
         if p is None:
             continue
-        rows: dict[str, dict] = {}
+        rows: dict[str, dict[str, str]] = {}
         for _, row in _read_csv(p, database_folder):
             key = _clean(row.get("original_column_name")).lower()
             if key:

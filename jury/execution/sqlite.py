@@ -92,7 +92,7 @@ _DENIED_ACTIONS = {
 }
 
 
-def _authorizer(action: int, arg1, arg2, dbname, source) -> int:
+def _authorizer(action: int, arg1: str | None, arg2: str | None, dbname: str | None, source: str | None) -> int:
     if action in _DENIED_ACTIONS:
         return sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_PRAGMA:

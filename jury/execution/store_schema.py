@@ -304,7 +304,9 @@ class _Check:
             names = ", ".join(sorted(n for s in applied.values() for n in s))[:200]
             raise self.refuse(f"its recorded migrations {names} are not a sequence jury makes") from None
 
-    def table(self, name: str, want: tuple[list[tuple[str, str, bool]], list[str]], got) -> None:
+    def table(
+        self, name: str, want: tuple[list[tuple[str, str, bool]], list[str]], got: tuple[list[tuple[str, str, bool]], list[str]]
+    ) -> None:
         columns, pk = want
         got_columns, got_pk = got
         have = {c: (aff, nn) for c, aff, nn in got_columns}

@@ -8,7 +8,8 @@ import json
 import sqlite3
 
 from jury.errors import StoreError
-from jury.execution.store import Store, now_iso
+from jury.execution.batch_store import now_iso
+from jury.execution.store import Store
 
 
 def timing_key(db_sha256: str, gold_sql: str, pred_sql: str, repeats: int) -> str:
@@ -24,7 +25,16 @@ def get_timing(store: Store, key: str, cpu: str) -> tuple[list[float] | None, li
     return None if row is None else (json.loads(row[0]), json.loads(row[1]), row[2])
 
 
-def put_timing(store: Store, key: str, db_sha256: str, gold_sql: str, pred_sql: str, repeats: int, times, cpu: str) -> str:
+def put_timing(
+    store: Store,
+    key: str,
+    db_sha256: str,
+    gold_sql: str,
+    pred_sql: str,
+    repeats: int,
+    times: tuple[list[float] | None, list[float] | None],
+    cpu: str,
+) -> str:
     """Store one pair's timings (a side that failed is null); returns the measured_at stamp."""
     stamp = now_iso()
     try:

@@ -42,7 +42,7 @@ class ReviewItem:
     cand_preview: str | None = None
     answer_key: str | None = None
     gold_key: str | None = None
-    db_path: Path | None = None
+    db_path: Path | str | None = None  # a SQLite file, or an engine's URL (jury.execution.engine_urls.Databases)
 
     @property
     def key(self) -> str:

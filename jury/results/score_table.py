@@ -16,7 +16,7 @@ from jury.version import __version__, provenance
 from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Outcome
 
 if TYPE_CHECKING:
-    from jury.compare.outcomes import Evaluation, PairResult
+    from jury.compare.outcomes import Evaluation, PairResult, SettingsDescription
     from jury.inputs.records import QuestionId
     from jury.results.scoring import ModelScore
 
@@ -221,7 +221,7 @@ def _score_columns(
     return columns, headers
 
 
-def _score_caption(ev: Evaluation, settings: dict[str, Any], note: str, routing_hidden: bool) -> str:
+def _score_caption(ev: Evaluation, settings: SettingsDescription, note: str, routing_hidden: bool) -> str:
     """The lines under the table: settings, the extra metrics' note, coverage, routing, recorded pairs, gold errors."""
     caption = (
         f"comparator: {settings['comparator']}; near-miss threshold {settings['near_miss_threshold']}; "
