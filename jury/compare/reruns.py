@@ -26,7 +26,7 @@ class RerunRecord(TypedDict):
     status: ExecStatus
 
 
-class Rerun(Protocol):
+class RunAgain(Protocol):
     """Runs the executions ``jobs`` (key -> (db_id, SQL)), those of ``rerun`` even when stored;
     returns how many it ran (jury.compare.outcomes.run_executions, bound)."""
 
@@ -34,7 +34,7 @@ class Rerun(Protocol):
 
 
 def rerun_timeouts(
-    pred_keys: list[str], jobs: dict[str, tuple[str, str]], store: Store, retries: int, run: Rerun
+    pred_keys: list[str], jobs: dict[str, tuple[str, str]], store: Store, retries: int, run: RunAgain
 ) -> dict[str, RerunRecord]:
     """Re-run every prediction of ``pred_keys`` whose stored result is a timeout, up to
     ``retries`` times each, through ``run(jobs, rerun=keys)`` (jury.compare.outcomes'
