@@ -286,6 +286,20 @@ def test_check_gold_finds_a_limit_tie_on_the_engine(superhero_url):
     assert result.executions == 2  # no reversed run: SQLite's pragma only
 
 
+@pytest.mark.parametrize("superhero_url", ENGINE_PARAMS, indirect=True)
+def test_a_corrected_gold_query_runs_on_the_engine_the_question_is_on(superhero_url):
+    """A review on an engine: a person's corrected query runs there (not as a SQLite file path)."""
+    from jury.pipeline.review_queue import ReviewItem, run_corrected
+
+    item = ReviewItem(
+        kind="gold", verdict_sha256="x", question_id=1, db_id="superhero", question="q", evidence="", schema_text="",
+        gold_sql="SELECT 1", gold_preview="", jury_verdict="defective", votes=[], db_path=superhero_url,
+    )  # fmt: skip
+    shown, summary = run_corrected(item, "SELECT count(*) FROM colour", timeout_s=30, row_cap=100)
+    assert summary["status"] == "ok" and summary["row_count"] == 1, summary
+    assert "35" in shown  # superhero's colour table has 35 rows (sqlite3 on the bundled file says so)
+
+
 def _write(url: str, sql: str) -> None:
     e = engine_drivers.engine_for(url)
     if e.name == engine_urls.DUCKDB:

@@ -265,13 +265,15 @@ def reviewer_order(items: list[ReviewItem], reviewer: str) -> list[ReviewItem]:
 
 
 def run_corrected(item: ReviewItem, sql: str, timeout_s: float, row_cap: int) -> tuple[str, dict]:
-    """Execute a corrected gold query read-only with the executor's timeout: (preview, result summary)."""
-    from jury.execution.sqlite import execute
+    """Execute a corrected gold query read-only with the executor's timeout, on the question's
+    database where it is (a SQLite file or an engine: jury.execution.engines.execute_any):
+    (preview, result summary)."""
+    from jury.execution.engines import execute_any
     from jury.judging.ballots import preview
 
     if item.db_path is None:
         raise InputError(f"question {item.question_id!r}: its database is not at hand, so a corrected query cannot run")
-    result = execute(item.db_path, sql, timeout_s=timeout_s, row_cap=row_cap)
+    result = execute_any(item.db_path, sql, timeout_s=timeout_s, row_cap=row_cap)
     summary = {
         "status": result.status,
         "row_count": result.row_count,
