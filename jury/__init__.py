@@ -63,6 +63,7 @@ _EXPORTS = {
     "CheckGoldOptions": ("jury.options.check_gold", "CheckGoldOptions"),
     "CalibrateOptions": ("jury.options.calibrate", "CalibrateOptions"),
     "SuitesOptions": ("jury.options.suites", "SuitesOptions"),
+    "VerifyOptions": ("jury.options.verify", "VerifyOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

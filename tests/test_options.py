@@ -33,7 +33,7 @@ runner = CliRunner()
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
     "batch", "db", "import", "labels",
-    "local-juror", "review", "store", "verify",
+    "local-juror", "review", "store",
 }  # fmt: skip
 
 
@@ -163,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -338,3 +338,26 @@ def test_suites_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.suites("run.jsonl", max_cost=-1)
     with pytest.raises(jury.InputError, match=r"^seed must be a whole number, got 'soon'$"):
         jury.suites("run.jsonl", seed="soon")
+
+
+def test_verify_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch, fake_llm):
+    from test_api_verify import cli_verify
+
+    from tests.support.jurytest import adjudicate_project
+
+    monkeypatch.chdir(tmp_path)
+    adjudicate_project(tmp_path, fake_llm, "genuine_error")
+    shown = cli_verify("verdicts/adj.json", "-q")
+    assert shown.exit_code == 0, shown.output
+    by_keyword = jury.verify("verdicts/adj.json", quiet=True)
+    by_model = jury.verify("verdicts/adj.json", jury.VerifyOptions(quiet=True))
+    overridden = jury.verify("verdicts/adj.json", jury.VerifyOptions(quiet=False), quiet=True)
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout == ""
+    assert jury.verify("verdicts/adj.json").render() != ""
+
+
+def test_verify_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"verify\(\) got an unexpected keyword argument 'trusted_keys'"):
+        jury.verify("v.json", trusted_keys=["k.pub"])
+    with pytest.raises(jury.InputError, match=r"^quiet must be true or false, got 'soon'$"):
+        jury.verify("v.json", quiet="soon")
