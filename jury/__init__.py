@@ -64,6 +64,7 @@ _EXPORTS = {
     "CalibrateOptions": ("jury.options.calibrate", "CalibrateOptions"),
     "SuitesOptions": ("jury.options.suites", "SuitesOptions"),
     "VerifyOptions": ("jury.options.verify", "VerifyOptions"),
+    "StoreMergeOptions": ("jury.options.store", "StoreMergeOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

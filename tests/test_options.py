@@ -33,7 +33,7 @@ runner = CliRunner()
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
     "batch", "db", "import", "labels",
-    "local-juror", "review", "store",
+    "local-juror", "review",
 }  # fmt: skip
 
 
@@ -163,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -361,3 +361,29 @@ def test_verify_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.verify("v.json", trusted_keys=["k.pub"])
     with pytest.raises(jury.InputError, match=r"^quiet must be true or false, got 'soon'$"):
         jury.verify("v.json", quiet="soon")
+
+
+def test_store_merge_takes_the_options_model_or_its_fields_alike(tmp_path):
+    from test_store_merge import count, h, make_store
+
+    from jury.api.store import merge_stores
+
+    a = make_store(tmp_path / "a.db", votes=[(h("r1"), "answer_1")], executions=[(h("e1"), "d1")])
+    shown = runner.invoke(app, ["store", "merge", str(a), "-o", str(tmp_path / "cli.db"), "--trust-executions"])
+    assert shown.exit_code == 0, shown.output
+    by_keyword = merge_stores(a, tmp_path / "k.db", trust_executions=True)
+    by_model = merge_stores([a], tmp_path / "m.db", jury.StoreMergeOptions(trust_executions=True))
+    overridden = merge_stores(a, tmp_path / "o.db", jury.StoreMergeOptions(trust_executions=False), trust_executions=True)
+    dumps = [r.model_dump(exclude={"output", "store_path"}) for r in (by_keyword, by_model, overridden)]
+    assert dumps[0] == dumps[1] == dumps[2] and by_keyword.trust_executions
+    assert [count(tmp_path / f"{n}.db", "executions") for n in ("cli", "k", "m", "o")] == [1, 1, 1, 1]
+    assert count(merge_stores(a, tmp_path / "u.db").output, "executions") == 0
+
+
+def test_store_merge_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
+    from jury.api.store import merge_stores
+
+    with pytest.raises(TypeError, match=r"merge_stores\(\) got an unexpected keyword argument 'trusted_keys'"):
+        merge_stores("a.db", tmp_path / "o.db", trusted_keys=["k.pub"])
+    with pytest.raises(jury.InputError, match=r"^trust_executions must be true or false, got 'soon'$"):
+        merge_stores("a.db", tmp_path / "o.db", trust_executions="soon")
