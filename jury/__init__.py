@@ -65,6 +65,7 @@ _EXPORTS = {
     "SuitesOptions": ("jury.options.suites", "SuitesOptions"),
     "VerifyOptions": ("jury.options.verify", "VerifyOptions"),
     "StoreMergeOptions": ("jury.options.store", "StoreMergeOptions"),
+    "BatchOptions": ("jury.options.batch", "BatchOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

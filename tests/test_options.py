@@ -32,7 +32,7 @@ runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "batch", "db", "import", "labels",
+    "db", "import", "labels",
     "local-juror", "review",
 }  # fmt: skip
 
@@ -163,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -387,3 +387,29 @@ def test_store_merge_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_
         merge_stores("a.db", tmp_path / "o.db", trusted_keys=["k.pub"])
     with pytest.raises(jury.InputError, match=r"^trust_executions must be true or false, got 'soon'$"):
         merge_stores("a.db", tmp_path / "o.db", trust_executions="soon")
+
+
+def test_batch_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
+    from jury.api.batches import batch_status, collect_batches
+
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "s.db"
+    shown = runner.invoke(app, ["batch", "status", "--store", str(store)])
+    assert shown.exit_code == 0, shown.output
+    by_keyword = batch_status(store=store)
+    by_model = batch_status(jury.BatchOptions(store=store))
+    overridden = batch_status(jury.BatchOptions(store=tmp_path / "other.db"), store=store)
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout
+    assert by_keyword.store_path == by_model.store_path == overridden.store_path == store
+    assert collect_batches(jury.BatchOptions(store=store)).store_path == collect_batches(store=store).store_path == store
+
+
+def test_batch_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    from jury.api.batches import batch_status, collect_batches
+
+    with pytest.raises(TypeError, match=r"batch_status\(\) got an unexpected keyword argument 'stores'"):
+        batch_status(stores="s.db")
+    with pytest.raises(TypeError, match=r"collect_batches\(\) got an unexpected keyword argument 'stores'"):
+        collect_batches(stores="s.db")
+    with pytest.raises(jury.InputError, match=r"^store is not valid: input is not a valid path"):
+        batch_status(store=3)
