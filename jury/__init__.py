@@ -63,6 +63,9 @@ _EXPORTS = {
     "CheckGoldOptions": ("jury.options.check_gold", "CheckGoldOptions"),
     "CalibrateOptions": ("jury.options.calibrate", "CalibrateOptions"),
     "SuitesOptions": ("jury.options.suites", "SuitesOptions"),
+    "VerifyOptions": ("jury.options.verify", "VerifyOptions"),
+    "StoreMergeOptions": ("jury.options.store", "StoreMergeOptions"),
+    "BatchOptions": ("jury.options.batch", "BatchOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

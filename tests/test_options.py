@@ -32,8 +32,8 @@ runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "batch", "db", "import", "labels",
-    "local-juror", "review", "store", "verify",
+    "db", "import", "labels",
+    "local-juror", "review",
 }  # fmt: skip
 
 
@@ -163,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -338,3 +338,78 @@ def test_suites_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         jury.suites("run.jsonl", max_cost=-1)
     with pytest.raises(jury.InputError, match=r"^seed must be a whole number, got 'soon'$"):
         jury.suites("run.jsonl", seed="soon")
+
+
+def test_verify_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch, fake_llm):
+    from test_api_verify import cli_verify
+
+    from tests.support.jurytest import adjudicate_project
+
+    monkeypatch.chdir(tmp_path)
+    adjudicate_project(tmp_path, fake_llm, "genuine_error")
+    shown = cli_verify("verdicts/adj.json", "-q")
+    assert shown.exit_code == 0, shown.output
+    by_keyword = jury.verify("verdicts/adj.json", quiet=True)
+    by_model = jury.verify("verdicts/adj.json", jury.VerifyOptions(quiet=True))
+    overridden = jury.verify("verdicts/adj.json", jury.VerifyOptions(quiet=False), quiet=True)
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout == ""
+    assert jury.verify("verdicts/adj.json").render() != ""
+
+
+def test_verify_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    with pytest.raises(TypeError, match=r"verify\(\) got an unexpected keyword argument 'trusted_keys'"):
+        jury.verify("v.json", trusted_keys=["k.pub"])
+    with pytest.raises(jury.InputError, match=r"^quiet must be true or false, got 'soon'$"):
+        jury.verify("v.json", quiet="soon")
+
+
+def test_store_merge_takes_the_options_model_or_its_fields_alike(tmp_path):
+    from test_store_merge import count, h, make_store
+
+    from jury.api.store import merge_stores
+
+    a = make_store(tmp_path / "a.db", votes=[(h("r1"), "answer_1")], executions=[(h("e1"), "d1")])
+    shown = runner.invoke(app, ["store", "merge", str(a), "-o", str(tmp_path / "cli.db"), "--trust-executions"])
+    assert shown.exit_code == 0, shown.output
+    by_keyword = merge_stores(a, tmp_path / "k.db", trust_executions=True)
+    by_model = merge_stores([a], tmp_path / "m.db", jury.StoreMergeOptions(trust_executions=True))
+    overridden = merge_stores(a, tmp_path / "o.db", jury.StoreMergeOptions(trust_executions=False), trust_executions=True)
+    dumps = [r.model_dump(exclude={"output", "store_path"}) for r in (by_keyword, by_model, overridden)]
+    assert dumps[0] == dumps[1] == dumps[2] and by_keyword.trust_executions
+    assert [count(tmp_path / f"{n}.db", "executions") for n in ("cli", "k", "m", "o")] == [1, 1, 1, 1]
+    assert count(merge_stores(a, tmp_path / "u.db").output, "executions") == 0
+
+
+def test_store_merge_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
+    from jury.api.store import merge_stores
+
+    with pytest.raises(TypeError, match=r"merge_stores\(\) got an unexpected keyword argument 'trusted_keys'"):
+        merge_stores("a.db", tmp_path / "o.db", trusted_keys=["k.pub"])
+    with pytest.raises(jury.InputError, match=r"^trust_executions must be true or false, got 'soon'$"):
+        merge_stores("a.db", tmp_path / "o.db", trust_executions="soon")
+
+
+def test_batch_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
+    from jury.api.batches import batch_status, collect_batches
+
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "s.db"
+    shown = runner.invoke(app, ["batch", "status", "--store", str(store)])
+    assert shown.exit_code == 0, shown.output
+    by_keyword = batch_status(store=store)
+    by_model = batch_status(jury.BatchOptions(store=store))
+    overridden = batch_status(jury.BatchOptions(store=tmp_path / "other.db"), store=store)
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout
+    assert by_keyword.store_path == by_model.store_path == overridden.store_path == store
+    assert collect_batches(jury.BatchOptions(store=store)).store_path == collect_batches(store=store).store_path == store
+
+
+def test_batch_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    from jury.api.batches import batch_status, collect_batches
+
+    with pytest.raises(TypeError, match=r"batch_status\(\) got an unexpected keyword argument 'stores'"):
+        batch_status(stores="s.db")
+    with pytest.raises(TypeError, match=r"collect_batches\(\) got an unexpected keyword argument 'stores'"):
+        collect_batches(stores="s.db")
+    with pytest.raises(jury.InputError, match=r"^store is not valid: input is not a valid path"):
+        batch_status(store=3)

@@ -8,7 +8,9 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from jury.api.result import Result, console_text
-from jury.pipeline.project import PathLike, Project
+from jury.options import validated
+from jury.options.batch import BatchOptions
+from jury.pipeline.project import Project
 
 BATCH_COLUMNS = ["provider", "batch", "juror", "requests", "pending", "answered", "used", "failed", "age", "state"]
 BATCH_HEADS = ["provider", "batch", "juror", "ballots", "pending", "collected", "voted", "failed", "age", "state"]
@@ -44,11 +46,15 @@ class BatchStatus(Result):
         return console_text(width, table_and_lines((self.rows, BATCH_COLUMNS, BATCH_HEADS, "batches"), [*notes, line]))
 
 
-def batch_status(*, store: PathLike | None = None, project: Project | None = None) -> BatchStatus:
+def batch_status(options: BatchOptions | None = None, *, project: Project | None = None, **overrides: Any) -> BatchStatus:
     """List the store's batches (ballots pending at the provider, collected and not yet a vote,
-    voted, failed). Calls nothing."""
+    voted, failed). Calls nothing.
+
+    ``options``: a ``BatchOptions`` (jury.options.batch: the store), or none; ``overrides``: its
+    fields as keyword arguments (``store=``), over ``options``'."""
     from jury.judging.batch import status_rows
 
+    store = _options(options, overrides, "batch_status").store
     project = project or Project.load()
     with project.open_store(store) as st:
         rows = status_rows(st)
@@ -74,15 +80,26 @@ class BatchCollection(BatchStatus):
         return line + "\n" if fmt == "md" else console_text(width, table_and_lines(None, [line]))
 
 
-def collect_batches(*, store: PathLike | None = None, project: Project | None = None) -> BatchCollection:
+def collect_batches(options: BatchOptions | None = None, *, project: Project | None = None, **overrides: Any) -> BatchCollection:
     """Poll every open batch and store the replies of those that ended (they become votes when
-    the job that sent them runs again). Needs each juror's key variable; sends no ballot."""
+    the job that sent them runs again). Needs each juror's key variable; sends no ballot.
+
+    ``options``: a ``BatchOptions`` (jury.options.batch: the store), or none; ``overrides``: its
+    fields as keyword arguments (``store=``), over ``options``'."""
     import asyncio
 
     from jury.judging.batch import collect, status_rows
 
+    store = _options(options, overrides, "collect_batches").store
     project = project or Project.load()
     with project.open_store(store) as st:
         problems = asyncio.run(collect(st))
         rows = status_rows(st)
     return BatchCollection(rows=rows, notes=[f"Warning: {p}" for p in problems], store_path=project.store_path(store))
+
+
+def _options(options: BatchOptions | None, overrides: dict[str, Any], job: str) -> BatchOptions:
+    """``options`` with ``overrides`` over them, validated (a bad one: one InputError line)."""
+    given = dict(options) if options is not None else {}
+    o: BatchOptions = validated(BatchOptions, job, {**given, **overrides})
+    return o

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from jury.api.result import Result, console_text
+from jury.options import validated
+from jury.options.store import StoreMergeOptions
 from jury.pipeline.project import PathLike, as_paths
 
 if TYPE_CHECKING:
@@ -101,9 +103,8 @@ def table_and_lines(
 def merge_stores(
     stores: PathLike | Sequence[PathLike],
     output: PathLike,
-    *,
-    trust_executions: bool = False,
-    trusted_key: PathLike | Sequence[PathLike] | None = None,
+    options: StoreMergeOptions | None = None,
+    **overrides: Any,
 ) -> StoreMerge:
     """Merge ``stores`` (opened read-only, never changed) into ``output`` (created, or an existing
     jury store merged into; never one of the inputs): executions, votes, the call log, gold
@@ -114,16 +115,24 @@ def merge_stores(
     With ``trusted_key`` (OpenSSH public key files) every input must carry ``<store>.sig`` by
     one of those keys; the signer is recorded with the input's sha256. The same key in two
     stores must hold the same result, else nothing is merged and the error names both files.
+
+    ``options``: a ``StoreMergeOptions`` (jury.options.store: every option of ``jury store merge``
+    but the stores, each documented there), or none; ``overrides``: its fields as keyword arguments
+    (``trust_executions=``, ``trusted_key=``), over ``options``'. A bad one is an InputError (an
+    unknown name a TypeError).
     """
     from jury.errors import InputError
     from jury.execution.merge import merge_stores as merge
     from jury.judging.vote_check import VoteCheck
     from jury.pipeline.outputs import guard_outputs
 
+    given = dict(options) if options is not None else {}
+    o: StoreMergeOptions = validated(StoreMergeOptions, "merge_stores", {**given, **overrides})
+    trust_executions = o.trust_executions
     inputs, out = as_paths(stores), Path(output)
     guard_outputs([out], [Path(f"{s}{sfx}") for s in inputs for sfx in ("", "-wal", "-shm", "-journal")])
     signers: dict[Path, str] = {}
-    keys = as_paths(trusted_key)
+    keys = o.trusted_key
     if keys:
         from jury.verdicts.signing import check_file_signature, load_trusted_keys
 

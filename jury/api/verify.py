@@ -15,6 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from jury.api.result import Result
+from jury.options import validated
+from jury.options.verify import VerifyOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
 
@@ -91,10 +93,10 @@ class Verification(Result):
 
 def verify(
     paths: PathLike | Sequence[PathLike] | None = None,
+    options: VerifyOptions | None = None,
     *,
-    trusted_key: PathLike | Sequence[PathLike] | None = None,
-    quiet: bool = False,
     project: Project | None = None,
+    **overrides: Any,
 ) -> Verification:
     """Verify hash-locked verdict files.
 
@@ -106,29 +108,34 @@ def verify(
     Args:
         paths: one or several verdict files (None: every ``*.json`` in the project's verdicts
             folder).
-        trusted_key: OpenSSH ed25519 public keys or allowed_signers files: every file must then
-            carry a valid signature by one of them.
-        quiet: the table shows only the files that fail.
+        options: a ``VerifyOptions`` (jury.options.verify: every option of ``jury verify`` but the
+            verdict files, each documented there: ``trusted_key`` (OpenSSH ed25519 public keys or
+            allowed_signers files: every file must then carry a valid signature by one of them),
+            ``quiet`` (the table shows only the files that fail)), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
+        overrides: VerifyOptions' fields as keyword arguments (``trusted_key=``, ``quiet=``), over
+            ``options``'.
 
     Returns:
         A Verification: one FileCheck per file; ``ok``, ``failed`` and ``exit_code``.
 
     Raises:
-        InputError: a missing file or a directory, before anything is checked.
+        InputError: a missing file or a directory, or a bad option, before anything is checked.
     """
     from jury.errors import InputError
     from jury.results.render import safe
     from jury.verdicts.signing import check_file_signature, load_trusted_keys
     from jury.verdicts.verify import verify_file
 
+    given = dict(options) if options is not None else {}
+    o: VerifyOptions = validated(VerifyOptions, "verify", {**given, **overrides})
     files = as_paths(paths) if paths is not None else _project_files(project or Project.load())
     for path in files:
         if not path.exists():
             raise InputError(f"{path}: no such file")
         if not path.is_file():
             raise InputError(f"{path}: is a directory, expected a verdict file")
-    trusted = load_trusted_keys(as_paths(trusted_key))
+    trusted = load_trusted_keys(o.trusted_key)
     checks = []
     for path in files:
         report = verify_file(path, trusted=trusted or None)
@@ -153,7 +160,7 @@ def verify(
                 line=safe(line),
             )
         )
-    return Verification(files=checks, quiet=quiet, inputs=list(files))
+    return Verification(files=checks, quiet=o.quiet, inputs=list(files))
 
 
 def _project_files(project: Project) -> list[Path]:

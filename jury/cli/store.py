@@ -1,40 +1,24 @@
-"""`jury store merge`: the stores of several machines (or `--shard` runs) into one."""
+"""`jury store merge`: the stores of several machines (or `--shard` runs) into one.
+
+The command is generated from merge_stores' options (jury.options.store.StoreMergeOptions,
+jury.options.command): no option declared by hand but the input stores and the merged store
+(the library's arguments)."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import handle_errors
+from jury.options.command import command
+from jury.options.store import StoreMergeOptions
 
 app = typer.Typer(help="Work with store files (.jury/store.db).", no_args_is_help=True, rich_markup_mode=None)
 
 
-@app.command("merge")
-@handle_errors
-def merge(
-    stores: list[Path] = typer.Argument(..., help="Store files to merge (opened read-only, never changed)."),
-    output: Path = typer.Option(
-        ...,
-        "-o",
-        "--output",
-        writable=True,
-        help="Merged store: created, or an existing jury store merged into (never one of the inputs).",
-    ),
-    trust_executions: bool = typer.Option(
-        False,
-        "--trust-executions",
-        help="Also merge the inputs' executions, timings, gold orders and database checks (by default they are "
-        "computed again from the databases here); recorded in the merged store and every verdict file written from it.",
-    ),
-    trusted_key: list[Path] = typer.Option(
-        [],
-        "--trusted-key",
-        help="OpenSSH public key file (repeatable): every input store must carry <store>.sig by one of these keys; "
-        "the signer is recorded with the store's sha256.",
-    ),
-) -> None:
+def run(stores: list[Path], output: Path, o: StoreMergeOptions) -> None:
     """Merge stores: executions, votes, the call log, gold orders, checked databases, timings
     and review decisions, each by its key.
 
@@ -57,4 +41,25 @@ def merge(
     from jury.api.store import merge_stores
     from jury.cli.common import show
 
-    show(merge_stores(stores, output, trust_executions=trust_executions, trusted_key=trusted_key))
+    show(merge_stores(stores, output, o))
+
+
+STORES = inspect.Parameter(
+    "stores",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    default=typer.Argument(..., help="Store files to merge (opened read-only, never changed)."),
+    annotation=list[Path],
+)
+OUTPUT = inspect.Parameter(
+    "output",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    default=typer.Option(
+        ...,
+        "-o",
+        "--output",
+        writable=True,
+        help="Merged store: created, or an existing jury store merged into (never one of the inputs).",
+    ),
+    annotation=Path,
+)
+app.command("merge")(handle_errors(command(StoreMergeOptions, run, arguments=[STORES, OUTPUT])))

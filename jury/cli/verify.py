@@ -1,25 +1,21 @@
-"""`jury verify`: check that verdict files are exactly as locked and their inputs unchanged."""
+"""`jury verify`: check that verdict files are exactly as locked and their inputs unchanged.
+
+The command is generated from jury.verify's options (jury.options.verify.VerifyOptions,
+jury.options.command): no option declared by hand but the verdict files."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import handle_errors
+from jury.options.command import command
+from jury.options.verify import VerifyOptions
 
 
-@handle_errors
-def verify(
-    files: list[Path] = typer.Argument(..., help="Verdict files (verdicts/*.json) to verify."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the files that fail."),
-    trusted_key: list[Path] = typer.Option(
-        [],
-        "--trusted-key",
-        metavar="PUB",
-        help="OpenSSH ed25519 public key or allowed_signers file (repeatable): every file must carry a valid <file>.sig by one of these keys.",
-    ),
-) -> None:
+def run(files: list[Path], o: VerifyOptions) -> None:
     """Verify hash-locked verdict files.
 
     For each file: recompute the content hash (sha256 of the canonical JSON of everything
@@ -41,7 +37,16 @@ def verify(
     import jury.api.verify as api
     from jury.errors import VerdictError
 
-    result = api.verify(files, trusted_key=trusted_key, quiet=quiet)
+    result = api.verify(files, o)
     typer.echo(result.render("table"), nl=False)
     if not result.ok:
         raise VerdictError(result.failure or "verification failed")
+
+
+FILES = inspect.Parameter(
+    "files",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    default=typer.Argument(..., help="Verdict files (verdicts/*.json) to verify."),
+    annotation=list[Path],
+)
+verify = handle_errors(command(VerifyOptions, run, arguments=[FILES]))

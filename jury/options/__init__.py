@@ -136,6 +136,7 @@ def rule(error: Any) -> str:
         "string_type": "a string",
         "dict_type": "a table",
         "bool_type": "true or false",
+        "bool_parsing": "true or false",
     }
     if kind in named:
         return f"must be {named[kind]}"
