@@ -1,7 +1,7 @@
 """``jury.toml``'s keys: one model, validated once when the file is read (jury.inputs.config).
 
 Each setting is the type the options models give it (jury.options.values), so the file and a
-flag obey one rule. Paths are strings (relative to the file's folder; jury.inputs.config
+flag obey one rule. Paths are strings (relative to the file's folder; jury.inputs.config.Config.path_of
 resolves them). An unknown key is refused.
 """
 
@@ -11,9 +11,6 @@ from typing import Any
 
 from jury.options import Options
 from jury.options.values import Executor, GoldErrors, MaxCost, Missing, NearMiss, Quorum, RowCap, Seed, Timeout, Workers
-
-# the keys whose values are paths (relative to jury.toml's folder)
-PATH_KEYS = ("gold", "db_root", "panel", "audit_panel", "store", "verdicts_dir", "audit", "positions_from")
 
 
 class ProjectFile(Options):
