@@ -26,6 +26,7 @@ import jury.pipeline.local_juror as lj
 from jury.cli import app
 from jury.errors import ConfigError
 from jury.judging.panels import load_panel, resolve_panel_path
+from jury.vocab import LOCAL_MODELS
 from tests.support.helpers import REPO
 
 runner = CliRunner()
@@ -42,7 +43,7 @@ def test_the_demo_panel_is_two_families_on_the_local_juror_port():
     panel = load_panel(resolve_panel_path("local-demo", "default"))
     assert [j.family for j in panel.jurors] == ["google", "huggingface"] and panel.k == 2
     assert [j.api_base for j in panel.jurors] == [f"http://127.0.0.1:{lj.DEFAULT_PORT + i}/v1" for i in range(2)]
-    assert {j.model.split("/", 1)[1] for j in panel.jurors} == set(lj.MODELS)
+    assert {j.model.split("/", 1)[1] for j in panel.jurors} == set(LOCAL_MODELS)
     assert all(j.structured_kind() == "json_object" for j in panel.jurors)  # llama.cpp's own JSON constraint
 
 
@@ -316,7 +317,7 @@ def test_real_local_models_adjudicate_a_slice_of_the_bundled_example_into_a_veri
     state = tmp_path / "state"
     try:
         started = lj.start(state, port=port)
-        assert started.answering and set(started.models) == set(lj.MODELS)
+        assert started.answering and set(started.models) == set(LOCAL_MODELS)
         # two of gsr's failures: a slice that keeps this test to four ballots on two cores
         score = runner.invoke(app, ["score", "run.jsonl", "--per-question", "pq.jsonl"], catch_exceptions=False)
         assert score.exit_code == 0, score.output

@@ -15,23 +15,28 @@ file. ``render()`` is what ``jury adjudicate`` prints.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from jury.api.juror_jobs import JurorJob, finish, guarded, juror_plan, juror_request_fields, renamed
-from jury.inputs.run_files import RunFileArgs, run_files
+from jury.api.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.errors import InputError
+from jury.inputs.run_files import RunFile, RunFileArgs, run_files
+from jury.judging.panels import jurors_to_ask, require_keys, require_priced, warn_unknown_params
 from jury.options import validated
 from jury.options.adjudicate import AdjudicateOptions
+from jury.pipeline.jobs import JobResult, load_and_evaluate, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
 from jury.pipeline.project import Project
+from jury.progress import ProgressFactory, no_progress
 from jury.results.columns import AdjudicatedModel
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jury.pipeline.jobs import JobResult
-    from jury.pipeline.requests import AdjudicationRequest
-    from jury.progress import ProgressFactory
+    from jury.execution.store import Store
+    from jury.inputs.records import RunRecord
+    from jury.judging.adjudication import AdjudicationPlan
 
 _HEADS = [
     "model",
@@ -127,6 +132,57 @@ class Adjudication(JurorJob):
         return to_csv(flat, list(flat[0]) if flat else ["model"])
 
 
+class AdjudicationRequest(JurorRequest):
+    """An adjudication: which runs, which panel, how its jurors are asked, what is recorded.
+
+    Building one refuses an audit panel, swap or a shard with early stop, batch with early stop,
+    a ``review_passes`` outside [0, 1]; ``swap`` None becomes the panel's, ``taxonomy`` (a name
+    or a path; None: the panel's) is loaded."""
+
+    run_paths: list[RunFile] = Field(
+        description="Run JSONL files or published prediction files (jury.inputs.run_files: with the model NAME given)."
+    )
+    registry: Any = Field(description="The family registry (jury.judging.families) that keeps jurors disjoint.")
+    settings: Any = Field(description="The evaluation's jury.compare.outcomes.Settings.")
+    seed: int = Field(0, description="The seed of the answer-order shuffle (and of the sampled passes).")
+    early_stop: bool = Field(False, description="Stop asking once a majority is settled.")
+    swap: bool | None = Field(None, description="Each juror judges both answer orders (None: the panel's).")
+    review_passes: float = Field(0.0, description="The seeded share of each model's strict matches also sent.")
+    taxonomy: Any = Field(None, description="The error taxonomy: a name, a path or a loaded Taxonomy (None: the panel's).")
+    models: list[str] | None = Field(None, description="Only these models (None: every model of the runs).")
+    positions_from: Path | None = Field(None, description="The gold file prediction files index by position.")
+    dbs: list[str] = Field(default_factory=list, description="Only the questions of these db_ids (none: every question).")
+    repeats: int = Field(1, description="Ask the panel this many times, each repeat its own seeded order (--repeats).")
+
+    @model_validator(mode="after")
+    def _decide(self) -> AdjudicationRequest:
+        panel = self.panel
+        if panel.ballot_style == "audit":
+            raise InputError(f"panel {panel.name!r} ({panel.path}) is an audit panel; adjudication needs a blind or labelled one")
+        warn_unknown_params(panel)
+        self.swap = panel.swap if self.swap is None else self.swap
+        if self.swap and self.early_stop:
+            raise InputError("swap and early_stop cannot be combined: a swapped vote needs both orders of every juror")
+        if self.shard is not None and self.early_stop:
+            raise InputError("shard and early_stop cannot be combined: a settled majority needs every juror's vote in one store")
+        if self.early_stop and (self.batch or any(j.batch for j in panel.jurors)):
+            raise InputError("batch and early_stop cannot be combined: a batch sends every juror's ballot at once")
+        if self.repeats < 1:
+            raise InputError(f"repeats must be at least 1, got {self.repeats}")
+        if not 0.0 <= self.review_passes <= 1.0:
+            raise InputError(f"review_passes must be a fraction in [0, 1], got {self.review_passes}")
+        if self.taxonomy is None or isinstance(self.taxonomy, str | Path):  # not loaded yet
+            name = self.taxonomy or panel.taxonomy
+            if name is None:
+                self.taxonomy = None
+            else:
+                from jury.judging.taxonomies import load_taxonomy
+
+                self.taxonomy = load_taxonomy(name)
+        self._refuse_foreign_output()
+        return self
+
+
 def _strings(value: Sequence[str]) -> list[str] | None:
     return [str(v) for v in value] or None
 
@@ -169,9 +225,6 @@ def adjudicate(
         InputError: a bad input, named in one line.
     """
     from jury.judging.families import load_registry
-    from jury.pipeline.jobs import adjudication_job
-    from jury.pipeline.requests import AdjudicationRequest
-    from jury.progress import no_progress
 
     given = dict(options) if options is not None else {}
     o: AdjudicateOptions = validated(AdjudicateOptions, "adjudicate", {**given, **overrides})
@@ -221,3 +274,79 @@ def _result(request: AdjudicationRequest, job: JobResult[Any]) -> Adjudication:
         result.agreement = job.agreement  # the verdict file's
     finish(request, result, job)
     return result
+
+
+def adjudication_job(
+    request: AdjudicationRequest, store: Store, progress: ProgressFactory = no_progress
+) -> JobResult[AdjudicationPlan]:
+    """Run an adjudication as ``request`` decided it: execute (or reuse) every query, plan the
+    ballots, reuse the locked file already holding this verdict set, else ask the jurors and
+    write the locked file (with a shard: only its ballots, and no file)."""
+    from jury.judging.adjudication import plan_adjudication, run_adjudication
+    from jury.judging.agreement import agreement_summary
+    from jury.verdicts.assemble import adjudication_header, existing_verdicts, run_calls, write_adjudication
+
+    r = request
+
+    def checks_before_work(records: list[RunRecord]) -> None:  # keys, servers and prices before any SQL runs
+        if r.plan_only and r.max_cost is None:  # a plan calls nobody: nothing to check before it
+            return
+        jurors = jurors_to_ask(r.panel, r.registry, records, r.models)
+        if not r.plan_only:
+            require_keys(r.panel, jurors)
+        require_priced(r.panel, jurors, r.max_cost)
+
+    gold, records, ev = load_and_evaluate(
+        r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from, checks_before_work, r.dbs
+    )
+    plan = plan_adjudication(
+        ev, gold, records, r.panel, r.registry, models=r.models, seed=r.seed, swap=bool(r.swap),
+        review_passes=r.review_passes, taxonomy=r.taxonomy, repeats=r.repeats,
+    )  # fmt: skip
+    if r.plan_only:
+        return JobResult(plan, evaluation=ev)
+    # the ballots hold the results they show (previews, built once): the rows of every execution
+    # are let go before the calls, whose peak memory then does not grow with them (issue 46)
+    ev.results.clear()
+    head = adjudication_header(r.config, r.output, plan, store, ev, r.gold_path, r.run_paths, _recorded(r, plan), r.supersedes)
+    found = existing_verdicts(r.config, r.output, head, r.supersedes)
+    if found is not None:  # this verdict set is already locked there: reuse it, call nothing
+        records = [x.model_dump(mode="json") for x in found[1].records]
+        return JobResult(plan, records, None, found[0], True, ev, agreement=agreement_summary(records, r.panel.ballot_style))
+    with progress("asking jurors") as bar:
+        verdicts, stats = run_adjudication(
+            plan, store, early_stop=r.early_stop, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch
+        )
+    raise_if_capped(stats)
+    raise_if_pending(stats)
+    raise_if_incomplete(stats)
+    if r.shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
+        return JobResult(plan, None, stats, None, False, ev)
+    agreement = agreement_summary(verdicts, r.panel.ballot_style)  # the file's and the result's, computed once
+    try:
+        path, reused = write_adjudication(r.config, r.output, head, plan, verdicts, agreement, store, run_calls(stats))
+    except OSError as exc:
+        raise write_failed(exc, r.output) from None
+    return JobResult(plan, verdicts, stats, path, reused, ev, agreement=agreement)
+
+
+def _recorded(r: AdjudicationRequest, plan: AdjudicationPlan) -> dict[str, Any]:
+    """The settings an adjudication file records (and binds: a re-run reads them back)."""
+    recorded = {"seed": r.seed, "early_stop": r.early_stop, "models": r.models, **r.settings.describe()}
+    if r.swap:  # recorded only when used, so files made without them keep their bindings
+        recorded["swap"] = True
+    if r.taxonomy is not None:
+        recorded["taxonomy"] = r.taxonomy.binding()
+    if r.positions_from is not None:  # prediction files as runs: the positions they index, bound (reaudit reads it)
+        from jury.verdicts.assemble import verdicts_dir
+        from jury.verdicts.verify import bind_file
+
+        recorded["positions_from"] = bind_file(r.positions_from, verdicts_dir(r.config, r.output)).model_dump()
+    if r.dbs:  # only these databases' questions (recorded only when used, as swap)
+        recorded["dbs"] = list(r.dbs)
+    if r.repeats > 1:  # recorded only when used, as swap
+        recorded["repeats"] = r.repeats
+    if r.review_passes:
+        recorded["review_passes"] = r.review_passes
+        recorded["reviewed_passes"] = {m: {"sampled": s, "matches": n} for m, (s, n) in plan.reviewed.items()}
+    return recorded

@@ -13,19 +13,26 @@ abstentions included) says defective. The verdicts are locked in an audit file (
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from jury.api.juror_jobs import JurorJob, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.api.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.errors import InputError
+from jury.judging.panels import require_keys, require_priced, warn_unknown_params
 from jury.options import validated
 from jury.options.audit import AuditOptions
+from jury.pipeline.jobs import JobResult, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
 from jury.pipeline.project import PathLike, Project
+from jury.progress import ProgressFactory, no_progress
 
 if TYPE_CHECKING:
-    from jury.pipeline.jobs import JobResult
-    from jury.pipeline.requests import AuditRequest
-    from jury.progress import ProgressFactory
+    from jury.compare.gold_checks import CheckFinding, CrossEngine
+    from jury.execution.engine_urls import Databases
+    from jury.execution.store import Store
+    from jury.inputs.records import GoldItem, QuestionId
+    from jury.judging.gold_audit import AuditPlan
 
 
 class Audit(JurorJob):
@@ -49,6 +56,42 @@ class Audit(JurorJob):
         jurors = (self.summary or {}).get("jurors", {})
         rows = [{"juror": name, **j} for name, j in jurors.items()]
         return to_csv(rows, ["juror", "defective", "valid_votes", "flag_rate", "abstentions"])
+
+
+class AuditRequest(JurorRequest):
+    """A gold audit: which gold items, which audit panel, which deterministic checks first.
+
+    Building one refuses a panel whose ballot style is not ``audit`` and a panel that shows the
+    checks to its jurors when ``checks`` is off."""
+
+    db_urls: Any = Field(None, description="Where each db_id's database is on an engine (jury.execution.engines).")
+    dbs: list[str] | None = Field(None, description="Only these db_ids.")
+    question_ids: list[str] | None = Field(None, description="Only these questions.")
+    split: str | None = Field(None, description="The split of the items without one.")
+    checks: bool = Field(True, description="Run the deterministic gold checks first (no model) and record them.")
+    check_passes: tuple[int, ...] | None = Field(None, description="The checks' passes (None: Spider 2.0-AIFunc's).")
+    against: tuple[Path, str | None, Path | None] | None = Field(
+        None, description="(gold file, engine URL, SQLite root) of the cross-engine check."
+    )
+    repeats: int = Field(1, description="Ask the panel this many times, each repeat its own stored vote (--repeats).")
+
+    @model_validator(mode="after")
+    def _decide(self) -> AuditRequest:
+        panel = self.panel
+        if panel.ballot_style != "audit":
+            raise InputError(
+                f"panel {panel.name!r} ({panel.path}) is a {panel.ballot_style} adjudication panel; "
+                'the gold audit needs ballot_style = "audit"'
+            )
+        warn_unknown_params(panel)
+        if self.repeats < 1:
+            raise InputError(f"repeats must be at least 1, got {self.repeats}")
+        self._refuse_foreign_output()
+        if panel.show_checks and not self.checks:
+            raise InputError(
+                f"panel {panel.name!r} ({panel.path}) sets show_checks: the jurors need the checks (checks cannot be off)"
+            )
+        return self
 
 
 def audit_lines(summary: dict[str, Any] | None) -> list[str]:
@@ -130,10 +173,6 @@ def audit_gold(
         IncompleteRun: some ballots got no vote.
         InputError: a bad input.
     """
-    from jury.errors import InputError
-    from jury.pipeline.jobs import audit_job
-    from jury.pipeline.requests import AuditRequest
-    from jury.progress import no_progress
 
     given = dict(options) if options is not None else {}
     o: AuditOptions = validated(AuditOptions, "audit_gold", {**given, **overrides})
@@ -176,3 +215,143 @@ def _result(request: AuditRequest, job: JobResult[Any]) -> Audit:
         result.checks = check_counts(result.records)
     finish(request, result, job)
     return result
+
+
+def audit_job(request: AuditRequest, store: Store, progress: ProgressFactory = no_progress) -> JobResult[AuditPlan]:
+    """Run a gold audit as ``request`` decided it: the deterministic gold checks first (before
+    any juror call; recorded in each record's ``checks`` and in settings.checks, shown to the
+    jurors when the panel's show_checks is on), then the plan, the locked file already holding
+    this verdict set or the jurors' votes and the locked file (with a shard: no file)."""
+    from jury.compare.gold_checks import select_items
+    from jury.compare.outcomes import execute_gold, resolve_databases
+    from jury.inputs.io import load_gold
+    from jury.judging.gold_audit import plan_audit
+
+    r = request
+    if not r.plan_only:  # keys, servers and prices before any SQL runs
+        require_keys(r.panel, r.panel.jurors)
+    require_priced(r.panel, r.panel.jurors, r.max_cost)
+    items = select_items(list(load_gold(r.gold_path).values()), r.dbs or [], r.question_ids or [], r.gold_path, "audit")
+    items = [i if i.split or not r.split else i.model_copy(update={"split": r.split}) for i in items]
+    databases = resolve_databases([i for i in items if not i.has_recording], r.db_root, store, r.db_urls)
+    results = None
+    if r.panel.show_preview:
+        with progress("executing gold SQL") as bar:
+            results = execute_gold(items, databases, store, progress=bar)
+    found_checks, check_settings, cross = None, None, None
+    if r.checks and (r.panel.show_checks or not r.plan_only):  # executions only: no juror is called here
+        if r.against is not None:
+            from jury.compare.gold_checks import cross_engine_side
+
+            cross = cross_engine_side(items, Path(r.against[0]), r.against[1], r.against[2], store, r.db_root)
+        found_checks, check_settings = _gold_checks(items, databases, r.check_passes, progress, store, cross)
+    plan = plan_audit(items, r.panel, databases, results, found_checks, repeats=r.repeats)
+    if r.plan_only:
+        return JobResult(plan)
+    return _audit_run(r, store, progress, plan, databases, found_checks, check_settings, cross)
+
+
+def _audit_run(
+    r: AuditRequest,
+    store: Store,
+    progress: ProgressFactory,
+    plan: AuditPlan,
+    databases: Databases,
+    found_checks: dict[QuestionId, list[CheckFinding]] | None,
+    check_settings: dict[str, Any] | None,
+    cross: CrossEngine | None,
+) -> JobResult[AuditPlan]:
+    """The audit after its plan: the locked file already holding this verdict set, or the votes
+    and the locked file."""
+    from jury.judging.gold_audit import run_audit, summarize
+    from jury.verdicts.assemble import audit_header, run_calls, write_audit
+
+    audit_settings = {
+        "quorum": r.panel.quorum,
+        "split": r.split,
+        "dbs": r.dbs or None,
+        "question_ids": sorted({str(q) for q in r.question_ids}) if r.question_ids else None,
+    }
+    if r.repeats > 1:  # recorded only when used: audits asked once keep their bindings
+        audit_settings["repeats"] = r.repeats
+    legacy = None
+    if check_settings is not None:  # recorded only when they ran: jobs without them keep their bindings
+        if not r.panel.show_checks:  # the jurors' ballots are those of the same job without checks
+            legacy = audit_header(r.config, r.output, plan, store, databases, r.gold_path, dict(audit_settings), r.supersedes)
+        audit_settings["checks"] = check_settings
+    against_urls = [path for path, _sha in cross.databases.values()] if cross is not None else []
+    head = audit_header(r.config, r.output, plan, store, databases, r.gold_path, audit_settings, r.supersedes, against_urls)
+    found = _existing_audit(r.config, r.output, head, legacy, r.supersedes)
+    if found is not None:  # this verdict set is already locked there: reuse it, call nothing
+        records = [x.model_dump(mode="json") for x in found[1].records]
+        return JobResult(plan, records, None, found[0], True, summary=summarize(records))
+    with progress("auditing gold SQL") as bar:
+        records, stats = run_audit(plan, store, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch)
+    raise_if_capped(stats)
+    raise_if_pending(stats)
+    raise_if_incomplete(stats)
+    if r.shard is not None:  # an incomplete set by design: the votes are stored, no verdict file
+        return JobResult(plan, None, stats)
+    for record in records:
+        findings = (found_checks or {}).get(record["question_id"])
+        if findings is not None:  # absent for an item with nothing to execute, or without checks
+            record["checks"] = [f.model_dump(mode="json") for f in findings]
+    summary = summarize(records)
+    try:
+        path, reused = write_audit(r.config, r.output, head, plan, records, summary, store, run_calls(stats))
+    except OSError as exc:
+        raise write_failed(exc, r.output) from None
+    return JobResult(plan, records, stats, path, reused, summary=summary)
+
+
+def _gold_checks(
+    items: list[GoldItem],
+    databases: Databases,
+    passes: tuple[int, ...] | None,
+    progress: ProgressFactory,
+    store: Store,
+    against: CrossEngine | None = None,
+) -> tuple[dict[QuestionId, list[CheckFinding]], dict[str, Any]]:
+    """The deterministic checks of every gold item with SQL to execute (no model): (question_id
+    -> findings, the settings they ran with). A check whose inputs did not change since it was
+    stored is read from the store (jury.compare.gold_check_store); the others run on one
+    process per CPU and are stored."""
+    from jury.compare.gold_check_store import stored_gold_checks
+    from jury.compare.outcomes import Settings
+    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+
+    passes = tuple(passes or DEFAULT_GOLD_PASSES)
+    with progress("checking gold SQL") as bar:
+        results = stored_gold_checks(
+            store, items, databases, passes=passes, comparator=DEFAULT_COMPARATOR, timeout_s=DEFAULT_TIMEOUT_S,
+            row_cap=DEFAULT_ROW_CAP, progress=bar, against=against, workers=Settings().workers,
+        ).results  # fmt: skip
+    settings = {"passes": list(passes), "comparator": DEFAULT_COMPARATOR, "timeout_s": DEFAULT_TIMEOUT_S}
+    if against is not None:  # recorded only when it ran: audits without it keep their bindings
+        settings["cross_engine"] = {
+            "against": against.label,
+            "databases": {db_id: [str(path), sha] for db_id, (path, sha) in sorted(against.databases.items())},
+        }
+    return {r.question_id: r.checks for r in results}, settings
+
+
+def _existing_audit(
+    cfg: Any, output: Path | None, head: dict[str, Any], legacy: dict[str, Any] | None, supersedes: str | None
+) -> Any:  # existing_verdicts': (path, AuditFile) or None
+    """existing_verdicts for an audit job; with ``legacy`` (the same job's header without the
+    checks, when the jurors do not see them) a locked file made without checks (before they
+    existed, or with --no-checks) also holds this verdict set: the checks change no vote, so
+    a rerun of such a job is up to date rather than a second file (or a refused -o)."""
+    from jury.errors import VerdictError
+    from jury.verdicts.assemble import existing_verdicts
+
+    if legacy is None:
+        return existing_verdicts(cfg, output, head, supersedes)
+    try:
+        found = existing_verdicts(cfg, output, head, supersedes)  # a file with checks first
+    except VerdictError as exc:  # -o names a file of another job, unless it is this one without checks
+        try:
+            return existing_verdicts(cfg, output, legacy, supersedes)
+        except VerdictError:
+            raise exc from None
+    return found if found is not None else existing_verdicts(cfg, output, legacy, supersedes)

@@ -1,6 +1,6 @@
 """What the jobs that call jurors share (``jury.adjudicate``, ``jury.audit_gold``, ``jury.reaudit``):
-the plan a job would ask (``JurorPlan``), what a run of jurors cost (``Calls``), the steps before
-any work (the output guard, the shard, the signing key, the panel) and after a verdict file is
+the plan a job would ask (``JurorPlan``), what a run of jurors cost (``Calls``), what every juror
+job settles before any work (``JurorRequest``: the output guard, the shard, the signing key, the panel) and after a verdict file is
 locked (the schema folder, the cost litellm could not price, the signature), and the text the
 command line prints for them.
 """
@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from jury.api.result import Result, console_text
 from jury.errors import JuryError
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jury.judging.shards import Shard
-    from jury.pipeline.requests import JurorRequest
     from jury.verdicts.signing import Signer
 
 R = TypeVar("R", bound=Result)
@@ -286,6 +285,36 @@ def renamed(new: Any, old: Any, new_name: str, old_name: str, default: Any = Non
     return old
 
 
+class JurorRequest(BaseModel):
+    """What every juror job settles before any work. Building one warns (stderr) of the juror
+    params litellm does not know, and refuses an existing ``output`` that is not a locked
+    verdict file (unless ``plan_only``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    config: Any = Field(description="Where the verdicts folder is: a jury.inputs.config.Config (its verdicts_dir).")
+    panel: Any = Field(description="The jury.judging.panels.Panel asked, loaded (the job's own copy).")
+    gold_path: Path = Field(description="The gold file.")
+    db_root: Path | None = Field(None, description="The folder of <db_id>/<db_id>.sqlite.")
+    max_cost: float | None = Field(None, description="USD: stop (CostCapReached) before the run's spend passes it.")
+    output: Path | None = Field(None, description="The verdict file to write (None: a new one in the verdicts folder).")
+    plan_only: bool = Field(False, description="Make no call: only the plan (--plan).")
+    supersedes: str | None = Field(None, description="The content hash of the file a re-run replaces.")
+    shard: Any = Field(None, description="A jury.judging.shards.Shard: ask only its ballots, write no verdict file.")
+    batch: bool = Field(False, description="Send OpenAI and Anthropic jurors' ballots through their batch APIs.")
+    # what only the API's caller needs after the job: the result's write guard and the signature
+    store_path: Path | None = Field(None, description="The store's path (what a result may not overwrite).")
+    inputs: list[Path] = Field(default_factory=list, description="The files read (what a result may not overwrite).")
+    signer: Any = Field(None, description="A jury.verdicts.signing.Signer that signs the locked file.")
+    new_schema: Path | None = Field(None, description="The schema/ folder writing the verdict file will create.")
+
+    def _refuse_foreign_output(self) -> None:
+        if not self.plan_only:
+            from jury.verdicts.assemble import refuse_foreign_output
+
+            refuse_foreign_output(self.output)
+
+
 def juror_request_fields(
     project: Project,
     *,
@@ -297,7 +326,7 @@ def juror_request_fields(
     sign: PathLike | None,
 ) -> dict[str, Any]:
     """What every juror job's request settles first, before its panel (the fields of
-    jury.pipeline.requests.JurorRequest they name): the output is none of its inputs, the shard
+    JurorRequest they name): the output is none of its inputs, the shard
     parsed, the signing key loaded, the schema folder the verdict file will need."""
     from jury.judging.shards import Shard, parse_shard
     from jury.pipeline.outputs import guard_outputs

@@ -14,21 +14,29 @@ prints: each file's state, then each re-run and what it changed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from jury.api.juror_jobs import Calls, calls_line, fenced, keeping, load_signer, say, sign_written, unpriced_lines
 from jury.api.result import Result, console_text
+from jury.errors import InputError
+from jury.inputs.run_files import RunFile
 from jury.options import validated
 from jury.options.reaudit import ReauditOptions
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.verdicts.documents import AdjudicationFile, AuditFile
+from jury.verdicts.lock import load_locked
+from jury.verdicts.reaudit import Staleness, adjudication_diff, audit_diff, resolve_bound
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jury.pipeline.requests import ReauditRequest
+    from jury.compare.outcomes import Settings
+    from jury.execution.store import Store
+    from jury.judging.families import FamilyRegistry
     from jury.progress import ProgressFactory
 
 _SHOWN = {"stale": "STALE", "cannot check": "CANNOT CHECK"}
@@ -123,6 +131,20 @@ class Reaudit(Result):
         return fenced(text) if fmt == "md" else text
 
 
+class ReauditRequest(BaseModel):
+    """A re-audit: which locked files are compared with the files they bind, and how the stale
+    ones are re-run (each re-run's own request is built from its file: ``rerun``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    files: list[Path] = Field(description="The locked verdict files (given, else the current ones in the verdicts folder).")
+    check: bool = Field(False, description="Call nothing: only say which files are stale.")
+    max_cost: float | None = Field(None, description="USD: stop (CostCapReached) before a re-run's spend passes it.")
+    batch: bool = Field(False, description="Send OpenAI and Anthropic jurors' ballots through their batch APIs.")
+    store_path: Path = Field(description="The store the re-runs read their unchanged votes from.")
+    signer: Any = Field(None, description="A jury.verdicts.signing.Signer that signs each new file.")
+
+
 def _cannot_check(result: Reaudit, states: Any) -> Exception:
     from jury.errors import CannotCheck
 
@@ -171,7 +193,6 @@ def reaudit(
         IncompleteRun: ``batch`` ballots are pending (a rerun collects them).
         InputError: no verdict files, or a bad option, named in one line.
     """
-    from jury.pipeline.reaudit import rerun
     from jury.verdicts.reaudit import check_file
 
     given = dict(options) if options is not None else {}
@@ -212,7 +233,6 @@ def _request(project: Project, files: PathLike | Sequence[PathLike] | None, o: R
     """The ReauditRequest of ``jury.reaudit``'s arguments: the signing key loaded first, the
     files given or the current ones of the verdicts folder (none there is an error)."""
     from jury.errors import InputError
-    from jury.pipeline.requests import ReauditRequest
     from jury.verdicts.reaudit import heads
 
     signer = load_signer(o.sign)
@@ -228,3 +248,123 @@ def _request(project: Project, files: PathLike | Sequence[PathLike] | None, o: R
         files=paths, check=o.check, max_cost=None if o.check else project.get("max_cost", o.max_cost, None),
         batch=o.batch, store_path=project.store_path(o.store), signer=signer,
     )  # fmt: skip
+
+
+# ------------------------------------------------------------------ re-running a stale file
+
+
+def rerun(
+    st: Staleness, store: Store, *, max_cost: float | None = None, progress: ProgressFactory | None = None, batch: bool = False
+) -> tuple[Path, dict[str, Any], Any]:
+    """Re-run a stale file with today's panel and inputs; returns (new file, diff, the run's
+    jury.judging.runner.RunStats: None when an identical file was already locked). batch: --batch."""
+    from jury.api.adjudicate import AdjudicationRequest, adjudication_job
+    from jury.api.audit import AuditRequest, audit_job
+    from jury.judging.panels import load_panel
+
+    if st.blockers:
+        raise InputError(f"{st.path}: cannot re-run: {'; '.join(st.blockers)}")
+    doc, base = st.doc, st.path.parent
+    assert doc.panel.path is not None  # check_file blocks a file with no bound panel
+    panel = load_panel(resolve_bound(base, doc.panel.path))
+    db_root = None
+    if doc.inputs.databases:
+        first = next(iter(doc.inputs.databases.values()))
+        db_root = resolve_bound(base, first.path).parent.parent
+    s = doc.settings
+    # what both jobs get: the file's inputs as they are now, a new file beside the old one naming it
+    same: dict[str, Any] = {
+        "config": _FolderConfig(base),
+        "gold_path": resolve_bound(base, doc.inputs.gold.path),
+        "db_root": db_root,
+        "panel": panel,
+        "max_cost": max_cost,
+        "output": None,
+        "supersedes": doc.content_sha256,
+        "batch": batch,
+    }
+    steps = {"progress": progress} if progress else {}
+    if isinstance(doc, AuditFile):  # what a verdict file of kind "audit" validates as
+        if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
+            panel.quorum = s.get("quorum")
+        checks = s.get("checks")
+        audit = audit_job(
+            AuditRequest(
+                question_ids=[str(r.question_id) for r in doc.records],
+                split=s.get("split"),
+                checks=isinstance(checks, dict),  # re-run with the checks when the file has them
+                check_passes=tuple(checks["passes"]) if isinstance(checks, dict) else None,
+                repeats=s.get("repeats", 1),  # every repeat re-run: unchanged jurors' votes come from the store
+                **same,
+            ),
+            store,
+            **steps,
+        )
+        assert audit.path is not None  # a job that is not a plan names its file
+        new_audit = load_locked(audit.path)
+        assert isinstance(new_audit, AuditFile)  # the audit job wrote it
+        return audit.path, audit_diff(doc, new_audit), audit.stats
+    assert isinstance(doc, AdjudicationFile)  # the other kind
+    from jury.judging.families import load_registry
+
+    request = AdjudicationRequest(
+        run_paths=[RunFile(resolve_bound(base, r.path), r.model) for r in doc.inputs.runs],
+        dbs=s.get("dbs") or [],
+        registry=_RecordedFamilies(doc, load_registry()),
+        settings=_recorded_settings(s),
+        seed=s.get("seed", 0),
+        early_stop=s.get("early_stop", False),
+        swap=s.get("swap", False),
+        review_passes=s.get("review_passes", 0.0),
+        repeats=s.get("repeats", 1),
+        models=s.get("models"),
+        positions_from=resolve_bound(base, s["positions_from"]["path"]) if s.get("positions_from") else None,
+        **same,
+    )
+    job = adjudication_job(request, store, **steps)
+    assert job.path is not None  # a job that is not a plan names its file
+    new = load_locked(job.path)
+    assert isinstance(new, AdjudicationFile)  # the adjudication job wrote it
+    return job.path, adjudication_diff(doc, new), job.stats
+
+
+def _recorded_settings(s: dict[str, Any]) -> Settings:
+    """The evaluation settings an adjudication file recorded."""
+    from jury.compare.comparators import NormalizeOptions
+    from jury.compare.outcomes import Settings
+    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+
+    norm = s.get("normalize") or {}
+    return Settings(
+        comparator=s.get("comparator", DEFAULT_COMPARATOR),
+        near_miss=s.get("near_miss_threshold", DEFAULT_NEAR_MISS),
+        timeout_s=s.get("timeout_s", DEFAULT_TIMEOUT_S),
+        row_cap=s.get("row_cap", DEFAULT_ROW_CAP),
+        options=NormalizeOptions(casefold=norm.get("casefold", False), float_sig_digits=norm.get("float_sig_digits")),
+    )
+
+
+@dataclass
+class _FolderConfig:
+    """A config whose verdicts folder is the given one (re-audits write beside the old file)."""
+
+    folder: Path
+
+    def path_of(self, key: str, flag: PathLike | None = None, default: Any = None) -> Path | None:
+        if key == "verdicts_dir":
+            return self.folder
+        return Path(flag) if flag is not None else None
+
+
+@dataclass
+class _RecordedFamilies:
+    """The families a verdict file recorded per model win over today's registry."""
+
+    doc: AdjudicationFile
+    registry: FamilyRegistry
+
+    def families_of(self, model: str, declared: list[str] | None = None) -> list[str]:
+        for r in self.doc.records:
+            if r.model == model:
+                return list(r.families)
+        return self.registry.families_of(model, declared)

