@@ -33,7 +33,7 @@ runner = CliRunner()
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
     "db", "import", "labels",
-    "local-juror", "review",
+    "local-juror",
 }  # fmt: skip
 
 

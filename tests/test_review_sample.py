@@ -128,7 +128,7 @@ def test_a_40_record_sample_by_flag_and_difficulty_has_the_hand_inclusion_probab
 def test_given_sizes_and_neyman(folder):
     frame = _frame(folder)
     flagged = sum(1 for f, _ in frame if f == "flagged")
-    res = jury.review_sample("s.json", audit="verdicts/audit.json", by=["flag"], sizes={"flagged": 5, "not_flagged": 3}, seed=4)
+    res = jury.review_sample("s.json", audit="verdicts/audit.json", by=["flag"], size={"flagged": 5, "not_flagged": 3}, seed=4)
     incl = {(s["values"]["flag"]): s["sample"] / s["size"] for s in res.strata}
     assert incl == {"flagged": 5 / flagged, "not_flagged": 3 / (129 - flagged)}
     # Neyman by agreement: S_h of the 0/1 flag (ddof 1) within each agreement level, by numpy

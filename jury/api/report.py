@@ -187,6 +187,7 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
     :func:`_anchored` corrects each model's accuracy with."""
     from jury.api.review_corrected import correction
     from jury.inputs.io import sha256_file
+    from jury.options.review import CorrectedOptions
     from jury.results.corrected import Corrected, RateByKind, SampleShare
     from jury.verdicts.sample import load_sample
 
@@ -196,7 +197,7 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
     kinds = [k for k in ("gold", "adjudication") if any(str(r.kind) == k for r in drawn.records)]
     rates, names, adjudication = [], [], None
     for kind in kinds:
-        c = correction(sample, reviews[0], reviews[1], settled=settled, kind=kind)
+        c = correction(sample, reviews[0], reviews[1], CorrectedOptions(settled=settled, kind=kind))
         adjudication = c if kind == "adjudication" else adjudication
         if sha256_file(c.gold_path) != sha256_file(gold_file):
             raise InputError(f"{sample}: its frame was made for the gold {c.gold_path}, not for this report's {gold_file}")

@@ -12,13 +12,15 @@ does; a test or a notebook can call the app directly (e.g. Starlette's TestClien
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from jury.api.result import Result
+from jury.options import validated
+from jury.options.review import ExportOptions, LockOptions, ReviewOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
 SERVE_NOTE = "Every decision is stored as you make it; Ctrl-C stops the server."
@@ -69,38 +71,21 @@ class ReviewApp(Result):
         return f"Reviewing {self.items} items as {self.reviewer} ({self.decided} decided so far); open:\n"
 
 
-def review_app(
-    *,
-    verdicts: PathLike | Sequence[PathLike] | None = None,
-    audit: PathLike | None = None,
-    queue: str | Sequence[str] | None = None,
-    reviewer: str | None = None,
-    host: str | None = None,
-    port: int = 0,
-    db_root: PathLike | None = None,
-    store: PathLike | None = None,
-    sample: PathLike | None = None,
-    project: Project | None = None,
-) -> ReviewApp:
+def review_app(options: ReviewOptions | None = None, *, project: Project | None = None, **overrides: Any) -> ReviewApp:
     """The review page for locked adjudication files and an audit file, where people settle what the jury
     could not.
 
     Args:
-        verdicts: locked adjudication files.
-        audit: a locked audit file (default jury.toml's ``audit``).
-        queue: ``unsettled``, ``split``, ``flagged`` or ``sample:N`` (default: unsettled, split and
-            flagged).
-        reviewer: the name recorded with every decision (default: your login).
-        host: the address to serve (default 127.0.0.1; anything but loopback must be an address of
-            this machine, and the token is still required).
-        port: the port (0: any free port).
-        db_root: the databases, for result previews (default: beside the bound databases).
-        store: the store that holds the decisions.
-        sample: a locked sample file (``jury review sample``): its records are the queue (its
-            frame files are the verdict and audit files; give neither ``verdicts`` nor ``audit``
-            nor ``queue``), served blind: no panel votes or verdict, before or after deciding,
-            and, as always, no other reviewer's decisions and no model names.
+        options: a ``ReviewOptions`` (jury.options.review: every option of ``jury review``, each
+            documented there: ``verdicts``, ``audit`` (default jury.toml's), ``queue``, ``reviewer``,
+            ``host``, ``port``, ``db_root``, ``store``, ``sample``), or none. With ``sample`` (a locked
+            sample file, ``jury review sample``) its records are the queue (its frame files are the
+            verdict and audit files; give neither ``verdicts`` nor ``audit`` nor ``queue``), served
+            blind: no panel votes or verdict, before or after deciding, and, as always, no other
+            reviewer's decisions and no model names.
         project: the folder's jury.toml defaults (default: the working directory's).
+        overrides: ReviewOptions' fields as keyword arguments (``verdicts=``, ``port=``, ...), over
+            ``options``'.
 
     Returns:
         A ReviewApp: the application, its URL with the launch's token, and what it serves.
@@ -114,8 +99,11 @@ def review_app(
     from jury.vocab import DEFAULT_REVIEW_QUEUES
     from jury.web.app import ReviewState, bind_address, create_app, is_loopback
 
+    o: ReviewOptions = validated(ReviewOptions, "review_app", {**(dict(options) if options else {}), **overrides})
+    verdicts, audit, queues, reviewer, host, port, db_root, store, sample = (
+        o.verdicts, o.audit, o.queue, o.reviewer, o.host, o.port, o.db_root, o.store, o.sample
+    )  # fmt: skip
     project = project or Project.load()
-    queues = [queue] if isinstance(queue, str) else list(queue or [])
     names, sample_n = parse_queues(queues or [str(q) for q in DEFAULT_REVIEW_QUEUES])
     who = _reviewer(reviewer)
     bind = host if host is not None else "127.0.0.1"
@@ -210,24 +198,26 @@ class ReviewExport(Result):
 
 def export_review(
     output: PathLike | None = None,
+    options: ExportOptions | None = None,
     *,
-    verdicts: PathLike | Sequence[PathLike] | None = None,
-    audit: PathLike | None = None,
-    reviewer: str | None = None,
-    store: PathLike | None = None,
     project: Project | None = None,
+    **overrides: Any,
 ) -> ReviewExport:
     """The stored decisions on the items of ``verdicts`` and ``audit`` as human labels (only
     ``reviewer``'s, default everyone's), written to ``output`` (label JSONL) when given; an
-    output that is an input, the store or a locked file is refused before anything is read."""
+    output that is an input, the store or a locked file is refused before anything is read.
+    ``options``: an ``ExportOptions`` (jury.options.review; ``overrides``: its fields as keyword
+    arguments)."""
     from jury.inputs.labels import dump_labels
     from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
     from jury.results.render import safe
     from jury.verdicts.review import labels_of
 
+    o: ExportOptions = validated(ExportOptions, "export_review", {**(dict(options) if options else {}), **overrides})
+    reviewer = o.reviewer
     project = project or Project.load()
-    files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)
+    files, audit_path, store_path = as_paths(o.verdicts), project.path("audit", o.audit), project.store_path(o.store)
     out = Path(output) if output is not None else None
     guard_outputs([out], [*files, audit_path], store=store_path)
     _source, decisions = _decisions(files, audit_path, store_path, reviewer)
@@ -261,27 +251,22 @@ class ReviewLock(Result):
 
 
 def lock_review(
-    output: PathLike,
-    *,
-    verdicts: PathLike | Sequence[PathLike] | None = None,
-    audit: PathLike | None = None,
-    store: PathLike | None = None,
-    sign: PathLike | None = None,
-    reviewer: str | None = None,
-    sample: PathLike | None = None,
-    project: Project | None = None,
+    output: PathLike, options: LockOptions | None = None, *, project: Project | None = None, **overrides: Any
 ) -> ReviewLock:
     """Write the stored decisions on the items of ``verdicts`` and ``audit`` as a hash-locked
     review file ``output`` (never overwritten; same lock and bindings as verdict files), signed
     with the Ed25519 key ``sign`` when given (a bad key fails before anything is written).
     ``reviewer``: only that reviewer's decisions (one reviewer's own file, as a blind double
     review needs); ``sample``: a locked sample file whose frame files are the verdict and audit
-    files and whose records alone are locked (its ``content_sha256`` is in the file's settings)."""
+    files and whose records alone are locked (its ``content_sha256`` is in the file's settings).
+    ``options``: a ``LockOptions`` (jury.options.review; ``overrides``: its fields as keyword arguments)."""
     from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.review_queue import review_head
     from jury.verdicts.review import review_document, write_review
 
+    o: LockOptions = validated(LockOptions, "lock_review", {**(dict(options) if options else {}), **overrides})
+    verdicts, audit, store, sign, reviewer, sample = o.verdicts, o.audit, o.store, o.sign, o.reviewer, o.sample
     project = project or Project.load()
     out = Path(output)
     files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)

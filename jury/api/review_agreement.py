@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from jury.api.result import Result
+from jury.options import validated
+from jury.options.review import AgreementOptions
 from jury.pipeline.project import PathLike
 
 
@@ -75,17 +77,15 @@ def label_of(record: Any) -> str:
     return str(record.category) if record.kind == "adjudication" else str(record.choice)
 
 
-def review_agreement(
-    a: PathLike, b: PathLike, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
-) -> ReviewAgreement:
+def review_agreement(a: PathLike, b: PathLike, options: AgreementOptions | None = None, **overrides: Any) -> ReviewAgreement:
     """Compare two reviewers' locked review files (the module doc).
 
     Args:
         a: reviewer A's review file (one reviewer).
         b: reviewer B's review file (one other reviewer).
-        resamples: bootstrap resamples of the intervals.
-        seed: the bootstrap's seed.
-        confidence: the intervals' nominal coverage.
+        options: an ``AgreementOptions`` (jury.options.review: the intervals' bootstrap, ``resamples``,
+            ``seed`` and ``confidence``), or none.
+        overrides: its fields as keyword arguments (``resamples=``, ...), over ``options``'.
 
     Raises:
         InputError: a file with other than one reviewer, the same file, a copy or the same reviewer twice
@@ -96,6 +96,8 @@ def review_agreement(
     from jury.stats.panels import pair_agreement
     from jury.verdicts.review import load_two_reviews
 
+    o: AgreementOptions = validated(AgreementOptions, "review_agreement", {**(dict(options) if options else {}), **overrides})
+    resamples, seed, confidence = o.resamples, o.seed or 0, o.confidence
     (pa, da), (pb, db) = load_two_reviews(a, b)
     by_a = {r.item(): r for r in da.records}
     by_b = {r.item(): r for r in db.records}

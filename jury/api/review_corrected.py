@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jury.api.result import Result
+from jury.options import validated
+from jury.options.review import CorrectedOptions
 from jury.pipeline.project import PathLike
 
 if TYPE_CHECKING:
@@ -81,12 +83,8 @@ def review_corrected(
     sample: PathLike,
     a: PathLike,
     b: PathLike,
-    *,
-    settled: PathLike | None = None,
-    kind: str = "gold",
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    options: CorrectedOptions | None = None,
+    **overrides: Any,
 ) -> ReviewCorrected:
     """Correct the panel's rate over the sample's frame by two reviewers (the module doc).
 
@@ -94,13 +92,15 @@ def review_corrected(
         sample: the locked sample file the reviewers decided.
         a: reviewer A's locked review file.
         b: reviewer B's.
-        settled: the adjudication round file (jury review settle) settling their disagreements (needed when they disagree).
-        kind: ``gold`` (the defect rate of the audited gold) or ``adjudication`` (the credited rate).
-        resamples: bootstrap resamples.
-        seed: the bootstrap's seed.
-        confidence: the intervals' nominal coverage.
+        options: a ``CorrectedOptions`` (jury.options.review: ``settled``, the adjudication round file
+            (jury review settle) settling their disagreements, needed when they disagree; ``kind``,
+            ``gold`` (the defect rate of the audited gold) or ``adjudication`` (the credited rate); the
+            bootstrap's ``resamples``, ``seed`` and ``confidence``), or none.
+        overrides: its fields as keyword arguments (``kind=``, ``settled=``, ...), over ``options``'.
     """
-    c = correction(sample, a, b, settled=settled, kind=kind, resamples=resamples, seed=seed, confidence=confidence)
+    o: CorrectedOptions = validated(CorrectedOptions, "review_corrected", {**(dict(options) if options else {}), **overrides})
+    kind = o.kind
+    c = correction(sample, a, b, o)
     got = c.rate
     return ReviewCorrected(
         kind=kind,
@@ -123,12 +123,7 @@ def correction(
     sample: PathLike,
     a: PathLike,
     b: PathLike,
-    *,
-    settled: PathLike | None = None,
-    kind: str = "gold",
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    o: CorrectedOptions,
 ) -> Correction:
     """:func:`review_corrected`'s computation (its arguments), for a caller that needs more than
     its result (``jury.report``'s corrected section: Se and Sp intervals, the frame's gold)."""
@@ -143,6 +138,7 @@ def correction(
     from jury.verdicts.sample import load_sample
     from jury.vocab import CREDITED_VERDICTS
 
+    kind, settled = o.kind, o.settled
     if kind not in ("gold", "adjudication"):
         raise InputError(f"kind: {kind!r} is not gold or adjudication")
     sp = Path(sample)
@@ -191,7 +187,7 @@ def correction(
         raise InputError(f"no sampled {kind} record was decided by both reviewers")
     strata = [SEPARATOR.join(r["values"][k] for k in drawn.by) for r in frame]
     flags = [bool(r["flag"]) for r in frame]
-    got = corrected_rate(flags, strata, idx, truth, resamples=resamples, seed=seed, confidence=confidence)
+    got = corrected_rate(flags, strata, idx, truth, resamples=o.resamples, seed=o.seed or 0, confidence=o.confidence)
     files = list(dict.fromkeys(str(r["verdict_file"]) for r in frame))
     return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)], flags, strata, idx, truth,
                       [r["model"] for r in frame], files, list(drawn.by))  # fmt: skip

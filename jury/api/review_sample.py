@@ -13,7 +13,7 @@ stratum is its values of the keys named in ``by``:
 - ``agreement``: the panel's agreement: ``unanimous`` (every counted vote one category),
   ``majority`` (a verdict, not unanimous) or ``no_majority`` (unsettled).
 
-Sizes are given per stratum (``sizes``, keyed by the stratum's values joined with ``/`` in the
+Sizes are given per stratum (``size``, keyed by the stratum's values joined with ``/`` in the
 order of ``by``, e.g. ``"flagged/simple"``) or a total ``n`` allocated proportionally or by
 Neyman (S_h: the standard deviation of the record's 0/1 flag in its stratum), with
 :func:`jury.stats.sampling.stratified_sample`'s seed scheme; every sampled record carries its
@@ -25,11 +25,13 @@ inclusion probability n_h / N_h.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from jury.api.result import Result
+from jury.options import validated
+from jury.options.review import SampleOptions, parsed_sizes
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.vocab import Verdict
 
@@ -132,70 +134,93 @@ def frame_records(source: Any, gold: Any) -> list[dict[str, Any]]:
 
 
 def review_sample(
-    output: PathLike,
-    *,
-    verdicts: PathLike | Sequence[PathLike] | None = None,
-    audit: PathLike | None = None,
-    by: Sequence[str] = ("verdict",),
-    n: int | None = None,
-    sizes: Mapping[str, int] | None = None,
-    method: str = "proportional",
-    minimum: int = 1,
-    seed: int = 0,
-    project: Project | None = None,
+    output: PathLike, options: SampleOptions | None = None, *, project: Project | None = None, **overrides: Any
 ) -> ReviewSample:
     """Draw a seeded stratified sample of the records of locked verdict and audit files and
     write it as a hash-locked sample file ``output`` (never overwritten).
 
     Args:
         output: the sample file to write.
-        verdicts: locked adjudication files of the frame.
-        audit: a locked audit file of the frame (default jury.toml's ``audit``).
-        by: the strata keys: verdict, flag, difficulty, db, model, agreement.
-        n: the total sample size, allocated by ``method`` (give ``n`` or ``sizes``).
-        sizes: per stratum (its values joined with ``/`` in the order of ``by``), its sample size.
-        method: ``proportional`` or ``neyman``.
-        minimum: the least an allocation gives each stratum (capped by its size).
-        seed: the draw's seed.
+        options: a ``SampleOptions`` (jury.options.review: every option of ``jury review sample``,
+            each documented there: ``verdicts`` and ``audit`` (default jury.toml's), the frame;
+            ``by``, the strata keys (verdict, flag, difficulty, db, model, agreement); ``n``, the
+            total sample size allocated by ``method`` (proportional or neyman), or ``size``, per
+            stratum (its values joined with ``/`` in the order of ``by``) its sample size, as
+            "STRATUM=N" strings or a mapping; ``minimum``; ``seed``), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
+        overrides: SampleOptions' fields as keyword arguments (``by=``, ``n=``, ...), over ``options``'.
 
     Raises:
         InputError: an unknown stratum key or stratum, a size beyond its stratum, n beyond the
             frame, an output that exists, before anything is written.
         VerdictError: a frame file unlocked or changed since it was locked.
     """
+    from jury.pipeline.outputs import guard_outputs
+    from jury.pipeline.review_queue import load_sources
+    from jury.verdicts.sample import load_sample, write_sample
+
+    o: SampleOptions = validated(SampleOptions, "review_sample", {**(dict(options) if options else {}), **overrides})
+    project = project or Project.load()
+    out = Path(output)
+    files, audit_path = as_paths(o.verdicts), project.path("audit", o.audit)
+    keys = _checked(o, out)
+    guard_outputs([out], [*files, *as_paths(audit_path)], verdict_output=False)
+    source = load_sources(files, audit_path)  # every lock checked before anything is read
+    frame = frame_records(source, _gold_of(source))
+    labels = [SEPARATOR.join(r["values"][k] for k in keys) for r in frame]
+    drawn = _draw(o, frame, labels, keys)
+    path = write_sample(_sample_document(source, frame, labels, keys, drawn, out.parent), out)
+    locked = load_sample(path)
+    return ReviewSample(
+        path=path,
+        frame_size=len(frame),
+        by=keys,
+        method=drawn.method,
+        seed=o.seed or 0,
+        strata=[s.model_dump(mode="json") for s in locked.strata],
+        records=[r.model_dump(mode="json") for r in locked.records],
+        content_sha256=str(locked.content_sha256),
+        inputs=[*files, *as_paths(audit_path)],
+    )
+
+
+def _checked(o: SampleOptions, out: Path) -> list[str]:
+    """The strata keys, once the request is checked (keys, method, n or sizes, the output), before
+    anything is read."""
     import os
 
     from jury.errors import InputError
-    from jury.inputs.io import load_gold, sha256_file
-    from jury.pipeline.outputs import guard_outputs
-    from jury.pipeline.review_queue import load_sources
-    from jury.stats.sampling import stratified_sample
-    from jury.verdicts.lock import utc_now
-    from jury.verdicts.sample import SAMPLE_KIND, STRATUM_KEYS, write_sample
-    from jury.verdicts.verify import bind_file
-    from jury.version import __version__, provenance
+    from jury.verdicts.sample import STRATUM_KEYS
 
-    project = project or Project.load()
-    out = Path(output)
-    files, audit_path = as_paths(verdicts), project.path("audit", audit)
-    keys = list(dict.fromkeys(by))
+    keys = list(dict.fromkeys(o.by))
     if not keys:
         raise InputError("by: name at least one stratum key (" + ", ".join(STRATUM_KEYS) + ")")
     for k in keys:
         if k not in STRATUM_KEYS:
             raise InputError(f"by: unknown stratum key {k!r}; choose from {', '.join(STRATUM_KEYS)}")
-    if method not in ("proportional", "neyman"):
-        raise InputError(f"method: {method!r} is not proportional or neyman")
-    if (n is None) == (sizes is None):
+    if o.method not in ("proportional", "neyman"):
+        raise InputError(f"method: {o.method!r} is not proportional or neyman")
+    if (o.n is None) == (not o.size):
         raise InputError("give the total --n (allocated) or per-stratum --size STRATUM=N, not both")
     if os.path.lexists(out):
         raise InputError(f"{out}: already exists; a sample file is never overwritten (choose another -o)")
-    guard_outputs([out], [*files, *as_paths(audit_path)], verdict_output=False)
-    source = load_sources(files, audit_path)  # every lock checked before anything is read
-    gold = load_gold(source.gold_path) if any(d.kind == "adjudication" for _p, d in source.verdict_files) else None
-    frame = frame_records(source, gold)
-    labels = [SEPARATOR.join(r["values"][k] for k in keys) for r in frame]
+    return keys
+
+
+def _gold_of(source: Any) -> Any:
+    """The gold items of the frame's adjudication files (None: an audit alone)."""
+    from jury.inputs.io import load_gold
+
+    return load_gold(source.gold_path) if any(d.kind == "adjudication" for _p, d in source.verdict_files) else None
+
+
+def _draw(o: SampleOptions, frame: list[dict[str, Any]], labels: list[str], keys: list[str]) -> Any:
+    """The seeded stratified draw (jury.stats.sampling.stratified_sample) of the frame's records by
+    their stratum labels, every size checked against its stratum first."""
+    from jury.errors import InputError
+    from jury.stats.sampling import stratified_sample
+
+    sizes = parsed_sizes(o.size)
     given: dict[Hashable, int] | None = None
     if sizes is not None:
         known = dict.fromkeys(labels)
@@ -205,23 +230,36 @@ def review_sample(
                 raise InputError(
                     f"size: {lab!r} is no stratum of the frame by {SEPARATOR.join(keys)} (strata: {', '.join(known)})"
                 )
-            if not 0 <= int(size) <= counts[lab]:
+            if not 0 <= size <= counts[lab]:
                 raise InputError(f"size: {lab}={size} is beyond the stratum's {counts[lab]} records")
-        given = {lab: int(v) for lab, v in sizes.items()}
-    elif n is not None and not 0 < n <= len(frame):
-        raise InputError(f"n: {n} is not between 1 and the frame's {len(frame)} records")
+        given = {lab: size for lab, size in sizes.items()}
+    elif o.n is not None and not 0 < o.n <= len(frame):
+        raise InputError(f"n: {o.n} is not between 1 and the frame's {len(frame)} records")
     try:
-        drawn = stratified_sample(
+        return stratified_sample(
             labels,
-            n=n,
+            n=o.n,
             sizes=given,
-            method=method,  # type: ignore[arg-type]
-            values=[r["flag"] for r in frame] if method == "neyman" and given is None else None,
-            minimum=minimum,
-            seed=seed,
+            method=o.method,  # type: ignore[arg-type]
+            values=[r["flag"] for r in frame] if o.method == "neyman" and given is None else None,
+            minimum=o.minimum,
+            seed=o.seed or 0,
         )
     except ValueError as exc:
         raise InputError(f"sample: {exc}") from None
+
+
+def _sample_document(
+    source: Any, frame: list[dict[str, Any]], labels: list[str], keys: list[str], drawn: Any, folder: Path
+) -> dict[str, Any]:
+    """The sample file's document: the frame files bound, the strata and every drawn record with its
+    inclusion probability."""
+    from jury.inputs.io import sha256_file
+    from jury.verdicts.lock import utc_now
+    from jury.verdicts.sample import SAMPLE_KIND
+    from jury.verdicts.verify import bind_file
+    from jury.version import __version__, provenance
+
     first: dict[Hashable, int] = {lab: i for i, lab in reversed(list(enumerate(labels)))}
     strata = [
         {"values": frame[first[s.key]]["values"] | {}, "size": s.size, "sample": s.sample, "sd": s.sd} for s in drawn.strata
@@ -242,8 +280,7 @@ def review_sample(
                 "inclusion": float(p),
             }
         )
-    folder = out.parent
-    doc = {
+    return {
         "kind": SAMPLE_KIND,
         "jury_version": __version__,
         "provenance": provenance(),
@@ -260,18 +297,3 @@ def review_sample(
         "strata": strata,
         "records": records,
     }
-    path = write_sample(doc, out)
-    from jury.verdicts.sample import load_sample
-
-    locked = load_sample(path)
-    return ReviewSample(
-        path=path,
-        frame_size=len(frame),
-        by=keys,
-        method=drawn.method,
-        seed=seed,
-        strata=[s.model_dump(mode="json") for s in locked.strata],
-        records=[r.model_dump(mode="json") for r in locked.records],
-        content_sha256=str(locked.content_sha256),
-        inputs=[*files, *as_paths(audit_path)],
-    )

@@ -1,12 +1,29 @@
-"""`jury review`: a local web page where a person settles what the jury could not."""
+"""`jury review`: a local web page where a person settles what the jury could not.
+
+Each command is generated from its job's options (jury.options.review, jury.options.command): no
+option declared by hand but the files a command writes (-o, the library's first argument) and the
+review files it reads (its arguments)."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from jury.cli.common import handle_errors
+from jury.options import Flag
+from jury.options.command import command
+from jury.options.review import (
+    AgreementOptions,
+    CorrectedOptions,
+    ExportOptions,
+    LockOptions,
+    ReviewOptions,
+    SampleOptions,
+    SettleOptions,
+)
 
 app = typer.Typer(
     help="Review unsettled verdicts and flagged gold queries in a local web page; export or lock the decisions.",
@@ -15,35 +32,43 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-VERDICTS_HELP = "Locked adjudication file(s) whose items are reviewed (repeatable)."
-AUDIT_HELP = "Locked audit file: its gold queries are reviewed. Default: jury.toml's audit."
-STORE_HELP = "Store file holding the decisions (default .jury/store.db beside jury.toml or in the cwd)."
+
+def _argument(name: str, help: str, annotation: object = Path) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=help), annotation=annotation
+    )
 
 
-@app.callback(invoke_without_command=True)
-@handle_errors
-def review(
-    ctx: typer.Context,
-    verdicts: list[Path] = typer.Option([], "--verdicts", help=VERDICTS_HELP),
-    audit: Path | None = typer.Option(None, help=AUDIT_HELP),
-    queue: list[str] = typer.Option(
-        [], "--queue", help="unsettled, split, flagged or sample:N (repeatable; default: unsettled, split and flagged)."
-    ),
-    reviewer: str | None = typer.Option(None, help="Your name, recorded with every decision (default: your login)."),
-    host: str | None = typer.Option(
-        None,
-        help="Address to bind (default 127.0.0.1). Anything but loopback must be given here explicitly, as one address of "
-        "this machine (0.0.0.0 and :: are refused); the token is still required.",
-    ),
-    port: int = typer.Option(0, min=0, max=65535, help="Port (default 0: any free port)."),
-    db_root: Path | None = typer.Option(None, help="Folder of <db_id>/<db_id>.sqlite. Default: beside the bound databases."),
-    store: Path | None = typer.Option(None, help=STORE_HELP),
-    sample: Path | None = typer.Option(
-        None,
-        help="Locked sample file (jury review sample): review its records blind, without the panel's votes or verdict "
-        "(no --verdicts, --audit or --queue with it).",
-    ),
-) -> None:
+def _output(help: str) -> inspect.Parameter:
+    """-o: the file a command writes (the library's first argument)."""
+    return inspect.Parameter(
+        "output",
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=typer.Option(..., "-o", "--output", writable=True, help=help),
+        annotation=Path,
+    )
+
+
+CONTEXT = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+REVIEWER_A = _argument("a", "Reviewer A's locked review file (jury review lock --reviewer A).")
+REVIEWER_B = _argument("b", "Reviewer B's locked review file.")
+
+
+class AgreementCommand(AgreementOptions):
+    """Every option of `jury review agreement`: jury.review_agreement's and how its figures are printed."""
+
+    fmt: Annotated[str, Flag(flags=("-f", "--format"))] = "table"
+    """table, json or md."""
+
+
+class CorrectedCommand(CorrectedOptions):
+    """Every option of `jury review corrected`: jury.review_corrected's and how its figures are printed."""
+
+    fmt: Annotated[str, Flag(flags=("-f", "--format"))] = "table"
+    """table or json."""
+
+
+def serve(ctx: typer.Context, o: ReviewOptions) -> None:
     """Start the review page and print its URL (with this launch's token).
 
     One item per screen: the question, evidence, columns, and for a verdict "Answer 1" /
@@ -56,17 +81,7 @@ def review(
         return
     from jury.api.review import SERVE_NOTE, review_app
 
-    page = review_app(
-        verdicts=verdicts,
-        audit=audit,
-        queue=queue,
-        reviewer=reviewer,
-        host=host,
-        port=port,
-        db_root=db_root,
-        store=store,
-        sample=sample,
-    )
+    page = review_app(o)
     for note in page.notes:
         typer.echo(note, err=True)
 
@@ -78,129 +93,46 @@ def review(
     page.serve(announce)
 
 
-@app.command("export")
-@handle_errors
-def export(
-    output: Path = typer.Option(..., "-o", "--output", writable=True, help="Label JSONL file to write (human-label format)."),
-    verdicts: list[Path] = typer.Option([], "--verdicts", help=VERDICTS_HELP),
-    audit: Path | None = typer.Option(None, help=AUDIT_HELP),
-    reviewer: str | None = typer.Option(None, help="Only this reviewer's decisions (default: everyone's)."),
-    store: Path | None = typer.Option(None, help=STORE_HELP),
-) -> None:
+def export(output: Path, o: ExportOptions) -> None:
     """Write the decisions as human labels (jury calibrate reads them): one line per item and reviewer."""
     from jury.api.review import export_review
 
-    result = export_review(output, verdicts=verdicts, audit=audit, reviewer=reviewer, store=store)
+    result = export_review(output, o)
     for note in result.notes:
         typer.echo(note, err=True)
 
 
-@app.command("lock")
-@handle_errors
-def lock(
-    output: Path = typer.Option(
-        ..., "-o", "--output", writable=True, help="Review file to write, e.g. verdicts/review-2026.json (never overwritten)."
-    ),
-    verdicts: list[Path] = typer.Option([], "--verdicts", help=VERDICTS_HELP),
-    audit: Path | None = typer.Option(None, help=AUDIT_HELP),
-    store: Path | None = typer.Option(None, help=STORE_HELP),
-    sign: Path | None = typer.Option(
-        None,
-        "--sign",
-        metavar="KEYFILE",
-        help="Ed25519 private key (OpenSSH or PEM): after the review file is locked, write a detached SSH "
-        "signature beside it (<file>.sig; check with jury verify --trusted-key).",
-    ),
-    reviewer: str | None = typer.Option(
-        None, help="Only this reviewer's decisions: one reviewer's own file (default: everyone's)."
-    ),
-    sample: Path | None = typer.Option(
-        None, help="Locked sample file: lock the decisions on its records (its frame files; no --verdicts or --audit)."
-    ),
-) -> None:
+def lock(output: Path, o: LockOptions) -> None:
     """Write the decisions as a hash-locked review file (same lock and bindings as verdict files)."""
     from jury.api.review import lock_review
 
-    result = lock_review(output, verdicts=verdicts, audit=audit, store=store, sign=sign, reviewer=reviewer, sample=sample)
-    typer.echo(result.render(), nl=False)
+    typer.echo(lock_review(output, o).render(), nl=False)
 
 
-@app.command("agreement")
-@handle_errors
-def agreement(
-    a: Path = typer.Argument(..., help="Reviewer A's locked review file (jury review lock --reviewer A)."),
-    b: Path = typer.Argument(..., help="Reviewer B's locked review file."),
-    fmt: str = typer.Option("table", "-f", "--format", help="table, json or md."),
-    resamples: int = typer.Option(2000, min=0, help="Bootstrap resamples of the intervals."),
-    seed: int = typer.Option(0, help="Seed of the bootstrap."),
-    confidence: float = typer.Option(0.95, min=0.5, max=0.999, help="Nominal coverage of the intervals."),
-) -> None:
+def agreement(a: Path, b: Path, o: AgreementCommand) -> None:
     """Two reviewers' agreement: Cohen's kappa and Krippendorff's alpha with intervals, and their disagreements."""
     from jury.api.review_agreement import review_agreement
 
-    result = review_agreement(a, b, resamples=resamples, seed=seed, confidence=confidence)
-    typer.echo(result.render(fmt), nl=False)
+    result = review_agreement(a, b, AgreementOptions.model_validate(o.model_dump(exclude={"fmt"})))
+    typer.echo(result.render(o.fmt), nl=False)
 
 
-@app.command("sample")
-@handle_errors
-def sample(
-    output: Path = typer.Option(
-        ..., "-o", "--output", writable=True, help="Sample file to write, e.g. verdicts/sample.json (never overwritten)."
-    ),
-    verdicts: list[Path] = typer.Option([], "--verdicts", help="Locked adjudication file(s) of the frame (repeatable)."),
-    audit: Path | None = typer.Option(None, help="Locked audit file of the frame. Default: jury.toml's audit."),
-    by: list[str] = typer.Option(
-        ["verdict"], "--by", help="Stratum key: verdict, flag, difficulty, db, model or agreement (repeatable)."
-    ),
-    n: int | None = typer.Option(None, "--n", min=1, help="Total sample size, allocated over the strata by --method."),
-    size: list[str] = typer.Option(
-        [], "--size", metavar="STRATUM=N", help="A stratum's sample size, its values joined by / in --by order (repeatable)."
-    ),
-    method: str = typer.Option("proportional", help="Allocation of --n: proportional or neyman (S_h of the panel's flag)."),
-    minimum: int = typer.Option(1, min=0, help="The least an allocation gives each stratum (capped by its size)."),
-    seed: int = typer.Option(0, help="Seed of the draw."),
-) -> None:
+def sample(output: Path, o: SampleOptions) -> None:
     """Draw a seeded stratified sample of verdict and audit records for people to review and
     write it as a hash-locked sample file (frame, strata, seed, inclusion probabilities)."""
     from jury.api.review_sample import review_sample
-    from jury.errors import InputError
 
-    sizes: dict[str, int] | None = None
-    if size:
-        sizes = {}
-        for s in size:
-            key, sep, value = s.rpartition("=")
-            if not sep or not key or not value.isdigit():
-                raise InputError(f"--size {s!r}: expected STRATUM=N with N a whole number")
-            sizes[key] = int(value)
-    result = review_sample(
-        output, verdicts=verdicts, audit=audit, by=by, n=n, sizes=sizes, method=method, minimum=minimum, seed=seed
-    )
-    typer.echo(result.render(), nl=False)
+    typer.echo(review_sample(output, o).render(), nl=False)
 
 
-@app.command("settle")
-@handle_errors
-def settle(
-    a: Path = typer.Argument(..., help="Reviewer A's locked review file."),
-    b: Path = typer.Argument(..., help="Reviewer B's locked review file."),
-    output: Path = typer.Option(
-        ..., "-o", "--output", writable=True, help="Adjudication round file to write (never overwritten)."
-    ),
-    decisions: Path = typer.Option(
-        ...,
-        "--decisions",
-        help="CSV with a header: question_id, model (adjudication items), label, settled_by (a name, or names joined "
-        "by + when the reviewers settled it together), note (optional); one row per disagreement.",
-    ),
-) -> None:
+def settle(a: Path, b: Path, output: Path, o: SettleOptions) -> None:
     """Record the adjudication round of two reviewers' disagreements, who settled each, as a locked file."""
     from jury.api.review_agreement import adjudication_round
     from jury.errors import InputError
     from jury.inputs.io import read_text
     from jury.inputs.reader import csv_records
 
+    decisions = o.decisions
     lines = list(csv_records(Path(decisions), read_text(decisions), strict=False))
     rows = [row for _, row in lines]
     for i, row in lines:
@@ -210,23 +142,60 @@ def settle(
     typer.echo(adjudication_round(output, a, b, settled=rows).render(), nl=False)
 
 
-@app.command("corrected")
-@handle_errors
-def corrected(
-    sample: Path = typer.Argument(..., help="The locked sample file the reviewers decided."),
-    a: Path = typer.Argument(..., help="Reviewer A's locked review file."),
-    b: Path = typer.Argument(..., help="Reviewer B's locked review file."),
-    settled: Path | None = typer.Option(
-        None, "--settled", help="The adjudication round of their disagreements (jury review settle)."
-    ),
-    kind: str = typer.Option("gold", help="gold (the gold defect rate) or adjudication (the credited rate)."),
-    fmt: str = typer.Option("table", "-f", "--format", help="table or json."),
-    resamples: int = typer.Option(2000, min=0, help="Bootstrap resamples."),
-    seed: int = typer.Option(0, help="Seed of the bootstrap."),
-    confidence: float = typer.Option(0.95, min=0.5, max=0.999, help="Nominal coverage of the intervals."),
-) -> None:
+def corrected(sample: Path, a: Path, b: Path, o: CorrectedCommand) -> None:
     """The panel's rate over the sample's frame corrected by the two reviewers (Rogan-Gladen, delta interval)."""
     from jury.api.review_corrected import review_corrected
 
-    result = review_corrected(sample, a, b, settled=settled, kind=kind, resamples=resamples, seed=seed, confidence=confidence)
-    typer.echo(result.render(fmt), nl=False)
+    result = review_corrected(sample, a, b, CorrectedOptions.model_validate(o.model_dump(exclude={"fmt"})))
+    typer.echo(result.render(o.fmt), nl=False)
+
+
+app.callback(invoke_without_command=True)(handle_errors(command(ReviewOptions, serve, arguments=[CONTEXT])))
+app.command("export")(
+    handle_errors(command(ExportOptions, export, arguments=[_output("Label JSONL file to write (human-label format).")]))
+)
+app.command("lock")(
+    handle_errors(
+        command(
+            LockOptions,
+            lock,
+            arguments=[_output("Review file to write, e.g. verdicts/review-2026.json (never overwritten).")],
+        )
+    )
+)
+app.command("agreement")(handle_errors(command(AgreementCommand, agreement, arguments=[REVIEWER_A, REVIEWER_B])))
+app.command("sample")(
+    handle_errors(
+        command(
+            SampleOptions,
+            sample,
+            arguments=[_output("Sample file to write, e.g. verdicts/sample.json (never overwritten).")],
+        )
+    )
+)
+app.command("settle")(
+    handle_errors(
+        command(
+            SettleOptions,
+            settle,
+            arguments=[
+                _argument("a", "Reviewer A's locked review file."),
+                REVIEWER_B,
+                _output("Adjudication round file to write (never overwritten)."),
+            ],
+        )
+    )
+)
+app.command("corrected")(
+    handle_errors(
+        command(
+            CorrectedCommand,
+            corrected,
+            arguments=[
+                _argument("sample", "The locked sample file the reviewers decided."),
+                _argument("a", "Reviewer A's locked review file."),
+                REVIEWER_B,
+            ],
+        )
+    )
+)

@@ -140,4 +140,6 @@ def rule(error: Any) -> str:
     }
     if kind in named:
         return f"must be {named[kind]}"
+    if kind == "value_error" and str(context.get("error", "")).startswith("must "):  # a validator's own rule
+        return str(context["error"])
     return f"is not valid: {error['msg'][:1].lower()}{error['msg'][1:]}"

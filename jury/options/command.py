@@ -34,7 +34,7 @@ def typer_option(name: str, field: FieldInfo, help: str | None = None) -> Any:
     flags = shown.flags
     if field.annotation is bool and not shown.negatable and not flags:
         flags = (f"--{name.replace('_', '-')}",)  # a switch: no --no- form
-    default = field.get_default(call_default_factory=True)
+    default = ... if field.is_required() else field.get_default(call_default_factory=True)  # ...: a required option
     return typer.Option(default, *flags, help=help or description(field), writable=shown.writable, metavar=shown.metavar)
 
 
