@@ -66,6 +66,8 @@ _EXPORTS = {
     "VerifyOptions": ("jury.options.verify", "VerifyOptions"),
     "StoreMergeOptions": ("jury.options.store", "StoreMergeOptions"),
     "BatchOptions": ("jury.options.batch", "BatchOptions"),
+    "DbLoadOptions": ("jury.options.db", "DbLoadOptions"),
+    "DbGrantsOptions": ("jury.options.db", "DbGrantsOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

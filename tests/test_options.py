@@ -32,7 +32,7 @@ runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "db", "import", "labels",
+    "import", "labels",
     "local-juror", "review",
 }  # fmt: skip
 
@@ -163,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -413,3 +413,27 @@ def test_batch_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         collect_batches(stores="s.db")
     with pytest.raises(jury.InputError, match=r"^store is not valid: input is not a valid path"):
         batch_status(store=3)
+
+
+def test_db_takes_the_options_model_or_its_fields_alike():
+    from jury.api.databases import reader_grants
+
+    url = "postgresql://admin@host/bird"
+    shown = runner.invoke(app, ["db", "grants", url, "--reader", "r", "--schema", "s"])
+    assert shown.exit_code == 0, shown.output
+    by_keyword = reader_grants(url, reader="r", pg_schema="s")
+    by_model = reader_grants(url, jury.DbGrantsOptions(reader="r", pg_schema="s"))
+    overridden = reader_grants(url, jury.DbGrantsOptions(reader="other", pg_schema="s"), reader="r")
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout
+    assert 'GRANT USAGE ON SCHEMA "s" TO "r"' in shown.stdout
+
+
+def test_db_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
+    from jury.api.databases import load_database, reader_grants
+
+    with pytest.raises(TypeError, match=r"reader_grants\(\) got an unexpected keyword argument 'schema'"):
+        reader_grants("postgresql://admin@host/bird", schema="s")
+    with pytest.raises(TypeError, match=r"load_database\(\) got an unexpected keyword argument 'readers'"):
+        load_database(tmp_path / "a.sqlite", "duckdb:///x.duckdb", readers="r")
+    with pytest.raises(jury.InputError, match=r"^no_reader must be true or false, got 'soon'$"):
+        load_database(tmp_path / "a.sqlite", "duckdb:///x.duckdb", no_reader="soon")
