@@ -68,6 +68,8 @@ _EXPORTS = {
     "BatchOptions": ("jury.options.batch", "BatchOptions"),
     "DbLoadOptions": ("jury.options.db", "DbLoadOptions"),
     "DbGrantsOptions": ("jury.options.db", "DbGrantsOptions"),
+    "LocalJurorOptions": ("jury.options.local_juror", "LocalJurorOptions"),
+    "LocalJurorStartOptions": ("jury.options.local_juror", "LocalJurorStartOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

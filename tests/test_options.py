@@ -33,7 +33,7 @@ runner = CliRunner()
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
     "import", "labels",
-    "local-juror", "review",
+    "review",
 }  # fmt: skip
 
 
@@ -163,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db, jury.options.local_juror; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -437,3 +437,28 @@ def test_db_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
         load_database(tmp_path / "a.sqlite", "duckdb:///x.duckdb", readers="r")
     with pytest.raises(jury.InputError, match=r"^no_reader must be true or false, got 'soon'$"):
         load_database(tmp_path / "a.sqlite", "duckdb:///x.duckdb", no_reader="soon")
+
+
+def test_local_juror_takes_the_options_model_or_its_fields_alike(tmp_path):
+    from jury.api.local_juror import local_juror_status, stop_local_juror
+
+    shown = runner.invoke(app, ["local-juror", "status", "--state-dir", str(tmp_path)])
+    assert shown.exit_code == 1, shown.output
+    by_keyword = local_juror_status(state_dir=tmp_path)
+    by_model = local_juror_status(jury.LocalJurorOptions(state_dir=tmp_path))
+    overridden = local_juror_status(jury.LocalJurorOptions(state_dir=tmp_path / "other"), state_dir=tmp_path)
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout
+    assert stop_local_juror(jury.LocalJurorOptions(state_dir=tmp_path)).state_dir == tmp_path
+
+
+def test_local_juror_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
+    from jury.api.local_juror import local_juror_status, start_local_juror
+
+    with pytest.raises(TypeError, match=r"local_juror_status\(\) got an unexpected keyword argument 'folder'"):
+        local_juror_status(folder=tmp_path)
+    with pytest.raises(TypeError, match=r"start_local_juror\(\) got an unexpected keyword argument 'model'"):
+        start_local_juror(model=["smollm2-135m"], state_dir=tmp_path)
+    with pytest.raises(jury.InputError, match=r"^port must be at most 65535, got 70000$"):
+        start_local_juror(port=70000, state_dir=tmp_path)
+    out_of_range = runner.invoke(app, ["local-juror", "start", "--threads", "0", "--state-dir", str(tmp_path)])
+    assert out_of_range.exit_code == 1 and out_of_range.output == "Error: --threads must be at least 1, got 0\n"
