@@ -70,6 +70,7 @@ _EXPORTS = {
     "DbGrantsOptions": ("jury.options.db", "DbGrantsOptions"),
     "LocalJurorOptions": ("jury.options.local_juror", "LocalJurorOptions"),
     "LocalJurorStartOptions": ("jury.options.local_juror", "LocalJurorStartOptions"),
+    "ImportOptions": ("jury.options.imports", "ImportOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

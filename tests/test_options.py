@@ -32,7 +32,7 @@ runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
 NOT_YET = {
-    "import", "labels",
+    "labels",
     "review",
 }  # fmt: skip
 
@@ -163,7 +163,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db, jury.options.local_juror; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db, jury.options.local_juror, jury.options.imports; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -462,3 +462,34 @@ def test_local_juror_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_
         start_local_juror(port=70000, state_dir=tmp_path)
     out_of_range = runner.invoke(app, ["local-juror", "start", "--threads", "0", "--state-dir", str(tmp_path)])
     assert out_of_range.exit_code == 1 and out_of_range.output == "Error: --threads must be at least 1, got 0\n"
+
+
+def test_import_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
+    from jury.api.imports import import_bird_predictions
+    from tests.support.helpers import EXAMPLE
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text("SELECT 1\nSELECT 2\n")
+    gold = EXAMPLE / "dev.json"
+    shown = runner.invoke(app, ["import", "bird-predictions", "p.txt", "--gold", str(gold), "--model", "m", "--family", "f"])
+    assert shown.exit_code == 0, shown.output
+    by_keyword = import_bird_predictions("p.txt", gold=gold, model="m", family="f")
+    by_model = import_bird_predictions("p.txt", jury.ImportOptions(gold=gold, model="m", family="f"))
+    overridden = import_bird_predictions("p.txt", jury.ImportOptions(gold=gold, model="x", family="f"), model="m")
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout
+    assert [(r.model, r.family) for r in by_model.records] == [("m", "f"), ("m", "f")]
+    written = runner.invoke(app, ["import", "with", "bird-predictions", "p.txt", "--gold", str(gold), "-o", "r.jsonl"])
+    assert (
+        written.exit_code == 0
+        and written.stdout == ""
+        and (tmp_path / "r.jsonl").read_text() == import_bird_predictions("p.txt", gold=gold).render()
+    )
+
+
+def test_import_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    from jury.api.imports import import_bird_predictions
+
+    with pytest.raises(TypeError, match=r"import_bird_predictions\(\) got an unexpected keyword argument 'db'"):
+        import_bird_predictions("p.txt", db=["superhero"])
+    with pytest.raises(jury.InputError, match=r"^family must be a string, got 3$"):
+        import_bird_predictions("p.txt", family=3)
