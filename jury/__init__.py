@@ -71,6 +71,7 @@ _EXPORTS = {
     "LocalJurorOptions": ("jury.options.local_juror", "LocalJurorOptions"),
     "LocalJurorStartOptions": ("jury.options.local_juror", "LocalJurorStartOptions"),
     "ImportOptions": ("jury.options.imports", "ImportOptions"),
+    "LabelsImportOptions": ("jury.options.labels", "LabelsImportOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

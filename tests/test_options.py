@@ -31,10 +31,7 @@ from tests.test_calibrate import shop  # noqa: F401  (the fixture)
 runner = CliRunner()
 
 # the commands whose options are still declared one by one (typer.Option in the signature)
-NOT_YET = {
-    "labels",
-    "review",
-}  # fmt: skip
+NOT_YET = {"review"}
 
 
 def command_functions() -> dict[str, object]:
@@ -163,7 +160,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db, jury.options.local_juror, jury.options.imports; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db, jury.options.local_juror, jury.options.imports, jury.options.labels; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -493,3 +490,27 @@ def test_import_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         import_bird_predictions("p.txt", db=["superhero"])
     with pytest.raises(jury.InputError, match=r"^family must be a string, got 3$"):
         import_bird_predictions("p.txt", family=3)
+
+
+def test_labels_import_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
+    from jury.api.labels import import_labels
+    from tests.support.helpers import EXAMPLE
+
+    monkeypatch.chdir(tmp_path)
+    gold = EXAMPLE / "dev.json"
+    (tmp_path / "mine.csv").write_text("question_id,defective,type,note,annotator\n717,true,,,ann\n")
+    shown = runner.invoke(app, ["labels", "import", "csv", "mine.csv", "--gold", str(gold)])
+    assert shown.exit_code == 0, shown.output
+    by_keyword = import_labels("csv", ["mine.csv"], gold=gold)
+    by_model = import_labels("csv", "mine.csv", jury.LabelsImportOptions(gold=gold))
+    overridden = import_labels("csv", "mine.csv", jury.LabelsImportOptions(gold=tmp_path / "none.json"), gold=gold)
+    assert by_keyword.render() == by_model.render() == overridden.render() == shown.stdout != ""
+
+
+def test_labels_import_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
+    from jury.api.labels import import_labels
+
+    with pytest.raises(TypeError, match=r"import_labels\(\) got an unexpected keyword argument 'runs'"):
+        import_labels("csv", "mine.csv", runs="r.jsonl")
+    with pytest.raises(jury.InputError, match=r"^timeout must be greater than 0, got 0$"):
+        import_labels("csv", "mine.csv", timeout=0)
