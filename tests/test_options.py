@@ -433,7 +433,7 @@ def test_db_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
     with pytest.raises(TypeError, match=r"load_database\(\) got an unexpected keyword argument 'readers'"):
         load_database(tmp_path / "a.sqlite", "duckdb:///x.duckdb", readers="r")
     with pytest.raises(jury.InputError, match=r"^no_reader must be true or false, got 'soon'$"):
-        load_database(tmp_path / "a.sqlite", "duckdb:///x.duckdb", no_reader="soon")
+        load_database(tmp_path / "a.sqlite", "duckdb:///x.duckdb", jury.DbLoadOptions(reader="r"), no_reader="soon")
 
 
 def test_local_juror_takes_the_options_model_or_its_fields_alike(tmp_path):
@@ -456,7 +456,7 @@ def test_local_juror_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_
     with pytest.raises(TypeError, match=r"start_local_juror\(\) got an unexpected keyword argument 'model'"):
         start_local_juror(model=["smollm2-135m"], state_dir=tmp_path)
     with pytest.raises(jury.InputError, match=r"^port must be at most 65535, got 70000$"):
-        start_local_juror(port=70000, state_dir=tmp_path)
+        start_local_juror(jury.LocalJurorStartOptions(state_dir=tmp_path), port=70000)
     out_of_range = runner.invoke(app, ["local-juror", "start", "--threads", "0", "--state-dir", str(tmp_path)])
     assert out_of_range.exit_code == 1 and out_of_range.output == "Error: --threads must be at least 1, got 0\n"
 
