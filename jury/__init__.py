@@ -66,6 +66,12 @@ _EXPORTS = {
     "VerifyOptions": ("jury.options.verify", "VerifyOptions"),
     "StoreMergeOptions": ("jury.options.store", "StoreMergeOptions"),
     "BatchOptions": ("jury.options.batch", "BatchOptions"),
+    "DbLoadOptions": ("jury.options.db", "DbLoadOptions"),
+    "DbGrantsOptions": ("jury.options.db", "DbGrantsOptions"),
+    "LocalJurorOptions": ("jury.options.local_juror", "LocalJurorOptions"),
+    "LocalJurorStartOptions": ("jury.options.local_juror", "LocalJurorStartOptions"),
+    "ImportOptions": ("jury.options.imports", "ImportOptions"),
+    "LabelsImportOptions": ("jury.options.labels", "LabelsImportOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

@@ -5,11 +5,13 @@ for an existing database (``jury db grants``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from jury.api.result import Result
+from jury.options import validated
+from jury.options.db import DbGrantsOptions, DbLoadOptions
 from jury.pipeline.project import PathLike
 
 
@@ -54,27 +56,28 @@ class DatabaseLoad(Result):
         return "".join(safe(line) + ("  \n" if fmt == "md" else "\n") for line in lines)
 
 
-def load_database(
-    sqlite_file: PathLike,
-    url: str,
-    *,
-    reader: str | None = "jury_reader",
-    reader_host: str = "%",
-    reader_password_env: str = "JURY_READER_PASSWORD",
-) -> DatabaseLoad:
+def load_database(sqlite_file: PathLike, url: str, options: DbLoadOptions | None = None, **overrides: Any) -> DatabaseLoad:
     """Copy every table of a SQLite file (opened read-only; columns, types, rows, primary and
     foreign keys) into the database at ``url`` (postgresql://, mysql://, mariadb:// or
     duckdb:///path, created when missing), logged in as an admin. A key the data breaks is left
     out and named; a target that already holds one of the tables is refused.
 
-    On PostgreSQL and MySQL/MariaDB, ``reader`` (None: none) is then granted SELECT on the
-    database and nothing else: the login to run jury as (a privileged one is refused at every
+    On PostgreSQL and MySQL/MariaDB, ``reader`` (``no_reader``: none) is then granted SELECT on
+    the database and nothing else: the login to run jury as (a privileged one is refused at every
     run). A missing reader is created with the password in ``reader_password_env``, on MySQL
-    for the host ``reader_host``; an existing one that can do more than read is refused."""
+    for the host ``reader_host``; an existing one that can do more than read is refused.
+
+    ``options``: a ``DbLoadOptions`` (jury.options.db: every option of ``jury db load``, each
+    documented there), or none; ``overrides``: its fields as keyword arguments (``reader=``,
+    ``no_reader=True``, ...), over ``options``'. A bad one is an InputError (an unknown name a
+    TypeError)."""
     from jury.execution.engine_urls import redact
     from jury.execution.loader import Reader, load
 
-    report = load(Path(sqlite_file), url, reader=Reader(reader, reader_host, reader_password_env))
+    given = dict(options) if options is not None else {}
+    o: DbLoadOptions = validated(DbLoadOptions, "load_database", {**given, **overrides})
+    reader = None if o.no_reader else o.reader
+    report = load(Path(sqlite_file), url, reader=Reader(reader, o.reader_host, o.reader_password_env))
     return DatabaseLoad(
         url=redact(url),
         tables=report.tables,
@@ -104,14 +107,22 @@ class ReaderGrants(Result):
         return f"```sql\n{text}```\n" if fmt == "md" else text
 
 
-def reader_grants(url: str, *, reader: str = "jury_reader", reader_host: str = "%", schema: str = "public") -> ReaderGrants:
+def reader_grants(url: str, options: DbGrantsOptions | None = None, **overrides: Any) -> ReaderGrants:
     """The CREATE ROLE/USER and GRANT statements (per engine) that make ``reader`` a login that
-    can only read the database at ``url`` (PostgreSQL: of ``schema``; MySQL: from
-    ``reader_host``): what ``jury db load`` does for a database it loads. Connects to nothing."""
+    can only read the database at ``url`` (PostgreSQL: of ``pg_schema``; MySQL: from
+    ``reader_host``): what ``jury db load`` does for a database it loads. Connects to nothing.
+
+    ``options``: a ``DbGrantsOptions`` (jury.options.db: every option of ``jury db grants``, each
+    documented there), or none; ``overrides``: its fields as keyword arguments (``reader=``,
+    ``reader_host=``, ``pg_schema=``), over ``options``'. A bad one is an InputError (an unknown
+    name a TypeError)."""
     from jury.execution.engine_drivers import engine_for
     from jury.execution.engine_privileges import check_reader, reader_statements
     from jury.execution.engine_urls import check_url, redact
 
+    given = dict(options) if options is not None else {}
+    o: DbGrantsOptions = validated(DbGrantsOptions, "reader_grants", {**given, **overrides})
+    reader, reader_host = o.reader, o.reader_host
     check_url(url, "URL")
     engine = engine_for(url)
     check_reader(reader, reader_host)
@@ -119,5 +130,5 @@ def reader_grants(url: str, *, reader: str = "jury_reader", reader_host: str = "
     return ReaderGrants(
         url=redact(url),
         engine=engine.name,
-        statements=reader_statements(engine.name, database, reader, host=reader_host, schema=schema),
+        statements=reader_statements(engine.name, database, reader, host=reader_host, schema=o.pg_schema),
     )

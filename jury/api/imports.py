@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from jury.api.result import Result
+from jury.options import validated
+from jury.options.imports import ImportOptions
 from jury.pipeline.project import PathLike, Project
 
 
@@ -38,15 +39,11 @@ class RunImport(Result):
 
 def import_bird_predictions(
     file: PathLike,
+    options: ImportOptions | None = None,
     *,
-    model: str | None = None,
-    gold: PathLike | None = None,
-    positions_from: PathLike | None = None,
-    output: PathLike | None = None,
-    only_db: Sequence[str] | None = None,
-    family: str | None = None,
     importer: str = "bird-predictions",
     project: Project | None = None,
+    **overrides: Any,
 ) -> RunImport:
     """Import a BIRD prediction file (predict_dev.json, or one SQL per line) as ``model``'s run
     records (default: the file's name without its suffix), indexing questions by their position
@@ -56,7 +53,12 @@ def import_bird_predictions(
     database). A non-string entry becomes a line with ``sql: null``, an empty line or entry a
     line with its blank SQL, and an absent position no line (jury.vocab.Unanswered);
     ``family`` overrides the family registry. ``importer``: the importer reading the file,
-    BIRD's (``bird-predictions``) or an installed plugin's (docs/plugins.md)."""
+    BIRD's (``bird-predictions``) or an installed plugin's (docs/plugins.md).
+
+    ``options``: an ``ImportOptions`` (jury.options.imports: every option of ``jury import
+    bird-predictions``, each documented there), or none; ``overrides``: its fields as keyword
+    arguments (``model=``, ``gold=``, ``only_db=``, ...), over ``options``'. A bad one is an
+    InputError (an unknown name a TypeError)."""
     from jury.compare.coverage import by_cause, unanswered_cause
     from jury.errors import InputError
     from jury.inputs.importers import POSITIONS_HINT, model_name, read_predictions
@@ -65,21 +67,23 @@ def import_bird_predictions(
     from jury.pipeline.outputs import guard_outputs
     from jury.results.render import safe
 
+    given = dict(options) if options is not None else {}
+    o: ImportOptions = validated(ImportOptions, "import_bird_predictions", {**given, **overrides})
     project = project or Project.load()
-    source, gold_path = Path(file), project.gold(gold)
-    positions = project.path("positions_from", positions_from)
-    model = model if model is not None else model_name(source)
-    out = Path(output) if output is not None else None
+    source, gold_path = Path(file), project.gold(o.gold)
+    positions = project.path("positions_from", o.positions_from)
+    model = o.model if o.model is not None else model_name(source)
+    out = o.output
     guard_outputs(
         [out],
         [p for p in (source, gold_path, positions) if p is not None],
         store=project.store_path(None),
         db_root=project.db_root(None),
     )
-    dbs = list(only_db or [])
+    dbs = o.only_db
     keep = set(load_gold(gold_path)) if positions is not None else None
     order = load_gold_list(positions if positions is not None else gold_path)
-    report = read_predictions(importer, source, order, model, only_db=set(dbs) or None, family=family, keep=keep)
+    report = read_predictions(importer, source, order, model, only_db=set(dbs) or None, family=o.family, keep=keep)
     if not report.records:
         if dbs:
             raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")

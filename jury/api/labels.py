@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -18,6 +18,8 @@ from jury.api.result import Result
 from jury.inputs.judgments import JudgeRecord
 from jury.inputs.labels import AdjudicationLabel, GoldLabel
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
+from jury.options import validated
+from jury.options.labels import LabelsImportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
 if TYPE_CHECKING:
@@ -101,18 +103,10 @@ class LabelImport(Result):
 def import_labels(
     kind: str,
     files: PathLike | Sequence[PathLike],
+    options: LabelsImportOptions | None = None,
     *,
-    gold: PathLike | None = None,
-    output: PathLike | None = None,
-    runs_out: PathLike | None = None,
-    gold_out: PathLike | None = None,
-    family: str | None = None,
-    original: PathLike | None = None,
-    db_root: PathLike | None = None,
-    store: PathLike | None = None,
-    comparator: str | None = None,
-    timeout: float | None = None,
     project: Project | None = None,
+    **overrides: Any,
 ) -> LabelImport:
     """Import FLEX's (``flex-agreement``, ``flex-categories``; ``flex-judge``: FLEX's own LLM
     judge's verdicts, as judgments), Wretblad et al.'s (``wretblad``) or Arcwise's (``arcwise``)
@@ -123,7 +117,12 @@ def import_labels(
     write the pairs as run JSONL and their gold items, ``family``: the model family recorded on
     those runs; arcwise: ``original`` is the original mini-dev gold (default: the gold file).
     Every output is refused before any work when it would overwrite an input, the store or a
-    database file. A set that yields no label is refused."""
+    database file. A set that yields no label is refused.
+
+    ``options``: a ``LabelsImportOptions`` (jury.options.labels: every option of ``jury labels
+    import``, each documented there), or none; ``overrides``: its fields as keyword arguments
+    (``gold=``, ``output=``, ``family=``, ...), over ``options``'. A bad one is an InputError (an
+    unknown name a TypeError)."""
     from jury.errors import InputError
     from jury.inputs.io import load_gold
     from jury.inputs.label_import import import_labels as read_set
@@ -131,6 +130,10 @@ def import_labels(
     from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
 
+    given = dict(options) if options is not None else {}
+    o: LabelsImportOptions = validated(LabelsImportOptions, "import_labels", {**given, **overrides})
+    gold, output, runs_out, gold_out, family, original = o.gold, o.output, o.runs_out, o.gold_out, o.family, o.original
+    db_root, store = o.db_root, o.store
     if kind not in KINDS:
         raise InputError(f"unknown label set {kind!r}; choose one of: {', '.join(KINDS)}")
     name = LabelSet(kind)
@@ -154,8 +157,8 @@ def import_labels(
             project,
             db_root=db_root,
             store=store,
-            comparator=comparator,
-            timeout=timeout,
+            comparator=o.comparator,
+            timeout=o.timeout,
             need_databases=name == LabelSet.PLATINUM,
         )
     if not report.labels and not report.judgments and not streamed:

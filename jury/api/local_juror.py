@@ -3,12 +3,15 @@ start|status|stop``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from jury.api.result import Result
+from jury.options import Options, validated
+from jury.options.local_juror import LocalJurorOptions, LocalJurorStartOptions
 from jury.pipeline.project import PathLike, Project
+
+Job = TypeVar("Job", bound=Options)
 
 
 class LocalJurorState(Result):
@@ -53,35 +56,53 @@ def _state_dir(project: Project | None, state_dir: PathLike | None) -> Path:
 
 
 def start_local_juror(
-    *,
-    port: int = 8765,
-    models: Sequence[str] | None = None,
-    threads: int | None = None,
-    state_dir: PathLike | None = None,
-    project: Project | None = None,
+    options: LocalJurorStartOptions | None = None, *, project: Project | None = None, **overrides: Any
 ) -> LocalJurorState:
     """Start one llama.cpp server per model (default: gemma-3-270m and smollm2-135m) on
     consecutive loopback ports from ``port`` in the background and wait until they answer (or
     return the ones already running). ``state_dir``: the server's state file, models and log
-    (default: local-juror/ beside the store). Needs the [local] extra."""
+    (default: local-juror/ beside the store). Needs the [local] extra.
+
+    ``options``: a ``LocalJurorStartOptions`` (jury.options.local_juror: every option of ``jury
+    local-juror start``, each documented there), or none; ``overrides``: its fields as keyword
+    arguments (``port=``, ``models=``, ``threads=``, ``state_dir=``), over ``options``'. A bad one
+    is an InputError (an unknown name a TypeError)."""
     from jury.pipeline.local_juror import start
 
-    folder = _state_dir(project, state_dir)
-    state = start(folder, port=port, models=list(models or []) or None, threads=threads)
+    o = _options(LocalJurorStartOptions, options, overrides, "start_local_juror")
+    folder = _state_dir(project, o.state_dir)
+    state = start(folder, port=o.port, models=o.models or None, threads=o.threads)
     return LocalJurorState(action="start", state=state, state_dir=folder)
 
 
-def local_juror_status(*, state_dir: PathLike | None = None, project: Project | None = None) -> LocalJurorState:
-    """Whether the local juror started from ``state_dir`` runs and answers (``ok``)."""
+def local_juror_status(
+    options: LocalJurorOptions | None = None, *, project: Project | None = None, **overrides: Any
+) -> LocalJurorState:
+    """Whether the local juror started from ``state_dir`` runs and answers (``ok``).
+
+    ``options``: a ``LocalJurorOptions`` (jury.options.local_juror: the state folder), or none;
+    ``overrides``: its fields as keyword arguments (``state_dir=``), over ``options``'."""
     from jury.pipeline.local_juror import status
 
-    folder = _state_dir(project, state_dir)
+    folder = _state_dir(project, _options(LocalJurorOptions, options, overrides, "local_juror_status").state_dir)
     return LocalJurorState(action="status", state=status(folder), state_dir=folder)
 
 
-def stop_local_juror(*, state_dir: PathLike | None = None, project: Project | None = None) -> LocalJurorState:
-    """Stop the servers started from ``state_dir`` (``state`` None: none was)."""
+def stop_local_juror(
+    options: LocalJurorOptions | None = None, *, project: Project | None = None, **overrides: Any
+) -> LocalJurorState:
+    """Stop the servers started from ``state_dir`` (``state`` None: none was).
+
+    ``options``: a ``LocalJurorOptions`` (jury.options.local_juror: the state folder), or none;
+    ``overrides``: its fields as keyword arguments (``state_dir=``), over ``options``'."""
     from jury.pipeline.local_juror import stop
 
-    folder = _state_dir(project, state_dir)
+    folder = _state_dir(project, _options(LocalJurorOptions, options, overrides, "stop_local_juror").state_dir)
     return LocalJurorState(action="stop", state=stop(folder), state_dir=folder)
+
+
+def _options(model: type[Job], options: Job | None, overrides: dict[str, Any], job: str) -> Job:
+    """``options`` with ``overrides`` over them, validated (a bad one: one InputError line)."""
+    given = dict(options) if options is not None else {}
+    o: Job = validated(model, job, {**given, **overrides})
+    return o

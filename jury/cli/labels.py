@@ -1,62 +1,25 @@
-"""`jury labels import ...`: turn published human-label sets into jury label JSONL."""
+"""`jury labels import ...`: turn published human-label sets into jury label JSONL.
+
+The command is generated from import_labels' options (jury.options.labels.LabelsImportOptions,
+jury.options.command): no option declared by hand but the label set and its files (the library's
+arguments)."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import emit, handle_errors
 from jury.inputs.label_sets import LabelSet
+from jury.options.command import command
+from jury.options.labels import LabelsImportOptions
 
 app = typer.Typer(help="Human labels: import published label sets.", no_args_is_help=True, rich_markup_mode=None)
 
 
-@app.command("import")
-@handle_errors
-def import_(
-    kind: LabelSet = typer.Argument(..., help="The published label set."),
-    files: list[Path] = typer.Argument(..., help="The set's files, in any order (see the README's 'Human labels')."),
-    gold: Path | None = typer.Option(
-        None, help="The gold file the labels' questions are matched to (BIRD dev.json). Default: jury.toml's gold."
-    ),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", writable=True, help="Label JSONL to write (flex-judge: judgment JSONL; default: stdout)."
-    ),
-    runs_out: Path | None = typer.Option(
-        None, "--runs-out", writable=True, help="flex kinds: also write the pairs as run JSONL."
-    ),
-    gold_out: Path | None = typer.Option(
-        None, "--gold-out", writable=True, help="flex kinds: also write the pairs' gold items as JSONL."
-    ),
-    family: str | None = typer.Option(
-        None,
-        "--family",
-        help="flex kinds: the model family to record on the run records (FLEX does not name the systems behind "
-        "its pairs; jury never guesses, and `jury adjudicate` needs one to keep same-family jurors off).",
-    ),
-    original: Path | None = typer.Option(
-        None,
-        "--original",
-        help="arcwise, platinum: the original gold the set corrects (arcwise: mini_dev_sqlite.json); default: the --gold file.",
-    ),
-    db_root: Path | None = typer.Option(
-        None,
-        "--db-root",
-        help="arcwise, platinum: the databases a changed SQL runs on (<db_root>/<db_id>/<db_id>.sqlite). "
-        "Default: jury.toml's db_root.",
-    ),
-    store: Path | None = typer.Option(None, "--store", help="The store caching executions. Default: jury.toml's."),
-    comparator: str | None = typer.Option(
-        None,
-        "--comparator",
-        help="arcwise, platinum: the comparator that decides whether a changed SQL changes the result. "
-        "Default: jury.toml's, else bird.",
-    ),
-    timeout: float | None = typer.Option(
-        None, "--timeout", help="arcwise, platinum: each execution's timeout in seconds. Default: jury.toml's, else 30."
-    ),
-) -> None:
+def import_(kind: LabelSet, files: list[Path], o: LabelsImportOptions) -> None:
     """Import human labels (FLEX, Wretblad et al., Arcwise, a corrected gold file, a CSV).
 
     Each set is matched to the gold file question by question.
@@ -74,21 +37,23 @@ def import_(
     from jury.api.labels import import_labels
     from jury.results.render import safe
 
-    found = import_labels(
-        kind,
-        files,
-        gold=gold,
-        output=output,
-        runs_out=runs_out,
-        gold_out=gold_out,
-        family=family,
-        original=original,
-        db_root=db_root,
-        store=store,
-        comparator=comparator,
-        timeout=timeout,
-    )
-    if output is None:
+    found = import_labels(kind, files, o)
+    if o.output is None:
         emit(found.render())
     for line in [f"wrote {path}" for path in found.written] + found.notes:
         typer.echo(safe(line), err=True)
+
+
+KIND = inspect.Parameter(
+    "kind",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    default=typer.Argument(..., help="The published label set."),
+    annotation=LabelSet,
+)
+FILES = inspect.Parameter(
+    "files",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    default=typer.Argument(..., help="The set's files, in any order (see the README's 'Human labels')."),
+    annotation=list[Path],
+)
+app.command("import")(handle_errors(command(LabelsImportOptions, import_, arguments=[KIND, FILES])))
