@@ -72,6 +72,13 @@ _EXPORTS = {
     "LocalJurorStartOptions": ("jury.options.local_juror", "LocalJurorStartOptions"),
     "ImportOptions": ("jury.options.imports", "ImportOptions"),
     "LabelsImportOptions": ("jury.options.labels", "LabelsImportOptions"),
+    "ReviewOptions": ("jury.options.review", "ReviewOptions"),
+    "ReviewExportOptions": ("jury.options.review", "ReviewExportOptions"),
+    "ReviewLockOptions": ("jury.options.review", "ReviewLockOptions"),
+    "ReviewSampleOptions": ("jury.options.review", "ReviewSampleOptions"),
+    "ReviewAgreementOptions": ("jury.options.review", "ReviewAgreementOptions"),
+    "ReviewCorrectedOptions": ("jury.options.review", "ReviewCorrectedOptions"),
+    "ReviewSettleOptions": ("jury.options.review", "ReviewSettleOptions"),
     # the results they return
     "Result": ("jury.api.result", "Result"),
     "Score": ("jury.api.score", "Score"),

@@ -93,3 +93,59 @@ def test_export_and_lock_write_what_was_decided_and_the_review_file_verifies(rev
     assert jury.verify("verdicts/review.json").ok
     with pytest.raises(jury.InputError, match="never overwritten"):
         lock_review("verdicts/review.json", verdicts=[files["adj"]], audit=files["audit"])
+
+
+def test_review_jobs_take_their_options_model_or_its_fields_alike(reviewable):
+    """Each review job's options are one model (jury.options.review): the model, its fields as
+    keywords, and keywords over a model give the same result."""
+    _tmp, files = reviewable
+    decide_everything(page_for(files))
+    by_keyword = export_review(verdicts=[files["adj"]], audit=files["audit"], reviewer="ann")
+    by_model = export_review(None, jury.ReviewExportOptions(verdicts=[files["adj"]], audit=files["audit"], reviewer="ann"))
+    overridden = export_review(
+        None, jury.ReviewExportOptions(verdicts=[files["adj"]], reviewer="bob"), audit=files["audit"], reviewer="ann"
+    )
+    assert by_keyword.render() == by_model.render() == overridden.render() != ""
+    page = jury.review_app(jury.ReviewOptions(verdicts=[files["adj"]], audit=files["audit"], reviewer="ann"))
+    assert (page.items, page.decided, page.reviewer) == (page_for(files).items, 4, "ann")
+    locked = lock_review("verdicts/r.json", jury.ReviewLockOptions(verdicts=[files["adj"]], audit=files["audit"], reviewer="ann"))
+    assert (locked.decisions, locked.reviewers) == (4, 1)
+
+
+def test_review_jobs_say_a_bad_option_in_one_line_as_the_command_does(tmp_path, monkeypatch):
+    """A value out of its rule is the same line from the library (the field's name) and the command
+    (its flag), before any file is read; an unknown keyword is Python's TypeError."""
+    from typer.testing import CliRunner
+
+    from jury.api.review_agreement import review_agreement
+    from jury.api.review_corrected import review_corrected
+    from jury.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(jury.InputError, match=r"^port must be at most 65535, got 70000$"):
+        jury.review_app(jury.ReviewOptions(), port=70000)
+    with pytest.raises(jury.InputError, match=r"^size must be STRATUM=N with N a whole number \(not 'flagged'\), got 'flagged'$"):
+        jury.review_sample("s.json", jury.ReviewSampleOptions(by=["flag"]), size="flagged")
+    with pytest.raises(jury.InputError, match=r"^confidence must be at most 0.999, got 2.0$"):
+        review_agreement("a.json", "b.json", jury.ReviewAgreementOptions(seed=1), confidence=2.0)
+    with pytest.raises(jury.InputError, match=r"^resamples must be at least 0, got -1$"):
+        review_corrected("s.json", "a.json", "b.json", jury.ReviewCorrectedOptions(kind="gold"), resamples=-1)
+    with pytest.raises(TypeError, match=r"lock_review\(\) got an unexpected keyword argument 'reviewers'"):
+        lock_review("r.json", reviewers="ann")
+    cli = CliRunner()
+    for args, line in (
+        (["review", "--port", "70000"], "Error: --port must be at most 65535, got 70000"),
+        (
+            ["review", "sample", "-o", "s.json", "--size", "flagged"],
+            "Error: --size must be STRATUM=N with N a whole number (not 'flagged'), got ['flagged']",
+        ),
+        (["review", "agreement", "a.json", "b.json", "--confidence", "2"], "Error: --confidence must be at most 0.999, got 2.0"),
+        (
+            ["review", "corrected", "s.json", "a.json", "b.json", "--resamples", "-1"],
+            "Error: --resamples must be at least 0, got -1",
+        ),
+    ):
+        shown = cli.invoke(app, args)
+        assert (shown.exit_code, shown.output.strip()) == (1, line), args
+    settle = jury.ReviewSettleOptions(decisions="d.csv")
+    assert settle.decisions.name == "d.csv"

@@ -372,6 +372,8 @@ def test_store_merge_takes_the_options_model_or_its_fields_alike(tmp_path):
     by_model = merge_stores([a], tmp_path / "m.db", jury.StoreMergeOptions(trust_executions=True))
     overridden = merge_stores(a, tmp_path / "o.db", jury.StoreMergeOptions(trust_executions=False), trust_executions=True)
     dumps = [r.model_dump(exclude={"output", "store_path"}) for r in (by_keyword, by_model, overridden)]
+    for d in dumps:  # when each merge ran (the clock's second), not what it was asked
+        assert all(s.pop("merged_at") for s in d["sources"])
     assert dumps[0] == dumps[1] == dumps[2] and by_keyword.trust_executions
     assert [count(tmp_path / f"{n}.db", "executions") for n in ("cli", "k", "m", "o")] == [1, 1, 1, 1]
     assert count(merge_stores(a, tmp_path / "u.db").output, "executions") == 0

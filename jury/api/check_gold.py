@@ -18,6 +18,8 @@ from jury.options.check_gold import CheckGoldOptions
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
+    from jury.execution.engine_urls import Databases
+    from jury.inputs.records import GoldItem
     from jury.progress import ProgressFactory
 
 
@@ -91,7 +93,8 @@ def check_gold(
     """
     from jury.compare.comparators import get_comparator
     from jury.compare.gold_check_store import stored_gold_checks
-    from jury.compare.gold_checks import parse_passes, select_items
+    from jury.compare.gold_checks import cross_engine_side, parse_passes, select_items
+    from jury.compare.gold_windows import check_windows, now_utc
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
     from jury.inputs.io import load_gold
@@ -108,19 +111,12 @@ def check_gold(
     root, store_path = project.db_root(o.db_root), project.store_path(o.store)
     guard_outputs(outputs, [gold_file], store=store_path, db_root=root)
     pass_counts = parse_passes(o.passes)
-    from jury.compare.gold_windows import check_windows
-
     check_windows(o.windows, o.window_gap)
     name = project.get("comparator", o.comparator, DEFAULT_COMPARATOR)
     timeout_s = project.get("timeout", o.timeout, DEFAULT_TIMEOUT_S)  # checked: positive
     get_comparator(name)
     items = select_items(list(load_gold(gold_file).values()), o.db, o.question_id, gold_file, "check")
-    from jury.compare.gold_checks import cross_engine_side
-
-    chosen_workers = project.get("workers", o.workers)
-    n_workers = int(chosen_workers) if chosen_workers is not None else os.cpu_count() or 1
-    if n_workers < 1:
-        raise InputError(f"workers must be at least 1, got {n_workers}")
+    n_workers = project.get("workers", o.workers) or os.cpu_count() or 1  # checked: at least 1
     against = None
     with project.open_store(o.store) as st:
         urls = project.db_urls(o.db_url, o.allow_privileged_login)
@@ -128,8 +124,6 @@ def check_gold(
         if o.against_gold is not None:
             there = project.engine_url(o.against_db_url, "--against-db-url", o.allow_privileged_login)
             against = cross_engine_side(items, o.against_gold, there, o.against_db_root, st, root)
-        from jury.compare.gold_windows import now_utc
-
         started_at = now_utc()
         with (progress or no_progress)("checking gold SQL") as bar:
             results = stored_gold_checks(
@@ -138,14 +132,8 @@ def check_gold(
             ).results  # fmt: skip
     settings: dict[str, Any] = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
     if o.windows > 1:
-        from jury.compare.gold_windows import run_windows
-
-        assert o.window_gap is not None  # check_windows
         with (progress or no_progress)(f"windows 2-{o.windows}, {o.window_gap:g} s apart") as bar:
-            run_windows(
-                items, databases, results, windows=o.windows, window_gap_s=o.window_gap, comparator=name,
-                timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, started_at=started_at, progress=bar,
-            )  # fmt: skip
+            _more_windows(o, items, databases, results, name, timeout_s, started_at, bar)
         settings.update({"windows": o.windows, "window_gap_s": o.window_gap})
     return _result(results, settings, databases, against, inputs=[gold_file], store_path=store_path, db_root=root)
 
@@ -172,3 +160,25 @@ def _result(results: list[Any], settings: dict[str, Any], databases: dict[str, A
         reversed_run=any(not is_url(path) for path, _ in databases.values()),
         **where,
     )
+
+
+def _more_windows(
+    o: CheckGoldOptions,
+    items: list[GoldItem],
+    databases: Databases,
+    results: list[GoldCheckResult],
+    comparator: str,
+    timeout_s: float,
+    started_at: str,
+    bar: Any,
+) -> None:
+    """``--windows`` beyond the first: every gold query run again in windows 2..N, ``window_gap`` apart
+    (jury.compare.gold_windows), its findings added to ``results``."""
+    from jury.compare.gold_windows import run_windows
+    from jury.vocab import DEFAULT_ROW_CAP
+
+    assert o.window_gap is not None  # check_windows
+    run_windows(
+        items, databases, results, windows=o.windows, window_gap_s=o.window_gap, comparator=comparator,
+        timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, started_at=started_at, progress=bar,
+    )  # fmt: skip

@@ -187,7 +187,7 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
     :func:`_anchored` corrects each model's accuracy with."""
     from jury.api.review_corrected import correction
     from jury.inputs.io import sha256_file
-    from jury.options.review import CorrectedOptions
+    from jury.options.review import ReviewCorrectedOptions
     from jury.results.corrected import Corrected, RateByKind, SampleShare
     from jury.verdicts.sample import load_sample
 
@@ -197,7 +197,7 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
     kinds = [k for k in ("gold", "adjudication") if any(str(r.kind) == k for r in drawn.records)]
     rates, names, adjudication = [], [], None
     for kind in kinds:
-        c = correction(sample, reviews[0], reviews[1], CorrectedOptions(settled=settled, kind=kind))
+        c = correction(sample, reviews[0], reviews[1], ReviewCorrectedOptions(settled=settled, kind=kind))
         adjudication = c if kind == "adjudication" else adjudication
         if sha256_file(c.gold_path) != sha256_file(gold_file):
             raise InputError(f"{sample}: its frame was made for the gold {c.gold_path}, not for this report's {gold_file}")
@@ -374,10 +374,7 @@ def report(
 
     r, o = _options(options, overrides, progress, outputs)
     # the options by the names the job reads them by
-    audit, verdicts, review, families, model = r.audit, r.verdicts, r.review, r.families, r.model
-    strength, control, rank_resamples, seed = r.strength, r.control, r.rank_resamples, r.seed
-    compare_panels, review_sample, sample_review, settled = r.compare_panels, r.review_sample, r.sample_review, r.settled
-    allow_superseded = r.allow_superseded
+    model, strength, control, rank_resamples, seed = r.model, r.strength, r.control, r.rank_resamples, r.seed
     _check_strength(strength)
     project = project if project is not None else Project.load()
     base: Score | None = None
@@ -387,36 +384,13 @@ def report(
         run_paths = run_files(score_or_runs)
     if not run_paths:
         raise InputError("no run files: give a Score (jury.score) or at least one run JSONL file")
-    audit_path = project.path("audit", audit) if base is None or audit is not None else None
-    verdict_paths, review_path = as_paths(verdicts), Path(review) if review is not None else None
-    panel_paths = as_paths(compare_panels)
-    families_path = Path(families) if families is not None else None
-    sample_path, sample_reviews = Path(review_sample) if review_sample is not None else None, as_paths(sample_review)
-    settled_path = Path(settled) if settled is not None else None
-    if sample_path is None and (sample_reviews or settled_path is not None):
-        raise InputError("sample_review and settled correct the panel's rates on a sample: give review_sample too")
-    corrected_paths = [p for p in (sample_path, *sample_reviews, settled_path) if p is not None]
-    files = [audit_path, *verdict_paths, families_path, review_path, *panel_paths, *corrected_paths]
-    store_path, root, positions, inputs = _inputs(project, base, o, run_paths, files, site_dir)
+    f = _ReportFiles.of(r, project, base)
+    store_path, root, positions, inputs = _inputs(project, base, o, run_paths, f.all(), site_dir)
     locked = load_verdict_inputs(  # locks first
-        audit_path, verdict_paths, review_path, allow_superseded, base=base.verdicts if base is not None else None
+        f.audit, f.verdicts, f.review, r.allow_superseded, base=base.verdicts if base is not None else None
     )
-    panels = None
-    if panel_paths:
-        from jury.api.compare_panels import panels_for_report
-
-        panels = panels_for_report(
-            panel_paths, base.gold_path if base is not None else project.gold(o["gold"]), run_paths, seed=seed
-        )
-    corrected = adjudication_sample = None
-    if sample_path is not None:
-        gold_for = base.gold_path if base is not None else project.gold(o["gold"])
-        corrected, adjudication_sample = _corrected(sample_path, sample_reviews, settled_path, gold_for)
-    registry = None
-    if families_path is not None:
-        from jury.judging.families import load_registry
-
-        registry = load_registry(families_path)
+    gold_for = None if not (f.panels or f.sample) else base.gold_path if base is not None else project.gold(o["gold"])
+    panels, corrected, adjudication_sample, registry = _beside(f, gold_for, run_paths, seed)
     ev, gold_items, records, gold_file = _evaluation(project, base, o, run_paths, root, positions)
     models = None
     if model is not None and (model if isinstance(model, str) else list(model)):
@@ -428,8 +402,8 @@ def report(
     if corrected is not None:
         corrected, rows = _anchored(corrected, adjudication_sample, built, seed)
     sources = ReportSources(
-        ev, gold_items, records, gold_file, run_paths, locked, families_path, strength, control, rank_resamples, seed,
-        positions_from=positions, models=models, dbs=base.dbs if base is not None else db_filter(o["db"]), compare_panels=panel_paths or None, corrected=corrected_paths or None,
+        ev, gold_items, records, gold_file, run_paths, locked, f.families, strength, control, rank_resamples, seed,
+        positions_from=positions, models=models, dbs=base.dbs if base is not None else db_filter(o["db"]), compare_panels=f.panels or None, corrected=f.corrected() or None,
     )  # fmt: skip
     return Report.model_validate(
         {
@@ -445,6 +419,65 @@ def report(
             "db_root": root,
         }
     )
+
+
+@dataclass
+class _ReportFiles:
+    """The files a report reads beside the runs, as paths (the audit: jury.toml's unless a Score's)."""
+
+    audit: Path | None
+    verdicts: list[Path]
+    review: Path | None
+    panels: list[Path]
+    families: Path | None
+    sample: Path | None
+    sample_reviews: list[Path]
+    settled: Path | None
+
+    @classmethod
+    def of(cls, r: ReportOptions, project: Project, base: Score | None) -> _ReportFiles:
+        def path(value: PathLike | None) -> Path | None:
+            return Path(value) if value is not None else None
+
+        f = cls(
+            audit=project.path("audit", r.audit) if base is None or r.audit is not None else None,
+            verdicts=as_paths(r.verdicts),
+            review=path(r.review),
+            panels=as_paths(r.compare_panels),
+            families=path(r.families),
+            sample=path(r.review_sample),
+            sample_reviews=as_paths(r.sample_review),
+            settled=path(r.settled),
+        )
+        if f.sample is None and (f.sample_reviews or f.settled is not None):
+            raise InputError("sample_review and settled correct the panel's rates on a sample: give review_sample too")
+        return f
+
+    def corrected(self) -> list[Path]:
+        """The files of the rates corrected on a sample: the sample, its reviews, their settled round."""
+        return [p for p in (self.sample, *self.sample_reviews, self.settled) if p is not None]
+
+    def all(self) -> list[Path | None]:
+        return [self.audit, *self.verdicts, self.families, self.review, *self.panels, *self.corrected()]
+
+
+def _beside(f: _ReportFiles, gold: Path | None, run_paths: list[RunFile], seed: int) -> tuple[Any, Any, Any, Any]:
+    """What the report shows beside the columns, each read from its files: the panels compared, the
+    rates corrected on a reviewed sample (and its adjudication sample), the family registry."""
+    panels = corrected = adjudication_sample = registry = None
+    if f.panels:
+        assert gold is not None  # the report's gold, given when there are panels or a sample
+        from jury.api.compare_panels import panels_for_report
+
+        panels = panels_for_report(f.panels, gold, run_paths, seed=seed)
+    if f.sample is not None:
+        assert gold is not None
+        corrected, adjudication_sample = _corrected(f.sample, f.sample_reviews, f.settled, gold)
+    if f.families is not None:
+        from jury.judging.families import load_registry
+
+        registry = load_registry(f.families)
+    return panels, corrected, adjudication_sample, registry
 
 
 def _options(

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from jury.api.result import Result
 from jury.options import validated
-from jury.options.review import ExportOptions, LockOptions, ReviewOptions
+from jury.options.review import ReviewExportOptions, ReviewLockOptions, ReviewOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
 SERVE_NOTE = "Every decision is stored as you make it; Ctrl-C stops the server."
@@ -198,7 +198,7 @@ class ReviewExport(Result):
 
 def export_review(
     output: PathLike | None = None,
-    options: ExportOptions | None = None,
+    options: ReviewExportOptions | None = None,
     *,
     project: Project | None = None,
     **overrides: Any,
@@ -206,7 +206,7 @@ def export_review(
     """The stored decisions on the items of ``verdicts`` and ``audit`` as human labels (only
     ``reviewer``'s, default everyone's), written to ``output`` (label JSONL) when given; an
     output that is an input, the store or a locked file is refused before anything is read.
-    ``options``: an ``ExportOptions`` (jury.options.review; ``overrides``: its fields as keyword
+    ``options``: an ``ReviewExportOptions`` (jury.options.review; ``overrides``: its fields as keyword
     arguments)."""
     from jury.inputs.labels import dump_labels
     from jury.inputs.writer import write_output
@@ -214,7 +214,7 @@ def export_review(
     from jury.results.render import safe
     from jury.verdicts.review import labels_of
 
-    o: ExportOptions = validated(ExportOptions, "export_review", {**(dict(options) if options else {}), **overrides})
+    o: ReviewExportOptions = validated(ReviewExportOptions, "export_review", {**(dict(options) if options else {}), **overrides})
     reviewer = o.reviewer
     project = project or Project.load()
     files, audit_path, store_path = as_paths(o.verdicts), project.path("audit", o.audit), project.store_path(o.store)
@@ -251,7 +251,7 @@ class ReviewLock(Result):
 
 
 def lock_review(
-    output: PathLike, options: LockOptions | None = None, *, project: Project | None = None, **overrides: Any
+    output: PathLike, options: ReviewLockOptions | None = None, *, project: Project | None = None, **overrides: Any
 ) -> ReviewLock:
     """Write the stored decisions on the items of ``verdicts`` and ``audit`` as a hash-locked
     review file ``output`` (never overwritten; same lock and bindings as verdict files), signed
@@ -259,13 +259,13 @@ def lock_review(
     ``reviewer``: only that reviewer's decisions (one reviewer's own file, as a blind double
     review needs); ``sample``: a locked sample file whose frame files are the verdict and audit
     files and whose records alone are locked (its ``content_sha256`` is in the file's settings).
-    ``options``: a ``LockOptions`` (jury.options.review; ``overrides``: its fields as keyword arguments)."""
+    ``options``: a ``ReviewLockOptions`` (jury.options.review; ``overrides``: its fields as keyword arguments)."""
     from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.review_queue import review_head
     from jury.verdicts.review import review_document, write_review
 
-    o: LockOptions = validated(LockOptions, "lock_review", {**(dict(options) if options else {}), **overrides})
+    o: ReviewLockOptions = validated(ReviewLockOptions, "lock_review", {**(dict(options) if options else {}), **overrides})
     verdicts, audit, store, sign, reviewer, sample = o.verdicts, o.audit, o.store, o.sign, o.reviewer, o.sample
     project = project or Project.load()
     out = Path(output)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from jury.api.result import Result
 from jury.options import validated
-from jury.options.review import AgreementOptions
+from jury.options.review import ReviewAgreementOptions
 from jury.pipeline.project import PathLike
 
 
@@ -77,13 +77,15 @@ def label_of(record: Any) -> str:
     return str(record.category) if record.kind == "adjudication" else str(record.choice)
 
 
-def review_agreement(a: PathLike, b: PathLike, options: AgreementOptions | None = None, **overrides: Any) -> ReviewAgreement:
+def review_agreement(
+    a: PathLike, b: PathLike, options: ReviewAgreementOptions | None = None, **overrides: Any
+) -> ReviewAgreement:
     """Compare two reviewers' locked review files (the module doc).
 
     Args:
         a: reviewer A's review file (one reviewer).
         b: reviewer B's review file (one other reviewer).
-        options: an ``AgreementOptions`` (jury.options.review: the intervals' bootstrap, ``resamples``,
+        options: an ``ReviewAgreementOptions`` (jury.options.review: the intervals' bootstrap, ``resamples``,
             ``seed`` and ``confidence``), or none.
         overrides: its fields as keyword arguments (``resamples=``, ...), over ``options``'.
 
@@ -96,7 +98,9 @@ def review_agreement(a: PathLike, b: PathLike, options: AgreementOptions | None 
     from jury.stats.panels import pair_agreement
     from jury.verdicts.review import load_two_reviews
 
-    o: AgreementOptions = validated(AgreementOptions, "review_agreement", {**(dict(options) if options else {}), **overrides})
+    o: ReviewAgreementOptions = validated(
+        ReviewAgreementOptions, "review_agreement", {**(dict(options) if options else {}), **overrides}
+    )
     resamples, seed, confidence = o.resamples, o.seed or 0, o.confidence
     (pa, da), (pb, db) = load_two_reviews(a, b)
     by_a = {r.item(): r for r in da.records}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from jury.api.result import Result
 from jury.options import validated
-from jury.options.review import CorrectedOptions
+from jury.options.review import ReviewCorrectedOptions
 from jury.pipeline.project import PathLike
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def review_corrected(
     sample: PathLike,
     a: PathLike,
     b: PathLike,
-    options: CorrectedOptions | None = None,
+    options: ReviewCorrectedOptions | None = None,
     **overrides: Any,
 ) -> ReviewCorrected:
     """Correct the panel's rate over the sample's frame by two reviewers (the module doc).
@@ -92,13 +92,15 @@ def review_corrected(
         sample: the locked sample file the reviewers decided.
         a: reviewer A's locked review file.
         b: reviewer B's.
-        options: a ``CorrectedOptions`` (jury.options.review: ``settled``, the adjudication round file
+        options: a ``ReviewCorrectedOptions`` (jury.options.review: ``settled``, the adjudication round file
             (jury review settle) settling their disagreements, needed when they disagree; ``kind``,
             ``gold`` (the defect rate of the audited gold) or ``adjudication`` (the credited rate); the
             bootstrap's ``resamples``, ``seed`` and ``confidence``), or none.
         overrides: its fields as keyword arguments (``kind=``, ``settled=``, ...), over ``options``'.
     """
-    o: CorrectedOptions = validated(CorrectedOptions, "review_corrected", {**(dict(options) if options else {}), **overrides})
+    o: ReviewCorrectedOptions = validated(
+        ReviewCorrectedOptions, "review_corrected", {**(dict(options) if options else {}), **overrides}
+    )
     kind = o.kind
     c = correction(sample, a, b, o)
     got = c.rate
@@ -123,7 +125,7 @@ def correction(
     sample: PathLike,
     a: PathLike,
     b: PathLike,
-    o: CorrectedOptions,
+    o: ReviewCorrectedOptions,
 ) -> Correction:
     """:func:`review_corrected`'s computation (its arguments), for a caller that needs more than
     its result (``jury.report``'s corrected section: Se and Sp intervals, the frame's gold)."""

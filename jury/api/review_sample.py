@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from jury.api.result import Result
 from jury.options import validated
-from jury.options.review import SampleOptions, parsed_sizes
+from jury.options.review import ReviewSampleOptions, parsed_sizes
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.vocab import Verdict
 
@@ -134,21 +134,21 @@ def frame_records(source: Any, gold: Any) -> list[dict[str, Any]]:
 
 
 def review_sample(
-    output: PathLike, options: SampleOptions | None = None, *, project: Project | None = None, **overrides: Any
+    output: PathLike, options: ReviewSampleOptions | None = None, *, project: Project | None = None, **overrides: Any
 ) -> ReviewSample:
     """Draw a seeded stratified sample of the records of locked verdict and audit files and
     write it as a hash-locked sample file ``output`` (never overwritten).
 
     Args:
         output: the sample file to write.
-        options: a ``SampleOptions`` (jury.options.review: every option of ``jury review sample``,
+        options: a ``ReviewSampleOptions`` (jury.options.review: every option of ``jury review sample``,
             each documented there: ``verdicts`` and ``audit`` (default jury.toml's), the frame;
             ``by``, the strata keys (verdict, flag, difficulty, db, model, agreement); ``n``, the
             total sample size allocated by ``method`` (proportional or neyman), or ``size``, per
             stratum (its values joined with ``/`` in the order of ``by``) its sample size, as
             "STRATUM=N" strings or a mapping; ``minimum``; ``seed``), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
-        overrides: SampleOptions' fields as keyword arguments (``by=``, ``n=``, ...), over ``options``'.
+        overrides: ReviewSampleOptions' fields as keyword arguments (``by=``, ``n=``, ...), over ``options``'.
 
     Raises:
         InputError: an unknown stratum key or stratum, a size beyond its stratum, n beyond the
@@ -159,7 +159,7 @@ def review_sample(
     from jury.pipeline.review_queue import load_sources
     from jury.verdicts.sample import load_sample, write_sample
 
-    o: SampleOptions = validated(SampleOptions, "review_sample", {**(dict(options) if options else {}), **overrides})
+    o: ReviewSampleOptions = validated(ReviewSampleOptions, "review_sample", {**(dict(options) if options else {}), **overrides})
     project = project or Project.load()
     out = Path(output)
     files, audit_path = as_paths(o.verdicts), project.path("audit", o.audit)
@@ -184,7 +184,7 @@ def review_sample(
     )
 
 
-def _checked(o: SampleOptions, out: Path) -> list[str]:
+def _checked(o: ReviewSampleOptions, out: Path) -> list[str]:
     """The strata keys, once the request is checked (keys, method, n or sizes, the output), before
     anything is read."""
     import os
@@ -214,7 +214,7 @@ def _gold_of(source: Any) -> Any:
     return load_gold(source.gold_path) if any(d.kind == "adjudication" for _p, d in source.verdict_files) else None
 
 
-def _draw(o: SampleOptions, frame: list[dict[str, Any]], labels: list[str], keys: list[str]) -> Any:
+def _draw(o: ReviewSampleOptions, frame: list[dict[str, Any]], labels: list[str], keys: list[str]) -> Any:
     """The seeded stratified draw (jury.stats.sampling.stratified_sample) of the frame's records by
     their stratum labels, every size checked against its stratum first."""
     from jury.errors import InputError

@@ -30,7 +30,8 @@ from jury.progress import no_progress
 from jury.results.scoring import ModelScore
 
 if TYPE_CHECKING:
-    from jury.compare.outcomes import Settings
+    from jury.compare.outcomes import Evaluation, Settings
+    from jury.execution.store import Store
     from jury.progress import ProgressFactory
 
 
@@ -129,8 +130,7 @@ def score(
     from jury.pipeline.jobs import load_and_evaluate
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import add_verdict_columns, load_verdict_inputs, review_note
-    from jury.results.aifunc_columns import add_execution_errors
-    from jury.results.scoring import add_coverage, coverage_warning, score_all
+    from jury.results.scoring import coverage_warning
 
     given = {name: getattr(options, name) for name in ScoreOptions.model_fields} if options is not None else {}
     o: ScoreOptions = validated(ScoreOptions, "score", {**given, **overrides})
@@ -139,27 +139,20 @@ def score(
     run_paths = run_files(runs)
     if not run_paths:
         raise InputError("no run files: give at least one run JSONL file")
-    audit_path = project.path("audit", o.audit)
-    review_path = o.review
-    store_path, root = project.store_path(o.store), project.db_root(o.db_root)
+    audit_path, store_path, root = project.path("audit", o.audit), project.store_path(o.store), project.db_root(o.db_root)
     positions = project.path("positions_from", o.positions_from)
-    inputs = [*(f.path for f in run_paths), project.path("gold", o.gold), audit_path, *o.verdicts, review_path, positions]
+    inputs = [*(f.path for f in run_paths), project.path("gold", o.gold), audit_path, *o.verdicts, o.review, positions]
     guard_outputs(outputs, inputs, store=store_path, db_root=root)
     normalize = NormalizeOptions(casefold=o.casefold, float_sig_digits=project.get("float_digits", o.float_digits))
     settings = project.settings(
         options=normalize, timeout_retries=o.timeout_retries, same_window=o.same_window, **evaluation_settings(dict(o))
     )
-    locked = load_verdict_inputs(audit_path, o.verdicts, review_path, o.allow_superseded)  # locks first
+    locked = load_verdict_inputs(audit_path, o.verdicts, o.review, o.allow_superseded)  # locks first
     gold_file = project.gold(o.gold)
     notes: list[str] = []
     with project.open_store(o.store) as st:
         gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions, dbs=o.db)
-        scores = score_all(ev.pairs)
-        add_coverage(scores, ev)
-        add_execution_errors(scores, ev.pairs, ev.reruns if settings.timeout_retries else None)
-        add_protocol_columns(
-            scores, ev, records, gold_items, st, o.efficiency, o.repeats, o.function_set, o.dialect, progress, notes, o.soft_f1
-        )
+        scores = _scored(ev, records, gold_items, st, o, progress, notes)
         merged = st.merged_sources()
     warning = coverage_warning(ev)
     if warning is not None:
@@ -206,6 +199,29 @@ def evaluation_settings(o: dict[str, Any]) -> dict[str, Any]:
         "gold_errors",
     )
     return {**{n: o[n] for n in names}, "allow_privileged_login": o["allow_privileged_login"]}
+
+
+def _scored(
+    ev: Evaluation,
+    records: list[RunRecord],
+    gold_items: dict[QuestionId, GoldItem],
+    st: Store,
+    o: ScoreOptions,
+    progress: ProgressFactory,
+    notes: list[str],
+) -> list[ModelScore]:
+    """Every model's scores from the evaluation: the comparators' columns, the coverage, the execution
+    errors and the protocol columns the options ask for (``notes`` gets what they say)."""
+    from jury.results.aifunc_columns import add_execution_errors
+    from jury.results.scoring import add_coverage, score_all
+
+    scores = score_all(ev.pairs)
+    add_coverage(scores, ev)
+    add_execution_errors(scores, ev.pairs, ev.reruns if ev.settings.timeout_retries else None)
+    add_protocol_columns(
+        scores, ev, records, gold_items, st, o.efficiency, o.repeats, o.function_set, o.dialect, progress, notes, o.soft_f1
+    )
+    return scores
 
 
 def add_protocol_columns(

@@ -16,13 +16,13 @@ from jury.cli.common import handle_errors
 from jury.options import Flag
 from jury.options.command import command
 from jury.options.review import (
-    AgreementOptions,
-    CorrectedOptions,
-    ExportOptions,
-    LockOptions,
+    ReviewAgreementOptions,
+    ReviewCorrectedOptions,
+    ReviewExportOptions,
+    ReviewLockOptions,
     ReviewOptions,
-    SampleOptions,
-    SettleOptions,
+    ReviewSampleOptions,
+    ReviewSettleOptions,
 )
 
 app = typer.Typer(
@@ -54,14 +54,14 @@ REVIEWER_A = _argument("a", "Reviewer A's locked review file (jury review lock -
 REVIEWER_B = _argument("b", "Reviewer B's locked review file.")
 
 
-class AgreementCommand(AgreementOptions):
+class ReviewAgreementCommand(ReviewAgreementOptions):
     """Every option of `jury review agreement`: jury.review_agreement's and how its figures are printed."""
 
     fmt: Annotated[str, Flag(flags=("-f", "--format"))] = "table"
     """table, json or md."""
 
 
-class CorrectedCommand(CorrectedOptions):
+class ReviewCorrectedCommand(ReviewCorrectedOptions):
     """Every option of `jury review corrected`: jury.review_corrected's and how its figures are printed."""
 
     fmt: Annotated[str, Flag(flags=("-f", "--format"))] = "table"
@@ -93,7 +93,7 @@ def serve(ctx: typer.Context, o: ReviewOptions) -> None:
     page.serve(announce)
 
 
-def export(output: Path, o: ExportOptions) -> None:
+def export(output: Path, o: ReviewExportOptions) -> None:
     """Write the decisions as human labels (jury calibrate reads them): one line per item and reviewer."""
     from jury.api.review import export_review
 
@@ -102,22 +102,22 @@ def export(output: Path, o: ExportOptions) -> None:
         typer.echo(note, err=True)
 
 
-def lock(output: Path, o: LockOptions) -> None:
+def lock(output: Path, o: ReviewLockOptions) -> None:
     """Write the decisions as a hash-locked review file (same lock and bindings as verdict files)."""
     from jury.api.review import lock_review
 
     typer.echo(lock_review(output, o).render(), nl=False)
 
 
-def agreement(a: Path, b: Path, o: AgreementCommand) -> None:
+def agreement(a: Path, b: Path, o: ReviewAgreementCommand) -> None:
     """Two reviewers' agreement: Cohen's kappa and Krippendorff's alpha with intervals, and their disagreements."""
     from jury.api.review_agreement import review_agreement
 
-    result = review_agreement(a, b, AgreementOptions.model_validate(o.model_dump(exclude={"fmt"})))
+    result = review_agreement(a, b, ReviewAgreementOptions.model_validate(o.model_dump(exclude={"fmt"})))
     typer.echo(result.render(o.fmt), nl=False)
 
 
-def sample(output: Path, o: SampleOptions) -> None:
+def sample(output: Path, o: ReviewSampleOptions) -> None:
     """Draw a seeded stratified sample of verdict and audit records for people to review and
     write it as a hash-locked sample file (frame, strata, seed, inclusion probabilities)."""
     from jury.api.review_sample import review_sample
@@ -125,7 +125,7 @@ def sample(output: Path, o: SampleOptions) -> None:
     typer.echo(review_sample(output, o).render(), nl=False)
 
 
-def settle(a: Path, b: Path, output: Path, o: SettleOptions) -> None:
+def settle(a: Path, b: Path, output: Path, o: ReviewSettleOptions) -> None:
     """Record the adjudication round of two reviewers' disagreements, who settled each, as a locked file."""
     from jury.api.review_agreement import adjudication_round
     from jury.errors import InputError
@@ -142,32 +142,32 @@ def settle(a: Path, b: Path, output: Path, o: SettleOptions) -> None:
     typer.echo(adjudication_round(output, a, b, settled=rows).render(), nl=False)
 
 
-def corrected(sample: Path, a: Path, b: Path, o: CorrectedCommand) -> None:
+def corrected(sample: Path, a: Path, b: Path, o: ReviewCorrectedCommand) -> None:
     """The panel's rate over the sample's frame corrected by the two reviewers (Rogan-Gladen, delta interval)."""
     from jury.api.review_corrected import review_corrected
 
-    result = review_corrected(sample, a, b, CorrectedOptions.model_validate(o.model_dump(exclude={"fmt"})))
+    result = review_corrected(sample, a, b, ReviewCorrectedOptions.model_validate(o.model_dump(exclude={"fmt"})))
     typer.echo(result.render(o.fmt), nl=False)
 
 
 app.callback(invoke_without_command=True)(handle_errors(command(ReviewOptions, serve, arguments=[CONTEXT])))
 app.command("export")(
-    handle_errors(command(ExportOptions, export, arguments=[_output("Label JSONL file to write (human-label format).")]))
+    handle_errors(command(ReviewExportOptions, export, arguments=[_output("Label JSONL file to write (human-label format).")]))
 )
 app.command("lock")(
     handle_errors(
         command(
-            LockOptions,
+            ReviewLockOptions,
             lock,
             arguments=[_output("Review file to write, e.g. verdicts/review-2026.json (never overwritten).")],
         )
     )
 )
-app.command("agreement")(handle_errors(command(AgreementCommand, agreement, arguments=[REVIEWER_A, REVIEWER_B])))
+app.command("agreement")(handle_errors(command(ReviewAgreementCommand, agreement, arguments=[REVIEWER_A, REVIEWER_B])))
 app.command("sample")(
     handle_errors(
         command(
-            SampleOptions,
+            ReviewSampleOptions,
             sample,
             arguments=[_output("Sample file to write, e.g. verdicts/sample.json (never overwritten).")],
         )
@@ -176,7 +176,7 @@ app.command("sample")(
 app.command("settle")(
     handle_errors(
         command(
-            SettleOptions,
+            ReviewSettleOptions,
             settle,
             arguments=[
                 _argument("a", "Reviewer A's locked review file."),
@@ -189,7 +189,7 @@ app.command("settle")(
 app.command("corrected")(
     handle_errors(
         command(
-            CorrectedCommand,
+            ReviewCorrectedCommand,
             corrected,
             arguments=[
                 _argument("sample", "The locked sample file the reviewers decided."),

@@ -73,7 +73,7 @@ class ReviewOptions(Decisions):
     verdict (no --verdicts, --audit or --queue with it)."""
 
 
-class ExportOptions(Decisions):
+class ReviewExportOptions(Decisions):
     """What ``jury.api.review.export_review`` can be asked: the locked files, the store and whose
     decisions."""
 
@@ -81,7 +81,7 @@ class ExportOptions(Decisions):
     """Only this reviewer's decisions (default: everyone's)."""
 
 
-class LockOptions(Decisions):
+class ReviewLockOptions(Decisions):
     """What ``jury.api.review.lock_review`` can be asked: the locked files (or a sample), the store,
     whose decisions and the signing key."""
 
@@ -105,11 +105,11 @@ class Bootstrap(Options):
     """Nominal coverage of the intervals."""
 
 
-class AgreementOptions(Bootstrap):
+class ReviewAgreementOptions(Bootstrap):
     """What ``jury.api.review_agreement.review_agreement`` can be asked: its bootstrap."""
 
 
-class CorrectedOptions(Bootstrap):
+class ReviewCorrectedOptions(Bootstrap):
     """What ``jury.api.review_corrected.review_corrected`` can be asked: the adjudication round of the
     reviewers' disagreements, which rate and its bootstrap."""
 
@@ -119,7 +119,7 @@ class CorrectedOptions(Bootstrap):
     """gold (the gold defect rate) or adjudication (the credited rate)."""
 
 
-class SampleOptions(Frame):
+class ReviewSampleOptions(Frame):
     """What ``jury.api.review_sample.review_sample`` can be asked: the frame (the locked files whose
     records are drawn), the strata, the sizes and their allocation, and the seed of the draw."""
 
@@ -140,7 +140,7 @@ class SampleOptions(Frame):
     """Seed of the draw."""
 
 
-class SettleOptions(Options):
+class ReviewSettleOptions(Options):
     """What ``jury review settle`` reads: the decisions of the adjudication round."""
 
     decisions: Annotated[Path, Flag(flags=("--decisions",))]

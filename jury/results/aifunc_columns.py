@@ -11,7 +11,7 @@ counted wrong but not here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jury.results.render import UNWRAPPED_WIDTH, interval, safe, to_markdown, to_rich_table
@@ -20,13 +20,14 @@ from jury.vocab import Outcome
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import PairResult, Settings
+    from jury.compare.reruns import RerunRecord
     from jury.results.scoring import ModelScore
 
 EXECUTION_FAILURES = (Outcome.ERROR, Outcome.TIMEOUT)
 
 
 def execution_error_column(
-    pairs: Sequence[PairResult], reruns: dict[str, dict[str, Any]] | None = None
+    pairs: Sequence[PairResult], reruns: Mapping[str, RerunRecord] | None = None
 ) -> dict[str, dict[str, Any]]:
     """model -> {k: answers that fail or time out, n: routed questions, value, low, high,
     errors, timeouts}; with ``reruns`` (jury.compare.reruns' record, by prediction key) also
@@ -157,7 +158,7 @@ def function_type_text(scores: Sequence[ModelScore], fmt: str, width: int | None
 
 
 def add_execution_errors(
-    scores: Sequence[ModelScore], pairs: Sequence[PairResult], reruns: dict[str, dict[str, Any]] | None = None
+    scores: Sequence[ModelScore], pairs: Sequence[PairResult], reruns: Mapping[str, RerunRecord] | None = None
 ) -> None:
     """Fill every score's ``execution_errors`` (:func:`execution_error_column`; the re-run
     counts when ``reruns`` is given, i.e. timeout retries were asked for)."""
