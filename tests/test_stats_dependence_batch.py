@@ -1,4 +1,4 @@
-"""Issue 46: the dependence check's bootstrap refits run as batches (jury.stats.latent._refit_batch,
+"""Issue 46: the dependence check's bootstrap refits run as batches (jury.stats.latent.refit_batch,
 jury.stats.dependence._simulate) and must give what refitting each resample on its own gave.
 
 The reference here is the per-resample computation as it was before the batching: draw each
@@ -12,7 +12,7 @@ import pytest
 
 from jury.stats import dependence
 from jury.stats.dependence import _largest, _refit_statistics, _simulate, dependence_check, pair_agreement
-from jury.stats.latent import LatentClassFit, _refit_batch, dawid_skene
+from jury.stats.latent import LatentClassFit, dawid_skene, refit_batch
 
 
 def _reference_simulate(fit: LatentClassFit, items: np.ndarray, jurors: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -89,7 +89,7 @@ def test_the_batched_refits_are_the_refits_one_by_one(seed, n_items, n_jurors, k
 
     assert np.array_equal(_simulate(fit, it, ju, np.random.default_rng(seed), resamples), sims)
 
-    priors, confusion, iterations, converged = _refit_batch(
+    priors, confusion, iterations, converged = refit_batch(
         it, ju, sims, n_classes=k, n_items=n_items, n_jurors=n_jurors, smoothing=smoothing, max_iter=max_iter, tol=1e-10
     )
     assert iterations.tolist() == [f.iterations for f in fits]

@@ -21,7 +21,7 @@ parametric bootstrap: each resample draws every item's class from the fitted pri
 counted vote (same items, jurors, repeats and missing votes) from its juror's fitted confusion
 row, refits :func:`jury.stats.latent.dawid_skene` with the same smoothing and recomputes the
 statistic. The p-value is ``(1 + #{resampled statistic >= observed}) / (1 + resamples)``.
-The refits run a batch of resamples at a time (:func:`jury.stats.latent._refit_batch`), which
+The refits run a batch of resamples at a time (:func:`jury.stats.latent.refit_batch`), which
 gives each resample's fit exactly as refitting it alone would (issue 46).
 Items with a known (human) class are not used: the check is of the votes alone.
 
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats.latent import LatentClassFit, _refit_batch
+from jury.stats.latent import LatentClassFit, refit_batch
 
 __all__ = [
     "ALPHA",
@@ -199,7 +199,7 @@ def _refit_statistics(
     abstention), the statistic of its own Dawid–Skene refit: the largest standardised excess,
     NaN when no pair has ``min_common`` common items. The same numbers as refitting each row
     with :func:`jury.stats.latent.dawid_skene` and checking it with :func:`pair_agreement`: the
-    refits run as batches (:func:`jury.stats.latent._refit_batch`, exactly those fits) and the
+    refits run as batches (:func:`jury.stats.latent.refit_batch`, exactly those fits) and the
     pairs' common items, which do not depend on the labels, are found once."""
     n_jurors = fit.confusion.shape[0]
     n_items, k = fit.n_items, fit.n_classes
@@ -217,7 +217,7 @@ def _refit_statistics(
     step = max(1, BATCH_CELLS // max(n_items * k, 1))
     for start in range(0, sims.shape[0], step):
         chunk = sims[start : start + step]
-        priors, confusion, _, _ = _refit_batch(
+        priors, confusion, _, _ = refit_batch(
             items,
             jurors,
             chunk,

@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-__all__ = ["LatentClassFit", "dawid_skene", "e_step", "juror_accuracy", "majority_shares", "sample_classes"]
+__all__ = ["LatentClassFit", "dawid_skene", "e_step", "juror_accuracy", "majority_shares", "refit_batch", "sample_classes"]
 
 FLOOR = 1e-10
 """The smallest probability a cell keeps with ``smoothing=0`` (crowd-kit's clip)."""
@@ -349,7 +349,7 @@ def _class_sums(slabs: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _refit_batch(
+def refit_batch(
     items: np.ndarray,
     jurors: np.ndarray,
     labels: np.ndarray,
@@ -376,6 +376,8 @@ def _refit_batch(
         ``priors (R, K)``, ``confusion (R, J, K, K)``, ``iterations (R,)``, ``converged (R,)``.
     """
     k, n, nj = int(n_classes), int(n_items), int(n_jurors)
+    if labels.ndim != 2 or labels.shape[1] != items.size or jurors.size != items.size:
+        raise ValueError(f"need labels (R, V) for V = {items.size} votes, got {labels.shape}")
     r_count, v_count = labels.shape
     jk = nj * k
     per_item = np.bincount(items, minlength=n)
