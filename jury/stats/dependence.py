@@ -21,6 +21,8 @@ parametric bootstrap: each resample draws every item's class from the fitted pri
 counted vote (same items, jurors, repeats and missing votes) from its juror's fitted confusion
 row, refits :func:`jury.stats.latent.dawid_skene` with the same smoothing and recomputes the
 statistic. The p-value is ``(1 + #{resampled statistic >= observed}) / (1 + resamples)``.
+The refits run a batch of resamples at a time (:func:`jury.stats.latent.refit_batch`), which
+gives each resample's fit exactly as refitting it alone would (issue 46).
 Items with a known (human) class are not used: the check is of the votes alone.
 
 >>> import numpy as np
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats.latent import LatentClassFit, dawid_skene
+from jury.stats.latent import LatentClassFit, refit_batch
 
 __all__ = [
     "ALPHA",
@@ -105,6 +107,14 @@ def _first_votes(items: ArrayLike, jurors: ArrayLike, labels: ArrayLike) -> tupl
     return it[first], ju[first], la[first]
 
 
+def _pair_excess(a: int, b: int, n: int, observed: float, expected: float, min_common: int) -> PairExcess:
+    z = None
+    if n >= min_common:
+        e = min(max(expected, 1e-9), 1 - 1e-9)
+        z = (observed - expected) / math.sqrt(e * (1 - e) / n)
+    return PairExcess(a, b, n, observed, expected, observed - expected, z)
+
+
 def pair_agreement(
     items: ArrayLike,
     jurors: ArrayLike,
@@ -141,12 +151,7 @@ def pair_agreement(
             if n == 0:
                 continue
             observed = float(np.mean(grid[both, a] == grid[both, b]))
-            expected = float(implied[a, b])
-            z = None
-            if n >= min_common:
-                e = min(max(expected, 1e-9), 1 - 1e-9)
-                z = (observed - expected) / math.sqrt(e * (1 - e) / n)
-            out.append(PairExcess(a, b, n, observed, expected, observed - expected, z))
+            out.append(_pair_excess(a, b, n, observed, float(implied[a, b]), min_common))
     return out
 
 
@@ -155,15 +160,87 @@ def _largest(pairs: list[PairExcess]) -> PairExcess | None:
     return max(scored, key=lambda p: (p.z, -p.a, -p.b)) if scored else None
 
 
-def _simulate(fit: LatentClassFit, items: np.ndarray, jurors: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Labels for the given votes drawn from the fit: each item's class from the priors, each
-    vote from its juror's confusion row."""
+def _simulate(fit: LatentClassFit, items: np.ndarray, jurors: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """``(resamples, V)``: labels for the given votes drawn from the fit, one row per resample:
+    each item's class from the priors (``rng.choice``), then each vote from its juror's
+    confusion row (one ``rng.random`` uniform per vote, scaled by the row's cumulated total and
+    placed among its cumulated cells)."""
     k = fit.n_classes
-    z = rng.choice(k, size=fit.n_items, p=fit.priors)
-    cum = np.cumsum(fit.confusion[jurors, z[items]], axis=1)
-    u = rng.random(items.size) * cum[:, -1]
-    labels: np.ndarray = np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
-    return labels
+    cum = np.cumsum(fit.confusion, axis=2).reshape(-1, k)  # row j*k + c: juror j's cumulated row of class c
+    columns = [np.ascontiguousarray(cum[:, v]) for v in range(k)]
+    base = jurors * k
+    out = np.empty((int(resamples), items.size), dtype=np.int64)
+    for r in range(int(resamples)):
+        z = rng.choice(k, size=fit.n_items, p=fit.priors)
+        rows = base + z[items]
+        u = rng.random(items.size) * columns[k - 1][rows]
+        labels = np.zeros(items.size, dtype=np.int64)
+        for v in range(k):
+            labels += u > columns[v][rows]
+        out[r] = np.minimum(labels, k - 1)
+    return out
+
+
+BATCH_CELLS = 200_000
+"""The most posterior cells (resamples x items x classes) one batch of refits holds."""
+
+
+def _refit_statistics(
+    fit: LatentClassFit,
+    items: np.ndarray,
+    jurors: np.ndarray,
+    sims: np.ndarray,
+    *,
+    min_common: int,
+    max_iter: int,
+    tol: float,
+) -> np.ndarray:
+    """``(R,)``: for each row of ``sims`` (labels of the votes ``items``, ``jurors``, none an
+    abstention), the statistic of its own Dawid–Skene refit: the largest standardised excess,
+    NaN when no pair has ``min_common`` common items. The same numbers as refitting each row
+    with :func:`jury.stats.latent.dawid_skene` and checking it with :func:`pair_agreement`: the
+    refits run as batches (:func:`jury.stats.latent.refit_batch`, exactly those fits) and the
+    pairs' common items, which do not depend on the labels, are found once."""
+    n_jurors = fit.confusion.shape[0]
+    n_items, k = fit.n_items, fit.n_classes
+    it1, ju1, first = _first_votes(items, jurors, np.arange(items.size))  # every sim's first votes
+    present = np.zeros((n_items, n_jurors), dtype=bool)
+    present[it1, ju1] = True
+    pairs = []
+    for a in range(n_jurors):
+        for b in range(a + 1, n_jurors):
+            both = present[:, a] & present[:, b]
+            n = int(both.sum())
+            if n:
+                pairs.append((a, b, n, np.flatnonzero(both)))
+    tops = np.full(sims.shape[0], np.nan)
+    step = max(1, BATCH_CELLS // max(n_items * k, 1))
+    for start in range(0, sims.shape[0], step):
+        chunk = sims[start : start + step]
+        priors, confusion, _, _ = refit_batch(
+            items,
+            jurors,
+            chunk,
+            n_classes=k,
+            n_items=n_items,
+            n_jurors=n_jurors,
+            smoothing=fit.smoothing,
+            max_iter=max_iter,
+            tol=tol,
+        )
+        grid = np.full((chunk.shape[0], n_items, n_jurors), -1, dtype=np.int64)
+        grid[:, it1, ju1] = chunk[:, first]
+        agree = [np.count_nonzero(grid[:, rows, a] == grid[:, rows, b], axis=1) for a, b, _, rows in pairs]
+        for r in range(chunk.shape[0]):
+            implied = np.einsum("c,jcv,kcv->jk", priors[r], confusion[r], confusion[r])
+            scored = [
+                _pair_excess(a, b, n, float(np.float64(agree[p][r]) / n), float(implied[a, b]), min_common)
+                for p, (a, b, n, _) in enumerate(pairs)
+            ]
+            top = _largest(scored)
+            if top is not None and top.z is not None:
+                tops[start + r] = top.z
+    return tops
 
 
 def dependence_check(
@@ -204,24 +281,9 @@ def dependence_check(
     keep = la >= 0
     it, ju = it[keep], ju[keep]
     rng = np.random.default_rng(seed)
-    n_jurors = fit.confusion.shape[0]
-    at_least = 0
-    for _ in range(int(resamples)):
-        sim = _simulate(fit, it, ju, rng)
-        refit = dawid_skene(
-            it,
-            ju,
-            sim,
-            n_classes=fit.n_classes,
-            n_items=fit.n_items,
-            n_jurors=n_jurors,
-            smoothing=fit.smoothing,
-            max_iter=max_iter,
-            tol=tol,
-        )
-        top = _largest(pair_agreement(it, ju, sim, refit.priors, refit.confusion, min_common=min_common))
-        if top is not None and top.z is not None and top.z >= statistic:
-            at_least += 1
+    sims = _simulate(fit, it, ju, rng, int(resamples))
+    tops = _refit_statistics(fit, it, ju, sims, min_common=min_common, max_iter=max_iter, tol=tol)
+    at_least = int(np.count_nonzero(tops >= statistic))  # NaN (no pair to score) never counts
     p_value = (1 + at_least) / (1 + int(resamples))
     return DependenceCheck(pairs, statistic, p_value, largest, int(resamples), int(seed), int(min_common))
 

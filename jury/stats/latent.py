@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-__all__ = ["LatentClassFit", "dawid_skene", "e_step", "juror_accuracy", "majority_shares", "sample_classes"]
+__all__ = ["LatentClassFit", "dawid_skene", "e_step", "juror_accuracy", "majority_shares", "refit_batch", "sample_classes"]
 
 FLOOR = 1e-10
 """The smallest probability a cell keeps with ``smoothing=0`` (crowd-kit's clip)."""
@@ -336,6 +336,122 @@ def dawid_skene(
         votes_per_juror=np.bincount(v.jurors, minlength=v.n_jurors),
         smoothing=float(smoothing),
     )
+
+
+def _class_sums(slabs: np.ndarray) -> np.ndarray:
+    """``slabs`` ``(K, ...)`` summed over the classes as numpy sums a row of K classes (the last,
+    contiguous axis of an ``(n, K)`` array): one after the other below 8 classes, else by
+    numpy's own reduction of such rows."""
+    if slabs.shape[0] < 8:
+        total: np.ndarray = np.add.reduce(slabs, axis=0)
+        return total
+    rows: np.ndarray = np.ascontiguousarray(np.moveaxis(slabs, 0, -1)).sum(axis=-1)
+    return rows
+
+
+def refit_batch(
+    items: np.ndarray,
+    jurors: np.ndarray,
+    labels: np.ndarray,
+    *,
+    n_classes: int,
+    n_items: int,
+    n_jurors: int,
+    smoothing: float,
+    max_iter: int,
+    tol: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`dawid_skene` (no known classes) of ``R`` sets of labels on the same votes at once.
+
+    ``items`` and ``jurors`` ``(V,)`` are validated votes with no abstentions, ``labels``
+    ``(R, V)`` in ``[0, n_classes)``. The replications share one block-diagonal sparse pattern
+    whose block ``r`` is the pattern :func:`dawid_skene` builds for ``labels[r]``, and the
+    posteriors are held class by class (``(K, R, n_items)``, so a step over the classes is a
+    step over K contiguous slabs); every sum adds the same numbers in the same order as the
+    fit of ``labels[r]`` alone, so the results are those fits' (tests/test_stats_dependence_batch.py
+    checks it against the fits one by one). Each replication keeps the parameters of the
+    iteration at which it stopped (the others iterate on).
+
+    Returns:
+        ``priors (R, K)``, ``confusion (R, J, K, K)``, ``iterations (R,)``, ``converged (R,)``.
+    """
+    k, n, nj = int(n_classes), int(n_items), int(n_jurors)
+    if labels.ndim != 2 or labels.shape[1] != items.size or jurors.size != items.size:
+        raise ValueError(f"need labels (R, V) for V = {items.size} votes, got {labels.shape}")
+    r_count, v_count = labels.shape
+    jk = nj * k
+    per_item = np.bincount(items, minlength=n)
+    voted = per_item > 0
+    everywhere = bool(voted.all())
+    voted_idx = np.flatnonzero(voted)
+
+    def patterns(rows_labels: np.ndarray) -> tuple[Any, Any, Any, np.ndarray]:
+        """The block-diagonal vote pattern of these replications, its transpose, a sparse row
+        of ones per replication over its voted items (its sum over them one after the other,
+        as numpy sums the rows of dawid_skene's (items, K) posterior) and each vote's row."""
+        count = rows_labels.shape[0]
+        rep = np.repeat(np.arange(count, dtype=np.int64), v_count)
+        rows = rep * n + np.tile(items, count)
+        cols = rep * jk + np.tile(jurors * k, count) + rows_labels.ravel()
+        pattern = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(count * n, count * jk))
+        ones = (np.repeat(np.arange(count), voted_idx.size), (np.arange(count)[:, None] * n + voted_idx).ravel())
+        over_voted = sparse.csr_matrix((np.ones(count * voted_idx.size), ones), shape=(count, count * n))
+        return pattern, pattern.T, over_voted, rows
+
+    pattern, pattern_t, over_voted, rows = patterns(labels)
+    counts = np.bincount(labels.ravel() * (r_count * n) + rows, minlength=k * r_count * n).reshape(k, r_count, n)
+    posterior = np.divide(counts, per_item, out=np.zeros(counts.shape), where=voted)  # [c, r, item]
+    posterior[:, :, ~voted] = 1.0 / k
+
+    out_priors = np.empty((r_count, k))
+    out_confusion = np.empty((r_count, nj, k, k)).transpose(0, 1, 3, 2)  # laid out as the fits' [j, c, l]
+    iterations = np.zeros(r_count, dtype=np.int64)
+    converged = np.zeros(r_count, dtype=bool)
+    idx = np.arange(r_count)  # the replications in the batch, by their index in labels
+    running = np.ones(r_count, dtype=bool)  # those of idx still iterating
+    previous = np.full(r_count, -np.inf)
+    per_vote = max(v_count, 1)
+    step = 0
+    while step < int(max_iter) and idx.size:
+        step += 1
+        count = idx.size
+        # the M-step (_m_step)
+        flat = posterior.reshape(k, count * n)
+        if voted.any():
+            priors = _normalise(np.stack([over_voted @ flat[c] for c in range(k)], axis=1), smoothing)
+        else:
+            priors = np.full((count, k), 1.0 / k)
+        cells = np.stack([pattern_t @ flat[c] for c in range(k)], axis=1)  # row r*jk + j*k + l, column c
+        confusion = _normalise(cells.reshape(count, nj, k, k).transpose(0, 1, 3, 2), smoothing)  # [r, j, c, l]
+        # the E-step (_posterior_and_loglik, nothing known)
+        log_conf = np.log(confusion)
+        log_priors = np.log(priors)
+        for c in range(k):  # the joint log-probabilities, over the posteriors (the M-step is done with them)
+            np.add(log_priors[:, c, None], (pattern @ log_conf[:, :, c, :].ravel()).reshape(count, n), out=posterior[c])
+        top = np.maximum.reduce(posterior, axis=0)
+        np.subtract(posterior, top, out=posterior)
+        np.exp(posterior, out=posterior)
+        total = _class_sums(posterior)
+        np.divide(posterior, total, out=posterior)
+        marginal = top + np.log(total)
+        loglik = (marginal if everywhere else marginal[:, voted]).sum(axis=1)
+        # each replication's sum over its own (J, K, K) block, laid out as dawid_skene's
+        conf_logs = np.array([float(log_conf[r].sum()) for r in range(count)])
+        objective = loglik + smoothing * (conf_logs + log_priors.sum(axis=1))
+        stop = running & (objective - previous <= tol * per_vote)
+        last = running & (stop | (step == int(max_iter)))
+        out_priors[idx[last]] = priors[last]
+        out_confusion[idx[last]] = confusion[last]
+        iterations[idx[last]] = step
+        converged[idx[stop]] = True
+        running &= ~last
+        previous = objective
+        if 2 * int(running.sum()) <= count:  # the others iterate on alone (their results are kept)
+            idx, previous, posterior = idx[running], previous[running], np.ascontiguousarray(posterior[:, running])
+            running = running[running]
+            if idx.size:
+                pattern, pattern_t, over_voted, _ = patterns(labels[idx])
+    return out_priors, out_confusion, iterations, converged
 
 
 def sample_classes(

@@ -238,20 +238,22 @@ def jury_bootstrap(
     columns = records.columns()
     acc = {c: np.full((resamples, m), np.nan) for c in columns}
     cells = _JuryCells.of(jury, credit, verdicts)
+    # the uniforms read: the jury cells' (from the first to the last) and the flags'
+    spans = ((cells.first, cells.first + cells.span), (m * q, m * q + (q if flag is not None else 0)))
     for start in range(0, resamples, _CHUNK):
         stop = min(start + _CHUNK, resamples)
-        counts, uni = _draws(seed, start, stop, m, q)
+        counts, (u_cells, u_flags) = _draws(seed, start, stop, q, spans)
         n_inc = (counts @ inc.T).astype(float)  # (n_b, M); whole numbers (no BLAS: its threads cost CPU)
         strict_hits = (counts @ strict.T).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             acc["strict"][start:stop] = np.where(n_inc > 0, strict_hits / n_inc, np.nan)
-            adj = strict_hits + cells.credited(counts, uni, start, stop)
+            adj = strict_hits + cells.credited(counts, u_cells, start, stop)
             acc["adjudicated"][start:stop] = np.where(n_inc > 0, adj / n_inc, np.nan)
             if flag is not None:
                 f = np.broadcast_to(flag, (stop - start, q)).copy()
                 if flags is not None:
                     f[:, np.asarray(flags.question)] = flags.hits(start, stop)
-                clean_w = counts * (uni[:, m * q :] >= f)
+                clean_w = counts * (u_flags >= f)
                 n_clean = (clean_w @ inc.T).astype(float)
                 acc["gold_clean"][start:stop] = np.where(n_clean > 0, (clean_w @ strict.T).astype(float) / n_clean, np.nan)
     inc, strict = inc.astype(float), strict.astype(float)
@@ -269,22 +271,33 @@ def jury_bootstrap(
     return JuryBootstrap(acc, expected, resamples, int(seed), kind)
 
 
-def _draws(seed: int, start: int, stop: int, m: int, q: int) -> tuple[np.ndarray, np.ndarray]:
-    """Resamples start..stop-1: ``(n_b, Q)`` question counts and ``(n_b, M * Q + Q)`` uniforms,
-    resample b from its own generator ``default_rng([seed, b])``."""
+def _draws(seed: int, start: int, stop: int, q: int, spans: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Resamples start..stop-1: ``(n_b, Q)`` question counts and, per span ``[lo, hi)`` of
+    ``spans`` (sorted, disjoint), ``(n_b, hi - lo)`` uniforms: resample b draws from its own
+    generator ``default_rng([seed, b])`` its Q questions then ``M * Q + Q`` uniforms (a cell's
+    then a question's flag), of which only those in the spans are kept. The others are not
+    drawn but skipped (``PCG64.advance``: one 64-bit step per double), so the stream's position
+    is as if they had been and the uniforms kept are the same numbers."""
     counts = np.zeros((stop - start, q), dtype=np.int64)
-    uni = np.empty((stop - start, m * q + q))
+    uni = [np.empty((stop - start, hi - lo)) for lo, hi in spans]
     for row, b in enumerate(range(start, stop)):
-        rng = np.random.default_rng([seed, b])
+        bits = np.random.PCG64([seed, b])  # default_rng([seed, b])'s generator
+        rng = np.random.Generator(bits)
         counts[row] = np.bincount(rng.integers(0, q, size=q), minlength=q)
-        rng.random(out=uni[row])
+        at = 0
+        for (lo, hi), u in zip(spans, uni, strict=True):
+            if lo > at:
+                bits.advance(lo - at)
+            rng.random(out=u[row])
+            at = hi
     return counts, uni
 
 
 @dataclass(frozen=True)
 class _JuryCells:
     """The jury cells of the (M, Q) matrices (the only ones a draw can credit), flat indices
-    ``cell`` into M x Q, their question and model, ``credit`` their probability, and, with joint
+    ``cell`` into M x Q, their question and model (``model_start``: each model's first), the
+    cells ``first`` to ``first + span - 1`` they lie in, ``credit`` their probability, and, with joint
     draws, ``at``: for each verdict record the jury cell it sets (-1: not a jury cell, ignored).
     Every sum the bootstrap takes is of whole numbers (counts times 0/1), so summing over these
     cells only gives the numbers a sum over every cell gives, to the bit."""
@@ -292,6 +305,8 @@ class _JuryCells:
     cell: np.ndarray
     question: np.ndarray
     model_start: np.ndarray
+    first: int
+    span: int
     credit: np.ndarray
     verdicts: ClassDraws | None
     at: np.ndarray | None
@@ -308,17 +323,21 @@ class _JuryCells:
         else:
             verdicts = None
         starts = np.searchsorted(cell // q, np.arange(m))
-        return cls(cell, cell % q, starts, credit.reshape(-1)[cell], verdicts, at)
+        first = int(cell[0]) if cell.size else 0
+        span = int(cell[-1]) + 1 - first if cell.size else 0
+        return cls(cell, cell % q, starts, first, span, credit.reshape(-1)[cell], verdicts, at)
 
     def credited(self, counts: np.ndarray, uni: np.ndarray, start: int, stop: int) -> np.ndarray:
         """``(n_b, M)``: per resample and model, the question counts of its credited jury cells
         (a cell is credited when its uniform falls below its probability, or its joint draw's
-        class is credited)."""
-        p = np.broadcast_to(self.credit, (stop - start, self.cell.size)).copy()
+        class is credited); ``uni``: the cells' uniforms from cell ``first`` on (:func:`_draws`)."""
+        hit = np.take(uni, self.cell - self.first, axis=1) < self.credit
         if self.verdicts is not None and self.at is not None:
             keep = self.at >= 0
-            p[:, self.at[keep]] = self.verdicts.hits(start, stop)[:, keep]
-        hits = counts[:, self.question] * (uni[:, self.cell] < p)  # whole numbers
+            # a drawn class credited or not: as a probability of 1 or 0, which every uniform in
+            # [0, 1) is below or not
+            hit[:, self.at[keep]] = self.verdicts.hits(start, stop)[:, keep]
+        hits = np.take(counts, self.question, axis=1) * hit  # whole numbers
         out = np.zeros((stop - start, self.model_start.size), dtype=np.int64)
         some = np.flatnonzero(np.diff(self.model_start, append=self.cell.size) > 0)  # models with a jury cell
         if some.size:
