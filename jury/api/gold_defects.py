@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from jury.api.result import Result
 from jury.errors import InputError, JuryError
-from jury.inputs.records import QuestionId
+from jury.inputs.records import GoldItem, QuestionId
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
-    from jury.progress import ProgressFactory
+    from jury.execution.engine_urls import DatabaseURLs
+    from jury.execution.store import Store
+    from jury.progress import Progress, ProgressFactory
 
 
 class GoldDefects(Result):
@@ -74,13 +76,11 @@ def gold_defects(
     Raises:
         InputError: a bad or superseded audit (unless ``allow_superseded``), another gold file.
     """
-    from jury.compare.outcomes import Settings, execute_gold, resolve_databases
     from jury.inputs.io import load_gold, sha256_file
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import load_verdict_files
     from jury.progress import no_progress
     from jury.results.gold_defects import defect_rows, provenance
-    from jury.results.site_answers import preview
     from jury.verdicts.reaudit import resolve_bound
 
     project = project if project is not None else Project.load()
@@ -105,18 +105,8 @@ def gold_defects(
     root = project.db_root(db_root)
     if root is None and doc.inputs.databases:
         root = resolve_bound(base, next(iter(doc.inputs.databases.values())).path).parent.parent
-    previews: dict[QuestionId, str] = {}
     with project.open_store(store) as st, (progress or no_progress)("executing gold SQL") as bar:
-        for db_id in dict.fromkeys(i.db_id for i in flagged):
-            mine = [i for i in flagged if i.db_id == db_id]
-            try:
-                runnable = [i for i in mine if not i.has_recording]
-                databases = resolve_databases(runnable, root, st, project.db_urls(db_url)) if runnable else {}
-                results = execute_gold(mine, databases, st, Settings(workers=1), bar)
-            except JuryError as exc:
-                previews.update({i.question_id: f"(not executed here: {exc})" for i in mine})
-                continue
-            previews.update({q: preview(res) for q, res in results.items()})
+        previews = _previews(flagged, root, st, project.db_urls(db_url), bar)
     return GoldDefects(
         provenance=provenance(path, doc, sha256_file(path), bound),
         defects=defect_rows(doc, items, previews),
@@ -124,3 +114,25 @@ def gold_defects(
         store_path=store_path,
         db_root=root,
     )
+
+
+def _previews(
+    flagged: list[GoldItem], root: Path | None, st: Store, urls: DatabaseURLs | None, bar: Progress | None
+) -> dict[QuestionId, str]:
+    """Each flagged gold query's result preview, database by database: a database that cannot be
+    reached here leaves its queries a note instead."""
+    from jury.compare.outcomes import Settings, execute_gold, resolve_databases
+    from jury.results.site_answers import preview
+
+    previews: dict[QuestionId, str] = {}
+    for db_id in dict.fromkeys(i.db_id for i in flagged):
+        mine = [i for i in flagged if i.db_id == db_id]
+        try:
+            runnable = [i for i in mine if not i.has_recording]
+            databases = resolve_databases(runnable, root, st, urls) if runnable else {}
+            results = execute_gold(mine, databases, st, Settings(workers=1), bar)
+        except JuryError as exc:
+            previews.update({i.question_id: f"(not executed here: {exc})" for i in mine})
+            continue
+        previews.update({q: preview(res) for q, res in results.items()})
+    return previews

@@ -159,6 +159,39 @@ class SettledRound(Result):
         return f"locked an adjudication round settling {self.settled} disagreements ({who}) in {safe(self.path)}\n"
 
 
+Disagreements = dict[tuple[Any, ...], tuple[str, str]]
+"""(kind, verdict file, model, question_id) -> (reviewer A's label, reviewer B's)."""
+
+
+def _settled_record(i: int, entry: dict[str, Any], disagreements: Disagreements, a: PathLike, b: PathLike) -> dict[str, Any]:
+    """The adjudication round's record of the ``i``-th settled entry: the one disagreement it names,
+    both labels, the label settled and who settled it."""
+    from jury.errors import InputError
+
+    qid, model = entry.get("question_id"), entry.get("model") or None
+    match = [k for k in disagreements if str(k[3]) == str(qid) and k[2] == model]
+    if not match:
+        raise InputError(f"settled entry {i + 1}: question {qid!r} model {model!r} is no disagreement of {a} and {b}")
+    if len(match) > 1:
+        raise InputError(f"settled entry {i + 1}: question {qid!r} names {len(match)} disagreements; give its model")
+    kind, vf, _m, q = match[0]
+    who = entry.get("settled_by")
+    names = [w.strip() for w in (who.split("+") if isinstance(who, str) else list(who or [])) if w.strip()]
+    if not names:
+        raise InputError(f"settled entry {i + 1}: question {qid!r}: settled_by names nobody")
+    return {
+        "kind": kind,
+        "verdict_file": vf,
+        "model": model,
+        "question_id": q,
+        "a": disagreements[match[0]][0],
+        "b": disagreements[match[0]][1],
+        "label": str(entry.get("label", "")),
+        "settled_by": names,
+        "note": entry.get("note") or None,
+    }
+
+
 def adjudication_round(output: PathLike, a: PathLike, b: PathLike, *, settled: list[dict[str, Any]]) -> SettledRound:
     """Record the adjudication round of two reviewers' disagreements as a locked file
     ``output`` (kind "adjudication round", never overwritten): ``settled`` holds one entry per
@@ -187,32 +220,7 @@ def adjudication_round(output: PathLike, a: PathLike, b: PathLike, *, settled: l
     disagreements = {
         (d["kind"], d["verdict_file"], d["model"], d["question_id"]): (str(d["a"]), str(d["b"])) for d in comparison.disagreements
     }
-    records = []
-    for i, entry in enumerate(settled):
-        qid, model = entry.get("question_id"), entry.get("model") or None
-        match = [k for k in disagreements if str(k[3]) == str(qid) and k[2] == model]
-        if not match:
-            raise InputError(f"settled entry {i + 1}: question {qid!r} model {model!r} is no disagreement of {a} and {b}")
-        if len(match) > 1:
-            raise InputError(f"settled entry {i + 1}: question {qid!r} names {len(match)} disagreements; give its model")
-        kind, vf, _m, q = match[0]
-        who = entry.get("settled_by")
-        names = [w.strip() for w in (who.split("+") if isinstance(who, str) else list(who or [])) if w.strip()]
-        if not names:
-            raise InputError(f"settled entry {i + 1}: question {qid!r}: settled_by names nobody")
-        records.append(
-            {
-                "kind": kind,
-                "verdict_file": vf,
-                "model": model,
-                "question_id": q,
-                "a": disagreements[match[0]][0],
-                "b": disagreements[match[0]][1],
-                "label": str(entry.get("label", "")),
-                "settled_by": names,
-                "note": entry.get("note") or None,
-            }
-        )
+    records = [_settled_record(i, entry, disagreements, a, b) for i, entry in enumerate(settled)]
     folder = out.parent
     doc = {
         "kind": ROUND_KIND,

@@ -29,7 +29,10 @@ from jury.results.suite_subsets import SubsetScores
 from jury.results.suites import SuiteRow
 
 if TYPE_CHECKING:
+    from jury.inputs.records import RunRecord
+    from jury.judging.taxonomies import Taxonomy
     from jury.progress import ProgressFactory
+    from jury.results.suites import TestKey
 
 
 class SuiteScores(Result):
@@ -107,33 +110,20 @@ def suites(
         CostCapReached: ``max_cost`` was reached.
         InputError: a bad input.
     """
-    from jury.errors import InputError
-    from jury.inputs.run_files import run_files
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.suite_jobs import load_suite_runs, suite_verdict_docs
-    from jury.results.suites import suite_metrics
+    from jury.results.suite_subsets import subset_keys
 
     given = {name: getattr(options, name) for name in SuitesOptions.model_fields} if options is not None else {}
     o: SuitesOptions = validated(SuitesOptions, "suites", {**given, **overrides})
     plan_only = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project if project is not None else Project.load()
-    files, verdict_paths = run_files(runs), o.verdicts
-    named = next((f for f in files if f.model is not None), None)
-    if named is not None:
-        raise InputError(
-            f"{named}: NAME=PATH names a prediction file's model; jury suites reads run JSONL files, "
-            "which name their models in their lines: give it without NAME="
-        )
-    run_paths = [f.path for f in files]
-    if not run_paths:
-        raise InputError("no run files: give at least one test-suite run JSONL file")
+    run_paths, verdict_paths = _run_paths(runs), o.verdicts
     out = o.verdicts_out
     store_path = project.store_path(o.store)
     guard_outputs([*outputs, out], [*run_paths, *verdict_paths], store=store_path, verdict_output=True)
     _refuse_combinations(o.adjudicate, o.classify, plan_only or out is not None, o.taxonomy)
     records = load_suite_runs(run_paths)
-    from jury.results.suite_subsets import subset_keys, subset_scores
-
     subset_keys(records, ", ".join(map(str, run_paths)))  # a bad subset is refused before any juror call
     tax = None
     if o.taxonomy is not None:  # checked before any juror call
@@ -154,15 +144,47 @@ def suites(
         else:
             credited |= {k for k, r in asked.items() if r["credited"]}
             adjudicated = True
+    _add_metrics(result, records, credited if adjudicated else None, tax, juror_categories)
+    return result
+
+
+def _run_paths(runs: PathLike | Sequence[PathLike]) -> list[Path]:
+    """The test-suite run files: run JSONL, which name their models in their lines (no NAME=PATH)."""
+    from jury.errors import InputError
+    from jury.inputs.run_files import run_files
+
+    files = run_files(runs)
+    named = next((f for f in files if f.model is not None), None)
+    if named is not None:
+        raise InputError(
+            f"{named}: NAME=PATH names a prediction file's model; jury suites reads run JSONL files, "
+            "which name their models in their lines: give it without NAME="
+        )
+    if not files:
+        raise InputError("no run files: give at least one test-suite run JSONL file")
+    return [f.path for f in files]
+
+
+def _add_metrics(
+    result: SuiteScores,
+    records: list[RunRecord],
+    credited: set[TestKey] | None,
+    tax: Taxonomy | None,
+    juror_categories: dict[TestKey, str | None] | None,
+) -> None:
+    """PLSQLBench's metrics per model (and per subset), strict and, with ``credited`` (the answers the
+    jury credited), adjudicated; with a taxonomy, the error categories."""
+    from jury.results.suite_subsets import subset_scores
+    from jury.results.suites import suite_metrics
+
     result.strict = suite_metrics(records)
-    result.adjudicated = suite_metrics(records, credited) if adjudicated else None
+    result.adjudicated = suite_metrics(records, credited) if credited is not None else None
     result.subsets = subset_scores(records)
-    result.adjudicated_subsets = subset_scores(records, credited) if adjudicated and result.subsets is not None else None
+    result.adjudicated_subsets = subset_scores(records, credited) if credited is not None and result.subsets is not None else None
     if tax is not None:
         from jury.results.taxonomy_report import suite_error_counts
 
         result.error_counts = suite_error_counts(records, tax, juror_categories)
-    return result
 
 
 def _refuse_combinations(adjudicate: bool, classify: bool, asks: bool, taxonomy: Any) -> None:
