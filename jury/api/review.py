@@ -93,52 +93,47 @@ def review_app(options: ReviewOptions | None = None, *, project: Project | None 
     Raises:
         InputError: a host or reviewer the page cannot use, before any work.
     """
-    from jury.errors import InputError
     from jury.execution.reviews import ReviewStore
-    from jury.pipeline.review_queue import build_queue, parse_queues
-    from jury.vocab import DEFAULT_REVIEW_QUEUES
     from jury.web.app import ReviewState, bind_address, create_app, is_loopback
 
     o: ReviewOptions = validated(ReviewOptions, "review_app", {**(dict(options) if options else {}), **overrides})
-    verdicts, audit, queues, reviewer, host, port, db_root, store, sample = (
-        o.verdicts, o.audit, o.queue, o.reviewer, o.host, o.port, o.db_root, o.store, o.sample
-    )  # fmt: skip
     project = project or Project.load()
-    names, sample_n = parse_queues(queues or [str(q) for q in DEFAULT_REVIEW_QUEUES])
-    who = _reviewer(reviewer)
-    bind = host if host is not None else "127.0.0.1"
-    bind_address(bind, port)  # an address the page cannot serve: one line, before any work
+    who = _reviewer(o.reviewer)
+    bind = o.host if o.host is not None else "127.0.0.1"
+    bind_address(bind, o.port)  # an address the page cannot serve: one line, before any work
     notes = (
         [] if is_loopback(bind) else [f"Warning: serving on {bind}, reachable from other machines; the token is still required"]
     )
-    if sample is not None:
-        if verdicts or audit is not None or queues:
-            raise InputError("--sample serves the sample's own records: give no --verdicts, --audit or --queue with it")
-        with project.open_store(store) as st:
-            source = _sample_queue(Path(sample), st, project.settings(), project.db_root(db_root))
-    else:
-        with project.open_store(store) as st:
-            source = build_queue(
-                as_paths(verdicts),
-                project.path("audit", audit),
-                names,
-                sample_n,
-                st,
-                project.settings(),
-                project.db_root(db_root),
-            )
-    state = ReviewState(source, ReviewStore(project.store_path(store)), who, host=bind, blind=sample is not None)
+    source = _queue(o, project)
+    state = ReviewState(source, ReviewStore(project.store_path(o.store)), who, host=bind, blind=o.sample is not None)
     return ReviewApp(
         app=create_app(state),
         state=state,
         reviewer=who,
         host=bind,
-        port=port,
+        port=o.port,
         items=len(state.items),
         decided=len(state.decisions()),
         notes=notes,
-        store_path=project.store_path(store),
+        store_path=project.store_path(o.store),
     )
+
+
+def _queue(o: ReviewOptions, project: Project) -> Any:
+    """What the page serves (jury.pipeline.review_queue.ReviewSource): the queues' items of the locked
+    files, or a sample file's records, served blind."""
+    from jury.errors import InputError
+    from jury.pipeline.review_queue import build_queue, parse_queues
+    from jury.vocab import DEFAULT_REVIEW_QUEUES
+
+    names, sample_n = parse_queues(o.queue or [str(q) for q in DEFAULT_REVIEW_QUEUES])
+    if o.sample is not None and (o.verdicts or o.audit is not None or o.queue):
+        raise InputError("--sample serves the sample's own records: give no --verdicts, --audit or --queue with it")
+    with project.open_store(o.store) as st:
+        if o.sample is not None:
+            return _sample_queue(Path(o.sample), st, project.settings(), project.db_root(o.db_root))
+        audit = project.path("audit", o.audit)
+        return build_queue(o.verdicts, audit, names, sample_n, st, project.settings(), project.db_root(o.db_root))
 
 
 def _sample_queue(path: Path, store: Any, settings: Any, db_root: Path | None) -> Any:
