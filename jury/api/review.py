@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -22,6 +22,9 @@ from jury.api.result import Result
 from jury.options import validated
 from jury.options.review import ReviewExportOptions, ReviewLockOptions, ReviewOptions
 from jury.pipeline.project import PathLike, Project, as_paths
+
+if TYPE_CHECKING:
+    from jury.verdicts.signing import Signer
 
 SERVE_NOTE = "Every decision is stored as you make it; Ctrl-C stops the server."
 
@@ -267,15 +270,9 @@ def lock_review(
     files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)
     drawn = None
     if sample is not None:
-        from jury.verdicts.sample import load_sample
-
         if files or audit is not None:
             raise InputError("--sample names its own verdict and audit files: give no --verdicts or --audit with it")
-        sample_path = Path(sample)
-        drawn = load_sample(sample_path)
-        frame = [Path(f.path) if Path(f.path).is_absolute() else sample_path.parent / f.path for f in drawn.frame]
-        files = [p for p, f in zip(frame, drawn.frame) if f.kind == "adjudication"]
-        audit_path = next((p for p, f in zip(frame, drawn.frame) if f.kind == "audit"), None)
+        drawn, files, audit_path = _sample_frame(Path(sample))
     guard_outputs([out], [*files, *as_paths(audit_path)], store=store_path, verdict_output=False)
     if os.path.lexists(out):  # before any work: write_review would refuse it after reading every decision
         raise InputError(f"{out}: already exists; a review file is never overwritten (choose another -o)")
@@ -295,12 +292,35 @@ def lock_review(
         head["settings"] = {"sample_file": drawn.content_sha256, "blind": True}
     new_schema = None if (out.parent / "schema").exists() else out.parent / "schema"
     path = write_review(review_document(head, decisions), out)
+    return _locked(path, decisions, new_schema, signer, [*files, *as_paths(audit_path)], store_path)
+
+
+def _sample_frame(sample: Path) -> tuple[Any, list[Path], Path | None]:
+    """A locked sample file (jury.verdicts.sample), its frame's adjudication files and audit file."""
+    from jury.verdicts.sample import load_sample
+
+    drawn = load_sample(sample)
+    frame = [Path(f.path) if Path(f.path).is_absolute() else sample.parent / f.path for f in drawn.frame]
+    files = [p for p, f in zip(frame, drawn.frame) if f.kind == "adjudication"]
+    audit_path = next((p for p, f in zip(frame, drawn.frame) if f.kind == "audit"), None)
+    return drawn, files, audit_path
+
+
+def _locked(
+    path: Path,
+    decisions: list[dict[str, Any]],
+    new_schema: Path | None,
+    signer: Signer | None,
+    inputs: list[Path],
+    store_path: Path,
+) -> ReviewLock:
+    """The review file written: its counts, the schema folder made beside it, its signature when asked."""
     result = ReviewLock(
         path=path,
         decisions=len(decisions),
         reviewers=len({d["reviewer"] for d in decisions}),
         new_schema=new_schema if new_schema is not None and new_schema.is_dir() else None,
-        inputs=[*files, *as_paths(audit_path)],
+        inputs=inputs,
         store_path=store_path,
     )
     if signer is not None:
