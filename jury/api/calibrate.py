@@ -18,6 +18,11 @@ from jury.pipeline.project import PathLike, Project
 from jury.results.calibration_model import CalibrationDocument
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from jury.compare.outcomes import Evaluation
+    from jury.inputs.records import RunRecord
+    from jury.inputs.run_files import RunFile
     from jury.progress import ProgressFactory
 
 
@@ -100,19 +105,7 @@ def calibrate(
     recorded = load_judgments(judgment_paths) if judgment_paths else []
     _, adj_docs = load_verdict_files(None, verdict_paths, o.allow_superseded)  # locks first
     audit_docs = [load_verdict_files(path, [], o.allow_superseded)[0] for path in audit_paths]
-    evaluation, records = None, []
-    if run_paths:
-        from jury.pipeline.jobs import load_and_evaluate
-        from jury.progress import no_progress
-
-        settings = project.settings(
-            workers=o.workers, executor=o.executor, ray_address=o.ray_address, db_url=o.db_url,
-            allow_privileged_login=o.allow_privileged_login,
-        )  # fmt: skip
-        with project.open_store(o.store) as st:
-            _gold, records, evaluation = load_and_evaluate(
-                project.gold(o.gold), run_paths, root, st, settings, progress or no_progress
-            )
+    evaluation, records = _evaluated(project, o, run_paths, root, progress) if run_paths else (None, [])
     found = compute(
         label_set,
         evaluation=evaluation,
@@ -124,3 +117,22 @@ def calibrate(
         seed=o.seed if o.seed is not None else 0,
     )
     return Calibration(**dict(found), inputs=inputs, store_path=store_path, db_root=root)
+
+
+def _evaluated(
+    project: Project, o: CalibrateOptions, run_paths: list[RunFile], root: Path | None, progress: ProgressFactory | None
+) -> tuple[Evaluation, list[RunRecord]]:
+    """The runs executed (or reused from the store) and compared with the gold: every comparator's
+    outcome per answer, to score against the labels."""
+    from jury.pipeline.jobs import load_and_evaluate
+    from jury.progress import no_progress
+
+    settings = project.settings(
+        workers=o.workers, executor=o.executor, ray_address=o.ray_address, db_url=o.db_url,
+        allow_privileged_login=o.allow_privileged_login,
+    )  # fmt: skip
+    with project.open_store(o.store) as st:
+        _gold, records, evaluation = load_and_evaluate(
+            project.gold(o.gold), run_paths, root, st, settings, progress or no_progress
+        )
+    return evaluation, records

@@ -50,6 +50,15 @@ class FileState(BaseModel):
     state: Literal["stale", "cannot check", "current"]
     reasons: list[str] = Field(default_factory=list)
 
+    @classmethod
+    def of(cls, s: Staleness) -> FileState:
+        """A file's state from its check (jury.verdicts.reaudit.check_file)."""
+        if s.stale:
+            return cls(path=s.path, state="stale", reasons=s.reasons)
+        if s.blockers:
+            return cls(path=s.path, state="cannot check", reasons=s.blockers)
+        return cls(path=s.path, state="current")
+
     def line(self) -> str:
         """The file's line in ``jury reaudit``'s output: its state, path and reasons."""
         if self.state == "current":
@@ -201,32 +210,26 @@ def reaudit(
     project = project or Project.load()
     request = _request(project, files, o)
     states = [check_file(p) for p in request.files]
-    result = Reaudit(
-        check=check,
-        files=[
-            FileState(path=s.path, state="stale", reasons=s.reasons)
-            if s.stale
-            else FileState(path=s.path, state="cannot check", reasons=s.blockers)
-            if s.blockers
-            else FileState(path=s.path, state="current")
-            for s in states
-        ],
-        inputs=request.files,
-        store_path=request.store_path,
-    )
+    files_now = [FileState.of(s) for s in states]
+    result = Reaudit(check=check, files=files_now, inputs=request.files, store_path=request.store_path)
     if check and result.stale:
         return result
     if not check and result.stale:
         with keeping(result), project.open_store(o.store) as st:
             for s in (s for s in states if s.stale):
-                new_path, diff, stats = rerun(s, st, max_cost=request.max_cost, progress=progress, batch=request.batch)
-                calls = Calls.of(stats, new_path) if stats is not None else None
-                done = Rerun(old=s.path, new=new_path, diff=diff, written=unpriced_lines(new_path), calls=calls)
-                result.reruns.append(done)
-                done.signature = sign_written(new_path, request.signer, done.written)
+                done = _rerun_one(s, st, request, progress)
+                result.reruns.append(done)  # kept (with the partial result) should its signing fail
+                done.signature = sign_written(done.new, request.signer, done.written)
     if result.blocked:
         raise _cannot_check(result, states)
     return result
+
+
+def _rerun_one(s: Staleness, st: Store, request: ReauditRequest, progress: ProgressFactory | None) -> Rerun:
+    """A stale file re-run: the new file, what changed and the calls."""
+    new_path, diff, stats = rerun(s, st, max_cost=request.max_cost, progress=progress, batch=request.batch)
+    calls = Calls.of(stats, new_path) if stats is not None else None
+    return Rerun(old=s.path, new=new_path, diff=diff, written=unpriced_lines(new_path), calls=calls)
 
 
 def _request(project: Project, files: PathLike | Sequence[PathLike] | None, o: ReauditOptions) -> ReauditRequest:
@@ -258,8 +261,6 @@ def rerun(
 ) -> tuple[Path, dict[str, Any], Any]:
     """Re-run a stale file with today's panel and inputs; returns (new file, diff, the run's
     jury.judging.runner.RunStats: None when an identical file was already locked). batch: --batch."""
-    from jury.api.adjudicate import AdjudicationRequest, adjudication_job
-    from jury.api.audit import AuditRequest, audit_job
     from jury.judging.panels import load_panel
 
     if st.blockers:
@@ -271,7 +272,6 @@ def rerun(
     if doc.inputs.databases:
         first = next(iter(doc.inputs.databases.values()))
         db_root = resolve_bound(base, first.path).parent.parent
-    s = doc.settings
     # what both jobs get: the file's inputs as they are now, a new file beside the old one naming it
     same: dict[str, Any] = {
         "config": _FolderConfig(base),
@@ -285,28 +285,46 @@ def rerun(
     }
     steps = {"progress": progress} if progress else {}
     if isinstance(doc, AuditFile):  # what a verdict file of kind "audit" validates as
-        if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
-            panel.quorum = s.get("quorum")
-        checks = s.get("checks")
-        audit = audit_job(
-            AuditRequest(
-                question_ids=[str(r.question_id) for r in doc.records],
-                split=s.get("split"),
-                checks=isinstance(checks, dict),  # re-run with the checks when the file has them
-                check_passes=tuple(checks["passes"]) if isinstance(checks, dict) else None,
-                repeats=s.get("repeats", 1),  # every repeat re-run: unchanged jurors' votes come from the store
-                **same,
-            ),
-            store,
-            **steps,
-        )
-        assert audit.path is not None  # a job that is not a plan names its file
-        new_audit = load_locked(audit.path)
-        assert isinstance(new_audit, AuditFile)  # the audit job wrote it
-        return audit.path, audit_diff(doc, new_audit), audit.stats
+        return _rerun_audit(doc, same, store, steps)
     assert isinstance(doc, AdjudicationFile)  # the other kind
+    return _rerun_adjudication(doc, base, same, store, steps)
+
+
+def _rerun_audit(doc: AuditFile, same: dict[str, Any], store: Store, steps: dict[str, Any]) -> tuple[Path, dict[str, Any], Any]:
+    """An audit file re-run with the settings it recorded (its questions, split, checks, repeats)."""
+    from jury.api.audit import AuditRequest, audit_job
+
+    s, panel = doc.settings, same["panel"]
+    if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
+        panel.quorum = s.get("quorum")
+    checks = s.get("checks")
+    audit = audit_job(
+        AuditRequest(
+            question_ids=[str(r.question_id) for r in doc.records],
+            split=s.get("split"),
+            checks=isinstance(checks, dict),  # re-run with the checks when the file has them
+            check_passes=tuple(checks["passes"]) if isinstance(checks, dict) else None,
+            repeats=s.get("repeats", 1),  # every repeat re-run: unchanged jurors' votes come from the store
+            **same,
+        ),
+        store,
+        **steps,
+    )
+    assert audit.path is not None  # a job that is not a plan names its file
+    new_audit = load_locked(audit.path)
+    assert isinstance(new_audit, AuditFile)  # the audit job wrote it
+    return audit.path, audit_diff(doc, new_audit), audit.stats
+
+
+def _rerun_adjudication(
+    doc: AdjudicationFile, base: Path, same: dict[str, Any], store: Store, steps: dict[str, Any]
+) -> tuple[Path, dict[str, Any], Any]:
+    """An adjudication file re-run with the settings it recorded (its runs, families, evaluation
+    settings, seed, swap, sampled passes, repeats, models, positions)."""
+    from jury.api.adjudicate import AdjudicationRequest, adjudication_job
     from jury.judging.families import load_registry
 
+    s = doc.settings
     request = AdjudicationRequest(
         run_paths=[RunFile(resolve_bound(base, r.path), r.model) for r in doc.inputs.runs],
         dbs=s.get("dbs") or [],

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -22,6 +22,9 @@ from jury.api.result import Result
 from jury.options import validated
 from jury.options.review import ReviewExportOptions, ReviewLockOptions, ReviewOptions
 from jury.pipeline.project import PathLike, Project, as_paths
+
+if TYPE_CHECKING:
+    from jury.verdicts.signing import Signer
 
 SERVE_NOTE = "Every decision is stored as you make it; Ctrl-C stops the server."
 
@@ -93,52 +96,47 @@ def review_app(options: ReviewOptions | None = None, *, project: Project | None 
     Raises:
         InputError: a host or reviewer the page cannot use, before any work.
     """
-    from jury.errors import InputError
     from jury.execution.reviews import ReviewStore
-    from jury.pipeline.review_queue import build_queue, parse_queues
-    from jury.vocab import DEFAULT_REVIEW_QUEUES
     from jury.web.app import ReviewState, bind_address, create_app, is_loopback
 
     o: ReviewOptions = validated(ReviewOptions, "review_app", {**(dict(options) if options else {}), **overrides})
-    verdicts, audit, queues, reviewer, host, port, db_root, store, sample = (
-        o.verdicts, o.audit, o.queue, o.reviewer, o.host, o.port, o.db_root, o.store, o.sample
-    )  # fmt: skip
     project = project or Project.load()
-    names, sample_n = parse_queues(queues or [str(q) for q in DEFAULT_REVIEW_QUEUES])
-    who = _reviewer(reviewer)
-    bind = host if host is not None else "127.0.0.1"
-    bind_address(bind, port)  # an address the page cannot serve: one line, before any work
+    who = _reviewer(o.reviewer)
+    bind = o.host if o.host is not None else "127.0.0.1"
+    bind_address(bind, o.port)  # an address the page cannot serve: one line, before any work
     notes = (
         [] if is_loopback(bind) else [f"Warning: serving on {bind}, reachable from other machines; the token is still required"]
     )
-    if sample is not None:
-        if verdicts or audit is not None or queues:
-            raise InputError("--sample serves the sample's own records: give no --verdicts, --audit or --queue with it")
-        with project.open_store(store) as st:
-            source = _sample_queue(Path(sample), st, project.settings(), project.db_root(db_root))
-    else:
-        with project.open_store(store) as st:
-            source = build_queue(
-                as_paths(verdicts),
-                project.path("audit", audit),
-                names,
-                sample_n,
-                st,
-                project.settings(),
-                project.db_root(db_root),
-            )
-    state = ReviewState(source, ReviewStore(project.store_path(store)), who, host=bind, blind=sample is not None)
+    source = _queue(o, project)
+    state = ReviewState(source, ReviewStore(project.store_path(o.store)), who, host=bind, blind=o.sample is not None)
     return ReviewApp(
         app=create_app(state),
         state=state,
         reviewer=who,
         host=bind,
-        port=port,
+        port=o.port,
         items=len(state.items),
         decided=len(state.decisions()),
         notes=notes,
-        store_path=project.store_path(store),
+        store_path=project.store_path(o.store),
     )
+
+
+def _queue(o: ReviewOptions, project: Project) -> Any:
+    """What the page serves (jury.pipeline.review_queue.ReviewSource): the queues' items of the locked
+    files, or a sample file's records, served blind."""
+    from jury.errors import InputError
+    from jury.pipeline.review_queue import build_queue, parse_queues
+    from jury.vocab import DEFAULT_REVIEW_QUEUES
+
+    names, sample_n = parse_queues(o.queue or [str(q) for q in DEFAULT_REVIEW_QUEUES])
+    if o.sample is not None and (o.verdicts or o.audit is not None or o.queue):
+        raise InputError("--sample serves the sample's own records: give no --verdicts, --audit or --queue with it")
+    with project.open_store(o.store) as st:
+        if o.sample is not None:
+            return _sample_queue(Path(o.sample), st, project.settings(), project.db_root(o.db_root))
+        audit = project.path("audit", o.audit)
+        return build_queue(o.verdicts, audit, names, sample_n, st, project.settings(), project.db_root(o.db_root))
 
 
 def _sample_queue(path: Path, store: Any, settings: Any, db_root: Path | None) -> Any:
@@ -272,15 +270,9 @@ def lock_review(
     files, audit_path, store_path = as_paths(verdicts), project.path("audit", audit), project.store_path(store)
     drawn = None
     if sample is not None:
-        from jury.verdicts.sample import load_sample
-
         if files or audit is not None:
             raise InputError("--sample names its own verdict and audit files: give no --verdicts or --audit with it")
-        sample_path = Path(sample)
-        drawn = load_sample(sample_path)
-        frame = [Path(f.path) if Path(f.path).is_absolute() else sample_path.parent / f.path for f in drawn.frame]
-        files = [p for p, f in zip(frame, drawn.frame) if f.kind == "adjudication"]
-        audit_path = next((p for p, f in zip(frame, drawn.frame) if f.kind == "audit"), None)
+        drawn, files, audit_path = _sample_frame(Path(sample))
     guard_outputs([out], [*files, *as_paths(audit_path)], store=store_path, verdict_output=False)
     if os.path.lexists(out):  # before any work: write_review would refuse it after reading every decision
         raise InputError(f"{out}: already exists; a review file is never overwritten (choose another -o)")
@@ -300,12 +292,35 @@ def lock_review(
         head["settings"] = {"sample_file": drawn.content_sha256, "blind": True}
     new_schema = None if (out.parent / "schema").exists() else out.parent / "schema"
     path = write_review(review_document(head, decisions), out)
+    return _locked(path, decisions, new_schema, signer, [*files, *as_paths(audit_path)], store_path)
+
+
+def _sample_frame(sample: Path) -> tuple[Any, list[Path], Path | None]:
+    """A locked sample file (jury.verdicts.sample), its frame's adjudication files and audit file."""
+    from jury.verdicts.sample import load_sample
+
+    drawn = load_sample(sample)
+    frame = [Path(f.path) if Path(f.path).is_absolute() else sample.parent / f.path for f in drawn.frame]
+    files = [p for p, f in zip(frame, drawn.frame) if f.kind == "adjudication"]
+    audit_path = next((p for p, f in zip(frame, drawn.frame) if f.kind == "audit"), None)
+    return drawn, files, audit_path
+
+
+def _locked(
+    path: Path,
+    decisions: list[dict[str, Any]],
+    new_schema: Path | None,
+    signer: Signer | None,
+    inputs: list[Path],
+    store_path: Path,
+) -> ReviewLock:
+    """The review file written: its counts, the schema folder made beside it, its signature when asked."""
     result = ReviewLock(
         path=path,
         decisions=len(decisions),
         reviewers=len({d["reviewer"] for d in decisions}),
         new_schema=new_schema if new_schema is not None and new_schema.is_dir() else None,
-        inputs=[*files, *as_paths(audit_path)],
+        inputs=inputs,
         store_path=store_path,
     )
     if signer is not None:

@@ -135,8 +135,6 @@ def correction(
     from jury.inputs.io import load_gold
     from jury.pipeline.review_queue import load_sources
     from jury.stats.correction import corrected_rate
-    from jury.verdicts.adjudication_round import load_round
-    from jury.verdicts.review import load_two_reviews
     from jury.verdicts.sample import load_sample
     from jury.vocab import CREDITED_VERDICTS
 
@@ -155,21 +153,10 @@ def correction(
     if not frame:
         raise InputError(f"{sp}: its frame holds no {kind} records")
     position = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): i for i, r in enumerate(frame)}
-    (_, da), (_, db) = load_two_reviews(a, b)  # two people's files: the one loader of every command
-    reviews = [da, db]
-    for path, doc in zip((a, b), reviews):
-        of = doc.settings.get("sample_file")
-        if of != drawn.content_sha256:
-            what = f"a review of the sample {of}" if of else "not a review of a sample (jury review lock --sample)"
-            raise InputError(f"{path}: is {what}, not of {sp} ({drawn.content_sha256})")
+    reviews = _sample_reviews(a, b, drawn, sp)
     names = [doc.reviewers[0] for doc in reviews]
     labels = [{(str(r.kind), r.verdict_file, r.model, r.question_id): label_of(r) for r in doc.records} for doc in reviews]
-    by_round: dict[tuple[Any, ...], str] = {}
-    if settled is not None:
-        rd = load_round(settled)
-        if {r.content_sha256 for r in rd.reviews} != {doc.content_sha256 for doc in reviews}:
-            raise InputError(f"{settled}: settles other review files than {a} and {b}")
-        by_round = {(str(r.kind), r.verdict_file, r.model, r.question_id): r.label for r in rd.records}
+    by_round = _settled_labels(settled, reviews, a, b) if settled is not None else {}
     idx, truth = [], []
     for rec in drawn.records:
         key = (str(rec.kind), rec.verdict_file, rec.model, rec.question_id)
@@ -193,3 +180,30 @@ def correction(
     files = list(dict.fromkeys(str(r["verdict_file"]) for r in frame))
     return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)], flags, strata, idx, truth,
                       [r["model"] for r in frame], files, list(drawn.by))  # fmt: skip
+
+
+def _sample_reviews(a: PathLike, b: PathLike, drawn: Any, sample: Path) -> list[Any]:
+    """The two reviewers' locked review files (jury.verdicts.review.load_two_reviews), each a review
+    of this sample."""
+    from jury.errors import InputError
+    from jury.verdicts.review import load_two_reviews
+
+    (_, da), (_, db) = load_two_reviews(a, b)  # two people's files: the one loader of every command
+    reviews = [da, db]
+    for path, doc in zip((a, b), reviews):
+        of = doc.settings.get("sample_file")
+        if of != drawn.content_sha256:
+            what = f"a review of the sample {of}" if of else "not a review of a sample (jury review lock --sample)"
+            raise InputError(f"{path}: is {what}, not of {sample} ({drawn.content_sha256})")
+    return reviews
+
+
+def _settled_labels(settled: Path, reviews: list[Any], a: PathLike, b: PathLike) -> dict[tuple[Any, ...], str]:
+    """The labels an adjudication round of these two reviews settled, by item."""
+    from jury.errors import InputError
+    from jury.verdicts.adjudication_round import load_round
+
+    rd = load_round(settled)
+    if {r.content_sha256 for r in rd.reviews} != {doc.content_sha256 for doc in reviews}:
+        raise InputError(f"{settled}: settles other review files than {a} and {b}")
+    return {(str(r.kind), r.verdict_file, r.model, r.question_id): r.label for r in rd.records}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -18,6 +18,9 @@ from jury.api.result import Result
 from jury.options import validated
 from jury.options.verify import VerifyOptions
 from jury.pipeline.project import PathLike, Project, as_paths
+
+if TYPE_CHECKING:
+    from jury.verdicts.allowed_signers import TrustedKey
 
 
 class FileCheck(BaseModel):
@@ -123,9 +126,7 @@ def verify(
         InputError: a missing file or a directory, or a bad option, before anything is checked.
     """
     from jury.errors import InputError
-    from jury.results.render import safe
-    from jury.verdicts.signing import check_file_signature, load_trusted_keys
-    from jury.verdicts.verify import verify_file
+    from jury.verdicts.signing import load_trusted_keys
 
     given = dict(options) if options is not None else {}
     o: VerifyOptions = validated(VerifyOptions, "verify", {**given, **overrides})
@@ -136,31 +137,36 @@ def verify(
         if not path.is_file():
             raise InputError(f"{path}: is a directory, expected a verdict file")
     trusted = load_trusted_keys(o.trusted_key)
-    checks = []
-    for path in files:
-        report = verify_file(path, trusted=trusted or None)
-        sig_ok, sig_note = check_file_signature(path, trusted) if report.lock_ok else (True, "")
-        ok = report.ok and sig_ok
-        problems = [] if ok else report.messages + ([] if sig_ok else [sig_note])
-        if ok:
-            line = f"OK {path} ({_what_was_checked(report)})" + (f"; {sig_note}" if sig_note else "")
-        else:
-            line = f"FAILED {path}: {'; '.join(problems)}"
-        checks.append(
-            FileCheck(
-                path=path,
-                ok=ok,
-                lock_ok=report.lock_ok,
-                checked=report.checked,
-                absent=report.absent,
-                changed_since=report.changed_since,
-                superseded_by=report.superseded_by,
-                signature=sig_note,
-                problems=problems,
-                line=safe(line),
-            )
-        )
-    return Verification(files=checks, quiet=o.quiet, inputs=list(files))
+    return Verification(files=[_checked(path, trusted) for path in files], quiet=o.quiet, inputs=list(files))
+
+
+def _checked(path: Path, trusted: dict[str, list[TrustedKey]]) -> FileCheck:
+    """One file verified: its lock, verdicts and bound inputs (jury.verdicts.verify), then its
+    signature when the lock holds."""
+    from jury.results.render import safe
+    from jury.verdicts.signing import check_file_signature
+    from jury.verdicts.verify import verify_file
+
+    report = verify_file(path, trusted=trusted or None)
+    sig_ok, sig_note = check_file_signature(path, trusted) if report.lock_ok else (True, "")
+    ok = report.ok and sig_ok
+    problems = [] if ok else report.messages + ([] if sig_ok else [sig_note])
+    if ok:
+        line = f"OK {path} ({_what_was_checked(report)})" + (f"; {sig_note}" if sig_note else "")
+    else:
+        line = f"FAILED {path}: {'; '.join(problems)}"
+    return FileCheck(
+        path=path,
+        ok=ok,
+        lock_ok=report.lock_ok,
+        checked=report.checked,
+        absent=report.absent,
+        changed_since=report.changed_since,
+        superseded_by=report.superseded_by,
+        signature=sig_note,
+        problems=problems,
+        line=safe(line),
+    )
 
 
 def _project_files(project: Project) -> list[Path]:
