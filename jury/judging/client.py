@@ -481,6 +481,31 @@ class _Stopped(Exception):
     """The pool was told to stop before this request was sent."""
 
 
+def _refused(state: _Call, refusal: str | None, finish_reason: str | None) -> CallResult:
+    """The model declined (OpenAI refusal, Anthropic stop_reason "refusal") or the provider's
+    filter withheld the reply (Gemini SAFETY, content_filter): the same ballot would be refused
+    again, so no repair turn. A final abstention."""
+    why = f"model refused: {refusal}" if refusal else "model refused, or the provider's safety filter withheld the reply"
+    refused = clean(f"{why} (finish_reason={finish_reason})", state.secrets, _MAX_REASON_CHARS)
+    state.result.log[-1]["status"], state.result.log[-1]["error"] = "bad_output", refused
+    return state.fail(refused)
+
+
+def _parse_reply(content: str | None, parse: Callable[[str], dict]) -> tuple[dict | None, str | None]:
+    """(the reply parsed, None) without its reasoning, or (None, why it is unusable)."""
+    reason: str | None = None
+    parsed: dict | None = None
+    answer = strip_reasoning(content or "")
+    if not answer.strip():
+        reason = "empty reply"
+    else:
+        try:
+            parsed = parse(answer)
+        except ValueError as exc:
+            reason = str(exc) or type(exc).__name__
+    return parsed, reason
+
+
 @dataclass
 class _Call:
     """One JurorPool.call in progress: the conversation so far, the result being filled in, and
@@ -608,49 +633,16 @@ class JurorPool:
                 cause = failed.cause
                 if kind != "off" and not format_fallback_done and cause is not None and rejects_response_format(cause, kind):
                     format_fallback_done = True
-                    fallback: StructuredKind = "off"
-                    if kind == "json_schema" and "json_object" in str(cause):
-                        fallback = "json_object"  # llama.cpp: "Input should be 'text' or 'json_object'"
-                    self._structured_fallback[spec.name] = fallback
-                    instead = "without it" if fallback == "off" else f"with {fallback}"
-                    result.log[-1]["error"] = clean(
-                        f"structured output {kind} rejected, retrying {instead}: {failed.text}", state.secrets
-                    )
+                    self._fall_back_format(state, kind, cause, failed)
                     continue
-                if not failed.retryable:
-                    return state.fail(failed.text)
-                if state.retries_used >= spec.max_retries:
-                    return state.fail(f"{failed.text} (gave up after {spec.max_retries} retries)")
-                return state.fail(
-                    f"{failed.text} (provider asks to wait {failed.retry_after:g} s, "
-                    f"more than backoff_max_s={self.backoff_max_s:g})"
-                )
+                return self._give_up(state, failed)
 
             self._add_usage(result, response, spec.model if has_price(spec.model) else None)
             content, finish_reason, refusal = reply_parts(response)
             result.text = scrub(content, state.secrets)
             if refusal or finish_reason == "content_filter":
-                # The model declined (OpenAI refusal, Anthropic stop_reason "refusal") or the
-                # provider's filter withheld the reply (Gemini SAFETY, content_filter): the same
-                # ballot would be refused again, so no repair turn. A final abstention.
-                why = (
-                    f"model refused: {refusal}"
-                    if refusal
-                    else "model refused, or the provider's safety filter withheld the reply"
-                )
-                refused = clean(f"{why} (finish_reason={finish_reason})", state.secrets, _MAX_REASON_CHARS)
-                result.log[-1]["status"], result.log[-1]["error"] = "bad_output", refused
-                return state.fail(refused)
-            reason: str | None = None
-            parsed: dict | None = None
-            answer = strip_reasoning(content or "")
-            if not answer.strip():
-                reason = "empty reply"
-            else:
-                try:
-                    parsed = parse(answer)
-                except ValueError as exc:
-                    reason = str(exc) or type(exc).__name__
+                return _refused(state, refusal, finish_reason)
+            parsed, reason = _parse_reply(content, parse)
             if reason is None:
                 result.ok, result.parsed, result.error = True, parsed, None
                 return result
@@ -665,6 +657,29 @@ class JurorPool:
                 state.convo = state.convo + [{"role": "assistant", "content": content}]
             state.convo = state.convo + [{"role": "user", "content": REPAIR_PROMPT.format(reason=reason)}]
         return state.fail("gave up: attempt budget exhausted")
+
+    def _fall_back_format(self, state: _Call, kind: StructuredKind, cause: BaseException, failed: AttemptFailed) -> None:
+        """The server rejected the structured output ``kind``: this juror's requests go on in
+        its own JSON mode when the error names json_object, else without any (logged)."""
+        fallback: StructuredKind = "off"
+        if kind == "json_schema" and "json_object" in str(cause):
+            fallback = "json_object"  # llama.cpp: "Input should be 'text' or 'json_object'"
+        self._structured_fallback[state.spec.name] = fallback
+        instead = "without it" if fallback == "off" else f"with {fallback}"
+        state.result.log[-1]["error"] = clean(
+            f"structured output {kind} rejected, retrying {instead}: {failed.text}", state.secrets
+        )
+
+    def _give_up(self, state: _Call, failed: AttemptFailed) -> CallResult:
+        """The call failed for good: not retryable, out of retries, or asked to wait too long."""
+        spec = state.spec
+        if not failed.retryable:
+            return state.fail(failed.text)
+        if state.retries_used >= spec.max_retries:
+            return state.fail(f"{failed.text} (gave up after {spec.max_retries} retries)")
+        return state.fail(
+            f"{failed.text} (provider asks to wait {failed.retry_after:g} s, more than backoff_max_s={self.backoff_max_s:g})"
+        )
 
     async def _send_with_retries(self, state: _Call, kind: StructuredKind) -> Any:
         """One request, retried by tenacity on transient failures from what is left of the
