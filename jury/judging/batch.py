@@ -272,14 +272,26 @@ def _holder_gone(holder: str | None) -> bool:
     return bool(holder) and holder_is_dead(str(holder))
 
 
+def _settle_submitting(store, batch: dict, holder: str | None, finished: set[str] | None) -> None:
+    """A batch another process was submitting: lost (its ballots go again) when that process is
+    gone or the submission is stale, else left to it."""
+    import time
+
+    if batch["holder"] == holder:
+        return
+    created = _epoch(batch["created_at"])
+    if _holder_gone(batch["holder"]) or time.time() - created > STALE_SUBMIT_S:
+        store.finish_batch(batch["id"], "lost", error="the submitting process stopped before the provider's id was stored")
+        if finished is not None:
+            finished.add(batch["id"])
+
+
 async def collect(
     store, *, jurors: Iterable[str] | None = None, holder: str | None = None, finished: set[str] | None = None
 ) -> list[str]:
     """Poll every open batch (of `jurors`, or all) and store the replies of those that ended
     (their ids added to `finished`). Returns one line per batch that could not be polled (no
     key, provider unreachable)."""
-    import time
-
     from jury.execution.batch_store import OPEN_STATES
 
     wanted = None if jurors is None else set(jurors)
@@ -288,15 +300,7 @@ async def collect(
         if wanted is not None and batch["juror"] not in wanted:
             continue
         if batch["state"] == "submitting":
-            if batch["holder"] == holder:
-                continue
-            created = _epoch(batch["created_at"])
-            if _holder_gone(batch["holder"]) or time.time() - created > STALE_SUBMIT_S:
-                store.finish_batch(
-                    batch["id"], "lost", error="the submitting process stopped before the provider's id was stored"
-                )
-                if finished is not None:
-                    finished.add(batch["id"])
+            _settle_submitting(store, batch, holder, finished)
             continue
         key = _api_key(batch["juror"], batch["api_key_env"], batch["api_base"])
         if batch["api_key_env"] and key is None:
