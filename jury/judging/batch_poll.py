@@ -124,7 +124,7 @@ async def poll(batch: dict, api_key: str | None, store) -> tuple[str, Collected 
     None while it is still in progress. The batch object and its results are read by jury
     (read_json, stream_lines: bounded, through jury's JSON reader), never whole and never by
     litellm."""
-    from jury.judging.client import MAX_RESPONSE_BYTES
+    from jury.judging.providers.setup import MAX_RESPONSE_BYTES
 
     provider = batch["provider"]
     root, headers = _where(batch, api_key)

@@ -365,7 +365,7 @@ def warn_unknown_params(panel) -> None:
     such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
     import sys
 
-    from jury.judging.client import unknown_params
+    from jury.judging.providers.params import unknown_params
 
     for juror in panel.jurors:
         unknown = unknown_params(juror)
@@ -399,7 +399,7 @@ def require_priced(panel, jurors, max_cost: float | None) -> None:
     server) or recorded costs nothing and passes."""
     if max_cost is None:
         return
-    from jury.judging.client import has_price
+    from jury.judging.providers.prices import has_price
 
     unpriced = [j for j in jurors if not j.costs_nothing and not has_price(j.model)]
     if unpriced:

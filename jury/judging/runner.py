@@ -42,9 +42,9 @@ from typing import Any, Literal
 from jury.errors import StoreError
 from jury.execution.store import CLAIM_LEASE_S
 from jury.judging.ballots import make_parser, reply_schema
-from jury.judging.client import JurorPool
 from jury.judging.juror import CallResult, JurorSpec
 from jury.judging.plan import Ballot, BallotResult, estimate
+from jury.judging.providers.pool import JurorPool
 
 CLAIM_RENEW_S = CLAIM_LEASE_S / 4  # how often an asker renews its claims
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
@@ -577,7 +577,7 @@ def _new_stats(guard: CostGuard, jurors: dict[str, JurorSpec]) -> RunStats:
     """The run's stats; under a cost cap, naming the jurors' models with no known price."""
     stats = RunStats(guard=guard)
     if guard.cap is not None:
-        from jury.judging.client import has_price
+        from jury.judging.providers.prices import has_price
 
         stats.unpriced = sorted({j.model for j in jurors.values() if not j.costs_nothing and not has_price(j.model)})
     return stats
