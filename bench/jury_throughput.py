@@ -56,9 +56,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.loopback_juror import serve_forever
 from jury.execution.store import Store
 from jury.judging.ballots import REPLY_SCHEMAS, make_parser
-from jury.judging.client import JurorPool, import_litellm
 from jury.judging.juror import JurorSpec
 from jury.judging.plan import Ballot
+from jury.judging.providers.pool import JurorPool
+from jury.judging.providers.setup import import_litellm
 from jury.judging.runner import run_ballots
 from jury.judging.shards import parse_shard
 from tests.support.netguard import _is_allowed

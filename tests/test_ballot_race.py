@@ -193,8 +193,8 @@ def test_an_asker_whose_event_loop_is_stalled_keeps_its_claim(tmp_path, fake_llm
     lease (a stall as long as two leases); its claim must be renewed meanwhile, so the second
     runner sees it held and waits for its vote. One call."""
     import jury.execution.store as store_mod
-    import jury.judging.client as client_mod
     import jury.judging.runner as runner_mod
+    from jury.judging.providers import pool, setup
 
     path = tmp_path / "store.db"
     Store(path).close()
@@ -222,7 +222,7 @@ def test_an_asker_whose_event_loop_is_stalled_keeps_its_claim(tmp_path, fake_llm
             renewed.set()
 
     monkeypatch.setattr(store_mod.VoteStoreMixin, "renew_claims", renew_claims)
-    real_install = client_mod._install_capped_session
+    real_install = setup.install_capped_session
     blocked_once: list[bool] = []
 
     def install(litellm):  # runs in the asker's event loop, under its claim, before the request
@@ -232,7 +232,7 @@ def test_an_asker_whose_event_loop_is_stalled_keeps_its_claim(tmp_path, fake_llm
             renewed.wait(10.0)  # blocks the loop; the guard only ends the test on today's code
         return real_install(litellm)
 
-    monkeypatch.setattr(client_mod, "_install_capped_session", install)
+    monkeypatch.setattr(pool, "install_capped_session", install)
     first: list = []
     second: list = []
     t1 = race.run(lambda: Store(path), first)

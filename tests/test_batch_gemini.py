@@ -78,9 +78,9 @@ def test_a_gemini_request_is_what_litellm_makes_of_the_synchronous_one():
     """The GenerateContentRequest: the system prompt as system_instruction, the ballot as a
     user turn, temperature, the reply token cap and the reply's JSON schema in generationConfig."""
     from jury.judging.batch import gemini_request
-    from jury.judging.client import reply_token_cap
     from jury.judging.juror import JurorSpec
     from jury.judging.plan import Ballot
+    from jury.judging.providers.params import reply_token_cap
 
     juror = JurorSpec(name="g", model="gemini/gemini-3.5-flash", family="google", params={"temperature": 0})
     messages = [{"role": "system", "content": "judge"}, {"role": "user", "content": "ballot"}]

@@ -1,4 +1,4 @@
-"""jury.judging.client (and the modules it is built from: juror, limits, retries, replies)
+"""jury.judging.providers (and the modules it is built from: juror, limits, retries, replies)
 through the real litellm against the loopback fake server."""
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from jury.judging.client import JurorPool, call_cost, estimate_call
 from jury.judging.juror import CallResult, JurorSpec
 from jury.judging.limits import Limiter
+from jury.judging.providers.pool import JurorPool
+from jury.judging.providers.prices import call_cost, estimate_call
 from jury.judging.replies import REPAIR_PROMPT, extract_json_object
 from jury.judging.retries import retry_after_s
 from tests.support.fakellm import FakeLLMServer, Reply, ballot_reply, json_reply, truncated_reply
@@ -642,7 +643,7 @@ def test_estimate_call_prices_known_models_and_says_none_otherwise():
 
 
 def test_importing_the_client_does_not_import_litellm():
-    code = "import jury.judging.client, sys; assert 'litellm' not in sys.modules, 'litellm imported'"
+    code = "import jury.judging.providers.pool, jury.judging.providers.prices, jury.judging.providers.params, jury.judging.providers.batch_bodies, sys; assert 'litellm' not in sys.modules, 'litellm imported'"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 

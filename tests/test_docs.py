@@ -128,7 +128,7 @@ print(json.dumps({
     )
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
-    assert len(out["modules"]) > 40 and "jury.judging.client" in out["modules"] and "jury.cli.score" in out["modules"]
+    assert len(out["modules"]) > 40 and "jury.judging.providers.pool" in out["modules"] and "jury.cli.score" in out["modules"]
     assert out == {**out, "litellm": [], "env_changed": [], "threads": 1, "files": []}
 
 

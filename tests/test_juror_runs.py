@@ -200,7 +200,7 @@ def test_any_kind_of_secret_in_a_reply_is_redacted_before_it_is_stored(secret):
 
 @pytest.mark.slow
 def test_reasoning_is_capped_with_a_marker_and_max_tokens_is_sent(project, fake_llm):
-    from jury.judging.client import DEFAULT_MAX_REPLY_TOKENS
+    from jury.judging.providers.params import DEFAULT_MAX_REPLY_TOKENS
     from jury.judging.redaction import MAX_STORED_REASONING_CHARS
 
     huge = "x" * 300_000
@@ -440,9 +440,9 @@ def test_a_dead_holders_claim_is_taken_over(project, fake_llm, monkeypatch):
 
 
 def test_a_response_body_over_the_limit_is_not_read_and_abstains(project, fake_llm, monkeypatch):
-    from jury.judging import client
+    from jury.judging.providers import setup
 
-    monkeypatch.setattr(client, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    monkeypatch.setattr(setup, "MAX_RESPONSE_BYTES", 1024 * 1024)
     all_say(fake_llm)
     fake_llm.script("jc", ballot_reply("both", reasoning="y" * 3_000_000))
     res = adjudicate("--panel", str(write_panel(project, fake_llm.base_url, FOUR)))

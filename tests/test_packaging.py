@@ -34,7 +34,7 @@ def test_wheel_ships_panels_and_prompts(tmp_path):
     shipped |= {f"jury/prompts/{p.name}" for p in (REPO / "prompts").glob("*.md")}
     assert {n for n in names if n.startswith(("jury/panels/", "jury/prompts/")) and not n.endswith(".py")} == shipped
     assert "jury/panels/taxonomies/plsqlbench.toml" in names and "jury/prompts/adjudicate-suite-v1.md" in names
-    assert "jury/judging/client.py" in names and "jury/cli/__init__.py" in names
+    assert "jury/judging/providers/pool.py" in names and "jury/cli/__init__.py" in names
     # every module of the source tree is in the wheel (a package missing from pyproject's list is not)
     modules = {p.relative_to(REPO).as_posix() for p in (REPO / "jury").rglob("*.py")}
     assert modules - names == set()

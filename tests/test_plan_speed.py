@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import jury.judging.client as client
 from jury.cli import app
 from jury.judging import tokens
 from jury.judging.juror import JurorSpec
+from jury.judging.providers import prices, setup
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "bird-superhero"
@@ -52,7 +52,7 @@ MESSAGES = [
 
 @pytest.fixture
 def litellm():
-    client.import_litellm()
+    setup.import_litellm()
     import litellm
 
     return litellm
@@ -65,9 +65,9 @@ def test_counts_and_costs_equal_litellms(litellm, model, messages):
     fast = tokens.fast_count(messages)
     assert fast is not None  # the fast path was taken: the comparison below is not litellm against itself
     expected = litellm.token_counter(model="gpt-4o", messages=messages)  # what estimate_call always counted
-    tokens_, cost = client.estimate_call(juror, messages, 400)
+    tokens_, cost = prices.estimate_call(juror, messages, 400)
     assert fast == tokens_ == expected
-    if client.has_price(model):
+    if prices.has_price(model):
         assert cost == sum(float(c) for c in litellm.cost_per_token(model=model, prompt_tokens=expected, completion_tokens=400))
     else:
         assert cost is None
@@ -89,7 +89,7 @@ def test_counts_and_costs_equal_litellms(litellm, model, messages):
 def test_other_message_shapes_are_left_to_litellm(litellm, messages):
     assert tokens.fast_count(messages) is None
     juror = JurorSpec(name="j", model="openai/gpt-4.1", family="f")
-    assert client.estimate_call(juror, messages, 400)[0] == litellm.token_counter(model="gpt-4o", messages=messages)
+    assert prices.estimate_call(juror, messages, 400)[0] == litellm.token_counter(model="gpt-4o", messages=messages)
 
 
 def test_litellms_counting_knobs_leave_the_count_to_litellm(litellm, monkeypatch):
@@ -124,7 +124,7 @@ def test_plan_on_the_bundled_example_is_unchanged(tmp_path, monkeypatch, litellm
     assert fast.exit_code == 0, fast.output
     assert "adjudication plan" in fast.output and "$" in fast.output
     monkeypatch.setattr(tokens, "enabled", False)
-    monkeypatch.setattr(client, "_cost_per_token", client._cost_per_token.__wrapped__)
+    monkeypatch.setattr(prices, "_cost_per_token", prices._cost_per_token.__wrapped__)
     calls = []
     real = litellm.token_counter
     monkeypatch.setattr(litellm, "token_counter", lambda **kw: calls.append(1) or real(**kw))

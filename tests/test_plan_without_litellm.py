@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import jury.judging.client as client
 from jury.judging import params_cache, price_map
 from jury.judging.juror import JurorSpec
+from jury.judging.providers import params, setup
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "bird-superhero"
@@ -72,7 +72,7 @@ def test_plan_of_the_example_imports_no_litellm_and_is_unchanged(tmp_path):
 @pytest.fixture
 def without_litellm(monkeypatch):
     """litellm imported in this process (to compare), the cache read as in a process without it."""
-    client.import_litellm()
+    setup.import_litellm()
     monkeypatch.setattr(price_map, "litellm_imported", lambda: False)
     monkeypatch.setenv(price_map.LOCAL_MAP_ENV, "True")
 
@@ -81,15 +81,15 @@ def test_unknown_params_are_litellms_answer_kept_in_the_cache(without_litellm, m
     monkeypatch.setenv("JURY_CACHE_DIR", str(tmp_path))
     juror = JurorSpec(name="j", model="openai/gpt-4.1", family="f", params={"temprature": 0, "seed": 1})
     assert params_cache.lookup(juror.model, None) == (False, None)
-    assert client.unknown_params(juror) == ["temprature"]  # litellm asked, its answer written
+    assert params.unknown_params(juror) == ["temprature"]  # litellm asked, its answer written
     found, known = params_cache.lookup(juror.model, None)
     assert found and "seed" in known and "temperature" in known
 
     def no_litellm(*a, **k):
         raise AssertionError("litellm asked again")
 
-    monkeypatch.setattr(client, "supported_params", no_litellm)
-    assert client.unknown_params(juror) == ["temprature"]
+    monkeypatch.setattr(params, "supported_params", no_litellm)
+    assert params.unknown_params(juror) == ["temprature"]
     # another api_base, another litellm environment, another litellm version: asked anew
     assert params_cache.lookup(juror.model, "http://localhost:1/v1")[0] is False
     monkeypatch.setenv("LITELLM_MODIFY_PARAMS", "True")
@@ -102,10 +102,10 @@ def test_unknown_params_are_litellms_answer_kept_in_the_cache(without_litellm, m
 
 def test_the_cache_is_not_read_where_litellm_answers(monkeypatch, tmp_path):
     monkeypatch.setenv("JURY_CACHE_DIR", str(tmp_path))
-    client.import_litellm()
+    setup.import_litellm()
     juror = JurorSpec(name="j", model="openai/gpt-4.1", family="f", params={"temprature": 0})
     params_cache.remember(juror.model, None, ["temprature"])  # a wrong answer in the file
-    assert client.unknown_params(juror) == ["temprature"]  # litellm imported: litellm answered, not the file
+    assert params.unknown_params(juror) == ["temprature"]  # litellm imported: litellm answered, not the file
     (answer,) = json.loads((tmp_path / params_cache.FILE_NAME).read_text())["answers"].values()
     assert "temperature" in answer and "temprature" not in answer  # and its answer replaced the wrong one
 
@@ -115,9 +115,9 @@ def test_an_unwritable_or_broken_cache_is_no_error(without_litellm, monkeypatch,
     blocked.write_text("")
     monkeypatch.setenv("JURY_CACHE_DIR", str(blocked / "sub"))  # a folder that cannot be made
     juror = JurorSpec(name="j", model="openai/gpt-4.1", family="f", params={"temprature": 0})
-    assert client.unknown_params(juror) == ["temprature"]
+    assert params.unknown_params(juror) == ["temprature"]
     monkeypatch.setenv("JURY_CACHE_DIR", str(tmp_path))
     (tmp_path / params_cache.FILE_NAME).write_text("{not json")
     assert params_cache.lookup(juror.model, None) == (False, None)
-    assert client.unknown_params(juror) == ["temprature"]
+    assert params.unknown_params(juror) == ["temprature"]
     assert params_cache.lookup(juror.model, None)[0] is True

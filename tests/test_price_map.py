@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-import jury.judging.client as client
 from jury.judging import price_map
+from jury.judging.providers import params, prices, setup
 
 # a plan's ballot (a long schema prompt and the completion estimate), one token, and counts
 # past every above-N tier of the map (128k, 200k, 272k, ...)
@@ -19,7 +19,7 @@ COUNTS = [(14_000, 800), (1, 1), (13_000, 400), (199_000, 500), (250_000, 800), 
 
 @pytest.fixture
 def litellm(monkeypatch):
-    lib = client.import_litellm()
+    lib = setup.import_litellm()
     # litellm is imported in this process: let price_map answer as it would in one without it
     monkeypatch.setattr(price_map, "litellm_imported", lambda: False)
     monkeypatch.setenv(price_map.LOCAL_MAP_ENV, "True")
@@ -101,9 +101,9 @@ def test_client_answers_from_the_map_as_from_litellm(litellm, monkeypatch):
     """has_price, reply_token_cap and the batch price entry through jury's client, with the map
     read directly and with litellm asked (price_map disabled): the same for every chat model."""
     models = chat_model_names(litellm)
-    fast = [(client.has_price(m), client.reply_token_cap(m), client._price_entry(m) is None) for m in models]
+    fast = [(prices.has_price(m), params.reply_token_cap(m), prices.price_entry(m) is None) for m in models]
     monkeypatch.setattr(price_map, "enabled", False)
-    slow = [(client.has_price(m), client.reply_token_cap(m), client._price_entry(m) is None) for m in models]
+    slow = [(prices.has_price(m), params.reply_token_cap(m), prices.price_entry(m) is None) for m in models]
     assert fast == slow
 
 

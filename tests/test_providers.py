@@ -21,9 +21,11 @@ import litellm  # at collection: its seconds-long first import is no test's time
 from jury.errors import ConfigError
 from jury.inputs.records import ExecResult, GoldItem
 from jury.judging.ballots import adjudication_messages, audit_messages, make_parser, reply_schema
-from jury.judging.client import JurorPool, has_price, unknown_params
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, CallResult, JurorSpec
 from jury.judging.panels import PANELS_DIR, load_panel
+from jury.judging.providers.params import unknown_params
+from jury.judging.providers.pool import JurorPool
+from jury.judging.providers.prices import has_price
 from jury.judging.runner import is_final_abstention
 from jury.judging.vote_check import expected_reply
 from tests.support.provider_servers import LLAMA_CPP_JSON_SCHEMA_500, Fail, ProviderServer, Say, Seen

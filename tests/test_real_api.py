@@ -15,8 +15,8 @@ from jury.execution.schema import describe_columns
 from jury.execution.sqlite import execute
 from jury.inputs.records import GoldItem
 from jury.judging.ballots import REPLY_SCHEMAS, Template, adjudication_messages, blind_category, make_parser
-from jury.judging.client import JurorPool
 from jury.judging.panels import PANELS_DIR, load_panel
+from jury.judging.providers.pool import JurorPool
 from tests.support.helpers import EXAMPLE
 
 DB = EXAMPLE / "databases" / "superhero" / "superhero.sqlite"

@@ -18,12 +18,12 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 
-from jury.compare.outcomes import Evaluation, schema_of
+from jury.compare.outcomes import Evaluation, PairResult, schema_of
 from jury.execution.schema import SchemaReader
 from jury.inputs.records import GoldItem, RunRecord
 from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order, preview
 from jury.judging.families import FamilyRegistry
-from jury.judging.panels import Panel, select_jurors
+from jury.judging.panels import JurorSpec, Panel, select_jurors
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import adjudication_verdict, is_credited
 from jury.judging.runner import run_repeats
@@ -73,12 +73,7 @@ def plan_adjudication(
     taxonomy_block = taxonomy.block() if taxonomy is not None else ""
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     wanted = set(models) if models else None
-    if wanted:
-        unknown = sorted(wanted - set(ev.models()))
-        if unknown:
-            from jury.errors import InputError
-
-            raise InputError(f"model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
+    _check_models(ev, wanted)
     schema_cache: dict[tuple, str] = {}
     previews: dict[str, str] = {}  # result key -> its preview on a ballot, rendered once in this plan
     sampled = sample_passes(ev, review_passes, seed, wanted)
@@ -100,53 +95,88 @@ def plan_adjudication(
             key = (pair.question_id, pred_sql)
             if key not in schema_cache:
                 schema_cache[key] = schema_of(item, ev.databases, item.sql, pred_sql, reader=reader)
-            for result_key in (pair.gold_key, pair.pred_key):
-                if result_key not in previews:
-                    previews[result_key] = preview(ev.results[result_key])
-            shown = (previews[pair.gold_key], previews[pair.pred_key])
+            shown = (_preview(ev, pair.gold_key, previews), _preview(ev, pair.pred_key, previews))
+            ask = _Ask(item, pred_sql, schema_cache[key], pair.gold_key, pair.pred_key, shown, review)
             for repeat in range(repeats):
-                group = []
-                for juror in jurors:
-                    drawn = draw_order(seed, pair.question_id, pair.model, juror.name, repeat)
-                    for order in (drawn, OTHER_ORDER[drawn]) if swap else (drawn,):
-                        messages = adjudication_messages(
-                            template,
-                            panel.ballot_style,
-                            item,
-                            schema_cache[key],
-                            item.sql,
-                            ev.results[pair.gold_key],
-                            pred_sql,
-                            ev.results[pair.pred_key],
-                            order,
-                            panel.show_evidence,
-                            taxonomy_block,
-                            shown,
-                        )
-                        meta: dict[str, object] = {
-                            "order": order,
-                            "db_id": item.db_id,
-                            "answer_key": pair.pred_key,
-                            "gold_key": pair.gold_key,
-                            "sql": pred_sql,  # a recorded judge finds its judgment by model, else by this SQL
-                        }
-                        if review:
-                            meta["review_pass"] = True
-                        ballot = Ballot(
-                            "adjudication",
-                            pair.question_id,
-                            pair.model,
-                            juror,
-                            panel.ballot_style,
-                            messages,
-                            template.sha256,
-                            meta,
-                        )
-                        ballot.taxonomy = taxonomy
-                        ballot.repeat = repeat
-                        group.append(ballot)
-                plan.groups.append(group)
+                plan.groups.append(_group(plan, ev, pair, ask, jurors, taxonomy_block, repeat))
     return plan
+
+
+def _preview(ev: Evaluation, result_key: str, previews: dict[str, str]) -> str:
+    """A result's preview on a ballot, rendered once per plan (``previews`` caches it)."""
+    if result_key not in previews:
+        previews[result_key] = preview(ev.results[result_key])
+    return previews[result_key]
+
+
+def _check_models(ev: Evaluation, wanted: set[str] | None) -> None:
+    """An InputError when a model asked for (--models) is not in the run files."""
+    if not wanted:
+        return
+    unknown = sorted(wanted - set(ev.models()))
+    if unknown:
+        from jury.errors import InputError
+
+        raise InputError(f"model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
+
+
+@dataclass
+class _Ask:
+    """What one failure (or reviewed pass) shows its jurors, the same for each juror and repeat."""
+
+    item: GoldItem
+    pred_sql: str
+    schema: str
+    gold_key: str  # the gold's result
+    pred_key: str  # the candidate's result
+    shown: tuple[str, str]  # the gold's and the candidate's result previews
+    review: bool  # a sampled strict match (review_passes), not a failure
+
+
+def _group(
+    plan: AdjudicationPlan, ev: Evaluation, pair: PairResult, ask: _Ask, jurors: list[JurorSpec], taxonomy_block: str, repeat: int
+) -> list[Ballot]:
+    """One repeat's ballots of one item: each juror's, in its drawn order (and the other with swap)."""
+    group = []
+    for juror in jurors:
+        drawn = draw_order(plan.seed, pair.question_id, pair.model, juror.name, repeat)
+        for order in (drawn, OTHER_ORDER[drawn]) if plan.swap else (drawn,):
+            ballot = _ballot(plan, ev, pair, ask, juror, order, taxonomy_block)
+            ballot.taxonomy = plan.taxonomy
+            ballot.repeat = repeat
+            group.append(ballot)
+    return group
+
+
+def _ballot(
+    plan: AdjudicationPlan, ev: Evaluation, pair: PairResult, ask: _Ask, juror: JurorSpec, order: str, taxonomy_block: str
+) -> Ballot:
+    """One juror's ballot on one item with the answers in one order."""
+    item, panel = ask.item, plan.panel
+    messages = adjudication_messages(
+        plan.template,
+        panel.ballot_style,
+        item,
+        ask.schema,
+        item.sql,
+        ev.results[ask.gold_key],
+        ask.pred_sql,
+        ev.results[ask.pred_key],
+        order,
+        panel.show_evidence,
+        taxonomy_block,
+        ask.shown,
+    )
+    meta: dict[str, object] = {
+        "order": order,
+        "db_id": item.db_id,
+        "answer_key": ask.pred_key,
+        "gold_key": ask.gold_key,
+        "sql": ask.pred_sql,  # a recorded judge finds its judgment by model, else by this SQL
+    }
+    if ask.review:
+        meta["review_pass"] = True
+    return Ballot("adjudication", pair.question_id, pair.model, juror, panel.ballot_style, messages, plan.template.sha256, meta)
 
 
 OTHER_ORDER = {"gold_first": "candidate_first", "candidate_first": "gold_first"}

@@ -53,8 +53,8 @@ from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, JurorSpec, batch_provider
 from jury.judging.redaction import clean, secrets_of
 
 if TYPE_CHECKING:
-    from jury.judging.client import JurorPool
     from jury.judging.plan import Ballot
+    from jury.judging.providers.pool import JurorPool
 
 # Provider limits on one batch: requests and input bytes (OpenAI: 50,000 requests, a 200 MB
 # file; Anthropic: 100,000 requests, 256 MB; Gemini: a Files API file is at most 2 GB and no
@@ -81,7 +81,7 @@ def _api_key(juror_name: str, api_key_env: str | None, api_base: str | None) -> 
 
 
 def _litellm():
-    from jury.judging.client import import_litellm
+    from jury.judging.providers.setup import import_litellm
 
     return import_litellm()
 
@@ -92,7 +92,7 @@ def _litellm():
 
 
 def openai_line(ballot: Ballot) -> dict:
-    from jury.judging.client import completion_kwargs
+    from jury.judging.providers.params import completion_kwargs
 
     body = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
     body["model"] = _bare(ballot.juror.model)
@@ -103,7 +103,7 @@ def openai_line(ballot: Ballot) -> dict:
 def anthropic_request(ballot: Ballot) -> dict:
     """The Message Batches request of a ballot: `params` as litellm makes them for the
     synchronous request (system prompt, max_tokens, temperature, output_format)."""
-    from jury.judging.client import completion_kwargs
+    from jury.judging.providers.params import completion_kwargs
 
     litellm = _litellm()
     kwargs = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
@@ -124,7 +124,7 @@ def gemini_request(ballot: Ballot) -> dict:
     synchronous request (GoogleAIStudioGeminiConfig.map_openai_params, then
     transform_request_body: system_instruction, contents, generationConfig with the
     temperature, maxOutputTokens and the reply's JSON schema)."""
-    from jury.judging.client import completion_kwargs
+    from jury.judging.providers.params import completion_kwargs
 
     litellm = _litellm()
     kwargs = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
@@ -272,14 +272,26 @@ def _holder_gone(holder: str | None) -> bool:
     return bool(holder) and holder_is_dead(str(holder))
 
 
+def _settle_submitting(store, batch: dict, holder: str | None, finished: set[str] | None) -> None:
+    """A batch another process was submitting: lost (its ballots go again) when that process is
+    gone or the submission is stale, else left to it."""
+    import time
+
+    if batch["holder"] == holder:
+        return
+    created = _epoch(batch["created_at"])
+    if _holder_gone(batch["holder"]) or time.time() - created > STALE_SUBMIT_S:
+        store.finish_batch(batch["id"], "lost", error="the submitting process stopped before the provider's id was stored")
+        if finished is not None:
+            finished.add(batch["id"])
+
+
 async def collect(
     store, *, jurors: Iterable[str] | None = None, holder: str | None = None, finished: set[str] | None = None
 ) -> list[str]:
     """Poll every open batch (of `jurors`, or all) and store the replies of those that ended
     (their ids added to `finished`). Returns one line per batch that could not be polled (no
     key, provider unreachable)."""
-    import time
-
     from jury.execution.batch_store import OPEN_STATES
 
     wanted = None if jurors is None else set(jurors)
@@ -288,15 +300,7 @@ async def collect(
         if wanted is not None and batch["juror"] not in wanted:
             continue
         if batch["state"] == "submitting":
-            if batch["holder"] == holder:
-                continue
-            created = _epoch(batch["created_at"])
-            if _holder_gone(batch["holder"]) or time.time() - created > STALE_SUBMIT_S:
-                store.finish_batch(
-                    batch["id"], "lost", error="the submitting process stopped before the provider's id was stored"
-                )
-                if finished is not None:
-                    finished.add(batch["id"])
+            _settle_submitting(store, batch, holder, finished)
             continue
         key = _api_key(batch["juror"], batch["api_key_env"], batch["api_base"])
         if batch["api_key_env"] and key is None:
@@ -411,8 +415,8 @@ class BatchSession:
         )
 
     async def _submit(self, ballots: list[Ballot], guard) -> None:
-        from jury.judging.client import estimate_batch_call
         from jury.judging.plan import COMPLETION_TOKENS_ESTIMATE
+        from jury.judging.providers.prices import estimate_batch_call
 
         juror = ballots[0].juror
         provider = batch_provider(juror)

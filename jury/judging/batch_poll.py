@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from urllib.parse import quote
 
 from jury.judging.batch_results import (
     MAX_RESULT_LINES_SLACK,
@@ -123,50 +124,19 @@ async def poll(batch: dict, api_key: str | None, store) -> tuple[str, Collected 
     None while it is still in progress. The batch object and its results are read by jury
     (read_json, stream_lines: bounded, through jury's JSON reader), never whole and never by
     litellm."""
-    from urllib.parse import quote
-
-    from jury.judging.client import MAX_RESPONSE_BYTES
+    from jury.judging.providers.setup import MAX_RESPONSE_BYTES
 
     provider = batch["provider"]
     root, headers = _where(batch, api_key)
     bid = quote(str(batch["provider_batch_id"]), safe="")
-    fields: dict = {}
     if provider == "openai":
-        obj = await read_json(f"{root}/batches/{bid}", headers)
-        status = obj.get("status")
-        if not isinstance(status, str):
-            raise ResultsUnreadable("the provider's batch object has no status")
-        state = _DONE.get(status)
-        if state is None:  # validating, in_progress, finalizing, cancelling (or a state to come)
-            return "in_progress", None, {}
-        files = [_file_id(obj, "output_file_id"), _file_id(obj, "error_file_id")]
-        fields = {"output_file_id": files[0], "error_file_id": files[1]}
-        if state == "failed":
-            fields["error"] = _batch_errors(obj)
-        urls = [f"{root}/files/{quote(f, safe='')}/content" for f in files if f]
+        state, urls, fields = await _openai_state(root, bid, headers)
     elif provider == "gemini":
-        obj = await read_json(f"{root}/v1beta/batches/{bid}", headers)
-        meta = obj.get("metadata")
-        status = meta.get("state") if isinstance(meta, dict) else None
-        if not isinstance(status, str):
-            raise ResultsUnreadable("the provider's batch object has no metadata.state")
-        state = _GEMINI_DONE.get(status.removeprefix("BATCH_STATE_").removeprefix("JOB_STATE_"))
-        if state is None:  # pending, running (or a state to come)
-            return "in_progress", None, {}
-        file = _gemini_file(obj)
-        fields = {"output_file_id": file}
-        if state == "failed":
-            fields["error"] = _gemini_error(obj)
-        urls = [f"{root}/download/v1beta/{file}:download?alt=media"] if file else []
+        state, urls, fields = await _gemini_state(root, bid, headers)
     else:
-        obj = await read_json(f"{root}/v1/messages/batches/{bid}", headers)
-        status = obj.get("processing_status")
-        if not isinstance(status, str):
-            raise ResultsUnreadable("the provider's batch object has no processing_status")
-        if status != "ended":  # in_progress, canceling
-            return "in_progress", None, {}
-        state = "ended"  # an Anthropic batch ends; canceled and expired requests say so one by one
-        urls = [f"{root}/v1/messages/batches/{bid}/results"]
+        state, urls, fields = await _anthropic_state(root, bid, headers)
+    if state is None:
+        return "in_progress", None, {}
     hashes = store.batch_requests(batch["id"])
     ids = {custom_id_of(batch["id"], h): h for h in hashes}
     collected = Collected(provider, ids, MAX_RESPONSE_BYTES, 2 * len(hashes) + MAX_RESULT_LINES_SLACK)
@@ -183,3 +153,52 @@ async def poll(batch: dict, api_key: str | None, store) -> tuple[str, Collected 
         collected.__exit__(None, None, None)
         raise
     return state, collected, fields
+
+
+# A provider's batch read: (its final state, None while in progress; the URLs of its results; fields to store)
+_BatchState = tuple[str | None, list[str], dict]
+
+
+async def _openai_state(root: str, bid: str, headers: dict[str, str]) -> _BatchState:
+    """An OpenAI batch: its state, output and error files and, failed, its errors."""
+    obj = await read_json(f"{root}/batches/{bid}", headers)
+    status = obj.get("status")
+    if not isinstance(status, str):
+        raise ResultsUnreadable("the provider's batch object has no status")
+    state = _DONE.get(status)
+    if state is None:  # validating, in_progress, finalizing, cancelling (or a state to come)
+        return None, [], {}
+    files = [_file_id(obj, "output_file_id"), _file_id(obj, "error_file_id")]
+    fields: dict = {"output_file_id": files[0], "error_file_id": files[1]}
+    if state == "failed":
+        fields["error"] = _batch_errors(obj)
+    return state, [f"{root}/files/{quote(f, safe='')}/content" for f in files if f], fields
+
+
+async def _gemini_state(root: str, bid: str, headers: dict[str, str]) -> _BatchState:
+    """A Gemini batch: its state, its output file and, failed, its error."""
+    obj = await read_json(f"{root}/v1beta/batches/{bid}", headers)
+    meta = obj.get("metadata")
+    status = meta.get("state") if isinstance(meta, dict) else None
+    if not isinstance(status, str):
+        raise ResultsUnreadable("the provider's batch object has no metadata.state")
+    state = _GEMINI_DONE.get(status.removeprefix("BATCH_STATE_").removeprefix("JOB_STATE_"))
+    if state is None:  # pending, running (or a state to come)
+        return None, [], {}
+    file = _gemini_file(obj)
+    fields: dict = {"output_file_id": file}
+    if state == "failed":
+        fields["error"] = _gemini_error(obj)
+    return state, [f"{root}/download/v1beta/{file}:download?alt=media"] if file else [], fields
+
+
+async def _anthropic_state(root: str, bid: str, headers: dict[str, str]) -> _BatchState:
+    """An Anthropic message batch: ended or not, and its results' URL."""
+    obj = await read_json(f"{root}/v1/messages/batches/{bid}", headers)
+    status = obj.get("processing_status")
+    if not isinstance(status, str):
+        raise ResultsUnreadable("the provider's batch object has no processing_status")
+    if status != "ended":  # in_progress, canceling
+        return None, [], {}
+    # an Anthropic batch ends; canceled and expired requests say so one by one
+    return "ended", [f"{root}/v1/messages/batches/{bid}/results"], {}

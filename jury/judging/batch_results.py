@@ -364,7 +364,7 @@ class Collected:
 
     @staticmethod
     def _anthropic(obj: dict) -> tuple[str, Any]:
-        from jury.judging.client import anthropic_body
+        from jury.judging.providers.batch_bodies import anthropic_body
         from jury.judging.retries import UnreadableReply, describe_unreadable
 
         result = obj.get("result")
@@ -384,7 +384,7 @@ class Collected:
     def _gemini(obj: dict) -> tuple[str, Any]:
         """A line of Gemini's responses file: ``{"key", "response": GenerateContentResponse}``
         or ``{"key", "error" | "status": Status}``."""
-        from jury.judging.client import gemini_body
+        from jury.judging.providers.batch_bodies import gemini_body
         from jury.judging.retries import UnreadableReply, describe_unreadable
 
         error = obj.get("error") if obj.get("error") is not None else obj.get("status")

@@ -8,7 +8,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -220,72 +220,13 @@ def load_panel(path: str | Path) -> Panel:
     Any problem is a ConfigError of one line naming the file and the key or juror."""
     p = Path(path)
     raw, data = _read_panel(p)
-    unknown = sorted(set(data) - set(PANEL_KEYS))
-    if unknown:
-        raise ConfigError(f"{p}: unknown panel key {unknown[0]!r}; allowed: {', '.join(PANEL_KEYS)}")
-    if not data.get("jurors"):
-        raise ConfigError(f"{p}: a panel needs at least one [[jurors]] entry")
-    try:
-        keys = _PanelKeys.model_validate({"name": p.stem, **data})
-    except ValidationError as exc:
-        raise ConfigError(f"{p}: {_first_error(exc, data)}") from None
+    keys = _panel_keys(p, data)
     style = keys.ballot_style
-    jurors: list[JurorSpec] = []
-    for i, row in enumerate(keys.jurors, start=1):
-        if not isinstance(row, dict):
-            raise ConfigError(f"{p}: juror {i}: expected a [[jurors]] table, got {_shown(row)}")
-        label = f"juror {i} ({row['name']!r})" if isinstance(row.get("name"), str) else f"juror {i}"
-        extra = sorted(set(row) - set(JUROR_KEYS))
-        if extra:
-            raise ConfigError(f"{p}: {label}: unknown key {extra[0]!r}; allowed: {', '.join(JUROR_KEYS)}")
-        try:
-            jurors.append(JurorSpec.model_validate(row, strict=True))
-        except ValidationError as exc:
-            raise ConfigError(f"{p}: {label}: {_first_error(exc, row)}") from None
-    from jury.judging.recorded import bind_recorded_juror
-
-    jurors = [bind_recorded_juror(j, p, style) for j in jurors]
-    seen: dict[str, JurorSpec] = {}
-    for j in jurors:
-        if j.name in seen:
-            raise ConfigError(f"{p}: juror name {j.name!r} appears twice")
-        seen[j.name] = j
-    for i, a in enumerate(jurors):
-        for b in jurors[i + 1 :]:
-            if _same_judge(a, b):
-                raise ConfigError(
-                    f"{p}: jurors {a.name!r} and {b.name!r} are one judge: both ask "
-                    f"{a.model!r}{'' if a.model == b.model else ' / ' + repr(b.model)} at "
-                    f"{a.api_base or 'the provider default endpoint'} (other params do not make a second judge); "
-                    "remove one"
-                )
+    jurors = _jurors(p, keys)
+    _check_distinct_judges(p, jurors)
     k = keys.k if keys.k is not None else (3 if style != "audit" else len(jurors))
-    if k > len(jurors):
-        raise ConfigError(f"{p}: k = {k} but the panel has {len(jurors)} jurors")
-    if keys.quorum is not None and keys.quorum > len(jurors):
-        raise ConfigError(f"{p}: quorum = {keys.quorum} but the panel has {len(jurors)} jurors")
-    if keys.swap and style == "audit":
-        raise ConfigError(f"{p}: swap = true applies to adjudication panels (an audit ballot shows one query)")
-    if keys.show_checks and style != "audit":
-        raise ConfigError(f"{p}: show_checks = true applies to audit panels (the gold checks of `jury audit-gold`)")
-    if keys.schema_view != "touched" and style != "audit":
-        raise ConfigError(f'{p}: schema = {keys.schema_view!r} applies to audit panels (ballot_style = "audit")')
-    if keys.prompt is not None:
-        prompt_path = resolve_prompt(p, keys.prompt)
-    elif keys.schema_view != "touched":
-        prompt_path = PROMPTS_DIR / SCHEMA_VIEW_PROMPT
-    else:
-        prompt_path = PROMPTS_DIR / DEFAULT_PROMPTS[style]
-    try:
-        template = Template.load(prompt_path)
-        check_template(template, style)
-    except ConfigError as exc:
-        raise ConfigError(f"{p}: prompt template {exc}") from None
-    if keys.schema_view != "touched" and not re.search(r"\$(schema_heading\b|\{schema_heading\})", template.text):
-        raise ConfigError(
-            f"{p}: schema = {keys.schema_view!r} needs a template that says which view it shows ($schema_heading, "
-            f"as {SCHEMA_VIEW_PROMPT}); {prompt_path.name} heads the schema as the touched tables"
-        )
+    _check_counts_and_options(p, keys, k, len(jurors))
+    prompt_path, template = _template(p, keys)
     return Panel(
         name=keys.name,
         path=p,
@@ -304,6 +245,95 @@ def load_panel(path: str | Path) -> Panel:
         schema=keys.schema_view,
         schema_budget=keys.schema_budget,
     )
+
+
+def _panel_keys(p: Path, data: dict[str, Any]) -> _PanelKeys:
+    """The panel file's keys validated (unknown keys, no juror and wrong types refused)."""
+    unknown = sorted(set(data) - set(PANEL_KEYS))
+    if unknown:
+        raise ConfigError(f"{p}: unknown panel key {unknown[0]!r}; allowed: {', '.join(PANEL_KEYS)}")
+    if not data.get("jurors"):
+        raise ConfigError(f"{p}: a panel needs at least one [[jurors]] entry")
+    try:
+        return _PanelKeys.model_validate({"name": p.stem, **data})
+    except ValidationError as exc:
+        raise ConfigError(f"{p}: {_first_error(exc, data)}") from None
+
+
+def _jurors(p: Path, keys: _PanelKeys) -> list[JurorSpec]:
+    """Each [[jurors]] table validated as a JurorSpec, a recorded juror bound to its file."""
+    jurors: list[JurorSpec] = []
+    for i, row in enumerate(keys.jurors, start=1):
+        if not isinstance(row, dict):
+            raise ConfigError(f"{p}: juror {i}: expected a [[jurors]] table, got {_shown(row)}")
+        label = f"juror {i} ({row['name']!r})" if isinstance(row.get("name"), str) else f"juror {i}"
+        extra = sorted(set(row) - set(JUROR_KEYS))
+        if extra:
+            raise ConfigError(f"{p}: {label}: unknown key {extra[0]!r}; allowed: {', '.join(JUROR_KEYS)}")
+        try:
+            jurors.append(JurorSpec.model_validate(row, strict=True))
+        except ValidationError as exc:
+            raise ConfigError(f"{p}: {label}: {_first_error(exc, row)}") from None
+    from jury.judging.recorded import bind_recorded_juror
+
+    return [bind_recorded_juror(j, p, keys.ballot_style) for j in jurors]
+
+
+def _check_distinct_judges(p: Path, jurors: list[JurorSpec]) -> None:
+    """A ConfigError when two jurors share a name or are one judge (same model and endpoint)."""
+    seen: dict[str, JurorSpec] = {}
+    for j in jurors:
+        if j.name in seen:
+            raise ConfigError(f"{p}: juror name {j.name!r} appears twice")
+        seen[j.name] = j
+    for i, a in enumerate(jurors):
+        for b in jurors[i + 1 :]:
+            if _same_judge(a, b):
+                raise ConfigError(
+                    f"{p}: jurors {a.name!r} and {b.name!r} are one judge: both ask "
+                    f"{a.model!r}{'' if a.model == b.model else ' / ' + repr(b.model)} at "
+                    f"{a.api_base or 'the provider default endpoint'} (other params do not make a second judge); "
+                    "remove one"
+                )
+
+
+def _check_counts_and_options(p: Path, keys: _PanelKeys, k: int, n_jurors: int) -> None:
+    """A ConfigError when k or the quorum exceeds the jurors, or an option does not apply to
+    the panel's ballot style."""
+    style = keys.ballot_style
+    if k > n_jurors:
+        raise ConfigError(f"{p}: k = {k} but the panel has {n_jurors} jurors")
+    if keys.quorum is not None and keys.quorum > n_jurors:
+        raise ConfigError(f"{p}: quorum = {keys.quorum} but the panel has {n_jurors} jurors")
+    if keys.swap and style == "audit":
+        raise ConfigError(f"{p}: swap = true applies to adjudication panels (an audit ballot shows one query)")
+    if keys.show_checks and style != "audit":
+        raise ConfigError(f"{p}: show_checks = true applies to audit panels (the gold checks of `jury audit-gold`)")
+    if keys.schema_view != "touched" and style != "audit":
+        raise ConfigError(f'{p}: schema = {keys.schema_view!r} applies to audit panels (ballot_style = "audit")')
+
+
+def _template(p: Path, keys: _PanelKeys) -> tuple[Path, Template]:
+    """The prompt template's path (the panel's prompt, else the default of its style and schema
+    view) and the template, checked for the style (and for a schema view, its heading)."""
+    style = keys.ballot_style
+    if keys.prompt is not None:
+        prompt_path = resolve_prompt(p, keys.prompt)
+    elif keys.schema_view != "touched":
+        prompt_path = PROMPTS_DIR / SCHEMA_VIEW_PROMPT
+    else:
+        prompt_path = PROMPTS_DIR / DEFAULT_PROMPTS[style]
+    try:
+        template = Template.load(prompt_path)
+        check_template(template, style)
+    except ConfigError as exc:
+        raise ConfigError(f"{p}: prompt template {exc}") from None
+    if keys.schema_view != "touched" and not re.search(r"\$(schema_heading\b|\{schema_heading\})", template.text):
+        raise ConfigError(
+            f"{p}: schema = {keys.schema_view!r} needs a template that says which view it shows ($schema_heading, "
+            f"as {SCHEMA_VIEW_PROMPT}); {prompt_path.name} heads the schema as the touched tables"
+        )
+    return prompt_path, template
 
 
 def select_jurors(panel: Panel, families: list[str], k: int | None = None) -> list[JurorSpec]:
@@ -335,7 +365,7 @@ def warn_unknown_params(panel) -> None:
     such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
     import sys
 
-    from jury.judging.client import unknown_params
+    from jury.judging.providers.params import unknown_params
 
     for juror in panel.jurors:
         unknown = unknown_params(juror)
@@ -369,7 +399,7 @@ def require_priced(panel, jurors, max_cost: float | None) -> None:
     server) or recorded costs nothing and passes."""
     if max_cost is None:
         return
-    from jury.judging.client import has_price
+    from jury.judging.providers.prices import has_price
 
     unpriced = [j for j in jurors if not j.costs_nothing and not has_price(j.model)]
     if unpriced:

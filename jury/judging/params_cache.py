@@ -1,6 +1,6 @@
 """litellm's supported OpenAI params per juror, remembered between processes (for --plan).
 
-jury.judging.client.unknown_params warns of a juror param litellm does not know for its
+jury.judging.providers.params.unknown_params warns of a juror param litellm does not know for its
 provider (a typo such as `temprature`): it asks litellm.get_llm_provider and
 get_supported_openai_params, which only an imported litellm (~3 s) can answer. Every answer
 litellm gives is written here, per (litellm version, model, api_base, litellm's LITELLM_*

@@ -109,7 +109,7 @@ class BallotGroups:
 def estimate(ballot: Ballot) -> tuple[int, float | None]:
     if ballot.juror.recorded is not None:  # answered from its file: nothing sent, nothing paid
         return 0, 0.0
-    from jury.judging.client import estimate_call
+    from jury.judging.providers.prices import estimate_call
 
     return estimate_call(ballot.juror, ballot.messages, COMPLETION_TOKENS_ESTIMATE)
 
@@ -118,7 +118,7 @@ def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict]:
     """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls.
     With `batch` (and for jurors with batch = true) a batch-capable juror's ballots are priced at
     the batch rate: its row says via "batch", and batch_rate_estimated when litellm has no batch
-    price for its model (then half the synchronous price, jury.judging.client.BATCH_DISCOUNT)."""
+    price for its model (then half the synchronous price, jury.judging.providers.prices.BATCH_DISCOUNT)."""
     agg: dict[tuple, dict] = {}
     for b in ballots:
         row = agg.setdefault(
@@ -135,7 +135,7 @@ def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict]:
             },
         )
         if (batch or b.juror.batch) and batch_provider(b.juror) is not None:
-            from jury.judging.client import estimate_batch_call
+            from jury.judging.providers.prices import estimate_batch_call
 
             tokens, cost, guessed = estimate_batch_call(b.juror, b.messages, COMPLETION_TOKENS_ESTIMATE)
             row["via"] = "batch"

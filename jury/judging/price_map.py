@@ -1,6 +1,6 @@
 """litellm's bundled price map, read without importing litellm (importing it takes ~3 s).
 
-jury.judging.client prices plans, has_price and the reply token cap from litellm.model_cost,
+jury.judging.providers prices plans, has_price and the reply token cap from litellm.model_cost,
 which litellm loads, with LITELLM_LOCAL_MODEL_COST_MAP set (jury sets it unless the user did),
 from the JSON file it ships (model_prices_and_context_window_backup.json). `local_map` reads
 that file; it says None, and the client imports litellm as before, wherever litellm.model_cost

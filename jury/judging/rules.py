@@ -233,54 +233,78 @@ def check_document(doc) -> str | None:
             if doc.kind == "adjudication"
             else f"records.{i} (question {r.question_id!r})"
         )
-        if list(r.jurors) != [v.juror for v in r.votes]:
-            return f"{where}: jurors {list(r.jurors)} do not match the jurors of its votes {[v.juror for v in r.votes]}"
-        for v in r.votes:
-            problem = _vote_problem(v, style)
-            if problem:
-                return f"{where}: {problem}"
-        if doc.kind == "audit":
-            problem = _repeats_problem(r, style, repeats)
-            if problem:
-                return f"{where}: {problem}"
-            if any(v.skipped for v in [*r.votes, *(r.repeat_votes or [])]):
-                return f"{where}: an audit vote cannot be skipped"
-            flagged, decided = audit_flag([_effective(v) for v in r.votes], quorum)
-            if (r.flagged, r.decided) != (flagged, decided):
-                return (
-                    f"{where}: flagged={r.flagged}, decided={r.decided} does not follow from its votes "
-                    f"(the file's rules give flagged={flagged}, decided={decided})"
-                )
-            types = sorted({v.defect_type for v in r.votes if _effective(v) == AuditVote.DEFECTIVE and v.defect_type})
-            if list(r.defect_types) != types:
-                return f"{where}: defect_types {list(r.defect_types)} do not follow from its votes ({types})"
-            if r.checks is not None and not isinstance(doc.settings.get("checks"), dict):
-                return f"{where}: has gold checks but the file's settings record none (settings.checks)"
-            continue
-        problem = _repeats_problem(r, style, repeats)
+        problem = _votes_problem(r, style)
+        if problem is None and doc.kind == "audit":
+            problem = _audit_record_problem(doc, r, style, repeats, quorum)
+        elif problem is None:
+            problem = _adjudication_record_problem(doc, r, style, repeats, early_stop)
         if problem:
             return f"{where}: {problem}"
-        counted = [_effective(v) for v in r.votes if not v.skipped]
-        verdict = adjudication_verdict(counted, len(r.votes))
-        if any(v.skipped for v in r.votes):
-            settled = verdict not in (Verdict.NO_MAJORITY, Verdict.UNDECIDED)
-            if not early_stop or not settled:
-                return f"{where}: a vote is marked skipped but " + (
-                    "the file's settings have no early stop" if not early_stop else "no majority was settled"
-                )
-        if verdict != r.verdict:
-            return f"{where}: verdict {r.verdict!r} does not follow from its votes (the file's rules give {verdict!r})"
-        if r.credited != is_credited(verdict):
-            return f"{where}: credited={r.credited} does not follow from verdict {verdict!r}"
-        from jury.judging.taxonomies import taxonomy_problem
+    return _summary_problem(doc)
 
-        problem = taxonomy_problem(r, doc.settings.get("taxonomy"))
-        if problem is None and style == CLASSIFY_STYLE:
-            from jury.judging.taxonomies import classify_problem
 
-            problem = classify_problem(r, doc.settings.get("taxonomy"))
+def _votes_problem(r, style: str) -> str | None:
+    """A record's jurors that are not its votes', or its first vote with a problem."""
+    if list(r.jurors) != [v.juror for v in r.votes]:
+        return f"jurors {list(r.jurors)} do not match the jurors of its votes {[v.juror for v in r.votes]}"
+    for v in r.votes:
+        problem = _vote_problem(v, style)
         if problem:
-            return f"{where}: {problem}"
+            return problem
+    return None
+
+
+def _audit_record_problem(doc, r, style: str, repeats: int, quorum: int | None) -> str | None:
+    """An audit record's first field that does not follow from its votes under the file's rules."""
+    problem = _repeats_problem(r, style, repeats)
+    if problem:
+        return problem
+    if any(v.skipped for v in [*r.votes, *(r.repeat_votes or [])]):
+        return "an audit vote cannot be skipped"
+    flagged, decided = audit_flag([_effective(v) for v in r.votes], quorum)
+    if (r.flagged, r.decided) != (flagged, decided):
+        return (
+            f"flagged={r.flagged}, decided={r.decided} does not follow from its votes "
+            f"(the file's rules give flagged={flagged}, decided={decided})"
+        )
+    types = sorted({v.defect_type for v in r.votes if _effective(v) == AuditVote.DEFECTIVE and v.defect_type})
+    if list(r.defect_types) != types:
+        return f"defect_types {list(r.defect_types)} do not follow from its votes ({types})"
+    if r.checks is not None and not isinstance(doc.settings.get("checks"), dict):
+        return "has gold checks but the file's settings record none (settings.checks)"
+    return None
+
+
+def _adjudication_record_problem(doc, r, style: str, repeats: int, early_stop: bool) -> str | None:
+    """An adjudication record's first field that does not follow from its votes under the
+    file's rules (skipped votes, verdict, credit, error category)."""
+    problem = _repeats_problem(r, style, repeats)
+    if problem:
+        return problem
+    counted = [_effective(v) for v in r.votes if not v.skipped]
+    verdict = adjudication_verdict(counted, len(r.votes))
+    if any(v.skipped for v in r.votes):
+        settled = verdict not in (Verdict.NO_MAJORITY, Verdict.UNDECIDED)
+        if not early_stop or not settled:
+            return "a vote is marked skipped but " + (
+                "the file's settings have no early stop" if not early_stop else "no majority was settled"
+            )
+    if verdict != r.verdict:
+        return f"verdict {r.verdict!r} does not follow from its votes (the file's rules give {verdict!r})"
+    if r.credited != is_credited(verdict):
+        return f"credited={r.credited} does not follow from verdict {verdict!r}"
+    from jury.judging.taxonomies import taxonomy_problem
+
+    problem = taxonomy_problem(r, doc.settings.get("taxonomy"))
+    if problem is None and style == CLASSIFY_STYLE:
+        from jury.judging.taxonomies import classify_problem
+
+        problem = classify_problem(r, doc.settings.get("taxonomy"))
+    return problem or None
+
+
+def _summary_problem(doc) -> str | None:
+    """The first summary count the records do not give, or None."""
     s = doc.summary
     if doc.kind == "adjudication":
         failures = [r for r in doc.records if not r.review_pass]

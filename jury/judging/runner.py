@@ -42,9 +42,9 @@ from typing import Any, Literal
 from jury.errors import StoreError
 from jury.execution.store import CLAIM_LEASE_S
 from jury.judging.ballots import make_parser, reply_schema
-from jury.judging.client import JurorPool
-from jury.judging.juror import JurorSpec
+from jury.judging.juror import CallResult, JurorSpec
 from jury.judging.plan import Ballot, BallotResult, estimate
+from jury.judging.providers.pool import JurorPool
 
 CLAIM_RENEW_S = CLAIM_LEASE_S / 4  # how often an asker renews its claims
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store
@@ -234,6 +234,20 @@ async def _call(ballot: Ballot, s: _Session) -> BallotResult:
         await asyncio.sleep(CLAIM_POLL_S)  # another live process is asking it: wait for its vote
 
 
+async def _ask_juror(ballot: Ballot, s: _Session) -> CallResult:
+    """The juror's reply to the ballot: from its judgment file (a recorded juror), else a call."""
+    if ballot.juror.recorded is not None:
+        from jury.judging.recorded import recorded_call
+
+        return recorded_call(ballot, make_parser(ballot.style, ballot.taxonomy))
+    return await s.pool.call(
+        ballot.juror.name,
+        ballot.messages,
+        schema=reply_schema(ballot.style, ballot.taxonomy),
+        parse=make_parser(ballot.style, ballot.taxonomy),
+    )
+
+
 async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
     from jury.judging.redaction import for_store
 
@@ -251,19 +265,8 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
         est = estimate(ballot)[1] or 0.0
     if batch_id is None and not s.guard.reserve(est):
         return _not_asked(ballot, s, "cost cap reached")
-    if batch_id is not None:
-        pass  # the reply came through the batch
-    elif ballot.juror.recorded is not None:
-        from jury.judging.recorded import recorded_call
-
-        result = recorded_call(ballot, make_parser(ballot.style, ballot.taxonomy))
-    else:
-        result = await s.pool.call(
-            ballot.juror.name,
-            ballot.messages,
-            schema=reply_schema(ballot.style, ballot.taxonomy),
-            parse=make_parser(ballot.style, ballot.taxonomy),
-        )
+    if batch_id is None:  # else the reply came through the batch
+        result = await _ask_juror(ballot, s)
     s.guard.settle(est, result.cost_usd if batch_id is None else 0.0)
     s.stats.cost_usd += result.cost_usd
     if result.interrupted and result.attempts == 0:
@@ -518,16 +521,9 @@ def run_ballots(
     with `shard` (a jury.judging.shards.Shard) only the ballots in it, the others `not_asked`
     and counted in stats.other_shard. ``on_group``: called with each group's results as soon
     as the group is done (adjudication drops its prompts there)."""
-    jurors: dict[str, JurorSpec] = {}
-    for g in groups:
-        for b in g:
-            jurors.setdefault(b.juror.name, b.juror)
+    jurors = _jurors_of(groups)
     guard = CostGuard(max_cost)
-    stats = RunStats(guard=guard)
-    if max_cost is not None:
-        from jury.judging.client import has_price
-
-        stats.unpriced = sorted({j.model for j in jurors.values() if not j.costs_nothing and not has_price(j.model)})
+    stats = _new_stats(guard, jurors)
     total = sum(len(g) for g in groups)
     done = 0
 
@@ -552,19 +548,9 @@ def run_ballots(
             await _prepare_batches(session, groups, guard, shard, every_juror=batch)
         stop_renewing = _start_renewing(session)
         tick(0)
-        results: list[list[BallotResult]] = [[] for _ in groups]
-        todo = iter(enumerate(groups))
-
-        async def worker() -> None:
-            for i, group in todo:  # one iterator for every worker: each group once, in order
-                results[i] = await _run_group(group, label, session, early_stop, tick)
-                if on_group is not None:
-                    on_group(results[i])
-
         slots = sum(session.pool.limiter(name).max_concurrency for name in jurors)
         try:
-            await asyncio.gather(*(worker() for _ in range(min(len(groups), max(GROUP_WORKERS, 2 * slots)))))
-            return results
+            return await _run_groups(groups, label, session, early_stop, tick, on_group, slots)
         finally:
             stop_renewing()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -574,6 +560,55 @@ def run_ballots(
         results = asyncio.run(main())
     except asyncio.CancelledError:  # a second Ctrl-C, or the wait after the first ran out
         raise KeyboardInterrupt from None
+    _raise_if_stopped(stats)
+    return results, stats
+
+
+def _jurors_of(groups: list[list[Ballot]]) -> dict[str, JurorSpec]:
+    """The jurors the ballots ask, by name, in the order they first appear."""
+    jurors: dict[str, JurorSpec] = {}
+    for g in groups:
+        for b in g:
+            jurors.setdefault(b.juror.name, b.juror)
+    return jurors
+
+
+def _new_stats(guard: CostGuard, jurors: dict[str, JurorSpec]) -> RunStats:
+    """The run's stats; under a cost cap, naming the jurors' models with no known price."""
+    stats = RunStats(guard=guard)
+    if guard.cap is not None:
+        from jury.judging.providers.prices import has_price
+
+        stats.unpriced = sorted({j.model for j in jurors.values() if not j.costs_nothing and not has_price(j.model)})
+    return stats
+
+
+async def _run_groups(
+    groups: list[list[Ballot]],
+    label: Callable[[BallotResult], str | None],
+    session: _Session,
+    early_stop: bool,
+    tick: Callable[[int], None],
+    on_group: Callable[[list[BallotResult]], None] | None,
+    slots: int,
+) -> list[list[BallotResult]]:
+    """Every group's results, in the groups' order: workers (enough to keep the jurors'
+    ``slots`` busy) each take the next group not yet started."""
+    results: list[list[BallotResult]] = [[] for _ in groups]
+    todo = iter(enumerate(groups))
+
+    async def worker() -> None:
+        for i, group in todo:  # one iterator for every worker: each group once, in order
+            results[i] = await _run_group(group, label, session, early_stop, tick)
+            if on_group is not None:
+                on_group(results[i])
+
+    await asyncio.gather(*(worker() for _ in range(min(len(groups), max(GROUP_WORKERS, 2 * slots)))))
+    return results
+
+
+def _raise_if_stopped(stats: RunStats) -> None:
+    """A StoreError when a vote could not be stored, KeyboardInterrupt after a Ctrl-C."""
     if stats.store_error:
         lost = f"; {stats.unstored} answered calls could not be stored" if stats.unstored else ""
         raise StoreError(
@@ -582,4 +617,3 @@ def run_ballots(
         )
     if stats.interrupted:
         raise KeyboardInterrupt
-    return results, stats

@@ -1,6 +1,6 @@
 """litellm's prompt-token count for plan estimates, reproduced without importing litellm.
 
-litellm.token_counter(model="gpt-4o", messages=...) (what jury.judging.client.estimate_call
+litellm.token_counter(model="gpt-4o", messages=...) (what jury.judging.providers.prices.estimate_call
 counts every juror's prompt with) is, for plain messages of {role, content, name} strings, exact
 arithmetic over tiktoken's o200k_base encoding: each text is encoded in chunks of 1024 characters
 (litellm's TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS), each message adds 3 tokens (1 more for a name) and
@@ -8,7 +8,7 @@ the reply primer 3. `fast_count` does that sum (tiktoken is installed with litel
 encoding is read from the copy litellm bundles, never from the network) and says None wherever
 it would not be exactly litellm's number: other message shapes, litellm's knobs for that
 arithmetic set in the environment, the encoding file absent. tests/test_plan_speed.py checks
-the two against each other. This module never imports litellm (jury.judging.client does).
+the two against each other. This module never imports litellm (jury.judging.providers does).
 """
 
 from __future__ import annotations

@@ -89,16 +89,12 @@ def calibrate(
     ref, ties = reference_labels(adj_labels, candidate_key, lambda lab: lab.credited, annotator)
     ref_cat, _ = reference_labels(adj_labels, candidate_key, lambda lab: lab.category, annotator)
     people = [a for a in labels.annotators("adjudication") if a != CONSENSUS]
-    if annotator is not None and annotator not in labels.annotators("adjudication") + labels.annotators("gold"):
-        known = ", ".join(labels.annotators("adjudication") + labels.annotators("gold")) or "none"
-        raise InputError(f"annotator {annotator!r} labelled nothing in the label files; annotators: {known}")
+    _check_annotator(labels, annotator)
     _annotators(out, adj_labels, people)
 
     items = _items(ref, ref_cat, evaluation, records, adjudications)
     matched_keys = {it.key for it in items}
-    unmatched = (
-        [f"question {k[0]!r}, {k[1]} {k[2]!r}" for k in ref if k not in matched_keys] if (evaluation or adjudications) else []
-    )
+    unmatched = _unmatched(ref, matched_keys) if (evaluation or adjudications) else []
     strict = _comparators(out, items, notes) if evaluation is not None else []
     panel = _jury(out, items, adjudications, evaluation is not None, notes) if adjudications else []
     judged = _judges(out, ref, ref_cat, adj_labels, records, items, judgments, notes) if judgments else {}
@@ -108,10 +104,7 @@ def calibrate(
         flex = {candidate_key(lab) for lab in adj_labels if lab.source == FLEX_AGREEMENT}
         _anchors(out, flex, strict, panel, judged)
     elif adj_labels:
-        notes.append(
-            f"The published anchors (FLEX {ANCHORS[0][1]}, execution match {ANCHORS[1][1]}) were measured on FLEX's "
-            f"agreement set ({FLEX_AGREEMENT}); these labels come from {', '.join(sources)}: the anchors do not apply."
-        )
+        notes.append(_anchors_do_not_apply(sources))
     if audits:
         _audits(out, labels.gold, audits, annotator, notes)
     elif labels.gold:
@@ -129,6 +122,26 @@ def calibrate(
         figures=out.figures,
         confusions=out.confusions,
         notes=notes,
+    )
+
+
+def _check_annotator(labels: Labels, annotator: str | None) -> None:
+    """An InputError when ``annotator`` (--annotator) labelled nothing in the label files."""
+    if annotator is not None and annotator not in labels.annotators("adjudication") + labels.annotators("gold"):
+        known = ", ".join(labels.annotators("adjudication") + labels.annotators("gold")) or "none"
+        raise InputError(f"annotator {annotator!r} labelled nothing in the label files; annotators: {known}")
+
+
+def _unmatched(ref: Mapping[Any, Any], matched_keys: set[Any]) -> list[str]:
+    """The labelled candidates no input answer matched, as text."""
+    return [f"question {k[0]!r}, {k[1]} {k[2]!r}" for k in ref if k not in matched_keys]
+
+
+def _anchors_do_not_apply(sources: Sequence[str]) -> str:
+    """The note when the labels are not FLEX's agreement set, where the anchors were measured."""
+    return (
+        f"The published anchors (FLEX {ANCHORS[0][1]}, execution match {ANCHORS[1][1]}) were measured on FLEX's "
+        f"agreement set ({FLEX_AGREEMENT}); these labels come from {', '.join(sources)}: the anchors do not apply."
     )
 
 

@@ -15,6 +15,55 @@ if TYPE_CHECKING:
 _COLUMNS = ["question_id", "db_id", "check", "evidence"]
 
 
+def _gold_checks_json(
+    results: Sequence[Any],
+    counts: dict[str, int],
+    settings: dict[str, Any],
+    cross_engine: dict[str, Any] | None,
+    privileged_logins: Sequence[str],
+) -> str:
+    """The JSON report: provenance, settings, the counts and one item per gold query."""
+    logins = {"privileged_logins": list(privileged_logins)} if privileged_logins else {}
+    return to_json(
+        {
+            "jury_version": __version__,
+            "provenance": {**provenance(), **logins},
+            "settings": settings,
+            "gold_queries": len(results),
+            "flagged": sum(bool(r.checks) for r in results),
+            "counts": counts,
+            **({"cross_engine": cross_engine} if cross_engine is not None else {}),
+            "items": [_item(r) for r in results],
+        }
+    )
+
+
+def _summary(
+    results: Sequence[Any],
+    counts: dict[str, int],
+    settings: dict[str, Any],
+    reversed_run: bool,
+    cross_engine: dict[str, Any] | None,
+) -> str:
+    """The lines under the table: queries flagged, the runs and comparator, the counts per
+    check, the window functions' line and the results that differ on the other engine."""
+    flagged = sum(bool(r.checks) for r in results)
+    summary = (
+        f"{flagged} of {len(results)} gold queries flagged; passes {settings['passes']}"
+        + (" + 1 with PRAGMA reverse_unordered_selects=ON" if reversed_run else "")
+        + f", comparator {settings['comparator']}\n"
+        + "; ".join(f"{name} {n}" for name, n in counts.items())
+    )
+    if "windows" in settings:
+        summary += "\n" + windows_line(results, settings)
+    if cross_engine is not None:
+        differ = cross_engine["differ"]
+        summary += f"\nresults that differ from {cross_engine['against']}, by comparator: " + "; ".join(
+            f"{name} {len(qs)}" + (f" ({', '.join(map(str, qs))})" if qs else "") for name, qs in differ.items()
+        )
+    return summary
+
+
 def render_gold_checks(
     results: Sequence[Any],
     counts: dict[str, int],
@@ -31,19 +80,7 @@ def render_gold_checks(
     ``privileged_logins``: the engine databases run through a login allowed to do more than read,
     in the JSON's provenance."""
     if fmt == "json":
-        logins = {"privileged_logins": list(privileged_logins)} if privileged_logins else {}
-        return to_json(
-            {
-                "jury_version": __version__,
-                "provenance": {**provenance(), **logins},
-                "settings": settings,
-                "gold_queries": len(results),
-                "flagged": sum(bool(r.checks) for r in results),
-                "counts": counts,
-                **({"cross_engine": cross_engine} if cross_engine is not None else {}),
-                "items": [_item(r) for r in results],
-            }
-        )
+        return _gold_checks_json(results, counts, settings, cross_engine, privileged_logins)
     rows = [
         {"question_id": r.question_id, "db_id": r.db_id, "check": f.name, "evidence": f.evidence}
         for r in results
@@ -51,20 +88,7 @@ def render_gold_checks(
     ]
     if fmt == "csv":
         return to_csv(rows, _COLUMNS)
-    flagged = sum(bool(r.checks) for r in results)
-    summary = (
-        f"{flagged} of {len(results)} gold queries flagged; passes {settings['passes']}"
-        + (" + 1 with PRAGMA reverse_unordered_selects=ON" if reversed_run else "")
-        + f", comparator {settings['comparator']}\n"
-        + "; ".join(f"{name} {n}" for name, n in counts.items())
-    )
-    if "windows" in settings:
-        summary += "\n" + windows_line(results, settings)
-    if cross_engine is not None:
-        differ = cross_engine["differ"]
-        summary += f"\nresults that differ from {cross_engine['against']}, by comparator: " + "; ".join(
-            f"{name} {len(qs)}" + (f" ({', '.join(map(str, qs))})" if qs else "") for name, qs in differ.items()
-        )
+    summary = _summary(results, counts, settings, reversed_run, cross_engine)
     headers = ["question", "db_id", "check", "evidence"]
     if fmt == "md":
         return to_markdown(rows, _COLUMNS, headers) + "\n" + safe(summary, newlines=True) + "\n"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.judging.agreement import effective_category
-from jury.stats.agreement import pairwise_kappas
+from jury.stats.agreement import PairKappa, pairwise_kappas
 from jury.stats.core import wilson
 from jury.vocab import AUDIT_VOTES, CATEGORIES, CREDITED_VERDICTS
 
@@ -77,6 +77,44 @@ def _one_file(
 ) -> dict[str, Any]:
     records = [r for r in doc.records if not getattr(r, "review_pass", False)]
     classes = [str(c) for c in (CATEGORIES if kind == "adjudication" else AUDIT_VOTES)]
+    names, info, ratings = _ratings(records)
+    fitted = {j["juror"]: j for j in (fit or {}).get("jurors") or []}
+    kappas = {(p.a, p.b): p for p in pairwise_kappas(ratings)}
+    jurors = []
+    for name in names:
+        counted = {i: c for i, c in ratings[name].items() if c is not None}
+        f = fitted.get(name)
+        entry: dict[str, Any] = {
+            "juror": name,
+            "family": info[name]["family"],
+            "model": info[name]["model"],
+            "records": info[name]["records"],
+            "voted": len(counted),
+            "votes": {c: sum(v == c for v in counted.values()) for c in classes},
+            "accuracy": None if f is None else f["accuracy"],
+            "confusion": None if f is None else f["confusion"],
+            "agreement": _agreement(name, counted, names, ratings, kappas),
+            "people": None,
+            "position": _position(records, name, counted) if kind == "adjudication" else None,
+        }
+        if people is not None:
+            entry["people"] = _with_people(records, counted, people)
+        jurors.append(entry)
+    return {
+        "kind": kind,
+        "path": path,
+        "content_sha256": doc.content_sha256,
+        "records": len(records),
+        "classes": classes,
+        "refused": None if fit is None else fit.get("refused"),
+        "people": people is not None,
+        "jurors": jurors,
+    }
+
+
+def _ratings(records: Sequence[Any]) -> tuple[list[str], dict[str, dict[str, Any]], dict[str, dict[int, str | None]]]:
+    """The jurors in the order they first vote, each one's family, model and records voted on,
+    and its effective category per record index."""
     names: list[str] = []
     info: dict[str, dict[str, Any]] = {}
     ratings: dict[str, dict[int, str | None]] = {}
@@ -88,64 +126,48 @@ def _one_file(
                 ratings[v.juror] = {}
             info[v.juror]["records"] += 1
             ratings[v.juror][i] = effective_category(v)
-    fitted = {j["juror"]: j for j in (fit or {}).get("jurors") or []}
-    kappas = {(p.a, p.b): p for p in pairwise_kappas(ratings)}
-    jurors = []
-    for name in names:
-        mine = ratings[name]
-        counted = {i: c for i, c in mine.items() if c is not None}
-        agreement = []
-        for other in names:
-            if other == name:
-                continue
-            theirs = ratings[other]
-            common = [i for i in counted if theirs.get(i) is not None]
-            agreed = sum(counted[i] == theirs[i] for i in common)
-            pair = kappas.get((name, other)) or kappas[(other, name)]
-            agreement.append(
-                {
-                    "juror": other,
-                    "common": len(common),
-                    "agreed": agreed,
-                    "share": agreed / len(common) if common else None,
-                    "kappa": pair.value,
-                }
-            )
-        f = fitted.get(name)
-        entry: dict[str, Any] = {
-            "juror": name,
-            "family": info[name]["family"],
-            "model": info[name]["model"],
-            "records": info[name]["records"],
-            "voted": len(counted),
-            "votes": {c: sum(v == c for v in counted.values()) for c in classes},
-            "accuracy": None if f is None else f["accuracy"],
-            "confusion": None if f is None else f["confusion"],
-            "agreement": agreement,
-            "people": None,
-            "position": _position(records, name, counted) if kind == "adjudication" else None,
-        }
-        if people is not None:
-            labels = {i: people.get((getattr(r, "model", None), r.question_id)) for i, r in enumerate(records)}
-            both = [i for i in counted if labels.get(i) is not None]
-            agreed = sum(counted[i] == labels[i] for i in both)
-            kappa = pairwise_kappas({"juror": dict(counted), "people": {i: labels[i] for i in both}})[0].value
-            entry["people"] = {
-                "reviewed": len(both),
+    return names, info, ratings
+
+
+def _agreement(
+    name: str,
+    counted: Mapping[int, str],
+    names: Sequence[str],
+    ratings: Mapping[str, Mapping[int, str | None]],
+    kappas: Mapping[tuple[str, str], PairKappa],
+) -> list[dict[str, Any]]:
+    """A juror's agreement with each other juror on the records both counted a vote on."""
+    agreement = []
+    for other in names:
+        if other == name:
+            continue
+        theirs = ratings[other]
+        common = [i for i in counted if theirs.get(i) is not None]
+        agreed = sum(counted[i] == theirs[i] for i in common)
+        pair = kappas.get((name, other)) or kappas[(other, name)]
+        agreement.append(
+            {
+                "juror": other,
+                "common": len(common),
                 "agreed": agreed,
-                "share": agreed / len(both) if both else None,
-                "kappa": kappa,
+                "share": agreed / len(common) if common else None,
+                "kappa": pair.value,
             }
-        jurors.append(entry)
+        )
+    return agreement
+
+
+def _with_people(records: Sequence[Any], counted: Mapping[int, str], people: Mapping[tuple[Any, Any], str]) -> dict[str, Any]:
+    """A juror's agreement with the people's labels (a review's) on the records both gave one."""
+    labels = {i: people.get((getattr(r, "model", None), r.question_id)) for i, r in enumerate(records)}
+    both = [i for i in counted if labels.get(i) is not None]
+    agreed = sum(counted[i] == labels[i] for i in both)
+    kappa = pairwise_kappas({"juror": dict(counted), "people": {i: labels[i] for i in both}})[0].value
     return {
-        "kind": kind,
-        "path": path,
-        "content_sha256": doc.content_sha256,
-        "records": len(records),
-        "classes": classes,
-        "refused": None if fit is None else fit.get("refused"),
-        "people": people is not None,
-        "jurors": jurors,
+        "reviewed": len(both),
+        "agreed": agreed,
+        "share": agreed / len(both) if both else None,
+        "kappa": kappa,
     }
 
 

@@ -154,6 +154,38 @@ def compare_documents(
     for records that do not carry their own (adjudications)."""
     (path_a, doc_a), (path_b, doc_b) = a, b
     kind = doc_a.kind
+    records, la, lb = _match_records(path_a, doc_a, path_b, doc_b)
+    levels = [_level(ra, rb, difficulty) for ra, rb in records]
+    strata = _strata(kind, records, levels)
+    positive, per_kind, kind_stratum = _flag_types(kind, records, la, lb)
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    overall = compare_panels(la, lb, positive=positive, strata=strata, **options)
+    rows = _rows(overall, la, lb, per_kind, kind_stratum, options)
+    disagreements = _disagreements(overall, kind, records, levels, la, lb)
+    only = {
+        "a": sum(x is not None and y is None for x, y in zip(la, lb)),
+        "b": sum(x is None and y is not None for x, y in zip(la, lb)),
+    }
+    return {
+        "kind": kind,
+        "a": file_info(path_a, doc_a),
+        "b": file_info(path_b, doc_b),
+        "gold": {"path": _bound(path_a, doc_a.inputs.gold.path), "sha256": doc_a.inputs.gold.sha256},
+        "runs": [{"path": _bound(path_a, r.path), "sha256": r.sha256} for r in doc_a.inputs.runs],
+        "positive": positive,
+        "records_only_in": only,
+        "breakdowns": rows,
+        "disagreements": disagreements,
+        "settings": {"resamples": resamples, "seed": seed, "confidence": confidence},
+    }
+
+
+def _match_records(
+    path_a: Any, doc_a: Any, path_b: Any, doc_b: Any
+) -> tuple[list[tuple[Any, Any]], list[str | None], list[str | None]]:
+    """The two files' records matched by key (None where a file lacks it) and each one's label
+    (None likewise); an InputError when the files share no record."""
+    kind = doc_a.kind
     rec_a = {record_key(r, kind): r for r in doc_a.records}
     rec_b = {record_key(r, kind): r for r in doc_b.records}
     keys = list(dict.fromkeys([*rec_a, *rec_b]))
@@ -166,39 +198,71 @@ def compare_documents(
 
         what = "split and question" if kind == "audit" else "model and question"
         raise InputError(f"{path_a} and {path_b} have no record in common (by {what}): nothing to compare")
+    return records, la, lb
 
-    def level(ra: Any, rb: Any) -> str:
-        for r in (ra, rb):
-            if r is not None and getattr(r, "difficulty", None):
-                return str(r.difficulty)
-        r = ra if ra is not None else rb
-        return (difficulty or {}).get(r.question_id) or UNKNOWN
 
+def _level(ra: Any, rb: Any, difficulty: Mapping[QuestionId, str | None] | None) -> str:
+    """A matched record's difficulty: its own (either file's), else ``difficulty``'s, else unknown."""
+    for r in (ra, rb):
+        if r is not None and getattr(r, "difficulty", None):
+            return str(r.difficulty)
+    r = ra if ra is not None else rb
+    return (difficulty or {}).get(r.question_id) or UNKNOWN
+
+
+def _strata(kind: str, records: list[tuple[Any, Any]], levels: list[str]) -> dict[str, Sequence[Hashable]]:
+    """The strata compared: difficulty (when any is known) and, for adjudications, model."""
     strata: dict[str, Sequence[Hashable]] = {}
-    levels = [level(ra, rb) for ra, rb in records]
     if any(x != UNKNOWN for x in levels):
         strata["difficulty"] = levels
     if kind == "adjudication":
         strata["model"] = [(rb if ra is None else ra).model for ra, rb in records]
-    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    return strata
+
+
+def _flag_types(
+    kind: str, records: list[tuple[Any, Any]], la: list[str | None], lb: list[str | None]
+) -> tuple[list[str], list[tuple[str, list[str | None]]], str]:
+    """The labels that are a flag, each type (defect type or verdict) with the labels that name
+    it, and the name of that breakdown."""
     if kind == "audit":
         positive = sorted({x for x in (*la, *lb) if x is not None and x not in (VALID, UNDECIDED)})
         types_of = {x: _types(r) for (ra, rb), xa, xb in zip(records, la, lb) for r, x in ((ra, xa), (rb, xb)) if r is not None}
         kinds = sorted(set().union(*types_of.values()))
         per_kind = [(t, [x for x, ts in types_of.items() if t in ts]) for t in kinds]
-        kind_stratum = "defect type"
-    else:
-        positive = [str(v) for v in CREDITED_VERDICTS]
-        seen = {x for x in (*la, *lb) if x is not None}
-        per_kind = [(str(v), [str(v)]) for v in VERDICTS if str(v) in seen]
-        kind_stratum = "verdict"
-    overall = compare_panels(la, lb, positive=positive, strata=strata, **options)
+        return positive, per_kind, "defect type"
+    seen = {x for x in (*la, *lb) if x is not None}
+    per_kind = [(str(v), [str(v)]) for v in VERDICTS if str(v) in seen]
+    return [str(v) for v in CREDITED_VERDICTS], per_kind, "verdict"
+
+
+def _rows(
+    overall: PanelComparison,
+    la: list[str | None],
+    lb: list[str | None],
+    per_kind: list[tuple[str, list[str | None]]],
+    kind_stratum: str,
+    options: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The breakdown rows: all, one per type (against the rest), one per stratum value."""
     rows = [_breakdown("all", "all", overall)]
     for t, members in per_kind:  # one type against the rest: the flag is "named this type"
         rows.append(_breakdown(kind_stratum, t, compare_panels(la, lb, positive=members, **options), labels=False))
     for name, groups in overall.strata.items():
         order = sorted(groups, key=str)
         rows += [_breakdown(name, value, groups[value]) for value in order]
+    return rows
+
+
+def _disagreements(
+    overall: PanelComparison,
+    kind: str,
+    records: list[tuple[Any, Any]],
+    levels: list[str],
+    la: list[str | None],
+    lb: list[str | None],
+) -> list[dict[str, Any]]:
+    """The records where the labels differ, with both files' votes."""
     flag_differs = set(overall.flags.disagreements.tolist())
     disagreements = []
     for i in overall.labels.disagreements.tolist():
@@ -216,22 +280,7 @@ def compare_documents(
                 "votes_b": [vote_text(v, kind) for v in rb.votes],
             }
         )
-    only = {
-        "a": sum(x is not None and y is None for x, y in zip(la, lb)),
-        "b": sum(x is None and y is not None for x, y in zip(la, lb)),
-    }
-    return {
-        "kind": kind,
-        "a": file_info(path_a, doc_a),
-        "b": file_info(path_b, doc_b),
-        "gold": {"path": _bound(path_a, doc_a.inputs.gold.path), "sha256": doc_a.inputs.gold.sha256},
-        "runs": [{"path": _bound(path_a, r.path), "sha256": r.sha256} for r in doc_a.inputs.runs],
-        "positive": positive,
-        "records_only_in": only,
-        "breakdowns": rows,
-        "disagreements": disagreements,
-        "settings": {"resamples": resamples, "seed": seed, "confidence": confidence},
-    }
+    return disagreements
 
 
 # ------------------------------------------------------------------ rendering

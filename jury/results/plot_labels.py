@@ -10,7 +10,7 @@ importing a chart module is one line naming ``pip install 'jury-sql[plots]'``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jury.errors import extra_imports
@@ -91,6 +91,58 @@ def _annotate(ax: Axes, text: str, xy: tuple[float, float], dx: float, dy: float
     )
 
 
+_Offset = tuple[float, float, str, str]  # (dx, dy, ha, va): a label's place beside its point
+
+
+def _offsets() -> Iterator[_Offset]:
+    """The places a label tries, nearest first: the 8 directions at each radius (a diagonal at
+    three quarters of it), aligned so the label extends away from its point."""
+    for radius in _RADII:
+        for ux, uy in _DIRECTIONS:
+            scale = radius if (ux == 0 or uy == 0) else radius * 0.75
+            ha = "left" if ux > 0 else "right" if ux < 0 else "center"
+            va = "bottom" if uy > 0 else "top" if uy < 0 else "center"
+            yield ux * scale, uy * scale, ha, va
+
+
+def _place(
+    ax: Axes,
+    label: str,
+    xy: tuple[Any, Any],
+    point: Any,
+    dpi: float,
+    measure: RendererAgg,
+    frame: Any,
+    taken: list[Any],
+    others: list[Any],
+    r: float,
+) -> tuple[bool, _Offset | None]:
+    """Label one point at its nearest free place (covering no text and no point; its box then
+    joins ``taken``): (placed, the nearest place that covers only a point, None without one)."""
+    fallback = None
+    for dx, dy, ha, va in _offsets():
+        ann = _annotate(ax, label, xy, dx, dy, ha, va)
+        text = _rejected_by_text(ann, measure, frame, taken, others, r, fallback is not None)
+        if text is None:
+            ann.remove()
+            continue
+        known = _bounded(text, point, ha, va, dpi, frame, taken, others, r)
+        if known is None:  # near a bound: the whole box, leader line clipped by matplotlib
+            box = ann.get_window_extent(measure)
+            free, hits_point = _free(box, frame, taken), _hits(box, others, r)
+        else:
+            free, hits_point = known
+            box = ann.get_window_extent(measure) if free and not hits_point else None
+        if free and not hits_point:
+            assert box is not None
+            taken.append(box)
+            return True, fallback
+        if free and fallback is None:
+            fallback = (dx, dy, ha, va)
+        ann.remove()
+    return False, fallback
+
+
 def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], labels: list[str], force: bool = False) -> bool:
     """Place ``labels[j]`` beside point j, each inside the axes, covering no other text and
     no other point, with a leader line to its point; the most crowded points go first.
@@ -112,36 +164,7 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
     for j in sorted(range(len(pts)), key=lambda j: (crowd(j), pts[j][2])):
         x, y, _ = pts[j]
         others = [(px, py) for i, (px, py) in enumerate(pix) if i != j and tuple(pix[i]) != tuple(pix[j])]
-        fallback = None
-        placed = False
-        for radius in _RADII:
-            for ux, uy in _DIRECTIONS:
-                scale = radius if (ux == 0 or uy == 0) else radius * 0.75
-                dx, dy = ux * scale, uy * scale
-                ha = "left" if ux > 0 else "right" if ux < 0 else "center"
-                va = "bottom" if uy > 0 else "top" if uy < 0 else "center"
-                ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
-                text = _rejected_by_text(ann, measure, frame, taken, others, r, fallback is not None)
-                if text is None:
-                    ann.remove()
-                    continue
-                known = _bounded(text, pix[j], ha, va, fig.dpi, frame, taken, others, r)
-                if known is None:  # near a bound: the whole box, leader line clipped by matplotlib
-                    box = ann.get_window_extent(measure)
-                    free, hits_point = _free(box, frame, taken), _hits(box, others, r)
-                else:
-                    free, hits_point = known
-                    box = ann.get_window_extent(measure) if free and not hits_point else None
-                if free and not hits_point:
-                    assert box is not None
-                    taken.append(box)
-                    placed = True
-                    break
-                if free and fallback is None:
-                    fallback = (dx, dy, ha, va)
-                ann.remove()
-            if placed:
-                break
+        placed, fallback = _place(ax, labels[j], (x, y), pix[j], fig.dpi, measure, frame, taken, others, r)
         if placed:
             continue
         every = False

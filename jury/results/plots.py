@@ -27,6 +27,7 @@ from jury.results.plot_taxonomy import error_categories_figure
 from jury.vocab import COLUMNS, COMPOSITION, Column, Verdict
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from jury.results.report_model import ReportDocument
@@ -126,6 +127,30 @@ def _save(fig: Figure | None, path: str | Path) -> Path | None:
 # --------------------------------------------------------------------------- 1. columns
 
 
+def _column_points(order: list[dict[str, Any]], c: Column, offset: float) -> list[tuple[float, float, float, float]]:
+    """Column c's point of each model that has one: (y, value, low, high), the row's y moved by ``offset``."""
+    pts = []  # (y, value, low, high)
+    for i, m in enumerate(order):
+        raw = m.get(c)
+        prop = raw if isinstance(raw, dict) else {}
+        v, lo, hi = _num(prop.get("value")), _num(prop.get("low")), _num(prop.get("high"))
+        if v is not None:
+            pts.append((i + offset, v, v if lo is None else lo, v if hi is None else hi))
+    return pts
+
+
+def _model_rows(ax: Axes, order: list[dict[str, Any]]) -> None:
+    """The y axis: one zebra-striped row per model, named (``(no data)`` when it has no column)."""
+    n = len(order)
+    for i in range(0, n, 2):  # zebra rows help follow a model across the chart
+        ax.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, linewidth=0)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(
+        [_name(m) + ("  (no data)" if all(_value(m, c) is None for c in COLUMNS) else "") for m in order], fontsize=FONT
+    )
+    ax.set_ylim(-0.6, n - 0.4)
+
+
 def columns_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
     """Accuracy per model for each present column, with Wilson 95% error bars."""
     report = _as_dict(report)
@@ -143,13 +168,7 @@ def columns_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
     lows, highs = [], []
     for j, c in enumerate(cols):  # first column drawn highest within its model's row
         offset = ((len(cols) - 1) / 2 - j) * 0.22
-        pts = []  # (y, value, low, high)
-        for i, m in enumerate(order):
-            raw = m.get(c)
-            prop = raw if isinstance(raw, dict) else {}
-            v, lo, hi = _num(prop.get("value")), _num(prop.get("low")), _num(prop.get("high"))
-            if v is not None:
-                pts.append((i + offset, v, v if lo is None else lo, v if hi is None else hi))
+        pts = _column_points(order, c, offset)
         ys, xs = [p[0] for p in pts], [p[1] for p in pts]
         lows += [p[2] for p in pts]
         highs += [p[3] for p in pts]
@@ -166,13 +185,7 @@ def columns_figure(report: ReportDocument | dict[str, Any]) -> Figure | None:
             color=COLUMN_STYLE[c]["color"],
             marker=COLUMN_STYLE[c]["marker"],
         )
-    for i in range(0, n, 2):  # zebra rows help follow a model across the chart
-        ax.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, linewidth=0)
-    ax.set_yticks(range(n))
-    ax.set_yticklabels(
-        [_name(m) + ("  (no data)" if all(_value(m, c) is None for c in COLUMNS) else "") for m in order], fontsize=FONT
-    )
-    ax.set_ylim(-0.6, n - 0.4)
+    _model_rows(ax, order)
     lo = min(lows, default=0.0)
     hi = max(highs, default=1.0)
     pad = max(0.02, 0.05 * (hi - lo))

@@ -98,50 +98,22 @@ def build_report(
     ``review``: the review file whose decisions ``adj_docs`` carry (--review): each juror's
     agreement with people in the report's ``jurors`` (jury.results.juror_report).
     """
-    audit_paths = [str(d[0]) if isinstance(d, tuple) and d[0] is not None else None for d in audit_docs]
-    audits = [d[1] if isinstance(d, tuple) else d for d in audit_docs]
+    audit_paths, audits = _split_audit_docs(audit_docs)
+    named_audits = list(zip(audit_paths, audits))
     adj_docs = list(adj_docs)
     _check_kinds(audits, adj_docs)
     strength = _choose_strength(strength, bool(audits), bool(adj_docs))
     models = ev.models()
-    if control is not None and control not in models:
-        raise InputError(f"control {control!r} is not a model in the runs; models: {', '.join(models)}")
-    if control is not None and not adj_docs:
-        raise InputError("control needs adjudication verdicts: the control is the strict → adjudicated lift")
+    _check_control(control, models, bool(adj_docs))
     cols = _columns(ev.pairs, audits, adj_docs)
-    by_model: dict[str, list[PairResult]] = {m: [] for m in models}
-    for p in ev.pairs:  # each model's answers, in the evaluation's order (one pass, not one per model)
-        by_model[p.model].append(p)
-    rows = [_model_row(m, by_model[m], ev, gold, cols, adj_docs, registry) for m in models]
-    uncertainty = None
-    if cols.index is not None:  # the adjudicated column with the jury's uncertainty (jury.results.latent_report)
-        people = people_labels(review, adj_docs) if review is not None else None  # the fit's anchors
-        per_model, uncertainty = adjudication_uncertainty(
-            ev.pairs, models, question_order(ev.pairs), cols.index, adj_docs, seed=seed, people=people
-        )
-        for row in rows:
-            row["adjudicated_jury"] = per_model[row["model"]]
-            row["adjudicated_jury"]["rank"]["rank"] = row["adjudicated_rank"]
-    audit_fit = None
-    if audits:  # the gold-clean column with the jury's uncertainty (jury.results.audit_fit_report)
-        per_audit, audit_fit = audit_uncertainty(
-            ev.pairs, models, question_order(ev.pairs), list(zip(audit_paths, audits)), seed=seed
-        )
-        for row in rows:
-            row["gold_clean_jury"] = per_audit[row["model"]]
-            row["gold_clean_jury"]["rank"]["rank"] = row["gold_clean_rank"]
-    settings = {
-        **ev.settings.describe(),
-        "strength": strength,
-        "control": control,
-        "missing": str(ev.settings.missing),
-        "gold_errors": str(ev.settings.gold_errors),
-    }
+    rows = _model_rows(ev, gold, cols, adj_docs, registry)
+    uncertainty = _adjudicated_jury(rows, ev, cols, adj_docs, seed, review)
+    audit_fit = _gold_clean_jury(rows, ev, named_audits, seed)
     return ReportDocument.model_validate(
         {
             "jury_version": __version__,
             "provenance": run_provenance(None, ev),
-            "settings": settings,
+            "settings": _settings(ev, strength, control),
             "verdict_files": _verdict_files(audit_paths, audits, adj_docs),
             "models": rows,
             "correlations": _correlations(rows, strength),
@@ -154,18 +126,97 @@ def build_report(
             "rank_stability": None if rank_resamples is None else _rank_stability(ev, cols, rank_resamples, seed),
             "adjudication_uncertainty": uncertainty,
             "audit_uncertainty": audit_fit,
-            "jurors": juror_sections(
-                adj_docs,
-                uncertainty,
-                people_labels(review, adj_docs) if review is not None else None,
-                list(zip(audit_paths, audits)),
-                audit_fit,
-            ),
-            "repeat_stability": repeat_stability(
-                ev.pairs, cols.index, adj_docs, audit_docs=list(zip(audit_paths, audits)), seed=seed
-            ),
+            "jurors": juror_sections(adj_docs, uncertainty, _people(review, adj_docs), named_audits, audit_fit),
+            "repeat_stability": repeat_stability(ev.pairs, cols.index, adj_docs, audit_docs=named_audits, seed=seed),
         }
     )
+
+
+def _split_audit_docs(
+    audit_docs: Sequence[AuditFile | tuple[str | Path, AuditFile]],
+) -> tuple[list[str | None], list[AuditFile]]:
+    """``audit_docs`` as their paths (None where only the file was given) and their files."""
+    audit_paths = [str(d[0]) if isinstance(d, tuple) and d[0] is not None else None for d in audit_docs]
+    audits = [d[1] if isinstance(d, tuple) else d for d in audit_docs]
+    return audit_paths, audits
+
+
+def _people(
+    review: ReviewFile | None, adj_docs: Sequence[tuple[str | Path, AdjudicationFile]]
+) -> list[dict[tuple[Any, Any], str]] | None:
+    """The people's labels of ``review`` per adjudication file (jury.results.review_report), None without one."""
+    return people_labels(review, adj_docs) if review is not None else None
+
+
+def _check_control(control: str | None, models: list[str], adjudicated: bool) -> None:
+    """An InputError unless ``control`` (when given) is a model of the runs and there are adjudications."""
+    if control is not None and control not in models:
+        raise InputError(f"control {control!r} is not a model in the runs; models: {', '.join(models)}")
+    if control is not None and not adjudicated:
+        raise InputError("control needs adjudication verdicts: the control is the strict → adjudicated lift")
+
+
+def _model_rows(
+    ev: Evaluation,
+    gold: Mapping[QuestionId, GoldItem],
+    cols: _Columns,
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    registry: FamilyRegistry | None,
+) -> list[dict[str, Any]]:
+    """One row per model, in the evaluation's model order."""
+    models = ev.models()
+    by_model: dict[str, list[PairResult]] = {m: [] for m in models}
+    for p in ev.pairs:  # each model's answers, in the evaluation's order (one pass, not one per model)
+        by_model[p.model].append(p)
+    return [_model_row(m, by_model[m], ev, gold, cols, adj_docs, registry) for m in models]
+
+
+def _adjudicated_jury(
+    rows: list[dict[str, Any]],
+    ev: Evaluation,
+    cols: _Columns,
+    adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
+    seed: int,
+    review: ReviewFile | None,
+) -> dict[str, Any] | None:
+    """The adjudicated column with the jury's uncertainty (jury.results.latent_report): each
+    row's ``adjudicated_jury`` set, the report's ``adjudication_uncertainty`` returned (None
+    without an adjudicated column)."""
+    if cols.index is None:
+        return None
+    people = _people(review, adj_docs)  # the fit's anchors
+    per_model, uncertainty = adjudication_uncertainty(
+        ev.pairs, ev.models(), question_order(ev.pairs), cols.index, adj_docs, seed=seed, people=people
+    )
+    for row in rows:
+        row["adjudicated_jury"] = per_model[row["model"]]
+        row["adjudicated_jury"]["rank"]["rank"] = row["adjudicated_rank"]
+    return uncertainty
+
+
+def _gold_clean_jury(
+    rows: list[dict[str, Any]], ev: Evaluation, named_audits: list[tuple[str | None, AuditFile]], seed: int
+) -> dict[str, Any] | None:
+    """The gold-clean column with the jury's uncertainty (jury.results.audit_fit_report): each
+    row's ``gold_clean_jury`` set, the report's ``audit_uncertainty`` returned (None without audits)."""
+    if not named_audits:
+        return None
+    per_audit, audit_fit = audit_uncertainty(ev.pairs, ev.models(), question_order(ev.pairs), named_audits, seed=seed)
+    for row in rows:
+        row["gold_clean_jury"] = per_audit[row["model"]]
+        row["gold_clean_jury"]["rank"]["rank"] = row["gold_clean_rank"]
+    return audit_fit
+
+
+def _settings(ev: Evaluation, strength: str, control: str | None) -> dict[str, Any]:
+    """The report's ``settings``: the evaluation's, the strength column and the control."""
+    return {
+        **ev.settings.describe(),
+        "strength": strength,
+        "control": control,
+        "missing": str(ev.settings.missing),
+        "gold_errors": str(ev.settings.gold_errors),
+    }
 
 
 @dataclass

@@ -20,7 +20,7 @@ from jury.stats.agreement import cohen_kappa, pairwise_kappas
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, AuditVote, ReviewItemKind
 
 if TYPE_CHECKING:
-    from jury.verdicts.documents import AdjudicationFile, AuditFile
+    from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord, AuditFile
     from jury.verdicts.review import ReviewFile, ReviewRecord
 
 
@@ -60,6 +60,18 @@ def people_labels(
     return out
 
 
+def _check_same_answer(review_path: str | Path, path: str | Path, r: AdjudicationRecord, recs: Sequence[ReviewRecord]) -> None:
+    """An InputError when a reviewer judged another answer or gold query than the record holds."""
+    for h in recs:
+        if (h.answer_key and r.answer_key and h.answer_key != r.answer_key) or (
+            h.gold_key and r.gold_key and h.gold_key != r.gold_key
+        ):
+            raise InputError(
+                f"{review_path}: reviewer {h.reviewer!r} judged another answer or gold query for model "
+                f"{r.model!r} question {r.question_id!r} than {path} holds; review the current verdicts"
+            )
+
+
 def apply_review(
     review_path: str | Path,
     review: ReviewFile,
@@ -80,14 +92,7 @@ def apply_review(
             recs = items.get(key) if not r.review_pass else None
             if recs:
                 used.add(key)
-                for h in recs:
-                    if (h.answer_key and r.answer_key and h.answer_key != r.answer_key) or (
-                        h.gold_key and r.gold_key and h.gold_key != r.gold_key
-                    ):
-                        raise InputError(
-                            f"{review_path}: reviewer {h.reviewer!r} judged another answer or gold query for model "
-                            f"{r.model!r} question {r.question_id!r} than {path} holds; review the current verdicts"
-                        )
+                _check_same_answer(review_path, path, r, recs)
                 category = _people(recs)
                 if category is None:
                     split += 1

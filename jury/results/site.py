@@ -67,6 +67,8 @@ from jury.vocab import Column
 if TYPE_CHECKING:
     from jinja2 import Environment
 
+    from jury.results.report_model import ReportDocument
+
 
 __all__ = ["build_site", "SiteSources", "SiteSummary", "check_site_dir", "site_command", "sha256_of", "MARKER", "CSP"]
 __all__ += ["FORMATS", "Numbers", "pointer", "resolve", "FILTERS", "slugs", "preview", "clean_svg", "figure_svg"]
@@ -122,8 +124,18 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     empty and not an earlier jury site."""
     out = Path(out)
     check_site_dir(out, [p for _role, p in sources.inputs])
-    from jury.results.corrected import corrected_lines
+    return _write_site(out, _site_files(sources))
 
+
+def _page(env: Environment, name: str, template: str, **ctx: Any) -> bytes:
+    """One page of the site (``name``: its path inside the site) rendered from ``template``."""
+    root = "../" * name.count("/")
+    return env.get_template(template).render(root=root, csp=CSP, version=__version__, **ctx).encode("utf-8")
+
+
+def _site_files(sources: SiteSources) -> dict[str, bytes]:
+    """Every file of the site (path inside the site -> its bytes) but the marker: the front
+    page, a page per model, juror and question, report.json and the assets."""
     typed = as_report(sources.report)
     report = typed.model_dump(mode="json")  # what the pages' cells point into
     env = _environment()
@@ -131,15 +143,51 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
     model_slug = slugs(models)
     qids, data = question_pages(sources, model_slug)
     written: dict[str, bytes] = {}
-
-    def page(name: str, template: str, **ctx: Any) -> None:
-        root = "../" * name.count("/")
-        html = env.get_template(template).render(root=root, csp=CSP, version=__version__, **ctx)
-        written[name] = html.encode("utf-8")
-
     front = front_page(report, typed, model_slug)
     jurors = juror_pages(report)
-    page(
+    written["index.html"] = _index_page(env, sources, typed, report, front, jurors, model_slug, qids)
+    for r in report["models"]:
+        rows = data["models"].get(r["model"], [])
+        counts = Counter(t for row in rows for t in row["tags"].split())
+        name = f"models/{model_slug[r['model']]}.html"
+        written[name] = _page(
+            env,
+            name,
+            "model.html",
+            title=f"{r['model']} — jury report",
+            row=r,
+            answers=rows,
+            filters=[(key, label, counts.get(key, 0)) for key, label in FILTERS if counts.get(key) or key == "all"],
+        )
+    for p in jurors:
+        name = f"jurors/{p['slug']}.html"
+        written[name] = _page(env, name, "juror.html", title=f"juror {p['juror']['juror']} — jury report", p=p)
+    for q in qids:
+        d = data["pages"][q]
+        name = f"questions/{d['slug']}.html"
+        written[name] = _page(env, name, "question.html", title=f"question {q} — jury report", q=d)
+    written["report.json"] = render_report(typed, "json").encode("utf-8")
+    for asset in ("site.css", "site.js"):
+        written[f"assets/{asset}"] = resources.files("jury.results").joinpath("site_templates", asset).read_bytes()
+    return written
+
+
+def _index_page(
+    env: Environment,
+    sources: SiteSources,
+    typed: ReportDocument,
+    report: dict[str, Any],
+    front: dict[str, Any],
+    jurors: list[dict[str, Any]],
+    model_slug: dict[str, str],
+    qids: list[Any],
+) -> bytes:
+    """The front page: the report's tables and charts, its verification, the panels compared,
+    the corrected accuracies, the jurors and the uncertainty section."""
+    from jury.results.corrected import corrected_lines
+
+    return _page(
+        env,
         "index.html",
         "index.html",
         title="jury report",
@@ -153,26 +201,11 @@ def build_site(sources: SiteSources, out: str | Path) -> SiteSummary:
         jurors=juror_index(jurors),
         uncertainty=uncertainty_section(report, typed, model_slug, slugs(qids)),
     )
-    for r in report["models"]:
-        rows = data["models"].get(r["model"], [])
-        counts = Counter(t for row in rows for t in row["tags"].split())
-        page(
-            f"models/{model_slug[r['model']]}.html",
-            "model.html",
-            title=f"{r['model']} — jury report",
-            row=r,
-            answers=rows,
-            filters=[(key, label, counts.get(key, 0)) for key, label in FILTERS if counts.get(key) or key == "all"],
-        )
-    for p in jurors:
-        page(f"jurors/{p['slug']}.html", "juror.html", title=f"juror {p['juror']['juror']} — jury report", p=p)
-    for q in qids:
-        d = data["pages"][q]
-        page(f"questions/{d['slug']}.html", "question.html", title=f"question {q} — jury report", q=d)
-    written["report.json"] = render_report(typed, "json").encode("utf-8")
-    for asset in ("site.css", "site.js"):
-        written[f"assets/{asset}"] = resources.files("jury.results").joinpath("site_templates", asset).read_bytes()
 
+
+def _write_site(out: Path, written: dict[str, bytes]) -> SiteSummary:
+    """Write the files and the marker (its manifest of their hashes) into ``out``, removing the
+    files of an earlier build this one does not write."""
     # everything is checked before anything is written or removed: the manifest's entries
     # (stale_files), and every name this build writes (nothing but a regular file inside)
     remove, kept = stale_files(out, set(written)) if out.is_dir() else ([], [])

@@ -71,69 +71,91 @@ def juror_pages(report: dict[str, Any]) -> list[dict[str, Any]]:
     num = Numbers(report)
     slug = juror_slugs(report)
     files = report.get("jurors") or []
-    pages = []
-    for fi, f in enumerate(files):
-        for ji, j in enumerate(f["jurors"]):
-            at = ("jurors", fi, "jurors", ji)
-            others = {o["juror"]: slug[(fi, o["juror"])] for o in f["jurors"]}
-            position = (
-                None
-                if j["position"] is None
-                else {
-                    order: {
-                        "credited": num(pointer(*at, "position", order, "credited")),
-                        "n": num(pointer(*at, "position", order, "n")),
-                        "share": num(pointer(*at, "position", order, "share"), "pct"),
-                        "low": num(pointer(*at, "position", order, "low"), "pct"),
-                        "high": num(pointer(*at, "position", order, "high"), "pct"),
-                    }
-                    for order in ("gold_first", "candidate_first")
-                }
-            )
-            pages.append(
-                {
-                    "slug": slug[(fi, j["juror"])],
-                    "file": f,
-                    "file_number": fi + 1,
-                    "files": len(files),
-                    "juror": j,
-                    "records": num(pointer(*at, "records")),
-                    "voted": num(pointer(*at, "voted")),
-                    "votes": [(c, num(pointer(*at, "votes", c))) for c in j["votes"]],
-                    "accuracy": num(pointer(*at, "accuracy"), "pct") if j["accuracy"] is not None else None,
-                    "confusion": None
-                    if j["confusion"] is None
-                    else [
-                        (
-                            f["classes"][r],
-                            _prior(num, report, f, _kind_index(files)[fi][0], r),
-                            [num(pointer(*at, "confusion", r, c), "float3") for c in range(len(row))],
-                        )
-                        for r, row in enumerate(j["confusion"])
-                    ],
-                    "agreement": [
-                        {
-                            "juror": o["juror"],
-                            "page": f"{others[o['juror']]}.html",
-                            "common": num(pointer(*at, "agreement", k, "common")),
-                            "agreed": num(pointer(*at, "agreement", k, "agreed")),
-                            "share": num(pointer(*at, "agreement", k, "share"), "pct"),
-                            "kappa": num(pointer(*at, "agreement", k, "kappa"), "float3"),
-                        }
-                        for k, o in enumerate(j["agreement"])
-                    ],
-                    "people": None
-                    if j["people"] is None
-                    else {
-                        key: num(pointer(*at, "people", key), fmt)
-                        for key, fmt in (("reviewed", "int"), ("agreed", "int"), ("share", "pct"), ("kappa", "float3"))
-                    },
-                    "position": position,
-                    "p_value": None if j["position"] is None else j["position"]["p_value"],
-                    "first_answer": _first_answer(num, report, f, j["juror"]) if f["kind"] == "adjudication" else None,
-                }
-            )
-    return pages
+    return [_juror_page(num, report, files, fi, ji, slug) for fi, f in enumerate(files) for ji in range(len(f["jurors"]))]
+
+
+_Cell = dict[str, Any]  # a Numbers cell
+_At = tuple[str, int, str, int]  # ("jurors", file index, "jurors", juror index): a juror's place in the report
+
+
+def _juror_page(
+    num: Numbers, report: dict[str, Any], files: list[dict[str, Any]], fi: int, ji: int, slug: dict[tuple[int, str], str]
+) -> dict[str, Any]:
+    """The page of file ``fi``'s juror ``ji``: its cells, each pointing into the report's ``jurors``."""
+    f = files[fi]
+    j = f["jurors"][ji]
+    at: _At = ("jurors", fi, "jurors", ji)
+    others = {o["juror"]: slug[(fi, o["juror"])] for o in f["jurors"]}
+    position = _position_cells(num, at) if j["position"] is not None else None
+    return {
+        "slug": slug[(fi, j["juror"])],
+        "file": f,
+        "file_number": fi + 1,
+        "files": len(files),
+        "juror": j,
+        "records": num(pointer(*at, "records")),
+        "voted": num(pointer(*at, "voted")),
+        "votes": [(c, num(pointer(*at, "votes", c))) for c in j["votes"]],
+        "accuracy": num(pointer(*at, "accuracy"), "pct") if j["accuracy"] is not None else None,
+        "confusion": _confusion_cells(num, report, files, fi, at, j) if j["confusion"] is not None else None,
+        "agreement": _agreement_cells(num, at, j, others),
+        "people": _people_cells(num, at) if j["people"] is not None else None,
+        "position": position,
+        "p_value": None if j["position"] is None else j["position"]["p_value"],
+        "first_answer": _first_answer(num, report, f, j["juror"]) if f["kind"] == "adjudication" else None,
+    }
+
+
+def _position_cells(num: Numbers, at: _At) -> dict[str, dict[str, _Cell]]:
+    """The juror's counted votes credited by the order the answers were shown, with their intervals."""
+    return {
+        order: {
+            "credited": num(pointer(*at, "position", order, "credited")),
+            "n": num(pointer(*at, "position", order, "n")),
+            "share": num(pointer(*at, "position", order, "share"), "pct"),
+            "low": num(pointer(*at, "position", order, "low"), "pct"),
+            "high": num(pointer(*at, "position", order, "high"), "pct"),
+        }
+        for order in ("gold_first", "candidate_first")
+    }
+
+
+def _confusion_cells(
+    num: Numbers, report: dict[str, Any], files: list[dict[str, Any]], fi: int, at: _At, j: dict[str, Any]
+) -> list[tuple[str, dict[str, Any] | None, list[_Cell]]]:
+    """The fit's confusion matrix of the juror: per true class, its name, its prior and its row."""
+    f = files[fi]
+    return [
+        (
+            f["classes"][r],
+            _prior(num, report, f, _kind_index(files)[fi][0], r),
+            [num(pointer(*at, "confusion", r, c), "float3") for c in range(len(row))],
+        )
+        for r, row in enumerate(j["confusion"])
+    ]
+
+
+def _agreement_cells(num: Numbers, at: _At, j: dict[str, Any], others: dict[str, str]) -> list[dict[str, Any]]:
+    """The juror's agreement with each other juror of the file, with the other's page."""
+    return [
+        {
+            "juror": o["juror"],
+            "page": f"{others[o['juror']]}.html",
+            "common": num(pointer(*at, "agreement", k, "common")),
+            "agreed": num(pointer(*at, "agreement", k, "agreed")),
+            "share": num(pointer(*at, "agreement", k, "share"), "pct"),
+            "kappa": num(pointer(*at, "agreement", k, "kappa"), "float3"),
+        }
+        for k, o in enumerate(j["agreement"])
+    ]
+
+
+def _people_cells(num: Numbers, at: _At) -> dict[str, _Cell]:
+    """The juror's agreement with the people's labels (--review)."""
+    return {
+        key: num(pointer(*at, "people", key), fmt)
+        for key, fmt in (("reviewed", "int"), ("agreed", "int"), ("share", "pct"), ("kappa", "float3"))
+    }
 
 
 def juror_index(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:

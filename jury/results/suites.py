@@ -252,7 +252,7 @@ def render_suites(
     for means of per-unit fractions), then the excluded reference failures. ``subsets``
     (jury.results.suite_subsets.subset_rows): the metrics per subset and the overall means,
     a second table (JSON ``subsets``; in CSV the rows above with ``subset`` "pooled")."""
-    from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
+    from jury.results.render import to_json
 
     rows = table_rows(strict, adjudicated)
     excluded = [{"model": s.model, **e} for s in strict for e in s.excluded]
@@ -260,24 +260,49 @@ def render_suites(
         more = {"subsets": subsets, "subset_notes": subset_notes or []} if subsets is not None else {}
         return to_json({"metrics": rows, "reference_failures": excluded, **more, **(extra or {})})
     if fmt == "csv":
-        if subsets is not None:
-            pooled = [{"subset": "pooled", "split": None, **r} for r in rows]
-            columns = ["model", "subset", "split", *[c for c in (rows[0] if rows else {}) if c != "model"], "averaged"]
-            return to_csv(pooled + subsets, columns)
-        return to_csv(rows, list(rows[0]) if rows else ["model", "tasks", "metric"])
+        return _suites_csv(rows, subsets)
+    display, columns, headers = _display(rows, adjudicated is not None)
+    caption = _caption(excluded, extra)
+    by_subset = _subset_table(subsets, subset_notes, columns, headers) if subsets is not None else None
+    if fmt == "md":
+        return _suites_md(display, columns, headers, caption, by_subset)
+    return _suites_text(display, columns, headers, caption, by_subset)
+
+
+_SubsetTable = tuple[list[dict[str, Any]], list[str], list[str], str]  # rows, columns, headers, caption
+
+
+def _suites_csv(rows: list[dict[str, Any]], subsets: list[dict[str, Any]] | None) -> str:
+    """The CSV: the rows, and with subsets the rows as subset "pooled" then the subsets' rows."""
+    from jury.results.render import to_csv
+
+    if subsets is not None:
+        pooled = [{"subset": "pooled", "split": None, **r} for r in rows]
+        columns = ["model", "subset", "split", *[c for c in (rows[0] if rows else {}) if c != "model"], "averaged"]
+        return to_csv(pooled + subsets, columns)
+    return to_csv(rows, list(rows[0]) if rows else ["model", "tasks", "metric"])
+
+
+def _display(rows: list[dict[str, Any]], adjudicated: bool) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The main table's rows (each value with its interval), columns and headers."""
     display: list[dict[str, Any]] = [
         {
             **r,
             "strict": _shown(r, "strict"),
-            "adjudicated": _shown(r, "adjudicated") if adjudicated is not None else None,
+            "adjudicated": _shown(r, "adjudicated") if adjudicated else None,
         }
         for r in rows
     ]
     columns = ["model", "tasks", "metric", "interval", "strict_units", "strict"]
     headers = ["model", "tasks", "metric", "95% CI", "units", "strict [95% CI]"]
-    if adjudicated is not None:
+    if adjudicated:
         columns.append("adjudicated")
         headers.append("adjudicated [95% CI]")
+    return display, columns, headers
+
+
+def _caption(excluded: list[dict[str, Any]], extra: dict[str, Any] | None) -> str:
+    """The main table's caption: the excluded reference failures, then ``extra``'s note."""
     caption = "reference failures (excluded): " + (
         ", ".join(
             f"{e['model']} {e['question_id']}"
@@ -288,30 +313,51 @@ def render_suites(
     )
     if extra and extra.get("note"):
         caption += "\n" + extra["note"]
-    by_subset = None
-    if subsets is not None:
-        by_subset = (
-            [
-                {
-                    **r,
-                    "split": r["split"] or "—",
-                    "strict": _subset_shown(r, "strict"),
-                    "adjudicated": _subset_shown(r, "adjudicated"),
-                }
-                for r in subsets
-            ],
-            ["model", "subset", "split", "metric", "interval", "strict_units", "strict", *columns[6:]],
-            ["model", "subset", "split", "metric", "95% CI", "units", "strict [95% CI]", *headers[6:]],
-            "\n".join([SUBSET_CAPTION, *(subset_notes or [])]),
-        )
-    if fmt == "md":
-        out = to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
-        if by_subset is not None:
-            out += "\n" + to_markdown(*by_subset[:3]) + "\n" + safe(by_subset[3], newlines=True) + "\n"
-        return out
+    return caption
+
+
+def _subset_table(
+    subsets: list[dict[str, Any]], subset_notes: list[str] | None, columns: list[str], headers: list[str]
+) -> _SubsetTable:
+    """The per-subset table: its rows, columns and headers (the main table's adjudicated column
+    too when it has one) and its caption."""
+    return (
+        [
+            {
+                **r,
+                "split": r["split"] or "—",
+                "strict": _subset_shown(r, "strict"),
+                "adjudicated": _subset_shown(r, "adjudicated"),
+            }
+            for r in subsets
+        ],
+        ["model", "subset", "split", "metric", "interval", "strict_units", "strict", *columns[6:]],
+        ["model", "subset", "split", "metric", "95% CI", "units", "strict [95% CI]", *headers[6:]],
+        "\n".join([SUBSET_CAPTION, *(subset_notes or [])]),
+    )
+
+
+def _suites_md(
+    display: list[dict[str, Any]], columns: list[str], headers: list[str], caption: str, by_subset: _SubsetTable | None
+) -> str:
+    """The Markdown: the main table and its caption, then the per-subset table and its caption."""
+    from jury.results.render import safe, to_markdown
+
+    out = to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n"
+    if by_subset is not None:
+        out += "\n" + to_markdown(*by_subset[:3]) + "\n" + safe(by_subset[3], newlines=True) + "\n"
+    return out
+
+
+def _suites_text(
+    display: list[dict[str, Any]], columns: list[str], headers: list[str], caption: str, by_subset: _SubsetTable | None
+) -> str:
+    """The terminal tables (rich, no colour): the main table and its caption, then the per-subset ones."""
     import io
 
     from rich.console import Console
+
+    from jury.results.render import safe, to_rich_table
 
     buf = io.StringIO()
     console = Console(file=buf, width=200, color_system=None)

@@ -281,7 +281,7 @@ def write_audit(cfg, output, head: dict, plan, records, summary, store, this_run
 def unpriced_requests(ballots, costs: dict[str, dict]) -> dict[str, str]:
     """{request hash: juror model} of the requests that were called (a call is logged) by a
     juror model litellm has no price for: their cost is unknown, not $0."""
-    from jury.judging.client import has_price
+    from jury.judging.providers.prices import has_price
 
     priced: dict[str, bool] = {}
     out: dict[str, str] = {}

@@ -1,0 +1,76 @@
+"""litellm's setup, once per process: imported on first use, offline (its local price map) and
+quiet (no debug banners, no logging payloads while no callback is registered), and the httpx session
+that stops reading a provider's response past MAX_RESPONSE_BYTES."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import Any
+
+from jury.judging.response_cap import capped_http_client
+
+
+def import_litellm() -> Any:
+    """Import litellm on first use, offline (local price map) and without its stdout chatter."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm would otherwise fetch Anthropic's beta-header table from GitHub on the first
+    # anthropic/ call: jury talks to no host but the juror's own (the bundled table is used).
+    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
+    import litellm
+
+    if not getattr(litellm, "_jury_configured", False):
+        _quiet(litellm)
+    return litellm
+
+
+def _quiet(litellm: Any) -> None:
+    """Once per process: litellm logs and calls back nothing for jury (jury keeps its own call
+    log). No debug banners and no streaming logs; calls are sent unlogged while no callback is
+    registered (:func:`unlogged`). A user who registers a callback after this still gets every
+    call, messages included (litellm reads the lists per call; jury leaves
+    ``turn_off_message_logging`` as the user set it)."""
+    litellm.suppress_debug_info = True
+    litellm.disable_streaming_logging = True
+    litellm._jury_configured = True
+
+
+_CALLBACK_LISTS = ("callbacks", "success_callback", "failure_callback", "_async_success_callback", "_async_failure_callback")
+
+
+def unlogged(litellm: Any) -> Any:
+    """The context a request is sent in: litellm's own marker for a call whose logging and
+    billing someone else does (internal_sub_call), which skips its success and failure
+    logging (building a logging payload and queueing it on its logging worker for every call,
+    with no callback to hand it to). Only while no callback is registered: a user's callback
+    still sees every call. A plain context where litellm has no such marker."""
+    if any(getattr(litellm, name, None) for name in _CALLBACK_LISTS):
+        return contextlib.nullcontext()
+    try:
+        from litellm._internal_context import internal_sub_call
+    except ImportError:
+        return contextlib.nullcontext()
+    return internal_sub_call()
+
+
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # a provider response body larger than this is not read on
+
+
+_session_loop: Any = None
+
+
+def install_capped_session(litellm: Any) -> None:
+    """Give litellm (its OpenAI-compatible providers read through litellm.aclient_session) an
+    httpx client that stops reading a body past MAX_RESPONSE_BYTES, one per event loop (litellm
+    caches its SDK clients per loop too). A session the user installed is left alone; other
+    providers are bounded only by the max_tokens sent."""
+    global _session_loop
+    loop = asyncio.get_running_loop()
+    current = getattr(litellm, "aclient_session", None)
+    if current is not None and not getattr(current, "_jury_capped", False):
+        return
+    if current is not None and _session_loop is loop:
+        return
+    litellm.aclient_session = capped_http_client(MAX_RESPONSE_BYTES)
+    _session_loop = loop
