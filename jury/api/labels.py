@@ -24,6 +24,7 @@ from jury.pipeline.project import PathLike, Project, as_paths
 
 if TYPE_CHECKING:
     from jury.inputs.label_import import LabelImportReport
+    from jury.inputs.label_sets import LabelSet
 
 SHOWN = 5  # how many unmatched items and differences the notes list
 
@@ -127,7 +128,6 @@ def import_labels(
     from jury.inputs.io import load_gold
     from jury.inputs.label_import import import_labels as read_set
     from jury.inputs.label_sets import KINDS, LabelSet
-    from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
 
     given = dict(options) if options is not None else {}
@@ -163,8 +163,17 @@ def import_labels(
         )
     if not report.labels and not report.judgments and not streamed:
         raise InputError(f"{name}: no labels (unmatched: {len(report.unmatched)}, unresolved: {len(report.unresolved)})")
+    found = _imported(name, report, family, streamed, [Path(p) for p in (*paths, gold_path, original) if p is not None])
+    found.notes = _notes(found, report.by_annotator())
+    _write(found, o, streamed)
+    return found
+
+
+def _imported(name: LabelSet, report: LabelImportReport, family: str | None, streamed: int, inputs: list[Path]) -> LabelImport:
+    """What the importer read, as the result: the labels, judgments, runs (with ``family``), gold items,
+    counts and what did not match."""
     runs = [r.model_copy(update={"family": family}) for r in report.runs] if family else report.runs
-    found = LabelImport(
+    return LabelImport(
         kind=str(name),
         labels=report.labels,
         judgments=report.judgments,
@@ -176,16 +185,22 @@ def import_labels(
         unresolved=report.unresolved,
         differences=report.differences,
         labels_written=streamed,
-        inputs=[Path(p) for p in (*paths, gold_path, original) if p is not None],
+        inputs=inputs,
     )
-    found.notes = _notes(found, report.by_annotator())
+
+
+def _write(found: LabelImport, o: LabelsImportOptions, streamed: int) -> None:
+    """The import's files: the labels (unless streamed there already), the runs and the gold items of
+    FLEX's pairs, each added to ``found.written``."""
+    from jury.inputs.writer import write_output
+
+    output = o.output
     if streamed and output is not None:
         found.written.append(Path(output))
-    for path, text in ((output, found.render), (runs_out, found.runs_jsonl), (gold_out, found.gold_jsonl)):
+    for path, text in ((output, found.render), (o.runs_out, found.runs_jsonl), (o.gold_out, found.gold_jsonl)):
         if path is not None and not (streamed and path is output):
             write_output(Path(path), text())
             found.written.append(Path(path))
-    return found
 
 
 def _stream_csv(paths: list[Path], gold: dict[QuestionId, GoldItem], output: Path) -> tuple[LabelImportReport, int]:
