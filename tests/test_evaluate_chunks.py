@@ -121,3 +121,20 @@ def test_review_passes_keep_every_result(tmp_path, monkeypatch, fake_llm):
     project = _project(tmp_path)
     _, kept, _, _ = _adjudicate(project, fake_llm, monkeypatch, plan=True, review_passes=1.0)
     assert kept == set(_evaluate(project).results)
+
+
+def test_the_ballots_of_one_answer_in_one_order_share_their_prompt_text(tmp_path, monkeypatch, fake_llm):
+    seen = []
+    plan = adjudication.plan_adjudication
+    monkeypatch.setattr(adjudication, "plan_adjudication", lambda *a, **k: seen.append(plan(*a, **k)) or seen[-1])
+    monkeypatch.chdir(_project(tmp_path))
+    jury.adjudicate("run.jsonl", panel=str(write_panel(tmp_path, fake_llm.base_url, FOUR)), plan=True, repeats=2)
+    alike: dict = {}
+    for b in seen[0].ballots():
+        alike.setdefault((b.model, b.question_id, b.meta["order"]), []).append(b)
+    shared = [group for group in alike.values() if len(group) > 1]
+    assert shared  # jurors (and repeats) that see one answer in the same order
+    for first, *others in shared:
+        for b in others:
+            assert b.messages == first.messages and b.messages is not first.messages  # each its own dicts
+            assert all(m is not n and m["content"] is n["content"] for m, n in zip(b.messages, first.messages, strict=True))

@@ -308,9 +308,11 @@ def adjudication_job(
     )  # fmt: skip
     if r.plan_only:
         return JobResult(plan, evaluation=ev)
-    # the ballots hold the results they show (previews, built once): the rows of every execution
-    # are let go before the calls, whose peak memory then does not grow with them (issue 46)
+    # the ballots hold the results they show (previews, built once) and the SQL: the rows of every
+    # execution, the run records and the gold items are let go before the calls, whose peak memory
+    # (the juror client's import first) then reuses theirs instead of adding to it (issue 46)
     ev.results.clear()
+    del gold, records
     head = adjudication_header(r.config, r.output, plan, store, ev, r.gold_path, r.run_paths, _recorded(r, plan), r.supersedes)
     found = existing_verdicts(r.config, r.output, head, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing

@@ -104,25 +104,30 @@ def plan_adjudication(
                 if result_key not in previews:
                     previews[result_key] = preview(ev.results[result_key])
             shown = (previews[pair.gold_key], previews[pair.pred_key])
+            # the prompt in each order, rendered once for this pair: its jurors' (and repeats')
+            # ballots share its text, each with its own message dicts (issue 46)
+            built: dict[str, list[dict]] = {}
             for repeat in range(repeats):
                 group = []
                 for juror in jurors:
                     drawn = draw_order(seed, pair.question_id, pair.model, juror.name, repeat)
                     for order in (drawn, OTHER_ORDER[drawn]) if swap else (drawn,):
-                        messages = adjudication_messages(
-                            template,
-                            panel.ballot_style,
-                            item,
-                            schema_cache[key],
-                            item.sql,
-                            ev.results[pair.gold_key],
-                            pred_sql,
-                            ev.results[pair.pred_key],
-                            order,
-                            panel.show_evidence,
-                            taxonomy_block,
-                            shown,
-                        )
+                        if order not in built:
+                            built[order] = adjudication_messages(
+                                template,
+                                panel.ballot_style,
+                                item,
+                                schema_cache[key],
+                                item.sql,
+                                ev.results[pair.gold_key],
+                                pred_sql,
+                                ev.results[pair.pred_key],
+                                order,
+                                panel.show_evidence,
+                                taxonomy_block,
+                                shown,
+                            )
+                        messages = [dict(m) for m in built[order]]
                         meta: dict[str, object] = {
                             "order": order,
                             "db_id": item.db_id,
