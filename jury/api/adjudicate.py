@@ -14,7 +14,7 @@ file. ``render()`` is what ``jury adjudicate`` prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +30,12 @@ from jury.pipeline.jobs import JobResult, load_and_evaluate, raise_if_capped, ra
 from jury.pipeline.project import Project
 from jury.progress import ProgressFactory, no_progress
 from jury.results.columns import AdjudicatedModel
+from jury.vocab import JURY_ELIGIBLE
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from jury.compare.outcomes import PairResult
     from jury.execution.store import Store
     from jury.inputs.records import RunRecord
     from jury.judging.adjudication import AdjudicationPlan
@@ -297,17 +299,20 @@ def adjudication_job(
         require_priced(r.panel, jurors, r.max_cost)
 
     gold, records, ev = load_and_evaluate(
-        r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from, checks_before_work, r.dbs
-    )
+        r.gold_path, r.run_paths, r.db_root, store, r.settings, progress, r.positions_from, checks_before_work, r.dbs,
+        keep=shown_on_ballots(r),
+    )  # fmt: skip
     plan = plan_adjudication(
         ev, gold, records, r.panel, r.registry, models=r.models, seed=r.seed, swap=bool(r.swap),
         review_passes=r.review_passes, taxonomy=r.taxonomy, repeats=r.repeats,
     )  # fmt: skip
     if r.plan_only:
         return JobResult(plan, evaluation=ev)
-    # the ballots hold the results they show (previews, built once): the rows of every execution
-    # are let go before the calls, whose peak memory then does not grow with them (issue 46)
+    # the ballots hold the results they show (previews, built once) and the SQL: the rows of every
+    # execution, the run records and the gold items are let go before the calls, whose peak memory
+    # (the juror client's import first) then reuses theirs instead of adding to it (issue 46)
     ev.results.clear()
+    del gold, records
     head = adjudication_header(r.config, r.output, plan, store, ev, r.gold_path, r.run_paths, _recorded(r, plan), r.supersedes)
     found = existing_verdicts(r.config, r.output, head, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
@@ -328,6 +333,21 @@ def adjudication_job(
     except OSError as exc:
         raise write_failed(exc, r.output) from None
     return JobResult(plan, verdicts, stats, path, reused, ev, agreement=agreement)
+
+
+def shown_on_ballots(r: AdjudicationRequest) -> Callable[[PairResult], bool] | None:
+    """The pairs whose results an adjudication's ballots show: the jury-eligible failures (of
+    the models asked about); None (every pair) with review_passes, whose sample of matches is
+    drawn only once every pair is known. The evaluation keeps only these pairs' results
+    (jury.compare.outcomes.evaluate's ``keep``), so the rest are never all decoded at once (issue 46)."""
+    if r.review_passes:
+        return None
+    wanted = set(r.models) if r.models else None
+
+    def shown(pair: PairResult) -> bool:
+        return pair.outcome == JURY_ELIGIBLE and (wanted is None or pair.model in wanted)
+
+    return shown
 
 
 def _recorded(r: AdjudicationRequest, plan: AdjudicationPlan) -> dict[str, Any]:

@@ -292,8 +292,8 @@ def _comparator_match(
     return None
 
 
-def _undecided_error(pairs: list[PairResult], results: dict[str, ExecResult], settings: Settings) -> InputError:
-    rows = max(max(_row_count(results, p.gold_key), _row_count(results, p.pred_key)) for p in pairs)
+def _undecided_error(pairs: list[PairResult], row_counts: Mapping[str, int], settings: Settings) -> InputError:
+    rows = max(max(_row_count(row_counts, p.gold_key), _row_count(row_counts, p.pred_key)) for p in pairs)
     name = settings.comparator
     opts = settings.options
     with_opts = " with --casefold/--float-digits" if opts.active else ""
@@ -314,6 +314,8 @@ def evaluate(
     store: Store,
     settings: Settings | None = None,
     progress: Progress | None = None,
+    *,
+    keep: Callable[[PairResult], bool] | None = None,
 ) -> Evaluation:
     """Execute every gold and candidate query (or reuse the store's results) and compare them.
 
@@ -331,6 +333,10 @@ def evaluate(
         settings: comparator, timeout, row cap, workers, executor, engines, missing rule
             (default: ``Settings()``).
         progress: called with (done, total) as executions finish.
+        keep: which pairs' results the Evaluation's ``results`` keeps (their gold's and their
+            answer's); None: every result. The questions are compared CHUNK_QUESTIONS at a time,
+            each chunk's results decoded from the store then, so the rows of the results not
+            kept are never all in memory at once (issue 46).
 
     Returns:
         An Evaluation: the pairs' outcomes, the gold errors, the databases used (path and
@@ -352,17 +358,12 @@ def evaluate(
     if settings.timeout_retries:
         reruns = _rerun_timeouts(gold, records, jobs, keys, store, settings)
         executed += sum(r["reruns"] for r in reruns.values())
-    results.update({k: capped(v, settings.row_cap) for k, v in _executed_all(store, jobs).items()})
-    results = {k: capped(v, settings.row_cap) for k, v in results.items()}
-    gold_errors: dict[QuestionId, str] = {}
-    for q in qids:
-        res = results[keys.gold(gold[q])]
-        if not res.ok:
-            gold_errors[q] = f"{res.status}: {res.error}"
-    pairs = _compared_pairs(gold, qids, records, keys, results, gold_errors, store, settings)
+    recorded = {k: capped(v, settings.row_cap) for k, v in results.items()}
+    pairs, gold_errors, results, row_counts = _compare_in_chunks(gold, qids, records, keys, recorded, store, settings, keep)
+    results = {k: results[k] for k in (*recorded, *jobs) if k in results}  # recorded ones first, then those run, as ever
     undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
     if undecided:
-        raise _undecided_error(undecided, results, settings)
+        raise _undecided_error(undecided, row_counts, settings)
     recorded_pairs = sum(p.recorded for p in pairs)
     return Evaluation(pairs, gold_errors, settings, keys.databases, executed, results, recorded_pairs, coverage, reruns=reruns)
 
@@ -458,26 +459,88 @@ def _jobs_and_recorded_results(
     return jobs, results
 
 
-def _compared_pairs(
+#: Questions compared at once by ``evaluate``: only their results are decoded from the store (issue 46).
+CHUNK_QUESTIONS = 50
+
+
+def _compare_in_chunks(
     gold: dict[QuestionId, GoldItem],
     qids: list[QuestionId],
     records: list[RunRecord],
     keys: _Keys,
-    results: dict[str, ExecResult],
-    gold_errors: dict[QuestionId, str],
+    recorded: dict[str, ExecResult],
     store: Store,
     settings: Settings,
+    keep: Callable[[PairResult], bool] | None,
+) -> tuple[list[PairResult], dict[QuestionId, str], dict[str, ExecResult], dict[str, int]]:
+    """(the pairs in the records' order, the gold errors, the results kept, the row count of
+    every result of a pair the comparator leaves undecided), comparing CHUNK_QUESTIONS questions
+    at a time: a chunk's stored results are decoded for it, and after it only those of the pairs
+    ``keep`` wants (all with None) stay; the others are decoded again by a later chunk that
+    shares them (the same SQL text on the same database)."""
+    by_question: dict[QuestionId, list[int]] = {}
+    for i, r in enumerate(records):
+        by_question.setdefault(r.question_id, []).append(i)
+    placed: list[PairResult | None] = [None] * len(records)
+    orders = gold_orders(store, [gold[q].sql for q in qids if gold[q].order_matters is None])
+    compared: dict[CompareKey, Comparison] = {}  # shared by the chunks: it holds no rows
+    gold_errors: dict[QuestionId, str] = {}
+    kept: dict[str, ExecResult] = {}
+    row_counts: dict[str, int] = {}
+    for start in range(0, len(qids), CHUNK_QUESTIONS):
+        chunk = qids[start : start + CHUNK_QUESTIONS]
+        at = [i for q in chunk for i in by_question[q]]
+        chunk_records = [records[i] for i in at]
+        wanted = [keys.gold(gold[q]) for q in chunk]
+        for r in chunk_records:
+            if _answered(r, gold):
+                assert r.sql is not None
+                wanted.append(recorded_key(r) if r.has_recording else keys.execution(gold[r.question_id].db_id, r.sql))
+        wanted = list(dict.fromkeys(wanted))
+        held = {**recorded, **kept}
+        stored = _executed_all(store, [k for k in wanted if k not in held])
+        results = {k: held[k] if k in held else capped(stored[k], settings.row_cap) for k in wanted}
+        del held, stored
+        for q in chunk:
+            res = results[keys.gold(gold[q])]
+            if not res.ok:
+                gold_errors[q] = f"{res.status}: {res.error}"
+        chunk_pairs = _compared_pairs(gold, chunk_records, keys, results, gold_errors, orders, compared, settings)
+        for i, pair in zip(at, chunk_pairs, strict=True):
+            placed[i] = pair
+            if pair.comparator_matches.get(settings.comparator, False) is None:
+                assert pair.gold_key is not None and pair.pred_key is not None  # a compared pair has both
+                row_counts[pair.gold_key] = results[pair.gold_key].row_count
+                row_counts[pair.pred_key] = results[pair.pred_key].row_count
+            if keep is None or keep(pair):
+                kept.update((k, results[k]) for k in (pair.gold_key, pair.pred_key) if k is not None and k in results)
+    pairs = [p for p in placed if p is not None]
+    assert len(pairs) == len(records)  # every record's question is in one chunk
+    return pairs, gold_errors, kept, row_counts
+
+
+def _compared_pairs(
+    gold: dict[QuestionId, GoldItem],
+    records: list[RunRecord],
+    keys: _Keys,
+    results: dict[str, ExecResult],
+    gold_errors: dict[QuestionId, str],
+    orders: dict[str, bool],
+    compared: dict[CompareKey, Comparison],
+    settings: Settings,
 ) -> list[PairResult]:
-    """One PairResult per record: its keys, and its outcome under every deciding comparator."""
+    """One PairResult per record: its keys, and its outcome under every deciding comparator.
+    ``orders``: gold_orders' answer for each gold SQL text whose item does not say; ``compared``:
+    the comparisons made so far, (gold key, pred key, order matters, extras) -> (matches, overlap)."""
     compare.get_comparator(settings.comparator)
     side: dict[str, Callable[..., bool]] = {name: compare.get_comparator(name) for name in DECIDING_COMPARATORS}
     # A comparator chosen that is no side column (spider2) decides the chosen outcome only.
     side.setdefault(settings.comparator, compare.get_comparator(settings.comparator))
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
-    orders = gold_orders(store, [gold[q].sql for q in qids if gold[q].order_matters is None])
-    compared: dict[CompareKey, Comparison] = {}  # (gold key, pred key, order matters, extras) -> (matches, overlap)
-    prepared: compare.Prepared = {}  # compare.side_by_side's rows made tuples and sets, once per result
+    # compare.side_by_side's rows made tuples and sets, once per result; it keeps each row list
+    # it was keyed by (its id) alive, and is let go with this call's results
+    prepared: compare.Prepared = {}
     for r in records:
         g = gold[r.question_id]
         if r.question_id not in order_cache:
@@ -731,9 +794,9 @@ def execute_gold(
     return {**recorded, **{q: capped(stored[k], settings.row_cap) for q, k in keys.items()}}
 
 
-def _row_count(results: dict[str, ExecResult], key: str | None) -> int:
+def _row_count(row_counts: Mapping[str, int], key: str | None) -> int:
     assert key is not None  # both sides of a compared pair were executed
-    return results[key].row_count
+    return row_counts[key]
 
 
 def _executed_all(store: Store, keys: Iterable[str]) -> dict[str, ExecResult]:

@@ -97,8 +97,11 @@ def plan_adjudication(
                 schema_cache[key] = schema_of(item, ev.databases, item.sql, pred_sql, reader=reader)
             shown = (_preview(ev, pair.gold_key, previews), _preview(ev, pair.pred_key, previews))
             ask = _Ask(item, pred_sql, schema_cache[key], pair.gold_key, pair.pred_key, shown, review)
+            # the prompt in each order, rendered once for this pair: its jurors' (and repeats')
+            # ballots share its text, each with its own message dicts (issue 46)
+            built: dict[str, list[dict]] = {}
             for repeat in range(repeats):
-                plan.groups.append(_group(plan, ev, pair, ask, jurors, taxonomy_block, repeat))
+                plan.groups.append(_group(plan, ev, pair, ask, jurors, taxonomy_block, repeat, built))
     return plan
 
 
@@ -134,14 +137,22 @@ class _Ask:
 
 
 def _group(
-    plan: AdjudicationPlan, ev: Evaluation, pair: PairResult, ask: _Ask, jurors: list[JurorSpec], taxonomy_block: str, repeat: int
+    plan: AdjudicationPlan,
+    ev: Evaluation,
+    pair: PairResult,
+    ask: _Ask,
+    jurors: list[JurorSpec],
+    taxonomy_block: str,
+    repeat: int,
+    built: dict[str, list[dict]],
 ) -> list[Ballot]:
-    """One repeat's ballots of one item: each juror's, in its drawn order (and the other with swap)."""
+    """One repeat's ballots of one item: each juror's, in its drawn order (and the other with swap).
+    ``built``: the item's prompt per order, rendered by its first ballot in that order."""
     group = []
     for juror in jurors:
         drawn = draw_order(plan.seed, pair.question_id, pair.model, juror.name, repeat)
         for order in (drawn, OTHER_ORDER[drawn]) if plan.swap else (drawn,):
-            ballot = _ballot(plan, ev, pair, ask, juror, order, taxonomy_block)
+            ballot = _ballot(plan, ev, pair, ask, juror, order, taxonomy_block, built)
             ballot.taxonomy = plan.taxonomy
             ballot.repeat = repeat
             group.append(ballot)
@@ -149,24 +160,34 @@ def _group(
 
 
 def _ballot(
-    plan: AdjudicationPlan, ev: Evaluation, pair: PairResult, ask: _Ask, juror: JurorSpec, order: str, taxonomy_block: str
+    plan: AdjudicationPlan,
+    ev: Evaluation,
+    pair: PairResult,
+    ask: _Ask,
+    juror: JurorSpec,
+    order: str,
+    taxonomy_block: str,
+    built: dict[str, list[dict]],
 ) -> Ballot:
-    """One juror's ballot on one item with the answers in one order."""
+    """One juror's ballot on one item with the answers in one order: the item's prompt in that order
+    (rendered once, in ``built``), in message dicts of its own."""
     item, panel = ask.item, plan.panel
-    messages = adjudication_messages(
-        plan.template,
-        panel.ballot_style,
-        item,
-        ask.schema,
-        item.sql,
-        ev.results[ask.gold_key],
-        ask.pred_sql,
-        ev.results[ask.pred_key],
-        order,
-        panel.show_evidence,
-        taxonomy_block,
-        ask.shown,
-    )
+    if order not in built:
+        built[order] = adjudication_messages(
+            plan.template,
+            panel.ballot_style,
+            item,
+            ask.schema,
+            item.sql,
+            ev.results[ask.gold_key],
+            ask.pred_sql,
+            ev.results[ask.pred_key],
+            order,
+            panel.show_evidence,
+            taxonomy_block,
+            ask.shown,
+        )
+    messages = [dict(m) for m in built[order]]
     meta: dict[str, object] = {
         "order": order,
         "db_id": item.db_id,

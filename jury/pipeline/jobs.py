@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from jury.errors import CostCapReached, IncompleteRun, InputError, JuryError
 from jury.progress import ProgressFactory, no_progress
@@ -92,12 +92,14 @@ def load_and_evaluate(
     positions_from: Path | None = None,
     before_execution: Callable[[list], None] | None = None,
     dbs: Sequence[str] = (),
+    keep: Callable[[Any], bool] | None = None,
 ):
     """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
     A run file may be a published prediction file (load_run_files); ``positions_from``: the gold
     file its entries index by position (default: the gold file); ``before_execution``: called
     with the run records once they are read, before any SQL runs (the checks before work);
-    ``dbs``: only the questions of these db_ids (the gold's others and their answers left out)."""
+    ``dbs``: only the questions of these db_ids (the gold's others and their answers left out);
+    ``keep``: the pairs whose results the evaluation keeps (jury.compare.outcomes.evaluate; None: all)."""
     from jury.compare.outcomes import evaluate
     from jury.inputs.io import load_gold
 
@@ -119,7 +121,7 @@ def load_and_evaluate(
     if before_execution is not None:
         before_execution(records)
     with progress("executing SQL") as bar:
-        ev = evaluate(gold, records, db_root, store, settings, bar)
+        ev = evaluate(gold, records, db_root, store, settings, bar, keep=keep)
     ev.input_notes = notes
     return gold, records, ev
 
