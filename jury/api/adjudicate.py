@@ -226,13 +226,24 @@ def adjudicate(
         IncompleteRun: some ballots got no vote (a rerun asks only those).
         InputError: a bad input, named in one line.
     """
-    from jury.judging.families import load_registry
-
     given = dict(options) if options is not None else {}
     o: AdjudicateOptions = validated(AdjudicateOptions, "adjudicate", {**given, **overrides})
     chosen = renamed(_strings(o.model), models, "model", "models")
     plan = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
+    request = _request(project, o, runs, _strings([chosen] if isinstance(chosen, str) else chosen or []), plan)
+    with project.open_store(o.store) as st:
+        job = adjudication_job(request, st, progress or no_progress)
+    return _result(request, job)
+
+
+def _request(
+    project: Project, o: AdjudicateOptions, runs: RunFileArgs, models: list[str] | None, plan: bool
+) -> AdjudicationRequest:
+    """The AdjudicationRequest of ``jury.adjudicate``'s options over jury.toml's: the outputs guarded,
+    the panel loaded and checked, the evaluation settings and the family registry decided."""
+    from jury.judging.families import load_registry
+
     run_paths, positions = run_files(runs), project.path("positions_from", o.positions_from)
     fields = juror_request_fields(
         project, output=o.output, inputs=[*(f.path for f in run_paths), project.path("gold", o.gold), positions],
@@ -247,12 +258,9 @@ def adjudicate(
         gold_path=project.gold(o.gold), run_paths=run_paths, registry=load_registry(o.families),
         seed=project.get("seed", o.seed, 0), early_stop=o.early_stop, swap=o.swap, review_passes=o.review_passes,
         repeats=o.repeats, taxonomy=o.taxonomy, max_cost=project.get("max_cost", o.max_cost, None),
-        models=_strings([chosen] if isinstance(chosen, str) else chosen or []), plan_only=plan, batch=o.batch,
-        positions_from=positions, dbs=_strings(o.db) or [], **fields,
+        models=models, plan_only=plan, batch=o.batch, positions_from=positions, dbs=_strings(o.db) or [], **fields,
     )  # fmt: skip
-    with project.open_store(o.store) as st:
-        job = adjudication_job(request, st, progress or no_progress)
-    return _result(request, job)
+    return request
 
 
 def _result(request: AdjudicationRequest, job: JobResult[Any]) -> Adjudication:

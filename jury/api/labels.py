@@ -23,6 +23,7 @@ from jury.options.labels import LabelsImportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
 if TYPE_CHECKING:
+    from jury.compare.outcomes import PairResult
     from jury.inputs.label_import import LabelImportReport
     from jury.inputs.label_sets import LabelSet
 
@@ -248,7 +249,7 @@ def _decide_changes(
     from jury.compare.outcomes import evaluate
     from jury.errors import InputError
     from jury.inputs.io import database_path
-    from jury.vocab import Comparator, DefectType, Outcome
+    from jury.vocab import Comparator
 
     name = project.get("comparator", comparator, Comparator.BIRD)
     settings = project.settings(comparator=name, timeout=timeout)
@@ -276,25 +277,33 @@ def _decide_changes(
     with project.open_store(store) as st:
         evaluation = evaluate(gold, records, root, st, settings)
     for pair in evaluation.pairs:
-        label = by_qid[pair.question_id]
-        if pair.outcome == Outcome.MATCH:
-            report.counts["SQL changed, same result (format-only)"] += 1
-            label.gold_defective, label.corrected_sql = False, None
-            change = f"format-only change: the corrected SQL gives the same result under {name}"
-            reworded = report.reworded.get(pair.question_id)
-            if reworded:  # the SQL kept in effect, the text reworded: as arcwise labels a rewording
-                label.gold_defective, label.defect_type = True, DefectType.AMBIGUOUS_QUESTION
-                change += f"; {' and '.join(reworded)} reworded"
+        _decided(report, by_qid[pair.question_id], pair, name)
+
+
+def _decided(report: LabelImportReport, label: GoldLabel, pair: PairResult, comparator: str) -> None:
+    """A changed SQL decided by its execution: the same result is a format-only change (a
+    rewording when the question's text changed too), a different one a defect; the label's note
+    says which and why."""
+    from jury.vocab import DefectType, Outcome
+
+    if pair.outcome == Outcome.MATCH:
+        report.counts["SQL changed, same result (format-only)"] += 1
+        label.gold_defective, label.corrected_sql = False, None
+        change = f"format-only change: the corrected SQL gives the same result under {comparator}"
+        reworded = report.reworded.get(pair.question_id)
+        if reworded:  # the SQL kept in effect, the text reworded: as arcwise labels a rewording
+            label.gold_defective, label.defect_type = True, DefectType.AMBIGUOUS_QUESTION
+            change += f"; {' and '.join(reworded)} reworded"
+    else:
+        report.counts["SQL changed, result differs"] += 1
+        if pair.outcome == Outcome.GOLD_ERROR:
+            why = f"the original fails: {pair.error}"
+        elif pair.outcome in (Outcome.ERROR, Outcome.TIMEOUT):
+            why = f"the corrected SQL: {pair.outcome} {pair.error or ''}".rstrip()
         else:
-            report.counts["SQL changed, result differs"] += 1
-            if pair.outcome == Outcome.GOLD_ERROR:
-                why = f"the original fails: {pair.error}"
-            elif pair.outcome in (Outcome.ERROR, Outcome.TIMEOUT):
-                why = f"the corrected SQL: {pair.outcome} {pair.error or ''}".rstrip()
-            else:
-                why = str(pair.outcome)
-            change = f"SQL changed, result differs under {name} ({why})"
-        label.note = "; ".join(filter(None, [change, label.note]))
+            why = str(pair.outcome)
+        change = f"SQL changed, result differs under {comparator} ({why})"
+    label.note = "; ".join(filter(None, [change, label.note]))
 
 
 def _notes(found: LabelImport, by_annotator: Counter[tuple[str, str]]) -> list[str]:

@@ -376,9 +376,19 @@ def start(
     per_server = threads or max(1, (os.cpu_count() or 1) // len(aliases))
     log = state_dir / "server.log"
     state = LocalJuror(servers=[], log=str(log), started_at=time.time())
-    procs = []
+    procs = _launch(state_dir, state, aliases, ports, per_server, log)
+    _write_state(state_dir, state)
+    return _wait_answering(state_dir, state, procs, log, timeout_s)
+
+
+def _launch(
+    state_dir: Path, state: LocalJuror, aliases: list[str], ports: list[int], per_server: int, log: Path
+) -> list[subprocess.Popen[bytes]]:
+    """One llama.cpp server per model, each on its port with its own settings file, its output in
+    ``log``; each recorded in ``state`` by identity (pid, start ticks, command line) as it starts."""
     from jury.inputs.writer import open_append, write_output
 
+    procs = []
     with open_append(log) as out:
         for alias, p in zip(aliases, ports):
             settings = {
@@ -408,7 +418,13 @@ def start(
             if ident is None:
                 raise ConfigError(f"the local juror's server exited at once: {_tail(log)} (log: {log})")
             state.servers.append(Server(alias=alias, pid=proc.pid, port=p, start_ticks=ident[0], cmdline=ident[1]))
-    _write_state(state_dir, state)
+    return procs
+
+
+def _wait_answering(
+    state_dir: Path, state: LocalJuror, procs: list[subprocess.Popen[bytes]], log: Path, timeout_s: float
+) -> LocalJuror:
+    """Wait until every server answers; a server that dies, or the timeout, stops them all (ConfigError)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         dead = next((pr for pr in procs if pr.poll() is not None), None)
