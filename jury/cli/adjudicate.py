@@ -5,14 +5,11 @@ jury.options.command): no option declared by hand but the run files."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
-
-import typer
 
 from jury.cli.common import handle_errors, progress_bar, show
 from jury.options.adjudicate import AdjudicateOptions
-from jury.options.command import command
+from jury.options.command import argument, command
 
 
 def run(runs: list[Path], o: AdjudicateOptions) -> None:
@@ -32,7 +29,5 @@ def run(runs: list[Path], o: AdjudicateOptions) -> None:
 
 
 RUNS_HELP = "Run JSONL files, or BIRD prediction files as published, NAME=PATH naming one's model (see jury score)."
-RUNS = inspect.Parameter(
-    "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=RUNS_HELP), annotation=list[Path]
-)
+RUNS = argument("runs", RUNS_HELP, list[Path])
 adjudicate = handle_errors(command(AdjudicateOptions, run, arguments=[RUNS]))

@@ -5,14 +5,11 @@ jury.options.command): no option declared by hand but the gold file."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
-
-import typer
 
 from jury.cli.common import handle_errors, progress_bar, show
 from jury.options.audit import AuditOptions
-from jury.options.command import command
+from jury.options.command import argument, command
 
 
 def run(gold: Path | None, o: AuditOptions) -> None:
@@ -32,7 +29,5 @@ def run(gold: Path | None, o: AuditOptions) -> None:
 
 
 GOLD_HELP = "Gold file (BIRD dev.json / train.json). Default: jury.toml's gold."
-GOLD = inspect.Parameter(
-    "gold", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(None, help=GOLD_HELP), annotation=Path | None
-)
+GOLD = argument("gold", GOLD_HELP, Path | None, default=None)
 audit_gold = handle_errors(command(AuditOptions, run, arguments=[GOLD]))

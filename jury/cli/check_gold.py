@@ -6,14 +6,11 @@ argument."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
-
-import typer
 
 from jury.cli.common import check_format, emit, handle_errors, progress_bar, table_width
 from jury.options.check_gold import CheckGoldOptions
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.groups import Output
 
 
@@ -45,7 +42,5 @@ def run(gold: Path | None, o: CheckGoldCommand) -> None:
 
 
 GOLD_HELP = "Gold file (BIRD dev.json). Default: jury.toml's gold."
-GOLD = inspect.Parameter(
-    "gold", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(None, help=GOLD_HELP), annotation=Path | None
-)
+GOLD = argument("gold", GOLD_HELP, Path | None, default=None)
 check_gold = handle_errors(command(CheckGoldCommand, run, arguments=[GOLD]))

@@ -6,15 +6,12 @@ the two verdict files are its arguments."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from jury.cli.common import check_format, emit, handle_errors, table_width
 from jury.options import Flag
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.compare_panels import ComparePanelsOptions
 from jury.options.groups import Output
 
@@ -50,13 +47,6 @@ def run(a: Path, b: Path, o: ComparePanelsCommand) -> None:
     check_format(o.fmt)
     result = job(a, b, o, outputs=[o.output])
     emit(result.render(o.fmt, width=table_width(o.output)), o.output)
-
-
-def argument(name: str, help: str) -> inspect.Parameter:
-    """A verdict file the command compares: a required typer Argument."""
-    return inspect.Parameter(
-        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=help), annotation=Path
-    )
 
 
 A = argument("a", "Panel A's verdict file: an audit, or an adjudication.")

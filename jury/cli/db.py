@@ -6,13 +6,12 @@ declared by hand but the SQLite file and the URL (the library's arguments)."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import handle_errors
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.db import DbGrantsOptions, DbLoadOptions
 
 app = typer.Typer(
@@ -50,27 +49,13 @@ def grants(url: str, o: DbGrantsOptions) -> None:
     typer.echo(reader_grants(url, o).render(), nl=False)
 
 
-SQLITE_FILE = inspect.Parameter(
-    "sqlite_file",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(..., help="The SQLite database to copy (opened read-only, never changed)."),
-    annotation=Path,
-)
-TARGET = inspect.Parameter(
+SQLITE_FILE = argument("sqlite_file", "The SQLite database to copy (opened read-only, never changed).")
+TARGET = argument(
     "url",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(
-        ...,
-        help="The target, logged in as an admin: postgresql://user@host:port/NAME, mysql://… or mariadb://…, "
-        "duckdb:///path/NAME.duckdb (created when missing; password from PGPASSWORD, MYSQL_PWD or ?password_env=NAME).",
-    ),
-    annotation=str,
+    "The target, logged in as an admin: postgresql://user@host:port/NAME, mysql://… or mariadb://…, "
+    "duckdb:///path/NAME.duckdb (created when missing; password from PGPASSWORD, MYSQL_PWD or ?password_env=NAME).",
+    str,
 )
-DATABASE = inspect.Parameter(
-    "url",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(..., help="The database: postgresql://…/NAME, mysql://…/NAME or mariadb://…/NAME."),
-    annotation=str,
-)
+DATABASE = argument("url", "The database: postgresql://…/NAME, mysql://…/NAME or mariadb://…/NAME.", str)
 app.command("load")(handle_errors(command(DbLoadOptions, load, arguments=[SQLITE_FILE, TARGET])))
 app.command("grants")(handle_errors(command(DbGrantsOptions, grants, arguments=[DATABASE])))

@@ -6,13 +6,12 @@ library's arguments)."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import handle_errors
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.imports import ImportOptions
 
 app = typer.Typer(help="Convert other tools' prediction files into jury run JSONL.", no_args_is_help=True, rich_markup_mode=None)
@@ -47,27 +46,10 @@ def with_importer(importer: str, file: Path, o: ImportOptions) -> None:
         typer.echo(note, err=True)
 
 
-IMPORTER = inspect.Parameter(
-    "importer",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(
-        ..., help="The importer: bird-predictions (as `jury import bird-predictions`) or an installed plugin's name."
-    ),
-    annotation=str,
+IMPORTER = argument(
+    "importer", "The importer: bird-predictions (as `jury import bird-predictions`) or an installed plugin's name.", str
 )
-BIRD_FILE = inspect.Parameter(
-    "file",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(
-        ..., help="BIRD predict_dev.json ({index: 'SQL\\t----- bird -----\\tdb_id'}) or a one-SQL-per-line text file."
-    ),
-    annotation=Path,
-)
-FILE = inspect.Parameter(
-    "file",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(..., help="The prediction file the importer reads."),
-    annotation=Path,
-)
+BIRD_FILE = argument("file", "BIRD predict_dev.json ({index: 'SQL\\t----- bird -----\\tdb_id'}) or a one-SQL-per-line text file.")
+FILE = argument("file", "The prediction file the importer reads.")
 app.command("bird-predictions")(handle_errors(command(ImportOptions, bird_predictions, arguments=[BIRD_FILE])))
 app.command("with")(handle_errors(command(ImportOptions, with_importer, arguments=[IMPORTER, FILE])))

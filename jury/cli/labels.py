@@ -6,14 +6,13 @@ arguments)."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import emit, handle_errors
 from jury.inputs.label_sets import LabelSet
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.labels import LabelsImportOptions
 
 app = typer.Typer(help="Human labels: import published label sets.", no_args_is_help=True, rich_markup_mode=None)
@@ -44,16 +43,6 @@ def import_(kind: LabelSet, files: list[Path], o: LabelsImportOptions) -> None:
         typer.echo(safe(line), err=True)
 
 
-KIND = inspect.Parameter(
-    "kind",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(..., help="The published label set."),
-    annotation=LabelSet,
-)
-FILES = inspect.Parameter(
-    "files",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(..., help="The set's files, in any order (see the README's 'Human labels')."),
-    annotation=list[Path],
-)
+KIND = argument("kind", "The published label set.", LabelSet)
+FILES = argument("files", "The set's files, in any order (see the README's 'Human labels').", list[Path])
 app.command("import")(handle_errors(command(LabelsImportOptions, import_, arguments=[KIND, FILES])))

@@ -5,13 +5,12 @@ jury.options.command): no option declared by hand but the verdict files."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import handle_errors, progress_bar, show
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.reaudit import ReauditOptions
 
 
@@ -33,7 +32,5 @@ def run(files: list[Path] | None, o: ReauditOptions) -> None:
 
 
 FILES_HELP = "Locked verdict files (default: the current ones in the verdicts folder)."
-FILES = inspect.Parameter(
-    "files", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(None, help=FILES_HELP), annotation=list[Path]
-)
+FILES = argument("files", FILES_HELP, list[Path], default=None)
 reaudit = handle_errors(command(ReauditOptions, run, arguments=[FILES]))

@@ -6,7 +6,6 @@ The command is generated from ReportCommand (jury.options.command): jury.report'
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +14,7 @@ import typer
 from jury.cli.common import check_format, emit, handle_errors, progress_bar, table_width
 from jury.errors import InputError
 from jury.options import Flag
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.groups import Output
 from jury.options.report import ReportOptions
 
@@ -115,7 +114,5 @@ RUNS_HELP = (
     "Run JSONL files (one line per model and question), or BIRD prediction files as published, NAME=PATH "
     "naming one's model (see jury score); none with --gold-defects."
 )
-RUNS = inspect.Parameter(
-    "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(None, help=RUNS_HELP), annotation=list[Path] | None
-)
+RUNS = argument("runs", RUNS_HELP, list[Path] | None, default=None)
 report = handle_errors(command(ReportCommand, run, arguments=[RUNS]))

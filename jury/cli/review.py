@@ -14,7 +14,7 @@ import typer
 
 from jury.cli.common import handle_errors
 from jury.options import Flag
-from jury.options.command import command
+from jury.options.command import argument, command, output_option
 from jury.options.review import (
     ReviewAgreementOptions,
     ReviewCorrectedOptions,
@@ -33,25 +33,9 @@ app = typer.Typer(
 )
 
 
-def _argument(name: str, help: str, annotation: object = Path) -> inspect.Parameter:
-    return inspect.Parameter(
-        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=help), annotation=annotation
-    )
-
-
-def _output(help: str) -> inspect.Parameter:
-    """-o: the file a command writes (the library's first argument)."""
-    return inspect.Parameter(
-        "output",
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        default=typer.Option(..., "-o", "--output", writable=True, help=help),
-        annotation=Path,
-    )
-
-
 CONTEXT = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
-REVIEWER_A = _argument("a", "Reviewer A's locked review file (jury review lock --reviewer A).")
-REVIEWER_B = _argument("b", "Reviewer B's locked review file.")
+REVIEWER_A = argument("a", "Reviewer A's locked review file (jury review lock --reviewer A).")
+REVIEWER_B = argument("b", "Reviewer B's locked review file.")
 
 
 class ReviewAgreementCommand(ReviewAgreementOptions):
@@ -152,14 +136,16 @@ def corrected(sample: Path, a: Path, b: Path, o: ReviewCorrectedCommand) -> None
 
 app.callback(invoke_without_command=True)(handle_errors(command(ReviewOptions, serve, arguments=[CONTEXT])))
 app.command("export")(
-    handle_errors(command(ReviewExportOptions, export, arguments=[_output("Label JSONL file to write (human-label format).")]))
+    handle_errors(
+        command(ReviewExportOptions, export, arguments=[output_option("Label JSONL file to write (human-label format).")])
+    )
 )
 app.command("lock")(
     handle_errors(
         command(
             ReviewLockOptions,
             lock,
-            arguments=[_output("Review file to write, e.g. verdicts/review-2026.json (never overwritten).")],
+            arguments=[output_option("Review file to write, e.g. verdicts/review-2026.json (never overwritten).")],
         )
     )
 )
@@ -169,7 +155,7 @@ app.command("sample")(
         command(
             ReviewSampleOptions,
             sample,
-            arguments=[_output("Sample file to write, e.g. verdicts/sample.json (never overwritten).")],
+            arguments=[output_option("Sample file to write, e.g. verdicts/sample.json (never overwritten).")],
         )
     )
 )
@@ -179,9 +165,9 @@ app.command("settle")(
             ReviewSettleOptions,
             settle,
             arguments=[
-                _argument("a", "Reviewer A's locked review file."),
+                argument("a", "Reviewer A's locked review file."),
                 REVIEWER_B,
-                _output("Adjudication round file to write (never overwritten)."),
+                output_option("Adjudication round file to write (never overwritten)."),
             ],
         )
     )
@@ -192,8 +178,8 @@ app.command("corrected")(
             ReviewCorrectedCommand,
             corrected,
             arguments=[
-                _argument("sample", "The locked sample file the reviewers decided."),
-                _argument("a", "Reviewer A's locked review file."),
+                argument("sample", "The locked sample file the reviewers decided."),
+                argument("a", "Reviewer A's locked review file."),
                 REVIEWER_B,
             ],
         )

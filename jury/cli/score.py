@@ -5,7 +5,6 @@ The command is generated from ScoreCommand (jury.options.command): jury.score's 
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +13,7 @@ from pydantic import Field
 
 from jury.cli.common import RUNS_HELP, check_format, emit, handle_errors, progress_bar, table_width
 from jury.options import Flag, Options
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.groups import Output
 from jury.options.score import ScoreOptions
 
@@ -82,7 +81,5 @@ def run(runs: list[Path], o: ScoreCommand) -> None:
     emit(result.render(o.fmt, width=table_width(o.output), wide=o.wide), o.output)
 
 
-RUNS = inspect.Parameter(
-    "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=RUNS_HELP), annotation=list[Path]
-)
+RUNS = argument("runs", RUNS_HELP, list[Path])
 score = handle_errors(command(ScoreCommand, run, arguments=[RUNS]))

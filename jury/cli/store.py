@@ -6,13 +6,12 @@ jury.options.command): no option declared by hand but the input stores and the m
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import handle_errors
-from jury.options.command import command
+from jury.options.command import argument, command, output_option
 from jury.options.store import StoreMergeOptions
 
 app = typer.Typer(help="Work with store files (.jury/store.db).", no_args_is_help=True, rich_markup_mode=None)
@@ -44,22 +43,6 @@ def run(stores: list[Path], output: Path, o: StoreMergeOptions) -> None:
     show(merge_stores(stores, output, o))
 
 
-STORES = inspect.Parameter(
-    "stores",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(..., help="Store files to merge (opened read-only, never changed)."),
-    annotation=list[Path],
-)
-OUTPUT = inspect.Parameter(
-    "output",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Option(
-        ...,
-        "-o",
-        "--output",
-        writable=True,
-        help="Merged store: created, or an existing jury store merged into (never one of the inputs).",
-    ),
-    annotation=Path,
-)
+STORES = argument("stores", "Store files to merge (opened read-only, never changed).", list[Path])
+OUTPUT = output_option("Merged store: created, or an existing jury store merged into (never one of the inputs).")
 app.command("merge")(handle_errors(command(StoreMergeOptions, run, arguments=[STORES, OUTPUT])))

@@ -6,7 +6,6 @@ argument."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +13,7 @@ import typer
 
 from jury.cli.common import check_format, emit, handle_errors, progress_bar, table_width
 from jury.options import Flag
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.groups import Output
 from jury.options.suites import SuitesOptions
 
@@ -62,7 +61,5 @@ def run(runs: list[Path], o: SuitesCommand) -> None:
 
 
 RUNS_HELP = "Run JSONL files whose records carry `tests` (recorded test outcomes)."
-RUNS = inspect.Parameter(
-    "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=RUNS_HELP), annotation=list[Path]
-)
+RUNS = argument("runs", RUNS_HELP, list[Path])
 suites = handle_errors(command(SuitesCommand, run, arguments=[RUNS]))

@@ -5,13 +5,12 @@ jury.options.command): no option declared by hand but the verdict files."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import typer
 
 from jury.cli.common import handle_errors
-from jury.options.command import command
+from jury.options.command import argument, command
 from jury.options.verify import VerifyOptions
 
 
@@ -43,10 +42,5 @@ def run(files: list[Path], o: VerifyOptions) -> None:
         raise VerdictError(result.failure or "verification failed")
 
 
-FILES = inspect.Parameter(
-    "files",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    default=typer.Argument(..., help="Verdict files (verdicts/*.json) to verify."),
-    annotation=list[Path],
-)
+FILES = argument("files", "Verdict files (verdicts/*.json) to verify.", list[Path])
 verify = handle_errors(command(VerifyOptions, run, arguments=[FILES]))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -36,6 +37,23 @@ def typer_option(name: str, field: FieldInfo, help: str | None = None) -> Any:
         flags = (f"--{name.replace('_', '-')}",)  # a switch: no --no- form
     default = ... if field.is_required() else field.get_default(call_default_factory=True)  # ...: a required option
     return typer.Option(default, *flags, help=help or description(field), writable=shown.writable, metavar=shown.metavar)
+
+
+def argument(name: str, help: str, annotation: Any = Path, default: Any = ...) -> inspect.Parameter:
+    """A command's positional argument (what the library takes before its options): ``default`` ...
+    when it is required, None when it may be left out."""
+    import typer
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Parameter(name, kind, default=typer.Argument(default, help=help), annotation=annotation)
+
+
+def output_option(help: str) -> inspect.Parameter:
+    """``-o/--output``: the file a command writes when it is the library's argument (required)."""
+    import typer
+
+    option = typer.Option(..., "-o", "--output", writable=True, help=help)
+    return inspect.Parameter("output", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=option, annotation=Path)
 
 
 def parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
