@@ -349,6 +349,101 @@ def _class_sums(slabs: np.ndarray) -> np.ndarray:
     return rows
 
 
+def _batch_patterns(
+    items: np.ndarray, jurors: np.ndarray, rows_labels: np.ndarray, n: int, jk: int, k: int, voted_idx: np.ndarray
+) -> tuple[Any, Any, Any, np.ndarray]:
+    """The block-diagonal vote pattern of these replications (``rows_labels`` ``(R, V)``, ``jk``
+    = J * K columns per block), its transpose, a sparse row of ones per replication over its
+    voted items (its sum over them one after the other, as numpy sums the rows of
+    dawid_skene's (items, K) posterior) and each vote's row."""
+    count, v_count = rows_labels.shape
+    rep = np.repeat(np.arange(count, dtype=np.int64), v_count)
+    rows = rep * n + np.tile(items, count)
+    cols = rep * jk + np.tile(jurors * k, count) + rows_labels.ravel()
+    pattern = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(count * n, count * jk))
+    ones = (np.repeat(np.arange(count), voted_idx.size), (np.arange(count)[:, None] * n + voted_idx).ravel())
+    over_voted = sparse.csr_matrix((np.ones(count * voted_idx.size), ones), shape=(count, count * n))
+    return pattern, pattern.T, over_voted, rows
+
+
+def _batch_start(labels: np.ndarray, rows: np.ndarray, per_item: np.ndarray, k: int) -> np.ndarray:
+    """``(K, R, n_items)``: every replication's majority-vote posteriors (uniform where no vote),
+    held class by class; ``rows`` is each vote's row in the block-diagonal pattern."""
+    r_count, n = labels.shape[0], per_item.size
+    voted = per_item > 0
+    counts = np.bincount(labels.ravel() * (r_count * n) + rows, minlength=k * r_count * n).reshape(k, r_count, n)
+    posterior: np.ndarray = np.divide(counts, per_item, out=np.zeros(counts.shape), where=voted)  # [c, r, item]
+    posterior[:, :, ~voted] = 1.0 / k
+    return posterior
+
+
+def _batch_m_step(
+    posterior: np.ndarray, pattern_t: Any, over_voted: Any, any_voted: bool, n_jurors: int, smoothing: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_m_step` of every replication in the batch: priors ``(R, K)`` and confusion
+    matrices ``(R, J, K, K)`` from the posteriors ``(K, R, n_items)``."""
+    k, count, n = posterior.shape
+    flat = posterior.reshape(k, count * n)
+    if any_voted:
+        priors = _normalise(np.stack([over_voted @ flat[c] for c in range(k)], axis=1), smoothing)
+    else:
+        priors = np.full((count, k), 1.0 / k)
+    cells = np.stack([pattern_t @ flat[c] for c in range(k)], axis=1)  # row r*jk + j*k + l, column c
+    confusion = _normalise(cells.reshape(count, n_jurors, k, k).transpose(0, 1, 3, 2), smoothing)  # [r, j, c, l]
+    return priors, confusion
+
+
+def _batch_e_step(
+    posterior: np.ndarray, pattern: Any, log_priors: np.ndarray, log_conf: np.ndarray, voted: np.ndarray
+) -> np.ndarray:
+    """:func:`_posterior_and_loglik` (nothing known) of every replication in the batch: the
+    posteriors ``(K, R, n_items)`` are overwritten in place with those at the parameters whose
+    logs are given; returns each replication's log-likelihood ``(R,)``."""
+    k, count, n = posterior.shape
+    for c in range(k):  # the joint log-probabilities, over the posteriors (the M-step is done with them)
+        np.add(log_priors[:, c, None], (pattern @ log_conf[:, :, c, :].ravel()).reshape(count, n), out=posterior[c])
+    top = np.maximum.reduce(posterior, axis=0)
+    np.subtract(posterior, top, out=posterior)
+    np.exp(posterior, out=posterior)
+    total = _class_sums(posterior)
+    np.divide(posterior, total, out=posterior)
+    marginal = top + np.log(total)
+    loglik: np.ndarray = (marginal if bool(voted.all()) else marginal[:, voted]).sum(axis=1)
+    return loglik
+
+
+def _batch_objective(loglik: np.ndarray, log_priors: np.ndarray, log_conf: np.ndarray, smoothing: float) -> np.ndarray:
+    """``(R,)``: each replication's penalised log-likelihood, as :func:`dawid_skene` computes it."""
+    # each replication's sum over its own (J, K, K) block, laid out as dawid_skene's
+    conf_logs = np.array([float(log_conf[r].sum()) for r in range(log_conf.shape[0])])
+    objective: np.ndarray = loglik + smoothing * (conf_logs + log_priors.sum(axis=1))
+    return objective
+
+
+@dataclass(frozen=True)
+class _BatchResults:
+    """What :func:`refit_batch` returns, filled in as each replication stops."""
+
+    priors: np.ndarray
+    confusion: np.ndarray
+    iterations: np.ndarray
+    converged: np.ndarray
+
+    @classmethod
+    def empty(cls, r_count: int, n_jurors: int, k: int) -> _BatchResults:
+        confusion = np.empty((r_count, n_jurors, k, k)).transpose(0, 1, 3, 2)  # laid out as the fits' [j, c, l]
+        return cls(np.empty((r_count, k)), confusion, np.zeros(r_count, dtype=np.int64), np.zeros(r_count, dtype=bool))
+
+    def keep(
+        self, idx: np.ndarray, last: np.ndarray, stop: np.ndarray, priors: np.ndarray, confusion: np.ndarray, step: int
+    ) -> None:
+        """Keep the parameters of the replications ``idx[last]``, which stopped at ``step``."""
+        self.priors[idx[last]] = priors[last]
+        self.confusion[idx[last]] = confusion[last]
+        self.iterations[idx[last]] = step
+        self.converged[idx[stop]] = True
+
+
 def refit_batch(
     items: np.ndarray,
     jurors: np.ndarray,
@@ -379,79 +474,35 @@ def refit_batch(
     if labels.ndim != 2 or labels.shape[1] != items.size or jurors.size != items.size:
         raise ValueError(f"need labels (R, V) for V = {items.size} votes, got {labels.shape}")
     r_count, v_count = labels.shape
-    jk = nj * k
     per_item = np.bincount(items, minlength=n)
     voted = per_item > 0
-    everywhere = bool(voted.all())
     voted_idx = np.flatnonzero(voted)
-
-    def patterns(rows_labels: np.ndarray) -> tuple[Any, Any, Any, np.ndarray]:
-        """The block-diagonal vote pattern of these replications, its transpose, a sparse row
-        of ones per replication over its voted items (its sum over them one after the other,
-        as numpy sums the rows of dawid_skene's (items, K) posterior) and each vote's row."""
-        count = rows_labels.shape[0]
-        rep = np.repeat(np.arange(count, dtype=np.int64), v_count)
-        rows = rep * n + np.tile(items, count)
-        cols = rep * jk + np.tile(jurors * k, count) + rows_labels.ravel()
-        pattern = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(count * n, count * jk))
-        ones = (np.repeat(np.arange(count), voted_idx.size), (np.arange(count)[:, None] * n + voted_idx).ravel())
-        over_voted = sparse.csr_matrix((np.ones(count * voted_idx.size), ones), shape=(count, count * n))
-        return pattern, pattern.T, over_voted, rows
-
-    pattern, pattern_t, over_voted, rows = patterns(labels)
-    counts = np.bincount(labels.ravel() * (r_count * n) + rows, minlength=k * r_count * n).reshape(k, r_count, n)
-    posterior = np.divide(counts, per_item, out=np.zeros(counts.shape), where=voted)  # [c, r, item]
-    posterior[:, :, ~voted] = 1.0 / k
-
-    out_priors = np.empty((r_count, k))
-    out_confusion = np.empty((r_count, nj, k, k)).transpose(0, 1, 3, 2)  # laid out as the fits' [j, c, l]
-    iterations = np.zeros(r_count, dtype=np.int64)
-    converged = np.zeros(r_count, dtype=bool)
+    pattern, pattern_t, over_voted, rows = _batch_patterns(items, jurors, labels, n, nj * k, k, voted_idx)
+    posterior = _batch_start(labels, rows, per_item, k)
+    out = _BatchResults.empty(r_count, nj, k)
     idx = np.arange(r_count)  # the replications in the batch, by their index in labels
     running = np.ones(r_count, dtype=bool)  # those of idx still iterating
     previous = np.full(r_count, -np.inf)
-    per_vote = max(v_count, 1)
     step = 0
     while step < int(max_iter) and idx.size:
         step += 1
         count = idx.size
-        # the M-step (_m_step)
-        flat = posterior.reshape(k, count * n)
-        if voted.any():
-            priors = _normalise(np.stack([over_voted @ flat[c] for c in range(k)], axis=1), smoothing)
-        else:
-            priors = np.full((count, k), 1.0 / k)
-        cells = np.stack([pattern_t @ flat[c] for c in range(k)], axis=1)  # row r*jk + j*k + l, column c
-        confusion = _normalise(cells.reshape(count, nj, k, k).transpose(0, 1, 3, 2), smoothing)  # [r, j, c, l]
-        # the E-step (_posterior_and_loglik, nothing known)
+        priors, confusion = _batch_m_step(posterior, pattern_t, over_voted, bool(voted.any()), nj, smoothing)
         log_conf = np.log(confusion)
         log_priors = np.log(priors)
-        for c in range(k):  # the joint log-probabilities, over the posteriors (the M-step is done with them)
-            np.add(log_priors[:, c, None], (pattern @ log_conf[:, :, c, :].ravel()).reshape(count, n), out=posterior[c])
-        top = np.maximum.reduce(posterior, axis=0)
-        np.subtract(posterior, top, out=posterior)
-        np.exp(posterior, out=posterior)
-        total = _class_sums(posterior)
-        np.divide(posterior, total, out=posterior)
-        marginal = top + np.log(total)
-        loglik = (marginal if everywhere else marginal[:, voted]).sum(axis=1)
-        # each replication's sum over its own (J, K, K) block, laid out as dawid_skene's
-        conf_logs = np.array([float(log_conf[r].sum()) for r in range(count)])
-        objective = loglik + smoothing * (conf_logs + log_priors.sum(axis=1))
-        stop = running & (objective - previous <= tol * per_vote)
+        loglik = _batch_e_step(posterior, pattern, log_priors, log_conf, voted)
+        objective = _batch_objective(loglik, log_priors, log_conf, smoothing)
+        stop = running & (objective - previous <= tol * max(v_count, 1))
         last = running & (stop | (step == int(max_iter)))
-        out_priors[idx[last]] = priors[last]
-        out_confusion[idx[last]] = confusion[last]
-        iterations[idx[last]] = step
-        converged[idx[stop]] = True
+        out.keep(idx, last, stop, priors, confusion, step)
         running &= ~last
         previous = objective
         if 2 * int(running.sum()) <= count:  # the others iterate on alone (their results are kept)
             idx, previous, posterior = idx[running], previous[running], np.ascontiguousarray(posterior[:, running])
             running = running[running]
             if idx.size:
-                pattern, pattern_t, over_voted, _ = patterns(labels[idx])
-    return out_priors, out_confusion, iterations, converged
+                pattern, pattern_t, over_voted, _ = _batch_patterns(items, jurors, labels[idx], n, nj * k, k, voted_idx)
+    return out.priors, out.confusion, out.iterations, out.converged
 
 
 def sample_classes(
