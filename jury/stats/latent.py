@@ -252,6 +252,58 @@ def juror_accuracy(priors: ArrayLike, confusion: ArrayLike) -> np.ndarray:
     return accuracy
 
 
+def _check_em_options(smoothing: float, max_iter: int) -> None:
+    """Reject a negative or non-finite smoothing and fewer than one iteration."""
+    if smoothing < 0 or not np.isfinite(smoothing):
+        raise ValueError(f"smoothing must be a non-negative number, got {smoothing}")
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+
+
+def _initial_posterior(v: _Votes, kn: np.ndarray, voted: np.ndarray) -> np.ndarray:
+    """The EM's starting posteriors: the vote shares, uniform where no vote, known items clamped."""
+    k = v.n_classes
+    posterior = majority_shares(v.items, v.labels, v.n_items, k)
+    posterior[~voted] = 1.0 / k
+    if (kn >= 0).any():
+        posterior[kn >= 0] = np.eye(k)[kn[kn >= 0]]
+    return posterior
+
+
+@dataclass(frozen=True)
+class _EmRun:
+    """Where EM stopped: the last E-step's posteriors and log-likelihood, the last M-step's parameters."""
+
+    posterior: np.ndarray
+    priors: np.ndarray
+    confusion: np.ndarray
+    log_likelihood: float
+    iterations: int
+    converged: bool
+
+
+def _em(
+    v: _Votes, kn: np.ndarray, voted: np.ndarray, posterior: np.ndarray, smoothing: float, max_iter: int, tol: float
+) -> _EmRun:
+    """EM from ``posterior`` until the penalised log-likelihood rises by at most ``tol`` per vote
+    or ``max_iter`` iterations (each an M-step then an E-step) have run."""
+    active = voted | (kn >= 0)
+    previous = -np.inf
+    converged = False
+    per_vote = max(v.items.size, 1)
+    iterations = 0
+    while iterations < max_iter:
+        iterations += 1
+        priors, confusion = _m_step(v, posterior, active, smoothing)
+        posterior, loglik = _posterior_and_loglik(v, priors, confusion, kn, voted)
+        objective = loglik + smoothing * (float(np.log(confusion).sum()) + float(np.log(priors).sum()))
+        if objective - previous <= tol * per_vote:
+            converged = True
+            break
+        previous = objective
+    return _EmRun(posterior, priors, confusion, loglik, iterations, converged)
+
+
 def dawid_skene(
     items: ArrayLike,
     jurors: ArrayLike,
@@ -293,43 +345,25 @@ def dawid_skene(
         ValueError: arrays of different lengths, an index or label out of range, K < 2,
             a negative smoothing or max_iter < 1.
     """
-    if smoothing < 0 or not np.isfinite(smoothing):
-        raise ValueError(f"smoothing must be a non-negative number, got {smoothing}")
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+    _check_em_options(smoothing, max_iter)
     v = _votes(items, jurors, labels, n_classes, n_items, n_jurors)
     kn = _known(known, v)
-    k = v.n_classes
     voted = np.bincount(v.items, minlength=v.n_items) > 0
-    active = voted | (kn >= 0)
+    run = _em(v, kn, voted, _initial_posterior(v, kn, voted), smoothing, int(max_iter), tol)
+    return _latent_class_fit(run, v, kn, smoothing)
 
-    posterior = majority_shares(v.items, v.labels, v.n_items, k)
-    posterior[~voted] = 1.0 / k
-    if (kn >= 0).any():
-        posterior[kn >= 0] = np.eye(k)[kn[kn >= 0]]
 
-    previous = -np.inf
-    converged = False
-    per_vote = max(v.items.size, 1)
-    iterations = 0
-    while iterations < int(max_iter):
-        iterations += 1
-        priors, confusion = _m_step(v, posterior, active, smoothing)
-        posterior, loglik = _posterior_and_loglik(v, priors, confusion, kn, voted)
-        objective = loglik + smoothing * (float(np.log(confusion).sum()) + float(np.log(priors).sum()))
-        if objective - previous <= tol * per_vote:
-            converged = True
-            break
-        previous = objective
+def _latent_class_fit(run: _EmRun, v: _Votes, kn: np.ndarray, smoothing: float) -> LatentClassFit:
+    """The :class:`LatentClassFit` of an EM run on these votes and known classes."""
     return LatentClassFit(
-        posterior=posterior,
-        verdict=np.argmax(posterior, axis=1),
-        confusion=confusion,
-        accuracy=juror_accuracy(priors, confusion),
-        priors=priors,
-        log_likelihood=loglik,
-        iterations=iterations,
-        converged=converged,
+        posterior=run.posterior,
+        verdict=np.argmax(run.posterior, axis=1),
+        confusion=run.confusion,
+        accuracy=juror_accuracy(run.priors, run.confusion),
+        priors=run.priors,
+        log_likelihood=run.log_likelihood,
+        iterations=run.iterations,
+        converged=run.converged,
         n_known=int((kn >= 0).sum()),
         n_votes=int(v.items.size),
         n_abstentions=v.abstentions,
