@@ -539,6 +539,33 @@ def refit_batch(
     return out.priors, out.confusion, out.iterations, out.converged
 
 
+def _draw_parameters(
+    rng: np.random.Generator, v: _Votes, z: np.ndarray, active: np.ndarray, concentration: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A Gibbs draw of the priors and every confusion row (``[j, c, l]``) from their Dirichlet
+    given the classes ``z``: the priors first, then the rows from one array of gamma draws."""
+    k = v.n_classes
+    prior_counts = np.bincount(z[active], minlength=k) + concentration
+    priors = rng.dirichlet(prior_counts)
+    cells = np.asarray(v.pattern.T @ np.eye(k)[z]).reshape(v.n_jurors, k, k).transpose(0, 2, 1)  # [j, c, l]
+    gam = rng.standard_gamma(cells + concentration)
+    confusion: np.ndarray = gam / gam.sum(axis=2, keepdims=True)
+    return priors, confusion
+
+
+def _draw_classes(rng: np.random.Generator, v: _Votes, priors: np.ndarray, confusion: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """A Gibbs draw of the class of every item of ``free`` from its posterior at these parameters
+    (one uniform per item, inverted on the cumulative unnormalised posterior)."""
+    k = v.n_classes
+    joint = np.log(np.clip(priors, FLOOR, None))[None, :] + _vote_log_sums(v, np.clip(confusion, FLOOR, None))
+    joint -= joint.max(axis=1, keepdims=True)
+    prob = np.exp(joint[free])
+    cum = np.cumsum(prob, axis=1)
+    u = rng.random(free.size) * cum[:, -1]
+    classes: np.ndarray = np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+    return classes
+
+
 def sample_classes(
     fit: LatentClassFit,
     items: ArrayLike,
@@ -586,19 +613,9 @@ def sample_classes(
     z = np.where(is_known, kn, fit.verdict).astype(np.int64)
     out = np.empty((int(draws), n), dtype=np.int8 if k < 128 else np.int64)
     free = np.flatnonzero(~is_known)
-    j_count = v.n_jurors
     for sweep in range(int(burn_in) + int(draws)):
-        prior_counts = np.bincount(z[active], minlength=k) + concentration
-        priors = rng.dirichlet(prior_counts)
-        cells = np.asarray(v.pattern.T @ np.eye(k)[z]).reshape(j_count, k, k).transpose(0, 2, 1)  # [j, c, l]
-        gam = rng.standard_gamma(cells + concentration)
-        confusion = gam / gam.sum(axis=2, keepdims=True)
-        joint = np.log(np.clip(priors, FLOOR, None))[None, :] + _vote_log_sums(v, np.clip(confusion, FLOOR, None))
-        joint -= joint.max(axis=1, keepdims=True)
-        prob = np.exp(joint[free])
-        cum = np.cumsum(prob, axis=1)
-        u = rng.random(free.size) * cum[:, -1]
-        z[free] = np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+        priors, confusion = _draw_parameters(rng, v, z, active, concentration)
+        z[free] = _draw_classes(rng, v, priors, confusion, free)
         if sweep >= burn_in:
             out[sweep - int(burn_in)] = z
     return out
