@@ -362,22 +362,35 @@ def corrected_rate(
     n_pop = int(pop.size)
     none = BootstrapInterval(None, None, 0, 0)
     se, sp = acc.sensitivity.value, acc.specificity.value
-    if se is None or sp is None:
-        reason = "the sample has no human-labelled " + ("positive" if se is None else "negative") + " item"
-        return CorrectedRate(p, None, None, None, None, None, none, acc, None, n_pop, int(idx.size), target, reason)
+    reason = _undefined_reason(se, sp)
+    if reason is not None:
+        youden = None if se is None or sp is None else se + sp - 1.0
+        return CorrectedRate(p, None, None, None, None, None, none, acc, youden, n_pop, int(idx.size), target, reason)
+    assert se is not None and sp is not None
+    boot = none
+    if resamples > 0:
+        boot = percentile_interval(_bootstrap(pop, frame, idx, y, f, target, int(resamples), seed), confidence)
+    return _corrected_rate(p, se, sp, acc, boot, n_pop, int(idx.size), target, confidence)
+
+
+def _corrected_rate(
+    p: float,
+    se: float,
+    sp: float,
+    acc: PanelAccuracy,
+    boot: BootstrapInterval,
+    n_pop: int,
+    n_sample: int,
+    target: str,
+    confidence: float,
+) -> CorrectedRate:
+    """The defined correction (Se + Sp - 1 > 0) of the rate ``p`` with its delta interval."""
     j = se + sp - 1.0
-    if j <= 0:
-        reason = f"Se + Sp - 1 = {j:.3f} <= 0: on the sample the panel does no better than chance"
-        return CorrectedRate(p, None, None, None, None, None, none, acc, j, n_pop, int(idx.size), target, reason)
     unclipped = (p + sp - 1.0) / j
     value = min(1.0, max(0.0, unclipped))
     grad = np.array([-value, 1.0 - value]) / j
     var = float(grad @ acc.covariance @ grad) + (value * (1.0 - value) / n_pop if target == "superpopulation" else 0.0)
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(max(var, 0.0))
-    boot = none
-    if resamples > 0:
-        draws = _bootstrap(pop, frame, idx, y, f, target, int(resamples), seed)
-        boot = percentile_interval(draws, confidence)
     return CorrectedRate(
         apparent=p,
         value=value,
@@ -389,7 +402,7 @@ def corrected_rate(
         accuracy=acc,
         youden=j,
         population=n_pop,
-        sample=int(idx.size),
+        sample=n_sample,
         target=target,
         reason=None,
     )
