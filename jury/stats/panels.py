@@ -286,8 +286,33 @@ def compare_panels(
     fb = [None if y is None else y in pos for y in b]
     xa = np.array([bool(x) for x in fa]) & both_rated
     xb = np.array([bool(y) for y in fb]) & both_rated
+    per_stratum = _strata_comparisons(a, b, pos, strata or {}, resamples, seed, confidence)
+    return PanelComparison(
+        n=int(both_rated.sum()),
+        missing=int((~both_rated).sum()),
+        both=int((xa & xb).sum()),
+        only_a=int((xa & ~xb).sum()),
+        only_b=int((~xa & xb).sum()),
+        neither=int((both_rated & ~xa & ~xb).sum()),
+        flags=pair_agreement(fa, fb, resamples=resamples, seed=seed, confidence=confidence),
+        labels=pair_agreement(a, b, resamples=resamples, seed=seed, confidence=confidence),
+        strata=per_stratum,
+    )
+
+
+def _strata_comparisons(
+    a: Sequence[Hashable | None],
+    b: Sequence[Hashable | None],
+    pos: set[Hashable],
+    strata: Mapping[str, Sequence[Hashable]],
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> dict[str, dict[Hashable, PanelComparison]]:
+    """Per stratum name, per stratum value, :func:`compare_panels` of that value's items (same
+    seed, no further breakdown; its disagreements index the whole input)."""
     per_stratum: dict[str, dict[Hashable, PanelComparison]] = {}
-    for name, values in (strata or {}).items():
+    for name, values in strata.items():
         if len(values) != len(a):
             raise ValueError(f"stratum {name!r} has {len(values)} values for {len(a)} items")
         groups: dict[Hashable, list[int]] = {}
@@ -307,14 +332,4 @@ def compare_panels(
             )
             for value, members in groups.items()
         }
-    return PanelComparison(
-        n=int(both_rated.sum()),
-        missing=int((~both_rated).sum()),
-        both=int((xa & xb).sum()),
-        only_a=int((xa & ~xb).sum()),
-        only_b=int((~xa & xb).sum()),
-        neither=int((both_rated & ~xa & ~xb).sum()),
-        flags=pair_agreement(fa, fb, resamples=resamples, seed=seed, confidence=confidence),
-        labels=pair_agreement(a, b, resamples=resamples, seed=seed, confidence=confidence),
-        strata=per_stratum,
-    )
+    return per_stratum
