@@ -365,7 +365,30 @@ def adjudication_uncertainty(
     ]
     m_at = {m: i for i, m in enumerate(models)}
     q_at = {q: j for j, q in enumerate(questions)}
-    shape = (len(models), len(questions))
+    included, strict, jury, majority, credit = _pair_matrices(pairs, m_at, q_at, index)
+    kinds, where, verdicts = _fitted_credit(files, m_at, q_at, jury, credit, resamples, seed)
+    records = ModelRecords(included=included, strict=strict, jury=jury, credit=credit, majority_credit=majority)
+    boot = jury_bootstrap(records, resamples=resamples, seed=seed, verdicts=verdicts)
+    intervals = jury_intervals(records, boot, "adjudicated", confidence=CONFIDENCE)
+    ranks = jury_ranks(boot, "adjudicated", confidence=CONFIDENCE)  # the same resamples
+    per_model = _model_rows(models, where, jury, majority, credit, intervals, ranks)
+    section = {**bootstrap_settings(resamples, seed), "files": [_file_section(f, k) for f, k in zip(files, kinds)]}
+    return per_model, section
+
+
+_Cell = tuple[int, int]
+"""(model, question): a pair's row and column in the report's matrices."""
+
+
+def _pair_matrices(
+    pairs: Sequence[PairResult],
+    m_at: Mapping[str, int],
+    q_at: Mapping[Any, int],
+    index: Mapping[tuple[Any, ...], AdjudicationRecord],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs as (M, Q) matrices: (included, strict, jury, majority credit, credit), the
+    credit of a jury pair starting at its published one (the fits overwrite the fitted ones)."""
+    shape = (len(m_at), len(q_at))
     included, strict, jury = np.zeros(shape, bool), np.zeros(shape, bool), np.zeros(shape, bool)
     majority = np.zeros(shape, bool)
     credit = np.zeros(shape)
@@ -379,24 +402,54 @@ def adjudication_uncertainty(
         if rec is not None:
             jury[i, j] = True
             majority[i, j] = credit[i, j] = rec.credited
-    # posteriors of the fitted files; joint draws for the small ones
+    return included, strict, jury, majority, credit
+
+
+def _fitted_records(
+    f: _File,
+    fi: int,
+    m_at: Mapping[str, int],
+    q_at: Mapping[Any, int],
+    jury: np.ndarray,
+    credit: np.ndarray,
+    where: dict[_Cell, _Cell],
+) -> tuple[list[int], list[_Cell]]:
+    """A fitted file's records that are jury pairs of the report: their credit set to the
+    posterior's credited mass and their place noted in ``where``; returns (records, cells)."""
+    assert f.fit is not None
+    rows, cols = [], []
+    for ri, r in enumerate(f.records):
+        at = (m_at.get(r.model), q_at.get(r.question_id))
+        if at[0] is None or at[1] is None or not jury[at[0], at[1]]:
+            continue  # a record of a model or question not in this report
+        mi, qj = int(at[0]), int(at[1])
+        credit[mi, qj] = float(f.fit.posterior[ri, list(CREDITED)].sum())
+        where[(mi, qj)] = (fi, ri)
+        rows.append(ri)
+        cols.append((mi, qj))
+    return rows, cols
+
+
+def _fitted_credit(
+    files: Sequence[_File],
+    m_at: Mapping[str, int],
+    q_at: Mapping[Any, int],
+    jury: np.ndarray,
+    credit: np.ndarray,
+    resamples: int,
+    seed: int,
+) -> tuple[list[str | None], dict[_Cell, _Cell], ClassDraws | None]:
+    """The posteriors of the fitted files into ``credit``; joint draws for the small ones.
+    Returns each file's draws (``"joint"``, ``"plug-in"`` or None when not fitted), (model,
+    question) -> (file, record) of the fitted records, and the joint draws (None without)."""
     draw_rows, draw_q, draw_m = [], [], []
     kinds: list[str | None] = []
-    where: dict[tuple[int, int], tuple[int, int]] = {}  # (model, question) -> (file, record)
+    where: dict[_Cell, _Cell] = {}  # (model, question) -> (file, record)
     for fi, f in enumerate(files):
         if f.fit is None:
             kinds.append(None)
             continue
-        rows, cols = [], []
-        for ri, r in enumerate(f.records):
-            at = (m_at.get(r.model), q_at.get(r.question_id))
-            if at[0] is None or at[1] is None or not jury[at[0], at[1]]:
-                continue  # a record of a model or question not in this report
-            mi, qj = int(at[0]), int(at[1])
-            credit[mi, qj] = float(f.fit.posterior[ri, list(CREDITED)].sum())
-            where[(mi, qj)] = (fi, ri)
-            rows.append(ri)
-            cols.append((mi, qj))
+        rows, cols = _fitted_records(f, fi, m_at, q_at, jury, credit, where)
         joint = len(f.records) < JOINT_BELOW
         kinds.append("joint" if joint else "plug-in")
         if joint and rows:
@@ -404,7 +457,6 @@ def adjudication_uncertainty(
             draw_rows.append(d[:, rows])
             draw_m += [c[0] for c in cols]
             draw_q += [c[1] for c in cols]
-    records = ModelRecords(included=included, strict=strict, jury=jury, credit=credit, majority_credit=majority)
     verdicts = None
     if draw_rows:
         verdicts = ClassDraws(
@@ -413,9 +465,19 @@ def adjudication_uncertainty(
             model=np.array(draw_m, dtype=np.int64),
             positive=CREDITED,
         )
-    boot = jury_bootstrap(records, resamples=resamples, seed=seed, verdicts=verdicts)
-    intervals = jury_intervals(records, boot, "adjudicated", confidence=CONFIDENCE)
-    ranks = jury_ranks(boot, "adjudicated", confidence=CONFIDENCE)  # the same resamples
+    return kinds, where, verdicts
+
+
+def _model_rows(
+    models: Sequence[str],
+    where: Mapping[_Cell, _Cell],
+    jury: np.ndarray,
+    majority: np.ndarray,
+    credit: np.ndarray,
+    intervals: Sequence[JuryInterval],
+    ranks: Sequence[RankInterval],
+) -> dict[str, dict[str, Any]]:
+    """model -> its ``adjudicated_jury`` row field."""
     per_model = {}
     for i, m in enumerate(models):
         mine = [(mq, fr) for mq, fr in where.items() if mq[0] == i]
@@ -426,5 +488,4 @@ def adjudication_uncertainty(
             "records_fitted": len(mine),
             "records_published": int(jury[i].sum()) - len(mine),
         }
-    section = {**bootstrap_settings(resamples, seed), "files": [_file_section(f, k) for f, k in zip(files, kinds)]}
-    return per_model, section
+    return per_model

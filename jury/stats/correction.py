@@ -362,22 +362,35 @@ def corrected_rate(
     n_pop = int(pop.size)
     none = BootstrapInterval(None, None, 0, 0)
     se, sp = acc.sensitivity.value, acc.specificity.value
-    if se is None or sp is None:
-        reason = "the sample has no human-labelled " + ("positive" if se is None else "negative") + " item"
-        return CorrectedRate(p, None, None, None, None, None, none, acc, None, n_pop, int(idx.size), target, reason)
+    reason = _undefined_reason(se, sp)
+    if reason is not None:
+        youden = None if se is None or sp is None else se + sp - 1.0
+        return CorrectedRate(p, None, None, None, None, None, none, acc, youden, n_pop, int(idx.size), target, reason)
+    assert se is not None and sp is not None
+    boot = none
+    if resamples > 0:
+        boot = percentile_interval(_bootstrap(pop, frame, idx, y, f, target, int(resamples), seed), confidence)
+    return _corrected_rate(p, se, sp, acc, boot, n_pop, int(idx.size), target, confidence)
+
+
+def _corrected_rate(
+    p: float,
+    se: float,
+    sp: float,
+    acc: PanelAccuracy,
+    boot: BootstrapInterval,
+    n_pop: int,
+    n_sample: int,
+    target: str,
+    confidence: float,
+) -> CorrectedRate:
+    """The defined correction (Se + Sp - 1 > 0) of the rate ``p`` with its delta interval."""
     j = se + sp - 1.0
-    if j <= 0:
-        reason = f"Se + Sp - 1 = {j:.3f} <= 0: on the sample the panel does no better than chance"
-        return CorrectedRate(p, None, None, None, None, None, none, acc, j, n_pop, int(idx.size), target, reason)
     unclipped = (p + sp - 1.0) / j
     value = min(1.0, max(0.0, unclipped))
     grad = np.array([-value, 1.0 - value]) / j
     var = float(grad @ acc.covariance @ grad) + (value * (1.0 - value) / n_pop if target == "superpopulation" else 0.0)
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(max(var, 0.0))
-    boot = none
-    if resamples > 0:
-        draws = _bootstrap(pop, frame, idx, y, f, target, int(resamples), seed)
-        boot = percentile_interval(draws, confidence)
     return CorrectedRate(
         apparent=p,
         value=value,
@@ -389,7 +402,7 @@ def corrected_rate(
         accuracy=acc,
         youden=j,
         population=n_pop,
-        sample=int(idx.size),
+        sample=n_sample,
         target=target,
         reason=None,
     )
@@ -542,39 +555,87 @@ def corrected_accuracies(
     Raises:
         ValueError: inconsistent counts, or the sample's arguments as :func:`corrected_rate`.
     """
+    pop, frame, idx, y, f, pi, codes = _checked_design(population, strata, sample, truth, models)
+    acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
+    reason = _undefined_reason(acc.sensitivity.value, acc.specificity.value)
+    rng = np.random.default_rng(seed)
+    se_b, sp_b = _pooled_draws(pop, frame, idx, y, f, target, int(resamples) if reason is None else 0, rng)
+    return acc, {name: _corrected_accuracy(c, acc, reason, se_b, sp_b, rng, resamples, confidence) for name, c in models.items()}
+
+
+def _checked_design(
+    population: ArrayLike,
+    strata: Sequence[Hashable] | np.ndarray,
+    sample: ArrayLike,
+    truth: ArrayLike,
+    models: dict[str, ModelCounts],
+) -> Design:
+    """Every model's counts checked, then :func:`_design`."""
     for c in models.values():
         _counts_checked(c)
-    pop, frame, idx, y, f, pi, codes = _design(population, strata, sample, truth)
-    acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
-    se, sp = acc.sensitivity.value, acc.specificity.value
-    reason = None
+    return _design(population, strata, sample, truth)
+
+
+def _undefined_reason(se: float | None, sp: float | None) -> str | None:
+    """Why the Rogan–Gladen correction is undefined at this Se and Sp, or None when it is defined."""
     if se is None or sp is None:
-        reason = "the sample has no human-labelled " + ("positive" if se is None else "negative") + " item"
-    elif se + sp - 1.0 <= 0:
-        reason = f"Se + Sp - 1 = {se + sp - 1.0:.3f} <= 0: on the sample the panel does no better than chance"
-    rng = np.random.default_rng(seed)
-    se_b = sp_b = np.empty(0)
-    if reason is None and resamples > 0:
-        se_b, sp_b, _p = _se_sp_draws(pop, frame, idx, y, f, target, int(resamples), rng)
-    none = BootstrapInterval(None, None, 0, 0)
-    out = {}
-    for name, c in models.items():
-        published = (c.matches + c.credited) / c.routed if c.routed else None
-        if reason is not None or not c.routed:
-            why = reason or "the model has no routed question"
-            out[name] = CorrectedAccuracy(c, published, None, None, none, why)
-            continue
-        assert se is not None and sp is not None
-        t = float(_rogan_gladen(np.array([c.credited / c.judged if c.judged else 0.0]), np.array([se]), np.array([sp]))[0])
-        value = (c.matches + t * c.judged) / c.routed
-        boot = none
-        if resamples > 0:
-            shares = np.array([c.matches, c.credited, c.judged - c.credited, c.routed - c.matches - c.judged]) / c.routed
-            drawn = rng.multinomial(c.routed, shares, size=int(resamples))
-            judged = drawn[:, 1] + drawn[:, 2]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                p = np.where(judged > 0, drawn[:, 1] / np.maximum(judged, 1), 0.0)
-            t_b = _rogan_gladen(p, se_b, sp_b)
-            boot = percentile_interval((drawn[:, 0] + t_b * judged) / c.routed, confidence, MIN_DEFINED_ANCHORED)
-        out[name] = CorrectedAccuracy(c, published, t, value, boot, None)
-    return acc, out
+        return "the sample has no human-labelled " + ("positive" if se is None else "negative") + " item"
+    if se + sp - 1.0 <= 0:
+        return f"Se + Sp - 1 = {se + sp - 1.0:.3f} <= 0: on the sample the panel does no better than chance"
+    return None
+
+
+def _pooled_draws(
+    pop: np.ndarray,
+    frame: np.ndarray,
+    idx: np.ndarray,
+    y: np.ndarray,
+    f: np.ndarray,
+    target: str,
+    resamples: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Se and Sp on each resample, shared by every model (empty when ``resamples`` is 0)."""
+    if resamples > 0:
+        se_b, sp_b, _p = _se_sp_draws(pop, frame, idx, y, f, target, resamples, rng)
+        return se_b, sp_b
+    return np.empty(0), np.empty(0)
+
+
+def _corrected_accuracy(
+    c: ModelCounts,
+    acc: PanelAccuracy,
+    reason: str | None,
+    se_b: np.ndarray,
+    sp_b: np.ndarray,
+    rng: np.random.Generator,
+    resamples: int,
+    confidence: float,
+) -> CorrectedAccuracy:
+    """One model's :class:`CorrectedAccuracy` (its questions resampled from ``rng`` when defined)."""
+    published = (c.matches + c.credited) / c.routed if c.routed else None
+    if reason is not None or not c.routed:
+        why = reason or "the model has no routed question"
+        return CorrectedAccuracy(c, published, None, None, BootstrapInterval(None, None, 0, 0), why)
+    se, sp = acc.sensitivity.value, acc.specificity.value
+    assert se is not None and sp is not None
+    t = float(_rogan_gladen(np.array([c.credited / c.judged if c.judged else 0.0]), np.array([se]), np.array([sp]))[0])
+    value = (c.matches + t * c.judged) / c.routed
+    boot = BootstrapInterval(None, None, 0, 0)
+    if resamples > 0:
+        boot = _accuracy_bootstrap(c, se_b, sp_b, rng, int(resamples), confidence)
+    return CorrectedAccuracy(c, published, t, value, boot, None)
+
+
+def _accuracy_bootstrap(
+    c: ModelCounts, se_b: np.ndarray, sp_b: np.ndarray, rng: np.random.Generator, resamples: int, confidence: float
+) -> BootstrapInterval:
+    """The percentile interval of (s_b + t_b F_b) / n: the model's questions drawn again
+    (multinomial) against the pooled draws of Se and Sp."""
+    shares = np.array([c.matches, c.credited, c.judged - c.credited, c.routed - c.matches - c.judged]) / c.routed
+    drawn = rng.multinomial(c.routed, shares, size=resamples)
+    judged = drawn[:, 1] + drawn[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(judged > 0, drawn[:, 1] / np.maximum(judged, 1), 0.0)
+    t_b = _rogan_gladen(p, se_b, sp_b)
+    return percentile_interval((drawn[:, 0] + t_b * judged) / c.routed, confidence, MIN_DEFINED_ANCHORED)

@@ -252,6 +252,58 @@ def juror_accuracy(priors: ArrayLike, confusion: ArrayLike) -> np.ndarray:
     return accuracy
 
 
+def _check_em_options(smoothing: float, max_iter: int) -> None:
+    """Reject a negative or non-finite smoothing and fewer than one iteration."""
+    if smoothing < 0 or not np.isfinite(smoothing):
+        raise ValueError(f"smoothing must be a non-negative number, got {smoothing}")
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+
+
+def _initial_posterior(v: _Votes, kn: np.ndarray, voted: np.ndarray) -> np.ndarray:
+    """The EM's starting posteriors: the vote shares, uniform where no vote, known items clamped."""
+    k = v.n_classes
+    posterior = majority_shares(v.items, v.labels, v.n_items, k)
+    posterior[~voted] = 1.0 / k
+    if (kn >= 0).any():
+        posterior[kn >= 0] = np.eye(k)[kn[kn >= 0]]
+    return posterior
+
+
+@dataclass(frozen=True)
+class _EmRun:
+    """Where EM stopped: the last E-step's posteriors and log-likelihood, the last M-step's parameters."""
+
+    posterior: np.ndarray
+    priors: np.ndarray
+    confusion: np.ndarray
+    log_likelihood: float
+    iterations: int
+    converged: bool
+
+
+def _em(
+    v: _Votes, kn: np.ndarray, voted: np.ndarray, posterior: np.ndarray, smoothing: float, max_iter: int, tol: float
+) -> _EmRun:
+    """EM from ``posterior`` until the penalised log-likelihood rises by at most ``tol`` per vote
+    or ``max_iter`` iterations (each an M-step then an E-step) have run."""
+    active = voted | (kn >= 0)
+    previous = -np.inf
+    converged = False
+    per_vote = max(v.items.size, 1)
+    iterations = 0
+    while iterations < max_iter:
+        iterations += 1
+        priors, confusion = _m_step(v, posterior, active, smoothing)
+        posterior, loglik = _posterior_and_loglik(v, priors, confusion, kn, voted)
+        objective = loglik + smoothing * (float(np.log(confusion).sum()) + float(np.log(priors).sum()))
+        if objective - previous <= tol * per_vote:
+            converged = True
+            break
+        previous = objective
+    return _EmRun(posterior, priors, confusion, loglik, iterations, converged)
+
+
 def dawid_skene(
     items: ArrayLike,
     jurors: ArrayLike,
@@ -293,43 +345,25 @@ def dawid_skene(
         ValueError: arrays of different lengths, an index or label out of range, K < 2,
             a negative smoothing or max_iter < 1.
     """
-    if smoothing < 0 or not np.isfinite(smoothing):
-        raise ValueError(f"smoothing must be a non-negative number, got {smoothing}")
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+    _check_em_options(smoothing, max_iter)
     v = _votes(items, jurors, labels, n_classes, n_items, n_jurors)
     kn = _known(known, v)
-    k = v.n_classes
     voted = np.bincount(v.items, minlength=v.n_items) > 0
-    active = voted | (kn >= 0)
+    run = _em(v, kn, voted, _initial_posterior(v, kn, voted), smoothing, int(max_iter), tol)
+    return _latent_class_fit(run, v, kn, smoothing)
 
-    posterior = majority_shares(v.items, v.labels, v.n_items, k)
-    posterior[~voted] = 1.0 / k
-    if (kn >= 0).any():
-        posterior[kn >= 0] = np.eye(k)[kn[kn >= 0]]
 
-    previous = -np.inf
-    converged = False
-    per_vote = max(v.items.size, 1)
-    iterations = 0
-    while iterations < int(max_iter):
-        iterations += 1
-        priors, confusion = _m_step(v, posterior, active, smoothing)
-        posterior, loglik = _posterior_and_loglik(v, priors, confusion, kn, voted)
-        objective = loglik + smoothing * (float(np.log(confusion).sum()) + float(np.log(priors).sum()))
-        if objective - previous <= tol * per_vote:
-            converged = True
-            break
-        previous = objective
+def _latent_class_fit(run: _EmRun, v: _Votes, kn: np.ndarray, smoothing: float) -> LatentClassFit:
+    """The :class:`LatentClassFit` of an EM run on these votes and known classes."""
     return LatentClassFit(
-        posterior=posterior,
-        verdict=np.argmax(posterior, axis=1),
-        confusion=confusion,
-        accuracy=juror_accuracy(priors, confusion),
-        priors=priors,
-        log_likelihood=loglik,
-        iterations=iterations,
-        converged=converged,
+        posterior=run.posterior,
+        verdict=np.argmax(run.posterior, axis=1),
+        confusion=run.confusion,
+        accuracy=juror_accuracy(run.priors, run.confusion),
+        priors=run.priors,
+        log_likelihood=run.log_likelihood,
+        iterations=run.iterations,
+        converged=run.converged,
         n_known=int((kn >= 0).sum()),
         n_votes=int(v.items.size),
         n_abstentions=v.abstentions,
@@ -347,6 +381,101 @@ def _class_sums(slabs: np.ndarray) -> np.ndarray:
         return total
     rows: np.ndarray = np.ascontiguousarray(np.moveaxis(slabs, 0, -1)).sum(axis=-1)
     return rows
+
+
+def _batch_patterns(
+    items: np.ndarray, jurors: np.ndarray, rows_labels: np.ndarray, n: int, jk: int, k: int, voted_idx: np.ndarray
+) -> tuple[Any, Any, Any, np.ndarray]:
+    """The block-diagonal vote pattern of these replications (``rows_labels`` ``(R, V)``, ``jk``
+    = J * K columns per block), its transpose, a sparse row of ones per replication over its
+    voted items (its sum over them one after the other, as numpy sums the rows of
+    dawid_skene's (items, K) posterior) and each vote's row."""
+    count, v_count = rows_labels.shape
+    rep = np.repeat(np.arange(count, dtype=np.int64), v_count)
+    rows = rep * n + np.tile(items, count)
+    cols = rep * jk + np.tile(jurors * k, count) + rows_labels.ravel()
+    pattern = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(count * n, count * jk))
+    ones = (np.repeat(np.arange(count), voted_idx.size), (np.arange(count)[:, None] * n + voted_idx).ravel())
+    over_voted = sparse.csr_matrix((np.ones(count * voted_idx.size), ones), shape=(count, count * n))
+    return pattern, pattern.T, over_voted, rows
+
+
+def _batch_start(labels: np.ndarray, rows: np.ndarray, per_item: np.ndarray, k: int) -> np.ndarray:
+    """``(K, R, n_items)``: every replication's majority-vote posteriors (uniform where no vote),
+    held class by class; ``rows`` is each vote's row in the block-diagonal pattern."""
+    r_count, n = labels.shape[0], per_item.size
+    voted = per_item > 0
+    counts = np.bincount(labels.ravel() * (r_count * n) + rows, minlength=k * r_count * n).reshape(k, r_count, n)
+    posterior: np.ndarray = np.divide(counts, per_item, out=np.zeros(counts.shape), where=voted)  # [c, r, item]
+    posterior[:, :, ~voted] = 1.0 / k
+    return posterior
+
+
+def _batch_m_step(
+    posterior: np.ndarray, pattern_t: Any, over_voted: Any, any_voted: bool, n_jurors: int, smoothing: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_m_step` of every replication in the batch: priors ``(R, K)`` and confusion
+    matrices ``(R, J, K, K)`` from the posteriors ``(K, R, n_items)``."""
+    k, count, n = posterior.shape
+    flat = posterior.reshape(k, count * n)
+    if any_voted:
+        priors = _normalise(np.stack([over_voted @ flat[c] for c in range(k)], axis=1), smoothing)
+    else:
+        priors = np.full((count, k), 1.0 / k)
+    cells = np.stack([pattern_t @ flat[c] for c in range(k)], axis=1)  # row r*jk + j*k + l, column c
+    confusion = _normalise(cells.reshape(count, n_jurors, k, k).transpose(0, 1, 3, 2), smoothing)  # [r, j, c, l]
+    return priors, confusion
+
+
+def _batch_e_step(
+    posterior: np.ndarray, pattern: Any, log_priors: np.ndarray, log_conf: np.ndarray, voted: np.ndarray
+) -> np.ndarray:
+    """:func:`_posterior_and_loglik` (nothing known) of every replication in the batch: the
+    posteriors ``(K, R, n_items)`` are overwritten in place with those at the parameters whose
+    logs are given; returns each replication's log-likelihood ``(R,)``."""
+    k, count, n = posterior.shape
+    for c in range(k):  # the joint log-probabilities, over the posteriors (the M-step is done with them)
+        np.add(log_priors[:, c, None], (pattern @ log_conf[:, :, c, :].ravel()).reshape(count, n), out=posterior[c])
+    top = np.maximum.reduce(posterior, axis=0)
+    np.subtract(posterior, top, out=posterior)
+    np.exp(posterior, out=posterior)
+    total = _class_sums(posterior)
+    np.divide(posterior, total, out=posterior)
+    marginal = top + np.log(total)
+    loglik: np.ndarray = (marginal if bool(voted.all()) else marginal[:, voted]).sum(axis=1)
+    return loglik
+
+
+def _batch_objective(loglik: np.ndarray, log_priors: np.ndarray, log_conf: np.ndarray, smoothing: float) -> np.ndarray:
+    """``(R,)``: each replication's penalised log-likelihood, as :func:`dawid_skene` computes it."""
+    # each replication's sum over its own (J, K, K) block, laid out as dawid_skene's
+    conf_logs = np.array([float(log_conf[r].sum()) for r in range(log_conf.shape[0])])
+    objective: np.ndarray = loglik + smoothing * (conf_logs + log_priors.sum(axis=1))
+    return objective
+
+
+@dataclass(frozen=True)
+class _BatchResults:
+    """What :func:`refit_batch` returns, filled in as each replication stops."""
+
+    priors: np.ndarray
+    confusion: np.ndarray
+    iterations: np.ndarray
+    converged: np.ndarray
+
+    @classmethod
+    def empty(cls, r_count: int, n_jurors: int, k: int) -> _BatchResults:
+        confusion = np.empty((r_count, n_jurors, k, k)).transpose(0, 1, 3, 2)  # laid out as the fits' [j, c, l]
+        return cls(np.empty((r_count, k)), confusion, np.zeros(r_count, dtype=np.int64), np.zeros(r_count, dtype=bool))
+
+    def keep(
+        self, idx: np.ndarray, last: np.ndarray, stop: np.ndarray, priors: np.ndarray, confusion: np.ndarray, step: int
+    ) -> None:
+        """Keep the parameters of the replications ``idx[last]``, which stopped at ``step``."""
+        self.priors[idx[last]] = priors[last]
+        self.confusion[idx[last]] = confusion[last]
+        self.iterations[idx[last]] = step
+        self.converged[idx[stop]] = True
 
 
 def refit_batch(
@@ -379,79 +508,62 @@ def refit_batch(
     if labels.ndim != 2 or labels.shape[1] != items.size or jurors.size != items.size:
         raise ValueError(f"need labels (R, V) for V = {items.size} votes, got {labels.shape}")
     r_count, v_count = labels.shape
-    jk = nj * k
     per_item = np.bincount(items, minlength=n)
     voted = per_item > 0
-    everywhere = bool(voted.all())
     voted_idx = np.flatnonzero(voted)
-
-    def patterns(rows_labels: np.ndarray) -> tuple[Any, Any, Any, np.ndarray]:
-        """The block-diagonal vote pattern of these replications, its transpose, a sparse row
-        of ones per replication over its voted items (its sum over them one after the other,
-        as numpy sums the rows of dawid_skene's (items, K) posterior) and each vote's row."""
-        count = rows_labels.shape[0]
-        rep = np.repeat(np.arange(count, dtype=np.int64), v_count)
-        rows = rep * n + np.tile(items, count)
-        cols = rep * jk + np.tile(jurors * k, count) + rows_labels.ravel()
-        pattern = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(count * n, count * jk))
-        ones = (np.repeat(np.arange(count), voted_idx.size), (np.arange(count)[:, None] * n + voted_idx).ravel())
-        over_voted = sparse.csr_matrix((np.ones(count * voted_idx.size), ones), shape=(count, count * n))
-        return pattern, pattern.T, over_voted, rows
-
-    pattern, pattern_t, over_voted, rows = patterns(labels)
-    counts = np.bincount(labels.ravel() * (r_count * n) + rows, minlength=k * r_count * n).reshape(k, r_count, n)
-    posterior = np.divide(counts, per_item, out=np.zeros(counts.shape), where=voted)  # [c, r, item]
-    posterior[:, :, ~voted] = 1.0 / k
-
-    out_priors = np.empty((r_count, k))
-    out_confusion = np.empty((r_count, nj, k, k)).transpose(0, 1, 3, 2)  # laid out as the fits' [j, c, l]
-    iterations = np.zeros(r_count, dtype=np.int64)
-    converged = np.zeros(r_count, dtype=bool)
+    pattern, pattern_t, over_voted, rows = _batch_patterns(items, jurors, labels, n, nj * k, k, voted_idx)
+    posterior = _batch_start(labels, rows, per_item, k)
+    out = _BatchResults.empty(r_count, nj, k)
     idx = np.arange(r_count)  # the replications in the batch, by their index in labels
     running = np.ones(r_count, dtype=bool)  # those of idx still iterating
     previous = np.full(r_count, -np.inf)
-    per_vote = max(v_count, 1)
     step = 0
     while step < int(max_iter) and idx.size:
         step += 1
         count = idx.size
-        # the M-step (_m_step)
-        flat = posterior.reshape(k, count * n)
-        if voted.any():
-            priors = _normalise(np.stack([over_voted @ flat[c] for c in range(k)], axis=1), smoothing)
-        else:
-            priors = np.full((count, k), 1.0 / k)
-        cells = np.stack([pattern_t @ flat[c] for c in range(k)], axis=1)  # row r*jk + j*k + l, column c
-        confusion = _normalise(cells.reshape(count, nj, k, k).transpose(0, 1, 3, 2), smoothing)  # [r, j, c, l]
-        # the E-step (_posterior_and_loglik, nothing known)
+        priors, confusion = _batch_m_step(posterior, pattern_t, over_voted, bool(voted.any()), nj, smoothing)
         log_conf = np.log(confusion)
         log_priors = np.log(priors)
-        for c in range(k):  # the joint log-probabilities, over the posteriors (the M-step is done with them)
-            np.add(log_priors[:, c, None], (pattern @ log_conf[:, :, c, :].ravel()).reshape(count, n), out=posterior[c])
-        top = np.maximum.reduce(posterior, axis=0)
-        np.subtract(posterior, top, out=posterior)
-        np.exp(posterior, out=posterior)
-        total = _class_sums(posterior)
-        np.divide(posterior, total, out=posterior)
-        marginal = top + np.log(total)
-        loglik = (marginal if everywhere else marginal[:, voted]).sum(axis=1)
-        # each replication's sum over its own (J, K, K) block, laid out as dawid_skene's
-        conf_logs = np.array([float(log_conf[r].sum()) for r in range(count)])
-        objective = loglik + smoothing * (conf_logs + log_priors.sum(axis=1))
-        stop = running & (objective - previous <= tol * per_vote)
+        loglik = _batch_e_step(posterior, pattern, log_priors, log_conf, voted)
+        objective = _batch_objective(loglik, log_priors, log_conf, smoothing)
+        stop = running & (objective - previous <= tol * max(v_count, 1))
         last = running & (stop | (step == int(max_iter)))
-        out_priors[idx[last]] = priors[last]
-        out_confusion[idx[last]] = confusion[last]
-        iterations[idx[last]] = step
-        converged[idx[stop]] = True
+        out.keep(idx, last, stop, priors, confusion, step)
         running &= ~last
         previous = objective
         if 2 * int(running.sum()) <= count:  # the others iterate on alone (their results are kept)
             idx, previous, posterior = idx[running], previous[running], np.ascontiguousarray(posterior[:, running])
             running = running[running]
             if idx.size:
-                pattern, pattern_t, over_voted, _ = patterns(labels[idx])
-    return out_priors, out_confusion, iterations, converged
+                pattern, pattern_t, over_voted, _ = _batch_patterns(items, jurors, labels[idx], n, nj * k, k, voted_idx)
+    return out.priors, out.confusion, out.iterations, out.converged
+
+
+def _draw_parameters(
+    rng: np.random.Generator, v: _Votes, z: np.ndarray, active: np.ndarray, concentration: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A Gibbs draw of the priors and every confusion row (``[j, c, l]``) from their Dirichlet
+    given the classes ``z``: the priors first, then the rows from one array of gamma draws."""
+    k = v.n_classes
+    prior_counts = np.bincount(z[active], minlength=k) + concentration
+    priors = rng.dirichlet(prior_counts)
+    cells = np.asarray(v.pattern.T @ np.eye(k)[z]).reshape(v.n_jurors, k, k).transpose(0, 2, 1)  # [j, c, l]
+    gam = rng.standard_gamma(cells + concentration)
+    confusion: np.ndarray = gam / gam.sum(axis=2, keepdims=True)
+    return priors, confusion
+
+
+def _draw_classes(rng: np.random.Generator, v: _Votes, priors: np.ndarray, confusion: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """A Gibbs draw of the class of every item of ``free`` from its posterior at these parameters
+    (one uniform per item, inverted on the cumulative unnormalised posterior)."""
+    k = v.n_classes
+    joint = np.log(np.clip(priors, FLOOR, None))[None, :] + _vote_log_sums(v, np.clip(confusion, FLOOR, None))
+    joint -= joint.max(axis=1, keepdims=True)
+    prob = np.exp(joint[free])
+    cum = np.cumsum(prob, axis=1)
+    u = rng.random(free.size) * cum[:, -1]
+    classes: np.ndarray = np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+    return classes
 
 
 def sample_classes(
@@ -501,19 +613,9 @@ def sample_classes(
     z = np.where(is_known, kn, fit.verdict).astype(np.int64)
     out = np.empty((int(draws), n), dtype=np.int8 if k < 128 else np.int64)
     free = np.flatnonzero(~is_known)
-    j_count = v.n_jurors
     for sweep in range(int(burn_in) + int(draws)):
-        prior_counts = np.bincount(z[active], minlength=k) + concentration
-        priors = rng.dirichlet(prior_counts)
-        cells = np.asarray(v.pattern.T @ np.eye(k)[z]).reshape(j_count, k, k).transpose(0, 2, 1)  # [j, c, l]
-        gam = rng.standard_gamma(cells + concentration)
-        confusion = gam / gam.sum(axis=2, keepdims=True)
-        joint = np.log(np.clip(priors, FLOOR, None))[None, :] + _vote_log_sums(v, np.clip(confusion, FLOOR, None))
-        joint -= joint.max(axis=1, keepdims=True)
-        prob = np.exp(joint[free])
-        cum = np.cumsum(prob, axis=1)
-        u = rng.random(free.size) * cum[:, -1]
-        z[free] = np.minimum((u[:, None] > cum).sum(axis=1), k - 1)
+        priors, confusion = _draw_parameters(rng, v, z, active, concentration)
+        z[free] = _draw_classes(rng, v, priors, confusion, free)
         if sweep >= burn_in:
             out[sweep - int(burn_in)] = z
     return out

@@ -109,6 +109,47 @@ def _present(a: Sequence[Hashable | None], b: Sequence[Hashable | None]) -> np.n
     return np.array([x is not None and y is not None for x, y in zip(a, b)], dtype=bool)
 
 
+def _kappa_wald(kappa: float | None, se: float | None, confidence: float) -> tuple[float, float] | None:
+    """Kappa's Wald interval with the Fleiss–Cohen–Everitt SE, clipped to [-1, 1] (None without either)."""
+    if kappa is None or se is None:
+        return None
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    return (max(-1.0, kappa - z * se), min(1.0, kappa + z * se))
+
+
+def _alpha_bootstrap(
+    la: Sequence[Hashable | None],
+    lb: Sequence[Hashable | None],
+    labels: tuple[Hashable | None, ...],
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> BootstrapInterval:
+    """The percentile interval of Krippendorff's alpha over paired resamples of the items
+    (scipy's bootstrap, seeded as kappa's, so the same resamples)."""
+    from scipy import stats as _st
+
+    index = {c: j for j, c in enumerate(labels)}
+    xa, ya = np.array([index[x] for x in la]), np.array([index[y] for y in lb])
+
+    def statistic(p: np.ndarray, q: np.ndarray, axis: int = -1) -> np.ndarray:
+        return _alpha_codes(p, q, len(labels), axis)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        boot = _st.bootstrap(
+            (xa, ya),
+            statistic,
+            n_resamples=resamples,
+            paired=True,
+            vectorized=True,
+            method="percentile",
+            confidence_level=confidence,
+            **seeded(seed),
+        )
+    return percentile_interval(boot.bootstrap_distribution, confidence)
+
+
 def pair_agreement(
     a: Sequence[Hashable | None],
     b: Sequence[Hashable | None],
@@ -136,34 +177,11 @@ def pair_agreement(
     table = np.array(confusion(la, lb, labels), dtype=int).reshape(len(labels), len(labels))
     kappa = cohen_kappa_interval(la, lb, resamples=resamples, seed=seed, confidence=confidence)
     se = fce_kappa_se(table)
-    wald = None
-    if kappa.value is not None and se is not None:
-        z = NormalDist().inv_cdf(0.5 + confidence / 2)
-        wald = (max(-1.0, kappa.value - z * se), min(1.0, kappa.value + z * se))
+    wald = _kappa_wald(kappa.value, se, confidence)
     alpha = krippendorff_alpha([[x, y] for x, y in zip(la, lb)])
     alpha_ci = BootstrapInterval(None, None, 0, 0)
     if alpha is not None and len(la) >= 2 and resamples > 0:
-        from scipy import stats as _st
-
-        index = {c: j for j, c in enumerate(labels)}
-        xa, ya = np.array([index[x] for x in la]), np.array([index[y] for y in lb])
-
-        def statistic(p: np.ndarray, q: np.ndarray, axis: int = -1) -> np.ndarray:
-            return _alpha_codes(p, q, len(labels), axis)
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            boot = _st.bootstrap(
-                (xa, ya),
-                statistic,
-                n_resamples=int(resamples),
-                paired=True,
-                vectorized=True,
-                method="percentile",
-                confidence_level=confidence,
-                **seeded(seed),
-            )
-        alpha_ci = percentile_interval(boot.bootstrap_distribution, confidence)
+        alpha_ci = _alpha_bootstrap(la, lb, labels, int(resamples), seed, confidence)
     differ = idx[[x != y for x, y in zip(la, lb)]] if idx.size else idx
     return PairAgreement(
         n=int(idx.size),
@@ -268,8 +286,33 @@ def compare_panels(
     fb = [None if y is None else y in pos for y in b]
     xa = np.array([bool(x) for x in fa]) & both_rated
     xb = np.array([bool(y) for y in fb]) & both_rated
+    per_stratum = _strata_comparisons(a, b, pos, strata or {}, resamples, seed, confidence)
+    return PanelComparison(
+        n=int(both_rated.sum()),
+        missing=int((~both_rated).sum()),
+        both=int((xa & xb).sum()),
+        only_a=int((xa & ~xb).sum()),
+        only_b=int((~xa & xb).sum()),
+        neither=int((both_rated & ~xa & ~xb).sum()),
+        flags=pair_agreement(fa, fb, resamples=resamples, seed=seed, confidence=confidence),
+        labels=pair_agreement(a, b, resamples=resamples, seed=seed, confidence=confidence),
+        strata=per_stratum,
+    )
+
+
+def _strata_comparisons(
+    a: Sequence[Hashable | None],
+    b: Sequence[Hashable | None],
+    pos: set[Hashable],
+    strata: Mapping[str, Sequence[Hashable]],
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> dict[str, dict[Hashable, PanelComparison]]:
+    """Per stratum name, per stratum value, :func:`compare_panels` of that value's items (same
+    seed, no further breakdown; its disagreements index the whole input)."""
     per_stratum: dict[str, dict[Hashable, PanelComparison]] = {}
-    for name, values in (strata or {}).items():
+    for name, values in strata.items():
         if len(values) != len(a):
             raise ValueError(f"stratum {name!r} has {len(values)} values for {len(a)} items")
         groups: dict[Hashable, list[int]] = {}
@@ -289,14 +332,4 @@ def compare_panels(
             )
             for value, members in groups.items()
         }
-    return PanelComparison(
-        n=int(both_rated.sum()),
-        missing=int((~both_rated).sum()),
-        both=int((xa & xb).sum()),
-        only_a=int((xa & ~xb).sum()),
-        only_b=int((~xa & xb).sum()),
-        neither=int((both_rated & ~xa & ~xb).sum()),
-        flags=pair_agreement(fa, fb, resamples=resamples, seed=seed, confidence=confidence),
-        labels=pair_agreement(a, b, resamples=resamples, seed=seed, confidence=confidence),
-        strata=per_stratum,
-    )
+    return per_stratum

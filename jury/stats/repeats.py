@@ -74,6 +74,18 @@ def juror_retest(
     Raises:
         ValueError: arrays of different lengths, or a juror answering one item twice in one repeat.
     """
+    it, ju, rp, la = _retest_votes(items, jurors, repeats, labels)
+    r_count = int(rp.max()) + 1 if rp.size else 0
+    return [
+        _juror_retest(int(j), it[ju == j], rp[ju == j], la[ju == j], r_count, resamples, seed, confidence)
+        for j in (np.unique(ju) if ju.size else [])
+    ]
+
+
+def _retest_votes(
+    items: ArrayLike, jurors: ArrayLike, repeats: ArrayLike, labels: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The votes as int arrays (items, jurors, repeats, labels), checked, abstentions left out."""
     it, ju, rp, la = (_ints(v, n) for v, n in ((items, "items"), (jurors, "jurors"), (repeats, "repeats"), (labels, "labels")))
     if not (it.size == ju.size == rp.size == la.size):
         raise ValueError("items, jurors, repeats and labels differ in length")
@@ -81,41 +93,59 @@ def juror_retest(
     it, ju, rp, la = it[keep], ju[keep], rp[keep], la[keep]
     if np.unique(np.stack([it, ju, rp]), axis=1).shape[1] != it.size:
         raise ValueError("a juror answered one item more than once in one repeat")
-    r_count = int(rp.max()) + 1 if rp.size else 0
-    out = []
-    for j in np.unique(ju) if ju.size else []:
-        mine = ju == j
-        by_repeat: dict[str, dict[int, int | None]] = {str(r): {} for r in range(r_count)}
-        for i, r, lab in zip(it[mine], rp[mine], la[mine]):
-            by_repeat[str(int(r))][int(i)] = int(lab)
-        answered: dict[int, list[int]] = {}
-        for i, lab in zip(it[mine], la[mine]):
-            answered.setdefault(int(i), []).append(int(lab))
-        multi = {i: labs for i, labs in answered.items() if len(labs) >= 2}
-        pairs = sum(len(v) * (len(v) - 1) / 2 for v in multi.values())
-        same = sum(sum(a == b for x, a in enumerate(v) for b in v[x + 1 :]) for v in multi.values())
-        if r_count == 2:
-            common = [i for i in by_repeat["0"] if i in by_repeat["1"]]
-            kappa = cohen_kappa_interval(
-                [by_repeat["0"][i] for i in common],
-                [by_repeat["1"][i] for i in common],
-                resamples=resamples,
-                seed=seed,
-                confidence=confidence,
-            )
-        else:
-            ratings = [labs for labs in multi.values()]
-            kappa = KappaInterval(fleiss_kappa_from_ratings(ratings) if ratings else None, None, None, len(ratings))
-        out.append(
-            RetestKappa(
-                juror=int(j),
-                items=len(multi),
-                agreement=same / pairs if pairs else None,
-                kappa=kappa,
-                pairwise=tuple(pairwise_kappas(by_repeat)),
-            )
+    return it, ju, rp, la
+
+
+def _juror_retest(
+    j: int,
+    it: np.ndarray,
+    rp: np.ndarray,
+    la: np.ndarray,
+    r_count: int,
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> RetestKappa:
+    """One juror's :class:`RetestKappa` from its votes (item, repeat, label)."""
+    by_repeat: dict[str, dict[int, int | None]] = {str(r): {} for r in range(r_count)}
+    for i, r, lab in zip(it, rp, la):
+        by_repeat[str(int(r))][int(i)] = int(lab)
+    answered: dict[int, list[int]] = {}
+    for i, lab in zip(it, la):
+        answered.setdefault(int(i), []).append(int(lab))
+    multi = {i: labs for i, labs in answered.items() if len(labs) >= 2}
+    pairs = sum(len(v) * (len(v) - 1) / 2 for v in multi.values())
+    same = sum(sum(a == b for x, a in enumerate(v) for b in v[x + 1 :]) for v in multi.values())
+    return RetestKappa(
+        juror=j,
+        items=len(multi),
+        agreement=same / pairs if pairs else None,
+        kappa=_retest_kappa(by_repeat, multi, r_count, resamples, seed, confidence),
+        pairwise=tuple(pairwise_kappas(by_repeat)),
+    )
+
+
+def _retest_kappa(
+    by_repeat: dict[str, dict[int, int | None]],
+    multi: dict[int, list[int]],
+    r_count: int,
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> KappaInterval:
+    """Cohen's kappa of repeat 0 against repeat 1 with its bootstrap interval when R = 2, else
+    Fleiss' kappa over the items answered at least twice (no interval)."""
+    if r_count == 2:
+        common = [i for i in by_repeat["0"] if i in by_repeat["1"]]
+        return cohen_kappa_interval(
+            [by_repeat["0"][i] for i in common],
+            [by_repeat["1"][i] for i in common],
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
         )
-    return out
+    ratings = [labs for labs in multi.values()]
+    return KappaInterval(fleiss_kappa_from_ratings(ratings) if ratings else None, None, None, len(ratings))
 
 
 @dataclass(frozen=True)

@@ -212,31 +212,65 @@ def stratified_sample(
     if (n is None) == (sizes is None):
         raise ValueError("give the total n (allocated) or the per-stratum sizes, not both")
     if sizes is not None:
-        unknown = [k for k in sizes if k not in at]
-        if unknown:
-            raise ValueError(f"sizes name strata not in the frame: {unknown}")
-        alloc = np.array([int(sizes.get(k, 0)) for k in keys], dtype=np.int64)
-        if np.any(alloc < 0) or np.any(alloc > N):
-            raise ValueError("a stratum's sample size is negative or beyond its records")
+        alloc = _given_sizes(sizes, keys, at, N)
         label = "given"
     else:
-        s = None
-        if method == "neyman":
-            if sd is not None:
-                unknown = [k for k in sd if k not in at]
-                if unknown or len(sd) != len(keys):
-                    raise ValueError("sd needs one value per stratum of the frame")
-                s = np.array([float(sd[k]) for k in keys])
-            elif values is not None:
-                vals = np.asarray(values, dtype=float)
-                if vals.shape != (code.size,):
-                    raise ValueError(f"values must have one entry per record ({code.size})")
-                s = np.array([float(np.std(vals[code == h], ddof=1)) if N[h] > 1 else 0.0 for h in range(len(keys))])
-            used_sd = [float(x) for x in s] if s is not None else used_sd
+        s = _neyman_sd(sd, values, keys, at, code, N) if method == "neyman" else None
+        used_sd = [float(x) for x in s] if s is not None else used_sd
         alloc = allocate(N, int(n or 0), method=method, sd=s, minimum=minimum)
         label = method
+    indices, inclusion, stratum = _draw_strata(code, alloc, N, seed)
+    return StratifiedSample(
+        indices=indices,
+        inclusion=inclusion,
+        stratum=stratum,
+        strata=tuple(Stratum(k, int(N[h]), int(alloc[h]), used_sd[h]) for h, k in enumerate(keys)),
+        frame_size=int(code.size),
+        method=label,
+        minimum=int(minimum),
+        seed=int(seed),
+    )
+
+
+def _given_sizes(sizes: Mapping[Hashable, int], keys: list[Hashable], at: dict[Hashable, int], N: np.ndarray) -> np.ndarray:
+    """The given per-stratum sample sizes, in the order of ``keys``, checked against the frame."""
+    unknown = [k for k in sizes if k not in at]
+    if unknown:
+        raise ValueError(f"sizes name strata not in the frame: {unknown}")
+    alloc = np.array([int(sizes.get(k, 0)) for k in keys], dtype=np.int64)
+    if np.any(alloc < 0) or np.any(alloc > N):
+        raise ValueError("a stratum's sample size is negative or beyond its records")
+    return alloc
+
+
+def _neyman_sd(
+    sd: Mapping[Hashable, float] | None,
+    values: ArrayLike | None,
+    keys: list[Hashable],
+    at: dict[Hashable, int],
+    code: np.ndarray,
+    N: np.ndarray,
+) -> np.ndarray | None:
+    """Neyman's S_h per stratum: given (``sd``), else the sample SD of ``values`` in each
+    stratum (0 with one record), else None."""
+    if sd is not None:
+        unknown = [k for k in sd if k not in at]
+        if unknown or len(sd) != len(keys):
+            raise ValueError("sd needs one value per stratum of the frame")
+        return np.array([float(sd[k]) for k in keys])
+    if values is not None:
+        vals = np.asarray(values, dtype=float)
+        if vals.shape != (code.size,):
+            raise ValueError(f"values must have one entry per record ({code.size})")
+        return np.array([float(np.std(vals[code == h], ddof=1)) if N[h] > 1 else 0.0 for h in range(len(N))])
+    return None
+
+
+def _draw_strata(code: np.ndarray, alloc: np.ndarray, N: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw ``alloc[h]`` records of each stratum h without replacement (``default_rng([seed, h])``):
+    (positions, inclusion probabilities, strata) of the sampled records, by ascending position."""
     chosen, incl, strat = [], [], []
-    for h in range(len(keys)):
+    for h in range(len(N)):
         members = np.flatnonzero(code == h)
         if alloc[h]:
             pick = np.random.default_rng([seed, h]).choice(members.size, int(alloc[h]), replace=False)
@@ -245,13 +279,6 @@ def stratified_sample(
             strat.append(np.full(int(alloc[h]), h))
     idx = np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64)
     order = np.argsort(idx, kind="stable")
-    return StratifiedSample(
-        indices=idx[order],
-        inclusion=(np.concatenate(incl) if incl else np.zeros(0))[order],
-        stratum=(np.concatenate(strat) if strat else np.zeros(0, dtype=np.int64))[order],
-        strata=tuple(Stratum(k, int(N[h]), int(alloc[h]), used_sd[h]) for h, k in enumerate(keys)),
-        frame_size=int(code.size),
-        method=label,
-        minimum=int(minimum),
-        seed=int(seed),
-    )
+    inclusion = (np.concatenate(incl) if incl else np.zeros(0))[order]
+    stratum = (np.concatenate(strat) if strat else np.zeros(0, dtype=np.int64))[order]
+    return idx[order], inclusion, stratum

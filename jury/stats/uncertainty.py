@@ -223,13 +223,7 @@ def jury_bootstrap(
         the :class:`JuryBootstrap`.
     """
     m, q = records.shape
-    if int(resamples) < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
-    resamples = int(resamples)
-    _check_draws(verdicts, "verdicts", resamples, m, q, audit=False)
-    _check_draws(flags, "flags", resamples, m, q, audit=True)
-    if flags is not None and records.flag is None:
-        raise ValueError("flags: the records have no gold flags")
+    resamples = _checked_resamples(records, resamples, verdicts, flags)
     inc = np.asarray(records.included, bool).astype(np.int64)
     strict = np.asarray(records.strict, bool).astype(np.int64)
     jury = np.asarray(records.jury, bool) & np.asarray(records.included, bool) & ~np.asarray(records.strict, bool)
@@ -250,13 +244,50 @@ def jury_bootstrap(
             adj = strict_hits + cells.credited(counts, u_cells, start, stop)
             acc["adjudicated"][start:stop] = np.where(n_inc > 0, adj / n_inc, np.nan)
             if flag is not None:
-                f = np.broadcast_to(flag, (stop - start, q)).copy()
-                if flags is not None:
-                    f[:, np.asarray(flags.question)] = flags.hits(start, stop)
-                clean_w = counts * (u_flags >= f)
-                n_clean = (clean_w @ inc.T).astype(float)
-                acc["gold_clean"][start:stop] = np.where(n_clean > 0, (clean_w @ strict.T).astype(float) / n_clean, np.nan)
-    inc, strict = inc.astype(float), strict.astype(float)
+                acc["gold_clean"][start:stop] = _gold_clean(counts, u_flags, flag, flags, inc, strict, start, stop)
+    expected = _expected(inc.astype(float), strict.astype(float), credit, flag)
+    kind = "joint" if verdicts is not None or flags is not None else "plug-in"
+    return JuryBootstrap(acc, expected, resamples, int(seed), kind)
+
+
+def _checked_resamples(records: ModelRecords, resamples: int, verdicts: ClassDraws | None, flags: ClassDraws | None) -> int:
+    """:func:`jury_bootstrap`'s resamples as an int, its draws checked against the records."""
+    m, q = records.shape
+    if int(resamples) < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    resamples = int(resamples)
+    _check_draws(verdicts, "verdicts", resamples, m, q, audit=False)
+    _check_draws(flags, "flags", resamples, m, q, audit=True)
+    if flags is not None and records.flag is None:
+        raise ValueError("flags: the records have no gold flags")
+    return resamples
+
+
+def _gold_clean(
+    counts: np.ndarray,
+    u_flags: np.ndarray,
+    flag: np.ndarray,
+    flags: ClassDraws | None,
+    inc: np.ndarray,
+    strict: np.ndarray,
+    start: int,
+    stop: int,
+) -> np.ndarray:
+    """``(n_b, M)``: the gold-clean accuracy of resamples start..stop-1, a question's gold flagged
+    when its uniform is below its flag probability (or its class in the joint draw counts)."""
+    f = np.broadcast_to(flag, (stop - start, counts.shape[1])).copy()
+    if flags is not None:
+        f[:, np.asarray(flags.question)] = flags.hits(start, stop)
+    clean_w = counts * (u_flags >= f)
+    n_clean = (clean_w @ inc.T).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        clean: np.ndarray = np.where(n_clean > 0, (clean_w @ strict.T).astype(float) / n_clean, np.nan)
+    return clean
+
+
+def _expected(inc: np.ndarray, strict: np.ndarray, credit: np.ndarray, flag: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The latent-class model's estimate per column on the questions as they are (``inc`` and
+    ``strict`` as floats)."""
     n_all = inc.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = {
@@ -267,8 +298,7 @@ def jury_bootstrap(
             clean_p = 1.0 - flag
             n_clean = inc @ clean_p
             expected["gold_clean"] = np.where(n_clean > 0, (strict @ clean_p) / n_clean, np.nan)
-    kind = "joint" if verdicts is not None or flags is not None else "plug-in"
-    return JuryBootstrap(acc, expected, resamples, int(seed), kind)
+    return expected
 
 
 def _draws(seed: int, start: int, stop: int, q: int, spans: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, list[np.ndarray]]:
