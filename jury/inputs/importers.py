@@ -54,6 +54,24 @@ def model_name(path: str | Path) -> str:
     return Path(path).stem
 
 
+def _answers(p: Path, questions: int) -> dict[int, _Answer]:
+    """A prediction file's answers by position: (SQL, db_id, what was odd about the entry), from
+    BIRD's JSON object or one SQL per line (a file longer than the gold is refused)."""
+    text = read_text(p)
+    if text.lstrip().startswith("["):
+        raise InputError(f"{p}: a JSON list; expected BIRD's object of position -> prediction, or one SQL per line")
+    if text.lstrip().startswith("{"):
+        return _bird_json_answers(p, text, questions)
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines = lines[:-1]
+    if len(lines) > questions:
+        raise InputError(
+            f"{p}:{questions + 1}: {len(lines)} lines but the gold file has only {questions} questions; " + POSITIONS_HINT
+        )
+    return {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
+
+
 def import_bird_predictions(
     path: str | Path,
     gold_items: list[GoldItem],
@@ -78,21 +96,7 @@ def import_bird_predictions(
     p = Path(path)
     if not model.strip():
         raise InputError("model must name the model (got an empty name)")
-    text = read_text(p)
-    if text.lstrip().startswith("["):
-        raise InputError(f"{p}: a JSON list; expected BIRD's object of position -> prediction, or one SQL per line")
-    if text.lstrip().startswith("{"):
-        answers = _bird_json_answers(p, text, len(gold_items))
-    else:
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines = lines[:-1]
-        if len(lines) > len(gold_items):
-            raise InputError(
-                f"{p}:{len(gold_items) + 1}: {len(lines)} lines but the gold file has only {len(gold_items)} questions; "
-                + POSITIONS_HINT
-            )
-        answers = {i: (line.rstrip("\r"), None, None) for i, line in enumerate(lines)}
+    answers = _answers(p, len(gold_items))
     report = ImportReport(records=[], entries=len(answers))
     first_at: dict[QuestionId, int] = {}
     for i, item in enumerate(gold_items):
