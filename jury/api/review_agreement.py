@@ -101,7 +101,7 @@ def review_agreement(
     o: ReviewAgreementOptions = validated(
         ReviewAgreementOptions, "review_agreement", {**(dict(options) if options else {}), **overrides}
     )
-    resamples, seed, confidence = o.resamples, o.seed or 0, o.confidence
+    resamples, seed, confidence = o.resamples, o.seed, o.confidence
     (pa, da), (pb, db) = load_two_reviews(a, b)
     by_a = {r.item(): r for r in da.records}
     by_b = {r.item(): r for r in db.records}

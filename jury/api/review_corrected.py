@@ -176,7 +176,7 @@ def correction(
         raise InputError(f"no sampled {kind} record was decided by both reviewers")
     strata = [SEPARATOR.join(r["values"][k] for k in drawn.by) for r in frame]
     flags = [bool(r["flag"]) for r in frame]
-    got = corrected_rate(flags, strata, idx, truth, resamples=o.resamples, seed=o.seed or 0, confidence=o.confidence)
+    got = corrected_rate(flags, strata, idx, truth, resamples=o.resamples, seed=o.seed, confidence=o.confidence)
     files = list(dict.fromkeys(str(r["verdict_file"]) for r in frame))
     return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)], flags, strata, idx, truth,
                       [r["model"] for r in frame], files, list(drawn.by))  # fmt: skip

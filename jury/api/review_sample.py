@@ -176,7 +176,7 @@ def review_sample(
         frame_size=len(frame),
         by=keys,
         method=drawn.method,
-        seed=o.seed or 0,
+        seed=o.seed,
         strata=[s.model_dump(mode="json") for s in locked.strata],
         records=[r.model_dump(mode="json") for r in locked.records],
         content_sha256=str(locked.content_sha256),
@@ -243,7 +243,7 @@ def _draw(o: ReviewSampleOptions, frame: list[dict[str, Any]], labels: list[str]
             method=o.method,  # type: ignore[arg-type]
             values=[r["flag"] for r in frame] if o.method == "neyman" and given is None else None,
             minimum=o.minimum,
-            seed=o.seed or 0,
+            seed=o.seed,
         )
     except ValueError as exc:
         raise InputError(f"sample: {exc}") from None

@@ -13,11 +13,11 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 from jury.options import Flag, OneOrMany, Options, as_list
 from jury.options.groups import StoreFile
-from jury.options.values import Seed
 
 Port = Annotated[int, Field(ge=0, le=65535, strict=True)]
 Resamples = Annotated[int, Field(ge=0, strict=True)]
 Confidence = Annotated[float, Field(ge=0.5, le=0.999, strict=True, allow_inf_nan=False)]
+DrawSeed = Annotated[int, Field(strict=True)]  # a whole number: no jury.toml seed stands behind these, so no None
 
 
 def stratum_sizes(value: Any) -> Any:
@@ -99,7 +99,7 @@ class Bootstrap(Options):
 
     resamples: Resamples = 2000
     """Bootstrap resamples of the intervals."""
-    seed: Seed = 0
+    seed: DrawSeed = 0
     """Seed of the bootstrap."""
     confidence: Confidence = 0.95
     """Nominal coverage of the intervals."""
@@ -136,7 +136,7 @@ class ReviewSampleOptions(Frame):
     """Allocation of --n: proportional or neyman (S_h of the panel's flag)."""
     minimum: Annotated[int, Field(ge=0, strict=True)] = 1
     """The least an allocation gives each stratum (capped by its size)."""
-    seed: Seed = 0
+    seed: DrawSeed = 0
     """Seed of the draw."""
 
 
