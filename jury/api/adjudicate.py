@@ -24,7 +24,7 @@ from jury.api.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_p
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
 from jury.judging.panels import jurors_to_ask, require_keys, require_priced, warn_unknown_params
-from jury.options import validated
+from jury.options import job_options
 from jury.options.adjudicate import AdjudicateOptions
 from jury.pipeline.jobs import JobResult, load_and_evaluate, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
 from jury.pipeline.project import Project
@@ -226,8 +226,7 @@ def adjudicate(
         IncompleteRun: some ballots got no vote (a rerun asks only those).
         InputError: a bad input, named in one line.
     """
-    given = dict(options) if options is not None else {}
-    o: AdjudicateOptions = validated(AdjudicateOptions, "adjudicate", {**given, **overrides})
+    o = job_options(AdjudicateOptions, "adjudicate", options, overrides)
     chosen = renamed(_strings(o.model), models, "model", "models")
     plan = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()

@@ -21,7 +21,7 @@ from pydantic import Field, model_validator
 from jury.api.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.errors import InputError
 from jury.judging.panels import require_keys, require_priced, warn_unknown_params
-from jury.options import validated
+from jury.options import job_options
 from jury.options.audit import AuditOptions
 from jury.pipeline.jobs import JobResult, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
 from jury.pipeline.project import PathLike, Project
@@ -174,8 +174,7 @@ def audit_gold(
         InputError: a bad input.
     """
 
-    given = dict(options) if options is not None else {}
-    o: AuditOptions = validated(AuditOptions, "audit_gold", {**given, **overrides})
+    o = job_options(AuditOptions, "audit_gold", options, overrides)
     plan = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project or Project.load()
     gold_path = project.path("gold", gold)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from jury.api.result import Result, console_text
-from jury.options import validated
+from jury.options import job_options
 from jury.options.batch import BatchOptions
 from jury.pipeline.project import Project
 
@@ -54,7 +54,7 @@ def batch_status(options: BatchOptions | None = None, *, project: Project | None
     fields as keyword arguments (``store=``), over ``options``'."""
     from jury.judging.batch import status_rows
 
-    store = _options(options, overrides, "batch_status").store
+    store = job_options(BatchOptions, "batch_status", options, overrides).store
     project = project or Project.load()
     with project.open_store(store) as st:
         rows = status_rows(st)
@@ -90,16 +90,9 @@ def collect_batches(options: BatchOptions | None = None, *, project: Project | N
 
     from jury.judging.batch import collect, status_rows
 
-    store = _options(options, overrides, "collect_batches").store
+    store = job_options(BatchOptions, "collect_batches", options, overrides).store
     project = project or Project.load()
     with project.open_store(store) as st:
         problems = asyncio.run(collect(st))
         rows = status_rows(st)
     return BatchCollection(rows=rows, notes=[f"Warning: {p}" for p in problems], store_path=project.store_path(store))
-
-
-def _options(options: BatchOptions | None, overrides: dict[str, Any], job: str) -> BatchOptions:
-    """``options`` with ``overrides`` over them, validated (a bad one: one InputError line)."""
-    given = dict(options) if options is not None else {}
-    o: BatchOptions = validated(BatchOptions, job, {**given, **overrides})
-    return o

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.api.result import Result
 from jury.compare.gold_checks import GoldCheckResult
-from jury.options import validated
+from jury.options import job_options
 from jury.options.check_gold import CheckGoldOptions
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:
     from jury.execution.engine_urls import Databases
+    from jury.execution.store import Store
     from jury.inputs.records import GoldItem
     from jury.progress import ProgressFactory
 
@@ -67,18 +70,14 @@ def check_gold(
     """Check every gold query without a model.
 
     Each query runs in ``passes`` and once with reversed unordered scans; then the LIMIT-tie and
-    bare-column probes and the result's shape. Nothing is cached: every check runs afresh (on
-    ``workers`` processes) and is written to the store, where ``jury.audit`` reuses it.
+    bare-column probes and the result's shape, afresh (nothing reused) and into the store.
 
     Args:
         gold: the gold file (BIRD's dev.json). Default: jury.toml's ``gold``.
         options: a ``CheckGoldOptions`` (jury.options.check_gold: every option of ``jury check-gold``
-            but the gold file and how it shows the findings, each documented there: ``db_root``,
-            ``db_url``, ``passes`` (also a list of ints), ``db``, ``question_id``, ``comparator``,
-            ``timeout``, ``store``, ``against_gold``, ``windows``, ``workers``, ...), or none.
+            but the gold file and how it shows the findings, each documented there), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
-        progress: a progress factory: called with a task's name, returns a context manager giving a
-            ``(done, total)`` callback or None (default: no progress shown).
+        progress: a progress-bar factory (jury.progress; default: no progress shown).
         outputs: files the caller will write: refused before any work when one is an input, the
             store, a database or a locked verdict file.
         overrides: CheckGoldOptions' fields as keyword arguments (``db_root=``, ``passes=``,
@@ -91,51 +90,83 @@ def check_gold(
     Raises:
         InputError: a bad input, named in one line.
     """
-    from jury.compare.comparators import get_comparator
-    from jury.compare.gold_check_store import stored_gold_checks
-    from jury.compare.gold_checks import cross_engine_side, parse_passes, select_items
-    from jury.compare.gold_windows import check_windows, now_utc
+    from jury.compare.gold_checks import select_items
+    from jury.compare.gold_windows import now_utc
     from jury.compare.outcomes import resolve_databases
     from jury.errors import InputError
     from jury.inputs.io import load_gold
     from jury.pipeline.outputs import guard_outputs
     from jury.progress import no_progress
-    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
-    given = {name: getattr(options, name) for name in CheckGoldOptions.model_fields} if options is not None else {}
-    o: CheckGoldOptions = validated(CheckGoldOptions, "check_gold", {**given, **overrides})
-    project = project or Project.load()
+    o = job_options(CheckGoldOptions, "check_gold", options, overrides)
+    project, progress = project or Project.load(), progress or no_progress
     gold_file = project.path("gold", gold)
     if gold_file is None:
         raise InputError("no gold file: give the gold file or set gold in jury.toml")
     root, store_path = project.db_root(o.db_root), project.store_path(o.store)
     guard_outputs(outputs, [gold_file], store=store_path, db_root=root)
-    pass_counts = parse_passes(o.passes)
-    check_windows(o.windows, o.window_gap)
-    name = project.get("comparator", o.comparator, DEFAULT_COMPARATOR)
-    timeout_s = project.get("timeout", o.timeout, DEFAULT_TIMEOUT_S)  # checked: positive
-    get_comparator(name)
+    how = _How.of(project, o)
     items = select_items(list(load_gold(gold_file).values()), o.db, o.question_id, gold_file, "check")
-    n_workers = project.get("workers", o.workers) or os.cpu_count() or 1  # checked: at least 1
-    against = None
     with project.open_store(o.store) as st:
         urls = project.db_urls(o.db_url, o.allow_privileged_login)
         databases = resolve_databases([i for i in items if not i.has_recording], root, st, urls)
-        if o.against_gold is not None:
-            there = project.engine_url(o.against_db_url, "--against-db-url", o.allow_privileged_login)
-            against = cross_engine_side(items, o.against_gold, there, o.against_db_root, st, root)
+        against = _against(project, o, items, st, root)
         started_at = now_utc()
-        with (progress or no_progress)("checking gold SQL") as bar:
-            results = stored_gold_checks(
-                st, items, databases, passes=pass_counts, comparator=name, timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP,
-                progress=bar, against=against, workers=n_workers, reuse=False,
-            ).results  # fmt: skip
-    settings: dict[str, Any] = {"passes": list(pass_counts), "comparator": name, "timeout_s": timeout_s}
+        with progress("checking gold SQL") as bar:
+            results = how.check(st, items, databases, against, bar)
     if o.windows > 1:
-        with (progress or no_progress)(f"windows 2-{o.windows}, {o.window_gap:g} s apart") as bar:
-            _more_windows(o, items, databases, results, name, timeout_s, started_at, bar)
-        settings.update({"windows": o.windows, "window_gap_s": o.window_gap})
-    return _result(results, settings, databases, against, inputs=[gold_file], store_path=store_path, db_root=root)
+        with progress(f"windows 2-{o.windows}, {o.window_gap:g} s apart") as bar:
+            _more_windows(o, items, databases, results, how, started_at, bar)
+    return _result(results, how.settings(o), databases, against, inputs=[gold_file], store_path=store_path, db_root=root)
+
+
+@dataclass(frozen=True)
+class _How:
+    """How each gold query is checked: the options over jury.toml's, each checked before any work."""
+
+    passes: tuple[int, ...]
+    comparator: str
+    timeout_s: float
+    workers: int
+
+    @classmethod
+    def of(cls, project: Project, o: CheckGoldOptions) -> _How:
+        from jury.compare.comparators import get_comparator
+        from jury.compare.gold_checks import parse_passes
+        from jury.compare.gold_windows import check_windows
+        from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_TIMEOUT_S
+
+        passes = tuple(parse_passes(o.passes))
+        check_windows(o.windows, o.window_gap)
+        name = project.get("comparator", o.comparator, DEFAULT_COMPARATOR)
+        timeout_s = project.get("timeout", o.timeout, DEFAULT_TIMEOUT_S)  # checked: positive
+        get_comparator(name)
+        return cls(passes, name, timeout_s, project.get("workers", o.workers) or os.cpu_count() or 1)  # workers >= 1
+
+    def check(self, st: Store, items: list[GoldItem], databases: Databases, against: Any, bar: Any) -> list[GoldCheckResult]:
+        """Every gold query checked afresh (nothing reused) and written to the store."""
+        from jury.compare.gold_check_store import stored_gold_checks
+        from jury.vocab import DEFAULT_ROW_CAP
+
+        return stored_gold_checks(
+            st, items, databases, passes=self.passes, comparator=self.comparator, timeout_s=self.timeout_s,
+            row_cap=DEFAULT_ROW_CAP, progress=bar, against=against, workers=self.workers, reuse=False,
+        ).results  # fmt: skip
+
+    def settings(self, o: CheckGoldOptions) -> dict[str, Any]:
+        """The settings the findings were found with (the windows' when more than one)."""
+        more = {"windows": o.windows, "window_gap_s": o.window_gap} if o.windows > 1 else {}
+        return {"passes": list(self.passes), "comparator": self.comparator, "timeout_s": self.timeout_s, **more}
+
+
+def _against(project: Project, o: CheckGoldOptions, items: list[GoldItem], st: Store, root: Path | None) -> Any:
+    """The other engine's side (``against_gold=``): its gold and databases, else None."""
+    from jury.compare.gold_checks import cross_engine_side
+
+    if o.against_gold is None:
+        return None
+    there = project.engine_url(o.against_db_url, "--against-db-url", o.allow_privileged_login)
+    return cross_engine_side(items, o.against_gold, there, o.against_db_root, st, root)
 
 
 def _result(results: list[Any], settings: dict[str, Any], databases: dict[str, Any], against: Any, **where: Any) -> GoldCheck:
@@ -167,8 +198,7 @@ def _more_windows(
     items: list[GoldItem],
     databases: Databases,
     results: list[GoldCheckResult],
-    comparator: str,
-    timeout_s: float,
+    how: _How,
     started_at: str,
     bar: Any,
 ) -> None:
@@ -179,6 +209,6 @@ def _more_windows(
 
     assert o.window_gap is not None  # check_windows
     run_windows(
-        items, databases, results, windows=o.windows, window_gap_s=o.window_gap, comparator=comparator,
-        timeout_s=timeout_s, row_cap=DEFAULT_ROW_CAP, started_at=started_at, progress=bar,
+        items, databases, results, windows=o.windows, window_gap_s=o.window_gap, comparator=how.comparator,
+        timeout_s=how.timeout_s, row_cap=DEFAULT_ROW_CAP, started_at=started_at, progress=bar,
     )  # fmt: skip

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from jury.api.result import Result
 from jury.inputs.records import QuestionId
 from jury.inputs.run_files import RunFile
-from jury.options import validated
+from jury.options import job_options
 from jury.options.compare_panels import ComparePanelsOptions
 from jury.pipeline.project import PathLike
 
@@ -99,8 +99,7 @@ def compare_panels(
     from jury.pipeline.outputs import guard_outputs
     from jury.verdicts.reaudit import resolve_bound
 
-    given = {name: getattr(options, name) for name in ComparePanelsOptions.model_fields} if options is not None else {}
-    o: ComparePanelsOptions = validated(ComparePanelsOptions, "compare_panels", {**given, **overrides})
+    o = job_options(ComparePanelsOptions, "compare_panels", options, overrides)
     paths = [Path(a), Path(b)]
     guard_outputs(outputs, paths)
     docs = _load(paths)

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.db import DbGrantsOptions, DbLoadOptions
 from jury.pipeline.project import PathLike
 
@@ -74,8 +74,7 @@ def load_database(sqlite_file: PathLike, url: str, options: DbLoadOptions | None
     from jury.execution.engine_urls import redact
     from jury.execution.loader import Reader, load
 
-    given = dict(options) if options is not None else {}
-    o: DbLoadOptions = validated(DbLoadOptions, "load_database", {**given, **overrides})
+    o = job_options(DbLoadOptions, "load_database", options, overrides)
     reader = None if o.no_reader else o.reader
     report = load(Path(sqlite_file), url, reader=Reader(reader, o.reader_host, o.reader_password_env))
     return DatabaseLoad(
@@ -120,8 +119,7 @@ def reader_grants(url: str, options: DbGrantsOptions | None = None, **overrides:
     from jury.execution.engine_privileges import check_reader, reader_statements
     from jury.execution.engine_urls import check_url, redact
 
-    given = dict(options) if options is not None else {}
-    o: DbGrantsOptions = validated(DbGrantsOptions, "reader_grants", {**given, **overrides})
+    o = job_options(DbGrantsOptions, "reader_grants", options, overrides)
     reader, reader_host = o.reader, o.reader_host
     check_url(url, "URL")
     engine = engine_for(url)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.imports import ImportOptions
 from jury.pipeline.project import PathLike, Project
+
+if TYPE_CHECKING:
+    from jury.inputs.importers import ImportReport
 
 
 class RunImport(Result):
@@ -59,7 +62,6 @@ def import_bird_predictions(
     bird-predictions``, each documented there), or none; ``overrides``: its fields as keyword
     arguments (``model=``, ``gold=``, ``only_db=``, ...), over ``options``'. A bad one is an
     InputError (an unknown name a TypeError)."""
-    from jury.compare.coverage import by_cause, unanswered_cause
     from jury.errors import InputError
     from jury.inputs.importers import POSITIONS_HINT, model_name, read_predictions
     from jury.inputs.io import dump_runs, load_gold, load_gold_list
@@ -67,19 +69,14 @@ def import_bird_predictions(
     from jury.pipeline.outputs import guard_outputs
     from jury.results.render import safe
 
-    given = dict(options) if options is not None else {}
-    o: ImportOptions = validated(ImportOptions, "import_bird_predictions", {**given, **overrides})
+    o = job_options(ImportOptions, "import_bird_predictions", options, overrides)
     project = project or Project.load()
     source, gold_path = Path(file), project.gold(o.gold)
     positions = project.path("positions_from", o.positions_from)
     model = o.model if o.model is not None else model_name(source)
     out = o.output
-    guard_outputs(
-        [out],
-        [p for p in (source, gold_path, positions) if p is not None],
-        store=project.store_path(None),
-        db_root=project.db_root(None),
-    )
+    read = [p for p in (source, gold_path, positions) if p is not None]
+    guard_outputs([out], read, store=project.store_path(None), db_root=project.db_root(None))
     dbs = o.only_db
     keep = set(load_gold(gold_path)) if positions is not None else None
     order = load_gold_list(positions if positions is not None else gold_path)
@@ -88,19 +85,8 @@ def import_bird_predictions(
         if dbs:
             raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")
         raise InputError(f"{source}: none of its {report.entries} predictions is a question of {gold_path}; {POSITIONS_HINT}")
-    notes = []
     if out is not None:
         write_output(out, dump_runs(report.records))
-        notes.append(f"wrote {safe(out)}")
-    notes.append(
-        safe(
-            f"{model}: {sum(unanswered_cause(r) is None for r in report.records)} answers "
-            f"from {report.entries} entries; {len(report.missing)} missing"
-            + (f" ({by_cause(report.unanswered)})" if report.missing and report.unanswered else "")
-            + f", {len(report.odd)} odd"
-        )
-    )
-    notes += [safe(f"  odd entry {line}") for line in report.odd[:5]]
     return RunImport(
         records=report.records,
         model=model,
@@ -108,8 +94,23 @@ def import_bird_predictions(
         missing=list(report.missing),
         odd=list(report.odd),
         output=out,
-        notes=notes,
+        notes=[*([f"wrote {safe(out)}"] if out is not None else []), *_said(report, model)],
         inputs=[source, gold_path],
         store_path=project.store_path(None),
         db_root=project.db_root(None),
     )
+
+
+def _said(report: ImportReport, model: str) -> list[str]:
+    """What the import says: the answers, entries, missing and odd entries (the first five shown)."""
+    from jury.compare.coverage import by_cause, unanswered_cause
+    from jury.results.render import safe
+
+    causes = f" ({by_cause(report.unanswered)})" if report.missing and report.unanswered else ""
+    answers = sum(unanswered_cause(r) is None for r in report.records)
+    return [
+        safe(
+            f"{model}: {answers} answers from {report.entries} entries; {len(report.missing)} missing{causes}, {len(report.odd)} odd"
+        ),
+        *(safe(f"  odd entry {line}") for line in report.odd[:5]),
+    ]

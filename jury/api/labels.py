@@ -18,7 +18,7 @@ from jury.api.result import Result
 from jury.inputs.judgments import JudgeRecord
 from jury.inputs.labels import AdjudicationLabel, GoldLabel
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
-from jury.options import validated
+from jury.options import job_options
 from jury.options.labels import LabelsImportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
@@ -131,8 +131,7 @@ def import_labels(
     from jury.inputs.label_sets import KINDS, LabelSet
     from jury.pipeline.outputs import guard_outputs
 
-    given = dict(options) if options is not None else {}
-    o: LabelsImportOptions = validated(LabelsImportOptions, "import_labels", {**given, **overrides})
+    o = job_options(LabelsImportOptions, "import_labels", options, overrides)
     gold, output, runs_out, gold_out, family, original = o.gold, o.output, o.runs_out, o.gold_out, o.family, o.original
     db_root, store = o.db_root, o.store
     if kind not in KINDS:

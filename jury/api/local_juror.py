@@ -4,14 +4,12 @@ start|status|stop``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from jury.api.result import Result
-from jury.options import Options, validated
+from jury.options import job_options
 from jury.options.local_juror import LocalJurorOptions, LocalJurorStartOptions
 from jury.pipeline.project import PathLike, Project
-
-Job = TypeVar("Job", bound=Options)
 
 
 class LocalJurorState(Result):
@@ -69,7 +67,7 @@ def start_local_juror(
     is an InputError (an unknown name a TypeError)."""
     from jury.pipeline.local_juror import start
 
-    o = _options(LocalJurorStartOptions, options, overrides, "start_local_juror")
+    o = job_options(LocalJurorStartOptions, "start_local_juror", options, overrides)
     folder = _state_dir(project, o.state_dir)
     state = start(folder, port=o.port, models=o.models or None, threads=o.threads)
     return LocalJurorState(action="start", state=state, state_dir=folder)
@@ -84,7 +82,7 @@ def local_juror_status(
     ``overrides``: its fields as keyword arguments (``state_dir=``), over ``options``'."""
     from jury.pipeline.local_juror import status
 
-    folder = _state_dir(project, _options(LocalJurorOptions, options, overrides, "local_juror_status").state_dir)
+    folder = _state_dir(project, job_options(LocalJurorOptions, "local_juror_status", options, overrides).state_dir)
     return LocalJurorState(action="status", state=status(folder), state_dir=folder)
 
 
@@ -97,12 +95,5 @@ def stop_local_juror(
     ``overrides``: its fields as keyword arguments (``state_dir=``), over ``options``'."""
     from jury.pipeline.local_juror import stop
 
-    folder = _state_dir(project, _options(LocalJurorOptions, options, overrides, "stop_local_juror").state_dir)
+    folder = _state_dir(project, job_options(LocalJurorOptions, "stop_local_juror", options, overrides).state_dir)
     return LocalJurorState(action="stop", state=stop(folder), state_dir=folder)
-
-
-def _options(model: type[Job], options: Job | None, overrides: dict[str, Any], job: str) -> Job:
-    """``options`` with ``overrides`` over them, validated (a bad one: one InputError line)."""
-    given = dict(options) if options is not None else {}
-    o: Job = validated(model, job, {**given, **overrides})
-    return o

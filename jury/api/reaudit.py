@@ -24,7 +24,7 @@ from jury.api.juror_jobs import Calls, calls_line, fenced, keeping, load_signer,
 from jury.api.result import Result, console_text
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile
-from jury.options import validated
+from jury.options import job_options
 from jury.options.reaudit import ReauditOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.verdicts.documents import AdjudicationFile, AuditFile
@@ -204,8 +204,7 @@ def reaudit(
     """
     from jury.verdicts.reaudit import check_file
 
-    given = dict(options) if options is not None else {}
-    o: ReauditOptions = validated(ReauditOptions, "reaudit", {**given, **overrides})
+    o = job_options(ReauditOptions, "reaudit", options, overrides)
     check = o.check
     project = project or Project.load()
     request = _request(project, files, o)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.review import ReviewExportOptions, ReviewLockOptions, ReviewOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
@@ -99,7 +99,7 @@ def review_app(options: ReviewOptions | None = None, *, project: Project | None 
     from jury.execution.reviews import ReviewStore
     from jury.web.app import ReviewState, bind_address, create_app, is_loopback
 
-    o: ReviewOptions = validated(ReviewOptions, "review_app", {**(dict(options) if options else {}), **overrides})
+    o = job_options(ReviewOptions, "review_app", options, overrides)
     project = project or Project.load()
     who = _reviewer(o.reviewer)
     bind = o.host if o.host is not None else "127.0.0.1"
@@ -212,7 +212,7 @@ def export_review(
     from jury.results.render import safe
     from jury.verdicts.review import labels_of
 
-    o: ReviewExportOptions = validated(ReviewExportOptions, "export_review", {**(dict(options) if options else {}), **overrides})
+    o = job_options(ReviewExportOptions, "export_review", options, overrides)
     reviewer = o.reviewer
     project = project or Project.load()
     files, audit_path, store_path = as_paths(o.verdicts), project.path("audit", o.audit), project.store_path(o.store)
@@ -263,7 +263,7 @@ def lock_review(
     from jury.pipeline.review_queue import review_head
     from jury.verdicts.review import review_document, write_review
 
-    o: ReviewLockOptions = validated(ReviewLockOptions, "lock_review", {**(dict(options) if options else {}), **overrides})
+    o = job_options(ReviewLockOptions, "lock_review", options, overrides)
     verdicts, audit, store, sign, reviewer, sample = o.verdicts, o.audit, o.store, o.sign, o.reviewer, o.sample
     project = project or Project.load()
     out = Path(output)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.review import ReviewAgreementOptions
 from jury.pipeline.project import PathLike
 
@@ -98,9 +98,7 @@ def review_agreement(
     from jury.stats.panels import pair_agreement
     from jury.verdicts.review import load_two_reviews
 
-    o: ReviewAgreementOptions = validated(
-        ReviewAgreementOptions, "review_agreement", {**(dict(options) if options else {}), **overrides}
-    )
+    o = job_options(ReviewAgreementOptions, "review_agreement", options, overrides)
     resamples, seed, confidence = o.resamples, o.seed, o.confidence
     (pa, da), (pb, db) = load_two_reviews(a, b)
     by_a = {r.item(): r for r in da.records}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.review import ReviewCorrectedOptions
 from jury.pipeline.project import PathLike
 
@@ -98,9 +98,7 @@ def review_corrected(
             bootstrap's ``resamples``, ``seed`` and ``confidence``), or none.
         overrides: its fields as keyword arguments (``kind=``, ``settled=``, ...), over ``options``'.
     """
-    o: ReviewCorrectedOptions = validated(
-        ReviewCorrectedOptions, "review_corrected", {**(dict(options) if options else {}), **overrides}
-    )
+    o = job_options(ReviewCorrectedOptions, "review_corrected", options, overrides)
     kind = o.kind
     c = correction(sample, a, b, o)
     got = c.rate

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.review import ReviewSampleOptions, parsed_sizes
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.vocab import Verdict
@@ -159,7 +159,7 @@ def review_sample(
     from jury.pipeline.review_queue import load_sources
     from jury.verdicts.sample import load_sample, write_sample
 
-    o: ReviewSampleOptions = validated(ReviewSampleOptions, "review_sample", {**(dict(options) if options else {}), **overrides})
+    o = job_options(ReviewSampleOptions, "review_sample", options, overrides)
     project = project or Project.load()
     out = Path(output)
     files, audit_path = as_paths(o.verdicts), project.path("audit", o.audit)

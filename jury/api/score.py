@@ -14,6 +14,7 @@ the right database, with a Wilson 95% interval. Locked verdict files add the gol
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from jury.api.result import Result
 from jury.errors import InputError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
-from jury.options import validated
+from jury.options import job_options
 from jury.options.score import ScoreOptions
 from jury.pipeline.project import PathLike, Project
 from jury.progress import no_progress
@@ -107,9 +108,8 @@ def score(
     adjudicated columns too. Executions are cached in the store: a warm call executes nothing.
 
     Args:
-        runs: run JSONL file(s), or published prediction files (BIRD's predict_dev.json, one SQL per
-            line), each one model named after its file, or NAME when given as ``"NAME=PATH"`` or in a
-            mapping ``{NAME: PATH}`` (jury.inputs.run_files: every BIRD system's file is predict_dev.json).
+        runs: run JSONL file(s) or published prediction files (BIRD's predict_dev.json), each one
+            model, named after its file or as ``"NAME=PATH"`` or ``{NAME: PATH}`` (jury.inputs.run_files).
         options: a ``ScoreOptions`` (jury.options.score: every option of ``jury score`` but how the
             result is shown, each documented there), or none.
         project: the jury.toml the paths and settings left None default to (None: the working
@@ -126,54 +126,59 @@ def score(
     Raises:
         InputError: a bad or missing input, named in one line.
     """
-    from jury.compare.comparators import NormalizeOptions
     from jury.pipeline.jobs import load_and_evaluate
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import add_verdict_columns, load_verdict_inputs, review_note
     from jury.results.scoring import coverage_warning
 
-    given = {name: getattr(options, name) for name in ScoreOptions.model_fields} if options is not None else {}
-    o: ScoreOptions = validated(ScoreOptions, "score", {**given, **overrides})
-    project = project if project is not None else Project.load()
-    progress = progress or no_progress
+    o = job_options(ScoreOptions, "score", options, overrides)
+    project, progress = project if project is not None else Project.load(), progress or no_progress
     run_paths = run_files(runs)
     if not run_paths:
         raise InputError("no run files: give at least one run JSONL file")
-    audit_path, store_path, root = project.path("audit", o.audit), project.store_path(o.store), project.db_root(o.db_root)
-    positions = project.path("positions_from", o.positions_from)
-    inputs = [*(f.path for f in run_paths), project.path("gold", o.gold), audit_path, *o.verdicts, o.review, positions]
-    guard_outputs(outputs, inputs, store=store_path, db_root=root)
-    normalize = NormalizeOptions(casefold=o.casefold, float_sig_digits=project.get("float_digits", o.float_digits))
-    settings = project.settings(
-        options=normalize, timeout_retries=o.timeout_retries, same_window=o.same_window, **evaluation_settings(dict(o))
-    )
-    locked = load_verdict_inputs(audit_path, o.verdicts, o.review, o.allow_superseded)  # locks first
+    f = _ScoreFiles.of(project, o, run_paths)
+    guard_outputs(outputs, f.inputs, store=f.store, db_root=f.root)
+    settings = _settings(project, o)
+    locked = load_verdict_inputs(f.audit, o.verdicts, o.review, o.allow_superseded)  # locks first
     gold_file = project.gold(o.gold)
     notes: list[str] = []
     with project.open_store(o.store) as st:
-        gold_items, records, ev = load_and_evaluate(gold_file, run_paths, root, st, settings, progress, positions, dbs=o.db)
+        gold_items, records, ev = load_and_evaluate(gold_file, run_paths, f.root, st, settings, progress, f.positions, dbs=o.db)
         scores = _scored(ev, records, gold_items, st, o, progress, notes)
         merged = st.merged_sources()
-    warning = coverage_warning(ev)
-    if warning is not None:
-        notes.insert(0, warning)
-    notes[:0] = ev.input_notes
+    notes[:0] = [*ev.input_notes, *(w for w in (coverage_warning(ev),) if w is not None)]
     add_verdict_columns(scores, ev, gold_items, gold_file, locked.reviewed_audit, locked.reviewed_adjudications, runs=run_paths)
     return Score(
-        scores=scores,
-        notes=notes + review_note(locked.review_info),
-        merged_stores=merged,
-        review_info=locked.review_info,
-        evaluation=ev,
-        gold=gold_items,
-        records=records,
-        gold_path=gold_file,
-        runs=run_paths,
-        dbs=o.db,
-        verdicts=locked,
-        inputs=[p for p in inputs if p is not None],
-        store_path=store_path,
-        db_root=root,
+        scores=scores, notes=notes + review_note(locked.review_info), merged_stores=merged, review_info=locked.review_info,
+        evaluation=ev, gold=gold_items, records=records, gold_path=gold_file, runs=run_paths, dbs=o.db, verdicts=locked,
+        inputs=[p for p in f.inputs if p is not None], store_path=f.store, db_root=f.root,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _ScoreFiles:
+    """What a score reads, as paths (jury.toml's where an option is left None)."""
+
+    audit: Path | None
+    store: Path
+    root: Path | None
+    positions: Path | None
+    inputs: list[Path | None]  # every file read: none may be an output
+
+    @classmethod
+    def of(cls, project: Project, o: ScoreOptions, run_paths: list[RunFile]) -> _ScoreFiles:
+        audit, positions = project.path("audit", o.audit), project.path("positions_from", o.positions_from)
+        inputs = [*(f.path for f in run_paths), project.path("gold", o.gold), audit, *o.verdicts, o.review, positions]
+        return cls(audit, project.store_path(o.store), project.db_root(o.db_root), positions, inputs)
+
+
+def _settings(project: Project, o: ScoreOptions) -> Settings:
+    """The evaluation's settings: the options over jury.toml's."""
+    from jury.compare.comparators import NormalizeOptions
+
+    normalize = NormalizeOptions(casefold=o.casefold, float_sig_digits=project.get("float_digits", o.float_digits))
+    return project.settings(
+        options=normalize, timeout_retries=o.timeout_retries, same_window=o.same_window, **evaluation_settings(dict(o))
     )
 
 

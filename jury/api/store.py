@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from jury.api.result import Result, console_text
-from jury.options import validated
+from jury.options import job_options
 from jury.options.store import StoreMergeOptions
 from jury.pipeline.project import PathLike, as_paths
 
@@ -126,8 +126,7 @@ def merge_stores(
     from jury.judging.vote_check import VoteCheck
     from jury.pipeline.outputs import guard_outputs
 
-    given = dict(options) if options is not None else {}
-    o: StoreMergeOptions = validated(StoreMergeOptions, "merge_stores", {**given, **overrides})
+    o = job_options(StoreMergeOptions, "merge_stores", options, overrides)
     trust_executions = o.trust_executions
     inputs, out = as_paths(stores), Path(output)
     guard_outputs([out], [Path(f"{s}{sfx}") for s in inputs for sfx in ("", "-wal", "-shm", "-journal")])

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from jury.api.juror_jobs import JurorPlan, renamed
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.suites import SuitesOptions
 from jury.pipeline.project import PathLike, Project
 from jury.results.suite_subsets import SubsetScores
@@ -114,8 +114,7 @@ def suites(
     from jury.pipeline.suite_jobs import load_suite_runs, suite_verdict_docs
     from jury.results.suite_subsets import subset_keys
 
-    given = {name: getattr(options, name) for name in SuitesOptions.model_fields} if options is not None else {}
-    o: SuitesOptions = validated(SuitesOptions, "suites", {**given, **overrides})
+    o = job_options(SuitesOptions, "suites", options, overrides)
     plan_only = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project if project is not None else Project.load()
     run_paths, verdict_paths = _run_paths(runs), o.verdicts

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from jury.api.result import Result
-from jury.options import validated
+from jury.options import job_options
 from jury.options.verify import VerifyOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 
@@ -128,8 +128,7 @@ def verify(
     from jury.errors import InputError
     from jury.verdicts.signing import load_trusted_keys
 
-    given = dict(options) if options is not None else {}
-    o: VerifyOptions = validated(VerifyOptions, "verify", {**given, **overrides})
+    o = job_options(VerifyOptions, "verify", options, overrides)
     files = as_paths(paths) if paths is not None else _project_files(project or Project.load())
     for path in files:
         if not path.exists():

@@ -12,6 +12,7 @@ a ``--no-`` form) is a ``Flag`` in the field's ``Annotated`` metadata.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -21,6 +22,7 @@ from pydantic.fields import FieldInfo
 from jury.errors import InputError
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 def as_list(value: Any) -> Any:
@@ -94,6 +96,15 @@ def validated(model: type[BaseModel], job: str, given: dict[str, Any], as_option
         return model.model_validate(given)
     except ValidationError as exc:
         raise InputError(problem(exc, model if as_options else None)) from None
+
+
+def job_options(model: type[M], job: str, options: M | None, overrides: Mapping[str, Any]) -> M:
+    """A job's options: ``options``' values of ``model``'s fields (None: the defaults; a command's
+    model may have more) with the keyword ``overrides`` over them, validated as one
+    (jury.options.validated: an unknown keyword is Python's TypeError, a bad value one InputError line)."""
+    given = {name: getattr(options, name) for name in model.model_fields} if options is not None else {}
+    result: M = validated(model, job, {**given, **overrides})
+    return result
 
 
 def option_name(name: str, field: FieldInfo) -> str:
