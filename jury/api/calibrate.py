@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.api.result import Result
 from jury.inputs.run_files import run_files
-from jury.options import validated
+from jury.options import job_options
 from jury.options.calibrate import CalibrateOptions
 from jury.pipeline.project import PathLike, Project
 from jury.results.calibration_model import CalibrationDocument
@@ -63,12 +63,9 @@ def calibrate(
         verdicts: locked adjudication files (each juror and the panel against the labels): the
             ``verdicts`` option, given first.
         options: a ``CalibrateOptions`` (jury.options.calibrate: every option of ``jury calibrate``
-            but the files it writes, each documented there: ``labels`` (required), ``audit``,
-            ``judgments``, ``runs`` (also a mapping of model name -> prediction file), ``gold``,
-            ``db_root``, ``db_url``, ``store``, ``annotator``, ``seed``, ``workers``, ...), or none.
+            but the files it writes, each documented there; ``labels`` required), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
-        progress: a progress factory: called with a task's name, returns a context manager giving a
-            ``(done, total)`` callback or None (default: no progress shown).
+        progress: a progress-bar factory (jury.progress; default: no progress shown).
         outputs: files the caller will write, refused before any work when one is an input, the
             store or a database.
         overrides: CalibrateOptions' fields as keyword arguments (``labels=``, ``runs=``,
@@ -88,34 +85,24 @@ def calibrate(
     from jury.pipeline.verdict_inputs import load_verdict_files
     from jury.results.calibration import calibrate as compute
 
-    given = {name: getattr(options, name) for name in CalibrateOptions.model_fields} if options is not None else {}
-    given |= {"verdicts": verdicts} if verdicts else {}
-    o: CalibrateOptions = validated(CalibrateOptions, "calibrate", {**given, **overrides})
+    o = job_options(CalibrateOptions, "calibrate", options, {**({"verdicts": verdicts} if verdicts else {}), **overrides})
     project = project if project is not None else Project.load()
-    label_paths, verdict_paths, audit_paths = o.labels, o.verdicts, o.audit
-    judgment_paths, run_paths = o.judgments, run_files(o.runs)
-    if not label_paths:
+    run_paths = run_files(o.runs)
+    if not o.labels:
         raise InputError("no label files: give at least one human label JSONL file (labels)")
     store_path, root = project.store_path(o.store), project.db_root(o.db_root)
-    inputs = [*label_paths, *verdict_paths, *audit_paths, *(f.path for f in run_paths), *judgment_paths]
     gold_path = project.path("gold", o.gold) if run_paths else None
-    inputs += [gold_path] if gold_path is not None else []
+    inputs = [*o.labels, *o.verdicts, *o.audit, *(f.path for f in run_paths), *o.judgments, *([gold_path] if gold_path else [])]
     guard_outputs(outputs, inputs, store=store_path, db_root=root)
-    label_set = load_labels(label_paths)
-    recorded = load_judgments(judgment_paths) if judgment_paths else []
-    _, adj_docs = load_verdict_files(None, verdict_paths, o.allow_superseded)  # locks first
-    audit_docs = [load_verdict_files(path, [], o.allow_superseded)[0] for path in audit_paths]
+    label_set = load_labels(o.labels)
+    recorded = load_judgments(o.judgments) if o.judgments else []
+    _, adj_docs = load_verdict_files(None, o.verdicts, o.allow_superseded)  # locks first
+    audit_docs = [load_verdict_files(path, [], o.allow_superseded)[0] for path in o.audit]
     evaluation, records = _evaluated(project, o, run_paths, root, progress) if run_paths else (None, [])
     found = compute(
-        label_set,
-        evaluation=evaluation,
-        records=records,
-        adjudications=adj_docs,
-        audits=audit_docs,
-        judgments=recorded,
-        annotator=o.annotator,
-        seed=o.seed if o.seed is not None else 0,
-    )
+        label_set, evaluation=evaluation, records=records, adjudications=adj_docs, audits=audit_docs, judgments=recorded,
+        annotator=o.annotator, seed=o.seed if o.seed is not None else 0,
+    )  # fmt: skip
     return Calibration(**dict(found), inputs=inputs, store_path=store_path, db_root=root)
 
 

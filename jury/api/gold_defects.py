@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from jury.execution.engine_urls import DatabaseURLs
     from jury.execution.store import Store
     from jury.progress import Progress, ProgressFactory
+    from jury.verdicts.documents import AuditFile
 
 
 class GoldDefects(Result):
@@ -66,8 +67,7 @@ def gold_defects(
         allow_superseded: use verdict files that a newer file in their folder supersedes (refused by
             default).
         project: the folder's jury.toml defaults (default: the working directory's).
-        progress: a progress factory: called with a task's name, returns a context manager giving a
-            ``(done, total)`` callback or None (default: no progress shown).
+        progress: a progress-bar factory (jury.progress; default: no progress shown).
         outputs: files the caller will write, refused before any work when one is an input.
 
     Returns:
@@ -78,42 +78,70 @@ def gold_defects(
     """
     from jury.inputs.io import load_gold, sha256_file
     from jury.pipeline.outputs import guard_outputs
-    from jury.pipeline.verdict_inputs import load_verdict_files
     from jury.progress import no_progress
     from jury.results.gold_defects import defect_rows, provenance
-    from jury.verdicts.reaudit import resolve_bound
 
     project = project if project is not None else Project.load()
-    audit_path = project.path("audit", audit)
-    if audit_path is None:
-        raise InputError("the gold-defect table is made from an audit file: give it (--audit) or set audit in jury.toml")
+    audit_path, doc = _audit(project, audit, allow_superseded)  # the lock first
+    gold_path = _gold(project, gold, audit_path, doc)
     store_path = project.store_path(store)
-    audit_doc, _ = load_verdict_files(audit_path, [], allow_superseded)  # the lock first
-    assert audit_doc is not None
-    path, doc = audit_doc
-    base = Path(path).parent
-    bound = doc.inputs.gold
-    gold_path = project.path("gold", gold) or resolve_bound(base, bound.path)
     guard_outputs(outputs, [audit_path, gold_path], store=store_path, db_root=project.db_root(db_root))
-    if not gold_path.is_file() or sha256_file(gold_path) != bound.sha256:
-        raise InputError(
-            f"{gold_path}: not the gold file {audit_path} audited ({bound.path}, sha256 {bound.sha256[:12]}…): "
-            "give that file with --gold"
-        )
+    _check_bound(gold_path, audit_path, doc)
     items = load_gold(gold_path)
     flagged = [items[r.question_id] for r in doc.records if (r.flagged or r.checks) and r.question_id in items]
-    root = project.db_root(db_root)
-    if root is None and doc.inputs.databases:
-        root = resolve_bound(base, next(iter(doc.inputs.databases.values())).path).parent.parent
+    root = _root(project, db_root, audit_path, doc)
     with project.open_store(store) as st, (progress or no_progress)("executing gold SQL") as bar:
         previews = _previews(flagged, root, st, project.db_urls(db_url), bar)
     return GoldDefects(
-        provenance=provenance(path, doc, sha256_file(path), bound),
+        provenance=provenance(audit_path, doc, sha256_file(audit_path), doc.inputs.gold),
         defects=defect_rows(doc, items, previews),
         inputs=[audit_path, gold_path],
         store_path=store_path,
         db_root=root,
     )
+
+
+def _audit(project: Project, audit: PathLike | None, allow_superseded: bool) -> tuple[Path, AuditFile]:
+    """The audit file asked for (jury.toml's by default) and its document, its lock checked."""
+    from jury.verdicts.documents import AuditFile
+    from jury.verdicts.lock import load_current
+
+    audit_path = project.path("audit", audit)
+    if audit_path is None:
+        raise InputError("the gold-defect table is made from an audit file: give it (--audit) or set audit in jury.toml")
+    doc = load_current(audit_path, "audit", allow_superseded=allow_superseded)
+    assert isinstance(doc, AuditFile)  # load_current checked its kind
+    return audit_path, doc
+
+
+def _gold(project: Project, gold: PathLike | None, audit_path: Path, doc: AuditFile) -> Path:
+    """The gold file: ``gold``, else jury.toml's, else the one the audit bound (beside the audit)."""
+    from jury.verdicts.reaudit import resolve_bound
+
+    given = project.path("gold", gold)
+    return given if given is not None else resolve_bound(audit_path.parent, doc.inputs.gold.path)
+
+
+def _check_bound(gold_path: Path, audit_path: Path, doc: AuditFile) -> None:
+    """Refuse a gold file other than the one the audit bound (or that file changed since)."""
+    from jury.inputs.io import sha256_file
+
+    bound = doc.inputs.gold
+    if not gold_path.is_file() or sha256_file(gold_path) != bound.sha256:
+        raise InputError(
+            f"{gold_path}: not the gold file {audit_path} audited ({bound.path}, sha256 {bound.sha256[:12]}…): "
+            "give that file with --gold"
+        )
+
+
+def _root(project: Project, db_root: PathLike | None, audit_path: Path, doc: AuditFile) -> Path | None:
+    """Where the previews run: ``db_root``, else jury.toml's, else beside the databases the audit bound."""
+    from jury.verdicts.reaudit import resolve_bound
+
+    root = project.db_root(db_root)
+    if root is None and doc.inputs.databases:
+        root = resolve_bound(audit_path.parent, next(iter(doc.inputs.databases.values())).path).parent.parent
+    return root
 
 
 def _previews(

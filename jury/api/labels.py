@@ -132,38 +132,28 @@ def import_labels(
     from jury.pipeline.outputs import guard_outputs
 
     o = job_options(LabelsImportOptions, "import_labels", options, overrides)
-    gold, output, runs_out, gold_out, family, original = o.gold, o.output, o.runs_out, o.gold_out, o.family, o.original
-    db_root, store = o.db_root, o.store
+    gold, output, original = o.gold, o.output, o.original
     if kind not in KINDS:
         raise InputError(f"unknown label set {kind!r}; choose one of: {', '.join(KINDS)}")
     name = LabelSet(kind)
-    if (runs_out or gold_out or family) and not name.startswith("flex"):
+    if (o.runs_out or o.gold_out or o.family) and not name.startswith("flex"):
         raise InputError(f"runs_out, gold_out and family are for the flex kinds (FLEX's pairs), not {name}")
     project = project if project is not None else Project.load()
     paths, gold_path = as_paths(files), project.gold(gold)
-    guard_outputs(
-        [output, runs_out, gold_out],
-        [*paths, gold_path, original],
-        store=project.store_path(store),
-        db_root=project.db_root(db_root),
-    )
+    store, db_root = project.store_path(o.store), project.db_root(o.db_root)
+    guard_outputs([output, o.runs_out, o.gold_out], [*paths, gold_path, original], store=store, db_root=db_root)
     if name == LabelSet.CSV and output is not None:
         report, streamed = _stream_csv(paths, load_gold(gold_path), Path(output))
     else:
         report, streamed = read_set(name, paths, load_gold(gold_path), original=original), 0
     if report.changed:
         _decide_changes(
-            report,
-            project,
-            db_root=db_root,
-            store=store,
-            comparator=o.comparator,
-            timeout=o.timeout,
+            report, project, db_root=o.db_root, store=o.store, comparator=o.comparator, timeout=o.timeout,
             need_databases=name == LabelSet.PLATINUM,
-        )
+        )  # fmt: skip
     if not report.labels and not report.judgments and not streamed:
         raise InputError(f"{name}: no labels (unmatched: {len(report.unmatched)}, unresolved: {len(report.unresolved)})")
-    found = _imported(name, report, family, streamed, [Path(p) for p in (*paths, gold_path, original) if p is not None])
+    found = _imported(name, report, o.family, streamed, [Path(p) for p in (*paths, gold_path, original) if p is not None])
     found.notes = _notes(found, report.by_annotator())
     _write(found, o, streamed)
     return found

@@ -90,14 +90,10 @@ def suites(
     Args:
         runs: test-suite run JSONL file(s).
         options: a ``SuitesOptions`` (jury.options.suites: every option of ``jury suites`` but how it
-            shows the metrics, each documented there: ``verdicts``, ``adjudicate``, ``classify``,
-            ``taxonomy``, ``panel`` (also a loaded Panel), ``plan``, ``max_cost``, ``batch``,
-            ``store``, ``families``, ``seed``, ``early_stop``, ``verdicts_out``, ...), or none.
+            shows the metrics, each documented there; ``panel`` also a loaded Panel), or none.
         project: the folder's jury.toml defaults (default: the working directory's).
-        progress: a progress factory: called with a task's name, returns a context manager giving a
-            ``(done, total)`` callback or None (default: no progress shown).
-        outputs: files the caller will write, refused before any work when one is an input or the
-            store.
+        progress: a progress-bar factory (jury.progress; default: no progress shown).
+        outputs: files the caller will write, refused before any work when one is an input or the store.
         plan_only: the old name of ``plan``, kept as an alias.
         overrides: SuitesOptions' fields as keyword arguments (``verdicts=``, ``adjudicate=``,
             ``taxonomy=``, ...), over ``options``'.
@@ -118,31 +114,24 @@ def suites(
     plan_only = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
     project = project if project is not None else Project.load()
     run_paths, verdict_paths = _run_paths(runs), o.verdicts
-    out = o.verdicts_out
     store_path = project.store_path(o.store)
-    guard_outputs([*outputs, out], [*run_paths, *verdict_paths], store=store_path, verdict_output=True)
-    _refuse_combinations(o.adjudicate, o.classify, plan_only or out is not None, o.taxonomy)
+    guard_outputs([*outputs, o.verdicts_out], [*run_paths, *verdict_paths], store=store_path, verdict_output=True)
+    _refuse_combinations(o.adjudicate, o.classify, plan_only or o.verdicts_out is not None, o.taxonomy)
     records = load_suite_runs(run_paths)
     subset_keys(records, ", ".join(map(str, run_paths)))  # a bad subset is refused before any juror call
-    tax = None
-    if o.taxonomy is not None:  # checked before any juror call
-        from jury.judging.taxonomies import load_taxonomy
-
-        tax = load_taxonomy(str(o.taxonomy))
+    tax = _taxonomy(o.taxonomy)  # checked before any juror call
     docs = suite_verdict_docs(verdict_paths, run_paths, o.allow_superseded) if verdict_paths else []
     credited, adjudicated, juror_categories = _locked(docs, tax)
     result = SuiteScores(inputs=[*run_paths, *verdict_paths], store_path=store_path, plan_only=plan_only)
     if o.adjudicate or o.classify:
         chosen = {"seed": project.get("seed", o.seed, 0), "max_cost": project.get("max_cost", o.max_cost, None)}
-        job = _JurorRun(o.model_copy(update=chosen), tax if o.classify else None)
-        asked = job.run(result, project, run_paths, progress)
+        asked = _JurorRun(o.model_copy(update=chosen), tax if o.classify else None).run(result, project, run_paths, progress)
         if plan_only:
             return result
         if o.classify:
             juror_categories = {**(juror_categories or {}), **{k: r.get("error_category") for k, r in asked.items()}}
         else:
-            credited |= {k for k, r in asked.items() if r["credited"]}
-            adjudicated = True
+            credited, adjudicated = credited | {k for k, r in asked.items() if r["credited"]}, True
     _add_metrics(result, records, credited if adjudicated else None, tax, juror_categories)
     return result
 
@@ -196,6 +185,15 @@ def _refuse_combinations(adjudicate: bool, classify: bool, asks: bool, taxonomy:
         raise InputError("plan and verdicts_out go with adjudicate or classify")
     if classify and taxonomy is None:
         raise InputError("classify needs a taxonomy (the categories the jurors pick from), e.g. plsqlbench")
+
+
+def _taxonomy(path: str | None) -> Taxonomy | None:
+    """The error taxonomy ``--taxonomy`` names, loaded (None: not asked)."""
+    if path is None:
+        return None
+    from jury.judging.taxonomies import load_taxonomy
+
+    return load_taxonomy(str(path))
 
 
 def _locked(docs: list[Any], tax: Any) -> tuple[set[Any], bool, dict[tuple[Any, ...], str | None] | None]:
