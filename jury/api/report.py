@@ -247,15 +247,15 @@ def _undefined(counts: Any, reason: str) -> Any:
 def _anchored(section: Any, adjudication: Any, built: Any, seed: int) -> tuple[Any, list[Any]]:
     """Each model's adjudicated accuracy corrected by the reviewers
     (jury.stats.correction.corrected_accuracies; Se and Sp pooled over the frame's models, or each
-    model's own when the sample was drawn by model): the
-    corrected section with its ``models`` rows, and the report's model rows with
-    ``adjudicated_people``. Made only when the sample's frame is this report's adjudication files
-    (otherwise ``models_note`` says why)."""
+    model's own when the sample was drawn by model): the corrected section with its ``models`` rows,
+    and the report's model rows with ``adjudicated_people``. Made only when the sample's frame is this
+    report's adjudication files (otherwise ``models_note`` says why); without a corrected section
+    (None), the model rows as built."""
     from jury.results.corrected import ModelAnchored, PeopleAnchored
     from jury.stats.correction import ModelCounts, corrected_accuracies
 
     rows = list(built.models)
-    if adjudication is None:
+    if section is None or adjudication is None:
         return section, rows
     mine = sorted(f.content_sha256 for f in built.verdict_files if f.kind == "adjudication")
     if not mine:
@@ -306,12 +306,17 @@ def _anchored(section: Any, adjudication: Any, built: Any, seed: int) -> tuple[A
     return section, [r.model_copy(update={"adjudicated_people": anchored.get(r.model)}) for r in rows]
 
 
-def _only_models(ev: Any, records: list[RunRecord], model: str | Sequence[str]) -> tuple[Any, list[RunRecord]]:
-    """(evaluation, records) of the models named by ``model`` (one name or several), the
-    others' answers left out; an unknown name is an error listing the models."""
+def _only_models(
+    ev: Any, records: list[RunRecord], model: str | Sequence[str] | None
+) -> tuple[Any, list[RunRecord], list[str] | None]:
+    """(evaluation, records, the models kept) of the models named by ``model`` (one name or several;
+    None or none named: every model, and None for the models kept), the others' answers left out; an
+    unknown name is an error listing the models."""
     from dataclasses import replace
 
-    wanted = [model] if isinstance(model, str) else list(model)
+    wanted = ([model] if model else []) if isinstance(model, str) else list(model or [])
+    if not wanted:
+        return ev, records, None
     have = ev.models()
     unknown = [m for m in wanted if m not in have]
     if unknown:
@@ -321,7 +326,7 @@ def _only_models(ev: Any, records: list[RunRecord], model: str | Sequence[str]) 
         raise InputError(f"model {unknown[0]!r} is not a model of the runs{hint} models: {', '.join(have)}")
     keep = set(wanted)
     ev = replace(ev, pairs=[p for p in ev.pairs if p.model in keep], coverage={m: c for m, c in ev.coverage.items() if m in keep})
-    return ev, [r for r in records if r.model in keep]
+    return ev, [r for r in records if r.model in keep], ev.models()
 
 
 def _plots() -> ModuleType:
@@ -346,25 +351,19 @@ def report(
 
     Args:
         score_or_runs: a Score (its evaluation and locked files are reused: nothing is executed) or
-            run JSONL file(s) or prediction files, evaluated here (named as ``jury.score``'s ``runs``:
-            ``"NAME=PATH"`` or a mapping ``{NAME: PATH}``).
-        options: a ``ReportOptions`` (jury.options.report: every option of ``jury report`` but how the
-            report is shown, each documented there), or none. With a Score, the locked files left out
-            (``audit``, ``verdicts``, ``review``) are the Score's, and the evaluation options must be
-            the ones it was made with (``missing``, ``gold_errors`` and ``db``, when given, are
-            checked); ``rank_resamples=None``: no rank intervals.
-        project: the jury.toml the paths and settings left None default to (None: the working
-            directory's).
+            run JSONL file(s) or prediction files, evaluated here (named as ``jury.score``'s ``runs``).
+        options: a ``ReportOptions`` (jury.options.report: every option of ``jury report`` but how it is
+            shown, each documented there), or none. With a Score, the locked files left out (``audit``,
+            ``verdicts``, ``review``) are the Score's, and ``missing``, ``gold_errors`` and ``db``, when
+            given, must be the Score's; ``rank_resamples=None``: no rank intervals.
+        project: the jury.toml the paths and settings left None default to (None: the working directory's).
         progress: a progress-bar factory.
-        outputs: files the caller will write, refused before any work when one is an input, the
-            store, a database or a locked verdict file.
+        outputs: files the caller will write, refused before any work when one is an input or the store.
         site_dir: a site folder the caller will write, checked before any work.
-        overrides: ReportOptions' fields as keyword arguments (``audit=``, ``verdicts=``, ``gold=``,
-            ``store=``, ...), over ``options``'.
+        overrides: ReportOptions' fields as keyword arguments (``audit=``, ``verdicts=``, ...), over ``options``'.
 
     Returns:
-        A Report: the columns per model, rank stability, correlations and composition; it renders
-        itself and writes the published site.
+        A Report: the columns per model, rank stability, correlations and composition (it renders itself).
 
     Raises:
         InputError: a bad input, a strength without the files it needs, an unknown strength.
@@ -373,52 +372,41 @@ def report(
     from jury.results.scoring import coverage_warning
 
     r, o = _options(options, overrides, progress, outputs)
-    # the options by the names the job reads them by
-    model, strength, control, rank_resamples, seed = r.model, r.strength, r.control, r.rank_resamples, r.seed
-    _check_strength(strength)
+    _check_strength(r.strength)
     project = project if project is not None else Project.load()
-    base: Score | None = None
-    if isinstance(score_or_runs, Score):
-        base, run_paths = score_or_runs, score_or_runs.runs
-    else:
-        run_paths = run_files(score_or_runs)
-    if not run_paths:
-        raise InputError("no run files: give a Score (jury.score) or at least one run JSONL file")
+    base, run_paths = _runs(score_or_runs)
     f = _ReportFiles.of(r, project, base)
     store_path, root, positions, inputs = _inputs(project, base, o, run_paths, f.all(), site_dir)
     locked = load_verdict_inputs(  # locks first
         f.audit, f.verdicts, f.review, r.allow_superseded, base=base.verdicts if base is not None else None
     )
     gold_for = None if not (f.panels or f.sample) else base.gold_path if base is not None else project.gold(o["gold"])
-    panels, corrected, adjudication_sample, registry = _beside(f, gold_for, run_paths, seed)
+    panels, corrected, adjudication_sample, registry = _beside(f, gold_for, run_paths, r.seed)
     ev, gold_items, records, gold_file = _evaluation(project, base, o, run_paths, root, positions)
-    models = None
-    if model is not None and (model if isinstance(model, str) else list(model)):
-        ev, records = _only_models(ev, records, model)
-        models = ev.models()
+    ev, records, models = _only_models(ev, records, r.model)
     check_audit_against_gold(locked.reviewed_audit, ev, gold_items, gold_file)
-    built = _build(ev, gold_items, locked, gold_file, run_paths, strength, control, registry, rank_resamples, seed)
-    rows = list(built.models)
-    if corrected is not None:
-        corrected, rows = _anchored(corrected, adjudication_sample, built, seed)
+    built = _build(ev, gold_items, locked, gold_file, run_paths, r.strength, r.control, registry, r.rank_resamples, r.seed)
+    corrected, rows = _anchored(corrected, adjudication_sample, built, r.seed)
     sources = ReportSources(
-        ev, gold_items, records, gold_file, run_paths, locked, f.families, strength, control, rank_resamples, seed,
+        ev, gold_items, records, gold_file, run_paths, locked, f.families, r.strength, r.control, r.rank_resamples, r.seed,
         positions_from=positions, models=models, dbs=base.dbs if base is not None else db_filter(o["db"]), compare_panels=f.panels or None, corrected=f.corrected() or None,
     )  # fmt: skip
-    return Report.model_validate(
-        {
-            **{name: getattr(built, name) for name in ReportModel.model_fields},
-            "models": rows,
-            "corrected": corrected,
-            "notes": [*ev.input_notes, *(w for w in (coverage_warning(ev),) if w)] + review_note(locked.review_info),
-            "review_info": locked.review_info,
-            "panels": panels,
-            "sources": sources,
-            "inputs": inputs,
-            "store_path": store_path,
-            "db_root": root,
-        }
+    return Report.model_validate({
+        **{name: getattr(built, name) for name in ReportModel.model_fields}, "models": rows, "corrected": corrected,
+        "notes": [*ev.input_notes, *(w for w in (coverage_warning(ev),) if w)] + review_note(locked.review_info),
+        "review_info": locked.review_info, "panels": panels, "sources": sources, "inputs": inputs, "store_path": store_path,
+        "db_root": root,
+    })  # fmt: skip
+
+
+def _runs(score_or_runs: Score | RunFileArgs) -> tuple[Score | None, list[RunFile]]:
+    """(the Score given, else None; the run files): a Score's runs, or the run files named."""
+    base, run_paths = (
+        (score_or_runs, score_or_runs.runs) if isinstance(score_or_runs, Score) else (None, run_files(score_or_runs))
     )
+    if not run_paths:
+        raise InputError("no run files: give a Score (jury.score) or at least one run JSONL file")
+    return base, run_paths
 
 
 @dataclass
