@@ -630,22 +630,8 @@ def _classify(
     )
     memo_key: CompareKey = (pair.gold_key, pair.pred_key, om, repr(extras) if extras else None)
     memo = compared.get(memo_key)
-    if memo is None and _shared(side, gold_res, pred_res, opts):
-        memo = compared[memo_key] = compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om, prepared=prepared)
     if memo is None:
-        try:
-            matches = {
-                name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
-                for name, f in side.items()
-            }
-        except PluginError as exc:  # a plugin comparator's failure (jury.plugins): the pair it failed on
-            raise PluginError(f"model {pair.model!r}, question {pair.question_id!r}: {exc}") from None
-        if gold_res.truncated or pred_res.truncated:
-            # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
-            share = 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
-        else:
-            share = compare.overlap(gold_res.rows, pred_res.rows, options=opts)
-        memo = compared[memo_key] = (matches, share)
+        memo = compared[memo_key] = _comparison(pair, gold_res, pred_res, side, opts, extras, prepared)
     pair.comparator_matches, pair.overlap = dict(memo[0]), memo[1]
     if pair.comparator_matches[settings.comparator]:
         pair.outcome = Outcome.MATCH
@@ -653,6 +639,33 @@ def _classify(
         pair.outcome = Outcome.NEAR_MISS
     else:
         pair.outcome = Outcome.MISMATCH
+
+
+def _comparison(
+    pair: PairResult,
+    gold_res: ExecResult,
+    pred_res: ExecResult,
+    side: dict[str, Callable[..., bool]],
+    opts: compare.NormalizeOptions,
+    extras: compare.Spider2Arguments | None,
+    prepared: compare.Prepared,
+) -> Comparison:
+    """Every comparator's decision on two results and their row overlap (all at once when
+    ``_shared`` allows; a plugin comparator's failure names the pair it failed on)."""
+    om = pair.order_matters
+    if _shared(side, gold_res, pred_res, opts):
+        return compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om, prepared=prepared)
+    try:
+        matches = {
+            name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
+            for name, f in side.items()
+        }
+    except PluginError as exc:  # a plugin comparator's failure (jury.plugins): the pair it failed on
+        raise PluginError(f"model {pair.model!r}, question {pair.question_id!r}: {exc}") from None
+    if gold_res.truncated or pred_res.truncated:
+        # Equal set digests prove overlap 1.0 (also after normalisation); otherwise unknown.
+        return matches, 1.0 if gold_res.result_sha256 == pred_res.result_sha256 else None
+    return matches, compare.overlap(gold_res.rows, pred_res.rows, options=opts)
 
 
 def _shared(side: dict[str, Callable[..., bool]], gold: ExecResult, pred: ExecResult, opts: compare.NormalizeOptions) -> bool:
