@@ -19,6 +19,7 @@ import pstats
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from jury.compare.outcomes import Settings, evaluate
@@ -86,7 +87,7 @@ def main() -> None:
         for workers in (1, 2):
             t, ev = cold(gold, records, db_root, workers)
             best[workers] = min(best.get(workers, t), t)
-            pairs[workers] = [p.model_dump() for p in ev.pairs]
+            pairs[workers] = [asdict(p) for p in ev.pairs]
     print(
         f"cold wall, best of {args.repeat}: workers 1 {best[1]:.2f} s, workers 2 {best[2]:.2f} s, ratio {best[1] / best[2]:.2f}x"
     )

@@ -5,6 +5,7 @@ whatever the chunk size, and an adjudication keeps exactly the results its ballo
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def test_outcomes_and_results_do_not_depend_on_the_chunk_size(tmp_path, monkeypa
     whole = _evaluate(project)
     monkeypatch.setattr(outcomes, "CHUNK_QUESTIONS", chunk)
     chunked = _evaluate(project)
-    assert [p.model_dump() for p in chunked.pairs] == [p.model_dump() for p in whole.pairs]
+    assert [asdict(p) for p in chunked.pairs] == [asdict(p) for p in whole.pairs]
     assert [(p.model, p.question_id) for p in chunked.pairs] == [(r["model"], r["question_id"]) for r in RUNS if r["sql"]]
     assert chunked.gold_errors == whole.gold_errors
     assert list(chunked.results) == list(whole.results)  # every result, in the same order
@@ -69,7 +70,7 @@ def test_keep_keeps_the_results_of_the_pairs_it_wants_only(tmp_path, monkeypatch
     monkeypatch.setattr(outcomes, "CHUNK_QUESTIONS", 1)
     whole = _evaluate(project)
     kept = _evaluate(project, keep=lambda p: p.outcome == "mismatch")
-    assert [p.model_dump() for p in kept.pairs] == [p.model_dump() for p in whole.pairs]
+    assert [asdict(p) for p in kept.pairs] == [asdict(p) for p in whole.pairs]
     wanted = {k for p in whole.pairs if p.outcome == "mismatch" for k in (p.gold_key, p.pred_key)}
     assert set(kept.results) == wanted and len(wanted) < len(whole.results)
     assert all(kept.results[k] == whole.results[k] for k in wanted)

@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,7 @@ def test_ray_outcomes_equal_local_on_the_bundled_example(ray_runtime, tmp_path):
             evaluations[name] = evaluate(gold, records, EXAMPLE / "databases", store, Settings(workers=2, executor=name))
     local, on_ray = evaluations["local"], evaluations["ray"]
     assert local.executed == on_ray.executed > 100
-    assert [p.model_dump() for p in local.pairs] == [p.model_dump() for p in on_ray.pairs]
+    assert [asdict(p) for p in local.pairs] == [asdict(p) for p in on_ray.pairs]
     assert _stored(tmp_path / "local.db") == _stored(tmp_path / "ray.db")
 
 

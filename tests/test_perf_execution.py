@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -388,7 +389,7 @@ def test_chunked_workers_give_what_one_worker_gives(tmp_path):
         with Store(path) as store:
             ev = evaluate(gold, records, EXAMPLE / "databases", store, Settings(workers=workers))
             assert ev.executed > 64 * 4  # the pool path, several chunks (CHUNK_MAX 64)
-            out[workers] = [p.model_dump() for p in ev.pairs]
+            out[workers] = [asdict(p) for p in ev.pairs]
             stored[workers] = store.db.execute(
                 "SELECT key, db_sha256, sql, status, columns, rows, row_count, truncated, result_sha256, "
                 "ordered_sha256, error, timeout_s, row_cap FROM executions ORDER BY key"

@@ -188,17 +188,27 @@ def test_stats_missing_values_without_numpy_imported_and_with_numpy_floats():
 def test_constructed_is_model_construct():
     """jury.inputs.records.constructed (issue 46) builds the model model_construct builds:
     same fields in the same order, same fields set, fresh mutable defaults, equal and dumped alike."""
-    from jury.compare.outcomes import PairResult
+    from pydantic import BaseModel, Field
+
     from jury.inputs.records import constructed
 
-    given = {"model": "m", "question_id": 3, "db_id": "d", "chosen_db_id": None, "routed": True, "outcome": "match"}
-    fast, slow = constructed(PairResult, **given), PairResult.model_construct(**given)
-    assert fast == slow and list(fast.__dict__) == list(slow.__dict__) == list(PairResult.model_fields)
+    class Scored(BaseModel):  # a literal mutable default (copied), a factory default, plain fields
+        model: str
+        question_id: int | str
+        chosen_db_id: str | None
+        outcome: str
+        comparator_matches: dict[str, bool | None] = {}
+        families: list[str] = Field(default_factory=list)
+        error: str | None = None
+
+    given = {"model": "m", "question_id": 3, "chosen_db_id": None, "outcome": "match"}
+    fast, slow = constructed(Scored, **given), Scored.model_construct(**given)
+    assert fast == slow and list(fast.__dict__) == list(slow.__dict__) == list(Scored.model_fields)
     assert fast.model_fields_set == slow.model_fields_set == set(given)
     assert fast.model_dump() == slow.model_dump() and fast.model_dump_json() == slow.model_dump_json()
     fast.families.append("x")
     fast.comparator_matches["strict"] = True
-    assert constructed(PairResult, **given).families == [] and constructed(PairResult, **given).comparator_matches == {}
+    assert constructed(Scored, **given).families == [] and constructed(Scored, **given).comparator_matches == {}
     res = {"status": "ok", "rows": [(1, "a")], "row_count": 1}
     assert constructed(ExecResult, **res) == ExecResult.model_construct(**res) == ExecResult(**res)
     assert constructed(ExecResult, status="error").columns == []

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from pydantic import BaseModel, ConfigDict
-
 from jury.compare import comparators as compare
 from jury.compare.coverage import Coverage, apply_missing_rule
 from jury.compare.gold_orders import gold_orders
@@ -31,7 +29,7 @@ from jury.execution.engine_urls import Databases, DatabaseURLs
 from jury.execution.schema import SchemaReader, describe_columns
 from jury.execution.store import Store, execution_key
 from jury.inputs.io import canonical_v1, database_path, require_database
-from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord, constructed
+from jury.inputs.records import ExecResult, GoldItem, QuestionId, RunRecord
 from jury.progress import Progress
 from jury.vocab import (
     DECIDING_COMPARATORS,
@@ -150,11 +148,13 @@ class Settings:
         return described
 
 
-class PairResult(BaseModel):
-    """The scored answer of one model to one question."""
+@dataclass(slots=True)
+class PairResult:
+    """The scored answer of one model to one question.
 
-    # built with model_construct: its validator and serializer are built on first use (issue 46)
-    model_config = ConfigDict(defer_build=True)
+    A slotted dataclass, not a pydantic model: an evaluation holds one per (model, question) (27k
+    at BIRD's size) and the model's instance dict and fields-set were two thirds of each one's
+    memory (issue 46); it is built from validated records and never validated itself."""
 
     model: str
     question_id: QuestionId
@@ -163,12 +163,12 @@ class PairResult(BaseModel):
     routed: bool
     outcome: str
     overlap: float | None = None
-    comparator_matches: dict[str, bool | None] = {}
+    comparator_matches: dict[str, bool | None] = field(default_factory=dict)
     order_matters: bool = False
     gold_key: str | None = None
     pred_key: str | None = None
     error: str | None = None
-    families: list[str] = []
+    families: list[str] = field(default_factory=list)
     recorded: bool = False  # the outcome is the run record's recorded `match`, not a comparison here
     gold_error_counted: bool = False  # a gold error under gold_errors="fail": a wrong answer, in every denominator
 
@@ -546,8 +546,7 @@ def _compared_pairs(
         if r.question_id not in order_cache:
             order_cache[r.question_id] = g.order_matters if g.order_matters is not None else orders[g.sql]
         # every value is of its field's type already (the records and gold items are validated)
-        pair = constructed(
-            PairResult,
+        pair = PairResult(
             model=r.model,
             question_id=r.question_id,
             db_id=g.db_id,
