@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import typer
 
 from jury.errors import JuryError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jury.api.result import Result
+    from jury.progress import Progress
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 RUNS_HELP = (
     "Run JSONL files (one line per model and question), or BIRD prediction files as published "
@@ -26,7 +36,7 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def make_console(stderr: bool = False):
+def make_console(stderr: bool = False) -> Console:
     """The console every command prints through: on a terminal it fits the terminal's width;
     without one (a pipe, a log file) lines are not wrapped. Strings printed are made safe
     (jury.results.render.safe: control characters escaped); tables from to_rich_table already are."""
@@ -35,7 +45,7 @@ def make_console(stderr: bool = False):
     from jury.results.render import UNWRAPPED_WIDTH, safe
 
     class SafeConsole(Console):
-        def print(self, *objects, **kwargs):
+        def print(self, *objects: Any, **kwargs: Any) -> None:  # Console.print's own *objects: Any
             super().print(*(safe(o, newlines=True) if isinstance(o, str) else o for o in objects), **kwargs)
 
     probe = Console(stderr=stderr)
@@ -54,21 +64,21 @@ def table_width(output: Path | None) -> int | None:
     return None if console.width >= UNWRAPPED_WIDTH else console.width
 
 
-def show(result) -> None:
+def show(result: Result) -> None:
     """Print a job's result (a jury.api Result) as its table, fitted to the terminal."""
     typer.echo(result.render("table", width=table_width(None)), nl=False)
 
 
-def handle_errors(fn: Callable) -> Callable:
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn a JuryError into one line on stderr and its exit code (1 unless said); never a traceback."""
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except JuryError as exc:
             if exc.partial is not None:  # what the job did before the error (a Result)
-                show(exc.partial)
+                show(cast("Result", exc.partial))  # only jobs set it, always to their Result
             raise fail(str(exc), exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("Interrupted: everything finished so far is kept in the store.", err=True)
@@ -91,7 +101,7 @@ def check_format(fmt: str) -> str:
 
 
 @contextmanager
-def progress_bar(description: str, enabled: bool = True):
+def progress_bar(description: str, enabled: bool = True) -> Iterator[Progress]:
     """Yield a callback (done, total) that drives a rich progress bar on stderr."""
     from rich.console import Console
 

@@ -7,7 +7,7 @@ The command is generated from ReportCommand (jury.options.command): jury.report'
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +17,9 @@ from jury.options import Flag
 from jury.options.command import argument, command
 from jury.options.groups import Output
 from jury.options.report import ReportOptions
+
+if TYPE_CHECKING:
+    from jury.api.report import Report
 
 
 class ReportShown(Output):
@@ -82,7 +85,7 @@ def run(runs: list[Path] | None, o: ReportCommand) -> None:
     emit(result.render(o.fmt, width=table_width(o.output), wide=o.wide), o.output)
 
 
-def _write_site(result, output: Path) -> None:
+def _write_site(result: Report, output: Path) -> None:
     """`jury report -f html -o DIR`: the static site, and what was written."""
     summary = result.write_site(output)
     typer.echo(f"wrote {summary.path}/index.html ({summary.files:,} files, {summary.bytes / 1e6:.1f} MB)", err=True)

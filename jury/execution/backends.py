@@ -21,11 +21,12 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from types import ModuleType
+from typing import Any, Literal, Protocol
 
 from jury.errors import InputError, JuryError, need_extra, one_line
 from jury.execution import engine_urls, engines
@@ -39,6 +40,8 @@ Job = tuple[str, str, str, str, float, int]
 #: (key, the result's stored form) for each job of a chunk, in order
 Encoded = list[tuple[str, EncodedResult]]
 Save = Callable[[Encoded], None]
+#: A Ray task's reply (execute_verified_chunk): ("ok", encoded results), or (problem, path, expected sha256, detail, host)
+ChunkReply = tuple[Literal["ok"], Encoded] | tuple[Literal["unreadable", "changed"], str, str, str, str]
 
 #: A worker gets at most this many jobs at once ...
 CHUNK_MAX = 64
@@ -101,7 +104,7 @@ class LocalExecutor:
         pool.shutdown()
 
 
-_hashed: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> sha256, per worker process
+_hashed: dict[tuple[str, int, int, int], str] = {}  # (path, size, mtime_ns, inode) -> sha256, per worker process
 
 
 def database_sha256(path: str) -> str:
@@ -117,7 +120,7 @@ def database_sha256(path: str) -> str:
     return _hashed[ident]
 
 
-def execute_verified_chunk(chunk: Sequence[Job]) -> tuple:
+def execute_verified_chunk(chunk: Sequence[Job]) -> ChunkReply:
     """Ray task body: ("ok", encoded results) once every database of the chunk has the sha256
     the driver sent, else (problem, path, expected sha256, detail, host) executing nothing."""
     for path, sha in dict.fromkeys((job[1], job[2]) for job in chunk):
@@ -130,7 +133,7 @@ def execute_verified_chunk(chunk: Sequence[Job]) -> tuple:
     return ("ok", execute_chunk(chunk))
 
 
-def import_ray():
+def import_ray() -> ModuleType:
     """Ray, or MissingExtra: "executor 'ray' needs ray: pip install 'jury-sql[ray]'"."""
     return need_extra("ray", "ray", "executor 'ray'")
 
@@ -143,7 +146,7 @@ class RayExecutor:
     workers: int
     address: str | None = None
     max_retries: int = RAY_MAX_RETRIES
-    task: Callable[[Sequence[Job]], tuple] = execute_verified_chunk
+    task: Callable[[Sequence[Job]], ChunkReply] = execute_verified_chunk
 
     def run(self, jobs: Sequence[Job], save: Save) -> None:
         if not jobs:
@@ -162,7 +165,7 @@ class RayExecutor:
             if temp_dir is not None:
                 shutil.rmtree(temp_dir, ignore_errors=True)
 
-    def _connect(self, ray) -> tuple[bool, str | None]:
+    def _connect(self, ray: ModuleType) -> tuple[bool, str | None]:
         """(whether this run started Ray, the temp dir of a local runtime it started)."""
         if ray.is_initialized():  # a caller's runtime (a library user, a test): used, left running
             return False, None
@@ -185,14 +188,14 @@ class RayExecutor:
             raise JuryError(f"cannot start a local Ray runtime: {one_line(exc, first_line=True)}") from None
         return True, temp_dir
 
-    def _run(self, ray, jobs: Sequence[Job], save: Save) -> None:
+    def _run(self, ray: ModuleType, jobs: Sequence[Job], save: Save) -> None:
         cpus = max(1, int(ray.cluster_resources().get("CPU", self.workers)))
         size = chunk_size(len(jobs), cpus)
         shared = {path: path if engine_urls.is_url(path) else str(Path(path).resolve()) for path in {job[1] for job in jobs}}
         chunks = [[(k, shared[p], *rest) for k, p, *rest in jobs[i : i + size]] for i in range(0, len(jobs), size)]
         remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(self.task)
         limit = cpus * CHUNKS_PER_WORKER  # tasks in flight: results come back as they finish
-        pending: list = []
+        pending: list[object] = []  # Ray's object refs of the tasks in flight
         written: set[str] = set()
         submitted = 0
         try:
@@ -230,7 +233,7 @@ RAY_AUTH_HINT = (
 )
 
 
-def _authenticated(ray, address: str) -> None:
+def _authenticated(ray: ModuleType, address: str) -> None:
     """A cluster that refuses this client's credentials (Ray's token authentication) says so
     with Ray's own cause, at once: ray.init would retry for a minute and then report only that
     it "failed to connect". One GCS connection is made, with the token Ray would send; any other
@@ -261,7 +264,7 @@ def _authenticated(ray, address: str) -> None:
 
 
 @contextlib.contextmanager
-def _quiet_stderr():
+def _quiet_stderr() -> Iterator[None]:
     """File descriptor 2 sent to /dev/null for the duration (C++ logging bypasses sys.stderr)."""
     try:
         saved = os.dup(2)
@@ -284,7 +287,7 @@ def _one_line_cause(message: str) -> str:
     return first.split(". ", 1)[0].rstrip(".")
 
 
-def _results(reply: tuple) -> Encoded:
+def _results(reply: ChunkReply) -> Encoded:
     if reply[0] == "ok":
         return reply[1]
     problem, path, expected, detail, host = reply

@@ -13,7 +13,7 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jury.errors import StoreError
 
@@ -58,18 +58,31 @@ class StoreWrites:
                 raise
 
 
+class BatchJuror(Protocol):
+    """What a batch records of its juror (jury.judging.juror.Juror)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def api_base(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+
+
 class BatchStoreMixin(StoreWrites):
     db: sqlite_utils.Database
 
-    def _batch_tx(self, statements: Iterable[tuple[str, list]]) -> None:
+    def _batch_tx(self, statements: Iterable[tuple[str, list[object]]]) -> None:
         with self._transaction() as conn:
             for sql, args in statements:
                 conn.execute(sql, args)
 
-    def record_batch(self, batch_id: str, provider: str, juror, request_hashes: list[str], holder: str) -> None:
+    def record_batch(self, batch_id: str, provider: str, juror: BatchJuror, request_hashes: list[str], holder: str) -> None:
         """The batch and its ballots, in one transaction, before anything is sent."""
         now = now_iso()
-        statements: list[tuple[str, list]] = [
+        statements: list[tuple[str, list[object]]] = [
             (
                 "INSERT INTO batches (id, provider, juror, juror_model, api_base, api_key_env, state, requests, holder, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?)",
@@ -93,7 +106,7 @@ class BatchStoreMixin(StoreWrites):
         ]
         self._batch_tx(statements)
 
-    def update_batch(self, batch_id: str, **fields) -> None:
+    def update_batch(self, batch_id: str, **fields: object) -> None:
         fields["updated_at"] = now_iso()
         sets = ", ".join(f"{k} = ?" for k in fields)
         with self._writing():
@@ -108,7 +121,7 @@ class BatchStoreMixin(StoreWrites):
         failures: dict[str, str] | None = None,
         unusable: dict[str, str] | None = None,
         missing: str | None = None,
-        **fields,
+        **fields: object,
     ) -> None:
         """A batch that ended (or expired, failed): in one transaction, its replies stored
         (`answers`: request hash and reply JSON, read one at a time), its failed items (a rerun
@@ -116,7 +129,7 @@ class BatchStoreMixin(StoreWrites):
         with no reply, it becomes the synchronous path's final abstention), every item still
         pending failed with `missing` (or "no result in the <state> batch")."""
 
-        def statements() -> Iterator[tuple[str, list]]:
+        def statements() -> Iterator[tuple[str, list[object]]]:
             for h, body in answers:
                 yield (
                     "UPDATE batch_items SET state = 'answered', response = ?, error = NULL WHERE batch_id = ? "
@@ -160,7 +173,7 @@ class BatchStoreMixin(StoreWrites):
                 [error, batch_id, request_sha256],
             )
 
-    def batches(self, states: tuple[str, ...] | None = None) -> list[dict]:
+    def batches(self, states: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         """Every batch (or those in `states`), oldest first, with its items counted by state."""
         where = f"WHERE state IN ({','.join('?' * len(states))})" if states else ""
         rows = self.conn.execute(f"SELECT {_COLUMNS} FROM batches {where} ORDER BY created_at, id", list(states or ())).fetchall()
@@ -180,7 +193,7 @@ class BatchStoreMixin(StoreWrites):
     def has_batches(self) -> bool:
         return self.conn.execute("SELECT 1 FROM batches LIMIT 1").fetchone() is not None
 
-    def pending_batch(self, request_sha256: str) -> dict | None:
+    def pending_batch(self, request_sha256: str) -> dict[str, Any] | None:
         """The open batch this ballot waits in (id, provider, provider_batch_id, juror), or None."""
         row = self.conn.execute(
             "SELECT b.id, b.provider, b.provider_batch_id, b.juror FROM batch_items i JOIN batches b ON b.id = i.batch_id "
@@ -199,14 +212,15 @@ class BatchStoreMixin(StoreWrites):
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
 
-    def _latest_item(self, request_sha256: str) -> tuple | None:
+    def _latest_item(self, request_sha256: str) -> tuple[Any, ...] | None:
         """(batch id, item state, item error, provider batch id) of the latest batch the ballot
         was recorded in, or None."""
-        return self.conn.execute(
+        row: tuple[Any, ...] | None = self.conn.execute(
             "SELECT b.id, i.state, i.error, b.provider_batch_id FROM batch_items i JOIN batches b ON b.id = i.batch_id "
             "WHERE i.request_sha256 = ? ORDER BY b.created_at DESC, b.rowid DESC LIMIT 1",
             [request_sha256],
         ).fetchone()
+        return row
 
     def batch_failure(self, request_sha256: str) -> str | None:
         """Why the ballot's latest batch gave it no reply (None when it has none that failed)."""

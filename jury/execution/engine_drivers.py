@@ -7,14 +7,19 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from jury.errors import InputError, one_line
-from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, driver, engine_of, flag, redact
+from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, Connection, driver, engine_of, flag, redact
 
 _FETCH = 1000  # rows fetched from the server at a time
+
+#: A row as the engine's driver returns it.
+Row = tuple[Any, ...]
+#: What a cursor of the engine's driver is (the drivers' own classes; see Connection).
+Cursor = Any
 
 
 def url_password(params: dict[str, str], *defaults: str) -> str | None:
@@ -51,22 +56,26 @@ class Engine:
     # subclasses
     runs_every_statement = False  # the others refuse a text of several statements, as their drivers do
 
-    def run_and_discard(self, conn, sql: str, deadline: float) -> None:
+    def run_and_discard(self, conn: Connection, sql: str, deadline: float) -> None:
         raise NotImplementedError
 
-    def connect(self, timeout_s: float):
+    def connect(self, timeout_s: float) -> Connection:
         raise NotImplementedError
 
-    def begin(self, conn, timeout_s: float) -> None:
+    def begin(self, conn: Connection, timeout_s: float) -> None:
         raise NotImplementedError
 
-    def stream(self, conn, sql: str) -> tuple[list[str], Iterator[tuple]]:
+    def stream(self, conn: Connection, sql: str) -> tuple[list[str], Iterator[Row]]:
         raise NotImplementedError
 
-    def end(self, conn) -> None:
+    def end(self, conn: Connection) -> None:
         raise NotImplementedError
 
-    def canceller(self, conn):
+    def canceller(self, conn: Connection) -> Callable[[], object]:
+        raise NotImplementedError
+
+    def state(self, conn: Connection) -> list[list[Any]]:
+        """The staleness fingerprint's catalogue state (the server engines; DuckDB's is its file's hash)."""
         raise NotImplementedError
 
     # The catalogue, read with the engine's own placeholder style: TABLES_SQL takes no
@@ -74,14 +83,15 @@ class Engine:
     TABLES_SQL = ""
     COLUMNS_SQL = ""
 
-    def fetch(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
+    def fetch(self, conn: Connection, sql: str, params: tuple[object, ...] = ()) -> list[Row]:
         """All rows of a catalogue or plain query (drivers whose connection executes directly)."""
-        return conn.execute(sql, params or None).fetchall()  # no parameters: no placeholder parsing
+        rows: list[Row] = conn.execute(sql, params or None).fetchall()  # no parameters: no placeholder parsing
+        return rows
 
-    def tables(self, conn) -> list[str]:
+    def tables(self, conn: Connection) -> list[str]:
         return [r[0] for r in self.fetch(conn, self.TABLES_SQL)]
 
-    def columns(self, conn, table: str) -> list[tuple[str, str]]:
+    def columns(self, conn: Connection, table: str) -> list[tuple[str, str]]:
         return [(r[0], r[1].decode() if isinstance(r[1], bytes) else r[1]) for r in self.fetch(conn, self.COLUMNS_SQL, (table,))]
 
     def quote(self, name: str) -> str:
@@ -101,7 +111,7 @@ class Engine:
     def ansi_quotes(self) -> bool:
         return bool(self.params.get("ansi"))
 
-    def check_login(self, conn) -> None:
+    def check_login(self, conn: Connection) -> None:
         """Before any model SQL: refuse a login that can do more than read the benchmark's
         tables (one line naming the privilege and the fix), unless the URL allows it."""
         from jury.execution.engine_privileges import login_problem
@@ -120,7 +130,7 @@ class Engine:
     def is_timeout(self, exc: BaseException) -> bool:
         return False
 
-    def query_rows(self, conn, sql: str) -> list[tuple]:
+    def query_rows(self, conn: Connection, sql: str) -> list[Row]:
         return list(self.fetch(conn, sql))
 
     # server engines (PostgreSQL, MySQL): the URL's user and database, logged in through the driver
@@ -128,7 +138,7 @@ class Engine:
     def database(self) -> str:
         return unquote(self.parts.path.lstrip("/"))
 
-    def _login(self, timeout_s: float, **kwargs: Any):
+    def _login(self, timeout_s: float, **kwargs: Any) -> Connection:
         """The engine's driver's ``connect`` as the URL's user, in autocommit, within
         CONNECT_TIMEOUT_S (its own limit, whatever the statements' ``timeout_s``), with ``kwargs``
         (None: left out); its error becomes a one-line ConnectionError."""
@@ -144,7 +154,7 @@ class Engine:
 class PostgresEngine(Engine):
     name = POSTGRESQL
 
-    def connect(self, timeout_s: float):
+    def connect(self, timeout_s: float) -> Connection:
         conn = self._login(
             timeout_s,
             password=url_password(self.params) if self.params.get("password_env") else None,
@@ -159,7 +169,7 @@ class PostgresEngine(Engine):
         self.check_login(conn)
         return conn
 
-    def begin(self, conn, timeout_s: float) -> None:
+    def begin(self, conn: Connection, timeout_s: float) -> None:
         ms = max(1, int(timeout_s * 1000))
         conn.execute("BEGIN READ ONLY")
         conn.execute(f"SET LOCAL statement_timeout = {ms}")
@@ -169,7 +179,7 @@ class PostgresEngine(Engine):
     # of a text and returns the last one's rows; jury does the same when each passes the check
     runs_every_statement = True
 
-    def run_and_discard(self, conn, sql: str, deadline: float) -> None:
+    def run_and_discard(self, conn: Connection, sql: str, deadline: float) -> None:
         """Run one statement of several to its end, its rows dropped as they stream (memory
         bounded), checking the deadline every 1000 rows (the server's statement_timeout holds)."""
         import time
@@ -179,7 +189,7 @@ class PostgresEngine(Engine):
                 if i % 1000 == 0 and time.monotonic() > deadline:
                     raise TimeoutError
 
-    def stream(self, conn, sql: str):
+    def stream(self, conn: Connection, sql: str) -> tuple[list[str], Iterator[Row]]:
         """The query's rows as a plain cursor gets them (BIRD's driver runs ``cursor.execute``),
         streamed one at a time (libpq's single-row mode: memory bounded by the row cap). Not a
         server-side cursor: ``DECLARE … CURSOR`` is planned for its first rows
@@ -206,7 +216,7 @@ class PostgresEngine(Engine):
         return [d.name for d in cur.description], itertools.chain((first,), rows)
 
     @staticmethod
-    def _described_columns(conn, sql: str) -> list[str]:
+    def _described_columns(conn: Connection, sql: str) -> list[str]:
         """The column names of a query, from the server's description of the unnamed prepared
         statement (planned, not run): [] when it cannot be described."""
         from psycopg.pq import ExecStatus
@@ -220,7 +230,7 @@ class PostgresEngine(Engine):
             return []
         return [(res.fname(i) or b"").decode(encoding) for i in range(res.nfields)]
 
-    def end(self, conn) -> None:
+    def end(self, conn: Connection) -> None:
         rows, self._rows = getattr(self, "_rows", None), None
         if rows is not None:  # a stream left early (row cap, deadline): psycopg cancels it and drains
             with contextlib.suppress(Exception):
@@ -231,8 +241,9 @@ class PostgresEngine(Engine):
                 cur.close()
         conn.execute("ROLLBACK")
 
-    def canceller(self, conn):
-        return conn.cancel_safe if hasattr(conn, "cancel_safe") else conn.cancel
+    def canceller(self, conn: Connection) -> Callable[[], object]:
+        cancel: Callable[[], object] = conn.cancel_safe if hasattr(conn, "cancel_safe") else conn.cancel
+        return cancel
 
     def is_timeout(self, exc: BaseException) -> bool:
         return getattr(exc, "sqlstate", None) == "57014"  # query_canceled (statement_timeout or cancel)
@@ -262,7 +273,7 @@ class PostgresEngine(Engine):
         "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm') ORDER BY c.relname"
     )
 
-    def state(self, conn) -> list:
+    def state(self, conn: Connection) -> list[list[Any]]:
         """What the staleness fingerprint covers (STATE_SQL); without track_counts the
         counters stay 0, so each table's row count is added (an UPDATE then goes unseen)."""
         rows = [list(r) for r in self.fetch(conn, self.STATE_SQL)]
@@ -280,7 +291,7 @@ class PostgresEngine(Engine):
 class MySQLEngine(Engine):
     name = MYSQL
 
-    def connect(self, timeout_s: float):
+    def connect(self, timeout_s: float) -> Connection:
         conn = self._login(
             timeout_s,
             password=url_password(self.params, "MYSQL_PWD"),
@@ -306,7 +317,7 @@ class MySQLEngine(Engine):
         self.check_login(conn)
         return conn
 
-    def begin(self, conn, timeout_s: float) -> None:
+    def begin(self, conn: Connection, timeout_s: float) -> None:
         with conn.cursor() as cur:
             if conn.jury_mariadb:
                 cur.execute(f"SET SESSION max_statement_time = {max(0.001, timeout_s):.3f}")
@@ -314,7 +325,7 @@ class MySQLEngine(Engine):
                 cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
             cur.execute("START TRANSACTION READ ONLY")
 
-    def stream(self, conn, sql: str):
+    def stream(self, conn: Connection, sql: str) -> tuple[list[str], Iterator[Row]]:
         pymysql = driver(MYSQL)
         cur = conn.cursor(pymysql.cursors.SSCursor)  # unbuffered: rows stream from the server
         cur.execute(sql)
@@ -323,10 +334,10 @@ class MySQLEngine(Engine):
             raise NotAQuery()
         return columns, _mysql_rows(cur)
 
-    def end(self, conn) -> None:
+    def end(self, conn: Connection) -> None:
         conn.rollback()
 
-    def canceller(self, conn):
+    def canceller(self, conn: Connection) -> Callable[[], object]:
         ident = conn.thread_id()
         url, timeout = self.url, 5.0
 
@@ -364,7 +375,7 @@ class MySQLEngine(Engine):
         "WHERE c.table_schema = DATABASE() GROUP BY c.table_name, t.table_type ORDER BY c.table_name"
     )
 
-    def state(self, conn) -> list:
+    def state(self, conn: Connection) -> list[list[Any]]:
         with conn.cursor() as cur:
             cur.execute("SET SESSION group_concat_max_len = 16777216")
             if not conn.jury_mariadb:
@@ -373,7 +384,7 @@ class MySQLEngine(Engine):
         base = [r[0] for r in rows if r[1] == "BASE TABLE"]
         if base:
             db = self.quote(self.database)
-            sums = dict(self.fetch(conn, "CHECKSUM TABLE " + ", ".join(f"{db}.{self.quote(t)}" for t in base)))
+            sums: dict[str, object] = dict(self.fetch(conn, "CHECKSUM TABLE " + ", ".join(f"{db}.{self.quote(t)}" for t in base)))
             for r in rows:
                 r.append(sums.get(f"{self.database}.{r[0]}"))
         return [[v.decode() if isinstance(v, bytes) else v for v in r] for r in rows]
@@ -383,7 +394,7 @@ class MySQLEngine(Engine):
         "AND table_name = %s ORDER BY ordinal_position"
     )
 
-    def fetch(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
+    def fetch(self, conn: Connection, sql: str, params: tuple[object, ...] = ()) -> list[Row]:
         with conn.cursor() as cur:  # PyMySQL executes through cursors
             cur.execute(sql, params or None)
             return list(cur.fetchall())
@@ -396,7 +407,7 @@ def _sql_mode(mode: str, ansi_quotes: bool) -> str:
     return ",".join(kept + (["ANSI_QUOTES"] if ansi_quotes else []))
 
 
-def _mysql_rows(cur) -> Iterator[tuple]:
+def _mysql_rows(cur: Cursor) -> Iterator[Row]:
     try:
         while True:
             batch = cur.fetchmany(_FETCH)
@@ -415,7 +426,7 @@ class DuckDBEngine(Engine):
         p = self.parts
         return unquote((p.netloc + p.path) if p.netloc else p.path)
 
-    def connect(self, timeout_s: float):
+    def connect(self, timeout_s: float) -> Connection:
         duckdb = driver(DUCKDB)
         if not os.path.isfile(self.path):
             raise ConnectionError(f"no DuckDB file at {self.path}")
@@ -434,21 +445,22 @@ class DuckDBEngine(Engine):
         _check_duckdb_settings(conn, self.path)
         return conn
 
-    def begin(self, conn, timeout_s: float) -> None:
+    def begin(self, conn: Connection, timeout_s: float) -> None:
         conn.execute("BEGIN TRANSACTION")
 
-    def stream(self, conn, sql: str):
+    def stream(self, conn: Connection, sql: str) -> tuple[list[str], Iterator[Row]]:
         cur = conn.execute(sql)
         if cur.description is None:
             raise NotAQuery()
         columns = [d[0] for d in cur.description]
         return columns, _duck_rows(cur)
 
-    def end(self, conn) -> None:
+    def end(self, conn: Connection) -> None:
         conn.execute("ROLLBACK")
 
-    def canceller(self, conn):
-        return conn.interrupt
+    def canceller(self, conn: Connection) -> Callable[[], object]:
+        interrupt: Callable[[], object] = conn.interrupt
+        return interrupt
 
     def is_timeout(self, exc: BaseException) -> bool:
         return "interrupt" in str(exc).lower()
@@ -459,14 +471,15 @@ class DuckDBEngine(Engine):
         "AND table_name = ? ORDER BY ordinal_position"
     )
 
-    def fetch(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
-        return conn.execute(sql, list(params) or None).fetchall()
+    def fetch(self, conn: Connection, sql: str, params: tuple[object, ...] = ()) -> list[Row]:
+        rows: list[Row] = conn.execute(sql, list(params) or None).fetchall()
+        return rows
 
 
 _DUCKDB_SETTINGS = {"access_mode": "read_only", "enable_external_access": "false", "lock_configuration": "true"}
 
 
-def _check_duckdb_settings(conn, path: str) -> None:
+def _check_duckdb_settings(conn: Connection, path: str) -> None:
     """Read the settings back: a DuckDB that does not hold them is refused, not trusted."""
     rows = conn.execute(
         "SELECT name, lower(CAST(value AS VARCHAR)) FROM duckdb_settings() WHERE name IN (?, ?, ?)", list(_DUCKDB_SETTINGS)
@@ -480,7 +493,7 @@ def _check_duckdb_settings(conn, path: str) -> None:
             )
 
 
-def _duck_rows(cur) -> Iterator[tuple]:
+def _duck_rows(cur: Cursor) -> Iterator[Row]:
     while True:
         batch = cur.fetchmany(_FETCH)
         if not batch:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from jury.errors import InputError
-from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL
+from jury.execution.engine_urls import DUCKDB, MYSQL, POSTGRESQL, Connection
 
 DEFAULT_READER = "jury_reader"
 _ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -78,7 +78,7 @@ WHERE r.rolname = COALESCE(%s, current_user) AND d.datname = current_database()
 """
 
 
-def login_problem(engine: str, conn, database: str, role: str | None = None) -> str | None:
+def login_problem(engine: str, conn: Connection, database: str, role: str | None = None) -> str | None:
     """Why the login of ``conn`` (or, on PostgreSQL, ``role`` seen from ``conn``) may not run
     model SQL on ``database``: the first privilege it must not have and the fix; None when it
     can only read. DuckDB has no logins (its read-only connection is checked at connect)."""
@@ -89,7 +89,7 @@ def login_problem(engine: str, conn, database: str, role: str | None = None) -> 
     return None
 
 
-def _pg_problem(conn, role: str | None) -> str | None:
+def _pg_problem(conn: Connection, role: str | None) -> str | None:
     row = conn.execute(_PG_INSPECT, (list(_PG_FILE_FUNCTIONS), role)).fetchone()
     if row is None:
         return f"the role {role!r} does not exist"
@@ -123,7 +123,7 @@ _GRANT_ON = re.compile(r"^GRANT (?P<privs>.+?) ON (?P<obj>.+?) TO (?P<rest>.+)$"
 _COLUMNS = re.compile(r"\([^)]*\)")
 
 
-def _mysql_problem(conn, database: str) -> str | None:
+def _mysql_problem(conn: Connection, database: str) -> str | None:
     if database.lower() in _MYSQL_SYSTEM:
         return f"the database {database!r} is the server's own: point jury at the benchmark's database"
     with conn.cursor() as cur:

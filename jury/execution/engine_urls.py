@@ -27,6 +27,10 @@ INSTALL_HINTS = {
     DUCKDB: "pip install 'jury-sql[duckdb]'",
 }
 _DRIVERS = {POSTGRESQL: "psycopg", MYSQL: "pymysql", DUCKDB: "duckdb"}
+
+#: A connection of an engine's driver (psycopg's, PyMySQL's or DuckDB's): the drivers are optional
+#: extras imported by name at run time (driver), and each engine (jury.execution.engine_drivers) uses its own.
+Connection = Any
 #: The sqlglot dialect each engine's SQL is read in (the static check, the tables a ballot shows).
 DIALECTS = {POSTGRESQL: "postgres", MYSQL: "mysql", DUCKDB: "duckdb", "sqlite": "sqlite"}
 _URL_RE = re.compile(r"^(postgresql|postgres|mysql|mariadb|duckdb)(\+[a-z0-9]+)?:", re.IGNORECASE)

@@ -38,7 +38,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypedDict, Unpack
 
 from jury.errors import InputError, JuryError, one_line
@@ -48,6 +48,7 @@ from jury.execution.engine_drivers import DuckDBEngine, Engine, NotAQuery, drive
 from jury.execution.engine_urls import (
     DIALECTS,
     DUCKDB,
+    Connection,
     engine_of,
     is_url,
     redact,
@@ -75,7 +76,7 @@ class EngineUnavailable(JuryError):
     """Connecting or logging in failed: no outcome of any query, so nothing is recorded."""
 
 
-def _connect(engine: Engine, timeout_s: float):
+def _connect(engine: Engine, timeout_s: float) -> Connection:
     """A new connection for statements of ``timeout_s``, logged in within the engine's own
     CONNECT_TIMEOUT_S; a failure is EngineUnavailable (a privileged login is InputError, from
     the engine's login check)."""
@@ -88,7 +89,7 @@ def _connect(engine: Engine, timeout_s: float):
         ) from None
 
 
-def _connection(engine: Engine, timeout_s: float, cached: bool):
+def _connection(engine: Engine, timeout_s: float, cached: bool) -> Connection:
     if cached and engine.url in _kept.conns:
         return _kept.conns[engine.url]
     conn = _connect(engine, timeout_s)
@@ -180,7 +181,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
     timer = threading.Timer(timeout_s, cancel.fire)
     timer.daemon = True
     acc = ResultAccumulator(row_cap, raw=True)
-    timed_out = lambda: time.monotonic() - start >= timeout_s  # noqa: E731  the deadline really passed
+    timed_out: Callable[[], bool] = lambda: time.monotonic() - start >= timeout_s  # noqa: E731  the deadline really passed
     try:
         engine.begin(conn, timeout_s)
         cancel.start()
@@ -218,7 +219,7 @@ def _execute_once(url: str, sql: str, *, timeout_s: float, row_cap: int, cached:
     return acc.result(columns, time.monotonic() - start)
 
 
-def _checked(engine: Engine, conn, sql: str, cached: bool) -> str | None:
+def _checked(engine: Engine, conn: Connection, sql: str, cached: bool) -> str | None:
     """The statement check on ``sql`` with the database's own tables (read from its catalogue
     once per kept connection) and the URL's allowed functions."""
     tables = _kept.tables.get(engine.url) if cached else None
@@ -315,7 +316,7 @@ def timed_runs(url: str, sqls: list[str], repeats: int, *, timeout_s: float = DE
     return times
 
 
-def _finish(engine: Engine, conn, cached: bool, discard: bool = False) -> None:
+def _finish(engine: Engine, conn: Connection, cached: bool, discard: bool = False) -> None:
     """Roll the transaction back; a connection that cannot, or one a cancel was sent to
     (``discard``), is closed and never used again. An uncached connection is closed."""
     try:
@@ -355,7 +356,7 @@ def _error_line(exc: BaseException, sql: str = "") -> str:
 # --- catalogue, fingerprint, content ---------------------------------------------------------------
 
 
-def _open(url: str, timeout_s: float = 30.0):
+def _open(url: str, timeout_s: float = 30.0) -> tuple[Engine, Connection]:
     engine = engine_for(url)
     return engine, _connect(engine, timeout_s)
 
@@ -399,7 +400,9 @@ def fingerprint(url: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-_duck_hashed: dict[tuple, list[str]] = {}  # (path, size, mtime_ns, inode) of the file and its WAL -> their sha256
+_duck_hashed: dict[
+    tuple[tuple[str, int, int, int], ...], list[str]
+] = {}  # (path, size, mtime_ns, inode) of the file and its WAL -> their sha256
 
 
 def _duckdb_fingerprint(path: str, allow_functions: tuple[str, ...] = ()) -> str:
@@ -454,7 +457,7 @@ class ExecOptions(TypedDict, total=False):
 
 
 def execute_any(
-    db: str | os.PathLike, sql: str, *, reverse_unordered: bool = False, **options: Unpack[ExecOptions]
+    db: str | os.PathLike[str], sql: str, *, reverse_unordered: bool = False, **options: Unpack[ExecOptions]
 ) -> ExecResult:
     """Execute on a SQLite file (:func:`jury.execution.sqlite.execute`) or an engine URL
     (:func:`execute`; ``reverse_unordered`` is SQLite's alone and ignored there)."""
@@ -463,6 +466,6 @@ def execute_any(
     return sqlite_execute(os.fspath(db), sql, reverse_unordered=reverse_unordered, **options)
 
 
-def dialect_of(db: str | os.PathLike) -> str:
+def dialect_of(db: str | os.PathLike[str]) -> str:
     """The sqlglot dialect of the database's SQL: sqlite for a file, else the engine's."""
     return DIALECTS[engine_of(str(db))] if is_url(db) else "sqlite"

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -263,7 +264,7 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _copy(src, target: _Target, progress) -> LoadReport:
+def _copy(src: sqlite3.Connection, target: _Target, progress: Callable[[str, int], None] | None) -> LoadReport:
     report = LoadReport()
     tables = [r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
     clash = sorted(set(t.lower() for t in tables) & {t.lower() for t in target.existing()})
@@ -295,7 +296,7 @@ def _copy(src, target: _Target, progress) -> LoadReport:
         if pk:
             _key(target, report, f"{t} primary key ({', '.join(pk)})", target.primary_key_sql(t, pk))
     for t in tables:
-        fks: dict[int, list] = {}
+        fks: dict[int, list[Any]] = {}  # PRAGMA foreign_key_list's rows
         for r in src.execute(f"PRAGMA foreign_key_list({_q(t)})"):
             fks.setdefault(r[0], []).append(r)
         for rows in fks.values():
@@ -321,7 +322,7 @@ def _key(target: _Target, report: LoadReport, label: str, sql: str) -> None:
 class _Target:
     """A writable connection to the target database (the only one jury opens)."""
 
-    def __init__(self, engine: str, url: str, conn) -> None:
+    def __init__(self, engine: str, url: str, conn: engine_urls.Connection) -> None:
         self.engine, self.url, self.conn = engine, url, conn
         self.types = _TYPES[engine]
         self.database = engine_drivers.engine_for(url).database
@@ -357,7 +358,7 @@ class _Target:
             2: "lower_case_table_names=2: table names are kept as written and match in any case",
         }.get(int(value), f"lower_case_table_names={value}")
 
-    def run(self, sql: str, params=None) -> list:
+    def run(self, sql: str, params: Sequence[object] | None = None) -> list[engine_drivers.Row]:
         cur = self.conn.cursor()
         try:
             cur.execute(sql, params) if params is not None else cur.execute(sql)
@@ -380,7 +381,7 @@ class _Target:
             parts.append(f"{self.quote(name)} {sql_type}")
         self.run(f"CREATE TABLE {self.quote(table)} ({', '.join(parts)})")
 
-    def insert(self, table: str, names: list[str], kinds: list[str], rows) -> int:
+    def insert(self, table: str, names: list[str], kinds: list[str], rows: Iterable[Sequence[object]]) -> int:
         cols = ", ".join(self.quote(n) for n in names)
         if self.engine == engine_urls.POSTGRESQL:
             n = 0
@@ -394,7 +395,7 @@ class _Target:
         head = f"INSERT INTO {self.quote(table)} ({cols}) VALUES "
         per = max(1, min(BATCH, 30_000 // max(1, len(names))))  # rows per multi-row INSERT
         n = 0
-        batch: list = []
+        batch: list[Sequence[object]] = []
         cur = self.conn.cursor()
         try:
             for row in rows:
@@ -440,12 +441,12 @@ class _Target:
         self.conn.close()
 
 
-def _clean_pg(row) -> tuple:
+def _clean_pg(row: Iterable[object]) -> tuple[object, ...]:
     """PostgreSQL text cannot hold NUL characters (SQLite text can)."""
     return tuple(v.replace("\x00", "") if isinstance(v, str) and "\x00" in v else v for v in row)
 
 
-def _pg_connect(e: engine_drivers.Engine):
+def _pg_connect(e: engine_drivers.Engine) -> engine_urls.Connection:
     """Connect, creating the database (from the maintenance database) when it does not exist."""
     psycopg = engine_urls.driver(engine_urls.POSTGRESQL)
     p = e.parts
@@ -465,7 +466,7 @@ def _pg_connect(e: engine_drivers.Engine):
     return psycopg.connect(dbname=name, **base)
 
 
-def _mysql_connect(e: engine_drivers.Engine):
+def _mysql_connect(e: engine_drivers.Engine) -> engine_urls.Connection:
     pymysql = engine_urls.driver(engine_urls.MYSQL)
     p = e.parts
     kwargs: dict[str, Any] = {

@@ -56,7 +56,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from jury.errors import StoreError
 from jury.execution.merge_checks import (
@@ -97,7 +97,7 @@ class VoteChecker(Protocol):
     @property
     def reply_cap(self) -> int: ...  # a vote's stored reply JSON, characters
 
-    def check(self, vote: dict, calls: list[dict]) -> str | None: ...  # None: the vote is its call's reply
+    def check(self, vote: dict[str, Any], calls: list[dict[str, Any]]) -> str | None: ...  # None: the vote is its call's reply
 
 
 # columns compared only when both stores have a value (an older store's executions lack the ordered digest)
@@ -109,29 +109,30 @@ _JSON_COLUMNS = {"reply"}
 class MergeReport:
     output: Path
     created: bool
-    added: Counter = field(default_factory=Counter)  # table -> rows added to the output
-    present: Counter = field(default_factory=Counter)  # table -> rows the output already held
-    dropped: Counter = field(default_factory=Counter)  # table -> rows not merged (claims, files)
-    untrusted: Counter = field(default_factory=Counter)  # table -> rows not merged: computed again here
+    added: Counter[str] = field(default_factory=Counter)  # table -> rows added to the output
+    present: Counter[str] = field(default_factory=Counter)  # table -> rows the output already held
+    dropped: Counter[str] = field(default_factory=Counter)  # table -> rows not merged (claims, files)
+    untrusted: Counter[str] = field(default_factory=Counter)  # table -> rows not merged: computed again here
     votes_checked: int = 0  # votes checked against their call logs
-    sources: list[dict] = field(default_factory=list)  # the merged_stores rows recorded for the inputs
+    sources: list[dict[str, Any]] = field(default_factory=list)  # the merged_stores rows recorded for the inputs
 
 
-def _same(column: str, a, b) -> bool:
+def _same(column: str, a: Any, b: Any) -> bool:  # two SQLite values of the column
     if column in _NULL_IS_UNKNOWN and (a is None or b is None):
         return True
     if column in _JSON_COLUMNS and a is not None and b is not None:
-        return json.loads(a) == json.loads(b)
-    return a == b
+        a, b = json.loads(a), json.loads(b)
+    same: bool = a == b
+    return same
 
 
-def _identity(row: dict) -> str:
+def _identity(row: dict[str, Any]) -> str:
     """An append-only row's identity: every column but its id."""
     body = json.dumps([row[c] for c in sorted(row) if c != "id"], separators=(",", ":"), default=str)
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def _insert(out: sqlite3.Connection, table: str, row: dict) -> int:
+def _insert(out: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
     marks = ", ".join("?" * len(row))
     cur = out.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", list(row.values()))
     assert cur.lastrowid is not None
@@ -154,7 +155,7 @@ class _Merger:
                 known.setdefault(_identity(row), []).append(row["id"])
             self.identities[table] = known
         known = self.identities[table]
-        seen: Counter = Counter()
+        seen: Counter[str] = Counter()
         ids: dict[int, int] = {}
         for _, row in checked_rows(src, path, table, columns, order="id"):
             ident = _identity(row)
@@ -171,7 +172,7 @@ class _Merger:
             self.report.added[table] += 1
         return ids
 
-    def check_vote(self, src: sqlite3.Connection, path: Path, rowid: int, row: dict) -> None:
+    def check_vote(self, src: sqlite3.Connection, path: Path, rowid: int, row: dict[str, Any]) -> None:
         """The vote must be what jury's parser makes of its own call log's stored reply."""
         call_columns = list(COLUMN_TYPES["calls"])
         have = set(table_columns(src, "calls"))
@@ -182,7 +183,7 @@ class _Merger:
         others = src.execute(
             f"SELECT {select} FROM calls WHERE request_sha256 = ? ORDER BY id", [row["request_sha256"]]
         ).fetchall()
-        calls: list[dict] = []
+        calls: list[dict[str, Any]] = []
         for values in [*linked, *others]:
             call = dict(zip(call_columns, values))
             if call["request_sha256"] != row["request_sha256"] or any(c["id"] == call["id"] for c in calls):
@@ -249,7 +250,7 @@ class _Merger:
 
     def record_source(self, path: Path, signed_by: str | None) -> None:
         """The input's sha256 (its main file: merge stores nobody writes to), in merged_stores."""
-        from jury.execution.store import now_iso
+        from jury.execution.batch_store import now_iso
         from jury.inputs.io import sha256_file
 
         row = {

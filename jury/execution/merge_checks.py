@@ -13,6 +13,7 @@ import json
 import math
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,9 @@ def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
-def _numbered_rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
+def _numbered_rows(
+    conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """(rowid, dict of `columns`) for each row of `table`: a column the store lacks is None, a
     table it lacks has no rows."""
     have = set(table_columns(conn, table))
@@ -145,7 +148,7 @@ def _numbered_rows(conn: sqlite3.Connection, table: str, columns: list[str], ord
         yield rowid, dict(zip(columns, values))
 
 
-def table_rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None):
+def table_rows(conn: sqlite3.Connection, table: str, columns: list[str], order: str | None = None) -> Iterator[dict[str, Any]]:
     """The rows of `table` as dicts of `columns` (a column the store lacks is None)."""
     for _, row in _numbered_rows(conn, table, columns, order):
         yield row
@@ -208,7 +211,9 @@ def check_sizes(conn: sqlite3.Connection, path: Path, table: str, caps: dict[str
             )
 
 
-def checked_rows(conn: sqlite3.Connection, path: Path, table: str, columns: list[str], order: str | None = None):
+def checked_rows(
+    conn: sqlite3.Connection, path: Path, table: str, columns: list[str], order: str | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """The rows of `table` (as table_rows), each checked against the types jury writes: a row that
     is not is a one-line StoreError naming the file, table, row and value."""
     types = _column_types(table)

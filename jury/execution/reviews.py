@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
@@ -20,23 +23,27 @@ from jury.errors import StoreError
 from jury.execution.store_migrations import DECISION_COLUMNS, review_migrations
 from jury.execution.store_schema import check_schema
 
-__all__ = ["DECISION_COLUMNS", "ReviewStore", "review_migrations"]
+__all__ = ["DECISION_COLUMNS", "Decision", "ReviewStore", "review_migrations"]
+
+#: One decision: a review_decisions row by column name (DECISION_COLUMNS), values as SQLite gives
+#: them, except question_id (its JSON read back) and corrected_result (a dict, its JSON read back).
+Decision = dict[str, Any]
 
 
-def _qid_text(question_id) -> str:
+def _qid_text(question_id: object) -> str:
     return json.dumps(question_id)
 
 
 class ReviewStore:
     """Decisions in the store file at ``path`` (created, and migrated, on first use)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         with self._db(check=True) as db:
             if review_migrations.pending(db.conn):
                 review_migrations.apply(db)
 
-    def _db(self, check: bool = False):
+    def _db(self, check: bool = False) -> AbstractContextManager[sqlite_utils.Database]:
         outer = self
 
         class _Conn:
@@ -61,12 +68,12 @@ class ReviewStore:
                 self.conn = conn
                 return sqlite_utils.Database(conn)
 
-            def __exit__(self, *exc) -> None:
+            def __exit__(self, *exc: object) -> None:
                 self.conn.close()
 
         return _Conn()
 
-    def record(self, decision: dict) -> int:
+    def record(self, decision: Decision) -> int:
         """Commit one decision at once; its row id."""
         row = {c: decision.get(c) for c in DECISION_COLUMNS}
         row["question_id"] = _qid_text(decision["question_id"])
@@ -77,24 +84,25 @@ class ReviewStore:
             with self._db() as db:
                 table = db.table("review_decisions")
                 table.insert(row)
+                assert table.last_pk is not None  # sqlite_utils sets it on every insert
                 return int(table.last_pk)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot store the decision: {exc}") from None
 
-    def decisions(self, verdict_sha256s, reviewer: str | None = None) -> list[dict]:
+    def decisions(self, verdict_sha256s: Iterable[str], reviewer: str | None = None) -> list[Decision]:
         """The current decision of each reviewer on each item of the given verdict files, in
         the order they were first made."""
         shas = list(dict.fromkeys(verdict_sha256s))
         if not shas:
             return []
         where = f"verdict_sha256 IN ({', '.join('?' * len(shas))})"
-        params: list = list(shas)
+        params: list[str] = list(shas)
         if reviewer is not None:
             where += " AND reviewer = ?"
             params.append(reviewer)
         with self._db() as db:
             rows = list(db.query(f"SELECT * FROM review_decisions WHERE {where} ORDER BY id", params))
-        latest: dict[tuple, dict] = {}
+        latest: dict[tuple[object, ...], dict[str, Any]] = {}
         for r in rows:
             key = (r["verdict_sha256"], r["kind"], r["model"], r["question_id"], r["reviewer"])
             latest[key] = r  # a later row replaces the decision but keeps its first position

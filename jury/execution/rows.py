@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from functools import partial
 from hashlib import sha256
 from json.encoder import encode_basestring_ascii as _json_str  # what json.dumps uses for str
+from typing import Any
 
 from jury.execution.engine_values import Token, raw_value
 from jury.inputs.records import ExecResult
@@ -25,7 +26,7 @@ from jury.inputs.records import ExecResult
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 
 
-def _value_token(value) -> list:
+def _value_token(value: object) -> list[object]:
     """A JSON-able, type-tagged form of one SQLite value (bytes would not survive JSON)."""
     if value is None:
         return ["n"]
@@ -44,7 +45,7 @@ def _value_token(value) -> list:
 _token_json = partial(json.dumps, separators=(",", ":"))
 
 
-def _value_json(value) -> str:
+def _value_json(value: Any) -> str:  # Any: dispatched on type(value) once, which mypy cannot narrow by
     """The JSON text of ``_value_token(value)``, written directly for the plain SQLite types
     (the same bytes json.dumps gives: ASCII-escaped strings, ``repr`` numbers)."""
     t = type(value)
@@ -63,7 +64,7 @@ def _value_json(value) -> str:
     return _token_json(_value_token(value))  # bool, subclasses, anything a recording holds
 
 
-def row_digest_bytes(row) -> bytes:
+def row_digest_bytes(row: Iterable[object]) -> bytes:
     """sha256 of the compact JSON of the row's value tokens (``[["i",1],["s","a"]]``)."""
     blob = "[" + ",".join(map(_value_json, row)) + "]"
     return sha256(blob.encode()).digest()
@@ -73,7 +74,7 @@ def row_digest_bytes(row) -> bytes:
 _PLAIN = frozenset({type(None), int, float, str, bytes, bool})
 
 
-def raw_row_digest(raw: tuple) -> bytes | None:
+def raw_row_digest(raw: tuple[object, ...]) -> bytes | None:
     """The digest of a row of a driver's own values under Python's equality, as BIRD's
     ``set(pred) == set(gold)`` compares them (jury.execution.engine_values.raw_value): None when
     every value is of a type SQLite returns too (the row's normalised digest stands for it),
@@ -101,7 +102,7 @@ def raw_row_digest(raw: tuple) -> bytes | None:
     return sha256(("[" + ",".join(parts) + "]").encode()).digest()
 
 
-def row_digest(row: tuple) -> int:
+def row_digest(row: tuple[object, ...]) -> int:
     return int.from_bytes(row_digest_bytes(row), "big")
 
 
@@ -199,11 +200,11 @@ class RowSetDigest:
             self._disk = None
 
 
-def result_hash(rows) -> str:
+def result_hash(rows: Iterable[Iterable[object]]) -> str:
     return combine_digests({row_digest(tuple(r)) for r in rows})
 
 
-def ordered_hash(rows) -> str:
+def ordered_hash(rows: Iterable[Iterable[object]]) -> str:
     """Hash of the row LIST: order and duplicates count; 1 and 1.0 hash alike.
 
     >>> ordered_hash([(1,), (2,)]) == ordered_hash([(1.0,), (2,)])
@@ -217,7 +218,7 @@ def ordered_hash(rows) -> str:
     return h.hexdigest()
 
 
-def _value_bytes(value) -> int:
+def _value_bytes(value: object) -> int:
     """About how many bytes a kept value costs (text and blobs by length, numbers 8)."""
     return len(value) if isinstance(value, (str, bytes)) else 8
 
@@ -239,7 +240,7 @@ class ResultAccumulator:
 
     def __init__(self, row_cap: int, *, raw: bool = False) -> None:
         self.row_cap = row_cap
-        self.kept: list[tuple] = []
+        self.kept: list[tuple[object, ...]] = []
         self.kept_bytes = 0
         self.digests = RowSetDigest()
         self.ordered = hashlib.sha256()
@@ -248,7 +249,7 @@ class ResultAccumulator:
         self.raw_digests: RowSetDigest | None = None  # created at the first row whose raw digest differs
         self.raw_unhashable = False
 
-    def add(self, row: tuple, raw_digest: bytes | None = None, kept: tuple | None = None) -> None:
+    def add(self, row: tuple[object, ...], raw_digest: bytes | None = None, kept: tuple[object, ...] | None = None) -> None:
         """Hash ``row`` (normalised values) and keep it under the row cap, or keep ``kept``
         instead when given (the driver's values as equality keys: engines.execute's raw_rows)."""
         self.count += 1

@@ -22,11 +22,16 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from jury.errors import printable
 from jury.execution.engine_urls import DIALECTS, DUCKDB, MYSQL, POSTGRESQL
 from jury.execution.sql_allowlist import FUNCTIONS, NODES, SYNTAX_FUNCTIONS, TABLE_FUNCTIONS, TYPES
+
+if TYPE_CHECKING:
+    from sqlglot import Token, exp
+    from sqlglot.dialects.dialect import Dialect
 
 #: SQL longer than this is refused before it is parsed (BIRD's longest query is ~3,000 characters).
 MAX_SQL_CHARS = 200_000
@@ -99,8 +104,8 @@ def split_statements(sql: str, engine: str, *, ansi_quotes: bool = False) -> lis
     ['SELECT 1', "SELECT ';' -- a; comment"]
     """
     import sqlglot
+    from sqlglot import TokenType
     from sqlglot.errors import SqlglotError
-    from sqlglot.tokens import TokenType
 
     _install_quiet()
     token = _quiet.set(True)
@@ -110,7 +115,8 @@ def split_statements(sql: str, engine: str, *, ansi_quotes: bool = False) -> lis
         return None
     finally:
         _quiet.reset(token)
-    pieces, start = [], 0
+    pieces: list[str] = []
+    start = 0
     for t in tokens:
         if t.token_type == TokenType.SEMICOLON:
             pieces.append(sql[start : t.start])
@@ -119,11 +125,12 @@ def split_statements(sql: str, engine: str, *, ansi_quotes: bool = False) -> lis
     return [p.strip() for p in pieces if p.strip()]
 
 
-def _problem(sql: str, engine: str, tables, allow_functions, ansi_quotes: bool) -> str | None:
+def _problem(
+    sql: str, engine: str, tables: Iterable[str] | None, allow_functions: Iterable[str], ansi_quotes: bool
+) -> str | None:
     import sqlglot
-    from sqlglot import exp
+    from sqlglot import TokenType, exp
     from sqlglot.errors import SqlglotError
-    from sqlglot.tokens import TokenType
 
     if len(sql) > MAX_SQL_CHARS:
         return f"refused: the SQL is longer than {MAX_SQL_CHARS:,} characters"
@@ -167,7 +174,9 @@ def _problem(sql: str, engine: str, tables, allow_functions, ansi_quotes: bool) 
     return None
 
 
-def _node_problem(node, text: str, engine: str, names: frozenset[str] | set[str], tables: set[str] | None) -> str | None:
+def _node_problem(
+    node: exp.Expr, text: str, engine: str, names: frozenset[str] | set[str], tables: set[str] | None
+) -> str | None:
     from sqlglot import exp
 
     called = _called_name(node, text)
@@ -203,7 +212,7 @@ HexString National UnicodeString RawString Introducer"""
 _LEAVES = frozenset(_LEAF_NAMES.split())
 
 
-def _called_name(node, text: str) -> tuple[str, bool] | None:
+def _called_name(node: exp.Expr, text: str) -> tuple[str, bool] | None:
     """(name as written, unquoted; whether it was quoted) of a function called by its name."""
     from sqlglot import exp
 
@@ -227,11 +236,11 @@ def _key(name: str, quoted: bool, engine: str) -> str:
     return name if engine == POSTGRESQL and quoted else fold(name)
 
 
-def _allowed_name(name: str, quoted: bool, engine: str, names) -> bool:
+def _allowed_name(name: str, quoted: bool, engine: str, names: Collection[str]) -> bool:
     return _key(name, quoted, engine) in names
 
 
-def _table_problem(node, tables: set[str] | None, engine: str) -> str | None:
+def _table_problem(node: exp.Table, tables: set[str] | None, engine: str) -> str | None:
     from sqlglot import exp
 
     if not isinstance(node.this, exp.Identifier):
@@ -246,13 +255,14 @@ def _table_problem(node, tables: set[str] | None, engine: str) -> str | None:
     return f"refused: {name!r} is not one of the database's tables"
 
 
-def _is_visible_cte(table, name: str) -> bool:
+def _is_visible_cte(table: exp.Table, name: str) -> bool:
     """Whether a WITH around ``table`` names ``name`` where ``table`` stands (a CTE's body sees
     the CTEs before it, and itself only WITH RECURSIVE; the main query sees them all)."""
     from sqlglot import exp
 
     key = fold(name)
-    child, node = table, table.parent
+    child: exp.Expr = table
+    node = table.parent
     while node is not None:
         if isinstance(node, exp.With):  # reached from below: ``child`` is one of its CTEs
             for cte in node.expressions:
@@ -264,20 +274,21 @@ def _is_visible_cte(table, name: str) -> bool:
                     return True
         elif (
             isinstance(node, exp.Query)
-            and isinstance(_with_of(node), exp.With)
-            and child is not _with_of(node)
-            and any(fold(c.alias_or_name) == key for c in _with_of(node).expressions)
+            and isinstance(with_ := _with_of(node), exp.With)
+            and child is not with_
+            and any(fold(c.alias_or_name) == key for c in with_.expressions)
         ):
             return True
         child, node = node, node.parent
     return False
 
 
-def _with_of(node):
-    return node.args.get("with_") or node.args.get("with")  # sqlglot 30 names the arg with_
+def _with_of(node: exp.Expr) -> exp.Expr | None:
+    found: exp.Expr | None = node.args.get("with_") or node.args.get("with")  # sqlglot 30 names the arg with_
+    return found
 
 
-def _what(node) -> str:
+def _what(node: exp.Expr) -> str:
     from sqlglot import exp
 
     if isinstance(node, exp.Command):
@@ -302,10 +313,10 @@ def _short(exc: BaseException) -> str:
 
 # --- dialects -------------------------------------------------------------------------------------
 
-_VARIANTS: dict[str, object] = {}
+_VARIANTS: dict[str, type[Dialect]] = {}
 
 
-def _dialect(engine: str, ansi_quotes: bool):
+def _dialect(engine: str, ansi_quotes: bool) -> str | type[Dialect]:
     """The sqlglot dialect the engine reads SQL in: DuckDB (which also quotes names with
     backticks, as SQLite and MySQL do), MySQL with ANSI_QUOTES ("..." a name, not a string)."""
     if engine == DUCKDB:
@@ -394,10 +405,10 @@ def _mysql_scan(sql: str, *, backslash_escapes: bool, ansi_quotes: bool) -> str 
 # --- PostgreSQL U&"…" identifiers ---------------------------------------------------------------------
 
 
-def _decode_unicode_identifiers(text: str, tokens) -> tuple[str, str | None]:
+def _decode_unicode_identifiers(text: str, tokens: Sequence[Token]) -> tuple[str, str | None]:
     """``text`` with every ``U&"…"`` identifier (and its ``UESCAPE 'c'``) written as the plain
     quoted name it stands for, as PostgreSQL decodes it; or a refusal for a bad escape."""
-    from sqlglot.tokens import TokenType
+    from sqlglot import TokenType
 
     out: list[str] = []
     last, i = 0, 0

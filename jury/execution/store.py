@@ -15,8 +15,9 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jury.errors import StoreError
 from jury.execution.batch_store import BatchStoreMixin, StoreWrites, now_iso
@@ -28,9 +29,46 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 
-def _insert_sql(verb: str, table: str, row: dict) -> str:
+def _insert_sql(verb: str, table: str, row: Mapping[str, object]) -> str:
     """One plain INSERT of a row's columns (one statement, where sqlite-utils' insert runs several)."""
     return f"{verb} INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+
+
+class JurorFields(Protocol):
+    """What the store records of a juror (jury.judging.juror.Juror)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def family(self) -> str: ...
+    def public_dict(self) -> dict[str, Any]: ...
+
+
+class CallFields(Protocol):
+    """What the store records of a call's outcome (jury.judging.juror.CallResult)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def parsed(self) -> object: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def cost_usd(self) -> float: ...
+    @property
+    def latency_s(self) -> float: ...
+    @property
+    def log(self) -> object: ...
 
 
 CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
@@ -74,14 +112,15 @@ class VoteStoreMixin(StoreWrites):
         with self._transaction() as conn:
             row = conn.execute("SELECT holder, expires_at FROM claims WHERE request_sha256 = ?", [request_sha256]).fetchone()
             if row is not None and row[0] != holder and row[1] >= now and not holder_is_dead(row[0]):
-                return row[0]
+                live: str = row[0]
+                return live
             conn.execute(
                 "INSERT OR REPLACE INTO claims (request_sha256, holder, expires_at) VALUES (?, ?, ?)",
                 [request_sha256, holder, now + lease_s],
             )
         return None
 
-    def renew_claims(self, request_hashes, holder: str, lease_s: float) -> None:
+    def renew_claims(self, request_hashes: Iterable[str], holder: str, lease_s: float) -> None:
         hashes = list(request_hashes)
         with self._writing():
             for i in range(0, len(hashes), 500):
@@ -97,7 +136,9 @@ class VoteStoreMixin(StoreWrites):
             self.conn.execute("DELETE FROM claims WHERE request_sha256 = ? AND holder = ?", [request_sha256, holder])
 
     # ------------------------------------------------------------ calls and votes
-    def record_call(self, request_sha256: str, kind: str, juror, messages: list, result) -> int:
+    def record_call(
+        self, request_sha256: str, kind: str, juror: JurorFields, messages: list[dict[str, Any]], result: CallFields
+    ) -> int:
         row = {
             "request_sha256": request_sha256,
             "kind": kind,
@@ -129,7 +170,16 @@ class VoteStoreMixin(StoreWrites):
                 "UPDATE votes SET call_id = ? WHERE request_sha256 = ? AND call_id IS NULL", [call_id, request_sha256]
             )
 
-    def record_vote(self, request_sha256: str, kind: str, question_id, model, juror, result, call_id=None) -> None:
+    def record_vote(
+        self,
+        request_sha256: str,
+        kind: str,
+        question_id: object,
+        model: str | None,
+        juror: JurorFields,
+        result: CallFields,
+        call_id: int | None = None,
+    ) -> None:
         """Store a vote unless one is already stored for this request: a stored vote never changes.
 
         The runner stores the vote before the call's log (the smaller row first: on a full
@@ -138,7 +188,16 @@ class VoteStoreMixin(StoreWrites):
         with self._writing():
             self._insert_vote(request_sha256, kind, question_id, model, juror, result, call_id)
 
-    def _insert_vote(self, request_sha256, kind, question_id, model, juror, result, call_id) -> None:
+    def _insert_vote(
+        self,
+        request_sha256: str,
+        kind: str,
+        question_id: object,
+        model: str | None,
+        juror: JurorFields,
+        result: CallFields,
+        call_id: int | None,
+    ) -> None:
         row = {
             "request_sha256": request_sha256,
             "kind": kind,
@@ -155,7 +214,7 @@ class VoteStoreMixin(StoreWrites):
         }
         self.conn.execute(_insert_sql("INSERT OR IGNORE", "votes", row), list(row.values()))
 
-    def get_vote(self, request_sha256: str) -> dict | None:
+    def get_vote(self, request_sha256: str) -> dict[str, Any] | None:
         row = self.conn.execute(
             "SELECT ok, reply, error, call_id FROM votes WHERE request_sha256 = ?", [request_sha256]
         ).fetchone()
@@ -163,9 +222,9 @@ class VoteStoreMixin(StoreWrites):
             return None
         return {"ok": bool(row[0]), "reply": json.loads(row[1]) if row[1] else None, "error": row[2], "call_id": row[3]}
 
-    def call_costs(self, request_hashes) -> dict[str, dict]:
+    def call_costs(self, request_hashes: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Per request hash: attempts, tokens and cost of every logged call (failed ones too)."""
-        out: dict[str, dict] = {}
+        out: dict[str, dict[str, Any]] = {}
         hashes = sorted(set(request_hashes))
         for i in range(0, len(hashes), 500):
             chunk = hashes[i : i + 500]
@@ -179,9 +238,9 @@ class VoteStoreMixin(StoreWrites):
                 out[h] = {"calls": attempts, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
         return out
 
-    def call_totals(self, request_hashes) -> dict:
+    def call_totals(self, request_hashes: Iterable[str]) -> dict[str, float]:
         """Calls, tokens and cost of every logged call for these requests, each request once."""
-        totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+        totals: dict[str, float] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
         for row in self.call_costs(request_hashes).values():
             for k in totals:
                 totals[k] += row[k]
@@ -192,19 +251,19 @@ def execution_key(db_sha256: str, sql: str) -> str:
     return hashlib.sha256(f"{db_sha256}\0{sql}".encode()).hexdigest()
 
 
-def _encode_value(v):
+def _encode_value(v: object) -> object:
     if isinstance(v, bytes):
         return {"$bytes": base64.b64encode(v).decode()}
     return v
 
 
-def _decode_value(v):
+def _decode_value(v: object) -> object:
     if isinstance(v, dict) and "$bytes" in v:
         return base64.b64decode(v["$bytes"])
     return v
 
 
-def encode_rows(rows: list[tuple]) -> str:
+def encode_rows(rows: Sequence[Sequence[object]]) -> str:
     """Compact JSON of the rows, a blob as ``{"$bytes": base64}``.
 
     Without blobs json.dumps takes the rows as they are (tuples are arrays: the same text);
@@ -216,7 +275,7 @@ def encode_rows(rows: list[tuple]) -> str:
         return json.dumps([[_encode_value(v) for v in r] for r in rows], separators=(",", ":"))
 
 
-def decode_rows(text: str) -> list[tuple]:
+def decode_rows(text: str) -> list[tuple[Any, ...]]:  # values of JSON: Any
     """The rows of encode_rows' text (with no ``{`` in it there is no blob to unwrap)."""
     if "{" not in text:
         return list(map(tuple, json.loads(text)))
@@ -233,7 +292,7 @@ _PUT_EXECUTION = (
 _EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256"
 
 
-def _stored_result(row) -> ExecResult:
+def _stored_result(row: Sequence[Any]) -> ExecResult:  # a SQLite row
     """An ExecResult from its stored row, written from a validated one: rebuilt without validating again."""
     status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
     return constructed(
@@ -285,7 +344,7 @@ def refuse_non_file(path: Path) -> None:
 class Store(VoteStoreMixin, BatchStoreMixin):
     """A handle on the store file. Cheap to open; every write commits at once."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         refuse_non_file(self.path)
         try:
@@ -321,7 +380,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------ file hashes
@@ -333,7 +392,8 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         st = p.stat()
         row = self.conn.execute("SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [str(p)]).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
-            return row[2]
+            cached: str = row[2]
+            return cached
         digest = sha256_file(p)
         self.db.table("files").upsert(
             {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest},
@@ -342,7 +402,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         return digest
 
     # ------------------------------------------------------------ provenance
-    def merged_sources(self) -> list[dict]:
+    def merged_sources(self) -> list[dict[str, Any]]:
         """The stores `jury store merge` merged into this one (empty for a store never merged
         into): path, sha256, size, signer and whether their executions were trusted."""
         rows = self.conn.execute(
@@ -373,7 +433,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         row = self.conn.execute(f"SELECT {_EXEC_COLUMNS} FROM executions WHERE key = ?", [key]).fetchone()
         return None if row is None else _stored_result(row)
 
-    def get_executions(self, keys) -> dict[str, ExecResult]:
+    def get_executions(self, keys: Iterable[str]) -> dict[str, ExecResult]:
         """The stored results of many keys at once (500 per query): key -> result, as get_execution."""
         wanted = list(dict.fromkeys(keys))
         out: dict[str, ExecResult] = {}
@@ -411,7 +471,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
             )
         return found
 
-    def put_executions(self, rows: list[tuple]) -> None:
+    def put_executions(self, rows: Sequence[tuple[object, ...]]) -> None:
         """Write executions in one transaction: each row is (key, db_sha256, sql,
         *batches.encode_result(result), timeout_s, row_cap); a stored key is replaced."""
         created = now_iso()

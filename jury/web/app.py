@@ -21,6 +21,7 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -29,7 +30,10 @@ from jury.errors import InputError, MissingExtra, need_extra
 from jury.vocab import BLIND_ANSWERS, DEFECT_TYPES, AuditVote, BlindAnswer, DefectType, ReviewItemKind, Verdict
 
 if TYPE_CHECKING:
-    from jury.pipeline.review_queue import ReviewItem
+    from markupsafe import Markup
+
+    from jury.execution.reviews import Decision, ReviewStore
+    from jury.pipeline.review_queue import ReviewItem, ReviewSource
 
 # The [web] extra: starlette (the app), uvicorn (the server), jinja2 (the pages) and python-multipart
 # (the decision form: module python_multipart, `multipart` before 0.0.13). Checked when this module is
@@ -105,16 +109,17 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def highlight_sql(sql: str):
+def highlight_sql(sql: str) -> Markup:
     """SQL as escaped HTML with keywords, strings and numbers in spans (sqlglot's tokenizer)."""
     from markupsafe import Markup, escape
-    from sqlglot.tokens import Tokenizer, TokenType
+    from sqlglot import Tokenizer, TokenType
 
     try:
         tokens = Tokenizer().tokenize(sql)
     except Exception:  # sqlglot raises its own errors for text it cannot tokenize: show it plain
         return Markup(escape(sql))
-    out, pos = [], 0
+    out: list[str] = []
+    pos = 0
     for t in tokens:
         start, end = t.start, t.end + 1
         if start < pos or end > len(sql):
@@ -139,7 +144,16 @@ def highlight_sql(sql: str):
 class ReviewState:
     """One launch: the queue, the store, this reviewer, and the launch's secrets."""
 
-    def __init__(self, source, store, reviewer: str, *, host: str = "127.0.0.1", token: str | None = None, blind: bool = False):
+    def __init__(
+        self,
+        source: ReviewSource,
+        store: ReviewStore,
+        reviewer: str,
+        *,
+        host: str = "127.0.0.1",
+        token: str | None = None,
+        blind: bool = False,
+    ) -> None:
         from jury.pipeline.review_queue import reviewer_order
 
         self.source, self.store, self.reviewer = source, store, reviewer
@@ -153,11 +167,11 @@ class ReviewState:
         self.hosts = {"127.0.0.1", "localhost", "::1", host.strip("[]")}
         self.shas = [d.content_sha256 for _p, d in source.verdict_files]
 
-    def decisions(self) -> dict[str, dict]:
+    def decisions(self) -> dict[str, Decision]:
         mine = self.store.decisions(self.shas, self.reviewer)
         by = {(d["kind"], d["verdict_sha256"], d["model"], d["question_id"]): d for d in mine}
 
-        def ident(it: ReviewItem) -> tuple:
+        def ident(it: ReviewItem) -> tuple[str, str, str | None, object]:
             return (str(it.kind), it.verdict_sha256, it.model, it.question_id)
 
         return {it.key: by[ident(it)] for it in self.items if ident(it) in by}
@@ -273,7 +287,7 @@ def home(request: Request) -> Response:
     return resp
 
 
-def render_item(request: Request, n: int, extra: dict | None = None) -> Response:
+def render_item(request: Request, n: int, extra: Mapping[str, object] | None = None) -> Response:
     state = _review(request)
     if not 0 <= n < len(state.items):
         return PlainTextResponse("no such item", status_code=404)
@@ -407,7 +421,11 @@ async def guarded_static(scope: Any, receive: Any, send: Any) -> None:
     await (bad if bad is not None else request.app.state.static)(scope, receive, send)
 
 
-def bind_address(host: str, port: int) -> tuple[int, tuple]:
+#: A socket address socket.getaddrinfo gives: IPv4's, IPv6's, IPv6's on a Python built with --disable-ipv6.
+SockAddr = tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes]
+
+
+def bind_address(host: str, port: int) -> tuple[int, SockAddr]:
     """(address family, socket address) to bind for --host/--port; InputError for one the page cannot serve."""
     import socket
 
@@ -432,7 +450,7 @@ def bind_address(host: str, port: int) -> tuple[int, tuple]:
     return family, sockaddr
 
 
-def serve(state: ReviewState, host: str, port: int, announce) -> None:
+def serve(state: ReviewState, host: str, port: int, announce: Callable[[str], None]) -> None:
     """Bind (port 0: any free port), announce the URL with the token, serve until interrupted."""
     import socket
 
