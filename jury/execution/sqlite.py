@@ -238,19 +238,9 @@ def execute(
         conn = cached_connection(db_path) if cached else open_readonly(db_path, reverse_unordered=reverse_unordered)
     except (sqlite3.Error, FileNotFoundError) as exc:
         return ExecResult(status="error", error=f"cannot open database: {exc}")
-    deadline = start + timeout_s
-    timed_out = False
-
-    def _progress() -> int:
-        nonlocal timed_out
-        if time.monotonic() > deadline:
-            timed_out = True
-            return 1
-        return 0
-
-    conn.set_progress_handler(_progress, _PROGRESS_STEPS)
-    value_limit = MAX_VALUE_BYTES
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit)
+    deadline = _Deadline(start + timeout_s)
+    conn.set_progress_handler(deadline.progress, _PROGRESS_STEPS)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     rows = ResultAccumulator(row_cap)
     try:
         cursor = conn.execute(sql)
@@ -259,24 +249,47 @@ def execute(
         columns = [d[0] for d in cursor.description]
         for row in cursor:  # one row at a time: a batch of huge rows would be held at once
             rows.add(tuple(row))
-            if rows.count % 1000 == 0 and time.monotonic() > deadline:
-                timed_out = True
+            if rows.count % 1000 == 0 and deadline.passed():
                 raise sqlite3.OperationalError("interrupted")
     except (sqlite3.Error, ValueError, OverflowError, MemoryError, ResultTooLarge) as exc:
         rows.discard()
-        elapsed = time.monotonic() - start
-        if timed_out:
-            return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
-        error = _error_line(exc)
-        if isinstance(exc, sqlite3.DataError) or "too big" in error:
-            error = f"{error}: a string or blob over {value_limit:,} bytes (the cap on one value)"
-        return ExecResult(status="error", error=error, elapsed_s=elapsed)
+        return _failed(exc, deadline.timed_out, timeout_s, time.monotonic() - start)
     finally:
         if cached:
             _release(conn, cursor)
         else:
             conn.close()
     return rows.result(columns, time.monotonic() - start)
+
+
+class _Deadline:
+    """A query's deadline: SQLite's progress handler interrupts the query once it has passed, and
+    ``timed_out`` says that it did (an error after it is a timeout, not the query's error)."""
+
+    __slots__ = ("at", "timed_out")
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.timed_out = False
+
+    def passed(self) -> bool:
+        if time.monotonic() > self.at:
+            self.timed_out = True
+        return self.timed_out
+
+    def progress(self) -> int:
+        return 1 if self.passed() else 0
+
+
+def _failed(exc: BaseException, timed_out: bool, timeout_s: float, elapsed: float) -> ExecResult:
+    """The result of a query that stopped on ``exc``: a timeout past its deadline, else an error
+    in one line (a value over the cap on one value said so)."""
+    if timed_out:
+        return ExecResult(status="timeout", error=f"exceeded {timeout_s:g} s", elapsed_s=elapsed)
+    error = _error_line(exc)
+    if isinstance(exc, sqlite3.DataError) or "too big" in error:
+        error = f"{error}: a string or blob over {MAX_VALUE_BYTES:,} bytes (the cap on one value)"
+    return ExecResult(status="error", error=error, elapsed_s=elapsed)
 
 
 def _release(conn: sqlite3.Connection, cursor: sqlite3.Cursor | None) -> None:
