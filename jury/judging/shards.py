@@ -14,13 +14,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from jury.errors import InputError
 
 if TYPE_CHECKING:
     from jury.judging.plan import Ballot
-    from jury.judging.runner import RunStats
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
@@ -55,7 +54,22 @@ def parse_shard(text: str | None) -> Shard | None:
     return Shard(index, count)
 
 
-def shard_message(shard: Shard, stats: RunStats, store_path: str | Path | None) -> str:
+class ShardStats(Protocol):
+    """The counts of jury.judging.runner.RunStats a shard's message reports (runner imports this module)."""
+
+    @property
+    def asked(self) -> int: ...
+    @property
+    def requests(self) -> int: ...
+    @property
+    def reused(self) -> int: ...
+    @property
+    def shared(self) -> int: ...
+    @property
+    def other_shard(self) -> int: ...
+
+
+def shard_message(shard: Shard, stats: ShardStats, store_path: str | Path | None) -> str:
     """What a shard's run prints instead of a verdict file."""
     mine = stats.asked + stats.reused + stats.shared
     return (
