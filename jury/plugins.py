@@ -194,8 +194,9 @@ class Registry(Mapping[str, T], Generic[T]):
             raise PluginError(f"{self.kind} plugin {name!r} ({plugin.where()}) {problem}")
         if callable(obj) and not plugin.shipped:
             obj = _guarded(self, plugin, obj)
-        self._loaded[name] = obj
-        return obj
+        loaded: T = obj  # an entry point's object (Any): the check above vouched for it
+        self._loaded[name] = loaded
+        return loaded
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(set(self._builtin) | set(self._entry_points())))

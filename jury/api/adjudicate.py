@@ -323,8 +323,8 @@ def adjudication_job(
     head = adjudication_header(r.config, r.output, plan, store, ev, r.gold_path, r.run_paths, _recorded(r, plan), r.supersedes)
     found = existing_verdicts(r.config, r.output, head, r.supersedes)
     if found is not None:  # this verdict set is already locked there: reuse it, call nothing
-        records = [x.model_dump(mode="json") for x in found[1].records]
-        return JobResult(plan, records, None, found[0], True, ev, agreement=agreement_summary(records, r.panel.ballot_style))
+        locked = [x.model_dump(mode="json") for x in found[1].records]
+        return JobResult(plan, locked, None, found[0], True, ev, agreement=agreement_summary(locked, r.panel.ballot_style))
     with progress("asking jurors") as bar:
         verdicts, stats = run_adjudication(
             plan, store, early_stop=r.early_stop, max_cost=r.max_cost, progress=bar, shard=r.shard, batch=r.batch

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Iterator
 from itertools import accumulate
@@ -377,7 +378,7 @@ def canonical_v1(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
-def sha256_file(path: str | Path) -> str:
+def sha256_file(path: str | os.PathLike[str]) -> str:
     """sha256 hex of a regular file, read in 1 MiB chunks. A device, pipe or socket (a path
     to /dev/zero, a FIFO) is an InputError before any byte is read (`jury.inputs.reader.open_input`:
     opened without blocking, then checked), so it can neither hang nor hash forever. A link is

@@ -50,7 +50,8 @@ def effective_category(vote: Any) -> str | None:
     """The category a vote counts as: None when it abstained, was skipped or was inconsistent."""
     if _get(vote, "abstained", False) or _get(vote, "skipped", False) or _get(vote, "inconsistent", False):
         return None
-    return _get(vote, "category")
+    category: str | None = _get(vote, "category")
+    return category
 
 
 def decisive_ballots(vote: Any) -> list[str]:
@@ -65,11 +66,11 @@ def decisive_ballots(vote: Any) -> list[str]:
     return [str(_get(h, "raw_verdict")) for h in halves if h is not None and _get(h, "raw_verdict") in _SINGLE]
 
 
-def _bias(picks: list[str]) -> dict:
+def _bias(picks: list[str]) -> dict[str, Any]:
     return asdict(position_bias(sum(p == BlindAnswer.ANSWER_1 for p in picks), len(picks)))
 
 
-def agreement_summary(records: list[dict], style: str) -> dict:
+def agreement_summary(records: list[dict[str, Any]], style: str) -> dict[str, Any]:
     """Agreement and position bias of one verdict set (see the module docstring).
 
     ``style``: the panel's ballot style, ``blind`` or ``labelled`` for adjudications,
@@ -114,13 +115,13 @@ def agreement_summary(records: list[dict], style: str) -> dict:
     return summary
 
 
-def kappa_range(summary: dict) -> tuple[float, float] | None:
+def kappa_range(summary: dict[str, Any]) -> tuple[float, float] | None:
     """(lowest, highest) defined pairwise kappa of an ``agreement_summary``; None if none is defined."""
     values = [p["kappa"] for p in summary.get("pairwise_kappa") or [] if p.get("kappa") is not None]
     return (min(values), max(values)) if values else None
 
 
-def agreement_line(summary: dict) -> str:
+def agreement_line(summary: dict[str, Any]) -> str:
     """One line: alpha, the range of pairwise kappa, and for blind ballots the panel's first-position share."""
     alpha = summary.get("krippendorff_alpha")
     parts = [f"agreement: Krippendorff's alpha {'—' if alpha is None else f'{alpha:.3f}'} (n = {summary.get('alpha_units', 0)})"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from jury.judging.batch_results import (
@@ -27,6 +28,9 @@ from jury.judging.batch_results import (
     stream_lines,
 )
 from jury.judging.redaction import clean
+
+if TYPE_CHECKING:
+    from jury.execution.store import Store
 
 ANTHROPIC_BASE = "https://api.anthropic.com"
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -51,7 +55,7 @@ def gemini_where(api_base: str | None, api_key: str | None) -> tuple[str, dict[s
     return root.rstrip("/"), ({"x-goog-api-key": key} if key else {})
 
 
-def _gemini_file(obj: dict) -> str | None:
+def _gemini_file(obj: dict[str, Any]) -> str | None:
     """The responses file of an ended Gemini batch (``response.responsesFile``, or
     ``metadata.output.responsesFile``), a name of the form files/<id>; None when it has none."""
     response, meta = obj.get("response"), obj.get("metadata")
@@ -69,7 +73,7 @@ def _gemini_file(obj: dict) -> str | None:
     return found
 
 
-def _gemini_error(obj: dict) -> str | None:
+def _gemini_error(obj: dict[str, Any]) -> str | None:
     error = obj.get("error")
     if not isinstance(error, dict):
         return None
@@ -84,7 +88,7 @@ def _anthropic_headers(api_key: str | None) -> dict[str, str]:
     return headers
 
 
-def _batch_errors(obj: dict) -> str | None:
+def _batch_errors(obj: dict[str, Any]) -> str | None:
     """One line for the errors a failed OpenAI batch carries (its input did not validate)."""
     errors = obj.get("errors")
     data = errors.get("data") if isinstance(errors, dict) else None
@@ -96,7 +100,7 @@ def _batch_errors(obj: dict) -> str | None:
     return clean("; ".join(shown), [], 200) if shown else None
 
 
-def _file_id(obj: dict, key: str) -> str | None:
+def _file_id(obj: dict[str, Any], key: str) -> str | None:
     value = obj.get(key)
     if value is None:
         return None
@@ -105,7 +109,7 @@ def _file_id(obj: dict, key: str) -> str | None:
     return value
 
 
-def _where(batch: dict, api_key: str | None) -> tuple[str, dict[str, str]]:
+def _where(batch: dict[str, Any], api_key: str | None) -> tuple[str, dict[str, str]]:
     """(the provider's API root, the headers carrying the key) for a batch, as litellm would
     resolve them for the juror (OpenAI: api_base, else OPENAI_BASE_URL / OPENAI_API_BASE, else
     api.openai.com; the key, else OPENAI_API_KEY)."""
@@ -119,7 +123,7 @@ def _where(batch: dict, api_key: str | None) -> tuple[str, dict[str, str]]:
     return (batch["api_base"] or ANTHROPIC_BASE).rstrip("/"), _anthropic_headers(key)
 
 
-async def poll(batch: dict, api_key: str | None, store) -> tuple[str, Collected | None, dict]:
+async def poll(batch: dict[str, Any], api_key: str | None, store: Store) -> tuple[str, Collected | None, dict[str, str | None]]:
     """(state, its results sorted by Collected, fields to store) of a submitted batch; results
     None while it is still in progress. The batch object and its results are read by jury
     (read_json, stream_lines: bounded, through jury's JSON reader), never whole and never by
@@ -156,7 +160,7 @@ async def poll(batch: dict, api_key: str | None, store) -> tuple[str, Collected 
 
 
 # A provider's batch read: (its final state, None while in progress; the URLs of its results; fields to store)
-_BatchState = tuple[str | None, list[str], dict]
+_BatchState = tuple[str | None, list[str], dict[str, str | None]]
 
 
 async def _openai_state(root: str, bid: str, headers: dict[str, str]) -> _BatchState:
@@ -169,7 +173,7 @@ async def _openai_state(root: str, bid: str, headers: dict[str, str]) -> _BatchS
     if state is None:  # validating, in_progress, finalizing, cancelling (or a state to come)
         return None, [], {}
     files = [_file_id(obj, "output_file_id"), _file_id(obj, "error_file_id")]
-    fields: dict = {"output_file_id": files[0], "error_file_id": files[1]}
+    fields: dict[str, str | None] = {"output_file_id": files[0], "error_file_id": files[1]}
     if state == "failed":
         fields["error"] = _batch_errors(obj)
     return state, [f"{root}/files/{quote(f, safe='')}/content" for f in files if f], fields
@@ -186,7 +190,7 @@ async def _gemini_state(root: str, bid: str, headers: dict[str, str]) -> _BatchS
     if state is None:  # pending, running (or a state to come)
         return None, [], {}
     file = _gemini_file(obj)
-    fields: dict = {"output_file_id": file}
+    fields: dict[str, str | None] = {"output_file_id": file}
     if state == "failed":
         fields["error"] = _gemini_error(obj)
     return state, [f"{root}/download/v1beta/{file}:download?alt=media"] if file else [], fields

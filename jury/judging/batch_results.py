@@ -153,7 +153,7 @@ MAX_BATCH_OBJECT_BYTES = 1024 * 1024  # a batch object (its status and file ids)
 _MAX_REDIRECTS = 5
 
 
-def _origin(url: Any) -> tuple:
+def _origin(url: Any) -> tuple[str, str, int | None]:  # an httpx.URL's
     return (url.scheme, url.host, url.port)
 
 
@@ -194,7 +194,7 @@ async def _get(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
         raise ResultsUnreadable(f"more than {_MAX_REDIRECTS} redirects")
 
 
-async def read_json(url: str, headers: dict[str, str], cap: int = MAX_BATCH_OBJECT_BYTES) -> dict:
+async def read_json(url: str, headers: dict[str, str], cap: int = MAX_BATCH_OBJECT_BYTES) -> dict[str, Any]:
     """A small JSON object (a batch's state) read in bounded memory through jury's own JSON
     reader: a body over `cap`, not JSON, or not an object is ResultsUnreadable."""
     data = bytearray()
@@ -346,7 +346,7 @@ class Collected:
         return h
 
     @staticmethod
-    def _openai(obj: dict) -> tuple[str, Any]:
+    def _openai(obj: dict[str, Any]) -> tuple[str, Any]:
         response, error = obj.get("response"), obj.get("error")
         if error is not None:
             return "failed", _reason(error, "an error without a message")
@@ -363,7 +363,7 @@ class Collected:
         return "answered", body
 
     @staticmethod
-    def _anthropic(obj: dict) -> tuple[str, Any]:
+    def _anthropic(obj: dict[str, Any]) -> tuple[str, Any]:
         from jury.judging.providers.batch_bodies import anthropic_body
         from jury.judging.retries import UnreadableReply, describe_unreadable
 
@@ -381,7 +381,7 @@ class Collected:
             return "failed", describe_unreadable(exc)
 
     @staticmethod
-    def _gemini(obj: dict) -> tuple[str, Any]:
+    def _gemini(obj: dict[str, Any]) -> tuple[str, Any]:
         """A line of Gemini's responses file: ``{"key", "response": GenerateContentResponse}``
         or ``{"key", "error" | "status": Status}``."""
         from jury.judging.providers.batch_bodies import gemini_body

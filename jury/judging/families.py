@@ -25,7 +25,7 @@ def _default_registry() -> Path:
 @dataclass(frozen=True)
 class FamilyRegistry:
     path: Path | None
-    patterns: dict[str, tuple[re.Pattern, ...]]
+    patterns: dict[str, tuple[re.Pattern[str], ...]]
 
     def families_of(self, model: str, declared: list[str] | None = None) -> list[str]:
         """The model's families: the declared ones, else every family whose pattern matches."""
@@ -52,7 +52,7 @@ def load_registry(path: str | Path | None = None) -> FamilyRegistry:
     table = data.get("families")
     if not isinstance(table, dict) or not table:
         raise ConfigError(f"{p}: expected a [families] table of family = [patterns]")
-    patterns: dict[str, tuple[re.Pattern, ...]] = {}
+    patterns: dict[str, tuple[re.Pattern[str], ...]] = {}
     for fam, pats in table.items():
         if isinstance(pats, str):
             pats = [pats]

@@ -15,7 +15,9 @@ votes are in its ``repeat_votes`` (each with its ``repeat``), read by ``jury rep
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Unpack
 
 from jury.compare.outcomes import gold_result_key, schema_of
 from jury.inputs.records import GoldItem
@@ -29,6 +31,13 @@ from jury.judging.schema_view import schema_view
 from jury.stats.agreement import fleiss_kappa_from_ratings
 from jury.vocab import AuditVote
 
+if TYPE_CHECKING:
+    from jury.compare.gold_checks import CheckFinding
+    from jury.execution.engine_urls import Databases
+    from jury.execution.store import Store
+    from jury.inputs.records import ExecResult, QuestionId
+    from jury.judging.runner import RunOptions, RunStats
+
 
 @dataclass
 class AuditPlan(BallotGroups):
@@ -39,7 +48,7 @@ class AuditPlan(BallotGroups):
     repeats: int = 1  # --repeats: groups come R at a time, one per repeat of the same gold query
 
 
-def checks_block(findings) -> str:
+def checks_block(findings: Iterable[CheckFinding]) -> str:
     """The ballot text stating the deterministic gold checks as facts (panel show_checks):
     findings are (name, evidence) objects, e.g. jury.compare.gold_checks.CheckFinding."""
     lines = [f"- {f.name}: {f.evidence}" for f in findings] or ["- none of the checks flagged this query"]
@@ -52,9 +61,9 @@ def checks_block(findings) -> str:
 def plan_audit(
     items: list[GoldItem],
     panel: Panel,
-    databases: dict,
-    gold_results: dict | None = None,
-    checks: dict | None = None,
+    databases: Databases,
+    gold_results: dict[QuestionId, ExecResult] | None = None,
+    checks: dict[QuestionId, list[CheckFinding]] | None = None,
     repeats: int = 1,
 ) -> AuditPlan:
     """databases: db_id -> (path, sha256); gold_results: question_id -> ExecResult (previews);
@@ -103,7 +112,7 @@ def vote_label(res: BallotResult) -> str | None:
     return res.reply["verdict"] if res.status == "voted" and res.reply else None
 
 
-def _votes(group: list[BallotResult]) -> list[dict]:
+def _votes(group: list[BallotResult]) -> list[dict[str, Any]]:
     """The votes of one group (one repeat of one gold query); a vote of repeat r > 0 names it."""
     votes = []
     for r in group:
@@ -128,7 +137,7 @@ def _votes(group: list[BallotResult]) -> list[dict]:
     return votes
 
 
-def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[dict]:
+def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[dict[str, Any]]:
     """One record per gold query (the audit file's ``records``). With repeats, the record is
     repeat 0's (its votes, flag and defect types) and ``repeat_votes`` holds the other repeats'
     votes, repeat by repeat, each vote with its ``repeat``."""
@@ -159,7 +168,7 @@ def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[di
     return out
 
 
-def summarize(records: list[dict]) -> dict:
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Flag rates overall, by difficulty, by split and by juror; Fleiss' kappa; agreement (alpha,
     pairwise kappa: jury.judging.agreement); defect types."""
     jurors: dict[str, list[str | None]] = {}
@@ -194,7 +203,7 @@ def summarize(records: list[dict]) -> dict:
     }
 
 
-def run_audit(plan: AuditPlan, store, **kwargs):
+def run_audit(plan: AuditPlan, store: Store, **kwargs: Unpack[RunOptions]) -> tuple[list[dict[str, Any]], RunStats]:
     """The audit records of the plan's groups (asked, or reused from the store) and the run's
     stats; with repeats, one pass per repeat (jury.judging.runner.run_repeats)."""
     results, stats = run_repeats(plan.groups, plan.repeats, store, vote_label, **kwargs)

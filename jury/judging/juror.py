@@ -161,7 +161,7 @@ class CallResult(BaseModel):
     """The outcome of one JurorPool.call. ok=False is an abstention; `error` says why in one line."""
 
     ok: bool
-    parsed: dict | None = None  # the object the caller's parse function returned
+    parsed: dict[str, Any] | None = None  # the object the caller's parse function returned
     text: str | None = None  # last raw reply text (key scrubbed)
     error: str | None = None
     attempts: int = 0  # HTTP attempts, including retries, the repair turn and a response_format fallback
@@ -169,7 +169,7 @@ class CallResult(BaseModel):
     completion_tokens: int = 0
     cost_usd: float = 0.0  # litellm's price of each reply summed (client.call_cost); 0.0 where litellm has no price
     latency_s: float = 0.0  # from taking a concurrency slot to the answer: retries and backoff included, queueing not
-    log: list[dict] = Field(default_factory=list)  # per attempt: attempt, status, error, wait_s
+    log: list[dict[str, Any]] = Field(default_factory=list)  # per attempt: attempt, status, error, wait_s
     interrupted: bool = False  # the pool was told to stop before this call got an answer: not a vote
 
 

@@ -23,9 +23,9 @@ class Ballot:
     model: str | None  # model under test (None for audits)
     juror: JurorSpec
     style: str  # blind | labelled | audit
-    messages: list[dict]
+    messages: list[dict[str, Any]]
     template_sha256: str
-    meta: dict = field(default_factory=dict)  # e.g. {"order": "gold_first"}
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"order": "gold_first"}
     # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category); an audit ballot of a
     # database or linked schema view: a jury.judging.ballots.AuditDefectTypes (the defect types it offers)
     taxonomy: Any = None
@@ -68,7 +68,7 @@ class Ballot:
 class BallotResult:
     ballot: Ballot
     status: str  # voted | abstained | skipped | not_asked
-    reply: dict | None = None
+    reply: dict[str, Any] | None = None
     error: str | None = None
     from_store: bool = False
     cost_usd: float = 0.0
@@ -76,7 +76,7 @@ class BallotResult:
     via: str | None = None  # "batch": the vote's reply came through a provider's batch API
     pending: str | None = None  # --batch: no vote yet, the ballot waits in this provider batch
 
-    def vote(self, category: str | None, raw_verdict: str | None = None, order: str | None = None) -> dict:
+    def vote(self, category: str | None, raw_verdict: str | None = None, order: str | None = None) -> dict[str, Any]:
         """This ballot as a verdict file's vote: who judged, what it answered (`raw_verdict`,
         default the reply's verdict) and the `category` it counts as."""
         b = self.ballot
@@ -114,12 +114,12 @@ def estimate(ballot: Ballot) -> tuple[int, float | None]:
     return estimate_call(ballot.juror, ballot.messages, COMPLETION_TOKENS_ESTIMATE)
 
 
-def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict]:
+def plan_rows(ballots: list[Ballot], batch: bool = False) -> list[dict[str, Any]]:
     """For --plan: ballots, estimated tokens and cost per (model under test, juror). No calls.
     With `batch` (and for jurors with batch = true) a batch-capable juror's ballots are priced at
     the batch rate: its row says via "batch", and batch_rate_estimated when litellm has no batch
     price for its model (then half the synchronous price, jury.judging.providers.prices.BATCH_DISCOUNT)."""
-    agg: dict[tuple, dict] = {}
+    agg: dict[tuple[str | None, str], dict[str, Any]] = {}
     for b in ballots:
         row = agg.setdefault(
             (b.model, b.juror.name),

@@ -111,7 +111,8 @@ def entry(model: str) -> dict[str, Any] | None:
         if name in rewritten:
             return None
         if name in prices:
-            return prices[name]
+            found: dict[str, Any] = prices[name]  # an entry of litellm's JSON price map
+            return found
     return UNKNOWN
 
 

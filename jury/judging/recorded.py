@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import ConfigError, InputError
 from jury.inputs.io import MAX_INPUT_BYTES
 from jury.inputs.judgments import JudgeRecord, load_judgments
 from jury.inputs.reader import read_bounded
+from jury.inputs.records import QuestionId
 from jury.judging.juror import CallResult, JurorSpec
 from jury.vocab import BlindAnswer, Verdict
 
@@ -83,12 +85,12 @@ def bind_recorded_juror(spec: JurorSpec, panel_path: Path, style: str) -> JurorS
 
 
 @cache
-def _index(path: str, sha256: str, judge: str) -> dict[tuple, JudgeRecord]:
+def _index(path: str, sha256: str, judge: str) -> dict[tuple[QuestionId, str, str | None], JudgeRecord]:
     """(question_id, "model", model) and (question_id, "sql", normalised SQL) -> the judgment."""
     got = read_bounded(path, MAX_INPUT_BYTES)
     if hashlib.sha256(got).hexdigest() != sha256:
         raise InputError(f"{path}: changed since the panel was loaded (the recorded judge's votes are bound to its content)")
-    out: dict[tuple, JudgeRecord] = {}
+    out: dict[tuple[QuestionId, str, str | None], JudgeRecord] = {}
     for rec in load_judgments([path]):
         if rec.judge != judge:
             continue
@@ -127,7 +129,7 @@ def recorded_verdict(judgment: JudgeRecord, style: str, order: str) -> str:
     )
 
 
-def recorded_call(ballot: Ballot, parse) -> CallResult:
+def recorded_call(ballot: Ballot, parse: Callable[[str], dict[str, Any]]) -> CallResult:
     """The ballot answered from the judgment file, through the ballot's own reply parser, as a
     CallResult the runner stores like a call's (no attempt, no tokens, no cost). No judgment,
     or one the parser refuses (e.g. a taxonomy needs an error category the file lacks), is a

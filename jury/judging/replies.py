@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 REPAIR_PROMPT = "Your reply was not valid JSON for the required schema: {reason}. Reply with only the JSON object."
 
 
-def _find_balanced_objects(text: str, limit: int = 20):
+def _find_balanced_objects(text: str, limit: int = 20) -> Iterator[tuple[int, int]]:
     """Yield (start, end) of top-level {...} spans, honouring JSON strings and escapes."""
     found = 0
     i = text.find("{")
@@ -66,7 +67,7 @@ def strip_reasoning(text: str) -> str:
     return text
 
 
-def extract_json_object(text: str) -> dict:
+def extract_json_object(text: str) -> dict[str, Any]:
     """The first JSON object in a model's reply: ```json fences and surrounding prose are ignored.
 
     Leading <think> blocks are skipped (strip_reasoning); then looks inside a fenced block first,

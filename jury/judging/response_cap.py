@@ -8,18 +8,22 @@ raising ResponseTooLarge. JurorPool installs it as litellm's async session.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class ResponseTooLarge(Exception):
     """A provider's response body passed MAX_RESPONSE_BYTES: reading stopped there."""
 
 
-def _capped_stream(stream: Any, limit: int):
+def _capped_stream(stream: Any, limit: int) -> httpx.AsyncByteStream:
     import httpx
 
     class _Capped(httpx.AsyncByteStream):
-        async def __aiter__(self):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
             seen = 0
             async for chunk in stream:
                 seen += len(chunk)
@@ -33,7 +37,7 @@ def _capped_stream(stream: Any, limit: int):
     return _Capped()
 
 
-def capped_http_client(limit: int):
+def capped_http_client(limit: int) -> httpx.AsyncClient:
     """An httpx client that stops reading a response body at `limit` bytes."""
     import httpx
 

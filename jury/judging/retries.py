@@ -12,6 +12,7 @@ import datetime
 import email.utils
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 from tenacity import RetryCallState, wait_exponential
@@ -57,14 +58,14 @@ class BackoffWait(wait_base):
 
     def __call__(self, retry_state: RetryCallState) -> float:
         failed = retry_state.outcome.exception() if retry_state.outcome else None
-        asked = getattr(failed, "retry_after", None)
+        asked: float | None = getattr(failed, "retry_after", None)  # AttemptFailed's Retry-After
         if asked is not None:
             return asked + min(0.1 * asked, 0.5) * self._rng.random()
         wait = self._exponential(retry_state)
         return wait + wait * 0.1 * self._rng.random()
 
 
-def should_retry(max_wait_s: float):
+def should_retry(max_wait_s: float) -> Callable[[BaseException], bool]:
     """tenacity retry predicate: a retryable AttemptFailed whose Retry-After (if any) is at most
     max_wait_s. Anything else (a client error, a stop request, a bug) is not retried."""
 

@@ -37,7 +37,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from jury.errors import StoreError
 from jury.execution.store import CLAIM_LEASE_S
@@ -45,6 +45,21 @@ from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.juror import CallResult, JurorSpec
 from jury.judging.plan import Ballot, BallotResult, estimate
 from jury.judging.providers.pool import JurorPool
+
+if TYPE_CHECKING:
+    from jury.judging.shards import Shard
+
+
+class RunOptions(TypedDict, total=False):
+    """The keyword options of run_ballots that a job's run (run_audit, run_suite, run_classify) passes on."""
+
+    early_stop: bool
+    max_cost: float | None
+    progress: Callable[[int, int], None] | None
+    pool: JurorPool | None
+    shard: Shard | None
+    batch: bool
+
 
 CLAIM_RENEW_S = CLAIM_LEASE_S / 4  # how often an asker renews its claims
 CLAIM_POLL_S = 0.2  # how often a process waiting for another's vote looks in the store

@@ -4,11 +4,16 @@ counts a ballot's prompt."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jury.errors import ConfigError
 from jury.execution import engine_urls
 from jury.execution.schema import tables_in
 from jury.execution.schema_views import describe_view
 from jury.inputs.records import GoldItem
+
+if TYPE_CHECKING:
+    from jury.judging.panels import Panel
 
 
 def count_tokens(text: str) -> int:
@@ -20,7 +25,7 @@ def count_tokens(text: str) -> int:
     return n - 7 if n is not None else -(-len(text) // 4)  # 7: the message (3), its role "user" (1), the reply primer (3)
 
 
-def schema_view(item: GoldItem, databases: engine_urls.Databases, panel) -> str:
+def schema_view(item: GoldItem, databases: engine_urls.Databases, panel: Panel) -> str:
     """The item's own `schema_text` when it has one (the benchmark's whole schema), else the
     panel's view of its SQLite database within panel.schema_budget tokens."""
     if item.schema_text is not None:

@@ -11,9 +11,15 @@ locked verdict file.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from jury.errors import InputError
+
+if TYPE_CHECKING:
+    from jury.judging.plan import Ballot
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
@@ -30,7 +36,7 @@ class Shard:
         """True when a request of this hash is asked by this shard: int(hash, 16) mod N = I - 1."""
         return int(request_sha256, 16) % self.count == self.index - 1
 
-    def ballots(self, ballots) -> list:
+    def ballots(self, ballots: Iterable[Ballot]) -> list[Ballot]:
         """The ballots of this shard, in their order."""
         return [b for b in ballots if self.holds(b.request_sha256)]
 
@@ -48,7 +54,22 @@ def parse_shard(text: str | None) -> Shard | None:
     return Shard(index, count)
 
 
-def shard_message(shard: Shard, stats, store_path) -> str:
+class ShardStats(Protocol):
+    """The counts of jury.judging.runner.RunStats a shard's message reports (runner imports this module)."""
+
+    @property
+    def asked(self) -> int: ...
+    @property
+    def requests(self) -> int: ...
+    @property
+    def reused(self) -> int: ...
+    @property
+    def shared(self) -> int: ...
+    @property
+    def other_shard(self) -> int: ...
+
+
+def shard_message(shard: Shard, stats: ShardStats, store_path: str | Path | None) -> str:
     """What a shard's run prints instead of a verdict file."""
     mine = stats.asked + stats.reused + stats.shared
     return (

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Unpack
 
 from jury.inputs.records import RunRecord, SuiteTest
 from jury.judging.adjudication import verdict_record
@@ -24,6 +25,10 @@ from jury.judging.juror import JurorSpec
 from jury.judging.panels import PROMPTS_DIR, Panel, select_jurors
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.runner import run_ballots
+
+if TYPE_CHECKING:
+    from jury.execution.store import Store
+    from jury.judging.runner import RunOptions, RunStats
 
 SUITE_STYLE = "suite"
 SUITE_PROMPT = "adjudicate-suite-v1.md"
@@ -44,7 +49,7 @@ class SuitePlan(BallotGroups):
         candidates: list[tuple[RunRecord, int]],
         registry: FamilyRegistry,
         answer: Callable[[SuiteTest], str | None],
-        ballot: Callable[[RunRecord, int, str, dict, JurorSpec], Ballot],
+        ballot: Callable[[RunRecord, int, str, dict[str, Any], JurorSpec], Ballot],
     ) -> None:
         """One group per candidate test: ``ballot(record, index, where, meta, juror)`` for each of
         the panel's first k jurors outside the model's families (see ballot_meta for where and
@@ -58,7 +63,7 @@ class SuitePlan(BallotGroups):
             self.groups.append([ballot(record, index, where, dict(meta), juror) for juror in jurors])
 
 
-def ballot_meta(record: RunRecord, index: int, answer: str | None) -> tuple[str, dict]:
+def ballot_meta(record: RunRecord, index: int, answer: str | None) -> tuple[str, dict[str, Any]]:
     """Where a ballot on the record's test ``index`` is (question|test, or question|episode|turn|test,
     as the seeded draws use it) and its meta: the test, its episode and turn, and the keys of the
     expected output (gold_key) and of ``answer`` (the actual output or the error)."""
@@ -96,7 +101,7 @@ def _output(text: str) -> str:
     return fence(text if len(text) <= OUTPUT_CHARS else text[: OUTPUT_CHARS - 1] + "…")
 
 
-def suite_messages(template: Template, record: RunRecord, index: int, order: str) -> list[dict]:
+def suite_messages(template: Template, record: RunRecord, index: int, order: str) -> list[dict[str, Any]]:
     """The ballot of one failing test: the expected output first when order is gold_first."""
     assert record.tests is not None
     test = record.tests[index]
@@ -118,7 +123,7 @@ def plan_suite(candidates: list[tuple[RunRecord, int]], panel: Panel, registry: 
     assert panel.template is not None
     plan = SuitePlan(panel, panel.template, seed)
 
-    def ballot(record: RunRecord, index: int, where: str, meta: dict, juror: JurorSpec) -> Ballot:
+    def ballot(record: RunRecord, index: int, where: str, meta: dict[str, Any], juror: JurorSpec) -> Ballot:
         order = draw_order(seed, where, record.model, juror.name)
         messages = suite_messages(plan.template, record, index, order)
         return Ballot(
@@ -142,21 +147,21 @@ def suite_vote_category(res: BallotResult) -> str | None:
     return str(SUITE_CATEGORIES[res.reply["verdict"]])
 
 
-def _vote(r: BallotResult) -> dict:
+def _vote(r: BallotResult) -> dict[str, Any]:
     return r.vote(suite_vote_category(r), order=r.ballot.meta["order"])
 
 
-def suite_record(first: Ballot, families: list[str], votes: list[dict]) -> dict:
+def suite_record(first: Ballot, families: list[str], votes: list[dict[str, Any]]) -> dict[str, Any]:
     """The verdict record of one judged test (format or error-classification ballots): the
     shared adjudication record, with the test's name and, in an episode, its episode and turn."""
     turn = {"episode": first.meta["episode"], "turn": first.meta["turn"]} if first.meta.get("episode") is not None else {}
     return {**turn, "test": first.meta["test"], **verdict_record(first, families, votes)}
 
 
-def build_suite_records(plan: SuitePlan, results: list[list[BallotResult]]) -> list[dict]:
+def build_suite_records(plan: SuitePlan, results: list[list[BallotResult]]) -> list[dict[str, Any]]:
     return [suite_record(g[0].ballot, plan.families[str(g[0].ballot.model)], [_vote(r) for r in g]) for g in results]
 
 
-def run_suite(plan: SuitePlan, store, **kwargs):
+def run_suite(plan: SuitePlan, store: Store, **kwargs: Unpack[RunOptions]) -> tuple[list[dict[str, Any]], RunStats]:
     results, stats = run_ballots(plan.groups, store, suite_vote_category, **kwargs)
     return build_suite_records(plan, results), stats

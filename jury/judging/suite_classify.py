@@ -23,7 +23,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Unpack
 
 from jury.inputs.records import RunRecord
 from jury.judging.ballots import SYSTEM_PROMPT, Template, check_template, fence
@@ -35,6 +37,10 @@ from jury.judging.runner import run_ballots
 from jury.judging.suite_ballots import SuitePlan, suite_record
 from jury.judging.taxonomies import Taxonomy, record_category
 from jury.vocab import CLASSIFY_STYLE, NONE_FITS, Verdict
+
+if TYPE_CHECKING:
+    from jury.execution.store import Store
+    from jury.judging.runner import RunOptions, RunStats
 
 CLASSIFY_PROMPT = "classify-error-v1.md"
 TEXT_CHARS = 4000
@@ -50,7 +56,7 @@ class ClassifyPlan(SuitePlan):
     taxonomy: Taxonomy = field(kw_only=True)
 
 
-def classify_candidates(records, taxonomy: Taxonomy) -> list[tuple[RunRecord, int]]:
+def classify_candidates(records: Iterable[RunRecord], taxonomy: Taxonomy) -> list[tuple[RunRecord, int]]:
     """(record, index of the test) of every failing test with an error the taxonomy's rules
     leave unclassified; reference failures are never candidates."""
     out = []
@@ -88,7 +94,9 @@ def categories_text(taxonomy: Taxonomy, order: list[int]) -> str:
     return "\n".join([*lines, f'- "{NONE_FITS}": none of the categories above describes the error'])
 
 
-def classify_messages(template: Template, taxonomy: Taxonomy, record: RunRecord, index: int, order: list[int]) -> list[dict]:
+def classify_messages(
+    template: Template, taxonomy: Taxonomy, record: RunRecord, index: int, order: list[int]
+) -> list[dict[str, Any]]:
     """The ballot of one errored test: task, test name, expected output, error, categories."""
     assert record.tests is not None
     test = record.tests[index]
@@ -112,7 +120,7 @@ def plan_classify(
     assert panel.template is not None
     plan = ClassifyPlan(panel, panel.template, seed, taxonomy=taxonomy)
 
-    def ballot(record: RunRecord, index: int, where: str, meta: dict, juror: JurorSpec) -> Ballot:
+    def ballot(record: RunRecord, index: int, where: str, meta: dict[str, Any], juror: JurorSpec) -> Ballot:
         order = category_order(taxonomy, seed, where, record.model, juror.name)
         messages = classify_messages(plan.template, taxonomy, record, index, order)
         return Ballot(
@@ -138,7 +146,7 @@ def classify_label(res: BallotResult) -> str | None:
     return str(res.reply["verdict"])
 
 
-def _vote(r: BallotResult) -> dict:
+def _vote(r: BallotResult) -> dict[str, Any]:
     pick = classify_label(r)
     vote = r.vote(Verdict.GENUINE_ERROR.value if pick is not None else None)
     vote["raw_verdict"] = pick
@@ -147,7 +155,7 @@ def _vote(r: BallotResult) -> dict:
     return vote
 
 
-def build_classify_records(plan: ClassifyPlan, results: list[list[BallotResult]]) -> list[dict]:
+def build_classify_records(plan: ClassifyPlan, results: list[list[BallotResult]]) -> list[dict[str, Any]]:
     out = []
     for group in results:
         record = suite_record(group[0].ballot, plan.families[str(group[0].ballot.model)], [_vote(r) for r in group])
@@ -156,6 +164,6 @@ def build_classify_records(plan: ClassifyPlan, results: list[list[BallotResult]]
     return out
 
 
-def run_classify(plan: ClassifyPlan, store, **kwargs):
+def run_classify(plan: ClassifyPlan, store: Store, **kwargs: Unpack[RunOptions]) -> tuple[list[dict[str, Any]], RunStats]:
     results, stats = run_ballots(plan.groups, store, classify_label, **kwargs)
     return build_classify_records(plan, results), stats

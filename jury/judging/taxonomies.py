@@ -26,10 +26,13 @@ import os
 import re
 import tomllib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from jury.errors import ConfigError, did_you_mean
 from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
@@ -85,7 +88,7 @@ class Taxonomy:
     def ids(self) -> tuple[str, ...]:
         return tuple(c[0] for c in self.categories)
 
-    def binding(self) -> dict:
+    def binding(self) -> dict[str, str | list[str]]:
         """What a verdict file's settings record of the taxonomy."""
         return {"name": self.name, "sha256": self.sha256, "categories": list(self.ids)}
 
@@ -113,7 +116,7 @@ def resolve_taxonomy_path(value: str | Path) -> Path:
     return p
 
 
-def _where(err, data: dict) -> str:
+def _where(err: ErrorDetails, data: dict[str, Any]) -> str:
     loc = list(err["loc"])
     name = ".".join(str(x) for x in loc) or "taxonomy"
     if len(loc) >= 2 and loc[0] in ("categories", "rules") and isinstance(loc[1], int):
@@ -175,7 +178,7 @@ def majority_category(picks: list[str | None]) -> str | None:
     return label if top >= len(picks) // 2 + 1 else None
 
 
-def record_category(verdict: str, votes: list) -> str | None:
+def record_category(verdict: str, votes: Sequence[object]) -> str | None:
     """A record's error category: the majority pick among its counted genuine-error votes
     (dicts or Vote models), only when the verdict is genuine_error."""
     from jury.vocab import Verdict
@@ -183,7 +186,7 @@ def record_category(verdict: str, votes: list) -> str | None:
     if verdict != Verdict.GENUINE_ERROR:
         return None
 
-    def get(v, key):
+    def get(v: object, key: str) -> Any:  # a vote dict's value, or a Vote model's field
         return v.get(key) if isinstance(v, dict) else getattr(v, key)
 
     picks = [
@@ -194,7 +197,37 @@ def record_category(verdict: str, votes: list) -> str | None:
     return majority_category(picks)
 
 
-def taxonomy_problem(record, setting) -> str | None:
+class _CheckedVote(Protocol):
+    """What the checks below read of a verdict file's vote (jury.verdicts.documents.Vote)."""
+
+    @property
+    def juror(self) -> str: ...
+    @property
+    def category(self) -> str | None: ...
+    @property
+    def error_category(self) -> str | None: ...
+    @property
+    def raw_verdict(self) -> str | None: ...
+    @property
+    def abstained(self) -> bool: ...
+    @property
+    def skipped(self) -> bool: ...
+
+
+class _CheckedRecord(Protocol):
+    """What the checks below read of a verdict file's record (jury.verdicts.documents.AdjudicationRecord)."""
+
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def error_category(self) -> str | None: ...
+    @property
+    def test(self) -> str | None: ...
+    @property
+    def votes(self) -> Sequence[_CheckedVote]: ...
+
+
+def taxonomy_problem(record: _CheckedRecord, setting: object) -> str | None:
     """Does a record's error_category (and each vote's) follow from its votes under the file's
     settings.taxonomy? The first problem as text, or None."""
     from jury.vocab import Verdict
@@ -216,7 +249,7 @@ def taxonomy_problem(record, setting) -> str | None:
     return None
 
 
-def classify_problem(record, setting) -> str | None:
+def classify_problem(record: _CheckedRecord, setting: object) -> str | None:
     """`jury suites --classify` files: a record names its test, the file its taxonomy, and a vote
     skipped by early stop was skipped only once a strict majority of the panel picked one answer."""
     if not isinstance(setting, dict):

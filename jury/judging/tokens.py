@@ -59,7 +59,7 @@ def _text_tokens(text: str) -> int:
     return sum(len(encoding.encode(text[i : i + step], disallowed_special=())) for i in range(0, len(text), step))
 
 
-def _plain(messages: list[dict]) -> bool:
+def _plain(messages: list[dict[str, Any]]) -> bool:
     return all(
         isinstance(m, dict)
         and m.keys() <= _PLAIN_KEYS
@@ -68,7 +68,7 @@ def _plain(messages: list[dict]) -> bool:
     )
 
 
-def fast_count(messages: list[dict]) -> int | None:
+def fast_count(messages: list[dict[str, Any]]) -> int | None:
     """litellm.token_counter(model="gpt-4o", messages=messages), or None where only litellm can tell."""
     if not (enabled and _plain(messages)) or any(os.environ.get(k) for k in _LITELLM_KNOBS):
         return None

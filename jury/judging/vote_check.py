@@ -19,6 +19,7 @@ reasoning is longer than a live run would have stored, is refused.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -43,15 +44,15 @@ class VoteCheck:
     # (\\uXXXX twice for one outside the BMP: 12 bytes), plus the short fields
     reply_cap: int = (MAX_STORED_REASONING_CHARS + _MARKER_ROOM) * 12 + 4096
 
-    def check(self, vote: dict, calls: list[dict]) -> str | None:
+    def check(self, vote: dict[str, Any], calls: list[dict[str, Any]]) -> str | None:
         return check_vote(vote, calls)
 
 
-def _stand_in_taxonomy(ids) -> Any:
+def _stand_in_taxonomy(ids: Iterable[object]) -> SimpleNamespace:
     return SimpleNamespace(ids=tuple(i for i in ids if isinstance(i, str)))
 
 
-def _parsers(kind: str, reply: dict):
+def _parsers(kind: str, reply: dict[str, Any]) -> Iterator[tuple[str, Callable[[str], dict[str, Any]]]]:
     """(style, parse) for every style a vote of `kind` with this reply could have been parsed by."""
     for style in STYLES_BY_KIND.get(kind, (*STYLES_BY_KIND["adjudication"], "audit")):
         if style == CLASSIFY_STYLE:
@@ -63,13 +64,13 @@ def _parsers(kind: str, reply: dict):
             yield style, make_parser(style)
 
 
-def expected_reply(kind: str, reply: dict, text: str) -> dict | None:
+def expected_reply(kind: str, reply: dict[str, Any], text: str) -> dict[str, Any] | None:
     """The reply a live run stores for a call whose reply text is `text`, of the style that
     makes `reply` if any does; else the first style's reading (None if none parses it)."""
-    first = None
+    first: dict[str, Any] | None = None
     for _, parse in _parsers(kind, reply):
         try:
-            got = clean_value(parse(text), [])  # for_store's gate: redaction and the reasoning cap
+            got: dict[str, Any] = clean_value(parse(text), [])  # for_store's gate: redaction and the reasoning cap
         except ValueError:
             continue
         if got == reply:
@@ -83,7 +84,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def check_vote(vote: dict, calls: list[dict]) -> str | None:
+def check_vote(vote: dict[str, Any], calls: list[dict[str, Any]]) -> str | None:
     """None if `vote` (a votes row: ok, reply and error decoded) is what a live run stores for
     one of `calls` (the call-log rows of its request, linked one first); else why not."""
     if not calls:

@@ -13,14 +13,16 @@ from jury.errors import CostCapReached, IncompleteRun, InputError, JuryError
 from jury.progress import ProgressFactory, no_progress
 
 if TYPE_CHECKING:
-    from jury.compare.outcomes import Evaluation
+    from jury.compare.outcomes import Evaluation, PairResult, Settings
+    from jury.execution.store import Store
+    from jury.inputs.records import GoldItem, QuestionId, RunRecord
     from jury.inputs.run_files import RunFile
     from jury.judging.runner import RunStats
 
 PlanT = TypeVar("PlanT")  # jury.judging.adjudication.AdjudicationPlan or jury.judging.gold_audit.AuditPlan
 
 
-def raise_if_capped(stats) -> None:
+def raise_if_capped(stats: RunStats) -> None:
     if stats.not_asked:
         raise CostCapReached(
             f"stopped at the cost cap: ${stats.cost_usd:.4f} spent this run, {stats.not_asked} ballots "
@@ -29,7 +31,7 @@ def raise_if_capped(stats) -> None:
         )
 
 
-def raise_if_pending(stats) -> None:
+def raise_if_pending(stats: RunStats) -> None:
     """--batch: ballots still waiting in providers' batches are not votes yet: no verdict file.
     First, a warning per batch that could not be polled or whose results left lines out."""
     import sys
@@ -49,7 +51,7 @@ def raise_if_pending(stats) -> None:
     )
 
 
-def raise_if_incomplete(stats) -> None:
+def raise_if_incomplete(stats: RunStats) -> None:
     """A ballot that failed on transport or configuration is not a vote: no verdict file."""
     n = stats.transport_failures
     if not n:
@@ -73,27 +75,27 @@ def write_failed(exc: OSError, output: Path | None) -> JuryError:
 @dataclass
 class JobResult(Generic[PlanT]):
     plan: PlanT
-    records: list[dict] | None = None
+    records: list[dict[str, Any]] | None = None
     stats: RunStats | None = None
     path: Path | None = None
     reused_file: bool = False  # an identical locked file already existed: nothing was written
     evaluation: Evaluation | None = None
-    summary: dict | None = None  # an audit's flag rates (jury.judging.audit.summarize)
-    agreement: dict | None = None  # an adjudication's agreement (jury.judging.agreement.agreement_summary)
+    summary: dict[str, Any] | None = None  # an audit's flag rates (jury.judging.audit.summarize)
+    agreement: dict[str, Any] | None = None  # an adjudication's agreement (jury.judging.agreement.agreement_summary)
 
 
 def load_and_evaluate(
     gold_path: Path,
     runs: Sequence[RunFile | Path],
     db_root: Path | None,
-    store,
-    settings,
+    store: Store,
+    settings: Settings | None,
     progress: ProgressFactory = no_progress,
     positions_from: Path | None = None,
-    before_execution: Callable[[list], None] | None = None,
+    before_execution: Callable[[list[RunRecord]], None] | None = None,
     dbs: Sequence[str] = (),
-    keep: Callable[[Any], bool] | None = None,
-):
+    keep: Callable[[PairResult], bool] | None = None,
+) -> tuple[dict[QuestionId, GoldItem], list[RunRecord], Evaluation]:
     """Gold and runs loaded and checked, every query executed or reused: (gold, records, evaluation).
     A run file may be a published prediction file (load_run_files); ``positions_from``: the gold
     file its entries index by position (default: the gold file); ``before_execution``: called
@@ -128,11 +130,11 @@ def load_and_evaluate(
 
 def load_run_files(
     runs: Sequence[RunFile | Path],
-    gold: dict,
+    gold: dict[QuestionId, GoldItem],
     gold_path: Path,
     positions_from: Path | None = None,
     notes: list[str] | None = None,
-) -> list:
+) -> list[RunRecord]:
     """Run records of run JSONL files and of published prediction files, told apart by their
     content (jury.inputs.kinds): BIRD's predict_dev.json and one SQL per line are each one model,
     named NAME when given as NAME=PATH (jury.inputs.run_files), else after the file, whose

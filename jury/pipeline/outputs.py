@@ -11,6 +11,8 @@ gets it from there.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from jury.errors import JuryError
@@ -18,14 +20,17 @@ from jury.inputs.config import load_config
 
 
 def guard_outputs(
-    outputs, inputs=(), *, store: Path | None = None, db_root: Path | None = None, verdict_output: bool = False
+    outputs: Iterable[str | os.PathLike[str] | None],
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    *,
+    store: Path | None = None,
+    db_root: Path | None = None,
+    verdict_output: bool = False,
 ) -> None:
     """Refuse, before any work, an output file that is one of the command's inputs, the store
     (or its -wal/-shm/-journal), a database file under db_root, a locked verdict file (unless
     verdict_output: the verdict writer reuses an identical one and refuses any other), or
     another output. Paths are compared resolved (symlinks, ..) and by (device, inode) (hard links)."""
-    import os
-
     from jury.errors import InputError
     from jury.inputs.writer import check_output
 
@@ -35,7 +40,7 @@ def guard_outputs(
         except (OSError, RuntimeError):  # a symlink loop
             return p.absolute()
 
-    def identity(p: Path):
+    def identity(p: Path) -> tuple[int, int] | None:
         try:
             st = os.stat(p)
         except (OSError, ValueError):
@@ -79,7 +84,7 @@ def _near(path: Path) -> str:
         return str(path)
 
 
-def _bound_by_project_verdicts():
+def _bound_by_project_verdicts() -> list[tuple[Path, Path]]:
     """(bound file, verdict file) of the locked files in the project's verdict folder:
     jury.toml's verdicts_dir, else ./verdicts."""
     from jury.verdicts.lock import files_bound_by

@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile
+from jury.verdicts.documents import AdjudicationFile, AuditFile, FileBinding, VerdictFile
 from jury.vocab import CATEGORIES, ReviewItemKind, ReviewQueue, Verdict
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Settings
+    from jury.execution.store import Store
+    from jury.verdicts.documents import AdjudicationRecord, AuditRecord, Vote
 
 UNSETTLED_VERDICTS = (Verdict.NO_MAJORITY, Verdict.UNDECIDED)
 
@@ -36,7 +43,7 @@ class ReviewItem:
     gold_sql: str
     gold_preview: str
     jury_verdict: str
-    votes: list[dict]
+    votes: list[dict[str, str | None]]
     model: str | None = None
     cand_sql: str | None = None
     cand_preview: str | None = None
@@ -61,7 +68,7 @@ class ReviewSource:
     """The queue and everything a review file binds."""
 
     items: list[ReviewItem]
-    verdict_files: list[tuple[Path, Any]]  # (path, locked document)
+    verdict_files: list[tuple[Path, VerdictFile]]  # (path, locked document)
     gold_path: Path
     run_paths: list[RunFile] = field(default_factory=list)
     databases: dict[str, Path] = field(default_factory=dict)
@@ -95,17 +102,19 @@ def parse_queues(values: list[str]) -> tuple[list[str], int | None]:
     return list(dict.fromkeys(names)), sample
 
 
-def _categories(votes) -> set[str]:
+def _categories(votes: Iterable[Vote]) -> set[str]:
     return {v.category for v in votes if v.category and not v.abstained and not v.skipped and not v.inconsistent}
 
 
-def _wanted(record, kind: str, queues: list[str]) -> bool:
-    if kind == "adjudication":
-        if record.review_pass:
-            return False
-        if ReviewQueue.UNSETTLED in queues and record.verdict in UNSETTLED_VERDICTS:
-            return True
-        return ReviewQueue.SPLIT in queues and record.verdict in CATEGORIES and len(_categories(record.votes)) > 1
+def _wanted_answer(record: AdjudicationRecord, queues: list[str]) -> bool:
+    if record.review_pass:
+        return False
+    if ReviewQueue.UNSETTLED in queues and record.verdict in UNSETTLED_VERDICTS:
+        return True
+    return ReviewQueue.SPLIT in queues and record.verdict in CATEGORIES and len(_categories(record.votes)) > 1
+
+
+def _wanted_gold(record: AuditRecord, queues: list[str]) -> bool:
     if ReviewQueue.UNSETTLED in queues and not record.decided:
         return True
     if ReviewQueue.FLAGGED in queues and record.flagged:
@@ -113,12 +122,12 @@ def _wanted(record, kind: str, queues: list[str]) -> bool:
     return ReviewQueue.SPLIT in queues and record.decided and len(_categories(record.votes)) > 1
 
 
-def _sampled(records, n: int) -> set[int]:
+def _sampled(records: Sequence[object], n: int) -> set[int]:
     ranked = sorted(range(len(records)), key=lambda i: hashlib.sha256(repr(records[i]).encode()).hexdigest())
     return set(ranked[:n])
 
 
-def _votes(record) -> list[dict]:
+def _votes(record: AdjudicationRecord | AuditRecord) -> list[dict[str, str | None]]:
     return [
         {
             "juror": v.juror,
@@ -131,7 +140,7 @@ def _votes(record) -> list[dict]:
     ]
 
 
-def _bound(doc, path: Path, binding) -> Path:
+def _bound(doc: VerdictFile, path: Path, binding: FileBinding) -> Path:
     from jury.verdicts.verify import locate
 
     return locate(binding, doc, path.parent)
@@ -143,7 +152,7 @@ def load_sources(verdict_paths: list[Path], audit_path: Path | None) -> ReviewSo
 
     docs = [(p, load_kind(p, "adjudication")) for p in verdict_paths]
     audit = (audit_path, load_kind(audit_path, "audit")) if audit_path is not None else None
-    every = [*docs, *([audit] if audit else [])]
+    every: list[tuple[Path, VerdictFile]] = [*docs, *([audit] if audit else [])]
     if not every:
         raise InputError("nothing to review: give verdict files and/or an audit file (or set audit in jury.toml)")
     first_path, first_doc = every[0]
@@ -154,14 +163,21 @@ def load_sources(verdict_paths: list[Path], audit_path: Path | None) -> ReviewSo
 
 
 def build_queue(
-    verdict_paths: list[Path], audit_path: Path | None, queues: list[str], sample: int | None, store, settings, db_root
-):
+    verdict_paths: list[Path],
+    audit_path: Path | None,
+    queues: list[str],
+    sample: int | None,
+    store: Store,
+    settings: Settings,
+    db_root: Path | None,
+) -> ReviewSource:
     """Load the locked files (locks first), pick their items and rebuild each for display."""
     source = load_sources(verdict_paths, audit_path)
     source.queues = queues
     source.timeout_s, source.row_cap = settings.timeout_s, settings.row_cap
-    docs = [(p, d) for p, d in source.verdict_files if d.kind == "adjudication"]
-    audit = next(((p, d) for p, d in source.verdict_files if d.kind == "audit"), None)
+    # a document's kind picks its model (jury.verdicts.documents.validate_document)
+    docs = [(p, d) for p, d in source.verdict_files if isinstance(d, AdjudicationFile)]
+    audit = next(((p, d) for p, d in source.verdict_files if isinstance(d, AuditFile)), None)
     if db_root is None and source.databases:
         db_root = next(iter(source.databases.values())).parent.parent
     gold_path, run_paths = source.gold_path, source.run_paths
@@ -172,7 +188,16 @@ def build_queue(
     return source
 
 
-def _adjudication_items(docs, gold_path, run_paths, db_root, store, settings, queues, sample) -> list[ReviewItem]:
+def _adjudication_items(
+    docs: list[tuple[Path, AdjudicationFile]],
+    gold_path: Path,
+    run_paths: list[RunFile],
+    db_root: Path | None,
+    store: Store,
+    settings: Settings,
+    queues: list[str],
+    sample: int | None,
+) -> list[ReviewItem]:
     from jury.compare.outcomes import schema_of
     from jury.judging.ballots import preview
     from jury.pipeline.jobs import load_and_evaluate
@@ -180,12 +205,13 @@ def _adjudication_items(docs, gold_path, run_paths, db_root, store, settings, qu
     gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings)
     pairs = {(p.model, p.question_id): p for p in ev.pairs}
     sql_of = {(r.model, r.question_id): r.sql for r in records}
-    items = []
+    items: list[ReviewItem] = []
     for path, doc in docs:
+        assert doc.content_sha256 is not None  # load_kind checked the file's lock
         recs = [r for r in doc.records if not r.review_pass]
         picked = _sampled(recs, sample) if sample else set()
         for i, r in enumerate(recs):
-            if i not in picked and not _wanted(r, "adjudication", queues):
+            if i not in picked and not _wanted_answer(r, queues):
                 continue
             pair = pairs.get((r.model, r.question_id))
             if pair is None or pair.pred_key is None or pair.gold_key is None or (r.answer_key and r.answer_key != pair.pred_key):
@@ -219,23 +245,32 @@ def _adjudication_items(docs, gold_path, run_paths, db_root, store, settings, qu
     return items
 
 
-def _gold_items(audit, gold_path, db_root, store, settings, queues, sample) -> list[ReviewItem]:
+def _gold_items(
+    audit: tuple[Path, AuditFile],
+    gold_path: Path,
+    db_root: Path | None,
+    store: Store,
+    settings: Settings,
+    queues: list[str],
+    sample: int | None,
+) -> list[ReviewItem]:
     from jury.compare.outcomes import execute_gold, gold_result_key, resolve_databases, schema_of
     from jury.inputs.io import load_gold
     from jury.judging.ballots import preview
 
     path, doc = audit
+    assert doc.content_sha256 is not None  # load_kind checked the file's lock
     gold = load_gold(gold_path)
     recs = list(doc.records)
     picked = _sampled(recs, sample) if sample else set()
-    chosen = [r for i, r in enumerate(recs) if i in picked or _wanted(r, "audit", queues)]
+    chosen = [r for i, r in enumerate(recs) if i in picked or _wanted_gold(r, queues)]
     missing = [r.question_id for r in chosen if r.question_id not in gold]
     if missing:
         raise InputError(f"{path}: audits question {missing[0]!r}, which is not in the gold file {gold_path}")
     golds = [gold[r.question_id] for r in chosen]
     databases = resolve_databases([g for g in golds if not g.has_recording], db_root, store)
     results = execute_gold(golds, databases, store, settings)
-    items = []
+    items: list[ReviewItem] = []
     for r, g in zip(chosen, golds):
         verdict = "flagged" if r.flagged else "not_flagged" if r.decided else "undecided"
         db = databases.get(g.db_id)
@@ -264,7 +299,7 @@ def reviewer_order(items: list[ReviewItem], reviewer: str) -> list[ReviewItem]:
     return sorted(items, key=lambda it: hashlib.sha256(f"{reviewer}|{it.key}".encode()).hexdigest())
 
 
-def run_corrected(item: ReviewItem, sql: str, timeout_s: float, row_cap: int) -> tuple[str, dict]:
+def run_corrected(item: ReviewItem, sql: str, timeout_s: float, row_cap: int) -> tuple[str, dict[str, str | int | None]]:
     """Execute a corrected gold query read-only with the executor's timeout, on the question's
     database where it is (a SQLite file or an engine: jury.execution.engines.execute_any):
     (preview, result summary)."""
@@ -274,7 +309,7 @@ def run_corrected(item: ReviewItem, sql: str, timeout_s: float, row_cap: int) ->
     if item.db_path is None:
         raise InputError(f"question {item.question_id!r}: its database is not at hand, so a corrected query cannot run")
     result = execute_any(item.db_path, sql, timeout_s=timeout_s, row_cap=row_cap)
-    summary = {
+    summary: dict[str, str | int | None] = {
         "status": result.status,
         "row_count": result.row_count,
         "result_sha256": result.result_sha256,
@@ -283,7 +318,7 @@ def run_corrected(item: ReviewItem, sql: str, timeout_s: float, row_cap: int) ->
     return preview(result), summary
 
 
-def review_head(source: ReviewSource, folder: Path, sample: int | None) -> dict:
+def review_head(source: ReviewSource, folder: Path, sample: int | None) -> dict[str, Any]:
     """What a review file binds: the reviewed verdict files and their inputs, relative to ``folder``."""
     from jury.inputs.io import sha256_file
     from jury.verdicts.lock import utc_now

@@ -9,7 +9,9 @@ error classifications (``--classify``, panel ballot style ``classify``) also rec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.judging.panels import require_keys, warn_unknown_params
@@ -23,8 +25,24 @@ from jury.pipeline.jobs import (
 from jury.progress import ProgressFactory, no_progress
 from jury.vocab import CLASSIFY_STYLE
 
+if TYPE_CHECKING:
+    from jury.execution.store import Store
+    from jury.inputs.records import RunRecord
+    from jury.judging.families import FamilyRegistry
+    from jury.judging.panels import Panel
+    from jury.judging.runner import RunStats
+    from jury.judging.suite_ballots import SuitePlan
+    from jury.judging.taxonomies import Taxonomy
+    from jury.progress import Progress
+    from jury.results.suites import TestKey
+    from jury.verdicts.assemble import VerdictsConfig
+    from jury.verdicts.documents import AdjudicationFile
 
-def load_suite_runs(run_paths: list[Path]):
+# ask(progress bar) -> (the verdict records, the run's stats)
+Ask = Callable[["Progress | None"], tuple[list[dict[str, Any]], "RunStats"]]
+
+
+def load_suite_runs(run_paths: list[Path]) -> list[RunRecord]:
     from jury.inputs.io import load_runs
     from jury.results.suites import suite_records
 
@@ -32,13 +50,13 @@ def load_suite_runs(run_paths: list[Path]):
 
 
 def suite_job(
-    cfg,
-    store,
+    cfg: VerdictsConfig,
+    store: Store,
     *,
     run_paths: list[Path],
-    panel,
-    registry,
-    classify=None,
+    panel: Panel,
+    registry: FamilyRegistry,
+    classify: Taxonomy | None = None,
     seed: int = 0,
     early_stop: bool = False,
     max_cost: float | None = None,
@@ -46,7 +64,7 @@ def suite_job(
     plan_only: bool = False,
     progress: ProgressFactory = no_progress,
     batch: bool = False,
-) -> JobResult:
+) -> JobResult[SuitePlan]:
     """Ask the panel's jurors about every format-equivalence candidate, or with ``classify`` (a
     jury.judging.taxonomies.Taxonomy) for the category of every errored failing test its rules
     leave unclassified; write a locked adjudication file (or reuse the identical one already
@@ -89,10 +107,20 @@ def suite_job(
     return JobResult(plan, verdicts, stats, path, reused, agreement=agreement)
 
 
-def _suite_plan(records, store, panel, registry, classify, seed: int, early_stop: bool, max_cost, batch: bool):
+def _suite_plan(
+    records: list[RunRecord],
+    store: Store,
+    panel: Panel,
+    registry: FamilyRegistry,
+    classify: Taxonomy | None,
+    seed: int,
+    early_stop: bool,
+    max_cost: float | None,
+    batch: bool,
+) -> tuple[SuitePlan, Ask, dict[str, Any]]:
     """(plan, ask(progress) -> (records, stats), the verdict file's settings) of format ballots,
     or of classification ballots with the taxonomy ``classify``."""
-    settings: dict = {"suite": True, "seed": seed, "early_stop": early_stop}
+    settings: dict[str, Any] = {"suite": True, "seed": seed, "early_stop": early_stop}
     if classify is None:
         from jury.judging.suite_ballots import plan_suite, run_suite
         from jury.results.suites import format_candidates
@@ -113,14 +141,16 @@ def _suite_plan(records, store, panel, registry, classify, seed: int, early_stop
     )
 
 
-def suite_verdict_docs(verdict_paths: list[Path], run_paths: list[Path], allow_superseded: bool = False) -> list[tuple]:
+def suite_verdict_docs(
+    verdict_paths: list[Path], run_paths: list[Path], allow_superseded: bool = False
+) -> list[tuple[Path, AdjudicationFile]]:
     """(path, document) of locked suite verdict files (format ballots or error classifications);
     a file made for other run files (or not a suite file) is refused."""
     from jury.inputs.io import sha256_file
     from jury.verdicts.lock import load_current
 
     runs = {sha256_file(p) for p in run_paths}
-    docs = []
+    docs: list[tuple[Path, AdjudicationFile]] = []
     for path in verdict_paths:
         doc = load_current(path, "adjudication", allow_superseded=allow_superseded)
         if not doc.settings.get("suite"):
@@ -132,12 +162,12 @@ def suite_verdict_docs(verdict_paths: list[Path], run_paths: list[Path], allow_s
     return docs
 
 
-def is_classification(doc) -> bool:
+def is_classification(doc: AdjudicationFile) -> bool:
     """A suite verdict file of error classifications (`jury suites --classify`), not format ballots."""
     return doc.panel.ballot_style == CLASSIFY_STYLE
 
 
-def credited_of(docs: list[tuple]) -> set:
+def credited_of(docs: list[tuple[Path, AdjudicationFile]]) -> set[TestKey]:
     """The key (jury.results.suites.suite_test_key) of every test the format-ballot files credit."""
     from jury.results.suites import suite_test_key
 
@@ -150,12 +180,12 @@ def credited_of(docs: list[tuple]) -> set:
     }
 
 
-def classified_of(docs: list[tuple], taxonomy) -> dict:
+def classified_of(docs: list[tuple[Path, AdjudicationFile]], taxonomy: Taxonomy) -> dict[TestKey, str | None]:
     """Test key -> the category the jurors' majority picked (None: none) of the error-classification
     files; one made with another taxonomy file (its sha256), or two disagreeing on a test, is refused."""
     from jury.results.suites import suite_test_key
 
-    out: dict = {}
+    out: dict[TestKey, str | None] = {}
     for path, doc in docs:
         if not is_classification(doc):
             continue
@@ -166,6 +196,7 @@ def classified_of(docs: list[tuple], taxonomy) -> dict:
                 f"{taxonomy.path} (sha256 {taxonomy.sha256[:12]}…): give that taxonomy, or classify again with --classify"
             )
         for r in doc.records:
+            assert r.test is not None  # load_current's rules refuse a classification without a test
             key = suite_test_key(r.model, r.question_id, r.episode, r.turn, r.test)
             if key in out and out[key] != r.error_category:
                 raise InputError(

@@ -10,10 +10,21 @@ and verdicts that do not fit the runs first say which bound input they were made
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation
+    from jury.inputs.records import GoldItem, QuestionId
+    from jury.results.scoring import ModelScore
+    from jury.verdicts.documents import AdjudicationFile, AuditFile
+    from jury.verdicts.review import ReviewFile
+
+AuditDoc = tuple[Path, "AuditFile"]
+AdjudicationDoc = tuple[Path, "AdjudicationFile"]
 
 
 @dataclass
@@ -22,12 +33,12 @@ class VerdictInputs:
     [(path, AdjudicationFile)]; ``review``: (path, ReviewFile) or None) and the same with the
     review's decisions applied (``reviewed_audit``, ``reviewed_adjudications``, ``review_info``)."""
 
-    audit: tuple | None = None
-    adjudications: list = field(default_factory=list)
-    review: tuple | None = None
+    audit: AuditDoc | None = None
+    adjudications: list[AdjudicationDoc] = field(default_factory=list)
+    review: tuple[Path, ReviewFile] | None = None
     allow_superseded: bool = False
-    reviewed_audit: tuple | None = None
-    reviewed_adjudications: list = field(default_factory=list)
+    reviewed_audit: AuditDoc | None = None
+    reviewed_adjudications: list[AdjudicationDoc] = field(default_factory=list)
     review_info: dict[str, Any] | None = None
 
     @property
@@ -78,7 +89,21 @@ def load_verdict_inputs(
     return inputs
 
 
-def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_superseded: bool = False):
+@overload
+def load_verdict_files(
+    audit: Path, verdicts: list[Path], allow_superseded: bool = False
+) -> tuple[AuditDoc, list[AdjudicationDoc]]: ...
+
+
+@overload
+def load_verdict_files(
+    audit: Path | None, verdicts: list[Path], allow_superseded: bool = False
+) -> tuple[AuditDoc | None, list[AdjudicationDoc]]: ...
+
+
+def load_verdict_files(
+    audit: Path | None, verdicts: list[Path], allow_superseded: bool = False
+) -> tuple[AuditDoc | None, list[AdjudicationDoc]]:
     """(audit (path, doc) or None, [(path, adjudication doc)]): each lock checked, its verdicts
     recomputed from its votes, and a superseded file refused unless allow_superseded."""
     if audit is None and not verdicts:
@@ -90,7 +115,9 @@ def load_verdict_files(audit: Path | None, verdicts: list[Path], allow_supersede
     return audit_doc, adj_docs
 
 
-def apply_review_file(review_doc: tuple | None, audit_doc, adj_docs):
+def apply_review_file(
+    review_doc: tuple[Path, ReviewFile] | None, audit_doc: AuditDoc | None, adj_docs: Iterable[AdjudicationDoc]
+) -> tuple[AuditDoc | None, list[AdjudicationDoc], dict[str, Any] | None]:
     """(audit_doc, adj_docs, info): with a review ((path, ReviewFile)), the people's decisions in
     place of the jury's (jury.results.review_report.apply_review); info is None without one."""
     if review_doc is None:
@@ -121,7 +148,9 @@ def review_note(info: dict[str, Any] | None) -> list[str]:
     return [summary_line(info)]
 
 
-def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None:
+def check_audit_against_gold(
+    audit_doc: AuditDoc | None, ev: Evaluation, gold_items: Mapping[QuestionId, GoldItem], gold_file: Path
+) -> None:
     """Refuse an audit made for another gold file (jury.results.columns.check_audit_gold)."""
     from jury.inputs.io import sha256_file
     from jury.results.columns import check_audit_gold
@@ -131,7 +160,15 @@ def check_audit_against_gold(audit_doc, ev, gold_items, gold_file: Path) -> None
         check_audit_gold(path, doc, gold_items, ev.databases, sha256_file(gold_file))
 
 
-def add_verdict_columns(scores, ev, gold_items, gold_file: Path, audit_doc, adj_docs, runs=()) -> None:
+def add_verdict_columns(
+    scores: Iterable[ModelScore],
+    ev: Evaluation,
+    gold_items: Mapping[QuestionId, GoldItem],
+    gold_file: Path,
+    audit_doc: AuditDoc | None,
+    adj_docs: Sequence[AdjudicationDoc],
+    runs: Collection[str | os.PathLike[str]] = (),
+) -> None:
     """Fill the gold-clean and adjudicated columns from locked files loaded by load_verdict_files.
     Verdicts that do not fit the runs are first checked for other bound inputs (check_made_for)."""
     if audit_doc is None and not adj_docs:

@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from jury.errors import InputError, JuryError, VerdictError
 from jury.inputs.records import normalise_qid
-from jury.verdicts.documents import DocumentModel, FileBinding, PrefixedSha256, Provenance, iso_time, parse_document
+from jury.verdicts.documents import DocumentModel, FileBinding, PrefixedSha256, Provenance, ReviewItem, iso_time, parse_document
 from jury.verdicts.lock import read_locked_kind, write_locked
 from jury.vocab import AUDIT_VOTES, CATEGORIES, ReviewItemKind
 
@@ -45,7 +45,7 @@ class SettledItem(DocumentModel):
 
     _qid = field_validator("question_id", mode="before")(normalise_qid)
 
-    def item(self) -> tuple:
+    def item(self) -> ReviewItem:
         return (str(self.kind), self.verdict_file, self.model, self.question_id)
 
 
@@ -66,9 +66,9 @@ def validate_round(data: dict[str, Any], source: str = "adjudication round") -> 
     return parse_document(AdjudicationRound.model_validate, data, source)
 
 
-def check_round(doc: AdjudicationRound, disagreements: dict[tuple, tuple[str, str]]) -> str | None:
+def check_round(doc: AdjudicationRound, disagreements: dict[ReviewItem, tuple[str, str]]) -> str | None:
     """The first way the round fails to settle exactly the disagreements given ({item: (a, b)})."""
-    seen = set()
+    seen: set[ReviewItem] = set()
     for i, r in enumerate(doc.records):
         where = f"records.{i} (question {r.question_id!r})"
         if r.item() not in disagreements:
@@ -87,7 +87,7 @@ def check_round(doc: AdjudicationRound, disagreements: dict[tuple, tuple[str, st
     return None
 
 
-def write_round(doc: dict[str, Any], path: str | Path, disagreements: dict[tuple, tuple[str, str]]) -> Path:
+def write_round(doc: dict[str, Any], path: str | Path, disagreements: dict[ReviewItem, tuple[str, str]]) -> Path:
     parsed = validate_round(doc)
     problem = check_round(parsed, disagreements)
     if problem:

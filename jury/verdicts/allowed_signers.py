@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypedDict
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,19 @@ def _dequote(opts: str, pos: int) -> tuple[str, int]:
     return "".join(out), pos + 1
 
 
-def parse_options(opts: str) -> dict:
+class SignerOptions(TypedDict, total=False):
+    """The allowed_signers options of one line, as TrustedKey's keyword arguments."""
+
+    cert_authority: bool
+    namespaces: str
+    valid_after: int
+    valid_before: int
+
+
+def parse_options(opts: str) -> SignerOptions:
     """allowed_signers options as OpenSSH's sshsigopt_parse reads them (case-insensitive names:
     cert-authority, namespaces, valid-after, valid-before); ValueError names a bad one."""
-    out: dict = {}
+    out: SignerOptions = {}
     pos = 0
     while pos < len(opts):
         rest = opts[pos:]
@@ -111,12 +121,16 @@ def parse_options(opts: str) -> dict:
                 raise ValueError(f'more than one "{name}"')
             value, pos = _dequote(opts, pos + len(name) + 1)
             if key == "namespaces":
-                out[key] = value
+                out["namespaces"] = value
             else:
                 try:
-                    out[key] = _absolute_time(value)
+                    when = _absolute_time(value)
                 except ValueError as exc:
                     raise ValueError(f'{name}="{value}": {exc}') from None
+                if key == "valid_after":
+                    out["valid_after"] = when
+                else:
+                    out["valid_before"] = when
         if pos < len(opts):
             if opts[pos] != ",":
                 raise ValueError(f"unexpected {opts[pos:]!r} after an option")

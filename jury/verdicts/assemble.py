@@ -3,13 +3,45 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jury.errors import JuryError
 from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, FileBinding, schema_filename, write_schemas
 from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
 from jury.verdicts.verify import bind_file, bind_run, bind_template
 from jury.version import __version__, provenance
+
+if TYPE_CHECKING:
+    from jury.compare.outcomes import Evaluation
+    from jury.execution.engine_urls import Databases
+    from jury.execution.store import Store
+    from jury.judging.ballots import Template
+    from jury.judging.panels import Panel
+    from jury.judging.plan import Ballot
+    from jury.judging.runner import RunStats
+    from jury.verdicts.documents import VerdictFile
+
+
+class VerdictsConfig(Protocol):
+    """Where verdict files go: a jury.inputs.config.Config, or a stand-in naming one folder."""
+
+    def path_of(self, key: str, flag: None, default: str) -> Path | None: ...
+
+
+class VerdictPlan(Protocol):
+    """A judging plan (adjudication, audit, test suite): its panel, template and ballots."""
+
+    @property
+    def panel(self) -> Panel: ...
+
+    @property
+    def template(self) -> Template: ...
+
+    def ballots(self) -> list[Ballot]: ...
+
 
 # Left out when a rerun is compared with the files already written (identical_file): the
 # lock, the time, and the provenance. A rerun with the same inputs, panel, settings and votes
@@ -19,10 +51,12 @@ from jury.version import __version__, provenance
 _VOLATILE = (LOCK_KEY, "created_at", "provenance")
 
 
-def verdicts_dir(cfg, output: Path | None) -> Path:
+def verdicts_dir(cfg: VerdictsConfig, output: Path | None) -> Path:
     if output is not None:
         return Path(output).parent
-    return cfg.path_of("verdicts_dir", None, "verdicts")
+    folder = cfg.path_of("verdicts_dir", None, "verdicts")
+    assert folder is not None  # a default was given
+    return folder
 
 
 def ensure_schema(folder: Path, kind: str) -> None:
@@ -31,7 +65,7 @@ def ensure_schema(folder: Path, kind: str) -> None:
         write_schemas(folder / "schema")
 
 
-def store_provenance(store, databases: dict | None = None, more_urls=()) -> dict:
+def store_provenance(store: Store, databases: Databases | None = None, more_urls: Iterable[object] = ()) -> dict[str, Any]:
     """provenance(), the stores merged into `store` (`jury store merge`) when there are any, and
     the engine databases of ``databases`` (and ``more_urls``: those of the cross-engine check)
     executed through a privileged login when there are any."""
@@ -43,30 +77,30 @@ def store_provenance(store, databases: dict | None = None, more_urls=()) -> dict
     return {**out, "privileged_logins": logins} if logins else out
 
 
-def bind_database(path, folder, sha: str) -> FileBinding:
+def bind_database(path: str | Path, folder: Path, sha: str) -> FileBinding:
     """A SQLite file bound by its path and sha256; a database on an engine by its URL (no
     password: URLs hold none; no query string) and its fingerprint (jury.execution.engines)."""
     from jury.execution.engine_urls import is_url, redact
 
     if is_url(path):
-        return FileBinding(path=redact(path), sha256=sha)
+        return FileBinding(path=redact(str(path)), sha256=sha)  # a URL is a str
     return bind_file(path, folder, sha)
 
 
 def header(
     kind: str,
     folder: Path,
-    panel,
-    template,
-    gold_path,
-    run_paths,
-    databases,
-    settings,
-    store,
-    request_hashes,
+    panel: Panel,
+    template: Template,
+    gold_path: str | Path,
+    run_paths: Iterable[str | os.PathLike[str]],
+    databases: Databases,
+    settings: dict[str, Any],
+    store: Store,
+    request_hashes: list[str],
     supersedes: str | None = None,
-    more_urls=(),
-) -> dict:
+    more_urls: Iterable[object] = (),
+) -> dict[str, Any]:
     """Everything a verdict file binds: inputs, prompts, panel, settings, totals (``more_urls``:
     engine databases executed beyond ``databases``, for provenance.privileged_logins)."""
     panel_binding = panel.binding()
@@ -98,7 +132,7 @@ def header(
 BINDING_KEYS = ("kind", "inputs", "prompts", "panel", "settings")
 
 
-def job_bindings(doc: dict) -> dict:
+def job_bindings(doc: dict[str, Any]) -> dict[str, Any]:
     """What makes two verdict sets the same job: kind, inputs, prompt templates, panel and
     settings, normalised as a locked file stores them (not time, totals, votes or version)."""
     from jury.verdicts.documents import FileBinding, Inputs, PanelBinding
@@ -112,9 +146,9 @@ def job_bindings(doc: dict) -> dict:
     }
 
 
-def binding_differences(have: dict, want: dict) -> list[str]:
+def binding_differences(have: dict[str, Any], want: dict[str, Any]) -> list[str]:
     """Dotted names of what differs between two job_bindings ("panel.jurors", "settings.seed")."""
-    out = []
+    out: list[str] = []
     for key in BINDING_KEYS:
         a, b = have.get(key), want.get(key)
         if a == b:
@@ -139,7 +173,9 @@ def refuse_foreign_output(output: Path | None) -> None:
         )
 
 
-def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | None = None):
+def existing_verdicts(
+    cfg: VerdictsConfig, output: Path | None, doc: dict[str, Any], supersedes: str | None = None
+) -> tuple[Path, VerdictFile] | None:
     """Before any call: the locked file that already holds this job's verdict set, as
     (path, document), or None when the job must run.
 
@@ -169,7 +205,7 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
     if supersedes is not None:
         return None
     folder = verdicts_dir(cfg, output)
-    docs = {}
+    docs: dict[Path, VerdictFile] = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         if not is_locked_file(path):
             continue
@@ -187,7 +223,17 @@ def existing_verdicts(cfg, output: Path | None, doc: dict, supersedes: str | Non
     return None
 
 
-def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, settings, supersedes=None) -> dict:
+def adjudication_header(
+    cfg: VerdictsConfig,
+    output: Path | None,
+    plan: VerdictPlan,
+    store: Store,
+    ev: Evaluation,
+    gold_path: str | Path,
+    run_paths: Iterable[str | os.PathLike[str]],
+    settings: dict[str, Any],
+    supersedes: str | None = None,
+) -> dict[str, Any]:
     """The adjudication file's header, bound to the inputs as the job read them (before any call)."""
     folder = verdicts_dir(cfg, output)
     return header(
@@ -195,7 +241,17 @@ def adjudication_header(cfg, output, plan, store, ev, gold_path, run_paths, sett
     )
 
 
-def audit_header(cfg, output, plan, store, databases, gold_path, settings, supersedes=None, more_urls=()) -> dict:
+def audit_header(
+    cfg: VerdictsConfig,
+    output: Path | None,
+    plan: VerdictPlan,
+    store: Store,
+    databases: Databases,
+    gold_path: str | Path,
+    settings: dict[str, Any],
+    supersedes: str | None = None,
+    more_urls: Iterable[object] = (),
+) -> dict[str, Any]:
     """The audit file's header, bound to the inputs as the job read them (before any call);
     ``more_urls``: the cross-engine check's databases (provenance only)."""
     folder = verdicts_dir(cfg, output)
@@ -204,25 +260,25 @@ def audit_header(cfg, output, plan, store, databases, gold_path, settings, super
     )
 
 
-def _paid(head: dict, plan, store) -> dict:
+def _paid(head: dict[str, Any], plan: VerdictPlan, store: Store) -> dict[str, Any]:
     """The header with this plan's calls totalled from the store and the time of writing."""
     hashes = [b.request_sha256 for b in plan.ballots()]
     return {**head, "created_at": utc_now(), "totals": with_retries(store.call_totals(hashes), store.call_costs(hashes))}
 
 
-def with_retries(totals: dict, costs: dict[str, dict]) -> dict:
+def with_retries(totals: Mapping[str, float], costs: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     """``totals`` (calls: every request sent, retries included) with ``ballots_asked`` (the
     requests at least one was sent for) and ``retries`` (the calls beyond one per ballot)."""
     asked = sum(1 for row in costs.values() if row["calls"] > 0)
     return {**totals, "ballots_asked": asked, "retries": totals["calls"] - asked}
 
 
-def run_calls(stats) -> dict:
+def run_calls(stats: RunStats) -> dict[str, float]:
     """``Totals.this_run`` of the run whose jury.judging.runner.RunStats are ``stats``."""
     return {"ballots_asked": stats.asked, "requests": stats.requests, "votes_reused": stats.reused, "cost_usd": stats.cost_usd}
 
 
-def _this_run(doc: dict, this_run: dict | None) -> None:
+def _this_run(doc: dict[str, Any], this_run: dict[str, float] | None) -> None:
     """A file that supersedes another says what the run that wrote it called (its totals count
     every call of the set, those of the votes it reused too)."""
     if this_run is not None and doc.get("supersedes"):
@@ -230,7 +286,14 @@ def _this_run(doc: dict, this_run: dict | None) -> None:
 
 
 def write_adjudication(
-    cfg, output, head: dict, plan, records, agreement: dict, store, this_run: dict | None = None
+    cfg: VerdictsConfig,
+    output: Path | None,
+    head: dict[str, Any],
+    plan: VerdictPlan,
+    records: list[dict[str, Any]],
+    agreement: dict[str, Any],
+    store: Store,
+    this_run: dict[str, float] | None = None,
 ) -> tuple[Path, bool]:
     """Lock the adjudication verdicts under ``head`` (adjudication_header): (path, reused) as `_write` returns it.
     ``this_run``: run_calls() of the run, recorded when the file supersedes another."""
@@ -239,11 +302,11 @@ def write_adjudication(
     doc = _paid(head, plan, store)
     _this_run(doc, this_run)
     # a request shared by several models (same wrong SQL, same order) was paid once: split it
-    sharers: dict[str, set[str]] = {}
+    sharers: dict[str, set[str | None]] = {}  # an adjudication ballot's model is never None
     for b in plan.ballots():
         sharers.setdefault(b.request_sha256, set()).add(b.model)
     costs = store.call_costs(sharers)
-    cost_by_model: dict[str, float | None] = {b.model: 0.0 for b in plan.ballots()}
+    cost_by_model: dict[str | None, float | None] = {b.model: 0.0 for b in plan.ballots()}
     calls_by_model = dict.fromkeys(cost_by_model, 0.0)
     unpriced = unpriced_requests(plan.ballots(), costs)
     doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
@@ -264,7 +327,16 @@ def write_adjudication(
     return _write(doc, output, folder)
 
 
-def write_audit(cfg, output, head: dict, plan, records, summary, store, this_run: dict | None = None) -> tuple[Path, bool]:
+def write_audit(
+    cfg: VerdictsConfig,
+    output: Path | None,
+    head: dict[str, Any],
+    plan: VerdictPlan,
+    records: list[dict[str, Any]],
+    summary: dict[str, Any],
+    store: Store,
+    this_run: dict[str, float] | None = None,
+) -> tuple[Path, bool]:
     """Lock the audit verdicts under ``head`` (audit_header): (path, reused) as `_write` returns it.
     ``this_run``: as for write_adjudication."""
     folder = verdicts_dir(cfg, output)
@@ -278,7 +350,7 @@ def write_audit(cfg, output, head: dict, plan, records, summary, store, this_run
     return _write(doc, output, folder)
 
 
-def unpriced_requests(ballots, costs: dict[str, dict]) -> dict[str, str]:
+def unpriced_requests(ballots: Iterable[Ballot], costs: Mapping[str, Mapping[str, float]]) -> dict[str, str]:
     """{request hash: juror model} of the requests that were called (a call is logged) by a
     juror model litellm has no price for: their cost is unknown, not $0."""
     from jury.judging.providers.prices import has_price
@@ -296,7 +368,7 @@ def unpriced_requests(ballots, costs: dict[str, dict]) -> dict[str, str]:
     return out
 
 
-def _write(doc: dict, output: Path | None, folder: Path) -> tuple[Path, bool]:
+def _write(doc: dict[str, Any], output: Path | None, folder: Path) -> tuple[Path, bool]:
     """Write the locked file; (path, False). Without -o, an identical verdict set already
     locked in the folder (same inputs, panel, settings, votes; only the time differs) is
     reused instead of writing a copy: (its path, True)."""
@@ -308,8 +380,8 @@ def _write(doc: dict, output: Path | None, folder: Path) -> tuple[Path, bool]:
     return write_locked(doc, default_path(doc["kind"], folder, doc["created_at"])), False
 
 
-def identical_file(doc: dict, folder: Path) -> Path | None:
-    def stable(d: dict) -> dict:
+def identical_file(doc: dict[str, Any], folder: Path) -> Path | None:
+    def stable(d: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k not in _VOLATILE}
 
     want = stable(lock(doc))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
     ValidationError,
     field_validator,
@@ -40,6 +41,8 @@ LOCK_KEY = "content_sha256"
 
 Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 PrefixedSha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+#: One reviewed item: (kind, verdict file content_sha256, model or None, question id).
+ReviewItem = tuple[str, str, str | None, int | str]
 D = TypeVar("D")
 
 
@@ -79,8 +82,8 @@ class OmitUnused(DocumentModel):
     _OPTIONAL: ClassVar[tuple[str, ...]] = ()  # a class attribute, not pydantic's private one copied per instance
 
     @model_serializer(mode="wrap")
-    def _omit_unused(self, handler):
-        data = handler(self)
+    def _omit_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)  # a model serializes to a dict
         for key in self._OPTIONAL:
             if data.get(key) is None:
                 data.pop(key, None)
@@ -275,7 +278,7 @@ class AdjudicationRecord(OmitUnused):
 
     @property
     def false_pass(self) -> bool:
-        return self.review_pass and self.verdict == Verdict.GENUINE_ERROR
+        return self.review_pass and self.verdict == Verdict.GENUINE_ERROR.value
 
     @model_validator(mode="after")
     def _credit_follows_verdict(self) -> AdjudicationRecord:
@@ -359,7 +362,7 @@ class Provenance(OmitUnused):
     )
 
 
-def _record_key(record: DocumentModel) -> tuple:
+def _record_key(record: DocumentModel) -> tuple[str | int | None, ...]:
     if isinstance(record, AdjudicationRecord):
         if record.test is None:
             return (record.model, record.question_id)
@@ -405,7 +408,7 @@ class VerdictFile(DocumentModel):
         for i, record in enumerate(self.records):
             if not isinstance(record, expected):
                 raise ValueError(f"records.{i} is not an {self.kind} record")
-        seen: dict[tuple, int] = {}
+        seen: dict[tuple[str | int | None, ...], int] = {}
         for i, record in enumerate(self.records):
             key = _record_key(record)
             if key in seen:
@@ -431,7 +434,9 @@ class AuditFile(VerdictFile):
 
 
 _FILE_MODELS: dict[str, type[VerdictFile]] = {"adjudication": AdjudicationFile, "audit": AuditFile}
-_ADAPTER: TypeAdapter = TypeAdapter(Annotated[AdjudicationFile | AuditFile, Field(discriminator="kind")])
+_ADAPTER: TypeAdapter[AdjudicationFile | AuditFile] = TypeAdapter(
+    Annotated[AdjudicationFile | AuditFile, Field(discriminator="kind")]
+)
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -465,14 +470,16 @@ def validate_document(data: dict[str, Any], source: str = "verdict document") ->
     return parse_document(_ADAPTER.validate_python, data, source)
 
 
-def check_made_for(verdict_files, gold_file: str | Path, run_files) -> None:
+def check_made_for(
+    verdict_files: Iterable[tuple[str | Path, VerdictFile]], gold_file: str | Path, run_files: Collection[str | os.PathLike[str]]
+) -> None:
     """Refuse, naming the input, verdict files bound to another gold or run file than the ones
     given now (``verdict_files``: (path, VerdictFile) pairs). Callers ask this when the
     verdicts do not fit the evaluation (unjudged failures, verdicts on other answers), so the
     error says why ("made for another gold file") instead of counting missing verdicts."""
     from jury.inputs.io import sha256_file
 
-    def shown(path, binding: FileBinding) -> str:  # bound paths are relative to the verdict file's folder
+    def shown(path: str | Path, binding: FileBinding) -> str:  # bound paths are relative to the verdict file's folder
         bound = Path(binding.path)
         return os.path.normpath(bound if bound.is_absolute() else Path(path).parent / bound)
 

@@ -25,7 +25,7 @@ import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import rfc8785
 from pydantic import BaseModel
@@ -35,7 +35,17 @@ from jury.inputs.io import canonical_v1, loads_document, read_text
 from jury.inputs.kinds import wrong_kind
 from jury.inputs.reader import open_input
 from jury.inputs.writer import write_new
-from jury.verdicts.documents import FORMAT_VERSION, KINDS, LOCK_KEY, VerdictFile, dumps_pretty, schema_filename, validate_document
+from jury.verdicts.documents import (
+    FORMAT_VERSION,
+    KINDS,
+    LOCK_KEY,
+    AdjudicationFile,
+    AuditFile,
+    VerdictFile,
+    dumps_pretty,
+    schema_filename,
+    validate_document,
+)
 from jury.vocab import REVIEW_KIND
 
 _NEVER_REWRITTEN = "a locked verdict file is never rewritten: write a new file"
@@ -331,6 +341,20 @@ def check_rules(doc: VerdictFile, source: str | Path = "verdict document") -> No
         raise VerdictError(f"{source}: {problem}; refused: the verdicts must follow from the votes")
 
 
+# A document's kind picks its model (validate_document's discriminator), and load_kind refuses
+# another kind: an "audit" file is an AuditFile, an "adjudication" file an AdjudicationFile.
+@overload
+def load_kind(path: str | Path, kind: Literal["audit"]) -> AuditFile: ...
+
+
+@overload
+def load_kind(path: str | Path, kind: Literal["adjudication"]) -> AdjudicationFile: ...
+
+
+@overload
+def load_kind(path: str | Path, kind: str) -> VerdictFile: ...
+
+
 def load_kind(path: str | Path, kind: str) -> VerdictFile:
     """load_locked, then refuse a file of another kind (an audit given as adjudication...)."""
     doc = load_locked(path)
@@ -359,6 +383,18 @@ def superseded_by(path: str | Path, doc: VerdictFile) -> list[Path]:
             continue
         out.append(other)
     return out
+
+
+@overload
+def load_current(path: str | Path, kind: Literal["audit"], *, allow_superseded: bool = False) -> AuditFile: ...
+
+
+@overload
+def load_current(path: str | Path, kind: Literal["adjudication"], *, allow_superseded: bool = False) -> AdjudicationFile: ...
+
+
+@overload
+def load_current(path: str | Path, kind: str, *, allow_superseded: bool = False) -> VerdictFile: ...
 
 
 def load_current(path: str | Path, kind: str, *, allow_superseded: bool = False) -> VerdictFile:

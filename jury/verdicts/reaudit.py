@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from jury.errors import InputError
 from jury.stats.agreement import cohen_kappa, percent_agreement
@@ -105,7 +106,7 @@ def heads(folder: Path) -> list[Path]:
 # ------------------------------------------------------------------ diffs
 
 
-def audit_diff(old: AuditFile, new: AuditFile) -> dict:
+def audit_diff(old: AuditFile, new: AuditFile) -> dict[str, Any]:
     a = {r.question_id: r.flagged for r in old.records}
     b = {r.question_id: r.flagged for r in new.records}
     common = [q for q in a if q in b]
@@ -124,7 +125,7 @@ def audit_diff(old: AuditFile, new: AuditFile) -> dict:
     }
 
 
-def adjudication_diff(old: AdjudicationFile, new: AdjudicationFile) -> dict:
+def adjudication_diff(old: AdjudicationFile, new: AdjudicationFile) -> dict[str, Any]:
     a = {(r.model, r.question_id): r for r in old.records}
     b = {(r.model, r.question_id): r for r in new.records}
     common = [k for k in a if k in b]
@@ -147,7 +148,7 @@ def adjudication_diff(old: AdjudicationFile, new: AdjudicationFile) -> dict:
     }
 
 
-def _juror_changes(old: VerdictFile, new: VerdictFile) -> dict:
+def _juror_changes(old: VerdictFile, new: VerdictFile) -> dict[str, list[str]]:
     o = {j["name"]: j for j in old.panel.jurors}
     n = {j["name"]: j for j in new.panel.jurors}
     return {
@@ -161,14 +162,14 @@ DIFF_SHOWN = 20
 """How many flipped verdicts, newly flagged and cleared questions a diff lists; the rest are counted."""
 
 
-def _some(items: list) -> str:
+def _some(items: list[object]) -> str:
     more = len(items) - DIFF_SHOWN
     return f"{items[:DIFF_SHOWN]}" + (f" … and {more} more" if more > 0 else "")
 
 
-def describe_diff(diff: dict) -> list[str]:
+def describe_diff(diff: dict[str, Any]) -> list[str]:
     j = diff["juror_changes"]
-    lines = []
+    lines: list[str] = []
     if any(j.values()):
         lines.append("jurors: " + "; ".join(f"{k} {', '.join(v)}" for k, v in j.items() if v))
     pa = diff["percent_agreement"]

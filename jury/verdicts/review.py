@@ -29,6 +29,7 @@ from jury.verdicts.documents import (
     Inputs,
     PrefixedSha256,
     Provenance,
+    ReviewItem,
     VerdictFile,
     dumps_pretty,
     iso_time,
@@ -88,7 +89,7 @@ class ReviewRecord(DocumentModel):
 
     _iso_time = field_validator("decided_at")(iso_time)
 
-    def item(self) -> tuple:
+    def item(self) -> ReviewItem:
         return (self.kind, self.verdict_file, self.model, self.question_id)
 
 
@@ -130,7 +131,7 @@ def write_review_schema(directory: str | Path) -> Path:
 # ------------------------------------------------------------------ the rules a locked file follows
 
 
-def summarize(records: list[dict]) -> dict[str, Any]:
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     kinds = Counter(r["kind"] for r in records)
     return {
         "decisions": len(records),
@@ -145,7 +146,7 @@ def check_review(doc: ReviewFile) -> str | None:
     """The first way the file contradicts itself, or None: each category follows from choice
     and order, credit from category, each record names a reviewed file, the summary counts."""
     reviewed = {f.content_sha256 for f in doc.reviewed}
-    seen: set[tuple] = set()
+    seen: set[tuple[str, str, str | None, int | str, str]] = set()
     for i, r in enumerate(doc.records):
         where = f"records.{i}"
         if r.verdict_file not in reviewed:
@@ -302,7 +303,7 @@ def review_bindings(doc: ReviewFile) -> list[tuple[str, FileBinding]]:
 # ------------------------------------------------------------------ writing
 
 
-def decision_record(d: dict) -> dict:
+def decision_record(d: dict[str, Any]) -> dict[str, Any]:
     """A store decision row (jury/execution/reviews.py) as a review record."""
     rec: dict[str, Any] = {
         "kind": d["kind"],
@@ -328,7 +329,7 @@ def decision_record(d: dict) -> dict:
     return rec
 
 
-def review_document(head: dict, decisions: list[dict]) -> dict:
+def review_document(head: dict[str, Any], decisions: list[dict[str, Any]]) -> dict[str, Any]:
     """The review file's JSON (not yet locked) from a header (inputs, reviewed, settings,
     provenance...) and the store's current decisions."""
     records = [decision_record(d) for d in decisions]
@@ -344,7 +345,7 @@ def review_document(head: dict, decisions: list[dict]) -> dict:
     }
 
 
-def write_review(doc: dict, path: str | Path) -> Path:
+def write_review(doc: dict[str, Any], path: str | Path) -> Path:
     """Lock and write a review file next to its schema (never over an existing file)."""
     p = Path(path)
     if not (p.parent / "schema" / review_schema_filename()).is_file():
@@ -358,7 +359,7 @@ def _validated_for_lock(data: dict[str, Any]) -> ReviewFile:
     return validate_review(data)
 
 
-def labels_of(decisions: list[dict], source: str = REVIEW_SOURCE) -> list[Label]:
+def labels_of(decisions: list[dict[str, Any]], source: str = REVIEW_SOURCE) -> list[Label]:
     """The decisions as human labels: one per (item, reviewer), annotator = the reviewer."""
     out: list[Label] = []
     for d in decisions:

@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 
 from jury.errors import VerdictError
 from jury.inputs.records import normalise_qid
-from jury.verdicts.documents import DocumentModel, PrefixedSha256, Provenance, iso_time, parse_document
+from jury.verdicts.documents import DocumentModel, PrefixedSha256, Provenance, ReviewItem, iso_time, parse_document
 from jury.verdicts.lock import read_locked_kind, write_locked
 from jury.verdicts.review import ReviewedFile, read_bound
 from jury.vocab import ReviewItemKind
@@ -54,7 +54,7 @@ class SampledRecord(DocumentModel):
 
     _qid = field_validator("question_id", mode="before")(normalise_qid)
 
-    def item(self) -> tuple:
+    def item(self) -> ReviewItem:
         return (self.kind, self.verdict_file, self.model, self.question_id)
 
 
@@ -92,7 +92,7 @@ def check_sample(doc: SampleFile) -> str | None:
         return f"frame_size is {doc.frame_size}, but the strata hold {sum(s.size for s in doc.strata)} records"
     framed = {f.content_sha256 for f in doc.frame}
     counts: Counter[int] = Counter()
-    seen: set[tuple] = set()
+    seen: set[ReviewItem] = set()
     for i, r in enumerate(doc.records):
         where = f"records.{i}"
         if r.verdict_file not in framed:

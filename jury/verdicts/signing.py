@@ -30,6 +30,7 @@ import hashlib
 import os
 import struct
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,7 +101,8 @@ class _Reader:
         return out
 
     def uint32(self) -> int:
-        return struct.unpack(">I", self.raw(4))[0]
+        (value,) = struct.unpack(">I", self.raw(4))
+        return int(value)
 
     def string(self) -> bytes:
         return self.raw(self.uint32())
@@ -284,7 +286,7 @@ def load_signer(path: str | Path) -> Signer:
     return Signer(p, key)
 
 
-def load_trusted_keys(paths) -> dict[str, list[TrustedKey]]:
+def load_trusted_keys(paths: Iterable[str | Path]) -> dict[str, list[TrustedKey]]:
     """{fingerprint: the lines trusting it} for every ssh-ed25519 key in the files: OpenSSH
     public key lines (``ssh-ed25519 AAAA... comment``) or allowed_signers lines (``principals
     [options] ssh-ed25519 AAAA...``), whose options limit the key as ``ssh-keygen -Y verify``

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from jury.errors import InputError, JuryError
 from jury.inputs.io import sha256_file
 from jury.inputs.reader import file_errors
 from jury.inputs.run_files import RunFile
+from jury.verdicts.allowed_signers import TrustedKey
 from jury.verdicts.documents import FileBinding, RunBinding, VerdictFile, validate_document
 from jury.verdicts.lock import check_lock, check_rules, read_verdict_json, superseded_by
 from jury.vocab import REVIEW_KIND
@@ -119,7 +122,9 @@ def _reason(message: str, p: Path) -> str:
     return message
 
 
-def verify_file(path: str | Path, *, base_dir: str | Path | None = None, trusted: dict[str, list] | None = None) -> VerifyReport:
+def verify_file(
+    path: str | Path, *, base_dir: str | Path | None = None, trusted: dict[str, list[TrustedKey]] | None = None
+) -> VerifyReport:
     """Check a verdict file's lock, then re-hash every bound input present on disk.
 
     Bound paths are resolved against ``base_dir`` (default: the verdict file's folder)
@@ -191,7 +196,7 @@ def _same_job(old: VerdictFile, new: VerdictFile) -> list[str]:
     return diffs
 
 
-def _successor_problem(old: VerdictFile, newer: Path, trusted: dict[str, list] | None) -> tuple[str | None, str]:
+def _successor_problem(old: VerdictFile, newer: Path, trusted: dict[str, list[TrustedKey]] | None) -> tuple[str | None, str]:
     """(why ``newer`` does not count as ``old``'s successor or None, its signature note)."""
     from jury.verdicts.lock import load_locked
     from jury.verdicts.signing import signature_label
@@ -209,7 +214,7 @@ def _successor_problem(old: VerdictFile, newer: Path, trusted: dict[str, list] |
     return None, note
 
 
-def _check_bindings(report: VerifyReport, targets, made: str) -> VerifyReport:
+def _check_bindings(report: VerifyReport, targets: Iterable[tuple[str, FileBinding, Path]], made: str) -> VerifyReport:
     """Hash each bound file present on disk against its binding: absent ones are listed, a
     changed or unreadable one is a mismatch with a message."""
     for role, binding, target in targets:
@@ -237,7 +242,7 @@ def _check_bindings(report: VerifyReport, targets, made: str) -> VerifyReport:
     return report
 
 
-def _verify_review(p: Path, data: dict, report: VerifyReport, base_dir: str | Path | None) -> VerifyReport:
+def _verify_review(p: Path, data: dict[str, Any], report: VerifyReport, base_dir: str | Path | None) -> VerifyReport:
     """verify_file for a review file (jury/verdicts/review.py): its rules, then every bound
     input and reviewed verdict file present on disk."""
     from jury.verdicts.review import check_review, check_reviewed, review_bindings, validate_review

@@ -30,7 +30,7 @@ def batch_response(body: Any, model: str) -> Any:
     return response
 
 
-def anthropic_body(message: Any) -> dict:
+def anthropic_body(message: Any) -> dict[str, Any]:
     """A Message Batches result's message as an OpenAI chat.completion body: litellm's own
     conversion of a synchronous Messages response (AnthropicConfig.transform_parsed_response).
     A message it cannot read raises UnreadableReply (litellm's batch helper would instead
@@ -49,7 +49,8 @@ def anthropic_body(message: Any) -> dict:
             json_mode=False,
             prefix_prompt=None,
         )
-        return converted.model_dump(exclude_none=True)
+        body: dict[str, Any] = converted.model_dump(exclude_none=True)  # litellm's ModelResponse as a dict
+        return body
     except Exception as exc:
         raise conversion_failure(exc) from None
 
@@ -57,14 +58,14 @@ def anthropic_body(message: Any) -> dict:
 class _NoLogging:
     """What litellm's Gemini response conversion reads of its logging object (nothing is logged)."""
 
-    optional_params: dict = {}
-    litellm_params: dict = {}
+    optional_params: dict[str, Any] = {}
+    litellm_params: dict[str, Any] = {}
 
     def post_call(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 
-def gemini_body(response: Any) -> dict:
+def gemini_body(response: Any) -> dict[str, Any]:
     """A Gemini batch's GenerateContentResponse as an OpenAI chat.completion body: litellm's own
     conversion of a synchronous generateContent response (GoogleAIStudioGeminiConfig.
     transform_response). A response it cannot read raises UnreadableReply."""
@@ -86,6 +87,7 @@ def gemini_body(response: Any) -> dict:
             litellm_params={},
             encoding=None,
         )
-        return converted.model_dump(exclude_none=True)
+        body: dict[str, Any] = converted.model_dump(exclude_none=True)  # litellm's ModelResponse as a dict
+        return body
     except Exception as exc:
         raise conversion_failure(exc) from None

@@ -54,7 +54,7 @@ def supported_params(model: str, api_base: str | None) -> list[str] | None:
     return sorted(str(p) for p in known) if known else None
 
 
-def constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict) -> None:
+def constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict[str, Any]) -> None:
     """Add to acompletion's kwargs what constrains the reply to `schema`, the way `kind` says."""
     if kind == "json_schema":
         kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": "ballot", "schema": schema, "strict": True}}
@@ -67,7 +67,7 @@ def constrain(kwargs: dict[str, Any], kind: StructuredKind, schema: dict) -> Non
         kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), key: schema}
 
 
-def completion_kwargs(spec: JurorSpec, messages: list[dict], schema: dict | None) -> dict[str, Any]:
+def completion_kwargs(spec: JurorSpec, messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> dict[str, Any]:
     """The body of the juror's first request for `messages`, as JurorPool sends it (generation
     params, the reply token cap, the reply's schema the juror's way), without credentials."""
     kwargs: dict[str, Any] = dict(model=spec.model, messages=messages, **spec.generation_params())

@@ -107,10 +107,10 @@ def _refused(state: _Call, refusal: str | None, finish_reason: str | None) -> Ca
     return state.fail(refused)
 
 
-def _parse_reply(content: str | None, parse: Callable[[str], dict]) -> tuple[dict | None, str | None]:
+def _parse_reply(content: str | None, parse: Callable[[str], dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
     """(the reply parsed, None) without its reasoning, or (None, why it is unusable)."""
     reason: str | None = None
-    parsed: dict | None = None
+    parsed: dict[str, Any] | None = None
     answer = strip_reasoning(content or "")
     if not answer.strip():
         reason = "empty reply"
@@ -129,8 +129,8 @@ class _Call:
 
     spec: JurorSpec
     limiter: Limiter
-    convo: list[dict]
-    schema: dict | None
+    convo: list[dict[str, Any]]
+    schema: dict[str, Any] | None
     api_key: str | None
     secrets: list[str]
     result: CallResult = field(default_factory=lambda: CallResult(ok=False))
@@ -193,10 +193,10 @@ class JurorPool:
     async def call(
         self,
         juror_name: str,
-        messages: list[dict],
+        messages: list[dict[str, Any]],
         *,
-        schema: dict | None,
-        parse: Callable[[str], dict],
+        schema: dict[str, Any] | None,
+        parse: Callable[[str], dict[str, Any]],
         given: Any = None,
     ) -> CallResult:
         """Send `messages` to the juror and parse the reply with `parse` (which raises ValueError
@@ -229,7 +229,7 @@ class JurorPool:
             result.latency_s = time.monotonic() - started
         return result
 
-    async def _call_locked(self, state: _Call, parse: Callable[[str], dict]) -> CallResult:
+    async def _call_locked(self, state: _Call, parse: Callable[[str], dict[str, Any]]) -> CallResult:
         """At most three turns, each a request retried on transient failures: the first, one
         fallback if the server rejects the structured output as invalid (to its own JSON mode
         when its error names json_object, else without any), and one repair turn."""

@@ -99,7 +99,7 @@ def has_price(model: str) -> bool:
     return "/" in model and model.split("/", 1)[1] in prices
 
 
-def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int) -> tuple[int, float | None]:
+def estimate_call(juror: JurorSpec, messages: list[dict[str, Any]], completion_tokens: int) -> tuple[int, float | None]:
     """(prompt tokens, cost in USD or None when litellm has no price) of one call, before making it.
 
     Tokens are counted with litellm's bundled tiktoken encoding (the gpt-4o one for every juror:
@@ -128,7 +128,7 @@ def estimate_call(juror: JurorSpec, messages: list[dict], completion_tokens: int
 BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches: half the synchronous price
 
 
-def price_entry(model: str) -> dict | None:
+def price_entry(model: str) -> dict[str, Any] | None:
     """litellm.model_cost's entry for `model` (the whole name, else after its provider prefix)."""
     info = price_map.entry(model)
     if info is not None:
@@ -136,7 +136,8 @@ def price_entry(model: str) -> dict | None:
     prices = getattr(import_litellm(), "model_cost", None) or {}
     for name in (model, model.split("/", 1)[1] if "/" in model else None):
         if name and name in prices:
-            return prices[name]
+            found: dict[str, Any] = prices[name]  # an entry of litellm.model_cost
+            return found
     return None
 
 
@@ -157,7 +158,9 @@ def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[
     return (p + c) * BATCH_DISCOUNT, True
 
 
-def estimate_batch_call(juror: JurorSpec, messages: list[dict], completion_tokens: int) -> tuple[int, float | None, bool]:
+def estimate_batch_call(
+    juror: JurorSpec, messages: list[dict[str, Any]], completion_tokens: int
+) -> tuple[int, float | None, bool]:
     """estimate_call at the batch rate: (prompt tokens, cost or None, estimated at BATCH_DISCOUNT)."""
     tokens, _cost = estimate_call(juror, messages, completion_tokens)
     if not has_price(juror.model):
