@@ -336,5 +336,4 @@ def _decisions(files: list[Path], audit: Path | None, store: Path, reviewer: str
     from jury.pipeline.review_queue import load_sources
 
     source = load_sources(files, audit)
-    shas = [d.content_sha256 for _p, d in source.verdict_files]
-    return source, ReviewStore(store).decisions(shas, reviewer)
+    return source, ReviewStore(store).decisions(source.verdict_shas, reviewer)

@@ -76,6 +76,13 @@ class ReviewSource:
     timeout_s: float = 30.0
     row_cap: int = 100_000
 
+    @property
+    def verdict_shas(self) -> list[str]:
+        """The content sha256 of each verdict file (each locked: load_kind checked its lock)."""
+        shas = [d.content_sha256 for _p, d in self.verdict_files]
+        assert all(sha is not None for sha in shas)
+        return [sha for sha in shas if sha is not None]
+
 
 MAX_SAMPLE = 1_000_000
 """The largest sample:N (a sample larger than the items reviews them all)."""

@@ -165,7 +165,7 @@ class ReviewState:
         self.cookie = f"jury_review_{self.launch}"
         self.csrf = secrets.token_urlsafe(24)
         self.hosts = {"127.0.0.1", "localhost", "::1", host.strip("[]")}
-        self.shas = [d.content_sha256 for _p, d in source.verdict_files]
+        self.shas = source.verdict_shas
 
     def decisions(self) -> dict[str, Decision]:
         mine = self.store.decisions(self.shas, self.reviewer)
