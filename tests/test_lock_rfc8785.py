@@ -278,3 +278,65 @@ def test_canonical_form_is_the_rfc8785_packages_bytes_or_its_refusal():
         except ValueError as exc:
             got = repr(exc)
         assert got == expected, doc
+
+
+def test_canonical_chunks_join_to_the_rfc8785_packages_bytes():
+    """content_hash hashes canonical_chunks as they come (issue 46): joined, they are the
+    package's bytes (long lists split in groups, keys on both sides of U+D800, a non-dict, the
+    format 1 form), and what the package refuses is refused."""
+    import random
+
+    from jury.verdicts.lock import canonical_chunks
+
+    rng = random.Random(4646)
+
+    def encodable(depth: int):  # a random value the package encodes (most of _random_value's do not, in bulk)
+        while True:
+            value = _random_value(rng, depth)
+            try:
+                rfc8785.dumps(value)
+            except ValueError:
+                continue
+            return value
+
+    for n in (0, 1, 255, 256, 257, 600):
+        for key in ("\ue000k", "\U0001f600k", "zz", "a"):  # a key from U+D800 up: the object is encoded whole
+            doc = {"records": [encodable(1) for _ in range(n)], "kind": "adjudication", key: [encodable(2) for _ in range(300)]}
+            assert b"".join(canonical_chunks(doc)) == rfc8785.dumps(doc)
+            refused = {**doc, "records": [*doc["records"], float("nan")]}
+            with pytest.raises(ValueError):
+                rfc8785.dumps(refused)
+            with pytest.raises(ValueError):
+                b"".join(canonical_chunks(refused))
+    assert b"".join(canonical_chunks([1.5, "x"])) == rfc8785.dumps([1.5, "x"])
+    assert b"".join(canonical_chunks({"x": 0.0, "r": list(range(300))}, 1)) == canonical_v1({"x": 0.0, "r": list(range(300))})
+
+
+def test_a_locked_file_is_written_in_chunks_with_the_bytes_of_one_text(tmp_path):
+    """write_locked writes pretty_chunks (issue 46): the same bytes as dumps_pretty of the locked
+    document, whatever the chunk size; what RFC 8785 refuses is still refused, nothing written."""
+    import random
+
+    from jury.verdicts.documents import dumps_pretty, pretty_chunks
+
+    rng = random.Random(7)
+    for _ in range(200):
+        value = {"records": [_random_value(rng, 1) for _ in range(rng.randrange(40))]}
+        try:
+            expected = dumps_pretty(value).encode("utf-8")
+        except (ValueError, TypeError, UnicodeEncodeError):
+            continue
+        for size in (1, 50, 1 << 20):
+            assert b"".join(pretty_chunks(value, size)) == expected
+    doc = make_doc("adjudication", tmp_path)
+    doc["records"] = [{**r, "question_id": 1000 * n + r["question_id"]} for n in range(300) for r in doc["records"]]
+    path = write_locked(doc, tmp_path / "verdicts" / "big.json")
+    assert path.read_bytes() == dumps_pretty(lock(doc)).encode("utf-8")
+    from pydantic import BaseModel, ConfigDict
+
+    class Loose(BaseModel):  # keeps what it is given: the lone surrogate reaches the lock
+        model_config = ConfigDict(extra="allow")
+
+    with pytest.raises(VerdictError, match="not canonical JSON"):
+        write_locked({"records": ["a"] * 600 + ["\ud800"]}, tmp_path / "verdicts" / "refused.json", Loose.model_validate)
+    assert sorted(p.name for p in (tmp_path / "verdicts").iterdir()) == ["big.json"]  # nothing else, no temporary file

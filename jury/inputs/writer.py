@@ -237,8 +237,9 @@ def _source(staged: str | None, chunks: Iterable[str | bytes]) -> Iterator[bytes
             yield block
 
 
-def write_new(path: str | Path, data: str | bytes) -> Path:
-    """Write a file that must not exist yet (a verdict file, a signature), atomically: a
+def write_new(path: str | Path, data: str | bytes | Iterable[bytes]) -> Path:
+    """Write a file that must not exist yet (a verdict file, a signature), atomically: ``data``
+    (text as UTF-8, bytes, or chunks of bytes written as they come, never all held at once) in a
     temporary file beside it, fsynced, then hard-linked into place, which fails if anything
     appeared there meanwhile (FileExistsError: nothing is ever replaced, a device, a FIFO or a
     dangling link included). Where the file system has no hard links, the path is checked
@@ -248,7 +249,7 @@ def write_new(path: str | Path, data: str | bytes) -> Path:
     if os.path.lexists(p):
         raise FileExistsError(errno.EEXIST, "exists", str(p))
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _staged(p, _as_bytes(data), 0o666 & ~_umask())
+    tmp = _staged(p, _as_bytes(data) if isinstance(data, str | bytes) else data, 0o666 & ~_umask())
     try:
         try:
             os.link(tmp, p)

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -42,7 +42,7 @@ from jury.verdicts.documents import (
     AdjudicationFile,
     AuditFile,
     VerdictFile,
-    dumps_pretty,
+    pretty_chunks,
     schema_filename,
     validate_document,
 )
@@ -153,17 +153,49 @@ def canonical_json(obj: Any, format_version: int = FORMAT_VERSION) -> bytes:
     return CANONICAL_FORMS[format_version](obj)
 
 
+_GROUP = 256  # the items of a long list encoded (and hashed) together
+
+
+def canonical_chunks(obj: Any, format_version: int = FORMAT_VERSION) -> Iterator[bytes]:
+    """``canonical_json(obj, format_version)`` in pieces whose concatenation is its bytes, never
+    the whole at once (issue 46: a verdict file's records are tens of MB). RFC 8785 is
+    compositional: an object is ``{`` its members sorted by key, ``"key":value`` joined by ``,``
+    then ``}``, an array its items joined by ``,`` in ``[ ]``, with no whitespace; so a top-level
+    object's values, and the items of a list value in groups (the group's array without its
+    brackets), are encoded apart. Keys are sorted as JCS sorts them (UTF-16 code units) only
+    where that is code-point order: with a key from U+D800 up, or any other form, the object is
+    encoded whole."""
+    whole = format_version != 2 or type(obj) is not dict or not all(type(k) is str for k in obj)
+    if whole or any(_FROM_SURROGATES.search(k) for k in obj):
+        yield canonical_json(obj, format_version)
+        return
+    yield b"{"
+    for n, key in enumerate(sorted(obj)):
+        yield (b"," if n else b"") + canonical_rfc8785(key) + b":"
+        value = obj[key]
+        if type(value) is not list or len(value) <= _GROUP:
+            yield canonical_rfc8785(value)
+            continue
+        yield b"["
+        for start in range(0, len(value), _GROUP):
+            yield (b"," if start else b"") + canonical_rfc8785(value[start : start + _GROUP])[1:-1]
+        yield b"]"
+    yield b"}"
+
+
 def content_hash(doc: dict[str, Any]) -> str:
     """``"sha256:<hex>"`` of the canonical JSON (by the doc's ``format_version``) of ``doc``
-    without its ``content_sha256`` key."""
+    without its ``content_sha256`` key, hashed as it is encoded (canonical_chunks)."""
     version = format_of(doc)
     body = {k: v for k, v in doc.items() if k != LOCK_KEY}
+    digest = hashlib.sha256()
     try:
-        data = canonical_json(body, version)
+        for chunk in canonical_chunks(body, version):
+            digest.update(chunk)
     except (ValueError, UnicodeEncodeError) as exc:
         form = "RFC 8785" if version == 2 else f"format_version {version}"
         raise VerdictError(f"verdict document is not canonical JSON ({form}): {exc}") from None
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + digest.hexdigest()
 
 
 def lock(
@@ -178,7 +210,10 @@ def lock(
     data["format_version"] = FORMAT_VERSION
     if isinstance(data.get("kind"), str) and data["kind"] in KINDS:
         data["$schema"] = f"schema/{schema_filename(data['kind'])}"
-    out = validate(data).model_dump(by_alias=True, mode="json")
+    checked = validate(data)
+    del data  # one copy of the document at a time (issue 46)
+    out = checked.model_dump(by_alias=True, mode="json")
+    del checked
     out.pop(LOCK_KEY, None)
     out[LOCK_KEY] = content_hash(out)
     return out
@@ -198,9 +233,8 @@ def write_locked(
     p = Path(path)
     if os.path.lexists(p):
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}")
-    text = dumps_pretty(lock(doc, validate))
     try:
-        write_new(p, text)
+        write_new(p, pretty_chunks(lock(doc, validate)))  # written as encoded, never the whole text at once
     except FileExistsError:
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}") from None
     return p
