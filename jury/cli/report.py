@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jury.cli.common import check_format, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import check_format, cycle_collector_paused, emit, handle_errors, progress_bar, table_width
 from jury.errors import InputError
 from jury.options import Flag
 from jury.options.command import argument, command
@@ -58,6 +58,12 @@ def run(runs: list[Path] | None, o: ReportCommand) -> None:
     the oracle-routing table (the three columns on the questions every model routed
     correctly). Every verdict file's lock is checked before anything else is read.
     """
+    with cycle_collector_paused():  # its objects live until it ends (issue 46)
+        _run(runs, o)
+
+
+def _run(runs: list[Path] | None, o: ReportCommand) -> None:
+    """`jury report` (:func:`run`), with the cyclic garbage collector paused around it."""
     from jury.api.report import report as run_report
 
     if o.gold_defects:
