@@ -47,7 +47,7 @@ class AdjudicationPlan(BallotGroups):
     swap: bool = False  # each juror judges both orders: its ballots come in adjacent pairs
     review_passes: float = 0.0  # the share of each model's strict matches also sent to the jury
     reviewed: dict[str, tuple[int, int]] = field(default_factory=dict)  # model -> (matches sampled, matches)
-    taxonomy: object = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy
+    taxonomy: Taxonomy | None = None  # --taxonomy
     repeats: int = 1  # --repeats: groups come R at a time, one per repeat of the same item
 
     def items(self) -> int:
