@@ -16,18 +16,25 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Unpack
 
 from jury.compare.outcomes import Evaluation, PairResult, schema_of
 from jury.execution.schema import SchemaReader
-from jury.inputs.records import GoldItem, RunRecord
+from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order, preview
 from jury.judging.families import FamilyRegistry
-from jury.judging.panels import JurorSpec, Panel, select_jurors
+from jury.judging.juror import JurorSpec
+from jury.judging.panels import Panel, select_jurors
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
 from jury.judging.rules import adjudication_verdict, is_credited
-from jury.judging.runner import run_repeats
+from jury.judging.runner import RunOptions, RunStats, run_repeats
 from jury.vocab import JURY_ELIGIBLE, BlindAnswer, Outcome, Verdict
+
+if TYPE_CHECKING:
+    from jury.execution.store import Store
+    from jury.judging.taxonomies import Taxonomy
 
 
 @dataclass
@@ -40,7 +47,7 @@ class AdjudicationPlan(BallotGroups):
     swap: bool = False  # each juror judges both orders: its ballots come in adjacent pairs
     review_passes: float = 0.0  # the share of each model's strict matches also sent to the jury
     reviewed: dict[str, tuple[int, int]] = field(default_factory=dict)  # model -> (matches sampled, matches)
-    taxonomy: object = None  # --taxonomy: a jury.judging.taxonomies.Taxonomy
+    taxonomy: Taxonomy | None = None  # --taxonomy
     repeats: int = 1  # --repeats: groups come R at a time, one per repeat of the same item
 
     def items(self) -> int:
@@ -50,7 +57,7 @@ class AdjudicationPlan(BallotGroups):
 
 def plan_adjudication(
     ev: Evaluation,
-    gold: dict,
+    gold: Mapping[QuestionId, GoldItem],
     records: list[RunRecord],
     panel: Panel,
     registry: FamilyRegistry,
@@ -59,7 +66,7 @@ def plan_adjudication(
     seed: int = 0,
     swap: bool = False,
     review_passes: float = 0.0,
-    taxonomy=None,
+    taxonomy: Taxonomy | None = None,
     repeats: int = 1,
 ) -> AdjudicationPlan:
     """Ballots for every jury-eligible failure, and with `review_passes` for a seeded sample of
@@ -74,7 +81,7 @@ def plan_adjudication(
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     wanted = set(models) if models else None
     _check_models(ev, wanted)
-    schema_cache: dict[tuple, str] = {}
+    schema_cache: dict[tuple[QuestionId, str], str] = {}
     previews: dict[str, str] = {}  # result key -> its preview on a ballot, rendered once in this plan
     sampled = sample_passes(ev, review_passes, seed, wanted)
     plan.reviewed = {m: (len(qs), n) for m, (qs, n) in sampled.items()}
@@ -99,7 +106,7 @@ def plan_adjudication(
             ask = _Ask(item, pred_sql, schema_cache[key], pair.gold_key, pair.pred_key, shown, review)
             # the prompt in each order, rendered once for this pair: its jurors' (and repeats')
             # ballots share its text, each with its own message dicts (issue 46)
-            built: dict[str, list[dict]] = {}
+            built: dict[str, list[dict[str, Any]]] = {}
             for repeat in range(repeats):
                 plan.groups.append(_group(plan, ev, pair, ask, jurors, taxonomy_block, repeat, built))
     return plan
@@ -144,11 +151,11 @@ def _group(
     jurors: list[JurorSpec],
     taxonomy_block: str,
     repeat: int,
-    built: dict[str, list[dict]],
+    built: dict[str, list[dict[str, Any]]],
 ) -> list[Ballot]:
     """One repeat's ballots of one item: each juror's, in its drawn order (and the other with swap).
     ``built``: the item's prompt per order, rendered by its first ballot in that order."""
-    group = []
+    group: list[Ballot] = []
     for juror in jurors:
         drawn = draw_order(plan.seed, pair.question_id, pair.model, juror.name, repeat)
         for order in (drawn, OTHER_ORDER[drawn]) if plan.swap else (drawn,):
@@ -167,7 +174,7 @@ def _ballot(
     juror: JurorSpec,
     order: str,
     taxonomy_block: str,
-    built: dict[str, list[dict]],
+    built: dict[str, list[dict[str, Any]]],
 ) -> Ballot:
     """One juror's ballot on one item with the answers in one order: the item's prompt in that order
     (rendered once, in ``built``), in message dicts of its own."""
@@ -203,17 +210,17 @@ def _ballot(
 OTHER_ORDER = {"gold_first": "candidate_first", "candidate_first": "gold_first"}
 
 
-def sample_passes(ev: Evaluation, fraction: float, seed: int, wanted: set[str] | None) -> dict[str, tuple[set, int]]:
+def sample_passes(ev: Evaluation, fraction: float, seed: int, wanted: set[str] | None) -> dict[str, tuple[set[QuestionId], int]]:
     """model -> (the question ids of its strict matches sent to the jury, its strict matches):
     ceil(fraction x matches) of them, the lowest by sha256(seed, model, question), so a sample
     is reproducible and grows (never reshuffles) when the fraction grows."""
     if fraction <= 0:
         return {}
-    matches: dict[str, list] = {}
+    matches: dict[str, list[QuestionId]] = {}
     for p in ev.pairs:
         if p.outcome == Outcome.MATCH and (not wanted or p.model in wanted):
             matches.setdefault(p.model, []).append(p.question_id)
-    out = {}
+    out: dict[str, tuple[set[QuestionId], int]] = {}
     for model, qids in matches.items():
         ranked = sorted(qids, key=lambda q: hashlib.sha256(f"{seed}|review-pass|{model}|{q}".encode()).hexdigest())
         out[model] = (set(ranked[: math.ceil(fraction * len(qids) - 1e-9)]), len(qids))
@@ -224,18 +231,18 @@ def vote_category(res: BallotResult) -> str | None:
     """The four-way category of one juror's vote (None: abstained, skipped, not asked)."""
     if res.status != "voted" or res.reply is None:
         return None
-    verdict = res.reply["verdict"]
+    verdict: str = res.reply["verdict"]
     if res.ballot.style == "labelled":
         return verdict
     return blind_category(verdict, res.ballot.meta["order"])[0]
 
 
-def _vote(r: BallotResult) -> dict:
+def _vote(r: BallotResult) -> dict[str, Any]:
     category = vote_category(r)
     return {**r.vote(category, order=r.ballot.meta["order"]), **_error_category(r, category)}
 
 
-def _error_category(r: BallotResult, category: str | None) -> dict:
+def _error_category(r: BallotResult, category: str | None) -> dict[str, Any]:
     """--taxonomy only: {"error_category": the juror's pick} (None unless it voted genuine error)."""
     if r.ballot.taxonomy is None:
         return {}
@@ -243,7 +250,7 @@ def _error_category(r: BallotResult, category: str | None) -> dict:
     return {"error_category": pick}
 
 
-def _swapped_vote(first: BallotResult, second: BallotResult) -> dict:
+def _swapped_vote(first: BallotResult, second: BallotResult) -> dict[str, Any]:
     """One juror's vote from its ballots in both orders: it counts only when both give the
     same category; two different categories abstain as inconsistent."""
     vote = _vote(first)
@@ -262,7 +269,7 @@ def _swapped_vote(first: BallotResult, second: BallotResult) -> dict:
     return vote
 
 
-def verdict_record(first: Ballot, families: list[str], votes: list[dict]) -> dict:
+def verdict_record(first: Ballot, families: list[str], votes: list[dict[str, Any]]) -> dict[str, Any]:
     """The fields every adjudication-kind record shares (adjudication, test-suite format and
     error-classification ballots): the judged answer, its jurors' votes and the verdict their
     counted votes give (the adjudication rule); ``first``: the group's first ballot."""
@@ -283,7 +290,7 @@ def verdict_record(first: Ballot, families: list[str], votes: list[dict]) -> dic
     }
 
 
-def _group_record(plan: AdjudicationPlan, group: list[BallotResult]) -> dict:
+def _group_record(plan: AdjudicationPlan, group: list[BallotResult]) -> dict[str, Any]:
     """The record one group's votes give (one repeat of one failure or reviewed pass)."""
     first = group[0].ballot
     if plan.swap:
@@ -305,11 +312,11 @@ def _group_record(plan: AdjudicationPlan, group: list[BallotResult]) -> dict:
     return record
 
 
-def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> list[dict]:
+def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> list[dict[str, Any]]:
     """One record per adjudicated failure or reviewed pass (the verdict file's `records`). With
     repeats, the record is repeat 0's (its votes and verdict) and ``repeat_votes`` holds the
     other repeats' votes, repeat by repeat, each vote with its ``repeat``."""
-    out = []
+    out: list[dict[str, Any]] = []
     r_count = plan.repeats
     for i in range(0, len(results), r_count):
         record = _group_record(plan, results[i])
@@ -319,7 +326,7 @@ def build_records(plan: AdjudicationPlan, results: list[list[BallotResult]]) -> 
     return out
 
 
-def run_adjudication(plan: AdjudicationPlan, store, *, max_cost: float | None = None, progress=None, **kwargs):
+def run_adjudication(plan: AdjudicationPlan, store: Store, **kwargs: Unpack[RunOptions]) -> tuple[list[dict[str, Any]], RunStats]:
     """The verdict records of the plan's groups (asked, or reused from the store) and the run's
     stats; each group's prompts are dropped as soon as it is done (Ballot.release). With
     repeats, repeat r + 1's ballots are asked once every ballot of repeat r is answered (one
@@ -329,7 +336,5 @@ def run_adjudication(plan: AdjudicationPlan, store, *, max_cost: float | None = 
         for r in results:
             r.ballot.release()
 
-    results, stats = run_repeats(
-        plan.groups, plan.repeats, store, vote_category, on_group=release, max_cost=max_cost, progress=progress, **kwargs
-    )
+    results, stats = run_repeats(plan.groups, plan.repeats, store, vote_category, on_group=release, **kwargs)
     return build_records(plan, results), stats

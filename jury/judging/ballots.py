@@ -11,8 +11,10 @@ import hashlib
 import json
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from jury.errors import ConfigError
 from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
@@ -56,8 +58,8 @@ DEFECT_MEANINGS: dict[str, str] = {
 SYSTEM_PROMPT = "You are a careful reviewer of SQL queries. Reply with one JSON object and nothing else."
 
 
-def _schema(verdicts: tuple[str, ...], extra: dict | None = None) -> dict:
-    props = {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": [str(v) for v in verdicts]}}
+def _schema(verdicts: tuple[str, ...], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    props: dict[str, Any] = {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": [str(v) for v in verdicts]}}
     props.update(extra or {})
     return {
         "type": "object",
@@ -86,14 +88,29 @@ class AuditDefectTypes:
     ids: tuple[str, ...] = tuple(map(str, DEFECT_TYPES))
 
 
-def reply_schema(style: str, taxonomy=None) -> dict:
+class Offered(Protocol):
+    """What a ballot reads of its taxonomy: the ids a reply may name (a
+    jury.judging.taxonomies.Taxonomy, or an audit ballot's AuditDefectTypes)."""
+
+    @property
+    def ids(self) -> tuple[str, ...]: ...
+
+
+def _required(taxonomy: Offered | None, style: str) -> Offered:
+    """A `jury suites --classify` ballot's taxonomy (its callers always pass one)."""
+    if taxonomy is None:
+        raise ValueError(f"a {style} ballot needs a taxonomy")
+    return taxonomy
+
+
+def reply_schema(style: str, taxonomy: Offered | None = None) -> dict[str, Any]:
     """The reply schema of a ballot: with a taxonomy (jury.judging.taxonomies), an
     `error_category` constrained to its ids (or null); without, exactly REPLY_SCHEMAS[style].
     An audit ballot's taxonomy is an AuditDefectTypes: the defect types its reply may name."""
     if style == "audit" and taxonomy is not None:
         return _schema(AUDIT_VOTES, {"defect_type": {"type": ["string", "null"], "enum": [*taxonomy.ids, None]}})
     if style == CLASSIFY_STYLE:  # `jury suites --classify`: the verdict is a category id, or none_fits
-        return _schema((*taxonomy.ids, NONE_FITS))
+        return _schema((*_required(taxonomy, style).ids, NONE_FITS))
     if taxonomy is None:
         return REPLY_SCHEMAS[style]
     return _schema(
@@ -223,7 +240,7 @@ def fence(text: str) -> str:
     return _TAG_START.sub("<\\\\", text)
 
 
-def draw_order(seed: int, question_id, model: str, juror: str, repeat: int = 0) -> str:
+def draw_order(seed: int, question_id: int | str, model: str, juror: str, repeat: int = 0) -> str:
     """'gold_first' or 'candidate_first', from a hash of the seed and the ballot's identity.
     ``repeat`` (--repeats): repeat r > 0 draws its own order from (seed, r); repeat 0 draws
     exactly the order a panel asked once draws."""
@@ -263,7 +280,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     """One value on one line: newlines and the column separator escaped, long text cut."""
     text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("|", "\\|")
     return _clip(text, CELL_CHARS)
@@ -288,7 +305,7 @@ def adjudication_messages(
     show_evidence: bool,
     taxonomy_block: str = "",
     previews: tuple[str, str] | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """taxonomy_block (--taxonomy): fills $taxonomy_block, or follows the ballot when the
     template has no such placeholder; empty, the messages are exactly as without it.
     previews: preview(gold_result) and preview(pred_result), when the caller has them already."""
@@ -326,7 +343,7 @@ def audit_messages(
     checks_block: str = "",
     schema_heading: str = TOUCHED_HEADING,
     defect_types: tuple[str, ...] = tuple(TOUCHED_DEFECT_TYPES),
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """checks_block (panel show_checks): fills $checks_block, or follows the ballot when the
     template has no such placeholder; empty, the messages are exactly as without it.
     schema_heading and defect_types fill $schema_heading and $defect_types (audit-v2.md: the
@@ -352,24 +369,24 @@ def audit_messages(
 # ------------------------------------------------------------------ replies
 
 
-def make_parser(style: str, taxonomy=None):
+def make_parser(style: str, taxonomy: Offered | None = None) -> Callable[[str], dict[str, Any]]:
     """A parse function for the juror client: text -> validated reply dict (ValueError if bad).
     With a taxonomy the reply also holds `error_category`: one of its ids, or None."""
     from jury.judging.replies import extract_json_object
 
     if style == CLASSIFY_STYLE:
-        return _classify_parser(taxonomy)
+        return _classify_parser(_required(taxonomy, style))
     allowed = {"blind": BLIND_ANSWERS, "labelled": CATEGORIES, "audit": AUDIT_VOTES, "suite": SUITE_ANSWERS}[style]
     offered = taxonomy.ids if (style == "audit" and taxonomy is not None) else TOUCHED_DEFECT_TYPES
 
-    def parse(text: str) -> dict:
+    def parse(text: str) -> dict[str, Any]:
         obj = extract_json_object(text)
         verdict = obj.get("verdict")
         if isinstance(verdict, str):
             verdict = verdict.strip().lower()
         if verdict not in allowed:
             raise ValueError(f"verdict must be one of {', '.join(allowed)}; got {json.dumps(verdict)[:40]}")
-        reply = {"reasoning": str(obj.get("reasoning") or ""), "verdict": verdict}
+        reply: dict[str, Any] = {"reasoning": str(obj.get("reasoning") or ""), "verdict": verdict}
         if style == "audit":
             dt = obj.get("defect_type")
             if verdict == AuditVote.DEFECTIVE:
@@ -387,7 +404,7 @@ def make_parser(style: str, taxonomy=None):
     return parse
 
 
-def _classify_parser(taxonomy):
+def _classify_parser(taxonomy: Offered) -> Callable[[str], dict[str, Any]]:
     """`jury suites --classify`: the verdict names one category id of the taxonomy (letter case
     aside) or none_fits; the reply is {"reasoning", "verdict"} with the id as the taxonomy spells it."""
     from jury.judging.replies import extract_json_object
@@ -397,7 +414,7 @@ def _classify_parser(taxonomy):
     for c in allowed:
         folded.setdefault(c.lower(), []).append(c)
 
-    def parse(text: str) -> dict:
+    def parse(text: str) -> dict[str, Any]:
         obj = extract_json_object(text)
         verdict = obj.get("verdict")
         got = verdict.strip() if isinstance(verdict, str) else None
@@ -410,7 +427,7 @@ def _classify_parser(taxonomy):
     return parse
 
 
-SUITE_CATEGORIES = {
+SUITE_CATEGORIES: dict[str, Verdict] = {
     SuiteAnswer.EQUIVALENT: Verdict.FORMAT_EQUIVALENCE,
     SuiteAnswer.DIFFERENT: Verdict.GENUINE_ERROR,
     SuiteAnswer.AMBIGUOUS: Verdict.AMBIGUOUS,

@@ -44,15 +44,16 @@ import os
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.batch_poll import ANTHROPIC_BASE, ANTHROPIC_VERSION, gemini_where, poll
 from jury.judging.batch_results import ResultsUnreadable, custom_id_of, same_origin
-from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, JurorSpec, batch_provider
+from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, CallResult, JurorSpec, batch_provider
 from jury.judging.redaction import clean, secrets_of
 
 if TYPE_CHECKING:
+    from jury.execution.store import Store
     from jury.judging.plan import Ballot
     from jury.judging.providers.pool import JurorPool
 
@@ -80,7 +81,7 @@ def _api_key(juror_name: str, api_key_env: str | None, api_base: str | None) -> 
     return LOCAL_PLACEHOLDER_KEY if api_base else None
 
 
-def _litellm():
+def _litellm() -> Any:  # the litellm module (import_litellm's lazy import): untyped to mypy
     from jury.judging.providers.setup import import_litellm
 
     return import_litellm()
@@ -91,7 +92,7 @@ def _litellm():
 # ------------------------------------------------------------------------------------------
 
 
-def openai_line(ballot: Ballot) -> dict:
+def openai_line(ballot: Ballot) -> dict[str, Any]:
     from jury.judging.providers.params import completion_kwargs
 
     body = completion_kwargs(ballot.juror, ballot.messages, reply_schema(ballot.style, ballot.taxonomy))
@@ -100,7 +101,7 @@ def openai_line(ballot: Ballot) -> dict:
     return {"custom_id": ballot.request_sha256, "method": "POST", "url": "/v1/chat/completions", "body": body}
 
 
-def anthropic_request(ballot: Ballot) -> dict:
+def anthropic_request(ballot: Ballot) -> dict[str, Any]:
     """The Message Batches request of a ballot: `params` as litellm makes them for the
     synchronous request (system prompt, max_tokens, temperature, output_format)."""
     from jury.judging.providers.params import completion_kwargs
@@ -118,7 +119,7 @@ def anthropic_request(ballot: Ballot) -> dict:
     return {"custom_id": ballot.request_sha256, "params": params}
 
 
-def gemini_request(ballot: Ballot) -> dict:
+def gemini_request(ballot: Ballot) -> dict[str, Any]:
     """A ballot's line of a Gemini batch before its key is bound (``custom_id``: the request
     hash; sent as ``key``): ``request`` is the GenerateContentRequest litellm makes of the
     synchronous request (GoogleAIStudioGeminiConfig.map_openai_params, then
@@ -144,11 +145,11 @@ def gemini_request(ballot: Ballot) -> dict:
     return {"custom_id": ballot.request_sha256, "request": dict(request)}
 
 
-def split(lines: list[dict], provider: str) -> list[list[dict]]:
+def split(lines: list[dict[str, Any]], provider: str) -> list[list[dict[str, Any]]]:
     """Lines cut into batches within the provider's request and byte limits."""
     max_n, max_bytes = LIMITS[provider]
-    out: list[list[dict]] = []
-    cur: list[dict] = []
+    out: list[list[dict[str, Any]]] = []
+    cur: list[dict[str, Any]] = []
     size = 0
     for line in lines:
         n = len(json.dumps(line).encode()) + 1
@@ -167,7 +168,9 @@ def split(lines: list[dict], provider: str) -> list[list[dict]]:
 # ------------------------------------------------------------------------------------------
 
 
-async def _submit_openai(lines: list[dict], batch_id: str, api_base: str | None, api_key: str | None) -> tuple[str, str]:
+async def _submit_openai(
+    lines: list[dict[str, Any]], batch_id: str, api_base: str | None, api_key: str | None
+) -> tuple[str, str]:
     litellm = _litellm()
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
     uploaded = await litellm.acreate_file(
@@ -190,7 +193,7 @@ _GEMINI_BATCH = r"batches/[A-Za-z0-9_-]{1,200}"
 
 
 async def _submit_gemini(
-    lines: list[dict], model: str, batch_id: str, api_base: str | None, api_key: str | None
+    lines: list[dict[str, Any]], model: str, batch_id: str, api_base: str | None, api_key: str | None
 ) -> tuple[str, str]:
     """(the batch's id, the input file's name): the JSONL uploaded (the Files API's resumable
     upload: a start request, then the bytes to the upload URL it answers, which must be on
@@ -239,7 +242,7 @@ async def _submit_gemini(
         return name.removeprefix("batches/"), file_name
 
 
-async def _submit_anthropic(lines: list[dict], api_base: str | None, api_key: str | None) -> str:
+async def _submit_anthropic(lines: list[dict[str, Any]], api_base: str | None, api_key: str | None) -> str:
     import httpx
 
     headers = {"anthropic-version": ANTHROPIC_VERSION, "content-type": "application/json"}
@@ -272,7 +275,7 @@ def _holder_gone(holder: str | None) -> bool:
     return bool(holder) and holder_is_dead(str(holder))
 
 
-def _settle_submitting(store, batch: dict, holder: str | None, finished: set[str] | None) -> None:
+def _settle_submitting(store: Store, batch: dict[str, Any], holder: str | None, finished: set[str] | None) -> None:
     """A batch another process was submitting: lost (its ballots go again) when that process is
     gone or the submission is stale, else left to it."""
     import time
@@ -287,7 +290,7 @@ def _settle_submitting(store, batch: dict, holder: str | None, finished: set[str
 
 
 async def collect(
-    store, *, jurors: Iterable[str] | None = None, holder: str | None = None, finished: set[str] | None = None
+    store: Store, *, jurors: Iterable[str] | None = None, holder: str | None = None, finished: set[str] | None = None
 ) -> list[str]:
     """Poll every open batch (of `jurors`, or all) and store the replies of those that ended
     (their ids added to `finished`). Returns one line per batch that could not be polled (no
@@ -346,6 +349,15 @@ async def collect(
 # ------------------------------------------------------------------------------------------
 
 
+class CostCap(Protocol):
+    """What submitting reads of a run's cost cap (jury.judging.runner.CostGuard)."""
+
+    @property
+    def cap(self) -> float | None: ...
+    def reserve(self, estimate: float) -> bool: ...
+    def settle(self, estimate: float, actual: float) -> None: ...
+
+
 @dataclass
 class Pending:
     """A ballot with no vote yet: waiting in a batch (pending), failed there (failed), or not sent (cap)."""
@@ -357,7 +369,7 @@ class Pending:
 
 @dataclass
 class BatchSession:
-    store: Any
+    store: Store
     holder: str
     every_juror: bool  # --batch: every batch-capable juror; else only jurors with batch = true
     submitted: int = 0  # ballots submitted by this run
@@ -371,7 +383,7 @@ class BatchSession:
     def handles(self, juror: JurorSpec) -> bool:
         return batch_provider(juror) is not None and (self.every_juror or juror.batch)
 
-    async def prepare(self, ballots: list[Ballot], guard) -> None:
+    async def prepare(self, ballots: list[Ballot], guard: CostCap) -> None:
         """Collect what ended, then submit every ballot of a batch juror that has no vote, no
         collected reply and no open batch. Ballots are claimed while they are recorded and
         sent: another process sees them in a batch, or waits for the claim."""
@@ -414,7 +426,7 @@ class BatchSession:
             or self.store.pending_batch(h) is not None
         )
 
-    async def _submit(self, ballots: list[Ballot], guard) -> None:
+    async def _submit(self, ballots: list[Ballot], guard: CostCap) -> None:
         from jury.judging.plan import COMPLETION_TOKENS_ESTIMATE
         from jury.judging.providers.prices import estimate_batch_call
 
@@ -456,7 +468,7 @@ class BatchSession:
             self.submitted += len(chunk)
             self.batches_made += 1
 
-    async def ask(self, ballot: Ballot, pool: JurorPool):
+    async def ask(self, ballot: Ballot, pool: JurorPool) -> tuple[CallResult, str] | Pending:
         """(CallResult, batch id) for a collected reply, turned into a vote's result as a
         synchronous reply is (_vote); else a Pending saying why the ballot has no vote yet."""
         h = ballot.request_sha256
@@ -476,7 +488,9 @@ class BatchSession:
         failure = self.store.batch_failure(h)
         return Pending("failed", failure or "not submitted")
 
-    async def _vote(self, ballot: Ballot, pool: JurorPool, batch_id: str, text: str | None, error: str | None):
+    async def _vote(
+        self, ballot: Ballot, pool: JurorPool, batch_id: str, text: str | None, error: str | None
+    ) -> tuple[CallResult, str]:
         """A collected reply through JurorPool's gate (litellm's conversion of a synchronous
         response, the parser, the repair turn, the abstentions; a reply over the cap is
         ResponseTooLarge's final abstention). A reply the gate cannot read fails its item: a
@@ -507,12 +521,12 @@ class BatchSession:
         return result, batch_id
 
 
-def status_rows(store) -> list[dict]:
+def status_rows(store: Store) -> list[dict[str, Any]]:
     """`jury batch status`: one row per batch, newest last."""
     import time
 
     now = time.time()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for b in store.batches():
         age = max(0.0, now - _epoch(b["created_at"]))
         rows.append(

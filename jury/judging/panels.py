@@ -6,9 +6,10 @@ import hashlib
 import os
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -16,6 +17,9 @@ from jury.errors import ConfigError, InputError, did_you_mean
 from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 from jury.judging.ballots import Template, check_template
 from jury.judging.juror import JurorSpec
+
+if TYPE_CHECKING:
+    from jury.inputs.records import RunRecord
 
 
 def _shipped(name: str) -> Path:
@@ -56,7 +60,7 @@ class Panel:
     schema: str = "touched"  # audit: touched | database | linked (jury.execution.schema_views)
     schema_budget: int = DEFAULT_SCHEMA_BUDGET  # audit: tokens of a database or linked view
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name == "quorum":  # however it is set (panel file, --quorum, jury.toml, a re-audit): 1..panel size
             check_quorum(value, len(self.jurors), f"panel {self.name!r}")
         super().__setattr__(name, value)
@@ -64,7 +68,7 @@ class Panel:
     def juror(self, name: str) -> JurorSpec:
         return next(j for j in self.jurors if j.name == name)
 
-    def binding(self) -> dict:
+    def binding(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "path": str(self.path) if self.path else None,
@@ -125,14 +129,14 @@ class _PanelKeys(BaseModel):
     taxonomy: str | None = Field(None, min_length=1)
     schema_view: Literal["touched", "database", "linked"] = Field("touched", alias="schema")
     schema_budget: int = Field(DEFAULT_SCHEMA_BUDGET, ge=200)
-    jurors: list = Field(min_length=1)
+    jurors: list[Any] = Field(min_length=1)
 
 
 PANEL_KEYS = tuple(f.alias or n for n, f in _PanelKeys.model_fields.items())
 JUROR_KEYS = tuple(k for k in JurorSpec.model_fields if k != "recorded_sha256")  # that one jury sets
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     """A value as the panel file spells it: TOML booleans lower-case, strings quoted."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -143,12 +147,12 @@ def _shown(value) -> str:
     return repr(value)
 
 
-def _shortened_repr(value, limit: int = 80) -> str:
+def _shortened_repr(value: object, limit: int = 80) -> str:
     text = " ".join(repr(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _first_error(exc: ValidationError, data: dict) -> str:
+def _first_error(exc: ValidationError, data: dict[str, Any]) -> str:
     """`loc = value: message` for the first problem pydantic found."""
     err = exc.errors()[0]
     loc = ".".join(str(x) for x in err["loc"])
@@ -160,7 +164,7 @@ def _first_error(exc: ValidationError, data: dict) -> str:
     return f"{loc} = {_shown(err.get('input'))}: {msg}"
 
 
-def _read_panel(p: Path) -> tuple[bytes, dict]:
+def _read_panel(p: Path) -> tuple[bytes, dict[str, Any]]:
     if p.is_dir():
         raise ConfigError(f"{p}: is a folder, not a panel file; give a panel .toml file or the name of one in {PANELS_DIR}")
     if not os.path.lexists(p):
@@ -360,7 +364,7 @@ def select_jurors(panel: Panel, families: list[str], k: int | None = None) -> li
 # Before any call: can this panel be asked now (keys, servers, prices, params)?
 
 
-def warn_unknown_params(panel) -> None:
+def warn_unknown_params(panel: Panel) -> None:
     """One stderr line per juror whose params litellm does not know for its provider (a typo
     such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
     import sys
@@ -379,21 +383,21 @@ def warn_unknown_params(panel) -> None:
             )
 
 
-def require_keys(panel, jurors) -> None:
+def require_keys(panel: Panel, jurors: Iterable[JurorSpec]) -> None:
     """Before any call: every juror's key is set and every juror served on this machine answers
     (require_servers)."""
-    jurors = list(jurors)
-    missing = panel.missing_keys(jurors)
+    chosen = list(jurors)
+    missing = panel.missing_keys(chosen)
     if missing:
         raise InputError(
             f"no API key for panel {panel.name!r}: set {', '.join(missing)} (nothing was called); "
             "--plan prices the ballots without calling, and --panel local-demo runs without keys "
             "on two tiny local models (`jury local-juror start` first; pip install 'jury-sql[local]')"
         )
-    require_servers(panel, jurors)
+    require_servers(panel, chosen)
 
 
-def require_priced(panel, jurors, max_cost: float | None) -> None:
+def require_priced(panel: Panel, jurors: Iterable[JurorSpec], max_cost: float | None) -> None:
     """With a cost cap, every juror has a price: a juror litellm cannot price counted $0 against
     the cap, so the cap did not bound what the run spends. A juror declared ``free`` (your own
     server) or recorded costs nothing and passes."""
@@ -412,7 +416,16 @@ def require_priced(panel, jurors, max_cost: float | None) -> None:
         )
 
 
-def jurors_to_ask(panel, registry, records, models: list[str] | None = None) -> list:
+class FamilyLookup(Protocol):
+    """What jurors_to_ask reads of a family registry (jury.judging.families.FamilyRegistry, which
+    imports this module: a Protocol, not an import circle)."""
+
+    def families_of(self, model: str, declared: list[str] | None = None) -> list[str]: ...
+
+
+def jurors_to_ask(
+    panel: Panel, registry: FamilyLookup, records: Iterable[RunRecord], models: list[str] | None = None
+) -> list[JurorSpec]:
     """Every juror of ``panel`` that a ballot of these run records could go to: for each model
     (of ``models``, when given), the family-disjoint jurors jury.judging.panels.select_jurors
     picks. Known from the run files alone, so keys, servers and prices are checked before any
@@ -430,7 +443,7 @@ LOOPBACK_PROBE_S = 1.0
 """How long a juror's loopback server has to accept a connection before a run is refused."""
 
 
-def require_servers(panel, jurors) -> None:
+def require_servers(panel: Panel, jurors: Iterable[JurorSpec]) -> None:
     """A juror whose api_base is on this machine (a loopback address) must accept a TCP
     connection before anything is asked: a server that is not running was a 24-second
     litellm retry ending in "HTTP 500 ... Connection error". One connection per server, for

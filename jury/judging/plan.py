@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jury.inputs.io import canonical_v1
-from jury.judging.ballots import reply_schema
+from jury.judging.ballots import Offered, reply_schema
 from jury.judging.juror import JurorSpec, batch_provider
 
 COMPLETION_TOKENS_ESTIMATE = 400  # reasoning + verdict; used only for plans and the cost cap
@@ -28,7 +28,7 @@ class Ballot:
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"order": "gold_first"}
     # --taxonomy: a jury.judging.taxonomies.Taxonomy (the reply's error_category); an audit ballot of a
     # database or linked schema view: a jury.judging.ballots.AuditDefectTypes (the defect types it offers)
-    taxonomy: Any = None
+    taxonomy: Offered | None = None
     repeat: int = 0  # --repeats: which repeat of the panel this ballot is (0: the one a panel asked once asks)
     _released_sha256: str | None = field(default=None, repr=False, compare=False)
 

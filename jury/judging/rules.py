@@ -14,10 +14,132 @@ the same way: a missing vote is never counted for or against.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeVar, cast
 
 from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CLASSIFY_STYLE, CREDITED_VERDICTS, NONE_FITS, AuditVote, Verdict
+
+
+class RepeatVote(Protocol):
+    """What repeats_of reads of a vote: its repeat (None for repeat 0's votes)."""
+
+    @property
+    def repeat(self) -> int | None: ...
+
+
+class CountedVote(Protocol):
+    """What the adjudication rule reads of a vote (jury.verdicts.documents.Vote)."""
+
+    @property
+    def category(self) -> str | None: ...
+    @property
+    def abstained(self) -> bool: ...
+    @property
+    def skipped(self) -> bool: ...
+
+
+class _SwappedHalf(Protocol):
+    """A --swap vote's second order (jury.verdicts.documents.SwappedVote)."""
+
+    @property
+    def order(self) -> str: ...
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class _Vote(CountedVote, RepeatVote, Protocol):
+    """What the checks read of a verdict file's vote (jury.verdicts.documents.Vote)."""
+
+    @property
+    def juror(self) -> str: ...
+    @property
+    def order(self) -> str | None: ...
+    @property
+    def raw_verdict(self) -> str | None: ...
+    @property
+    def error_category(self) -> str | None: ...
+    @property
+    def defect_type(self) -> str | None: ...
+    @property
+    def swapped(self) -> _SwappedHalf | None: ...
+    @property
+    def inconsistent(self) -> bool: ...
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> _Vote: ...
+
+
+V = TypeVar("V", bound=RepeatVote)
+V_co = TypeVar("V_co", bound=RepeatVote, covariant=True)
+
+
+class _Repeated(Protocol[V_co]):
+    """A record with votes per repeat: ``votes`` (repeat 0's) and, with --repeats, ``repeat_votes``."""
+
+    @property
+    def votes(self) -> Sequence[V_co]: ...
+
+
+class _Record(Protocol):
+    """What the checks read of every verdict file record (jury.verdicts.documents.AdjudicationRecord, AuditRecord)."""
+
+    @property
+    def question_id(self) -> int | str: ...
+    @property
+    def jurors(self) -> Sequence[str]: ...
+    @property
+    def votes(self) -> Sequence[_Vote]: ...
+    @property
+    def repeat_votes(self) -> Sequence[_Vote] | None: ...
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class _AuditRecord(_Record, Protocol):
+    @property
+    def flagged(self) -> bool: ...
+    @property
+    def decided(self) -> bool: ...
+    @property
+    def defect_types(self) -> Sequence[str]: ...
+    @property
+    def checks(self) -> object: ...
+
+
+class _AdjudicationRecord(_Record, Protocol):
+    @property
+    def model(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def credited(self) -> bool: ...
+    @property
+    def review_pass(self) -> bool: ...
+    @property
+    def error_category(self) -> str | None: ...
+    @property
+    def test(self) -> str | None: ...
+
+
+class _Panel(Protocol):
+    @property
+    def ballot_style(self) -> str: ...
+    @property
+    def quorum(self) -> str | int | None: ...
+    @property
+    def jurors(self) -> Sequence[object]: ...
+
+
+class VerdictDocument(Protocol):
+    """What check_document reads of a verdict file (jury.verdicts.documents.VerdictFile): its
+    kind says which records it holds (an audit file's are AuditRecords)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def panel(self) -> _Panel: ...
+    @property
+    def settings(self) -> dict[str, Any]: ...
+    @property
+    def summary(self) -> dict[str, Any]: ...
+    @property
+    def records(self) -> Sequence[_AdjudicationRecord] | Sequence[_AuditRecord]: ...
 
 
 def adjudication_verdict(categories: list[str | None], k: int) -> str:
@@ -78,15 +200,15 @@ def audit_flag(verdicts: list[str | None], quorum: int | None = None) -> tuple[b
     return False, defective + missing < threshold
 
 
-def audit_counts(records: list[dict]) -> dict:
+def audit_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The counts an audit summary states: flagged/questions/rate overall, by difficulty and
     by split, and how many questions are undecided (records as dicts)."""
 
-    def rate(rs: list[dict]) -> dict:
+    def rate(rs: list[dict[str, Any]]) -> dict[str, Any]:
         n, k = len(rs), sum(bool(r["flagged"]) for r in rs)
         return {"flagged": k, "questions": n, "rate": k / n if n else None}
 
-    def by(key: str) -> dict:
+    def by(key: str) -> dict[str, Any]:
         values = sorted({r.get(key) for r in records}, key=lambda x: (x is None, str(x)))
         return {("(none)" if v is None else str(v)): rate([r for r in records if r.get(key) == v]) for v in values}
 
@@ -98,29 +220,30 @@ def audit_counts(records: list[dict]) -> dict:
     }
 
 
-def _effective(vote) -> str | None:
+def _effective(vote: CountedVote) -> str | None:
     """The category a vote counts as: None when it abstained or was skipped."""
     return None if vote.abstained or vote.skipped else vote.category
 
 
-def repeats_of(record) -> list[list]:
+def repeats_of(record: _Repeated[V]) -> list[list[V]]:
     """--repeats: an adjudication or audit record's votes per repeat (its ``votes`` are repeat
     0's, its ``repeat_votes`` the others', each with its ``repeat``); one list without repeats."""
-    out: list[list] = [list(record.votes)]
-    for v in getattr(record, "repeat_votes", None) or []:
+    out: list[list[V]] = [list(record.votes)]
+    extra: Sequence[V] = getattr(record, "repeat_votes", None) or []
+    for v in extra:
         while len(out) <= (v.repeat or 0):
             out.append([])
         out[v.repeat or 0].append(v)
     return out
 
 
-def repeat_verdict(votes: Sequence[Any]) -> str:
+def repeat_verdict(votes: Sequence[CountedVote]) -> str:
     """The verdict one repeat's votes give under the adjudication rule (as a record's verdict
     follows from its votes)."""
     return adjudication_verdict([_effective(v) for v in votes if not v.skipped], len(votes))
 
 
-def _repeats_problem(record, style: str, repeats: int = 1) -> str | None:
+def _repeats_problem(record: _Record, style: str, repeats: int = 1) -> str | None:
     """Every repeat of a record asked its jurors, each vote's category following from its answer
     (an adjudication or an audit record)."""
     if any(v.repeat is None for v in record.repeat_votes or []):
@@ -139,10 +262,9 @@ def _repeats_problem(record, style: str, repeats: int = 1) -> str | None:
     return None
 
 
-def _swap_problem(vote, style: str) -> str | None:
+def _swap_problem(vote: _Vote, half: _SwappedHalf, style: str) -> str | None:
     """A --swap vote: each order's category follows from its answer, the orders differ, and the
     vote counts only when both orders agree (two categories: an inconsistent abstention)."""
-    half = vote.swapped
     if half.order == vote.order:
         return f"juror {vote.juror!r} judged both halves of a swapped vote in the same order ({vote.order})"
     own = _half_category(vote, style)
@@ -163,7 +285,7 @@ def _swap_problem(vote, style: str) -> str | None:
     return None
 
 
-def _half_category(vote, style: str) -> str | None:
+def _half_category(vote: _Vote, style: str) -> str | None:
     """The category the first half of a swapped vote gave on its own (from its raw answer)."""
     if vote.raw_verdict is None:
         return None
@@ -174,10 +296,11 @@ def _half_category(vote, style: str) -> str | None:
     return blind_category(vote.raw_verdict, vote.order)[0] if vote.raw_verdict in BLIND_ANSWERS and vote.order else None
 
 
-def _vote_problem(vote, style: str) -> str | None:
+def _vote_problem(vote: _Vote, style: str) -> str | None:
     """Is the vote's mapped category what its raw answer gives under the ballot style?"""
-    if getattr(vote, "swapped", None) is not None:
-        return _swap_problem(vote, style)
+    half: _SwappedHalf | None = getattr(vote, "swapped", None)
+    if half is not None:
+        return _swap_problem(vote, half, style)
     if getattr(vote, "inconsistent", False):
         return f"juror {vote.juror!r} is marked inconsistent without a swapped vote"
     if vote.abstained or vote.skipped:
@@ -217,7 +340,18 @@ def _vote_problem(vote, style: str) -> str | None:
     )
 
 
-def check_document(doc) -> str | None:
+# A verdict file's kind says which records it holds (jury.verdicts.documents' discriminator: an
+# "audit" file's are AuditRecords, an "adjudication" file's AdjudicationRecords); these two state
+# it for mypy, which cannot narrow doc.records from doc.kind.
+def _audit(r: _Record) -> _AuditRecord:
+    return cast("_AuditRecord", r)
+
+
+def _adjudication(r: _Record) -> _AdjudicationRecord:
+    return cast("_AdjudicationRecord", r)
+
+
+def check_document(doc: VerdictDocument) -> str | None:
     """Recompute every record's verdict from its votes under the file's rules (k, early stop,
     quorum, ballot style), credit from verdict and the summary's counts; the first
     disagreement as one line ("records.3 (model 'm' question 7): ..."), or None."""
@@ -229,21 +363,21 @@ def check_document(doc) -> str | None:
         return f"panel.quorum {quorum} is outside 1..{len(doc.panel.jurors)} (the panel has {len(doc.panel.jurors)} jurors)"
     for i, r in enumerate(doc.records):
         where = (
-            f"records.{i} (model {r.model!r} question {r.question_id!r})"
+            f"records.{i} (model {_adjudication(r).model!r} question {r.question_id!r})"
             if doc.kind == "adjudication"
             else f"records.{i} (question {r.question_id!r})"
         )
         problem = _votes_problem(r, style)
         if problem is None and doc.kind == "audit":
-            problem = _audit_record_problem(doc, r, style, repeats, quorum)
+            problem = _audit_record_problem(doc, _audit(r), style, repeats, quorum)
         elif problem is None:
-            problem = _adjudication_record_problem(doc, r, style, repeats, early_stop)
+            problem = _adjudication_record_problem(doc, _adjudication(r), style, repeats, early_stop)
         if problem:
             return f"{where}: {problem}"
     return _summary_problem(doc)
 
 
-def _votes_problem(r, style: str) -> str | None:
+def _votes_problem(r: _Record, style: str) -> str | None:
     """A record's jurors that are not its votes', or its first vote with a problem."""
     if list(r.jurors) != [v.juror for v in r.votes]:
         return f"jurors {list(r.jurors)} do not match the jurors of its votes {[v.juror for v in r.votes]}"
@@ -254,7 +388,7 @@ def _votes_problem(r, style: str) -> str | None:
     return None
 
 
-def _audit_record_problem(doc, r, style: str, repeats: int, quorum: int | None) -> str | None:
+def _audit_record_problem(doc: VerdictDocument, r: _AuditRecord, style: str, repeats: int, quorum: int | None) -> str | None:
     """An audit record's first field that does not follow from its votes under the file's rules."""
     problem = _repeats_problem(r, style, repeats)
     if problem:
@@ -275,7 +409,9 @@ def _audit_record_problem(doc, r, style: str, repeats: int, quorum: int | None) 
     return None
 
 
-def _adjudication_record_problem(doc, r, style: str, repeats: int, early_stop: bool) -> str | None:
+def _adjudication_record_problem(
+    doc: VerdictDocument, r: _AdjudicationRecord, style: str, repeats: int, early_stop: bool
+) -> str | None:
     """An adjudication record's first field that does not follow from its votes under the
     file's rules (skipped votes, verdict, credit, error category)."""
     problem = _repeats_problem(r, style, repeats)
@@ -303,11 +439,11 @@ def _adjudication_record_problem(doc, r, style: str, repeats: int, early_stop: b
     return problem or None
 
 
-def _summary_problem(doc) -> str | None:
+def _summary_problem(doc: VerdictDocument) -> str | None:
     """The first summary count the records do not give, or None."""
     s = doc.summary
     if doc.kind == "adjudication":
-        failures = [r for r in doc.records if not r.review_pass]
+        failures = [r for r in map(_adjudication, doc.records) if not r.review_pass]
         for key, value in (("failures", len(failures)), ("credited", sum(r.credited for r in failures))):
             if key in s and s[key] != value:
                 return f"summary.{key} is {s[key]!r} but the records give {value}"

@@ -47,6 +47,8 @@ from jury.judging.plan import Ballot, BallotResult, estimate
 from jury.judging.providers.pool import JurorPool
 
 if TYPE_CHECKING:
+    from jury.execution.store import Store
+    from jury.judging.batch import BatchSession, Pending
     from jury.judging.shards import Shard
 
 
@@ -101,10 +103,10 @@ class RunStats:
     not_asked: int = 0  # cost cap, interrupt or store failure
     other_shard: int = 0  # --shard: ballots of other shards, not asked here (not a failure)
     transport_failures: int = 0  # ballots without a vote (transport or configuration): a rerun asks again
-    batch_pending: Counter = field(default_factory=Counter)  # --batch: ballots waiting, per provider batch id
+    batch_pending: Counter[str] = field(default_factory=Counter)  # --batch: ballots waiting, per provider batch id
     batch_submitted: int = 0  # --batch: ballots this run submitted through batch APIs
     batch_notes: list[str] = field(default_factory=list)  # --batch: batches that could not be polled
-    failure_reasons: Counter = field(default_factory=Counter)
+    failure_reasons: Counter[str] = field(default_factory=Counter)
     interrupted: bool = False
     store_error: str | None = None
     unstored: int = 0  # answered calls whose vote could not be stored (store failure)
@@ -132,17 +134,17 @@ class RunStats:
 
 @dataclass
 class _Session:
-    store: Any
+    store: Store
     pool: JurorPool
     guard: CostGuard
     stats: RunStats
-    inflight: dict[str, asyncio.Future] = field(default_factory=dict)
+    inflight: dict[str, asyncio.Future[BallotResult]] = field(default_factory=dict)
     holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}")
     claimed: set[str] = field(default_factory=set)
     slots: dict[str, asyncio.Semaphore] = field(default_factory=dict)  # juror -> its max_concurrency slots
     stopping: bool = False
-    shard: Any = None  # --shard: a jury.judging.shards.Shard; ballots outside it are not asked
-    batch: Any = None  # --batch: a jury.judging.batch.BatchSession
+    shard: Shard | None = None  # --shard: ballots outside it are not asked
+    batch: BatchSession | None = None  # --batch
     any_batches: bool = False  # the store holds batches: a stored vote may have come through one
 
     def slot(self, juror: JurorSpec) -> asyncio.Semaphore:
@@ -161,10 +163,10 @@ class _Session:
         self.stop()
 
 
-def _from_vote(ballot: Ballot, vote: dict, **kw) -> BallotResult:
+def _from_vote(ballot: Ballot, vote: dict[str, Any], *, from_store: bool = False, cost_usd: float = 0.0) -> BallotResult:
     if vote["ok"]:
-        return BallotResult(ballot, "voted", vote["reply"], **kw)
-    return BallotResult(ballot, "abstained", error=vote["error"], **kw)
+        return BallotResult(ballot, "voted", vote["reply"], from_store=from_store, cost_usd=cost_usd)
+    return BallotResult(ballot, "abstained", error=vote["error"], from_store=from_store, cost_usd=cost_usd)
 
 
 async def _ask(ballot: Ballot, s: _Session) -> BallotResult:
@@ -207,7 +209,7 @@ def _stop_reason(s: _Session) -> str:
     return "store failure" if s.stats.store_error else "interrupted"
 
 
-def _claim(h: str, s: _Session) -> dict | Literal["stopped", "mine", "held"]:
+def _claim(h: str, s: _Session) -> dict[str, Any] | Literal["stopped", "mine", "held"]:
     """ "mine" once this process holds the claim on `h`; a vote stored meanwhile (by the
     process that held it); "held" while another live process holds it; or "stopped"."""
     if s.stopping:
@@ -315,8 +317,8 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
     return BallotResult(ballot, "abstained", error=result.error, cost_usd=result.cost_usd, failed=True)
 
 
-def _batch_pending(ballot: Ballot, s: _Session, pending) -> BallotResult:
-    """A batch juror's ballot without a reply yet (a jury.judging.batch.Pending): waiting in an
+def _batch_pending(ballot: Ballot, s: _Session, pending: Pending) -> BallotResult:
+    """A batch juror's ballot without a reply yet: waiting in an
     open batch, failed there (a rerun submits it again) or not sent (the cost cap)."""
     if pending.kind == "capped":
         return _not_asked(ballot, s, pending.why)
@@ -330,7 +332,7 @@ def _batch_pending(ballot: Ballot, s: _Session, pending) -> BallotResult:
     return result
 
 
-def is_final_abstention(result) -> bool:
+def is_final_abstention(result: CallResult) -> bool:
     """An abstention worth keeping: the juror answered, but never parseably.
 
     Failures of transport or configuration (rate limits and 5xx past the retries,
@@ -384,7 +386,9 @@ async def _run_group(
     return results
 
 
-def _on_sigint(session: _Session, jurors: list[str], grace: float, task: asyncio.Task, loop) -> Callable[[], None]:
+def _on_sigint(
+    session: _Session, jurors: list[str], grace: float, task: asyncio.Task[Any], loop: asyncio.AbstractEventLoop
+) -> Callable[[], None]:
     """The first Ctrl-C: send no new ballot, wait up to ``grace`` s for the calls in flight
     (their answers stored), then cancel ``task``; a second one cancels it at once."""
     stats = session.stats
@@ -460,7 +464,9 @@ async def _renew_claims(session: _Session) -> None:
             session.store_failed(exc)
 
 
-async def _prepare_batches(session: _Session, groups: list[list[Ballot]], guard: CostGuard, shard, *, every_juror: bool) -> None:
+async def _prepare_batches(
+    session: _Session, groups: list[list[Ballot]], guard: CostGuard, shard: Shard | None, *, every_juror: bool
+) -> None:
     """Submit this run's batch-capable ballots (every juror's with --batch) as provider batches."""
     from jury.judging.batch import BatchSession
 
@@ -479,7 +485,7 @@ async def _prepare_batches(session: _Session, groups: list[list[Ballot]], guard:
 def run_repeats(
     groups: list[list[Ballot]],
     repeats: int,
-    store,
+    store: Store,
     label: Callable[[BallotResult], str | None],
     *,
     max_cost: float | None = None,
@@ -521,14 +527,14 @@ def run_repeats(
 
 def run_ballots(
     groups: list[list[Ballot]],
-    store,
+    store: Store,
     label: Callable[[BallotResult], str | None],
     *,
     early_stop: bool = False,
     max_cost: float | None = None,
     progress: Callable[[int, int], None] | None = None,
     pool: JurorPool | None = None,
-    shard=None,
+    shard: Shard | None = None,
     batch: bool = False,
     on_group: Callable[[list[BallotResult]], None] | None = None,
 ) -> tuple[list[list[BallotResult]], RunStats]:
