@@ -41,7 +41,7 @@ class GoldCheckSettings(TypedDict):
     window_gap_s: NotRequired[float | None]
 
 
-class CrossEngine(TypedDict):
+class CrossEngineDiffers(TypedDict):
     """check_gold(against_gold=...): the other engine's label and, per comparator, the questions
     whose results differ across the engines under it."""
 
@@ -59,7 +59,7 @@ class GoldCheck(Result):
     settings: GoldCheckSettings
     privileged_logins: list[str] = []  # engine databases run through a login allowed to do more than read
     reversed_run: bool = True  # a database was a SQLite file: its extra run with reversed unordered scans
-    cross_engine: CrossEngine | None = None  # {"against", "differ": comparator -> question ids}: check_gold(against_gold=...)
+    cross_engine: CrossEngineDiffers | None = None  # check_gold(against_gold=...)
 
     @property
     def flagged(self) -> list[GoldCheckResult]:
@@ -200,7 +200,7 @@ def _result(results: list[Any], settings: GoldCheckSettings, databases: dict[str
     from jury.compare.gold_checks import check_counts
     from jury.execution.engine_urls import is_url, privileged_logins
 
-    cross: CrossEngine | None = None
+    cross: CrossEngineDiffers | None = None
     if against is not None:
         from jury.compare.gold_checks import cross_engine_lists
 
