@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.api.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.errors import InputError
@@ -26,6 +27,7 @@ from jury.options.audit import AuditOptions
 from jury.pipeline.jobs import JobResult, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
 from jury.pipeline.project import PathLike, Project
 from jury.progress import ProgressFactory, no_progress
+from jury.vocab import GoldCheck
 
 if TYPE_CHECKING:
     from jury.compare.gold_checks import CheckFinding, CrossEngine
@@ -35,13 +37,22 @@ if TYPE_CHECKING:
     from jury.judging.gold_audit import AuditPlan
 
 
+class CheckCounts(TypedDict):
+    """:func:`check_counts`: the gold queries the deterministic checks covered, those any check
+    flagged, and how many each check flagged (every check of jury.vocab.GOLD_CHECKS)."""
+
+    checked: int
+    flagged: int
+    by_check: dict[GoldCheck, int]
+
+
 class Audit(JurorJob):
     """What ``jury.audit_gold`` returns: the plan (``plan``), and after a run the summary (flag
     rates overall, by difficulty, by split and per juror, Fleiss' kappa, defect types and
     agreement), what the deterministic checks flagged (``checks``), the calls and the file."""
 
     summary: dict[str, Any] | None = None
-    checks: dict[str, Any] | None = Field(
+    checks: CheckCounts | None = Field(
         None, description="Gold queries checked, flagged by any check, and flagged per check (None: no checks ran)."
     )
     records: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)  # the audit file's records
@@ -121,7 +132,7 @@ def audit_lines(summary: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def check_counts(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def check_counts(records: list[dict[str, Any]]) -> CheckCounts | None:
     """How many gold queries the deterministic checks covered and flagged (any, and per check);
     None when no record has checks."""
     from jury.vocab import GOLD_CHECKS
@@ -130,10 +141,11 @@ def check_counts(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not checked:
         return None
     counts = {name: sum(any(f["name"] == name for f in c) for c in checked) for name in GOLD_CHECKS}
-    return {"checked": len(checked), "flagged": sum(bool(c) for c in checked), "by_check": counts}
+    out: CheckCounts = {"checked": len(checked), "flagged": sum(bool(c) for c in checked), "by_check": counts}
+    return out
 
 
-def check_line(checks: dict[str, Any]) -> str:
+def check_line(checks: CheckCounts) -> str:
     """One line: how many gold queries each deterministic check flagged."""
     return f"gold checks flagged {checks['flagged']} of {checks['checked']} gold queries: " + (
         "; ".join(f"{name} {n}" for name, n in checks["by_check"].items() if n) or "none"

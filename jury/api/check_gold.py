@@ -11,10 +11,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired
+
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.api.result import Result
 from jury.compare.gold_checks import GoldCheckResult
+from jury.inputs.records import QuestionId
 from jury.options import job_options
 from jury.options.check_gold import CheckGoldOptions
 from jury.pipeline.project import PathLike, Project
@@ -26,6 +29,26 @@ if TYPE_CHECKING:
     from jury.progress import ProgressFactory
 
 
+class GoldCheckSettings(TypedDict):
+    """The settings the findings were found with: the passes, the comparator, the per-query
+    timeout (as given: jury.toml may give an int) and, with more than one window, the windows and
+    the gap between them."""
+
+    passes: list[int]
+    comparator: str
+    timeout_s: int | float
+    windows: NotRequired[int]
+    window_gap_s: NotRequired[float | None]
+
+
+class CrossEngineDiffers(TypedDict):
+    """check_gold(against_gold=...): the other engine's label and, per comparator, the questions
+    whose results differ across the engines under it."""
+
+    against: str
+    differ: dict[str, list[QuestionId]]
+
+
 class GoldCheck(Result):
     """The findings of ``jury.check_gold``: one result per gold query (``results``), how many
     queries each check flags (``counts``) and the settings they were found with; ``render``
@@ -33,10 +56,10 @@ class GoldCheck(Result):
 
     results: list[GoldCheckResult]
     counts: dict[str, int]
-    settings: dict[str, Any]
+    settings: GoldCheckSettings
     privileged_logins: list[str] = []  # engine databases run through a login allowed to do more than read
     reversed_run: bool = True  # a database was a SQLite file: its extra run with reversed unordered scans
-    cross_engine: dict[str, Any] | None = None  # {"against", "differ": comparator -> question ids}: check_gold(against_gold=...)
+    cross_engine: CrossEngineDiffers | None = None  # check_gold(against_gold=...)
 
     @property
     def flagged(self) -> list[GoldCheckResult]:
@@ -153,10 +176,12 @@ class _How:
             row_cap=DEFAULT_ROW_CAP, progress=bar, against=against, workers=self.workers, reuse=False,
         ).results  # fmt: skip
 
-    def settings(self, o: CheckGoldOptions) -> dict[str, Any]:
+    def settings(self, o: CheckGoldOptions) -> GoldCheckSettings:
         """The settings the findings were found with (the windows' when more than one)."""
-        more = {"windows": o.windows, "window_gap_s": o.window_gap} if o.windows > 1 else {}
-        return {"passes": list(self.passes), "comparator": self.comparator, "timeout_s": self.timeout_s, **more}
+        out: GoldCheckSettings = {"passes": list(self.passes), "comparator": self.comparator, "timeout_s": self.timeout_s}
+        if o.windows > 1:
+            out |= {"windows": o.windows, "window_gap_s": o.window_gap}
+        return out
 
 
 def _against(project: Project, o: CheckGoldOptions, items: list[GoldItem], st: Store, root: Path | None) -> Any:
@@ -169,13 +194,13 @@ def _against(project: Project, o: CheckGoldOptions, items: list[GoldItem], st: S
     return cross_engine_side(items, o.against_gold, there, o.against_db_root, st, root)
 
 
-def _result(results: list[Any], settings: dict[str, Any], databases: dict[str, Any], against: Any, **where: Any) -> GoldCheck:
+def _result(results: list[Any], settings: GoldCheckSettings, databases: dict[str, Any], against: Any, **where: Any) -> GoldCheck:
     """The GoldCheck of the checks' results: the counts, the cross-engine differences, the
     privileged logins used and whether a database was run from a file here."""
     from jury.compare.gold_checks import check_counts
     from jury.execution.engine_urls import is_url, privileged_logins
 
-    cross = None
+    cross: CrossEngineDiffers | None = None
     if against is not None:
         from jury.compare.gold_checks import cross_engine_lists
 

@@ -25,6 +25,7 @@ from jury.inputs.run_files import RunFile
 from jury.options import job_options
 from jury.options.compare_panels import ComparePanelsOptions
 from jury.pipeline.project import PathLike
+from jury.results.panel_comparison import BoundFile, PanelBreakdown, PanelDisagreement, PanelFile, PanelSettings
 
 if TYPE_CHECKING:
     from jury.verdicts.documents import VerdictFile
@@ -42,18 +43,18 @@ class ComparedPanels(Result):
     labels differ, both labels and both panels' votes."""
 
     kind: str
-    a: dict[str, Any]
-    b: dict[str, Any]
-    gold: dict[str, Any]
-    runs: list[dict[str, Any]]
+    a: PanelFile
+    b: PanelFile
+    gold: BoundFile
+    runs: list[BoundFile]
     positive: list[str]
     records_only_in: dict[str, int]
-    breakdowns: list[dict[str, Any]]
-    disagreements: list[dict[str, Any]]
-    settings: dict[str, Any]
+    breakdowns: list[PanelBreakdown]
+    disagreements: list[PanelDisagreement]
+    settings: PanelSettings
 
     @property
-    def overall(self) -> dict[str, Any]:
+    def overall(self) -> PanelBreakdown:
         """The comparison over every record both files hold (the first breakdown)."""
         return self.breakdowns[0]
 

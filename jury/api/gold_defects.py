@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jury.api.result import Result
 from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId
 from jury.pipeline.project import PathLike, Project
+from jury.results.gold_defects import DefectsProvenance, GoldDefect
 
 if TYPE_CHECKING:
     from jury.execution.engine_urls import DatabaseURLs
@@ -31,8 +32,8 @@ class GoldDefects(Result):
     """What ``jury.gold_defects`` returns: the provenance (the audit file: path, lock, file sha256,
     panel) and one entry per flagged gold query (``defects``)."""
 
-    provenance: dict[str, Any]
-    defects: list[dict[str, Any]]
+    provenance: DefectsProvenance
+    defects: list[GoldDefect]
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         from jury.results.gold_defects import render_gold_defects

@@ -29,7 +29,7 @@ from jury.options.reaudit import ReauditOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.verdicts.documents import AdjudicationFile, AuditFile
 from jury.verdicts.lock import load_locked
-from jury.verdicts.reaudit import Staleness, adjudication_diff, audit_diff, resolve_bound
+from jury.verdicts.reaudit import Staleness, VerdictDiff, adjudication_diff, audit_diff, resolve_bound
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -71,7 +71,7 @@ class Rerun(BaseModel):
 
     old: Path
     new: Path
-    diff: dict[str, Any]
+    diff: VerdictDiff = Field(discriminator="kind")
     written: list[str] = Field(default_factory=list, description="Unknown costs and the signature of the new file.")
     signature: Path | None = None
     calls: Calls | None = Field(None, description="What this re-run called (None: an identical file was already locked).")
@@ -257,7 +257,7 @@ def _request(project: Project, files: PathLike | Sequence[PathLike] | None, o: R
 
 def rerun(
     st: Staleness, store: Store, *, max_cost: float | None = None, progress: ProgressFactory | None = None, batch: bool = False
-) -> tuple[Path, dict[str, Any], Any]:
+) -> tuple[Path, VerdictDiff, Any]:
     """Re-run a stale file with today's panel and inputs; returns (new file, diff, the run's
     jury.judging.runner.RunStats: None when an identical file was already locked). batch: --batch."""
     from jury.judging.panels import load_panel
@@ -289,7 +289,7 @@ def rerun(
     return _rerun_adjudication(doc, base, same, store, steps)
 
 
-def _rerun_audit(doc: AuditFile, same: dict[str, Any], store: Store, steps: dict[str, Any]) -> tuple[Path, dict[str, Any], Any]:
+def _rerun_audit(doc: AuditFile, same: dict[str, Any], store: Store, steps: dict[str, Any]) -> tuple[Path, VerdictDiff, Any]:
     """An audit file re-run with the settings it recorded (its questions, split, checks, repeats)."""
     from jury.api.audit import AuditRequest, audit_job
 
@@ -317,7 +317,7 @@ def _rerun_audit(doc: AuditFile, same: dict[str, Any], store: Store, steps: dict
 
 def _rerun_adjudication(
     doc: AdjudicationFile, base: Path, same: dict[str, Any], store: Store, steps: dict[str, Any]
-) -> tuple[Path, dict[str, Any], Any]:
+) -> tuple[Path, VerdictDiff, Any]:
     """An adjudication file re-run with the settings it recorded (its runs, families, evaluation
     settings, seed, swap, sampled passes, repeats, models, positions)."""
     from jury.api.adjudicate import AdjudicationRequest, adjudication_job

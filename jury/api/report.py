@@ -34,6 +34,7 @@ from jury.pipeline.project import PathLike, Project, as_paths
 from jury.progress import no_progress
 from jury.results.report_model import ReportDocument as ReportModel
 from jury.results.report_render import render_report
+from jury.results.review_report import ReviewInfo
 
 if TYPE_CHECKING:
     from jury.progress import ProgressFactory
@@ -78,7 +79,7 @@ class Report(Result, ReportModel):
     writes its html site (``write_site``) and its figures (``write_plots``, ``charts``)."""
 
     notes: list[str] = Field(default_factory=list, exclude=True, description="What the command line prints on stderr.")
-    review_info: dict[str, Any] | None = Field(None, exclude=True, description="The human review's decisions and agreement.")
+    review_info: ReviewInfo | None = Field(None, exclude=True, description="The human review's decisions and agreement.")
     panels: Any = Field(None, exclude=True, description="compare_panels=: jury.compare_panels's result (the site shows it).")
     sources: Any = Field(None, exclude=True, repr=False)  # ReportSources
 

@@ -17,10 +17,49 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
+
 from jury.api.result import Result
+from jury.inputs.records import QuestionId
 from jury.options import job_options
 from jury.options.review import ReviewAgreementOptions
 from jury.pipeline.project import PathLike
+
+
+class ReviewerFile(TypedDict):
+    """One side of :class:`ReviewAgreement`: the reviewer, their file, its lock and how many decisions it holds."""
+
+    reviewer: str
+    path: str
+    content_sha256: str | None
+    decisions: int
+
+
+class KappaSummary(TypedDict):
+    """Cohen's kappa with its bootstrap interval, Fleiss–Cohen–Everitt SE and Wald interval."""
+
+    value: float | None
+    interval: list[float | None]
+    se: float | None
+    wald: list[float] | None
+
+
+class AlphaSummary(TypedDict):
+    """Krippendorff's alpha with its bootstrap interval."""
+
+    value: float | None
+    interval: list[float | None]
+
+
+class ReviewDisagreement(TypedDict):
+    """An item both reviewers decided differently, and their two labels."""
+
+    kind: str
+    verdict_file: str
+    model: str | None
+    question_id: QuestionId
+    a: str | None
+    b: str | None
 
 
 class ReviewAgreement(Result):
@@ -31,17 +70,17 @@ class ReviewAgreement(Result):
 
     FORMATS: ClassVar[tuple[str, ...]] = ("table", "json", "md")
 
-    a: dict[str, Any]
-    b: dict[str, Any]
+    a: ReviewerFile
+    b: ReviewerFile
     n: int
     only_a: int
     only_b: int
     agreement: float | None
-    kappa: dict[str, Any]
-    alpha: dict[str, Any]
+    kappa: KappaSummary
+    alpha: AlphaSummary
     labels: list[str]
     confusion: list[list[int]]
-    disagreements: list[dict[str, Any]]
+    disagreements: list[ReviewDisagreement]
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
         if fmt == "json":
@@ -109,7 +148,7 @@ def review_agreement(
     la = [label_of(by_a[k]) if k in by_a else None for k in items]
     lb = [label_of(by_b[k]) if k in by_b else None for k in items]
     pair = pair_agreement(la, lb, resamples=resamples, seed=seed, confidence=confidence)
-    disagreements = []
+    disagreements: list[ReviewDisagreement] = []
     for i in pair.disagreements:
         kind, vf, model, qid = items[int(i)]
         disagreements.append(

@@ -22,12 +22,14 @@ from pydantic import Field
 
 from jury.api.result import Result
 from jury.errors import InputError
+from jury.execution.merged import MergedSource
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
 from jury.options import job_options
 from jury.options.score import ScoreOptions
 from jury.pipeline.project import PathLike, Project
 from jury.progress import no_progress
+from jury.results.review_report import ReviewInfo
 from jury.results.scoring import ModelScore
 
 if TYPE_CHECKING:
@@ -41,8 +43,8 @@ class Score(Result):
 
     scores: list[ModelScore]
     notes: list[str] = Field(default_factory=list, description="What the command line prints on stderr.")
-    merged_stores: list[dict[str, Any]] = Field(default_factory=list, description="Stores merged into the store used.")
-    review_info: dict[str, Any] | None = Field(None, description="The human review's decisions and agreement (review=).")
+    merged_stores: list[MergedSource] = Field(default_factory=list, description="Stores merged into the store used.")
+    review_info: ReviewInfo | None = Field(None, description="The human review's decisions and agreement (review=).")
     # what the scores came from (a report reuses them: nothing is executed again)
     evaluation: Any = Field(exclude=True, repr=False)
     gold: dict[QuestionId, GoldItem] = Field(exclude=True, repr=False)

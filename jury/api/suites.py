@@ -26,7 +26,7 @@ from jury.options import job_options
 from jury.options.suites import SuitesOptions
 from jury.pipeline.project import PathLike, Project
 from jury.results.suite_subsets import SubsetScores
-from jury.results.suites import SuiteRow
+from jury.results.suites import SuiteErrorCounts, SuiteRow
 
 if TYPE_CHECKING:
     from jury.inputs.records import RunRecord
@@ -48,7 +48,7 @@ class SuiteScores(Result):
     adjudicated: list[SuiteRow] | None = None
     subsets: list[SubsetScores] | None = None
     adjudicated_subsets: list[SubsetScores] | None = None
-    error_counts: dict[str, Any] | None = None
+    error_counts: SuiteErrorCounts | None = None
     plan: JurorPlan | None = None
     plan_only: bool = False
     path: Path | None = None

@@ -38,16 +38,16 @@ import platform
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
-from jury.execution.repeat import timed_runs
-from jury.execution.store import Store
-from jury.execution.timings import get_timing, put_timing, timing_key
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
+
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.vocab import DEFAULT_EFFICIENCY_REPEATS, Outcome
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation, PairResult
+    from jury.execution.store import Store
 
 
 def clean_abnormal(values: Sequence[float]) -> list[float]:
@@ -131,6 +131,10 @@ def time_matches(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[int, PairTiming]:
     """Index of each executed matched pair -> its timings (measured now, or reused)."""
+    # the engines load here, not when jury.results.scoring imports this module's TypedDicts
+    from jury.execution.repeat import timed_runs
+    from jury.execution.timings import get_timing, put_timing, timing_key
+
     cpu = cpu_model()
     wanted: dict[str, tuple[str, str, str]] = {}  # timing key -> (db_id, gold sql, candidate sql)
     index: dict[int, str] = {}

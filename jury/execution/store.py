@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from jury.errors import StoreError
 from jury.execution.batch_store import BatchStoreMixin, StoreWrites, now_iso
+from jury.execution.merged import MergedSource
 from jury.execution.store_migrations import migrations
 from jury.execution.store_schema import check_schema
 from jury.inputs.records import ExecResult, constructed
@@ -402,7 +403,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         return digest
 
     # ------------------------------------------------------------ provenance
-    def merged_sources(self) -> list[dict[str, Any]]:
+    def merged_sources(self) -> list[MergedSource]:
         """The stores `jury store merge` merged into this one (empty for a store never merged
         into): path, sha256, size, signer and whether their executions were trusted."""
         rows = self.conn.execute(

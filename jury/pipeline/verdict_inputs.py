@@ -14,11 +14,12 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
     from jury.inputs.records import GoldItem, QuestionId
+    from jury.results.review_report import ReviewInfo
     from jury.results.scoring import ModelScore
     from jury.verdicts.documents import AdjudicationFile, AuditFile
     from jury.verdicts.review import ReviewFile
@@ -39,7 +40,7 @@ class VerdictInputs:
     allow_superseded: bool = False
     reviewed_audit: AuditDoc | None = None
     reviewed_adjudications: list[AdjudicationDoc] = field(default_factory=list)
-    review_info: dict[str, Any] | None = None
+    review_info: ReviewInfo | None = None
 
     @property
     def audit_path(self) -> Path | None:
@@ -117,7 +118,7 @@ def load_verdict_files(
 
 def apply_review_file(
     review_doc: tuple[Path, ReviewFile] | None, audit_doc: AuditDoc | None, adj_docs: Iterable[AdjudicationDoc]
-) -> tuple[AuditDoc | None, list[AdjudicationDoc], dict[str, Any] | None]:
+) -> tuple[AuditDoc | None, list[AdjudicationDoc], ReviewInfo | None]:
     """(audit_doc, adj_docs, info): with a review ((path, ReviewFile)), the people's decisions in
     place of the jury's (jury.results.review_report.apply_review); info is None without one."""
     if review_doc is None:
@@ -130,7 +131,7 @@ def apply_review_file(
     return ((audit_doc[0], audits[0]) if audit_doc is not None else None), adj_docs, info
 
 
-def review_text(info: dict[str, Any] | None, fmt: str) -> str:
+def review_text(info: ReviewInfo | None, fmt: str) -> str:
     """The review section after a table or Markdown output; csv and json keep their shape."""
     if info is None or fmt not in ("table", "md"):
         return ""
@@ -139,7 +140,7 @@ def review_text(info: dict[str, Any] | None, fmt: str) -> str:
     return "\n" + render_review(info, fmt)
 
 
-def review_note(info: dict[str, Any] | None) -> list[str]:
+def review_note(info: ReviewInfo | None) -> list[str]:
     """The one-line summary of a review's decisions (the command line prints it on stderr)."""
     if info is None:
         return []

@@ -21,14 +21,14 @@ from jury.vocab import Outcome
 if TYPE_CHECKING:
     from jury.compare.outcomes import PairResult, Settings
     from jury.compare.reruns import RerunRecord
-    from jury.results.scoring import ModelScore
+    from jury.results.scoring import ExecutionErrors, ModelScore
 
 EXECUTION_FAILURES = (Outcome.ERROR, Outcome.TIMEOUT)
 
 
 def execution_error_column(
     pairs: Sequence[PairResult], reruns: Mapping[str, RerunRecord] | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ExecutionErrors]:
     """model -> {k: answers that fail or time out, n: routed questions, value, low, high,
     errors, timeouts}; with ``reruns`` (jury.compare.reruns' record, by prediction key) also
     ``timeouts_rerun`` (routed answers re-run after a timeout) and ``rerun_recovered`` (those
@@ -45,11 +45,21 @@ def execution_error_column(
         if again is not None:
             c[3] += 1
             c[4] += again["status"] != "timeout"
-    out = {}
+    out: dict[str, ExecutionErrors] = {}
     for m, (e, t, n, rerun, recovered) in counts.items():
-        out[m] = {**proportion(e + t, n), "errors": e, "timeouts": t}
+        share = proportion(e + t, n)
+        row: ExecutionErrors = {
+            "k": share["k"],
+            "n": share["n"],
+            "value": share["value"],
+            "low": share["low"],
+            "high": share["high"],
+            "errors": e,
+            "timeouts": t,
+        }
         if reruns is not None:
-            out[m].update({"timeouts_rerun": rerun, "rerun_recovered": recovered})
+            row.update({"timeouts_rerun": rerun, "rerun_recovered": recovered})
+        out[m] = row
     return out
 
 

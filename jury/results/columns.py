@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from jury.errors import InputError
 from jury.results.report_model import Proportion
-from jury.stats.core import ranks, two_sided_accuracy, wilson
+from jury.stats.core import ProportionDict, ranks, two_sided_accuracy, wilson
 from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome, Verdict
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def pass_reviews(
 
 
 def two_sided(
-    adjudicated_column: dict[str, dict[str, Any]], reviews: dict[str, dict[str, Any]], routed: dict[str, int]
+    adjudicated_column: Mapping[str, ProportionDict], reviews: dict[str, dict[str, Any]], routed: dict[str, int]
 ) -> dict[str, dict[str, Any]]:
     """The adjudicated column with false passes estimated from the review sample and taken off.
 
@@ -200,7 +200,7 @@ def routed_by_model(pairs: Iterable[PairResult]) -> dict[str, list[PairResult]]:
     return out
 
 
-def gold_clean(pairs: Iterable[PairResult], flagged: set[Any]) -> dict[str, dict[str, Any]]:
+def gold_clean(pairs: Iterable[PairResult], flagged: set[Any]) -> dict[str, ProportionDict]:
     out = {}
     for model, routed in routed_by_model(pairs).items():
         kept = [p for p in routed if p.question_id not in flagged]
@@ -208,7 +208,7 @@ def gold_clean(pairs: Iterable[PairResult], flagged: set[Any]) -> dict[str, dict
     return out
 
 
-def adjudicated(pairs: Iterable[PairResult], index: Mapping[tuple[Any, ...], AdjudicationRecord]) -> dict[str, dict[str, Any]]:
+def adjudicated(pairs: Iterable[PairResult], index: Mapping[tuple[Any, ...], AdjudicationRecord]) -> dict[str, ProportionDict]:
     out = {}
     judged_by_model: dict[str, list[Any]] = {}
     for m, q in index:
@@ -241,7 +241,7 @@ def adjudicated(pairs: Iterable[PairResult], index: Mapping[tuple[Any, ...], Adj
     return out
 
 
-def with_ranks(column: dict[str, dict[str, Any]]) -> dict[str, int | None]:
+def with_ranks(column: Mapping[str, ProportionDict]) -> dict[str, int | None]:
     models = list(column)
     return dict(zip(models, ranks([column[m]["value"] for m in models])))
 

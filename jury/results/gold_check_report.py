@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
@@ -18,8 +18,8 @@ _COLUMNS = ["question_id", "db_id", "check", "evidence"]
 def _gold_checks_json(
     results: Sequence[Any],
     counts: dict[str, int],
-    settings: dict[str, Any],
-    cross_engine: dict[str, Any] | None,
+    settings: Mapping[str, Any],
+    cross_engine: Mapping[str, Any] | None,
     privileged_logins: Sequence[str],
 ) -> str:
     """The JSON report: provenance, settings, the counts and one item per gold query."""
@@ -41,9 +41,9 @@ def _gold_checks_json(
 def _summary(
     results: Sequence[Any],
     counts: dict[str, int],
-    settings: dict[str, Any],
+    settings: Mapping[str, Any],
     reversed_run: bool,
-    cross_engine: dict[str, Any] | None,
+    cross_engine: Mapping[str, Any] | None,
 ) -> str:
     """The lines under the table: queries flagged, the runs and comparator, the counts per
     check, the window functions' line and the results that differ on the other engine."""
@@ -67,12 +67,12 @@ def _summary(
 def render_gold_checks(
     results: Sequence[Any],
     counts: dict[str, int],
-    settings: dict[str, Any],
+    settings: Mapping[str, Any],
     fmt: str,
     *,
     width: int | None = None,
     reversed_run: bool = True,
-    cross_engine: dict[str, Any] | None = None,
+    cross_engine: Mapping[str, Any] | None = None,
     privileged_logins: Sequence[str] = (),
 ) -> str:
     """The report of :func:`jury.compare.gold_checks.check_gold` in format ``fmt``; ``reversed_run``:
@@ -108,7 +108,7 @@ def _item(result: GoldCheckResult) -> dict[str, Any]:
     return item if result.windows is None else {**item, "windows": result.windows}
 
 
-def windows_line(results: Sequence[Any], settings: dict[str, Any]) -> str:
+def windows_line(results: Sequence[Any], settings: Mapping[str, Any]) -> str:
     """The summary line of ``check-gold --windows``: how many golds gave their first result in
     every execution of every window, and each window's agreeing executions over all golds."""
     timed = [r for r in results if r.windows]

@@ -16,22 +16,81 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
+
+from jury.inputs.records import QuestionId
+from jury.results.panel_comparison import BoundFile
 from jury.results.render import safe, to_csv, to_json, to_markdown
 
 if TYPE_CHECKING:
-    from jury.inputs.records import GoldItem, QuestionId
+    from jury.inputs.records import GoldItem
     from jury.verdicts.documents import AuditFile
+
+
+class DefectVote(TypedDict):
+    """One juror's vote on a flagged gold query (abstained, else its category or raw verdict)."""
+
+    juror: str
+    family: str
+    model: str
+    vote: str | None
+    defect_type: str | None
+    reasoning: str | None
+
+
+class CheckNote(TypedDict):
+    """A deterministic check that flagged the gold query, and what shows it."""
+
+    name: str
+    evidence: str
+
+
+class GoldDefect(TypedDict):
+    """:func:`defect_rows`: one gold query the audit panel flagged or a deterministic check found."""
+
+    question_id: QuestionId
+    db_id: str
+    difficulty: str | None
+    flagged_by: list[str]
+    question: str | None
+    evidence: str | None
+    gold_sql: str | None
+    defect_types: list[str]
+    votes: str
+    vote_list: list[DefectVote]
+    checks: list[CheckNote]
+    checks_run: bool
+    gold_result: str | None
+
+
+class DefectsProvenance(TypedDict):
+    """:func:`provenance`: the audit file the table came from and the gold file it bound;
+    ``checks_run`` is the audit's settings.checks as the file holds it (free-form JSON)."""
+
+    audit_file: str
+    content_sha256: str | None
+    file_sha256: str
+    panel: str
+    jurors: list[str | None]
+    created_at: str
+    jury_version: str
+    gold: BoundFile
+    audited: int
+    flagged: int
+    found_by_checks: int
+    checks_run: JsonValue
 
 
 COLUMNS = ["question_id", "db_id", "difficulty", "flagged_by", "question", "evidence", "gold_sql", "defect_types", "votes", "reasons", "checks", "gold_result"]  # fmt: skip
 HEADS = ["question", "db", "difficulty", "flagged by", "asks", "evidence", "gold SQL", "defect types", "defective votes", "jurors' reasons", "deterministic checks", "gold result"]  # fmt: skip
 
 
-def defect_rows(doc: AuditFile, gold: Mapping[QuestionId, GoldItem], previews: Mapping[QuestionId, str]) -> list[dict[str, Any]]:
+def defect_rows(doc: AuditFile, gold: Mapping[QuestionId, GoldItem], previews: Mapping[QuestionId, str]) -> list[GoldDefect]:
     """One dict per record of the audit ``doc`` (jury.verdicts.documents.AuditFile) the panel
     flagged or a deterministic check found, in the file's order; ``gold``: question id ->
     GoldItem; ``previews``: question id -> the gold result's preview text."""
-    rows = []
+    rows: list[GoldDefect] = []
     for r in doc.records:
         if not (r.flagged or r.checks):
             continue
@@ -68,7 +127,7 @@ def defect_rows(doc: AuditFile, gold: Mapping[QuestionId, GoldItem], previews: M
     return rows
 
 
-def provenance(path: str | Path, doc: AuditFile, file_sha256: str, gold_binding: Any) -> dict[str, Any]:
+def provenance(path: str | Path, doc: AuditFile, file_sha256: str, gold_binding: Any) -> DefectsProvenance:
     """What the table came from: the audit file (path, lock, file sha256, panel, time, jury
     version) and the gold file it bound."""
     return {
@@ -87,7 +146,7 @@ def provenance(path: str | Path, doc: AuditFile, file_sha256: str, gold_binding:
     }
 
 
-def _reasons(row: dict[str, Any]) -> list[str]:
+def _reasons(row: GoldDefect) -> list[str]:
     out = []
     for v in row["vote_list"]:
         vote = v["vote"] or "—"
@@ -97,13 +156,13 @@ def _reasons(row: dict[str, Any]) -> list[str]:
     return out
 
 
-def _checks(row: dict[str, Any]) -> list[str]:
+def _checks(row: GoldDefect) -> list[str]:
     if not row["checks_run"]:
         return ["not run by this audit"]
     return [f"{c['name']}: {c['evidence']}" for c in row["checks"]] or ["none flagged"]
 
 
-def _flat(row: dict[str, Any]) -> dict[str, Any]:
+def _flat(row: GoldDefect) -> dict[str, Any]:
     """A row as text cells (multi-line cells keep their newlines)."""
     return {
         **{k: row[k] for k in ("question_id", "db_id", "difficulty", "question", "evidence", "gold_sql", "votes", "gold_result")},
@@ -122,7 +181,7 @@ def _md_cell(value: object) -> str:
     return html.escape(str(value), quote=False).replace("\r", "").replace("\n", "<br>")
 
 
-def render_gold_defects(prov: dict[str, Any], rows: list[dict[str, Any]], fmt: str, width: int | None = None) -> str:
+def render_gold_defects(prov: DefectsProvenance, rows: list[GoldDefect], fmt: str, width: int | None = None) -> str:
     """The table as md (a header of provenance, one row per flagged gold), csv (one row per
     flagged gold, the provenance on every row), json or table."""
     if fmt == "json":
@@ -136,8 +195,9 @@ def render_gold_defects(prov: dict[str, Any], rows: list[dict[str, Any]], fmt: s
         }
         return to_csv([{**f, **keep} for f in flat], [*COLUMNS, *keep])
     checks = prov.get("checks_run")
+    passes: Any = checks.get("passes") if isinstance(checks, dict) else None  # free-form JSON: as the file holds it
     found = (
-        f"; {prov['found_by_checks']} found by the deterministic checks ({'+'.join(str(p) for p in checks.get('passes') or [])} "
+        f"; {prov['found_by_checks']} found by the deterministic checks ({'+'.join(str(p) for p in passes or [])} "
         "executions each)"
         if isinstance(checks, dict)
         else "; the deterministic checks were not run"

@@ -28,14 +28,16 @@ import io
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, cast
 
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
+
+from jury.inputs.records import QuestionId
 from jury.results.render import safe, to_csv, to_json, to_markdown
-from jury.stats.panels import PairAgreement, PanelComparison, compare_panels
 from jury.vocab import CREDITED_VERDICTS, VERDICTS
 
-if TYPE_CHECKING:
-    from jury.inputs.records import QuestionId
+if TYPE_CHECKING:  # numpy loads with the numbers, not when jury.api.compare_panels imports the shapes below
+    from jury.stats.panels import PairAgreement, PanelComparison
     from jury.verdicts.documents import AuditRecord, VerdictFile, Vote
 
 VALID, UNDECIDED, DEFECTIVE = "valid", "undecided", "defective"
@@ -81,7 +83,107 @@ def vote_text(vote: Vote, kind: str) -> str:
     return f"{vote.juror}: {said}"
 
 
-def _agreement(p: PairAgreement) -> dict[str, Any]:
+class PanelAgreement(TypedDict):
+    """Agreement of the two panels on the flag or on the labels: over n records both hold, agree
+    the same; Cohen's kappa with its bootstrap interval, SE and Wald interval; Krippendorff's
+    alpha with its interval; the labels and the confusion table (rows A, columns B)."""
+
+    n: int
+    agree: int
+    agreement: float | None
+    kappa: float | None
+    kappa_low: float | None
+    kappa_high: float | None
+    kappa_resamples: int
+    kappa_se: float | None
+    kappa_wald_low: float | None
+    kappa_wald_high: float | None
+    alpha: float | None
+    alpha_low: float | None
+    alpha_high: float | None
+    labels: list[str]
+    confusion: list[list[int]]
+
+
+class PanelBreakdown(TypedDict):
+    """One row of the comparison: a stratum value's records, the flags shared, only in A, only in
+    B and in neither, the shares of each panel's flags the other shares, and the agreement on the
+    flag and (None for a type against the rest) on the labels."""
+
+    stratum: str
+    value: str
+    n: int
+    missing: int
+    shared: int
+    only_a: int
+    only_b: int
+    unflagged: int
+    flags_a: int
+    flags_b: int
+    shared_of_a: float | None
+    shared_of_b: float | None
+    flags: PanelAgreement
+    labels: PanelAgreement | None
+
+
+class PanelFile(TypedDict):
+    """What the comparison says of one of the two verdict files."""
+
+    path: str
+    content_sha256: str | None
+    panel: str
+    jurors: list[str]
+    created_at: str
+    records: int
+
+
+class BoundFile(TypedDict):
+    """An input both files bind (the gold file, a run file): its path from here and its sha256."""
+
+    path: str
+    sha256: str
+
+
+class PanelDisagreement(TypedDict):
+    """A record whose labels differ: model (adjudications) or split (audits), both labels, whether
+    the flag differs too and both panels' votes."""
+
+    question_id: QuestionId
+    db_id: str
+    model: NotRequired[str]
+    split: NotRequired[str | None]
+    difficulty: str
+    a: str | None
+    b: str | None
+    flag_differs: bool
+    votes_a: list[str]
+    votes_b: list[str]
+
+
+class PanelSettings(TypedDict):
+    """The intervals' bootstrap: resamples, seed and nominal coverage."""
+
+    resamples: int
+    seed: int
+    confidence: float
+
+
+class PanelsCompared(TypedDict):
+    """:func:`compare_documents`: the fields of ``jury.api.compare_panels.ComparedPanels``."""
+
+    kind: str
+    a: PanelFile
+    b: PanelFile
+    gold: BoundFile
+    runs: list[BoundFile]
+    positive: list[str]
+    records_only_in: dict[str, int]
+    breakdowns: list[PanelBreakdown]
+    disagreements: list[PanelDisagreement]
+    settings: PanelSettings
+
+
+def _agreement(p: PairAgreement) -> PanelAgreement:
     wald = p.kappa_wald or (None, None)
     return {
         "n": p.n,
@@ -102,7 +204,7 @@ def _agreement(p: PairAgreement) -> dict[str, Any]:
     }
 
 
-def _breakdown(stratum: str, value: Hashable, c: PanelComparison, *, labels: bool = True) -> dict[str, Any]:
+def _breakdown(stratum: str, value: Hashable, c: PanelComparison, *, labels: bool = True) -> PanelBreakdown:
     return {
         "stratum": stratum,
         "value": str(value),
@@ -127,7 +229,7 @@ def _bound(path: str | os.PathLike[str], bound: str) -> str:
     return os.path.normpath(p if p.is_absolute() else Path(path).parent / p)
 
 
-def file_info(path: str | os.PathLike[str], doc: VerdictFile) -> dict[str, Any]:
+def file_info(path: str | os.PathLike[str], doc: VerdictFile) -> PanelFile:
     """What the output says about one of the two files."""
     return {
         "path": str(path),
@@ -147,11 +249,13 @@ def compare_documents(
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> dict[str, Any]:
+) -> PanelsCompared:
     """The comparison of two loaded verdict files of one kind (``a``, ``b``: (path, VerdictFile)),
     as plain data: the files, the overall comparison, one row per stratum value, the records
     where the labels differ with both files' votes. ``difficulty``: question id -> difficulty,
     for records that do not carry their own (adjudications)."""
+    from jury.stats.panels import compare_panels
+
     (path_a, doc_a), (path_b, doc_b) = a, b
     kind = doc_a.kind
     records, la, lb = _match_records(path_a, doc_a, path_b, doc_b)
@@ -243,8 +347,10 @@ def _rows(
     per_kind: list[tuple[str, list[str | None]]],
     kind_stratum: str,
     options: dict[str, Any],
-) -> list[dict[str, Any]]:
+) -> list[PanelBreakdown]:
     """The breakdown rows: all, one per type (against the rest), one per stratum value."""
+    from jury.stats.panels import compare_panels
+
     rows = [_breakdown("all", "all", overall)]
     for t, members in per_kind:  # one type against the rest: the flag is "named this type"
         rows.append(_breakdown(kind_stratum, t, compare_panels(la, lb, positive=members, **options), labels=False))
@@ -261,24 +367,28 @@ def _disagreements(
     levels: list[str],
     la: list[str | None],
     lb: list[str | None],
-) -> list[dict[str, Any]]:
+) -> list[PanelDisagreement]:
     """The records where the labels differ, with both files' votes."""
     flag_differs = set(overall.flags.disagreements.tolist())
-    disagreements = []
+    disagreements: list[PanelDisagreement] = []
     for i in overall.labels.disagreements.tolist():
         ra, rb = records[i]
+        # model (adjudications) or split (audits) after db_id, as the output always had it
         disagreements.append(
-            {
-                "question_id": ra.question_id,
-                "db_id": ra.db_id,
-                **({"model": ra.model} if kind == "adjudication" else {"split": ra.split}),
-                "difficulty": levels[i],
-                "a": la[i],
-                "b": lb[i],
-                "flag_differs": i in flag_differs,
-                "votes_a": [vote_text(v, kind) for v in ra.votes],
-                "votes_b": [vote_text(v, kind) for v in rb.votes],
-            }
+            cast(
+                PanelDisagreement,
+                {
+                    "question_id": ra.question_id,
+                    "db_id": ra.db_id,
+                    **({"model": ra.model} if kind == "adjudication" else {"split": ra.split}),
+                    "difficulty": levels[i],
+                    "a": la[i],
+                    "b": lb[i],
+                    "flag_differs": i in flag_differs,
+                    "votes_a": [vote_text(v, kind) for v in ra.votes],
+                    "votes_b": [vote_text(v, kind) for v in rb.votes],
+                },
+            )
         )
     return disagreements
 

@@ -7,7 +7,7 @@ import io
 import json
 import numbers
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def cell(value: object) -> str:
     return str(value)
 
 
-def interval(p: dict[str, Any] | None) -> str:
+def interval(p: Mapping[str, Any] | None) -> str:
     """A proportion dict as "0.845 [0.773, 0.897]"; "—" when it has no value."""
     if not p or p.get("value") is None:
         return "—"

@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation, PairResult
     from jury.inputs.records import GoldItem, QuestionId
     from jury.judging.families import FamilyRegistry
+    from jury.results.scoring import ExecutionErrors
+    from jury.stats.core import ProportionDict
     from jury.verdicts.documents import AdjudicationFile, AdjudicationRecord, AuditFile
     from jury.verdicts.review import ReviewFile
 
@@ -226,13 +228,13 @@ class _Columns:
     scores: dict[str, ModelScore]
     flagged: set[Any] | None  # the audit's flagged questions (None without an audit)
     index: dict[tuple[Any, ...], AdjudicationRecord] | None  # (model, question id) -> verdict record
-    clean: dict[str, dict[str, Any]] | None
-    adj: dict[str, dict[str, Any]] | None
+    clean: dict[str, ProportionDict] | None
+    adj: dict[str, ProportionDict] | None
     clean_rank: dict[str, int | None]
     adj_rank: dict[str, int | None]
     reviews: dict[str, dict[str, Any]]
     both: dict[str, dict[str, Any]]
-    errors: dict[str, dict[str, Any]]  # each model's execution-error rate (jury.results.aifunc_columns)
+    errors: dict[str, ExecutionErrors]  # each model's execution-error rate (jury.results.aifunc_columns)
 
 
 def _columns(

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
+
 from jury.errors import InputError
 from jury.stats.agreement import cohen_kappa, pairwise_kappas
 from jury.vocab import CATEGORIES, CREDITED_VERDICTS, AuditVote, ReviewItemKind
@@ -72,17 +74,61 @@ def _check_same_answer(review_path: str | Path, path: str | Path, r: Adjudicatio
             )
 
 
+class ReviewerPair(TypedDict):
+    """Cohen's kappa between two reviewers over the n items both rated."""
+
+    a: str
+    b: str
+    kappa: float | None
+    n: int
+
+
+class ReviewerVsJury(TypedDict):
+    """Cohen's kappa and plain agreement between a reviewer and the jury, over the n items the
+    reviewer rated where the jury reached a verdict."""
+
+    reviewer: str
+    kappa: float | None
+    n: int
+    agreement: float | None
+
+
+class ReviewKappas(TypedDict):
+    """:func:`review_agreement`: between each pair of reviewers and each reviewer and the jury."""
+
+    between_reviewers: list[ReviewerPair]
+    reviewers_vs_jury: list[ReviewerVsJury]
+
+
+class SettledByKind(TypedDict):
+    """Items people settled, by kind: adjudication verdicts and gold queries."""
+
+    adjudication: int
+    gold: int
+
+
+class ReviewInfo(TypedDict):
+    """:func:`apply_review`'s summary of a human review file applied to the verdicts."""
+
+    file: str
+    settled_by_people: int
+    settled: SettledByKind
+    reviewers_split: int
+    not_in_these_verdicts: int
+    agreement: ReviewKappas
+
+
 def apply_review(
     review_path: str | Path,
     review: ReviewFile,
     adj_docs: Sequence[tuple[str | Path, AdjudicationFile]],
     audit_docs: Sequence[AuditFile],
-) -> tuple[list[Any], list[Any], dict[str, Any]]:
+) -> tuple[list[Any], list[Any], ReviewInfo]:
     """(adj_docs, audit_docs) with the people's decisions in place of the jury's, and a summary:
     items settled by people, by kind, and those left to the jury (reviewers split)."""
     items = _by_item(review)
     used: set[tuple[Any, ...]] = set()
-    settled = {"adjudication": 0, "gold": 0}
+    settled: SettledByKind = {"adjudication": 0, "gold": 0}
     split = 0
     new_adj = []
     for path, doc in adj_docs:
@@ -117,7 +163,7 @@ def apply_review(
                     a = a.model_copy(update={"flagged": choice == AuditVote.DEFECTIVE, "decided": True})
             audit_records.append(a)
         new_audit.append(audit.model_copy(update={"records": audit_records}))
-    info = {
+    info: ReviewInfo = {
         "file": str(review_path),
         "settled_by_people": settled["adjudication"] + settled["gold"],
         "settled": settled,
@@ -138,16 +184,16 @@ def _jury_rating(r: ReviewRecord) -> str | None:
     return {"flagged": AuditVote.DEFECTIVE.value, "not_flagged": AuditVote.VALID.value}.get(r.jury_verdict)
 
 
-def review_agreement(review: ReviewFile) -> dict[str, Any]:
+def review_agreement(review: ReviewFile) -> ReviewKappas:
     """Cohen's kappa between each pair of reviewers and between each reviewer and the jury
     (over the items where the jury reached a verdict), with n."""
     ratings: dict[str, dict[Any, Any]] = {}
     for r in review.records:
         ratings.setdefault(r.reviewer, {})[r.item()] = _rating(r)
-    between = [
+    between: list[ReviewerPair] = [
         {"a": p.a, "b": p.b, "kappa": p.value, "n": p.n} for p in pairwise_kappas(ratings) if p.n
     ]  # pairs with no common item say nothing
-    with_jury = []
+    with_jury: list[ReviewerVsJury] = []
     for who in ratings:
         pairs = [(_rating(r), _jury_rating(r)) for r in review.records if r.reviewer == who and _jury_rating(r) is not None]
         people, jury = [p for p, _ in pairs], [j for _, j in pairs]
@@ -167,7 +213,7 @@ def _k(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def render_review(info: dict[str, Any], fmt: str) -> str:
+def render_review(info: ReviewInfo, fmt: str) -> str:
     """The review section for table/md outputs (plain lines; md as a list)."""
     s = info["settled"]
     bullet = "- " if fmt == "md" else ""
@@ -177,12 +223,12 @@ def render_review(info: dict[str, Any], fmt: str) -> str:
     ]
     for p in info["agreement"]["between_reviewers"]:
         lines.append(f"{bullet}κ between reviewers {p['a']} and {p['b']}: {_k(p['kappa'])} (n={p['n']})")
-    for p in info["agreement"]["reviewers_vs_jury"]:
-        lines.append(f"{bullet}κ between reviewer {p['reviewer']} and the jury: {_k(p['kappa'])} (n={p['n']})")
+    for j in info["agreement"]["reviewers_vs_jury"]:
+        lines.append(f"{bullet}κ between reviewer {j['reviewer']} and the jury: {_k(j['kappa'])} (n={j['n']})")
     return "\n".join(lines) + "\n"
 
 
-def summary_line(info: dict[str, Any]) -> str:
+def summary_line(info: ReviewInfo) -> str:
     s = info["settled"]
     return (
         f"human review {info['file']}: {info['settled_by_people']} items settled by people "

@@ -17,6 +17,7 @@ from jury.vocab import DECIDING_COMPARATORS, JURY_ELIGIBLE, OUTCOMES, Column, Ou
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation, PairResult, SettingsDescription
+    from jury.execution.merged import MergedSource
     from jury.inputs.records import QuestionId
     from jury.results.scoring import ModelScore
 
@@ -55,8 +56,8 @@ def score_rows(scores: Sequence[ModelScore], comparator: str) -> list[dict[str, 
         _add(row, {"jury_eligible": s.jury_eligible})
         _add(row, {o: s.outcomes[o] for o in OUTCOMES})
         for name in DECIDING_COMPARATORS:
-            p = s.comparators.get(name, {})
-            _add(row, {f"{name}_accuracy": p.get("value"), f"{name}_rank": s.comparator_ranks.get(name)})
+            c = s.comparators.get(name)
+            _add(row, {f"{name}_accuracy": c["value"] if c is not None else None, f"{name}_rank": s.comparator_ranks.get(name)})
         for col in (Column.GOLD_CLEAN, Column.ADJUDICATED):
             p = getattr(s, col)
             if p is not None:
@@ -96,7 +97,7 @@ the routed count and the accuracy (rank) of each comparator other than the chose
 routing accuracy is shown without --wide only when some model misrouted a question."""
 
 
-def run_provenance(merged_stores: list[dict[str, Any]] | None, ev: Evaluation) -> dict[str, Any]:
+def run_provenance(merged_stores: list[MergedSource] | None, ev: Evaluation) -> dict[str, Any]:
     """provenance(), the stores merged into the store used and the engine databases executed
     through a privileged login (--allow-privileged-login), each only when there are any."""
     from jury.execution.engine_urls import privileged_logins
@@ -113,7 +114,7 @@ def render_scores(
     *,
     width: int | None = None,
     wide: bool = True,
-    merged_stores: list[dict[str, Any]] | None = None,
+    merged_stores: list[MergedSource] | None = None,
 ) -> str:
     """The score report. ``width``: the table's width (None: unwrapped, for pipes and files);
     ``wide``: include the WIDE_SCORE_COLUMNS in the table and Markdown; ``merged_stores``: the
@@ -145,7 +146,7 @@ def render_scores(
     return buffer.getvalue() + function_type_text(scores, fmt, width)
 
 
-def _score_json(scores: Sequence[ModelScore], ev: Evaluation, merged_stores: list[dict[str, Any]] | None) -> str:
+def _score_json(scores: Sequence[ModelScore], ev: Evaluation, merged_stores: list[MergedSource] | None) -> str:
     """`jury score --format json`."""
     return to_json(
         {
@@ -253,7 +254,7 @@ def _extra_metrics(s: ModelScore) -> dict[str, Any]:
         p = s.function_set
         row.update({"fsa_k": p["k"], "fsa_n": p["n"], "fsa": p["value"], "fsa_low": p["low"], "fsa_high": p["high"]})
     if s.efficiency is not None:
-        e = s.efficiency
+        e: Mapping[str, object] = s.efficiency
         keys = ("ves", "r_ves", "time_ratio", "faster_share", "timed_matches", "untimed_matches", "failed_timings")
         row.update({k: e[k] for k in (*keys, "repeats", "cpu")})
         row["measured_at"] = e["measured_to"]

@@ -13,15 +13,43 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
-from jury.stats.core import ranks, wilson
+from jury.compare.efficiency import AllSolvedRatios, EfficiencyScore
+from jury.stats.core import ProportionDict, ProportionEstimate, ranks, wilson
 from jury.vocab import JURY_ELIGIBLE, OUTCOMES, GoldErrorRule, Outcome
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
+
+
+class ExecutionErrors(ProportionDict):
+    """:func:`jury.results.aifunc_columns.execution_error_column`: answers that fail or time out
+    (k) of the routed questions (n), split by cause; with the rerun record, also the timed-out
+    answers re-run and those that then did not time out."""
+
+    errors: int
+    timeouts: int
+    timeouts_rerun: NotRequired[int]
+    rerun_recovered: NotRequired[int]
+
+
+class Efficiency(EfficiencyScore, AllSolvedRatios):
+    """One model's efficiency columns (jury.compare.efficiency.efficiency_scores) and its time
+    ratio over the questions every model solved (all_solved_time_ratios), in that key order."""
+
+
+class SoftF1(TypedDict):
+    """:func:`soft_f1_column`: the mean Soft-F1 over the routed questions (None when ``undecided``
+    answers' rows are not all known here), the sum and count it is the mean of."""
+
+    value: float | None
+    sum: float
+    n: int
+    undecided: int
 
 
 class ModelScore(BaseModel):
@@ -30,23 +58,23 @@ class ModelScore(BaseModel):
     gold_errors: int
     routed: int
     routing_accuracy: float | None
-    strict: dict[str, Any]  # stats.ProportionEstimate.as_dict() under the chosen comparator
+    strict: ProportionDict  # stats.ProportionEstimate.as_dict() under the chosen comparator
     strict_rank: int | None = None
     outcomes: dict[str, int]
     jury_eligible: int
-    comparators: dict[str, dict[str, Any]]  # name -> Proportion.as_dict()
+    comparators: dict[str, ProportionDict]  # name -> Proportion.as_dict()
     comparator_ranks: dict[str, int | None] = {}
-    gold_clean: dict[str, Any] | None = None  # from a locked audit file
+    gold_clean: ProportionDict | None = None  # from a locked audit file
     gold_clean_rank: int | None = None
-    adjudicated: dict[str, Any] | None = None  # from locked adjudication files
+    adjudicated: ProportionDict | None = None  # from locked adjudication files
     adjudicated_rank: int | None = None
-    function_set: dict[str, Any] | None = None  # stats.ProportionEstimate.as_dict() of equal function sets (--function-set)
-    function_types: dict[str, dict[str, Any]] | None = (
+    function_set: ProportionDict | None = None  # stats.ProportionEstimate.as_dict() of equal function sets (--function-set)
+    function_types: dict[str, ProportionDict] | None = (
         None  # function type -> stats.ProportionEstimate.as_dict() of strict (--function-set)
     )
-    execution_errors: dict[str, Any] | None = None  # answers that fail or time out / routed (jury.results.aifunc_columns)
-    efficiency: dict[str, Any] | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
-    soft_f1: dict[str, Any] | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
+    execution_errors: ExecutionErrors | None = None  # answers that fail or time out / routed (jury.results.aifunc_columns)
+    efficiency: Efficiency | None = None  # VES, R-VES, time ratio, faster share (--efficiency)
+    soft_f1: SoftF1 | None = None  # BIRD mini-dev's Soft-F1, mean over routed questions (--soft-f1; soft_f1_column)
     gold_questions: int | None = None  # the gold file's questions (add_coverage)
     answered: int | None = None  # those the model's run answers with SQL (add_coverage)
     missing_rule: str | None = None  # what a question without a usable answer counted as: exclude or fail (add_coverage)
@@ -54,15 +82,15 @@ class ModelScore(BaseModel):
     counted_wrong: dict[str, int] | None = None  # unanswered questions scored as wrong `missing` answers, by cause
 
 
-def proportion(k: int, n: int) -> dict[str, Any]:
+def proportion(k: int, n: int) -> ProportionDict:
     """k/n with its Wilson interval, as a fresh dict (one interval per distinct (k, n))."""
-    return dict(_proportion(int(k), int(n)))
+    return _proportion(int(k), int(n)).as_dict()
 
 
 @lru_cache(maxsize=65_536)
-def _proportion(k: int, n: int) -> tuple[Any, ...]:
+def _proportion(k: int, n: int) -> ProportionEstimate:
     # Thousands of models share a handful of (k, n): one closed-form interval each.
-    return tuple(wilson(k, n).as_dict().items())
+    return wilson(k, n)
 
 
 def _score_pairs(model: str, pairs: list[Any]) -> ModelScore:
@@ -100,7 +128,7 @@ def score_all(pairs: Sequence[Any]) -> list[ModelScore]:
         s.strict_rank = r
     names = sorted({n for s in scores for n in s.comparators})
     for name in names:
-        values = [s.comparators.get(name, {}).get("value") for s in scores]
+        values = [c["value"] if (c := s.comparators.get(name)) is not None else None for s in scores]
         for s, r in zip(scores, ranks(values)):
             s.comparator_ranks[name] = r
     return scores
@@ -198,11 +226,11 @@ def coverage_caption(ev: Evaluation) -> str:
     return f"coverage: see answered/gold; unanswered questions: {done} (--missing {ev.settings.missing})"
 
 
-def soft_f1_column(pairs: list[Any], per_pair: dict[tuple[Any, ...], float | None]) -> dict[str, dict[str, Any]]:
+def soft_f1_column(pairs: list[Any], per_pair: dict[tuple[Any, ...], float | None]) -> dict[str, SoftF1]:
     """Per model, BIRD mini-dev's Soft-F1 over its routed questions (gold errors out):
     {"value": the mean, "sum", "n", "undecided"}; value None when some answer's rows are not
     all known here (``undecided`` of them: over the row cap, or a recorded preview)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SoftF1] = {}
     for p in pairs:
         if p.excluded or not p.routed:
             continue

@@ -30,11 +30,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.errors import InputError
 from jury.inputs.records import QuestionId, RunRecord
 from jury.stats.core import ProportionEstimate, mean_interval, wilson
+
+
+class SourceSplit(TypedDict):
+    """One model's error counts by where the category came from: the taxonomy's rules, the jurors."""
+
+    rules: dict[str, int]
+    jurors: dict[str, int]
+
+
+class SuiteErrorCounts(TypedDict):
+    """:func:`jury.results.taxonomy_report.suite_error_counts`: the taxonomy, its categories, where
+    the counts came from, per model the failing tests with an error by category, and (with the
+    jurors') each model's split by source. Declared here so that ``jury.api.suites`` reads the
+    shape without loading the report model."""
+
+    taxonomy: str
+    categories: list[str]
+    source: str
+    models: dict[str, dict[str, int]]
+    by_source: NotRequired[dict[str, SourceSplit]]
+
 
 TestKey = tuple[Any, ...]
 """One recorded test: (model, question_id, test name), or for a turn of an episode (model,

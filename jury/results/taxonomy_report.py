@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from jury.errors import InputError
 from jury.results.render import Cell, safe, to_markdown, to_rich_table
 from jury.results.report_model import ErrorCategories
+from jury.results.suites import SuiteErrorCounts
 from jury.vocab import Verdict
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ UNCLASSIFIED = "unclassified"
 
 def suite_error_counts(
     records: Sequence[Any], taxonomy: Taxonomy, jurors: Mapping[tuple[Any, ...], str | None] | None = None
-) -> dict[str, Any]:
+) -> SuiteErrorCounts:
     """Test-suite runs: per model, its failing tests that raised an error, by the category the
     taxonomy's rules give the error string (jury.judging.taxonomies.Taxonomy.classify);
     "unclassified" when no rule, or rules of two categories, match. Reference failures
@@ -95,7 +96,7 @@ def suite_error_counts(
     each model's counts into those from the rules and those from the jurors."""
     from jury.results.suites import suite_test_key
 
-    out: dict[str, Any] = {"taxonomy": taxonomy.name, "categories": list(taxonomy.ids), "source": "rules", "models": {}}
+    out: SuiteErrorCounts = {"taxonomy": taxonomy.name, "categories": list(taxonomy.ids), "source": "rules", "models": {}}
     buckets = [*taxonomy.ids, UNCLASSIFIED] if jurors is None else [*taxonomy.ids, NO_PICK, UNCLASSIFIED]
     if jurors is not None:
         out["source"] = "rules and jurors"
@@ -126,7 +127,7 @@ def suite_error_counts(
     return out
 
 
-def suite_counts_note(counts: dict[str, Any]) -> str:
+def suite_counts_note(counts: SuiteErrorCounts) -> str:
     """The suite report's lines of error categories: from the rules, and with --classify
     verdicts, how many of each came from the rules and how many from the jurors."""
     if "by_source" not in counts:

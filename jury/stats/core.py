@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
+
 from jury.stats.agreement import cohen_kappa
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ else:  # numpy (and scipy, imported inside the functions that use it) loads on f
     np = _LazyNumpy()
 
 __all__ = [
+    "ProportionDict",
     "ProportionEstimate",
     "wilson",
     "ranks",
@@ -52,6 +55,16 @@ __all__ += ["spearman_rows"]
 # --------------------------------------------------------------------------- proportions
 
 
+class ProportionDict(TypedDict):
+    """:meth:`ProportionEstimate.as_dict`: k of n, the share and its interval (None when n == 0)."""
+
+    k: int
+    n: int
+    value: float | None
+    low: float | None
+    high: float | None
+
+
 @dataclass(frozen=True)
 class ProportionEstimate:
     """k successes out of n, with a confidence interval (all None when n == 0)."""
@@ -62,9 +75,9 @@ class ProportionEstimate:
     low: float | None
     high: float | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ProportionDict:
         """Return ``{"k", "n", "value", "low", "high"}`` as plain Python values."""
-        return asdict(self)
+        return {"k": self.k, "n": self.n, "value": self.value, "low": self.low, "high": self.high}
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> ProportionEstimate:

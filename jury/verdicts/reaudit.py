@@ -8,14 +8,19 @@ old file is never touched.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
+
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.errors import InputError
+from jury.inputs.records import QuestionId
 from jury.stats.agreement import cohen_kappa, percent_agreement
 from jury.verdicts.documents import AdjudicationFile, AuditFile, VerdictFile
 from jury.verdicts.lock import load_locked
+from jury.vocab import VerdictName
 
 
 @dataclass
@@ -106,7 +111,57 @@ def heads(folder: Path) -> list[Path]:
 # ------------------------------------------------------------------ diffs
 
 
-def audit_diff(old: AuditFile, new: AuditFile) -> dict[str, Any]:
+class JurorChanges(TypedDict):
+    """The jurors the new panel added, removed and changed (by name)."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+
+
+class AuditDiff(TypedDict):
+    """:func:`audit_diff`: an audit re-run against the old file, over the questions both hold."""
+
+    kind: Literal["audit"]
+    questions: int
+    newly_flagged: list[QuestionId]
+    cleared: list[QuestionId]
+    percent_agreement: float | None
+    cohen_kappa: float | None
+    old_flags: int
+    old_flags_also_flagged: int
+    new_flags: int
+    juror_changes: JurorChanges
+
+
+class VerdictFlip(TypedDict):
+    """A failure whose verdict the re-run changed."""
+
+    model: str
+    question_id: QuestionId
+    old: VerdictName
+    new: VerdictName
+
+
+class AdjudicationDiff(TypedDict):
+    """:func:`adjudication_diff`: an adjudication re-run against the old file, over the failures both hold."""
+
+    kind: Literal["adjudication"]
+    failures: int
+    flipped: list[VerdictFlip]
+    credit_changed: int
+    percent_agreement: float | None
+    cohen_kappa: float | None
+    only_old: int
+    only_new: int
+    juror_changes: JurorChanges
+
+
+VerdictDiff = AuditDiff | AdjudicationDiff
+"""What a re-run changed (``kind`` tells which)."""
+
+
+def audit_diff(old: AuditFile, new: AuditFile) -> AuditDiff:
     a = {r.question_id: r.flagged for r in old.records}
     b = {r.question_id: r.flagged for r in new.records}
     common = [q for q in a if q in b]
@@ -125,11 +180,11 @@ def audit_diff(old: AuditFile, new: AuditFile) -> dict[str, Any]:
     }
 
 
-def adjudication_diff(old: AdjudicationFile, new: AdjudicationFile) -> dict[str, Any]:
+def adjudication_diff(old: AdjudicationFile, new: AdjudicationFile) -> AdjudicationDiff:
     a = {(r.model, r.question_id): r for r in old.records}
     b = {(r.model, r.question_id): r for r in new.records}
     common = [k for k in a if k in b]
-    flips = [
+    flips: list[VerdictFlip] = [
         {"model": k[0], "question_id": k[1], "old": a[k].verdict, "new": b[k].verdict}
         for k in common
         if a[k].verdict != b[k].verdict
@@ -148,7 +203,7 @@ def adjudication_diff(old: AdjudicationFile, new: AdjudicationFile) -> dict[str,
     }
 
 
-def _juror_changes(old: VerdictFile, new: VerdictFile) -> dict[str, list[str]]:
+def _juror_changes(old: VerdictFile, new: VerdictFile) -> JurorChanges:
     o = {j["name"]: j for j in old.panel.jurors}
     n = {j["name"]: j for j in new.panel.jurors}
     return {
@@ -162,16 +217,17 @@ DIFF_SHOWN = 20
 """How many flipped verdicts, newly flagged and cleared questions a diff lists; the rest are counted."""
 
 
-def _some(items: list[object]) -> str:
+def _some(items: Sequence[object]) -> str:
     more = len(items) - DIFF_SHOWN
     return f"{items[:DIFF_SHOWN]}" + (f" … and {more} more" if more > 0 else "")
 
 
-def describe_diff(diff: dict[str, Any]) -> list[str]:
+def describe_diff(diff: VerdictDiff) -> list[str]:
     j = diff["juror_changes"]
+    changes = (("added", j["added"]), ("removed", j["removed"]), ("changed", j["changed"]))
     lines: list[str] = []
-    if any(j.values()):
-        lines.append("jurors: " + "; ".join(f"{k} {', '.join(v)}" for k, v in j.items() if v))
+    if any(v for _, v in changes):
+        lines.append("jurors: " + "; ".join(f"{k} {', '.join(v)}" for k, v in changes if v))
     pa = diff["percent_agreement"]
     kappa = diff["cohen_kappa"]
     agree = (f"{100 * pa:.1f}%" if pa is not None else "—") + ", Cohen's kappa " + (f"{kappa:.3f}" if kappa is not None else "—")
