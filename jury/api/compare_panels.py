@@ -25,13 +25,13 @@ from jury.inputs.run_files import RunFile
 from jury.options import job_options
 from jury.options.compare_panels import ComparePanelsOptions
 from jury.pipeline.project import PathLike
-from jury.results.panel_comparison import BoundFile, PanelBreakdown, PanelDisagreement, PanelFile, PanelSettings
+from jury.results.panel_comparison import PanelBreakdown, PanelsCompared
 
 if TYPE_CHECKING:
     from jury.verdicts.documents import VerdictFile
 
 
-class ComparedPanels(Result):
+class ComparedPanels(Result, PanelsCompared):
     """What ``jury.compare_panels`` returns.
 
     ``kind``: "audit" or "adjudication"; ``a``, ``b``: each file (path, lock, panel, jurors,
@@ -41,17 +41,6 @@ class ComparedPanels(Result):
     the other shares, and agreement and Cohen's kappa (bootstrap interval, Fleiss–Cohen–Everitt
     SE and Wald interval) on the flag and on the labels; ``disagreements``: the records whose
     labels differ, both labels and both panels' votes."""
-
-    kind: str
-    a: PanelFile
-    b: PanelFile
-    gold: BoundFile
-    runs: list[BoundFile]
-    positive: list[str]
-    records_only_in: dict[str, int]
-    breakdowns: list[PanelBreakdown]
-    disagreements: list[PanelDisagreement]
-    settings: PanelSettings
 
     @property
     def overall(self) -> PanelBreakdown:
@@ -127,7 +116,7 @@ def _compare(docs: Sequence[tuple[Path, VerdictFile]], gold: Path, **options: An
 
     difficulty = _gold_difficulty(gold, docs[0][1]) if docs[0][1].kind == "adjudication" else None
     data = compare_documents(docs[0], docs[1], difficulty=difficulty, **options)
-    return ComparedPanels(**data, inputs=[p for p, _ in docs] + [gold])
+    return ComparedPanels(**dict(data), inputs=[p for p, _ in docs] + [gold])
 
 
 def panels_for_report(

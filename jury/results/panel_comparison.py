@@ -30,6 +30,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, cast
 
+from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.inputs.records import QuestionId
@@ -168,8 +169,11 @@ class PanelSettings(TypedDict):
     confidence: float
 
 
-class PanelsCompared(TypedDict):
-    """:func:`compare_documents`: the fields of ``jury.api.compare_panels.ComparedPanels``."""
+class PanelsCompared(BaseModel):
+    """What :func:`compare_documents` finds: the fields of ``jury.api.compare_panels.ComparedPanels``,
+    declared once here (the result adds how it renders)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     kind: str
     a: PanelFile
@@ -270,18 +274,18 @@ def compare_documents(
         "a": sum(x is not None and y is None for x, y in zip(la, lb)),
         "b": sum(x is None and y is not None for x, y in zip(la, lb)),
     }
-    return {
-        "kind": kind,
-        "a": file_info(path_a, doc_a),
-        "b": file_info(path_b, doc_b),
-        "gold": {"path": _bound(path_a, doc_a.inputs.gold.path), "sha256": doc_a.inputs.gold.sha256},
-        "runs": [{"path": _bound(path_a, r.path), "sha256": r.sha256} for r in doc_a.inputs.runs],
-        "positive": positive,
-        "records_only_in": only,
-        "breakdowns": rows,
-        "disagreements": disagreements,
-        "settings": {"resamples": resamples, "seed": seed, "confidence": confidence},
-    }
+    return PanelsCompared.model_construct(  # the result model validates it
+        kind=kind,
+        a=file_info(path_a, doc_a),
+        b=file_info(path_b, doc_b),
+        gold={"path": _bound(path_a, doc_a.inputs.gold.path), "sha256": doc_a.inputs.gold.sha256},
+        runs=[{"path": _bound(path_a, r.path), "sha256": r.sha256} for r in doc_a.inputs.runs],
+        positive=positive,
+        records_only_in=only,
+        breakdowns=rows,
+        disagreements=disagreements,
+        settings={"resamples": resamples, "seed": seed, "confidence": confidence},
+    )
 
 
 def _match_records(
