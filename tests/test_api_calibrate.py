@@ -1,4 +1,4 @@
-"""`jury.calibrate` and `jury.api.labels.import_labels` through the library: the figures, and
+"""`jury.calibrate` and `jury.jobs.labels.import_labels` through the library: the figures, and
 renderings that are exactly what `jury calibrate` prints and writes and what `jury labels
 import` prints; bad input is one line."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import jury
-from jury.api.labels import LabelImport, import_labels
+from jury.jobs.labels import LabelImport, import_labels
 from tests.support.badinput import run_jury
 from tests.support.helpers import write_gold
 from tests.test_calibrate import label_lines, shop, write_labels  # noqa: F401  (shop: the fixture)

@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 import jury
-from jury.api.review import export_review, lock_review
+from jury.jobs.review import export_review, lock_review
 from tests.support.reviewtest import make_reviewable
 
 BASE = "http://127.0.0.1:8765"
@@ -117,9 +117,9 @@ def test_review_jobs_say_a_bad_option_in_one_line_as_the_command_does(tmp_path, 
     (its flag), before any file is read; an unknown keyword is Python's TypeError."""
     from typer.testing import CliRunner
 
-    from jury.api.review_agreement import review_agreement
-    from jury.api.review_corrected import review_corrected
     from jury.cli import app
+    from jury.jobs.review_agreement import review_agreement
+    from jury.jobs.review_corrected import review_corrected
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(jury.InputError, match=r"^port must be at most 65535, got 70000$"):

@@ -219,20 +219,20 @@ def _undocumented(qualname: str, obj) -> list[str]:
 
 def test_every_public_member_has_a_docstring():
     """What `help()` and the API pages show: every name jury exports, every public function and
-    class of jury.api's modules, and their public methods and properties, say what they do."""
+    class of jury.jobs's modules, and their public methods and properties, say what they do."""
     import importlib
     import inspect
     import pkgutil
 
     import jury
-    import jury.api
+    import jury.jobs
 
     missing: list[str] = []
     for name in jury.__all__:
         if name != "__version__":
             missing += _undocumented(f"jury.{name}", getattr(jury, name))
-    for info in pkgutil.iter_modules(jury.api.__path__):
-        module = importlib.import_module(f"jury.api.{info.name}")
+    for info in pkgutil.iter_modules(jury.jobs.__path__):
+        module = importlib.import_module(f"jury.jobs.{info.name}")
         for name, obj in vars(module).items():
             if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
                 continue

@@ -30,7 +30,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     # jury's own files: shipped with it, or written by it
     ("results/site.py", "_site_files", ".read_bytes"): "the site's assets shipped inside jury (importlib.resources)",
     ("compare/gold_check_store.py", "check_code_version", ".read_bytes"): "jury's own module sources, hashed as a cache key",
-    ("api/report.py", "charts", ".read_bytes"): "the plots jury just wrote into its own temporary folder",
+    ("jobs/report.py", "charts", ".read_bytes"): "the plots jury just wrote into its own temporary folder",
     ("pipeline/local_juror.py", "_read_state", "os.open"): "jury's own state file (O_NOFOLLOW|O_NONBLOCK, S_ISREG, size cap)",
     ("pipeline/local_juror.py", "_read_state", "os.fdopen"): "jury's own state file (as above)",
     ("pipeline/local_juror.py", "_tail", ".read_text"): "the log of the llama.cpp server jury started",

@@ -110,7 +110,7 @@ def test_an_import_with_an_output_streams_the_labels_it_would_keep(tmp_path):
     """With an output, a csv import writes each label as it is read (``labels`` stays empty,
     ``labels_written`` counts them): the file is the one the in-memory import renders, and a bad
     row anywhere leaves the output as it was (nothing half-written, no temporary file)."""
-    from jury.api.labels import import_labels as api_import
+    from jury.jobs.labels import import_labels as api_import
 
     gold_path = write_gold(tmp_path)
     rows = [[1, "true", "wrong_table", "n", "ann"], [2, "no", "", "", "ann"], [1, "1", "", "", "bob"], [999, "no", "", "", "x"]]

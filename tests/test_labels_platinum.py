@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from jury.api.labels import import_labels
 from jury.cli import app
 from jury.errors import InputError
 from jury.inputs.labels import load_labels
+from jury.jobs.labels import import_labels
 from jury.pipeline.project import Project
 from tests.support.helpers import EXAMPLE, SHARED_BIRD
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "jury"
-STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "web", "api", "cli"]
+STAGES = ["inputs", "execution", "compare", "judging", "verdicts", "results", "pipeline", "web", "jobs", "cli"]
 # the packages below every stage, not stages of the pipeline: the statistics and the options
 # models (issue 45: each job's options, read by the library and the command line alike)
 BELOW = ["stats", "options"]

@@ -160,7 +160,7 @@ def test_score_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_the_options_models_load_without_typer():
-    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db, jury.options.local_juror, jury.options.imports, jury.options.labels; assert 'typer' not in sys.modules and 'jury.api' not in sys.modules"
+    code = "import sys, jury.options.score, jury.options.report, jury.options.adjudicate, jury.options.audit, jury.options.reaudit, jury.options.compare_panels, jury.options.check_gold, jury.options.calibrate, jury.options.suites, jury.options.verify, jury.options.store, jury.options.batch, jury.options.db, jury.options.local_juror, jury.options.imports, jury.options.labels; assert 'typer' not in sys.modules and 'jury.jobs' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -363,7 +363,7 @@ def test_verify_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 def test_store_merge_takes_the_options_model_or_its_fields_alike(tmp_path):
     from test_store_merge import count, h, make_store
 
-    from jury.api.store import merge_stores
+    from jury.jobs.store import merge_stores
 
     a = make_store(tmp_path / "a.db", votes=[(h("r1"), "answer_1")], executions=[(h("e1"), "d1")])
     shown = runner.invoke(app, ["store", "merge", str(a), "-o", str(tmp_path / "cli.db"), "--trust-executions"])
@@ -380,7 +380,7 @@ def test_store_merge_takes_the_options_model_or_its_fields_alike(tmp_path):
 
 
 def test_store_merge_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
-    from jury.api.store import merge_stores
+    from jury.jobs.store import merge_stores
 
     with pytest.raises(TypeError, match=r"merge_stores\(\) got an unexpected keyword argument 'trusted_keys'"):
         merge_stores("a.db", tmp_path / "o.db", trusted_keys=["k.pub"])
@@ -389,7 +389,7 @@ def test_store_merge_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_
 
 
 def test_batch_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
-    from jury.api.batches import batch_status, collect_batches
+    from jury.jobs.batches import batch_status, collect_batches
 
     monkeypatch.chdir(tmp_path)
     store = tmp_path / "s.db"
@@ -404,7 +404,7 @@ def test_batch_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch
 
 
 def test_batch_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
-    from jury.api.batches import batch_status, collect_batches
+    from jury.jobs.batches import batch_status, collect_batches
 
     with pytest.raises(TypeError, match=r"batch_status\(\) got an unexpected keyword argument 'stores'"):
         batch_status(stores="s.db")
@@ -415,7 +415,7 @@ def test_batch_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_db_takes_the_options_model_or_its_fields_alike():
-    from jury.api.databases import reader_grants
+    from jury.jobs.databases import reader_grants
 
     url = "postgresql://admin@host/bird"
     shown = runner.invoke(app, ["db", "grants", url, "--reader", "r", "--schema", "s"])
@@ -428,7 +428,7 @@ def test_db_takes_the_options_model_or_its_fields_alike():
 
 
 def test_db_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
-    from jury.api.databases import load_database, reader_grants
+    from jury.jobs.databases import load_database, reader_grants
 
     with pytest.raises(TypeError, match=r"reader_grants\(\) got an unexpected keyword argument 'schema'"):
         reader_grants("postgresql://admin@host/bird", schema="s")
@@ -439,7 +439,7 @@ def test_db_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
 
 
 def test_local_juror_takes_the_options_model_or_its_fields_alike(tmp_path):
-    from jury.api.local_juror import local_juror_status, stop_local_juror
+    from jury.jobs.local_juror import local_juror_status, stop_local_juror
 
     shown = runner.invoke(app, ["local-juror", "status", "--state-dir", str(tmp_path)])
     assert shown.exit_code == 1, shown.output
@@ -451,7 +451,7 @@ def test_local_juror_takes_the_options_model_or_its_fields_alike(tmp_path):
 
 
 def test_local_juror_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_path):
-    from jury.api.local_juror import local_juror_status, start_local_juror
+    from jury.jobs.local_juror import local_juror_status, start_local_juror
 
     with pytest.raises(TypeError, match=r"local_juror_status\(\) got an unexpected keyword argument 'folder'"):
         local_juror_status(folder=tmp_path)
@@ -464,7 +464,7 @@ def test_local_juror_refuses_an_unknown_keyword_and_a_bad_value_in_one_line(tmp_
 
 
 def test_import_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
-    from jury.api.imports import import_bird_predictions
+    from jury.jobs.imports import import_bird_predictions
     from tests.support.helpers import EXAMPLE
 
     monkeypatch.chdir(tmp_path)
@@ -486,7 +486,7 @@ def test_import_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatc
 
 
 def test_import_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
-    from jury.api.imports import import_bird_predictions
+    from jury.jobs.imports import import_bird_predictions
 
     with pytest.raises(TypeError, match=r"import_bird_predictions\(\) got an unexpected keyword argument 'db'"):
         import_bird_predictions("p.txt", db=["superhero"])
@@ -495,7 +495,7 @@ def test_import_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
 
 
 def test_labels_import_takes_the_options_model_or_its_fields_alike(tmp_path, monkeypatch):
-    from jury.api.labels import import_labels
+    from jury.jobs.labels import import_labels
     from tests.support.helpers import EXAMPLE
 
     monkeypatch.chdir(tmp_path)
@@ -510,7 +510,7 @@ def test_labels_import_takes_the_options_model_or_its_fields_alike(tmp_path, mon
 
 
 def test_labels_import_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
-    from jury.api.labels import import_labels
+    from jury.jobs.labels import import_labels
 
     with pytest.raises(TypeError, match=r"import_labels\(\) got an unexpected keyword argument 'runs'"):
         import_labels("csv", "mine.csv", runs="r.jsonl")

@@ -58,7 +58,7 @@ def test_every_package_of_the_source_tree_is_listed_for_the_wheel():
 
 def test_import_jury_and_its_public_names_import_no_extra_nor_litellm_or_scipy():
     """`python -X importtime -c "import jury"`, then every public name (jury.score, jury.report,
-    ...: each imports its jury.api module): none of it imports an extra's package, litellm or scipy."""
+    ...: each imports its jury.jobs module): none of it imports an extra's package, litellm or scipy."""
     code = (
         "import sys, jury\nprint('-- names', file=sys.stderr, flush=True)\nfor name in jury.__all__:\n    getattr(jury, name)\n"
     )

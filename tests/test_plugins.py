@@ -269,7 +269,7 @@ def test_an_importer_plugin_reads_its_files_into_run_jsonl_from_the_command_line
 
 
 def test_an_importer_plugin_is_used_from_the_library(shop: Path, install, monkeypatch: pytest.MonkeyPatch) -> None:
-    from jury.api.imports import import_bird_predictions
+    from jury.jobs.imports import import_bird_predictions
 
     install(distribution="jury-csv", module="jury_csv", source=CSV_IMPORTER, entry_points=IMPORTER_POINTS)
     (shop / "answers.csv").write_text(CSV)

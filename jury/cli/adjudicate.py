@@ -23,7 +23,7 @@ def run(runs: list[Path], o: AdjudicateOptions) -> None:
     strict vs adjudicated accuracy per model, then one line of juror agreement
     (Krippendorff's alpha, pairwise Cohen's kappa, position bias on blind ballots).
     """
-    from jury.api.adjudicate import adjudicate as job
+    from jury.jobs.adjudicate import adjudicate as job
 
     show(job(runs, o, progress=progress_bar))
 

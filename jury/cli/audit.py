@@ -23,7 +23,7 @@ def run(gold: Path | None, o: AuditOptions) -> None:
     agreement (Krippendorff's alpha, the range of pairwise Cohen's kappa), and
     writes a hash-locked audit file (use it with `jury score --audit`).
     """
-    from jury.api.audit import audit_gold as job
+    from jury.jobs.audit import audit_gold as job
 
     show(job(gold, o, progress=progress_bar))
 

@@ -16,8 +16,8 @@ app = typer.Typer(help="Ballots sent through providers' batch APIs (--batch).", 
 def status(o: BatchOptions) -> None:
     """List the store's batches: provider, batch id, juror, ballots by state (pending at the
     provider, collected and not yet a vote, voted, failed), age and state. Calls nothing."""
-    from jury.api.batches import batch_status
     from jury.cli.common import show
+    from jury.jobs.batches import batch_status
 
     show(batch_status(o))
 
@@ -25,8 +25,8 @@ def status(o: BatchOptions) -> None:
 def collect(o: BatchOptions) -> None:
     """Poll every open batch and store the replies of those that ended (they become votes when
     the command that sent them runs again). Needs each juror's key variable; sends no ballot."""
-    from jury.api.batches import collect_batches
     from jury.cli.common import show
+    from jury.jobs.batches import collect_batches
 
     result = collect_batches(o)
     for note in result.notes:

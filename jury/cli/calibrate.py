@@ -44,7 +44,7 @@ def run(o: CalibrateCommand) -> None:
     union; and FLEX's published κ (0.87 LLM judge, 0.62 execution match) when the labels
     are FLEX's agreement set. No LLM is called.
     """
-    from jury.api.calibrate import calibrate as job
+    from jury.jobs.calibrate import calibrate as job
 
     found = job(options=o, progress=progress_bar, outputs=[o.json_out, o.csv_out, o.markdown_out])
     emit(found.render("table", width=table_width(None)))

@@ -34,7 +34,7 @@ def run(gold: Path | None, o: CheckGoldCommand) -> None:
     --workers N the queries are checked on N processes; the report is the same. On an engine
     the reversed run (a SQLite pragma) is left out.
     """
-    from jury.api.check_gold import check_gold as job
+    from jury.jobs.check_gold import check_gold as job
 
     check_format(o.fmt)
     found = job(gold, o, progress=progress_bar, outputs=[o.output])

@@ -17,7 +17,7 @@ from jury.errors import JuryError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jury.api.result import Result
+    from jury.jobs.result import Result
     from jury.progress import Progress
 
 P = ParamSpec("P")
@@ -66,7 +66,7 @@ def table_width(output: Path | None) -> int | None:
 
 
 def show(result: Result) -> None:
-    """Print a job's result (a jury.api Result) as its table, fitted to the terminal."""
+    """Print a job's result (a jury.jobs Result) as its table, fitted to the terminal."""
     typer.echo(result.render("table", width=table_width(None)), nl=False)
 
 

@@ -42,7 +42,7 @@ def run(a: Path, b: Path, o: ComparePanelsCommand) -> None:
     checked and the verdicts recomputed from the votes first; two files of different kinds,
     gold or runs are refused. -f csv: one row per breakdown; -f json: everything.
     """
-    from jury.api.compare_panels import compare_panels as job
+    from jury.jobs.compare_panels import compare_panels as job
 
     check_format(o.fmt)
     result = job(a, b, o, outputs=[o.output])

@@ -31,7 +31,7 @@ def load(sqlite_file: Path, url: str, o: DbLoadOptions) -> None:
     SELECT on the database (created when missing, with the password in
     --reader-password-env); jury refuses to run model SQL through any login that can do more.
     """
-    from jury.api.databases import load_database
+    from jury.jobs.databases import load_database
 
     typer.echo(load_database(sqlite_file, url, o).render(), err=True, nl=False)
 
@@ -44,7 +44,7 @@ def grants(url: str, o: DbGrantsOptions) -> None:
     SELECT on its tables. MySQL/MariaDB: CREATE USER and GRANT SELECT ON db.*. Connects to
     nothing: run them as an admin, then run jury as the reader.
     """
-    from jury.api.databases import reader_grants
+    from jury.jobs.databases import reader_grants
 
     typer.echo(reader_grants(url, o).render(), nl=False)
 

@@ -37,7 +37,7 @@ def with_importer(importer: str, file: Path, o: ImportOptions) -> None:
     Of what the importer reads, the questions of the gold file are kept; an answer to a
     question the gold does not hold is an odd entry. Prints how many entries were missing or odd.
     """
-    from jury.api.imports import import_bird_predictions
+    from jury.jobs.imports import import_bird_predictions
 
     result = import_bird_predictions(file, o, importer=importer)
     if o.output is None:

@@ -33,7 +33,7 @@ def import_(kind: LabelSet, files: list[Path], o: LabelsImportOptions) -> None:
     Prints counts per source and annotator, and lists the items it could not match or
     label and every difference from the gold file; nothing is dropped silently.
     """
-    from jury.api.labels import import_labels
+    from jury.jobs.labels import import_labels
     from jury.results.render import safe
 
     found = import_labels(kind, files, o)

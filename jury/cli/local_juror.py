@@ -20,14 +20,14 @@ app = typer.Typer(
 
 def start(o: LocalJurorStartOptions) -> None:
     """Start the server in the background and wait until it answers (or say it already does)."""
-    from jury.api.local_juror import start_local_juror
+    from jury.jobs.local_juror import start_local_juror
 
     typer.echo(start_local_juror(o).render(), nl=False)
 
 
 def status(o: LocalJurorOptions) -> None:
     """Whether the local juror runs and answers; exit 1 when it does not."""
-    from jury.api.local_juror import local_juror_status
+    from jury.jobs.local_juror import local_juror_status
 
     result = local_juror_status(o)
     typer.echo(result.render(), nl=False)
@@ -37,7 +37,7 @@ def status(o: LocalJurorOptions) -> None:
 
 def stop(o: LocalJurorOptions) -> None:
     """Stop the server started from this state folder."""
-    from jury.api.local_juror import stop_local_juror
+    from jury.jobs.local_juror import stop_local_juror
 
     typer.echo(stop_local_juror(o).render(), nl=False)
 

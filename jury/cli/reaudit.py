@@ -23,7 +23,7 @@ def run(files: list[Path] | None, o: ReauditOptions) -> None:
     touched) and prints the difference: questions newly flagged or cleared, verdicts
     that flipped, and how far the old and new panels agree.
     """
-    from jury.api.reaudit import reaudit as job
+    from jury.jobs.reaudit import reaudit as job
 
     result = job(files, o, progress=progress_bar)
     show(result)

@@ -19,7 +19,7 @@ from jury.options.groups import Output
 from jury.options.report import ReportOptions
 
 if TYPE_CHECKING:
-    from jury.api.report import Report
+    from jury.jobs.report import Report
 
 
 class ReportShown(Output):
@@ -64,7 +64,7 @@ def run(runs: list[Path] | None, o: ReportCommand) -> None:
 
 def _run(runs: list[Path] | None, o: ReportCommand) -> None:
     """`jury report` (:func:`run`), with the cyclic garbage collector paused around it."""
-    from jury.api.report import report as run_report
+    from jury.jobs.report import report as run_report
 
     if o.gold_defects:
         return _gold_defects(runs, o)
@@ -107,7 +107,7 @@ def _write_site(result: Report, output: Path) -> None:
 
 def _gold_defects(runs: list[Path] | None, o: ReportCommand) -> None:
     """`jury report --gold-defects`: the audit's flagged gold queries (jury.gold_defects)."""
-    from jury.api.gold_defects import gold_defects
+    from jury.jobs.gold_defects import gold_defects
 
     if runs:
         raise InputError("--gold-defects reads the audit file alone: give no run files")

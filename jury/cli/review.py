@@ -63,7 +63,7 @@ def serve(ctx: typer.Context, o: ReviewOptions) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from jury.api.review import SERVE_NOTE, review_app
+    from jury.jobs.review import SERVE_NOTE, review_app
 
     page = review_app(o)
     for note in page.notes:
@@ -79,7 +79,7 @@ def serve(ctx: typer.Context, o: ReviewOptions) -> None:
 
 def export(output: Path, o: ReviewExportOptions) -> None:
     """Write the decisions as human labels (jury calibrate reads them): one line per item and reviewer."""
-    from jury.api.review import export_review
+    from jury.jobs.review import export_review
 
     result = export_review(output, o)
     for note in result.notes:
@@ -88,14 +88,14 @@ def export(output: Path, o: ReviewExportOptions) -> None:
 
 def lock(output: Path, o: ReviewLockOptions) -> None:
     """Write the decisions as a hash-locked review file (same lock and bindings as verdict files)."""
-    from jury.api.review import lock_review
+    from jury.jobs.review import lock_review
 
     typer.echo(lock_review(output, o).render(), nl=False)
 
 
 def agreement(a: Path, b: Path, o: ReviewAgreementCommand) -> None:
     """Two reviewers' agreement: Cohen's kappa and Krippendorff's alpha with intervals, and their disagreements."""
-    from jury.api.review_agreement import review_agreement
+    from jury.jobs.review_agreement import review_agreement
 
     result = review_agreement(a, b, ReviewAgreementOptions.model_validate(o.model_dump(exclude={"fmt"})))
     typer.echo(result.render(o.fmt), nl=False)
@@ -104,17 +104,17 @@ def agreement(a: Path, b: Path, o: ReviewAgreementCommand) -> None:
 def sample(output: Path, o: ReviewSampleOptions) -> None:
     """Draw a seeded stratified sample of verdict and audit records for people to review and
     write it as a hash-locked sample file (frame, strata, seed, inclusion probabilities)."""
-    from jury.api.review_sample import review_sample
+    from jury.jobs.review_sample import review_sample
 
     typer.echo(review_sample(output, o).render(), nl=False)
 
 
 def settle(a: Path, b: Path, output: Path, o: ReviewSettleOptions) -> None:
     """Record the adjudication round of two reviewers' disagreements, who settled each, as a locked file."""
-    from jury.api.review_agreement import adjudication_round
     from jury.errors import InputError
     from jury.inputs.io import read_text
     from jury.inputs.reader import csv_records
+    from jury.jobs.review_agreement import adjudication_round
 
     decisions = o.decisions
     lines = list(csv_records(Path(decisions), read_text(decisions), strict=False))
@@ -128,7 +128,7 @@ def settle(a: Path, b: Path, output: Path, o: ReviewSettleOptions) -> None:
 
 def corrected(sample: Path, a: Path, b: Path, o: ReviewCorrectedCommand) -> None:
     """The panel's rate over the sample's frame corrected by the two reviewers (Rogan-Gladen, delta interval)."""
-    from jury.api.review_corrected import review_corrected
+    from jury.jobs.review_corrected import review_corrected
 
     result = review_corrected(sample, a, b, ReviewCorrectedOptions.model_validate(o.model_dump(exclude={"fmt"})))
     typer.echo(result.render(o.fmt), nl=False)

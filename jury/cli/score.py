@@ -57,7 +57,7 @@ def run(runs: list[Path], o: ScoreCommand) -> None:
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
-    from jury.api.score import score as run_score
+    from jury.jobs.score import score as run_score
 
     check_format(o.fmt)
     if (o.error_sample is None) != (not o.group):
@@ -73,7 +73,7 @@ def run(runs: list[Path], o: ScoreCommand) -> None:
     if o.per_question is not None:
         emit(result.per_question_jsonl(), o.per_question)
     if o.error_sample is not None:
-        from jury.api.error_sample import error_sample as draw
+        from jury.jobs.error_sample import error_sample as draw
 
         sample = draw(result, group=o.group, per_stratum=o.per_stratum, seed=o.seed)
         sample.write(o.error_sample)

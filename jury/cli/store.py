@@ -37,8 +37,8 @@ def run(stores: list[Path], output: Path, o: StoreMergeOptions) -> None:
     reuses every vote: after `--shard` runs, run once more without --shard to write the
     verdict file.
     """
-    from jury.api.store import merge_stores
     from jury.cli.common import show
+    from jury.jobs.store import merge_stores
 
     show(merge_stores(stores, output, o))
 

@@ -47,7 +47,7 @@ def run(runs: list[Path], o: SuitesCommand) -> None:
     by category: by the taxonomy's rules, and (--classify, or its --verdicts file) by the
     jurors' majority for the errors the rules leave.
     """
-    from jury.api.suites import suites as job
+    from jury.jobs.suites import suites as job
     from jury.results.render import safe
 
     check_format(o.fmt)

@@ -33,10 +33,10 @@ def run(files: list[Path], o: VerifyOptions) -> None:
     cert-authority lines are refused) as ssh-keygen -Y verify does. Exits 1 if any file
     fails, 0 otherwise.
     """
-    import jury.api.verify as api
+    import jury.jobs.verify as job
     from jury.errors import VerdictError
 
-    result = api.verify(files, o)
+    result = job.verify(files, o)
     typer.echo(result.render("table"), nl=False)
     if not result.ok:
         raise VerdictError(result.failure or "verification failed")

@@ -1,5 +1,5 @@
 """The shape of a store's record of the stores merged into it (:meth:`jury.execution.store.Store.merged_sources`),
-in a module of its own: a result model (``jury.api.score.Score.merged_stores``) declares it
+in a module of its own: a result model (``jury.jobs.score.Score.merged_stores``) declares it
 without loading the store."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ The kinds (jury.inputs.label_sets), each matched question by question to the gol
   mini-dev gold (``--original``; by default the gold file itself). Every item was reviewed,
   so each gets a gold label: a changed SQL (whitespace aside) -> a candidate defect
   (``corrected_sql``, the original item in ``LabelImportReport.changed``: this layer cannot
-  execute, so jury.api.labels runs both queries and keeps the defect only when the result
+  execute, so jury.jobs.labels runs both queries and keeps the defect only when the result
   changes under the comparator; an equal result is a format-only change, not defective); a
   changed question or evidence with the SQL kept -> defective, ``ambiguous_question`` (the
   text admitted a reading other than the SQL's; Arcwise fixed the wording instead of the
@@ -78,7 +78,7 @@ class LabelImportReport:
     unresolved: list[str] = field(default_factory=list)  # matched but not labelled (e.g. no majority)
     differences: list[str] = field(default_factory=list)  # the set and the gold file disagree
     # arcwise, platinum: the original gold item of each question whose SQL the set changed; its
-    # label is a candidate (defective, ``corrected_sql``) until jury.api.labels has executed both
+    # label is a candidate (defective, ``corrected_sql``) until jury.jobs.labels has executed both
     # queries and compared their results
     changed: dict[QuestionId, GoldItem] = field(default_factory=dict)
     # of those, the questions whose question or evidence was reworded too (which of the two):
@@ -427,7 +427,7 @@ def import_platinum(files: Sequence[Path], gold: dict[QuestionId, GoldItem], ori
     """A corrected gold file in BIRD's dev.json shape (the same question ids, some SQL changed),
     compared item by item with the original gold (``original``; by default the gold file). Every
     item of the file gets a gold label, as for arcwise: a changed SQL (whitespace aside) is a
-    candidate defect (``corrected_sql``; jury.api.labels decides it by executing both), a changed
+    candidate defect (``corrected_sql``; jury.jobs.labels decides it by executing both), a changed
     question or evidence with the SQL kept -> defective, ``ambiguous_question``; unchanged -> not
     defective. Annotator: the file's stem; source ``platinum:<file name>``."""
     report = LabelImportReport(LabelSet.PLATINUM)

@@ -1,4 +1,4 @@
-"""``jury.api.batches``' options (``jury batch status``'s and ``jury batch collect``'s)."""
+"""``jury.jobs.batches``' options (``jury batch status``'s and ``jury batch collect``'s)."""
 
 from __future__ import annotations
 

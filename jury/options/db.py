@@ -1,4 +1,4 @@
-"""``jury.api.databases``' options (``jury db load``'s and ``jury db grants``', less the SQLite
+"""``jury.jobs.databases``' options (``jury db load``'s and ``jury db grants``', less the SQLite
 file and the URL, their arguments)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ class ReaderLogin(Options):
 
 
 class DbLoadOptions(ReaderLogin):
-    """What ``jury.api.databases.load_database`` can be asked: the reader granted SELECT on the
+    """What ``jury.jobs.databases.load_database`` can be asked: the reader granted SELECT on the
     loaded database, its host and its password's variable, or no reader."""
 
     reader_password_env: str = "JURY_READER_PASSWORD"
@@ -28,7 +28,7 @@ class DbLoadOptions(ReaderLogin):
 
 
 class DbGrantsOptions(ReaderLogin):
-    """What ``jury.api.databases.reader_grants`` can be asked: the reader, its host and the schema."""
+    """What ``jury.jobs.databases.reader_grants`` can be asked: the reader, its host and the schema."""
 
     pg_schema: Annotated[str, Flag(flags=("--schema",))] = "public"
     """PostgreSQL: the schema holding the tables (default public)."""

@@ -1,4 +1,4 @@
-"""``jury.api.imports.import_bird_predictions``' options (``jury import bird-predictions``'s and
+"""``jury.jobs.imports.import_bird_predictions``' options (``jury import bird-predictions``'s and
 ``jury import with``'s, less the prediction file and the importer, their arguments)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``jury.api.labels.import_labels``' options (``jury labels import``'s, less the label set and its
+"""``jury.jobs.labels.import_labels``' options (``jury labels import``'s, less the label set and its
 files, its arguments)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``jury.api.local_juror``' options (``jury local-juror start``'s, ``status``'s and ``stop``'s)."""
+"""``jury.jobs.local_juror``' options (``jury local-juror start``'s, ``status``'s and ``stop``'s)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``jury review``'s options: the review page (``jury.api.review.review_app``), what it exports and
+"""``jury review``'s options: the review page (``jury.jobs.review.review_app``), what it exports and
 locks (``export_review``, ``lock_review``), the sample people review (``review_sample``), and two
 reviewers' agreement and corrected rate (``review_agreement``, ``review_corrected``). The files each
 job writes (``-o``) and the review files it reads are its arguments, not options."""
@@ -54,7 +54,7 @@ class Decisions(StoreFile, Frame):
 
 
 class ReviewOptions(Decisions):
-    """What ``jury.api.review.review_app`` can be asked: the items (the frame and the queues, or a
+    """What ``jury.jobs.review.review_app`` can be asked: the items (the frame and the queues, or a
     sample), who reviews, where the page listens and where the databases are."""
 
     queue: Annotated[OneOrMany[str], Flag(flags=("--queue",))] = []
@@ -74,7 +74,7 @@ class ReviewOptions(Decisions):
 
 
 class ReviewExportOptions(Decisions):
-    """What ``jury.api.review.export_review`` can be asked: the locked files, the store and whose
+    """What ``jury.jobs.review.export_review`` can be asked: the locked files, the store and whose
     decisions."""
 
     reviewer: str | None = None
@@ -82,7 +82,7 @@ class ReviewExportOptions(Decisions):
 
 
 class ReviewLockOptions(Decisions):
-    """What ``jury.api.review.lock_review`` can be asked: the locked files (or a sample), the store,
+    """What ``jury.jobs.review.lock_review`` can be asked: the locked files (or a sample), the store,
     whose decisions and the signing key."""
 
     sign: Annotated[Path | None, Flag(flags=("--sign",), metavar="KEYFILE")] = None
@@ -106,11 +106,11 @@ class Bootstrap(Options):
 
 
 class ReviewAgreementOptions(Bootstrap):
-    """What ``jury.api.review_agreement.review_agreement`` can be asked: its bootstrap."""
+    """What ``jury.jobs.review_agreement.review_agreement`` can be asked: its bootstrap."""
 
 
 class ReviewCorrectedOptions(Bootstrap):
-    """What ``jury.api.review_corrected.review_corrected`` can be asked: the adjudication round of the
+    """What ``jury.jobs.review_corrected.review_corrected`` can be asked: the adjudication round of the
     reviewers' disagreements, which rate and its bootstrap."""
 
     settled: Annotated[Path | None, Flag(flags=("--settled",))] = None
@@ -120,7 +120,7 @@ class ReviewCorrectedOptions(Bootstrap):
 
 
 class ReviewSampleOptions(Frame):
-    """What ``jury.api.review_sample.review_sample`` can be asked: the frame (the locked files whose
+    """What ``jury.jobs.review_sample.review_sample`` can be asked: the frame (the locked files whose
     records are drawn), the strata, the sizes and their allocation, and the seed of the draw."""
 
     by: Annotated[OneOrMany[str], Flag(flags=("--by",))] = ["verdict"]

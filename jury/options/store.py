@@ -1,4 +1,4 @@
-"""``jury.api.store.merge_stores``' options (``jury store merge``'s, less the input stores, its
+"""``jury.jobs.store.merge_stores``' options (``jury store merge``'s, less the input stores, its
 arguments, and the merged store, what it writes: the library's second argument)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from jury.options import Flag, OneOrMany, Options
 
 
 class StoreMergeOptions(Options):
-    """What ``jury.api.store.merge_stores`` can be asked: whether the inputs' executions are trusted,
+    """What ``jury.jobs.store.merge_stores`` can be asked: whether the inputs' executions are trusted,
     and which keys every input store must be signed by."""
 
     trust_executions: bool = False

@@ -37,7 +37,7 @@ from jury.inputs.records import QuestionId
 from jury.results.render import safe, to_csv, to_json, to_markdown
 from jury.vocab import CREDITED_VERDICTS, VERDICTS
 
-if TYPE_CHECKING:  # numpy loads with the numbers, not when jury.api.compare_panels imports the shapes below
+if TYPE_CHECKING:  # numpy loads with the numbers, not when jury.jobs.compare_panels imports the shapes below
     from jury.stats.panels import PairAgreement, PanelComparison
     from jury.verdicts.documents import AuditRecord, VerdictFile, Vote
 
@@ -170,7 +170,7 @@ class PanelSettings(TypedDict):
 
 
 class PanelsCompared(BaseModel):
-    """What :func:`compare_documents` finds: the fields of ``jury.api.compare_panels.ComparedPanels``,
+    """What :func:`compare_documents` finds: the fields of ``jury.jobs.compare_panels.ComparedPanels``,
     declared once here (the result adds how it renders)."""
 
     model_config = ConfigDict(defer_build=True)

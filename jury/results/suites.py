@@ -49,7 +49,7 @@ class SourceSplit(TypedDict):
 class SuiteErrorCounts(TypedDict):
     """:func:`jury.results.taxonomy_report.suite_error_counts`: the taxonomy, its categories, where
     the counts came from, per model the failing tests with an error by category, and (with the
-    jurors') each model's split by source. Declared here so that ``jury.api.suites`` reads the
+    jurors') each model's split by source. Declared here so that ``jury.jobs.suites`` reads the
     shape without loading the report model."""
 
     taxonomy: str

@@ -1,7 +1,7 @@
 """Re-audits: find locked verdict files whose panel, prompts or inputs changed, re-run them.
 
 This module finds stale files and describes what a re-run changed; the re-run itself is
-``jury.api.reaudit.rerun`` (the same jobs as the commands, so the votes of unchanged
+``jury.jobs.reaudit.rerun`` (the same jobs as the commands, so the votes of unchanged
 jurors come from the store). The new file names its predecessor in ``supersedes``; the
 old file is never touched.
 """

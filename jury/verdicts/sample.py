@@ -29,7 +29,7 @@ from jury.vocab import ReviewItemKind
 
 SAMPLE_KIND = "review sample"
 STRATUM_KEYS: tuple[str, ...] = ("verdict", "flag", "difficulty", "db", "model", "agreement")
-"""What a sample can be stratified by (jury/api/review_sample.py builds each record's values)."""
+"""What a sample can be stratified by (jury/jobs/review_sample.py builds each record's values)."""
 
 
 class SampleStratum(DocumentModel):

@@ -22,7 +22,7 @@ from jury.inputs.records import QuestionId
 from jury.pipeline.project import PathLike
 
 if TYPE_CHECKING:
-    from jury.api.score import Score
+    from jury.jobs.score import Score
 
 
 class ErrorSample(BaseModel):

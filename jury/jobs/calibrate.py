@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from jury.api.result import Result
 from jury.inputs.run_files import run_files
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.calibrate import CalibrateOptions
 from jury.pipeline.project import PathLike, Project

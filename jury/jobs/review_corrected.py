@@ -2,7 +2,7 @@
 decisions on a locked sample (Rogan–Gladen, :func:`jury.stats.correction.corrected_rate`).
 
 The frame and its strata are the sample file's (its frame files rechecked, each record's
-stratum recomputed from its ``by`` keys, jury/api/review_sample.py); the panel's label of a
+stratum recomputed from its ``by`` keys, jury/jobs/review_sample.py); the panel's label of a
 record is its flag (a gold query flagged defective; an answer credited). A sampled record's
 human label is the two reviewers' label where they agree, else the adjudication round's
 settled label; a disagreement the round does not settle, or a round of other review files,
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from jury.api.result import Result
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewCorrectedOptions
 from jury.pipeline.project import PathLike
@@ -127,10 +127,10 @@ def correction(
 ) -> Correction:
     """:func:`review_corrected`'s computation (its arguments), for a caller that needs more than
     its result (``jury.report``'s corrected section: Se and Sp intervals, the frame's gold)."""
-    from jury.api.review_agreement import label_of
-    from jury.api.review_sample import SEPARATOR, frame_records
     from jury.errors import InputError
     from jury.inputs.io import load_gold
+    from jury.jobs.review_agreement import label_of
+    from jury.jobs.review_sample import SEPARATOR, frame_records
     from jury.pipeline.review_queue import load_sources
     from jury.stats.correction import corrected_rate
     from jury.verdicts.sample import load_sample

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.juror_jobs import JurorPlan, renamed
-from jury.api.result import Result
+from jury.jobs.juror_jobs import JurorPlan, renamed
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.suites import SuitesOptions
 from jury.pipeline.project import PathLike, Project
@@ -228,7 +228,7 @@ class _JurorRun:
     def run(self, result: SuiteScores, project: Project, run_paths: list[Path], progress: Any) -> dict[Any, Any]:
         """Ask (or plan) into ``result``: its plan, and after a run its verdict file, records and
         the lines on its calls. Returns the run's records by test key (jury.results.suites.suite_test_key)."""
-        from jury.api.juror_jobs import Calls, run_lines
+        from jury.jobs.juror_jobs import Calls, run_lines
         from jury.judging.families import load_registry
         from jury.pipeline.suite_jobs import suite_job
         from jury.progress import no_progress

@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
-from jury.api.result import Result
 from jury.inputs.records import QuestionId
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewAgreementOptions
 from jury.pipeline.project import PathLike

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from jury.api.result import Result
-from jury.api.score import Score, db_filter, evaluation_settings
 from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
+from jury.jobs.result import Result
+from jury.jobs.score import Score, db_filter, evaluation_settings
 from jury.options import validated
 from jury.options.report import ReportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
@@ -186,8 +186,8 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
     for every kind of record the sample holds, its frame bound to the report's gold; and the
     adjudication kind's computation (None without adjudication records), which
     :func:`_anchored` corrects each model's accuracy with."""
-    from jury.api.review_corrected import correction
     from jury.inputs.io import sha256_file
+    from jury.jobs.review_corrected import correction
     from jury.options.review import ReviewCorrectedOptions
     from jury.results.corrected import Corrected, RateByKind, SampleShare
     from jury.verdicts.sample import load_sample
@@ -456,7 +456,7 @@ def _beside(f: _ReportFiles, gold: Path | None, run_paths: list[RunFile], seed: 
     panels = corrected = adjudication_sample = registry = None
     if f.panels:
         assert gold is not None  # the report's gold, given when there are panels or a sample
-        from jury.api.compare_panels import panels_for_report
+        from jury.jobs.compare_panels import panels_for_report
 
         panels = panels_for_report(f.panels, gold, run_paths, seed=seed)
     if f.sample is not None:

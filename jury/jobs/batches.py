@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from jury.api.result import Result, console_text
+from jury.jobs.result import Result, console_text
 from jury.options import job_options
 from jury.options.batch import BatchOptions
 from jury.pipeline.project import Project
@@ -27,7 +27,7 @@ class BatchStatus(Result):
         return sum(r["pending"] for r in self.rows)
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.api.store import table_and_lines
+        from jury.jobs.store import table_and_lines
         from jury.results.render import to_csv, to_json, to_markdown
 
         if fmt == "csv":
@@ -69,7 +69,7 @@ class BatchCollection(BatchStatus):
     notes: list[str] = Field(default_factory=list)  # "Warning: ..." per batch that could not be polled
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.api.store import table_and_lines
+        from jury.jobs.store import table_and_lines
 
         if fmt == "json":
             return super()._render(fmt, width=width, wide=wide)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.result import Result, console_text
+from jury.jobs.result import Result, console_text
 from jury.options import job_options
 from jury.options.store import StoreMergeOptions
 from jury.pipeline.project import PathLike, as_paths

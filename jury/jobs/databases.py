@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from jury.api.result import Result
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.db import DbGrantsOptions, DbLoadOptions
 from jury.pipeline.project import PathLike

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jury.api.result import Result
 from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId
+from jury.jobs.result import Result
 from jury.pipeline.project import PathLike, Project
 from jury.results.gold_defects import DefectsProvenance, GoldDefect
 

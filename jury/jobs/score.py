@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.api.result import Result
 from jury.errors import InputError
 from jury.execution.merged import MergedSource
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.score import ScoreOptions
 from jury.pipeline.project import PathLike, Project

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
-from jury.api.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.errors import InputError
+from jury.jobs.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.judging.panels import require_keys, require_priced, warn_unknown_params
 from jury.options import job_options
 from jury.options.audit import AuditOptions

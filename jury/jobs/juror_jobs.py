@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from jury.api.result import Result, console_text
 from jury.errors import JuryError
+from jury.jobs.result import Result, console_text
 from jury.pipeline.project import PathLike, Project
 
 if TYPE_CHECKING:

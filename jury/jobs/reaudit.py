@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jury.api.juror_jobs import Calls, calls_line, fenced, keeping, load_signer, say, sign_written, unpriced_lines
-from jury.api.result import Result, console_text
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile
+from jury.jobs.juror_jobs import Calls, calls_line, fenced, keeping, load_signer, say, sign_written, unpriced_lines
+from jury.jobs.result import Result, console_text
 from jury.options import job_options
 from jury.options.reaudit import ReauditOptions
 from jury.pipeline.project import PathLike, Project, as_paths
@@ -291,7 +291,7 @@ def rerun(
 
 def _rerun_audit(doc: AuditFile, same: dict[str, Any], store: Store, steps: dict[str, Any]) -> tuple[Path, VerdictDiff, Any]:
     """An audit file re-run with the settings it recorded (its questions, split, checks, repeats)."""
-    from jury.api.audit import AuditRequest, audit_job
+    from jury.jobs.audit import AuditRequest, audit_job
 
     s, panel = doc.settings, same["panel"]
     if panel.quorum is None:  # the panel file's own quorum wins; else the one recorded (--quorum)
@@ -320,7 +320,7 @@ def _rerun_adjudication(
 ) -> tuple[Path, VerdictDiff, Any]:
     """An adjudication file re-run with the settings it recorded (its runs, families, evaluation
     settings, seed, swap, sampled passes, repeats, models, positions)."""
-    from jury.api.adjudicate import AdjudicationRequest, adjudication_job
+    from jury.jobs.adjudicate import AdjudicationRequest, adjudication_job
     from jury.judging.families import load_registry
 
     s = doc.settings

@@ -29,7 +29,7 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from jury.api.result import Result
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewSampleOptions, parsed_sizes
 from jury.pipeline.project import PathLike, Project, as_paths

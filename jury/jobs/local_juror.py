@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from jury.api.result import Result
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.local_juror import LocalJurorOptions, LocalJurorStartOptions
 from jury.pipeline.project import PathLike, Project

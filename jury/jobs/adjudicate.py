@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
-from jury.api.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
+from jury.jobs.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.judging.panels import jurors_to_ask, require_keys, require_priced, warn_unknown_params
 from jury.options import job_options
 from jury.options.adjudicate import AdjudicateOptions
@@ -95,7 +95,7 @@ class Adjudication(JurorJob):
         return lines + notes + ([warning] if warning else [])
 
     def _draw(self, console: Console) -> None:
-        from jury.api.juror_jobs import say
+        from jury.jobs.juror_jobs import say
         from jury.results.render import to_rich_table
 
         rows, columns = self._display()

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
-from jury.api.result import Result
 from jury.compare.gold_checks import GoldCheckResult
 from jury.inputs.records import QuestionId
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.check_gold import CheckGoldOptions
 from jury.pipeline.project import PathLike, Project

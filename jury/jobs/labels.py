@@ -1,6 +1,6 @@
-"""``jury.api.labels.import_labels``: a published human-label set as jury label JSONL.
+"""``jury.jobs.labels.import_labels``: a published human-label set as jury label JSONL.
 
->>> from jury.api.labels import import_labels
+>>> from jury.jobs.labels import import_labels
 >>> found = import_labels("wretblad", ["financial_annotations.csv"], gold="dev.json")  # doctest: +SKIP
 >>> found.write("labels.jsonl")  # doctest: +SKIP
 """
@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from jury.api.result import Result
 from jury.inputs.judgments import JudgeRecord
 from jury.inputs.labels import AdjudicationLabel, GoldLabel
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.labels import LabelsImportOptions
 from jury.pipeline.project import PathLike, Project, as_paths

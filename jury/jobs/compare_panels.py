@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jury.api.result import Result
 from jury.inputs.records import QuestionId
 from jury.inputs.run_files import RunFile
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.compare_panels import ComparePanelsOptions
 from jury.pipeline.project import PathLike

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from jury.api.result import Result
+from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.verify import VerifyOptions
 from jury.pipeline.project import PathLike, Project, as_paths
