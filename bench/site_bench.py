@@ -25,8 +25,8 @@ from pathlib import Path
 from jury.compare.outcomes import Settings
 from jury.execution.store import Store
 from jury.pipeline.jobs import load_and_evaluate
-from jury.results.report import build_report
-from jury.results.site import SiteSources, build_site
+from jury.results.report.build import build_report
+from jury.results.site.build import SiteSources, build_site
 from jury.verdicts.documents import validate_document
 
 HEADER = {

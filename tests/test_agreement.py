@@ -21,8 +21,8 @@ from jury.cli import app
 from jury.judging.agreement import agreement_summary
 from jury.judging.ballots import blind_category
 from jury.judging.gold_audit import summarize
-from jury.results.plots import position_bias_figure, write_plots
-from jury.results.report import build_report, render_report
+from jury.results.plots.figures import position_bias_figure, write_plots
+from jury.results.report.build import build_report, render_report
 from jury.verdicts.documents import validate_document
 from jury.verdicts.lock import load_locked
 from tests.support.fakellm import ballot_reply, json_reply

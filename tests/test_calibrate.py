@@ -22,7 +22,7 @@ from jury.errors import InputError
 from jury.execution.store import Store
 from jury.inputs.labels import load_labels
 from jury.pipeline.jobs import load_and_evaluate
-from jury.results.calibration import calibrate
+from jury.results.calibration.compute import calibrate
 from jury.verdicts.lock import load_locked
 from tests.support.badinput import Case, check_case
 from tests.support.fakellm import json_reply

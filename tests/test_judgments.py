@@ -17,7 +17,7 @@ from jury.errors import InputError
 from jury.inputs.io import load_runs
 from jury.inputs.judgments import JUDGMENTS_SCHEMA_FILENAME, judgments_schema, load_judgments, parse_judgment
 from jury.inputs.labels import load_labels
-from jury.results.calibration import calibrate
+from jury.results.calibration.compute import calibrate
 from tests.support.badinput import Case, check_case
 from tests.support.helpers import REPO, SHARED_BIRD, make_db, write_gold, write_runs
 

@@ -204,7 +204,7 @@ def test_calibrate_audit_measures_the_panel_against_the_imported_labels(tmp_path
     labels (722 defective only) its precision is 1/2 and its recall 1/1, by hand."""
     import re
 
-    from jury.results.calibration import calibrate
+    from jury.results.calibration.compute import calibrate
     from jury.verdicts.lock import load_locked
     from tests.support.fakellm import json_reply
     from tests.support.jurytest import user_text, write_panel

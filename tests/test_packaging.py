@@ -87,8 +87,8 @@ def without(monkeypatch, *packages: str) -> None:
             monkeypatch.setitem(sys.modules, name, None)
     for package in packages:
         monkeypatch.setitem(sys.modules, package, None)
-    for name in list(sys.modules):
-        if name.startswith("jury.results.plot") or name in ("jury.results.site", "jury.web.app"):
+    for name in sorted(sys.modules, key=lambda name: -name.count(".")):  # a package's modules before it
+        if name.startswith(("jury.results.plots", "jury.results.site")) or name == "jury.web.app":
             parent, _, child = name.rpartition(".")
             monkeypatch.setattr(sys.modules[parent], child, sys.modules[name])  # restored as it was afterwards
             monkeypatch.delitem(sys.modules, name)

@@ -5,7 +5,7 @@ chart's title and axis name the same misses."""
 import pytest
 from test_plots import overlapping_texts, report3, report36
 
-from jury.results import plots
+from jury.results.plots import figures as plots
 
 # (adjudicated accuracy, gold-defect share) of the bundled example's 15 systems as the
 # scripted loopback panel of tests/test_notebook.py judges them (test doubles, not real numbers)

@@ -1,4 +1,4 @@
-"""Tests for jury.results.plots: files written, skipped charts, sizes, and no overlapping text."""
+"""Tests for jury.results.plots.figures: files written, skipped charts, sizes, and no overlapping text."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import pytest
 
-from jury.results import plots
+from jury.results.plots import figures as plots
 from jury.stats import core
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jury.errors import InputError
-from jury.results.report import build_report, render_report
+from jury.results.report.build import build_report, render_report
 from jury.stats.core import ranks as competition_ranks
 from tests.test_report import GOLD, audit_doc, make_eval, verdict_docs
 

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from jury.compare.outcomes import Evaluation, PairResult, Settings
 from jury.errors import InputError
 from jury.inputs.records import GoldItem
-from jury.results.report import build_report as build_report_model
-from jury.results.report import render_report, report_rows
+from jury.results.report.build import build_report as build_report_model
+from jury.results.report.build import render_report, report_rows
 from jury.verdicts.documents import validate_document
 from tests.support.fakellm import FakeLLMServer, json_reply
 from tests.support.jurytest import GOLD_SQL, category_juror, copy_project, make_project, says, user_text, write_panel
@@ -510,7 +510,7 @@ def test_cli_every_format(judged_project):
 
 
 def test_cli_plots(judged_project):
-    pytest.importorskip("jury.results.plots")
+    pytest.importorskip("jury.results.plots.figures")
     res = report("--verdicts", "verdicts/adj.json", "--plots", "figs", "-f", "json")
     assert res.exit_code == 0, res.output
     written = sorted(p.name for p in (judged_project / "figs").iterdir())

@@ -1,5 +1,5 @@
 """`jury report --audit` with the jury's uncertainty: a latent-class fit per audit file and the
-gold-clean column's questions + jury interval (jury.results.audit_fit_report).
+gold-clean column's questions + jury interval (jury.results.report.audit_fit).
 
 Expected numbers come from simulations with a known truth (the jurors' error rates, each gold
 query's true class, each model's match rate) or from hand derivations, never from the code's own
@@ -14,8 +14,8 @@ import pytest
 from jury.compare.outcomes import Evaluation, PairResult, Settings
 from jury.inputs.records import GoldItem
 from jury.judging.rules import audit_flag
-from jury.results.audit_fit_report import audit_uncertainty
-from jury.results.report import build_report, render_report
+from jury.results.report.audit_fit import audit_uncertainty
+from jury.results.report.build import build_report, render_report
 from jury.verdicts.documents import validate_document
 from tests.test_report import HEADER
 
@@ -142,8 +142,8 @@ def test_each_model_gets_the_gold_clean_jury_column_beside_the_published_one(sim
 
 
 def test_the_site_lists_the_queries_whose_latent_flag_differs_with_their_votes(simulated):
-    from jury.results.site_front import resolve
-    from jury.results.site_uncertainty import uncertainty_section
+    from jury.results.site.front import resolve
+    from jury.results.site.uncertainty import uncertainty_section
 
     _truth, votes, _doc, rep = simulated
     data = rep.model_dump(mode="json")
@@ -216,7 +216,7 @@ def test_each_auditor_gets_a_juror_entry_and_page_data(simulated):
     their counted votes equal the simulated votes' counts, their accuracy is near the one the
     known error rates give (ja: 1 - (0.7 * 0.02 + 0.3 * 0.05) = 0.971), and the page data has
     no position split (an audit ballot shows one query) and an ``audit-`` slug."""
-    from jury.results.site_jurors import juror_index, juror_pages
+    from jury.results.site.jurors import juror_index, juror_pages
 
     _truth, votes, _doc, rep = simulated
     (f,) = rep.jurors

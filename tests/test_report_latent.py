@@ -1,5 +1,5 @@
 """`jury report` with the jury's uncertainty: a latent-class fit per adjudication file and the
-questions + jury interval per model (jury.results.latent_report).
+questions + jury interval per model (jury.results.report.latent).
 
 Scripted jurors (tests/support/fakellm.py) are test doubles: their verdicts exercise the code and
 are never reported as real numbers. Expected values here come from the scripts, never from the
@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import jury
-from jury.results.report_model import REPORT_SCHEMA_FILENAME
+from jury.results.report.model import REPORT_SCHEMA_FILENAME
 from tests.support.fakellm import FakeLLMServer
 from tests.support.jurytest import category_juror, make_project, write_panel
 
@@ -187,7 +187,7 @@ def test_a_fit_with_one_juror_is_refused_and_the_published_rule_kept():
     """Library level: 12 judged failures, each with one vote by one juror."""
     from test_report import GOLD, adj_doc, adj_record, make_eval
 
-    from jury.results.report import build_report, render_report
+    from jury.results.report.build import build_report, render_report
 
     verdicts = ["gold_defect", "genuine_error", "format_equivalence", "genuine_error", "ambiguous", "gold_defect"]
     models = {m: ([fam], {q: ("mismatch", verdicts[q - 1]) for q in range(1, 7)}) for m, fam in (("A", "openai"), ("B", "xai"))}
@@ -214,7 +214,7 @@ def test_a_record_without_a_majority_is_listed_with_its_votes():
     which the latent-class model, always giving a class, must list as differing."""
     from test_report import GOLD, adj_doc, adj_record, make_eval
 
-    from jury.results.report import build_report, render_report
+    from jury.results.report.build import build_report, render_report
 
     truth = ["gold_defect", "genuine_error", "format_equivalence", "genuine_error", "gold_defect", "format_equivalence"]
     models = {m: ([fam], {q: ("mismatch", truth[q - 1]) for q in range(1, 7)}) for m, fam in (("A", "openai"), ("B", "xai"))}
@@ -237,7 +237,7 @@ def test_a_record_without_a_majority_is_listed_with_its_votes():
     assert sum(d.posterior.values()) == pytest.approx(1)
     assert f"differs from the majority on {len(f.differs)} records" in render_report(rep, "md")
     # the site's section lists the same records, the votes as cast, the posterior at its pointer
-    from jury.results.site_uncertainty import uncertainty_section
+    from jury.results.site.uncertainty import uncertainty_section
 
     data = rep.model_dump(mode="json")
     section = uncertainty_section(data, rep, {"A": "a", "B": "b"}, {q: f"q{q}" for q in range(1, 7)})
@@ -251,8 +251,8 @@ def test_a_record_without_a_majority_is_listed_with_its_votes():
 
 
 def test_the_dependence_line_says_when_the_interval_assumption_fails():
-    from jury.results.report_model import JurorDependence, JurorPairAgreement, LatentClassFile
-    from jury.results.report_render import dependence_line
+    from jury.results.report.model import JurorDependence, JurorPairAgreement, LatentClassFile
+    from jury.results.report.render import dependence_line
 
     pair = JurorPairAgreement(jurors=["ja", "jb"], common=40, observed=0.9, expected=0.69, excess=0.21, z=2.9)
     other = JurorPairAgreement(jurors=["ja", "jc"], common=40, observed=0.7, expected=0.69, excess=0.01, z=0.1)
@@ -433,7 +433,7 @@ def test_a_fit_that_did_not_converge_is_refused_in_one_line(one_wrong, monkeypat
     no estimates from it, says so in one line and keeps the published verdicts."""
     import functools
 
-    import jury.results.latent_report as latent_report
+    import jury.results.report.latent as latent_report
 
     monkeypatch.setattr(latent_report, "dawid_skene", functools.partial(latent_report.dawid_skene, max_iter=1))
     rep = json.loads(report(one_wrong, "-f", "json"))

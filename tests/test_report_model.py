@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 
 import jury.version as version
 from jury.cli import app
+from jury.results.columns import Proportion
 from jury.results.render import to_json
-from jury.results.report import build_report, render_report, report_rows
-from jury.results.report_model import REPORT_SCHEMA_FILENAME, Proportion, ReportDocument, report_schema
+from jury.results.report.build import build_report, render_report, report_rows
+from jury.results.report.model import REPORT_SCHEMA_FILENAME, ReportDocument, report_schema
 from jury.verdicts.assemble import identical_file
 from jury.verdicts.documents import dumps_pretty, schema_filename
 from jury.verdicts.lock import load_locked, write_locked
@@ -125,7 +126,7 @@ def test_render_report_refuses_a_dict_that_is_not_a_report():
 def test_committed_report_schema_is_generated_and_validates():
     committed = SCHEMA_DIR / REPORT_SCHEMA_FILENAME
     assert committed.read_text(encoding="utf-8") == dumps_pretty(report_schema()), (
-        "run jury.results.report_model.write_report_schema('verdicts/schema')"
+        "run jury.results.report.model.write_report_schema('verdicts/schema')"
     )
     validator = report_validator()
     for kwargs in (dict(audit_docs=[audit_doc({2, 6})], adj_docs=verdict_docs(), control="C"), dict(strength="strict")):
@@ -173,7 +174,7 @@ def test_readme_points_to_the_schema_instead_of_typing_the_shape():
     readme = (REPO / "docs" / "report.md").read_text(encoding="utf-8")
     section = readme.split("## JSON output (`jury report --format json`)", 1)[1].split("\n## ", 1)[0]
     assert f"verdicts/schema/{REPORT_SCHEMA_FILENAME}" in section
-    assert "jury.results.report_model.ReportDocument" in section
+    assert "jury.results.report.model.ReportDocument" in section
     assert '"composition_pct"' not in section and "```" not in section  # no hand-typed shape left to drift
 
 

@@ -22,8 +22,8 @@ import pytest
 from typer.testing import CliRunner
 
 from jury.inputs.io import sha256_file
-from jury.results.headlines import headlines
-from jury.results.site import FORMATS, MARKER, clean_svg, resolve, slugs
+from jury.results.site.build import FORMATS, MARKER, clean_svg, resolve, slugs
+from jury.results.site.headlines import headlines
 from tests.support.fakellm import FakeLLMServer
 from tests.support.sitetest import FIVE, INJECTED_EVIDENCE, INJECTED_QUESTION, INJECTED_SQL, REPORT_ARGS, make_site_project
 
@@ -266,7 +266,7 @@ def check_audit_section(r, text: str) -> None:
 
 def test_largest_rank_shift_names_every_model_tied_on_it():
     """Four models tied on the largest shift: the finding named the first in run order only."""
-    from jury.results.headlines import largest_rank_shift
+    from jury.results.site.headlines import largest_rank_shift
 
     def row(name, strict_rank, adj_rank, k_strict, k_adj, fe, gd):
         return {
@@ -315,7 +315,7 @@ def test_largest_rank_shift_names_every_model_tied_on_it():
 def test_the_report_names_the_panel_that_decided_each_column(built):
     """The README says the report names the deciding panel (it matters for local-demo, whose
     numbers must never be published): table, md and the site say which panel decided each column."""
-    from jury.results.report_render import render_report
+    from jury.results.report.render import render_report
 
     report = built["report"]
     for fmt in ("table", "md"):
@@ -451,7 +451,7 @@ def test_slugs_are_safe_and_unique():
 
 
 def test_png_charts_carry_their_provenance(built, monkeypatch, tmp_path):
-    from jury.results import plots
+    from jury.results.plots import figures as plots
 
     texts = {}
     real_save = plots._save
@@ -722,7 +722,7 @@ def test_a_question_without_an_audit_record_says_why(reviewable):
     run with --question) is named."""
     from types import SimpleNamespace
 
-    from jury.results.site_answers import not_audited_reason
+    from jury.results.site.answers import not_audited_reason
 
     tmp, files = reviewable
     res = runner.invoke(app(), ["report", "run.jsonl", "--verdicts", str(files["adj"]), "-f", "html", "-o", "plain"])

@@ -209,7 +209,7 @@ def test_a_truth_followers_page_counts_its_votes_by_order_from_the_file(built):
 
 
 def test_every_number_on_a_juror_page_is_the_reports(built):
-    from jury.results.site import FORMATS, resolve
+    from jury.results.site.build import FORMATS, resolve
 
     report = built["report"]
     for page_file in (built["site"] / "jurors").iterdir():

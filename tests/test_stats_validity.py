@@ -192,8 +192,8 @@ def test_cohen_kappa_interval_counts_undefined_resamples_and_follows_the_spearma
 
 
 def test_calibration_figure_shows_the_degenerate_resamples_of_its_kappa_interval():
-    from jury.results.calibration_reference import ReferenceBuilder
-    from jury.results.calibration_render import figure_text
+    from jury.results.calibration.reference import ReferenceBuilder
+    from jury.results.calibration.render import figure_text
 
     out = ReferenceBuilder(seed=0, resamples=2000)
     out.kappa("comparator", "strict", "reference", "kappa", ["y", "n", "y"], ["y", "n", "n"])

@@ -144,8 +144,8 @@ def test_adjudicate_with_taxonomy_stores_votes_and_majority(project, fake_llm):
     assert by_model == {"gpt-x": {"C3"}, "claude-y": {"C3"}}
     assert runner.invoke(app, ["verify", str(path)]).exit_code == 0
     # per-model category counts
-    from jury.results.report_model import ErrorCategories
-    from jury.results.taxonomy_report import categories_markdown, category_counts
+    from jury.results.report.model import ErrorCategories
+    from jury.results.report.taxonomy import categories_markdown, category_counts
 
     counts = category_counts([(path, doc)])
     assert counts["models"]["gpt-x"] == {"C1": 0, "C2": 0, "C3": 3, "C4": 0, "C5": 0, "no majority": 0}

@@ -10,7 +10,7 @@ import jsonschema
 from typer.testing import CliRunner
 
 from jury.cli import app
-from jury.results.report_model import REPORT_SCHEMA_FILENAME, ReportDocument
+from jury.results.report.model import REPORT_SCHEMA_FILENAME, ReportDocument
 from tests.support.fakellm import json_reply
 from tests.support.jurytest import gold_position, says, user_text, write_panel
 

@@ -15,7 +15,7 @@ from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.calibrate import CalibrateOptions
 from jury.pipeline.project import PathLike, Project
-from jury.results.calibration_model import CalibrationDocument
+from jury.results.calibration.model import CalibrationDocument
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,7 +33,7 @@ class Calibration(Result, CalibrationDocument):
     ``--json``/``--csv``/``--markdown`` files hold."""
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.results import calibration_render as render
+        from jury.results.calibration import render
 
         if fmt == "json":
             return render.render_json(self)
@@ -83,7 +83,7 @@ def calibrate(
     from jury.inputs.labels import load_labels
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import load_verdict_files
-    from jury.results.calibration import calibrate as compute
+    from jury.results.calibration.compute import calibrate as compute
 
     o = job_options(CalibrateOptions, "calibrate", options, {**({"verdicts": verdicts} if verdicts else {}), **overrides})
     project = project if project is not None else Project.load()

@@ -151,7 +151,7 @@ def _previews(
     """Each flagged gold query's result preview, database by database: a database that cannot be
     reached here leaves its queries a note instead."""
     from jury.compare.outcomes import Settings, execute_gold, resolve_databases
-    from jury.results.site_answers import preview
+    from jury.results.site.answers import preview
 
     previews: dict[QuestionId, str] = {}
     for db_id in dict.fromkeys(i.db_id for i in flagged):

@@ -32,13 +32,13 @@ from jury.options import validated
 from jury.options.report import ReportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.progress import no_progress
-from jury.results.report_model import ReportDocument as ReportModel
-from jury.results.report_render import render_report
+from jury.results.report.model import ReportDocument as ReportModel
+from jury.results.report.render import render_report
 from jury.results.review_report import ReviewInfo
 
 if TYPE_CHECKING:
     from jury.progress import ProgressFactory
-    from jury.results.site_folder import SiteSummary
+    from jury.results.site.folder import SiteSummary
 
 
 @dataclass
@@ -75,7 +75,7 @@ class Chart(BaseModel):
 
 class Report(Result, ReportModel):
     """What ``jury.report`` returns: the report of ``jury report -f json`` (its fields are
-    ``jury.results.report_model.ReportDocument``'s) that renders itself as table, csv, json or md,
+    ``jury.results.report.model.ReportDocument``'s) that renders itself as table, csv, json or md,
     writes its html site (``write_site``) and its figures (``write_plots``, ``charts``)."""
 
     notes: list[str] = Field(default_factory=list, exclude=True, description="What the command line prints on stderr.")
@@ -91,7 +91,7 @@ class Report(Result, ReportModel):
     def write_site(self, folder: PathLike) -> SiteSummary:
         """Write the static html site (``jury report -f html``) into ``folder``: an absent or
         empty folder, or a site jury wrote before; never a folder holding an input."""
-        from jury.results.site import SiteSources, build_site, check_site_dir, site_command
+        from jury.results.site.build import SiteSources, build_site, check_site_dir, site_command
 
         folder = Path(folder)
         check_site_dir(folder, self.inputs)
@@ -332,9 +332,9 @@ def _only_models(
 
 def _plots() -> ModuleType:
     try:
-        import jury.results.plots as plots
+        import jury.results.plots.figures as plots
     except ImportError as exc:
-        raise JuryError(f"plots: cannot load jury.results.plots ({exc})") from None
+        raise JuryError(f"plots: cannot load jury.results.plots.figures ({exc})") from None
     return plots
 
 
@@ -511,7 +511,7 @@ def _inputs(
         inputs = [*(f.path for f in run_paths), project.path("gold", o["gold"]), *files, positions]
     inputs = list(dict.fromkeys(p for p in inputs if p is not None))
     if site_dir is not None:
-        from jury.results.site import check_site_dir
+        from jury.results.site.build import check_site_dir
 
         check_site_dir(Path(site_dir), inputs)
     guard_outputs(o["outputs"], inputs, store=store_path, db_root=root)
@@ -519,7 +519,7 @@ def _inputs(
 
 
 def _check_strength(strength: str | None) -> None:
-    from jury.results.report import STRENGTHS
+    from jury.results.report.build import STRENGTHS
 
     if strength is not None and strength not in STRENGTHS:
         from jury.errors import did_you_mean
@@ -587,7 +587,7 @@ def _build(
     seed: int,
 ) -> ReportModel:
     """build_report on the reviewed files; verdicts that do not fit first say which input they were made for."""
-    from jury.results.report import build_report
+    from jury.results.report.build import build_report
 
     audit_doc, adj_docs = locked.reviewed_audit, locked.reviewed_adjudications
     try:

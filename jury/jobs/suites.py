@@ -63,7 +63,7 @@ class SuiteScores(Result):
             return self.plan.render(fmt, width=width, wide=wide)
         extra = None
         if self.error_counts is not None:
-            from jury.results.taxonomy_report import suite_counts_note
+            from jury.results.report.taxonomy import suite_counts_note
 
             extra = {"error_categories": self.error_counts} if fmt == "json" else {"note": suite_counts_note(self.error_counts)}
         subsets = notes = None
@@ -170,7 +170,7 @@ def _add_metrics(
     result.subsets = subset_scores(records)
     result.adjudicated_subsets = subset_scores(records, credited) if credited is not None and result.subsets is not None else None
     if tax is not None:
-        from jury.results.taxonomy_report import suite_error_counts
+        from jury.results.report.taxonomy import suite_error_counts
 
         result.error_counts = suite_error_counts(records, tax, juror_categories)
 

@@ -13,10 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from jury.errors import InputError
-from jury.results.report_model import Proportion
 from jury.stats.core import ProportionDict, ranks, two_sided_accuracy, wilson
 from jury.vocab import CREDITED_VERDICTS, JURY_ELIGIBLE, VERDICTS, Outcome, Verdict
 
@@ -244,6 +243,18 @@ def adjudicated(pairs: Iterable[PairResult], index: Mapping[tuple[Any, ...], Adj
 def with_ranks(column: Mapping[str, ProportionDict]) -> dict[str, int | None]:
     models = list(column)
     return dict(zip(models, ranks([column[m]["value"] for m in models])))
+
+
+class Proportion(BaseModel):
+    """k successes out of n with its Wilson 95% interval (value, low, high null when n = 0)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(ge=0)
+    n: int = Field(ge=0)
+    value: float | None
+    low: float | None
+    high: float | None
 
 
 class AdjudicatedModel(BaseModel):

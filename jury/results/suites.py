@@ -47,7 +47,7 @@ class SourceSplit(TypedDict):
 
 
 class SuiteErrorCounts(TypedDict):
-    """:func:`jury.results.taxonomy_report.suite_error_counts`: the taxonomy, its categories, where
+    """:func:`jury.results.report.taxonomy.suite_error_counts`: the taxonomy, its categories, where
     the counts came from, per model the failing tests with an error by category, and (with the
     jurors') each model's split by source. Declared here so that ``jury.jobs.suites`` reads the
     shape without loading the report model."""

@@ -1,6 +1,6 @@
 """The document `jury calibrate --json` writes (``CalibrationDocument``) and its parts: each figure
 (who against what, which metric, over n items, with its interval) and each confusion matrix.
-Built by :func:`jury.results.calibration.calibrate`.
+Built by :func:`jury.results.calibration.compute.calibrate`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the taxonomy (``report["error_categories"]``, adjudication files made with --taxonomy).
 
 One horizontal bar per model, stacked by category (counts, the total at the bar's end);
-``jury.results.plots.write_plots`` saves it as error_categories.png. No chart (None)
+``jury.results.plots.figures.write_plots`` saves it as error_categories.png. No chart (None)
 without a taxonomy or without a genuine error.
 """
 
@@ -15,12 +15,12 @@ from jury.errors import extra_imports
 with extra_imports("matplotlib", "plots", "writing plots"):
     from matplotlib.ticker import MaxNLocator
 
-from jury.results.plot_labels import FONT, new_figure, style_axes
+from jury.results.plots.labels import FONT, new_figure, style_axes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from jury.results.report_model import ReportDocument
+    from jury.results.report.model import ReportDocument
 
 # Okabe-Ito (colour-blind safe), as the other charts; grey for "no majority"
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -33,7 +33,7 @@ def error_categories_figure(report: ReportDocument | dict[str, Any]) -> Figure |
     counts = report.get("error_categories")
     if not counts or not any(sum(row.values()) for row in counts["models"].values()):
         return None
-    from jury.results.taxonomy_report import NO_PICK
+    from jury.results.report.taxonomy import NO_PICK
 
     models = list(counts["models"])
     keys = [*counts["categories"], NO_PICK]

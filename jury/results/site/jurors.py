@@ -1,5 +1,5 @@
 """The data of the site's juror pages (``jurors/<juror>.html``): one per juror of each
-adjudication file, every number read from the report's ``jurors`` (jury.results.juror_report),
+adjudication file, every number read from the report's ``jurors`` (jury.results.report.jurors),
 ``adjudication_uncertainty`` and ``agreement`` by its JSON Pointer (:class:`Numbers` cells).
 """
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jury.results.site_answers import slugs
-from jury.results.site_front import Numbers, pointer
+from jury.results.site.answers import slugs
+from jury.results.site.front import Numbers, pointer
 
 
 def _first_answer(num: Numbers, report: dict[str, Any], f: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -51,7 +51,7 @@ def _kind_index(files: list[dict[str, Any]]) -> list[tuple[int, int]]:
 
 
 def juror_slugs(report: dict[str, Any]) -> dict[tuple[int, str], str]:
-    """(file index, juror) -> its page's slug: the juror's name (made safe, jury.results.site_answers.slugs),
+    """(file index, juror) -> its page's slug: the juror's name (made safe, jury.results.site.answers.slugs),
     ``audit-`` before it for an audit file's juror, and the file's number among the files of its kind
     after it when the report has more than one of that kind."""
     files = report.get("jurors") or []

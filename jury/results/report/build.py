@@ -14,9 +14,9 @@ model's adjudicated misses, near misses and non-executed answers (which never re
 jury), the difficulty of each model's denominator, correlations across models, format
 equivalence by model family, a negative control, the oracle-routing table (the three
 columns on the questions every model routed correctly, so models share one denominator),
-and juror agreement and position bias per verdict file (``jury.results.agreement_report``).
+and juror agreement and position bias per verdict file (``jury.results.report.agreement``).
 Every statistic comes from the ``jury.stats`` package. The rendering (table, csv, json, md) is in
-``jury.results.report_render``.
+``jury.results.report.render``.
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
-from jury.results.agreement_report import agreement_sets
 from jury.results.aifunc_columns import execution_error_column
-from jury.results.audit_fit_report import audit_uncertainty
 from jury.results.columns import (
     adjudicated,
     adjudication_cost,
@@ -42,16 +40,18 @@ from jury.results.columns import (
     verdict_index,
     with_ranks,
 )
-from jury.results.juror_report import juror_sections
-from jury.results.latent_report import adjudication_uncertainty
 from jury.results.ranks import DEFAULT_RESAMPLES, question_order, rank_stability
-from jury.results.repeats_report import repeat_stability
-from jury.results.report_model import ReportDocument
-from jury.results.report_render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
+from jury.results.report.agreement import agreement_sets
+from jury.results.report.audit_fit import audit_uncertainty
+from jury.results.report.jurors import juror_sections
+from jury.results.report.latent import adjudication_uncertainty
+from jury.results.report.model import ReportDocument
+from jury.results.report.render import as_report_dict, rank_cell, rank_stability_table, render_report, report_rows
+from jury.results.report.repeats import repeat_stability
+from jury.results.report.taxonomy import category_counts
 from jury.results.review_report import people_labels
 from jury.results.score_table import run_provenance
 from jury.results.scoring import ModelScore, score_all
-from jury.results.taxonomy_report import category_counts
 from jury.stats.core import pearson, rank_delta, rank_shift, spearman
 from jury.version import __version__
 from jury.vocab import COLUMNS, COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Column, Outcome, Verdict
@@ -96,9 +96,9 @@ def build_report(
     None picks adjudicated, else gold_clean, else strict, by which verdicts were given.
     ``rank_resamples`` (None: none) and ``seed``: the rank-stability bootstrap (jury.results.ranks);
     ``seed`` also seeds the questions + jury bootstrap of the adjudicated and gold-clean columns
-    (jury.results.latent_report, jury.results.audit_fit_report).
+    (jury.results.report.latent, jury.results.report.audit_fit).
     ``review``: the review file whose decisions ``adj_docs`` carry (--review): each juror's
-    agreement with people in the report's ``jurors`` (jury.results.juror_report).
+    agreement with people in the report's ``jurors`` (jury.results.report.jurors).
     """
     audit_paths, audits = _split_audit_docs(audit_docs)
     named_audits = list(zip(audit_paths, audits))
@@ -181,7 +181,7 @@ def _adjudicated_jury(
     seed: int,
     review: ReviewFile | None,
 ) -> dict[str, Any] | None:
-    """The adjudicated column with the jury's uncertainty (jury.results.latent_report): each
+    """The adjudicated column with the jury's uncertainty (jury.results.report.latent): each
     row's ``adjudicated_jury`` set, the report's ``adjudication_uncertainty`` returned (None
     without an adjudicated column)."""
     if cols.index is None:
@@ -199,7 +199,7 @@ def _adjudicated_jury(
 def _gold_clean_jury(
     rows: list[dict[str, Any]], ev: Evaluation, named_audits: list[tuple[str | None, AuditFile]], seed: int
 ) -> dict[str, Any] | None:
-    """The gold-clean column with the jury's uncertainty (jury.results.audit_fit_report): each
+    """The gold-clean column with the jury's uncertainty (jury.results.report.audit_fit): each
     row's ``gold_clean_jury`` set, the report's ``audit_uncertainty`` returned (None without audits)."""
     if not named_audits:
         return None

@@ -2,7 +2,7 @@
 picked the answer shown first, with its Wilson 95% interval and a line at 0.5.
 
 One row per juror of every blind adjudication file in the report (``report["agreement"]``),
-then the panel of that file; ``jury.results.plots.write_plots`` saves it as
+then the panel of that file; ``jury.results.plots.figures.write_plots`` saves it as
 position_bias.png. No chart (None) when no blind file has a single-answer ballot.
 """
 
@@ -15,12 +15,12 @@ from jury.errors import extra_imports
 with extra_imports("matplotlib", "plots", "writing plots"):
     from matplotlib.ticker import PercentFormatter
 
-from jury.results.plot_labels import FONT, new_figure, style_axes
+from jury.results.plots.labels import FONT, new_figure, style_axes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from jury.results.report_model import ReportDocument
+    from jury.results.report.model import ReportDocument
 
 JUROR_COLOUR, PANEL_COLOUR = "#0072B2", "#D55E00"  # Okabe-Ito, as the other charts
 

@@ -1,6 +1,6 @@
 """`jury calibrate`'s reference labels and the figures measured against them.
 
-The reference of a candidate (see :mod:`jury.results.calibration`): the chosen annotator's
+The reference of a candidate (see :mod:`jury.results.calibration.compute`): the chosen annotator's
 label, else the consensus's, else the annotators' majority (a tie has none). ``ReferenceBuilder``
 collects the figures and confusion matrices of one calibration: accuracy (Wilson), Cohen's
 kappa (bootstrap), confusion counts, precision/recall/F1.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel
-from jury.results.calibration_model import Confusion, Figure, Section
+from jury.results.calibration.model import Confusion, Figure, Section
 from jury.stats.agreement import confusion, precision_recall_f1
 from jury.stats.core import cohen_kappa_interval, wilson
 from jury.vocab import CATEGORIES

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.results.render import Cell, safe, to_markdown, to_rich_table
-from jury.results.report_model import ErrorCategories
+from jury.results.report.model import ErrorCategories
 from jury.results.suites import SuiteErrorCounts
 from jury.vocab import Verdict
 

@@ -6,7 +6,7 @@ latent-class fit) and never from a file's summary:
 - its family and litellm model, the records it has a vote on and the votes that count (its
   effective category, :func:`jury.judging.agreement.effective_category`), by category;
 - its latent-class accuracy and confusion matrix, copied from the report's fit of the file
-  (:mod:`jury.results.latent_report`), or the reason the fit was refused;
+  (:mod:`jury.results.report.latent`), or the reason the fit was refused;
 - its agreement with every other juror of the file over the records both voted on: the share
   of equal categories and Cohen's kappa (:func:`jury.stats.agreement.pairwise_kappas`);
 - its agreement with people on the records a review file settled (``--review``: the

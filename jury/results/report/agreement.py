@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.judging.agreement import AUDIT, BLIND, LABELLED, agreement_summary
 from jury.results.render import Cell, cell, safe, to_markdown, to_rich_table
-from jury.results.report_model import Agreement, PositionBias
+from jury.results.report.model import Agreement, PositionBias
 
 if TYPE_CHECKING:
     from rich.console import Console

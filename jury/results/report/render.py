@@ -1,6 +1,6 @@
 """`jury report`'s output: the report as table, csv, json or md (:func:`render_report`).
 
-Pure: reads the ``ReportDocument`` :func:`jury.results.report.build_report` returns (or its JSON
+Pure: reads the ``ReportDocument`` :func:`jury.results.report.build.build_report` returns (or its JSON
 dict) and formats it, the flat CSV rows, the main and oracle-routing tables, the rank-stability
 table and the notes under them; computes nothing.
 """
@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from jury.errors import InputError
-from jury.results.agreement_report import agreement_markdown, print_agreement
+from jury.results.columns import Proportion
 from jury.results.corrected import PeopleAnchored, corrected_text
 from jury.results.render import Cell, cell, interval, to_csv, to_json, to_markdown, to_rich_table
-from jury.results.report_model import (
+from jury.results.report.agreement import agreement_markdown, print_agreement
+from jury.results.report.model import (
     AdjudicatedJury,
     AuditClassFile,
     Correlation,
@@ -27,12 +28,11 @@ from jury.results.report_model import (
     ModelRow,
     OracleRow,
     PeopleDependence,
-    Proportion,
     ReportDocument,
     TwoSided,
 )
+from jury.results.report.taxonomy import categories_markdown, print_categories
 from jury.results.scoring import gold_errors_line, unanswered_summary
-from jury.results.taxonomy_report import categories_markdown, print_categories
 from jury.stats.core import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
 
@@ -121,11 +121,11 @@ def _report_row(r: ModelRow, missing: str | None) -> dict[str, Cell]:
     row.update(_review_cells(r))
     row.update({"gold_questions": r.gold_questions, "answered": r.answered})
     row["missing_rule"] = missing
-    if r.gold_clean_jury is not None:  # with audit files only (jury.results.audit_fit_report)
+    if r.gold_clean_jury is not None:  # with audit files only (jury.results.report.audit_fit)
         row.update(
             _jury_csv(Column.GOLD_CLEAN, r.gold_clean_jury, "expected_flag_changes", r.gold_clean_jury.expected_flag_changes)
         )
-    if r.adjudicated_jury is not None:  # with adjudication files only (jury.results.latent_report)
+    if r.adjudicated_jury is not None:  # with adjudication files only (jury.results.report.latent)
         j = r.adjudicated_jury
         row.update(_jury_csv(Column.ADJUDICATED, j, "expected_credit_changes", j.expected_credit_changes))
     if r.adjudicated_people is not None:  # with a review sample only (jury.results.corrected)
@@ -367,7 +367,7 @@ def repeat_notes(report: ReportDocument) -> list[str]:
     """Per adjudication file asked R >= 2 times: its jurors' test-retest kappa, the verdicts
     that change between repeats and the adjudicated column's spread; per audit file asked R >= 2
     times: its jurors' test-retest kappa on their flag votes, the flags that change and the
-    gold-clean column's spread (jury.results.repeats_report)."""
+    gold-clean column's spread (jury.results.report.repeats)."""
     s = report.repeat_stability
     if s is None:
         return []

@@ -5,7 +5,7 @@ Everything comes from files already read and checked by `jury report`: the ``Rep
 written beside the pages as report.json), the evaluation (outcomes and result previews), the
 gold and run files, the locked verdict files and an optional review file. Pages:
 
-- ``index.html``: headline findings (jury.results.headlines), the three columns with their
+- ``index.html``: headline findings (jury.results.site.headlines), the three columns with their
   Wilson intervals drawn, ranks, rank shifts and the composition of the misses in a
   sortable table, rank stability, correlations, family shares, the negative control, oracle
   routing, the charts as inline SVG (each captioned with the verdict files it came from) and
@@ -13,7 +13,7 @@ gold and run files, the locked verdict files and an optional review file. Pages:
 - ``models/<model>.html``: every answer of one model, filterable by outcome and verdict;
 - ``jurors/<juror>.html``: one juror of an adjudication file: its votes, latent-class accuracy
   and confusion matrix, agreement with the other jurors and with people, and its votes by
-  the order the answers were shown (jury.results.site_jurors);
+  the order the answers were shown (jury.results.site.jurors);
 - ``questions/<question>.html``: the question, evidence, gold SQL and preview, the audit's
   votes on the gold, and each model's SQL, preview, juror votes and reasoning, and the
   human review decisions.
@@ -26,7 +26,7 @@ charts are rewritten so that they style nothing through CSS. The folder gets a m
 a folder only when it holds that marker, writes only regular files inside it (jury's one
 writer, jury.inputs.writer, with the folder as its bound: no symlink, device or folder link is
 followed out), and removes only the files an earlier build listed whose content is unchanged
-(see jury.results.site_folder).
+(see jury.results.site.folder).
 
 This module renders and writes the pages; the parts are beside it: ``site_folder`` (the
 inputs, the output folder, the verification block), ``site_front`` (the front page's
@@ -45,10 +45,10 @@ from typing import TYPE_CHECKING, Any
 from jury.errors import InputError, need_extra
 from jury.inputs.writer import check_output, write_output, write_outputs
 from jury.results.panel_comparison import site_section
-from jury.results.report_render import as_report, render_report
-from jury.results.site_answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, preview, question_pages, slugs
-from jury.results.site_charts import CHART_TITLES, chart_data, clean_svg, figure_svg
-from jury.results.site_folder import (
+from jury.results.report.render import as_report, render_report
+from jury.results.site.answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, preview, question_pages, slugs
+from jury.results.site.charts import CHART_TITLES, chart_data, clean_svg, figure_svg
+from jury.results.site.folder import (
     MARKER,
     SiteSources,
     SiteSummary,
@@ -58,16 +58,16 @@ from jury.results.site_folder import (
     stale_files,
     verification_data,
 )
-from jury.results.site_front import FORMATS, Numbers, fmt_float3, fmt_int, fmt_pct, fmt_rank, front_page, pointer, resolve
-from jury.results.site_jurors import juror_index, juror_pages
-from jury.results.site_uncertainty import uncertainty_section
+from jury.results.site.front import FORMATS, Numbers, fmt_float3, fmt_int, fmt_pct, fmt_rank, front_page, pointer, resolve
+from jury.results.site.jurors import juror_index, juror_pages
+from jury.results.site.uncertainty import uncertainty_section
 from jury.version import __version__
 from jury.vocab import Column
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from jury.results.report_model import ReportDocument
+    from jury.results.report.model import ReportDocument
 
 
 __all__ = ["build_site", "SiteSources", "SiteSummary", "check_site_dir", "site_command", "sha256_of", "MARKER", "CSP"]
@@ -105,7 +105,7 @@ def _environment() -> Environment:
             return super().getattr(obj, attribute)
 
     env = SiteEnvironment(
-        loader=PackageLoader("jury.results", "site_templates"),
+        loader=PackageLoader("jury.results.site", "templates"),
         autoescape=True,  # every template, whatever its name
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -168,7 +168,7 @@ def _site_files(sources: SiteSources) -> dict[str, bytes]:
         written[name] = _page(env, name, "question.html", title=f"question {q} — jury report", q=d)
     written["report.json"] = render_report(typed, "json").encode("utf-8")
     for asset in ("site.css", "site.js"):
-        written[f"assets/{asset}"] = resources.files("jury.results").joinpath("site_templates", asset).read_bytes()
+        written[f"assets/{asset}"] = resources.files("jury.results.site").joinpath("templates", asset).read_bytes()
     return written
 
 

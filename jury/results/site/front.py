@@ -11,9 +11,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from jury.results.headlines import headlines
-from jury.results.report_model import ReportDocument
-from jury.results.report_render import coverage_note, decided_by_rows, dollars, rank_cell
+from jury.results.report.model import ReportDocument
+from jury.results.report.render import coverage_note, decided_by_rows, dollars, rank_cell
+from jury.results.site.headlines import headlines
 from jury.stats.core import ordinal
 from jury.vocab import COLUMNS, COMPOSITION, Column
 

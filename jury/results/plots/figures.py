@@ -2,7 +2,7 @@
 
 ``write_plots(report, out_dir)`` writes columns.png, rank_slope.png,
 miss_composition.png, defect_share_vs_strength.png, position_bias.png
-(jury.results.plot_bias) and error_categories.png (jury.results.plot_taxonomy), skipping (never failing on) a chart whose data is absent. Each chart has a ``*_figure(report)`` builder
+(jury.results.plots.bias) and error_categories.png (jury.results.plots.taxonomy), skipping (never failing on) a chart whose data is absent. Each chart has a ``*_figure(report)`` builder
 returning the Figure (or None) and a ``plot_*(report, path)`` wrapper that
 saves and frees it. Figures are ``matplotlib.figure.Figure`` objects on an Agg
 canvas: no pyplot, no display, no global backend switch, nothing left open.
@@ -21,16 +21,16 @@ with extra_imports("matplotlib", "plots", "writing plots"):
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from jury.results.plot_bias import position_bias_figure
-from jury.results.plot_labels import DPI, FONT, TABLE_LINE_PT, label_points, new_figure, number_table, style_axes
-from jury.results.plot_taxonomy import error_categories_figure
+from jury.results.plots.bias import position_bias_figure
+from jury.results.plots.labels import DPI, FONT, TABLE_LINE_PT, label_points, new_figure, number_table, style_axes
+from jury.results.plots.taxonomy import error_categories_figure
 from jury.vocab import COLUMNS, COMPOSITION, Column, Verdict
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from jury.results.report_model import ReportDocument
+    from jury.results.report.model import ReportDocument
 
 __all__ = [
     "write_plots",
@@ -327,7 +327,7 @@ def miss_composition_figure(report: ReportDocument | dict[str, Any]) -> Figure |
 
 def _strength(report: dict[str, Any]) -> tuple[str, dict[int, float]]:
     """(axis label, {model index: strength}). The strength column is settings["strength"]
-    (as jury.results.report writes it), else the correlation's "strength", else adjudicated."""
+    (as jury.results.report.build writes it), else the correlation's "strength", else adjudicated."""
     corr = (report.get("correlations") or {}).get("gold_defect_share_vs_strength") or {}
     spec = (report.get("settings") or {}).get("strength") or corr.get("strength") or Column.ADJUDICATED
     spec = str(spec)

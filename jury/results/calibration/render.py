@@ -1,4 +1,4 @@
-"""Rendering a calibration (jury/results/calibration.py): JSON, CSV (one row per figure),
+"""Rendering a calibration (jury/results/calibration/compute.py): JSON, CSV (one row per figure),
 Markdown tables and the rich tables `jury calibrate` prints."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from jury.results.calibration_model import CalibrationDocument, Figure
+from jury.results.calibration.model import CalibrationDocument, Figure
 from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The site's inputs, output folder and verification block (see :mod:`jury.results.site`).
+"""The site's inputs, output folder and verification block (see :mod:`jury.results.site.build`).
 
 What a site is built from (:class:`SiteSources`); the checks that keep a build from writing
 over anything but an earlier jury site (its marker, ``.jury-site.json``) or a folder holding
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
     from jury.inputs.records import GoldItem, QuestionId, RunRecord
-    from jury.results.report_model import ReportDocument
+    from jury.results.report.model import ReportDocument
     from jury.verdicts.documents import AdjudicationFile, AuditFile
     from jury.verdicts.review import ReviewFile
 

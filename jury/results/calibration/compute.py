@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from jury.errors import InputError
 from jury.inputs.label_sets import LabelSet
 from jury.inputs.labels import CONSENSUS, AdjudicationLabel, GoldLabel, Labels
-from jury.results.calibration_model import SECTIONS, CalibrationDocument, Confusion, Figure, Section
-from jury.results.calibration_reference import (
+from jury.results.calibration.model import SECTIONS, CalibrationDocument, Confusion, Figure, Section
+from jury.results.calibration.reference import (
     CORRECT,
     INCORRECT,
     Item,

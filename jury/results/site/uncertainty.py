@@ -4,16 +4,16 @@ expected credit changes, the rank under the same resamples and (with a review sa
 people-anchored value; the same for the gold-clean column with an audit (expected flag changes);
 per adjudication (audit) file its fit, its dependence check and repeats lines (the table and
 Markdown reports' own lines) and the records (gold queries) whose latent-class verdict (flag) is
-not the published one, with their votes. Every number is a :class:`jury.results.site_front.Numbers`
+not the published one, with their votes. Every number is a :class:`jury.results.site.front.Numbers`
 cell, so it carries its JSON pointer into the report."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from jury.results.report_model import ReportDocument
-from jury.results.report_render import repeat_notes, uncertainty_notes
-from jury.results.site_front import Numbers, pointer
+from jury.results.report.model import ReportDocument
+from jury.results.report.render import repeat_notes, uncertainty_notes
+from jury.results.site.front import Numbers, pointer
 
 
 def _jury_row(num: Numbers, i: int, model: str, page: str, column: str, changes: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from jury.vocab import COMPOSITION, JURY_ELIGIBLE, NOT_EXECUTED, Outcome, Verdic
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import PairResult
-    from jury.results.site_folder import SiteSources
+    from jury.results.site.folder import SiteSources
     from jury.verdicts.documents import AdjudicationRecord, AuditFile, AuditRecord
     from jury.verdicts.review import ReviewRecord
 

@@ -12,7 +12,7 @@ questions only). Beside it, per model:
   audited question's flag is drawn from its latent-class posterior (a flagged question leaves the
   model's numerator and denominator), :data:`RESAMPLES` resamples, the report's seed (the
   adjudicated column's question resamples): plug-in posteriors when the audit files hold
-  :data:`jury.results.latent_report.JOINT_BELOW` records or more together, joint Gibbs draws of
+  :data:`jury.results.report.latent.JOINT_BELOW` records or more together, joint Gibbs draws of
   classes and parameters (:func:`jury.stats.latent.sample_classes`, seed ``seed + i`` for the
   i-th audit file, 0-based) otherwise;
 - **expected flag changes**: the expected number of its included questions whose flag is not the
@@ -24,8 +24,8 @@ each juror's estimated accuracy and confusion matrix, the check that its jurors 
 (:func:`jury.stats.dependence.dependence_check`, seed ``seed + i``) and the questions whose
 latent-class (MAP) flag is not the published one, with their votes. Votes: each juror's effective
 vote of repeat 0 (the record's ``votes``, as the adjudication fit reads them; ``--repeats``' other
-asks are jury.results.repeats_report's), abstentions missing. A fit is refused as an adjudication
-file's is (:func:`jury.results.latent_report.fit_refusal`); a refused file's flags are kept as
+asks are jury.results.report.repeats's), abstentions missing. A fit is refused as an adjudication
+file's is (:func:`jury.results.report.latent.fit_refusal`); a refused file's flags are kept as
 published, certain in the interval.
 
 A question audited by several files is flagged in a resample when any file's draw flags it, the
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jury.results.columns import flagged_questions
-from jury.results.latent_report import (
+from jury.results.report.latent import (
     CONFIDENCE,
     DEPENDENCE_RESAMPLES,
     JOINT_BELOW,

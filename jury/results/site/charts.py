@@ -70,7 +70,7 @@ def figure_svg(fig: Figure, prefix: str) -> str:
 
 
 def chart_data(report: dict[str, Any]) -> list[dict[str, Any]]:
-    from jury.results.plots import FIGURES, provenance_lines  # matplotlib: jury.results.site checked it is there
+    from jury.results.plots.figures import FIGURES, provenance_lines  # matplotlib: jury.results.site.build checked it is there
 
     out = []
     for n, (filename, build, kinds) in enumerate(FIGURES):

@@ -38,7 +38,7 @@ when fewer than two jurors voted (a single juror's errors cannot be told from th
 fewer than :data:`MIN_RECORDS` records have two votes or more (the confusion matrices would be
 mostly the smoothing prior) or when it did not converge (its estimates are where the iterations
 stopped). The gold-clean column's questions + jury interval, from a fit of each audit file, is
-:mod:`jury.results.audit_fit_report`'s.
+:mod:`jury.results.report.audit_fit`'s.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def repeat_file(
     seed: int = 0,
     resamples: int = RESAMPLES,
 ) -> dict[str, Any] | None:
-    """One file's RepeatFile fields (jury.results.report_model), or None when R < 2."""
+    """One file's RepeatFile fields (jury.results.report.model), or None when R < 2."""
     r_count = repeat_count(doc)
     if r_count < 2:
         return None
@@ -214,7 +214,7 @@ def audit_repeat_file(
     seed: int = 0,
     resamples: int = RESAMPLES,
 ) -> dict[str, Any] | None:
-    """One audit file's AuditRepeatFile fields (jury.results.report_model), or None when R < 2.
+    """One audit file's AuditRepeatFile fields (jury.results.report.model), or None when R < 2.
     ``others_flagged``: the questions the other audit files of the report flag (published);
     ``pairs``: the evaluation's (none: no gold-clean column)."""
     r_count = repeat_count(doc)

@@ -1,6 +1,6 @@
 """The shape of `jury report --format json`: pydantic models and their JSON Schema.
 
-``jury.results.report.build_report`` returns a ``ReportDocument``; ``ReportDocument.model_dump(mode="json")``
+``jury.results.report.build.build_report`` returns a ``ReportDocument``; ``ReportDocument.model_dump(mode="json")``
 is exactly what ``--format json`` writes (the fields are declared in output order), and
 ``ReportDocument.model_validate_json(text)`` reads one back. ``verdicts/schema/report-v1.schema.json``
 is generated from ``ReportDocument`` by ``write_report_schema`` (a test checks it is current).
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jury.inputs.records import QuestionId
 from jury.inputs.writer import write_output
+from jury.results.columns import Proportion
 from jury.results.corrected import Corrected, PeopleAnchored
 from jury.verdicts.documents import OmitUnused, Provenance, dumps_pretty
 
@@ -24,16 +25,6 @@ REPORT_SCHEMA_FILENAME = f"report-v{REPORT_FORMAT_VERSION}.schema.json"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class Proportion(_Model):
-    """k successes out of n with its Wilson 95% interval (value, low, high null when n = 0)."""
-
-    k: int = Field(ge=0)
-    n: int = Field(ge=0)
-    value: float | None
-    low: float | None
-    high: float | None
 
 
 class PassReview(_Model):
@@ -159,7 +150,7 @@ class _JuryColumn(_Model):
 
 
 class AdjudicatedJury(_JuryColumn):
-    """The adjudicated column with the jury's uncertainty (jury.results.latent_report): the
+    """The adjudicated column with the jury's uncertainty (jury.results.report.latent): the
     latent-class model's expected value and the questions + jury interval."""
 
     expected: float | None = Field(
@@ -183,7 +174,7 @@ class AdjudicatedJury(_JuryColumn):
 
 
 class GoldCleanJury(_JuryColumn):
-    """The gold-clean column with the jury's uncertainty (jury.results.audit_fit_report): the
+    """The gold-clean column with the jury's uncertainty (jury.results.report.audit_fit): the
     latent-class model's expected value and the questions + jury interval."""
 
     expected: float | None = Field(
@@ -377,7 +368,7 @@ class Agreement(_Model):
 
 class ErrorCategories(_Model):
     """--taxonomy adjudication files: per model, its genuine-error verdicts by error category
-    (jury.results.taxonomy_report.category_counts)."""
+    (jury.results.report.taxonomy.category_counts)."""
 
     taxonomy: str = Field(description="The taxonomy's name (settings.taxonomy of the adjudication files).")
     categories: list[str] = Field(description="Its category ids, in its order.")
@@ -651,7 +642,7 @@ class AuditRepeatFile(_Model):
 
 
 class RepeatStability(OmitUnused):
-    """Test-retest of repeated panels (jury.results.repeats_report)."""
+    """Test-retest of repeated panels (jury.results.report.repeats)."""
 
     _OPTIONAL = ("audits",)  # written only when present: reports without them are as before
 
@@ -704,7 +695,7 @@ class JurorWithPeople(_Model):
 
 
 class JurorEntry(_Model):
-    """One juror of one adjudication or audit file (jury.results.juror_report)."""
+    """One juror of one adjudication or audit file (jury.results.report.jurors)."""
 
     juror: str
     family: str

@@ -1,0 +1,1 @@
+"""Jury calibrate: the reference labels, the computation, its document and its renderers."""

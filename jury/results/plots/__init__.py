@@ -1,0 +1,1 @@
+"""Matplotlib figures (the plots extra)."""
