@@ -118,9 +118,9 @@ def test_a_40_record_sample_by_flag_and_difficulty_has_the_hand_inclusion_probab
     # the same seed draws the same records; another seed other ones
     again = jury.review_sample("verdicts/again.json", audit="verdicts/audit.json", by=["flag", "difficulty"], n=40)
     assert isinstance(again, jury.ReviewSample)
-    assert [r["question_id"] for r in again.records] == [r["question_id"] for r in doc["records"]]
+    assert [r.question_id for r in again.records] == [r["question_id"] for r in doc["records"]]
     other = jury.review_sample("verdicts/other.json", audit="verdicts/audit.json", by=["flag", "difficulty"], n=40, seed=1)
-    assert [r["question_id"] for r in other.records] != [r["question_id"] for r in doc["records"]]
+    assert [r.question_id for r in other.records] != [r["question_id"] for r in doc["records"]]
     assert load_sample("verdicts/sample.json").content_sha256 == doc["content_sha256"]
 
 
@@ -129,11 +129,11 @@ def test_given_sizes_and_neyman(folder):
     frame = _frame(folder)
     flagged = sum(1 for f, _ in frame if f == "flagged")
     res = jury.review_sample("s.json", audit="verdicts/audit.json", by=["flag"], size={"flagged": 5, "not_flagged": 3}, seed=4)
-    incl = {(s["values"]["flag"]): s["sample"] / s["size"] for s in res.strata}
+    incl = {(s.values["flag"]): s.sample / s.size for s in res.strata}
     assert incl == {"flagged": 5 / flagged, "not_flagged": 3 / (129 - flagged)}
     # Neyman by agreement: S_h of the 0/1 flag (ddof 1) within each agreement level, by numpy
     res = jury.review_sample("n.json", audit="verdicts/audit.json", by=["agreement"], n=20, method="neyman", minimum=0)
-    assert sum(s["sample"] for s in res.strata) == 20
+    assert sum(s.sample for s in res.strata) == 20
     audit = json.loads(Path("verdicts/audit.json").read_text())
     flags: dict[str, list[int]] = {}
     for r in audit["records"]:
@@ -141,18 +141,18 @@ def test_given_sizes_and_neyman(folder):
         level = "no_majority" if not r["decided"] else "unanimous" if len(cats) == 1 else "majority"
         flags.setdefault(level, []).append(int(r["flagged"]))
     for s in res.strata:
-        f = flags[s["values"]["agreement"]]
-        assert s["size"] == len(f)
-        assert s["sd"] == pytest.approx(float(np.std(f, ddof=1)) if len(f) > 1 else 0.0)
+        f = flags[s.values["agreement"]]
+        assert s.size == len(f)
+        assert s.sd == pytest.approx(float(np.std(f, ddof=1)) if len(f) > 1 else 0.0)
     # Neyman by hand: x_h = 20 N_h S_h / sum(N S) (none beyond its N_h here), floors, largest remainders
-    levels = [s["values"]["agreement"] for s in res.strata]
+    levels = [s.values["agreement"] for s in res.strata]
     ns = {k: len(flags[k]) * (float(np.std(flags[k], ddof=1)) if len(flags[k]) > 1 else 0.0) for k in levels}
     x = {k: 20 * ns[k] / sum(ns.values()) for k in levels}
     assert all(x[k] <= len(flags[k]) for k in levels)
     want = {k: int(x[k]) for k in levels}
     for k in sorted(levels, key=lambda k: -(x[k] - int(x[k])))[: 20 - sum(want.values())]:
         want[k] += 1
-    assert {s["values"]["agreement"]: s["sample"] for s in res.strata} == want
+    assert {s.values["agreement"]: s.sample for s in res.strata} == want
 
 
 @pytest.mark.slow

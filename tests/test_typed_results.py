@@ -14,17 +14,7 @@ from typing_extensions import is_typeddict
 import jury
 
 # model.field -> why it is still open
-ALLOWED = {
-    # built in jury.judging (jury.judging.agreement.agreement_summary, jury.judging.gold_audit.summarize),
-    # whose typing is its own step of issue 45
-    "jury.jobs.adjudicate.Adjudication.agreement": "jury.judging.agreement.agreement_summary's dict",
-    "jury.jobs.audit.Audit.summary": "jury.judging.gold_audit.summarize's dict",
-    # the locked sample file's own models (jury.verdicts.sample.SampleStratum, SampledRecord), dumped
-    # to JSON: typed there; a TypedDict here would declare the shape twice, holding the models would
-    # change what the fields hold (dicts today)
-    "jury.jobs.review_sample.ReviewSample.strata": "model_dump(mode='json') of jury.verdicts.sample.SampleStratum",
-    "jury.jobs.review_sample.ReviewSample.records": "model_dump(mode='json') of jury.verdicts.sample.SampledRecord",
-}
+ALLOWED: dict[str, str] = {}
 
 
 def _exported_models() -> list[type[BaseModel]]:

@@ -23,6 +23,7 @@ from pydantic import Field, model_validator
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
 from jury.jobs.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.judging.agreement import AgreementSummary
 from jury.judging.panels import jurors_to_ask, require_keys, require_priced, warn_unknown_params
 from jury.options import job_options
 from jury.options.adjudicate import AdjudicateOptions
@@ -59,7 +60,7 @@ class Adjudication(JurorJob):
     the jurors' agreement, the calls (``calls``) and the verdict file (``path``)."""
 
     models: list[AdjudicatedModel] = Field(default_factory=list, description="Per model: strict, adjudicated, composition, ...")
-    agreement: dict[str, Any] | None = None
+    agreement: AgreementSummary | None = None
     records: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)  # the verdict file's records
     evaluation: Any = Field(None, exclude=True, repr=False)  # jury.compare.outcomes.Evaluation
 

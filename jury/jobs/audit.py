@@ -22,6 +22,7 @@ from typing_extensions import TypedDict  # pydantic needs it for a model field o
 from jury.errors import InputError
 from jury.jobs.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
 from jury.judging.panels import require_keys, require_priced, warn_unknown_params
+from jury.judging.rules import AuditSummary, FlagRate
 from jury.options import job_options
 from jury.options.audit import AuditOptions
 from jury.pipeline.jobs import JobResult, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
@@ -51,7 +52,7 @@ class Audit(JurorJob):
     rates overall, by difficulty, by split and per juror, Fleiss' kappa, defect types and
     agreement), what the deterministic checks flagged (``checks``), the calls and the file."""
 
-    summary: dict[str, Any] | None = None
+    summary: AuditSummary | None = None
     checks: CheckCounts | None = Field(
         None, description="Gold queries checked, flagged by any check, and flagged per check (None: no checks ran)."
     )
@@ -64,7 +65,7 @@ class Audit(JurorJob):
         """One row per juror: defective votes, valid votes, flag rate and abstentions."""
         from jury.results.render import to_csv
 
-        jurors = (self.summary or {}).get("jurors", {})
+        jurors = {} if self.summary is None else self.summary["jurors"]
         rows = [{"juror": name, **j} for name, j in jurors.items()]
         return to_csv(rows, ["juror", "defective", "valid_votes", "flag_rate", "abstentions"])
 
@@ -105,18 +106,18 @@ class AuditRequest(JurorRequest):
         return self
 
 
-def audit_lines(summary: dict[str, Any] | None) -> list[str]:
+def audit_lines(summary: AuditSummary | None) -> list[str]:
     """The audit's summary as the command prints it."""
     if summary is None:
         return []
     o = summary["overall"]
 
-    def pct(r: dict[str, Any]) -> str:
+    def pct(r: FlagRate) -> str:
         return "—" if r["rate"] is None else f"{100 * r['rate']:.1f}%"
 
     lines = [f"flagged {o['flagged']} of {o['questions']} gold queries ({pct(o)}); undecided {summary['undecided']}"]
-    for title, key in (("by difficulty", "by_difficulty"), ("by split", "by_split")):
-        parts = [f"{k}: {v['flagged']}/{v['questions']} ({pct(v)})" for k, v in summary[key].items()]
+    for title, rates in (("by difficulty", summary["by_difficulty"]), ("by split", summary["by_split"])):
+        parts = [f"{k}: {v['flagged']}/{v['questions']} ({pct(v)})" for k, v in rates.items()]
         lines.append(f"  {title}: " + "; ".join(parts))
     for name, j in summary["jurors"].items():
         rate = "—" if j["flag_rate"] is None else f"{100 * j['flag_rate']:.1f}%"
@@ -125,10 +126,9 @@ def audit_lines(summary: dict[str, Any] | None) -> list[str]:
     lines.append(f"  Fleiss' kappa: {'—' if kappa is None else f'{kappa:.3f}'}")
     if summary["defect_types"]:
         lines.append("  defect types (votes): " + ", ".join(f"{k} {v}" for k, v in summary["defect_types"].items()))
-    if summary.get("agreement") is not None:
-        from jury.judging.agreement import agreement_line
+    from jury.judging.agreement import agreement_line
 
-        lines.append("  " + agreement_line(summary["agreement"]))
+    lines.append("  " + agreement_line(summary["agreement"]))
     return lines
 
 

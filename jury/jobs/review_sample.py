@@ -33,6 +33,7 @@ from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewSampleOptions, parsed_sizes
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.verdicts.sample import SampledRecord, SampleStratum
 from jury.vocab import Verdict
 
 SEPARATOR = "/"
@@ -49,8 +50,8 @@ class ReviewSample(Result):
     by: list[str]
     method: str
     seed: int
-    strata: list[dict[str, Any]]
-    records: list[dict[str, Any]]
+    strata: list[SampleStratum]
+    records: list[SampledRecord]
     content_sha256: str
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
@@ -63,12 +64,12 @@ class ReviewSample(Result):
         head = "| stratum | N_h | n_h | inclusion |\n|---|---:|---:|---:|\n" if fmt == "md" else ""
         rows = []
         for s in self.strata:
-            label = safe(SEPARATOR.join(s["values"][k] for k in self.by))
-            inc = f"{s['sample'] / s['size']:.4f}"
+            label = safe(SEPARATOR.join(s.values[k] for k in self.by))
+            inc = f"{s.sample / s.size:.4f}"
             rows.append(
-                f"| {label} | {s['size']} | {s['sample']} | {inc} |"
+                f"| {label} | {s.size} | {s.sample} | {inc} |"
                 if fmt == "md"
-                else f"{label:<30} {s['size']:>6} {s['sample']:>5} {inc:>9}"
+                else f"{label:<30} {s.size:>6} {s.sample:>5} {inc:>9}"
             )
         title = (
             f"sampled {len(self.records)} of {self.frame_size} records ({self.method}, seed {self.seed}) "
@@ -177,8 +178,8 @@ def review_sample(
         by=keys,
         method=drawn.method,
         seed=o.seed,
-        strata=[s.model_dump(mode="json") for s in locked.strata],
-        records=[r.model_dump(mode="json") for r in locked.records],
+        strata=list(locked.strata),
+        records=list(locked.records),
         content_sha256=str(locked.content_sha256),
         inputs=[*files, *as_paths(audit_path)],
     )

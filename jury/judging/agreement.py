@@ -23,8 +23,9 @@ Everything is computed from the votes; nothing here trusts a file's summary.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.judging.panels import BALLOT_STYLES
 from jury.stats.agreement import krippendorff_alpha, pairwise_kappas
@@ -66,11 +67,53 @@ def decisive_ballots(vote: Any) -> list[str]:
     return [str(_get(h, "raw_verdict")) for h in halves if h is not None and _get(h, "raw_verdict") in _SINGLE]
 
 
-def _bias(picks: list[str]) -> dict[str, Any]:
-    return asdict(position_bias(sum(p == BlindAnswer.ANSWER_1 for p in picks), len(picks)))
+class PositionShare(TypedDict):
+    """Among n decisive votes, k picked the answer shown first: the share, its Wilson 95%
+    interval and the two-sided binomial test's p against 0.5 (None when n = 0)."""
+
+    k: int
+    n: int
+    share: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
 
 
-def agreement_summary(records: list[dict[str, Any]], style: str) -> dict[str, Any]:
+class PositionBiases(TypedDict):
+    """Blind ballots: the panel's first-position share, and each juror's."""
+
+    panel: PositionShare
+    jurors: dict[str, PositionShare]
+
+
+class KappaPair(TypedDict):
+    """Cohen's kappa of jurors a and b over the n units both rated (None when undefined)."""
+
+    a: str
+    b: str
+    kappa: float | None
+    n: int
+
+
+class AgreementSummary(TypedDict):
+    """Agreement and position bias of one verdict set, as the verdict file and the result state it."""
+
+    style: str
+    units: int
+    alpha_units: int
+    krippendorff_alpha: float | None
+    pairwise_kappa: list[KappaPair]
+    inconsistent: dict[str, int]
+    position_bias: PositionBiases | None
+    position_bias_note: str | None
+
+
+def _bias(picks: list[str]) -> PositionShare:
+    test = position_bias(sum(p == BlindAnswer.ANSWER_1 for p in picks), len(picks))
+    return PositionShare(k=test.k, n=test.n, share=test.share, low=test.low, high=test.high, p_value=test.p_value)
+
+
+def agreement_summary(records: list[dict[str, Any]], style: str) -> AgreementSummary:
     """Agreement and position bias of one verdict set (see the module docstring).
 
     ``style``: the panel's ballot style, ``blind`` or ``labelled`` for adjudications,
@@ -97,34 +140,33 @@ def agreement_summary(records: list[dict[str, Any]], style: str) -> dict[str, An
             inconsistent[name] += bool(_get(vote, "inconsistent", False))
         units.append(unit)
     pairable = sum(sum(c is not None for c in u) >= 2 for u in units)
-    summary: dict[str, Any] = {
-        "style": style,
-        "units": len(records),
-        "alpha_units": pairable,
-        "krippendorff_alpha": krippendorff_alpha(units),
-        "pairwise_kappa": [{"a": p.a, "b": p.b, "kappa": p.value, "n": p.n} for p in pairwise_kappas(by_juror)],
-        "inconsistent": inconsistent,
-        "position_bias": None,
-        "position_bias_note": _NO_POSITION.get(style),
-    }
+    biases = None
     if style == BLIND:
-        summary["position_bias"] = {
-            "panel": _bias([p for name in jurors for p in picks[name]]),
-            "jurors": {name: _bias(picks[name]) for name in jurors},
-        }
-    return summary
+        biases = PositionBiases(
+            panel=_bias([p for name in jurors for p in picks[name]]), jurors={name: _bias(picks[name]) for name in jurors}
+        )
+    return AgreementSummary(
+        style=style,
+        units=len(records),
+        alpha_units=pairable,
+        krippendorff_alpha=krippendorff_alpha(units),
+        pairwise_kappa=[KappaPair(a=p.a, b=p.b, kappa=p.value, n=p.n) for p in pairwise_kappas(by_juror)],
+        inconsistent=inconsistent,
+        position_bias=biases,
+        position_bias_note=_NO_POSITION.get(style),
+    )
 
 
-def kappa_range(summary: dict[str, Any]) -> tuple[float, float] | None:
+def kappa_range(summary: AgreementSummary) -> tuple[float, float] | None:
     """(lowest, highest) defined pairwise kappa of an ``agreement_summary``; None if none is defined."""
-    values = [p["kappa"] for p in summary.get("pairwise_kappa") or [] if p.get("kappa") is not None]
+    values = [p["kappa"] for p in summary["pairwise_kappa"] if p["kappa"] is not None]
     return (min(values), max(values)) if values else None
 
 
-def agreement_line(summary: dict[str, Any]) -> str:
+def agreement_line(summary: AgreementSummary) -> str:
     """One line: alpha, the range of pairwise kappa, and for blind ballots the panel's first-position share."""
-    alpha = summary.get("krippendorff_alpha")
-    parts = [f"agreement: Krippendorff's alpha {'—' if alpha is None else f'{alpha:.3f}'} (n = {summary.get('alpha_units', 0)})"]
+    alpha = summary["krippendorff_alpha"]
+    parts = [f"agreement: Krippendorff's alpha {'—' if alpha is None else f'{alpha:.3f}'} (n = {summary['alpha_units']})"]
     span = kappa_range(summary)
     if span is None:
         parts.append("pairwise Cohen's kappa —")
@@ -132,13 +174,14 @@ def agreement_line(summary: dict[str, Any]) -> str:
         parts.append(f"pairwise Cohen's kappa {span[0]:.3f}")
     else:
         parts.append(f"pairwise Cohen's kappa {span[0]:.3f} to {span[1]:.3f}")
-    bias = (summary.get("position_bias") or {}).get("panel")
+    biases = summary["position_bias"]
+    bias = None if biases is None else biases["panel"]
     if bias is not None:
         if bias["n"]:
             parts.append(f"first answer picked {bias['share']:.1%} of {bias['n']} (p = {bias['p_value']:.3g})")
         else:
             parts.append("first answer picked — (no single-answer ballot)")
-    inconsistent = sum((summary.get("inconsistent") or {}).values())
+    inconsistent = sum(summary["inconsistent"].values())
     if inconsistent:
         parts.append(f"inconsistent across orders {inconsistent}")
     return "; ".join(parts)

@@ -25,7 +25,7 @@ from jury.judging.agreement import AUDIT, agreement_summary
 from jury.judging.ballots import SCHEMA_HEADINGS, AuditDefectTypes, Template, audit_messages, fence
 from jury.judging.panels import Panel
 from jury.judging.plan import Ballot, BallotGroups, BallotResult
-from jury.judging.rules import audit_counts, audit_flag
+from jury.judging.rules import AuditSummary, JurorFlags, audit_counts, audit_flag
 from jury.judging.runner import run_repeats
 from jury.judging.schema_view import schema_view
 from jury.stats.agreement import fleiss_kappa_from_ratings
@@ -168,7 +168,7 @@ def build_records(plan: AuditPlan, results: list[list[BallotResult]]) -> list[di
     return out
 
 
-def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(records: list[dict[str, Any]]) -> AuditSummary:
     """Flag rates overall, by difficulty, by split and by juror; Fleiss' kappa; agreement (alpha,
     pairwise kappa: jury.judging.agreement); defect types."""
     jurors: dict[str, list[str | None]] = {}
@@ -176,31 +176,31 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         for v in r["votes"]:
             jurors.setdefault(v["juror"], []).append(v["category"])
     per_juror = {
-        name: {
-            "defective": sum(x == AuditVote.DEFECTIVE for x in cats),
-            "valid_votes": sum(x is not None for x in cats),
-            "abstentions": sum(x is None for x in cats),
-            "flag_rate": (sum(x == AuditVote.DEFECTIVE for x in cats) / sum(x is not None for x in cats))
+        name: JurorFlags(
+            defective=sum(x == AuditVote.DEFECTIVE for x in cats),
+            valid_votes=sum(x is not None for x in cats),
+            abstentions=sum(x is None for x in cats),
+            flag_rate=(sum(x == AuditVote.DEFECTIVE for x in cats) / sum(x is not None for x in cats))
             if any(x is not None for x in cats)
             else None,
-        }
+        )
         for name, cats in jurors.items()
     }
     types = Counter(
         v["defect_type"] for r in records for v in r["votes"] if v["category"] == AuditVote.DEFECTIVE and v["defect_type"]
     )
     counts = audit_counts(records)  # the counts loading re-checks (jury/judging/rules.py)
-    return {
-        "overall": counts["overall"],
-        "by_difficulty": counts["by_difficulty"],
-        "by_split": counts["by_split"],
-        "jurors": per_juror,
-        "fleiss_kappa": fleiss_kappa_from_ratings([[v["category"] for v in r["votes"]] for r in records]),  # older readers
-        "agreement": agreement_summary(records, AUDIT),  # alpha keeps the questions with abstentions
-        "undecided": counts["undecided"],
-        "defect_types": dict(sorted(types.items())),
-        "flagged_defect_types": dict(sorted(Counter(t for r in records if r["flagged"] for t in r["defect_types"]).items())),
-    }
+    return AuditSummary(
+        overall=counts["overall"],
+        by_difficulty=counts["by_difficulty"],
+        by_split=counts["by_split"],
+        jurors=per_juror,
+        fleiss_kappa=fleiss_kappa_from_ratings([[v["category"] for v in r["votes"]] for r in records]),  # older readers
+        agreement=agreement_summary(records, AUDIT),  # alpha keeps the questions with abstentions
+        undecided=counts["undecided"],
+        defect_types=dict(sorted(types.items())),
+        flagged_defect_types=dict(sorted(Counter(t for r in records if r["flagged"] for t in r["defect_types"]).items())),
+    )
 
 
 def run_audit(plan: AuditPlan, store: Store, **kwargs: Unpack[RunOptions]) -> tuple[list[dict[str, Any]], RunStats]:

@@ -17,6 +17,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
+from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
+
+from jury.judging.agreement import AgreementSummary
 from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CLASSIFY_STYLE, CREDITED_VERDICTS, NONE_FITS, AuditVote, Verdict
 
 
@@ -200,24 +203,64 @@ def audit_flag(verdicts: list[str | None], quorum: int | None = None) -> tuple[b
     return False, defective + missing < threshold
 
 
-def audit_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+class FlagRate(TypedDict):
+    """flagged of questions gold queries the audit flagged, and the rate (None of 0 questions)."""
+
+    flagged: int
+    questions: int
+    rate: float | None
+
+
+class AuditCounts(TypedDict):
+    """The counts an audit summary states (``audit_counts``)."""
+
+    overall: FlagRate
+    by_difficulty: dict[str, FlagRate]
+    by_split: dict[str, FlagRate]
+    undecided: int
+
+
+class JurorFlags(TypedDict):
+    """One juror's audit votes: defective, valid (not abstained) and abstained, and its flag rate."""
+
+    defective: int
+    valid_votes: int
+    abstentions: int
+    flag_rate: float | None
+
+
+class AuditSummary(TypedDict):
+    """What an audit states beside its records (jury.judging.gold_audit.summarize); the verdict file's summary."""
+
+    overall: FlagRate
+    by_difficulty: dict[str, FlagRate]
+    by_split: dict[str, FlagRate]
+    jurors: dict[str, JurorFlags]
+    fleiss_kappa: float | None
+    agreement: AgreementSummary
+    undecided: int
+    defect_types: dict[str, int]
+    flagged_defect_types: dict[str, int]
+
+
+def audit_counts(records: list[dict[str, Any]]) -> AuditCounts:
     """The counts an audit summary states: flagged/questions/rate overall, by difficulty and
     by split, and how many questions are undecided (records as dicts)."""
 
-    def rate(rs: list[dict[str, Any]]) -> dict[str, Any]:
+    def rate(rs: list[dict[str, Any]]) -> FlagRate:
         n, k = len(rs), sum(bool(r["flagged"]) for r in rs)
-        return {"flagged": k, "questions": n, "rate": k / n if n else None}
+        return FlagRate(flagged=k, questions=n, rate=k / n if n else None)
 
-    def by(key: str) -> dict[str, Any]:
+    def by(key: str) -> dict[str, FlagRate]:
         values = sorted({r.get(key) for r in records}, key=lambda x: (x is None, str(x)))
         return {("(none)" if v is None else str(v)): rate([r for r in records if r.get(key) == v]) for v in values}
 
-    return {
-        "overall": rate(records),
-        "by_difficulty": by("difficulty"),
-        "by_split": by("split"),
-        "undecided": sum(not r["decided"] for r in records),
-    }
+    return AuditCounts(
+        overall=rate(records),
+        by_difficulty=by("difficulty"),
+        by_split=by("split"),
+        undecided=sum(not r["decided"] for r in records),
+    )
 
 
 def _effective(vote: CountedVote) -> str | None:
@@ -449,7 +492,7 @@ def _summary_problem(doc: VerdictDocument) -> str | None:
                 return f"summary.{key} is {s[key]!r} but the records give {value}"
     else:
         counts = audit_counts([r.model_dump() for r in doc.records])
-        for key, value in counts.items():
-            if key in s and s[key] != value:
-                return f"summary.{key} is {s[key]!r} but the records give {value!r}"
+        for name, stated in counts.items():
+            if name in s and s[name] != stated:
+                return f"summary.{name} is {s[name]!r} but the records give {stated!r}"
     return None

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from jury.execution.store import Store
     from jury.inputs.records import GoldItem, QuestionId, RunRecord
     from jury.inputs.run_files import RunFile
+    from jury.judging.agreement import AgreementSummary
+    from jury.judging.rules import AuditSummary
     from jury.judging.runner import RunStats
 
 PlanT = TypeVar("PlanT")  # jury.judging.adjudication.AdjudicationPlan or jury.judging.gold_audit.AuditPlan
@@ -80,8 +82,8 @@ class JobResult(Generic[PlanT]):
     path: Path | None = None
     reused_file: bool = False  # an identical locked file already existed: nothing was written
     evaluation: Evaluation | None = None
-    summary: dict[str, Any] | None = None  # an audit's flag rates (jury.judging.audit.summarize)
-    agreement: dict[str, Any] | None = None  # an adjudication's agreement (jury.judging.agreement.agreement_summary)
+    summary: AuditSummary | None = None  # an audit's flag rates (jury.judging.audit.summarize)
+    agreement: AgreementSummary | None = None  # an adjudication's agreement (jury.judging.agreement.agreement_summary)
 
 
 def load_and_evaluate(

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
     from jury.execution.engine_urls import Databases
     from jury.execution.store import Store
+    from jury.judging.agreement import AgreementSummary
     from jury.judging.ballots import Template
     from jury.judging.panels import Panel
     from jury.judging.plan import Ballot
+    from jury.judging.rules import AuditSummary
     from jury.judging.runner import RunStats
     from jury.verdicts.documents import VerdictFile
 
@@ -291,7 +293,7 @@ def write_adjudication(
     head: dict[str, Any],
     plan: VerdictPlan,
     records: list[dict[str, Any]],
-    agreement: dict[str, Any],
+    agreement: AgreementSummary,
     store: Store,
     this_run: dict[str, float] | None = None,
 ) -> tuple[Path, bool]:
@@ -333,7 +335,7 @@ def write_audit(
     head: dict[str, Any],
     plan: VerdictPlan,
     records: list[dict[str, Any]],
-    summary: dict[str, Any],
+    summary: AuditSummary,
     store: Store,
     this_run: dict[str, float] | None = None,
 ) -> tuple[Path, bool]:
