@@ -392,3 +392,25 @@ def test_a_verdict_file_is_checked_hashed_and_written_a_record_at_a_time(tmp_pat
     with pytest.raises(VerdictError, match=r"records\.3 repeats records\.1"):
         write_locked(twice, tmp_path / "verdicts" / "twice.json")
     assert sorted(p.name for p in (tmp_path / "verdicts").glob("*.json")) == ["v.json"]
+
+
+def test_the_verdict_file_just_written_is_not_read_back_for_its_totals(tmp_path, monkeypatch):
+    """locked_head (issue 46): the file write_locked last wrote gives its JSON dict without its
+    records from memory; a copy of it elsewhere (another inode) is read and checked; both agree."""
+    import shutil
+
+    from jury.verdicts import lock as lock_module
+    from jury.verdicts.lock import locked_head
+
+    path = write_locked(make_doc("adjudication", tmp_path), tmp_path / "verdicts" / "v.json")
+    copy = shutil.copy(path, tmp_path / "verdicts" / "copy.json")
+    read = locked_head(copy)
+    assert "records" not in read and read[LOCK_KEY] == json.loads(path.read_text())[LOCK_KEY]
+
+    def refuse(p):
+        raise AssertionError(f"read back: {p}")
+
+    monkeypatch.setattr(lock_module, "load_locked", refuse)
+    assert locked_head(path) == read
+    with pytest.raises(AssertionError, match="read back"):
+        locked_head(copy)

@@ -288,11 +288,38 @@ def write_locked(
     p = Path(path)
     if os.path.lexists(p):
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}")
+    locked = _locked(doc, validate)
     try:
-        write_new(p, pretty_chunks(_locked(doc, validate)))  # written as encoded, never the whole text at once
+        write_new(p, pretty_chunks(locked))  # written as encoded, never the whole text at once
     except FileExistsError:
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}") from None
+    if validate is validate_document:
+        _WRITTEN.clear()
+        _WRITTEN[_identity(p)] = {k: v for k, v in locked.items() if k != "records"}
     return p
+
+
+_WRITTEN: dict[tuple[str, int, int, int, int], dict[str, Any]] = {}
+"""The last verdict file write_locked wrote, by _identity: its JSON dict without its records."""
+
+
+def _identity(p: Path) -> tuple[str, int, int, int, int]:
+    st = p.stat()
+    return (str(p.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def locked_head(path: str | Path) -> dict[str, Any]:
+    """A locked verdict file's JSON dict without its records, after load_locked's checks; the
+    file write_locked last wrote in this process (the same path, inode, size and time) is not
+    read back (issue 46: reading it holds its whole document again, only to say its totals)."""
+    p = Path(path)
+    try:
+        known = _WRITTEN.get(_identity(p))
+    except OSError:
+        known = None
+    if known is not None:
+        return known
+    return load_locked(p).model_dump(by_alias=True, mode="json", exclude={"records"})
 
 
 def utc_now() -> str:
