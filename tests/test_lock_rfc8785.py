@@ -340,3 +340,77 @@ def test_a_locked_file_is_written_in_chunks_with_the_bytes_of_one_text(tmp_path)
     with pytest.raises(VerdictError, match="not canonical JSON"):
         write_locked({"records": ["a"] * 600 + ["\ud800"]}, tmp_path / "verdicts" / "refused.json", Loose.model_validate)
     assert sorted(p.name for p in (tmp_path / "verdicts").iterdir()) == ["big.json"]  # nothing else, no temporary file
+
+
+def test_a_verdict_file_is_checked_hashed_and_written_a_record_at_a_time(tmp_path, monkeypatch):
+    """write_locked never validates or dumps a verdict document's records all at once (issue 46):
+    the document is validated without them, each record apart; its lock and its text (records
+    in groups, quotes, newlines, U+2028, astral characters and empty lists in them) are the bytes
+    of the whole locked document; a record that does not validate, or repeats another, is refused
+    as the whole document's validation words it; a VerdictFile given is locked the same."""
+    from jury.verdicts import documents
+    from jury.verdicts.documents import RecordDumps, dumps_pretty, pretty_chunks
+    from jury.verdicts.lock import _locked, canonical_chunks
+
+    doc = make_doc("adjudication", tmp_path)
+    odd = 'a "quoted"\nline\u2028\U0001f600 \\ é\t'
+    doc["records"] = [
+        {**r, "question_id": 1000 * n + r["question_id"], "families": [] if n % 7 else r["families"]}
+        for n in range(300)
+        for r in doc["records"]
+    ]
+    doc["records"][5]["votes"][0]["reasoning"] = odd
+    expected = lock(doc)
+    seen: list[int] = []
+    adapter = documents._ADAPTER
+
+    class Spy:
+        def validate_python(self, data):
+            seen.append(len(data["records"]))
+            return adapter.validate_python(data)
+
+    monkeypatch.setattr(documents, "_ADAPTER", Spy())
+    streamed = _locked(doc, documents.validate_document)
+    assert isinstance(streamed["records"], RecordDumps) and streamed["records"].records is doc["records"]
+    assert streamed[LOCK_KEY] == expected[LOCK_KEY]
+    path = write_locked(doc, tmp_path / "verdicts" / "v.json")
+    assert seen == [0, 0]  # the header alone, each time
+    assert path.read_bytes() == dumps_pretty(expected).encode("utf-8")
+    for size in (1, 4096):
+        assert b"".join(pretty_chunks(streamed, size)) == dumps_pretty(expected).encode("utf-8")
+    body = {k: v for k, v in streamed.items() if k != LOCK_KEY}
+    assert b"".join(canonical_chunks(body)) == rfc8785.dumps({k: v for k, v in expected.items() if k != LOCK_KEY})
+    assert lock(documents.validate_document(json.loads(path.read_text()))) == expected  # a VerdictFile given
+    empty = {**doc, "records": []}
+    assert b"".join(pretty_chunks(_locked(empty, documents.validate_document))) == dumps_pretty(lock(empty)).encode()
+
+    monkeypatch.setattr(documents, "_ADAPTER", adapter)
+    bad = {**doc, "records": [*doc["records"][:3], {**doc["records"][3], "credited": "maybe"}]}
+    with pytest.raises(VerdictError, match=r"^verdict document: records\.3\.credited: "):
+        write_locked(bad, tmp_path / "verdicts" / "bad.json")
+    twice = {**doc, "records": [*doc["records"][:3], doc["records"][1]]}
+    with pytest.raises(VerdictError, match=r"records\.3 repeats records\.1"):
+        write_locked(twice, tmp_path / "verdicts" / "twice.json")
+    assert sorted(p.name for p in (tmp_path / "verdicts").glob("*.json")) == ["v.json"]
+
+
+def test_the_verdict_file_just_written_is_not_read_back_for_its_totals(tmp_path, monkeypatch):
+    """locked_head (issue 46): the file write_locked last wrote gives its JSON dict without its
+    records from memory; a copy of it elsewhere (another inode) is read and checked; both agree."""
+    import shutil
+
+    from jury.verdicts import lock as lock_module
+    from jury.verdicts.lock import locked_head
+
+    path = write_locked(make_doc("adjudication", tmp_path), tmp_path / "verdicts" / "v.json")
+    copy = shutil.copy(path, tmp_path / "verdicts" / "copy.json")
+    read = locked_head(copy)
+    assert "records" not in read and read[LOCK_KEY] == json.loads(path.read_text())[LOCK_KEY]
+
+    def refuse(p):
+        raise AssertionError(f"read back: {p}")
+
+    monkeypatch.setattr(lock_module, "load_locked", refuse)
+    assert locked_head(path) == read
+    with pytest.raises(AssertionError, match="read back"):
+        locked_head(copy)

@@ -166,10 +166,10 @@ class Calls(BaseModel):
 def _unpriced(stats: Any, path: Path | None) -> list[str]:
     if stats.unpriced or path is None:
         return list(stats.unpriced)
-    from jury.verdicts.lock import load_locked
+    from jury.verdicts.lock import locked_head
 
     try:
-        return list(load_locked(path).totals.unpriced_models or [])
+        return list(locked_head(path)["totals"].get("unpriced_models") or [])
     except JuryError:
         return []
 
@@ -233,16 +233,17 @@ def unpriced_lines(path: Path | None) -> list[str]:
     """Lines naming the juror models litellm could not price in a written verdict file."""
     if path is None:
         return []
-    from jury.verdicts.lock import load_locked
+    from jury.verdicts.lock import locked_head
 
-    doc = load_locked(path)
-    unpriced = doc.totals.unpriced_models or []
+    head = locked_head(path)  # not the records (issue 46)
+    totals = head["totals"]
+    unpriced = totals.get("unpriced_models") or []
     if not unpriced:
         return []
-    unknown = sorted(m for m, c in (doc.summary.get("cost_by_model") or {}).items() if c is None)
+    unknown = sorted(m for m, c in (head["summary"].get("cost_by_model") or {}).items() if c is None)
     return [
         f"cost unknown: litellm has no price for {', '.join(unpriced)}; the file's totals.cost_usd "
-        f"(${doc.totals.cost_usd:.4f}) leaves their calls out"
+        f"(${totals['cost_usd']:.4f}) leaves their calls out"
         + (f", and the cost for {', '.join(unknown)} is unknown" if unknown else "")
     ]
 

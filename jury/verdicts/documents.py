@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator
+import re
+import secrets
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
@@ -362,7 +364,7 @@ class Provenance(OmitUnused):
     )
 
 
-def _record_key(record: DocumentModel) -> tuple[str | int | None, ...]:
+def record_key(record: DocumentModel) -> tuple[str | int | None, ...]:
     if isinstance(record, AdjudicationRecord):
         if record.test is None:
             return (record.model, record.question_id)
@@ -410,7 +412,7 @@ class VerdictFile(DocumentModel):
                 raise ValueError(f"records.{i} is not an {self.kind} record")
         seen: dict[tuple[str | int | None, ...], int] = {}
         for i, record in enumerate(self.records):
-            key = _record_key(record)
+            key = record_key(record)
             if key in seen:
                 raise ValueError(f"records.{i} repeats records.{seen[key]} ({key!r})")
             seen[key] = i
@@ -503,27 +505,95 @@ def check_made_for(
 # ------------------------------------------------------------------ JSON files and JSON Schema
 
 
+GROUP = 256  # the records (and long list items) encoded together
+
+
+class RecordDumps:
+    """A verdict document's records as its JSON dict holds them (each validated by ``model``
+    and dumped: aliases, JSON types, unused optional keys left out), made a group at a time
+    whenever they are encoded, never all at once (issue 46: the records given, their models
+    and their dumps were three copies of the document's biggest part at the peak of
+    `jury adjudicate`). ``records``: JSON dicts or record models; they are not copied."""
+
+    def __init__(self, records: Sequence[Any], model: type[DocumentModel]) -> None:
+        self.records = records
+        self.model = model
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def dumped(self, record: Any) -> dict[str, Any]:
+        data = record.model_dump(by_alias=True, mode="json") if isinstance(record, BaseModel) else record
+        out: dict[str, Any] = self.model.model_validate(data).model_dump(by_alias=True, mode="json")
+        return out
+
+    def groups(self, size: int = GROUP) -> Iterator[list[dict[str, Any]]]:
+        """The dumped records, ``size`` at a time."""
+        for start in range(0, len(self.records), size):
+            yield [self.dumped(r) for r in self.records[start : start + size]]
+
+    def materialized(self) -> list[dict[str, Any]]:
+        return [r for group in self.groups() for r in group]
+
+
+def materialized(data: Any) -> Any:
+    """``data`` with every RecordDumps value of a top-level dict made a list (the whole document)."""
+    if type(data) is not dict or not any(isinstance(v, RecordDumps) for v in data.values()):
+        return data
+    return {k: v.materialized() if isinstance(v, RecordDumps) else v for k, v in data.items()}
+
+
 def dumps_pretty(data: Any) -> str:
     """How jury writes JSON files: indent 2, sorted keys, UTF-8 text, trailing newline."""
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(materialized(data), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def pretty_chunks(data: Any, size: int = 1 << 20) -> Iterator[bytes]:
     """``dumps_pretty(data)`` as UTF-8, in chunks of about ``size`` characters: the same bytes
     (json.dumps with an indent joins this same encoder's pieces), never the whole text at once
-    (a verdict file of BIRD's size is tens of MB; issue 46)."""
+    (a verdict file of BIRD's size is tens of MB; issue 46). A top-level RecordDumps value is
+    encoded a group of records at a time, never dumped whole."""
+    held: list[str] = []
+    count = 0
+    for piece in _pretty_pieces(data):
+        held.append(piece)
+        count += len(piece)
+        if count >= size:
+            yield "".join(held).encode("utf-8")
+            held.clear()
+            count = 0
+    held.append("\n")
+    yield "".join(held).encode("utf-8")
+
+
+def _pretty_pieces(data: Any) -> Iterator[str]:
     encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-    pieces: list[str] = []
-    held = 0
-    for piece in encoder.iterencode(data):
-        pieces.append(piece)
-        held += len(piece)
-        if held >= size:
-            yield "".join(pieces).encode("utf-8")
-            pieces.clear()
-            held = 0
-    pieces.append("\n")
-    yield "".join(pieces).encode("utf-8")
+    lazy = [k for k, v in data.items() if isinstance(v, RecordDumps)] if type(data) is dict else []
+    if not lazy:
+        yield from encoder.iterencode(data)
+        return
+    # the document with each RecordDumps value a marker string (json escapes its NULs): its text,
+    # small without the records, is cut at the markers, where the records are encoded one by one
+    # at the indent of a top-level value's items (an item's text at level 0 with each of its
+    # newlines, all structural since JSON escapes those of strings, indented two levels more)
+    nonce = secrets.token_hex(8)
+    marked = {k: f"\x00{nonce}:{lazy.index(k)}\x00" if k in lazy else v for k, v in data.items()}
+    parts = re.split(f'"\\\\u0000{nonce}:(\\d+)\\\\u0000"', encoder.encode(marked))
+    for n, part in enumerate(parts):
+        if n % 2 == 0:
+            yield part
+            continue
+        records: RecordDumps = data[lazy[int(part)]]
+        if not len(records):
+            yield "[]"
+            continue
+        yield "["
+        first = True
+        for group in records.groups():
+            for record in group:
+                yield ("\n    " if first else ",\n    ") + encoder.encode(record).replace("\n", "\n    ")
+                first = False
+        yield "\n  ]"
 
 
 def schema_for(kind: str) -> dict[str, Any]:

@@ -37,12 +37,18 @@ from jury.inputs.reader import open_input
 from jury.inputs.writer import write_new
 from jury.verdicts.documents import (
     FORMAT_VERSION,
+    GROUP,
     KINDS,
     LOCK_KEY,
     AdjudicationFile,
+    AdjudicationRecord,
     AuditFile,
+    AuditRecord,
+    RecordDumps,
     VerdictFile,
+    materialized,
     pretty_chunks,
+    record_key,
     schema_filename,
     validate_document,
 )
@@ -153,9 +159,6 @@ def canonical_json(obj: Any, format_version: int = FORMAT_VERSION) -> bytes:
     return CANONICAL_FORMS[format_version](obj)
 
 
-_GROUP = 256  # the items of a long list encoded (and hashed) together
-
-
 def canonical_chunks(obj: Any, format_version: int = FORMAT_VERSION) -> Iterator[bytes]:
     """``canonical_json(obj, format_version)`` in pieces whose concatenation is its bytes, never
     the whole at once (issue 46: a verdict file's records are tens of MB). RFC 8785 is
@@ -164,21 +167,26 @@ def canonical_chunks(obj: Any, format_version: int = FORMAT_VERSION) -> Iterator
     object's values, and the items of a list value in groups (the group's array without its
     brackets), are encoded apart. Keys are sorted as JCS sorts them (UTF-16 code units) only
     where that is code-point order: with a key from U+D800 up, or any other form, the object is
-    encoded whole."""
+    encoded whole. A RecordDumps value (jury.verdicts.documents) is encoded a group of records
+    at a time, never dumped whole."""
     whole = format_version != 2 or type(obj) is not dict or not all(type(k) is str for k in obj)
     if whole or any(_FROM_SURROGATES.search(k) for k in obj):
-        yield canonical_json(obj, format_version)
+        yield canonical_json(materialized(obj), format_version)
         return
     yield b"{"
     for n, key in enumerate(sorted(obj)):
         yield (b"," if n else b"") + canonical_rfc8785(key) + b":"
         value = obj[key]
-        if type(value) is not list or len(value) <= _GROUP:
+        if isinstance(value, RecordDumps):
+            groups: Iterator[list[Any]] = value.groups()
+        elif type(value) is list and len(value) > GROUP:
+            groups = (value[start : start + GROUP] for start in range(0, len(value), GROUP))
+        else:
             yield canonical_rfc8785(value)
             continue
         yield b"["
-        for start in range(0, len(value), _GROUP):
-            yield (b"," if start else b"") + canonical_rfc8785(value[start : start + _GROUP])[1:-1]
+        for m, group in enumerate(groups):
+            yield (b"," if m else b"") + canonical_rfc8785(group)[1:-1]
         yield b"]"
     yield b"}"
 
@@ -205,17 +213,64 @@ def lock(
     jury/verdicts/review.py, the same lock) and return its JSON dict (aliases, JSON types) with
     the lock set. jury writes only the current format: ``format_version`` and ``$schema`` are
     set to it (``validate`` may set another ``$schema``)."""
-    data = doc.model_dump(by_alias=True, mode="json") if isinstance(doc, BaseModel) else dict(doc)
+    out: dict[str, Any] = materialized(_locked(doc, validate))
+    return out
+
+
+def _locked(doc: VerdictFile | dict[str, Any], validate: Callable[[dict[str, Any]], BaseModel]) -> dict[str, Any]:
+    """lock(doc, validate), but a verdict document's records are a RecordDumps of the records
+    given (checked one by one), never held as models or dumps all at once (issue 46)."""
+    if isinstance(doc, VerdictFile) and validate is validate_document:
+        data = doc.model_dump(by_alias=True, mode="json", exclude={"records"})
+        data["records"] = doc.records
+    else:
+        data = doc.model_dump(by_alias=True, mode="json") if isinstance(doc, BaseModel) else dict(doc)
     data.pop(LOCK_KEY, None)
     data["format_version"] = FORMAT_VERSION
     if isinstance(data.get("kind"), str) and data["kind"] in KINDS:
         data["$schema"] = f"schema/{schema_filename(data['kind'])}"
-    checked = validate(data)
-    del data  # one copy of the document at a time (issue 46)
-    out = checked.model_dump(by_alias=True, mode="json")
-    del checked
+    out = _checked_by_record(data) if validate is validate_document else None
+    if out is None:
+        if isinstance(doc, VerdictFile) and validate is validate_document:
+            data["records"] = [r.model_dump(by_alias=True, mode="json") for r in doc.records]
+        checked = validate(data)
+        del data  # one copy of the document at a time (issue 46)
+        out = checked.model_dump(by_alias=True, mode="json")
+        del checked
     out.pop(LOCK_KEY, None)
     out[LOCK_KEY] = content_hash(out)
+    return out
+
+
+_RECORD_MODELS: dict[str, type[AdjudicationRecord] | type[AuditRecord]] = {
+    "adjudication": AdjudicationRecord,
+    "audit": AuditRecord,
+}
+
+
+def _checked_by_record(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A verdict document validated as validate_document does, but its records one at a time:
+    its JSON dict, whose ``records`` are a RecordDumps of ``data``'s; None when anything does
+    not validate (or the records are not a list), so that validate_document checks the whole
+    and says what is wrong as it always did."""
+    records = data.get("records")
+    model = _RECORD_MODELS.get(data["kind"]) if isinstance(data.get("kind"), str) else None
+    if model is None or type(records) is not list:
+        return None
+    dumps = RecordDumps(records, model)
+    seen: set[tuple[str | int | None, ...]] = set()
+    try:
+        head = validate_document({**data, "records": []})
+        for record in records:
+            dumped = record.model_dump(by_alias=True, mode="json") if isinstance(record, BaseModel) else record
+            key = record_key(model.model_validate(dumped))
+            if key in seen:
+                return None
+            seen.add(key)
+    except (VerdictError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
+    out = head.model_dump(by_alias=True, mode="json")
+    out["records"] = dumps
     return out
 
 
@@ -233,11 +288,38 @@ def write_locked(
     p = Path(path)
     if os.path.lexists(p):
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}")
+    locked = _locked(doc, validate)
     try:
-        write_new(p, pretty_chunks(lock(doc, validate)))  # written as encoded, never the whole text at once
+        write_new(p, pretty_chunks(locked))  # written as encoded, never the whole text at once
     except FileExistsError:
         raise VerdictError(f"{p}: already exists; {_NEVER_REWRITTEN}") from None
+    if validate is validate_document:
+        _WRITTEN.clear()
+        _WRITTEN[_identity(p)] = {k: v for k, v in locked.items() if k != "records"}
     return p
+
+
+_WRITTEN: dict[tuple[str, int, int, int, int], dict[str, Any]] = {}
+"""The last verdict file write_locked wrote, by _identity: its JSON dict without its records."""
+
+
+def _identity(p: Path) -> tuple[str, int, int, int, int]:
+    st = p.stat()
+    return (str(p.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def locked_head(path: str | Path) -> dict[str, Any]:
+    """A locked verdict file's JSON dict without its records, after load_locked's checks; the
+    file write_locked last wrote in this process (the same path, inode, size and time) is not
+    read back (issue 46: reading it holds its whole document again, only to say its totals)."""
+    p = Path(path)
+    try:
+        known = _WRITTEN.get(_identity(p))
+    except OSError:
+        known = None
+    if known is not None:
+        return known
+    return load_locked(p).model_dump(by_alias=True, mode="json", exclude={"records"})
 
 
 def utc_now() -> str:
