@@ -45,6 +45,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from jury.errors import ConfigError, InputError, PluginError, did_you_mean
@@ -148,7 +149,6 @@ class Registry(Mapping[str, T], Generic[T]):
             return self._points
 
     def _scan(self) -> dict[str, tuple[Plugin, EntryPoint]]:
-        from importlib.metadata import entry_points
 
         found: dict[str, tuple[Plugin, EntryPoint]] = {}
         points = sorted(entry_points(group=self.group), key=lambda e: (not _is_jury(e), e.name, e.value))

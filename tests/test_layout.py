@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +204,72 @@ def test_one_class_per_name():
     shared = {name: modules for name, modules in where.items() if len(modules) > 1}
     assert set(shared) <= set(SHARED_CLASS_NAMES), {n: m for n, m in shared.items() if n not in SHARED_CLASS_NAMES}
     assert set(SHARED_CLASS_NAMES) <= set(shared), f"no longer shared, so off the list: {set(SHARED_CLASS_NAMES) - set(shared)}"
+
+
+# ------------------------------------------------------------------ imports at module level (issue 45)
+# An import sits in a function body only when it saves start-up: the module it names is not
+# already loaded by importing the module around it, or loading it there would close a circle.
+
+
+def _jury_targets(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The jury modules an import statement loads (a package's modules with their packages)."""
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    if isinstance(node, ast.ImportFrom) and node.module:
+        names += [f"{node.module}.{a.name}" for a in node.names if _is_module(f"{node.module}.{a.name}")]
+    out = set()
+    for name in names:
+        parts = name.split(".")
+        out |= {
+            ".".join(parts[: i + 1]) for i in range(len(parts)) if parts[0] == "jury" and _is_module(".".join(parts[: i + 1]))
+        }
+    return out
+
+
+def _imports_by_place(path: Path) -> tuple[set[str], list[tuple[int, set[str]]]]:
+    """(the jury modules imported when the module is, [(line, modules) of each import in a function
+    body, outside try: optional ones stay where their absence is handled]), TYPE_CHECKING left out."""
+    at_import: set[str] = set()
+    deferred: list[tuple[int, set[str]]] = []
+
+    def visit(node: ast.AST, in_function: bool, in_try: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                if not in_function:
+                    at_import.update(_jury_targets(child))
+                elif not in_try and _jury_targets(child):
+                    deferred.append((child.lineno, _jury_targets(child)))
+                continue
+            visit(
+                child,
+                in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)),
+                in_try or isinstance(child, ast.Try),
+            )
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False, False)
+    return at_import, deferred
+
+
+def test_a_function_imports_a_jury_module_only_to_save_start_up():
+    """A jury module imported in a function body is one its module does not load anyway (else the
+    import belongs at the top), unless loading it there would close a circle (it loads this one)."""
+    places = {_module_name(p): _imports_by_place(p) for p in sorted(PACKAGE.rglob("*.py")) if p.name != "__main__.py"}
+
+    def closure(module: str) -> set[str]:
+        seen, todo = set(), [module]
+        while todo:
+            for dep in places.get(todo.pop(), (set(), []))[0]:
+                if dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        return seen
+
+    loads = {m: closure(m) for m in places}
+    found = [
+        f"{m}:{line}: {', '.join(sorted(targets))}"
+        for m, (_, deferred) in places.items()
+        for line, targets in deferred
+        if targets <= loads[m] and not any(m in loads.get(t, set()) for t in targets) and m not in targets
+    ]
+    assert found == []

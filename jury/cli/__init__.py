@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from importlib import import_module
 from typing import Any
 
 import typer
@@ -55,7 +57,6 @@ def _root(
 
 def build_app(names: list[str] | None = None) -> typer.Typer:
     """The `jury` app with the commands ``names`` (default: every command), in COMMANDS' order."""
-    from importlib import import_module
 
     built = typer.Typer(
         name="jury",
@@ -99,7 +100,6 @@ def main(argv: list[str] | None = None) -> None:
     and exits 0, exactly as `--help` does (click >= 8.2 raises NoArgsIsHelpError without
     printing anything when it is not in standalone mode).
     """
-    import sys
 
     try:  # recent typer vendors click as typer._click; older typer uses click itself
         from typer._click import exceptions as click_errors

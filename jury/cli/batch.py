@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from jury.cli.common import handle_errors
+from jury.cli.common import handle_errors, show
 from jury.options.batch import BatchOptions
 from jury.options.command import command
 
@@ -16,7 +16,6 @@ app = typer.Typer(help="Ballots sent through providers' batch APIs (--batch).", 
 def status(o: BatchOptions) -> None:
     """List the store's batches: provider, batch id, juror, ballots by state (pending at the
     provider, collected and not yet a vote, voted, failed), age and state. Calls nothing."""
-    from jury.cli.common import show
     from jury.jobs.batches import batch_status
 
     show(batch_status(o))
@@ -25,7 +24,6 @@ def status(o: BatchOptions) -> None:
 def collect(o: BatchOptions) -> None:
     """Poll every open batch and store the replies of those that ended (they become votes when
     the command that sent them runs again). Needs each juror's key variable; sends no ballot."""
-    from jury.cli.common import show
     from jury.jobs.batches import collect_batches
 
     result = collect_batches(o)

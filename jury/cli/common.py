@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import typer
 
-from jury.errors import JuryError
+from jury.errors import JuryError, did_you_mean
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -95,8 +95,6 @@ def check_format(fmt: str) -> str:
     from jury.results.render import FORMATS
 
     if fmt not in FORMATS:
-        from jury.errors import did_you_mean
-
         raise JuryError(f"unknown format {fmt!r}{did_you_mean(fmt, FORMATS) or ';'} choose one of: {', '.join(FORMATS)}")
     return fmt
 

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from jury.cli.common import handle_errors
+from jury.errors import InputError
 from jury.options import Flag
 from jury.options.command import argument, command, output_option
 from jury.options.review import (
@@ -111,7 +112,6 @@ def sample(output: Path, o: ReviewSampleOptions) -> None:
 
 def settle(a: Path, b: Path, output: Path, o: ReviewSettleOptions) -> None:
     """Record the adjudication round of two reviewers' disagreements, who settled each, as a locked file."""
-    from jury.errors import InputError
     from jury.inputs.io import read_text
     from jury.inputs.reader import csv_records
     from jury.jobs.review_agreement import adjudication_round

@@ -12,6 +12,7 @@ import typer
 from pydantic import Field
 
 from jury.cli.common import RUNS_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.errors import InputError
 from jury.options import Flag, Options
 from jury.options.command import argument, command
 from jury.options.groups import Output
@@ -61,8 +62,6 @@ def run(runs: list[Path], o: ScoreCommand) -> None:
 
     check_format(o.fmt)
     if (o.error_sample is None) != (not o.group):
-        from jury.errors import InputError
-
         raise InputError("--error-sample and --group go together: the sample's strata are the groups' successes")
     if o.group:
         from jury.compare.error_strata import parse_groups

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from jury.cli.common import handle_errors
+from jury.cli.common import handle_errors, show
 from jury.options.command import argument, command, output_option
 from jury.options.store import StoreMergeOptions
 
@@ -37,7 +37,6 @@ def run(stores: list[Path], output: Path, o: StoreMergeOptions) -> None:
     reuses every vote: after `--shard` runs, run once more without --shard to write the
     verdict file.
     """
-    from jury.cli.common import show
     from jury.jobs.store import merge_stores
 
     show(merge_stores(stores, output, o))

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from jury.cli.common import handle_errors
+from jury.errors import VerdictError
 from jury.options.command import argument, command
 from jury.options.verify import VerifyOptions
 
@@ -34,7 +35,6 @@ def run(files: list[Path], o: VerifyOptions) -> None:
     fails, 0 otherwise.
     """
     import jury.jobs.verify as job
-    from jury.errors import VerdictError
 
     result = job.verify(files, o)
     typer.echo(result.render("table"), nl=False)

@@ -21,10 +21,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
@@ -33,6 +35,7 @@ from jury.execution.batch_store import now_iso
 from jury.execution.engine_urls import Databases, engine_of, is_url, redact
 from jury.execution.store import Store, decode_rows, encode_rows
 from jury.inputs.records import ExecResult, ExecStatus, GoldItem, QuestionId
+from jury.version import __version__
 
 # the modules whose code decides a check's result: a change to any of them runs every check again
 _CHECK_MODULES = (
@@ -48,10 +51,6 @@ _CHECK_MODULES = (
 @functools.cache
 def check_code_version() -> str:
     """The sha256 of the checks' code: jury's and sqlglot's versions and the source of _CHECK_MODULES."""
-    import importlib
-    from importlib.metadata import PackageNotFoundError, version
-
-    from jury.version import __version__
 
     digest = hashlib.sha256(f"jury {__version__}\0".encode())
     try:

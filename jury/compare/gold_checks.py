@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 from jury.compare import comparators as compare
 from jury.compare.gold_probes import bare_column_probes, limit_probe
 from jury.errors import InputError, did_you_mean
-from jury.execution.engine_urls import MYSQL, Databases, engine_of, is_url, redact
+from jury.execution.engine_urls import MYSQL, Databases, DatabaseURLs, check_url, engine_of, is_url, redact
 from jury.execution.engines import dialect_of
 from jury.execution.engines import execute_any as execute
 from jury.execution.repeat import run_passes
@@ -399,7 +399,6 @@ def cross_engine_side(
     """The other side of the cross-engine check: that gold's items for the same questions, and
     the databases they run on (the URL's, else SQLite files under ``db_root``, else this root)."""
     from jury.compare.outcomes import resolve_databases
-    from jury.execution.engine_urls import DatabaseURLs, check_url
     from jury.inputs.io import load_gold
 
     other = load_gold(gold_path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -182,7 +183,6 @@ class PostgresEngine(Engine):
     def run_and_discard(self, conn: Connection, sql: str, deadline: float) -> None:
         """Run one statement of several to its end, its rows dropped as they stream (memory
         bounded), checking the deadline every 1000 rows (the server's statement_timeout holds)."""
-        import time
 
         with conn.cursor() as cur, contextlib.closing(cur.stream(sql)) as rows:
             for i, _row in enumerate(rows, 1):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from jury.errors import InputError
 
@@ -155,7 +155,6 @@ def with_params(url: str, params: dict[str, str]) -> str:
     """``url`` with ``params`` added to its query string (a parameter it already has is kept)."""
     if not params:
         return url
-    from urllib.parse import parse_qsl, urlencode
 
     head, _, query = url.partition("?")
     have = dict(parse_qsl(query))
@@ -173,7 +172,6 @@ def flag(params: dict[str, str], name: str) -> bool:
 def privileged_logins(urls: Iterable[object]) -> list[str]:
     """The server databases (URLs as bound: no query) that were allowed a privileged login
     (DuckDB has no logins)."""
-    from urllib.parse import parse_qsl
 
     out = [
         redact(url)

@@ -37,7 +37,7 @@ from urllib.parse import unquote
 
 from jury.errors import InputError, one_line
 from jury.execution import engine_drivers, engine_urls
-from jury.execution.engine_privileges import DEFAULT_READER, check_reader, login_problem
+from jury.execution.engine_privileges import DEFAULT_READER, check_reader, login_problem, mysql_grants_problem
 from jury.execution.sqlite import open_readonly
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -254,7 +254,6 @@ class Reader:
 
 def _mysql_reader_problem(target: _Target, role: str, host: str) -> str | None:
     """The reader's grants as the server shows them, checked as at connect."""
-    from jury.execution.engine_privileges import mysql_grants_problem
 
     lines = [str(r[0]) for r in target.run("SHOW GRANTS FOR %s@%s", (role, host))]
     return mysql_grants_problem(lines, role, host, target.database)

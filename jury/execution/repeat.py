@@ -11,6 +11,7 @@ from pathlib import Path
 
 from jury.execution.engine_urls import is_url
 from jury.execution.engines import execute_any as execute
+from jury.execution.engines import timed_runs as engine_timed_runs
 from jury.execution.sqlite import open_readonly
 from jury.inputs.records import ExecResult
 from jury.vocab import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
@@ -59,8 +60,6 @@ def timed_runs(
     around the statement and the fetch of every row).
     """
     if is_url(db_path):
-        from jury.execution.engines import timed_runs as engine_timed_runs
-
         return engine_timed_runs(str(db_path), list(sqls), repeats, timeout_s=timeout_s)
     conn = open_readonly(db_path)
     times: list[list[float] | None] = [[] for _ in sqls]

@@ -13,7 +13,9 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -77,8 +79,6 @@ CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crash
 
 def holder_is_dead(holder: str) -> bool:
     """True if a claim's holder ("host:pid:random") is a process of this host that is gone."""
-    import os
-    import socket
 
     parts = holder.rsplit(":", 2)
     if len(parts) != 3 or parts[0] != socket.gethostname():
@@ -330,7 +330,6 @@ def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
 def refuse_non_file(path: Path) -> None:
     """A store is a regular SQLite file (or a link to one): a device, FIFO, folder or socket
     at its path is a one-line StoreError before SQLite opens it (or creates -wal files beside it)."""
-    import stat
 
     try:
         mode = os.stat(path).st_mode

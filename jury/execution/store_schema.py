@@ -28,6 +28,7 @@ import sqlite3
 from pathlib import Path
 
 from jury.errors import StoreError
+from jury.version import __version__
 
 # table -> ([(column, affinity, not null)], primary key)
 Tables = dict[str, tuple[list[tuple[str, str, bool]], list[str]]]
@@ -285,7 +286,6 @@ class _Check:
         return out
 
     def versions(self, applied: dict[str, set[str]]) -> None:
-        from jury.version import __version__
 
         known = known_migrations()
         for migration_set, names in sorted(applied.items()):

@@ -20,6 +20,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Mapping
+from importlib import metadata
 
 from jury.inputs.user_cache import read_entries, write_entries
 
@@ -34,7 +35,6 @@ enabled = True  # False: nothing is read or written (every text parsed)
 
 @functools.cache
 def _sqlglot_version() -> str:
-    from importlib import metadata
 
     return metadata.version("sqlglot")
 

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jury.errors import DatabaseMissing, InputError
-from jury.inputs.kinds import wrong_kind
+from jury.inputs.kinds import PREDICTIONS_HINT, wrong_kind
 from jury.inputs.reader import decoded, open_input, read_bounded
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 
@@ -330,7 +330,6 @@ def load_runs(paths: Iterable[str | Path], gold: dict[QuestionId, GoldItem] | No
 
 def _no_run_hint(p: Path, seen: dict[_RunKey, str]) -> str:
     """The hint that names the importer, when none of ``p``'s records has been read yet."""
-    from jury.inputs.kinds import PREDICTIONS_HINT
 
     if any(where.rsplit(":", 1)[0] == str(p) for where in seen.values()):
         return ""
@@ -340,7 +339,6 @@ def _no_run_hint(p: Path, seen: dict[_RunKey, str]) -> str:
 def _first_run_line_named(p: Path, lines: Iterator[tuple[int, object]]) -> Iterator[tuple[int, object]]:
     """The lines of a run file; when its first record is not JSON the file is no run file at
     all, and the error says which command reads the files it may be instead."""
-    from jury.inputs.kinds import PREDICTIONS_HINT
 
     try:
         yield next(lines)

@@ -22,16 +22,16 @@ from pydantic import Field, model_validator
 
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
-from jury.jobs.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
-from jury.judging.agreement import AgreementSummary
+from jury.jobs.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed, say
+from jury.judging.agreement import AgreementSummary, agreement_line, agreement_summary
 from jury.judging.panels import jurors_to_ask, require_keys, require_priced, warn_unknown_params
 from jury.options import job_options
 from jury.options.adjudicate import AdjudicateOptions
 from jury.pipeline.jobs import JobResult, load_and_evaluate, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
 from jury.pipeline.project import Project
 from jury.progress import ProgressFactory, no_progress
-from jury.results.columns import AdjudicatedModel
-from jury.vocab import JURY_ELIGIBLE
+from jury.results.columns import AdjudicatedModel, adjudication_summary
+from jury.vocab import CATEGORIES, JURY_ELIGIBLE, VERDICTS, Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,7 +65,6 @@ class Adjudication(JurorJob):
     evaluation: Any = Field(None, exclude=True, repr=False)  # jury.compare.outcomes.Evaluation
 
     def _display(self) -> tuple[list[dict[str, Any]], list[str]]:
-        from jury.vocab import CATEGORIES, Verdict
 
         rows: list[dict[str, Any]] = []
         for r in self.models:
@@ -86,7 +85,6 @@ class Adjudication(JurorJob):
         return rows, ["model", "strict", "adjudicated", "failures", *CATEGORIES, "other"]
 
     def _summary_lines(self) -> list[str]:
-        from jury.judging.agreement import agreement_line
         from jury.results.scoring import coverage_warning
 
         lines = [] if self.agreement is None else [agreement_line(self.agreement)]
@@ -96,7 +94,6 @@ class Adjudication(JurorJob):
         return lines + notes + ([warning] if warning else [])
 
     def _draw(self, console: Console) -> None:
-        from jury.jobs.juror_jobs import say
         from jury.results.render import to_rich_table
 
         rows, columns = self._display()
@@ -112,7 +109,6 @@ class Adjudication(JurorJob):
 
     def _csv(self) -> str:
         from jury.results.render import to_csv
-        from jury.vocab import VERDICTS
 
         flat = []
         for r in self.models:
@@ -266,7 +262,6 @@ def _request(
 def _result(request: AdjudicationRequest, job: JobResult[Any]) -> Adjudication:
     """What a run (or the plan) of an adjudication returns: the plan, the per-model rows, the
     jurors' agreement, the calls and the verdict file."""
-    from jury.results.columns import adjudication_summary
     from jury.results.scoring import score_all
 
     unit = "failures and sampled passes" if request.review_passes else "failures"
@@ -293,7 +288,6 @@ def adjudication_job(
     ballots, reuse the locked file already holding this verdict set, else ask the jurors and
     write the locked file (with a shard: only its ballots, and no file)."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
-    from jury.judging.agreement import agreement_summary
     from jury.verdicts.assemble import adjudication_header, existing_verdicts, run_calls, write_adjudication
 
     r = request

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
-from jury.errors import InputError
+from jury.errors import InputError, VerdictError
 from jury.jobs.juror_jobs import JurorJob, JurorRequest, finish, guarded, juror_plan, juror_request_fields, renamed
+from jury.judging.agreement import agreement_line
 from jury.judging.panels import require_keys, require_priced, warn_unknown_params
 from jury.judging.rules import AuditSummary, FlagRate
 from jury.options import job_options
@@ -28,7 +29,7 @@ from jury.options.audit import AuditOptions
 from jury.pipeline.jobs import JobResult, raise_if_capped, raise_if_incomplete, raise_if_pending, write_failed
 from jury.pipeline.project import PathLike, Project
 from jury.progress import ProgressFactory, no_progress
-from jury.vocab import GoldCheck
+from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GOLD_CHECKS, GoldCheck
 
 if TYPE_CHECKING:
     from jury.compare.gold_checks import CheckFinding, CrossEngine
@@ -126,7 +127,6 @@ def audit_lines(summary: AuditSummary | None) -> list[str]:
     lines.append(f"  Fleiss' kappa: {'—' if kappa is None else f'{kappa:.3f}'}")
     if summary["defect_types"]:
         lines.append("  defect types (votes): " + ", ".join(f"{k} {v}" for k, v in summary["defect_types"].items()))
-    from jury.judging.agreement import agreement_line
 
     lines.append("  " + agreement_line(summary["agreement"]))
     return lines
@@ -135,7 +135,6 @@ def audit_lines(summary: AuditSummary | None) -> list[str]:
 def check_counts(records: list[dict[str, Any]]) -> CheckCounts | None:
     """How many gold queries the deterministic checks covered and flagged (any, and per check);
     None when no record has checks."""
-    from jury.vocab import GOLD_CHECKS
 
     checked = [r["checks"] for r in records if r.get("checks") is not None]
     if not checked:
@@ -329,7 +328,6 @@ def _gold_checks(
     process per CPU and are stored."""
     from jury.compare.gold_check_store import stored_gold_checks
     from jury.compare.outcomes import Settings
-    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_GOLD_PASSES, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     passes = tuple(passes or DEFAULT_GOLD_PASSES)
     with progress("checking gold SQL") as bar:
@@ -353,7 +351,6 @@ def _existing_audit(
     checks, when the jurors do not see them) a locked file made without checks (before they
     existed, or with --no-checks) also holds this verdict set: the checks change no vote, so
     a rerun of such a job is up to date rather than a second file (or a refused -o)."""
-    from jury.errors import VerdictError
     from jury.verdicts.assemble import existing_verdicts
 
     if legacy is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from jury.errors import InputError
 from jury.inputs.run_files import run_files
 from jury.jobs.result import Result
 from jury.options import job_options
@@ -78,7 +79,6 @@ def calibrate(
     Raises:
         InputError: labels that do not fit (an annotator with no label, verdicts on other answers).
     """
-    from jury.errors import InputError
     from jury.inputs.judgments import load_judgments
     from jury.inputs.labels import load_labels
     from jury.pipeline.outputs import guard_outputs

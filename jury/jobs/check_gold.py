@@ -15,12 +15,23 @@ from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
-from jury.compare.gold_checks import GoldCheckResult
+from jury.compare.comparators import get_comparator
+from jury.compare.gold_checks import (
+    GoldCheckResult,
+    check_counts,
+    cross_engine_lists,
+    cross_engine_side,
+    parse_passes,
+    select_items,
+)
+from jury.errors import InputError
+from jury.execution.engine_urls import is_url, privileged_logins
 from jury.inputs.records import QuestionId
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.check_gold import CheckGoldOptions
 from jury.pipeline.project import PathLike, Project
+from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from jury.execution.engine_urls import Databases
@@ -113,10 +124,8 @@ def check_gold(
     Raises:
         InputError: a bad input, named in one line.
     """
-    from jury.compare.gold_checks import select_items
     from jury.compare.gold_windows import now_utc
     from jury.compare.outcomes import resolve_databases
-    from jury.errors import InputError
     from jury.inputs.io import load_gold
     from jury.pipeline.outputs import guard_outputs
     from jury.progress import no_progress
@@ -154,10 +163,7 @@ class _How:
 
     @classmethod
     def of(cls, project: Project, o: CheckGoldOptions) -> _How:
-        from jury.compare.comparators import get_comparator
-        from jury.compare.gold_checks import parse_passes
         from jury.compare.gold_windows import check_windows
-        from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_TIMEOUT_S
 
         passes = tuple(parse_passes(o.passes))
         check_windows(o.windows, o.window_gap)
@@ -169,7 +175,6 @@ class _How:
     def check(self, st: Store, items: list[GoldItem], databases: Databases, against: Any, bar: Any) -> list[GoldCheckResult]:
         """Every gold query checked afresh (nothing reused) and written to the store."""
         from jury.compare.gold_check_store import stored_gold_checks
-        from jury.vocab import DEFAULT_ROW_CAP
 
         return stored_gold_checks(
             st, items, databases, passes=self.passes, comparator=self.comparator, timeout_s=self.timeout_s,
@@ -186,7 +191,6 @@ class _How:
 
 def _against(project: Project, o: CheckGoldOptions, items: list[GoldItem], st: Store, root: Path | None) -> Any:
     """The other engine's side (``against_gold=``): its gold and databases, else None."""
-    from jury.compare.gold_checks import cross_engine_side
 
     if o.against_gold is None:
         return None
@@ -197,13 +201,9 @@ def _against(project: Project, o: CheckGoldOptions, items: list[GoldItem], st: S
 def _result(results: list[Any], settings: GoldCheckSettings, databases: dict[str, Any], against: Any, **where: Any) -> GoldCheck:
     """The GoldCheck of the checks' results: the counts, the cross-engine differences, the
     privileged logins used and whether a database was run from a file here."""
-    from jury.compare.gold_checks import check_counts
-    from jury.execution.engine_urls import is_url, privileged_logins
 
     cross: CrossEngineDiffers | None = None
     if against is not None:
-        from jury.compare.gold_checks import cross_engine_lists
-
         cross = {"against": against.label, "differ": cross_engine_lists(results)}
     return GoldCheck(
         results=results,
@@ -230,7 +230,6 @@ def _more_windows(
     """``--windows`` beyond the first: every gold query run again in windows 2..N, ``window_gap`` apart
     (jury.compare.gold_windows), its findings added to ``results``."""
     from jury.compare.gold_windows import run_windows
-    from jury.vocab import DEFAULT_ROW_CAP
 
     assert o.window_gap is not None  # check_windows
     run_windows(

@@ -19,13 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jury.errors import InputError, JuryError, VerdictError
 from jury.inputs.records import QuestionId
 from jury.inputs.run_files import RunFile
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.compare_panels import ComparePanelsOptions
 from jury.pipeline.project import PathLike
-from jury.results.panel_comparison import PanelBreakdown, PanelsCompared
+from jury.results.panel_comparison import PanelBreakdown, PanelsCompared, compare_documents, render_comparison
 
 if TYPE_CHECKING:
     from jury.verdicts.documents import VerdictFile
@@ -48,7 +49,6 @@ class ComparedPanels(Result, PanelsCompared):
         return self.breakdowns[0]
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.results.panel_comparison import render_comparison
 
         return render_comparison(self.model_dump(mode="json"), fmt, width)
 
@@ -100,7 +100,6 @@ def compare_panels(
 
 def _load(paths: list[Path]) -> list[tuple[Path, VerdictFile]]:
     """The two files as (path, VerdictFile), each lock and its rules checked, of one kind and inputs."""
-    from jury.errors import InputError
     from jury.verdicts.lock import load_locked
 
     for path in paths:
@@ -112,7 +111,6 @@ def _load(paths: list[Path]) -> list[tuple[Path, VerdictFile]]:
 
 
 def _compare(docs: Sequence[tuple[Path, VerdictFile]], gold: Path, **options: Any) -> ComparedPanels:
-    from jury.results.panel_comparison import compare_documents
 
     difficulty = _gold_difficulty(gold, docs[0][1]) if docs[0][1].kind == "adjudication" else None
     data = compare_documents(docs[0], docs[1], difficulty=difficulty, **options)
@@ -125,7 +123,6 @@ def panels_for_report(
     """``jury.report(compare_panels=[a, b])``: the two files compared, for the html site's "Two
     panels compared" section. Refused unless there are exactly two, made for the report's gold
     file (and, adjudications, for run files among the report's)."""
-    from jury.errors import InputError
     from jury.verdicts.documents import check_made_for
 
     given = [Path(p) for p in paths]
@@ -139,7 +136,6 @@ def panels_for_report(
 
 def _same_inputs(docs: Sequence[tuple[Path, VerdictFile]]) -> None:
     """Refuse, naming both files, two files of different kinds, gold or runs."""
-    from jury.errors import VerdictError
 
     (pa, da), (pb, db) = docs
     if da.kind != db.kind:
@@ -167,7 +163,6 @@ def _same_inputs(docs: Sequence[tuple[Path, VerdictFile]]) -> None:
 def _gold_difficulty(gold: Path, doc: VerdictFile) -> dict[QuestionId, str | None] | None:
     """question id -> difficulty from ``gold``, the gold file ``doc`` binds, when it is on disk
     unchanged (None otherwise: no breakdown by difficulty)."""
-    from jury.errors import JuryError
     from jury.inputs.io import load_gold, sha256_file
 
     if not gold.is_file() or sha256_file(gold) != doc.inputs.gold.sha256:

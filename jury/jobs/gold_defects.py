@@ -19,7 +19,7 @@ from jury.errors import InputError, JuryError
 from jury.inputs.records import GoldItem, QuestionId
 from jury.jobs.result import Result
 from jury.pipeline.project import PathLike, Project
-from jury.results.gold_defects import DefectsProvenance, GoldDefect
+from jury.results.gold_defects import DefectsProvenance, GoldDefect, defect_rows, provenance, render_gold_defects
 
 if TYPE_CHECKING:
     from jury.execution.engine_urls import DatabaseURLs
@@ -36,7 +36,6 @@ class GoldDefects(Result):
     defects: list[GoldDefect]
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.results.gold_defects import render_gold_defects
 
         return render_gold_defects(self.provenance, self.defects, fmt, width)
 
@@ -80,7 +79,6 @@ def gold_defects(
     from jury.inputs.io import load_gold, sha256_file
     from jury.pipeline.outputs import guard_outputs
     from jury.progress import no_progress
-    from jury.results.gold_defects import defect_rows, provenance
 
     project = project if project is not None else Project.load()
     audit_path, doc = _audit(project, audit, allow_superseded)  # the lock first

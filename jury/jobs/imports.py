@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
+from jury.errors import InputError
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.imports import ImportOptions
@@ -62,7 +63,6 @@ def import_bird_predictions(
     bird-predictions``, each documented there), or none; ``overrides``: its fields as keyword
     arguments (``model=``, ``gold=``, ``only_db=``, ...), over ``options``'. A bad one is an
     InputError (an unknown name a TypeError)."""
-    from jury.errors import InputError
     from jury.inputs.importers import POSITIONS_HINT, model_name, read_predictions
     from jury.inputs.io import dump_runs, load_gold, load_gold_list
     from jury.inputs.writer import write_output

@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from jury.inputs.judgments import JudgeRecord
-from jury.inputs.labels import AdjudicationLabel, GoldLabel
+from jury.errors import InputError
+from jury.inputs.io import database_path, dump_runs, load_gold
+from jury.inputs.judgments import JudgeRecord, dump_judgments
+from jury.inputs.labels import AdjudicationLabel, GoldLabel, dump_labels
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.labels import LabelsImportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.vocab import Comparator, DefectType, Outcome
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import PairResult
@@ -67,15 +70,12 @@ class LabelImport(Result):
         return super().render(fmt, width=width, wide=wide)
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.inputs.judgments import dump_judgments
         from jury.inputs.label_sets import LabelSet
-        from jury.inputs.labels import dump_labels
 
         return dump_judgments(self.judgments) if self.kind == LabelSet.FLEX_JUDGE else dump_labels(self.labels)
 
     def runs_jsonl(self) -> str:
         """FLEX's pairs as run JSONL."""
-        from jury.inputs.io import dump_runs
 
         return dump_runs(self.runs)
 
@@ -125,8 +125,6 @@ def import_labels(
     import``, each documented there), or none; ``overrides``: its fields as keyword arguments
     (``gold=``, ``output=``, ``family=``, ...), over ``options``'. A bad one is an InputError (an
     unknown name a TypeError)."""
-    from jury.errors import InputError
-    from jury.inputs.io import load_gold
     from jury.inputs.label_import import import_labels as read_set
     from jury.inputs.label_sets import KINDS, LabelSet
     from jury.pipeline.outputs import guard_outputs
@@ -198,7 +196,6 @@ def _stream_csv(paths: list[Path], gold: dict[QuestionId, GoldItem], output: Pat
     one writer (into its temporary file, renamed over ``output`` at the end): no label is kept,
     so the memory is the gold file's and the duplicate check's whatever the rows. A set that
     yields no label, or a bad row anywhere, leaves ``output`` as it was."""
-    from jury.errors import InputError
     from jury.inputs.label_import import LabelImportReport, iter_csv_labels
     from jury.inputs.label_sets import LabelSet
     from jury.inputs.writer import write_output
@@ -236,9 +233,6 @@ def _decide_changes(
     results under the comparator (the item's ``order_matters`` kept): a different result (or
     either query failing) is a defect, an equal one a format-only change (not defective)."""
     from jury.compare.outcomes import evaluate
-    from jury.errors import InputError
-    from jury.inputs.io import database_path
-    from jury.vocab import Comparator
 
     name = project.get("comparator", comparator, Comparator.BIRD)
     settings = project.settings(comparator=name, timeout=timeout)
@@ -273,7 +267,6 @@ def _decided(report: LabelImportReport, label: GoldLabel, pair: PairResult, comp
     """A changed SQL decided by its execution: the same result is a format-only change (a
     rewording when the question's text changed too), a different one a defect; the label's note
     says which and why."""
-    from jury.vocab import DefectType, Outcome
 
     if pair.outcome == Outcome.MATCH:
         report.counts["SQL changed, same result (format-only)"] += 1

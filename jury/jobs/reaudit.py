@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jury.errors import InputError
+from jury.errors import CannotCheck, InputError
 from jury.inputs.run_files import RunFile
 from jury.jobs.juror_jobs import Calls, calls_line, fenced, keeping, load_signer, say, sign_written, unpriced_lines
 from jury.jobs.result import Result, console_text
@@ -29,7 +29,17 @@ from jury.options.reaudit import ReauditOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.verdicts.documents import AdjudicationFile, AuditFile
 from jury.verdicts.lock import load_locked
-from jury.verdicts.reaudit import Staleness, VerdictDiff, adjudication_diff, audit_diff, resolve_bound
+from jury.verdicts.reaudit import (
+    Staleness,
+    VerdictDiff,
+    adjudication_diff,
+    audit_diff,
+    check_file,
+    describe_diff,
+    heads,
+    resolve_bound,
+)
+from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -78,7 +88,6 @@ class Rerun(BaseModel):
 
     def lines(self) -> list[str]:
         """What ``jury reaudit`` prints for this re-run: the files, the calls made and what changed."""
-        from jury.verdicts.reaudit import describe_diff
 
         called = ["  " + calls_line(self.calls)] if self.calls is not None else []
         return [
@@ -155,7 +164,6 @@ class ReauditRequest(BaseModel):
 
 
 def _cannot_check(result: Reaudit, states: Any) -> Exception:
-    from jury.errors import CannotCheck
 
     blocked = [s for s in states if s.blockers and not s.stale]
     first = blocked[0]
@@ -202,7 +210,6 @@ def reaudit(
         IncompleteRun: ``batch`` ballots are pending (a rerun collects them).
         InputError: no verdict files, or a bad option, named in one line.
     """
-    from jury.verdicts.reaudit import check_file
 
     o = job_options(ReauditOptions, "reaudit", options, overrides)
     check = o.check
@@ -234,8 +241,6 @@ def _rerun_one(s: Staleness, st: Store, request: ReauditRequest, progress: Progr
 def _request(project: Project, files: PathLike | Sequence[PathLike] | None, o: ReauditOptions) -> ReauditRequest:
     """The ReauditRequest of ``jury.reaudit``'s arguments: the signing key loaded first, the
     files given or the current ones of the verdicts folder (none there is an error)."""
-    from jury.errors import InputError
-    from jury.verdicts.reaudit import heads
 
     signer = load_signer(o.sign)
     paths = as_paths(files)
@@ -349,7 +354,6 @@ def _recorded_settings(s: dict[str, Any]) -> Settings:
     """The evaluation settings an adjudication file recorded."""
     from jury.compare.comparators import NormalizeOptions
     from jury.compare.outcomes import Settings
-    from jury.vocab import DEFAULT_COMPARATOR, DEFAULT_NEAR_MISS, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
     norm = s.get("normalize") or {}
     return Settings(

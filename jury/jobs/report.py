@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from jury.errors import InputError, JuryError
+from jury.errors import InputError, JuryError, did_you_mean
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.inputs.run_files import RunFile, RunFileArgs, run_files
 from jury.jobs.result import Result
@@ -32,9 +32,13 @@ from jury.options import validated
 from jury.options.report import ReportOptions
 from jury.pipeline.project import PathLike, Project, as_paths
 from jury.progress import no_progress
+from jury.results.corrected import Corrected, ModelAnchored, PeopleAnchored, RateByKind, SampleShare
 from jury.results.report.model import ReportDocument as ReportModel
 from jury.results.report.render import render_report
 from jury.results.review_report import ReviewInfo
+from jury.results.scoring import coverage_warning
+from jury.stats.core import BootstrapInterval
+from jury.vocab import DEFAULT_GOLD_ERRORS, DEFAULT_MISSING
 
 if TYPE_CHECKING:
     from jury.progress import ProgressFactory
@@ -159,7 +163,6 @@ class Report(Result, ReportModel):
 def _more_flags(s: ReportSources) -> list[str]:
     """The rebuild command's flags site_command does not write: the missing and gold-error rules
     when not the default, the positions file of prediction files, the models kept."""
-    from jury.vocab import DEFAULT_GOLD_ERRORS, DEFAULT_MISSING
 
     flags: list[str] = []
     if s.evaluation.settings.missing != DEFAULT_MISSING:
@@ -189,7 +192,6 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
     from jury.inputs.io import sha256_file
     from jury.jobs.review_corrected import correction
     from jury.options.review import ReviewCorrectedOptions
-    from jury.results.corrected import Corrected, RateByKind, SampleShare
     from jury.verdicts.sample import load_sample
 
     if len(reviews) != 2:
@@ -238,7 +240,6 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
 
 
 def _undefined(counts: Any, reason: str) -> Any:
-    from jury.stats.core import BootstrapInterval
     from jury.stats.correction import CorrectedAccuracy
 
     published = (counts.matches + counts.credited) / counts.routed if counts.routed else None
@@ -252,7 +253,6 @@ def _anchored(section: Any, adjudication: Any, built: Any, seed: int) -> tuple[A
     and the report's model rows with ``adjudicated_people``. Made only when the sample's frame is this
     report's adjudication files (otherwise ``models_note`` says why); without a corrected section
     (None), the model rows as built."""
-    from jury.results.corrected import ModelAnchored, PeopleAnchored
     from jury.stats.correction import ModelCounts, corrected_accuracies
 
     rows = list(built.models)
@@ -313,7 +313,6 @@ def _only_models(
     """(evaluation, records, the models kept) of the models named by ``model`` (one name or several;
     None or none named: every model, and None for the models kept), the others' answers left out; an
     unknown name is an error listing the models."""
-    from dataclasses import replace
 
     wanted = ([model] if model else []) if isinstance(model, str) else list(model or [])
     if not wanted:
@@ -321,8 +320,6 @@ def _only_models(
     have = ev.models()
     unknown = [m for m in wanted if m not in have]
     if unknown:
-        from jury.errors import did_you_mean
-
         hint = did_you_mean(unknown[0], have) or ";"
         raise InputError(f"model {unknown[0]!r} is not a model of the runs{hint} models: {', '.join(have)}")
     keep = set(wanted)
@@ -370,7 +367,6 @@ def report(
         InputError: a bad input, a strength without the files it needs, an unknown strength.
     """
     from jury.pipeline.verdict_inputs import check_audit_against_gold, load_verdict_inputs, review_note
-    from jury.results.scoring import coverage_warning
 
     r, o = _options(options, overrides, progress, outputs)
     _check_strength(r.strength)
@@ -522,8 +518,6 @@ def _check_strength(strength: str | None) -> None:
     from jury.results.report.build import STRENGTHS
 
     if strength is not None and strength not in STRENGTHS:
-        from jury.errors import did_you_mean
-
         hint = did_you_mean(strength, STRENGTHS) or ";"
         raise InputError(f"unknown strength {strength!r}{hint} choose one of: {', '.join(STRENGTHS)}")
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jury.errors import InputError
+from jury.errors import InputError, did_you_mean
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,8 +54,6 @@ class Result(BaseModel):
         """The result as text in ``fmt``. ``width``: a table's width (None: unwrapped);
         ``wide``: the table's and Markdown's optional columns (CSV and JSON hold every column)."""
         if fmt not in self.FORMATS:
-            from jury.errors import did_you_mean
-
             hint = did_you_mean(fmt, self.FORMATS) or ";"
             raise InputError(f"unknown format {fmt!r}{hint} choose one of: {', '.join(self.FORMATS)}")
         return self._render(fmt, width=width, wide=wide)

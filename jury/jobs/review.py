@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
+from jury.errors import InputError
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewExportOptions, ReviewLockOptions, ReviewOptions
 from jury.pipeline.project import PathLike, Project, as_paths
+from jury.vocab import DEFAULT_REVIEW_QUEUES
 
 if TYPE_CHECKING:
     from jury.verdicts.signing import Signer
@@ -125,9 +127,7 @@ def review_app(options: ReviewOptions | None = None, *, project: Project | None 
 def _queue(o: ReviewOptions, project: Project) -> Any:
     """What the page serves (jury.pipeline.review_queue.ReviewSource): the queues' items of the locked
     files, or a sample file's records, served blind."""
-    from jury.errors import InputError
     from jury.pipeline.review_queue import build_queue, parse_queues
-    from jury.vocab import DEFAULT_REVIEW_QUEUES
 
     names, sample_n = parse_queues(o.queue or [str(q) for q in DEFAULT_REVIEW_QUEUES])
     if o.sample is not None and (o.verdicts or o.audit is not None or o.queue):
@@ -142,7 +142,6 @@ def _queue(o: ReviewOptions, project: Project) -> Any:
 def _sample_queue(path: Path, store: Any, settings: Any, db_root: Path | None) -> Any:
     """The queue of a locked sample file: its frame files (each lock checked, and unchanged
     since the sample was drawn), its records only, with the panel's votes and verdict left out."""
-    from jury.errors import InputError
     from jury.pipeline.review_queue import MAX_SAMPLE, build_queue
     from jury.verdicts.sample import load_sample
 
@@ -164,8 +163,6 @@ def _sample_queue(path: Path, store: Any, settings: Any, db_root: Path | None) -
 
 def _reviewer(name: str | None) -> str:
     import getpass
-
-    from jury.errors import InputError
 
     who = (name or "").strip() or getpass.getuser()
     if not who or any(ord(c) < 32 for c in who):
@@ -258,7 +255,6 @@ def lock_review(
     review needs); ``sample``: a locked sample file whose frame files are the verdict and audit
     files and whose records alone are locked (its ``content_sha256`` is in the file's settings).
     ``options``: a ``ReviewLockOptions`` (jury.options.review; ``overrides``: its fields as keyword arguments)."""
-    from jury.errors import InputError
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.review_queue import review_head
     from jury.verdicts.review import review_document, write_review

@@ -14,16 +14,19 @@ Fleiss–Cohen–Everitt Wald intervals) and Krippendorff's alpha with its inter
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, ClassVar
 
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
+from jury.errors import InputError
 from jury.inputs.records import QuestionId
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewAgreementOptions
 from jury.pipeline.project import PathLike
+from jury.version import __version__, provenance
 
 
 class ReviewerFile(TypedDict):
@@ -133,7 +136,6 @@ def review_agreement(
             (jury.verdicts.review.load_two_reviews), no item in common.
         VerdictError: a file unlocked, changed, or binding files that changed.
     """
-    from jury.errors import InputError
     from jury.stats.panels import pair_agreement
     from jury.verdicts.review import load_two_reviews
 
@@ -203,7 +205,6 @@ Disagreements = dict[tuple[Any, ...], tuple[str, str]]
 def _settled_record(i: int, entry: dict[str, Any], disagreements: Disagreements, a: PathLike, b: PathLike) -> dict[str, Any]:
     """The adjudication round's record of the ``i``-th settled entry: the one disagreement it names,
     both labels, the label settled and who settled it."""
-    from jury.errors import InputError
 
     qid, model = entry.get("question_id"), entry.get("model") or None
     match = [k for k in disagreements if str(k[3]) == str(qid) and k[2] == model]
@@ -241,14 +242,11 @@ def adjudication_round(output: PathLike, a: PathLike, b: PathLike, *, settled: l
         InputError: a disagreement left out or settled twice, an entry that is no
             disagreement, a label of another kind, an output that exists.
     """
-    import os
 
-    from jury.errors import InputError
     from jury.inputs.io import sha256_file
     from jury.verdicts.adjudication_round import ROUND_KIND, load_round, write_round
     from jury.verdicts.lock import utc_now
     from jury.verdicts.verify import bind_file
-    from jury.version import __version__, provenance
 
     out = Path(output)
     if os.path.lexists(out):

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from jury.errors import InputError
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewCorrectedOptions
 from jury.pipeline.project import PathLike
+from jury.vocab import CREDITED_VERDICTS
 
 if TYPE_CHECKING:
     from jury.stats.correction import CorrectedRate
@@ -127,14 +129,12 @@ def correction(
 ) -> Correction:
     """:func:`review_corrected`'s computation (its arguments), for a caller that needs more than
     its result (``jury.report``'s corrected section: Se and Sp intervals, the frame's gold)."""
-    from jury.errors import InputError
     from jury.inputs.io import load_gold
     from jury.jobs.review_agreement import label_of
     from jury.jobs.review_sample import SEPARATOR, frame_records
     from jury.pipeline.review_queue import load_sources
     from jury.stats.correction import corrected_rate
     from jury.verdicts.sample import load_sample
-    from jury.vocab import CREDITED_VERDICTS
 
     kind, settled = o.kind, o.settled
     if kind not in ("gold", "adjudication"):
@@ -183,7 +183,6 @@ def correction(
 def _sample_reviews(a: PathLike, b: PathLike, drawn: Any, sample: Path) -> list[Any]:
     """The two reviewers' locked review files (jury.verdicts.review.load_two_reviews), each a review
     of this sample."""
-    from jury.errors import InputError
     from jury.verdicts.review import load_two_reviews
 
     (_, da), (_, db) = load_two_reviews(a, b)  # two people's files: the one loader of every command
@@ -198,7 +197,6 @@ def _sample_reviews(a: PathLike, b: PathLike, drawn: Any, sample: Path) -> list[
 
 def _settled_labels(settled: Path, reviews: list[Any], a: PathLike, b: PathLike) -> dict[tuple[Any, ...], str]:
     """The labels an adjudication round of these two reviews settled, by item."""
-    from jury.errors import InputError
     from jury.verdicts.adjudication_round import load_round
 
     rd = load_round(settled)

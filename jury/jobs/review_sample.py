@@ -25,15 +25,20 @@ inclusion probability n_h / N_h.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from jury.errors import InputError
+from jury.inputs.io import load_gold, sha256_file
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.review import ReviewSampleOptions, parsed_sizes
 from jury.pipeline.project import PathLike, Project, as_paths
-from jury.verdicts.sample import SampledRecord, SampleStratum
+from jury.verdicts.lock import utc_now
+from jury.verdicts.sample import SAMPLE_KIND, STRATUM_KEYS, SampledRecord, SampleStratum, load_sample, write_sample
+from jury.version import __version__, provenance
 from jury.vocab import Verdict
 
 SEPARATOR = "/"
@@ -158,7 +163,6 @@ def review_sample(
     """
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.review_queue import load_sources
-    from jury.verdicts.sample import load_sample, write_sample
 
     o = job_options(ReviewSampleOptions, "review_sample", options, overrides)
     project = project or Project.load()
@@ -188,10 +192,6 @@ def review_sample(
 def _checked(o: ReviewSampleOptions, out: Path) -> list[str]:
     """The strata keys, once the request is checked (keys, method, n or sizes, the output), before
     anything is read."""
-    import os
-
-    from jury.errors import InputError
-    from jury.verdicts.sample import STRATUM_KEYS
 
     keys = list(dict.fromkeys(o.by))
     if not keys:
@@ -210,7 +210,6 @@ def _checked(o: ReviewSampleOptions, out: Path) -> list[str]:
 
 def _gold_of(source: Any) -> Any:
     """The gold items of the frame's adjudication files (None: an audit alone)."""
-    from jury.inputs.io import load_gold
 
     return load_gold(source.gold_path) if any(d.kind == "adjudication" for _p, d in source.verdict_files) else None
 
@@ -218,7 +217,6 @@ def _gold_of(source: Any) -> Any:
 def _draw(o: ReviewSampleOptions, frame: list[dict[str, Any]], labels: list[str], keys: list[str]) -> Any:
     """The seeded stratified draw (jury.stats.sampling.stratified_sample) of the frame's records by
     their stratum labels, every size checked against its stratum first."""
-    from jury.errors import InputError
     from jury.stats.sampling import stratified_sample
 
     sizes = parsed_sizes(o.size)
@@ -255,11 +253,7 @@ def _sample_document(
 ) -> dict[str, Any]:
     """The sample file's document: the frame files bound, the strata and every drawn record with its
     inclusion probability."""
-    from jury.inputs.io import sha256_file
-    from jury.verdicts.lock import utc_now
-    from jury.verdicts.sample import SAMPLE_KIND
     from jury.verdicts.verify import bind_file
-    from jury.version import __version__, provenance
 
     first: dict[Hashable, int] = {lab: i for i, lab in reversed(list(enumerate(labels)))}
     strata = [

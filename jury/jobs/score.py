@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from jury.compare.efficiency import all_solved_time_ratios, cpu_model, efficiency_scores, time_matches
 from jury.errors import InputError
 from jury.execution.merged import MergedSource
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
@@ -30,7 +31,7 @@ from jury.options.score import ScoreOptions
 from jury.pipeline.project import PathLike, Project
 from jury.progress import no_progress
 from jury.results.review_report import ReviewInfo
-from jury.results.scoring import ModelScore
+from jury.results.scoring import ModelScore, add_coverage, coverage_warning, proportion, score_all, soft_f1_column
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation, Settings
@@ -131,7 +132,6 @@ def score(
     from jury.pipeline.jobs import load_and_evaluate
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.verdict_inputs import add_verdict_columns, load_verdict_inputs, review_note
-    from jury.results.scoring import coverage_warning
 
     o = job_options(ScoreOptions, "score", options, overrides)
     project, progress = project if project is not None else Project.load(), progress or no_progress
@@ -220,7 +220,6 @@ def _scored(
     """Every model's scores from the evaluation: the comparators' columns, the coverage, the execution
     errors and the protocol columns the options ask for (``notes`` gets what they say)."""
     from jury.results.aifunc_columns import add_execution_errors
-    from jury.results.scoring import add_coverage, score_all
 
     scores = score_all(ev.pairs)
     add_coverage(scores, ev)
@@ -247,11 +246,9 @@ def add_protocol_columns(
 ) -> None:
     """Fill the function-set (FSA), efficiency and Soft-F1 fields asked for (jury.compare.function_sets,
     .efficiency, .soft_f1); a note on too few repeats, or on answers Soft-F1 cannot score, is added to ``notes``."""
-    from jury.results.scoring import proportion
 
     if soft_f1:
         from jury.compare.soft_f1 import soft_f1_by_pair
-        from jury.results.scoring import soft_f1_column
 
         ev.soft_f1 = soft_f1_by_pair(ev, gold_items, records)
         column = soft_f1_column(ev.pairs, ev.soft_f1)
@@ -274,8 +271,6 @@ def add_protocol_columns(
             s.function_set = proportion(*fsa.get(s.model, (0, 0)))
             s.function_types = {name: proportion(k, n) for name, (k, n) in types.get(s.model, {}).items()}
     if efficiency:
-        from jury.compare.efficiency import all_solved_time_ratios, cpu_model, efficiency_scores, time_matches
-
         if repeats <= 10 and notes is not None:
             notes.append(
                 f"note: {repeats} repeats: BIRD's outlier rule (3 standard deviations) can drop nothing "

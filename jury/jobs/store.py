@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from jury.errors import InputError
 from jury.jobs.result import Result, console_text
 from jury.options import job_options
 from jury.options.store import StoreMergeOptions
@@ -121,7 +122,6 @@ def merge_stores(
     (``trust_executions=``, ``trusted_key=``), over ``options``'. A bad one is an InputError (an
     unknown name a TypeError).
     """
-    from jury.errors import InputError
     from jury.execution.merge import merge_stores as merge
     from jury.judging.vote_check import VoteCheck
     from jury.pipeline.outputs import guard_outputs

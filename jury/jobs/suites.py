@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from jury.jobs.juror_jobs import JurorPlan, renamed
+from jury.errors import InputError
+from jury.jobs.juror_jobs import Calls, JurorPlan, renamed, run_lines
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.suites import SuitesOptions
 from jury.pipeline.project import PathLike, Project
-from jury.results.suite_subsets import SubsetScores
-from jury.results.suites import SuiteErrorCounts, SuiteRow
+from jury.results.suite_subsets import SubsetScores, subset_keys, subset_notes, subset_rows, subset_scores
+from jury.results.suites import SuiteErrorCounts, SuiteRow, render_suites, suite_metrics, suite_test_key
 
 if TYPE_CHECKING:
     from jury.inputs.records import RunRecord
@@ -56,7 +57,6 @@ class SuiteScores(Result):
     notes: list[str] = Field(default_factory=list, description="What the command line prints on stderr.")
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
-        from jury.results.suites import render_suites
 
         if self.plan_only:
             assert self.plan is not None
@@ -68,8 +68,6 @@ class SuiteScores(Result):
             extra = {"error_categories": self.error_counts} if fmt == "json" else {"note": suite_counts_note(self.error_counts)}
         subsets = notes = None
         if self.subsets is not None:
-            from jury.results.suite_subsets import subset_notes, subset_rows
-
             subsets, notes = subset_rows(self.subsets, self.adjudicated_subsets), subset_notes(self.subsets)
         return render_suites(self.strict, self.adjudicated, fmt, extra=extra, subsets=subsets, subset_notes=notes)
 
@@ -108,7 +106,6 @@ def suites(
     """
     from jury.pipeline.outputs import guard_outputs
     from jury.pipeline.suite_jobs import load_suite_runs, suite_verdict_docs
-    from jury.results.suite_subsets import subset_keys
 
     o = job_options(SuitesOptions, "suites", options, overrides)
     plan_only = bool(renamed(o.plan, plan_only, "plan", "plan_only", False))
@@ -138,7 +135,6 @@ def suites(
 
 def _run_paths(runs: PathLike | Sequence[PathLike]) -> list[Path]:
     """The test-suite run files: run JSONL, which name their models in their lines (no NAME=PATH)."""
-    from jury.errors import InputError
     from jury.inputs.run_files import run_files
 
     files = run_files(runs)
@@ -162,8 +158,6 @@ def _add_metrics(
 ) -> None:
     """PLSQLBench's metrics per model (and per subset), strict and, with ``credited`` (the answers the
     jury credited), adjudicated; with a taxonomy, the error categories."""
-    from jury.results.suite_subsets import subset_scores
-    from jury.results.suites import suite_metrics
 
     result.strict = suite_metrics(records)
     result.adjudicated = suite_metrics(records, credited) if credited is not None else None
@@ -177,7 +171,6 @@ def _add_metrics(
 
 def _refuse_combinations(adjudicate: bool, classify: bool, asks: bool, taxonomy: Any) -> None:
     """The options that do not go together (``asks``: a plan or a verdict file is asked for)."""
-    from jury.errors import InputError
 
     if adjudicate and classify:
         raise InputError("adjudicate and classify each write a verdict file: run them one at a time")
@@ -199,7 +192,6 @@ def _taxonomy(path: str | None) -> Taxonomy | None:
 def _locked(docs: list[Any], tax: Any) -> tuple[set[Any], bool, dict[tuple[Any, ...], str | None] | None]:
     """What the locked suite verdict files say: (the credited tests, whether they hold format
     verdicts, the jurors' categories of the classification files: they need the taxonomy)."""
-    from jury.errors import InputError
     from jury.pipeline.suite_jobs import classified_of, credited_of, is_classification
 
     credited = credited_of(docs)
@@ -228,11 +220,9 @@ class _JurorRun:
     def run(self, result: SuiteScores, project: Project, run_paths: list[Path], progress: Any) -> dict[Any, Any]:
         """Ask (or plan) into ``result``: its plan, and after a run its verdict file, records and
         the lines on its calls. Returns the run's records by test key (jury.results.suites.suite_test_key)."""
-        from jury.jobs.juror_jobs import Calls, run_lines
         from jury.judging.families import load_registry
         from jury.pipeline.suite_jobs import suite_job
         from jury.progress import no_progress
-        from jury.results.suites import suite_test_key
 
         o, tax = self.options, self.classify
         chosen = project.panel(o.panel, "panel", "default.toml")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from jury.errors import InputError
 from jury.jobs.result import Result
 from jury.options import job_options
 from jury.options.verify import VerifyOptions
@@ -125,7 +126,6 @@ def verify(
     Raises:
         InputError: a missing file or a directory, or a bad option, before anything is checked.
     """
-    from jury.errors import InputError
     from jury.verdicts.signing import load_trusted_keys
 
     o = job_options(VerifyOptions, "verify", options, overrides)
@@ -169,7 +169,6 @@ def _checked(path: Path, trusted: dict[str, list[TrustedKey]]) -> FileCheck:
 
 
 def _project_files(project: Project) -> list[Path]:
-    from jury.errors import InputError
 
     folder = project.verdicts_dir()
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from jury.compare.outcomes import Evaluation, PairResult, schema_of
+from jury.errors import InputError
 from jury.execution.schema import SchemaReader
 from jury.inputs.records import GoldItem, QuestionId, RunRecord
 from jury.judging.ballots import Template, adjudication_messages, blind_category, draw_order, preview
@@ -125,8 +126,6 @@ def _check_models(ev: Evaluation, wanted: set[str] | None) -> None:
         return
     unknown = sorted(wanted - set(ev.models()))
     if unknown:
-        from jury.errors import InputError
-
         raise InputError(f"model {unknown[0]!r} is not in the run files (models: {', '.join(ev.models())})")
 
 

@@ -39,12 +39,16 @@ Large submissions are split at the providers' limits (requests and bytes).
 from __future__ import annotations
 
 import asyncio
+import calendar
 import json
 import os
+import re
 import secrets
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
 
 from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.batch_poll import ANTHROPIC_BASE, ANTHROPIC_VERSION, gemini_where, poll
@@ -198,8 +202,6 @@ async def _submit_gemini(
     """(the batch's id, the input file's name): the JSONL uploaded (the Files API's resumable
     upload: a start request, then the bytes to the upload URL it answers, which must be on
     the API root's own host: the key goes nowhere else), then the batch created on it."""
-    import re
-    from urllib.parse import quote
 
     import httpx
 
@@ -263,8 +265,6 @@ async def _submit_anthropic(lines: list[dict[str, Any]], api_base: str | None, a
 
 
 def _epoch(iso: str) -> float:
-    import calendar
-    import time
 
     return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
 
@@ -278,7 +278,6 @@ def _holder_gone(holder: str | None) -> bool:
 def _settle_submitting(store: Store, batch: dict[str, Any], holder: str | None, finished: set[str] | None) -> None:
     """A batch another process was submitting: lost (its ballots go again) when that process is
     gone or the submission is stale, else left to it."""
-    import time
 
     if batch["holder"] == holder:
         return
@@ -495,7 +494,6 @@ class BatchSession:
         response, the parser, the repair turn, the abstentions; a reply over the cap is
         ResponseTooLarge's final abstention). A reply the gate cannot read fails its item: a
         rerun submits the ballot again instead of reading the same reply."""
-        import json
 
         from jury.judging.response_cap import ResponseTooLarge
         from jury.judging.retries import UnreadableReply
@@ -523,7 +521,6 @@ class BatchSession:
 
 def status_rows(store: Store) -> list[dict[str, Any]]:
     """`jury batch status`: one row per batch, newest last."""
-    import time
 
     now = time.time()
     rows: list[dict[str, Any]] = []

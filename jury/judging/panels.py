@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import re
+import socket
+import sys
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -17,6 +21,7 @@ from jury.errors import ConfigError, InputError, did_you_mean
 from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 from jury.judging.ballots import Template, check_template
 from jury.judging.juror import JurorSpec
+from jury.vocab import LOCAL_MODELS
 
 if TYPE_CHECKING:
     from jury.inputs.records import RunRecord
@@ -367,7 +372,6 @@ def select_jurors(panel: Panel, families: list[str], k: int | None = None) -> li
 def warn_unknown_params(panel: Panel) -> None:
     """One stderr line per juror whose params litellm does not know for its provider (a typo
     such as `temprature` would otherwise be sent unchecked). Before any call, and in --plan."""
-    import sys
 
     from jury.judging.providers.params import unknown_params
 
@@ -448,11 +452,6 @@ def require_servers(panel: Panel, jurors: Iterable[JurorSpec]) -> None:
     connection before anything is asked: a server that is not running was a 24-second
     litellm retry ending in "HTTP 500 ... Connection error". One connection per server, for
     at most LOOPBACK_PROBE_S; remote providers are not probed (their own errors say why)."""
-    import ipaddress
-    import socket
-    from urllib.parse import urlsplit
-
-    from jury.vocab import LOCAL_MODELS
 
     seen: set[tuple[str, int]] = set()
     for j in jurors:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from importlib import metadata
 from typing import Any
 
 from jury.inputs.user_cache import read_entries, write_entries
@@ -33,7 +34,6 @@ enabled = True  # False: lookup finds nothing (litellm answers); remember still 
 
 @functools.cache
 def _litellm_version() -> str | None:
-    from importlib import metadata
 
     try:
         return metadata.version("litellm")

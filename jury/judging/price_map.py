@@ -22,6 +22,7 @@ three against litellm for every chat model of the map. This module never imports
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import re
@@ -53,7 +54,6 @@ _PRICE_WORDS = ("cost", "pric", "tier", "peak", "multiplier")
 
 
 def _package_dir() -> str | None:
-    import importlib.util
 
     spec = importlib.util.find_spec("litellm")  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar, cast
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.judging.agreement import AgreementSummary
+from jury.judging.ballots import SUITE_CATEGORIES, blind_category
 from jury.vocab import AUDIT_VOTES, BLIND_ANSWERS, CATEGORIES, CLASSIFY_STYLE, CREDITED_VERDICTS, NONE_FITS, AuditVote, Verdict
 
 
@@ -334,7 +335,6 @@ def _half_category(vote: _Vote, style: str) -> str | None:
         return None
     if style == "labelled":
         return vote.raw_verdict if vote.raw_verdict in CATEGORIES else None
-    from jury.judging.ballots import blind_category
 
     return blind_category(vote.raw_verdict, vote.order)[0] if vote.raw_verdict in BLIND_ANSWERS and vote.order else None
 
@@ -362,12 +362,8 @@ def _vote_problem(vote: _Vote, style: str) -> str | None:
     elif style == "labelled":
         ok = vote.category in CATEGORIES and vote.raw_verdict == vote.category
     elif style == "suite":  # a test-suite format ballot: equivalent / different / ambiguous
-        from jury.judging.ballots import SUITE_CATEGORIES
-
         ok = vote.raw_verdict in SUITE_CATEGORIES and SUITE_CATEGORIES[vote.raw_verdict] == vote.category
     else:  # blind: the raw answer names a position; the recorded order maps it back
-        from jury.judging.ballots import blind_category
-
         ok = (
             vote.raw_verdict in BLIND_ANSWERS
             and vote.order is not None

@@ -34,20 +34,22 @@ import secrets
 import signal
 import socket
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from jury.errors import StoreError
-from jury.execution.store import CLAIM_LEASE_S
+from jury.execution.store import CLAIM_LEASE_S, Store
 from jury.judging.ballots import make_parser, reply_schema
 from jury.judging.juror import CallResult, JurorSpec
 from jury.judging.plan import Ballot, BallotResult, estimate
 from jury.judging.providers.pool import JurorPool
+from jury.judging.providers.prices import has_price
+from jury.judging.redaction import for_store
 
 if TYPE_CHECKING:
-    from jury.execution.store import Store
     from jury.judging.batch import BatchSession, Pending
     from jury.judging.shards import Shard
 
@@ -266,7 +268,6 @@ async def _ask_juror(ballot: Ballot, s: _Session) -> CallResult:
 
 
 async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
-    from jury.judging.redaction import for_store
 
     h = ballot.request_sha256
     if s.stopping:
@@ -418,9 +419,6 @@ def _start_renewing(session: _Session) -> Callable[[], None]:
     live asker's claim run out while the loop was blocked (litellm's import under the first claim,
     a store write waiting for the lock, a loaded machine), and another process then took the claim
     over and paid for the ballot again (issue 46)."""
-    import threading
-
-    from jury.execution.store import Store
 
     stop = threading.Event()
     path = getattr(session.store, "path", None)
@@ -598,8 +596,6 @@ def _new_stats(guard: CostGuard, jurors: dict[str, JurorSpec]) -> RunStats:
     """The run's stats; under a cost cap, naming the jurors' models with no known price."""
     stats = RunStats(guard=guard)
     if guard.cap is not None:
-        from jury.judging.providers.prices import has_price
-
         stats.unpriced = sorted({j.model for j in jurors.values() if not j.costs_nothing and not has_price(j.model)})
     return stats
 

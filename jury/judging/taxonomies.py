@@ -37,6 +37,7 @@ from pydantic_core import ErrorDetails
 from jury.errors import ConfigError, did_you_mean
 from jury.inputs.reader import MAX_CONFIG_BYTES, read_bounded
 from jury.judging.panels import PANELS_DIR
+from jury.vocab import Verdict
 
 TAXONOMIES_DIR = PANELS_DIR / "taxonomies"
 _ID = r"^[A-Za-z0-9_.-]{1,40}$"
@@ -181,7 +182,6 @@ def majority_category(picks: list[str | None]) -> str | None:
 def record_category(verdict: str, votes: Sequence[object]) -> str | None:
     """A record's error category: the majority pick among its counted genuine-error votes
     (dicts or Vote models), only when the verdict is genuine_error."""
-    from jury.vocab import Verdict
 
     if verdict != Verdict.GENUINE_ERROR:
         return None
@@ -230,7 +230,6 @@ class _CheckedRecord(Protocol):
 def taxonomy_problem(record: _CheckedRecord, setting: object) -> str | None:
     """Does a record's error_category (and each vote's) follow from its votes under the file's
     settings.taxonomy? The first problem as text, or None."""
-    from jury.vocab import Verdict
 
     picked = [(v.juror, v.error_category, v.category) for v in record.votes if v.error_category is not None]
     if not isinstance(setting, dict):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import sys
 from typing import Any
@@ -34,7 +35,6 @@ enabled = True  # False: fast_count always says None (litellm counts; tests comp
 def _o200k() -> Any:
     """o200k_base read from the copy bundled with litellm, where importing litellm points
     TIKTOKEN_CACHE_DIR too; None if that copy is absent (then litellm counts)."""
-    import importlib.util
 
     spec = importlib.util.find_spec("litellm")  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:

@@ -4,6 +4,7 @@ pending or failed, a verdict file that cannot be written)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,6 @@ def raise_if_capped(stats: RunStats) -> None:
 def raise_if_pending(stats: RunStats) -> None:
     """--batch: ballots still waiting in providers' batches are not votes yet: no verdict file.
     First, a warning per batch that could not be polled or whose results left lines out."""
-    import sys
 
     for note in getattr(stats, "batch_notes", None) or []:
         print(f"Warning: {note}", file=sys.stderr, flush=True)

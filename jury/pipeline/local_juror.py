@@ -35,6 +35,7 @@ import importlib.util
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -138,7 +139,6 @@ STATE_DIR_MODE = 0o700
 def _check_state_dir(state_dir: Path) -> bool:
     """Whether the state folder exists; InputError (one line) when it is not a folder of this
     user's with mode 0700 (see the module's docstring)."""
-    import stat
 
     try:
         info = os.stat(state_dir)
@@ -163,7 +163,6 @@ def _read_state(state_dir: Path) -> LocalJuror | None:
     """The state file, checked: a small regular file holding jury's record (pid, start time,
     command line, port per server) in a state folder of this user's with mode 0700.
     InputError (one line) for anything else."""
-    import stat
 
     from jury.inputs.io import loads_document
 

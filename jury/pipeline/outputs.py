@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from jury.errors import JuryError
+from jury.errors import InputError, JuryError
 from jury.inputs.config import load_config
 
 
@@ -31,7 +31,6 @@ def guard_outputs(
     (or its -wal/-shm/-journal), a database file under db_root, a locked verdict file (unless
     verdict_output: the verdict writer reuses an identical one and refuses any other), or
     another output. Paths are compared resolved (symlinks, ..) and by (device, inode) (hard links)."""
-    from jury.errors import InputError
     from jury.inputs.writer import check_output
 
     def resolved(p: Path) -> Path:

@@ -14,6 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.inputs.config import Config, load_config
+from jury.vocab import (
+    DEFAULT_COMPARATOR,
+    DEFAULT_EXECUTOR,
+    DEFAULT_GOLD_ERRORS,
+    DEFAULT_MISSING,
+    DEFAULT_NEAR_MISS,
+    DEFAULT_ROW_CAP,
+    DEFAULT_TIMEOUT_S,
+)
 
 if TYPE_CHECKING:
     from jury.compare.comparators import NormalizeOptions
@@ -160,15 +169,6 @@ class Project:
     ) -> Settings:
         """Evaluation settings: arguments, else jury.toml, else the defaults (ray_address, else RAY_ADDRESS)."""
         from jury.compare.outcomes import Settings
-        from jury.vocab import (
-            DEFAULT_COMPARATOR,
-            DEFAULT_EXECUTOR,
-            DEFAULT_GOLD_ERRORS,
-            DEFAULT_MISSING,
-            DEFAULT_NEAR_MISS,
-            DEFAULT_ROW_CAP,
-            DEFAULT_TIMEOUT_S,
-        )
 
         extra = {"options": options} if options is not None else {}
         chosen_workers = self.get("workers", workers)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jury.errors import InputError
 from jury.inputs.run_files import RunFile
 from jury.verdicts.documents import AdjudicationFile, AuditFile, FileBinding, VerdictFile
+from jury.version import __version__, provenance
 from jury.vocab import CATEGORIES, ReviewItemKind, ReviewQueue, Verdict
 
 if TYPE_CHECKING:
@@ -330,7 +331,6 @@ def review_head(source: ReviewSource, folder: Path, sample: int | None) -> dict[
     from jury.inputs.io import sha256_file
     from jury.verdicts.lock import utc_now
     from jury.verdicts.verify import bind_file, bind_run
-    from jury.version import __version__, provenance
 
     return {
         "jury_version": __version__,

@@ -11,6 +11,7 @@ counted wrong but not here.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -156,7 +157,6 @@ def function_type_text(scores: Sequence[ModelScore], fmt: str, width: int | None
     )
     if fmt == "md":
         return "\n" + to_markdown(rows, ["model", *types], headers) + "\n" + safe(caption) + "\n"
-    import io
 
     from rich.console import Console
 

@@ -12,6 +12,7 @@ the caller gives the audit, the gold items and the gold's results.
 from __future__ import annotations
 
 import html
+import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from typing_extensions import TypedDict  # pydantic needs it for a model field o
 
 from jury.inputs.records import QuestionId
 from jury.results.panel_comparison import BoundFile
-from jury.results.render import safe, to_csv, to_json, to_markdown
+from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
 
 if TYPE_CHECKING:
     from jury.inputs.records import GoldItem
@@ -212,11 +213,8 @@ def render_gold_defects(prov: DefectsProvenance, rows: list[GoldDefect], fmt: st
     if fmt == "md":
         cells = [{k: _md_cell(v) for k, v in f.items()} for f in flat]
         return "## Gold defects\n\n" + "".join(f"- {safe(line)}\n" for line in lines) + "\n" + to_markdown(cells, COLUMNS, HEADS)
-    import io
 
     from rich.console import Console
-
-    from jury.results.render import UNWRAPPED_WIDTH, to_rich_table
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)

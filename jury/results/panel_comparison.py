@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.inputs.records import QuestionId
-from jury.results.render import safe, to_csv, to_json, to_markdown
+from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.vocab import CREDITED_VERDICTS, VERDICTS
 
 if TYPE_CHECKING:  # numpy loads with the numbers, not when jury.jobs.compare_panels imports the shapes below
@@ -515,8 +515,6 @@ def render_comparison(data: dict[str, Any], fmt: str, width: int | None = None) 
         out += f"\n### {dis_title}\n\n" + (to_markdown(dis, cols, heads) if dis else "none\n")
         return out
     from rich.console import Console
-
-    from jury.results.render import UNWRAPPED_WIDTH, to_rich_table
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -135,7 +136,6 @@ def render_scores(
         return (
             to_markdown(display, columns, headers) + "\n" + safe(caption, newlines=True) + "\n" + function_type_text(scores, fmt)
         )
-    import io
 
     from rich.console import Console
 

@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 
 from jury.compare.efficiency import AllSolvedRatios, EfficiencyScore
 from jury.stats.core import ProportionDict, ProportionEstimate, ranks, wilson
-from jury.vocab import JURY_ELIGIBLE, OUTCOMES, GoldErrorRule, Outcome
+from jury.vocab import JURY_ELIGIBLE, OUTCOMES, GoldErrorRule, MissingRule, Outcome
 
 if TYPE_CHECKING:
     from jury.compare.outcomes import Evaluation
@@ -171,7 +171,6 @@ def coverage_warning(ev: Evaluation, models: Iterable[str] | None = None) -> str
     gold question, each with its unanswered questions by cause, and how many the missing rule
     left out of the denominators or counted wrong; None when every model answers them all."""
     from jury.compare.coverage import by_cause
-    from jury.vocab import MissingRule
 
     covered = {m: c for m, c in ev.coverage.items() if models is None or m in models}
     short = [(m, c) for m, c in covered.items() if not c.complete]
@@ -214,7 +213,6 @@ def gold_errors_line(errors: Mapping[Any, str], rule: str | None) -> str:
 def coverage_caption(ev: Evaluation) -> str:
     """The line under a table: every model's coverage when all are complete, else how many
     unanswered questions the rule left out or counted wrong, by cause."""
-    from jury.vocab import MissingRule
 
     if not ev.coverage:
         return ""

@@ -28,6 +28,7 @@ jury/pipeline/suite_jobs.py) counts as passed; everything else is as strict.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired
@@ -376,7 +377,6 @@ def _suites_text(
     display: list[dict[str, Any]], columns: list[str], headers: list[str], caption: str, by_subset: _SubsetTable | None
 ) -> str:
     """The terminal tables (rich, no colour): the main table and its caption, then the per-subset ones."""
-    import io
 
     from rich.console import Console
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from jury.errors import InputError, JuryError, VerdictError
+from jury.inputs.io import sha256_file
 from jury.inputs.records import normalise_qid
 from jury.verdicts.documents import DocumentModel, FileBinding, PrefixedSha256, Provenance, ReviewItem, iso_time, parse_document
 from jury.verdicts.lock import read_locked_kind, write_locked
@@ -98,7 +99,6 @@ def write_round(doc: dict[str, Any], path: str | Path, disagreements: dict[Revie
 def load_round(path: str | Path) -> AdjudicationRound:
     """Read an adjudication round: its lock, its schema, both review files unchanged, and
     that it settles exactly their disagreements; a one-line VerdictError."""
-    from jury.inputs.io import sha256_file
 
     p, data = read_locked_kind(path, ROUND_KIND, "adjudication round file")
     doc = validate_round(data, str(p))

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from jury.errors import JuryError
-from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, FileBinding, schema_filename, write_schemas
-from jury.verdicts.lock import default_path, load_locked, lock, utc_now, write_locked
+from jury.errors import JuryError, VerdictError
+from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, FileBinding, Inputs, PanelBinding, schema_filename, write_schemas
+from jury.verdicts.lock import default_path, is_locked_file, load_locked, lock, utc_now, write_locked
 from jury.verdicts.verify import bind_file, bind_run, bind_template
 from jury.version import __version__, provenance
 
@@ -137,7 +137,6 @@ BINDING_KEYS = ("kind", "inputs", "prompts", "panel", "settings")
 def job_bindings(doc: dict[str, Any]) -> dict[str, Any]:
     """What makes two verdict sets the same job: kind, inputs, prompt templates, panel and
     settings, normalised as a locked file stores them (not time, totals, votes or version)."""
-    from jury.verdicts.documents import FileBinding, Inputs, PanelBinding
 
     return {
         "kind": doc["kind"],
@@ -165,8 +164,6 @@ def binding_differences(have: dict[str, Any], want: dict[str, Any]) -> list[str]
 def refuse_foreign_output(output: Path | None) -> None:
     """Before any work (execution included): an existing ``-o`` that is not a locked verdict
     file is refused, since the writer would refuse it after every query had run."""
-    from jury.errors import VerdictError
-    from jury.verdicts.lock import is_locked_file
 
     if output is not None and Path(output).exists() and not is_locked_file(Path(output)):
         raise VerdictError(
@@ -186,9 +183,6 @@ def existing_verdicts(
     is paid for a file that could not be written. Without ``-o``: a current (not superseded)
     locked file in the verdicts folder with the same bindings is reused. A re-audit
     (``supersedes`` set) always writes its own successor."""
-    from jury.errors import VerdictError
-    from jury.verdicts.documents import LOCK_KEY
-    from jury.verdicts.lock import is_locked_file, load_locked
 
     want = job_bindings(doc)
     if output is not None:

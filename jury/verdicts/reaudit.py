@@ -16,9 +16,10 @@ from typing import Literal
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
 from jury.errors import InputError
+from jury.inputs.io import load_json_file, sha256_file
 from jury.inputs.records import QuestionId
 from jury.stats.agreement import cohen_kappa, percent_agreement
-from jury.verdicts.documents import AdjudicationFile, AuditFile, VerdictFile
+from jury.verdicts.documents import KINDS, AdjudicationFile, AuditFile, FileBinding, VerdictFile
 from jury.verdicts.lock import load_locked
 from jury.vocab import VerdictName
 
@@ -41,7 +42,6 @@ def resolve_bound(base: Path, path: str) -> Path:
 
 
 def _sha(path: Path) -> str | None:
-    from jury.inputs.io import sha256_file
 
     return sha256_file(path) if path.is_file() else None
 
@@ -57,8 +57,6 @@ def check_file(path: Path) -> Staleness:
     bound += [(f"database {k}", b) for k, b in doc.inputs.databases.items()]
     positions = (doc.settings or {}).get("positions_from")
     if isinstance(positions, dict):  # prediction files as runs: the gold file their positions index
-        from jury.verdicts.documents import FileBinding
-
         bound.append(("positions", FileBinding.model_validate(positions)))
     for role, b in bound:
         now = _sha(resolve_bound(base, b.path))
@@ -93,8 +91,6 @@ def heads(folder: Path) -> list[Path]:
     JSON files that are not verdict files (no "kind" of a verdict) are passed over; a file
     that is one but fails its lock stops everything.
     """
-    from jury.inputs.io import load_json_file
-    from jury.verdicts.documents import KINDS
 
     docs = {}
     for p in sorted(p for p in folder.glob("*.json") if p.is_file()):

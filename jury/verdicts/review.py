@@ -11,15 +11,18 @@ follow from its votes. Decisions are exported as human labels (jury/inputs/label
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from jury.errors import JuryError, VerdictError
+from jury.errors import InputError, JuryError, VerdictError
+from jury.inputs.io import sha256_file
 from jury.inputs.labels import AdjudicationLabel, GoldLabel, Label
 from jury.inputs.records import normalise_qid
+from jury.inputs.writer import write_output
 from jury.judging.ballots import blind_category
 from jury.verdicts.documents import (
     FORMAT_VERSION,
@@ -121,7 +124,6 @@ def review_schema() -> dict[str, Any]:
 
 
 def write_review_schema(directory: str | Path) -> Path:
-    from jury.inputs.writer import write_output
 
     target = Path(directory) / review_schema_filename()
     write_output(target, dumps_pretty(review_schema()))
@@ -181,7 +183,6 @@ def read_bound(f: ReviewedFile, base: str | Path, where: str, missing: str) -> t
     """A bound verdict file read for checking: (its sha256, the locked document), or the one-line
     problem (``missing`` when it is not there, prefixed with ``where``). ``f.path`` is relative to
     ``base`` unless absolute. The caller compares what is bound."""
-    from jury.inputs.io import sha256_file
 
     target = Path(f.path) if Path(f.path).is_absolute() else Path(base) / f.path
     if not target.is_file():
@@ -261,10 +262,6 @@ def load_two_reviews(a: str | Path, b: str | Path) -> tuple[tuple[Path, ReviewFi
     two people: the same file given twice, a copy of it (the same bytes or the same locked
     content under another name) and two files of the same reviewer are refused, one line
     (InputError)."""
-    import os
-
-    from jury.errors import InputError
-    from jury.inputs.io import sha256_file
 
     pa, pb = Path(a), Path(b)
     for path in (pa, pb):

@@ -14,7 +14,7 @@ from jury.inputs.reader import file_errors
 from jury.inputs.run_files import RunFile
 from jury.verdicts.allowed_signers import TrustedKey
 from jury.verdicts.documents import FileBinding, RunBinding, VerdictFile, validate_document
-from jury.verdicts.lock import check_lock, check_rules, read_verdict_json, superseded_by
+from jury.verdicts.lock import check_lock, check_rules, load_locked, read_verdict_json, superseded_by
 from jury.vocab import REVIEW_KIND
 
 SHIPPED_PROMPT = "jury:prompts/"  # a template shipped with jury, found by name in its prompts folder
@@ -198,7 +198,6 @@ def _same_job(old: VerdictFile, new: VerdictFile) -> list[str]:
 
 def _successor_problem(old: VerdictFile, newer: Path, trusted: dict[str, list[TrustedKey]] | None) -> tuple[str | None, str]:
     """(why ``newer`` does not count as ``old``'s successor or None, its signature note)."""
-    from jury.verdicts.lock import load_locked
     from jury.verdicts.signing import signature_label
 
     try:

@@ -21,12 +21,13 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
+import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from jury.errors import InputError, MissingExtra, need_extra
+from jury.errors import InputError, JuryError, MissingExtra, need_extra
 from jury.vocab import BLIND_ANSWERS, DEFECT_TYPES, AuditVote, BlindAnswer, DefectType, ReviewItemKind, Verdict
 
 if TYPE_CHECKING:
@@ -388,7 +389,6 @@ async def run_post(request: Request) -> Response:
     n = request.path_params["n"]
     if not 0 <= n < len(state.items) or state.items[n].kind != ReviewItemKind.GOLD:
         return PlainTextResponse("no such gold item", status_code=404)
-    from jury.errors import JuryError
     from jury.pipeline.review_queue import run_corrected
 
     sql = form.get("corrected_sql", "")
@@ -427,7 +427,6 @@ SockAddr = tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes]
 
 def bind_address(host: str, port: int) -> tuple[int, SockAddr]:
     """(address family, socket address) to bind for --host/--port; InputError for one the page cannot serve."""
-    import socket
 
     name = host.strip("[]")
     if ":" in name or name.replace(".", "").isdigit():  # written as an address: no name lookup
@@ -452,7 +451,6 @@ def bind_address(host: str, port: int) -> tuple[int, SockAddr]:
 
 def serve(state: ReviewState, host: str, port: int, announce: Callable[[str], None]) -> None:
     """Bind (port 0: any free port), announce the URL with the token, serve until interrupted."""
-    import socket
 
     import uvicorn
 

@@ -3,11 +3,12 @@ Markdown tables and the rich tables `jury calibrate` prints."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jury.results.calibration.model import CalibrationDocument, Figure
-from jury.results.render import safe, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.render import UNWRAPPED_WIDTH, safe, to_csv, to_json, to_markdown, to_rich_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -155,11 +156,8 @@ def print_calibration(cal: CalibrationDocument, console: Console) -> None:
 
 def render_table(cal: CalibrationDocument, *, width: int | None = None) -> str:
     """The main tables as `jury calibrate` prints them, ``width`` columns wide (None: unwrapped)."""
-    import io
 
     from rich.console import Console
-
-    from jury.results.render import UNWRAPPED_WIDTH
 
     buffer = io.StringIO()
     print_calibration(cal, Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None))

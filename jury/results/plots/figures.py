@@ -21,6 +21,8 @@ with extra_imports("matplotlib", "plots", "writing plots"):
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+import io
+
 from jury.results.plots.bias import position_bias_figure
 from jury.results.plots.labels import DPI, FONT, TABLE_LINE_PT, label_points, new_figure, number_table, style_axes
 from jury.results.plots.taxonomy import error_categories_figure
@@ -110,7 +112,6 @@ def _save(fig: Figure | None, path: str | Path) -> Path | None:
     bytes, then written by jury's one writer (jury.inputs.writer), never by matplotlib itself."""
     if fig is None:
         return None
-    import io
 
     from jury.inputs.writer import write_output
 

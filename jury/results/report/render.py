@@ -7,6 +7,7 @@ table and the notes under them; computes nothing.
 
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from typing import Any, NamedTuple
 from jury.errors import InputError
 from jury.results.columns import Proportion
 from jury.results.corrected import PeopleAnchored, corrected_text
-from jury.results.render import Cell, cell, interval, to_csv, to_json, to_markdown, to_rich_table
+from jury.results.render import UNWRAPPED_WIDTH, Cell, cell, interval, safe, to_csv, to_json, to_markdown, to_rich_table
 from jury.results.report.agreement import agreement_markdown, print_agreement
 from jury.results.report.model import (
     AdjudicatedJury,
@@ -212,11 +213,8 @@ def render_report(report: ReportDocument | dict[str, Any], fmt: str, *, width: i
             + categories_markdown(typed.error_categories)
             + corrected_text(typed.corrected, fmt)
         )
-    import io
 
     from rich.console import Console
-
-    from jury.results.render import UNWRAPPED_WIDTH, safe
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=width or UNWRAPPED_WIDTH, soft_wrap=width is None, highlight=False)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from jury.errors import InputError
 from jury.results.render import Cell, safe, to_markdown, to_rich_table
 from jury.results.report.model import ErrorCategories
-from jury.results.suites import SuiteErrorCounts
+from jury.results.suites import SuiteErrorCounts, suite_test_key
 from jury.vocab import Verdict
 
 if TYPE_CHECKING:
@@ -94,7 +94,6 @@ def suite_error_counts(
     category or None) classifies the errors the rules leave: such a test counts under its
     category, or under "no majority" when the jurors reached none; "by_source" then splits
     each model's counts into those from the rules and those from the jurors."""
-    from jury.results.suites import suite_test_key
 
     out: SuiteErrorCounts = {"taxonomy": taxonomy.name, "categories": list(taxonomy.ids), "source": "rules", "models": {}}
     buckets = [*taxonomy.ids, UNCLASSIFIED] if jurors is None else [*taxonomy.ids, NO_PICK, UNCLASSIFIED]

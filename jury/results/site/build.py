@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError, need_extra
 from jury.inputs.writer import check_output, write_output, write_outputs
+from jury.results.corrected import corrected_lines
 from jury.results.panel_comparison import site_section
 from jury.results.report.render import as_report, render_report
 from jury.results.site.answers import CELL_CHARS, FILTERS, PREVIEW_CHARS, PREVIEW_ROWS, preview, question_pages, slugs
@@ -184,7 +185,6 @@ def _index_page(
 ) -> bytes:
     """The front page: the report's tables and charts, its verification, the panels compared,
     the corrected accuracies, the jurors and the uncertainty section."""
-    from jury.results.corrected import corrected_lines
 
     return _page(
         env,
