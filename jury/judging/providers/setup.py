@@ -72,5 +72,24 @@ def install_capped_session(litellm: Any) -> None:
         return
     if current is not None and _session_loop is loop:
         return
-    litellm.aclient_session = capped_http_client(MAX_RESPONSE_BYTES)
+    litellm.aclient_session = capped_http_client(MAX_RESPONSE_BYTES, _litellm_transport())
     _session_loop = loop
+
+
+def _litellm_transport() -> Any:
+    """The transport litellm itself would give its OpenAI-compatible clients (its
+    ``_get_async_http_client``): aiohttp's, unless ``litellm.disable_aiohttp_transport`` (or
+    DISABLE_AIOHTTP_TRANSPORT, LITELLM_HTTP2) says httpx; the SSL settings (SSL_VERIFY,
+    SSL_CERT_FILE) as litellm reads them. None (jury's own httpx transport) where this litellm
+    has no such factory."""
+    import ssl
+
+    try:
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, get_ssl_configuration
+    except ImportError:
+        return None
+    ssl_config = get_ssl_configuration()
+    return AsyncHTTPHandler.create_async_transport(
+        ssl_context=ssl_config if isinstance(ssl_config, ssl.SSLContext) else None,
+        ssl_verify=ssl_config if isinstance(ssl_config, bool) else None,
+    )
