@@ -470,3 +470,38 @@ def test_anthropic_with_structured_output_contacts_no_other_host(server, monkeyp
     assert ask(spec).ok
     assert "output_format" in server.requests()[-1].body and "anthropic-beta" in server.requests()[-1].headers
     assert no_network.violations == []
+
+
+# ---- litellm's own pricing -------------------------------------------------------------------
+
+
+def test_litellms_own_pricing_is_skipped_only_while_nothing_of_litellms_reads_it(server, monkeypatch):
+    """jury prices a call from its usage; litellm's own response_cost (for its callbacks and
+    budget) is skipped while no callback is registered, and a user's callback still gets it."""
+    import litellm.cost_calculator as costs
+    from litellm.integrations.custom_logger import CustomLogger
+
+    model = "openai/gpt-4.1"
+    spec = JurorSpec(name="j", model=model, family="f", api_base=server.base_url, api_key_env=KEY_ENV)
+    priced: list[object] = []
+    real = costs.completion_cost
+
+    def counting(*args, **kwargs):
+        priced.append(kwargs.get("model"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(costs, "completion_cost", counting)  # what litellm's response_cost_calculator calls
+    for name in ("callbacks", "success_callback", "failure_callback", "_async_success_callback", "_async_failure_callback"):
+        monkeypatch.setattr(litellm, name, [])  # none registered (an earlier test may have turned litellm's cache on)
+    server.script(served_name(model), Say(BLIND))
+    quiet = ask(spec)
+    assert quiet.ok and quiet.cost_usd > 0 and priced == []  # litellm did not price it; jury did
+
+    class Watcher(CustomLogger):
+        pass
+
+    monkeypatch.setattr(litellm, "callbacks", [Watcher()])
+    server.script(served_name(model), Say(BLIND))
+    watched = ask(spec)
+    assert watched.ok and watched.cost_usd == quiet.cost_usd  # jury's price is the same either way
+    assert priced  # with a callback registered, litellm prices the reply itself, as before
