@@ -129,8 +129,13 @@ def _litellm_transport() -> Any:
         from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, get_ssl_configuration
     except ImportError:
         return None
+    import httpx
+
     ssl_config = get_ssl_configuration()
     return AsyncHTTPHandler.create_async_transport(
         ssl_context=ssl_config if isinstance(ssl_config, ssl.SSLContext) else None,
         ssl_verify=ssl_config if isinstance(ssl_config, bool) else None,
+        # where litellm builds an httpx transport (force_ipv4): every connection kept, as with
+        # jury's own (response_cap.capped_http_client); each juror's max_concurrency bounds them
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
     )
