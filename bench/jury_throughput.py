@@ -26,12 +26,17 @@ For each latency (0.2 s and 1 s) and each C (8 and 32) it prints:
                   makes its warm-up call before the clock starts; wall time runs from the
                   "go" sent to all of them to the last one's result; CPU is the children's
                   timed sections summed (and, for reference, their whole lives from os.wait4).
+  before / after  with --before REV: jury cold as one such subprocess (shard 1/1) from the
+                  tree of git revision REV (extracted with git archive into a temporary
+                  directory) and one from this tree, alternated --repeats times against the
+                  same server: fraction of ideal and CPU per call of each run, then the medians.
 litellm's import and the first call's setup happen before any timing. Only 127.0.0.1 is
 contacted: a socket guard refuses anything else and the count is printed. Exit 1 on wrong
 call or vote counts (the fractions are printed, not asserted: they depend on the machine).
 
 Usage: python bench/jury_throughput.py [--ballots 1000] [--latency 0.2 1] [--concurrency 8 32]
                                       [--listen-backlog 1024] [--processes 1 2]
+                                      [--before REV [--repeats 3]]
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -276,9 +283,11 @@ def shard_worker(shard_text: str, n: int, base_url: str, concurrency: int) -> No
     print(json.dumps(out), flush=True)
 
 
-def sharded_run(k_procs: int, n: int, server: Server, concurrency: int):
-    """Run the jury side as k_procs shard workers at once; (wall, timed cpu, whole-life cpu, per-child results)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--ballots", str(n), "--base-url", server.base_url]
+def sharded_run(k_procs: int, n: int, server: Server, concurrency: int, script: Path | None = None):
+    """Run the jury side as k_procs shard workers at once (this bench script, or `script`: the same
+    bench in another tree); (wall, timed cpu, whole-life cpu, per-child results)."""
+    script = script or Path(__file__).resolve()
+    cmd = [sys.executable, str(script), "--ballots", str(n), "--base-url", server.base_url]
     procs = [
         subprocess.Popen(
             [*cmd, "--shard-worker", f"{i}/{k_procs}", "--concurrency", str(concurrency // k_procs)],
@@ -307,6 +316,16 @@ def sharded_run(k_procs: int, n: int, server: Server, concurrency: int):
     return wall, sum(c["cpu"] for c in children), life_cpu, children
 
 
+def extract_tree(rev: str) -> Path:
+    """git revision `rev` of this repository as files in a temporary directory (git archive)."""
+    repo = Path(__file__).resolve().parents[1]
+    tree = Path(tempfile.mkdtemp(prefix="jury-before-")) / "tree"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ballots", type=int, default=1000)
@@ -320,6 +339,12 @@ def main() -> None:
         default=[1],
         help="also run the jury side as K shard processes at once (1 = this process only, always run)",
     )
+    ap.add_argument(
+        "--before",
+        metavar="REV",
+        help="also run jury cold from git revision REV's tree, alternated with this tree's (one subprocess each)",
+    )
+    ap.add_argument("--repeats", type=int, default=3, help="with --before: runs of each tree, alternated")
     ap.add_argument("--shard-worker", help=argparse.SUPPRESS)  # internal: a child of --processes
     ap.add_argument("--base-url", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -336,6 +361,8 @@ def main() -> None:
     failed = False
     summary = []
     multi_summary = []
+    before_summary = []
+    before_tree = extract_tree(args.before) if args.before else None
     first = True
     for lat in args.latency:
         server = Server(lat, args.listen_backlog)
@@ -414,6 +441,21 @@ def main() -> None:
                         print(f"  FAILED: unexpected call or vote counts with {kp} processes")
                         failed = True
                     multi_summary.append((lat, c, kp, ideal / m_wall, 1000 * m_cpu / n, ideal / wall))
+                if before_tree is not None:
+                    runs: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
+                    for r in range(args.repeats):
+                        for name, script in (("before", before_tree / "bench" / "jury_throughput.py"), ("after", None)):
+                            b_wall, b_cpu, _, children = sharded_run(1, n, server, c, script=script)
+                            seen = server.stats()
+                            okb = seen["calls"] == n and sum(ch["voted"] for ch in children) == n
+                            runs[name].append((ideal / b_wall, 1000 * b_cpu / n))
+                            print(
+                                f"  jury cold, {name:6s} run {r + 1}   {b_wall:6.2f} s  fraction of ideal {ideal / b_wall:.2f}  "
+                                f"cpu {1000 * b_cpu / n:.2f} ms/call  load average {os.getloadavg()[0]:.2f}"
+                                + ("" if okb else "  FAILED: unexpected call or vote counts")
+                            )
+                            failed = failed or not okb
+                    before_summary.append((lat, c, runs))
         finally:
             server.stop()
     print(
@@ -427,6 +469,15 @@ def main() -> None:
         print("\nsummary, K processes: latency, C, K, fraction of ideal (1 process), ms cpu/call summed over processes")
         for lat, c, kp, f, cpu_ms, f1 in multi_summary:
             print(f"  {lat:4g} s  C={c:<3d} K={kp}  {f:.2f} ({f1:.2f})  {cpu_ms:.2f}")
+    if before_summary:
+        print(f"\nsummary, --before {args.before} (its tree) and this tree, medians of {args.repeats} alternated runs:")
+        print("  latency  C      before: fraction  ms cpu/call   after: fraction  ms cpu/call")
+        for lat, c, runs in before_summary:
+            (bf, bc), (af, ac) = (
+                (statistics.median(x[0] for x in runs[w]), statistics.median(x[1] for x in runs[w])) for w in ("before", "after")
+            )
+            print(f"  {lat:4g} s  C={c:<3d}  {bf:16.2f}  {bc:11.2f}  {af:15.2f}  {ac:11.2f}")
+        shutil.rmtree(before_tree.parent, ignore_errors=True)
     print(f"\nnon-loopback connection attempts refused: {len(refused)}" + (f" {refused}" if refused else ""))
     if failed or refused:
         sys.exit(1)

@@ -77,9 +77,19 @@ class LoopbackJuror:
 
     def stop(self) -> None:
         if self._loop is not None:
+            if self._loop.is_running():  # end the connections still open before the loop stops
+                asyncio.run_coroutine_threadsafe(self._close_connections(), self._loop).result(10)
             self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(10)
+
+    async def _close_connections(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def __enter__(self) -> LoopbackJuror:
         return self.start()

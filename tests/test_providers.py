@@ -470,3 +470,80 @@ def test_anthropic_with_structured_output_contacts_no_other_host(server, monkeyp
     assert ask(spec).ok
     assert "output_format" in server.requests()[-1].body and "anthropic-beta" in server.requests()[-1].headers
     assert no_network.violations == []
+
+
+# ---- litellm's own pricing -------------------------------------------------------------------
+
+
+def test_litellms_own_pricing_is_skipped_only_while_nothing_of_litellms_reads_it(server, monkeypatch):
+    """jury prices a call from its usage; litellm's own response_cost (for its callbacks and
+    budget) is skipped while no callback is registered, and a user's callback still gets it."""
+    import litellm.cost_calculator as costs
+    from litellm.integrations.custom_logger import CustomLogger
+
+    model = "openai/gpt-4.1"
+    spec = JurorSpec(name="j", model=model, family="f", api_base=server.base_url, api_key_env=KEY_ENV)
+    priced: list[object] = []
+    real = costs.completion_cost
+
+    def counting(*args, **kwargs):
+        priced.append(kwargs.get("model"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(costs, "completion_cost", counting)  # what litellm's response_cost_calculator calls
+    for name in ("callbacks", "success_callback", "failure_callback", "_async_success_callback", "_async_failure_callback"):
+        monkeypatch.setattr(litellm, name, [])  # none registered (an earlier test may have turned litellm's cache on)
+    server.script(served_name(model), Say(BLIND))
+    quiet = ask(spec)
+    assert quiet.ok and quiet.cost_usd > 0 and priced == []  # litellm did not price it; jury did
+
+    class Watcher(CustomLogger):
+        pass
+
+    monkeypatch.setattr(litellm, "callbacks", [Watcher()])
+    server.script(served_name(model), Say(BLIND))
+    watched = ask(spec)
+    assert watched.ok and watched.cost_usd == quiet.cost_usd  # jury's price is the same either way
+    assert priced  # with a callback registered, litellm prices the reply itself, as before
+
+
+# ---- connections -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("aiohttp", [True, False], ids=["litellm-aiohttp", "httpx"])
+def test_calls_in_flight_keep_their_connections(monkeypatch, aiohttp):
+    """128 calls, 32 at a time, to a keep-alive server open 32 connections, not one a call: the
+    httpx transport's default limits (20 kept alive, counted over every connection) closed a
+    connection on nearly every release past 20 in flight."""
+    import socket
+
+    from bench.loopback_juror import LoopbackJuror
+    from jury.judging.providers.setup import import_litellm
+
+    import_litellm()
+    monkeypatch.setattr(litellm, "disable_aiohttp_transport", not aiohttp)
+    monkeypatch.setattr(litellm, "aclient_session", None)  # a fresh session, on this setting
+    opened: list[object] = []
+    real_connect = socket.socket.connect
+
+    def connect(sock, address):
+        opened.append(address)
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    with LoopbackJuror(latency_s=0.05) as srv:
+        spec = JurorSpec(name="j", model="openai/local", family="f", api_base=srv.base_url, max_concurrency=32)
+        pool = JurorPool([spec])
+
+        async def run() -> list[CallResult]:
+            messages = [{"role": "user", "content": "Judge."}]
+            return await asyncio.gather(
+                *(
+                    pool.call("j", messages + [{"role": "user", "content": str(i)}], schema=None, parse=json.loads)
+                    for i in range(128)
+                )
+            )
+
+        results = asyncio.run(run())
+        assert all(r.ok for r in results) and srv.calls() == 128 and srv.max_in_flight() == 32
+    assert len(opened) == 32

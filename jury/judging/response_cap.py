@@ -37,13 +37,24 @@ def _capped_stream(stream: Any, limit: int) -> httpx.AsyncByteStream:
     return _Capped()
 
 
-def capped_http_client(limit: int) -> httpx.AsyncClient:
-    """An httpx client that stops reading a response body at `limit` bytes."""
+def capped_http_client(limit: int, inner: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """An httpx client that stops reading a response body at `limit` bytes. Its requests go
+    through `inner` (jury passes litellm's own transport: aiohttp unless the user turned
+    it off), else an httpx transport without a connection cap."""
     import httpx
 
-    class _CappedTransport(httpx.AsyncHTTPTransport):
+    if inner is None:
+        # An AsyncClient given a transport ignores its own `limits`: they go to the transport.
+        # Its default (100 connections, 20 kept alive) closed a connection on release whenever
+        # the pool held more than 20 (httpcore counts every connection against
+        # max_keepalive_connections, not the idle ones), so past 20 calls in flight nearly
+        # every call opened a new TCP connection. Each juror's max_concurrency bounds the calls.
+        inner = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=None, max_keepalive_connections=None))
+    transport = inner
+
+    class _CappedTransport(httpx.AsyncBaseTransport):
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            response = await super().handle_async_request(request)
+            response = await transport.handle_async_request(request)
             length = response.headers.get("content-length")
             if length and length.isdigit() and int(length) > limit:
                 await response.aclose()
@@ -51,11 +62,10 @@ def capped_http_client(limit: int) -> httpx.AsyncClient:
             response.stream = _capped_stream(response.stream, limit)
             return response
 
-    client = httpx.AsyncClient(
-        transport=_CappedTransport(),
-        follow_redirects=True,
-        limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
-    )
+        async def aclose(self) -> None:
+            await transport.aclose()
+
+    client = httpx.AsyncClient(transport=_CappedTransport(), follow_redirects=True)
     client._jury_capped = True  # type: ignore[attr-defined]
     return client
 

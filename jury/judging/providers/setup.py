@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from jury.judging.response_cap import capped_http_client
@@ -33,7 +35,34 @@ def _quiet(litellm: Any) -> None:
     ``turn_off_message_logging`` as the user set it)."""
     litellm.suppress_debug_info = True
     litellm.disable_streaming_logging = True
+    _skip_unused_costing(litellm)
     litellm._jury_configured = True
+
+
+# Set while jury sends a request unlogged (no callback registered, no litellm.max_budget):
+# litellm's own pricing of the response is then skipped (see _skip_unused_costing).
+_uncosted: contextvars.ContextVar[bool] = contextvars.ContextVar("jury_uncosted", default=False)
+
+
+def _skip_unused_costing(litellm: Any) -> None:
+    """litellm prices every response for its hidden params (response_cost), which only its
+    logging callbacks and budget read: jury prices a call itself (prices.call_cost, from the
+    usage). For an unpriced model (a local server) that search through litellm's price map
+    and its zero-cost diagnostic were ~a fifth of litellm's CPU per call. While :data:`_uncosted`
+    is set, litellm's ``response_cost_calculator`` answers None (no cost known, as for a model
+    it cannot price); every other caller, and every call a callback or budget watches, gets
+    litellm's own."""
+    real = getattr(litellm, "response_cost_calculator", None)
+    if real is None or getattr(real, "_jury_wrapped", False):
+        return
+
+    def response_cost_calculator(*args: Any, **kwargs: Any) -> Any:
+        if _uncosted.get():
+            return None
+        return real(*args, **kwargs)
+
+    response_cost_calculator._jury_wrapped = True  # type: ignore[attr-defined]
+    litellm.response_cost_calculator = response_cost_calculator
 
 
 _CALLBACK_LISTS = ("callbacks", "success_callback", "failure_callback", "_async_success_callback", "_async_failure_callback")
@@ -43,15 +72,27 @@ def unlogged(litellm: Any) -> Any:
     """The context a request is sent in: litellm's own marker for a call whose logging and
     billing someone else does (internal_sub_call), which skips its success and failure
     logging (building a logging payload and queueing it on its logging worker for every call,
-    with no callback to hand it to). Only while no callback is registered: a user's callback
-    still sees every call. A plain context where litellm has no such marker."""
-    if any(getattr(litellm, name, None) for name in _CALLBACK_LISTS):
+    with no callback to hand it to), and no pricing of the response by litellm
+    (:func:`_skip_unused_costing`; jury prices it). Only while no callback is registered and
+    no litellm.max_budget is set: a user's callback still sees every call, priced. A plain
+    context where litellm has no such marker."""
+    if any(getattr(litellm, name, None) for name in _CALLBACK_LISTS) or getattr(litellm, "max_budget", None):
         return contextlib.nullcontext()
     try:
         from litellm._internal_context import internal_sub_call
     except ImportError:
         return contextlib.nullcontext()
-    return internal_sub_call()
+    return _unlogged(internal_sub_call)
+
+
+@contextlib.contextmanager
+def _unlogged(internal_sub_call: Any) -> Iterator[None]:
+    token = _uncosted.set(True)
+    try:
+        with internal_sub_call():
+            yield
+    finally:
+        _uncosted.reset(token)
 
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # a provider response body larger than this is not read on
@@ -72,5 +113,29 @@ def install_capped_session(litellm: Any) -> None:
         return
     if current is not None and _session_loop is loop:
         return
-    litellm.aclient_session = capped_http_client(MAX_RESPONSE_BYTES)
+    litellm.aclient_session = capped_http_client(MAX_RESPONSE_BYTES, _litellm_transport())
     _session_loop = loop
+
+
+def _litellm_transport() -> Any:
+    """The transport litellm itself would give its OpenAI-compatible clients (its
+    ``_get_async_http_client``): aiohttp's, unless ``litellm.disable_aiohttp_transport`` (or
+    DISABLE_AIOHTTP_TRANSPORT, LITELLM_HTTP2) says httpx; the SSL settings (SSL_VERIFY,
+    SSL_CERT_FILE) as litellm reads them. None (jury's own httpx transport) where this litellm
+    has no such factory."""
+    import ssl
+
+    try:
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, get_ssl_configuration
+    except ImportError:
+        return None
+    import httpx
+
+    ssl_config = get_ssl_configuration()
+    return AsyncHTTPHandler.create_async_transport(
+        ssl_context=ssl_config if isinstance(ssl_config, ssl.SSLContext) else None,
+        ssl_verify=ssl_config if isinstance(ssl_config, bool) else None,
+        # where litellm builds an httpx transport (force_ipv4): every connection kept, as with
+        # jury's own (response_cap.capped_http_client); each juror's max_concurrency bounds them
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+    )
