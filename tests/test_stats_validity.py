@@ -139,14 +139,14 @@ def test_precision_recall_f1_undefined_parts_are_none():
 
 def test_position_bias_is_a_binomial_test_against_a_half():
     res = position_bias(70, 100)
-    assert res.share == 0.7 and res.n == 100
-    assert res.p_value == pytest.approx(binomtest(70, 100, 0.5).pvalue)
+    assert res["share"] == 0.7 and res["n"] == 100
+    assert res["p_value"] == pytest.approx(binomtest(70, 100, 0.5).pvalue)
     ci = binomtest(70, 100).proportion_ci(method="wilson")
-    assert (res.low, res.high) == pytest.approx((ci.low, ci.high))
+    assert (res["low"], res["high"]) == pytest.approx((ci.low, ci.high))
     balanced = position_bias(50, 100)
-    assert balanced.p_value == pytest.approx(1.0)
+    assert balanced["p_value"] == pytest.approx(1.0)
     empty = position_bias(0, 0)
-    assert (empty.share, empty.p_value, empty.low) == (None, None, None)
+    assert (empty["share"], empty["p_value"], empty["low"]) == (None, None, None)
     with pytest.raises(ValueError):
         position_bias(3, 2)
 

@@ -29,7 +29,7 @@ from typing_extensions import TypedDict  # pydantic needs it for a model field o
 
 from jury.judging.panels import BALLOT_STYLES
 from jury.stats.agreement import krippendorff_alpha, pairwise_kappas
-from jury.stats.core import position_bias
+from jury.stats.core import PositionBiasTest, position_bias
 from jury.vocab import CLASSIFY_STYLE, BlindAnswer
 
 __all__ = ["agreement_summary", "agreement_line", "kappa_range", "effective_category", "decisive_ballots"]
@@ -67,23 +67,11 @@ def decisive_ballots(vote: Any) -> list[str]:
     return [str(_get(h, "raw_verdict")) for h in halves if h is not None and _get(h, "raw_verdict") in _SINGLE]
 
 
-class PositionShare(TypedDict):
-    """Among n decisive votes, k picked the answer shown first: the share, its Wilson 95%
-    interval and the two-sided binomial test's p against 0.5 (None when n = 0)."""
-
-    k: int
-    n: int
-    share: float | None
-    low: float | None
-    high: float | None
-    p_value: float | None
-
-
 class PositionBiases(TypedDict):
     """Blind ballots: the panel's first-position share, and each juror's."""
 
-    panel: PositionShare
-    jurors: dict[str, PositionShare]
+    panel: PositionBiasTest
+    jurors: dict[str, PositionBiasTest]
 
 
 class KappaPair(TypedDict):
@@ -108,9 +96,8 @@ class AgreementSummary(TypedDict):
     position_bias_note: str | None
 
 
-def _bias(picks: list[str]) -> PositionShare:
-    test = position_bias(sum(p == BlindAnswer.ANSWER_1 for p in picks), len(picks))
-    return PositionShare(k=test.k, n=test.n, share=test.share, low=test.low, high=test.high, p_value=test.p_value)
+def _bias(picks: list[str]) -> PositionBiasTest:
+    return position_bias(sum(p == BlindAnswer.ANSWER_1 for p in picks), len(picks))
 
 
 def agreement_summary(records: list[dict[str, Any]], style: str) -> AgreementSummary:

@@ -478,8 +478,7 @@ def cohen_kappa_interval(
     return KappaInterval(value, ci.low, ci.high, n, ci.resamples, ci.degenerate)
 
 
-@dataclass(frozen=True)
-class PositionBiasTest:
+class PositionBiasTest(TypedDict):
     """Among n decisive votes, k picked the answer shown first: share with a Wilson interval
     and the two-sided binomial test against 0.5 (all None when n == 0)."""
 
@@ -497,4 +496,4 @@ def position_bias(first_picks: int, decisive: int, confidence: float = 0.95) -> 
 
     share = wilson(first_picks, decisive, confidence)
     p = float(_st.binomtest(share.k, share.n, 0.5).pvalue) if share.n else None
-    return PositionBiasTest(share.k, share.n, share.value, share.low, share.high, p)
+    return PositionBiasTest(k=share.k, n=share.n, share=share.value, low=share.low, high=share.high, p_value=p)

@@ -388,8 +388,10 @@ def _judges(
         ]
         if picks:
             bias = position_bias(sum(picks), len(picks))
-            out.add("judge", subject, "first-shown answer", "first_pick_share", bias.share, bias.n, bias.low, bias.high)
-            out.add("judge", subject, "first-shown answer", "first_pick_p", bias.p_value, bias.n)
+            out.add(
+                "judge", subject, "first-shown answer", "first_pick_share", bias["share"], bias["n"], bias["low"], bias["high"]
+            )
+            out.add("judge", subject, "first-shown answer", "first_pick_p", bias["p_value"], bias["n"])
     _pooled(out, judgments, judged)
     for judge, n in unmatched.items():
         notes.append(f"{n} judgments of {judge} name a candidate no labelled candidate matches: left out of its figures.")
