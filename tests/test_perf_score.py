@@ -176,7 +176,7 @@ print(",".join(sorted(m for m in sys.modules if m.split(".")[0] in ("scipy", "li
 def test_stats_functions_that_need_scipy_still_work_after_lazy_import():
     assert core.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], bootstrap_resamples=50).r == pytest.approx(0.8)
     assert core.pearson([1, 2, 3, 4], [2, 4, 6, 8.5]).r == pytest.approx(sps.pearsonr([1, 2, 3, 4], [2, 4, 6, 8.5])[0])
-    assert core.position_bias(30, 40).p_value == pytest.approx(sps.binomtest(30, 40, 0.5).pvalue)
+    assert core.position_bias(30, 40)["p_value"] == pytest.approx(sps.binomtest(30, 40, 0.5).pvalue)
     assert agreement.fleiss_kappa([[2, 0], [0, 2], [1, 1]]) is not None
 
 
