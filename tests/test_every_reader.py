@@ -31,11 +31,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("results/site/build.py", "_site_files", ".read_bytes"): "the site's assets shipped inside jury (importlib.resources)",
     ("compare/gold_check_store.py", "check_code_version", ".read_bytes"): "jury's own module sources, hashed as a cache key",
     ("jobs/report.py", "charts", ".read_bytes"): "the plots jury just wrote into its own temporary folder",
-    ("pipeline/local_juror.py", "_read_state", "os.open"): "jury's own state file (O_NOFOLLOW|O_NONBLOCK, S_ISREG, size cap)",
-    ("pipeline/local_juror.py", "_read_state", "os.fdopen"): "jury's own state file (as above)",
-    ("pipeline/local_juror.py", "_tail", ".read_text"): "the log of the llama.cpp server jury started",
+    ("jobs/local_juror.py", "_read_state", "os.open"): "jury's own state file (O_NOFOLLOW|O_NONBLOCK, S_ISREG, size cap)",
+    ("jobs/local_juror.py", "_read_state", "os.fdopen"): "jury's own state file (as above)",
+    ("jobs/local_juror.py", "_tail", ".read_text"): "the log of the llama.cpp server jury started",
     # the kernel's own files
-    ("pipeline/local_juror.py", "_identity", ".read_bytes"): "/proc/<pid>/stat and cmdline: a process's identity",
+    ("jobs/local_juror.py", "_identity", ".read_bytes"): "/proc/<pid>/stat and cmdline: a process's identity",
     ("compare/efficiency.py", "cpu_model", "open"): "/proc/cpuinfo",
     # names that are no file reads
     ("execution/loader.py", "load", ".open"): "_Target.open: a database connection, not a file",

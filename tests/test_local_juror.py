@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import jury.pipeline.local_juror as lj
+import jury.jobs.local_juror as lj
 from jury.cli import app
 from jury.errors import ConfigError
 from jury.judging.panels import load_panel, resolve_panel_path

@@ -1,4 +1,4 @@
-"""`jury local-juror start|stop|status`: real small models on a loopback port (jury/pipeline/local_juror.py).
+"""`jury local-juror start|stop|status`: real small models on a loopback port (jury/jobs/local_juror.py).
 
 The commands are generated from their options (jury.options.local_juror, jury.options.command)."""
 

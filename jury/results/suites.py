@@ -14,7 +14,7 @@ reference solution or harness failed) is excluded before any metric and listed; 
 with such a turn is excluded whole (its other turns alone would misstate it).
 
 Adjudicated: a failing test judged format-equivalent by the jury (see
-jury/pipeline/suite_jobs.py) counts as passed; everything else is as strict.
+jury/jobs/suites.py) counts as passed; everything else is as strict.
 
 >>> from jury.inputs.records import RunRecord
 >>> def rec(qid, turn, passed):

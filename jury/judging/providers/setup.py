@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import contextvars
 import os
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -123,7 +124,6 @@ def _litellm_transport() -> Any:
     DISABLE_AIOHTTP_TRANSPORT, LITELLM_HTTP2) says httpx; the SSL settings (SSL_VERIFY,
     SSL_CERT_FILE) as litellm reads them. None (jury's own httpx transport) where this litellm
     has no such factory."""
-    import ssl
 
     try:
         from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, get_ssl_configuration
