@@ -128,11 +128,11 @@ def _place(
             continue
         known = _bounded(text, point, ha, va, dpi, frame, taken, others, r)
         if known is None:  # near a bound: the whole box, leader line clipped by matplotlib
-            box = ann.get_window_extent(measure)
+            box = _box(ann.get_window_extent(measure))
             free, hits_point = _free(box, frame, taken), _hits(box, others, r)
         else:
             free, hits_point = known
-            box = ann.get_window_extent(measure) if free and not hits_point else None
+            box = _box(ann.get_window_extent(measure)) if free and not hits_point else None
         if free and not hits_point:
             assert box is not None
             taken.append(box)
@@ -151,8 +151,8 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
     still goes at its nearest place inside the axes (uncovered points first)."""
     measure = renderer(fig)
     fig.canvas.draw()
-    taken = [t.get_window_extent(measure) for t in _visible_texts(ax)]
-    frame = ax.get_window_extent(measure)
+    taken = [_box(t.get_window_extent(measure)) for t in _visible_texts(ax)]
+    frame = _box(ax.get_window_extent(measure))
     pix = ax.transData.transform([(x, y) for x, y, _ in pts])
     r = 4.0 * fig.dpi / 72  # marker radius plus a little air, in pixels
 
@@ -173,7 +173,7 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
         if fallback and fallback is not None:  # covers a point but no text
             dx, dy, ha, va = fallback
             ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
-            taken.append(ann.get_window_extent(measure))
+            taken.append(_box(ann.get_window_extent(measure)))
     return every
 
 
@@ -188,7 +188,7 @@ def _rejected_by_text(
     and no fallback once one is held). So this refuses exactly the places the whole box would
     refuse, only sooner."""
     ann.update_positions(measure)
-    box = Text.get_window_extent(ann, measure)
+    box = _box(Text.get_window_extent(ann, measure))
     if not _free(box, frame, taken):
         return None
     return None if have_fallback and _hits(box, others, r) else box
@@ -217,6 +217,13 @@ class _Box(NamedTuple):
     y0: float
     x1: float
     y1: float
+
+
+def _box(bbox: Any) -> _Box:
+    """A matplotlib Bbox's corners as plain floats (the same numbers): the placement compares
+    each candidate with every label taken, and a Bbox's corner is a numpy look-up per read."""
+    (x0, y0), (x1, y1) = bbox.get_points().tolist()
+    return _Box(x0, y0, x1, y1)
 
 
 _AIR = 1.0  # pixels: far more than the bisection's tolerance (0.01) or any rounding
