@@ -170,7 +170,7 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
     with no free place (the caller numbers the points instead); with ``force``, such a label
     still goes at its nearest place inside the axes (uncovered points first)."""
     measure = renderer(fig)
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # lays the figure out (tick labels placed) without rasterising it
     taken = [_box(t.get_window_extent(measure)) for t in _visible_texts(ax)]
     frame = _box(ax.get_window_extent(measure))
     pix = ax.transData.transform([(x, y) for x, y, _ in pts])
