@@ -107,3 +107,50 @@ def test_composition_title_and_axis_name_the_same_misses():
     ax = plots.miss_composition_figure(report3()).axes[0]
     assert "jury-reached misses" in ax.get_title() and "jury-reached misses" in ax.get_xlabel()
     assert "adjudicated misses" not in ax.get_title()
+
+
+def _reference_place(ax, label, xy, point, dpi, measure, frame, taken, others, r):
+    """labels._place by its definition: an annotation at every place tried, its whole box measured."""
+    from matplotlib.text import Text
+
+    from jury.results.plots import labels
+
+    fallback = None
+    for dx, dy, ha, va in labels._offsets():
+        ann = labels._annotate(ax, label, xy, dx, dy, ha, va)
+        ann.update_positions(measure)
+        if labels._text_refused(labels._box(Text.get_window_extent(ann, measure)), frame, taken, others, r, fallback is not None):
+            ann.remove()
+            continue
+        box = labels._box(ann.get_window_extent(measure))
+        free, hits = labels._free(box, frame, taken), labels._hits(box, others, r)
+        if free and not hits:
+            taken.append(box)
+            return True, fallback
+        if free and fallback is None:
+            fallback = (dx, dy, ha, va)
+        ann.remove()
+    return False, fallback
+
+
+def _placed(fig):
+    return len(fig.axes), [
+        (t.get_text(), tuple(t.xy), tuple(t.xyann), t.get_ha(), t.get_va()) for t in fig.axes[0].texts if hasattr(t, "xy")
+    ]
+
+
+@pytest.mark.parametrize(
+    "make", [example15, pytest.param(report36, marks=pytest.mark.slow)], ids=["15-bundled-example", "36-models"]
+)
+def test_label_places_are_those_of_an_annotation_at_every_place(make, monkeypatch):
+    """Issue 46: _place moves the text's layout to each place and decides most places without the
+    leader line; every label lands where measuring a whole annotation at every place puts it."""
+    from jury.results.plots import labels
+
+    fig = plots.defect_share_vs_strength_figure(make())
+    got = _placed(fig)
+    fig.clear()
+    monkeypatch.setattr(labels, "_place", _reference_place)
+    fig = plots.defect_share_vs_strength_figure(make())
+    assert got == _placed(fig)
+    fig.clear()

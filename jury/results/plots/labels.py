@@ -118,23 +118,43 @@ def _place(
     r: float,
 ) -> tuple[bool, _Offset | None]:
     """Label one point at its nearest free place (covering no text and no point; its box then
-    joins ``taken``): (placed, the nearest place that covers only a point, None without one)."""
+    joins ``taken``): (placed, the nearest place that covers only a point, None without one).
+
+    A place whose text alone is refused needs no annotation: after the first place of each
+    alignment, the text's box at another offset is matplotlib's own computation of it (the
+    alignment's layout, cached by matplotlib, moved to the offset by the label's own
+    offset-points transform, which depends on the point only), so the same box to the bit."""
     fallback = None
+    layouts: dict[tuple[str, str], Any] = {}  # (ha, va) -> the text's layout box at the offset's origin
+    to_display: Any = None  # the label's offset-points transform (the same for every offset)
     for dx, dy, ha, va in _offsets():
-        ann = _annotate(ax, label, xy, dx, dy, ha, va)
-        text = _rejected_by_text(ann, measure, frame, taken, others, r, fallback is not None)
-        if text is None:
-            ann.remove()
+        layout = layouts.get((ha, va))
+        ann = None
+        if layout is None:
+            ann = _annotate(ax, label, xy, dx, dy, ha, va)
+            ann.update_positions(measure)
+            text = _box(Text.get_window_extent(ann, measure))
+            layouts[ha, va] = ann._get_layout(measure)[0]  # as Text.get_window_extent lays it out (matplotlib caches it)
+            to_display = ann.get_transform()
+        else:
+            x, y = to_display.transform((float(dx), float(dy)))
+            text = _box(layout.translated(x, y))
+        if _text_refused(text, frame, taken, others, r, fallback is not None):
+            if ann is not None:
+                ann.remove()
             continue
         known = _bounded(text, point, ha, va, dpi, frame, taken, others, r)
-        if known is None:  # near a bound: the whole box, leader line clipped by matplotlib
-            box = ann.get_window_extent(measure)
-            free, hits_point = _free(box, frame, taken), _hits(box, others, r)
-        else:
-            free, hits_point = known
-            box = ann.get_window_extent(measure) if free and not hits_point else None
+        if known is not None and not (known[0] and not known[1]):  # refused without laying out the line
+            if known[0] and fallback is None:
+                fallback = (dx, dy, ha, va)
+            if ann is not None:
+                ann.remove()
+            continue
+        if ann is None:
+            ann = _annotate(ax, label, xy, dx, dy, ha, va)
+        box = _box(ann.get_window_extent(measure))  # the whole box: text and leader line
+        free, hits_point = known if known is not None else (_free(box, frame, taken), _hits(box, others, r))
         if free and not hits_point:
-            assert box is not None
             taken.append(box)
             return True, fallback
         if free and fallback is None:
@@ -150,9 +170,9 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
     with no free place (the caller numbers the points instead); with ``force``, such a label
     still goes at its nearest place inside the axes (uncovered points first)."""
     measure = renderer(fig)
-    fig.canvas.draw()
-    taken = [t.get_window_extent(measure) for t in _visible_texts(ax)]
-    frame = ax.get_window_extent(measure)
+    fig.draw_without_rendering()  # lays the figure out (tick labels placed) without rasterising it
+    taken = [_box(t.get_window_extent(measure)) for t in _visible_texts(ax)]
+    frame = _box(ax.get_window_extent(measure))
     pix = ax.transData.transform([(x, y) for x, y, _ in pts])
     r = 4.0 * fig.dpi / 72  # marker radius plus a little air, in pixels
 
@@ -173,25 +193,18 @@ def label_points(fig: Figure, ax: Axes, pts: Sequence[tuple[Any, Any, Any]], lab
         if fallback and fallback is not None:  # covers a point but no text
             dx, dy, ha, va = fallback
             ann = _annotate(ax, labels[j], (x, y), dx, dy, ha, va)
-            taken.append(ann.get_window_extent(measure))
+            taken.append(_box(ann.get_window_extent(measure)))
     return every
 
 
-def _rejected_by_text(
-    ann: Any, measure: RendererAgg, frame: Any, taken: list[Any], others: list[Any], r: float, have_fallback: bool
-) -> Any:
-    """The text's box of a label, or None when the label is refused on it alone, before its
-    leader line is laid out (matplotlib clips the line against the text's padded box by
-    bisection: most of the cost). The annotation's box is the union of the text's and the
-    line's, so it holds the text's: a text outside the frame, or over a label taken, makes the
-    whole box so too (never free), and a text over a point makes it cover that point (refused,
-    and no fallback once one is held). So this refuses exactly the places the whole box would
-    refuse, only sooner."""
-    ann.update_positions(measure)
-    box = Text.get_window_extent(ann, measure)
-    if not _free(box, frame, taken):
-        return None
-    return None if have_fallback and _hits(box, others, r) else box
+def _text_refused(box: _Box, frame: Any, taken: list[Any], others: list[Any], r: float, have_fallback: bool) -> bool:
+    """Whether a label is refused on its text's box alone, before its leader line is laid out
+    (matplotlib clips the line against the text's padded box by bisection: most of the cost).
+    The annotation's box is the union of the text's and the line's, so it holds the text's: a
+    text outside the frame, or over a label taken, makes the whole box so too (never free), and
+    a text over a point makes it cover that point (refused, and no fallback once one is held).
+    So this refuses exactly the places the whole box would refuse, only sooner."""
+    return not _free(box, frame, taken) or (have_fallback and _hits(box, others, r))
 
 
 def _free(box: Any, frame: Any, taken: list[Any]) -> bool:
@@ -217,6 +230,13 @@ class _Box(NamedTuple):
     y0: float
     x1: float
     y1: float
+
+
+def _box(bbox: Any) -> _Box:
+    """A matplotlib Bbox's corners as plain floats (the same numbers): the placement compares
+    each candidate with every label taken, and a Bbox's corner is a numpy look-up per read."""
+    (x0, y0), (x1, y1) = bbox.get_points().tolist()
+    return _Box(x0, y0, x1, y1)
 
 
 _AIR = 1.0  # pixels: far more than the bisection's tolerance (0.01) or any rounding

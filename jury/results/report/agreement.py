@@ -42,7 +42,9 @@ def agreement_sets(
 
 def _one(kind: str, path: str | None, doc: AuditFile | AdjudicationFile) -> dict[str, Any]:
     style = AUDIT if doc.kind == "audit" else LABELLED if doc.panel.ballot_style == LABELLED else BLIND
-    records = [r.model_dump(mode="json") for r in doc.records]
+    # the summary reads each record's votes and their fields (a vote's dict or its attributes):
+    # the votes' own field values, not a JSON dump of every record
+    records = [{"votes": [vars(v) for v in r.votes]} for r in doc.records]
     return {"kind": kind, "path": path, "content_sha256": doc.content_sha256, **agreement_summary(records, style)}
 
 
