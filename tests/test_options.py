@@ -516,3 +516,37 @@ def test_labels_import_refuses_an_unknown_keyword_and_a_bad_value_in_one_line():
         import_labels("csv", "mine.csv", runs="r.jsonl")
     with pytest.raises(jury.InputError, match=r"^timeout must be greater than 0, got 0$"):
         import_labels("csv", "mine.csv", timeout=0)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
+def test_each_field_has_the_description_pydantic_gives_its_docstring():
+    """Options read the docstrings under the fields from one parse per module (jury.options.
+    attribute_docstrings): every options model of every command has the descriptions pydantic's
+    use_attribute_docstrings gives (its own search of the class's source), inherited ones included."""
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    command_functions()  # every command's module, so every options model, loaded
+    models = _subclasses(Options)
+    assert len(models) > 20
+    for model in models:
+        for name, field in model.model_fields.items():
+            owner = next(c for c in model.__mro__ if name in c.__dict__.get("__annotations__", {}))
+            expected = extract_docstrings_from_cls(owner, use_inspect=True).get(name)
+            assert field.description == expected, (model.__qualname__, name)
+
+
+def test_a_class_in_a_function_has_its_docstrings():
+    class Local(Options):
+        a: int = 1
+        """The a.
+
+        More."""
+        b: int = 2
+        pass  # a statement between b and the string: not b's docstring
+        """Not b's."""
+
+    assert Local.model_fields["a"].description == "The a.\n\nMore."
+    assert Local.model_fields["b"].description is None

@@ -30,6 +30,45 @@ def test_schema_is_what_the_migrations_make():
         assert store_schema.replayed({migration_set: set(names)}) == store_schema.SCHEMA[migration_set], migration_set
 
 
+def _master(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
+    return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid").fetchall()
+
+
+def test_a_new_store_is_what_the_migrations_make(tmp_path):
+    """A new store is made from NEW_STORE with plain sqlite3: the same sqlite_master, row for
+    row, and the same migrations recorded in order, as sqlite-utils applying every migration."""
+    import sqlite_utils
+
+    from jury.execution.store_migrations import migrations
+
+    migrated = sqlite_utils.Database(tmp_path / "migrated.db")
+    migrations.apply(migrated)
+    Store(tmp_path / "new.db").close()
+    with sqlite3.connect(tmp_path / "new.db") as new:
+        assert _master(new) == _master(migrated.conn)
+        recorded = "SELECT id, migration_set, name FROM _sqlite_migrations ORDER BY rowid"
+        assert new.execute(recorded).fetchall() == migrated.conn.execute(recorded).fetchall()
+        stamps = [r[0] for r in new.execute("SELECT applied_at FROM _sqlite_migrations")]
+    assert all(len(s) == len("2026-07-04 12:00:00.000000+00:00") and s.endswith("+00:00") for s in stamps)
+
+
+def test_a_new_store_imports_no_sqlite_utils(tmp_path):
+    """Making a new store (and hashing and checking a database in it) needs no sqlite-utils."""
+    code = (
+        "import sys; from jury.execution.store import Store; s = Store(sys.argv[1]); "
+        "s.mark_database_checked('x'); s.file_sha256(sys.argv[2]); s.file_sha256(sys.argv[2]); "
+        "print(sorted(m for m in ('sqlite_utils', 'numpy', 'pandas') if m in sys.modules))"
+    )
+    (tmp_path / "f.txt").write_text("some bytes")
+    args = [sys.executable, "-c", code, str(tmp_path / "s.db"), str(tmp_path / "f.txt")]
+    proc = subprocess.run(args, capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
+    with Store(tmp_path / "s.db") as st:
+        assert st.database_checked("x")
+        assert st.file_sha256(tmp_path / "f.txt") == hashlib.sha256(b"some bytes").hexdigest()
+        assert st.conn.execute("SELECT count(*) FROM files").fetchone() == (1,)
+
+
 def _store(path: Path, *statements: str, reviews: bool = False) -> Path:
     """A store made by this jury, then changed by hand (or by another tool)."""
     Store(path).close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -123,13 +124,33 @@ def cycle_collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: What makes rich's Console.is_terminal other than the stream's isatty() (rich.console)
+TERMINAL_VARIABLES = ("TTY_COMPATIBLE", "FORCE_COLOR")
+
+
+def not_a_terminal(stream: Any) -> bool:
+    """True when rich would surely find ``stream`` no terminal, known without importing rich (a
+    pipe or a file, as in a script or a benchmark, so no progress bar): the stream says it is no
+    tty and no variable rich reads instead is set. False when unsure: then rich decides."""
+    if "rich" in sys.modules or any(name in os.environ for name in TERMINAL_VARIABLES):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return isatty is None or not isatty()
+    except ValueError:  # a closed stream (rich: no terminal)
+        return True
+
+
 @contextmanager
 def progress_bar(description: str, enabled: bool = True) -> Iterator[Progress]:
     """Yield a callback (done, total) that drives a rich progress bar on stderr."""
+    if not enabled or not_a_terminal(sys.stderr):
+        yield lambda done, total: None
+        return
     from rich.console import Console
 
     console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
+    if not console.is_terminal:
         yield lambda done, total: None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -77,7 +77,8 @@ def run(runs: list[Path], o: ScoreCommand) -> None:
         sample = draw(result, group=o.group, per_stratum=o.per_stratum, seed=o.seed)
         sample.write(o.error_sample)
         typer.echo(f"{sample.summary()}; written to {o.error_sample}", err=True)
-    emit(result.render(o.fmt, width=table_width(o.output), wide=o.wide), o.output)
+    width = table_width(o.output) if o.fmt == "table" else None  # only a table has a width (rich measures it)
+    emit(result.render(o.fmt, width=width, wide=o.wide), o.output)
 
 
 RUNS = argument("runs", RUNS_HELP, list[Path])

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -11,6 +12,12 @@ if TYPE_CHECKING:
 
 #: A migration function (registered as it is): it takes the sqlite-utils Database it migrates.
 F = TypeVar("F", bound="Callable[[sqlite_utils.Database], None]")
+
+#: sqlite-utils' table of applied migrations (shared by every set) as its Migrations creates it
+MIGRATIONS_TABLE = (
+    'CREATE TABLE "_sqlite_migrations" (\n   "id" INTEGER PRIMARY KEY,\n   "migration_set" TEXT,\n   "name" TEXT,\n   "applied_at" TEXT\n)',
+    'CREATE UNIQUE INDEX "idx__sqlite_migrations_migration_set_name"\n    ON "_sqlite_migrations" ("migration_set", "name")',
+)
 
 
 class LazyMigrations:
@@ -38,6 +45,31 @@ class LazyMigrations:
         except sqlite3.OperationalError:  # no migrations table yet
             return True
         return any(fn.__name__ not in done for fn in self.functions)
+
+    def create_new(self, conn: sqlite3.Connection, statements: Sequence[str]) -> bool:
+        """On a database with nothing in it (a new store), make in one transaction what every
+        migration of the set makes: ``statements`` (what they leave in sqlite_master, as
+        sqlite-utils wrote it) and the record of each as applied, as sqlite-utils' Migrations
+        records it; with plain sqlite3, so without sqlite-utils' imports. False, writing nothing,
+        when the database holds anything (inside the write lock: another process may just have
+        made it): then ``apply`` migrates it."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+                conn.execute("ROLLBACK")
+                return False
+            for sql in (*MIGRATIONS_TABLE, *statements):
+                conn.execute(sql)
+            conn.executemany(
+                "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, ?)",
+                [(self.name, fn.__name__, str(datetime.datetime.now(datetime.UTC))) for fn in self.functions],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return True
 
     def apply(self, db: sqlite_utils.Database) -> None:
         """Apply the pending migrations in one transaction under the write lock (BEGIN

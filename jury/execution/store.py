@@ -25,7 +25,7 @@ from jury.errors import StoreError
 from jury.execution.batch_store import BatchStoreMixin, StoreWrites, now_iso
 from jury.execution.merged import MergedSource
 from jury.execution.store_migrations import migrations
-from jury.execution.store_schema import check_schema
+from jury.execution.store_schema import NEW_STORE, check_schema
 from jury.inputs.records import ExecResult, constructed
 
 if TYPE_CHECKING:
@@ -359,8 +359,8 @@ class Store(VoteStoreMixin, BatchStoreMixin):
             conn.execute("PRAGMA synchronous=NORMAL")
             self.conn = conn
             self._db: sqlite_utils.Database | None = None
-            if migrations.pending(conn):
-                migrations.apply(self.db)
+            if migrations.pending(conn) and not migrations.create_new(conn, NEW_STORE[migrations.name]):
+                migrations.apply(self.db)  # an older store (sqlite-utils' migrations, imported now)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"{self.path}: cannot open the store: {exc}") from None
 
@@ -395,9 +395,10 @@ class Store(VoteStoreMixin, BatchStoreMixin):
             cached: str = row[2]
             return cached
         digest = sha256_file(p)
-        self.db.table("files").upsert(
-            {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest},
-            pk="path",
+        self.conn.execute(
+            "INSERT INTO files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?) ON CONFLICT (path) DO UPDATE "
+            "SET size = excluded.size, mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256",
+            [str(p), st.st_size, st.st_mtime_ns, digest],
         )
         return digest
 
@@ -421,7 +422,11 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         Args:
             sha256: the database file's sha256.
         """
-        self.db.table("checked_databases").upsert({"sha256": sha256, "checked_at": now_iso()}, pk="sha256")
+        self.conn.execute(
+            "INSERT INTO checked_databases (sha256, checked_at) VALUES (?, ?) "
+            "ON CONFLICT (sha256) DO UPDATE SET checked_at = excluded.checked_at",
+            [sha256, now_iso()],
+        )
 
     # ------------------------------------------------------------ executions
     def get_execution(self, key: str) -> ExecResult | None:

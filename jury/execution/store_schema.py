@@ -200,6 +200,31 @@ SCHEMA: dict[str, Tables] = {
 }
 
 
+# migration set -> the statements that every one of its migrations, applied to an empty database
+# by sqlite-utils, leave in sqlite_master (their text as sqlite-utils wrote it, in order): a new
+# store runs these with plain sqlite3 (jury.execution.lazy_migrations.LazyMigrations.create_new),
+# so that creating one imports neither sqlite-utils nor what it imports (numpy, pandas: ~0.35 s
+# of CPU); tests/test_store_schema.py keeps them equal to what the migrations make.
+NEW_STORE: dict[str, tuple[str, ...]] = {
+    "jury": (
+        'CREATE TABLE "files" (\n   "path" TEXT PRIMARY KEY,\n   "size" INTEGER,\n   "mtime_ns" INTEGER,\n   "sha256" TEXT\n)',
+        'CREATE TABLE "executions" (\n   "key" TEXT PRIMARY KEY,\n   "db_sha256" TEXT,\n   "sql" TEXT,\n   "status" TEXT,\n   "columns" TEXT,\n   "rows" TEXT,\n   "row_count" INTEGER,\n   "truncated" INTEGER,\n   "result_sha256" TEXT,\n   "error" TEXT,\n   "elapsed_s" REAL,\n   "timeout_s" REAL,\n   "row_cap" INTEGER,\n   "created_at" TEXT\n, "ordered_sha256" TEXT, "raw_sha256" TEXT)',
+        'CREATE TABLE "calls" (\n   "id" INTEGER PRIMARY KEY,\n   "request_sha256" TEXT,\n   "kind" TEXT,\n   "juror" TEXT,\n   "juror_model" TEXT,\n   "messages" TEXT,\n   "params" TEXT,\n   "ok" INTEGER,\n   "text" TEXT,\n   "parsed" TEXT,\n   "error" TEXT,\n   "attempts" INTEGER,\n   "prompt_tokens" INTEGER,\n   "completion_tokens" INTEGER,\n   "cost_usd" REAL,\n   "latency_s" REAL,\n   "log" TEXT,\n   "created_at" TEXT\n)',
+        'CREATE INDEX "idx_calls_request_sha256"\n    ON "calls" ("request_sha256")',
+        'CREATE TABLE "votes" (\n   "request_sha256" TEXT PRIMARY KEY,\n   "kind" TEXT,\n   "question_id" TEXT,\n   "model" TEXT,\n   "juror" TEXT,\n   "juror_model" TEXT,\n   "juror_family" TEXT,\n   "ok" INTEGER,\n   "reply" TEXT,\n   "error" TEXT,\n   "call_id" INTEGER,\n   "created_at" TEXT\n)',
+        'CREATE TABLE "claims" (\n   "request_sha256" TEXT PRIMARY KEY,\n   "holder" TEXT,\n   "expires_at" REAL\n)',
+        'CREATE TABLE "checked_databases" (\n   "sha256" TEXT PRIMARY KEY,\n   "checked_at" TEXT\n)',
+        'CREATE TABLE "timings" (\n   "key" TEXT PRIMARY KEY,\n   "db_sha256" TEXT,\n   "gold_sql" TEXT,\n   "pred_sql" TEXT,\n   "repeats" INTEGER,\n   "gold_times" TEXT,\n   "pred_times" TEXT,\n   "cpu" TEXT,\n   "measured_at" TEXT\n)',
+        'CREATE TABLE "gold_orders" (\n   "key" TEXT PRIMARY KEY,\n   "orders" INTEGER\n)',
+        'CREATE TABLE "merged_stores" (\n   "id" INTEGER PRIMARY KEY,\n   "path" TEXT,\n   "sha256" TEXT,\n   "size" INTEGER,\n   "signed_by" TEXT,\n   "trust_executions" INTEGER,\n   "merged_at" TEXT\n)',
+        'CREATE TABLE "batches" (\n   "id" TEXT PRIMARY KEY,\n   "provider" TEXT,\n   "juror" TEXT,\n   "juror_model" TEXT,\n   "api_base" TEXT,\n   "api_key_env" TEXT,\n   "provider_batch_id" TEXT,\n   "input_file_id" TEXT,\n   "output_file_id" TEXT,\n   "error_file_id" TEXT,\n   "state" TEXT,\n   "requests" INTEGER,\n   "error" TEXT,\n   "holder" TEXT,\n   "created_at" TEXT,\n   "updated_at" TEXT\n)',
+        'CREATE TABLE "batch_items" (\n   "batch_id" TEXT,\n   "request_sha256" TEXT,\n   "state" TEXT,\n   "response" TEXT,\n   "error" TEXT,\n   PRIMARY KEY ("batch_id", "request_sha256")\n)',
+        'CREATE INDEX "idx_batch_items_request_sha256"\n    ON "batch_items" ("request_sha256")',
+        'CREATE TABLE "gold_checks" (\n   "key" TEXT PRIMARY KEY,\n   "question_id" TEXT,\n   "db_sha256" TEXT,\n   "inputs" TEXT,\n   "result" TEXT,\n   "digest" TEXT,\n   "created_at" TEXT\n)',
+    ),
+}
+
+
 def known_migrations() -> dict[str, list[str]]:
     """Migration set -> the names of its migrations, in their order."""
     from jury.execution.store_migrations import migrations, review_migrations
