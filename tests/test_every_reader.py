@@ -28,7 +28,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("inputs/writer.py", "_sync_folder", "os.open"): "the output's folder, opened to fsync it",
     ("execution/backends.py", "_quiet_stderr", "open"): "os.devnull opened for writing (Ray's noise)",
     # jury's own files: shipped with it, or written by it
-    ("options/__init__.py", "_top_level_classes", ".open"): "jury's own source (an options module), parsed for its field docstrings",
+    (
+        "options/__init__.py",
+        "_top_level_classes",
+        ".open",
+    ): "jury's own source (an options module), parsed for its field docstrings",
     ("results/site/build.py", "_site_files", ".read_bytes"): "the site's assets shipped inside jury (importlib.resources)",
     ("compare/gold_check_store.py", "check_code_version", ".read_bytes"): "jury's own module sources, hashed as a cache key",
     ("jobs/report.py", "charts", ".read_bytes"): "the plots jury just wrote into its own temporary folder",
