@@ -410,3 +410,33 @@ BAD_INPUT = [
 @pytest.mark.parametrize("case", BAD_INPUT, ids=[c.id for c in BAD_INPUT])
 def test_bad_input(case, tmp_path):
     check_case(case, tmp_path)
+
+
+def test_superseded_by_parses_only_files_that_can_name_the_old_one(project, fake_llm, monkeypatch):
+    """A file whose text holds neither the old file's hash nor a \\u escape cannot supersede it and
+    is not parsed; a successor spelling the hash in \\u escapes (the same JSON value, the same lock)
+    is still found."""
+    import jury.verdicts.lock as lock
+
+    panel = audit_panel(project, fake_llm, {"ja": {1}, "jb": {1}, "jc": {1}})
+    fake_llm.script("je2", audit_juror({2}))
+    assert invoke("audit-gold", "gold.json", "--panel", panel, "-o", "verdicts/a.json").exit_code == 0
+    assert invoke("audit-gold", "gold.json", "--panel", panel, "--split", "dev", "-o", "verdicts/other.json").exit_code == 0
+    swap_juror(panel, "je", "je2")
+    assert invoke("reaudit", "verdicts/a.json").exit_code == 0
+    folder = project / "verdicts"
+    (new,) = [p for p in folder.glob("*.json") if p.name not in ("a.json", "other.json")]
+    old = load_locked(folder / "a.json")
+    parsed: list[str] = []
+    real = lock.loads_document
+    monkeypatch.setattr(lock, "loads_document", lambda text, where: parsed.append(Path(where).name) or real(text, where))
+    assert lock.superseded_by(folder / "a.json", old) == [new]
+    assert parsed == [new.name]  # other.json (and any schema file) never parsed
+
+    sha = old.content_sha256
+    escaped = "".join(f"\\u{ord(c):04x}" for c in sha)
+    new.write_text(new.read_text().replace(f'"supersedes": "{sha}"', f'"supersedes": "{escaped}"'))
+    assert sha not in new.read_text()
+    parsed.clear()
+    assert lock.superseded_by(folder / "a.json", old) == [new]  # its lock still holds: the same value
+    assert new.name in parsed

@@ -346,13 +346,19 @@ def default_path(kind: str, verdicts_dir: str | Path, created_at: str | datetime
 # ------------------------------------------------------------------ reading
 
 
-def read_verdict_json(p: Path) -> Any:
+def read_verdict_json(p: Path, *, unless_absent: str | None = None) -> Any:
     """Through the one safe JSON loader (depth, size, duplicate keys, NaN); a gold, run, label
-    or panel file given as a verdict file is named as such (jury/inputs/kinds.py)."""
+    or panel file given as a verdict file is named as such (jury/inputs/kinds.py).
+
+    ``unless_absent``: a string the caller needs among the file's values (a hash it looks for):
+    None, without parsing, when the text holds neither it nor a ``\\u`` escape (which could
+    spell it), so the file cannot hold it."""
     problem = wrong_kind(p, "verdict", also=("review",))
     if problem:
         raise VerdictError(problem)
     text = read_text(p)
+    if unless_absent is not None and unless_absent not in text and "\\u" not in text:
+        return None
     try:
         return loads_document(text, str(p))
     except InputError as exc:  # malformed, duplicate key, NaN/Infinity, too deep, lone surrogate
@@ -488,7 +494,7 @@ def superseded_by(path: str | Path, doc: VerdictFile) -> list[Path]:
         if not other.is_file() or other.resolve() == p.resolve():
             continue
         try:
-            data = read_verdict_json(other)
+            data = read_verdict_json(other, unless_absent=doc.content_sha256)
         except (OSError, VerdictError):
             continue  # not a verdict file, or a damaged one: `jury verify` reports it
         if not isinstance(data, dict) or data.get("kind") not in KINDS or data.get("supersedes") != doc.content_sha256:
