@@ -90,11 +90,16 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, 
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 _BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|([\[\]{}])')  # _TOKENS, the brackets captured
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_SHORT = 64 * 1024  # characters: a text _too_deep may count the brackets of first
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _too_deep(text: str) -> int | None:
     """The offset of the first bracket nested deeper than MAX_JSON_DEPTH, or None."""
+    # a short text (a JSONL line) nests no deeper than it has opening brackets: two counts instead of the
+    # regex scan below; a long one (a whole JSON file) is scanned once, without counting first
+    if len(text) <= _SHORT and text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return None
     brackets = "".join(_BRACKETS.findall(text))  # outside strings, in order (the scan below, in C)
     if max(accumulate(map(_STEP.__getitem__, brackets)), default=0) <= MAX_JSON_DEPTH:
         return None
