@@ -45,6 +45,9 @@ def _quiet(litellm: Any) -> None:
 _uncosted: contextvars.ContextVar[bool] = contextvars.ContextVar("jury_uncosted", default=False)
 
 
+_cost_wrapper: Any = None  # the wrapper _skip_unused_costing installed, so it is installed once
+
+
 def _skip_unused_costing(litellm: Any) -> None:
     """litellm prices every response for its hidden params (response_cost), which only its
     logging callbacks and budget read: jury prices a call itself (prices.call_cost, from the
@@ -53,8 +56,9 @@ def _skip_unused_costing(litellm: Any) -> None:
     is set, litellm's ``response_cost_calculator`` answers None (no cost known, as for a model
     it cannot price); every other caller, and every call a callback or budget watches, gets
     litellm's own."""
+    global _cost_wrapper
     real = getattr(litellm, "response_cost_calculator", None)
-    if real is None or getattr(real, "_jury_wrapped", False):
+    if real is None or real is _cost_wrapper:
         return
 
     def response_cost_calculator(*args: Any, **kwargs: Any) -> Any:
@@ -62,8 +66,7 @@ def _skip_unused_costing(litellm: Any) -> None:
             return None
         return real(*args, **kwargs)
 
-    response_cost_calculator._jury_wrapped = True  # type: ignore[attr-defined]
-    litellm.response_cost_calculator = response_cost_calculator
+    litellm.response_cost_calculator = _cost_wrapper = response_cost_calculator
 
 
 _CALLBACK_LISTS = ("callbacks", "success_callback", "failure_callback", "_async_success_callback", "_async_failure_callback")
