@@ -25,6 +25,7 @@ from jury.execution.store import Store, migrations
 from jury.inputs.io import load_gold, load_runs
 from jury.inputs.records import ExecResult
 from jury.stats import core
+from tests.support.helpers import write_gold
 from tests.support.jurytest import make_project, write_runs
 
 NOT_ON_A_WARM_SCORE = ("numpy", "sqlglot", "sqlite_utils", "scipy", "litellm", "matplotlib")
@@ -212,3 +213,61 @@ def test_constructed_is_model_construct():
     res = {"status": "ok", "rows": [(1, "a")], "row_count": 1}
     assert constructed(ExecResult, **res) == ExecResult.model_construct(**res) == ExecResult(**res)
     assert constructed(ExecResult, status="error").columns == []
+
+
+SAME_ROWS_SQL = [  # texts that give the same rows, others that differ by order, duplicates, columns, types
+    "SELECT name FROM item WHERE colour = 'red'",
+    "select name from item where colour='red'",
+    "SELECT name FROM item WHERE colour = 'red' -- again",
+    "SELECT name FROM item WHERE colour = 'red' ORDER BY name DESC",
+    "SELECT name FROM item WHERE colour = 'red' UNION ALL SELECT 'apple'",
+    "SELECT name FROM item ORDER BY price",
+    "SELECT name FROM item ORDER BY price -- same",
+    "SELECT name FROM item ORDER BY price DESC",
+    "SELECT name, id FROM item ORDER BY price",
+    "SELECT id, name FROM item ORDER BY price",
+    "SELECT count(*) FROM item",
+    "SELECT 4",
+    "SELECT 4.0",
+    "SELECT 4 -- four",
+]
+
+
+def test_warm_results_with_the_same_rows_share_them_and_compare_as_each_comparator_alone(tmp_path):
+    """Issue 46: stored results with the same rows text share one decoded list, and the pairs on
+    shared lists are decided once; every pair must still get what each comparator, called alone
+    on the rows sqlite3 gives, decides (and overlap's figure)."""
+    project = make_project(tmp_path, models=("a",))
+    items = json.loads((project / "gold.json").read_text())
+    # question 9's gold gives question 1's rows, in order: the same rows list, compared with order
+    items.append({**items[0], "question_id": 9, "SQL": "SELECT name FROM item WHERE colour = 'red' ORDER BY name"})
+    write_gold(project, items)
+    write_runs(
+        project, [{"model": f"m{i}", "question_id": q, "sql": s} for q in (1, 2, 3, 9) for i, s in enumerate(SAME_ROWS_SQL)]
+    )
+    gold = load_gold(project / "gold.json")
+    runs = load_runs([project / "run.jsonl"], gold)
+    with Store(tmp_path / "store.db") as st:
+        evaluate(gold, runs, project / "dbs", st, Settings(workers=1))
+        ev = evaluate(gold, runs, project / "dbs", st, Settings(workers=1))  # warm: every result from the store
+        assert ev.executed == 0
+        stored = st.get_executions(list(ev.results))
+    by_text: dict = {}
+    for res in stored.values():
+        by_text.setdefault(json.dumps(res.rows), []).append(res.rows)
+    assert all(rows is same[0] for same in by_text.values() for rows in same)  # shared, not copies
+    assert any(len(same) > 1 for same in by_text.values())
+    sql_of = {(r.model, r.question_id): r.sql for r in runs}
+    conn = sqlite3.connect(project / "dbs" / "shop" / "shop.sqlite")
+    orders = set()
+    for p in ev.pairs:
+        gold_rows = conn.execute(gold[p.question_id].sql).fetchall()
+        pred_rows = conn.execute(sql_of[p.model, p.question_id]).fetchall()
+        om = p.order_matters
+        orders.add(om)
+        alone = {name: comparators.SHARED[name](gold_rows, pred_rows, order_matters=om) for name in p.comparator_matches}
+        assert p.comparator_matches == alone, (p.question_id, p.model)
+        assert p.overlap == comparators.overlap(gold_rows, pred_rows), (p.question_id, p.model)
+    assert orders == {True, False}
+    assert {p.outcome for p in ev.pairs} >= {"match", "mismatch"}
+    conn.close()

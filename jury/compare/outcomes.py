@@ -426,9 +426,13 @@ class _Keys:
 
     def __init__(self, databases: Databases) -> None:
         self.databases = databases
+        self._known: dict[tuple[str, str], str] = {}  # each key hashed once, not once per use (issue 46)
 
     def execution(self, db_id: str, sql: str) -> str:
-        return execution_key(self.databases[db_id][1], sql)
+        key = self._known.get((db_id, sql))
+        if key is None:
+            key = self._known[db_id, sql] = execution_key(self.databases[db_id][1], sql)
+        return key
 
     def gold(self, g: GoldItem) -> str:
         key = gold_result_key(g, self.databases)
@@ -538,9 +542,7 @@ def _compared_pairs(
     side.setdefault(settings.comparator, compare.get_comparator(settings.comparator))
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
-    # compare.side_by_side's rows made tuples and sets, once per result; it keeps each row list
-    # it was keyed by (its id) alive, and is let go with this call's results
-    prepared: compare.Prepared = {}
+    memo = _RowsMemo(all(compare.SHARED.get(name) is f for name, f in side.items()) and not settings.options.active)
     for r in records:
         g = gold[r.question_id]
         if r.question_id not in order_cache:
@@ -565,7 +567,7 @@ def _compared_pairs(
         else:
             if pair.pred_key is not None and r.question_id not in gold_errors:
                 _check_comparable(pair, g, results)
-            _classify(pair, r, results, gold_errors, side, settings, compared, g, prepared)
+            _classify(pair, r, results, gold_errors, side, settings, compared, g, memo)
         pair.recorded = pair.recorded or (pair.pred_key is not None and (r.has_recording or g.has_recording))
         pairs.append(pair)
     return pairs
@@ -600,7 +602,7 @@ def _classify(
     settings: Settings,
     compared: dict[CompareKey, Comparison],
     g: GoldItem,
-    prepared: compare.Prepared,
+    rows_memo: _RowsMemo,
 ) -> None:
     if pair.question_id in gold_errors:
         pair.outcome, pair.error = Outcome.GOLD_ERROR, gold_errors[pair.question_id]
@@ -630,7 +632,7 @@ def _classify(
     memo_key: CompareKey = (pair.gold_key, pair.pred_key, om, repr(extras) if extras else None)
     memo = compared.get(memo_key)
     if memo is None:
-        memo = compared[memo_key] = _comparison(pair, gold_res, pred_res, side, opts, extras, prepared)
+        memo = compared[memo_key] = _comparison(pair, gold_res, pred_res, side, opts, extras, rows_memo)
     pair.comparator_matches, pair.overlap = dict(memo[0]), memo[1]
     if pair.comparator_matches[settings.comparator]:
         pair.outcome = Outcome.MATCH
@@ -647,13 +649,13 @@ def _comparison(
     side: dict[str, Callable[..., bool]],
     opts: compare.NormalizeOptions,
     extras: compare.Spider2Arguments | None,
-    prepared: compare.Prepared,
+    rows_memo: _RowsMemo,
 ) -> Comparison:
     """Every comparator's decision on two results and their row overlap (all at once when
     ``_shared`` allows; a plugin comparator's failure names the pair it failed on)."""
     om = pair.order_matters
-    if _shared(side, gold_res, pred_res, opts):
-        return compare.side_by_side(gold_res.rows, pred_res.rows, side, order_matters=om, prepared=prepared)
+    if rows_memo.shared_side and _shared(gold_res, pred_res):
+        return rows_memo.side_by_side(gold_res.rows, pred_res.rows, side, om)
     try:
         matches = {
             name: _comparator_match(name, gold_res, pred_res, f, om, opts, extras if name == Comparator.SPIDER2 else None)
@@ -667,17 +669,30 @@ def _comparison(
     return matches, compare.overlap(gold_res.rows, pred_res.rows, options=opts)
 
 
-def _shared(side: dict[str, Callable[..., bool]], gold: ExecResult, pred: ExecResult, opts: compare.NormalizeOptions) -> bool:
-    """Whether compare.side_by_side decides every comparator of ``side`` at once: each is jury's
-    own, no normalisation is on, both results hold every row and neither is an engine's (whose
-    ``bird`` compares the rows as the driver returned them)."""
-    return (
-        not opts.active
-        and not (gold.truncated or pred.truncated)
-        and gold.raw_sha256 is None
-        and pred.raw_sha256 is None
-        and all(compare.SHARED.get(name) is f for name, f in side.items())
-    )
+def _shared(gold: ExecResult, pred: ExecResult) -> bool:
+    """Whether compare.side_by_side decides every comparator at once, when each is jury's own and
+    no normalisation is on (``_RowsMemo.shared_side``): both results hold every row and neither is
+    an engine's (whose ``bird`` compares the rows as the driver returned them)."""
+    return not (gold.truncated or pred.truncated) and gold.raw_sha256 is None and pred.raw_sha256 is None
+
+
+class _RowsMemo:
+    """compare.side_by_side's work for one chunk's results, by the identity of their row lists:
+    each list made tuples and a set once (``prepared``, which keeps every list it was keyed by
+    alive, so no identity is reused), and each (gold rows, predicted rows, order matters) decided
+    once: results decoded from the same stored rows share one list (jury.execution.store), and
+    side_by_side is a pure function of the rows (issue 46). Let go with the chunk's results."""
+
+    def __init__(self, shared_side: bool) -> None:
+        self.shared_side = shared_side  # every comparator is jury's own and no normalisation is on
+        self.prepared: compare.Prepared = {}
+        self.decided: dict[tuple[int, int, bool], Comparison] = {}
+
+    def side_by_side(self, gold: compare.Rows, pred: compare.Rows, side: Iterable[str], order_matters: bool) -> Comparison:
+        key = (id(gold), id(pred), order_matters)
+        if key not in self.decided:
+            self.decided[key] = compare.side_by_side(gold, pred, side, order_matters=order_matters, prepared=self.prepared)
+        return self.decided[key]
 
 
 def run_executions(

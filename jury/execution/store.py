@@ -293,14 +293,33 @@ _PUT_EXECUTION = (
 _EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256"
 
 
-def _stored_result(row: Sequence[Any]) -> ExecResult:  # a SQLite row
-    """An ExecResult from its stored row, written from a validated one: rebuilt without validating again."""
-    status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
+class _Decoded:
+    """The columns and rows decoded so far, by their stored text: results with the same text
+    share one decoded list (many queries give the same rows; issue 46). Nothing changes a
+    result's rows or columns in place (models are replaced with model_copy), so sharing is safe."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[str]] = {}
+        self.rows: dict[str, list[tuple[Any, ...]]] = {}
+
+    def result(self, row: Sequence[Any]) -> ExecResult:  # a SQLite row
+        columns, rows = row[1], row[2]
+        if columns not in self.columns:
+            self.columns[columns] = json.loads(columns)
+        if rows not in self.rows:
+            self.rows[rows] = decode_rows(rows)
+        return _stored_result(row, self.columns[columns], self.rows[rows])
+
+
+def _stored_result(row: Sequence[Any], columns: list[str], rows: list[tuple[Any, ...]]) -> ExecResult:  # a SQLite row
+    """An ExecResult from its stored row (its columns and rows decoded), written from a validated
+    one: rebuilt without validating again."""
+    status, _columns, _rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
     return constructed(
         ExecResult,
         status=status,
-        columns=json.loads(columns),
-        rows=decode_rows(rows),
+        columns=columns,
+        rows=rows,
         row_count=row_count,
         truncated=bool(truncated),
         result_sha256=result_sha256,
@@ -436,17 +455,18 @@ class Store(VoteStoreMixin, BatchStoreMixin):
             key: the execution key (the database's fingerprint, the SQL and the settings that change a result).
         """
         row = self.conn.execute(f"SELECT {_EXEC_COLUMNS} FROM executions WHERE key = ?", [key]).fetchone()
-        return None if row is None else _stored_result(row)
+        return None if row is None else _Decoded().result(row)
 
     def get_executions(self, keys: Iterable[str]) -> dict[str, ExecResult]:
         """The stored results of many keys at once (500 per query): key -> result, as get_execution."""
         wanted = list(dict.fromkeys(keys))
         out: dict[str, ExecResult] = {}
+        decoded = _Decoded()  # results with the same stored rows share their decoded list
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             for key, *row in self.conn.execute(f"SELECT key, {_EXEC_COLUMNS} FROM executions WHERE key IN ({marks})", chunk):
-                out[key] = _stored_result(row)
+                out[key] = decoded.result(row)
         return out
 
     def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:
