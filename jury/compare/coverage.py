@@ -73,9 +73,11 @@ def apply_missing_rule(
     family: dict[str, str | list[str] | None] = {}
     coverage: dict[str, Coverage] = {}
     for r in records:
-        c = coverage.setdefault(r.model, Coverage(len(gold), 0, rule=MissingRule(rule)))
-        have.setdefault(r.model, set()).add(r.question_id)
-        family.setdefault(r.model, r.family)
+        c = coverage.get(r.model)
+        if c is None:  # a model's first record: its Coverage, question set and family, built once (issue 46)
+            c = coverage[r.model] = Coverage(len(gold), 0, rule=MissingRule(rule))
+            have[r.model], family[r.model] = set(), r.family
+        have[r.model].add(r.question_id)
         cause = unanswered_cause(r)
         if cause is None:
             c.answered += 1
