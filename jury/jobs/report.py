@@ -212,17 +212,11 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
         rates.append(
             RateByKind(
                 kind=kind,  # type: ignore[arg-type]
-                population=got.population,
-                sample=got.sample,
-                apparent=got.apparent,
-                value=got.value,
-                low=got.low,
-                high=got.high,
+                **got.headline(),
                 bootstrap_low=got.bootstrap.low,
                 bootstrap_high=got.bootstrap.high,
                 sensitivity=share(got.accuracy.sensitivity),
                 specificity=share(got.accuracy.specificity),
-                reason=got.reason,
             )
         )
     section = Corrected(
