@@ -219,8 +219,34 @@ def parse_qid(value: str, where: str) -> QuestionId:
 
 WRETBLAD_DEFECTS = ((3, DefectType.SQL_VS_QUESTION), (2, DefectType.AMBIGUOUS_QUESTION), (6, DefectType.SQL_VS_DATA))
 WRETBLAD_CATEGORIES = range(1, 7)
-_FINANCIAL = ("Question ID", "Original question", "Original gold SQL", "Suggested fixed gold_sql", "Comment", "Error Category")
-_SAMPLED = ("question_id", "db_id", "question", "SQL", "Comment", "Annotation")
+
+
+@dataclass(frozen=True)
+class _WretbladFile:
+    """One of the two Wretblad files' layout: its columns, its ``source`` name and the column
+    of the question id, the annotated SQL, the categories, the suggested fix (None: none), the
+    db_id (None: none) and the question's text."""
+
+    columns: tuple[str, ...]
+    source: str
+    qid: str
+    sql: str
+    categories: str
+    fix: str | None
+    db: str | None
+    text: str
+
+
+_FINANCIAL = _WretbladFile(
+    ("Question ID", "Original question", "Original gold SQL", "Suggested fixed gold_sql", "Comment", "Error Category"),
+    "wretblad-financial",
+    *("Question ID", "Original gold SQL", "Error Category", "Suggested fixed gold_sql", None, "Original question"),
+)
+_SAMPLED = _WretbladFile(
+    ("question_id", "db_id", "question", "SQL", "Comment", "Annotation"),
+    "wretblad-sampled",
+    *("question_id", "SQL", "Annotation", None, "db_id", "question"),
+)
 
 
 def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> LabelImportReport:
@@ -230,22 +256,20 @@ def import_wretblad(files: Sequence[Path], gold: dict[QuestionId, GoldItem]) -> 
     for path in files:
         header = read_text(path).split("\n", 1)[0].replace("\ufeff", "")
         if "Error Category" in header:
-            columns, source = _FINANCIAL, "wretblad-financial"
-            qcol, sqlcol, catcol, fixcol = "Question ID", "Original gold SQL", "Error Category", "Suggested fixed gold_sql"
-            dbcol, textcol = None, "Original question"
+            layout = _FINANCIAL
         elif "Annotation" in header:
-            columns, source = _SAMPLED, "wretblad-sampled"
-            qcol, sqlcol, catcol, fixcol, dbcol, textcol = "question_id", "SQL", "Annotation", None, "db_id", "question"
+            layout = _SAMPLED
         else:
             raise InputError(f"{path}:1: not a Wretblad annotation file (expected an 'Error Category' or an 'Annotation' column)")
-        for line, row in read_csv(path, columns):
+        source = layout.source
+        for line, row in read_csv(path, layout.columns):
             where = f"{path}:{line}"
-            cats = _wretblad_categories(row[catcol], where)
-            qid = parse_qid(row[qcol], where)
-            item = index.match(report, where, qid, row[textcol], row[dbcol] if dbcol else None, text_fallback=False)
+            cats = _wretblad_categories(row[layout.categories], where)
+            qid = parse_qid(row[layout.qid], where)
+            item = index.match(report, where, qid, row[layout.text], row[layout.db] if layout.db else None, text_fallback=False)
             if item is None:
                 continue
-            label = _wretblad_label(report, where, item, row, cats, sqlcol, fixcol, source)
+            label = _wretblad_label(report, where, item, row, cats, layout)
             if _repeated_wretblad(report, first, where, label):
                 continue
             first[(label.annotator, label.question_id)] = (where, label)
@@ -302,21 +326,14 @@ def _wretblad_categories(cell: str, where: str) -> list[int]:
 
 
 def _wretblad_label(
-    report: LabelImportReport,
-    where: str,
-    item: GoldItem,
-    row: dict[str, str],
-    cats: list[int],
-    sqlcol: str,
-    fixcol: str | None,
-    source: str,
+    report: LabelImportReport, where: str, item: GoldItem, row: dict[str, str], cats: list[int], layout: _WretbladFile
 ) -> GoldLabel:
     defect = next((dt for num, dt in WRETBLAD_DEFECTS if num in cats), None)
-    fixed_sql = (row[fixcol].strip() if fixcol else "") or None
+    fixed_sql = (row[layout.fix].strip() if layout.fix else "") or None
     notes = [f"Wretblad categories {', '.join(map(str, cats))}" if cats else "Wretblad: no issue"]
     if row["Comment"].strip():
         notes.append(row["Comment"].strip())
-    annotated = normalise_sql(row[sqlcol])
+    annotated = normalise_sql(row[layout.sql])
     if annotated != normalise_sql(item.sql):
         report.counts["gold SQL differs"] += 1
         report.differences.append(f"{where}: question {item.question_id!r}: annotated gold SQL differs from the gold file's")
@@ -332,7 +349,7 @@ def _wretblad_label(
         defect_type=defect,
         corrected_sql=fixed_sql,
         annotator="wretblad",
-        source=source,
+        source=layout.source,
         note="; ".join(notes),
     )
 
@@ -367,17 +384,28 @@ def import_arcwise(files: Sequence[Path], gold: dict[QuestionId, GoldItem], orig
         if before is None:
             report.unmatched.append(f"{where}: question {qid!r}: not in the original mini-dev {original or ''}".rstrip())
             continue
-        item = index.match(report, where, qid, before.question, before.db_id, text_fallback=False)
-        if item is None:
+        differs = f"{where}: question {qid!r}: the original mini-dev SQL differs from the gold file's"
+        if not _in_gold(report, index, where, qid, before, original is not None, differs):
             continue
-        if original is not None and normalise_sql(before.sql) != normalise_sql(item.sql):
-            report.counts["original SQL differs from the gold file"] += 1
-            report.differences.append(f"{where}: question {qid!r}: the original mini-dev SQL differs from the gold file's")
         label = _arcwise_label(report, obj, before)
         if label.corrected_sql is not None:
             report.changed[label.question_id] = before
         report.labels.append(label)
     return report
+
+
+def _in_gold(
+    report: LabelImportReport, index: GoldIndex, where: str, qid: QuestionId, before: GoldItem, compare: bool, differs: str
+) -> bool:
+    """Whether question ``qid`` (the original item ``before``) matches a question of the gold file;
+    with ``compare``, an original SQL other than the gold file's is counted and noted (``differs``)."""
+    item = index.match(report, where, qid, before.question, before.db_id, text_fallback=False)
+    if item is None:
+        return False
+    if compare and normalise_sql(before.sql) != normalise_sql(item.sql):
+        report.counts["original SQL differs from the gold file"] += 1
+        report.differences.append(differs)
+    return True
 
 
 def _arcwise_label(
@@ -445,12 +473,9 @@ def import_platinum(files: Sequence[Path], gold: dict[QuestionId, GoldItem], ori
             continue
         if fixed.db_id != before.db_id:
             raise InputError(f"{where}: db_id {fixed.db_id!r}, the original gold's is {before.db_id!r}")
-        item = index.match(report, where, qid, before.question, before.db_id, text_fallback=False)
-        if item is None:
+        differs = f"{where}: the original SQL differs from the gold file's"
+        if not _in_gold(report, index, where, qid, before, original is not None, differs):
             continue
-        if original is not None and normalise_sql(before.sql) != normalise_sql(item.sql):
-            report.counts["original SQL differs from the gold file"] += 1
-            report.differences.append(f"{where}: the original SQL differs from the gold file's")
         obj = {"SQL": fixed.sql, "question": fixed.question, "evidence": fixed.evidence}
         label = _arcwise_label(report, obj, before, annotator=path.stem, source=f"platinum:{path.name}")
         if label.corrected_sql is not None:

@@ -288,7 +288,7 @@ def adjudication_job(
     ballots, reuse the locked file already holding this verdict set, else ask the jurors and
     write the locked file (with a shard: only its ballots, and no file)."""
     from jury.judging.adjudication import plan_adjudication, run_adjudication
-    from jury.verdicts.assemble import adjudication_header, existing_verdicts, run_calls, write_adjudication
+    from jury.verdicts.assemble import adjudication_header, existing_verdicts, run_calls, write_verdicts
 
     r = request
 
@@ -331,7 +331,9 @@ def adjudication_job(
         return JobResult(plan, None, stats, None, False, ev)
     agreement = agreement_summary(verdicts, r.panel.ballot_style)  # the file's and the result's, computed once
     try:
-        path, reused = write_adjudication(r.config, r.output, head, plan, verdicts, agreement, store, run_calls(stats))
+        path, reused = write_verdicts(
+            "adjudication", r.config, r.output, head, plan, verdicts, agreement, store, run_calls(stats)
+        )
     except OSError as exc:
         raise write_failed(exc, r.output) from None
     return JobResult(plan, verdicts, stats, path, reused, ev, agreement=agreement)

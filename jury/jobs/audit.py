@@ -274,7 +274,7 @@ def _audit_run(
     """The audit after its plan: the locked file already holding this verdict set, or the votes
     and the locked file."""
     from jury.judging.gold_audit import run_audit, summarize
-    from jury.verdicts.assemble import audit_header, run_calls, write_audit
+    from jury.verdicts.assemble import audit_header, run_calls, write_verdicts
 
     audit_settings = {
         "quorum": r.panel.quorum,
@@ -308,7 +308,7 @@ def _audit_run(
             record["checks"] = [f.model_dump(mode="json") for f in findings]
     summary = summarize(records)
     try:
-        path, reused = write_audit(r.config, r.output, head, plan, records, summary, store, run_calls(stats))
+        path, reused = write_verdicts("audit", r.config, r.output, head, plan, records, summary, store, run_calls(stats))
     except OSError as exc:
         raise write_failed(exc, r.output) from None
     return JobResult(plan, records, stats, path, reused, summary=summary)

@@ -163,15 +163,12 @@ def _imported(name: LabelSet, report: LabelImportReport, family: str | None, str
     runs = [r.model_copy(update={"family": family}) for r in report.runs] if family else report.runs
     return LabelImport(
         kind=str(name),
-        labels=report.labels,
-        judgments=report.judgments,
+        **{
+            f: getattr(report, f)
+            for f in ("labels", "judgments", "gold_items", "unmatched", "ambiguous", "unresolved", "differences")
+        },
         runs=runs,
-        gold_items=report.gold_items,
         counts=dict(report.counts),
-        unmatched=report.unmatched,
-        ambiguous=report.ambiguous,
-        unresolved=report.unresolved,
-        differences=report.differences,
         labels_written=streamed,
         inputs=inputs,
     )

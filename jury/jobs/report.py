@@ -212,17 +212,11 @@ def _corrected(sample: Path, reviews: list[Path], settled: Path | None, gold_fil
         rates.append(
             RateByKind(
                 kind=kind,  # type: ignore[arg-type]
-                population=got.population,
-                sample=got.sample,
-                apparent=got.apparent,
-                value=got.value,
-                low=got.low,
-                high=got.high,
+                **got.headline(),
                 bootstrap_low=got.bootstrap.low,
                 bootstrap_high=got.bootstrap.high,
                 sensitivity=share(got.accuracy.sensitivity),
                 specificity=share(got.accuracy.specificity),
-                reason=got.reason,
             )
         )
     section = Corrected(
@@ -382,7 +376,7 @@ def report(
     ev, gold_items, records, gold_file = _evaluation(project, base, o, run_paths, root, positions)
     ev, records, models = _only_models(ev, records, r.model)
     check_audit_against_gold(locked.reviewed_audit, ev, gold_items, gold_file)
-    built = _build(ev, gold_items, locked, gold_file, run_paths, r.strength, r.control, registry, r.rank_resamples, r.seed)
+    built = _build(ev, gold_items, locked, gold_file, run_paths, r, registry)
     corrected, rows = _anchored(corrected, adjudication_sample, built, r.seed)
     sources = ReportSources(
         ev, gold_items, records, gold_file, run_paths, locked, f.families, r.strength, r.control, r.rank_resamples, r.seed,
@@ -574,13 +568,11 @@ def _build(
     locked: Any,
     gold_file: Any,
     run_paths: Any,
-    strength: str | None,
-    control: str | None,
+    r: ReportOptions,
     registry: Any,
-    rank_resamples: int | None,
-    seed: int,
 ) -> ReportModel:
-    """build_report on the reviewed files; verdicts that do not fit first say which input they were made for."""
+    """build_report on the reviewed files (``r``'s strength, control, rank resamples and seed); verdicts that
+    do not fit first say which input they were made for."""
     from jury.results.report.build import build_report
 
     audit_doc, adj_docs = locked.reviewed_audit, locked.reviewed_adjudications
@@ -590,12 +582,9 @@ def _build(
             gold_items,
             audit_docs=[audit_doc] if audit_doc is not None else [],  # (path, doc): the report names the path
             adj_docs=adj_docs,
-            strength=strength,
-            control=control,
             registry=registry,
-            rank_resamples=rank_resamples,
-            seed=seed,
             review=locked.review[1] if locked.review is not None else None,  # each juror's agreement with people
+            **r.model_dump(include={"strength", "control", "rank_resamples", "seed"}),
         )
     except InputError:
         from jury.verdicts.documents import check_made_for

@@ -107,16 +107,10 @@ def review_corrected(
     return ReviewCorrected(
         kind=kind,
         reviewers=c.reviewers,
-        population=got.population,
-        sample=got.sample,
-        apparent=got.apparent,
-        value=got.value,
-        low=got.low,
-        high=got.high,
+        **got.headline(),
         bootstrap=[got.bootstrap.low, got.bootstrap.high],
         sensitivity=got.accuracy.sensitivity.value,
         specificity=got.accuracy.specificity.value,
-        reason=got.reason,
         inputs=c.inputs,
     )
 

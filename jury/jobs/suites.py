@@ -96,7 +96,7 @@ def suite_job(
     written). ``batch``: format ballots through the providers' batch APIs. The first run file
     stands for the gold (it holds the expected outputs)."""
     from jury.judging.agreement import agreement_summary
-    from jury.verdicts.assemble import existing_verdicts, header, verdicts_dir, write_adjudication
+    from jury.verdicts.assemble import existing_verdicts, header, verdicts_dir, write_verdicts
 
     what, symmetric = (
         ("suite adjudication", "a test-suite ballot is symmetric")
@@ -126,7 +126,7 @@ def suite_job(
     raise_if_incomplete(stats)
     try:
         agreement = agreement_summary(verdicts, plan.panel.ballot_style)
-        path, reused = write_adjudication(cfg, output, head, plan, verdicts, agreement, store)
+        path, reused = write_verdicts("adjudication", cfg, output, head, plan, verdicts, agreement, store)
     except OSError as exc:
         raise write_failed(exc, output) from None
     return JobResult(plan, verdicts, stats, path, reused, agreement=agreement)

@@ -157,11 +157,7 @@ def _checked(path: Path, trusted: dict[str, list[TrustedKey]]) -> FileCheck:
     return FileCheck(
         path=path,
         ok=ok,
-        lock_ok=report.lock_ok,
-        checked=report.checked,
-        absent=report.absent,
-        changed_since=report.changed_since,
-        superseded_by=report.superseded_by,
+        **{f: getattr(report, f) for f in ("lock_ok", "checked", "absent", "changed_since", "superseded_by")},
         signature=sig_note,
         problems=problems,
         line=safe(line),

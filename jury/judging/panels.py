@@ -137,6 +137,8 @@ class _PanelKeys(BaseModel):
     jurors: list[Any] = Field(min_length=1)
 
 
+# the keys a Panel takes as the file wrote them
+_AS_WRITTEN = {"show_evidence", "show_preview", "show_checks", "quorum", "swap", "taxonomy", "schema_budget"}
 PANEL_KEYS = tuple(f.alias or n for n, f in _PanelKeys.model_fields.items())
 JUROR_KEYS = tuple(k for k in JurorSpec.model_fields if k != "recorded_sha256")  # that one jury sets
 
@@ -243,16 +245,10 @@ def load_panel(path: str | Path) -> Panel:
         ballot_style=style,
         k=k,
         jurors=jurors,
-        show_evidence=keys.show_evidence,
-        show_preview=keys.show_preview,
-        show_checks=keys.show_checks,
-        quorum=keys.quorum,
-        swap=keys.swap,
         prompt_path=prompt_path,
         template=template,
-        taxonomy=keys.taxonomy,
         schema=keys.schema_view,
-        schema_budget=keys.schema_budget,
+        **keys.model_dump(include=_AS_WRITTEN),
     )
 
 

@@ -14,15 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from jury.errors import InputError
 from jury.inputs.config import Config, load_config
-from jury.vocab import (
-    DEFAULT_COMPARATOR,
-    DEFAULT_EXECUTOR,
-    DEFAULT_GOLD_ERRORS,
-    DEFAULT_MISSING,
-    DEFAULT_NEAR_MISS,
-    DEFAULT_ROW_CAP,
-    DEFAULT_TIMEOUT_S,
-)
 
 if TYPE_CHECKING:
     from jury.compare.comparators import NormalizeOptions
@@ -170,22 +161,23 @@ class Project:
         """Evaluation settings: arguments, else jury.toml, else the defaults (ray_address, else RAY_ADDRESS)."""
         from jury.compare.outcomes import Settings
 
-        extra = {"options": options} if options is not None else {}
-        chosen_workers = self.get("workers", workers)
+        given = {  # workers first: a bad argument is named in the order the settings were always checked
+            "workers": self.get("workers", workers),
+            "comparator": self.get("comparator", comparator),
+            "near_miss": self.get("near_miss", near_miss),
+            "timeout_s": self.get("timeout", timeout),
+            "row_cap": self.get("row_cap", row_cap),
+            "executor": self.get("executor", executor),
+            "missing": self.get("missing", missing),
+            "gold_errors": self.get("gold_errors", gold_errors),
+            "options": options,
+        }
         return Settings(
-            comparator=self.get("comparator", comparator, DEFAULT_COMPARATOR),
-            near_miss=self.get("near_miss", near_miss, DEFAULT_NEAR_MISS),
-            timeout_s=self.get("timeout", timeout, DEFAULT_TIMEOUT_S),
-            row_cap=self.get("row_cap", row_cap, DEFAULT_ROW_CAP),
-            workers=Settings().workers if chosen_workers is None else chosen_workers,
-            executor=self.get("executor", executor, DEFAULT_EXECUTOR),
             ray_address=ray_address,
             db_urls=self.db_urls(db_url, allow_privileged_login),
-            missing=self.get("missing", missing, DEFAULT_MISSING),
-            gold_errors=self.get("gold_errors", gold_errors, DEFAULT_GOLD_ERRORS),
             timeout_retries=timeout_retries,
             same_window=same_window,
-            **extra,
+            **{k: v for k, v in given.items() if v is not None},  # neither given nor in jury.toml: Settings' default
         )
 
 

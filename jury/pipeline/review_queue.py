@@ -188,38 +188,41 @@ def build_queue(
     audit = next(((p, d) for p, d in source.verdict_files if isinstance(d, AuditFile)), None)
     if db_root is None and source.databases:
         db_root = next(iter(source.databases.values())).parent.parent
-    gold_path, run_paths = source.gold_path, source.run_paths
+    how = _Rebuild(source, sample, db_root, store, settings)
     if docs:
-        source.items += _adjudication_items(docs, gold_path, run_paths, db_root, store, settings, queues, sample)
+        source.items += _adjudication_items(docs, how)
     if audit is not None:
-        source.items += _gold_items(audit, gold_path, db_root, store, settings, queues, sample)
+        source.items += _gold_items(audit, how)
     return source
 
 
-def _adjudication_items(
-    docs: list[tuple[Path, AdjudicationFile]],
-    gold_path: Path,
-    run_paths: list[RunFile],
-    db_root: Path | None,
-    store: Store,
-    settings: Settings,
-    queues: list[str],
-    sample: int | None,
-) -> list[ReviewItem]:
+@dataclass(frozen=True)
+class _Rebuild:
+    """How build_queue picks a file's items (``source``'s queues, ``sample``) and executes their
+    queries again for display (on the databases under ``db_root``, through ``store``, as ``settings`` say)."""
+
+    source: ReviewSource
+    sample: int | None
+    db_root: Path | None
+    store: Store
+    settings: Settings
+
+
+def _adjudication_items(docs: list[tuple[Path, AdjudicationFile]], how: _Rebuild) -> list[ReviewItem]:
     from jury.compare.outcomes import schema_of
     from jury.judging.ballots import preview
     from jury.pipeline.jobs import load_and_evaluate
 
-    gold, records, ev = load_and_evaluate(gold_path, run_paths, db_root, store, settings)
+    gold, records, ev = load_and_evaluate(how.source.gold_path, how.source.run_paths, how.db_root, how.store, how.settings)
     pairs = {(p.model, p.question_id): p for p in ev.pairs}
     sql_of = {(r.model, r.question_id): r.sql for r in records}
     items: list[ReviewItem] = []
     for path, doc in docs:
         assert doc.content_sha256 is not None  # load_kind checked the file's lock
         recs = [r for r in doc.records if not r.review_pass]
-        picked = _sampled(recs, sample) if sample else set()
+        picked = _sampled(recs, how.sample) if how.sample else set()
         for i, r in enumerate(recs):
-            if i not in picked and not _wanted_answer(r, queues):
+            if i not in picked and not _wanted_answer(r, how.source.queues):
                 continue
             pair = pairs.get((r.model, r.question_id))
             if pair is None or pair.pred_key is None or pair.gold_key is None or (r.answer_key and r.answer_key != pair.pred_key):
@@ -253,31 +256,24 @@ def _adjudication_items(
     return items
 
 
-def _gold_items(
-    audit: tuple[Path, AuditFile],
-    gold_path: Path,
-    db_root: Path | None,
-    store: Store,
-    settings: Settings,
-    queues: list[str],
-    sample: int | None,
-) -> list[ReviewItem]:
+def _gold_items(audit: tuple[Path, AuditFile], how: _Rebuild) -> list[ReviewItem]:
     from jury.compare.outcomes import execute_gold, gold_result_key, resolve_databases, schema_of
     from jury.inputs.io import load_gold
     from jury.judging.ballots import preview
 
     path, doc = audit
+    gold_path, store = how.source.gold_path, how.store
     assert doc.content_sha256 is not None  # load_kind checked the file's lock
     gold = load_gold(gold_path)
     recs = list(doc.records)
-    picked = _sampled(recs, sample) if sample else set()
-    chosen = [r for i, r in enumerate(recs) if i in picked or _wanted_gold(r, queues)]
+    picked = _sampled(recs, how.sample) if how.sample else set()
+    chosen = [r for i, r in enumerate(recs) if i in picked or _wanted_gold(r, how.source.queues)]
     missing = [r.question_id for r in chosen if r.question_id not in gold]
     if missing:
         raise InputError(f"{path}: audits question {missing[0]!r}, which is not in the gold file {gold_path}")
     golds = [gold[r.question_id] for r in chosen]
-    databases = resolve_databases([g for g in golds if not g.has_recording], db_root, store)
-    results = execute_gold(golds, databases, store, settings)
+    databases = resolve_databases([g for g in golds if not g.has_recording], how.db_root, store)
+    results = execute_gold(golds, databases, store, how.settings)
     items: list[ReviewItem] = []
     for r, g in zip(chosen, golds):
         verdict = "flagged" if r.flagged else "not_flagged" if r.decided else "undecided"

@@ -36,10 +36,10 @@ population they were drawn from (as the bootstrap over questions of
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -286,6 +286,11 @@ class CorrectedRate:
     target: str
     reason: str | None
 
+    def headline(self) -> dict[str, Any]:
+        """The fields a report shows as they are: N, n, the apparent and the corrected rate, the
+        delta interval and ``reason``."""
+        return {name: getattr(self, name) for name in ("population", "sample", "apparent", "value", "low", "high", "reason")}
+
 
 def _rogan_gladen(p: np.ndarray, se: np.ndarray, sp: np.ndarray) -> np.ndarray:
     j = se + sp - 1.0
@@ -302,13 +307,32 @@ def _weighted_se_sp(counts: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndar
     return se, sp
 
 
-Design = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+@dataclass(frozen=True)
+class Design:
+    """The two-phase design: the panel's label of every item (``pop``), every item's stratum
+    code (``frame``), the sampled positions (``idx``), their human labels ``y``, the panel's
+    labels ``f``, their inclusion probabilities ``pi`` (n_h / N_h over the labelled items) and
+    their stratum codes (``codes``)."""
+
+    pop: np.ndarray
+    frame: np.ndarray
+    idx: np.ndarray
+    y: np.ndarray
+    f: np.ndarray
+    pi: np.ndarray
+    codes: np.ndarray
 
 
-def _design(population: ArrayLike, strata: Sequence[Hashable] | np.ndarray, sample: ArrayLike, truth: ArrayLike) -> Design:
-    """The two-phase design, checked: (the panel's label of every item, every item's stratum
-    code, the sampled positions, their human labels y, the panel's labels f, their inclusion
-    probabilities n_h / N_h over the labelled items, their stratum codes)."""
+def _design(
+    population: ArrayLike,
+    strata: Sequence[Hashable] | np.ndarray,
+    sample: ArrayLike,
+    truth: ArrayLike,
+    counts: Iterable[ModelCounts] = (),
+) -> Design:
+    """The two-phase design, checked (each model's ``counts`` first)."""
+    for c in counts:
+        _counts_checked(c)
     pop = np.asarray(population, dtype=bool)
     idx = np.asarray(sample, dtype=np.int64)
     if pop.ndim != 1 or pop.size == 0:
@@ -320,7 +344,7 @@ def _design(population: ArrayLike, strata: Sequence[Hashable] | np.ndarray, samp
     sizes = np.bincount(frame, minlength=int(frame.max()) + 1).astype(float)
     taken = np.bincount(codes, minlength=sizes.size).astype(float)
     y, f, pi = _validated(truth, pop[idx], taken[codes] / sizes[codes])
-    return pop, frame, idx, y, f, pi, codes
+    return Design(pop, frame, idx, y, f, pi, codes)
 
 
 def corrected_rate(
@@ -356,21 +380,21 @@ def corrected_rate(
     """
     if target not in ("finite", "superpopulation"):
         raise ValueError(f"target must be 'finite' or 'superpopulation', got {target!r}")
-    pop, frame, idx, y, f, pi, codes = _design(population, strata, sample, truth)
-    acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
-    p = float(pop.mean())
-    n_pop = int(pop.size)
+    d = _design(population, strata, sample, truth)
+    acc = panel_accuracy(d.y, d.f, d.pi, d.codes, confidence=confidence)
+    p = float(d.pop.mean())
+    n_pop = int(d.pop.size)
     none = BootstrapInterval(None, None, 0, 0)
     se, sp = acc.sensitivity.value, acc.specificity.value
     reason = _undefined_reason(se, sp)
     if reason is not None:
         youden = None if se is None or sp is None else se + sp - 1.0
-        return CorrectedRate(p, None, None, None, None, None, none, acc, youden, n_pop, int(idx.size), target, reason)
+        return CorrectedRate(p, None, None, None, None, None, none, acc, youden, n_pop, int(d.idx.size), target, reason)
     assert se is not None and sp is not None
     boot = none
     if resamples > 0:
-        boot = percentile_interval(_bootstrap(pop, frame, idx, y, f, target, int(resamples), seed), confidence)
-    return _corrected_rate(p, se, sp, acc, boot, n_pop, int(idx.size), target, confidence)
+        boot = percentile_interval(_bootstrap(d, target, int(resamples), seed), confidence)
+    return _corrected_rate(p, se, sp, acc, boot, n_pop, int(d.idx.size), target, confidence)
 
 
 def _corrected_rate(
@@ -408,27 +432,16 @@ def _corrected_rate(
     )
 
 
-def _bootstrap(
-    pop: np.ndarray, frame: np.ndarray, idx: np.ndarray, y: np.ndarray, f: np.ndarray, target: str, resamples: int, seed: int
-) -> np.ndarray:
+def _bootstrap(d: Design, target: str, resamples: int, seed: int) -> np.ndarray:
     """The corrected rate on each resample (NaN where undefined); the module doc's two schemes."""
-    se, sp, p = _se_sp_draws(pop, frame, idx, y, f, target, resamples, np.random.default_rng(seed))
+    se, sp, p = _se_sp_draws(d, target, resamples, np.random.default_rng(seed))
     return _rogan_gladen(p, se, sp)
 
 
-def _se_sp_draws(
-    pop: np.ndarray,
-    frame: np.ndarray,
-    idx: np.ndarray,
-    y: np.ndarray,
-    f: np.ndarray,
-    target: str,
-    resamples: int,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _se_sp_draws(d: Design, target: str, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Se, Sp, p) on each resample of the module doc's two schemes, vectorised over chunks of
     resamples (Se or Sp NaN where a class is empty)."""
-    codes = frame[idx]
+    pop, frame, idx, codes = d.pop, d.frame, d.idx, d.codes
     h_count = int(frame.max()) + 1
     n, big_n = idx.size, pop.size
     out_se, out_sp, out_p = np.empty(resamples), np.empty(resamples), np.empty(resamples)
@@ -456,7 +469,7 @@ def _se_sp_draws(
         )
         with np.errstate(divide="ignore", invalid="ignore"):
             w = np.where(sampled[:, codes] > 0, frame_sizes[:, codes] / sampled[:, codes], 0.0)
-        se, sp = _weighted_se_sp(c, w, y, f)
+        se, sp = _weighted_se_sp(c, w, d.y, d.f)
         out_se[start : start + b], out_sp[start : start + b], out_p[start : start + b] = se, sp, p
     return out_se, out_sp, out_p
 
@@ -555,25 +568,12 @@ def corrected_accuracies(
     Raises:
         ValueError: inconsistent counts, or the sample's arguments as :func:`corrected_rate`.
     """
-    pop, frame, idx, y, f, pi, codes = _checked_design(population, strata, sample, truth, models)
-    acc = panel_accuracy(y, f, pi, codes, confidence=confidence)
+    d = _design(population, strata, sample, truth, models.values())
+    acc = panel_accuracy(d.y, d.f, d.pi, d.codes, confidence=confidence)
     reason = _undefined_reason(acc.sensitivity.value, acc.specificity.value)
     rng = np.random.default_rng(seed)
-    se_b, sp_b = _pooled_draws(pop, frame, idx, y, f, target, int(resamples) if reason is None else 0, rng)
+    se_b, sp_b = _pooled_draws(d, target, int(resamples) if reason is None else 0, rng)
     return acc, {name: _corrected_accuracy(c, acc, reason, se_b, sp_b, rng, resamples, confidence) for name, c in models.items()}
-
-
-def _checked_design(
-    population: ArrayLike,
-    strata: Sequence[Hashable] | np.ndarray,
-    sample: ArrayLike,
-    truth: ArrayLike,
-    models: dict[str, ModelCounts],
-) -> Design:
-    """Every model's counts checked, then :func:`_design`."""
-    for c in models.values():
-        _counts_checked(c)
-    return _design(population, strata, sample, truth)
 
 
 def _undefined_reason(se: float | None, sp: float | None) -> str | None:
@@ -585,19 +585,10 @@ def _undefined_reason(se: float | None, sp: float | None) -> str | None:
     return None
 
 
-def _pooled_draws(
-    pop: np.ndarray,
-    frame: np.ndarray,
-    idx: np.ndarray,
-    y: np.ndarray,
-    f: np.ndarray,
-    target: str,
-    resamples: int,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
+def _pooled_draws(d: Design, target: str, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Se and Sp on each resample, shared by every model (empty when ``resamples`` is 0)."""
     if resamples > 0:
-        se_b, sp_b, _p = _se_sp_draws(pop, frame, idx, y, f, target, resamples, rng)
+        se_b, sp_b, _p = _se_sp_draws(d, target, resamples, rng)
         return se_b, sp_b
     return np.empty(0), np.empty(0)
 

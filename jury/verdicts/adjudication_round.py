@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from jury.errors import InputError, JuryError, VerdictError
 from jury.inputs.io import sha256_file
 from jury.inputs.records import normalise_qid
-from jury.verdicts.documents import DocumentModel, FileBinding, PrefixedSha256, Provenance, ReviewItem, iso_time, parse_document
+from jury.verdicts.documents import DocumentModel, FileBinding, PeopleDocument, PrefixedSha256, ReviewItem, parse_document
 from jury.verdicts.lock import read_locked_kind, write_locked
 from jury.vocab import AUDIT_VOTES, CATEGORIES, ReviewItemKind
 
@@ -50,17 +50,11 @@ class SettledItem(DocumentModel):
         return (str(self.kind), self.verdict_file, self.model, self.question_id)
 
 
-class AdjudicationRound(DocumentModel):
+class AdjudicationRound(PeopleDocument):
     kind: Literal["adjudication round"]
-    format_version: Literal[2] = 2
-    jury_version: str
-    provenance: Provenance | None = None
-    created_at: str
     reviews: list[RoundReview] = Field(min_length=2, max_length=2)
     records: list[SettledItem]
     content_sha256: PrefixedSha256 | None = None
-
-    _iso_time = field_validator("created_at")(iso_time)
 
 
 def validate_round(data: dict[str, Any], source: str = "adjudication round") -> AdjudicationRound:

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from jury.errors import JuryError, VerdictError
 from jury.verdicts.documents import FORMAT_VERSION, LOCK_KEY, FileBinding, Inputs, PanelBinding, schema_filename, write_schemas
@@ -281,22 +281,39 @@ def _this_run(doc: dict[str, Any], this_run: dict[str, float] | None) -> None:
         doc["totals"]["this_run"] = this_run
 
 
-def write_adjudication(
+def write_verdicts(
+    kind: Literal["audit", "adjudication"],
     cfg: VerdictsConfig,
     output: Path | None,
     head: dict[str, Any],
     plan: VerdictPlan,
     records: list[dict[str, Any]],
-    agreement: AgreementSummary,
+    summary: AuditSummary | AgreementSummary,
     store: Store,
     this_run: dict[str, float] | None = None,
 ) -> tuple[Path, bool]:
-    """Lock the adjudication verdicts under ``head`` (adjudication_header): (path, reused) as `_write` returns it.
-    ``this_run``: run_calls() of the run, recorded when the file supersedes another."""
+    """Lock the ``kind`` verdicts under ``head`` (audit_header, adjudication_header): (path, reused)
+    as `_write` returns it. ``summary``: an audit's summary, or an adjudication's agreement
+    (its summary adds the failures, credits and costs by model). ``this_run``: run_calls() of
+    the run, recorded when the file supersedes another."""
     folder = verdicts_dir(cfg, output)
-    ensure_schema(folder, "adjudication")
+    ensure_schema(folder, kind)
     doc = _paid(head, plan, store)
     _this_run(doc, this_run)
+    if kind == "adjudication":
+        doc["summary"] = _adjudication_summary(doc, plan, records, summary, store)
+    else:
+        unpriced = unpriced_requests(plan.ballots(), store.call_costs([b.request_sha256 for b in plan.ballots()]))
+        doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
+        doc["summary"] = summary
+    doc["records"] = records
+    return _write(doc, output, folder)
+
+
+def _adjudication_summary(
+    doc: dict[str, Any], plan: VerdictPlan, records: list[dict[str, Any]], agreement: object, store: Store
+) -> dict[str, Any]:
+    """An adjudication file's summary (its totals' unpriced models set in ``doc``)."""
     # a request shared by several models (same wrong SQL, same order) was paid once: split it
     sharers: dict[str, set[str | None]] = {}  # an adjudication ballot's model is never None
     for b in plan.ballots():
@@ -312,38 +329,13 @@ def write_adjudication(
             if cost_by_model[m] is not None:  # None: a call litellm could not price, so unknown
                 cost_by_model[m] = None if h in unpriced else cost_by_model[m] + row["cost_usd"] / len(models)
             calls_by_model[m] += row["calls"] / len(models)
-    doc["summary"] = {
+    return {
         "failures": sum(not r.get("review_pass") for r in records),
         "credited": sum(r["credited"] for r in records if not r.get("review_pass")),
         "cost_by_model": cost_by_model,
         "calls_by_model": calls_by_model,
         "agreement": agreement,  # informative (jury.judging.agreement.agreement_summary): readers recompute it
     }
-    doc["records"] = records
-    return _write(doc, output, folder)
-
-
-def write_audit(
-    cfg: VerdictsConfig,
-    output: Path | None,
-    head: dict[str, Any],
-    plan: VerdictPlan,
-    records: list[dict[str, Any]],
-    summary: AuditSummary,
-    store: Store,
-    this_run: dict[str, float] | None = None,
-) -> tuple[Path, bool]:
-    """Lock the audit verdicts under ``head`` (audit_header): (path, reused) as `_write` returns it.
-    ``this_run``: as for write_adjudication."""
-    folder = verdicts_dir(cfg, output)
-    ensure_schema(folder, "audit")
-    doc = _paid(head, plan, store)
-    _this_run(doc, this_run)
-    unpriced = unpriced_requests(plan.ballots(), store.call_costs([b.request_sha256 for b in plan.ballots()]))
-    doc["totals"]["unpriced_models"] = sorted(set(unpriced.values()))
-    doc["summary"] = summary
-    doc["records"] = records
-    return _write(doc, output, folder)
 
 
 def unpriced_requests(ballots: Iterable[Ballot], costs: Mapping[str, Mapping[str, float]]) -> dict[str, str]:

@@ -364,6 +364,19 @@ class Provenance(OmitUnused):
     )
 
 
+class PeopleDocument(DocumentModel):
+    """The head of a locked file of people's work (a review sample, an adjudication round):
+    its kind, format version 2, jury's version and provenance and when it was written."""
+
+    kind: str
+    format_version: Literal[2] = 2
+    jury_version: str
+    provenance: Provenance | None = None
+    created_at: str
+
+    _iso_time = field_validator("created_at")(iso_time)
+
+
 def record_key(record: DocumentModel) -> tuple[str | int | None, ...]:
     if isinstance(record, AdjudicationRecord):
         if record.test is None:

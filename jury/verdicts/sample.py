@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 
 from jury.errors import VerdictError
 from jury.inputs.records import normalise_qid
-from jury.verdicts.documents import DocumentModel, PrefixedSha256, Provenance, ReviewItem, iso_time, parse_document
+from jury.verdicts.documents import DocumentModel, PeopleDocument, PrefixedSha256, ReviewItem, parse_document
 from jury.verdicts.lock import read_locked_kind, write_locked
 from jury.verdicts.review import ReviewedFile, read_bound
 from jury.vocab import ReviewItemKind
@@ -58,14 +58,10 @@ class SampledRecord(DocumentModel):
         return (self.kind, self.verdict_file, self.model, self.question_id)
 
 
-class SampleFile(DocumentModel):
+class SampleFile(PeopleDocument):
     """A hash-locked stratified sample of verdict and audit records for people to review."""
 
     kind: Literal["review sample"]
-    format_version: Literal[2] = 2
-    jury_version: str
-    provenance: Provenance | None = None
-    created_at: str
     frame: list[ReviewedFile] = Field(description="The locked verdict files the records were drawn from.")
     frame_size: int = Field(ge=0, description="N: the records of the frame.")
     by: list[str] = Field(description="The strata keys.")
@@ -75,8 +71,6 @@ class SampleFile(DocumentModel):
     strata: list[SampleStratum]
     records: list[SampledRecord]
     content_sha256: PrefixedSha256 | None = None
-
-    _iso_time = field_validator("created_at")(iso_time)
 
 
 def validate_sample(data: dict[str, Any], source: str = "sample document") -> SampleFile:

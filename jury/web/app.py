@@ -324,14 +324,24 @@ def item_get(request: Request) -> Response:
     return check(request) or render_item(request, request.path_params["n"])
 
 
-async def item_post(request: Request) -> Response:
+async def _posted(request: Request, *, gold: bool = False) -> Response | tuple[dict[str, str], ReviewState, int]:
+    """A form posted about item ``n`` of the queue (a gold item with ``gold``): (form, state, n),
+    else the response refusing it (check_post's, or a 404 for no such item)."""
     bad, form = await check_post(request)
     if bad is not None:
         return bad
     state = _review(request)
     n = request.path_params["n"]
-    if not 0 <= n < len(state.items):
-        return PlainTextResponse("no such item", status_code=404)
+    if not 0 <= n < len(state.items) or (gold and state.items[n].kind != ReviewItemKind.GOLD):
+        return PlainTextResponse("no such gold item" if gold else "no such item", status_code=404)
+    return form, state, n
+
+
+async def item_post(request: Request) -> Response:
+    posted = await _posted(request)
+    if isinstance(posted, Response):
+        return posted
+    form, state, n = posted
     item = state.items[n]
     choice = form.get("choice", "")
     allowed = BLIND_ANSWERS if item.kind == ReviewItemKind.ADJUDICATION else tuple(AuditVote)
@@ -382,13 +392,10 @@ async def _gold_defect(state: ReviewState, item: ReviewItem, form: dict[str, str
 
 
 async def run_post(request: Request) -> Response:
-    bad, form = await check_post(request)
-    if bad is not None:
-        return bad
-    state = _review(request)
-    n = request.path_params["n"]
-    if not 0 <= n < len(state.items) or state.items[n].kind != ReviewItemKind.GOLD:
-        return PlainTextResponse("no such gold item", status_code=404)
+    posted = await _posted(request, gold=True)
+    if isinstance(posted, Response):
+        return posted
+    form, state, n = posted
     from jury.pipeline.review_queue import run_corrected
 
     sql = form.get("corrected_sql", "")

@@ -41,7 +41,7 @@ import numpy as np
 from jury.judging.agreement import effective_category
 from jury.judging.rules import audit_flag, is_credited, repeat_verdict, repeats_of
 from jury.results.columns import gold_clean, routed_by_model
-from jury.stats.repeats import column_spread, juror_retest, verdict_stability
+from jury.stats.repeats import VerdictStability, column_spread, juror_retest, verdict_stability
 from jury.vocab import CATEGORIES, JURY_ELIGIBLE, Outcome, Verdict
 
 if TYPE_CHECKING:
@@ -70,6 +70,27 @@ def _verdict_code(verdict: str) -> int:
     return _CLASS[verdict] if verdict in _CLASS else _NO_VERDICT.get(verdict, -3)
 
 
+def _file_fields(
+    path: str,
+    doc: AdjudicationFile | AuditFile,
+    r_count: int,
+    records: Sequence[Any],
+    per_record: Sequence[Sequence[Sequence[Any]]],
+    classes: Mapping[str, int],
+    *,
+    seed: int,
+    resamples: int,
+) -> dict[str, Any]:
+    """The fields every repeat file opens with: the file, R, its records and the jurors' retest rows."""
+    jurors = _retest_rows(per_record, classes, seed=seed, resamples=resamples)
+    return {"path": path, "content_sha256": doc.content_sha256, "repeats": r_count, "records": len(records), "jurors": jurors}
+
+
+def _changed(stability: VerdictStability) -> dict[str, Any]:
+    """The share of the records whose verdict (or flag) changed between repeats, with its interval."""
+    return {name: getattr(stability.changed, name) for name in ("k", "n", "value", "low", "high")}
+
+
 def repeat_file(
     path: str,
     doc: AdjudicationFile,
@@ -91,18 +112,8 @@ def repeat_file(
     ).reshape(r_count, len(complete))
     stability = verdict_stability(verdicts, confidence=CONFIDENCE)
     return {
-        "path": path,
-        "content_sha256": doc.content_sha256,
-        "repeats": r_count,
-        "records": len(records),
-        "jurors": _retest_rows(per_record, _CLASS, seed=seed, resamples=resamples),
-        "verdicts_changed": {
-            "k": stability.changed.k,
-            "n": stability.changed.n,
-            "value": stability.changed.value,
-            "low": stability.changed.low,
-            "high": stability.changed.high,
-        },
+        **_file_fields(path, doc, r_count, records, per_record, _CLASS, seed=seed, resamples=resamples),
+        "verdicts_changed": _changed(stability),
         "changed": [
             {"model": records[complete[i]].model, "question_id": records[complete[i]].question_id}
             for i in stability.indices.tolist()
@@ -243,18 +254,8 @@ def audit_repeat_file(
             values = np.array([np.nan if c[model]["value"] is None else c[model]["value"] for c in clean], dtype=float)
             column.append({"model": model, **_spread_row(values)})
     return {
-        "path": path,
-        "content_sha256": doc.content_sha256,
-        "repeats": r_count,
-        "records": len(records),
-        "jurors": _retest_rows(per_record, _FLAG, seed=seed, resamples=resamples),
-        "flags_changed": {
-            "k": stability.changed.k,
-            "n": stability.changed.n,
-            "value": stability.changed.value,
-            "low": stability.changed.low,
-            "high": stability.changed.high,
-        },
+        **_file_fields(path, doc, r_count, records, per_record, _FLAG, seed=seed, resamples=resamples),
+        "flags_changed": _changed(stability),
         "changed": [records[complete[i]].question_id for i in stability.indices.tolist()],
         "flag_rate": _spread_row(rate),
         "column": column,
