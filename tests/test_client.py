@@ -17,7 +17,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from jury.judging.juror import CallResult, JurorSpec
-from jury.judging.limits import Limiter
+from jury.judging.limits import Limiter, SendGate
 from jury.judging.providers.pool import JurorPool
 from jury.judging.providers.prices import call_cost, estimate_call
 from jury.judging.replies import REPAIR_PROMPT, extract_json_object
@@ -510,6 +510,100 @@ def test_limiter_survives_a_new_event_loop():
         asyncio.run(two())
         asyncio.run(two())
     assert limiter.in_flight == 0
+
+
+class FakeClocks:
+    """A wall clock and a CPU clock that move only when told to, and a sleep that records."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.cpu = 5.0
+        self.waits: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+    def gate(self, max_gap_s: float = 0.02) -> SendGate:
+        return SendGate(max_gap_s=max_gap_s, clock=lambda: self.now, cpu=lambda: self.cpu, sleep=self.sleep)
+
+
+def test_send_gate_spaces_requests_by_the_cpu_a_call_costs():
+    """Worked by hand: 12 ms of CPU from the first request to the third finished call is 4 ms a
+    call, so requests asked for at one moment leave 0, 4 and 8 ms apart."""
+    c = FakeClocks()
+    gate = c.gate()
+
+    async def three():
+        for _ in range(3):
+            await gate.wait()
+
+    asyncio.run(three())  # nothing has finished yet: no spacing
+    assert c.waits == [] and gate.gap_s == 0.0
+    c.cpu += 0.012
+    for _ in range(3):
+        gate.finished()
+    assert gate.gap_s == pytest.approx(0.004)
+    c.now += 1.0
+    asyncio.run(three())
+    assert c.waits == pytest.approx([0.004, 0.008])  # the first leaves at once
+    c.now += 1.0  # idle for longer than the spacing: no wait
+    asyncio.run(three())
+    assert c.waits[2:] == pytest.approx([0.004, 0.008])
+
+
+def test_send_gate_spacing_is_capped():
+    """A process busy with other work (0.5 s of CPU over one call) spaces by the cap, 20 ms."""
+    c = FakeClocks()
+    gate = c.gate(max_gap_s=0.02)
+
+    async def two():
+        await gate.wait()
+        await gate.wait()
+
+    asyncio.run(two())
+    c.cpu += 0.5
+    gate.finished()
+    assert gate.gap_s == 0.02
+    c.now += 1.0
+    asyncio.run(two())
+    assert c.waits == pytest.approx([0.02])
+
+
+def test_send_gate_ignores_a_finish_before_any_request():
+    c = FakeClocks()
+    gate = c.gate()
+    c.cpu += 1.0
+    gate.finished()  # e.g. a batch's reply read without a request
+    assert gate.gap_s == 0.0
+
+
+def test_every_request_of_a_pool_passes_its_send_gate(fake_llm, juror, monkeypatch):
+    """One gate per pool, shared by its jurors: each request waits at it once and reports back once."""
+    fake_llm.script("juror-a", ballot_reply())
+    fake_llm.script("juror-b", ballot_reply())
+    pool = JurorPool([juror("juror-a"), juror("juror-b")], sleep=RecordingSleep())
+    seen: list[tuple[str, int]] = []
+    real_wait, real_finished = SendGate.wait, SendGate.finished
+
+    async def wait(self):
+        seen.append(("wait", id(self)))
+        await real_wait(self)
+
+    def finished(self):
+        seen.append(("finished", id(self)))
+        real_finished(self)
+
+    monkeypatch.setattr(SendGate, "wait", wait)
+    monkeypatch.setattr(SendGate, "finished", finished)
+
+    async def run_all():
+        calls = [pool.call(name, MESSAGES, schema=SCHEMA, parse=parse_ballot) for name in ("juror-a", "juror-b") * 3]
+        return await asyncio.gather(*calls)
+
+    assert all(r.ok for r in asyncio.run(run_all()))
+    assert fake_llm.calls("juror-a") == fake_llm.calls("juror-b") == 3
+    assert sorted(kind for kind, _ in seen) == ["finished"] * 6 + ["wait"] * 6
+    assert len({gate for _, gate in seen}) == 1
 
 
 def test_stop_requested_during_backoff_sends_no_retry(fake_llm, juror):

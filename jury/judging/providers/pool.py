@@ -26,7 +26,7 @@ from typing import Any
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from jury.judging.juror import LOCAL_PLACEHOLDER_KEY, AttemptStatus, CallResult, JurorSpec, StructuredKind
-from jury.judging.limits import Limiter
+from jury.judging.limits import Limiter, SendGate
 from jury.judging.providers.batch_bodies import batch_response
 from jury.judging.providers.params import TOKEN_LIMIT_PARAMS, constrain, reply_token_cap
 from jury.judging.providers.prices import batch_cost, call_cost, has_price
@@ -165,6 +165,7 @@ class JurorPool:
         self.backoff_max_s = backoff_max_s
         self._rng = random.Random(seed)  # jitter: deterministic for a given order of events
         self._limiters = {j.name: Limiter(j.max_concurrency, j.rpm) for j in jurors}
+        self._gate = SendGate()  # the pool's requests spaced by what a call costs this process
         # A juror whose server rejected its structured output: what it gets instead in this pool.
         self._structured_fallback: dict[str, StructuredKind] = {}
         # Set (e.g. on Ctrl-C) to send no further request: a call not yet sent, or between
@@ -354,10 +355,13 @@ class JurorPool:
         entry: dict[str, Any] = {"attempt": result.attempts, "status": "ok", "error": None, "wait_s": 0.0}
         result.log.append(entry)
         try:
+            await self._gate.wait()
             with unlogged(litellm):
                 return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=spec.timeout_s + _HARD_TIMEOUT_MARGIN_S)
         except Exception as exc:
             raise self._attempt_failed(entry, exc, secrets) from None
+        finally:
+            self._gate.finished()
 
     @staticmethod
     def _attempt_failed(entry: dict[str, Any], exc: BaseException, secrets: list[str]) -> AttemptFailed:
