@@ -26,6 +26,7 @@ Usage: python bench/gold_checks_bench.py DEST [--workers 2] [--questions 759] [-
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import resource
@@ -90,10 +91,16 @@ def audit_phase(dest: Path, workers: int, passes: str, store_path: Path) -> dict
         gold = dest / "dev.json"
         items = select_items(list(load_gold(gold).values()), [], [], gold, "audit")
         databases = resolve_databases([i for i in items if not i.has_recording], dest / "databases", store, DatabaseURLs())
-        run = stored_gold_checks(
-            store, items, databases, passes=parse_passes(passes), comparator=DEFAULT_COMPARATOR,
-            timeout_s=DEFAULT_TIMEOUT_S, row_cap=DEFAULT_ROW_CAP, workers=workers,
-        )  # fmt: skip
+        settings = dict(
+            passes=tuple(parse_passes(passes)),
+            comparator=DEFAULT_COMPARATOR,
+            timeout_s=DEFAULT_TIMEOUT_S,
+            row_cap=DEFAULT_ROW_CAP,
+        )
+        if "settings" in inspect.signature(stored_gold_checks).parameters:  # the settings as one argument
+            run = stored_gold_checks(store, items, databases, settings, workers=workers)
+        else:  # a tree from before that (--before)
+            run = stored_gold_checks(store, items, databases, workers=workers, **settings)
     findings = [(r.question_id, [f.name for f in r.checks]) for r in run.results]
     return {
         "wall": time.perf_counter() - t0,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import jury.compare.gold_check_store as gold_check_store
 from jury.cli import app
-from jury.compare.gold_check_store import encode_check, stored_gold_checks
+from jury.compare.gold_check_store import CheckSettings, encode_check, stored_gold_checks
 from jury.compare.gold_checks import check_gold
 from jury.execution.store import Store
 from jury.inputs.io import load_gold
@@ -86,7 +86,9 @@ def test_check_gold_cli_workers_gives_the_same_report(tmp_path, monkeypatch):
 
 
 def _run(store, items, databases, passes=PASSES):
-    return stored_gold_checks(store, items, databases, passes=passes, comparator="strict", timeout_s=30.0, row_cap=1000)
+    return stored_gold_checks(
+        store, items, databases, CheckSettings(passes=tuple(passes), comparator="strict", timeout_s=30.0, row_cap=1000)
+    )
 
 
 def test_a_second_run_reuses_every_check_and_a_change_reruns_them(tmp_path):

@@ -102,8 +102,9 @@ class _CheckInputs(TypedDict):
     against: NotRequired[_AgainstInputs]
 
 
-class _CheckSettings(TypedDict):
-    """The settings :func:`stored_gold_checks` hands on to check_inputs and check_gold alike."""
+class CheckSettings(TypedDict):
+    """What a gold check is run with: the settings part of a check's store key, handed on to
+    :func:`check_inputs` and ``check_gold`` alike."""
 
     passes: tuple[int, ...]
     comparator: str
@@ -141,25 +142,16 @@ def _item(item: GoldItem) -> _ItemInputs:
     return {"question_id": item.question_id, "db_id": item.db_id, "sql": item.sql, "order_matters": item.order_matters}
 
 
-def check_inputs(
-    item: GoldItem,
-    databases: Databases,
-    *,
-    passes: Sequence[int],
-    comparator: str,
-    timeout_s: float,
-    row_cap: int,
-    against: CrossEngine | None = None,
-) -> str:
+def check_inputs(item: GoldItem, databases: Databases, settings: CheckSettings, against: CrossEngine | None = None) -> str:
     """Everything the checks of ``item`` depend on, as canonical JSON (its sha256 is the row's key)."""
     inputs: _CheckInputs = {
         "code": check_code_version(),
         "item": _item(item),
         "database": _database(databases, item.db_id),
-        "passes": list(passes),
-        "comparator": str(comparator),
-        "timeout_s": float(timeout_s),
-        "row_cap": int(row_cap),
+        "passes": list(settings["passes"]),
+        "comparator": str(settings["comparator"]),
+        "timeout_s": float(settings["timeout_s"]),
+        "row_cap": int(settings["row_cap"]),
     }
     if against is not None:
         other = against.gold[item.question_id]
@@ -302,11 +294,8 @@ def stored_gold_checks(
     store: Store,
     items: Sequence[GoldItem],
     databases: Databases,
+    settings: CheckSettings,
     *,
-    passes: Sequence[int],
-    comparator: str,
-    timeout_s: float,
-    row_cap: int,
     against: CrossEngine | None = None,
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
@@ -317,15 +306,14 @@ def stored_gold_checks(
     processes) and stored. ``reuse=False`` (``jury check-gold``): every check runs afresh, and
     its row is written."""
     todo = [i for i in items if not i.has_recording]
-    settings = _CheckSettings(passes=tuple(passes), comparator=comparator, timeout_s=timeout_s, row_cap=row_cap)
-    inputs = [check_inputs(i, databases, against=against, **settings) for i in todo]
+    inputs = [check_inputs(i, databases, settings, against) for i in todo]
     keys = [_key(text) for text in inputs]
     rows = _read(store, keys) if reuse else {}
     results: list[GoldCheckResult | None] = [None] * len(todo)
     refused = 0
     for n, (item, key, text) in enumerate(zip(todo, keys, inputs)):
         if key in rows:
-            results[n] = _trusted(rows[key], key, text, item, passes)
+            results[n] = _trusted(rows[key], key, text, item, settings["passes"])
             refused += results[n] is None
     missing = [n for n, r in enumerate(results) if r is None]
     fresh = check_gold([todo[n] for n in missing], databases, against=against, workers=workers, progress=progress, **settings)

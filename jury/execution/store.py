@@ -52,26 +52,16 @@ class JurorFields(Protocol):
 class CallFields(Protocol):
     """What the store records of a call's outcome (jury.judging.juror.CallResult)."""
 
-    @property
-    def ok(self) -> bool: ...
-    @property
-    def parsed(self) -> object: ...
-    @property
-    def text(self) -> str | None: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def attempts(self) -> int: ...
-    @property
-    def prompt_tokens(self) -> int: ...
-    @property
-    def completion_tokens(self) -> int: ...
-    @property
-    def cost_usd(self) -> float: ...
-    @property
-    def latency_s(self) -> float: ...
-    @property
-    def log(self) -> object: ...
+    ok: bool
+    parsed: dict[str, Any] | None
+    text: str | None
+    error: str | None
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_s: float
+    log: list[dict[str, Any]]
 
 
 CLAIM_LEASE_S = 60.0  # a claim not renewed for this long is taken over (a crashed holder elsewhere)
@@ -186,19 +176,6 @@ class VoteStoreMixin(StoreWrites):
         The runner stores the vote before the call's log (the smaller row first: on a full
         disk the answer is what must not be lost), then links the two with link_vote_call.
         """
-        with self._writing():
-            self._insert_vote(request_sha256, kind, question_id, model, juror, result, call_id)
-
-    def _insert_vote(
-        self,
-        request_sha256: str,
-        kind: str,
-        question_id: object,
-        model: str | None,
-        juror: JurorFields,
-        result: CallFields,
-        call_id: int | None,
-    ) -> None:
         row = {
             "request_sha256": request_sha256,
             "kind": kind,
@@ -213,7 +190,8 @@ class VoteStoreMixin(StoreWrites):
             "call_id": call_id,
             "created_at": now_iso(),
         }
-        self.conn.execute(_insert_sql("INSERT OR IGNORE", "votes", row), list(row.values()))
+        with self._writing():
+            self.conn.execute(_insert_sql("INSERT OR IGNORE", "votes", row), list(row.values()))
 
     def get_vote(self, request_sha256: str) -> dict[str, Any] | None:
         row = self.conn.execute(

@@ -326,15 +326,15 @@ def _gold_checks(
     -> findings, the settings they ran with). A check whose inputs did not change since it was
     stored is read from the store (jury.compare.gold_check_store); the others run on one
     process per CPU and are stored."""
-    from jury.compare.gold_check_store import stored_gold_checks
+    from jury.compare.gold_check_store import CheckSettings, stored_gold_checks
     from jury.compare.outcomes import Settings
 
     passes = tuple(passes or DEFAULT_GOLD_PASSES)
+    checks = CheckSettings(passes=passes, comparator=DEFAULT_COMPARATOR, timeout_s=DEFAULT_TIMEOUT_S, row_cap=DEFAULT_ROW_CAP)
     with progress("checking gold SQL") as bar:
         results = stored_gold_checks(
-            store, items, databases, passes=passes, comparator=DEFAULT_COMPARATOR, timeout_s=DEFAULT_TIMEOUT_S,
-            row_cap=DEFAULT_ROW_CAP, progress=bar, against=against, workers=Settings().workers,
-        ).results  # fmt: skip
+            store, items, databases, checks, progress=bar, against=against, workers=Settings().workers
+        ).results
     settings = {"passes": list(passes), "comparator": DEFAULT_COMPARATOR, "timeout_s": DEFAULT_TIMEOUT_S}
     if against is not None:  # recorded only when it ran: audits without it keep their bindings
         settings["cross_engine"] = {

@@ -174,12 +174,14 @@ class _How:
 
     def check(self, st: Store, items: list[GoldItem], databases: Databases, against: Any, bar: Any) -> list[GoldCheckResult]:
         """Every gold query checked afresh (nothing reused) and written to the store."""
-        from jury.compare.gold_check_store import stored_gold_checks
+        from jury.compare.gold_check_store import CheckSettings, stored_gold_checks
 
+        settings = CheckSettings(
+            passes=self.passes, comparator=self.comparator, timeout_s=self.timeout_s, row_cap=DEFAULT_ROW_CAP
+        )
         return stored_gold_checks(
-            st, items, databases, passes=self.passes, comparator=self.comparator, timeout_s=self.timeout_s,
-            row_cap=DEFAULT_ROW_CAP, progress=bar, against=against, workers=self.workers, reuse=False,
-        ).results  # fmt: skip
+            st, items, databases, settings, progress=bar, against=against, workers=self.workers, reuse=False
+        ).results
 
     def settings(self, o: CheckGoldOptions) -> GoldCheckSettings:
         """The settings the findings were found with (the windows' when more than one)."""
