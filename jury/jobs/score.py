@@ -150,8 +150,7 @@ def score(
         merged = st.merged_sources()
     notes[:0] = [*ev.input_notes, *(w for w in (coverage_warning(ev),) if w is not None)]
     add_verdict_columns(scores, ev, gold_items, gold_file, locked.reviewed_audit, locked.reviewed_adjudications, runs=run_paths)
-    # every value is of its field's type already (the models validated, the paths resolved): Score's
-    # validator is not built for it (~4 ms of a warm 15-system score; issue 46)
+    # every value is of its field's type already: Score's validator is skipped (~4 ms warm; issue 46)
     return Score.model_construct(
         scores=scores, notes=notes + review_note(locked.review_info), merged_stores=merged, review_info=locked.review_info,
         evaluation=ev, gold=gold_items, records=records, gold_path=gold_file, runs=run_paths, dbs=o.db, verdicts=locked,
