@@ -69,7 +69,9 @@ def commands(base_url: str, project: Path) -> list[tuple[str, list[str], list[st
 def normal(text: str, project: Path) -> str:
     """Volatile fields dropped (JSON), the project's folder written as <project>."""
     text = text.replace(str(project), "<project>")
-    text = re.sub(r"\b(c\d+-)[pm][0-9a-f]{10}\b", r"\1<svg id>", text)  # matplotlib's SVG ids are random
+    text = re.sub(
+        r"\b(c\d+-)[pm][0-9a-f]{10}\b", r"\1<svg id>", text
+    )  # matplotlib's SVG ids: random in trees before svg.hashsalt was set
     try:
         return json.dumps(_drop(json.loads(text)), indent=1, sort_keys=True)
     except ValueError:

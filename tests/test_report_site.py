@@ -400,6 +400,23 @@ def test_clean_svg_leaves_no_css_and_prefixes_ids():
     assert 'id="c0-m1"' in out and 'href="#c0-m1"' in out and "url(#c0-p1)" in out
 
 
+def test_a_chart_is_the_same_bytes_each_time_it_is_drawn():
+    """matplotlib names clip paths and markers from a salted hash, the salt random unless set: a
+    site built twice from the same inputs must not differ in them."""
+    from matplotlib.figure import Figure
+
+    from jury.results.site.charts import figure_svg
+
+    def drawn() -> str:
+        fig = Figure()
+        fig.subplots().plot([0, 1, 2], [1, 0, 1], marker="o")
+        return figure_svg(fig, "c0-")
+
+    first = drawn()
+    assert re.search(r'id="c0-p[0-9a-f]{10}"', first) and re.search(r'id="c0-m[0-9a-f]{10}"', first)  # hashed names
+    assert drawn() == first
+
+
 def test_verification_block_hashes_inputs_and_rebuilds_the_page(built):
     tmp, site = built["tmp"], built["site"]
     text = (site / "index.html").read_text(encoding="utf-8")

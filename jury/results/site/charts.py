@@ -61,9 +61,14 @@ def clean_svg(text: str, prefix: str) -> str:
 
 
 def figure_svg(fig: Figure, prefix: str) -> str:
+    """``fig`` as inline SVG (clean_svg), the same bytes for the same figure: matplotlib names
+    its clip paths and markers from a hash salted with ``svg.hashsalt``, a random one unless set."""
+    from matplotlib import rc_context
+
     buf = io.StringIO()
     try:
-        fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.1, facecolor="white", metadata={"Date": None})
+        with rc_context({"svg.hashsalt": "jury"}):
+            fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.1, facecolor="white", metadata={"Date": None})
     finally:
         fig.clear()
     return clean_svg(buf.getvalue(), prefix)
