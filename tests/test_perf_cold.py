@@ -1,6 +1,6 @@
 """A cold score's fast paths (issue 46): the local executor runs a short run in this process and
-starts its pool only for what is left after LOCAL_FIRST_S; ResultAccumulator.add hashes and
-sizes a row without a call per value.
+starts its pool only for what is left once the run has cost LOCAL_FIRST_CPU_S of CPU or taken
+LOCAL_FIRST_S; ResultAccumulator.add hashes and sizes a row without a call per value.
 
 Each path must give exactly what the others give and what hashlib, json and sqlite3 give
 directly: the digests are store keys, and a store written before must still be trusted."""
@@ -39,18 +39,22 @@ def reference_bytes(rows) -> int:
 # --------------------------------------------------------------------------- executor
 
 
-def run_local(jobs, here_s: float, *, slow_first_save: float = 0.0):
-    """(the chunks saved in order, key -> encoded result) of a LocalExecutor of 2 workers."""
+def run_local(jobs, here_s: float, *, here_cpu_s: float = 3600.0, sleep_first: float = 0.0, spin_first: float = 0.0):
+    """(the chunks saved in order, key -> encoded result) of a LocalExecutor of 2 workers whose
+    first save sleeps (wall-clock time only) or spins (CPU) as long as asked."""
     chunks: list[list[str]] = []
     results = {}
 
     def save(encoded):
-        if not chunks and slow_first_save:
-            time.sleep(slow_first_save)
+        if not chunks:
+            time.sleep(sleep_first)
+            end = time.process_time() + spin_first
+            while time.process_time() < end:
+                pass
         chunks.append([k for k, _ in encoded])
         results.update(encoded)
 
-    backends.LocalExecutor(2, here_s=here_s).run(jobs, save)
+    backends.LocalExecutor(2, here_cpu_s=here_cpu_s, here_s=here_s).run(jobs, save)
     return chunks, results
 
 
@@ -67,12 +71,14 @@ def test_a_short_run_runs_here_a_long_one_in_the_pool_and_each_gives_what_sqlite
     jobs, db = numbers_jobs
     here_chunks, here = run_local(jobs, 3600.0)
     pool_chunks, pool = run_local(jobs, 0.0)
-    split_chunks, split = run_local(jobs, 0.05, slow_first_save=0.2)
+    split_chunks, split = run_local(jobs, 0.05, sleep_first=0.2)  # past the wall-clock budget, not the CPU one
+    cpu_chunks, cpu = run_local(jobs, 3600.0, here_cpu_s=0.05, spin_first=0.2)  # past the CPU budget
     size = backends.chunk_size(len(jobs), 2)
     assert here_chunks == [[job[0]] for job in jobs]  # one at a time, here
     assert sorted(map(len, pool_chunks)) == sorted(min(size, len(jobs) - i) for i in range(0, len(jobs), size))
     rest = backends.chunk_size(len(jobs) - 1, 2)
-    assert split_chunks[0] == [jobs[0][0]] and len(split_chunks) == 1 + -(-(len(jobs) - 1) // rest)  # then the pool's
+    for chunks in (split_chunks, cpu_chunks):
+        assert chunks[0] == [jobs[0][0]] and len(chunks) == 1 + -(-(len(jobs) - 1) // rest)  # then the pool's
     conn = sqlite3.connect(db)
     for key, _db, _sha, sql, _t, _cap in jobs:
         rows = conn.execute(sql).fetchall()
@@ -86,7 +92,7 @@ def test_a_short_run_runs_here_a_long_one_in_the_pool_and_each_gives_what_sqlite
             reference_ordered(rows),
             None,
         )
-        for got in (here[key], pool[key], split[key]):
+        for got in (here[key], pool[key], split[key], cpu[key]):
             assert got[:8] == expected and got[9] is None  # all but the time
             assert decode_rows(got[2]) == rows
     conn.close()
@@ -96,16 +102,18 @@ def test_one_worker_never_starts_a_pool(numbers_jobs, monkeypatch):
     jobs, _db = numbers_jobs
     monkeypatch.setattr(backends, "_run_pool", lambda *a: pytest.fail("a pool for one worker"))
     monkeypatch.setattr(backends, "LOCAL_FIRST_S", 0.0)
+    monkeypatch.setattr(backends, "LOCAL_FIRST_CPU_S", 0.0)
     saved = []
     backends.LocalExecutor(1).run(jobs, saved.extend)
     assert [k for k, _ in saved] == [job[0] for job in jobs]
 
 
-def test_here_s_none_reads_local_first_s_at_run_time(numbers_jobs, monkeypatch):
+@pytest.mark.parametrize("budget", ["LOCAL_FIRST_S", "LOCAL_FIRST_CPU_S"])
+def test_the_budgets_are_read_at_run_time_and_either_starts_the_pool(numbers_jobs, monkeypatch, budget):
     jobs, _db = numbers_jobs
     pooled = []
     monkeypatch.setattr(backends, "_run_pool", lambda rest, workers, save: pooled.append((len(rest), workers)))
-    monkeypatch.setattr(backends, "LOCAL_FIRST_S", 0.0)
+    monkeypatch.setattr(backends, budget, 0.0)
     backends.LocalExecutor(3).run(jobs, lambda encoded: None)
     assert pooled == [(len(jobs), 3)]
 

@@ -296,7 +296,7 @@ def stored_count(path: Path) -> int:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_keeps_every_result_received_and_a_rerun_runs_only_the_rest(tmp_path, workers, monkeypatch):
-    monkeypatch.setattr(backends, "LOCAL_FIRST_S", 0.0)  # 2 workers: the pool from the first job
+    monkeypatch.setattr(backends, "LOCAL_FIRST_CPU_S", 0.0)  # 2 workers: the pool from the first job
     path = tmp_path / "store.db"
     seen: list[int] = []
 
@@ -379,7 +379,7 @@ def test_a_batch_write_failure_is_one_line_store_error(tmp_path):
 
 
 def test_chunked_workers_give_what_one_worker_gives(tmp_path, monkeypatch):
-    monkeypatch.setattr(backends, "LOCAL_FIRST_S", 0.0)  # 2 workers: the pool from the first job
+    monkeypatch.setattr(backends, "LOCAL_FIRST_CPU_S", 0.0)  # 2 workers: the pool from the first job
     gold = load_gold(EXAMPLE / "dev.json")
     records = [r for r in load_runs([EXAMPLE / "run.jsonl"], gold)]
     models = sorted({r.model for r in records})[:2]  # ~390 queries: 2 workers x 4 chunks of up to 64, twice over

@@ -47,8 +47,11 @@ ChunkReply = tuple[Literal["ok"], Encoded] | tuple[Literal["unreadable", "change
 CHUNK_MAX = 64
 #: ... and, for a short run, about this many chunks (so the workers stay balanced).
 CHUNKS_PER_WORKER = 4
-#: A local run executes in this process for this many seconds before it starts a process pool.
-LOCAL_FIRST_S = 1.0
+#: A local run executes in this process until its executions have cost it this much CPU ...
+LOCAL_FIRST_CPU_S = 1.0
+#: ... or taken this long (queries an engine's server runs cost this process little CPU), then
+#: starts a process pool for the rest.
+LOCAL_FIRST_S = 3.0
 #: A Ray task whose worker process dies is run again up to this many times.
 RAY_MAX_RETRIES = 3
 
@@ -79,21 +82,23 @@ def execute_one(db: str, sql: str, timeout_s: float, row_cap: int) -> ExecResult
 @dataclass
 class LocalExecutor:
     """Today's executor: the jobs run in this process first, and a ProcessPoolExecutor of
-    ``workers`` processes starts for the rest only once ``here_s`` seconds (None:
-    LOCAL_FIRST_S) have passed (issue 46). A short run (the bundled example's 1,105
-    executions take about half a second) never pays for the pool's start and its processes;
-    a long one starts its pool that much later, and after the one query running then (a
-    query is not moved once it runs; its timeout bounds it). One worker runs everything here."""
+    ``workers`` processes starts for the rest only once they have cost this process
+    ``here_cpu_s`` of CPU or taken ``here_s`` of wall-clock time (None: LOCAL_FIRST_CPU_S,
+    LOCAL_FIRST_S; issue 46). A short run (the bundled example's 1,105 executions cost about
+    half a second) never pays for the pool's start and its processes, however loaded the
+    machine; a long one starts its pool that much later, and after the one query running then
+    (a query is not moved once it runs; its timeout bounds it). One worker runs everything here."""
 
     workers: int
+    here_cpu_s: float | None = None
     here_s: float | None = None
 
     def run(self, jobs: Sequence[Job], save: Save) -> None:
-        here_s = LOCAL_FIRST_S if self.here_s is None else self.here_s
-        until = None if self.workers == 1 else time.monotonic() + here_s
+        cpu_until = time.process_time() + (LOCAL_FIRST_CPU_S if self.here_cpu_s is None else self.here_cpu_s)
+        until = time.monotonic() + (LOCAL_FIRST_S if self.here_s is None else self.here_s)
         done = 0
         try:
-            while done < len(jobs) and (until is None or time.monotonic() < until):
+            while done < len(jobs) and (self.workers == 1 or (time.process_time() < cpu_until and time.monotonic() < until)):
                 save(execute_chunk([jobs[done]]))
                 done += 1
         finally:  # before a fork too: a worker must not inherit this process's open connections
