@@ -169,3 +169,24 @@ def test_raw_digests_start_at_the_first_row_that_differs():
     for i, row in enumerate(rows):
         bad.add(row, row_hashing.UNHASHABLE_ROW if i == 200 else None)
     assert bad.result([], 0.0).raw_sha256 == row_hashing.UNHASHABLE
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_main_freezes_the_heap_only_for_the_process_own_command_line(monkeypatch, capsys):
+    """`jury ...` (argv None) freezes what imports made, since the process ends with the call; a
+    caller passing argv in its own process (a test) keeps every object collectable."""
+    import gc
+
+    from jury.cli import main
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert frozen == []
+    monkeypatch.setattr("sys.argv", ["jury", "score", "--help"])
+    with pytest.raises(SystemExit):
+        main()
+    assert frozen == [True]
