@@ -22,7 +22,7 @@ import pytest
 
 from jury.compare import comparators
 from jury.compare.outcomes import Settings, evaluate, run_executions
-from jury.execution import batches
+from jury.execution import backends, batches
 from jury.execution import rows as row_hashing
 from jury.execution import sqlite as sx
 from jury.execution import store as store_mod
@@ -295,7 +295,8 @@ def stored_count(path: Path) -> int:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_ctrl_c_keeps_every_result_received_and_a_rerun_runs_only_the_rest(tmp_path, workers):
+def test_ctrl_c_keeps_every_result_received_and_a_rerun_runs_only_the_rest(tmp_path, workers, monkeypatch):
+    monkeypatch.setattr(backends, "LOCAL_FIRST_CPU_S", 0.0)  # 2 workers: the pool from the first job
     path = tmp_path / "store.db"
     seen: list[int] = []
 
@@ -326,7 +327,7 @@ def test_a_hard_crash_loses_at_most_one_batch(tmp_path):
         from pathlib import Path
         sys.path.insert(0, {str(REPO)!r})
         from jury.compare.outcomes import Settings, run_executions
-        from jury.execution import batches
+        from jury.execution import backends, batches
         from jury.execution.store import Store
         from tests.test_perf_execution import make_jobs
         batches.EXECUTION_FLUSH_S = 3600.0  # batches by count only: the worst case
@@ -377,7 +378,8 @@ def test_a_batch_write_failure_is_one_line_store_error(tmp_path):
 # --------------------------------------------------------------------------- chunked workers
 
 
-def test_chunked_workers_give_what_one_worker_gives(tmp_path):
+def test_chunked_workers_give_what_one_worker_gives(tmp_path, monkeypatch):
+    monkeypatch.setattr(backends, "LOCAL_FIRST_CPU_S", 0.0)  # 2 workers: the pool from the first job
     gold = load_gold(EXAMPLE / "dev.json")
     records = [r for r in load_runs([EXAMPLE / "run.jsonl"], gold)]
     models = sorted({r.model for r in records})[:2]  # ~390 queries: 2 workers x 4 chunks of up to 64, twice over

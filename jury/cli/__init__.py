@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from importlib import import_module
 from typing import Any
@@ -111,7 +112,10 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     try:
-        code = build_app(_invoked(args))(args=args, prog_name="jury", standalone_mode=False)
+        app = build_app(_invoked(args))
+        if argv is None:  # the process's own command line: it ends with this call (issue 46)
+            gc.freeze()  # what imports made lives to the end: no collection (nor the exit's) walks it again
+        code = app(args=args, prog_name="jury", standalone_mode=False)
     except click_errors.NoArgsIsHelpError as exc:  # a bare group: its help, as --help prints it
         typer.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
         code = 0

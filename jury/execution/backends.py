@@ -21,8 +21,8 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -47,6 +47,11 @@ ChunkReply = tuple[Literal["ok"], Encoded] | tuple[Literal["unreadable", "change
 CHUNK_MAX = 64
 #: ... and, for a short run, about this many chunks (so the workers stay balanced).
 CHUNKS_PER_WORKER = 4
+#: A local run executes in this process until its executions have cost it this much CPU ...
+LOCAL_FIRST_CPU_S = 1.0
+#: ... or taken this long (queries an engine's server runs cost this process little CPU), then
+#: starts a process pool for the rest.
+LOCAL_FIRST_S = 3.0
 #: A Ray task whose worker process dies is run again up to this many times.
 RAY_MAX_RETRIES = 3
 
@@ -76,32 +81,47 @@ def execute_one(db: str, sql: str, timeout_s: float, row_cap: int) -> ExecResult
 
 @dataclass
 class LocalExecutor:
-    """Today's executor: chunks on a ProcessPoolExecutor (in this process for one worker or a
-    handful of jobs)."""
+    """Today's executor: the jobs run in this process first, and a ProcessPoolExecutor of
+    ``workers`` processes starts for the rest only once they have cost this process
+    ``here_cpu_s`` of CPU or taken ``here_s`` of wall-clock time (None: LOCAL_FIRST_CPU_S,
+    LOCAL_FIRST_S; issue 46). A short run (the bundled example's 1,105 executions cost about
+    half a second) never pays for the pool's start and its processes, however loaded the
+    machine; a long one starts its pool that much later, and after the one query running then
+    (a query is not moved once it runs; its timeout bounds it). One worker runs everything here."""
 
     workers: int
+    here_cpu_s: float | None = None
+    here_s: float | None = None
 
     def run(self, jobs: Sequence[Job], save: Save) -> None:
-        total = len(jobs)
-        if self.workers == 1 or total <= 4:
-            try:
-                for job in jobs:
-                    save(execute_chunk([job]))
-            finally:
-                sql_execute.close_connections()
-                engines.close_connections()
-            return
-        workers = min(self.workers, total)
-        size = chunk_size(total, workers)
-        pool = ProcessPoolExecutor(max_workers=workers)
+        cpu_until = time.process_time() + (LOCAL_FIRST_CPU_S if self.here_cpu_s is None else self.here_cpu_s)
+        until = time.monotonic() + (LOCAL_FIRST_S if self.here_s is None else self.here_s)
+        done = 0
         try:
-            futures = [pool.submit(execute_chunk, jobs[i : i + size]) for i in range(0, total, size)]
-            for fut in as_completed(futures):
-                save(fut.result())
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+            while done < len(jobs) and (self.workers == 1 or (time.process_time() < cpu_until and time.monotonic() < until)):
+                save(execute_chunk([jobs[done]]))
+                done += 1
+        finally:  # before a fork too: a worker must not inherit this process's open connections
+            sql_execute.close_connections()
+            engines.close_connections()
+        if done < len(jobs):
+            _run_pool(jobs[done:], min(self.workers, len(jobs) - done), save)
+
+
+def _run_pool(jobs: Sequence[Job], workers: int, save: Save) -> None:
+    """The jobs in chunks on a new pool of ``workers`` processes, each chunk saved as it ends."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # imported only by a run that starts a pool
+
+    size = chunk_size(len(jobs), workers)
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        futures = [pool.submit(execute_chunk, jobs[i : i + size]) for i in range(0, len(jobs), size)]
+        for fut in as_completed(futures):
+            save(fut.result())
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 _hashed: dict[tuple[str, int, int, int], str] = {}  # (path, size, mtime_ns, inode) -> sha256, per worker process

@@ -218,11 +218,6 @@ def ordered_hash(rows: Iterable[Iterable[object]]) -> str:
     return h.hexdigest()
 
 
-def _value_bytes(value: object) -> int:
-    """About how many bytes a kept value costs (text and blobs by length, numbers 8)."""
-    return len(value) if isinstance(value, (str, bytes)) else 8
-
-
 class ResultTooLarge(Exception):
     """The kept rows of a result exceed MAX_RESULT_BYTES."""
 
@@ -253,26 +248,32 @@ class ResultAccumulator:
         """Hash ``row`` (normalised values) and keep it under the row cap, or keep ``kept``
         instead when given (the driver's values as equality keys: engines.execute's raw_rows)."""
         self.count += 1
-        digest = row_digest_bytes(row)
-        if raw_digest is not None and self.raw_digests is None:
-            self.raw_digests = self.digests.copy()  # every row so far: raw and normalised digests agree
-        if self.raw_digests is not None:
-            if raw_digest == UNHASHABLE_ROW:
-                self.raw_unhashable = True
-            else:
-                self.raw_digests.add(digest if raw_digest is None else raw_digest)
+        digest = sha256(("[" + ",".join(map(_value_json, row)) + "]").encode()).digest()  # row_digest_bytes(row), inlined
+        if raw_digest is not None or self.raw_digests is not None:
+            self._add_raw(digest, raw_digest)
         self.digests.add(digest)
         self.ordered.update(digest)
         if self.count <= self.row_cap:
-            self.kept_bytes += sum(_value_bytes(v) for v in row)
-            row = row if kept is None else kept
+            size = 0  # about what the kept values cost: text and blobs by length, numbers 8
+            for v in row:  # a loop, not a call per value (issue 46)
+                size += len(v) if isinstance(v, (str, bytes)) else 8
+            self.kept_bytes += size
             if self.kept_bytes > MAX_RESULT_BYTES:
                 self.kept.clear()
                 raise ResultTooLarge(
                     f"result too large: its first {self.count} rows hold more than "
                     f"{MAX_RESULT_BYTES:,} bytes of values (the cap on a kept result)"
                 )
-            self.kept.append(row)
+            self.kept.append(row if kept is None else kept)
+
+    def _add_raw(self, digest: bytes, raw_digest: bytes | None) -> None:
+        """The raw set digest's share of a row: from its first row whose raw digest differs on."""
+        if self.raw_digests is None:
+            self.raw_digests = self.digests.copy()  # every row so far: raw and normalised digests agree
+        if raw_digest == UNHASHABLE_ROW:
+            self.raw_unhashable = True
+        else:
+            self.raw_digests.add(digest if raw_digest is None else raw_digest)
 
     def discard(self) -> None:
         """Free what was gathered (the query failed)."""
