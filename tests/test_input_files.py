@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from jury.errors import ConfigError, InputError
 from jury.inputs.config import Config, load_config
-from jury.inputs.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document
+from jury.inputs.io import MAX_JSON_DEPTH, load_gold, load_json_file, load_runs, loads_document, loads_line
 from jury.inputs.records import RunRecord
 from jury.options import validated
 from tests.support.badinput import basic_project, run_jury
@@ -44,6 +44,49 @@ def test_safe_loader_refuses(text, message):
     with pytest.raises(InputError) as exc:
         loads_document(text, "f.json")
     assert message in str(exc.value)
+
+
+NESTED = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"model": "m", "question_id": 7, "sql": "SELECT 1"}',
+        ' {"a": 1}\t',  # surrounding whitespace: loads_document's way
+        '{"a": ' + NESTED + "}",  # MAX_JSON_DEPTH + 1 brackets, MAX_JSON_DEPTH + 1 deep: refused below
+        NESTED,
+        '{"a": "\\ud83d\\ude00", "b": [1.5, -2, true, null]}',  # a surrogate pair: loads_document's way
+        '"just a string"',
+        "[]",
+    ],
+)
+def test_jsonl_line_fast_path_reads_what_json_reads(line):
+    """loads_line (each run line, issue 46) gives the value the standard library's json gives, on
+    the lines it reads itself and on those it hands to loads_document."""
+    if line == '{"a": ' + NESTED + "}":
+        with pytest.raises(InputError, match=f"^r.jsonl:7: nested deeper than {MAX_JSON_DEPTH} levels"):
+            loads_line(line, "r.jsonl", 7)
+        return
+    assert loads_line(line, "r.jsonl", 7) == json.loads(line)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"model": "m1", "model": "m2"}', "r.jsonl:7: duplicate key 'model'"),
+        ('{"a": NaN}', "r.jsonl:7: NaN is not JSON (no NaN or Infinity)"),
+        ('{"a": 1} {"b": 2}', "r.jsonl:7: malformed JSON (extra data after the value)"),
+        ('{"a": 1}x', "r.jsonl:7: malformed JSON (extra data after the value)"),
+        ('{"a": 1,}', "r.jsonl:7: malformed JSON (Expecting"),
+        ('{"a": "\\udfff"}', "r.jsonl:7: lone surrogate \\udfff in a string (not valid Unicode)"),
+        ('{"a": ' + "7" * 5000 + "}", "r.jsonl:7: an integer of 5000 digits (at most"),
+    ],
+)
+def test_jsonl_line_fast_path_refuses_as_the_loader_does(line, message):
+    with pytest.raises(InputError) as exc:
+        loads_line(line, "r.jsonl", 7)
+    assert str(exc.value).startswith(message)
 
 
 def test_safe_loader_accepts_ordinary_json():

@@ -213,6 +213,13 @@ def test_constructed_is_model_construct():
     res = {"status": "ok", "rows": [(1, "a")], "row_count": 1}
     assert constructed(ExecResult, **res) == ExecResult.model_construct(**res) == ExecResult(**res)
     assert constructed(ExecResult, status="error").columns == []
+    # every field given (a stored result), in another order than the model's: the same model as model_construct's
+    every = {name: getattr(ExecResult(status="timeout", error="slow", elapsed_s=2.5), name) for name in ExecResult.model_fields}
+    shuffled = dict(reversed(list(every.items())))
+    fast, slow = constructed(ExecResult, **shuffled), ExecResult.model_construct(**every)
+    assert fast == slow and list(fast.__dict__) == list(slow.__dict__) == list(ExecResult.model_fields)
+    assert fast.model_fields_set == slow.model_fields_set == set(ExecResult.model_fields)
+    assert fast.model_dump_json() == slow.model_dump_json() and fast.status == "timeout" and fast.elapsed_s == 2.5
 
 
 SAME_ROWS_SQL = [  # texts that give the same rows, others that differ by order, duplicates, columns, types

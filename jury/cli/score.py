@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from pydantic import Field
 
-from jury.cli.common import RUNS_HELP, check_format, emit, handle_errors, progress_bar, table_width
+from jury.cli.common import RUNS_HELP, check_format, cycle_collector_paused, emit, handle_errors, progress_bar, table_width
 from jury.errors import InputError
 from jury.options import Flag, Options
 from jury.options.command import argument, command
@@ -58,6 +58,12 @@ def run(runs: list[Path], o: ScoreCommand) -> None:
     fails: left out of every denominator). Executions are cached in the store, so a
     rerun executes nothing.
     """
+    with cycle_collector_paused():  # its objects live until it ends, as report's (issue 46)
+        _run(runs, o)
+
+
+def _run(runs: list[Path], o: ScoreCommand) -> None:
+    """`jury score` (:func:`run`), with the cyclic garbage collector paused around it."""
     from jury.jobs.score import score as run_score
 
     check_format(o.fmt)

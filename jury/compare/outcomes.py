@@ -351,7 +351,8 @@ def evaluate(
     executes = [gold[q] for q in qids if not gold[q].has_recording]
     executes += [gold[r.question_id] for r in records if _answered(r, gold) and not r.has_recording]
     keys = _Keys(resolve_databases(executes, db_root, store, settings.db_urls))
-    jobs, results = _jobs_and_recorded_results(gold, qids, records, keys)
+    preds = [keys.pred(r, gold[r.question_id]) for r in records]  # each record's, once (issue 46)
+    jobs, results = _jobs_and_recorded_results(gold, qids, records, keys, preds)
     rerun = list(jobs) if settings.same_window else ()
     executed = run_executions(jobs, keys.databases, store, settings, progress, rerun=rerun)
     reruns: dict[str, RerunRecord] = {}
@@ -359,7 +360,9 @@ def evaluate(
         reruns = _rerun_timeouts(gold, records, jobs, keys, store, settings)
         executed += sum(r["reruns"] for r in reruns.values())
     recorded = {k: capped(v, settings.row_cap) for k, v in results.items()}
-    pairs, gold_errors, results, row_counts = _compare_in_chunks(gold, qids, records, keys, recorded, store, settings, keep)
+    pairs, gold_errors, results, row_counts = _compare_in_chunks(
+        gold, qids, records, preds, keys, recorded, store, settings, keep
+    )
     results = {k: results[k] for k in (*recorded, *jobs) if k in results}  # recorded ones first, then those run, as ever
     undecided = [p for p in pairs if p.comparator_matches.get(settings.comparator, False) is None]
     if undecided:
@@ -427,6 +430,7 @@ class _Keys:
     def __init__(self, databases: Databases) -> None:
         self.databases = databases
         self._known: dict[tuple[str, str], str] = {}  # each key hashed once, not once per use (issue 46)
+        self._gold: dict[QuestionId, str] = {}  # the gold key of each question, hashed once (issue 46)
 
     def execution(self, db_id: str, sql: str) -> str:
         key = self._known.get((db_id, sql))
@@ -435,15 +439,31 @@ class _Keys:
         return key
 
     def gold(self, g: GoldItem) -> str:
-        key = gold_result_key(g, self.databases)
-        assert key is not None  # resolve_databases found every database an unrecorded gold needs
+        """gold_result_key of a gold item of the evaluation (one per question_id)."""
+        key = self._gold.get(g.question_id)
+        if key is None:
+            key = gold_result_key(g, self.databases)
+            assert key is not None  # resolve_databases found every database an unrecorded gold needs
+            self._gold[g.question_id] = key
         return key
+
+    def pred(self, r: RunRecord, g: GoldItem) -> str | None:
+        """The key of a record's answer to its question ``g`` (its recording's, else its execution's
+        on g's database), or None when it is no answer to run (_answered)."""
+        if r.sql is None or not r.sql.strip() or (r.db_id is not None and r.db_id != g.db_id):
+            return None
+        return recorded_key(r) if r.has_recording else self.execution(g.db_id, r.sql)
 
 
 def _jobs_and_recorded_results(
-    gold: dict[QuestionId, GoldItem], qids: list[QuestionId], records: list[RunRecord], keys: _Keys
+    gold: dict[QuestionId, GoldItem],
+    qids: list[QuestionId],
+    records: list[RunRecord],
+    keys: _Keys,
+    preds: list[str | None],
 ) -> tuple[dict[str, tuple[str, str]], dict[str, ExecResult]]:
-    """(the executions to run: key -> (db_id, sql), the recorded results by key)."""
+    """(the executions to run: key -> (db_id, sql), the recorded results by key); ``preds``: each
+    record's _Keys.pred."""
     jobs: dict[str, tuple[str, str]] = {}
     results: dict[str, ExecResult] = {}
     for q in qids:
@@ -451,15 +471,14 @@ def _jobs_and_recorded_results(
             results[keys.gold(gold[q])] = recorded_result(gold[q])
         else:
             jobs.setdefault(keys.execution(gold[q].db_id, gold[q].sql), (gold[q].db_id, gold[q].sql))
-    for r in records:
-        if not _answered(r, gold):
+    for r, key in zip(records, preds, strict=True):
+        if key is None:
             continue
-        g = gold[r.question_id]
         if r.has_recording:
-            results[recorded_key(r)] = recorded_result(r)
+            results[key] = recorded_result(r)
         else:
             assert r.sql is not None
-            jobs.setdefault(keys.execution(g.db_id, r.sql), (g.db_id, r.sql))
+            jobs.setdefault(key, (gold[r.question_id].db_id, r.sql))
     return jobs, results
 
 
@@ -471,6 +490,7 @@ def _compare_in_chunks(
     gold: dict[QuestionId, GoldItem],
     qids: list[QuestionId],
     records: list[RunRecord],
+    preds: list[str | None],
     keys: _Keys,
     recorded: dict[str, ExecResult],
     store: Store,
@@ -481,7 +501,7 @@ def _compare_in_chunks(
     every result of a pair the comparator leaves undecided), comparing CHUNK_QUESTIONS questions
     at a time: a chunk's stored results are decoded for it, and after it only those of the pairs
     ``keep`` wants (all with None) stay; the others are decoded again by a later chunk that
-    shares them (the same SQL text on the same database)."""
+    shares them (the same SQL text on the same database). ``preds``: each record's _Keys.pred."""
     by_question: dict[QuestionId, list[int]] = {}
     for i, r in enumerate(records):
         by_question.setdefault(r.question_id, []).append(i)
@@ -494,13 +514,9 @@ def _compare_in_chunks(
     for start in range(0, len(qids), CHUNK_QUESTIONS):
         chunk = qids[start : start + CHUNK_QUESTIONS]
         at = [i for q in chunk for i in by_question[q]]
-        chunk_records = [records[i] for i in at]
+        chunk_records, chunk_preds = [records[i] for i in at], [preds[i] for i in at]
         wanted = [keys.gold(gold[q]) for q in chunk]
-        for r in chunk_records:
-            if _answered(r, gold):
-                assert r.sql is not None
-                wanted.append(recorded_key(r) if r.has_recording else keys.execution(gold[r.question_id].db_id, r.sql))
-        wanted = list(dict.fromkeys(wanted))
+        wanted = list(dict.fromkeys([*wanted, *(k for k in chunk_preds if k is not None)]))
         held = {**recorded, **kept}
         stored = _executed_all(store, [k for k in wanted if k not in held])
         results = {k: held[k] if k in held else capped(stored[k], settings.row_cap) for k in wanted}
@@ -509,7 +525,7 @@ def _compare_in_chunks(
             res = results[keys.gold(gold[q])]
             if not res.ok:
                 gold_errors[q] = f"{res.status}: {res.error}"
-        chunk_pairs = _compared_pairs(gold, chunk_records, keys, results, gold_errors, orders, compared, settings)
+        chunk_pairs = _compared_pairs(gold, chunk_records, chunk_preds, keys, results, gold_errors, orders, compared, settings)
         for i, pair in zip(at, chunk_pairs, strict=True):
             placed[i] = pair
             if pair.comparator_matches.get(settings.comparator, False) is None:
@@ -526,6 +542,7 @@ def _compare_in_chunks(
 def _compared_pairs(
     gold: dict[QuestionId, GoldItem],
     records: list[RunRecord],
+    preds: list[str | None],
     keys: _Keys,
     results: dict[str, ExecResult],
     gold_errors: dict[QuestionId, str],
@@ -533,7 +550,8 @@ def _compared_pairs(
     compared: dict[CompareKey, Comparison],
     settings: Settings,
 ) -> list[PairResult]:
-    """One PairResult per record: its keys, and its outcome under every deciding comparator.
+    """One PairResult per record: its keys (``preds``: each record's _Keys.pred), and its outcome
+    under every deciding comparator.
     ``orders``: gold_orders' answer for each gold SQL text whose item does not say; ``compared``:
     the comparisons made so far, (gold key, pred key, order matters, extras) -> (matches, overlap)."""
     compare.get_comparator(settings.comparator)
@@ -543,7 +561,7 @@ def _compared_pairs(
     pairs: list[PairResult] = []
     order_cache: dict[QuestionId, bool] = {}
     memo = _RowsMemo(all(compare.SHARED.get(name) is f for name, f in side.items()) and not settings.options.active)
-    for r in records:
+    for r, pred_key in zip(records, preds, strict=True):
         g = gold[r.question_id]
         if r.question_id not in order_cache:
             order_cache[r.question_id] = g.order_matters if g.order_matters is not None else orders[g.sql]
@@ -557,11 +575,9 @@ def _compared_pairs(
             outcome=Outcome.MISMATCH,
             order_matters=order_cache[r.question_id],
             gold_key=keys.gold(g),
+            pred_key=pred_key,
             families=r.families(),
         )
-        if _answered(r, gold):
-            assert r.sql is not None
-            pair.pred_key = recorded_key(r) if r.has_recording else keys.execution(g.db_id, r.sql)
         if r.recorded is not None and pair.pred_key is not None and r.question_id not in gold_errors:
             _recorded_outcome(pair, bool(r.recorded.match), side)
         else:

@@ -280,8 +280,8 @@ class _Decoded:
         self.columns: dict[str, list[str]] = {}
         self.rows: dict[str, list[tuple[Any, ...]]] = {}
 
-    def result(self, row: Sequence[Any]) -> ExecResult:  # a SQLite row
-        columns, rows = row[1], row[2]
+    def result(self, row: Sequence[Any]) -> ExecResult:  # a SQLite row: key, then _EXEC_COLUMNS
+        columns, rows = row[2], row[3]
         if columns not in self.columns:
             self.columns[columns] = json.loads(columns)
         if rows not in self.rows:
@@ -290,9 +290,9 @@ class _Decoded:
 
 
 def _stored_result(row: Sequence[Any], columns: list[str], rows: list[tuple[Any, ...]]) -> ExecResult:  # a SQLite row
-    """An ExecResult from its stored row (its columns and rows decoded), written from a validated
-    one: rebuilt without validating again."""
-    status, _columns, _rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
+    """An ExecResult from its stored row (key, then _EXEC_COLUMNS; its columns and rows decoded),
+    written from a validated one: rebuilt without validating again."""
+    _key, status, _columns, _rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
     return constructed(
         ExecResult,
         status=status,
@@ -432,7 +432,7 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         Args:
             key: the execution key (the database's fingerprint, the SQL and the settings that change a result).
         """
-        row = self.conn.execute(f"SELECT {_EXEC_COLUMNS} FROM executions WHERE key = ?", [key]).fetchone()
+        row = self.conn.execute(f"SELECT key, {_EXEC_COLUMNS} FROM executions WHERE key = ?", [key]).fetchone()
         return None if row is None else _Decoded().result(row)
 
     def get_executions(self, keys: Iterable[str]) -> dict[str, ExecResult]:
@@ -443,8 +443,8 @@ class Store(VoteStoreMixin, BatchStoreMixin):
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for key, *row in self.conn.execute(f"SELECT key, {_EXEC_COLUMNS} FROM executions WHERE key IN ({marks})", chunk):
-                out[key] = decoded.result(row)
+            for row in self.conn.execute(f"SELECT key, {_EXEC_COLUMNS} FROM executions WHERE key IN ({marks})", chunk):
+                out[row[0]] = decoded.result(row)
         return out
 
     def known_executions(self, keys: list[str], *, timeout_s: float = 0.0, row_cap: int = 0) -> set[str]:

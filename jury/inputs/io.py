@@ -187,6 +187,29 @@ def loads_document(text: str, where: str, line: int = 1) -> Any:
     return value
 
 
+_JSON_WS = " \t\n\r"
+
+
+def loads_line(line: str, where: str, line_number: int) -> Any:
+    """loads_document of one JSONL line, with the common line's steps in one place: a line with
+    no surrounding whitespace, fewer brackets than MAX_JSON_DEPTH (so no deeper), no escaped
+    surrogate, that the decoder takes whole, is its value; any other goes through loads_document,
+    which accepts it the same or refuses it with its own message (issue 46)."""
+    if (
+        line[:1] in _JSON_WS  # "" too
+        or line[-1] in _JSON_WS
+        or len(line) > _SHORT
+        or line.count("[") + line.count("{") > MAX_JSON_DEPTH
+        or _SURROGATE_ESCAPE.search(line)
+    ):
+        return loads_document(line, where, line_number)
+    try:
+        value, after = _DECODER.raw_decode(line)
+    except ValueError:  # malformed (json.JSONDecodeError) or _Rejected: loads_document says which
+        return loads_document(line, where, line_number)
+    return value if after == len(line) else loads_document(line, where, line_number)
+
+
 def load_json_file(path: str | Path) -> Any:
     """Read and parse a JSON file with every check of read_text and parse_json."""
     p = Path(path)
@@ -282,6 +305,7 @@ def _gold_items(p: Path) -> list[tuple[str, GoldItem]]:
 
 def jsonl_objects(p: Path, text: str) -> Iterator[tuple[int, object]]:
     # "\n" only: str.splitlines() would also split inside strings at U+2028, U+0085, ...
+    where = str(p)
     for lineno, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
         if not line.strip():
@@ -289,7 +313,7 @@ def jsonl_objects(p: Path, text: str) -> Iterator[tuple[int, object]]:
         if len(line) > MAX_LINE_CHARS:
             raise InputError(f"{p}:{lineno}: line longer than {MAX_LINE_CHARS // 2**20} Mi characters")
         try:
-            yield lineno, loads_document(line, str(p), lineno)
+            yield lineno, loads_line(line, where, lineno)
         except InputError as exc:
             if "malformed JSON" not in str(exc):
                 raise

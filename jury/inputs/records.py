@@ -209,6 +209,7 @@ class RunRecord(BaseModel):
 
 
 _DEFAULTS: dict[type, tuple[tuple[str, Any, bool], ...]] = {}  # model -> (field, default or factory, is a factory)
+_NAMES: dict[type, tuple[tuple[str, ...], frozenset[str]]] = {}  # model -> its fields in order, and as a set
 
 
 def constructed(cls: type[ModelT], **values: Any) -> ModelT:
@@ -217,8 +218,9 @@ def constructed(cls: type[ModelT], **values: Any) -> ModelT:
 
     The same model as model_construct's (``__dict__`` in field order, the fields set, no
     extra, no private attributes; a field not given takes its default, a mutable one a fresh
-    copy) at a fraction of its cost: the defaults are read once per class. For models without
-    extra fields, private attributes, aliases or a post-init hook (checked)."""
+    copy) at a fraction of its cost: the defaults are read once per class, and when every field
+    is given (a stored result) no default is looked at. For models without extra fields,
+    private attributes, aliases or a post-init hook (checked)."""
     defaults = _DEFAULTS.get(cls)
     if defaults is None:
         assert cls.model_config.get("extra") != "allow" and not cls.__private_attributes__ and not cls.__pydantic_post_init__
@@ -227,14 +229,19 @@ def constructed(cls: type[ModelT], **values: Any) -> ModelT:
             (name, f.default_factory, True) if f.default_factory is not None else (name, f.default, False)
             for name, f in cls.model_fields.items()
         )
-    body = {}
-    for name, default, factory in defaults:
-        if name in values:
-            body[name] = values[name]
-        elif factory:
-            body[name] = default()
-        else:
-            body[name] = default.copy() if isinstance(default, dict | list | set) else default
+        _NAMES[cls] = (tuple(cls.model_fields), frozenset(cls.model_fields))
+    names, every = _NAMES[cls]
+    if values.keys() == every:
+        body = {name: values[name] for name in names}
+    else:
+        body = {}
+        for name, default, factory in defaults:
+            if name in values:
+                body[name] = values[name]
+            elif factory:
+                body[name] = default()
+            else:
+                body[name] = default.copy() if isinstance(default, dict | list | set) else default
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", body)
     object.__setattr__(obj, "__pydantic_fields_set__", set(values))
