@@ -333,10 +333,9 @@ def evaluate(
         settings: comparator, timeout, row cap, workers, executor, engines, missing rule
             (default: ``Settings()``).
         progress: called with (done, total) as executions finish.
-        keep: which pairs' results the Evaluation's ``results`` keeps (their gold's and their
-            answer's); None: every result. The questions are compared CHUNK_QUESTIONS at a time,
-            each chunk's results decoded from the store then, so the rows of the results not
-            kept are never all in memory at once (issue 46).
+        keep: which pairs' results (their gold's and their answer's) ``results`` keeps; None: all.
+            The questions are compared CHUNK_QUESTIONS at a time, each chunk's results decoded
+            then, so the rows of the results not kept are never all in memory at once (issue 46).
 
     Returns:
         An Evaluation: the pairs' outcomes, the gold errors, the databases used (path and
@@ -347,8 +346,7 @@ def evaluate(
     records, coverage = apply_missing_rule(gold, records, settings.missing)
     qids = list(dict.fromkeys(r.question_id for r in records))
     _check_db_ids(gold, records, db_root, settings)
-    # A database is needed only by the queries that have no recorded result.
-    executes = [gold[q] for q in qids if not gold[q].has_recording]
+    executes = [gold[q] for q in qids if not gold[q].has_recording]  # a database: only for what is not recorded
     executes += [gold[r.question_id] for r in records if _answered(r, gold) and not r.has_recording]
     keys = _Keys(resolve_databases(executes, db_root, store, settings.db_urls))
     preds = [keys.pred(r, gold[r.question_id]) for r in records]  # each record's, once (issue 46)
