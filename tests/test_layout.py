@@ -273,3 +273,18 @@ def test_a_function_imports_a_jury_module_only_to_save_start_up():
         if targets <= loads[m] and not any(m in loads.get(t, set()) for t in targets) and m not in targets
     ]
     assert found == []
+
+
+MAX_FUNCTION_LINES = 60  # issue 45: a function a reader takes in at once
+
+
+def test_no_function_in_jury_is_over_60_lines():
+    """Every function and method of jury/, decorators aside, from its ``def`` line to its last."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, "functions over 60 lines:\n" + "\n".join(long)
