@@ -19,6 +19,9 @@ For each latency (0.2 s and 1 s) and each C (8 and 32) it prints:
                   process, which holds only the client), and the share of one core that CPU
                   needs at the ideal rate (calls/s at ideal x CPU per call);
   jury warm       the same ballots on the same store: 0 calls.
+  jury, no litellm  jury cold again (runner, pool, send gate, store) with litellm.acompletion
+                  replaced by a bare aiohttp POST returning the reply's content: what jury's own
+                  machinery reaches, so the rest of the gap is litellm's per-call work.
   jury K procs    with --processes 1 K: the jury side as K subprocesses at once, process i
                   running shard i/K of the same ballots (run_ballots(..., shard=)) into its
                   own fresh store, each juror's C split as C/K per process (so the ideal is
@@ -57,6 +60,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -257,6 +261,41 @@ def timed_run(groups, store, server: Server):
     return wall, cpu, stats, voted, verdicts, seen["calls"], seen["peak"], net
 
 
+def bare_run(groups, server: Server):
+    """timed_run with litellm.acompletion replaced, for this run only, by a bare aiohttp POST (one
+    session per event loop, no connection limit) whose reply carries only what the pool reads."""
+    import aiohttp
+
+    litellm = import_litellm()
+    sessions: dict = {}  # loop -> (session, the async generator holding it open)
+
+    async def held():  # closed by asyncio.run's shutdown_asyncgens, before its loop closes
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            yield session
+
+    async def bare(model, messages, api_base, **_):
+        loop = asyncio.get_running_loop()
+        if loop not in sessions:
+            gen = held()
+            sessions[loop] = (await gen.__anext__(), gen)
+        body = {"model": model.split("/", 1)[1], "messages": messages}
+        async with sessions[loop][0].post(api_base + "/chat/completions", json=body) as r:
+            msg = (await r.json())["choices"][0]["message"]
+        message = SimpleNamespace(content=msg["content"], refusal=None)
+        return SimpleNamespace(
+            choices=[SimpleNamespace(message=message, finish_reason="stop")],
+            usage=SimpleNamespace(prompt_tokens=1, completion_tokens=1),
+            _hidden_params={},
+        )
+
+    real, litellm.acompletion = litellm.acompletion, bare
+    try:
+        with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "store.db") as store:
+            return timed_run(groups, store, server)
+    finally:
+        litellm.acompletion = real
+
+
 def shard_worker(shard_text: str, n: int, base_url: str, concurrency: int) -> None:
     """A child of --processes: warm up, print "ready", wait for "go" on stdin, run this shard's
     ballots into a fresh store, print one JSON line of counts and timings."""
@@ -409,8 +448,14 @@ def main() -> None:
                     )
                 )
                 print(f"  jury warm                   {wall2:6.2f} s  {calls2} calls, {stats2.reused} reused")
+                b_wall, b_cpu, b_stats, b_voted, _, b_calls, _, _ = bare_run(groups, server)
+                print(
+                    f"  jury, no litellm            {b_wall:6.2f} s  fraction of ideal {ideal / b_wall:.2f}  "
+                    f"cpu {1000 * b_cpu / n:.2f} ms/call (litellm.acompletion replaced by a bare aiohttp POST)"
+                )
                 ok = calls == n and stats.asked == n and voted == n and verdicts == {"both"} and raw_ok == n
                 ok = ok and calls2 == 0 and stats2.reused == n and voted2 == n
+                ok = ok and b_calls == n and b_stats.asked == n and b_voted == n
                 if not ok:
                     print("  FAILED: unexpected call or vote counts")
                     failed = True
