@@ -347,7 +347,7 @@ def evaluate(
     qids = list(dict.fromkeys(r.question_id for r in records))
     _check_db_ids(gold, records, db_root, settings)
     executes = [gold[q] for q in qids if not gold[q].has_recording]  # a database: only for what is not recorded
-    executes += [gold[r.question_id] for r in records if _answered(r, gold) and not r.has_recording]
+    executes += [gold[r.question_id] for r in records if _answered(r, gold[r.question_id]) and not r.has_recording]
     keys = _Keys(resolve_databases(executes, db_root, store, settings.db_urls))
     preds = [keys.pred(r, gold[r.question_id]) for r in records]  # each record's, once (issue 46)
     jobs, results = _jobs_and_recorded_results(gold, qids, records, keys, preds)
@@ -384,7 +384,7 @@ def _rerun_timeouts(
     pred_jobs = {
         keys.execution(gold[r.question_id].db_id, r.sql): None
         for r in records
-        if _answered(r, gold) and not r.has_recording and r.sql
+        if _answered(r, gold[r.question_id]) and not r.has_recording and r.sql
     }
 
     def run(some: dict[str, tuple[str, str]], rerun: list[str]) -> int:
@@ -417,9 +417,9 @@ def _check_db_ids(
             )
 
 
-def _answered(r: RunRecord, gold: dict[QuestionId, GoldItem]) -> bool:
-    """The record has SQL to run, on its question's database (a misrouted one is not run)."""
-    return r.sql is not None and bool(r.sql.strip()) and (r.db_id is None or r.db_id == gold[r.question_id].db_id)
+def _answered(r: RunRecord, g: GoldItem) -> bool:
+    """The record has SQL to run, on its question ``g``'s database (a misrouted one is not run)."""
+    return r.sql is not None and bool(r.sql.strip()) and (r.db_id is None or r.db_id == g.db_id)
 
 
 class _Keys:
@@ -448,8 +448,9 @@ class _Keys:
     def pred(self, r: RunRecord, g: GoldItem) -> str | None:
         """The key of a record's answer to its question ``g`` (its recording's, else its execution's
         on g's database), or None when it is no answer to run (_answered)."""
-        if r.sql is None or not r.sql.strip() or (r.db_id is not None and r.db_id != g.db_id):
+        if not _answered(r, g):
             return None
+        assert r.sql is not None  # _answered
         return recorded_key(r) if r.has_recording else self.execution(g.db_id, r.sql)
 
 

@@ -230,16 +230,13 @@ class JurorFlags(TypedDict):
     flag_rate: float | None
 
 
-class AuditSummary(TypedDict):
-    """What an audit states beside its records (jury.judging.gold_audit.summarize); the verdict file's summary."""
+class AuditSummary(AuditCounts):
+    """What an audit states beside its records (jury.judging.gold_audit.summarize); the verdict
+    file's summary: the counts loading re-checks, and these."""
 
-    overall: FlagRate
-    by_difficulty: dict[str, FlagRate]
-    by_split: dict[str, FlagRate]
     jurors: dict[str, JurorFlags]
     fleiss_kappa: float | None
     agreement: AgreementSummary
-    undecided: int
     defect_types: dict[str, int]
     flagged_defect_types: dict[str, int]
 
