@@ -50,7 +50,7 @@ from jury.compare import comparators as compare
 from jury.execution import engine_drivers, engine_urls, engines
 from jury.execution.loader import load
 from jury.execution.sqlite import execute as sqlite_execute
-from jury.inputs.importers import import_bird_predictions
+from jury.inputs.importers import Selection, import_bird_predictions
 from jury.inputs.io import load_gold, load_gold_list
 
 DB = "superhero"
@@ -238,7 +238,7 @@ def all_rows(
                     continue
                 report = import_bird_predictions(path, gold_list, model)
                 again = import_bird_predictions(
-                    path, alt_gold, model + "@repeats", keep={gold_list[r].question_id for r in repeats}
+                    path, alt_gold, model + "@repeats", Selection(keep={gold_list[r].question_id for r in repeats})
                 )
                 run = tmp / f"all-{engine}-{model}.jsonl"
                 run.write_text("".join(r.model_dump_json(exclude_none=True) + "\n" for r in report.records + again.records))
@@ -329,7 +329,7 @@ def warm_runs(data: Path, preds: Path, url: str, store_dir: Path, rounds: int = 
     for path in sorted(preds.glob("predict_mini_dev_*_postgresql*.json")):
         model = path.name[len("predict_mini_dev_") :].rsplit("_", 1)[0]
         run = store_dir / f"warm-{model}.jsonl"
-        records = import_bird_predictions(path, gold_list, model, only_db={DB}).records
+        records = import_bird_predictions(path, gold_list, model, Selection(only_db={DB})).records
         run.write_text("".join(r.model_dump_json(exclude_none=True) + "\n" for r in records))
         runs.append(run)
     new = engines.fingerprint

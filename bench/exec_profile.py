@@ -24,7 +24,7 @@ from pathlib import Path
 
 from jury.compare.outcomes import Settings, evaluate
 from jury.execution.store import Store
-from jury.inputs.importers import import_bird_predictions
+from jury.inputs.importers import Selection, import_bird_predictions
 from jury.inputs.io import load_gold, load_gold_list, load_runs
 
 
@@ -35,7 +35,7 @@ def load(shared: Path, example: Path):
         records = []
         for f in sorted((shared / "predictions").iterdir()):
             model = f.name.rsplit(".", 1)[0] if not f.name.endswith(".txt") else f.name[:-4]
-            records += import_bird_predictions(f, dev, model, only_db={"superhero"}).records
+            records += import_bird_predictions(f, dev, model, Selection(only_db={"superhero"})).records
         return gold, records, shared / "databases", f"shared predictions in {shared}"
     gold = load_gold(example / "dev.json")
     return gold, load_runs([example / "run.jsonl"], gold), example / "databases", f"the bundled example {example}"

@@ -8,7 +8,7 @@ import pytest
 
 from jury.compare.outcomes import Settings, evaluate
 from jury.execution.store import Store
-from jury.inputs.importers import import_bird_predictions
+from jury.inputs.importers import Selection, import_bird_predictions
 from jury.inputs.io import load_gold, load_gold_list, load_runs
 from jury.results.scoring import score_all
 from tests.support.helpers import EXAMPLE, SHARED_BIRD
@@ -47,7 +47,7 @@ def test_shared_predictions_imported_afresh_reproduce_bird(tmp_path):
     }
     records = []
     for model, name in files.items():
-        rep = import_bird_predictions(SHARED_BIRD / "predictions" / name, dev, model, only_db={"superhero"})
+        rep = import_bird_predictions(SHARED_BIRD / "predictions" / name, dev, model, Selection(only_db={"superhero"}))
         assert len(rep.records) == 129
         records += rep.records
     gold = {g.question_id: g for g in dev}

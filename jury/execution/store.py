@@ -268,7 +268,20 @@ _PUT_EXECUTION = (
 )
 
 
-_EXEC_COLUMNS = "status, columns, rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256"
+_EXEC_FIELDS = (
+    "status",
+    "columns",
+    "rows",
+    "row_count",
+    "truncated",
+    "result_sha256",
+    "error",
+    "elapsed_s",
+    "ordered_sha256",
+    "raw_sha256",
+)
+"""The stored columns an ExecResult is read back from, each named as its field."""
+_EXEC_COLUMNS = ", ".join(_EXEC_FIELDS)
 
 
 class _Decoded:
@@ -292,21 +305,9 @@ class _Decoded:
 def _stored_result(row: Sequence[Any], columns: list[str], rows: list[tuple[Any, ...]]) -> ExecResult:  # a SQLite row
     """An ExecResult from its stored row (key, then _EXEC_COLUMNS; its columns and rows decoded),
     written from a validated one: rebuilt without validating again."""
-    _key, status, _columns, _rows, row_count, truncated, result_sha256, error, elapsed_s, ordered_sha256, raw_sha256 = row
-    return constructed(
-        ExecResult,
-        status=status,
-        columns=columns,
-        rows=rows,
-        row_count=row_count,
-        truncated=bool(truncated),
-        result_sha256=result_sha256,
-        error=error,
-        elapsed_s=elapsed_s,
-        ordered_sha256=ordered_sha256,
-        raw_sha256=raw_sha256,
-        recorded_preview=None,
-    )
+    stored = dict(zip(_EXEC_FIELDS, row[1:], strict=True))
+    stored.update(columns=columns, rows=rows, truncated=bool(stored["truncated"]), recorded_preview=None)
+    return constructed(ExecResult, **stored)
 
 
 def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:

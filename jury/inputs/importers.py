@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,22 @@ POSITIONS_HINT = (
 )
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which questions of the gold an import keeps, and the family its records get: those of
+    the db_ids ``only_db`` and of the question ids ``keep``, each when given (a run scored
+    against one gold whose positions are another's keeps that gold's questions); ``family``,
+    when given, over the family registry's."""
+
+    only_db: AbstractSet[str] | None = None
+    keep: AbstractSet[QuestionId] | None = None
+    family: str | None = None
+
+    def holds(self, item: GoldItem) -> bool:
+        """Whether the import keeps the question ``item``."""
+        return (not self.only_db or item.db_id in self.only_db) and (self.keep is None or item.question_id in self.keep)
+
+
 def model_name(path: str | Path) -> str:
     """The model a prediction file is read as: its file name without the suffix
     (``codes-15b.json`` is ``codes-15b``)."""
@@ -76,10 +93,7 @@ def import_bird_predictions(
     path: str | Path,
     gold_items: list[GoldItem],
     model: str,
-    *,
-    only_db: set[str] | None = None,
-    family: str | None = None,
-    keep: set[QuestionId] | None = None,
+    selection: Selection = Selection(),
 ) -> ImportReport:
     """Read BIRD's predict_dev.json or a one-SQL-per-line text file into run records.
 
@@ -90,8 +104,7 @@ def import_bird_predictions(
     has no line for; a non-string JSON entry (``0``) a record with ``sql`` None, like ``"sql":
     null``; an empty line or entry a record with its blank SQL. ``--missing`` decides what they
     count as, the same for every file kind (jury.compare.coverage.apply_missing_rule).
-    ``keep``: only these questions (the gold a run is scored against, when the positions are
-    another's).
+    ``selection``: the questions kept and the family given (:class:`Selection`).
     """
     p = Path(path)
     if not model.strip():
@@ -100,9 +113,7 @@ def import_bird_predictions(
     report = ImportReport(records=[], entries=len(answers))
     first_at: dict[QuestionId, int] = {}
     for i, item in enumerate(gold_items):
-        if only_db and item.db_id not in only_db:
-            continue
-        if keep is not None and item.question_id not in keep:
+        if not selection.holds(item):
             continue
         if item.question_id in first_at:  # a repeated gold item: its first position's answer counts
             first = first_at[item.question_id]
@@ -121,7 +132,7 @@ def import_bird_predictions(
         if cause is not None:
             report.missing.append(item.question_id)
             report.unanswered[cause] = report.unanswered.get(cause, 0) + 1
-        report.records.append(RunRecord(model=model, question_id=item.question_id, db_id=db_id, sql=sql, family=family))
+        report.records.append(RunRecord(model=model, question_id=item.question_id, db_id=db_id, sql=sql, family=selection.family))
     return report
 
 
@@ -173,7 +184,7 @@ def prediction_runs(
                 f"(e.g. other={p})"
             )
         seen[model] = f
-        report = import_bird_predictions(p, positions, model, keep=set(gold))
+        report = import_bird_predictions(p, positions, model, Selection(keep=gold.keys()))
         if not report.records:
             raise InputError(f"{p}: none of its {report.entries} predictions is a question of the gold file; {POSITIONS_HINT}")
         records += report.records
@@ -231,22 +242,19 @@ def read_predictions(
     path: str | Path,
     gold_items: list[GoldItem],
     model: str,
-    *,
-    only_db: set[str] | None = None,
-    family: str | None = None,
-    keep: set[QuestionId] | None = None,
+    selection: Selection = Selection(),
 ) -> ImportReport:
     """``path`` read by the importer named ``importer`` (:func:`import_bird_predictions`'s
     arguments). A plugin is given the file, the gold items and the model; of what it returns,
-    the questions of ``gold_items`` (and of ``keep`` and ``only_db`` when given) are kept, with
-    ``family`` when given, and an answer to a question the gold does not hold is an odd entry.
+    the questions of ``gold_items`` that ``selection`` holds are kept, with its family when it
+    names one, and an answer to a question the gold does not hold is an odd entry.
     A plugin returning anything but an ImportReport of run records is a PluginError (jury.plugins
     checks every plugin call: its result, its exceptions and its time)."""
     fn = IMPORTERS.get_named(importer)
     if not model.strip():
         raise InputError("model must name the model (got an empty name)")
     if IMPORTERS.plugin(importer).shipped:
-        return fn(path, gold_items, model, only_db=only_db, family=family, keep=keep)
+        return fn(path, gold_items, model, selection)
     report = fn(Path(path), list(gold_items), model)  # its result checked by report_result (jury.plugins)
     items = {g.question_id: g for g in gold_items}
     kept: list[RunRecord] = []
@@ -258,7 +266,8 @@ def read_predictions(
             report.odd.append(f"question {r.question_id!r} {why}")
             continue
         seen.add(r.question_id)
-        if (keep is None or r.question_id in keep) and (not only_db or item.db_id in only_db):
-            kept.append(r.model_copy(update={"model": model, **({"family": family} if family is not None else {})}))
+        if selection.holds(item):
+            family = {"family": selection.family} if selection.family is not None else {}
+            kept.append(r.model_copy(update={"model": model, **family}))
     report.records = kept
     return report

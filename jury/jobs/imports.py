@@ -63,7 +63,7 @@ def import_bird_predictions(
     bird-predictions``, each documented there), or none; ``overrides``: its fields as keyword
     arguments (``model=``, ``gold=``, ``only_db=``, ...), over ``options``'. A bad one is an
     InputError (an unknown name a TypeError)."""
-    from jury.inputs.importers import POSITIONS_HINT, model_name, read_predictions
+    from jury.inputs.importers import POSITIONS_HINT, Selection, model_name, read_predictions
     from jury.inputs.io import dump_runs, load_gold, load_gold_list
     from jury.inputs.writer import write_output
     from jury.pipeline.outputs import guard_outputs
@@ -80,7 +80,7 @@ def import_bird_predictions(
     dbs = o.only_db
     keep = set(load_gold(gold_path)) if positions is not None else None
     order = load_gold_list(positions if positions is not None else gold_path)
-    report = read_predictions(importer, source, order, model, only_db=set(dbs) or None, family=o.family, keep=keep)
+    report = read_predictions(importer, source, order, model, Selection(set(dbs) or None, keep, o.family))
     if not report.records:
         if dbs:
             raise InputError(f"{source}: no questions left after keeping only db_id {', '.join(dbs)}")

@@ -389,47 +389,27 @@ def corrected_rate(
     reason = _undefined_reason(se, sp)
     if reason is not None:
         youden = None if se is None or sp is None else se + sp - 1.0
-        return CorrectedRate(p, None, None, None, None, None, none, acc, youden, n_pop, int(d.idx.size), target, reason)
+        return CorrectedRate(p, *(None,) * 5, none, acc, youden, n_pop, int(d.idx.size), target, reason)
     assert se is not None and sp is not None
     boot = none
     if resamples > 0:
         boot = percentile_interval(_bootstrap(d, target, int(resamples), seed), confidence)
-    return _corrected_rate(p, se, sp, acc, boot, n_pop, int(d.idx.size), target, confidence)
+    estimate = _delta_estimate(p, se, sp, acc, n_pop, target, confidence)
+    return CorrectedRate(p, *estimate, boot, acc, se + sp - 1.0, n_pop, int(d.idx.size), target, None)
 
 
-def _corrected_rate(
-    p: float,
-    se: float,
-    sp: float,
-    acc: PanelAccuracy,
-    boot: BootstrapInterval,
-    n_pop: int,
-    n_sample: int,
-    target: str,
-    confidence: float,
-) -> CorrectedRate:
-    """The defined correction (Se + Sp - 1 > 0) of the rate ``p`` with its delta interval."""
+def _delta_estimate(
+    p: float, se: float, sp: float, acc: PanelAccuracy, n_pop: int, target: str, confidence: float
+) -> tuple[float, float, float, float, float]:
+    """The defined correction (Se + Sp - 1 > 0) of the rate ``p`` with its delta interval:
+    CorrectedRate's value, unclipped, low, high and se (None each where the correction is undefined)."""
     j = se + sp - 1.0
     unclipped = (p + sp - 1.0) / j
     value = min(1.0, max(0.0, unclipped))
     grad = np.array([-value, 1.0 - value]) / j
     var = float(grad @ acc.covariance @ grad) + (value * (1.0 - value) / n_pop if target == "superpopulation" else 0.0)
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(max(var, 0.0))
-    return CorrectedRate(
-        apparent=p,
-        value=value,
-        unclipped=unclipped,
-        low=max(0.0, value - half),
-        high=min(1.0, value + half),
-        se=float(np.sqrt(max(var, 0.0))),
-        bootstrap=boot,
-        accuracy=acc,
-        youden=j,
-        population=n_pop,
-        sample=n_sample,
-        target=target,
-        reason=None,
-    )
+    return value, unclipped, max(0.0, value - half), min(1.0, value + half), float(np.sqrt(max(var, 0.0)))
 
 
 def _bootstrap(d: Design, target: str, resamples: int, seed: int) -> np.ndarray:

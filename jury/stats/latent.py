@@ -270,23 +270,12 @@ def _initial_posterior(v: _Votes, kn: np.ndarray, voted: np.ndarray) -> np.ndarr
     return posterior
 
 
-@dataclass(frozen=True)
-class _EmRun:
-    """Where EM stopped: the last E-step's posteriors and log-likelihood, the last M-step's parameters."""
-
-    posterior: np.ndarray
-    priors: np.ndarray
-    confusion: np.ndarray
-    log_likelihood: float
-    iterations: int
-    converged: bool
-
-
 def _em(
     v: _Votes, kn: np.ndarray, voted: np.ndarray, posterior: np.ndarray, smoothing: float, max_iter: int, tol: float
-) -> _EmRun:
+) -> LatentClassFit:
     """EM from ``posterior`` until the penalised log-likelihood rises by at most ``tol`` per vote
-    or ``max_iter`` iterations (each an M-step then an E-step) have run."""
+    or ``max_iter`` iterations (each an M-step then an E-step) have run: the fit where it stopped
+    (the last E-step's posteriors and log-likelihood, the last M-step's parameters)."""
     active = voted | (kn >= 0)
     previous = -np.inf
     converged = False
@@ -301,7 +290,21 @@ def _em(
             converged = True
             break
         previous = objective
-    return _EmRun(posterior, priors, confusion, loglik, iterations, converged)
+    return LatentClassFit(
+        posterior=posterior,
+        verdict=np.argmax(posterior, axis=1),
+        confusion=confusion,
+        accuracy=juror_accuracy(priors, confusion),
+        priors=priors,
+        log_likelihood=loglik,
+        iterations=iterations,
+        converged=converged,
+        n_known=int((kn >= 0).sum()),
+        n_votes=int(v.items.size),
+        n_abstentions=v.abstentions,
+        votes_per_juror=np.bincount(v.jurors, minlength=v.n_jurors),
+        smoothing=float(smoothing),
+    )
 
 
 def dawid_skene(
@@ -349,27 +352,7 @@ def dawid_skene(
     v = _votes(items, jurors, labels, n_classes, n_items, n_jurors)
     kn = _known(known, v)
     voted = np.bincount(v.items, minlength=v.n_items) > 0
-    run = _em(v, kn, voted, _initial_posterior(v, kn, voted), smoothing, int(max_iter), tol)
-    return _latent_class_fit(run, v, kn, smoothing)
-
-
-def _latent_class_fit(run: _EmRun, v: _Votes, kn: np.ndarray, smoothing: float) -> LatentClassFit:
-    """The :class:`LatentClassFit` of an EM run on these votes and known classes."""
-    return LatentClassFit(
-        posterior=run.posterior,
-        verdict=np.argmax(run.posterior, axis=1),
-        confusion=run.confusion,
-        accuracy=juror_accuracy(run.priors, run.confusion),
-        priors=run.priors,
-        log_likelihood=run.log_likelihood,
-        iterations=run.iterations,
-        converged=run.converged,
-        n_known=int((kn >= 0).sum()),
-        n_votes=int(v.items.size),
-        n_abstentions=v.abstentions,
-        votes_per_juror=np.bincount(v.jurors, minlength=v.n_jurors),
-        smoothing=float(smoothing),
-    )
+    return _em(v, kn, voted, _initial_posterior(v, kn, voted), smoothing, int(max_iter), tol)
 
 
 def _class_sums(slabs: np.ndarray) -> np.ndarray:
