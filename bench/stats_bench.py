@@ -79,8 +79,8 @@ def main() -> None:
     print(f"2. questions + jury, plug-in (bootstrap + ranks):  {t_plug:6.2f} s  ({t_plug / t_ranks:.1f} x (1))")
 
     t = time.perf_counter()
-    z = sample_classes(fit, *votes, draws=b, seed=args.seed)
-    za = sample_classes(audit_fit, *audit, draws=b, seed=args.seed)
+    z = sample_classes(fit, draws=b, seed=args.seed)
+    za = sample_classes(audit_fit, draws=b, seed=args.seed)
     t_gibbs = time.perf_counter() - t
     t = time.perf_counter()
     joint = jury_bootstrap(

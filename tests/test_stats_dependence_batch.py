@@ -102,5 +102,5 @@ def test_the_batched_refits_are_the_refits_one_by_one(seed, n_items, n_jurors, k
     assert np.array_equal(np.isnan(new), np.isnan(tops))
     assert np.nanmax(np.abs(new - tops)) <= 1e-12
 
-    check = dependence_check(fit, items, jurors, labels, resamples=resamples, seed=seed, max_iter=max_iter)
+    check = dependence_check(fit, resamples=resamples, seed=seed, max_iter=max_iter)
     assert check.p_value == p_value

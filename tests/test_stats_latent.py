@@ -190,7 +190,7 @@ def test_joint_draws_keep_labels_and_carry_the_parameters_uncertainty():
     known = np.full(z.size, -1)
     known[:10] = z[:10]
     fit = dawid_skene(items, jurors, labels, n_classes=2, known=known)
-    draws = sample_classes(fit, items, jurors, labels, draws=1500, seed=1, known=known, burn_in=100)
+    draws = sample_classes(fit, draws=1500, seed=1, burn_in=100)
     assert draws.shape == (1500, z.size)
     assert (draws[:, :10] == z[:10]).all()
     frequency = (draws == 1).mean(axis=0)
@@ -198,5 +198,5 @@ def test_joint_draws_keep_labels_and_carry_the_parameters_uncertainty():
     rng = np.random.default_rng(0)
     plug_in = (rng.random((1500, z.size)) < fit.posterior[:, 1]).mean(axis=1)
     assert (draws == 1).mean(axis=1).std() > plug_in.std()
-    again = sample_classes(fit, items, jurors, labels, draws=1500, seed=1, known=known, burn_in=100)
+    again = sample_classes(fit, draws=1500, seed=1, burn_in=100)
     assert (again == draws).all()

@@ -221,8 +221,8 @@ def coverage(reps: int, questions: int, resamples: int, seed: int, joint: bool =
         s = sim.simulate(rng, questions)
         boots = {"plug_in": jury_bootstrap(s.records, resamples=resamples, seed=r)}
         if joint:
-            z = sample_classes(s.fit, *s.votes, draws=resamples, seed=r, burn_in=100)
-            za = sample_classes(s.audit_fit, *s.audit_votes, draws=resamples, seed=r, burn_in=100)
+            z = sample_classes(s.fit, draws=resamples, seed=r, burn_in=100)
+            za = sample_classes(s.audit_fit, draws=resamples, seed=r, burn_in=100)
             verdicts = ClassDraws(z, s.record_question, s.record_model, sim.CREDITED)
             flags = ClassDraws(za, np.arange(questions), None, (0,))
             boots["joint"] = jury_bootstrap(s.records, resamples=resamples, seed=r, verdicts=verdicts, flags=flags)

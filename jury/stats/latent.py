@@ -70,6 +70,13 @@ class LatentClassFit:
     :ivar n_abstentions: votes given as abstentions (label < 0), left out.
     :ivar votes_per_juror: ``(n_jurors,)``: votes used per juror.
     :ivar smoothing: the pseudo-count added to every cell and prior.
+    :ivar items: ``(n_votes,)`` the item of each vote used, in the order given (abstentions
+        left out): the votes travel with their fit, so a check or a draw of the fit
+        (:func:`sample_classes`, :func:`jury.stats.dependence.dependence_check`) is always of
+        the votes it was fitted on.
+    :ivar jurors: ``(n_votes,)`` the juror of each vote used.
+    :ivar labels: ``(n_votes,)`` the class of each vote used.
+    :ivar known: ``(n_items,)`` the class each item was clamped to (a human label), -1 where none.
     """
 
     posterior: np.ndarray
@@ -85,6 +92,15 @@ class LatentClassFit:
     n_abstentions: int
     votes_per_juror: np.ndarray
     smoothing: float
+    items: np.ndarray
+    jurors: np.ndarray
+    labels: np.ndarray
+    known: np.ndarray
+
+    @property
+    def n_jurors(self) -> int:
+        """How many jurors the fit covers."""
+        return int(self.confusion.shape[0])
 
     @property
     def n_items(self) -> int:
@@ -304,6 +320,10 @@ def _em(
         n_abstentions=v.abstentions,
         votes_per_juror=np.bincount(v.jurors, minlength=v.n_jurors),
         smoothing=float(smoothing),
+        items=v.items,
+        jurors=v.jurors,
+        labels=v.labels,
+        known=kn,
     )
 
 
@@ -549,17 +569,7 @@ def _draw_classes(rng: np.random.Generator, v: _Votes, priors: np.ndarray, confu
     return classes
 
 
-def sample_classes(
-    fit: LatentClassFit,
-    items: ArrayLike,
-    jurors: ArrayLike,
-    labels: ArrayLike,
-    *,
-    draws: int,
-    seed: int = 0,
-    known: ArrayLike | None = None,
-    burn_in: int = 200,
-) -> np.ndarray:
+def sample_classes(fit: LatentClassFit, *, draws: int, seed: int = 0, burn_in: int = 200) -> np.ndarray:
     """Joint draws of every item's true class from the model's posterior with its parameters
     unknown: a Gibbs sampler over classes and parameters under the Dirichlet(1 + smoothing)
     prior whose mode :func:`dawid_skene` finds (data augmentation, Tanner & Wong 1987).
@@ -572,23 +582,20 @@ def sample_classes(
     share of classes over many items carries the parameters' uncertainty.
 
     Args:
-        fit: the EM fit (its MAP classes start the chain; its smoothing sets the prior).
-        items: ``(V,)`` the votes ``fit`` was fitted on (abstentions, label < 0, left out).
-        jurors: ``(V,)``.
-        labels: ``(V,)``.
+        fit: the EM fit (its votes are drawn on; its MAP classes start the chain; its smoothing
+            sets the prior; every draw keeps the human labels it was given).
         draws: how many draws to keep.
         seed: the chain's seed (``numpy.random.default_rng(seed)``).
-        known: the human labels ``fit`` was given (every draw keeps them).
         burn_in: sweeps run before the first kept draw.
 
     Returns:
         ``(draws, n_items)`` class indices (int8 for K < 128).
     """
     k, n = fit.n_classes, fit.n_items
-    v = _votes(items, jurors, labels, k, n, fit.confusion.shape[0])
+    v = _votes(fit.items, fit.jurors, fit.labels, k, n, fit.n_jurors)
     if int(draws) < 1 or int(burn_in) < 0:
         raise ValueError(f"need draws >= 1 and burn_in >= 0, got {draws} and {burn_in}")
-    kn = _known(known, v)
+    kn = fit.known
     is_known = kn >= 0
     active = (np.bincount(v.items, minlength=n) > 0) | is_known
     rng = np.random.default_rng(seed)

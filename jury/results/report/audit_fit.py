@@ -155,7 +155,7 @@ def _flags(
         per_file[fi, qj] = a.fit.posterior[ri, DEFECTIVE]
         fitted[qj] = True
         if hits is not None:
-            d = sample_classes(a.fit, a.items, a.jurors, a.labels, draws=resamples, seed=seed + fi)
+            d = sample_classes(a.fit, draws=resamples, seed=seed + fi)
             hits[:, qj] |= d[:, ri] == DEFECTIVE
     draws = None
     if hits is not None and fitted.any():

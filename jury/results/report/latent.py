@@ -181,7 +181,7 @@ def fit_votes(
         if not fit.converged:  # its estimates are wherever the iterations stopped: not reported
             refused, fit = f"the fit did not converge in {fit.iterations} iterations", None
     if fit is not None:
-        dependence = dependence_check(fit, items, jurors, labels, resamples=resamples, seed=seed)
+        dependence = dependence_check(fit, resamples=resamples, seed=seed)
     return VoteFit(items, jurors, labels, names, fit, refused, dependence)
 
 
@@ -453,7 +453,7 @@ def _fitted_credit(
         joint = len(f.records) < JOINT_BELOW
         kinds.append("joint" if joint else "plug-in")
         if joint and rows:
-            d = sample_classes(f.fit, f.items, f.jurors, f.labels, draws=resamples, seed=seed + fi, known=f.known)
+            d = sample_classes(f.fit, draws=resamples, seed=seed + fi)
             draw_rows.append(d[:, rows])
             draw_m += [c[0] for c in cols]
             draw_q += [c[1] for c in cols]
