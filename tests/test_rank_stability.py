@@ -128,3 +128,20 @@ def test_text_and_markdown_show_the_rank_intervals(report):
     table = render_report(report, "table")
     assert "### rank stability: 1,000 bootstrap resamples" in md and "rank stability" in table
     assert [c for c in cells if c not in md] == [] and [c for c in cells if c not in table] == []
+
+
+def test_rank_interval_ends_are_the_exact_inverted_cdf_percentiles():
+    """1,000 resamples: rank 1 in exactly 25 (2.5%), rank 2 in 950, rank 3 in 25. By the
+    inverted empirical CDF the 2.5th percentile is the 25th smallest rank (F(1) = 25/1000
+    reaches 0.025), so 1, and the 97.5th the 975th smallest (F(2) = 975/1000), so 2: the
+    interval is [1, 2]. In floats (1 - 0.95)/2 exceeds 0.025, which once took the 26th smallest
+    (2) as the low end: the interval left out 26 resamples below and 25 above."""
+    from jury.results.ranks import summarise
+
+    ranks = np.array([1.0] * 25 + [2.0] * 950 + [3.0] * 25)[:, None]
+    (row,) = summarise(ranks, [2], ["m"])
+    assert (row["low"], row["high"]) == (1, 2)
+    # and the mirror image: 25 resamples at the worst rank reach the 97.5th percentile's tail exactly
+    mirror = np.array([1.0] * 26 + [2.0] * 949 + [3.0] * 25)[:, None]
+    (row,) = summarise(mirror, [2], ["m"])
+    assert (row["low"], row["high"]) == (1, 2)

@@ -10,8 +10,10 @@ the report ranks them (``scipy.stats.rankdata(method="min")`` on accuracy, best 
 resample is left out of its distribution and counted.
 
 Per model and column: the rank interval (the 2.5th and 97.5th percentiles of its bootstrap
-ranks, ``numpy.quantile(method="inverted_cdf")``, so both ends are ranks a resample gave)
-and the probability of each rank (the share of defined resamples giving it).
+ranks by the inverted empirical CDF, ``numpy.quantile(method="inverted_cdf")`` at the exact
+levels: the p-th percentile of N ranks is the ceil(p N)-th smallest, so both ends are ranks a
+resample gave; :func:`percentile_positions` computes the positions in exact arithmetic) and
+the probability of each rank (the share of defined resamples giving it).
 
 Seed scheme (so an independent implementation draws the same resamples): the questions in
 order of first appearance in the evaluation's pairs (gold errors left out), Q of them;
@@ -20,7 +22,9 @@ resample b (0-based) is ``numpy.random.default_rng([seed, b]).integers(0, Q, siz
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -114,13 +118,31 @@ def bootstrap_ranks(successes: np.ndarray, included: np.ndarray, resamples: int,
     return out
 
 
+def percentile_positions(n: int, confidence: float = CONFIDENCE) -> tuple[int, int]:
+    """The 0-based positions, among ``n`` sorted values, of the inverted-CDF percentiles at
+    (1 - confidence)/2 and (1 + confidence)/2: the p-th percentile is the ceil(p n)-th smallest.
+
+    Exact arithmetic: in floats (1 - 0.95)/2 is 0.025000000000000022, so 1,000 values would give
+    the 26th smallest for the 2.5th percentile (numpy.quantile at that level), not the 25th.
+
+    >>> percentile_positions(1000)
+    (24, 974)
+    >>> percentile_positions(1), percentile_positions(39), percentile_positions(40)
+    ((0, 0), (0, 38), (0, 38))
+    """
+    if n < 1:
+        raise ValueError("percentile_positions needs at least one value")
+    tail = (1 - Fraction(repr(confidence))) / 2
+    low, high = math.ceil(tail * n), math.ceil((1 - tail) * n)
+    return max(low, 1) - 1, max(high, 1) - 1
+
+
 def summarise(
     ranks: np.ndarray, point: list[int | None], models: list[str], confidence: float = CONFIDENCE
 ) -> list[dict[str, Any]]:
     """Per model: its point rank, rank interval, rank probabilities (index r-1 = rank r) over
     the resamples where it had a rank, and how many resamples it had none."""
     ranked = sum(r is not None for r in point)
-    tail = (1.0 - confidence) / 2
     rows: list[dict[str, Any]] = []
     for i, model in enumerate(models):
         col = ranks[:, i]
@@ -137,7 +159,9 @@ def summarise(
                 }
             )
             continue
-        low, high = np.quantile(defined, [tail, 1.0 - tail], method="inverted_cdf")
+        ordered = np.sort(defined)
+        at_low, at_high = percentile_positions(ordered.size, confidence)
+        low, high = ordered[at_low], ordered[at_high]
         freq = np.bincount(defined, minlength=ranked + 1)[1 : ranked + 1] / defined.size
         rows.append(
             {
