@@ -161,14 +161,21 @@ def test_the_site_lists_the_queries_whose_latent_flag_differs_with_their_votes(s
 
 
 def test_a_fit_of_one_auditor_or_of_too_few_queries_is_refused_in_one_line():
-    """One juror: its errors cannot be told from the class. Two jurors on 9 queries: fewer
-    than the 10 with two votes a fit needs. Either way the published flags are kept, so the
-    expected value is the published one (by hand: q1 flagged by both, A matches q2..q9, B q1..q4:
-    gold-clean A 8/8 = 1, B 3/8)."""
+    """One juror: its errors cannot be told from the class. Two jurors: their votes do not
+    identify the model. Three jurors on 9 queries: fewer than the 10 with two votes a fit needs.
+    Either way the published flags are kept, so the expected value is the published one (by
+    hand: q1 flagged by all, A matches q2..q9, B q1..q4: gold-clean A 8/8 = 1, B 3/8)."""
     one = audit_file([{"ja": "defective"}] + [{"ja": "valid"}] * 8)
     two = audit_file([{"ja": "defective", "jb": "defective"}] + [{"ja": "valid", "jb": "valid"}] * 8)
+    three = audit_file(
+        [{"ja": "defective", "jb": "defective", "jc": "defective"}] + [{"ja": "valid", "jb": "valid", "jc": "valid"}] * 8
+    )
     ev = evaluation({"A": [False] + [True] * 8, "B": [True] * 4 + [False] * 5})
-    for doc, why in ((one, "1 juror voted"), (two, "9 records with two votes or more, fewer than 10")):
+    for doc, why in (
+        (one, "1 juror voted"),
+        (two, "2 jurors voted: with two, the latent-class model is not identified"),
+        (three, "9 records with two votes or more, fewer than 10"),
+    ):
         rep = build_report(ev, gold(9), audit_docs=[("small.json", doc)], rank_resamples=None)
         (f,) = rep.audit_uncertainty.files
         assert not f.fitted and f.refused.startswith(why) and f.jurors == [] and f.differs == []

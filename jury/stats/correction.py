@@ -528,8 +528,8 @@ def corrected_accuracies(
     population of questions, as Wilson's interval of the published value does. It assumes that
     the panel's Se and Sp are the same for every model (pooled): when they differ by model the
     correction is biased for the models the pooled rates do not describe. Coverage by simulation
-    (``bench/people_anchored_coverage.py``; docs/statistics.md): 94-96 % with jurors who err
-    together, about 76 % when the panel's accuracy differs by model.
+    (``bench/people_anchored_coverage.py``; docs/statistics.md): 96 % with independent jurors,
+    98 % with jurors who err together, 72-75 % when the panel's accuracy differs by model.
 
     Args:
         population: ``(N,)`` bool: the panel's credit of every record of the sample's frame.

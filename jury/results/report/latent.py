@@ -34,7 +34,8 @@ checked on them (:func:`jury.stats.dependence.people_check`, conditioned on each
 majority-rule verdict): there a shared mistake shows, since the class is known.
 
 A fit is refused, and the file's verdicts are kept as published (certain, in the interval),
-when fewer than two jurors voted (a single juror's errors cannot be told from the class), when
+when fewer than three jurors voted (a single juror's errors cannot be told from the class, and
+two jurors' votes do not identify the model: :data:`MIN_JURORS`), when
 fewer than :data:`MIN_RECORDS` records have two votes or more (the confusion matrices would be
 mostly the smoothing prior) or when it did not converge (its estimates are where the iterations
 stopped). The gold-clean column's questions + jury interval, from a fit of each audit file, is
@@ -78,6 +79,12 @@ JOINT_BELOW = 200
 """A verdict file with fewer records than this gets joint parameter draws (sample_classes)."""
 MIN_RECORDS = 10
 """The fewest records with at least two votes a fit needs."""
+MIN_JURORS = 3
+"""The fewest jurors a fit needs: the Dawid–Skene model is identified from three conditionally
+independent jurors (Allman, Matias & Rhodes 2009), not from two: two jurors' votes have K² − 1
+free frequencies, the model K − 1 + 2K(K − 1) parameters, so many sets of priors and confusion
+matrices give the same votes, and EM returns one of them (tests/test_stats_latent.py: ballots with
+the exact vote frequencies of two auditors and a defect share of 0.15 are fitted at 0.217)."""
 CONFIDENCE = 0.95
 DEPENDENCE_RESAMPLES = 200
 """Parametric-bootstrap resamples of the jurors' dependence check (seed ``seed + i``)."""
@@ -135,12 +142,17 @@ def vote_arrays(
 
 
 def fit_refusal(items: np.ndarray, jurors: np.ndarray, labels: np.ndarray) -> str | None:
-    """Why a fit of these votes is refused (None: it is not): fewer than two jurors voted, or
-    fewer than :data:`MIN_RECORDS` items have two counted votes or more."""
+    """Why a fit of these votes is refused (None: it is not): fewer than :data:`MIN_JURORS`
+    jurors voted, or fewer than :data:`MIN_RECORDS` items have two counted votes or more."""
     counted = labels >= 0
     voters = np.unique(jurors[counted]).size
     if voters < 2:
         return f"{voters} juror{'' if voters == 1 else 's'} voted: a single juror's errors cannot be told from the class"
+    if voters < MIN_JURORS:
+        return (
+            f"{voters} jurors voted: with two, the latent-class model is not identified "
+            f"(its fit does not recover the jurors' errors, however many records)"
+        )
     per_item = np.bincount(items[counted]) if counted.any() else np.zeros(0, dtype=np.int64)
     paired = int((per_item >= 2).sum())
     if paired < MIN_RECORDS:
