@@ -15,6 +15,7 @@ from jury.results import ranks as rank_stability
 from jury.stats.latent import sample_classes
 from jury.stats.uncertainty import (
     ClassDraws,
+    JuryBootstrap,
     ModelRecords,
     credit_probability,
     jury_bootstrap,
@@ -273,3 +274,19 @@ def test_joint_interval_covers_where_the_fit_is_uncertain():
     print("100 questions", cov)
     assert cov["adjudicated"]["joint"] >= 0.94
     assert cov["gold_clean"]["joint"] >= 0.94
+
+
+def test_the_jury_rank_interval_ends_are_the_exact_inverted_cdf_percentiles():
+    """1,000 resamples of two models: model 0 ahead in exactly 25 (rank 1 there, 2 elsewhere).
+    By the inverted empirical CDF the 2.5th percentile of its ranks is the 25th smallest (F(1) =
+    25/1000 reaches 0.025), so 1: its interval is [1, 2]. In floats (1 - 0.95)/2 exceeds 0.025,
+    which took the 26th smallest (2) as the low end."""
+    acc = np.tile([0.4, 0.6], (1000, 1))
+    acc[:25] = [0.7, 0.6]
+    boot = JuryBootstrap(
+        accuracy={"adjudicated": acc}, expected={"adjudicated": np.zeros(2)}, resamples=1000, seed=0, jury_draws="plug-in"
+    )
+    first, second = jury_ranks(boot, "adjudicated")
+    # model 1: rank 1 in 975 resamples, so its 97.5th percentile (the 975th smallest) is 1
+    assert (first.low, first.high) == (1, 2) and (second.low, second.high) == (1, 1)
+    assert first.probabilities == (0.025, 0.975)

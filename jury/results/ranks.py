@@ -12,7 +12,7 @@ resample is left out of its distribution and counted.
 Per model and column: the rank interval (the 2.5th and 97.5th percentiles of its bootstrap
 ranks by the inverted empirical CDF, ``numpy.quantile(method="inverted_cdf")`` at the exact
 levels: the p-th percentile of N ranks is the ceil(p N)-th smallest, so both ends are ranks a
-resample gave; :func:`percentile_positions` computes the positions in exact arithmetic) and
+resample gave; :func:`jury.stats.core.percentile_positions` computes the positions in exact arithmetic) and
 the probability of each rank (the share of defined resamples giving it).
 
 Seed scheme (so an independent implementation draws the same resamples): the questions in
@@ -22,14 +22,13 @@ resample b (0-based) is ``numpy.random.default_rng([seed, b]).integers(0, Q, siz
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from jury.stats.core import percentile_positions
 from jury.vocab import JURY_ELIGIBLE, Column, Outcome
 
 if TYPE_CHECKING:
@@ -116,25 +115,6 @@ def bootstrap_ranks(successes: np.ndarray, included: np.ndarray, resamples: int,
             acc = np.where(n > 0, k / np.where(n > 0, n, 1.0), np.nan)
         out[start:stop] = rankdata(-acc, method="min", axis=1, nan_policy="omit")
     return out
-
-
-def percentile_positions(n: int, confidence: float = CONFIDENCE) -> tuple[int, int]:
-    """The 0-based positions, among ``n`` sorted values, of the inverted-CDF percentiles at
-    (1 - confidence)/2 and (1 + confidence)/2: the p-th percentile is the ceil(p n)-th smallest.
-
-    Exact arithmetic: in floats (1 - 0.95)/2 is 0.025000000000000022, so 1,000 values would give
-    the 26th smallest for the 2.5th percentile (numpy.quantile at that level), not the 25th.
-
-    >>> percentile_positions(1000)
-    (24, 974)
-    >>> percentile_positions(1), percentile_positions(39), percentile_positions(40)
-    ((0, 0), (0, 38), (0, 38))
-    """
-    if n < 1:
-        raise ValueError("percentile_positions needs at least one value")
-    tail = (1 - Fraction(repr(confidence))) / 2
-    low, high = math.ceil(tail * n), math.ceil((1 - tail) * n)
-    return max(low, 1) - 1, max(high, 1) - 1
 
 
 def summarise(

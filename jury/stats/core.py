@@ -13,6 +13,7 @@ import sys
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ __all__ = [
     "ordinal",
     "rank_shift",
     "rank_delta",
+    "percentile_positions",
     "CorrelationEstimate",
     "spearman",
     "pearson",
@@ -177,6 +179,27 @@ def ranks(values: Sequence[float | None], *, descending: bool = True) -> list[in
         first.setdefault(v, position)
     ranked = dict(present)
     return [first[ranked[i]] if i in ranked else None for i in range(len(values))]
+
+
+def percentile_positions(n: int, confidence: float = 0.95) -> tuple[int, int]:
+    """The 0-based positions, among ``n`` sorted values, of the inverted-CDF percentiles at
+    (1 - confidence)/2 and (1 + confidence)/2: the p-th percentile is the ceil(p n)-th smallest
+    (``numpy.quantile(method="inverted_cdf")``'s definition), for every rank interval in jury
+    (:mod:`jury.results.ranks`, :func:`jury.stats.uncertainty.jury_ranks`).
+
+    Exact arithmetic: in floats (1 - 0.95)/2 is 0.025000000000000022, so 1,000 values would give
+    the 26th smallest for the 2.5th percentile (numpy.quantile at that level), not the 25th.
+
+    >>> percentile_positions(1000)
+    (24, 974)
+    >>> percentile_positions(1), percentile_positions(39), percentile_positions(40)
+    ((0, 0), (0, 38), (0, 38))
+    """
+    if n < 1:
+        raise ValueError("percentile_positions needs at least one value")
+    tail = (1 - Fraction(repr(confidence))) / 2
+    low, high = math.ceil(tail * n), math.ceil((1 - tail) * n)
+    return max(low, 1) - 1, max(high, 1) - 1
 
 
 def ordinal(n: int) -> str:
