@@ -209,17 +209,20 @@ def test_inconsistent_records_are_refused(change):
         ModelRecords(**fields)
 
 
-def coverage(reps: int, questions: int, resamples: int, seed: int, joint: bool = False) -> dict[str, dict[str, float]]:
+def coverage(
+    reps: int, questions: int, resamples: int, seed: int, joint: bool = False, match_if_defect: float | None = None
+) -> dict[str, dict[str, float]]:
     """The share of intervals (3 models x reps benchmarks) that contain the true column: the
     superpopulation accuracy for the questions + jury interval with plug-in draws (and, with
     ``joint``, with joint Gibbs draws) and for the Wilson interval; and the finite-sample
-    accuracy for the plug-in interval."""
+    accuracy for the plug-in interval. ``match_if_defect``: a model matches a defective gold
+    with this probability (sim.simulate), which the intervals do not model."""
     rng = np.random.default_rng(seed)
-    truth = sim.true_columns()
+    truth = sim.true_columns(match_if_defect)
     kinds = ["plug_in", "wilson", "plug_in_finite"] + (["joint"] if joint else [])
     hits = {c: dict.fromkeys(kinds, 0) for c in truth}
     for r in range(reps):
-        s = sim.simulate(rng, questions)
+        s = sim.simulate(rng, questions, match_if_defect=match_if_defect)
         boots = {"plug_in": jury_bootstrap(s.records, resamples=resamples, seed=r)}
         if joint:
             z = sample_classes(s.fit, draws=resamples, seed=r, burn_in=100)
@@ -274,6 +277,21 @@ def test_joint_interval_covers_where_the_fit_is_uncertain():
     print("100 questions", cov)
     assert cov["adjudicated"]["joint"] >= 0.94
     assert cov["gold_clean"]["joint"] >= 0.94
+
+
+@pytest.mark.slow
+def test_the_gold_clean_interval_under_covers_when_defective_golds_are_never_matched():
+    """Where the method's assumption fails (docs/statistics.md): the flags are drawn from the
+    audit votes alone, independent of the models' matches; when a defective gold is never
+    matched, a match is evidence about the flag that the fit ignores, and the gold-clean
+    column's questions + jury interval covers below nominal. 400 benchmarks of 400 questions
+    (1,200 intervals, MC error 0.8 point at 91 %); measured: gold-clean 91.0 % (Wilson 92.4 %),
+    adjudicated 93.4 %; with matches independent of the defects, gold-clean covers 95.2 % at
+    300 questions (the test above)."""
+    cov = coverage(reps=400, questions=400, resamples=400, seed=38, match_if_defect=0.0)
+    print("defective golds never matched", cov)
+    assert cov["gold_clean"]["plug_in"] <= 0.93
+    assert cov["adjudicated"]["plug_in"] <= 0.945
 
 
 def test_the_jury_rank_interval_ends_are_the_exact_inverted_cdf_percentiles():
