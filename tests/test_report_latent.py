@@ -355,6 +355,67 @@ def test_each_models_adjudicated_accuracy_is_corrected_by_the_reviewers(by, one_
     assert all("adjudicated_people" not in r for r in json.loads(Path("p.json").read_text())["models"])
 
 
+def _two_reviewers_credit(questions):
+    """ann and bob decide every record of verdicts/sample.json on the review page: credited
+    ("both") for the questions named, "neither" otherwise; both lock their files."""
+    from starlette.testclient import TestClient
+
+    from jury.cli import app
+
+    for who in ("ann", "bob"):
+        page = jury.review_app(sample="verdicts/sample.json", reviewer=who)
+        client = TestClient(page.app, base_url=f"http://127.0.0.1:8765{page.root}/", follow_redirects=False)
+        assert client.get(f"?token={page.token}").status_code == 303
+        for n, item in enumerate(page.state.items):
+            choice = "both" if int(item.question_id) in questions else "neither"
+            assert client.post(f"item/{n}?csrf={page.state.csrf}", data={"choice": choice}).status_code == 303
+        res = runner.invoke(app, ["review", "lock", "-o", f"{who}.json", "--reviewer", who, "--sample", "verdicts/sample.json"])
+        assert res.exit_code == 0, res.output
+
+
+def test_a_sample_whose_strata_changed_since_the_draw_is_refused(one_wrong, tmp_path, monkeypatch):
+    """A sample drawn by difficulty: 6 of the 12 records, simple (questions 1 and 3: 8 records)
+    4 and moderate (question 2: 4 records) 2, every inclusion probability 1/2. The reviewers credit
+    question 1 only; the panel credits 1 and 2. By hand, with the draw's equal weights: Se = 1 (every
+    sampled q1 record is credited), Sp = (sampled q3 records) / (sampled q2 and q3 records), and
+    each model (n = 3, s = 0, F = 3, C = 2) gets t = clip((2/3 + Sp - 1) / Sp, 0, 1), its corrected
+    accuracy t. The sample does not bind the gold: a difficulty edited in place afterwards (question
+    3 made challenging; or questions 1 and 2 swapped, the same N_h but sampled records in other
+    strata) made the report recompute the strata, and with them the inclusion probabilities,
+    from the edited gold: with the seed-0 draw, 1/3 instead of 0 for every model. Now refused in
+    one line, by the report and by jury review corrected."""
+    from jury.cli import app
+    from jury.errors import InputError
+
+    shutil.copytree(one_wrong, tmp_path / "p", symlinks=True)
+    monkeypatch.chdir(tmp_path / "p")
+    drawn = jury.review_sample("verdicts/sample.json", verdicts=["verdicts/adj.json"], by=["difficulty"], n=6)
+    assert [(s.values["difficulty"], s.size, s.sample) for s in drawn.strata] == [("simple", 8, 4), ("moderate", 4, 2)]
+    _two_reviewers_credit({1})
+    taken = [int(r.question_id) for r in drawn.records]
+    sp = taken.count(3) / (taken.count(2) + taken.count(3))
+    t = min(1.0, max(0.0, (2 / 3 + sp - 1) / sp))
+    args = ["report", "run.jsonl", "--verdicts", "verdicts/adj.json", "--review-sample", "verdicts/sample.json"]
+    args += ["--sample-review", "ann.json", "--sample-review", "bob.json", "-f", "json"]
+    res = runner.invoke(app, [*args, "-o", "r.json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(Path("r.json").read_text())["corrected"]["models"]
+    assert [m["value"] for m in got] == [pytest.approx(t, abs=1e-12)] * 4
+
+    original = Path("gold.json").read_text()
+    for edit in ({3: "challenging"}, {1: "moderate", 2: "simple"}):
+        gold = json.loads(original)
+        for item in gold:
+            item["difficulty"] = edit.get(item["question_id"], item["difficulty"])
+        Path("gold.json").write_text(json.dumps(gold))
+        res = runner.invoke(app, [*args, "-o", f"r{len(edit)}.json"])
+        assert res.exit_code == 1, (edit, res.output)
+        assert "its strata are not the ones it was drawn with" in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+        with pytest.raises(InputError, match="draw the sample again"):
+            jury.review_corrected("verdicts/sample.json", "ann.json", "bob.json", kind="adjudication")
+
+
 def test_people_anchor_the_fit(one_wrong, tmp_path, monkeypatch):
     """Two reviewers settle both split records of m-one (questions 1 and 2, where jc alone said
     genuine_error) as genuine errors. They enter the fit as anchors: the file counts 2, and m-one's

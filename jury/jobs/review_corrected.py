@@ -141,7 +141,9 @@ def correction(
         next((p for p, f in zip(paths, drawn.frame) if f.kind == "audit"), None),
     )
     gold = load_gold(source.gold_path) if any(d.kind == "adjudication" for _p, d in source.verdict_files) else None
-    frame = [r for r in frame_records(source, gold) if r["kind"] == kind]
+    whole = frame_records(source, gold)
+    _strata_as_drawn(drawn, whole, sp)  # the design weights are the draw's, or nothing is corrected
+    frame = [r for r in whole if r["kind"] == kind]
     if not frame:
         raise InputError(f"{sp}: its frame holds no {kind} records")
     position = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): i for i, r in enumerate(frame)}
@@ -172,6 +174,44 @@ def correction(
     files = list(dict.fromkeys(str(r["verdict_file"]) for r in frame))
     return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)], flags, strata, idx, truth,
                       [r["model"] for r in frame], files, list(drawn.by))  # fmt: skip
+
+
+def _strata_as_drawn(drawn: Any, whole: list[dict[str, Any]], sample: Path) -> None:
+    """Refuse a frame whose strata, recomputed from the files now, are not the ones the sample was
+    drawn with: every stratum's N_h as the sample file says, every sampled record in its stratum.
+    The frame files are locked, but a record's stratum can also come from the gold (its difficulty),
+    which the sample does not bind: edited since the draw, the inclusion probabilities n_h / N_h
+    recomputed from it are not the draw's and the correction would be silently another one."""
+    from jury.jobs.review_sample import SEPARATOR
+
+    def label(values: dict[str, str]) -> str:
+        return SEPARATOR.join(values[k] for k in drawn.by)
+
+    now: dict[str, int] = {}
+    for r in whole:
+        now[label(r["values"])] = now.get(label(r["values"]), 0) + 1
+    then = {label(s.values): s.size for s in drawn.strata}
+    differs = next((h for h in [*then, *now] if now.get(h, 0) != then.get(h, 0)), None)
+    where = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): r for r in whole}
+    moved = next(
+        (
+            rec
+            for rec in drawn.records
+            if label(where[(str(rec.kind), rec.verdict_file, rec.model, rec.question_id)]["values"])
+            != label(drawn.strata[rec.stratum].values)
+        ),
+        None,
+    )
+    if differs is not None or moved is not None:
+        what = (
+            f"stratum {differs!r} holds {now.get(differs, 0)} records of the frame now, {then.get(differs, 0)} when drawn"
+            if differs is not None
+            else f"question {moved.question_id!r} is in another stratum now"  # type: ignore[union-attr]
+        )
+        raise InputError(
+            f"{sample}: its strata are not the ones it was drawn with ({what}): the gold (a difficulty) or jury's "
+            "strata changed since; draw the sample again (jury review sample)"
+        )
 
 
 def _sample_reviews(a: PathLike, b: PathLike, drawn: Any, sample: Path) -> list[Any]:
