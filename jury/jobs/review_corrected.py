@@ -192,21 +192,17 @@ def _strata_as_drawn(drawn: Any, whole: list[dict[str, Any]], sample: Path) -> N
         now[label(r["values"])] = now.get(label(r["values"]), 0) + 1
     then = {label(s.values): s.size for s in drawn.strata}
     differs = next((h for h in [*then, *now] if now.get(h, 0) != then.get(h, 0)), None)
-    where = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): r for r in whole}
-    moved = next(
-        (
-            rec
-            for rec in drawn.records
-            if label(where[(str(rec.kind), rec.verdict_file, rec.model, rec.question_id)]["values"])
-            != label(drawn.strata[rec.stratum].values)
-        ),
-        None,
-    )
-    if differs is not None or moved is not None:
+    where = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): label(r["values"]) for r in whole}
+    moved = [
+        rec.question_id
+        for rec in drawn.records
+        if where.get((str(rec.kind), rec.verdict_file, rec.model, rec.question_id)) != label(drawn.strata[rec.stratum].values)
+    ]
+    if differs is not None or moved:
         what = (
             f"stratum {differs!r} holds {now.get(differs, 0)} records of the frame now, {then.get(differs, 0)} when drawn"
             if differs is not None
-            else f"question {moved.question_id!r} is in another stratum now"  # type: ignore[union-attr]
+            else f"question {moved[0]!r} is in another stratum now"
         )
         raise InputError(
             f"{sample}: its strata are not the ones it was drawn with ({what}): the gold (a difficulty) or jury's "
