@@ -501,3 +501,54 @@ def test_a_fit_that_did_not_converge_is_refused_in_one_line(one_wrong, monkeypat
     (f,) = rep["adjudication_uncertainty"]["files"]
     assert not f["fitted"] and f["jurors"] == [] and f["refused"] == "the fit did not converge in 1 iterations"
     assert f"latent-class fit of {f['path']} refused (the fit did not converge in 1 iterations)" in report(one_wrong)
+
+
+def test_a_verdict_file_of_reviewed_passes_alone_does_not_withhold_the_headline(one_wrong, tmp_path, monkeypatch):
+    """A second adjudication file holding only reviewed passes (model m-pass answers every
+    question with the gold query; `--review-passes 1`) has no record in the sample's frame, but
+    the sample binds it as the report does: the corrected headline is made, not withheld with
+    "other adjudication verdict files". By hand, as in the test above: the four failing models
+    get t; m-pass (n = 3, s = 3, F = 0) gets (3 + t * 0) / 3 = 1."""
+    from jury.cli import app
+
+    shutil.copytree(one_wrong, tmp_path / "p", symlinks=True)
+    monkeypatch.chdir(tmp_path / "p")
+    gold = {item["question_id"]: item["SQL"] for item in json.loads(Path("gold.json").read_text())}
+    Path("passes.jsonl").write_text(
+        "".join(
+            json.dumps({"model": "m-pass", "question_id": q, "sql": sql, "family": "passfam"}) + "\n" for q, sql in gold.items()
+        )
+    )
+
+    def pass_juror(req):  # both queries are the gold's: the first one shown is taken as the gold
+        from tests.support.fakellm import ballot_reply
+        from tests.support.jurytest import blind_answer, user_text
+
+        gold_at = int(re.findall(r"<sql_(\d)>", user_text(req))[0])
+        return ballot_reply(blind_answer("genuine_error", gold_at), reasoning="scripted genuine_error")
+
+    with FakeLLMServer() as server:
+        for name, _ in FOUR:
+            server.script(name, pass_juror)
+        panel = write_panel(tmp_path / "p", server.base_url, FOUR)
+        res = runner.invoke(
+            app, ["adjudicate", "passes.jsonl", "--panel", str(panel), "--review-passes", "1", "-o", "verdicts/passes.json"]
+        )
+        assert res.exit_code == 0, res.output
+    passes = json.loads(Path("verdicts/passes.json").read_text())
+    assert passes["records"] and all(r["review_pass"] for r in passes["records"])
+    files = ["verdicts/adj.json", "verdicts/passes.json"]
+    drawn = jury.review_sample("verdicts/sample.json", verdicts=files, by=["difficulty"], n=6)
+    assert [(s.values["difficulty"], s.size) for s in drawn.strata] == [("simple", 8), ("moderate", 4)]
+    _two_reviewers_credit({1})
+    taken = [int(r.question_id) for r in drawn.records]
+    sp = taken.count(3) / (taken.count(2) + taken.count(3))
+    t = min(1.0, max(0.0, (2 / 3 + sp - 1) / sp))
+    args = ["report", "run.jsonl", "passes.jsonl", "--verdicts", files[0], "--verdicts", files[1]]
+    args += ["--review-sample", "verdicts/sample.json", "--sample-review", "ann.json", "--sample-review", "bob.json"]
+    res = runner.invoke(app, [*args, "-f", "json", "-o", "r.json"])
+    assert res.exit_code == 0, res.output
+    corrected = json.loads(Path("r.json").read_text())["corrected"]
+    assert corrected.get("models_note") is None, corrected.get("models_note")
+    got = {m["model"]: m["value"] for m in corrected["models"]}
+    assert got == {**dict.fromkeys(MODELS, pytest.approx(t, abs=1e-12)), "m-pass": pytest.approx(1.0)}

@@ -64,8 +64,8 @@ class Correction:
     files read, and what the rate was computed from (``flags``: the panel's flag of every
     record of the frame, ``strata`` theirs, ``positions`` the decided sampled records' places
     in the frame and ``truth`` their human label; ``owners`` every record's model (None for a
-    gold query); ``verdict_files``: the content_sha256 of the frame's files of this kind;
-    ``by``: the sample's strata keys), for a caller that corrects more than the frame's rate."""
+    gold query); ``verdict_files``: the content_sha256 of the files of this kind the sample
+    binds (one holding only reviewed passes too, though no record of it is in the frame); ``by``: the sample's strata keys), for a caller that corrects more than the frame's rate."""
 
     kind: str
     reviewers: list[str]
@@ -171,7 +171,7 @@ def correction(
     strata = [SEPARATOR.join(r["values"][k] for k in drawn.by) for r in frame]
     flags = [bool(r["flag"]) for r in frame]
     got = corrected_rate(flags, strata, idx, truth, resamples=o.resamples, seed=o.seed, confidence=o.confidence)
-    files = list(dict.fromkeys(str(r["verdict_file"]) for r in frame))
+    files = [f.content_sha256 for f in drawn.frame if f.kind == ("audit" if kind == "gold" else "adjudication")]
     return Correction(kind, names, got, Path(source.gold_path), [sp, Path(a), Path(b)], flags, strata, idx, truth,
                       [r["model"] for r in frame], files, list(drawn.by))  # fmt: skip
 
