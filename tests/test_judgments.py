@@ -367,3 +367,36 @@ def test_a_recorded_juror_is_checked_when_the_panel_loads(project, fake_llm, jud
     res = runner.invoke(app, ["adjudicate", "run.jsonl", "--panel", str(panel), "--plan"])
     assert res.exit_code == 1 and message in res.output and "Traceback" not in res.output
     assert fake_llm.calls() == 0
+
+
+def test_the_reference_category_never_contradicts_the_reference_label(tmp_path):
+    """Two annotators say correct without a category and a third says incorrect, genuine_error:
+    the reference is correct, so genuine_error (the outvoted annotator's) is no reference
+    category for it. Before, it was, and a judge agreeing with the reference scored 0.5."""
+    labels = [
+        {"question_id": 1, "model": "m", "label": "correct", "annotator": "A", "source": "t"},
+        {"question_id": 1, "model": "m", "label": "correct", "annotator": "B", "source": "t"},
+        {"question_id": 1, "model": "m", "label": "incorrect", "category": "genuine_error", "annotator": "C", "source": "t"},
+        *(
+            {"question_id": 2, "model": "m", "label": "correct", "category": "gold_defect", "annotator": a, "source": "t"}
+            for a in "ABC"
+        ),
+        # majority correct: the category comes from the two who said so (format_equivalence 2, gold_defect 0)
+        {"question_id": 3, "model": "m", "label": "correct", "category": "format_equivalence", "annotator": "A", "source": "t"},
+        {"question_id": 3, "model": "m", "label": "correct", "category": "format_equivalence", "annotator": "B", "source": "t"},
+        {"question_id": 3, "model": "m", "label": "incorrect", "category": "genuine_error", "annotator": "C", "source": "t"},
+    ]
+    said = {1: "gold_defect", 2: "gold_defect", 3: "gold_defect"}
+    lines = [{"question_id": q, "model": "m", "judge": "J", "label": "correct", "category": c} for q, c in said.items()]
+    cal = calibrate(
+        load_labels([write_jsonl(tmp_path / "l.jsonl", labels)]),
+        judgments=load_judgments([write_jsonl(tmp_path / "j.jsonl", lines)]),
+    )
+    # by hand: reference categories {2: gold_defect, 3: format_equivalence}; question 1 has none
+    truth, pred = ["gold_defect", "format_equivalence"], [said[2], said[3]]
+    accuracy = fig(cal, "judge J", "category_accuracy")
+    assert (accuracy.value, accuracy.n) == (0.5, 2)
+    cats = ["gold_defect", "format_equivalence", "genuine_error", "ambiguous"]
+    [matrix] = [c.matrix for c in cal.confusions if c.subject == "judge J" and c.labels == cats]
+    assert matrix == confusion_matrix(truth, pred, labels=cats).tolist()
+    assert fig(cal, "judge J", "accuracy").value == 1.0  # every credit agrees with the reference label

@@ -87,7 +87,7 @@ def calibrate(
     notes: list[str] = []
     adj_labels = labels.adjudication
     ref, ties = reference_labels(adj_labels, candidate_key, lambda lab: lab.credited, annotator)
-    ref_cat, _ = reference_labels(adj_labels, candidate_key, lambda lab: lab.category, annotator)
+    ref_cat = _reference_categories(adj_labels, ref, annotator)
     people = [a for a in labels.annotators("adjudication") if a != CONSENSUS]
     _check_annotator(labels, annotator)
     _annotators(out, adj_labels, people)
@@ -123,6 +123,18 @@ def calibrate(
         confusions=out.confusions,
         notes=notes,
     )
+
+
+def _reference_categories(labels: Sequence[AdjudicationLabel], ref: Mapping[Any, Any], annotator: str | None) -> dict[Any, Any]:
+    """The reference category of each candidate: chosen as its reference label is, from the
+    labels that agree with that label, so it never contradicts it (two annotators' `correct`
+    without a category and a third's `incorrect`, genuine_error, give no reference category)."""
+
+    def agreeing(lab: AdjudicationLabel) -> str | None:
+        key = candidate_key(lab)
+        return lab.category if key in ref and lab.credited == ref[key] else None
+
+    return reference_labels(labels, candidate_key, agreeing, annotator)[0]
 
 
 def _check_annotator(labels: Labels, annotator: str | None) -> None:
