@@ -193,3 +193,30 @@ def test_a_reaudit_says_what_this_run_called_beside_the_whole_sets_totals(projec
     )
     assert totals.ballots_asked == 5 * questions and totals.calls == 5 * questions  # the whole set
     assert invoke("verify", str(new)).exit_code == 0
+
+
+def test_a_reaudit_that_called_an_unpriced_juror_says_its_cost_is_unknown_not_zero(project, fake_llm):
+    """Audit finding: a re-run whose only calls went to a juror litellm has no price for printed
+    "cost this run $0.0000"; `jury adjudicate` says "unknown" for the same calls. The re-run's
+    line names the unpriced models it called, and only those: a re-run that called a priced juror
+    alone states its cost even when reused votes came from unpriced jurors."""
+    for name, _ in FIVE:
+        fake_llm.script(name, audit_juror({1}))
+    fake_llm.script("je2", audit_juror(set()))
+    fake_llm.script("gpt-4o-mini", audit_juror(set()))
+    panel = write_panel(project, fake_llm.base_url, FIVE, style="audit", k=5, name="audit.toml")
+    assert invoke("audit-gold", "gold.json", "--panel", str(panel)).exit_code == 0
+    panel.write_text(panel.read_text().replace('name = "je"\nmodel = "openai/je"', 'name = "je2"\nmodel = "openai/je2"'))
+    res = invoke("reaudit")
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert "cost this run unknown (litellm has no price for openai/je2)" in out, out
+    assert "cost this run $0.0000" not in out
+    # now a priced juror replaces je2: this run's cost is known (the others' votes are reused)
+    panel.write_text(panel.read_text().replace('model = "openai/je2"', 'model = "openai/gpt-4o-mini"'))
+    res = invoke("reaudit")
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if "calls this run" in x or "cost this run" in x)
+    out = " ".join(res.output.split())
+    assert "cost this run unknown" not in out, line
+    assert fake_llm.calls("gpt-4o-mini") > 0 and "cost this run $0.0" in out and "cost this run $0.0000" not in out, out

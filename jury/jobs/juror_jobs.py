@@ -151,27 +151,18 @@ class Calls(BaseModel):
         return self.requests - self.asked
 
     @classmethod
-    def of(cls, stats: Any, path: Path | None) -> Calls:
-        """From a jury.judging.runner.RunStats; the unpriced models are the run's (known with a cost
-        cap), else the verdict file's totals.unpriced_models."""
+    def of(cls, stats: Any) -> Calls:
+        """From a jury.judging.runner.RunStats; the unpriced models are those of the jurors this run
+        called (``stats.called``) that litellm has no price for: a reused vote costs this run nothing."""
+        from jury.judging.providers.prices import has_price
+
         capped = stats.guard is not None and stats.guard.cap is not None
         counts = {k: getattr(stats, k) for k in ("asked", "requests", "reused", "shared", "skipped", "cost_usd")}
         return cls(
             **counts,
-            unpriced=_unpriced(stats, path) if stats.asked else [],
+            unpriced=sorted({m for m in stats.called if not has_price(m)}),
             uncounted=list(stats.unpriced) if capped else [],
         )
-
-
-def _unpriced(stats: Any, path: Path | None) -> list[str]:
-    if stats.unpriced or path is None:
-        return list(stats.unpriced)
-    from jury.verdicts.lock import locked_head
-
-    try:
-        return list(locked_head(path)["totals"].get("unpriced_models") or [])
-    except JuryError:
-        return []
 
 
 def run_lines(calls: Calls | None, path: Path | None, reused_file: bool) -> list[str]:
@@ -184,27 +175,29 @@ def run_lines(calls: Calls | None, path: Path | None, reused_file: bool) -> list
             f"--max-cost could not count {', '.join(calls.uncounted)}: litellm has no price for "
             "them, so their calls counted as $0 against the cap"
         )
-    if calls.unpriced:  # litellm has no price for some jurors: the sum is not the cost
-        priced = f"; ${calls.cost_usd:.4f} for the others" if calls.cost_usd else ""
-        cost = f"cost this run unknown (litellm has no price for {', '.join(calls.unpriced)}{priced})"
-    else:
-        cost = f"cost this run ${calls.cost_usd:.4f}"
     lines.append(
-        f"{calls_line(calls, cost)}\nverdict file: {path}"
+        f"{calls_line(calls)}\nverdict file: {path}"
         + (" (unchanged: an identical verdict set was already locked there; nothing written)" if reused_file else "")
     )
     return lines
 
 
-def calls_line(calls: Calls, cost: str | None = None) -> str:
+def cost_text(calls: Calls) -> str:
+    """ "cost this run $X", or "unknown" when this run called a juror litellm has no price for."""
+    if calls.unpriced:  # litellm has no price for some jurors: the sum is not the cost
+        priced = f"; ${calls.cost_usd:.4f} for the others" if calls.cost_usd else ""
+        return f"cost this run unknown (litellm has no price for {', '.join(calls.unpriced)}{priced})"
+    return f"cost this run ${calls.cost_usd:.4f}"
+
+
+def calls_line(calls: Calls) -> str:
     """ "calls this run: N ballots asked, ...": what one run of jurors called and reused."""
     retries = calls.retries
     return (
         f"calls this run: {calls.asked} ballots asked, {calls.requests} requests sent "
         f"({retries} retr{'y' if retries == 1 else 'ies'}); "
         f"votes reused from the store: {calls.reused}; identical "
-        f"requests shared within this run: {calls.shared}; skipped by early stop: {calls.skipped}; "
-        + (cost if cost is not None else f"cost this run ${calls.cost_usd:.4f}")
+        f"requests shared within this run: {calls.shared}; skipped by early stop: {calls.skipped}; " + cost_text(calls)
     )
 
 
@@ -372,9 +365,9 @@ def finish(request: JurorRequest, result: JurorJob, job: Any) -> JurorJob:
 
     if request.shard is not None and job.stats is not None:  # the shard's votes are stored: no verdict file
         result.shard_note = shard_message(request.shard, job.stats, request.store_path)
-        result.calls = Calls.of(job.stats, None)
+        result.calls = Calls.of(job.stats)
         return result
-    result.calls = None if job.stats is None else Calls.of(job.stats, job.path)
+    result.calls = None if job.stats is None else Calls.of(job.stats)
     result.path, result.reused_file = job.path, job.reused_file
     new_schema = request.new_schema
     if new_schema is not None and job.path is not None and new_schema.is_dir():

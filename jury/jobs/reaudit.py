@@ -234,7 +234,7 @@ def reaudit(
 def _rerun_one(s: Staleness, st: Store, request: ReauditRequest, progress: ProgressFactory | None) -> Rerun:
     """A stale file re-run: the new file, what changed and the calls."""
     new_path, diff, stats = rerun(s, st, max_cost=request.max_cost, progress=progress, batch=request.batch)
-    calls = Calls.of(stats, new_path) if stats is not None else None
+    calls = Calls.of(stats) if stats is not None else None
     return Rerun(old=s.path, new=new_path, diff=diff, written=unpriced_lines(new_path), calls=calls)
 
 

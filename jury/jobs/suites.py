@@ -446,5 +446,5 @@ class _JurorRun:
             return {}
         assert job.records is not None
         result.path, result.records = job.path, job.records
-        result.notes = run_lines(None if job.stats is None else Calls.of(job.stats, job.path), job.path, job.reused_file)
+        result.notes = run_lines(None if job.stats is None else Calls.of(job.stats), job.path, job.reused_file)
         return {suite_test_key(r["model"], r["question_id"], r.get("episode"), r.get("turn"), r["test"]): r for r in job.records}

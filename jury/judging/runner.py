@@ -113,6 +113,7 @@ class RunStats:
     store_error: str | None = None
     unstored: int = 0  # answered calls whose vote could not be stored (store failure)
     unpriced: list[str] = field(default_factory=list)  # juror models litellm cannot price: $0 to the cap
+    called: list[str] = field(default_factory=list)  # juror models (not free) this run sent a ballot to
     cost_usd: float = 0.0
     guard: CostGuard | None = None
 
@@ -290,6 +291,8 @@ async def _call_claimed(ballot: Ballot, s: _Session) -> BallotResult:
     if result.interrupted and result.attempts == 0:
         return _not_asked(ballot, s, _stop_reason(s))
     s.stats.asked += 1
+    if not ballot.juror.costs_nothing and ballot.juror.model not in s.stats.called:
+        s.stats.called.append(ballot.juror.model)
     s.stats.requests += result.attempts
     result = for_store(result, ballot.juror)  # the one gate into the store: secrets out, sizes capped
     final = (result.ok or is_final_abstention(result)) and not result.interrupted
