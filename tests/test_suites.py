@@ -261,6 +261,20 @@ BAD = [
         _run([{"model": "m", "question_id": 1, "tests": [{"name": "a", "passed": True}, {"name": "a", "passed": False}]}]),
     ),
     Case(
+        # model b recorded turn 1 of episode e (passed) and nothing for turn 2: scored on its one
+        # turn it got EpisodePass 1.000, TurnSuitePass 1.000 though it never answered turn 2
+        "episode-missing-turn",
+        ["suites", "run.jsonl"],
+        "model 'b' episode 'e' has no record of turn 2 (model 'a' records it)",
+        _run(
+            [
+                rec("e.1", [True], model="a", episode="e", turn=1),
+                rec("e.2", [False], model="a", episode="e", turn=2),
+                rec("e.1", [True], model="b", episode="e", turn=1),
+            ]
+        ),
+    ),
+    Case(
         "plan-without-adjudicate",
         ["suites", "run.jsonl", "--plan"],
         "plan and verdicts_out go with adjudicate",
@@ -370,3 +384,24 @@ def test_the_bundled_suite_example_runs(monkeypatch):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert {row["model"] for row in data["metrics"]} == {"model-a", "model-b"} and data["error_categories"]
+
+
+def test_a_model_without_an_episode_is_left_out_but_one_with_part_of_it_is_refused():
+    """Every turn of an episode a model answers at all must be recorded: its missing turn would
+    otherwise vanish from its EpisodePass and TurnSuitePass. An episode the model has no record
+    of is left out of its denominators, as a single-turn task it has no record of."""
+    from jury.errors import InputError
+    from jury.results.suites import suite_records
+
+    a = [rec("e.1", [True], model="a", episode="e", turn=1), rec("e.2", [True, False], model="a", episode="e", turn=2)]
+    b_whole = [rec("q", [True], model="b")]  # no record of episode e: left out
+    rows = metrics(a + b_whole)
+    assert rows["b"].episodes is None and rows["b"].single.suite_pass.value == 1
+    # a by hand: turn 1 solved, turn 2 not; 2 of 3 tests
+    e = rows["a"].episodes
+    assert (e.episode_pass.value, e.turn_suite_pass.value, e.mean_test_pass.value) == (0, 0.5, pytest.approx(2 / 3))
+    b_part = [rec("e.1", [True], model="b", episode="e", turn=1)]
+    records = [RunRecord.model_validate(o) for o in a + b_part]
+    with pytest.raises(InputError, match=r"model 'b' episode 'e' has no record of turn 2 \(model 'a' records it\)"):
+        suite_records(records, "run.jsonl")
+    suite_records([RunRecord.model_validate(o) for o in a + b_whole], "run.jsonl")  # accepted

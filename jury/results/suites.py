@@ -150,7 +150,27 @@ def suite_records(records: Iterable[RunRecord], source: str = "the run files") -
             f"{source}: model {other.model!r} question {other.question_id!r} has no `tests`: a test-suite run holds only "
             "test-suite records (score SQL records with `jury score`)"
         )
+    _refuse_partial_episodes(suites, source)
     return suites
+
+
+def _refuse_partial_episodes(records: list[RunRecord], source: str) -> None:
+    """A model that records some turns of an episode records every numbered turn any model records
+    for it: a missing turn would drop out of its EpisodePass and TurnSuitePass (an episode with an
+    unanswered turn scored as solved). A model without the episode at all is left out, as a
+    single-turn task it has no record of."""
+    turns: dict[object, dict[int, str]] = {}  # episode -> turn -> the first model that records it
+    for r in records:
+        if r.episode is not None and r.turn is not None:
+            turns.setdefault(r.episode, {}).setdefault(r.turn, r.model)
+    have = {(r.model, r.episode, r.turn) for r in records if r.episode is not None}
+    for model, episode in dict.fromkeys((r.model, r.episode) for r in records if r.episode is not None):
+        gap = next(((t, m) for t, m in sorted(turns.get(episode, {}).items()) if (model, episode, t) not in have), None)
+        if gap is not None:
+            raise InputError(
+                f"{source}: model {model!r} episode {episode!r} has no record of turn {gap[0]} (model {gap[1]!r} "
+                "records it): give every turn of an episode a record (an unanswered turn as a failing test)"
+            )
 
 
 def _episodes(records: list[RunRecord]) -> dict[object, list[RunRecord]]:
