@@ -107,10 +107,18 @@ def test_two_blind_reviewers_their_own_files_and_their_agreement(reviewable):
     assert ya != yb
     got = jury.review_agreement("verdicts/review-ann.json", "verdicts/review-bob.json")
     assert isinstance(got, jury.ReviewAgreement) and got.n == len(items)
-    assert got.kappa["value"] == pytest.approx(cohen_kappa_score(ya, yb))
-    codes = {c: i for i, c in enumerate(sorted(set(ya) | set(yb)))}
-    data = np.array([[codes[x] for x in ya], [codes[y] for y in yb]], dtype=float)
-    assert got.alpha["value"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    # answers and gold queries are two scales: a kappa and an alpha each, none pooled
+    assert got.kappa["value"] is None and [g["kind"] for g in got.kinds] == ["gold", "adjudication"]
+    for g in got.kinds:
+        ka, kb = [la[k] for k in items if k[0] == g["kind"]], [lb[k] for k in items if k[0] == g["kind"]]
+        codes = {c: i for i, c in enumerate(sorted(set(ka) | set(kb)))}
+        assert g["n"] == len(ka)
+        if len(codes) < 2:  # the page orders are drawn: one label throughout leaves both undefined
+            assert g["kappa"]["value"] is None and g["alpha"]["value"] is None
+            continue
+        assert g["kappa"]["value"] == pytest.approx(cohen_kappa_score(ka, kb))
+        data = np.array([[codes[x] for x in ka], [codes[y] for y in kb]], dtype=float)
+        assert g["alpha"]["value"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
     assert {(d["kind"], d["model"], d["question_id"]) for d in got.disagreements} == {k for k in items if la[k] != lb[k]}
     lo, hi = got.kappa["interval"]
     assert lo is None or lo <= got.kappa["value"] <= hi
@@ -190,3 +198,46 @@ def test_an_adjudication_round_settles_every_disagreement_and_names_who(reviewab
     gold = [r for r in doc["records"] if r["kind"] == "gold"]
     assert got["sample"] == len([r for r in load_sample(sample).records if r.kind == "gold"]) and gold
     assert got["reviewers"] == ["ann", "bob"]
+
+
+def test_answers_and_gold_queries_get_a_kappa_each_not_one_pooled(reviewable):
+    """Two reviewers on a sample of answers and gold queries: the two kinds are two scales (valid /
+    defective; the verdicts), and pooled into one kappa the kind alone agrees: here 0.5 on the gold
+    queries and 0.4 on the answers read as a pooled 0.62 (the old output). Each kind gets its own kappa and
+    alpha (scikit-learn and the krippendorff package over that kind's items, read from the files);
+    the overall kappa and alpha are None, and the table gives a line per kind."""
+    _tmp, files = reviewable
+    sample = _all_sampled(files)
+
+    def pick(odd: bool, item) -> str:
+        if item.kind == "adjudication":
+            return "both" if odd else "neither"
+        return "defective" if odd else "valid"
+
+    _decide(jury.review_app(sample=sample, reviewer="ann"), lambda n, it: pick(int(it.question_id) % 2 == 1, it))
+    _decide(jury.review_app(sample=sample, reviewer="bob"), lambda n, it: pick(int(it.question_id) % 3 == 0, it))
+    for who in ("ann", "bob"):
+        res = runner.invoke(app, ["review", "lock", "-o", f"{who}.json", "--reviewer", who, "--sample", str(sample)])
+        assert res.exit_code == 0, res.output
+    got = jury.review_agreement("ann.json", "bob.json")
+    labels = {}
+    for who in ("ann", "bob"):
+        for r in json.loads(Path(f"{who}.json").read_text())["records"]:
+            label = r["category"] if r["kind"] == "adjudication" else r["choice"]
+            labels.setdefault(r["kind"], {}).setdefault((r["model"], r["question_id"]), {})[who] = label
+    assert got.kappa["value"] is None and got.alpha["value"] is None
+    assert [g["kind"] for g in got.kinds] == ["gold", "adjudication"]
+    for g in got.kinds:
+        pairs = list(labels[g["kind"]].values())
+        ya, yb = [p["ann"] for p in pairs], [p["bob"] for p in pairs]
+        assert g["n"] == len(pairs) and g["agreement"] == pytest.approx(sum(x == y for x, y in zip(ya, yb)) / len(pairs))
+        assert g["kappa"]["value"] is not None
+        assert g["kappa"]["value"] == pytest.approx(cohen_kappa_score(ya, yb), abs=1e-12)
+        codes = {c: i for i, c in enumerate(sorted(set(ya) | set(yb)))}
+        data = np.array([[codes[x] for x in ya], [codes[y] for y in yb]], dtype=float)
+        assert g["alpha"]["value"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    res = runner.invoke(app, ["review", "agreement", "ann.json", "bob.json"])
+    assert res.exit_code == 0, res.output
+    for g in got.kinds:
+        assert f"  {g['kind']}: {g['n']} items, agreement {g['agreement']:.3f}" in res.stdout.splitlines()
+        assert f"    Cohen's kappa {g['kappa']['value']:.3f} " in res.stdout

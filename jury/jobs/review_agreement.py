@@ -6,7 +6,9 @@ matched by (kind, verdict file, model, question); a reviewer's label is the cate
 choice maps to (adjudication: through the answer order they were shown) or ``valid`` /
 ``defective`` (gold). Over the items both decided: agreement, Cohen's kappa (bootstrap and
 Fleiss–Cohen–Everitt Wald intervals) and Krippendorff's alpha with its interval
-(:func:`jury.stats.panels.pair_agreement`), the confusion table and the disagreements.
+(:func:`jury.stats.panels.pair_agreement`), the confusion table and the disagreements. Gold
+queries and answers are two scales: with both, each kind gets its own kappa and alpha (pooled,
+the kind alone would agree) and the overall ones are None.
 
 >>> import jury
 >>> print(jury.review_agreement("verdicts/review-ann.json", "verdicts/review-bob.json"))  # doctest: +SKIP
@@ -54,6 +56,17 @@ class AlphaSummary(TypedDict):
     interval: list[float | None]
 
 
+class KindAgreement(TypedDict):
+    """The agreement over the items of one kind (gold queries, or adjudicated answers): their own
+    scale, so their own kappa and alpha."""
+
+    kind: str
+    n: int
+    agreement: float | None
+    kappa: KappaSummary
+    alpha: AlphaSummary
+
+
 class ReviewDisagreement(TypedDict):
     """An item both reviewers decided differently, and their two labels."""
 
@@ -69,7 +82,9 @@ class ReviewAgreement(Result):
     """Two reviewers compared: ``a`` and ``b`` (reviewer, file, lock, decisions), ``n`` items
     both decided, ``only_a`` / ``only_b``, ``agreement``, ``kappa`` (value, bootstrap interval,
     SE, Wald interval), ``alpha`` (value, interval), ``labels`` and ``confusion`` (rows a,
-    columns b) and ``disagreements`` (the item and both labels)."""
+    columns b), ``kinds`` (the same per kind of item: gold queries and answers are two scales, so
+    with both kinds the overall kappa and alpha are None and each kind has its own) and
+    ``disagreements`` (the item and both labels)."""
 
     FORMATS: ClassVar[tuple[str, ...]] = ("table", "json", "md")
 
@@ -83,6 +98,7 @@ class ReviewAgreement(Result):
     alpha: AlphaSummary
     labels: list[str]
     confusion: list[list[int]]
+    kinds: list[KindAgreement]
     disagreements: list[ReviewDisagreement]
 
     def _render(self, fmt: str, *, width: int | None, wide: bool) -> str:
@@ -98,20 +114,56 @@ class ReviewAgreement(Result):
         def ci(pair: Any) -> str:
             return "[n/a]" if not pair or pair[0] is None else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
 
-        k, al = self.kappa, self.alpha
+        def coefficients(k: KappaSummary, al: AlphaSummary, indent: str = "") -> list[str]:
+            return [
+                f"{indent}Cohen's kappa {num(k['value'])} {ci(k['interval'])} (bootstrap; Wald {ci(k['wald'])}, SE {num(k['se'])})",
+                f"{indent}Krippendorff's alpha {num(al['value'])} {ci(al['interval'])}",
+            ]
+
         lines = [
             f"{safe(self.a['reviewer'])} vs {safe(self.b['reviewer'])}: {self.n} items both decided"
             f" ({self.only_a} only by {safe(self.a['reviewer'])}, {self.only_b} only by {safe(self.b['reviewer'])})",
             f"agreement {num(self.agreement)}",
-            f"Cohen's kappa {num(k['value'])} {ci(k['interval'])} (bootstrap; Wald {ci(k['wald'])}, SE {num(k['se'])})",
-            f"Krippendorff's alpha {num(al['value'])} {ci(al['interval'])}",
-            f"{len(self.disagreements)} disagreements:",
         ]
+        if len(self.kinds) > 1:  # two scales: a kappa each
+            lines.append("Cohen's kappa and Krippendorff's alpha per kind (gold queries and answers are two scales):")
+            for g in self.kinds:
+                lines.append(f"  {g['kind']}: {g['n']} items, agreement {num(g['agreement'])}")
+                lines += coefficients(g["kappa"], g["alpha"], "    ")
+        else:
+            lines += coefficients(self.kappa, self.alpha)
+        lines.append(f"{len(self.disagreements)} disagreements:")
         for d in self.disagreements:
             who = f", model {safe(d['model'])}" if d.get("model") else ""
             lines.append(f"  {d['kind']} question {safe(d['question_id'])}{who}: {safe(d['a'])} vs {safe(d['b'])}")
         text = "".join(line + "\n" for line in lines)
         return text.replace("\n", "  \n") if fmt == "md" else text
+
+
+def _coefficients(pair: Any) -> tuple[KappaSummary, AlphaSummary]:
+    """A :class:`jury.stats.panels.PairAgreement`'s kappa and alpha, as the result holds them."""
+    kappa: KappaSummary = {
+        "value": pair.kappa.value,
+        "interval": [pair.kappa.low, pair.kappa.high],
+        "se": pair.kappa_se,
+        "wald": list(pair.kappa_wald) if pair.kappa_wald else None,
+    }
+    return kappa, {"value": pair.alpha, "interval": [pair.alpha_interval.low, pair.alpha_interval.high]}
+
+
+def _per_kind(items: list[Any], la: list[str | None], lb: list[str | None], **options: Any) -> list[KindAgreement]:
+    """The agreement over each kind's items both reviewers decided (gold, then adjudication)."""
+    from jury.stats.panels import pair_agreement
+
+    out: list[KindAgreement] = []
+    for kind in sorted(
+        {str(k[0]) for k, x, y in zip(items, la, lb) if x is not None and y is not None}, key=("gold", "adjudication").index
+    ):
+        at = [i for i, k in enumerate(items) if str(k[0]) == kind]
+        pair = pair_agreement([la[i] for i in at], [lb[i] for i in at], **options)
+        kappa, alpha = _coefficients(pair)
+        out.append({"kind": kind, "n": pair.n, "agreement": pair.agreement, "kappa": kappa, "alpha": alpha})
+    return out
 
 
 def label_of(record: Any) -> str:
@@ -150,6 +202,13 @@ def review_agreement(
     la = [label_of(by_a[k]) if k in by_a else None for k in items]
     lb = [label_of(by_b[k]) if k in by_b else None for k in items]
     pair = pair_agreement(la, lb, resamples=resamples, seed=seed, confidence=confidence)
+    kinds = _per_kind(items, la, lb, resamples=resamples, seed=seed, confidence=confidence)
+    kappa, alpha = _coefficients(pair)
+    if len(kinds) > 1:  # answers and gold queries are two scales: pooled, the kind alone would agree
+        kappa, alpha = (
+            {"value": None, "interval": [None, None], "se": None, "wald": None},
+            {"value": None, "interval": [None, None]},
+        )
     disagreements: list[ReviewDisagreement] = []
     for i in pair.disagreements:
         kind, vf, model, qid = items[int(i)]
@@ -163,15 +222,11 @@ def review_agreement(
         only_a=sum(1 for k in by_a if k not in by_b),
         only_b=sum(1 for k in by_b if k not in by_a),
         agreement=pair.agreement,
-        kappa={
-            "value": pair.kappa.value,
-            "interval": [pair.kappa.low, pair.kappa.high],
-            "se": pair.kappa_se,
-            "wald": list(pair.kappa_wald) if pair.kappa_wald else None,
-        },
-        alpha={"value": pair.alpha, "interval": [pair.alpha_interval.low, pair.alpha_interval.high]},
+        kappa=kappa,
+        alpha=alpha,
         labels=[str(x) for x in pair.labels],
         confusion=pair.confusion.tolist(),
+        kinds=kinds,
         disagreements=disagreements,
         inputs=[pa, pb],
     )
