@@ -431,8 +431,12 @@ def test_export_lock_verify_and_the_review_in_score_and_report(reviewable):
     res = runner.invoke(cli, ["report", "run.jsonl", *common, "--review", str(review), "-f", "md"])
     assert res.exit_code == 0, res.output
     assert "1 items settled by people" in res.stdout and "2 left to the jury (reviewers split)" in res.stdout
-    assert re.search(r"κ between reviewers ann and bob: [-0-9.—]+ \(n=3\)", res.stdout)
-    assert re.search(r"κ between reviewer ann and the jury: [-0-9.—]+ \(n=2\)", res.stdout)
+    # a kappa per kind (gold queries and answers are two scales). Answers: ann gold_defect and
+    # format_equivalence, bob gold_defect and genuine_error: p_o = 1/2, p_e = 1/2 * 1/2 = 1/4, kappa = 1/3.
+    # Gold query 2: defective vs valid, p_o = p_e = 0, kappa 0.
+    assert "κ between reviewers ann and bob on answers: 0.33 (n=2)" in res.stdout, res.stdout
+    assert "κ between reviewers ann and bob on gold queries: 0.00 (n=1)" in res.stdout, res.stdout
+    assert re.search(r"κ between reviewer ann and the jury on (answers|gold queries): [-0-9.—]+ \(n=\d\)", res.stdout)
     # each juror's agreement with people (the report's jurors): people settled only adj q2, as gold_defect;
     # gpt-x's panel is jb, jc, jd (ja is openai's), and PLAN has jb say gold_defect there, jc and jd genuine_error
     res = runner.invoke(cli, ["report", "run.jsonl", *common, "--review", str(review), "-f", "json"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic needs it for a model field on Python < 3.12
 
@@ -75,22 +75,24 @@ def _check_same_answer(review_path: str | Path, path: str | Path, r: Adjudicatio
 
 
 class ReviewerPair(TypedDict):
-    """Cohen's kappa between two reviewers over the n items both rated."""
+    """Cohen's kappa between two reviewers over the n items of one kind both rated."""
 
     a: str
     b: str
     kappa: float | None
     n: int
+    kind: NotRequired[str]  # gold or adjudication: two scales, a kappa each (absent in reports before it)
 
 
 class ReviewerVsJury(TypedDict):
-    """Cohen's kappa and plain agreement between a reviewer and the jury, over the n items the
-    reviewer rated where the jury reached a verdict."""
+    """Cohen's kappa and plain agreement between a reviewer and the jury, over the n items of one
+    kind the reviewer rated where the jury reached a verdict."""
 
     reviewer: str
     kappa: float | None
     n: int
     agreement: float | None
+    kind: NotRequired[str]  # gold or adjudication (absent in reports before it)
 
 
 class ReviewKappas(TypedDict):
@@ -186,27 +188,38 @@ def _jury_rating(r: ReviewRecord) -> str | None:
 
 def review_agreement(review: ReviewFile) -> ReviewKappas:
     """Cohen's kappa between each pair of reviewers and between each reviewer and the jury
-    (over the items where the jury reached a verdict), with n."""
-    ratings: dict[str, dict[Any, Any]] = {}
-    for r in review.records:
-        ratings.setdefault(r.reviewer, {})[r.item()] = _rating(r)
-    between: list[ReviewerPair] = [
-        {"a": p.a, "b": p.b, "kappa": p.value, "n": p.n} for p in pairwise_kappas(ratings) if p.n
-    ]  # pairs with no common item say nothing
+    (over the items where the jury reached a verdict), with n, for each kind of item apart: gold
+    queries (valid / defective) and answers (a verdict) are two scales, and pooled, the kind alone
+    would count as agreement."""
+    between: list[ReviewerPair] = []
     with_jury: list[ReviewerVsJury] = []
-    for who in ratings:
-        pairs = [(_rating(r), _jury_rating(r)) for r in review.records if r.reviewer == who and _jury_rating(r) is not None]
-        people, jury = [p for p, _ in pairs], [j for _, j in pairs]
-        agree = sum(p == j for p, j in pairs)
-        with_jury.append(
-            {
-                "reviewer": who,
-                "kappa": cohen_kappa(people, jury),
-                "n": len(pairs),
-                "agreement": agree / len(pairs) if pairs else None,
-            }
-        )
+    for kind in (ReviewItemKind.GOLD, ReviewItemKind.ADJUDICATION):
+        records = [r for r in review.records if r.kind == kind]
+        ratings: dict[str, dict[Any, Any]] = {}
+        for r in records:
+            ratings.setdefault(r.reviewer, {})[r.item()] = _rating(r)
+        between += [
+            {"a": p.a, "b": p.b, "kappa": p.value, "n": p.n, "kind": str(kind)} for p in pairwise_kappas(ratings) if p.n
+        ]  # pairs with no common item say nothing
+        for who in ratings:
+            pairs = [(_rating(r), _jury_rating(r)) for r in records if r.reviewer == who and _jury_rating(r) is not None]
+            people, jury = [p for p, _ in pairs], [j for _, j in pairs]
+            agree = sum(p == j for p, j in pairs)
+            with_jury.append(
+                {
+                    "reviewer": who,
+                    "kappa": cohen_kappa(people, jury),
+                    "n": len(pairs),
+                    "agreement": agree / len(pairs) if pairs else None,
+                    "kind": str(kind),
+                }
+            )
     return {"between_reviewers": between, "reviewers_vs_jury": with_jury}
+
+
+def _on(entry: ReviewerPair | ReviewerVsJury) -> str:
+    kind = entry.get("kind")
+    return "" if kind is None else " on gold queries" if kind == ReviewItemKind.GOLD else " on answers"
 
 
 def _k(value: float | None) -> str:
@@ -222,9 +235,9 @@ def render_review(info: ReviewInfo, fmt: str) -> str:
         f"({s['adjudication']} verdicts, {s['gold']} gold queries); {info['reviewers_split']} left to the jury (reviewers split)"
     ]
     for p in info["agreement"]["between_reviewers"]:
-        lines.append(f"{bullet}κ between reviewers {p['a']} and {p['b']}: {_k(p['kappa'])} (n={p['n']})")
+        lines.append(f"{bullet}κ between reviewers {p['a']} and {p['b']}{_on(p)}: {_k(p['kappa'])} (n={p['n']})")
     for j in info["agreement"]["reviewers_vs_jury"]:
-        lines.append(f"{bullet}κ between reviewer {j['reviewer']} and the jury: {_k(j['kappa'])} (n={j['n']})")
+        lines.append(f"{bullet}κ between reviewer {j['reviewer']} and the jury{_on(j)}: {_k(j['kappa'])} (n={j['n']})")
     return "\n".join(lines) + "\n"
 
 
