@@ -402,7 +402,8 @@ def _delta_estimate(
     p: float, se: float, sp: float, acc: PanelAccuracy, n_pop: int, target: str, confidence: float
 ) -> tuple[float, float, float, float, float]:
     """The defined correction (Se + Sp - 1 > 0) of the rate ``p`` with its delta interval:
-    CorrectedRate's value, unclipped, low, high and se (None each where the correction is undefined)."""
+    CorrectedRate's value, unclipped, low, high and se, in its field order (an undefined correction
+    has None for each: corrected_rate)."""
     j = se + sp - 1.0
     unclipped = (p + sp - 1.0) / j
     value = min(1.0, max(0.0, unclipped))
