@@ -201,10 +201,11 @@ def review_agreement(
         raise InputError(f"{pa} and {pb}: no item both reviewers decided")
     la = [label_of(by_a[k]) if k in by_a else None for k in items]
     lb = [label_of(by_b[k]) if k in by_b else None for k in items]
-    pair = pair_agreement(la, lb, resamples=resamples, seed=seed, confidence=confidence)
     kinds = _per_kind(items, la, lb, resamples=resamples, seed=seed, confidence=confidence)
+    pooled = len(kinds) > 1  # answers and gold queries: the pooled coefficients are not shown, so not bootstrapped
+    pair = pair_agreement(la, lb, resamples=0 if pooled else resamples, seed=seed, confidence=confidence)
     kappa, alpha = _coefficients(pair)
-    if len(kinds) > 1:  # answers and gold queries are two scales: pooled, the kind alone would agree
+    if pooled:  # answers and gold queries are two scales: pooled, the kind alone would agree
         kappa, alpha = (
             {"value": None, "interval": [None, None], "se": None, "wald": None},
             {"value": None, "interval": [None, None]},

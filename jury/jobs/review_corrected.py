@@ -11,6 +11,7 @@ is refused. Gold queries: "defective" is positive; adjudicated answers: a credit
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -125,7 +126,7 @@ def correction(
     its result (``jury.report``'s corrected section: Se and Sp intervals, the frame's gold)."""
     from jury.inputs.io import load_gold
     from jury.jobs.review_agreement import label_of
-    from jury.jobs.review_sample import SEPARATOR, frame_records
+    from jury.jobs.review_sample import frame_records, stratum_label
     from jury.pipeline.review_queue import load_sources
     from jury.stats.correction import corrected_rate
     from jury.verdicts.sample import load_sample
@@ -168,7 +169,7 @@ def correction(
         truth.append(label == "defective" if kind == "gold" else label in CREDITED_VERDICTS)
     if not idx:
         raise InputError(f"no sampled {kind} record was decided by both reviewers")
-    strata = [SEPARATOR.join(r["values"][k] for k in drawn.by) for r in frame]
+    strata = [stratum_label(r["values"], drawn.by) for r in frame]
     flags = [bool(r["flag"]) for r in frame]
     got = corrected_rate(flags, strata, idx, truth, resamples=o.resamples, seed=o.seed, confidence=o.confidence)
     files = [f.content_sha256 for f in drawn.frame if f.kind == ("audit" if kind == "gold" else "adjudication")]
@@ -182,25 +183,21 @@ def _strata_as_drawn(drawn: Any, whole: list[dict[str, Any]], sample: Path) -> N
     The frame files are locked, but a record's stratum can also come from the gold (its difficulty),
     which the sample does not bind: edited since the draw, the inclusion probabilities n_h / N_h
     recomputed from it are not the draw's and the correction would be silently another one."""
-    from jury.jobs.review_sample import SEPARATOR
+    from jury.jobs.review_sample import stratum_label
 
-    def label(values: dict[str, str]) -> str:
-        return SEPARATOR.join(values[k] for k in drawn.by)
-
-    now: dict[str, int] = {}
-    for r in whole:
-        now[label(r["values"])] = now.get(label(r["values"]), 0) + 1
-    then = {label(s.values): s.size for s in drawn.strata}
-    differs = next((h for h in [*then, *now] if now.get(h, 0) != then.get(h, 0)), None)
-    where = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): label(r["values"]) for r in whole}
+    now = {(r["kind"], r["verdict_file"], r["model"], r["question_id"]): stratum_label(r["values"], drawn.by) for r in whole}
+    sizes = Counter(now.values())
+    then = {stratum_label(s.values, drawn.by): s.size for s in drawn.strata}
+    differs = next((h for h in [*then, *sizes] if sizes[h] != then.get(h, 0)), None)
     moved = [
         rec.question_id
         for rec in drawn.records
-        if where.get((str(rec.kind), rec.verdict_file, rec.model, rec.question_id)) != label(drawn.strata[rec.stratum].values)
+        if now.get((str(rec.kind), rec.verdict_file, rec.model, rec.question_id))
+        != stratum_label(drawn.strata[rec.stratum].values, drawn.by)
     ]
     if differs is not None or moved:
         what = (
-            f"stratum {differs!r} holds {now.get(differs, 0)} records of the frame now, {then.get(differs, 0)} when drawn"
+            f"stratum {differs!r} holds {sizes[differs]} records of the frame now, {then.get(differs, 0)} when drawn"
             if differs is not None
             else f"question {moved[0]!r} is in another stratum now"
         )

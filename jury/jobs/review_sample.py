@@ -26,7 +26,7 @@ inclusion probability n_h / N_h.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -42,6 +42,11 @@ from jury.version import __version__, provenance
 from jury.vocab import Verdict
 
 SEPARATOR = "/"
+
+
+def stratum_label(values: Mapping[str, str], by: Sequence[str]) -> str:
+    """A stratum's name: its values of the ``by`` keys, joined by :data:`SEPARATOR`."""
+    return SEPARATOR.join(values[k] for k in by)
 
 
 class ReviewSample(Result):
@@ -69,7 +74,7 @@ class ReviewSample(Result):
         head = "| stratum | N_h | n_h | inclusion |\n|---|---:|---:|---:|\n" if fmt == "md" else ""
         rows = []
         for s in self.strata:
-            label = safe(SEPARATOR.join(s.values[k] for k in self.by))
+            label = safe(stratum_label(s.values, self.by))
             inc = f"{s.sample / s.size:.4f}"
             rows.append(
                 f"| {label} | {s.size} | {s.sample} | {inc} |"
@@ -172,7 +177,7 @@ def review_sample(
     guard_outputs([out], [*files, *as_paths(audit_path)], verdict_output=False)
     source = load_sources(files, audit_path)  # every lock checked before anything is read
     frame = frame_records(source, _gold_of(source))
-    labels = [SEPARATOR.join(r["values"][k] for k in keys) for r in frame]
+    labels = [stratum_label(r["values"], keys) for r in frame]
     drawn = _draw(o, frame, labels, keys)
     path = write_sample(_sample_document(source, frame, labels, keys, drawn, out.parent), out)
     locked = load_sample(path)
