@@ -12,7 +12,7 @@ resample is left out of its distribution and counted.
 Per model and column: the rank interval (the 2.5th and 97.5th percentiles of its bootstrap
 ranks by the inverted empirical CDF, ``numpy.quantile(method="inverted_cdf")`` at the exact
 levels: the p-th percentile of N ranks is the ceil(p N)-th smallest, so both ends are ranks a
-resample gave; :func:`jury.stats.core.percentile_positions` computes the positions in exact arithmetic) and
+resample gave: :func:`jury.stats.core.rank_interval`, the positions in exact arithmetic) and
 the probability of each rank (the share of defined resamples giving it).
 
 Seed scheme (so an independent implementation draws the same resamples): the questions in
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from jury.stats.core import percentile_positions
+from jury.stats.core import rank_interval
 from jury.vocab import JURY_ELIGIBLE, Column, Outcome
 
 if TYPE_CHECKING:
@@ -139,9 +139,7 @@ def summarise(
                 }
             )
             continue
-        ordered = np.sort(defined)
-        at_low, at_high = percentile_positions(ordered.size, confidence)
-        low, high = ordered[at_low], ordered[at_high]
+        low, high = rank_interval(defined, confidence)
         freq = np.bincount(defined, minlength=ranked + 1)[1 : ranked + 1] / defined.size
         rows.append(
             {

@@ -43,6 +43,7 @@ __all__ = [
     "rank_shift",
     "rank_delta",
     "percentile_positions",
+    "rank_interval",
     "CorrelationEstimate",
     "spearman",
     "pearson",
@@ -185,7 +186,7 @@ def percentile_positions(n: int, confidence: float = 0.95) -> tuple[int, int]:
     """The 0-based positions, among ``n`` sorted values, of the inverted-CDF percentiles at
     (1 - confidence)/2 and (1 + confidence)/2: the p-th percentile is the ceil(p n)-th smallest
     (``numpy.quantile(method="inverted_cdf")``'s definition), for every rank interval in jury
-    (:mod:`jury.results.ranks`, :func:`jury.stats.uncertainty.jury_ranks`).
+    (:func:`rank_interval`).
 
     Exact arithmetic: in floats (1 - 0.95)/2 is 0.025000000000000022, so 1,000 values would give
     the 26th smallest for the 2.5th percentile (numpy.quantile at that level), not the 25th.
@@ -200,6 +201,16 @@ def percentile_positions(n: int, confidence: float = 0.95) -> tuple[int, int]:
     tail = (1 - Fraction(repr(confidence))) / 2
     low, high = math.ceil(tail * n), math.ceil((1 - tail) * n)
     return max(low, 1) - 1, max(high, 1) - 1
+
+
+def rank_interval(ranks: Sequence[int] | np.ndarray, confidence: float = 0.95) -> tuple[int, int]:
+    """The interval of a model's bootstrap ranks: their inverted-CDF percentiles at (1 - confidence)/2
+    and (1 + confidence)/2 (:func:`percentile_positions`), both ranks a resample gave."""
+    import numpy as np
+
+    ordered = np.sort(np.asarray(ranks))
+    low, high = percentile_positions(ordered.size, confidence)
+    return int(ordered[low]), int(ordered[high])
 
 
 def ordinal(n: int) -> str:

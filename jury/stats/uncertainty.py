@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jury.stats.core import BootstrapInterval, ProportionEstimate, percentile_interval, percentile_positions, wilson
+from jury.stats.core import BootstrapInterval, ProportionEstimate, percentile_interval, rank_interval, wilson
 
 __all__ = ["ModelRecords", "ClassDraws", "JuryBootstrap", "JuryInterval", "RankInterval", "VerdictChanges"]
 __all__ += ["any_flag", "credit_probability", "jury_bootstrap", "jury_intervals", "jury_ranks", "verdict_changes"]
@@ -437,7 +437,7 @@ def jury_ranks(boot: JuryBootstrap, column: str, *, confidence: float = 0.95) ->
     resampling, with :mod:`jury.results.ranks`' definitions: each resample ranks the models by
     accuracy (``scipy.stats.rankdata(-accuracy, method="min", nan_policy="omit")``, best = 1);
     the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of a
-    model's ranks by the inverted empirical CDF (:func:`jury.stats.core.percentile_positions`),
+    model's ranks by the inverted empirical CDF (:func:`jury.stats.core.rank_interval`),
     over the resamples where it had a rank; the probabilities run over ranks 1..M."""
     from scipy.stats import rankdata
 
@@ -453,9 +453,7 @@ def jury_ranks(boot: JuryBootstrap, column: str, *, confidence: float = 0.95) ->
         if not defined.size:
             out.append(RankInterval(None, None, (), int(col.size)))
             continue
-        ordered = np.sort(defined)
-        at_low, at_high = percentile_positions(ordered.size, confidence)
-        low, high = ordered[at_low], ordered[at_high]
+        low, high = rank_interval(defined, confidence)
         freq = np.bincount(defined, minlength=m + 1)[1 : m + 1] / defined.size
         out.append(RankInterval(int(low), int(high), tuple(float(x) for x in freq), int(col.size - defined.size)))
     return out
